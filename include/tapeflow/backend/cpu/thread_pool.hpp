@@ -1,0 +1,168 @@
+// The CPU backend's intra-op thread pool.
+//
+// Why our own pool instead of Eigen's ThreadPoolDevice: headers that only move bytes (data
+// pipelines, io) must not pull in Eigen, and the ops need one blocking `parallel_for` whose
+// caller takes a share of the work, so a 2-core machine runs 2 chunks, not 1 + a wake-up.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
+/// A fixed set of worker threads running one `parallel_for` at a time.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+    for (int i = 1; i < num_threads_; ++i) {
+      workers_.emplace_back([this, i] { worker_loop(i); });
+    }
+  }
+  ThreadPool(ThreadPool const&) = delete;
+  ThreadPool& operator=(ThreadPool const&) = delete;
+  ~ThreadPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& worker : workers_) {
+      worker.join();
+    }
+  }
+
+  [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
+
+  /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
+  /// each at least `min_chunk` long. Blocks until all chunks finished; rethrows the first
+  /// exception a chunk threw. Nested calls (from inside a chunk) run inline.
+  template <class Body>
+  void parallel_for(std::int64_t n, std::int64_t min_chunk, Body&& body) {
+    if (n <= 0) {
+      return;
+    }
+    std::int64_t const grain = std::max<std::int64_t>(min_chunk, 1);
+    std::int64_t const chunks = std::min<std::int64_t>(num_threads_, (n + grain - 1) / grain);
+    if (chunks <= 1 || inside_pool_ || workers_.empty()) {
+      body(std::int64_t{0}, n);
+      return;
+    }
+    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
+    Job job([&](std::int64_t b, std::int64_t e) { body(b, e); }, n, chunks, &mutex_);
+    {
+      std::lock_guard lock(mutex_);
+      current_ = &job;
+      ++generation_;
+    }
+    wake_.notify_all();
+    job.work();
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return job.finished == job.chunks && job.workers_inside == 0; });
+    current_ = nullptr;
+    if (job.error) {
+      std::rethrow_exception(job.error);
+    }
+  }
+
+  /// The process-wide pool, sized to the machine (`std::thread::hardware_concurrency`).
+  static ThreadPool& global() {
+    static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    return pool;
+  }
+
+ private:
+  // One parallel_for call. It lives on the caller's stack; workers reach it only while
+  // registered in `workers_inside`, and the caller waits for that count to drop to zero.
+  struct Job {
+    Job(std::function<void(std::int64_t, std::int64_t)> t, std::int64_t n, std::int64_t c, std::mutex* m)
+        : task(std::move(t)), total(n), chunks(c), mutex(m) {}
+    std::function<void(std::int64_t, std::int64_t)> task;
+    std::int64_t total;
+    std::int64_t chunks;
+    std::atomic<std::int64_t> next{0};
+    std::int64_t finished = 0;  // guarded by the pool's mutex_
+    int workers_inside = 0;     // guarded by the pool's mutex_
+    std::exception_ptr error;   // guarded by the pool's mutex_
+    std::mutex* mutex = nullptr;
+
+    void work() {
+      std::int64_t completed = 0;
+      std::exception_ptr failure;
+      for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+        bool const was_inside = inside_pool_;
+        inside_pool_ = true;
+        try {
+          task(total * c / chunks, total * (c + 1) / chunks);
+        } catch (...) {
+          if (!failure) {
+            failure = std::current_exception();
+          }
+        }
+        inside_pool_ = was_inside;
+        ++completed;
+      }
+      std::lock_guard lock(*mutex);
+      finished += completed;
+      if (failure && !error) {
+        error = failure;
+      }
+    }
+  };
+
+  void worker_loop(int /*index*/) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      Job* job = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) {
+          return;
+        }
+        seen = generation_;
+        job = current_;
+        if (job == nullptr) {
+          continue;
+        }
+        ++job->workers_inside;
+      }
+      job->work();
+      {
+        std::lock_guard lock(mutex_);
+        --job->workers_inside;
+      }
+      done_.notify_all();
+    }
+  }
+
+  static inline thread_local bool inside_pool_ = false;
+
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex run_mutex_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  bool stopping_ = false;
+  std::uint64_t generation_ = 0;
+  Job* current_ = nullptr;
+};
+
+/// Runs `body(begin, end)` over [0, n) on the global pool (see ThreadPool::parallel_for).
+template <class Body>
+void parallel_for(std::int64_t n, std::int64_t min_chunk, Body&& body) {
+  ThreadPool::global().parallel_for(n, min_chunk, std::forward<Body>(body));
+}
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,113 @@
+// `tapeflow::AnyTensor`: a tensor whose dtype and rank are run-time values.
+//
+// For heterogeneous containers (checkpoints, graphs, gradients of mixed variables, dataset
+// elements read from files). Converting back to a typed tensor is checked.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include <tapeflow/core/dtype.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/shape.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// A type-erased tensor: shares the buffer of the typed tensor it was made from.
+///
+///     tf::AnyTensor any = tf::constant<float>({1, 2});
+///     auto back = any.as<float, 1>();   // throws invalid_argument if dtype or rank differ
+class AnyTensor {
+ public:
+  AnyTensor() noexcept = default;
+  template <class T, std::size_t Rank>
+  AnyTensor(Tensor<T, Rank> const& t)  // NOLINT(google-explicit-constructor): erasure is lossless
+      : dtype_(dtype_v<T>), shape_(t.dims()), buffer_(detail::tensor_access::buffer(t)), id_(t.id()) {
+    if (buffer_ != nullptr) {
+      buffer_->retain();
+    }
+  }
+  AnyTensor(AnyTensor const& other) noexcept
+      : dtype_(other.dtype_), shape_(other.shape_), buffer_(other.buffer_), id_(other.id_) {
+    if (buffer_ != nullptr) {
+      buffer_->retain();
+    }
+  }
+  AnyTensor(AnyTensor&& other) noexcept
+      : dtype_(other.dtype_), shape_(other.shape_), buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_) {}
+  AnyTensor& operator=(AnyTensor other) noexcept {
+    std::swap(dtype_, other.dtype_);
+    std::swap(shape_, other.shape_);
+    std::swap(buffer_, other.buffer_);
+    std::swap(id_, other.id_);
+    return *this;
+  }
+  ~AnyTensor() {
+    if (buffer_ != nullptr) {
+      buffer_->release();
+    }
+  }
+
+  [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  [[nodiscard]] Shape const& shape() const noexcept { return shape_; }
+  [[nodiscard]] std::size_t rank() const noexcept { return shape_.rank(); }
+  [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
+  [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  [[nodiscard]] std::int64_t id() const noexcept { return id_; }
+  /// Raw element bytes (strings: std::string objects), for formats and kernels.
+  [[nodiscard]] void const* raw_data() const noexcept { return buffer_ ? buffer_->bytes() : nullptr; }
+
+  /// Whether this holds a `Tensor<T, Rank>`.
+  template <class T, std::size_t Rank>
+  [[nodiscard]] bool holds() const noexcept {
+    return dtype_ == dtype_v<T> && shape_.rank() == Rank;
+  }
+
+  /// The typed tensor; throws invalid_argument naming both types when they differ.
+  template <class T, std::size_t Rank>
+  [[nodiscard]] Tensor<T, Rank> as() const {
+    if (!holds<T, Rank>()) {
+      throw invalid_argument("AnyTensor::as<" + std::string(dtype_traits<T>::name) + ", " + std::to_string(Rank) +
+                             ">(): holds a " + std::string(dtype_name(dtype_)) + " tensor of shape " +
+                             shape_.to_string());
+    }
+    return unchecked_as<T, Rank>();
+  }
+  /// As `as()`, for callers that already checked dtype and rank.
+  template <class T, std::size_t Rank>
+  [[nodiscard]] Tensor<T, Rank> unchecked_as() const noexcept {
+    std::array<std::int64_t, Rank> dims{};
+    for (std::size_t i = 0; i < Rank; ++i) {
+      dims[i] = shape_[i];
+    }
+    return detail::tensor_access::wrap<T, Rank>(buffer_, dims, id_);
+  }
+
+  friend std::ostream& operator<<(std::ostream& os, AnyTensor const& t) {
+    if (!t.has_value()) {
+      return os << "tf.Tensor(<no value>, dtype=" << dtype_name(t.dtype_) << ")";
+    }
+    return visit_dtype(t.dtype_, [&]<class T>() -> std::ostream& {
+      std::string text = detail::format::array_text<T>(
+          std::span<T const>(static_cast<T const*>(t.raw_data()), static_cast<std::size_t>(t.num_elements())),
+          t.shape_);
+      if (text.find('\n') != std::string::npos) {
+        text.insert(0, "\n");
+      }
+      return os << "tf.Tensor(" << text << ", shape=" << t.shape_.to_string() << ", dtype=" << dtype_name(t.dtype_)
+                << ")";
+    });
+  }
+
+ private:
+  DType dtype_ = DType::invalid;
+  Shape shape_;
+  detail::Buffer* buffer_ = nullptr;
+  std::int64_t id_ = 0;
+};
+
+TAPEFLOW_END_NAMESPACE

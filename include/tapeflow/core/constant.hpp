@@ -1,0 +1,208 @@
+// Creating tensors from values: constant, zeros, ones, fill, *_like, range.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+template <class T, std::size_t Depth>
+struct nested_list {
+  using type = std::initializer_list<typename nested_list<T, Depth - 1>::type>;
+};
+template <class T>
+struct nested_list<T, 0> {
+  using type = T;
+};
+
+// Records the extent of every level and rejects ragged lists.
+template <class T, std::size_t Depth, std::size_t Rank>
+void nested_dims(typename nested_list<T, Depth>::type const& list, std::array<std::int64_t, Rank>& dims,
+                 std::size_t level) {
+  if constexpr (Depth > 0) {
+    auto const n = static_cast<std::int64_t>(list.size());
+    if (dims[level] < 0) {
+      dims[level] = n;
+    } else if (dims[level] != n) {
+      throw invalid_argument("tf::constant: ragged nested list: level " + std::to_string(level) +
+                             " has lengths " + std::to_string(dims[level]) + " and " + std::to_string(n));
+    }
+    for (auto const& inner : list) {
+      nested_dims<T, Depth - 1, Rank>(inner, dims, level + 1);
+    }
+  }
+}
+template <class T, std::size_t Depth>
+void nested_copy(typename nested_list<T, Depth>::type const& list, T*& out) {
+  if constexpr (Depth == 0) {
+    *out++ = list;
+  } else {
+    for (auto const& inner : list) {
+      nested_copy<T, Depth - 1>(inner, out);
+    }
+  }
+}
+template <class T, std::size_t Rank>
+Tensor<T, Rank> from_nested(typename nested_list<T, Rank>::type const& list) {
+  std::array<std::int64_t, Rank> dims;
+  dims.fill(-1);
+  nested_dims<T, Rank, Rank>(list, dims, 0);
+  for (auto& d : dims) {
+    d = std::max<std::int64_t>(d, 0);  // an empty outer list leaves inner extents unknown
+  }
+  auto t = Tensor<T, Rank>::uninitialized(dims);
+  T* out = tensor_access::mutable_data(t);
+  nested_copy<T, Rank>(list, out);
+  return t;
+}
+}  // namespace detail
+
+/// A tensor from a value or nested braces (TensorFlow: `tf.constant`).
+///
+///     auto s = tf::constant(3.0f);                       // Tensor<float, 0>
+///     auto v = tf::constant<int32_t>({1, 2, 3});          // Tensor<int32_t, 1>
+///     auto m = tf::constant<float>({{1, 2}, {3, 4}});     // Tensor<float, 2>
+///
+/// Throws invalid_argument for ragged lists.
+template <element_type T>
+Tensor<T, 0> constant(T value) {
+  return Tensor<T, 0>(std::move(value));
+}
+template <element_type T>
+Tensor<T, 1> constant(std::initializer_list<T> values) {
+  return detail::from_nested<T, 1>(values);
+}
+template <element_type T>
+Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
+  return detail::from_nested<T, 2>(values);
+}
+template <element_type T>
+Tensor<T, 3> constant(std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
+  return detail::from_nested<T, 3>(values);
+}
+template <element_type T>
+Tensor<T, 4> constant(
+    std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>> values) {
+  return detail::from_nested<T, 4>(values);
+}
+/// String literals make string tensors: `tf::constant("a")`, `tf::constant({"a", "b"})`.
+inline Tensor<std::string, 0> constant(char const* value) { return Tensor<std::string, 0>(std::string(value)); }
+inline Tensor<std::string, 1> constant(std::initializer_list<char const*> values) {
+  auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
+  return t;
+}
+
+/// A tensor of shape `dims` copying `values` (row-major); sizes must agree.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(std::span<T const> values, std::array<std::int64_t, Rank> const& dims) {
+  auto t = Tensor<T, Rank>::uninitialized(dims);
+  if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
+    throw invalid_argument("tf::constant: " + std::to_string(values.size()) + " values do not fill shape " +
+                           t.shape().to_string() + " (" + std::to_string(t.num_elements()) + " elements)");
+  }
+  std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
+  return t;
+}
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(std::vector<T> const& values, std::array<std::int64_t, Rank> const& dims) {
+  return constant<T, Rank>(std::span<T const>(values), dims);
+}
+template <element_type T>
+Tensor<T, 1> constant(std::vector<T> const& values) {
+  return constant<T, 1>(std::span<T const>(values), {static_cast<std::int64_t>(values.size())});
+}
+
+/// A tensor of shape `dims` with every element `value` (TensorFlow: `tf.fill`).
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> fill(std::array<std::int64_t, Rank> const& dims, T value) {
+  auto t = Tensor<T, Rank>::uninitialized(dims);
+  std::fill_n(detail::tensor_access::mutable_data(t), t.num_elements(), value);
+  return t;
+}
+/// Zeros of shape `dims` (TensorFlow: `tf.zeros`): `tf::zeros<float>({2, 3})`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return fill<T, Rank>(d, T{});
+}
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> zeros(std::array<std::int64_t, Rank> const& dims) {
+  return fill<T, Rank>(dims, T{});
+}
+/// Ones of shape `dims` (TensorFlow: `tf.ones`).
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return fill<T, Rank>(d, T(1));
+}
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> ones(std::array<std::int64_t, Rank> const& dims) {
+  return fill<T, Rank>(dims, T(1));
+}
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> fill(std::int64_t const (&dims)[Rank], T value) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return fill<T, Rank>(d, value);
+}
+/// Scalars need no braces: `tf::zeros<float>()`.
+template <element_type T>
+Tensor<T, 0> zeros() {
+  return Tensor<T, 0>(T{});
+}
+template <element_type T>
+Tensor<T, 0> ones() {
+  return Tensor<T, 0>(T(1));
+}
+/// Zeros/ones with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`, `tf.ones_like`).
+template <class T, std::size_t Rank>
+Tensor<T, Rank> zeros_like(Tensor<T, Rank> const& like) {
+  return fill<T, Rank>(like.dims(), T{});
+}
+template <class T, std::size_t Rank>
+Tensor<T, Rank> ones_like(Tensor<T, Rank> const& like) {
+  return fill<T, Rank>(like.dims(), T(1));
+}
+
+/// [start, limit) in steps of `delta` (TensorFlow: `tf.range`): `tf::range<int32_t>(0, 10, 2)`.
+template <element_type T>
+  requires numeric_element<T>
+Tensor<T, 1> range(T start, T limit, T delta = T(1)) {
+  if (delta == T(0)) {
+    throw invalid_argument("tf::range: delta must not be 0");
+  }
+  if ((delta > T(0) && start > limit) || (delta < T(0) && start < limit)) {
+    throw invalid_argument("tf::range: start " + std::to_string(start) + " and limit " + std::to_string(limit) +
+                           " do not match the sign of delta " + std::to_string(delta));
+  }
+  double const span = static_cast<double>(limit) - static_cast<double>(start);
+  auto const n = static_cast<std::int64_t>(std::ceil(span / static_cast<double>(delta)));
+  auto t = Tensor<T, 1>::uninitialized({std::max<std::int64_t>(n, 0)});
+  T* out = detail::tensor_access::mutable_data(t);
+  for (std::int64_t i = 0; i < t.num_elements(); ++i) {
+    out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  }
+  return t;
+}
+/// [0, limit): `tf::range(5)` is int32 like TensorFlow's.
+template <element_type T>
+  requires numeric_element<T>
+Tensor<T, 1> range(T limit) {
+  return range<T>(T(0), limit, T(1));
+}
+
+TAPEFLOW_END_NAMESPACE

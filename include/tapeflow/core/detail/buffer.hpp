@@ -1,0 +1,96 @@
+// Reference-counted, 64-byte-aligned element storage shared by tensors.
+// IWYU pragma: private, include <tapeflow/core/tensor.hpp>
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <type_traits>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// One allocation: this header, then the elements at a 64-byte boundary (cache line and
+/// AVX-512 alignment, so kernels may use aligned loads).
+struct Buffer {
+  static constexpr std::size_t alignment = 64;
+  static constexpr std::size_t header_bytes = 64;
+
+  std::atomic<std::int64_t> refs{1};
+  std::int64_t count = 0;                      // elements
+  void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
+
+  [[nodiscard]] std::byte* bytes() noexcept { return reinterpret_cast<std::byte*>(this) + header_bytes; }
+  template <class T>
+  [[nodiscard]] T* data() noexcept {
+    return std::launder(reinterpret_cast<T*>(bytes()));
+  }
+
+  /// Storage for `count` elements of T: left uninitialised for trivial T (kernels overwrite it),
+  /// value-initialised otherwise.
+  template <class T>
+  static Buffer* allocate(std::int64_t count) {
+    static_assert(sizeof(Buffer) <= header_bytes);
+    if (count < 0 || static_cast<std::uint64_t>(count) > (std::uint64_t{1} << 46) / sizeof(T)) {
+      throw resource_exhausted("tensor allocation of " + std::to_string(count) + " elements of " +
+                               std::to_string(sizeof(T)) + " bytes is too large");
+    }
+    std::size_t const bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
+    void* raw = ::operator new(bytes, std::align_val_t{alignment});
+    auto* buffer = new (raw) Buffer;
+    buffer->count = count;
+    if constexpr (!std::is_trivially_default_constructible_v<T> || !std::is_trivially_destructible_v<T>) {
+      T* elements = reinterpret_cast<T*>(buffer->bytes());
+      for (std::int64_t i = 0; i < count; ++i) {
+        new (elements + i) T();
+      }
+      buffer->destroy_elements = [](Buffer* self) {
+        T* e = self->data<T>();
+        for (std::int64_t i = 0; i < self->count; ++i) {
+          e[i].~T();
+        }
+      };
+    }
+    return buffer;
+  }
+
+  void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (destroy_elements != nullptr) {
+        destroy_elements(this);
+      }
+      this->~Buffer();
+      ::operator delete(static_cast<void*>(this), std::align_val_t{alignment});
+    }
+  }
+  [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
+};
+
+/// Tensor identities for the gradient tape: unique per value, shared by copies of it.
+/// The two high bits mark reads of a variable and whether that variable is trainable, so a
+/// tape can watch accessed variables without a lookup.
+inline constexpr std::int64_t variable_id_bit = std::int64_t{1} << 62;
+inline constexpr std::int64_t trainable_id_bit = std::int64_t{1} << 61;
+
+/// A fresh identity. Threads take blocks of ids from one counter so the common path is a
+/// thread-local increment.
+inline std::int64_t new_tensor_id() noexcept {
+  static std::atomic<std::int64_t> next_block{1};
+  constexpr std::int64_t block = 1024;
+  thread_local std::int64_t next = 0;
+  thread_local std::int64_t end = 0;
+  if (next == end) {
+    next = next_block.fetch_add(block, std::memory_order_relaxed);
+    end = next + block;
+  }
+  return next++;
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE

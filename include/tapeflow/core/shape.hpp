@@ -1,0 +1,87 @@
+// Run-time tensor shapes.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// The largest rank a tensor may have (TensorFlow allows more; 8 covers every layer we ship and
+/// lets shapes live inline without heap allocation).
+inline constexpr std::size_t max_rank = 8;
+
+/// A run-time shape of known rank; -1 marks an unknown dimension (in traced graphs only).
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<std::int64_t> dims) : Shape(std::span<std::int64_t const>(dims.begin(), dims.size())) {}
+  explicit Shape(std::span<std::int64_t const> dims) : rank_(dims.size()) {
+    if (dims.size() > max_rank) {
+      throw invalid_argument("Shape: rank " + std::to_string(dims.size()) + " exceeds tapeflow's maximum rank " +
+                             std::to_string(max_rank));
+    }
+    std::copy(dims.begin(), dims.end(), dims_.begin());
+  }
+  template <std::size_t Rank>
+  explicit Shape(std::array<std::int64_t, Rank> const& dims) : Shape(std::span<std::int64_t const>(dims)) {}
+
+  [[nodiscard]] std::size_t rank() const noexcept { return rank_; }
+  [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  [[nodiscard]] std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  [[nodiscard]] std::span<std::int64_t const> dims() const noexcept { return {dims_.data(), rank_}; }
+  [[nodiscard]] auto begin() const noexcept { return dims_.begin(); }
+  [[nodiscard]] auto end() const noexcept { return dims_.begin() + static_cast<std::ptrdiff_t>(rank_); }
+
+  /// Product of the dimensions (1 for a scalar); -1 if any dimension is unknown.
+  [[nodiscard]] std::int64_t num_elements() const noexcept {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < rank_; ++i) {
+      if (dims_[i] < 0) {
+        return -1;
+      }
+      n *= dims_[i];
+    }
+    return n;
+  }
+  [[nodiscard]] bool fully_defined() const noexcept { return num_elements() >= 0; }
+
+  void push_back(std::int64_t dim) {
+    if (rank_ == max_rank) {
+      throw invalid_argument("Shape: rank exceeds tapeflow's maximum rank " + std::to_string(max_rank));
+    }
+    dims_[rank_++] = dim;
+  }
+
+  friend bool operator==(Shape const& a, Shape const& b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+  /// TensorFlow's spelling: "()", "(3,)", "(2, 2)"; unknown dimensions print as "None".
+  [[nodiscard]] std::string to_string() const {
+    std::string out = "(";
+    for (std::size_t i = 0; i < rank_; ++i) {
+      if (i > 0) {
+        out += ", ";
+      }
+      out += dims_[i] < 0 ? std::string("None") : std::to_string(dims_[i]);
+    }
+    if (rank_ == 1) {
+      out += ",";
+    }
+    out += ")";
+    return out;
+  }
+
+ private:
+  std::array<std::int64_t, max_rank> dims_{};
+  std::size_t rank_ = 0;
+};
+
+TAPEFLOW_END_NAMESPACE

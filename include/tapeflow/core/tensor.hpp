@@ -1,0 +1,212 @@
+// `tapeflow::Tensor<T, Rank>`: an immutable, typed, reference-counted n-dimensional array.
+//
+// dtype and rank are template parameters, so mixing them up is a compile error; the shape is a
+// run-time value. Copies share one buffer (cheap), and no public member mutates elements:
+// that keeps the gradient tape and graph capture free of aliasing questions. `Variable` is the
+// one mutable holder. This header does not include Eigen: only op kernels do.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/detail/buffer.hpp>
+#include <tapeflow/core/dtype.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/shape.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+template <element_type T, std::size_t Rank>
+class Tensor;
+
+namespace detail {
+struct tensor_access;
+/// Number of elements of a dims array (1 for rank 0).
+template <std::size_t Rank>
+constexpr std::int64_t product(std::array<std::int64_t, Rank> const& dims) noexcept {
+  std::int64_t n = 1;
+  for (auto d : dims) {
+    n *= d;
+  }
+  return n;
+}
+}  // namespace detail
+
+/// A typed tensor of element type `T` (float, double, int32_t, int64_t, uint8_t, bool,
+/// std::string) and static rank `Rank` (TensorFlow: `tf.Tensor`).
+///
+///     tf::Tensor<float, 2> a = tf::constant<float>({{1, 2}, {3, 4}});
+///     std::cout << a;  // tf.Tensor(
+///                      // [[1. 2.]
+///                      //  [3. 4.]], shape=(2, 2), dtype=float32)
+///
+/// A default-constructed tensor holds no value; using it in an op throws failed_precondition.
+template <element_type T, std::size_t Rank>
+class Tensor {
+  static_assert(Rank <= max_rank, "tf::Tensor<T, Rank>: Rank exceeds tapeflow's maximum rank (8)");
+
+ public:
+  using value_type = T;
+  static constexpr std::size_t rank_v = Rank;
+  using dims_type = std::array<std::int64_t, Rank>;
+
+  Tensor() noexcept = default;
+  Tensor(Tensor const& other) noexcept : buffer_(other.buffer_), id_(other.id_), dims_(other.dims_) {
+    if (buffer_ != nullptr) {
+      buffer_->retain();
+    }
+  }
+  Tensor(Tensor&& other) noexcept
+      : buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_), dims_(other.dims_) {}
+  Tensor& operator=(Tensor const& other) noexcept {
+    Tensor(other).swap(*this);
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    Tensor(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~Tensor() {
+    if (buffer_ != nullptr) {
+      buffer_->release();
+    }
+  }
+  void swap(Tensor& other) noexcept {
+    std::swap(buffer_, other.buffer_);
+    std::swap(id_, other.id_);
+    std::swap(dims_, other.dims_);
+  }
+
+  /// A tensor holding a single value (rank 0 only), e.g. `Tensor<float, 0> x = 1.0f;`.
+  Tensor(T value)  // NOLINT(google-explicit-constructor): TF converts scalars implicitly
+    requires(Rank == 0)
+      : Tensor(uninitialized({})) {
+    buffer_->template data<T>()[0] = std::move(value);
+  }
+
+  /// Element type as a run-time value.
+  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  [[nodiscard]] static constexpr std::size_t rank() noexcept { return Rank; }
+  [[nodiscard]] Shape shape() const { return Shape(dims_); }
+  [[nodiscard]] dims_type const& dims() const noexcept { return dims_; }
+  [[nodiscard]] std::int64_t dim(std::size_t axis) const noexcept { return dims_[axis]; }
+  [[nodiscard]] std::int64_t num_elements() const noexcept { return detail::product(dims_); }
+  [[nodiscard]] std::int64_t size() const noexcept { return num_elements(); }
+
+  /// Whether this tensor holds a value (false only for default-constructed tensors).
+  [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  explicit operator bool() const = delete;  // ambiguous for bool tensors: use has_value()
+
+  /// Identity used by GradientTape (copies share it).
+  [[nodiscard]] std::int64_t id() const noexcept { return id_; }
+
+  /// Read-only view of the elements in row-major order.
+  [[nodiscard]] T const* data() const noexcept { return buffer_ ? buffer_->template data<T>() : nullptr; }
+  [[nodiscard]] std::span<T const> values() const noexcept {
+    return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
+  }
+  /// A copy of the elements (TensorFlow: `.numpy()`, flattened).
+  [[nodiscard]] std::vector<T> numpy() const { return {values().begin(), values().end()}; }
+  /// The single value of a rank-0 (or one-element) tensor (PyTorch: `.item()`).
+  [[nodiscard]] T const& item() const {
+    require_value("item()");
+    if (num_elements() != 1) {
+      throw invalid_argument("Tensor::item(): tensor of shape " + shape().to_string() +
+                             " has " + std::to_string(num_elements()) + " elements, not 1");
+    }
+    return data()[0];
+  }
+  /// Element at a multi-index, bounds-checked.
+  template <std::integral... Index>
+    requires(sizeof...(Index) == Rank)
+  [[nodiscard]] T const& operator()(Index... index) const {
+    require_value("operator()");
+    std::array<std::int64_t, Rank> const at{static_cast<std::int64_t>(index)...};
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < Rank; ++i) {
+      if (at[i] < 0 || at[i] >= dims_[i]) {
+        throw out_of_range("Tensor::operator(): index " + std::to_string(at[i]) + " is out of range for axis " +
+                           std::to_string(i) + " of shape " + shape().to_string());
+      }
+      offset = offset * dims_[i] + at[i];
+    }
+    return data()[offset];
+  }
+
+  void require_value(char const* what) const {
+    if (buffer_ == nullptr) {
+      throw failed_precondition(std::string("tf::Tensor::") + what +
+                                ": the tensor holds no value (it was default-constructed)");
+    }
+  }
+
+  /// A new tensor with the given dims and uninitialised trivial elements (kernels fill it).
+  [[nodiscard]] static Tensor uninitialized(dims_type const& dims) {
+    for (auto d : dims) {
+      if (d < 0) {
+        throw invalid_argument("tf::Tensor: negative dimension in shape " + Shape(dims).to_string());
+      }
+    }
+    Tensor t;
+    t.buffer_ = detail::Buffer::allocate<T>(detail::product(dims));
+    t.id_ = detail::new_tensor_id();
+    t.dims_ = dims;
+    return t;
+  }
+
+ private:
+  friend struct detail::tensor_access;
+  template <element_type, std::size_t>
+  friend class Tensor;
+
+  detail::Buffer* buffer_ = nullptr;
+  std::int64_t id_ = 0;
+  dims_type dims_{};
+};
+
+namespace detail {
+/// Internal access for kernels and holders: writable data, sharing a buffer under a new
+/// shape or id.
+struct tensor_access {
+  template <class T, std::size_t R>
+  static T* mutable_data(Tensor<T, R>& t) noexcept {
+    return t.buffer_->template data<T>();
+  }
+  template <class T, std::size_t R>
+  static Buffer* buffer(Tensor<T, R> const& t) noexcept {
+    return t.buffer_;
+  }
+  /// A tensor sharing `buffer` (retained) with the given dims and id.
+  template <class T, std::size_t R>
+  static Tensor<T, R> wrap(Buffer* buffer, std::array<std::int64_t, R> const& dims, std::int64_t id) noexcept {
+    Tensor<T, R> t;
+    if (buffer != nullptr) {
+      buffer->retain();
+    }
+    t.buffer_ = buffer;
+    t.dims_ = dims;
+    t.id_ = id;
+    return t;
+  }
+  template <class T, std::size_t R>
+  static void set_id(Tensor<T, R>& t, std::int64_t id) noexcept {
+    t.id_ = id;
+  }
+};
+}  // namespace detail
+
+/// Satisfied by `Tensor<T, R>` for any T, R.
+template <class X>
+struct is_tensor : std::false_type {};
+template <class T, std::size_t R>
+struct is_tensor<Tensor<T, R>> : std::true_type {};
+
+TAPEFLOW_END_NAMESPACE
+
+#include <tapeflow/core/detail/format.hpp>  // operator<< for tensors

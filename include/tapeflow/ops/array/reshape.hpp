@@ -1,0 +1,159 @@
+// reshape, expand_dims, squeeze, stop_gradient, identity: ops that share their input's
+// buffer under a new shape and id (no copy).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/detail/forward.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Same elements, new shape of rank OutRank (TensorFlow op "Reshape"). One dim may be -1.
+template <std::size_t OutRank>
+struct Reshape {
+  static constexpr std::string_view name = "Reshape";
+  std::array<std::int64_t, OutRank> dims;
+
+  template <class T, std::size_t R>
+  std::array<std::int64_t, OutRank> resolve(Tensor<T, R> const& x) const {
+    std::int64_t known = 1;
+    int unknown = -1;
+    for (std::size_t i = 0; i < OutRank; ++i) {
+      if (dims[i] == -1 && unknown < 0) {
+        unknown = static_cast<int>(i);
+      } else if (dims[i] < 0) {
+        throw invalid_argument("Reshape: invalid target shape " + Shape(dims).to_string() +
+                               " (only one -1 allowed, no other negative dims)");
+      } else {
+        known *= dims[i];
+      }
+    }
+    auto out = dims;
+    std::int64_t const n = x.num_elements();
+    if (unknown >= 0) {
+      if (known == 0 || n % known != 0) {
+        throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() + " (" +
+                               std::to_string(n) + " elements) into " + Shape(dims).to_string());
+      }
+      out[static_cast<std::size_t>(unknown)] = n / known;
+    } else if (known != n) {
+      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() + " (" +
+                             std::to_string(n) + " elements) into " + Shape(dims).to_string() + " (" +
+                             std::to_string(known) + " elements)");
+    }
+    return out;
+  }
+  template <class T, std::size_t R>
+  Tensor<T, OutRank> forward(Tensor<T, R> const& x) const {
+    return detail::tensor_access::wrap<T, OutRank>(detail::tensor_access::buffer(x), resolve(x),
+                                                   detail::new_tensor_id());
+  }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, OutRank> const& dy, Tensor<T, OutRank> const&, Tensor<T, R> const& x) const {
+    return detail::execute(Reshape<R>{x.dims()}, dy);
+  }
+};
+
+/// A new identity for the same value that gradients do not flow through
+/// (TensorFlow op "StopGradient").
+struct StopGradient {
+  static constexpr std::string_view name = "StopGradient";
+  static constexpr bool differentiable = false;
+  template <class T, std::size_t R>
+  Tensor<T, R> forward(Tensor<T, R> const& x) const {
+    return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(), detail::new_tensor_id());
+  }
+};
+
+/// The same value under a new identity (TensorFlow op "Identity").
+struct Identity {
+  static constexpr std::string_view name = "Identity";
+  template <class T, std::size_t R>
+  Tensor<T, R> forward(Tensor<T, R> const& x) const {
+    return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(), detail::new_tensor_id());
+  }
+  template <class T, std::size_t R>
+  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
+    return dy;
+  }
+};
+
+}  // namespace ops
+
+/// Reshapes to `dims` (one may be -1): `tf::reshape(x, {-1, 784})` (TensorFlow: `tf.reshape`).
+/// Throws invalid_argument when the element counts differ.
+template <tensor_like X, std::size_t N>
+Tensor<value_type_of<X>, N> reshape(X const& x, std::int64_t const (&dims)[N]) {
+  std::array<std::int64_t, N> d;
+  std::copy(dims, dims + N, d.begin());
+  return detail::execute(ops::Reshape<N>{d}, detail::as_tensor(x));
+}
+template <tensor_like X, std::size_t N>
+Tensor<value_type_of<X>, N> reshape(X const& x, std::array<std::int64_t, N> const& dims) {
+  return detail::execute(ops::Reshape<N>{dims}, detail::as_tensor(x));
+}
+
+/// Inserts a size-1 axis at `axis` (negative counts from the end, as in TensorFlow).
+template <tensor_like X>
+Tensor<value_type_of<X>, rank_of<X> + 1> expand_dims(X const& x, int axis) {
+  constexpr int R = static_cast<int>(rank_of<X>);
+  auto const& t = detail::as_tensor(x);
+  if (axis < -(R + 1) || axis > R) {
+    throw invalid_argument("ExpandDims: axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                           std::to_string(R));
+  }
+  std::size_t const at = static_cast<std::size_t>(axis < 0 ? axis + R + 1 : axis);
+  std::array<std::int64_t, R + 1> dims{};
+  for (std::size_t i = 0, j = 0; i < R + 1; ++i) {
+    dims[i] = i == at ? 1 : t.dims()[j++];
+  }
+  return detail::execute(ops::Reshape<R + 1>{dims}, t);
+}
+
+/// Removes the size-1 axis `axis` (TensorFlow: `tf.squeeze(x, axis)`); the rank is static, so
+/// the axis is named. Throws invalid_argument when that axis is not 1.
+template <tensor_like X>
+  requires(rank_of<X> >= 1)
+Tensor<value_type_of<X>, rank_of<X> - 1> squeeze(X const& x, int axis) {
+  constexpr int R = static_cast<int>(rank_of<X>);
+  auto const& t = detail::as_tensor(x);
+  if (axis < -R || axis >= R) {
+    throw invalid_argument("Squeeze: axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                           std::to_string(R));
+  }
+  std::size_t const at = static_cast<std::size_t>(axis < 0 ? axis + R : axis);
+  if (t.dims()[at] != 1) {
+    throw invalid_argument("Squeeze: cannot squeeze axis " + std::to_string(axis) + " of shape " +
+                           t.shape().to_string() + ": its size is not 1");
+  }
+  std::array<std::int64_t, R - 1> dims{};
+  for (std::size_t i = 0, j = 0; i < static_cast<std::size_t>(R); ++i) {
+    if (i != at) {
+      dims[j++] = t.dims()[i];
+    }
+  }
+  return detail::execute(ops::Reshape<R - 1>{dims}, t);
+}
+
+/// The value with gradients blocked (TensorFlow: `tf.stop_gradient`).
+template <tensor_like X>
+tensor_type_of<X> stop_gradient(X const& x) {
+  return detail::execute(ops::StopGradient{}, detail::as_tensor(x));
+}
+
+/// The value under a new identity (TensorFlow: `tf.identity`).
+template <tensor_like X>
+tensor_type_of<X> identity(X const& x) {
+  return detail::execute(ops::Identity{}, detail::as_tensor(x));
+}
+
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,210 @@
+// Running an op: the one path every op call takes (see Note [One definition per op]).
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/backend/backend_concepts.hpp>
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/tape_record.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class X>
+struct is_tensor_list : std::false_type {};
+template <class T, std::size_t R>
+struct is_tensor_list<std::vector<Tensor<T, R>>> : std::true_type {};
+
+/// Calls `f(tensor)` for a tensor input, or for each tensor of a list input.
+template <class X, class Fun>
+void for_each_tensor(X const& x, Fun&& f) {
+  if constexpr (is_tensor_list<X>::value) {
+    for (auto const& t : x) {
+      f(t);
+    }
+  } else {
+    f(x);
+  }
+}
+
+template <class Op>
+void require_inputs(Op const&, auto const&... in) {
+  auto check = [](auto const& t) {
+    if (!t.has_value()) {
+      throw failed_precondition(std::string(Op::name) + ": an input tensor holds no value (default-constructed)");
+    }
+  };
+  (for_each_tensor(in, check), ...);
+}
+
+template <class Op, class... In>
+concept has_gradient = requires(Op const& op, In const&... in) { op.gradient(in...); };
+
+template <class Op>
+constexpr bool stops_gradient() {
+  if constexpr (requires { Op::differentiable; }) {
+    return !Op::differentiable;
+  } else {
+    return false;
+  }
+}
+
+// Turns one entry of an op's gradient result into tensors: entries may be a tensor (list),
+// a lambda computing it, or no_gradient.
+template <class In, class Entry>
+auto materialize(Entry&& entry) {
+  using E = std::remove_cvref_t<Entry>;
+  if constexpr (!is_tensor<E>::value && !is_tensor_list<E>::value && std::is_invocable_v<Entry>) {
+    return entry();
+  } else {
+    return std::forward<Entry>(entry);
+  }
+}
+
+template <class Op, class Out, class... In>
+class OpNode final : public tape::Node {
+ public:
+  OpNode(Op const& op, Out const& out, In const&... in) : op_(op), out_(out), in_(in...) {}
+
+  [[nodiscard]] std::string_view op_name() const noexcept override { return Op::name; }
+
+  void backward(tape::Backprop& bp) override {
+    AnyTensor* g = bp.find(out_id);
+    if (g == nullptr) {
+      return;
+    }
+    Out const dy = g->template unchecked_as<typename Out::value_type, Out::rank_v>();
+    if constexpr (has_gradient<Op, Out, Out, In...>) {
+      auto grads = std::apply([&](auto const&... x) { return op_.gradient(dy, out_, x...); }, in_);
+      if constexpr (sizeof...(In) == 1 && !is_tuple(static_cast<decltype(grads)*>(nullptr))) {
+        push<0>(bp, grads);
+      } else {
+        static_assert(std::tuple_size_v<decltype(grads)> == sizeof...(In),
+                      "an op's gradient must return one entry per input");
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          (push<I>(bp, std::get<I>(grads)), ...);
+        }(std::index_sequence_for<In...>{});
+      }
+    } else {
+      throw unimplemented(std::string("GradientTape: no gradient is defined for op ") + std::string(Op::name));
+    }
+  }
+
+ private:
+  template <class... X>
+  static constexpr bool is_tuple(std::tuple<X...>*) {
+    return true;
+  }
+  static constexpr bool is_tuple(void*) { return false; }
+
+  template <std::size_t I, class Entry>
+  void push(tape::Backprop& bp, Entry& entry) {
+    using InI = std::tuple_element_t<I, std::tuple<In...>>;
+    using E = std::remove_cvref_t<Entry>;
+    if constexpr (std::is_same_v<E, no_gradient_t>) {
+      return;
+    } else {
+      auto const& input = std::get<I>(in_);
+      bool any_needed = false;
+      for_each_tensor(input, [&](auto const& t) { any_needed = any_needed || bp.needed(t.id()); });
+      if (!any_needed) {
+        return;  // the lambda (if any) is never called: that gradient is not computed
+      }
+      auto grad = materialize<InI>(entry);
+      if constexpr (is_tensor_list<InI>::value) {
+        for (std::size_t k = 0; k < input.size(); ++k) {
+          if (bp.needed(input[k].id())) {
+            bp.accumulate(input[k].id(), grad[k]);
+          }
+        }
+      } else {
+        static_assert(std::is_same_v<decltype(grad), InI>,
+                      "an op's gradient for an input must have the input's dtype and rank");
+        bp.accumulate(input.id(), std::move(grad));
+      }
+    }
+  }
+
+  Op op_;
+  Out out_;
+  std::tuple<In...> in_;
+};
+
+template <class Out>
+constexpr bool records_gradient = floating_element<typename Out::value_type>;
+
+/// Appends a node to each active recorder that watches one of the inputs.
+template <class Op, class Out, class... In>
+void record(Op const& op, Out const& out, In const&... in) {
+  if constexpr (!records_gradient<Out> || stops_gradient<Op>()) {
+    return;
+  } else {
+    for (tape::Recorder* recorder : tape::active()) {
+      if (recorder->paused > 0) {
+        continue;
+      }
+      bool wanted = false;
+      std::size_t num_ids = 0;
+      auto visit = [&](auto const& t) {
+        wanted = recorder->wants(t.id()) || wanted;
+        ++num_ids;
+      };
+      (for_each_tensor(in, visit), ...);
+      if (!wanted) {
+        continue;
+      }
+      auto* node = recorder->template emplace<OpNode<Op, Out, In...>>(num_ids, op, out, in...);
+      node->out_id = out.id();
+      std::size_t k = 0;
+      auto* ids = const_cast<std::int64_t*>(node->in_ids);
+      (for_each_tensor(in, [&](auto const& t) { ids[k++] = t.id(); }), ...);
+      recorder->watch(out.id());
+    }
+  }
+}
+
+/// Runs `op` on tensor inputs: shape rule, allocation, CPU kernel, tape recording.
+template <class Op, class... In>
+auto execute(Op const& op, In const&... in) {
+  require_inputs(op, in...);
+  if constexpr (requires { op.forward(in...); }) {
+    auto out = op.forward(in...);
+    if (!tape::active().empty()) {
+      record(op, out, in...);
+    }
+    return out;
+  } else {
+    auto spec = op.infer(in...);
+    using Spec = decltype(spec);
+    using Out = Tensor<typename Spec::value_type, Spec::rank>;
+    Out out = Out::uninitialized(spec.dims);
+    kernel<Op, backend::Cpu>::run(op, out, in...);
+    if (!tape::active().empty()) {
+      record(op, out, in...);
+    }
+    return out;
+  }
+}
+
+/// Shape text for error messages: "(2, 3)".
+template <std::size_t R>
+std::string shape_text(std::array<std::int64_t, R> const& dims) {
+  return Shape(dims).to_string();
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+
+// The tape's gradient accumulation is an op (Add), defined with the arithmetic ops.
+#include <tapeflow/ops/math/arithmetic.hpp>

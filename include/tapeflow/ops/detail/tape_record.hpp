@@ -1,0 +1,256 @@
+// What every op does when a GradientTape records: the recorder, its nodes and the backward
+// accumulator. The tape (autodiff/) owns recorders; ops only append to the active ones.
+//
+// Note [Tape storage]: a recorder keeps its nodes in an arena and its watched ids in a flat
+// open-addressing set. Recorders are reused per thread (GradientTape takes one from a
+// thread-local pool and returns it reset), so a training loop that makes a new tape every
+// step allocates nothing per recorded op once warm.
+// IWYU pragma: private, include <tapeflow/autodiff/gradient_tape.hpp>
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::tape {
+
+/// A set of non-zero int64 ids with open addressing (ids are never 0).
+class IdSet {
+ public:
+  [[nodiscard]] bool contains(std::int64_t id) const noexcept {
+    if (slots_.empty()) {
+      return false;
+    }
+    std::size_t const mask = slots_.size() - 1;
+    for (std::size_t i = hash(id) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == id) {
+        return true;
+      }
+      if (slots_[i] == 0) {
+        return false;
+      }
+    }
+  }
+  /// Returns true when `id` was not present.
+  bool insert(std::int64_t id) {
+    if ((size_ + 1) * 2 > slots_.size()) {
+      grow();
+    }
+    std::size_t const mask = slots_.size() - 1;
+    for (std::size_t i = hash(id) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == id) {
+        return false;
+      }
+      if (slots_[i] == 0) {
+        slots_[i] = id;
+        ++size_;
+        return true;
+      }
+    }
+  }
+  void clear() noexcept {
+    std::fill(slots_.begin(), slots_.end(), 0);
+    size_ = 0;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+ private:
+  static std::size_t hash(std::int64_t id) noexcept {
+    return static_cast<std::size_t>(static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ull >> 17);
+  }
+  void grow() {
+    std::vector<std::int64_t> old = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(64, old.size() * 2), 0);
+    size_ = 0;
+    for (auto id : old) {
+      if (id != 0) {
+        insert(id);
+      }
+    }
+  }
+  std::vector<std::int64_t> slots_;
+  std::size_t size_ = 0;
+};
+
+/// Bump allocator whose blocks survive reset() (see Note [Tape storage]).
+class Arena {
+ public:
+  Arena() = default;
+  Arena(Arena const&) = delete;
+  Arena& operator=(Arena const&) = delete;
+  ~Arena() {
+    for (auto* b : blocks_) {
+      ::operator delete(b, std::align_val_t{64});
+    }
+  }
+  void* allocate(std::size_t bytes, std::size_t align) {
+    for (;;) {
+      if (current_ < blocks_.size()) {
+        std::size_t offset = (used_ + align - 1) & ~(align - 1);
+        if (offset + bytes <= block_size_) {
+          used_ = offset + bytes;
+          return static_cast<std::byte*>(blocks_[current_]) + offset;
+        }
+        ++current_;
+        used_ = 0;
+        continue;
+      }
+      if (bytes > block_size_) {
+        throw resource_exhausted("GradientTape: a recorded op needs " + std::to_string(bytes) +
+                                 " bytes of tape storage, more than a block holds");
+      }
+      blocks_.push_back(::operator new(block_size_, std::align_val_t{64}));
+    }
+  }
+  void reset() noexcept {
+    current_ = 0;
+    used_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t block_size_ = 64 * 1024;
+  std::vector<void*> blocks_;
+  std::size_t current_ = 0;
+  std::size_t used_ = 0;
+};
+
+class Backprop;
+
+/// One recorded op: its output id, input ids, and how to push a gradient through it.
+class Node {
+ public:
+  Node() = default;
+  Node(Node const&) = delete;
+  Node& operator=(Node const&) = delete;
+  virtual ~Node() = default;
+  virtual void backward(Backprop& bp) = 0;
+  [[nodiscard]] virtual std::string_view op_name() const noexcept = 0;
+
+  std::int64_t out_id = 0;
+  std::int64_t const* in_ids = nullptr;  // arena-owned
+  std::uint32_t num_in = 0;
+};
+
+/// Gradients accumulated during one backward pass, keyed by tensor id.
+class Backprop {
+ public:
+  explicit Backprop(IdSet const& needed) : needed_(needed) {}
+
+  /// Whether a gradient for `id` leads to a requested source (others are not computed).
+  [[nodiscard]] bool needed(std::int64_t id) const noexcept { return needed_.contains(id); }
+  [[nodiscard]] AnyTensor* find(std::int64_t id) {
+    auto it = grads_.find(id);
+    return it == grads_.end() ? nullptr : &it->second;
+  }
+  void set(std::int64_t id, AnyTensor grad) { grads_[id] = std::move(grad); }
+  /// Adds `grad` into the gradient of `id`. The sum is an op, so an outer tape records it
+  /// (second-order gradients).
+  template <class T, std::size_t R>
+  void accumulate(std::int64_t id, Tensor<T, R> grad) {
+    auto [it, inserted] = grads_.try_emplace(id, grad);
+    if (!inserted) {
+      it->second = AnyTensor(accumulate_sum(it->second.template unchecked_as<T, R>(), grad));
+    }
+  }
+
+ private:
+  // Defined with the arithmetic ops (ops/math/arithmetic.hpp), which execute.hpp includes.
+  template <class T, std::size_t R>
+  static Tensor<T, R> accumulate_sum(Tensor<T, R> const& a, Tensor<T, R> const& b);
+
+  IdSet const& needed_;
+  std::unordered_map<std::int64_t, AnyTensor> grads_;
+};
+
+/// The state behind one GradientTape.
+class Recorder {
+ public:
+  bool persistent = false;
+  bool watch_accessed_variables = true;
+  int paused = 0;
+
+  [[nodiscard]] bool watching(std::int64_t id) const noexcept { return watched_.contains(id); }
+  void watch(std::int64_t id) {
+    if (watched_.insert(id) && (id & variable_id_bit) != 0) {
+      watched_variables_.push_back(id);
+    }
+  }
+  /// Whether this recorder wants an op with these input ids: any watched, or a trainable
+  /// variable read (auto-watched when watch_accessed_variables).
+  [[nodiscard]] bool wants(std::int64_t id) {
+    if (watched_.contains(id)) {
+      return true;
+    }
+    if (watch_accessed_variables && (id & variable_id_bit) != 0 && (id & trainable_id_bit) != 0) {
+      watch(id);
+      return true;
+    }
+    return false;
+  }
+
+  template <class NodeType, class... Args>
+  NodeType* emplace(std::size_t num_ids, Args&&... args) {
+    void* mem = arena_.allocate(sizeof(NodeType), alignof(NodeType));
+    auto* node = new (mem) NodeType(std::forward<Args>(args)...);
+    auto* ids = static_cast<std::int64_t*>(arena_.allocate(sizeof(std::int64_t) * std::max<std::size_t>(num_ids, 1),
+                                                           alignof(std::int64_t)));
+    node->in_ids = ids;
+    node->num_in = static_cast<std::uint32_t>(num_ids);
+    nodes_.push_back(node);
+    return node;
+  }
+
+  [[nodiscard]] std::vector<Node*> const& nodes() const noexcept { return nodes_; }
+  [[nodiscard]] std::vector<std::int64_t> const& watched_variables() const noexcept { return watched_variables_; }
+
+  /// Drops every node and watch, keeping capacity for reuse.
+  void reset() noexcept {
+    for (auto* node : nodes_) {
+      node->~Node();
+    }
+    nodes_.clear();
+    arena_.reset();
+    watched_.clear();
+    watched_variables_.clear();
+    paused = 0;
+    persistent = false;
+    watch_accessed_variables = true;
+  }
+  /// Drops the nodes only (a non-persistent tape after gradient()).
+  void release_nodes() noexcept {
+    for (auto* node : nodes_) {
+      node->~Node();
+    }
+    nodes_.clear();
+    arena_.reset();
+  }
+
+ private:
+  IdSet watched_;
+  Arena arena_;
+  std::vector<Node*> nodes_;
+  std::vector<std::int64_t> watched_variables_;
+};
+
+/// Recorders of this thread's tapes, innermost last.
+inline std::vector<Recorder*>& active() {
+  thread_local std::vector<Recorder*> recorders;
+  return recorders;
+}
+
+}  // namespace detail::tape
+TAPEFLOW_END_NAMESPACE

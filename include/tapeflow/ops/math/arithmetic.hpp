@@ -1,0 +1,314 @@
+// add, subtract, multiply, divide, pow, maximum, minimum with NumPy broadcasting, and the
+// operators + - * / on tensors, variables and plain numbers.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/detail/forward.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+template <tensor_like X, tensor_like Y>
+auto operator+(X const& a, Y const& b);
+template <tensor_like X, tensor_like Y>
+auto operator-(X const& a, Y const& b);
+template <tensor_like X, tensor_like Y>
+auto operator*(X const& a, Y const& b);
+template <tensor_like X, tensor_like Y>
+auto operator/(X const& a, Y const& b);
+template <tensor_like X>
+tensor_type_of<X> operator-(X const& a);
+
+namespace detail {
+/// Sums `g` (shaped like a broadcast result) down to `dims`: the gradient of broadcasting.
+template <class T, std::size_t R, std::size_t A>
+Tensor<T, A> unbroadcast(Tensor<T, R> const& g, std::array<std::int64_t, A> const& dims);
+}  // namespace detail
+
+namespace ops {
+
+/// Shared rules of binary elementwise ops: same dtype, NumPy broadcasting of shapes.
+template <class Derived>
+struct BinaryElementwise {
+  template <class T>
+  using result = T;
+
+  template <class T, std::size_t A, std::size_t B>
+  auto infer(Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    auto dims = detail::broadcast_dims(Derived::name, a.dims(), b.dims());
+    return OutSpec<typename Derived::template result<T>, dims.size()>{dims};
+  }
+  template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
+  void compute(Tensor<U, R>& out, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    detail::binary_kernel(out, a, b, [](auto const& x, auto const& y) { return Derived::expr(x, y); });
+  }
+};
+
+struct Add : BinaryElementwise<Add> {
+  static constexpr std::string_view name = "AddV2";
+  static auto expr(auto const& x, auto const& y) { return x + y; }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy, a.dims()); }, [=] { return detail::unbroadcast(dy, b.dims()); }};
+  }
+};
+
+struct Sub : BinaryElementwise<Sub> {
+  static constexpr std::string_view name = "Sub";
+  static auto expr(auto const& x, auto const& y) { return x - y; }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy, a.dims()); },
+                      [=] { return detail::unbroadcast(-dy, b.dims()); }};
+  }
+};
+
+struct Mul : BinaryElementwise<Mul> {
+  static constexpr std::string_view name = "Mul";
+  static auto expr(auto const& x, auto const& y) { return x * y; }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy * b, a.dims()); },
+                      [=] { return detail::unbroadcast(dy * a, b.dims()); }};
+  }
+};
+
+/// Division; integer division truncates toward zero (as C++ does) and throws on a zero divisor.
+struct Div : BinaryElementwise<Div> {
+  static constexpr std::string_view name = "RealDiv";
+  static auto expr(auto const& x, auto const& y) { return x / y; }
+  template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
+  void compute(Tensor<U, R>& out, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    if constexpr (std::is_integral_v<T>) {
+      for (T v : b.values()) {
+        if (v == T(0)) {
+          throw invalid_argument("Div: integer division by zero");
+        }
+      }
+    }
+    BinaryElementwise<Div>::compute(out, a, b);
+  }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy / b, a.dims()); },
+                      [=] { return detail::unbroadcast(-dy * a / (b * b), b.dims()); }};
+  }
+};
+
+/// a ** b (TensorFlow op "Pow").
+struct Pow : BinaryElementwise<Pow> {
+  static constexpr std::string_view name = "Pow";
+  static auto expr(auto const& x, auto const& y) {
+    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
+    return x.binaryExpr(y, [](T p, T q) { return static_cast<T>(std::pow(p, q)); });
+  }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    // d/da = b * a^(b-1); d/db = a^b * log(a), taken as 0 where a <= 0 (TensorFlow does the same).
+    return std::tuple{[=] { return detail::unbroadcast(dy * b * pow(a, b - T(1)), a.dims()); },
+                      [=] {
+                        auto positive = greater(a, T(0));
+                        auto safe_a = where(positive, a, ones_like(a));
+                        return detail::unbroadcast(dy * y * where(positive, log(safe_a), zeros_like(safe_a)) , b.dims());
+                      }};
+  }
+};
+
+/// Elementwise max (TensorFlow op "Maximum"); the gradient goes to the larger input (to `a` on ties).
+struct Maximum : BinaryElementwise<Maximum> {
+  static constexpr std::string_view name = "Maximum";
+  static auto expr(auto const& x, auto const& y) { return x.cwiseMax(y); }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy * cast<T>(greater_equal(a, b)), a.dims()); },
+                      [=] { return detail::unbroadcast(dy * cast<T>(less(a, b)), b.dims()); }};
+  }
+};
+
+/// Elementwise min (TensorFlow op "Minimum"); the gradient goes to the smaller input (to `a` on ties).
+struct Minimum : BinaryElementwise<Minimum> {
+  static constexpr std::string_view name = "Minimum";
+  static auto expr(auto const& x, auto const& y) { return x.cwiseMin(y); }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy * cast<T>(less_equal(a, b)), a.dims()); },
+                      [=] { return detail::unbroadcast(dy * cast<T>(greater(a, b)), b.dims()); }};
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
+/// Operands of a binary op: tensors/variables as they are, plain numbers as rank-0 tensors of
+/// the other operand's dtype (TensorFlow converts Python numbers the same way).
+template <class X, class Other>
+decltype(auto) operand(X const& x) {
+  if constexpr (tensor_like<X>) {
+    return as_tensor(x);
+  } else {
+    return Tensor<value_type_of<Other>, 0>(static_cast<value_type_of<Other>>(x));
+  }
+}
+
+template <class X, class Y>
+concept binary_operands = (tensor_like<X> && tensor_like<Y>) || (tensor_like<X> && std::is_arithmetic_v<Y>) ||
+                          (std::is_arithmetic_v<X> && tensor_like<Y>);
+
+template <class X, class Y>
+using tensor_operand_of = std::conditional_t<tensor_like<X>, X, Y>;
+
+template <class Op, class X, class Y>
+auto binary(X const& a, Y const& b) {
+  using A = tensor_operand_of<X, Y>;
+  using B = tensor_operand_of<Y, X>;
+  static_assert(std::same_as<value_type_of<A>, value_type_of<B>>,
+                "tf binary op: both operands must have the same dtype (TensorFlow does not promote dtypes); "
+                "convert one with tf::cast<T>(x)");
+  return execute(Op{}, operand<X, B>(a), operand<Y, A>(b));
+}
+
+template <class T, std::size_t R, std::size_t A>
+Tensor<T, A> unbroadcast(Tensor<T, R> const& g, std::array<std::int64_t, A> const& dims) {
+  static_assert(A <= R);
+  if constexpr (A == R) {
+    if (g.dims() == dims) {
+      return g;
+    }
+  }
+  auto const aligned = align_dims<R>(dims);
+  ops::Reduce<ops::ReduceKind::sum, R> sum;
+  sum.keep_dims = true;
+  for (std::size_t i = 0; i < R; ++i) {
+    if (aligned[i] == 1 && g.dims()[i] != 1) {
+      sum.axes[sum.num_axes++] = static_cast<int>(i);
+    }
+  }
+  auto summed = sum.num_axes > 0 ? execute(sum, g) : g;
+  return execute(ops::Reshape<A>{dims}, summed);
+}
+
+}  // namespace detail
+
+/// a + b with broadcasting (TensorFlow: `tf.add`); also `a + b` on tensors, variables and numbers.
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto add(X const& a, Y const& b) {
+  return detail::binary<ops::Add>(a, b);
+}
+/// a - b with broadcasting (TensorFlow: `tf.subtract`).
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto subtract(X const& a, Y const& b) {
+  return detail::binary<ops::Sub>(a, b);
+}
+/// a * b elementwise with broadcasting (TensorFlow: `tf.multiply`).
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto multiply(X const& a, Y const& b) {
+  return detail::binary<ops::Mul>(a, b);
+}
+/// a / b elementwise with broadcasting (TensorFlow: `tf.divide`).
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto divide(X const& a, Y const& b) {
+  return detail::binary<ops::Div>(a, b);
+}
+/// a ** b elementwise (TensorFlow: `tf.pow`).
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto pow(X const& a, Y const& b) {
+  return detail::binary<ops::Pow>(a, b);
+}
+/// Elementwise maximum (TensorFlow: `tf.maximum`).
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto maximum(X const& a, Y const& b) {
+  return detail::binary<ops::Maximum>(a, b);
+}
+/// Elementwise minimum (TensorFlow: `tf.minimum`).
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto minimum(X const& a, Y const& b) {
+  return detail::binary<ops::Minimum>(a, b);
+}
+
+template <tensor_like X, tensor_like Y>
+auto operator+(X const& a, Y const& b) {
+  return add(a, b);
+}
+template <tensor_like X, tensor_like Y>
+auto operator-(X const& a, Y const& b) {
+  return subtract(a, b);
+}
+template <tensor_like X, tensor_like Y>
+auto operator*(X const& a, Y const& b) {
+  return multiply(a, b);
+}
+template <tensor_like X, tensor_like Y>
+auto operator/(X const& a, Y const& b) {
+  return divide(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator+(X const& a, S b) {
+  return add(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator+(S a, X const& b) {
+  return add(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator-(X const& a, S b) {
+  return subtract(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator-(S a, X const& b) {
+  return subtract(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator*(X const& a, S b) {
+  return multiply(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator*(S a, X const& b) {
+  return multiply(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator/(X const& a, S b) {
+  return divide(a, b);
+}
+template <tensor_like X, class S>
+  requires std::is_arithmetic_v<S>
+auto operator/(S a, X const& b) {
+  return divide(a, b);
+}
+
+template <class T, std::size_t R>
+Tensor<T, R> detail::tape::Backprop::accumulate_sum(Tensor<T, R> const& a, Tensor<T, R> const& b) {
+  return execute(ops::Add{}, a, b);
+}
+
+TAPEFLOW_END_NAMESPACE
+
+#include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/math/compare.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/array/where.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>

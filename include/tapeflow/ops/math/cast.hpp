@@ -1,0 +1,63 @@
+// cast<U>(x): converts element types (TensorFlow: `tf.cast`).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Element type conversion to U (TensorFlow op "Cast"). Floats to integers truncate toward zero;
+/// to bool, nonzero is true. Gradients flow between floating types only.
+template <class U>
+struct Cast {
+  static constexpr std::string_view name = "Cast";
+  template <class T, std::size_t R>
+  OutSpec<U, R> infer(Tensor<T, R> const& x) const {
+    static_assert(numeric_element<T> || std::same_as<T, bool>, "tf::cast: cannot cast string tensors");
+    static_assert(numeric_element<U> || std::same_as<U, bool>, "tf::cast: cannot cast to string");
+    return {x.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<U, R>& out, Tensor<T, R> const& x) const {
+    if constexpr (std::same_as<U, bool>) {
+      U* o = detail::tensor_access::mutable_data(out);
+      T const* v = x.data();
+      for (std::int64_t i = 0; i < x.num_elements(); ++i) {
+        o[i] = v[i] != T(0);
+      }
+    } else {
+      detail::unary_kernel(out, x, [](auto const& v) { return v.template cast<U>(); });
+    }
+  }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<U, R> const& dy, Tensor<U, R> const&, Tensor<T, R> const&) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return detail::execute(Cast<T>{}, dy);
+    } else {
+      return no_gradient;
+    }
+  }
+};
+
+}  // namespace ops
+
+/// Converts `x` to element type U: `tf::cast<float>(labels)`.
+template <class U, tensor_like X>
+  requires element_type<U>
+Tensor<U, rank_of<X>> cast(X const& x) {
+  if constexpr (std::same_as<U, value_type_of<X>>) {
+    return detail::as_tensor(x);
+  } else {
+    return detail::execute(ops::Cast<U>{}, detail::as_tensor(x));
+  }
+}
+
+TAPEFLOW_END_NAMESPACE

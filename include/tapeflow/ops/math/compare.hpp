@@ -1,0 +1,128 @@
+// Comparisons and logical ops. Results are bool tensors; no gradient flows through them.
+//
+// `==` and `!=` are not overloaded (they stay value comparisons for C++ algorithms): use
+// tf::equal / tf::not_equal. `< <= > >=`, `&`, `|`, `!` are elementwise as in TensorFlow.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, expression)    \
+  struct Op : BinaryElementwise<Op> {                          \
+    static constexpr std::string_view name = tf_name;          \
+    static constexpr bool differentiable = false;              \
+    template <class T>                                         \
+    using result = bool;                                       \
+    static auto expr(auto const& x, auto const& y) { return expression; } \
+  };
+
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", x == y)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", x != y)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", x < y)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", x <= y)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", x > y)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", x >= y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", x && y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", x || y)
+
+#undef TAPEFLOW_DEFINE_COMPARISON
+
+struct LogicalNot {
+  static constexpr std::string_view name = "LogicalNot";
+  static constexpr bool differentiable = false;
+  template <std::size_t R>
+  OutSpec<bool, R> infer(Tensor<bool, R> const& x) const {
+    return {x.dims()};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, R>& out, Tensor<bool, R> const& x) const {
+    bool* o = detail::tensor_access::mutable_data(out);
+    bool const* v = x.data();
+    for (std::int64_t i = 0; i < x.num_elements(); ++i) {
+      o[i] = !v[i];
+    }
+  }
+};
+
+}  // namespace ops
+
+#define TAPEFLOW_DEFINE_COMPARE_FN(fn, Op)              \
+  template <class X, class Y>                          \
+    requires detail::binary_operands<X, Y>             \
+  auto fn(X const& a, Y const& b) {                    \
+    return detail::binary<ops::Op>(a, b);              \
+  }
+
+/// Elementwise a == b as a bool tensor (TensorFlow: `tf.equal`).
+TAPEFLOW_DEFINE_COMPARE_FN(equal, Equal)
+/// Elementwise a != b (TensorFlow: `tf.not_equal`).
+TAPEFLOW_DEFINE_COMPARE_FN(not_equal, NotEqual)
+/// Elementwise a < b (TensorFlow: `tf.less`, also `a < b`).
+TAPEFLOW_DEFINE_COMPARE_FN(less, Less)
+/// Elementwise a <= b (TensorFlow: `tf.less_equal`).
+TAPEFLOW_DEFINE_COMPARE_FN(less_equal, LessEqual)
+/// Elementwise a > b (TensorFlow: `tf.greater`).
+TAPEFLOW_DEFINE_COMPARE_FN(greater, Greater)
+/// Elementwise a >= b (TensorFlow: `tf.greater_equal`).
+TAPEFLOW_DEFINE_COMPARE_FN(greater_equal, GreaterEqual)
+/// Elementwise AND of bool tensors (TensorFlow: `tf.logical_and`, also `a & b`).
+TAPEFLOW_DEFINE_COMPARE_FN(logical_and, LogicalAnd)
+/// Elementwise OR of bool tensors (TensorFlow: `tf.logical_or`, also `a | b`).
+TAPEFLOW_DEFINE_COMPARE_FN(logical_or, LogicalOr)
+
+#undef TAPEFLOW_DEFINE_COMPARE_FN
+
+/// Elementwise NOT of a bool tensor (TensorFlow: `tf.logical_not`, also `!a`).
+template <tensor_like X>
+  requires std::same_as<value_type_of<X>, bool>
+tensor_type_of<X> logical_not(X const& x) {
+  return detail::execute(ops::LogicalNot{}, detail::as_tensor(x));
+}
+
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto operator<(X const& a, Y const& b) {
+  return less(a, b);
+}
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto operator<=(X const& a, Y const& b) {
+  return less_equal(a, b);
+}
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto operator>(X const& a, Y const& b) {
+  return greater(a, b);
+}
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto operator>=(X const& a, Y const& b) {
+  return greater_equal(a, b);
+}
+template <tensor_like X, tensor_like Y>
+  requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
+auto operator&(X const& a, Y const& b) {
+  return logical_and(a, b);
+}
+template <tensor_like X, tensor_like Y>
+  requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
+auto operator|(X const& a, Y const& b) {
+  return logical_or(a, b);
+}
+template <tensor_like X>
+  requires std::same_as<value_type_of<X>, bool>
+auto operator!(X const& a) {
+  return logical_not(a);
+}
+
+TAPEFLOW_END_NAMESPACE

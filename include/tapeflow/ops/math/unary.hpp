@@ -1,0 +1,193 @@
+// Elementwise unary math: negative, exp, log, sqrt, square, abs, sign, tanh, sigmoid, relu.
+// One struct per op, each with its Eigen element rule and its gradient side by side.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Shared rules of unary elementwise ops: same shape; `Derived::admits<T>` restricts dtypes.
+template <class Derived>
+struct UnaryElementwise {
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    static_assert(Derived::template admits<T>, "tf unary op: this op does not accept the tensor's dtype");
+    return {x.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    detail::unary_kernel(out, x, [](auto const& v) { return Derived::expr(v); });
+  }
+};
+
+struct Neg : UnaryElementwise<Neg> {
+  static constexpr std::string_view name = "Neg";
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
+  static auto expr(auto const& x) { return -x; }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
+    return -dy;
+  }
+};
+
+struct Exp : UnaryElementwise<Exp> {
+  static constexpr std::string_view name = "Exp";
+  template <class T>
+  static constexpr bool admits = floating_element<T>;
+  static auto expr(auto const& x) { return x.exp(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+    return dy * y;
+  }
+};
+
+struct Log : UnaryElementwise<Log> {
+  static constexpr std::string_view name = "Log";
+  template <class T>
+  static constexpr bool admits = floating_element<T>;
+  static auto expr(auto const& x) { return x.log(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+    return dy / x;
+  }
+};
+
+struct Sqrt : UnaryElementwise<Sqrt> {
+  static constexpr std::string_view name = "Sqrt";
+  template <class T>
+  static constexpr bool admits = floating_element<T>;
+  static auto expr(auto const& x) { return x.sqrt(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+    return dy * T(0.5) / y;
+  }
+};
+
+struct Square : UnaryElementwise<Square> {
+  static constexpr std::string_view name = "Square";
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
+  static auto expr(auto const& x) { return x.square(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+    return dy * (T(2) * x);
+  }
+};
+
+struct Sign : UnaryElementwise<Sign> {
+  static constexpr std::string_view name = "Sign";
+  static constexpr bool differentiable = false;  // zero almost everywhere
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
+  static auto expr(auto const& x) { return x.sign(); }
+};
+
+struct Abs : UnaryElementwise<Abs> {
+  static constexpr std::string_view name = "Abs";
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
+  static auto expr(auto const& x) { return x.abs(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+    return dy * detail::execute(Sign{}, x);
+  }
+};
+
+struct Tanh : UnaryElementwise<Tanh> {
+  static constexpr std::string_view name = "Tanh";
+  template <class T>
+  static constexpr bool admits = floating_element<T>;
+  static auto expr(auto const& x) { return x.tanh(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+    return dy * (T(1) - square(y));
+  }
+};
+
+struct Sigmoid : UnaryElementwise<Sigmoid> {
+  static constexpr std::string_view name = "Sigmoid";
+  template <class T>
+  static constexpr bool admits = floating_element<T>;
+  static auto expr(auto const& x) { return x.sigmoid(); }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+    return dy * y * (T(1) - y);
+  }
+};
+
+struct Relu : UnaryElementwise<Relu> {
+  static constexpr std::string_view name = "Relu";
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
+  static auto expr(auto const& x) {
+    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
+    return x.cwiseMax(T(0));
+  }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+    return dy * cast<T>(greater(y, T(0)));
+  }
+};
+
+}  // namespace ops
+
+#define TAPEFLOW_DEFINE_UNARY(fn, Op)                 \
+  template <tensor_like X>                            \
+  tensor_type_of<X> fn(X const& x) {                  \
+    return detail::execute(ops::Op{}, detail::as_tensor(x)); \
+  }
+
+/// -x (TensorFlow: `tf.negative`, also unary `-`).
+TAPEFLOW_DEFINE_UNARY(negative, Neg)
+/// e^x (TensorFlow: `tf.exp`).
+TAPEFLOW_DEFINE_UNARY(exp, Exp)
+/// Natural logarithm (TensorFlow: `tf.math.log`).
+TAPEFLOW_DEFINE_UNARY(log, Log)
+/// Square root (TensorFlow: `tf.sqrt`).
+TAPEFLOW_DEFINE_UNARY(sqrt, Sqrt)
+/// x * x (TensorFlow: `tf.square`).
+TAPEFLOW_DEFINE_UNARY(square, Square)
+/// |x| (TensorFlow: `tf.abs`).
+TAPEFLOW_DEFINE_UNARY(abs, Abs)
+/// -1, 0 or 1 (TensorFlow: `tf.sign`); no gradient.
+TAPEFLOW_DEFINE_UNARY(sign, Sign)
+/// Hyperbolic tangent (TensorFlow: `tf.tanh`).
+TAPEFLOW_DEFINE_UNARY(tanh, Tanh)
+/// 1 / (1 + e^-x) (TensorFlow: `tf.sigmoid`).
+TAPEFLOW_DEFINE_UNARY(sigmoid, Sigmoid)
+
+#undef TAPEFLOW_DEFINE_UNARY
+
+template <tensor_like X>
+tensor_type_of<X> operator-(X const& x) {
+  return negative(x);
+}
+
+namespace nn {
+/// max(x, 0) (TensorFlow: `tf.nn.relu`).
+template <tensor_like X>
+tensor_type_of<X> relu(X const& x) {
+  return detail::execute(ops::Relu{}, detail::as_tensor(x));
+}
+/// Also under tf::nn as in TensorFlow.
+template <tensor_like X>
+tensor_type_of<X> sigmoid(X const& x) {
+  return tapeflow::sigmoid(x);
+}
+template <tensor_like X>
+tensor_type_of<X> tanh(X const& x) {
+  return tapeflow::tanh(x);
+}
+}  // namespace nn
+
+TAPEFLOW_END_NAMESPACE

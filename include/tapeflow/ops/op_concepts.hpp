@@ -1,0 +1,52 @@
+// What an op definition is.
+//
+// Note [One definition per op]: an op is one struct holding its TensorFlow name, its
+// attributes (data members), its rules and its CPU kernel, and its gradient written in other
+// ops. Eager execution, the tape and graph capture read only this struct:
+//
+//     struct Tanh {
+//       static constexpr std::string_view name = "Tanh";
+//       template <class T, std::size_t R>                      // dtype/rank rule: the return type
+//       OutSpec<T, R> infer(Tensor<T, R> const& x) const;       // shape rule: the value (throws)
+//       template <class T, std::size_t R>
+//       void compute(Tensor<T, R>& y, Tensor<T, R> const& x) const;   // CPU kernel
+//       template <class T, std::size_t R>                      // one entry per input: a tensor,
+//       auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y,  // a lambda computing one
+//                     Tensor<T, R> const& x) const;           // lazily, or no_gradient
+//     };
+//
+// An op may instead define `forward(inputs...)` returning its output directly (ops that share
+// their input's buffer, such as reshape). `static constexpr bool differentiable = false` marks
+// ops that stop gradients (stop_gradient, comparisons); an op that has neither a gradient nor
+// that flag raises `unimplemented` if a gradient is asked through it.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// An op's output dtype and rank (types) and shape (value), returned by its `infer`.
+template <class T, std::size_t Rank>
+struct OutSpec {
+  using value_type = T;
+  static constexpr std::size_t rank = Rank;
+  std::array<std::int64_t, Rank> dims;
+};
+
+/// Marks an input that has no gradient (integer indices, labels).
+struct no_gradient_t {};
+inline constexpr no_gradient_t no_gradient{};
+
+/// Satisfied by op structs (see Note [One definition per op]).
+template <class Op>
+concept op_definition = requires {
+  { Op::name } -> std::convertible_to<std::string_view>;
+};
+
+TAPEFLOW_END_NAMESPACE

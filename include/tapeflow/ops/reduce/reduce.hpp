@@ -1,0 +1,279 @@
+// reduce_sum, reduce_mean, reduce_max, reduce_min: one op per reduction kind over any set
+// of axes, with keepdims.
+//
+// The output rank is static, so axes come as a braced list whose length the compiler sees
+// (`reduce_sum(x, {0, 1})`), and keepdims is a tag argument (`reduce_sum(x, 1, tf::keepdims)`).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/eigen.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/ops/array/reshape.hpp>
+#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/detail/forward.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Tag asking a reduction to keep reduced axes with size 1 (TensorFlow: `keepdims=True`).
+struct keepdims_t {};
+inline constexpr keepdims_t keepdims{};
+
+namespace ops {
+
+/// Reduces `axes` of a rank-R input to rank OutRank (R - |axes|, or R with keepdims).
+template <ReduceKind Kind, std::size_t OutRank>
+struct Reduce {
+  static constexpr std::string_view name = Kind == ReduceKind::sum    ? "Sum"
+                                           : Kind == ReduceKind::mean ? "Mean"
+                                           : Kind == ReduceKind::max  ? "Max"
+                                                                      : "Min";
+  std::array<int, max_rank> axes{};  // normalised, sorted, unique
+  std::size_t num_axes = 0;
+  bool keep_dims = false;
+
+  [[nodiscard]] bool reduced(std::size_t axis) const noexcept {
+    return std::find(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(num_axes), static_cast<int>(axis)) !=
+           axes.begin() + static_cast<std::ptrdiff_t>(num_axes);
+  }
+
+  /// The input shape with reduced axes set to 1.
+  template <class T, std::size_t R>
+  std::array<std::int64_t, R> kept_dims(Tensor<T, R> const& x) const {
+    auto d = x.dims();
+    for (std::size_t i = 0; i < num_axes; ++i) {
+      d[static_cast<std::size_t>(axes[i])] = 1;
+    }
+    return d;
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, OutRank> infer(Tensor<T, R> const& x) const {
+    static_assert(numeric_element<T>, "tf::reduce_*: requires a numeric tensor (not bool or string)");
+    if constexpr (Kind == ReduceKind::max || Kind == ReduceKind::min) {
+      for (std::size_t i = 0; i < num_axes; ++i) {
+        if (x.dims()[static_cast<std::size_t>(axes[i])] == 0) {
+          throw invalid_argument(std::string(name) + ": cannot reduce an empty axis of shape " + x.shape().to_string());
+        }
+      }
+    }
+    OutSpec<T, OutRank> spec{};
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < R; ++i) {
+      bool const r = reduced(i);
+      if (!r || keep_dims) {
+        spec.dims[j++] = r ? 1 : x.dims()[i];
+      }
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, OutRank>& out, Tensor<T, R> const& x) const {
+    // Reduce maximal runs of adjacent reduced axes one at a time, as [outer, reduce, inner].
+    std::array<std::int64_t, R> dims = x.dims();
+    std::vector<T> scratch;
+    std::vector<T> scratch2;
+    T const* src = x.data();
+    std::int64_t total = x.num_elements();
+    std::int64_t count = 1;
+    std::size_t i = R;
+    bool any = false;
+    while (i > 0) {
+      --i;
+      if (!reduced(i)) {
+        continue;
+      }
+      std::size_t first = i;
+      while (first > 0 && reduced(first - 1)) {
+        --first;
+      }
+      std::int64_t outer = 1;
+      std::int64_t red = 1;
+      std::int64_t inner = 1;
+      for (std::size_t a = 0; a < first; ++a) {
+        outer *= dims[a];
+      }
+      for (std::size_t a = first; a <= i; ++a) {
+        red *= dims[a];
+        dims[a] = 1;
+      }
+      for (std::size_t a = i + 1; a < R; ++a) {
+        inner *= dims[a];
+      }
+      count *= red;
+      scratch2.resize(static_cast<std::size_t>(outer * inner));
+      reduce3(src, scratch2.data(), outer, red, inner);
+      std::swap(scratch, scratch2);
+      src = scratch.data();
+      total = outer * inner;
+      any = true;
+      i = first;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    if (!any) {
+      std::copy_n(x.data(), total, o);
+    } else {
+      std::copy_n(src, total, o);
+    }
+    if constexpr (Kind == ReduceKind::mean) {
+      if (count > 0) {
+        for (std::int64_t k = 0; k < total; ++k) {
+          o[k] = static_cast<T>(o[k] / static_cast<T>(count));
+        }
+      } else {
+        std::fill_n(o, total, std::numeric_limits<T>::quiet_NaN());
+      }
+    }
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, OutRank> const& dy, Tensor<T, OutRank> const& y, Tensor<T, R> const& x) const {
+    // Every input element gets the gradient of the output element it reduced into.
+    auto const kept = kept_dims(x);
+    auto dy_kept = detail::execute(Reshape<R>{kept}, dy);
+    if constexpr (Kind == ReduceKind::sum) {
+      return dy_kept + zeros_like(x);
+    } else if constexpr (Kind == ReduceKind::mean) {
+      std::int64_t const n = x.num_elements() / std::max<std::int64_t>(1, y.num_elements());
+      return dy_kept / static_cast<T>(std::max<std::int64_t>(n, 1)) + zeros_like(x);
+    } else {
+      // max/min: split the gradient evenly between the elements equal to the extremum.
+      auto y_kept = detail::execute(Reshape<R>{kept}, y);
+      auto mask = cast<T>(equal(x, y_kept));
+      Reduce<ReduceKind::sum, OutRank> count_ties;
+      count_ties.axes = axes;
+      count_ties.num_axes = num_axes;
+      count_ties.keep_dims = keep_dims;
+      auto ties = detail::execute(Reshape<R>{kept}, detail::execute(count_ties, mask));
+      return mask * (dy_kept / ties);
+    }
+  }
+
+ private:
+  template <class T>
+  static void reduce3(T const* in, T* out, std::int64_t outer, std::int64_t red, std::int64_t inner) {
+    using In3 = Eigen::TensorMap<Eigen::Tensor<T const, 3, Eigen::RowMajor, Eigen::Index>>;
+    using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
+    Eigen::array<Eigen::Index, 1> const along{1};
+    std::int64_t const per_outer = red * inner;
+    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / std::max<std::int64_t>(per_outer, 1)),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 In3 src(in + s * per_outer, e - s, red, inner);
+                                 Out2 dst(out + s * inner, e - s, inner);
+                                 if constexpr (Kind == ReduceKind::max) {
+                                   dst = src.maximum(along);
+                                 } else if constexpr (Kind == ReduceKind::min) {
+                                   dst = src.minimum(along);
+                                 } else {
+                                   dst = src.sum(along);
+                                 }
+                               });
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
+template <ops::ReduceKind Kind, std::size_t OutRank, std::size_t R>
+ops::Reduce<Kind, OutRank> make_reduce(std::string_view fn, int const* axes, std::size_t n, bool keep) {
+  ops::Reduce<Kind, OutRank> op;
+  op.keep_dims = keep;
+  std::array<int, max_rank> norm{};
+  for (std::size_t i = 0; i < n; ++i) {
+    int a = axes[i];
+    if (a < -static_cast<int>(R) || a >= static_cast<int>(R)) {
+      throw invalid_argument(std::string(fn) + ": axis " + std::to_string(a) + " is out of range for a tensor of rank " +
+                             std::to_string(R));
+    }
+    norm[i] = a < 0 ? a + static_cast<int>(R) : a;
+  }
+  std::sort(norm.begin(), norm.begin() + static_cast<std::ptrdiff_t>(n));
+  for (std::size_t i = 1; i < n; ++i) {
+    if (norm[i] == norm[i - 1]) {
+      throw invalid_argument(std::string(fn) + ": axis " + std::to_string(norm[i]) + " is listed twice");
+    }
+  }
+  op.axes = norm;
+  op.num_axes = n;
+  return op;
+}
+
+template <ops::ReduceKind Kind, class X>
+auto reduce_all(X const& x) {
+  constexpr std::size_t R = rank_of<X>;
+  std::array<int, max_rank> all{};
+  for (std::size_t i = 0; i < R; ++i) {
+    all[i] = static_cast<int>(i);
+  }
+  return execute(make_reduce<Kind, 0, R>("reduce", all.data(), R, false), as_tensor(x));
+}
+template <ops::ReduceKind Kind, class X, std::size_t N>
+auto reduce_axes(X const& x, int const (&axes)[N]) {
+  constexpr std::size_t R = rank_of<X>;
+  static_assert(N <= R, "tf::reduce_*(x, axes): more axes than the tensor's rank");
+  return execute(make_reduce<Kind, R - N, R>("reduce", axes, N, false), as_tensor(x));
+}
+template <ops::ReduceKind Kind, class X, std::size_t N>
+auto reduce_axes_keep(X const& x, int const (&axes)[N]) {
+  constexpr std::size_t R = rank_of<X>;
+  static_assert(N <= R, "tf::reduce_*(x, axes, keepdims): more axes than the tensor's rank");
+  return execute(make_reduce<Kind, R, R>("reduce", axes, N, true), as_tensor(x));
+}
+}  // namespace detail
+
+// Each reduction comes in four forms (TensorFlow: `tf.reduce_sum(x, axis, keepdims)`):
+//   reduce_sum(x)                  all axes -> rank 0
+//   reduce_sum(x, 1)               one axis -> rank R-1
+//   reduce_sum(x, {0, 1})          listed axes -> rank R-N
+//   reduce_sum(x, {0, 1}, tf::keepdims)   -> rank R, reduced axes of size 1
+// Axes may be negative; a repeated or out-of-range axis throws invalid_argument.
+#define TAPEFLOW_DEFINE_REDUCTION(fn, kind)                                                          \
+  template <tensor_like X>                                                                          \
+  Tensor<value_type_of<X>, 0> fn(X const& x) {                                                      \
+    return detail::reduce_all<ops::ReduceKind::kind>(x);                                             \
+  }                                                                                                 \
+  template <tensor_like X>                                                                          \
+    requires(rank_of<X> >= 1)                                                                       \
+  Tensor<value_type_of<X>, rank_of<X> - 1> fn(X const& x, int axis) {                               \
+    int const axes[1] = {axis};                                                                     \
+    return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                                      \
+  }                                                                                                 \
+  template <tensor_like X, std::size_t N>                                                           \
+  Tensor<value_type_of<X>, rank_of<X> - N> fn(X const& x, int const (&axes)[N]) {                   \
+    return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                                      \
+  }                                                                                                 \
+  template <tensor_like X>                                                                          \
+  tensor_type_of<X> fn(X const& x, int axis, keepdims_t) {                                          \
+    int const axes[1] = {axis};                                                                     \
+    return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);                                 \
+  }                                                                                                 \
+  template <tensor_like X, std::size_t N>                                                           \
+  tensor_type_of<X> fn(X const& x, int const (&axes)[N], keepdims_t) {                              \
+    return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);                                 \
+  }
+
+/// Sum over axes (TensorFlow: `tf.reduce_sum`).
+TAPEFLOW_DEFINE_REDUCTION(reduce_sum, sum)
+/// Mean over axes (TensorFlow: `tf.reduce_mean`); integer means truncate as TensorFlow's do.
+TAPEFLOW_DEFINE_REDUCTION(reduce_mean, mean)
+/// Maximum over axes (TensorFlow: `tf.reduce_max`); the gradient splits among ties.
+TAPEFLOW_DEFINE_REDUCTION(reduce_max, max)
+/// Minimum over axes (TensorFlow: `tf.reduce_min`).
+TAPEFLOW_DEFINE_REDUCTION(reduce_min, min)
+
+#undef TAPEFLOW_DEFINE_REDUCTION
+
+TAPEFLOW_END_NAMESPACE
