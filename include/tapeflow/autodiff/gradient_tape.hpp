@@ -58,8 +58,8 @@ class GradientTape {
     detail::tape::active().push_back(recorder_);
     recording_ = true;
   }
-  GradientTape(GradientTape const&) = delete;
-  GradientTape& operator=(GradientTape const&) = delete;
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
   ~GradientTape() {
     stop();
     release(recorder_);
@@ -67,7 +67,7 @@ class GradientTape {
 
   /// Ensures `x` is traced: gradients with respect to it become available.
   template <tensor_like X>
-  void watch(X const& x) {
+  void watch(const X& x) {
     if constexpr (is_variable<std::remove_cvref_t<X>>::value) {
       recorder_->watch(x.id());
     } else {
@@ -75,7 +75,7 @@ class GradientTape {
       recorder_->watch(x.id());
     }
   }
-  void watch(AnyTensor const& x) { recorder_->watch(x.id()); }
+  void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
 
   /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
   void stop() noexcept {
@@ -98,8 +98,8 @@ class GradientTape {
     struct Guard {
       detail::tape::Recorder* recorder;
       explicit Guard(detail::tape::Recorder* r) : recorder(r) {}
-      Guard(Guard const&) = delete;
-      Guard& operator=(Guard const&) = delete;
+      Guard(const Guard&) = delete;
+      Guard& operator=(const Guard&) = delete;
       ~Guard() { --recorder->paused; }
     };
     ++recorder_->paused;
@@ -108,9 +108,9 @@ class GradientTape {
 
   /// Forgets everything recorded so far (TensorFlow: `tape.reset()`).
   void reset() {
-    bool const persistent = recorder_->persistent;
-    bool const watch_vars = recorder_->watch_accessed_variables;
-    int const paused = recorder_->paused;
+    const bool persistent = recorder_->persistent;
+    const bool watch_vars = recorder_->watch_accessed_variables;
+    const int paused = recorder_->paused;
     recorder_->reset();
     recorder_->persistent = persistent;
     recorder_->watch_accessed_variables = watch_vars;
@@ -119,7 +119,7 @@ class GradientTape {
   }
 
   /// Ids of the variables this tape watches (read while recording, or watch()ed).
-  [[nodiscard]] std::vector<std::int64_t> const& watched_variable_ids() const noexcept {
+  [[nodiscard]] const std::vector<std::int64_t>& watched_variable_ids() const noexcept {
     return recorder_->watched_variables();
   }
 
@@ -127,7 +127,8 @@ class GradientTape {
   /// target does not depend on it (zeros with UnconnectedGradients::zero).
   /// Non-scalar targets are summed first, as in TensorFlow.
   template <tensor_like Target, tensor_like Source>
-  std::optional<tensor_type_of<Source>> gradient(Target const& target, Source const& source, GradientOptions options = {}) {
+  std::optional<tensor_type_of<Source>> gradient(const Target& target, const Source& source,
+                                                 GradientOptions options = {}) {
     std::int64_t const ids[1] = {source.id()};
     auto grads = run(detail::as_tensor(target), ids, nullptr);
     return typed<Source>(grads[0], source, options);
@@ -136,21 +137,24 @@ class GradientTape {
   /// Several sources: a tuple with one optional gradient each.
   template <tensor_like Target, tensor_like... Sources>
     requires(sizeof...(Sources) >= 2)
-  auto gradient(Target const& target, Sources const&... sources) {
+  auto gradient(const Target& target, const Sources&... sources) {
     std::int64_t const ids[] = {sources.id()...};
     auto grads = run(detail::as_tensor(target), ids, nullptr);
-    std::size_t i = 0;
-    return std::tuple<std::optional<tensor_type_of<Sources>>...>{typed<Sources>(grads[i++], sources, {})...};
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<std::optional<tensor_type_of<Sources>>...>{
+          typed<Sources>(grads[I], sources, {})...};
+    }(std::index_sequence_for<Sources...>{});
   }
 
   /// A vector of variables (or tensors): a vector of optional gradients.
   template <tensor_like Target, class Source>
     requires tensor_like<Source>
-  std::vector<std::optional<tensor_type_of<Source>>> gradient(Target const& target, std::vector<Source*> const& sources,
-                                                               GradientOptions options = {}) {
+  std::vector<std::optional<tensor_type_of<Source>>> gradient(const Target& target,
+                                                              const std::vector<Source*>& sources,
+                                                              GradientOptions options = {}) {
     std::vector<std::int64_t> ids;
     ids.reserve(sources.size());
-    for (auto const* s : sources) {
+    for (const auto* s : sources) {
       ids.push_back(s->id());
     }
     auto grads = run(detail::as_tensor(target), ids, nullptr);
@@ -162,14 +166,15 @@ class GradientTape {
     return out;
   }
   template <tensor_like Target, class T, std::size_t R>
-  std::vector<std::optional<Tensor<T, R>>> gradient(Target const& target, std::vector<Tensor<T, R>> const& sources,
+  std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
+                                                    const std::vector<Tensor<T, R>>& sources,
                                                     GradientOptions options = {}) {
-    std::vector<Tensor<T, R> const*> ptrs;
-    for (auto const& s : sources) {
+    std::vector<const Tensor<T, R>*> ptrs;
+    for (const auto& s : sources) {
       ptrs.push_back(&s);
     }
     std::vector<std::int64_t> ids;
-    for (auto const& s : sources) {
+    for (const auto& s : sources) {
       ids.push_back(s.id());
     }
     auto grads = run(detail::as_tensor(target), ids, nullptr);
@@ -183,14 +188,16 @@ class GradientTape {
   /// Type-erased form for heterogeneous sources (ids of tensors or variables); the gradient of
   /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
   template <class T, std::size_t R>
-  std::vector<AnyTensor> gradient_by_id(Tensor<T, R> const& target, std::span<std::int64_t const> source_ids,
-                                        std::optional<Tensor<T, R>> const& output_gradient = std::nullopt) {
+  std::vector<AnyTensor> gradient_by_id(
+      const Tensor<T, R>& target, std::span<std::const int64_t> source_ids,
+      const std::optional<Tensor<T, R>>& output_gradient = std::nullopt) {
     return run(target, source_ids, output_gradient ? &*output_gradient : nullptr);
   }
 
  private:
   template <class Source>
-  static std::optional<tensor_type_of<Source>> typed(AnyTensor const& g, Source const& source, GradientOptions options) {
+  static std::optional<tensor_type_of<Source>> typed(const AnyTensor& g, const Source& source,
+                                                     GradientOptions options) {
     using Out = tensor_type_of<Source>;
     if (g.has_value()) {
       return g.template unchecked_as<typename Out::value_type, Out::rank_v>();
@@ -202,9 +209,10 @@ class GradientTape {
   }
 
   template <class T, std::size_t R>
-  std::vector<AnyTensor> run(Tensor<T, R> const& target, std::span<std::int64_t const> sources,
-                             std::type_identity_t<Tensor<T, R>> const* output_gradient) {
-    static_assert(floating_element<T>, "GradientTape::gradient: the target must be a floating-point tensor");
+  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<std::const int64_t> sources,
+                             const std::type_identity_t<Tensor<T, R>>* output_gradient) {
+    static_assert(floating_element<T>,
+                  "GradientTape::gradient: the target must be a floating-point tensor");
     target.require_value("gradient(target)");
     if (used_ && !recorder_->persistent) {
       throw failed_precondition(
@@ -212,19 +220,23 @@ class GradientTape {
           "(construct it with {.persistent = true} to call it several times)");
     }
     used_ = true;
-    ++recorder_->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
+    ++recorder_
+          ->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
     struct Unpause {
       detail::tape::Recorder* r;
       ~Unpause() { --r->paused; }
     } unpause{recorder_};
 
-    auto const& nodes = recorder_->nodes();
-    // Which tensors depend on a source: only their gradients are computed.
+    const auto& nodes = recorder_->nodes();
+    // Which tensors depend on a watched source: only their gradients are computed (a source
+    // the tape does not watch gets no gradient, as in TensorFlow).
     detail::tape::IdSet needed;
     for (auto id : sources) {
-      needed.insert(id);
+      if (recorder_->watching(id)) {
+        needed.insert(id);
+      }
     }
-    for (auto const* node : nodes) {
+    for (const auto* node : nodes) {
       for (std::uint32_t i = 0; i < node->num_in; ++i) {
         if (needed.contains(node->in_ids[i])) {
           needed.insert(node->out_id);
@@ -236,8 +248,10 @@ class GradientTape {
     if (needed.contains(target.id())) {
       if (output_gradient != nullptr) {
         if (output_gradient->dims() != target.dims()) {
-          throw invalid_argument("GradientTape::gradient: output gradient of shape " + output_gradient->shape().to_string() +
-                                 " does not match the target's shape " + target.shape().to_string());
+          throw invalid_argument("GradientTape::gradient: output gradient of shape " +
+                                 output_gradient->shape().to_string() +
+                                 " does not match the target's shape " +
+                                 target.shape().to_string());
         }
         bp.set(target.id(), *output_gradient);
       } else {

@@ -22,11 +22,12 @@ struct Cpu {};
 template <class Op, class Backend>
 struct kernel {
   template <class... Args>
-  static void run(Op const& op, Args&&... args) {
+  static void run(const Op& op, Args&&... args) {
     if constexpr (std::same_as<Backend, backend::Cpu>) {
       op.compute(std::forward<Args>(args)...);
     } else {
-      static_assert(std::same_as<Backend, backend::Cpu>, "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
+      static_assert(std::same_as<Backend, backend::Cpu>,
+                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
     }
   }
 };

@@ -25,20 +25,26 @@ class AnyTensor {
  public:
   AnyTensor() noexcept = default;
   template <class T, std::size_t Rank>
-  AnyTensor(Tensor<T, Rank> const& t)  // NOLINT(google-explicit-constructor): erasure is lossless
-      : dtype_(dtype_v<T>), shape_(t.dims()), buffer_(detail::tensor_access::buffer(t)), id_(t.id()) {
+  AnyTensor(const Tensor<T, Rank>& t)  // NOLINT(google-explicit-constructor): erasure is lossless
+      : dtype_(dtype_v<T>),
+        shape_(t.dims()),
+        buffer_(detail::tensor_access::buffer(t)),
+        id_(t.id()) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
-  AnyTensor(AnyTensor const& other) noexcept
+  AnyTensor(const AnyTensor& other) noexcept
       : dtype_(other.dtype_), shape_(other.shape_), buffer_(other.buffer_), id_(other.id_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
   AnyTensor(AnyTensor&& other) noexcept
-      : dtype_(other.dtype_), shape_(other.shape_), buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_) {}
+      : dtype_(other.dtype_),
+        shape_(other.shape_),
+        buffer_(std::exchange(other.buffer_, nullptr)),
+        id_(other.id_) {}
   AnyTensor& operator=(AnyTensor other) noexcept {
     std::swap(dtype_, other.dtype_);
     std::swap(shape_, other.shape_);
@@ -53,13 +59,15 @@ class AnyTensor {
   }
 
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
-  [[nodiscard]] Shape const& shape() const noexcept { return shape_; }
+  [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
   [[nodiscard]] std::size_t rank() const noexcept { return shape_.rank(); }
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
   /// Raw element bytes (strings: std::string objects), for formats and kernels.
-  [[nodiscard]] void const* raw_data() const noexcept { return buffer_ ? buffer_->bytes() : nullptr; }
+  [[nodiscard]] const void* raw_data() const noexcept {
+    return buffer_ ? buffer_->bytes() : nullptr;
+  }
 
   /// Whether this holds a `Tensor<T, Rank>`.
   template <class T, std::size_t Rank>
@@ -71,8 +79,9 @@ class AnyTensor {
   template <class T, std::size_t Rank>
   [[nodiscard]] Tensor<T, Rank> as() const {
     if (!holds<T, Rank>()) {
-      throw invalid_argument("AnyTensor::as<" + std::string(dtype_traits<T>::name) + ", " + std::to_string(Rank) +
-                             ">(): holds a " + std::string(dtype_name(dtype_)) + " tensor of shape " +
+      throw invalid_argument("AnyTensor::as<" + std::string(dtype_traits<T>::name) + ", " +
+                             std::to_string(Rank) + ">(): holds a " +
+                             std::string(dtype_name(dtype_)) + " tensor of shape " +
                              shape_.to_string());
     }
     return unchecked_as<T, Rank>();
@@ -87,19 +96,20 @@ class AnyTensor {
     return detail::tensor_access::wrap<T, Rank>(buffer_, dims, id_);
   }
 
-  friend std::ostream& operator<<(std::ostream& os, AnyTensor const& t) {
+  friend std::ostream& operator<<(std::ostream& os, const AnyTensor& t) {
     if (!t.has_value()) {
       return os << "tf.Tensor(<no value>, dtype=" << dtype_name(t.dtype_) << ")";
     }
     return visit_dtype(t.dtype_, [&]<class T>() -> std::ostream& {
       std::string text = detail::format::array_text<T>(
-          std::span<T const>(static_cast<T const*>(t.raw_data()), static_cast<std::size_t>(t.num_elements())),
+          std::span<T const>(static_cast<T const*>(t.raw_data()),
+                             static_cast<std::size_t>(t.num_elements())),
           t.shape_);
       if (text.find('\n') != std::string::npos) {
         text.insert(0, "\n");
       }
-      return os << "tf.Tensor(" << text << ", shape=" << t.shape_.to_string() << ", dtype=" << dtype_name(t.dtype_)
-                << ")";
+      return os << "tf.Tensor(" << text << ", shape=" << t.shape_.to_string()
+                << ", dtype=" << dtype_name(t.dtype_) << ")";
     });
   }
 

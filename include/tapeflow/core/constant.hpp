@@ -28,33 +28,34 @@ struct nested_list<T, 0> {
 
 // Records the extent of every level and rejects ragged lists.
 template <class T, std::size_t Depth, std::size_t Rank>
-void nested_dims(typename nested_list<T, Depth>::type const& list, std::array<std::int64_t, Rank>& dims,
-                 std::size_t level) {
+void nested_dims(typename const nested_list<T, Depth>::type& list,
+                 std::array<std::int64_t, Rank>& dims, std::size_t level) {
   if constexpr (Depth > 0) {
-    auto const n = static_cast<std::int64_t>(list.size());
+    const auto n = static_cast<std::int64_t>(list.size());
     if (dims[level] < 0) {
       dims[level] = n;
     } else if (dims[level] != n) {
       throw invalid_argument("tf::constant: ragged nested list: level " + std::to_string(level) +
-                             " has lengths " + std::to_string(dims[level]) + " and " + std::to_string(n));
+                             " has lengths " + std::to_string(dims[level]) + " and " +
+                             std::to_string(n));
     }
-    for (auto const& inner : list) {
+    for (const auto& inner : list) {
       nested_dims<T, Depth - 1, Rank>(inner, dims, level + 1);
     }
   }
 }
 template <class T, std::size_t Depth>
-void nested_copy(typename nested_list<T, Depth>::type const& list, T*& out) {
+void nested_copy(typename const nested_list<T, Depth>::type& list, T*& out) {
   if constexpr (Depth == 0) {
     *out++ = list;
   } else {
-    for (auto const& inner : list) {
+    for (const auto& inner : list) {
       nested_copy<T, Depth - 1>(inner, out);
     }
   }
 }
 template <class T, std::size_t Rank>
-Tensor<T, Rank> from_nested(typename nested_list<T, Rank>::type const& list) {
+Tensor<T, Rank> from_nested(typename const nested_list<T, Rank>::type& list) {
   std::array<std::int64_t, Rank> dims;
   dims.fill(-1);
   nested_dims<T, Rank, Rank>(list, dims, 0);
@@ -88,17 +89,21 @@ Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
   return detail::from_nested<T, 2>(values);
 }
 template <element_type T>
-Tensor<T, 3> constant(std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
+Tensor<T, 3> constant(
+    std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
   return detail::from_nested<T, 3>(values);
 }
 template <element_type T>
 Tensor<T, 4> constant(
-    std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>> values) {
+    std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
+        values) {
   return detail::from_nested<T, 4>(values);
 }
 /// String literals make string tensors: `tf::constant("a")`, `tf::constant({"a", "b"})`.
-inline Tensor<std::string, 0> constant(char const* value) { return Tensor<std::string, 0>(std::string(value)); }
-inline Tensor<std::string, 1> constant(std::initializer_list<char const*> values) {
+inline Tensor<std::string, 0> constant(const char* value) {
+  return Tensor<std::string, 0>(std::string(value));
+}
+inline Tensor<std::string, 1> constant(std::initializer_list<const char*> values) {
   auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
@@ -106,27 +111,28 @@ inline Tensor<std::string, 1> constant(std::initializer_list<char const*> values
 
 /// A tensor of shape `dims` copying `values` (row-major); sizes must agree.
 template <element_type T, std::size_t Rank>
-Tensor<T, Rank> constant(std::span<T const> values, std::array<std::int64_t, Rank> const& dims) {
+Tensor<T, Rank> constant(std::span<const T> values, const std::array<std::int64_t, Rank>& dims) {
   auto t = Tensor<T, Rank>::uninitialized(dims);
   if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
-    throw invalid_argument("tf::constant: " + std::to_string(values.size()) + " values do not fill shape " +
-                           t.shape().to_string() + " (" + std::to_string(t.num_elements()) + " elements)");
+    throw invalid_argument("tf::constant: " + std::to_string(values.size()) +
+                           " values do not fill shape " + t.shape().to_string() + " (" +
+                           std::to_string(t.num_elements()) + " elements)");
   }
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
 template <element_type T, std::size_t Rank>
-Tensor<T, Rank> constant(std::vector<T> const& values, std::array<std::int64_t, Rank> const& dims) {
-  return constant<T, Rank>(std::span<T const>(values), dims);
+Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int64_t, Rank>& dims) {
+  return constant<T, Rank>(std::span<const T>(values), dims);
 }
 template <element_type T>
-Tensor<T, 1> constant(std::vector<T> const& values) {
-  return constant<T, 1>(std::span<T const>(values), {static_cast<std::int64_t>(values.size())});
+Tensor<T, 1> constant(const std::vector<T>& values) {
+  return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
 }
 
 /// A tensor of shape `dims` with every element `value` (TensorFlow: `tf.fill`).
 template <element_type T, std::size_t Rank>
-Tensor<T, Rank> fill(std::array<std::int64_t, Rank> const& dims, T value) {
+Tensor<T, Rank> fill(const std::array<std::int64_t, Rank>& dims, T value) {
   auto t = Tensor<T, Rank>::uninitialized(dims);
   std::fill_n(detail::tensor_access::mutable_data(t), t.num_elements(), value);
   return t;
@@ -139,7 +145,7 @@ Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
   return fill<T, Rank>(d, T{});
 }
 template <element_type T, std::size_t Rank>
-Tensor<T, Rank> zeros(std::array<std::int64_t, Rank> const& dims) {
+Tensor<T, Rank> zeros(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T{});
 }
 /// Ones of shape `dims` (TensorFlow: `tf.ones`).
@@ -150,7 +156,7 @@ Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
   return fill<T, Rank>(d, T(1));
 }
 template <element_type T, std::size_t Rank>
-Tensor<T, Rank> ones(std::array<std::int64_t, Rank> const& dims) {
+Tensor<T, Rank> ones(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T(1));
 }
 template <element_type T, std::size_t Rank>
@@ -170,11 +176,11 @@ Tensor<T, 0> ones() {
 }
 /// Zeros/ones with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`, `tf.ones_like`).
 template <class T, std::size_t Rank>
-Tensor<T, Rank> zeros_like(Tensor<T, Rank> const& like) {
+Tensor<T, Rank> zeros_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T{});
 }
 template <class T, std::size_t Rank>
-Tensor<T, Rank> ones_like(Tensor<T, Rank> const& like) {
+Tensor<T, Rank> ones_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T(1));
 }
 
@@ -186,11 +192,12 @@ Tensor<T, 1> range(T start, T limit, T delta = T(1)) {
     throw invalid_argument("tf::range: delta must not be 0");
   }
   if ((delta > T(0) && start > limit) || (delta < T(0) && start < limit)) {
-    throw invalid_argument("tf::range: start " + std::to_string(start) + " and limit " + std::to_string(limit) +
-                           " do not match the sign of delta " + std::to_string(delta));
+    throw invalid_argument("tf::range: start " + std::to_string(start) + " and limit " +
+                           std::to_string(limit) + " do not match the sign of delta " +
+                           std::to_string(delta));
   }
-  double const span = static_cast<double>(limit) - static_cast<double>(start);
-  auto const n = static_cast<std::int64_t>(std::ceil(span / static_cast<double>(delta)));
+  const double span = static_cast<double>(limit) - static_cast<double>(start);
+  const auto n = static_cast<std::int64_t>(std::ceil(span / static_cast<double>(delta)));
   auto t = Tensor<T, 1>::uninitialized({std::max<std::int64_t>(n, 0)});
   T* out = detail::tensor_access::mutable_data(t);
   for (std::int64_t i = 0; i < t.num_elements(); ++i) {

@@ -79,8 +79,7 @@ concept floating_element = element_type<T> && std::floating_point<T>;
 
 /// Numeric element types (everything but bool and string).
 template <class T>
-concept numeric_element =
-    element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
+concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
 
 template <element_type T>
 inline constexpr DType dtype_v = dtype_traits<T>::value;
@@ -88,14 +87,22 @@ inline constexpr DType dtype_v = dtype_traits<T>::value;
 /// TensorFlow's name of a dtype ("float32", "int64", ...).
 constexpr std::string_view dtype_name(DType dtype) noexcept {
   switch (dtype) {
-    case DType::float32: return "float32";
-    case DType::float64: return "float64";
-    case DType::int32: return "int32";
-    case DType::uint8: return "uint8";
-    case DType::string: return "string";
-    case DType::int64: return "int64";
-    case DType::bool_: return "bool";
-    case DType::invalid: break;
+    case DType::float32:
+      return "float32";
+    case DType::float64:
+      return "float64";
+    case DType::int32:
+      return "int32";
+    case DType::uint8:
+      return "uint8";
+    case DType::string:
+      return "string";
+    case DType::int64:
+      return "int64";
+    case DType::bool_:
+      return "bool";
+    case DType::invalid:
+      break;
   }
   return "invalid";
 }
@@ -103,14 +110,22 @@ constexpr std::string_view dtype_name(DType dtype) noexcept {
 /// Bytes per element in memory (strings: sizeof(std::string)).
 constexpr std::size_t dtype_size(DType dtype) noexcept {
   switch (dtype) {
-    case DType::float32: return 4;
-    case DType::float64: return 8;
-    case DType::int32: return 4;
-    case DType::uint8: return 1;
-    case DType::string: return sizeof(std::string);
-    case DType::int64: return 8;
-    case DType::bool_: return 1;
-    case DType::invalid: break;
+    case DType::float32:
+      return 4;
+    case DType::float64:
+      return 8;
+    case DType::int32:
+      return 4;
+    case DType::uint8:
+      return 1;
+    case DType::string:
+      return sizeof(std::string);
+    case DType::int64:
+      return 8;
+    case DType::bool_:
+      return 1;
+    case DType::invalid:
+      break;
   }
   return 0;
 }
@@ -119,14 +134,22 @@ constexpr std::size_t dtype_size(DType dtype) noexcept {
 template <class Fun>
 decltype(auto) visit_dtype(DType dtype, Fun&& f) {
   switch (dtype) {
-    case DType::float32: return f.template operator()<float>();
-    case DType::float64: return f.template operator()<double>();
-    case DType::int32: return f.template operator()<std::int32_t>();
-    case DType::uint8: return f.template operator()<std::uint8_t>();
-    case DType::string: return f.template operator()<std::string>();
-    case DType::int64: return f.template operator()<std::int64_t>();
-    case DType::bool_: return f.template operator()<bool>();
-    case DType::invalid: break;
+    case DType::float32:
+      return f.template operator()<float>();
+    case DType::float64:
+      return f.template operator()<double>();
+    case DType::int32:
+      return f.template operator()<std::int32_t>();
+    case DType::uint8:
+      return f.template operator()<std::uint8_t>();
+    case DType::string:
+      return f.template operator()<std::string>();
+    case DType::int64:
+      return f.template operator()<std::int64_t>();
+    case DType::bool_:
+      return f.template operator()<bool>();
+    case DType::invalid:
+      break;
   }
   throw invalid_argument("visit_dtype: invalid dtype " + std::to_string(static_cast<int>(dtype)));
 }

@@ -16,14 +16,14 @@ class error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
   /// TensorFlow's name for the status code, e.g. "INVALID_ARGUMENT".
-  [[nodiscard]] virtual char const* code() const noexcept = 0;
+  [[nodiscard]] virtual const char* code() const noexcept = 0;
 };
 
-#define TAPEFLOW_DEFINE_ERROR(name, status)                                         \
-  class name : public error {                                                       \
-   public:                                                                          \
-    using error::error;                                                             \
-    [[nodiscard]] char const* code() const noexcept override { return status; }     \
+#define TAPEFLOW_DEFINE_ERROR(name, status)                                     \
+  class name : public error {                                                   \
+   public:                                                                      \
+    using error::error;                                                         \
+    [[nodiscard]] char const* code() const noexcept override { return status; } \
   };
 
 /// Bad arguments: wrong shapes, out-of-range attributes (`tf.errors.InvalidArgumentError`).

@@ -21,23 +21,29 @@ inline constexpr std::size_t max_rank = 8;
 class Shape {
  public:
   Shape() = default;
-  Shape(std::initializer_list<std::int64_t> dims) : Shape(std::span<std::int64_t const>(dims.begin(), dims.size())) {}
-  explicit Shape(std::span<std::int64_t const> dims) : rank_(dims.size()) {
+  Shape(std::initializer_list<std::int64_t> dims)
+      : Shape(std::span<std::const int64_t>(dims.begin(), dims.size())) {}
+  explicit Shape(std::span<std::const int64_t> dims) : rank_(dims.size()) {
     if (dims.size() > max_rank) {
-      throw invalid_argument("Shape: rank " + std::to_string(dims.size()) + " exceeds tapeflow's maximum rank " +
-                             std::to_string(max_rank));
+      throw invalid_argument("Shape: rank " + std::to_string(dims.size()) +
+                             " exceeds tapeflow's maximum rank " + std::to_string(max_rank));
     }
     std::copy(dims.begin(), dims.end(), dims_.begin());
   }
   template <std::size_t Rank>
-  explicit Shape(std::array<std::int64_t, Rank> const& dims) : Shape(std::span<std::int64_t const>(dims)) {}
+  explicit Shape(const std::array<std::int64_t, Rank>& dims)
+      : Shape(std::span<std::const int64_t>(dims)) {}
 
   [[nodiscard]] std::size_t rank() const noexcept { return rank_; }
   [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
   [[nodiscard]] std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
-  [[nodiscard]] std::span<std::int64_t const> dims() const noexcept { return {dims_.data(), rank_}; }
+  [[nodiscard]] std::span<std::const int64_t> dims() const noexcept {
+    return {dims_.data(), rank_};
+  }
   [[nodiscard]] auto begin() const noexcept { return dims_.begin(); }
-  [[nodiscard]] auto end() const noexcept { return dims_.begin() + static_cast<std::ptrdiff_t>(rank_); }
+  [[nodiscard]] auto end() const noexcept {
+    return dims_.begin() + static_cast<std::ptrdiff_t>(rank_);
+  }
 
   /// Product of the dimensions (1 for a scalar); -1 if any dimension is unknown.
   [[nodiscard]] std::int64_t num_elements() const noexcept {
@@ -54,12 +60,13 @@ class Shape {
 
   void push_back(std::int64_t dim) {
     if (rank_ == max_rank) {
-      throw invalid_argument("Shape: rank exceeds tapeflow's maximum rank " + std::to_string(max_rank));
+      throw invalid_argument("Shape: rank exceeds tapeflow's maximum rank " +
+                             std::to_string(max_rank));
     }
     dims_[rank_++] = dim;
   }
 
-  friend bool operator==(Shape const& a, Shape const& b) noexcept {
+  friend bool operator==(const Shape& a, const Shape& b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }
 

@@ -29,7 +29,7 @@ namespace detail {
 struct tensor_access;
 /// Number of elements of a dims array (1 for rank 0).
 template <std::size_t Rank>
-constexpr std::int64_t product(std::array<std::int64_t, Rank> const& dims) noexcept {
+constexpr std::int64_t product(const std::array<std::int64_t, Rank>& dims) noexcept {
   std::int64_t n = 1;
   for (auto d : dims) {
     n *= d;
@@ -57,14 +57,15 @@ class Tensor {
   using dims_type = std::array<std::int64_t, Rank>;
 
   Tensor() noexcept = default;
-  Tensor(Tensor const& other) noexcept : buffer_(other.buffer_), id_(other.id_), dims_(other.dims_) {
+  Tensor(const Tensor& other) noexcept
+      : buffer_(other.buffer_), id_(other.id_), dims_(other.dims_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
   Tensor(Tensor&& other) noexcept
       : buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_), dims_(other.dims_) {}
-  Tensor& operator=(Tensor const& other) noexcept {
+  Tensor& operator=(const Tensor& other) noexcept {
     Tensor(other).swap(*this);
     return *this;
   }
@@ -94,7 +95,7 @@ class Tensor {
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
   [[nodiscard]] static constexpr std::size_t rank() noexcept { return Rank; }
   [[nodiscard]] Shape shape() const { return Shape(dims_); }
-  [[nodiscard]] dims_type const& dims() const noexcept { return dims_; }
+  [[nodiscard]] const dims_type& dims() const noexcept { return dims_; }
   [[nodiscard]] std::int64_t dim(std::size_t axis) const noexcept { return dims_[axis]; }
   [[nodiscard]] std::int64_t num_elements() const noexcept { return detail::product(dims_); }
   [[nodiscard]] std::int64_t size() const noexcept { return num_elements(); }
@@ -107,39 +108,42 @@ class Tensor {
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
 
   /// Read-only view of the elements in row-major order.
-  [[nodiscard]] T const* data() const noexcept { return buffer_ ? buffer_->template data<T>() : nullptr; }
-  [[nodiscard]] std::span<T const> values() const noexcept {
+  [[nodiscard]] const T* data() const noexcept {
+    return buffer_ ? buffer_->template data<T>() : nullptr;
+  }
+  [[nodiscard]] std::span<const T> values() const noexcept {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
   /// A copy of the elements (TensorFlow: `.numpy()`, flattened).
   [[nodiscard]] std::vector<T> numpy() const { return {values().begin(), values().end()}; }
   /// The single value of a rank-0 (or one-element) tensor (PyTorch: `.item()`).
-  [[nodiscard]] T const& item() const {
+  [[nodiscard]] const T& item() const {
     require_value("item()");
     if (num_elements() != 1) {
-      throw invalid_argument("Tensor::item(): tensor of shape " + shape().to_string() +
-                             " has " + std::to_string(num_elements()) + " elements, not 1");
+      throw invalid_argument("Tensor::item(): tensor of shape " + shape().to_string() + " has " +
+                             std::to_string(num_elements()) + " elements, not 1");
     }
     return data()[0];
   }
   /// Element at a multi-index, bounds-checked.
   template <std::integral... Index>
     requires(sizeof...(Index) == Rank)
-  [[nodiscard]] T const& operator()(Index... index) const {
+  [[nodiscard]] const T& operator()(Index... index) const {
     require_value("operator()");
-    std::array<std::int64_t, Rank> const at{static_cast<std::int64_t>(index)...};
+    const std::array<std::int64_t, Rank> at{static_cast<std::int64_t>(index)...};
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < Rank; ++i) {
       if (at[i] < 0 || at[i] >= dims_[i]) {
-        throw out_of_range("Tensor::operator(): index " + std::to_string(at[i]) + " is out of range for axis " +
-                           std::to_string(i) + " of shape " + shape().to_string());
+        throw out_of_range("Tensor::operator(): index " + std::to_string(at[i]) +
+                           " is out of range for axis " + std::to_string(i) + " of shape " +
+                           shape().to_string());
       }
       offset = offset * dims_[i] + at[i];
     }
     return data()[offset];
   }
 
-  void require_value(char const* what) const {
+  void require_value(const char* what) const {
     if (buffer_ == nullptr) {
       throw failed_precondition(std::string("tf::Tensor::") + what +
                                 ": the tensor holds no value (it was default-constructed)");
@@ -147,10 +151,11 @@ class Tensor {
   }
 
   /// A new tensor with the given dims and uninitialised trivial elements (kernels fill it).
-  [[nodiscard]] static Tensor uninitialized(dims_type const& dims) {
+  [[nodiscard]] static Tensor uninitialized(const dims_type& dims) {
     for (auto d : dims) {
       if (d < 0) {
-        throw invalid_argument("tf::Tensor: negative dimension in shape " + Shape(dims).to_string());
+        throw invalid_argument("tf::Tensor: negative dimension in shape " +
+                               Shape(dims).to_string());
       }
     }
     Tensor t;
@@ -179,12 +184,13 @@ struct tensor_access {
     return t.buffer_->template data<T>();
   }
   template <class T, std::size_t R>
-  static Buffer* buffer(Tensor<T, R> const& t) noexcept {
+  static Buffer* buffer(const Tensor<T, R>& t) noexcept {
     return t.buffer_;
   }
   /// A tensor sharing `buffer` (retained) with the given dims and id.
   template <class T, std::size_t R>
-  static Tensor<T, R> wrap(Buffer* buffer, std::array<std::int64_t, R> const& dims, std::int64_t id) noexcept {
+  static Tensor<T, R> wrap(Buffer* buffer, const std::array<std::int64_t, R>& dims,
+                           std::int64_t id) noexcept {
     Tensor<T, R> t;
     if (buffer != nullptr) {
       buffer->retain();

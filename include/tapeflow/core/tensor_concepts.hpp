@@ -12,12 +12,14 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Anything an op accepts as a tensor operand: `Tensor<T, R>` or `Variable<T, R>` (read).
 template <class X>
-concept tensor_like = is_tensor<std::remove_cvref_t<X>>::value || is_variable<std::remove_cvref_t<X>>::value;
+concept tensor_like =
+    is_tensor<std::remove_cvref_t<X>>::value || is_variable<std::remove_cvref_t<X>>::value;
 
 /// A tensor operand of element type `T` and rank `Rank`.
 template <class X, class T, std::size_t Rank>
-concept tensor_of = tensor_like<X> && std::same_as<typename std::remove_cvref_t<X>::value_type, T> &&
-                    std::remove_cvref_t<X>::rank_v == Rank;
+concept tensor_of =
+    tensor_like<X> && std::same_as<typename std::remove_cvref_t<X>::value_type, T> &&
+    std::remove_cvref_t<X>::rank_v == Rank;
 
 /// Element type and rank of a tensor operand.
 template <tensor_like X>
@@ -31,11 +33,11 @@ using tensor_type_of = Tensor<value_type_of<X>, rank_of<X>>;
 namespace detail {
 /// Reads an operand as a tensor: tensors pass through, variables give their current value.
 template <class T, std::size_t R>
-Tensor<T, R> const& as_tensor(Tensor<T, R> const& t) noexcept {
+const Tensor<T, R>& as_tensor(const Tensor<T, R>& t) noexcept {
   return t;
 }
 template <class T, std::size_t R>
-Tensor<T, R> const& as_tensor(Variable<T, R> const& v) {
+const Tensor<T, R>& as_tensor(const Variable<T, R>& v) {
   return v.value();
 }
 }  // namespace detail

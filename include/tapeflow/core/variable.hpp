@@ -39,7 +39,8 @@ class Variable {
       : state_(std::make_shared<State>()) {
     initial_value.require_value("Variable(initial_value)");
     state_->name = std::move(options.name);
-    state_->id = detail::new_tensor_id() | detail::variable_id_bit | (options.trainable ? detail::trainable_id_bit : 0);
+    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
+                 (options.trainable ? detail::trainable_id_bit : 0);
     state_->value = std::move(initial_value);
     detail::tensor_access::set_id(state_->value, state_->id);
   }
@@ -48,28 +49,31 @@ class Variable {
       : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
 
   /// The current value (TensorFlow: `read_value()`).
-  [[nodiscard]] Tensor<T, Rank> const& value() const { return state().value; }
+  [[nodiscard]] const Tensor<T, Rank>& value() const { return state().value; }
   [[nodiscard]] Tensor<T, Rank> read_value() const { return state().value; }
   operator Tensor<T, Rank>() const { return state().value; }  // NOLINT: reads convert like TF's
 
-  [[nodiscard]] std::string const& name() const { return state().name; }
+  [[nodiscard]] const std::string& name() const { return state().name; }
   [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
   [[nodiscard]] std::int64_t id() const { return state().id; }
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
   [[nodiscard]] Shape shape() const { return state().value.shape(); }
-  [[nodiscard]] auto const& dims() const { return state().value.dims(); }
+  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
   [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
   [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
   /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(Variable const& other) const noexcept { return state_ == other.state_; }
+  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
+    return state_ == other.state_;
+  }
 
   /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
-  Variable& assign(Tensor<T, Rank> const& new_value) {
+  Variable& assign(const Tensor<T, Rank>& new_value) {
     auto& s = state();
     check_shape("assign", new_value);
     if (detail::tensor_access::buffer(s.value)->unique()) {
       // Nobody else reads the old value: overwrite it instead of allocating.
-      std::copy_n(new_value.data(), new_value.num_elements(), detail::tensor_access::mutable_data(s.value));
+      std::copy_n(new_value.data(), new_value.num_elements(),
+                  detail::tensor_access::mutable_data(s.value));
     } else {
       s.value = new_value;
       detail::tensor_access::set_id(s.value, s.id);
@@ -77,13 +81,13 @@ class Variable {
     return *this;
   }
   /// value += delta (same shape).
-  Variable& assign_add(Tensor<T, Rank> const& delta)
+  Variable& assign_add(const Tensor<T, Rank>& delta)
     requires numeric_element<T>
   {
     return update("assign_add", delta, [](T a, T b) { return static_cast<T>(a + b); });
   }
   /// value -= delta (same shape).
-  Variable& assign_sub(Tensor<T, Rank> const& delta)
+  Variable& assign_sub(const Tensor<T, Rank>& delta)
     requires numeric_element<T>
   {
     return update("assign_sub", delta, [](T a, T b) { return static_cast<T>(a - b); });
@@ -98,23 +102,25 @@ class Variable {
 
   State& state() const {
     if (state_ == nullptr) {
-      throw failed_precondition("tf::Variable: use of a default-constructed Variable that holds no variable");
+      throw failed_precondition(
+          "tf::Variable: use of a default-constructed Variable that holds no variable");
     }
     return *state_;
   }
-  void check_shape(char const* what, Tensor<T, Rank> const& other) const {
+  void check_shape(const char* what, const Tensor<T, Rank>& other) const {
     other.require_value(what);
     if (other.dims() != state().value.dims()) {
-      throw invalid_argument(std::string("Variable::") + what + " on '" + state().name + "': shape " +
-                             other.shape().to_string() + " does not match the variable's shape " +
+      throw invalid_argument(std::string("Variable::") + what + " on '" + state().name +
+                             "': shape " + other.shape().to_string() +
+                             " does not match the variable's shape " +
                              state().value.shape().to_string());
     }
   }
   template <class Fun>
-  Variable& update(char const* what, Tensor<T, Rank> const& delta, Fun f) {
+  Variable& update(const char* what, const Tensor<T, Rank>& delta, Fun f) {
     auto& s = state();
     check_shape(what, delta);
-    T const* d = delta.data();
+    const T* d = delta.data();
     std::int64_t const n = delta.num_elements();
     if (!detail::tensor_access::buffer(s.value)->unique()) {
       // Someone (a tape, a reader) holds the old value: keep it intact, write a new buffer.

@@ -28,8 +28,8 @@ class ThreadPool {
       workers_.emplace_back([this, i] { worker_loop(i); });
     }
   }
-  ThreadPool(ThreadPool const&) = delete;
-  ThreadPool& operator=(ThreadPool const&) = delete;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool() {
     {
       std::lock_guard lock(mutex_);
@@ -84,7 +84,8 @@ class ThreadPool {
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
   // registered in `workers_inside`, and the caller waits for that count to drop to zero.
   struct Job {
-    Job(std::function<void(std::int64_t, std::int64_t)> t, std::int64_t n, std::int64_t c, std::mutex* m)
+    Job(std::function<void(std::int64_t, std::int64_t)> t, std::int64_t n, std::int64_t c,
+        std::mutex* m)
         : task(std::move(t)), total(n), chunks(c), mutex(m) {}
     std::function<void(std::int64_t, std::int64_t)> task;
     std::int64_t total;
@@ -99,7 +100,7 @@ class ThreadPool {
       std::int64_t completed = 0;
       std::exception_ptr failure;
       for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-        bool const was_inside = inside_pool_;
+        const bool was_inside = inside_pool_;
         inside_pool_ = true;
         try {
           task(total * c / chunks, total * (c + 1) / chunks);

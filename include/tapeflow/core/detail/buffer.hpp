@@ -22,10 +22,12 @@ struct Buffer {
   static constexpr std::size_t header_bytes = 64;
 
   std::atomic<std::int64_t> refs{1};
-  std::int64_t count = 0;                      // elements
+  std::int64_t count = 0;                       // elements
   void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
 
-  [[nodiscard]] std::byte* bytes() noexcept { return reinterpret_cast<std::byte*>(this) + header_bytes; }
+  [[nodiscard]] std::byte* bytes() noexcept {
+    return reinterpret_cast<std::byte*>(this) + header_bytes;
+  }
   template <class T>
   [[nodiscard]] T* data() noexcept {
     return std::launder(reinterpret_cast<T*>(bytes()));
@@ -44,7 +46,8 @@ struct Buffer {
     void* raw = ::operator new(bytes, std::align_val_t{alignment});
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
-    if constexpr (!std::is_trivially_default_constructible_v<T> || !std::is_trivially_destructible_v<T>) {
+    if constexpr (!std::is_trivially_default_constructible_v<T> ||
+                  !std::is_trivially_destructible_v<T>) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());
       for (std::int64_t i = 0; i < count; ++i) {
         new (elements + i) T();

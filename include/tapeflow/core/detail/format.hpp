@@ -59,7 +59,7 @@ std::string scalar_float(F value) {
   if (std::isinf(value)) {
     return value > 0 ? "inf" : "-inf";
   }
-  F const mag = std::fabs(value);
+  const F mag = std::fabs(value);
   if (mag != 0 && (mag < F(1e-4) || mag >= F(1e16))) {
     char buf[64];
     auto res = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
@@ -78,7 +78,7 @@ std::string scalar_float(F value) {
 
 /// Formats the shown elements of a float array with NumPy's column rules.
 template <class F>
-std::vector<std::string> float_column(std::span<F const> shown) {
+std::vector<std::string> float_column(std::span<const F> shown) {
   std::vector<std::string> out;
   out.reserve(shown.size());
   F max_abs = 0;
@@ -91,7 +91,7 @@ std::vector<std::string> float_column(std::span<F const> shown) {
       min_abs = std::min(min_abs, std::fabs(v));
     }
   }
-  bool const scientific =
+  const bool scientific =
       any_finite_nonzero && (max_abs >= F(1e8) || min_abs < F(1e-4) || max_abs / min_abs > F(1e3));
   auto special = [](F v) -> std::string {
     if (std::isnan(v)) {
@@ -176,10 +176,10 @@ std::vector<std::string> float_column(std::span<F const> shown) {
 }
 
 /// Python's repr of a bytes object: b'abc', escapes for quotes, backslashes, non-printables.
-inline std::string bytes_literal(std::string const& bytes) {
-  bool const has_single = bytes.find('\'') != std::string::npos;
-  bool const has_double = bytes.find('"') != std::string::npos;
-  char const quote = has_single && !has_double ? '"' : '\'';
+inline std::string bytes_literal(const std::string& bytes) {
+  const bool has_single = bytes.find('\'') != std::string::npos;
+  const bool has_double = bytes.find('"') != std::string::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
   std::string out = "b";
   out += quote;
   static constexpr char hex[] = "0123456789abcdef";
@@ -206,13 +206,13 @@ inline std::string bytes_literal(std::string const& bytes) {
 }
 
 template <class T, class Shown>
-std::vector<std::string> column(Shown const& shown) {
+std::vector<std::string> column(const Shown& shown) {
   if constexpr (std::is_floating_point_v<T>) {
-    return float_column<T>(std::span<T const>(shown.data(), shown.size()));
+    return float_column<T>(std::span<const T>(shown.data(), shown.size()));
   } else {
     std::vector<std::string> out;
     std::size_t width = 0;
-    for (auto const& v : shown) {
+    for (const auto& v : shown) {
       std::string s;
       if constexpr (std::is_same_v<T, bool>) {
         s = v ? "True" : "False";
@@ -254,7 +254,7 @@ inline std::vector<std::int64_t> shown_indices(std::int64_t dim, bool summarize)
 
 /// NumPy's `str(array)` for a row-major array of the given shape.
 template <class T>
-std::string array_text(std::span<T const> values, Shape const& shape) {
+std::string array_text(std::span<const T> values, const Shape& shape) {
   std::size_t const rank = shape.rank();
   if (rank == 0) {
     if constexpr (std::is_floating_point_v<T>) {
@@ -263,7 +263,7 @@ std::string array_text(std::span<T const> values, Shape const& shape) {
       return column<T>(values).front();  // NOLINT: one element
     }
   }
-  bool const summarize = shape.num_elements() > summary_threshold;
+  const bool summarize = shape.num_elements() > summary_threshold;
   // Collect the shown elements in print order (so widths come from what is printed).
   std::vector<std::vector<std::int64_t>> axes;
   for (std::size_t a = 0; a < rank; ++a) {
@@ -293,7 +293,7 @@ std::string array_text(std::span<T const> values, Shape const& shape) {
   std::vector<std::string> cells = column<T>(shown);
   std::size_t next_cell = 0;
   std::string out;
-  auto emit = [&](auto&& self, std::size_t axis, std::string const& indent) -> void {
+  auto emit = [&](auto&& self, std::size_t axis, const std::string& indent) -> void {
     out += '[';
     std::string const inner_indent = indent + ' ';
     if (axis + 1 == rank) {
@@ -340,17 +340,17 @@ std::string array_text(std::span<T const> values, Shape const& shape) {
 
 /// Prints like TensorFlow's `str(tensor)`: `tf.Tensor([1 2 3], shape=(3,), dtype=int32)`.
 template <class T, std::size_t Rank>
-std::ostream& operator<<(std::ostream& os, Tensor<T, Rank> const& t) {
+std::ostream& operator<<(std::ostream& os, const Tensor<T, Rank>& t) {
   if (!t.has_value()) {
-    return os << "tf.Tensor(<no value>, shape=" << t.shape().to_string() << ", dtype=" << dtype_traits<T>::name
-              << ")";
+    return os << "tf.Tensor(<no value>, shape=" << t.shape().to_string()
+              << ", dtype=" << dtype_traits<T>::name << ")";
   }
   std::string text = detail::format::array_text<T>(t.values(), t.shape());
   if (text.find('\n') != std::string::npos) {
     text.insert(0, "\n");
   }
-  return os << "tf.Tensor(" << text << ", shape=" << t.shape().to_string() << ", dtype=" << dtype_traits<T>::name
-            << ")";
+  return os << "tf.Tensor(" << text << ", shape=" << t.shape().to_string()
+            << ", dtype=" << dtype_traits<T>::name << ")";
 }
 
 TAPEFLOW_END_NAMESPACE

@@ -24,7 +24,7 @@ struct Reshape {
   std::array<std::int64_t, OutRank> dims;
 
   template <class T, std::size_t R>
-  std::array<std::int64_t, OutRank> resolve(Tensor<T, R> const& x) const {
+  std::array<std::int64_t, OutRank> resolve(const Tensor<T, R>& x) const {
     std::int64_t known = 1;
     int unknown = -1;
     for (std::size_t i = 0; i < OutRank; ++i) {
@@ -41,24 +41,26 @@ struct Reshape {
     std::int64_t const n = x.num_elements();
     if (unknown >= 0) {
       if (known == 0 || n % known != 0) {
-        throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() + " (" +
-                               std::to_string(n) + " elements) into " + Shape(dims).to_string());
+        throw invalid_argument("Reshape: cannot reshape a tensor of shape " +
+                               x.shape().to_string() + " (" + std::to_string(n) +
+                               " elements) into " + Shape(dims).to_string());
       }
       out[static_cast<std::size_t>(unknown)] = n / known;
     } else if (known != n) {
-      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() + " (" +
-                             std::to_string(n) + " elements) into " + Shape(dims).to_string() + " (" +
-                             std::to_string(known) + " elements)");
+      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() +
+                             " (" + std::to_string(n) + " elements) into " +
+                             Shape(dims).to_string() + " (" + std::to_string(known) + " elements)");
     }
     return out;
   }
   template <class T, std::size_t R>
-  Tensor<T, OutRank> forward(Tensor<T, R> const& x) const {
+  Tensor<T, OutRank> forward(const Tensor<T, R>& x) const {
     return detail::tensor_access::wrap<T, OutRank>(detail::tensor_access::buffer(x), resolve(x),
                                                    detail::new_tensor_id());
   }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, OutRank> const& dy, Tensor<T, OutRank> const&, Tensor<T, R> const& x) const {
+  auto gradient(const Tensor<T, OutRank>& dy, const Tensor<T, OutRank>&,
+                const Tensor<T, R>& x) const {
     return detail::execute(Reshape<R>{x.dims()}, dy);
   }
 };
@@ -69,8 +71,9 @@ struct StopGradient {
   static constexpr std::string_view name = "StopGradient";
   static constexpr bool differentiable = false;
   template <class T, std::size_t R>
-  Tensor<T, R> forward(Tensor<T, R> const& x) const {
-    return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(), detail::new_tensor_id());
+  Tensor<T, R> forward(const Tensor<T, R>& x) const {
+    return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(),
+                                             detail::new_tensor_id());
   }
 };
 
@@ -78,11 +81,12 @@ struct StopGradient {
 struct Identity {
   static constexpr std::string_view name = "Identity";
   template <class T, std::size_t R>
-  Tensor<T, R> forward(Tensor<T, R> const& x) const {
-    return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(), detail::new_tensor_id());
+  Tensor<T, R> forward(const Tensor<T, R>& x) const {
+    return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(),
+                                             detail::new_tensor_id());
   }
   template <class T, std::size_t R>
-  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
+  Tensor<T, R> gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
     return dy;
   }
 };
@@ -92,24 +96,24 @@ struct Identity {
 /// Reshapes to `dims` (one may be -1): `tf::reshape(x, {-1, 784})` (TensorFlow: `tf.reshape`).
 /// Throws invalid_argument when the element counts differ.
 template <tensor_like X, std::size_t N>
-Tensor<value_type_of<X>, N> reshape(X const& x, std::int64_t const (&dims)[N]) {
+Tensor<value_type_of<X>, N> reshape(const X& x, std::int64_t const (&dims)[N]) {
   std::array<std::int64_t, N> d;
   std::copy(dims, dims + N, d.begin());
   return detail::execute(ops::Reshape<N>{d}, detail::as_tensor(x));
 }
 template <tensor_like X, std::size_t N>
-Tensor<value_type_of<X>, N> reshape(X const& x, std::array<std::int64_t, N> const& dims) {
+Tensor<value_type_of<X>, N> reshape(const X& x, const std::array<std::int64_t, N>& dims) {
   return detail::execute(ops::Reshape<N>{dims}, detail::as_tensor(x));
 }
 
 /// Inserts a size-1 axis at `axis` (negative counts from the end, as in TensorFlow).
 template <tensor_like X>
-Tensor<value_type_of<X>, rank_of<X> + 1> expand_dims(X const& x, int axis) {
+Tensor<value_type_of<X>, rank_of<X> + 1> expand_dims(const X& x, int axis) {
   constexpr int R = static_cast<int>(rank_of<X>);
-  auto const& t = detail::as_tensor(x);
+  const auto& t = detail::as_tensor(x);
   if (axis < -(R + 1) || axis > R) {
-    throw invalid_argument("ExpandDims: axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
-                           std::to_string(R));
+    throw invalid_argument("ExpandDims: axis " + std::to_string(axis) +
+                           " is out of range for a tensor of rank " + std::to_string(R));
   }
   std::size_t const at = static_cast<std::size_t>(axis < 0 ? axis + R + 1 : axis);
   std::array<std::int64_t, R + 1> dims{};
@@ -123,12 +127,12 @@ Tensor<value_type_of<X>, rank_of<X> + 1> expand_dims(X const& x, int axis) {
 /// the axis is named. Throws invalid_argument when that axis is not 1.
 template <tensor_like X>
   requires(rank_of<X> >= 1)
-Tensor<value_type_of<X>, rank_of<X> - 1> squeeze(X const& x, int axis) {
+Tensor<value_type_of<X>, rank_of<X> - 1> squeeze(const X& x, int axis) {
   constexpr int R = static_cast<int>(rank_of<X>);
-  auto const& t = detail::as_tensor(x);
+  const auto& t = detail::as_tensor(x);
   if (axis < -R || axis >= R) {
-    throw invalid_argument("Squeeze: axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
-                           std::to_string(R));
+    throw invalid_argument("Squeeze: axis " + std::to_string(axis) +
+                           " is out of range for a tensor of rank " + std::to_string(R));
   }
   std::size_t const at = static_cast<std::size_t>(axis < 0 ? axis + R : axis);
   if (t.dims()[at] != 1) {
@@ -146,13 +150,13 @@ Tensor<value_type_of<X>, rank_of<X> - 1> squeeze(X const& x, int axis) {
 
 /// The value with gradients blocked (TensorFlow: `tf.stop_gradient`).
 template <tensor_like X>
-tensor_type_of<X> stop_gradient(X const& x) {
+tensor_type_of<X> stop_gradient(const X& x) {
   return detail::execute(ops::StopGradient{}, detail::as_tensor(x));
 }
 
 /// The value under a new identity (TensorFlow: `tf.identity`).
 template <tensor_like X>
-tensor_type_of<X> identity(X const& x) {
+tensor_type_of<X> identity(const X& x) {
   return detail::execute(ops::Identity{}, detail::as_tensor(x));
 }
 

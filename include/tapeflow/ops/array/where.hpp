@@ -22,15 +22,16 @@ struct SelectV2 {
   static constexpr std::string_view name = "SelectV2";
 
   template <std::size_t C, class T, std::size_t A, std::size_t B>
-  auto infer(Tensor<bool, C> const& c, Tensor<T, A> const& x, Tensor<T, B> const& y) const {
+  auto infer(const Tensor<bool, C>& c, const Tensor<T, A>& x, const Tensor<T, B>& y) const {
     auto xy = detail::broadcast_dims(name, x.dims(), y.dims());
     auto dims = detail::broadcast_dims(name, c.dims(), xy);
     return OutSpec<T, dims.size()>{dims};
   }
   template <class T, std::size_t R, std::size_t C, std::size_t A, std::size_t B>
-  void compute(Tensor<T, R>& out, Tensor<bool, C> const& c, Tensor<T, A> const& x, Tensor<T, B> const& y) const {
+  void compute(Tensor<T, R>& out, const Tensor<bool, C>& c, const Tensor<T, A>& x,
+               const Tensor<T, B>& y) const {
     // Strided walk: each operand's stride is 0 along its broadcast axes.
-    auto strides = [&](auto const& dims) {
+    auto strides = [&](const auto& dims) {
       auto d = detail::align_dims<R>(dims);
       std::array<std::int64_t, R> s{};
       std::int64_t stride = 1;
@@ -40,13 +41,13 @@ struct SelectV2 {
       }
       return s;
     };
-    auto const sc = strides(c.dims());
-    auto const sx = strides(x.dims());
-    auto const sy = strides(y.dims());
+    const auto sc = strides(c.dims());
+    const auto sx = strides(x.dims());
+    const auto sy = strides(y.dims());
     T* o = detail::tensor_access::mutable_data(out);
-    bool const* pc = c.data();
-    T const* px = x.data();
-    T const* py = y.data();
+    const bool* pc = c.data();
+    const T* px = x.data();
+    const T* py = y.data();
     std::array<std::int64_t, R> idx{};
     std::int64_t const n = out.num_elements();
     for (std::int64_t k = 0; k < n; ++k) {
@@ -68,11 +69,16 @@ struct SelectV2 {
     }
   }
   template <class T, std::size_t R, std::size_t C, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<bool, C> const& c, Tensor<T, A> const& x,
-                Tensor<T, B> const& y) const {
-    return std::tuple{no_gradient,
-                      [=] { return detail::unbroadcast(detail::execute(SelectV2{}, c, dy, zeros_like(dy)), x.dims()); },
-                      [=] { return detail::unbroadcast(detail::execute(SelectV2{}, c, zeros_like(dy), dy), y.dims()); }};
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<bool, C>& c,
+                const Tensor<T, A>& x, const Tensor<T, B>& y) const {
+    return std::tuple{
+        no_gradient,
+        [=] {
+          return detail::unbroadcast(detail::execute(SelectV2{}, c, dy, zeros_like(dy)), x.dims());
+        },
+        [=] {
+          return detail::unbroadcast(detail::execute(SelectV2{}, c, zeros_like(dy), dy), y.dims());
+        }};
   }
 };
 
@@ -81,9 +87,11 @@ struct SelectV2 {
 /// Elementwise `condition ? x : y` with broadcasting (TensorFlow: `tf.where(c, x, y)`).
 template <tensor_like C, tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<C>, bool>
-auto where(C const& condition, X const& x, Y const& y) {
-  static_assert(std::same_as<value_type_of<X>, value_type_of<Y>>, "tf::where(c, x, y): x and y must have the same dtype");
-  return detail::execute(ops::SelectV2{}, detail::as_tensor(condition), detail::as_tensor(x), detail::as_tensor(y));
+auto where(const C& condition, const X& x, const Y& y) {
+  static_assert(std::same_as<value_type_of<X>, value_type_of<Y>>,
+                "tf::where(c, x, y): x and y must have the same dtype");
+  return detail::execute(ops::SelectV2{}, detail::as_tensor(condition), detail::as_tensor(x),
+                         detail::as_tensor(y));
 }
 
 TAPEFLOW_END_NAMESPACE

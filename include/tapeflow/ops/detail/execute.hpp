@@ -28,9 +28,9 @@ struct is_tensor_list<std::vector<Tensor<T, R>>> : std::true_type {};
 
 /// Calls `f(tensor)` for a tensor input, or for each tensor of a list input.
 template <class X, class Fun>
-void for_each_tensor(X const& x, Fun&& f) {
+void for_each_tensor(const X& x, Fun&& f) {
   if constexpr (is_tensor_list<X>::value) {
-    for (auto const& t : x) {
+    for (const auto& t : x) {
       f(t);
     }
   } else {
@@ -39,17 +39,18 @@ void for_each_tensor(X const& x, Fun&& f) {
 }
 
 template <class Op>
-void require_inputs(Op const&, auto const&... in) {
-  auto check = [](auto const& t) {
+void require_inputs(const Op&, const auto&... in) {
+  auto check = [](const auto& t) {
     if (!t.has_value()) {
-      throw failed_precondition(std::string(Op::name) + ": an input tensor holds no value (default-constructed)");
+      throw failed_precondition(std::string(Op::name) +
+                                ": an input tensor holds no value (default-constructed)");
     }
   };
   (for_each_tensor(in, check), ...);
 }
 
 template <class Op, class... In>
-concept has_gradient = requires(Op const& op, In const&... in) { op.gradient(in...); };
+concept has_gradient = requires(const Op& op, const In&... in) { op.gradient(in...); };
 
 template <class Op>
 constexpr bool stops_gradient() {
@@ -75,7 +76,7 @@ auto materialize(Entry&& entry) {
 template <class Op, class Out, class... In>
 class OpNode final : public tape::Node {
  public:
-  OpNode(Op const& op, Out const& out, In const&... in) : op_(op), out_(out), in_(in...) {}
+  OpNode(const Op& op, const Out& out, const In&... in) : op_(op), out_(out), in_(in...) {}
 
   [[nodiscard]] std::string_view op_name() const noexcept override { return Op::name; }
 
@@ -84,9 +85,9 @@ class OpNode final : public tape::Node {
     if (g == nullptr) {
       return;
     }
-    Out const dy = g->template unchecked_as<typename Out::value_type, Out::rank_v>();
+    const Out dy = g->template unchecked_as<typename Out::value_type, Out::rank_v>();
     if constexpr (has_gradient<Op, Out, Out, In...>) {
-      auto grads = std::apply([&](auto const&... x) { return op_.gradient(dy, out_, x...); }, in_);
+      auto grads = std::apply([&](const auto&... x) { return op_.gradient(dy, out_, x...); }, in_);
       if constexpr (sizeof...(In) == 1 && !is_tuple(static_cast<decltype(grads)*>(nullptr))) {
         push<0>(bp, grads);
       } else {
@@ -97,7 +98,8 @@ class OpNode final : public tape::Node {
         }(std::index_sequence_for<In...>{});
       }
     } else {
-      throw unimplemented(std::string("GradientTape: no gradient is defined for op ") + std::string(Op::name));
+      throw unimplemented(std::string("GradientTape: no gradient is defined for op ") +
+                          std::string(Op::name));
     }
   }
 
@@ -115,9 +117,9 @@ class OpNode final : public tape::Node {
     if constexpr (std::is_same_v<E, no_gradient_t>) {
       return;
     } else {
-      auto const& input = std::get<I>(in_);
+      const auto& input = std::get<I>(in_);
       bool any_needed = false;
-      for_each_tensor(input, [&](auto const& t) { any_needed = any_needed || bp.needed(t.id()); });
+      for_each_tensor(input, [&](const auto& t) { any_needed = any_needed || bp.needed(t.id()); });
       if (!any_needed) {
         return;  // the lambda (if any) is never called: that gradient is not computed
       }
@@ -146,7 +148,7 @@ constexpr bool records_gradient = floating_element<typename Out::value_type>;
 
 /// Appends a node to each active recorder that watches one of the inputs.
 template <class Op, class Out, class... In>
-void record(Op const& op, Out const& out, In const&... in) {
+void record(const Op& op, const Out& out, const In&... in) {
   if constexpr (!records_gradient<Out> || stops_gradient<Op>()) {
     return;
   } else {
@@ -156,7 +158,7 @@ void record(Op const& op, Out const& out, In const&... in) {
       }
       bool wanted = false;
       std::size_t num_ids = 0;
-      auto visit = [&](auto const& t) {
+      auto visit = [&](const auto& t) {
         wanted = recorder->wants(t.id()) || wanted;
         ++num_ids;
       };
@@ -168,7 +170,7 @@ void record(Op const& op, Out const& out, In const&... in) {
       node->out_id = out.id();
       std::size_t k = 0;
       auto* ids = const_cast<std::int64_t*>(node->in_ids);
-      (for_each_tensor(in, [&](auto const& t) { ids[k++] = t.id(); }), ...);
+      (for_each_tensor(in, [&](const auto& t) { ids[k++] = t.id(); }), ...);
       recorder->watch(out.id());
     }
   }
@@ -176,7 +178,7 @@ void record(Op const& op, Out const& out, In const&... in) {
 
 /// Runs `op` on tensor inputs: shape rule, allocation, CPU kernel, tape recording.
 template <class Op, class... In>
-auto execute(Op const& op, In const&... in) {
+auto execute(const Op& op, const In&... in) {
   require_inputs(op, in...);
   if constexpr (requires { op.forward(in...); }) {
     auto out = op.forward(in...);
@@ -199,7 +201,7 @@ auto execute(Op const& op, In const&... in) {
 
 /// Shape text for error messages: "(2, 3)".
 template <std::size_t R>
-std::string shape_text(std::array<std::int64_t, R> const& dims) {
+std::string shape_text(const std::array<std::int64_t, R>& dims) {
   return Shape(dims).to_string();
 }
 

@@ -90,8 +90,8 @@ class IdSet {
 class Arena {
  public:
   Arena() = default;
-  Arena(Arena const&) = delete;
-  Arena& operator=(Arena const&) = delete;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
   ~Arena() {
     for (auto* b : blocks_) {
       ::operator delete(b, std::align_val_t{64});
@@ -134,21 +134,21 @@ class Backprop;
 class Node {
  public:
   Node() = default;
-  Node(Node const&) = delete;
-  Node& operator=(Node const&) = delete;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   virtual ~Node() = default;
   virtual void backward(Backprop& bp) = 0;
   [[nodiscard]] virtual std::string_view op_name() const noexcept = 0;
 
   std::int64_t out_id = 0;
-  std::int64_t const* in_ids = nullptr;  // arena-owned
+  const std::int64_t* in_ids = nullptr;  // arena-owned
   std::uint32_t num_in = 0;
 };
 
 /// Gradients accumulated during one backward pass, keyed by tensor id.
 class Backprop {
  public:
-  explicit Backprop(IdSet const& needed) : needed_(needed) {}
+  explicit Backprop(const IdSet& needed) : needed_(needed) {}
 
   /// Whether a gradient for `id` leads to a requested source (others are not computed).
   [[nodiscard]] bool needed(std::int64_t id) const noexcept { return needed_.contains(id); }
@@ -170,9 +170,9 @@ class Backprop {
  private:
   // Defined with the arithmetic ops (ops/math/arithmetic.hpp), which execute.hpp includes.
   template <class T, std::size_t R>
-  static Tensor<T, R> accumulate_sum(Tensor<T, R> const& a, Tensor<T, R> const& b);
+  static Tensor<T, R> accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b);
 
-  IdSet const& needed_;
+  const IdSet& needed_;
   std::unordered_map<std::int64_t, AnyTensor> grads_;
 };
 
@@ -206,16 +206,18 @@ class Recorder {
   NodeType* emplace(std::size_t num_ids, Args&&... args) {
     void* mem = arena_.allocate(sizeof(NodeType), alignof(NodeType));
     auto* node = new (mem) NodeType(std::forward<Args>(args)...);
-    auto* ids = static_cast<std::int64_t*>(arena_.allocate(sizeof(std::int64_t) * std::max<std::size_t>(num_ids, 1),
-                                                           alignof(std::int64_t)));
+    auto* ids = static_cast<std::int64_t*>(arena_.allocate(
+        sizeof(std::int64_t) * std::max<std::size_t>(num_ids, 1), alignof(std::int64_t)));
     node->in_ids = ids;
     node->num_in = static_cast<std::uint32_t>(num_ids);
     nodes_.push_back(node);
     return node;
   }
 
-  [[nodiscard]] std::vector<Node*> const& nodes() const noexcept { return nodes_; }
-  [[nodiscard]] std::vector<std::int64_t> const& watched_variables() const noexcept { return watched_variables_; }
+  [[nodiscard]] const std::vector<Node*>& nodes() const noexcept { return nodes_; }
+  [[nodiscard]] const std::vector<std::int64_t>& watched_variables() const noexcept {
+    return watched_variables_;
+  }
 
   /// Drops every node and watch, keeping capacity for reuse.
   void reset() noexcept {

@@ -20,20 +20,20 @@
 TAPEFLOW_BEGIN_NAMESPACE
 
 template <tensor_like X, tensor_like Y>
-auto operator+(X const& a, Y const& b);
+auto operator+(const X& a, const Y& b);
 template <tensor_like X, tensor_like Y>
-auto operator-(X const& a, Y const& b);
+auto operator-(const X& a, const Y& b);
 template <tensor_like X, tensor_like Y>
-auto operator*(X const& a, Y const& b);
+auto operator*(const X& a, const Y& b);
 template <tensor_like X, tensor_like Y>
-auto operator/(X const& a, Y const& b);
+auto operator/(const X& a, const Y& b);
 template <tensor_like X>
-tensor_type_of<X> operator-(X const& a);
+tensor_type_of<X> operator-(const X& a);
 
 namespace detail {
 /// Sums `g` (shaped like a broadcast result) down to `dims`: the gradient of broadcasting.
 template <class T, std::size_t R, std::size_t A>
-Tensor<T, A> unbroadcast(Tensor<T, R> const& g, std::array<std::int64_t, A> const& dims);
+Tensor<T, A> unbroadcast(const Tensor<T, R>& g, const std::array<std::int64_t, A>& dims);
 }  // namespace detail
 
 namespace ops {
@@ -45,30 +45,34 @@ struct BinaryElementwise {
   using result = T;
 
   template <class T, std::size_t A, std::size_t B>
-  auto infer(Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  auto infer(const Tensor<T, A>& a, const Tensor<T, B>& b) const {
     auto dims = detail::broadcast_dims(Derived::name, a.dims(), b.dims());
     return OutSpec<typename Derived::template result<T>, dims.size()>{dims};
   }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
-  void compute(Tensor<U, R>& out, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
-    detail::binary_kernel(out, a, b, [](auto const& x, auto const& y) { return Derived::expr(x, y); });
+  void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
+    detail::binary_kernel(out, a, b,
+                          [](const auto& x, const auto& y) { return Derived::expr(x, y); });
   }
 };
 
 struct Add : BinaryElementwise<Add> {
   static constexpr std::string_view name = "AddV2";
-  static auto expr(auto const& x, auto const& y) { return x + y; }
+  static auto expr(const auto& x, const auto& y) { return x + y; }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
-    return std::tuple{[=] { return detail::unbroadcast(dy, a.dims()); }, [=] { return detail::unbroadcast(dy, b.dims()); }};
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy, a.dims()); },
+                      [=] { return detail::unbroadcast(dy, b.dims()); }};
   }
 };
 
 struct Sub : BinaryElementwise<Sub> {
   static constexpr std::string_view name = "Sub";
-  static auto expr(auto const& x, auto const& y) { return x - y; }
+  static auto expr(const auto& x, const auto& y) { return x - y; }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
     return std::tuple{[=] { return detail::unbroadcast(dy, a.dims()); },
                       [=] { return detail::unbroadcast(-dy, b.dims()); }};
   }
@@ -76,9 +80,10 @@ struct Sub : BinaryElementwise<Sub> {
 
 struct Mul : BinaryElementwise<Mul> {
   static constexpr std::string_view name = "Mul";
-  static auto expr(auto const& x, auto const& y) { return x * y; }
+  static auto expr(const auto& x, const auto& y) { return x * y; }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
     return std::tuple{[=] { return detail::unbroadcast(dy * b, a.dims()); },
                       [=] { return detail::unbroadcast(dy * a, b.dims()); }};
   }
@@ -87,9 +92,9 @@ struct Mul : BinaryElementwise<Mul> {
 /// Division; integer division truncates toward zero (as C++ does) and throws on a zero divisor.
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
-  static auto expr(auto const& x, auto const& y) { return x / y; }
+  static auto expr(const auto& x, const auto& y) { return x / y; }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
-  void compute(Tensor<U, R>& out, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
     if constexpr (std::is_integral_v<T>) {
       for (T v : b.values()) {
         if (v == T(0)) {
@@ -100,7 +105,8 @@ struct Div : BinaryElementwise<Div> {
     BinaryElementwise<Div>::compute(out, a, b);
   }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
     return std::tuple{[=] { return detail::unbroadcast(dy / b, a.dims()); },
                       [=] { return detail::unbroadcast(-dy * a / (b * b), b.dims()); }};
   }
@@ -109,39 +115,46 @@ struct Div : BinaryElementwise<Div> {
 /// a ** b (TensorFlow op "Pow").
 struct Pow : BinaryElementwise<Pow> {
   static constexpr std::string_view name = "Pow";
-  static auto expr(auto const& x, auto const& y) {
+  static auto expr(const auto& x, const auto& y) {
     using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
     return x.binaryExpr(y, [](T p, T q) { return static_cast<T>(std::pow(p, q)); });
   }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
     // d/da = b * a^(b-1); d/db = a^b * log(a), taken as 0 where a <= 0 (TensorFlow does the same).
     return std::tuple{[=] { return detail::unbroadcast(dy * b * pow(a, b - T(1)), a.dims()); },
                       [=] {
                         auto positive = greater(a, T(0));
                         auto safe_a = where(positive, a, ones_like(a));
-                        return detail::unbroadcast(dy * y * where(positive, log(safe_a), zeros_like(safe_a)) , b.dims());
+                        return detail::unbroadcast(
+                            dy * y * where(positive, log(safe_a), zeros_like(safe_a)), b.dims());
                       }};
   }
 };
 
-/// Elementwise max (TensorFlow op "Maximum"); the gradient goes to the larger input (to `a` on ties).
+/// Elementwise max (TensorFlow op "Maximum"); the gradient goes to the larger input (to `a` on
+/// ties).
 struct Maximum : BinaryElementwise<Maximum> {
   static constexpr std::string_view name = "Maximum";
-  static auto expr(auto const& x, auto const& y) { return x.cwiseMax(y); }
+  static auto expr(const auto& x, const auto& y) { return x.cwiseMax(y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
-    return std::tuple{[=] { return detail::unbroadcast(dy * cast<T>(greater_equal(a, b)), a.dims()); },
-                      [=] { return detail::unbroadcast(dy * cast<T>(less(a, b)), b.dims()); }};
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
+    return std::tuple{
+        [=] { return detail::unbroadcast(dy * cast<T>(greater_equal(a, b)), a.dims()); },
+        [=] { return detail::unbroadcast(dy * cast<T>(less(a, b)), b.dims()); }};
   }
 };
 
-/// Elementwise min (TensorFlow op "Minimum"); the gradient goes to the smaller input (to `a` on ties).
+/// Elementwise min (TensorFlow op "Minimum"); the gradient goes to the smaller input (to `a` on
+/// ties).
 struct Minimum : BinaryElementwise<Minimum> {
   static constexpr std::string_view name = "Minimum";
-  static auto expr(auto const& x, auto const& y) { return x.cwiseMin(y); }
+  static auto expr(const auto& x, const auto& y) { return x.cwiseMin(y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, A> const& a, Tensor<T, B> const& b) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
     return std::tuple{[=] { return detail::unbroadcast(dy * cast<T>(less_equal(a, b)), a.dims()); },
                       [=] { return detail::unbroadcast(dy * cast<T>(greater(a, b)), b.dims()); }};
   }
@@ -153,7 +166,7 @@ namespace detail {
 /// Operands of a binary op: tensors/variables as they are, plain numbers as rank-0 tensors of
 /// the other operand's dtype (TensorFlow converts Python numbers the same way).
 template <class X, class Other>
-decltype(auto) operand(X const& x) {
+decltype(auto) operand(const X& x) {
   if constexpr (tensor_like<X>) {
     return as_tensor(x);
   } else {
@@ -162,31 +175,33 @@ decltype(auto) operand(X const& x) {
 }
 
 template <class X, class Y>
-concept binary_operands = (tensor_like<X> && tensor_like<Y>) || (tensor_like<X> && std::is_arithmetic_v<Y>) ||
-                          (std::is_arithmetic_v<X> && tensor_like<Y>);
+concept binary_operands =
+    (tensor_like<X> && tensor_like<Y>) || (tensor_like<X> && std::is_arithmetic_v<Y>) ||
+    (std::is_arithmetic_v<X> && tensor_like<Y>);
 
 template <class X, class Y>
 using tensor_operand_of = std::conditional_t<tensor_like<X>, X, Y>;
 
 template <class Op, class X, class Y>
-auto binary(X const& a, Y const& b) {
+auto binary(const X& a, const Y& b) {
   using A = tensor_operand_of<X, Y>;
   using B = tensor_operand_of<Y, X>;
-  static_assert(std::same_as<value_type_of<A>, value_type_of<B>>,
-                "tf binary op: both operands must have the same dtype (TensorFlow does not promote dtypes); "
-                "convert one with tf::cast<T>(x)");
+  static_assert(
+      std::same_as<value_type_of<A>, value_type_of<B>>,
+      "tf binary op: both operands must have the same dtype (TensorFlow does not promote dtypes); "
+      "convert one with tf::cast<T>(x)");
   return execute(Op{}, operand<X, B>(a), operand<Y, A>(b));
 }
 
 template <class T, std::size_t R, std::size_t A>
-Tensor<T, A> unbroadcast(Tensor<T, R> const& g, std::array<std::int64_t, A> const& dims) {
+Tensor<T, A> unbroadcast(const Tensor<T, R>& g, const std::array<std::int64_t, A>& dims) {
   static_assert(A <= R);
   if constexpr (A == R) {
     if (g.dims() == dims) {
       return g;
     }
   }
-  auto const aligned = align_dims<R>(dims);
+  const auto aligned = align_dims<R>(dims);
   ops::Reduce<ops::ReduceKind::sum, R> sum;
   sum.keep_dims = true;
   for (std::size_t i = 0; i < R; ++i) {
@@ -203,112 +218,112 @@ Tensor<T, A> unbroadcast(Tensor<T, R> const& g, std::array<std::int64_t, A> cons
 /// a + b with broadcasting (TensorFlow: `tf.add`); also `a + b` on tensors, variables and numbers.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto add(X const& a, Y const& b) {
+auto add(const X& a, const Y& b) {
   return detail::binary<ops::Add>(a, b);
 }
 /// a - b with broadcasting (TensorFlow: `tf.subtract`).
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto subtract(X const& a, Y const& b) {
+auto subtract(const X& a, const Y& b) {
   return detail::binary<ops::Sub>(a, b);
 }
 /// a * b elementwise with broadcasting (TensorFlow: `tf.multiply`).
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto multiply(X const& a, Y const& b) {
+auto multiply(const X& a, const Y& b) {
   return detail::binary<ops::Mul>(a, b);
 }
 /// a / b elementwise with broadcasting (TensorFlow: `tf.divide`).
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto divide(X const& a, Y const& b) {
+auto divide(const X& a, const Y& b) {
   return detail::binary<ops::Div>(a, b);
 }
 /// a ** b elementwise (TensorFlow: `tf.pow`).
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto pow(X const& a, Y const& b) {
+auto pow(const X& a, const Y& b) {
   return detail::binary<ops::Pow>(a, b);
 }
 /// Elementwise maximum (TensorFlow: `tf.maximum`).
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto maximum(X const& a, Y const& b) {
+auto maximum(const X& a, const Y& b) {
   return detail::binary<ops::Maximum>(a, b);
 }
 /// Elementwise minimum (TensorFlow: `tf.minimum`).
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto minimum(X const& a, Y const& b) {
+auto minimum(const X& a, const Y& b) {
   return detail::binary<ops::Minimum>(a, b);
 }
 
 template <tensor_like X, tensor_like Y>
-auto operator+(X const& a, Y const& b) {
+auto operator+(const X& a, const Y& b) {
   return add(a, b);
 }
 template <tensor_like X, tensor_like Y>
-auto operator-(X const& a, Y const& b) {
+auto operator-(const X& a, const Y& b) {
   return subtract(a, b);
 }
 template <tensor_like X, tensor_like Y>
-auto operator*(X const& a, Y const& b) {
+auto operator*(const X& a, const Y& b) {
   return multiply(a, b);
 }
 template <tensor_like X, tensor_like Y>
-auto operator/(X const& a, Y const& b) {
+auto operator/(const X& a, const Y& b) {
   return divide(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator+(X const& a, S b) {
+auto operator+(const X& a, S b) {
   return add(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator+(S a, X const& b) {
+auto operator+(S a, const X& b) {
   return add(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator-(X const& a, S b) {
+auto operator-(const X& a, S b) {
   return subtract(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator-(S a, X const& b) {
+auto operator-(S a, const X& b) {
   return subtract(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator*(X const& a, S b) {
+auto operator*(const X& a, S b) {
   return multiply(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator*(S a, X const& b) {
+auto operator*(S a, const X& b) {
   return multiply(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator/(X const& a, S b) {
+auto operator/(const X& a, S b) {
   return divide(a, b);
 }
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
-auto operator/(S a, X const& b) {
+auto operator/(S a, const X& b) {
   return divide(a, b);
 }
 
 template <class T, std::size_t R>
-Tensor<T, R> detail::tape::Backprop::accumulate_sum(Tensor<T, R> const& a, Tensor<T, R> const& b) {
+Tensor<T, R> detail::tape::Backprop::accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b) {
   return execute(ops::Add{}, a, b);
 }
 
 TAPEFLOW_END_NAMESPACE
 
-#include <tapeflow/ops/math/unary.hpp>
-#include <tapeflow/ops/math/compare.hpp>
-#include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/array/where.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/math/compare.hpp>
+#include <tapeflow/ops/math/unary.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>

@@ -20,25 +20,26 @@ template <class U>
 struct Cast {
   static constexpr std::string_view name = "Cast";
   template <class T, std::size_t R>
-  OutSpec<U, R> infer(Tensor<T, R> const& x) const {
-    static_assert(numeric_element<T> || std::same_as<T, bool>, "tf::cast: cannot cast string tensors");
+  OutSpec<U, R> infer(const Tensor<T, R>& x) const {
+    static_assert(numeric_element<T> || std::same_as<T, bool>,
+                  "tf::cast: cannot cast string tensors");
     static_assert(numeric_element<U> || std::same_as<U, bool>, "tf::cast: cannot cast to string");
     return {x.dims()};
   }
   template <class T, std::size_t R>
-  void compute(Tensor<U, R>& out, Tensor<T, R> const& x) const {
+  void compute(Tensor<U, R>& out, const Tensor<T, R>& x) const {
     if constexpr (std::same_as<U, bool>) {
       U* o = detail::tensor_access::mutable_data(out);
-      T const* v = x.data();
+      const T* v = x.data();
       for (std::int64_t i = 0; i < x.num_elements(); ++i) {
         o[i] = v[i] != T(0);
       }
     } else {
-      detail::unary_kernel(out, x, [](auto const& v) { return v.template cast<U>(); });
+      detail::unary_kernel(out, x, [](const auto& v) { return v.template cast<U>(); });
     }
   }
   template <class T, std::size_t R>
-  auto gradient(Tensor<U, R> const& dy, Tensor<U, R> const&, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<U, R>& dy, const Tensor<U, R>&, const Tensor<T, R>&) const {
     if constexpr (std::is_floating_point_v<T>) {
       return detail::execute(Cast<T>{}, dy);
     } else {
@@ -52,7 +53,7 @@ struct Cast {
 /// Converts `x` to element type U: `tf::cast<float>(labels)`.
 template <class U, tensor_like X>
   requires element_type<U>
-Tensor<U, rank_of<X>> cast(X const& x) {
+Tensor<U, rank_of<X>> cast(const X& x) {
   if constexpr (std::same_as<U, value_type_of<X>>) {
     return detail::as_tensor(x);
   } else {

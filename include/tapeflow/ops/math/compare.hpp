@@ -17,12 +17,12 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
 
-#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, expression)    \
-  struct Op : BinaryElementwise<Op> {                          \
-    static constexpr std::string_view name = tf_name;          \
-    static constexpr bool differentiable = false;              \
-    template <class T>                                         \
-    using result = bool;                                       \
+#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, expression)               \
+  struct Op : BinaryElementwise<Op> {                                     \
+    static constexpr std::string_view name = tf_name;                     \
+    static constexpr bool differentiable = false;                         \
+    template <class T>                                                    \
+    using result = bool;                                                  \
     static auto expr(auto const& x, auto const& y) { return expression; } \
   };
 
@@ -32,7 +32,7 @@ TAPEFLOW_DEFINE_COMPARISON(Less, "Less", x < y)
 TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", x <= y)
 TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", x > y)
 TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", x >= y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", x && y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", x&& y)
 TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", x || y)
 
 #undef TAPEFLOW_DEFINE_COMPARISON
@@ -41,13 +41,13 @@ struct LogicalNot {
   static constexpr std::string_view name = "LogicalNot";
   static constexpr bool differentiable = false;
   template <std::size_t R>
-  OutSpec<bool, R> infer(Tensor<bool, R> const& x) const {
+  OutSpec<bool, R> infer(const Tensor<bool, R>& x) const {
     return {x.dims()};
   }
   template <std::size_t R>
-  void compute(Tensor<bool, R>& out, Tensor<bool, R> const& x) const {
+  void compute(Tensor<bool, R>& out, const Tensor<bool, R>& x) const {
     bool* o = detail::tensor_access::mutable_data(out);
-    bool const* v = x.data();
+    const bool* v = x.data();
     for (std::int64_t i = 0; i < x.num_elements(); ++i) {
       o[i] = !v[i];
     }
@@ -56,11 +56,11 @@ struct LogicalNot {
 
 }  // namespace ops
 
-#define TAPEFLOW_DEFINE_COMPARE_FN(fn, Op)              \
-  template <class X, class Y>                          \
-    requires detail::binary_operands<X, Y>             \
-  auto fn(X const& a, Y const& b) {                    \
-    return detail::binary<ops::Op>(a, b);              \
+#define TAPEFLOW_DEFINE_COMPARE_FN(fn, Op) \
+  template <class X, class Y>              \
+    requires detail::binary_operands<X, Y> \
+  auto fn(X const& a, Y const& b) {        \
+    return detail::binary<ops::Op>(a, b);  \
   }
 
 /// Elementwise a == b as a bool tensor (TensorFlow: `tf.equal`).
@@ -85,43 +85,43 @@ TAPEFLOW_DEFINE_COMPARE_FN(logical_or, LogicalOr)
 /// Elementwise NOT of a bool tensor (TensorFlow: `tf.logical_not`, also `!a`).
 template <tensor_like X>
   requires std::same_as<value_type_of<X>, bool>
-tensor_type_of<X> logical_not(X const& x) {
+tensor_type_of<X> logical_not(const X& x) {
   return detail::execute(ops::LogicalNot{}, detail::as_tensor(x));
 }
 
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto operator<(X const& a, Y const& b) {
+auto operator<(const X& a, const Y& b) {
   return less(a, b);
 }
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto operator<=(X const& a, Y const& b) {
+auto operator<=(const X& a, const Y& b) {
   return less_equal(a, b);
 }
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto operator>(X const& a, Y const& b) {
+auto operator>(const X& a, const Y& b) {
   return greater(a, b);
 }
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
-auto operator>=(X const& a, Y const& b) {
+auto operator>=(const X& a, const Y& b) {
   return greater_equal(a, b);
 }
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
-auto operator&(X const& a, Y const& b) {
+auto operator&(const X& a, const Y& b) {
   return logical_and(a, b);
 }
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
-auto operator|(X const& a, Y const& b) {
+auto operator|(const X& a, const Y& b) {
   return logical_or(a, b);
 }
 template <tensor_like X>
   requires std::same_as<value_type_of<X>, bool>
-auto operator!(X const& a) {
+auto operator!(const X& a) {
   return logical_not(a);
 }
 

@@ -19,13 +19,14 @@ namespace ops {
 template <class Derived>
 struct UnaryElementwise {
   template <class T, std::size_t R>
-  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
-    static_assert(Derived::template admits<T>, "tf unary op: this op does not accept the tensor's dtype");
+  OutSpec<T, R> infer(const Tensor<T, R>& x) const {
+    static_assert(Derived::template admits<T>,
+                  "tf unary op: this op does not accept the tensor's dtype");
     return {x.dims()};
   }
   template <class T, std::size_t R>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
-    detail::unary_kernel(out, x, [](auto const& v) { return Derived::expr(v); });
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
+    detail::unary_kernel(out, x, [](const auto& v) { return Derived::expr(v); });
   }
 };
 
@@ -33,9 +34,9 @@ struct Neg : UnaryElementwise<Neg> {
   static constexpr std::string_view name = "Neg";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(auto const& x) { return -x; }
+  static auto expr(const auto& x) { return -x; }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
     return -dy;
   }
 };
@@ -44,9 +45,9 @@ struct Exp : UnaryElementwise<Exp> {
   static constexpr std::string_view name = "Exp";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(auto const& x) { return x.exp(); }
+  static auto expr(const auto& x) { return x.exp(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * y;
   }
 };
@@ -55,9 +56,9 @@ struct Log : UnaryElementwise<Log> {
   static constexpr std::string_view name = "Log";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(auto const& x) { return x.log(); }
+  static auto expr(const auto& x) { return x.log(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy / x;
   }
 };
@@ -66,9 +67,9 @@ struct Sqrt : UnaryElementwise<Sqrt> {
   static constexpr std::string_view name = "Sqrt";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(auto const& x) { return x.sqrt(); }
+  static auto expr(const auto& x) { return x.sqrt(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * T(0.5) / y;
   }
 };
@@ -77,9 +78,9 @@ struct Square : UnaryElementwise<Square> {
   static constexpr std::string_view name = "Square";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(auto const& x) { return x.square(); }
+  static auto expr(const auto& x) { return x.square(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy * (T(2) * x);
   }
 };
@@ -89,16 +90,16 @@ struct Sign : UnaryElementwise<Sign> {
   static constexpr bool differentiable = false;  // zero almost everywhere
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(auto const& x) { return x.sign(); }
+  static auto expr(const auto& x) { return x.sign(); }
 };
 
 struct Abs : UnaryElementwise<Abs> {
   static constexpr std::string_view name = "Abs";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(auto const& x) { return x.abs(); }
+  static auto expr(const auto& x) { return x.abs(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy * detail::execute(Sign{}, x);
   }
 };
@@ -107,9 +108,9 @@ struct Tanh : UnaryElementwise<Tanh> {
   static constexpr std::string_view name = "Tanh";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(auto const& x) { return x.tanh(); }
+  static auto expr(const auto& x) { return x.tanh(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * (T(1) - square(y));
   }
 };
@@ -118,9 +119,9 @@ struct Sigmoid : UnaryElementwise<Sigmoid> {
   static constexpr std::string_view name = "Sigmoid";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(auto const& x) { return x.sigmoid(); }
+  static auto expr(const auto& x) { return x.sigmoid(); }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * y * (T(1) - y);
   }
 };
@@ -129,21 +130,21 @@ struct Relu : UnaryElementwise<Relu> {
   static constexpr std::string_view name = "Relu";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(auto const& x) {
+  static auto expr(const auto& x) {
     using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
     return x.cwiseMax(T(0));
   }
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y, Tensor<T, R> const&) const {
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * cast<T>(greater(y, T(0)));
   }
 };
 
 }  // namespace ops
 
-#define TAPEFLOW_DEFINE_UNARY(fn, Op)                 \
-  template <tensor_like X>                            \
-  tensor_type_of<X> fn(X const& x) {                  \
+#define TAPEFLOW_DEFINE_UNARY(fn, Op)                        \
+  template <tensor_like X>                                   \
+  tensor_type_of<X> fn(X const& x) {                         \
     return detail::execute(ops::Op{}, detail::as_tensor(x)); \
   }
 
@@ -169,23 +170,23 @@ TAPEFLOW_DEFINE_UNARY(sigmoid, Sigmoid)
 #undef TAPEFLOW_DEFINE_UNARY
 
 template <tensor_like X>
-tensor_type_of<X> operator-(X const& x) {
+tensor_type_of<X> operator-(const X& x) {
   return negative(x);
 }
 
 namespace nn {
 /// max(x, 0) (TensorFlow: `tf.nn.relu`).
 template <tensor_like X>
-tensor_type_of<X> relu(X const& x) {
+tensor_type_of<X> relu(const X& x) {
   return detail::execute(ops::Relu{}, detail::as_tensor(x));
 }
 /// Also under tf::nn as in TensorFlow.
 template <tensor_like X>
-tensor_type_of<X> sigmoid(X const& x) {
+tensor_type_of<X> sigmoid(const X& x) {
   return tapeflow::sigmoid(x);
 }
 template <tensor_like X>
-tensor_type_of<X> tanh(X const& x) {
+tensor_type_of<X> tanh(const X& x) {
   return tapeflow::tanh(x);
 }
 }  // namespace nn

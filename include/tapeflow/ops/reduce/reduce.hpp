@@ -8,18 +8,18 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <string>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/eigen.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
@@ -45,13 +45,14 @@ struct Reduce {
   bool keep_dims = false;
 
   [[nodiscard]] bool reduced(std::size_t axis) const noexcept {
-    return std::find(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(num_axes), static_cast<int>(axis)) !=
+    return std::find(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(num_axes),
+                     static_cast<int>(axis)) !=
            axes.begin() + static_cast<std::ptrdiff_t>(num_axes);
   }
 
   /// The input shape with reduced axes set to 1.
   template <class T, std::size_t R>
-  std::array<std::int64_t, R> kept_dims(Tensor<T, R> const& x) const {
+  std::array<std::int64_t, R> kept_dims(const Tensor<T, R>& x) const {
     auto d = x.dims();
     for (std::size_t i = 0; i < num_axes; ++i) {
       d[static_cast<std::size_t>(axes[i])] = 1;
@@ -60,19 +61,21 @@ struct Reduce {
   }
 
   template <class T, std::size_t R>
-  OutSpec<T, OutRank> infer(Tensor<T, R> const& x) const {
-    static_assert(numeric_element<T>, "tf::reduce_*: requires a numeric tensor (not bool or string)");
+  OutSpec<T, OutRank> infer(const Tensor<T, R>& x) const {
+    static_assert(numeric_element<T>,
+                  "tf::reduce_*: requires a numeric tensor (not bool or string)");
     if constexpr (Kind == ReduceKind::max || Kind == ReduceKind::min) {
       for (std::size_t i = 0; i < num_axes; ++i) {
         if (x.dims()[static_cast<std::size_t>(axes[i])] == 0) {
-          throw invalid_argument(std::string(name) + ": cannot reduce an empty axis of shape " + x.shape().to_string());
+          throw invalid_argument(std::string(name) + ": cannot reduce an empty axis of shape " +
+                                 x.shape().to_string());
         }
       }
     }
     OutSpec<T, OutRank> spec{};
     std::size_t j = 0;
     for (std::size_t i = 0; i < R; ++i) {
-      bool const r = reduced(i);
+      const bool r = reduced(i);
       if (!r || keep_dims) {
         spec.dims[j++] = r ? 1 : x.dims()[i];
       }
@@ -81,12 +84,12 @@ struct Reduce {
   }
 
   template <class T, std::size_t R>
-  void compute(Tensor<T, OutRank>& out, Tensor<T, R> const& x) const {
+  void compute(Tensor<T, OutRank>& out, const Tensor<T, R>& x) const {
     // Reduce maximal runs of adjacent reduced axes one at a time, as [outer, reduce, inner].
     std::array<std::int64_t, R> dims = x.dims();
     std::vector<T> scratch;
     std::vector<T> scratch2;
-    T const* src = x.data();
+    const T* src = x.data();
     std::int64_t total = x.num_elements();
     std::int64_t count = 1;
     std::size_t i = R;
@@ -140,9 +143,10 @@ struct Reduce {
   }
 
   template <class T, std::size_t R>
-  auto gradient(Tensor<T, OutRank> const& dy, Tensor<T, OutRank> const& y, Tensor<T, R> const& x) const {
+  auto gradient(const Tensor<T, OutRank>& dy, const Tensor<T, OutRank>& y,
+                const Tensor<T, R>& x) const {
     // Every input element gets the gradient of the output element it reduced into.
-    auto const kept = kept_dims(x);
+    const auto kept = kept_dims(x);
     auto dy_kept = detail::execute(Reshape<R>{kept}, dy);
     if constexpr (Kind == ReduceKind::sum) {
       return dy_kept + zeros_like(x);
@@ -164,23 +168,26 @@ struct Reduce {
 
  private:
   template <class T>
-  static void reduce3(T const* in, T* out, std::int64_t outer, std::int64_t red, std::int64_t inner) {
-    using In3 = Eigen::TensorMap<Eigen::Tensor<T const, 3, Eigen::RowMajor, Eigen::Index>>;
+  static void reduce3(const T* in, T* out, std::int64_t outer, std::int64_t red,
+                      std::int64_t inner) {
+    using In3 = Eigen::TensorMap<Eigen::Tensor<const T, 3, Eigen::RowMajor, Eigen::Index>>;
     using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
-    Eigen::array<Eigen::Index, 1> const along{1};
+    const Eigen::array<Eigen::Index, 1> along{1};
     std::int64_t const per_outer = red * inner;
-    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / std::max<std::int64_t>(per_outer, 1)),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 In3 src(in + s * per_outer, e - s, red, inner);
-                                 Out2 dst(out + s * inner, e - s, inner);
-                                 if constexpr (Kind == ReduceKind::max) {
-                                   dst = src.maximum(along);
-                                 } else if constexpr (Kind == ReduceKind::min) {
-                                   dst = src.minimum(along);
-                                 } else {
-                                   dst = src.sum(along);
-                                 }
-                               });
+    backend::cpu::parallel_for(
+        outer,
+        std::max<std::int64_t>(1, detail::parallel_grain / std::max<std::int64_t>(per_outer, 1)),
+        [&](std::int64_t s, std::int64_t e) {
+          In3 src(in + s * per_outer, e - s, red, inner);
+          Out2 dst(out + s * inner, e - s, inner);
+          if constexpr (Kind == ReduceKind::max) {
+            dst = src.maximum(along);
+          } else if constexpr (Kind == ReduceKind::min) {
+            dst = src.minimum(along);
+          } else {
+            dst = src.sum(along);
+          }
+        });
   }
 };
 
@@ -188,22 +195,24 @@ struct Reduce {
 
 namespace detail {
 template <ops::ReduceKind Kind, std::size_t OutRank, std::size_t R>
-ops::Reduce<Kind, OutRank> make_reduce(std::string_view fn, int const* axes, std::size_t n, bool keep) {
+ops::Reduce<Kind, OutRank> make_reduce(std::string_view fn, const int* axes, std::size_t n,
+                                       bool keep) {
   ops::Reduce<Kind, OutRank> op;
   op.keep_dims = keep;
   std::array<int, max_rank> norm{};
   for (std::size_t i = 0; i < n; ++i) {
     int a = axes[i];
     if (a < -static_cast<int>(R) || a >= static_cast<int>(R)) {
-      throw invalid_argument(std::string(fn) + ": axis " + std::to_string(a) + " is out of range for a tensor of rank " +
-                             std::to_string(R));
+      throw invalid_argument(std::string(fn) + ": axis " + std::to_string(a) +
+                             " is out of range for a tensor of rank " + std::to_string(R));
     }
     norm[i] = a < 0 ? a + static_cast<int>(R) : a;
   }
   std::sort(norm.begin(), norm.begin() + static_cast<std::ptrdiff_t>(n));
   for (std::size_t i = 1; i < n; ++i) {
     if (norm[i] == norm[i - 1]) {
-      throw invalid_argument(std::string(fn) + ": axis " + std::to_string(norm[i]) + " is listed twice");
+      throw invalid_argument(std::string(fn) + ": axis " + std::to_string(norm[i]) +
+                             " is listed twice");
     }
   }
   op.axes = norm;
@@ -212,7 +221,7 @@ ops::Reduce<Kind, OutRank> make_reduce(std::string_view fn, int const* axes, std
 }
 
 template <ops::ReduceKind Kind, class X>
-auto reduce_all(X const& x) {
+auto reduce_all(const X& x) {
   constexpr std::size_t R = rank_of<X>;
   std::array<int, max_rank> all{};
   for (std::size_t i = 0; i < R; ++i) {
@@ -221,13 +230,13 @@ auto reduce_all(X const& x) {
   return execute(make_reduce<Kind, 0, R>("reduce", all.data(), R, false), as_tensor(x));
 }
 template <ops::ReduceKind Kind, class X, std::size_t N>
-auto reduce_axes(X const& x, int const (&axes)[N]) {
+auto reduce_axes(const X& x, const int (&axes)[N]) {
   constexpr std::size_t R = rank_of<X>;
   static_assert(N <= R, "tf::reduce_*(x, axes): more axes than the tensor's rank");
   return execute(make_reduce<Kind, R - N, R>("reduce", axes, N, false), as_tensor(x));
 }
 template <ops::ReduceKind Kind, class X, std::size_t N>
-auto reduce_axes_keep(X const& x, int const (&axes)[N]) {
+auto reduce_axes_keep(const X& x, const int (&axes)[N]) {
   constexpr std::size_t R = rank_of<X>;
   static_assert(N <= R, "tf::reduce_*(x, axes, keepdims): more axes than the tensor's rank");
   return execute(make_reduce<Kind, R, R>("reduce", axes, N, true), as_tensor(x));
@@ -240,29 +249,29 @@ auto reduce_axes_keep(X const& x, int const (&axes)[N]) {
 //   reduce_sum(x, {0, 1})          listed axes -> rank R-N
 //   reduce_sum(x, {0, 1}, tf::keepdims)   -> rank R, reduced axes of size 1
 // Axes may be negative; a repeated or out-of-range axis throws invalid_argument.
-#define TAPEFLOW_DEFINE_REDUCTION(fn, kind)                                                          \
-  template <tensor_like X>                                                                          \
-  Tensor<value_type_of<X>, 0> fn(X const& x) {                                                      \
-    return detail::reduce_all<ops::ReduceKind::kind>(x);                                             \
-  }                                                                                                 \
-  template <tensor_like X>                                                                          \
-    requires(rank_of<X> >= 1)                                                                       \
-  Tensor<value_type_of<X>, rank_of<X> - 1> fn(X const& x, int axis) {                               \
-    int const axes[1] = {axis};                                                                     \
-    return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                                      \
-  }                                                                                                 \
-  template <tensor_like X, std::size_t N>                                                           \
-  Tensor<value_type_of<X>, rank_of<X> - N> fn(X const& x, int const (&axes)[N]) {                   \
-    return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                                      \
-  }                                                                                                 \
-  template <tensor_like X>                                                                          \
-  tensor_type_of<X> fn(X const& x, int axis, keepdims_t) {                                          \
-    int const axes[1] = {axis};                                                                     \
-    return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);                                 \
-  }                                                                                                 \
-  template <tensor_like X, std::size_t N>                                                           \
-  tensor_type_of<X> fn(X const& x, int const (&axes)[N], keepdims_t) {                              \
-    return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);                                 \
+#define TAPEFLOW_DEFINE_REDUCTION(fn, kind)                                      \
+  template <tensor_like X>                                                       \
+  Tensor<value_type_of<X>, 0> fn(X const& x) {                                   \
+    return detail::reduce_all<ops::ReduceKind::kind>(x);                         \
+  }                                                                              \
+  template <tensor_like X>                                                       \
+    requires(rank_of<X> >= 1)                                                    \
+  Tensor<value_type_of<X>, rank_of<X> - 1> fn(X const& x, int axis) {            \
+    int const axes[1] = {axis};                                                  \
+    return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                  \
+  }                                                                              \
+  template <tensor_like X, std::size_t N>                                        \
+  Tensor<value_type_of<X>, rank_of<X> - N> fn(X const& x, int const(&axes)[N]) { \
+    return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                  \
+  }                                                                              \
+  template <tensor_like X>                                                       \
+  tensor_type_of<X> fn(X const& x, int axis, keepdims_t) {                       \
+    int const axes[1] = {axis};                                                  \
+    return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);             \
+  }                                                                              \
+  template <tensor_like X, std::size_t N>                                        \
+  tensor_type_of<X> fn(X const& x, int const(&axes)[N], keepdims_t) {            \
+    return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);             \
   }
 
 /// Sum over axes (TensorFlow: `tf.reduce_sum`).

@@ -1,0 +1,17 @@
+# cmake "-DCOMMAND=<exe>;<args>..." [-DPASS=<regex>;...] [-DFAIL=<regex>;...] -P TapeflowCheckOutput.cmake
+# Runs COMMAND; fails unless it exits 0, its stdout+stderr matches every PASS regex and no FAIL regex.
+execute_process(COMMAND ${COMMAND} OUTPUT_VARIABLE out ERROR_VARIABLE out RESULT_VARIABLE rc)
+message("${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "exit status ${rc}")
+endif()
+foreach(regex IN LISTS PASS)
+  if(NOT out MATCHES "${regex}")
+    message(FATAL_ERROR "output does not match: ${regex}")
+  endif()
+endforeach()
+foreach(regex IN LISTS FAIL)
+  if(out MATCHES "${regex}")
+    message(FATAL_ERROR "output matches: ${regex}")
+  endif()
+endforeach()

@@ -1,0 +1,33 @@
+# cmake [-DFIX=ON] [-DCLANG_FORMAT=<exe>] -P cmake/TapeflowFormat.cmake
+# Checks (or with FIX=ON reformats) every *.hpp/*.cpp under include/ tests/ examples/ bench/ with
+# clang-format 16, the version .clang-format is written for. Build and hidden folders are skipped.
+cmake_minimum_required(VERSION 3.24)
+get_filename_component(root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+if(NOT CLANG_FORMAT)
+  find_program(CLANG_FORMAT NAMES clang-format-16 REQUIRED)
+endif()
+set(files "")
+foreach(dir IN ITEMS include tests examples bench)
+  file(GLOB_RECURSE found RELATIVE "${root}" "${root}/${dir}/*.hpp" "${root}/${dir}/*.cpp")
+  list(APPEND files ${found})
+endforeach()
+list(FILTER files EXCLUDE REGEX "(^|/)(build[^/]*|venv|\\.[^/]+)/")
+if(NOT files)
+  return()
+endif()
+if(FIX)
+  execute_process(COMMAND "${CLANG_FORMAT}" -i ${files} WORKING_DIRECTORY "${root}"
+                  RESULT_VARIABLE rc)
+else()
+  execute_process(COMMAND "${CLANG_FORMAT}" --dry-run --Werror ${files}
+                  WORKING_DIRECTORY "${root}" RESULT_VARIABLE rc)
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "clang-format failed (${rc}); reformat with scripts/format.sh")
+endif()
+list(LENGTH files count)
+if(FIX)
+  message(STATUS "clang-format: ${count} files formatted")
+else()
+  message(STATUS "clang-format: ${count} files checked")
+endif()

@@ -1,0 +1,204 @@
+# Helpers for the targets tapeflow builds for itself (tests, examples, benches). Nothing here
+# touches the tapeflow INTERFACE target that users link.
+#
+#   tapeflow_dev_flags                  INTERFACE target: warnings, -Werror, -march=native, -ftime-trace
+#   tapeflow_add_unit_tests([DIRECTORY <dir>])   tests/<dir>/**/<entity>.test.cpp (dir: unit)
+#   tapeflow_add_static_tests()          tests/static/**/*.cpp, compile-only
+#   tapeflow_add_fail_tests()            tests/fail/**/*.cpp, must not compile
+#   tapeflow_add_example(<name> SOURCES <src>...)
+#   tapeflow_add_example_test(<name> [NAME <test>] [ARGS <arg>...] [PASS_REGULAR_EXPRESSION <re>...]
+#                             [FAIL_REGULAR_EXPRESSION <re>...] [TIMEOUT <s>])
+#   tapeflow_add_bench(<name> SOURCES <src>...)
+#   tapeflow_add_skipped_test(NAME <name> REASON <text>)
+include_guard(GLOBAL)
+
+add_library(tapeflow_dev_flags INTERFACE)
+target_compile_options(tapeflow_dev_flags INTERFACE -Wall -Wextra -Wpedantic)
+if(TAPEFLOW_DEV_WERROR)
+  target_compile_options(tapeflow_dev_flags INTERFACE -Werror)
+endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  # GCC 12 flags _mm512_undefined_ps() inside Eigen's AVX-512 tanh/exp as uninitialized once
+  # inlined into our kernels (GCC bug 105593, fixed in 13): a false positive we cannot silence
+  # at the site, since the warning points into the compiler's own intrinsics header.
+  target_compile_options(tapeflow_dev_flags INTERFACE -Wno-uninitialized)
+endif()
+if(TAPEFLOW_NATIVE)
+  # Eigen picks its SIMD width at compile time; without this GEMM runs on SSE2.
+  target_compile_options(tapeflow_dev_flags INTERFACE -march=native)
+endif()
+if(TAPEFLOW_DEV_TIME_TRACE)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(tapeflow_dev_flags INTERFACE -ftime-trace)
+  else()
+    message(WARNING "TAPEFLOW_DEV_TIME_TRACE needs Clang (-ftime-trace); "
+                    "ignored for ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+endif()
+
+# Registers a test that prints "SKIPPED: <reason>" and exits 77, which CTest reports as skipped.
+function(tapeflow_add_skipped_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;REASON" "")
+  add_test(NAME "${arg_NAME}" COMMAND sh -c "echo 'SKIPPED: ${arg_REASON}'; exit 77")
+  set_tests_properties("${arg_NAME}" PROPERTIES SKIP_RETURN_CODE 77)
+endfunction()
+
+# One executable per tests/<dir>/<module>/<entity>.test.cpp, named test_<module>_<entity> (nested
+# folders joined with _; other dirs than unit add <dir>_), linked with Catch2's main (compiled
+# once) and tests/support/ on the include path; its cases are registered as
+# "<module>/<entity>: <case>" with label <dir>, run in <build>/tests/work/<target>.
+# TAPEFLOW_TEST_DATA_DIR names tests/data/ in the source tree.
+function(tapeflow_add_unit_tests)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "DIRECTORY" "")
+  if(NOT arg_DIRECTORY)
+    set(arg_DIRECTORY unit)
+  endif()
+  set(root "${tapeflow_SOURCE_DIR}/tests/${arg_DIRECTORY}")
+  file(GLOB_RECURSE files CONFIGURE_DEPENDS "${root}/*.test.cpp")
+  if(NOT files)
+    return()
+  endif()
+  find_package(Catch2 2.13 CONFIG REQUIRED)
+  include("${Catch2_DIR}/Catch.cmake")  # Catch2Config adds its module path only once
+  # Catch.cmake hands TEST_PREFIX to its discovery script through `cmake -D`, which strips
+  # trailing blanks: put the prefix's final space back in a wrapper around that script.
+  if(DEFINED _CATCH_DISCOVER_TESTS_SCRIPT)
+    set(wrapper "${CMAKE_CURRENT_BINARY_DIR}/tapeflow_catch_add_tests.cmake")
+    file(CONFIGURE OUTPUT "${wrapper}" @ONLY CONTENT [[
+set(TEST_PREFIX "${TEST_PREFIX} ")
+include("@_CATCH_DISCOVER_TESTS_SCRIPT@")
+]])
+    set(_CATCH_DISCOVER_TESTS_SCRIPT "${wrapper}")
+  endif()
+  if(NOT TARGET tapeflow_catch_main)
+    add_library(tapeflow_catch_main OBJECT "${tapeflow_SOURCE_DIR}/tests/catch_main.cpp")
+    target_link_libraries(tapeflow_catch_main PUBLIC Catch2::Catch2 PRIVATE tapeflow_dev_flags)
+    target_compile_features(tapeflow_catch_main PUBLIC cxx_std_20)
+  endif()
+  foreach(file IN LISTS files)
+    file(RELATIVE_PATH id "${root}" "${file}")
+    string(REGEX REPLACE "\\.test\\.cpp$" "" id "${id}")
+    if(NOT arg_DIRECTORY STREQUAL "unit")
+      set(id "${arg_DIRECTORY}/${id}")
+    endif()
+    string(MAKE_C_IDENTIFIER "test_${id}" target)
+    add_executable(${target} "${file}")
+    target_link_libraries(${target} PRIVATE tapeflow::tapeflow tapeflow_catch_main tapeflow_dev_flags)
+    target_include_directories(${target} PRIVATE "${tapeflow_SOURCE_DIR}/tests/support")
+    target_compile_definitions(${target} PRIVATE
+      "TAPEFLOW_TEST_DATA_DIR=\"${tapeflow_SOURCE_DIR}/tests/data\"")
+    set(workdir "${CMAKE_CURRENT_BINARY_DIR}/work/${target}")
+    file(MAKE_DIRECTORY "${workdir}")
+    catch_discover_tests(${target} TEST_PREFIX "${id}:" WORKING_DIRECTORY "${workdir}"
+                         PROPERTIES LABELS "${arg_DIRECTORY}")
+  endforeach()
+endfunction()
+
+# tests/static/**/*.cpp: TUs of static_asserts, compiled (as part of `all`) into one library.
+function(tapeflow_add_static_tests)
+  file(GLOB_RECURSE files CONFIGURE_DEPENDS "${tapeflow_SOURCE_DIR}/tests/static/*.cpp")
+  if(files)
+    add_library(tapeflow_static_tests OBJECT ${files})
+    target_link_libraries(tapeflow_static_tests PRIVATE tapeflow::tapeflow tapeflow_dev_flags)
+  endif()
+endfunction()
+
+# tests/fail/<module>/<name>.cpp holds one mistake, guarded by #ifndef TAPEFLOW_FAIL_TEST_SANITY,
+# and starts with the line `// error: <regex>` (a CMake regex, no `;`, no \d or \s) that the
+# compiler's message must match. Two EXCLUDE_FROM_ALL object libraries are made,
+# tapeflow_fail_<module>_<name> and ..._sanity (-DTAPEFLOW_FAIL_TEST_SANITY), and two tests that
+# build them through `cmake --build`: fail/<module>/<name> (the build must fail with a matching
+# message) and fail/<module>/<name>/sanity (the build must succeed).
+function(tapeflow_add_fail_tests)
+  set(root "${tapeflow_SOURCE_DIR}/tests/fail")
+  file(GLOB_RECURSE files CONFIGURE_DEPENDS "${root}/*.cpp")
+  foreach(file IN LISTS files)
+    file(RELATIVE_PATH id "${root}" "${file}")
+    string(REGEX REPLACE "\\.cpp$" "" id "${id}")
+    string(MAKE_C_IDENTIFIER "tapeflow_fail_${id}" target)
+    file(READ "${file}" text)
+    if(NOT text MATCHES "^// error: ([^\r\n]+)")
+      message(FATAL_ERROR "${file}: the first line must be `// error: <regex>`")
+    endif()
+    set(regex "${CMAKE_MATCH_1}")
+    if(regex MATCHES ";" OR regex MATCHES "\\\\[dswDSW]")
+      message(FATAL_ERROR "${file}: the regex is a CMake regex: no `;` (use `.`), "
+                          "no \\d \\s \\w (use [0-9], [ \\t], [A-Za-z0-9_])")
+    endif()
+    if(NOT text MATCHES "#ifndef TAPEFLOW_FAIL_TEST_SANITY")
+      message(FATAL_ERROR "${file}: put the mistake under #ifndef TAPEFLOW_FAIL_TEST_SANITY")
+    endif()
+    foreach(suffix IN ITEMS "" "_sanity")
+      add_library(${target}${suffix} OBJECT EXCLUDE_FROM_ALL "${file}")
+      target_link_libraries(${target}${suffix} PRIVATE tapeflow::tapeflow tapeflow_dev_flags)
+    endforeach()
+    target_compile_definitions(${target}_sanity PRIVATE TAPEFLOW_FAIL_TEST_SANITY)
+    add_test(NAME "fail/${id}"
+             COMMAND "${CMAKE_COMMAND}" "-DBINARY_DIR=${CMAKE_BINARY_DIR}" "-DTARGET=${target}"
+                     "-DCONFIG=$<CONFIG>" -P "${tapeflow_SOURCE_DIR}/cmake/TapeflowBuildMustFail.cmake")
+    add_test(NAME "fail/${id}/sanity"
+             COMMAND "${CMAKE_COMMAND}" --build "${CMAKE_BINARY_DIR}" --target ${target}_sanity
+                     --config "$<CONFIG>")
+    set_tests_properties("fail/${id}" PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+    # Builds in the main build tree must not run concurrently (one ninja per tree).
+    set_tests_properties("fail/${id}" "fail/${id}/sanity" PROPERTIES
+                         LABELS fail RESOURCE_LOCK tapeflow_build_tree)
+  endforeach()
+endfunction()
+
+# Example <name> from SOURCES: target example_<name>, binary <build>/examples/<name>. With tests
+# on, CTest test example/<name>/help runs `<name> --help` and expects exit code 0.
+function(tapeflow_add_example name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES")
+  add_executable(example_${name} ${arg_SOURCES})
+  target_link_libraries(example_${name} PRIVATE tapeflow::tapeflow tapeflow_dev_flags)
+  set_target_properties(example_${name} PROPERTIES
+    OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY "${tapeflow_BINARY_DIR}/examples")
+  if(TAPEFLOW_TESTS_ENABLED)
+    set(workdir "${tapeflow_BINARY_DIR}/examples/${name}.work")
+    file(MAKE_DIRECTORY "${workdir}")
+    add_test(NAME "example/${name}/help" COMMAND example_${name} --help WORKING_DIRECTORY "${workdir}")
+    set_tests_properties("example/${name}/help" PROPERTIES LABELS example)
+  endif()
+endfunction()
+
+# Test example/<name>/<NAME> (NAME defaults to "output"): runs example <name> with ARGS in
+# <build>/examples/<name>.work; passes when it exits 0, EVERY PASS_REGULAR_EXPRESSION matches its
+# stdout+stderr and no FAIL_REGULAR_EXPRESSION does (CMake regexes; `.` matches newlines).
+function(tapeflow_add_example_test name)
+  if(NOT TAPEFLOW_TESTS_ENABLED)
+    return()
+  endif()
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME;TIMEOUT"
+                        "ARGS;PASS_REGULAR_EXPRESSION;FAIL_REGULAR_EXPRESSION")
+  if(NOT arg_NAME)
+    set(arg_NAME output)
+  endif()
+  set(workdir "${tapeflow_BINARY_DIR}/examples/${name}.work")
+  file(MAKE_DIRECTORY "${workdir}")
+  add_test(NAME "example/${name}/${arg_NAME}"
+           COMMAND "${CMAKE_COMMAND}" "-DCOMMAND=$<TARGET_FILE:example_${name}>;${arg_ARGS}"
+                   "-DPASS=${arg_PASS_REGULAR_EXPRESSION}" "-DFAIL=${arg_FAIL_REGULAR_EXPRESSION}"
+                   -P "${tapeflow_SOURCE_DIR}/cmake/TapeflowCheckOutput.cmake"
+           WORKING_DIRECTORY "${workdir}")
+  set_tests_properties("example/${name}/${arg_NAME}" PROPERTIES LABELS example)
+  if(arg_TIMEOUT)
+    set_tests_properties("example/${name}/${arg_NAME}" PROPERTIES TIMEOUT ${arg_TIMEOUT})
+  endif()
+endfunction()
+
+# Benchmark <name> from SOURCES: target bench_<name>, binary <build>/bench/bench_<name>; links
+# Google Benchmark when it is installed. Benches are built, never registered as tests.
+function(tapeflow_add_bench name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES")
+  add_executable(bench_${name} ${arg_SOURCES})
+  target_link_libraries(bench_${name} PRIVATE tapeflow::tapeflow tapeflow_dev_flags)
+  if(NOT TARGET benchmark::benchmark)
+    find_package(benchmark CONFIG QUIET)
+  endif()
+  if(TARGET benchmark::benchmark)
+    target_link_libraries(bench_${name} PRIVATE benchmark::benchmark)
+  endif()
+  set_target_properties(bench_${name} PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY "${tapeflow_BINARY_DIR}/bench")
+endfunction()

@@ -1,0 +1,52 @@
+// Linear regression with GradientTape and matmul: the TensorFlow 2 tutorial's first program
+// (house prices 2013-2017), in C++.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <tapeflow/tapeflow.hpp>
+
+namespace tf = tapeflow;
+
+int main(int argc, char** argv) {
+  int steps = 10000;
+  float learning_rate = 5e-4f;
+  for (int i = 1; i < argc; ++i) {
+    std::string const arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << "usage: demo [--steps N] [--learning_rate LR]\n"
+                   "Fits price = a * year + b on normalized 2013-2017 data by gradient descent\n"
+                   "with tf::GradientTape, printing the loss and the fitted parameters.\n";
+      return 0;
+    }
+    if (arg == "--steps" && i + 1 < argc) {
+      steps = std::stoi(argv[++i]);
+    } else if (arg == "--learning_rate" && i + 1 < argc) {
+      learning_rate = std::stof(argv[++i]);
+    } else {
+      std::cerr << "demo: unknown argument " << arg << " (see --help)\n";
+      return 2;
+    }
+  }
+  // Years and prices, normalized to [0, 1] as the tutorial does.
+  auto x_raw = tf::constant<float>({{2013}, {2014}, {2015}, {2016}, {2017}});
+  auto y_raw = tf::constant<float>({{12000}, {14000}, {15000}, {16500}, {17500}});
+  auto x = (x_raw - tf::reduce_min(x_raw)) / (tf::reduce_max(x_raw) - tf::reduce_min(x_raw));
+  auto y = (y_raw - tf::reduce_min(y_raw)) / (tf::reduce_max(y_raw) - tf::reduce_min(y_raw));
+
+  tf::Variable<float, 2> a(tf::zeros<float>({1, 1}), {.name = "a"});
+  tf::Variable<float, 1> b(tf::zeros<float>({1}), {.name = "b"});
+  for (int step = 0; step < steps; ++step) {
+    tf::GradientTape tape;
+    auto y_pred = tf::matmul(x, a) + b;
+    auto loss = tf::reduce_sum(tf::square(y_pred - y)) * 0.5f;
+    auto [grad_a, grad_b] = tape.gradient(loss, a, b);
+    a.assign_sub(*grad_a * learning_rate * 100.0f);
+    b.assign_sub(*grad_b * learning_rate * 100.0f);
+    if (step % (steps / 5 > 0 ? steps / 5 : 1) == 0 || step == steps - 1) {
+      std::cout << "step " << step << " loss " << loss.item() << "\n";
+    }
+  }
+  std::cout << "a = " << a.value() << "\nb = " << b.value() << "\n";
+  return 0;
+}

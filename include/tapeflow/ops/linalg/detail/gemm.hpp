@@ -1,0 +1,524 @@
+#pragma once
+// IWYU pragma: private, include <tapeflow/ops/linalg/matmul.hpp>
+
+// General matrix multiply for the CPU backend, BLIS style.
+//
+// Why our own instead of Eigen's contraction: Eigen costs ~10 s of compile time per
+// instantiation, this header costs a fraction of a second, and it reaches the same speed.
+//
+// Structure (row-major C[m x n] = op(A)[m x k] * op(B)[k x n]):
+//   * The output is cut into one tile per thread; each thread runs the whole blocked algorithm
+//     on its tile with its own packing buffers, so the threads never synchronize and each core's
+//     private L2 holds its own packed B block.
+//   * Per thread: k is cut into KC slices; for each slice an MC x KC block of op(A) is packed
+//     into MR-row micro-panels and a KC x NC block of op(B) into NR-column micro-panels (edges
+//     zero-padded, so the micro-kernel never branches on size).
+//   * The micro-kernel keeps an MR x NR tile of C in registers: per k step it loads one NR-wide
+//     row of the B micro-panel and broadcasts the MR values of the A micro-panel. The loop
+//     order keeps one A micro-panel (MR x KC, ~20 KB) resident in L1 while it sweeps the B
+//     micro-panels, which stream from L2.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TAPEFLOW_GEMM_RESTRICT __restrict__
+#define TAPEFLOW_GEMM_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TAPEFLOW_GEMM_RESTRICT
+#define TAPEFLOW_GEMM_UNROLL
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {  // tapeflow::detail: op code inside namespace ops says detail::gemm
+namespace gemm_impl {
+
+// ---------------------------------------------------------------------------------------------
+// SIMD abstraction: `Vec<T>` is the widest vector this build targets, with load, store,
+// broadcast and multiply-add. x86 float/double use intrinsics (guaranteed FMA); everything else
+// uses the GCC/Clang vector extensions, which lower to whatever the target has (SSE2, NEON, ...).
+
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+inline constexpr int kVectorBytes = 32;
+#else
+inline constexpr int kVectorBytes = 16;
+#endif
+
+// Whether the generic vector-extension kernel can hold T (bool and long double cannot).
+template <class T>
+inline constexpr bool kVectorizable =
+    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
+
+template <class T>
+struct GenericVec {
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+  static constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(T));
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return V{}; }
+  static TAPEFLOW_ALWAYS_INLINE V load(T const* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
+};
+
+#if defined(__AVX512F__)
+struct VecF32 {
+  using V = __m512;
+  static constexpr int kLanes = 16;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_ps(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm512_loadu_ps(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+};
+struct VecF64 {
+  using V = __m512d;
+  static constexpr int kLanes = 8;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_pd(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm512_loadu_pd(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+struct VecF32 {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_ps(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm256_loadu_ps(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+};
+struct VecF64 {
+  using V = __m256d;
+  static constexpr int kLanes = 4;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_pd(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm256_loadu_pd(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
+};
+#else
+using VecF32 = GenericVec<float>;
+using VecF64 = GenericVec<double>;
+#endif
+
+template <class T>
+struct VecFor {
+  using type = GenericVec<T>;
+};
+template <>
+struct VecFor<float> {
+  using type = VecF32;
+};
+template <>
+struct VecFor<double> {
+  using type = VecF64;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Blocking. The micro-tile is MR rows x NV vectors: MR * NV accumulators plus NV B vectors and a
+// broadcast must fit the register file (32 vector registers with AVX-512 and on AArch64, 16
+// otherwise), and MR * NV must cover FMA latency x throughput (>= 8 on current x86).
+// KC sizes the A micro-panel (MR x KC) to ~half of a 32-48 KB L1; KC x NC (the packed B block)
+// fits a >= 1 MB L2 (most AVX-512 parts) or 256-512 KB (AVX2 desktop parts); MC x KC (the packed
+// A block) lives in L3. None of this is queried at run time.
+
+#if defined(__AVX512F__) || defined(__aarch64__)
+inline constexpr int kMicroRows = 12;
+inline constexpr int kLargeL2 = 1;
+#else
+inline constexpr int kMicroRows = 6;
+inline constexpr int kLargeL2 = 0;
+#endif
+
+template <class T>
+struct Config {
+  using Ops = typename VecFor<T>::type;
+  static constexpr int kMR = kMicroRows;
+  static constexpr int kNV = 2;
+  static constexpr int kNR = kNV * Ops::kLanes;
+  static constexpr std::int64_t kKC = (kLargeL2 ? 24 * 1024 : 16 * 1024) / (kMR * sizeof(T)) / 8 * 8;
+  static constexpr std::int64_t kNC = (kLargeL2 ? 768 * 1024 : 192 * 1024) / (kKC * sizeof(T)) /
+                                      kNR * kNR;
+  static constexpr std::int64_t kMC = 3072 / kMR * kMR;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Thread-local scratch: grown on demand, reused across calls, never shared between threads.
+
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(Scratch const&) = delete;
+  Scratch& operator=(Scratch const&) = delete;
+  ~Scratch() { release(); }
+
+  template <class T>
+  T* get(std::size_t count) {
+    std::size_t const bytes = count * sizeof(T);
+    if (bytes > capacity_) {
+      release();
+      data_ = ::operator new(bytes, std::align_val_t{kAlign});
+      capacity_ = bytes;
+    }
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  static constexpr std::size_t kAlign = 64;
+  void release() noexcept {
+    if (data_ != nullptr) {
+      ::operator delete(data_, std::align_val_t{kAlign});
+      data_ = nullptr;
+      capacity_ = 0;
+    }
+  }
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+// slot 0: packed A block, slot 1: packed B block.
+inline Scratch& scratch(int slot) {
+  thread_local Scratch buffers[2];
+  return buffers[slot];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Micro-kernel: C[MR x NR] (=|+=) Apanel^T * Bpanel over kc steps.
+// `a` holds kc groups of MR values (one column of op(A) each), `b` holds kc rows of NR values.
+
+template <class T, int MR, int NV>
+TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_RESTRICT a,
+                                    T const* TAPEFLOW_GEMM_RESTRICT b, T* c, std::int64_t ldc,
+                                    bool load_c) {
+  using Ops = typename Config<T>::Ops;
+  using V = typename Ops::V;
+  constexpr int L = Ops::kLanes;
+  V acc[MR][NV];
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] = Ops::zero();
+    }
+  }
+  for (std::int64_t p = 0; p < kc; ++p) {
+    V bv[NV];
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      bv[j] = Ops::load(b + j * L);
+    }
+    TAPEFLOW_GEMM_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      V const av = Ops::broadcast(a[i]);
+      TAPEFLOW_GEMM_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+      }
+    }
+    a += MR;
+    b += NV * L;
+  }
+  if (load_c) {
+    TAPEFLOW_GEMM_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      TAPEFLOW_GEMM_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        T* const dst = c + i * ldc + j * L;
+        Ops::store(dst, Ops::add(Ops::load(dst), acc[i][j]));
+      }
+    }
+  } else {
+    TAPEFLOW_GEMM_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      TAPEFLOW_GEMM_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        Ops::store(c + i * ldc + j * L, acc[i][j]);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing. `a`/`b` point at element (0, 0) of the block of op(A)/op(B) being packed.
+
+// op(A) block [mc x kc] -> ceil(mc / MR) panels, each kc groups of MR values.
+template <class T, int MR>
+void pack_a(bool trans, T const* a, std::int64_t lda, std::int64_t mc, std::int64_t kc, T* dst) {
+  for (std::int64_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {
+    int const mr = static_cast<int>(std::min<std::int64_t>(MR, mc - i0));
+    if (trans) {
+      // op(A)(i, p) = a[p * lda + i]: each group is a contiguous run of a row of A.
+      T const* src = a + i0;
+      for (std::int64_t p = 0; p < kc; ++p, src += lda) {
+        T* const d = dst + p * MR;
+        int i = 0;
+        for (; i < mr; ++i) d[i] = src[i];
+        for (; i < MR; ++i) d[i] = T{};
+      }
+    } else if (mr == MR) {
+      // op(A)(i, p) = a[i * lda + p]: a transpose; MR row streams, read in lockstep.
+      T const* src = a + i0 * lda;
+      for (std::int64_t p = 0; p < kc; ++p) {
+        T* const d = dst + p * MR;
+        TAPEFLOW_GEMM_UNROLL
+        for (int i = 0; i < MR; ++i) d[i] = src[i * lda + p];
+      }
+    } else {
+      T const* src = a + i0 * lda;
+      for (std::int64_t p = 0; p < kc; ++p) {
+        T* const d = dst + p * MR;
+        int i = 0;
+        for (; i < mr; ++i) d[i] = src[i * lda + p];
+        for (; i < MR; ++i) d[i] = T{};
+      }
+    }
+  }
+}
+
+// op(B) block [kc x nc] -> ceil(nc / NR) panels, each kc rows of NR values.
+template <class T, int NR>
+void pack_b(bool trans, T const* b, std::int64_t ldb, std::int64_t kc, std::int64_t nc, T* dst) {
+  for (std::int64_t j0 = 0; j0 < nc; j0 += NR, dst += NR * kc) {
+    int const nr = static_cast<int>(std::min<std::int64_t>(NR, nc - j0));
+    if (!trans) {
+      // op(B)(p, j) = b[p * ldb + j]: each row is a contiguous run of a row of B.
+      T const* src = b + j0;
+      if (nr == NR) {
+        for (std::int64_t p = 0; p < kc; ++p, src += ldb) {
+          std::memcpy(dst + p * NR, src, sizeof(T) * NR);
+        }
+      } else {
+        for (std::int64_t p = 0; p < kc; ++p, src += ldb) {
+          T* const d = dst + p * NR;
+          int j = 0;
+          for (; j < nr; ++j) d[j] = src[j];
+          for (; j < NR; ++j) d[j] = T{};
+        }
+      }
+    } else {
+      // op(B)(p, j) = b[j * ldb + p]: a transpose; NR row streams, read in lockstep.
+      T const* src = b + j0 * ldb;
+      for (std::int64_t p = 0; p < kc; ++p) {
+        T* const d = dst + p * NR;
+        int j = 0;
+        for (; j < nr; ++j) d[j] = src[j * ldb + p];
+        for (; j < NR; ++j) d[j] = T{};
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drivers.
+
+template <class T>
+struct Problem {
+  bool trans_a, trans_b;
+  std::int64_t k;
+  T const* a;
+  std::int64_t lda;
+  T const* b;
+  std::int64_t ldb;
+  T* c;
+  std::int64_t ldc;
+  bool accumulate;
+
+  // Address of op(A)(i, p) / op(B)(p, j).
+  T const* a_at(std::int64_t i, std::int64_t p) const {
+    return trans_a ? a + p * lda + i : a + i * lda + p;
+  }
+  T const* b_at(std::int64_t p, std::int64_t j) const {
+    return trans_b ? b + j * ldb + p : b + p * ldb + j;
+  }
+};
+
+// The blocked algorithm on the C tile [m0, m1) x [n0, n1), single-threaded.
+template <class T>
+void gemm_tile(Problem<T> const& pr, std::int64_t m0, std::int64_t m1, std::int64_t n0,
+               std::int64_t n1) {
+  using Cfg = Config<T>;
+  constexpr int MR = Cfg::kMR;
+  constexpr int NR = Cfg::kNR;
+  std::int64_t const mc_max = std::min(Cfg::kMC, (m1 - m0 + MR - 1) / MR * MR);
+  std::int64_t const nc_max = std::min(Cfg::kNC, (n1 - n0 + NR - 1) / NR * NR);
+  std::int64_t const kc_max = std::min(Cfg::kKC, pr.k);
+  T* const apack = scratch(0).get<T>(static_cast<std::size_t>(mc_max * kc_max));
+  T* const bpack = scratch(1).get<T>(static_cast<std::size_t>(nc_max * kc_max));
+  alignas(64) T edge[MR * NR];
+
+  for (std::int64_t pc = 0; pc < pr.k; pc += Cfg::kKC) {
+    std::int64_t const kc = std::min(Cfg::kKC, pr.k - pc);
+    bool const load_c = pr.accumulate || pc > 0;
+    for (std::int64_t ic = m0; ic < m1; ic += Cfg::kMC) {
+      std::int64_t const mc = std::min(Cfg::kMC, m1 - ic);
+      pack_a<T, MR>(pr.trans_a, pr.a_at(ic, pc), pr.lda, mc, kc, apack);
+      for (std::int64_t jc = n0; jc < n1; jc += Cfg::kNC) {
+        std::int64_t const nc = std::min(Cfg::kNC, n1 - jc);
+        pack_b<T, NR>(pr.trans_b, pr.b_at(pc, jc), pr.ldb, kc, nc, bpack);
+        for (std::int64_t ir = 0; ir < mc; ir += MR) {
+          int const mr = static_cast<int>(std::min<std::int64_t>(MR, mc - ir));
+          T const* const ap = apack + ir * kc;
+          for (std::int64_t jr = 0; jr < nc; jr += NR) {
+            int const nr = static_cast<int>(std::min<std::int64_t>(NR, nc - jr));
+            T const* const bp = bpack + jr * kc;
+            T* const ct = pr.c + (ic + ir) * pr.ldc + jc + jr;
+            if (TAPEFLOW_LIKELY(mr == MR && nr == NR)) {
+              micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, ct, pr.ldc, load_c);
+            } else {
+              // Partial tile: compute the full padded tile aside, merge the valid part.
+              micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, edge, NR, false);
+              for (int i = 0; i < mr; ++i) {
+                T* const dst = ct + i * pr.ldc;
+                T const* const src = edge + i * NR;
+                if (load_c) {
+                  for (int j = 0; j < nr; ++j) dst[j] += src[j];
+                } else {
+                  for (int j = 0; j < nr; ++j) dst[j] = src[j];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Unpacked loops for problems too small to amortize packing (and for types without a vector
+// kernel). The inner loop runs along contiguous memory of C and op(B) when B is not transposed.
+template <class T>
+void gemm_small(Problem<T> const& pr, std::int64_t m, std::int64_t n) {
+  for (std::int64_t i = 0; i < m; ++i) {
+    T* const crow = pr.c + i * pr.ldc;
+    if (!pr.accumulate) {
+      for (std::int64_t j = 0; j < n; ++j) crow[j] = T{};
+    }
+    if (!pr.trans_b) {
+      for (std::int64_t p = 0; p < pr.k; ++p) {
+        T const aip = *pr.a_at(i, p);
+        T const* const brow = pr.b + p * pr.ldb;
+        for (std::int64_t j = 0; j < n; ++j) crow[j] = static_cast<T>(crow[j] + aip * brow[j]);
+      }
+    } else {
+      // op(B)(p, j) = b[j * ldb + p]: dot products along contiguous rows of B.
+      for (std::int64_t j = 0; j < n; ++j) {
+        T const* const bcol = pr.b + j * pr.ldb;
+        T sum{};
+        for (std::int64_t p = 0; p < pr.k; ++p) sum = static_cast<T>(sum + *pr.a_at(i, p) * bcol[p]);
+        crow[j] = static_cast<T>(crow[j] + sum);
+      }
+    }
+  }
+}
+
+// Splits [0, m) x [0, n) into `tm` x `tn` thread tiles, cutting at micro-tile boundaries.
+inline void thread_grid(std::int64_t m, std::int64_t n, int mr, int nr, int threads, int& tm,
+                        int& tn) {
+  std::int64_t const mp = (m + mr - 1) / mr;
+  std::int64_t const np = (n + nr - 1) / nr;
+  std::int64_t best = -1;
+  tm = tn = 1;
+  for (int dm = 1; dm <= threads; ++dm) {
+    if (threads % dm != 0) continue;
+    int const dn = threads / dm;
+    if (dm > mp || dn > np) continue;
+    // Largest tile (in padded elements) bounds the run time; on ties prefer splitting m,
+    // which keeps each thread's packed B block a full-width stream.
+    std::int64_t const cost = ((mp + dm - 1) / dm) * mr * (((np + dn - 1) / dn) * nr);
+    if (best < 0 || cost < best) {
+      best = cost;
+      tm = dm;
+      tn = dn;
+    }
+  }
+}
+
+}  // namespace gemm_impl
+
+/// Row-major C[m x n] = op(A) * op(B) (+ C when `accumulate`), op = transpose when the flag is
+/// set. lda/ldb/ldc are row strides in elements of the matrices as stored. Runs on `pool`
+/// (threads split C into tiles); problems too small to pay for threads run on the caller.
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+          T const* a, std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc,
+          bool accumulate = false,
+          backend::cpu::ThreadPool& pool = backend::cpu::ThreadPool::global()) {
+  using namespace gemm_impl;
+  if (m <= 0 || n <= 0) {
+    return;
+  }
+  if (k <= 0) {
+    if (!accumulate) {
+      for (std::int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, T{});
+    }
+    return;
+  }
+  Problem<T> const pr{trans_a, trans_b, k, a, lda, b, ldb, c, ldc, accumulate};
+  double const work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if constexpr (!kVectorizable<T>) {
+    gemm_small(pr, m, n);
+  } else {
+    using Cfg = Config<T>;
+    // Below ~32^3 multiply-adds the packing and zero padding cost more than they save.
+    if (work < 32.0 * 32 * 32 || (m < Cfg::kMR / 2 && n < Cfg::kNR / 2)) {
+      gemm_small(pr, m, n);
+      return;
+    }
+    // A thread must get enough work to pay for its wake-up (~10 us).
+    constexpr double kWorkPerThread = 64.0 * 64 * 64;
+    int const threads =
+        static_cast<int>(std::clamp(work / kWorkPerThread, 1.0, double(pool.num_threads())));
+    int tm = 1;
+    int tn = 1;
+    thread_grid(m, n, Cfg::kMR, Cfg::kNR, threads, tm, tn);
+    if (tm * tn <= 1) {
+      gemm_tile(pr, 0, m, 0, n);
+      return;
+    }
+    std::int64_t const mp = (m + Cfg::kMR - 1) / Cfg::kMR;
+    std::int64_t const np = (n + Cfg::kNR - 1) / Cfg::kNR;
+    pool.parallel_for(tm * tn, 1, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t t = begin; t < end; ++t) {
+        std::int64_t const ti = t / tn;
+        std::int64_t const tj = t % tn;
+        std::int64_t const m0 = std::min(m, mp * ti / tm * Cfg::kMR);
+        std::int64_t const m1 = std::min(m, mp * (ti + 1) / tm * Cfg::kMR);
+        std::int64_t const n0 = std::min(n, np * tj / tn * Cfg::kNR);
+        std::int64_t const n1 = std::min(n, np * (tj + 1) / tn * Cfg::kNR);
+        if (m0 < m1 && n0 < n1) {
+          gemm_tile(pr, m0, m1, n0, n1);
+        }
+      }
+    });
+  }
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+
+#undef TAPEFLOW_GEMM_RESTRICT
+#undef TAPEFLOW_GEMM_UNROLL

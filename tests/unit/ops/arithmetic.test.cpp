@@ -1,0 +1,62 @@
+#include <catch2/catch.hpp>
+#include <gradient_check.hpp>
+
+#include <tapeflow/ops/math/arithmetic.hpp>
+
+namespace tf = tapeflow;
+using tapeflow_test::check_gradients;
+using tapeflow_test::test_data;
+
+TEST_CASE("arithmetic values and scalar operands", "[ops][arithmetic]") {
+  auto a = tf::constant<float>({{1, 2}, {3, 4}});
+  CHECK((a + 1.0f).numpy() == std::vector<float>{2, 3, 4, 5});
+  CHECK((1.0f - a).numpy() == std::vector<float>{0, -1, -2, -3});
+  CHECK((a * a).numpy() == std::vector<float>{1, 4, 9, 16});
+  CHECK((a / 2).numpy() == std::vector<float>{0.5f, 1, 1.5f, 2});
+  CHECK((-a).numpy() == std::vector<float>{-1, -2, -3, -4});
+  CHECK(tf::pow(a, 2.0f).numpy() == std::vector<float>{1, 4, 9, 16});
+  CHECK(tf::maximum(a, 2.5f).numpy() == std::vector<float>{2.5f, 2.5f, 3, 4});
+  CHECK(tf::minimum(a, 2.5f).numpy() == std::vector<float>{1, 2, 2.5f, 2.5f});
+  auto i = tf::constant<std::int32_t>({7, -7});
+  CHECK((i / 2).numpy() == std::vector<std::int32_t>{3, -3});
+  CHECK_THROWS_WITH(i / 0, Catch::Contains("division by zero"));
+}
+
+TEST_CASE("broadcasting follows NumPy", "[ops][arithmetic]") {
+  auto m = tf::constant<std::int32_t>({{1, 2, 3}, {4, 5, 6}});  // (2, 3)
+  auto row = tf::constant<std::int32_t>({10, 20, 30});          // (3,)
+  auto col = tf::constant<std::int32_t>({{100}, {200}});        // (2, 1)
+  CHECK((m + row).numpy() == std::vector<std::int32_t>{11, 22, 33, 14, 25, 36});
+  CHECK((m + col).numpy() == std::vector<std::int32_t>{101, 102, 103, 204, 205, 206});
+  auto outer = col + row;  // (2, 1) + (3,) -> (2, 3)
+  CHECK(outer.shape() == tf::Shape{2, 3});
+  CHECK(outer.numpy() == std::vector<std::int32_t>{110, 120, 130, 210, 220, 230});
+  auto cube = tf::reshape(tf::range<std::int32_t>(8), {2, 2, 2});
+  auto mid = tf::constant<std::int32_t>({{{1}, {2}}});  // (1, 2, 1)
+  CHECK((cube * mid).numpy() == std::vector<std::int32_t>{0, 1, 4, 6, 4, 5, 12, 14});
+}
+
+TEST_CASE("shape mismatches name the op and both shapes", "[ops][arithmetic]") {
+  auto a = tf::zeros<float>({2, 3});
+  auto b = tf::zeros<float>({4});
+  CHECK_THROWS_AS(a + b, tf::invalid_argument);
+  CHECK_THROWS_WITH(
+      a + b, Catch::Contains("AddV2") && Catch::Contains("(2, 3)") && Catch::Contains("(4,)"));
+  CHECK_THROWS_WITH(a * b, Catch::Contains("Mul"));
+}
+
+TEST_CASE("arithmetic gradients", "[ops][arithmetic]") {
+  auto a = test_data<2>({2, 3}, 1);
+  auto b = test_data<2>({2, 3}, 2);
+  auto row = test_data<1>({3}, 3);
+  auto col = test_data<2>({2, 1}, 4);
+  auto positive = tf::abs(test_data<2>({2, 3}, 5)) + 0.5;
+  check_gradients([](const auto& x, const auto& y) { return x + y; }, a, b);
+  check_gradients([](const auto& x, const auto& y) { return x - y; }, a, row);
+  check_gradients([](const auto& x, const auto& y) { return x * y; }, col, row);
+  check_gradients([](const auto& x, const auto& y) { return x / y; }, a, positive);
+  check_gradients([](const auto& x, const auto& y) { return tf::pow(x, y); }, positive, a);
+  check_gradients([](const auto& x, const auto& y) { return tf::maximum(x, y); }, a, b);
+  check_gradients([](const auto& x, const auto& y) { return tf::minimum(x, y); }, col, row);
+  check_gradients([](const auto& x) { return 3.0 - 2.0 * x / 4.0; }, a);
+}

@@ -1,0 +1,48 @@
+#include <catch2/catch.hpp>
+#include <gradient_check.hpp>
+
+#include <tapeflow/ops/reduce/reduce.hpp>
+
+namespace tf = tapeflow;
+using tapeflow_test::check_gradients;
+using tapeflow_test::test_data;
+
+TEST_CASE("reductions over axes with keepdims", "[ops][reduce]") {
+  auto x = tf::reshape(tf::range<float>(0, 24, 1), {2, 3, 4});
+  CHECK(tf::reduce_sum(x).item() == 276.0f);
+  CHECK(tf::reduce_mean(x).item() == 11.5f);
+  CHECK(tf::reduce_max(x).item() == 23.0f);
+  CHECK(tf::reduce_min(x).item() == 0.0f);
+  auto s1 = tf::reduce_sum(x, 1);
+  CHECK(s1.shape() == tf::Shape{2, 4});
+  CHECK(s1.numpy() == std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57});
+  auto s02 = tf::reduce_sum(x, {0, 2});
+  CHECK(s02.numpy() == std::vector<float>{60, 92, 124});
+  auto keep = tf::reduce_max(x, {-1}, tf::keepdims);
+  CHECK(keep.shape() == tf::Shape{2, 3, 1});
+  CHECK(keep.numpy() == std::vector<float>{3, 7, 11, 15, 19, 23});
+  CHECK(tf::reduce_mean(tf::constant<std::int32_t>({1, 2})).item() == 1);  // integer mean truncates
+  CHECK_THROWS_WITH(tf::reduce_sum(x, 3), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH((tf::reduce_sum(x, {1, -2})), Catch::Contains("twice"));
+  CHECK_THROWS_AS(tf::reduce_max(tf::zeros<float>({0})), tf::invalid_argument);
+  auto big = tf::ones<float>({300, 1000});
+  CHECK(tf::reduce_sum(big, 1).numpy() == std::vector<float>(300, 1000.0f));
+}
+
+TEST_CASE("reduction gradients", "[ops][reduce]") {
+  auto x = test_data<3>({2, 3, 2}, 3);
+  check_gradients([](const auto& v) { return tf::reduce_sum(v); }, x);
+  check_gradients([](const auto& v) { return tf::reduce_mean(v, 1); }, x);
+  check_gradients([](const auto& v) { return tf::reduce_sum(v, {0, 2}); }, x);
+  check_gradients([](const auto& v) { return tf::reduce_mean(v, {2}, tf::keepdims); }, x);
+  check_gradients([](const auto& v) { return tf::reduce_max(v, 2); }, x);
+  check_gradients([](const auto& v) { return tf::reduce_min(v, {0, 1}); }, x);
+}
+
+TEST_CASE("max gradient splits between ties", "[ops][reduce]") {
+  auto x = tf::constant<double>({1, 3, 3});
+  tf::GradientTape tape;
+  tape.watch(x);
+  auto g = tape.gradient(tf::reduce_max(x), x);
+  CHECK(g->numpy() == std::vector<double>{0, 0.5, 0.5});
+}
