@@ -189,7 +189,7 @@ class GradientTape {
   /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
   template <class T, std::size_t R>
   std::vector<AnyTensor> gradient_by_id(
-      const Tensor<T, R>& target, std::span<std::const int64_t> source_ids,
+      const Tensor<T, R>& target, std::span<const std::int64_t> source_ids,
       const std::optional<Tensor<T, R>>& output_gradient = std::nullopt) {
     return run(target, source_ids, output_gradient ? &*output_gradient : nullptr);
   }
@@ -209,7 +209,7 @@ class GradientTape {
   }
 
   template <class T, std::size_t R>
-  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<std::const int64_t> sources,
+  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<const std::int64_t> sources,
                              const std::type_identity_t<Tensor<T, R>>* output_gradient) {
     static_assert(floating_element<T>,
                   "GradientTape::gradient: the target must be a floating-point tensor");

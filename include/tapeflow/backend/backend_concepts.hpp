@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <utility>
 
 #include <tapeflow/detail/macros.hpp>
 

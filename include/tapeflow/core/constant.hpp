@@ -28,7 +28,7 @@ struct nested_list<T, 0> {
 
 // Records the extent of every level and rejects ragged lists.
 template <class T, std::size_t Depth, std::size_t Rank>
-void nested_dims(typename const nested_list<T, Depth>::type& list,
+void nested_dims(const typename nested_list<T, Depth>::type& list,
                  std::array<std::int64_t, Rank>& dims, std::size_t level) {
   if constexpr (Depth > 0) {
     const auto n = static_cast<std::int64_t>(list.size());
@@ -45,7 +45,7 @@ void nested_dims(typename const nested_list<T, Depth>::type& list,
   }
 }
 template <class T, std::size_t Depth>
-void nested_copy(typename const nested_list<T, Depth>::type& list, T*& out) {
+void nested_copy(const typename nested_list<T, Depth>::type& list, T*& out) {
   if constexpr (Depth == 0) {
     *out++ = list;
   } else {
@@ -55,7 +55,7 @@ void nested_copy(typename const nested_list<T, Depth>::type& list, T*& out) {
   }
 }
 template <class T, std::size_t Rank>
-Tensor<T, Rank> from_nested(typename const nested_list<T, Rank>::type& list) {
+Tensor<T, Rank> from_nested(const typename nested_list<T, Rank>::type& list) {
   std::array<std::int64_t, Rank> dims;
   dims.fill(-1);
   nested_dims<T, Rank, Rank>(list, dims, 0);

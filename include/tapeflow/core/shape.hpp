@@ -22,8 +22,8 @@ class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<std::int64_t> dims)
-      : Shape(std::span<std::const int64_t>(dims.begin(), dims.size())) {}
-  explicit Shape(std::span<std::const int64_t> dims) : rank_(dims.size()) {
+      : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  explicit Shape(std::span<const std::int64_t> dims) : rank_(dims.size()) {
     if (dims.size() > max_rank) {
       throw invalid_argument("Shape: rank " + std::to_string(dims.size()) +
                              " exceeds tapeflow's maximum rank " + std::to_string(max_rank));
@@ -32,12 +32,12 @@ class Shape {
   }
   template <std::size_t Rank>
   explicit Shape(const std::array<std::int64_t, Rank>& dims)
-      : Shape(std::span<std::const int64_t>(dims)) {}
+      : Shape(std::span<const std::int64_t>(dims)) {}
 
   [[nodiscard]] std::size_t rank() const noexcept { return rank_; }
   [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
   [[nodiscard]] std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
-  [[nodiscard]] std::span<std::const int64_t> dims() const noexcept {
+  [[nodiscard]] std::span<const std::int64_t> dims() const noexcept {
     return {dims_.data(), rank_};
   }
   [[nodiscard]] auto begin() const noexcept { return dims_.begin(); }

@@ -65,12 +65,17 @@ struct Buffer {
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (destroy_elements != nullptr) {
-        destroy_elements(this);
-      }
-      this->~Buffer();
-      ::operator delete(static_cast<void*>(this), std::align_val_t{alignment});
+      destroy(this);
     }
+  }
+  // Out of line: keeps the rare path small, and stops GCC 12 from inlining the delete into
+  // callers, where it cannot see the reference count and warns of use-after-free.
+  TAPEFLOW_NOINLINE static void destroy(Buffer* self) noexcept {
+    if (self->destroy_elements != nullptr) {
+      self->destroy_elements(self);
+    }
+    self->~Buffer();
+    ::operator delete(static_cast<void*>(self), std::align_val_t{alignment});
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
 };
