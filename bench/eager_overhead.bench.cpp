@@ -1,11 +1,11 @@
 // Eager overhead per small op, with and without an active GradientTape, and the cost of a
 // trivial backward pass. Heap allocations per iteration are counted by replacing operator new
 // in this program, to show that recording adds none in steady state.
-#include <benchmark/benchmark.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <new>
+
+#include <benchmark/benchmark.h>
 
 #include <tapeflow/tapeflow.hpp>
 
@@ -79,8 +79,8 @@ void BM_EagerAddRecorded(benchmark::State& state) {
       before = allocations.load();
     }
   }
-  state.counters["allocs_per_op"] =
-      static_cast<double>(allocations.load() - before) / static_cast<double>((state.iterations() - 1) * ops);
+  state.counters["allocs_per_op"] = static_cast<double>(allocations.load() - before) /
+                                    static_cast<double>((state.iterations() - 1) * ops);
   state.SetItemsProcessed(state.iterations() * ops);
 }
 BENCHMARK(BM_EagerAddRecorded);

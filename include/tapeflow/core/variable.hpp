@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <memory>
 #include <string>
 #include <utility>
@@ -78,6 +79,13 @@ class Variable {
       s.value = new_value;
       detail::tensor_access::set_id(s.value, s.id);
     }
+    return *this;
+  }
+  /// Assigning a tensor of another dtype or rank is a compile error with this message.
+  template <class U, std::size_t OtherRank>
+  Variable& assign(const Tensor<U, OtherRank>&) {
+    static_assert(std::same_as<U, T> && OtherRank == Rank,
+                  "tf::Variable::assign: the value must have the variable's dtype and rank");
     return *this;
   }
   /// value += delta (same shape).

@@ -1,4 +1,4 @@
-// error: no matching function for call to .*assign
+// error: the value must have the variable's dtype and rank
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/variable.hpp>
 

@@ -1,11 +1,11 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <gradient_check.hpp>
+
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
@@ -127,6 +127,7 @@ TEST_CASE("softmax second-order gradients", "[ops][nn][softmax]") {
 TEST_CASE("softmax errors", "[ops][nn][softmax]") {
   auto x = tf::constant<float>({{1, 2}, {3, 4}});
   CHECK_THROWS_AS(tf::nn::softmax(x, 2), tf::invalid_argument);
-  CHECK_THROWS_WITH(tf::nn::softmax(x, -3), Catch::Contains("Softmax") && Catch::Contains("(2, 2)"));
+  CHECK_THROWS_WITH(tf::nn::softmax(x, -3),
+                    Catch::Contains("Softmax") && Catch::Contains("(2, 2)"));
   CHECK_THROWS_WITH(tf::nn::log_softmax(x, 5), Catch::Contains("LogSoftmax"));
 }

@@ -45,9 +45,10 @@ namespace detail {  // tapeflow::detail: op code inside namespace ops says detai
 namespace gemm_impl {
 
 // ---------------------------------------------------------------------------------------------
-// SIMD abstraction: `Vec<T>` is the widest vector this build targets, with load, store,
-// broadcast and multiply-add. x86 float/double use intrinsics (guaranteed FMA); everything else
-// uses the GCC/Clang vector extensions, which lower to whatever the target has (SSE2, NEON, ...).
+// SIMD abstraction: `VecFor<T>::type` wraps the widest vector this build targets, with load,
+// store, broadcast, add and multiply-add. x86 float/double use intrinsics (guaranteed FMA);
+// everything else uses the GCC/Clang vector extensions, which lower to whatever the target has
+// (SSE2, NEON, ...).
 
 #if defined(__AVX512F__)
 inline constexpr int kVectorBytes = 64;
@@ -142,16 +143,19 @@ struct VecFor<double> {
 // Blocking. The micro-tile is MR rows x NV vectors: MR * NV accumulators plus NV B vectors and a
 // broadcast must fit the register file (32 vector registers with AVX-512 and on AArch64, 16
 // otherwise), and MR * NV must cover FMA latency x throughput (>= 8 on current x86).
-// KC sizes the A micro-panel (MR x KC) to ~half of a 32-48 KB L1; KC x NC (the packed B block)
-// fits a >= 1 MB L2 (most AVX-512 parts) or 256-512 KB (AVX2 desktop parts); MC x KC (the packed
-// A block) lives in L3. None of this is queried at run time.
+// KC sizes the A micro-panel (MR x KC) to about half of L1 (48 KB on recent AVX-512 cores, 32 KB
+// on older and AVX2 ones); KC x NC, the packed B block, to part of L2 (1-2 MB per core on AVX-512
+// servers, 256 KB-1 MB on AVX2 parts); the packed MC x KC A block lives in L3. Constants, not
+// queried at run time: a few percent off the optimum on other parts, never a cliff.
 
 #if defined(__AVX512F__) || defined(__aarch64__)
 inline constexpr int kMicroRows = 12;
-inline constexpr int kLargeL2 = 1;
+inline constexpr std::int64_t kL1PanelBytes = 24 * 1024;
+inline constexpr std::int64_t kL2BlockBytes = 768 * 1024;
 #else
 inline constexpr int kMicroRows = 6;
-inline constexpr int kLargeL2 = 0;
+inline constexpr std::int64_t kL1PanelBytes = 12 * 1024;
+inline constexpr std::int64_t kL2BlockBytes = 384 * 1024;
 #endif
 
 template <class T>
@@ -160,9 +164,10 @@ struct Config {
   static constexpr int kMR = kMicroRows;
   static constexpr int kNV = 2;
   static constexpr int kNR = kNV * Ops::kLanes;
-  static constexpr std::int64_t kKC = (kLargeL2 ? 24 * 1024 : 16 * 1024) / (kMR * sizeof(T)) / 8 * 8;
-  static constexpr std::int64_t kNC = (kLargeL2 ? 768 * 1024 : 192 * 1024) / (kKC * sizeof(T)) /
-                                      kNR * kNR;
+  static constexpr std::int64_t kKC =
+      std::clamp<std::int64_t>(kL1PanelBytes / (kMR * sizeof(T)) / 8 * 8, 64, 2048);
+  static constexpr std::int64_t kNC =
+      std::max<std::int64_t>(kL2BlockBytes / (kKC * sizeof(T)) / kNR * kNR, 4 * kNR);
   static constexpr std::int64_t kMC = 3072 / kMR * kMR;
 };
 
@@ -263,71 +268,164 @@ TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_REST
 }
 
 // ---------------------------------------------------------------------------------------------
-// Packing. `a`/`b` point at element (0, 0) of the block of op(A)/op(B) being packed.
+// Packing. A packed panel holds kc groups of R values: group p is row p of op(B) (R = NR) or
+// column p of op(A) (R = MR). Rows past `rows` are zero, so edge panels need no special kernel.
+// Depending on the transpose flag a group is either a contiguous run of the source (copy) or
+// one element from each of R source rows (transpose).
 
-// op(A) block [mc x kc] -> ceil(mc / MR) panels, each kc groups of MR values.
-template <class T, int MR>
-void pack_a(bool trans, T const* a, std::int64_t lda, std::int64_t mc, std::int64_t kc, T* dst) {
-  for (std::int64_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {
-    int const mr = static_cast<int>(std::min<std::int64_t>(MR, mc - i0));
-    if (trans) {
-      // op(A)(i, p) = a[p * lda + i]: each group is a contiguous run of a row of A.
-      T const* src = a + i0;
-      for (std::int64_t p = 0; p < kc; ++p, src += lda) {
-        T* const d = dst + p * MR;
-        int i = 0;
-        for (; i < mr; ++i) d[i] = src[i];
-        for (; i < MR; ++i) d[i] = T{};
-      }
-    } else if (mr == MR) {
-      // op(A)(i, p) = a[i * lda + p]: a transpose; MR row streams, read in lockstep.
-      T const* src = a + i0 * lda;
-      for (std::int64_t p = 0; p < kc; ++p) {
-        T* const d = dst + p * MR;
-        TAPEFLOW_GEMM_UNROLL
-        for (int i = 0; i < MR; ++i) d[i] = src[i * lda + p];
-      }
-    } else {
-      T const* src = a + i0 * lda;
-      for (std::int64_t p = 0; p < kc; ++p) {
-        T* const d = dst + p * MR;
-        int i = 0;
-        for (; i < mr; ++i) d[i] = src[i * lda + p];
-        for (; i < MR; ++i) d[i] = T{};
-      }
+// dst[p * R + r] = src[p * ld + r].
+template <class T, int R>
+void copy_panel(T const* src, std::int64_t ld, std::int64_t kc, int rows, T* dst) {
+  if (rows == R) {
+    for (std::int64_t p = 0; p < kc; ++p, src += ld, dst += R) {
+      std::memcpy(dst, src, sizeof(T) * R);
+    }
+    return;
+  }
+  for (std::int64_t p = 0; p < kc; ++p, src += ld, dst += R) {
+    int r = 0;
+    for (; r < rows; ++r) {
+      dst[r] = src[r];
+    }
+    for (; r < R; ++r) {
+      dst[r] = T{};
     }
   }
 }
 
-// op(B) block [kc x nc] -> ceil(nc / NR) panels, each kc rows of NR values.
+#if defined(__AVX512F__)
+// Shuffles in their all-lanes masked form: the plain intrinsics pass _mm512_undefined_ps() as the
+// merge source, which GCC 12 flags as -Wmaybe-uninitialized (GCC PR 105593). With a full mask
+// they compile to the same unmasked instruction.
+inline constexpr __mmask16 kAllLanes = 0xFFFF;
+TAPEFLOW_ALWAYS_INLINE __m512 unpacklo(__m512 a, __m512 b) {
+  return _mm512_mask_unpacklo_ps(a, kAllLanes, a, b);
+}
+TAPEFLOW_ALWAYS_INLINE __m512 unpackhi(__m512 a, __m512 b) {
+  return _mm512_mask_unpackhi_ps(a, kAllLanes, a, b);
+}
+template <int kImm>
+TAPEFLOW_ALWAYS_INLINE __m512 shuffle_ps(__m512 a, __m512 b) {
+  return _mm512_mask_shuffle_ps(a, kAllLanes, a, b, kImm);
+}
+template <int kImm>
+TAPEFLOW_ALWAYS_INLINE __m512 shuffle_f32x4(__m512 a, __m512 b) {
+  return _mm512_mask_shuffle_f32x4(a, kAllLanes, a, b, kImm);
+}
+
+// In-register transpose: afterwards v[q] holds element q of each of the 16 input rows.
+// 64 lane shuffles per 256 values (4 steps of 16), versus one scalar store per value.
+TAPEFLOW_ALWAYS_INLINE void transpose16x16(__m512 (&v)[16]) {
+  __m512 t[16];
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < 16; i += 2) {  // 2x2 blocks within each 128-bit lane
+    t[i] = unpacklo(v[i], v[i + 1]);
+    t[i + 1] = unpackhi(v[i], v[i + 1]);
+  }
+  TAPEFLOW_GEMM_UNROLL
+  for (int g = 0; g < 16; g += 4) {  // v[g + c]: column 4L + c of rows g..g+3 in lane L
+    v[g] = shuffle_ps<0x44>(t[g], t[g + 2]);
+    v[g + 1] = shuffle_ps<0xEE>(t[g], t[g + 2]);
+    v[g + 2] = shuffle_ps<0x44>(t[g + 1], t[g + 3]);
+    v[g + 3] = shuffle_ps<0xEE>(t[g + 1], t[g + 3]);
+  }
+  TAPEFLOW_GEMM_UNROLL
+  for (int c = 0; c < 4; ++c) {  // gather the four 128-bit lanes of column 4L + c
+    __m512 const lo01 = shuffle_f32x4<0x88>(v[c], v[4 + c]);
+    __m512 const hi01 = shuffle_f32x4<0xDD>(v[c], v[4 + c]);
+    __m512 const lo23 = shuffle_f32x4<0x88>(v[8 + c], v[12 + c]);
+    __m512 const hi23 = shuffle_f32x4<0xDD>(v[8 + c], v[12 + c]);
+    t[c] = shuffle_f32x4<0x88>(lo01, lo23);
+    t[8 + c] = shuffle_f32x4<0xDD>(lo01, lo23);
+    t[4 + c] = shuffle_f32x4<0x88>(hi01, hi23);
+    t[12 + c] = shuffle_f32x4<0xDD>(hi01, hi23);
+  }
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < 16; ++i) {
+    v[i] = t[i];
+  }
+}
+#endif
+
+// dst[p * R + r] = src[r * ld + p] for all R rows; returns how many leading p it handled
+// (a multiple of the vector length; the caller finishes the rest).
+template <class T, int R>
+std::int64_t transpose_panel_simd(T const* src, std::int64_t ld, std::int64_t kc, T* dst) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float> && (R <= 16 || R % 16 == 0)) {
+    std::int64_t p = 0;
+    for (; p + 16 <= kc; p += 16) {
+      TAPEFLOW_GEMM_UNROLL
+      for (int r0 = 0; r0 < R; r0 += 16) {
+        constexpr int kRows = R < 16 ? R : 16;
+        __m512 v[16];
+        TAPEFLOW_GEMM_UNROLL
+        for (int i = 0; i < 16; ++i) {
+          v[i] = i < kRows ? _mm512_loadu_ps(src + (r0 + i) * ld + p) : _mm512_setzero_ps();
+        }
+        transpose16x16(v);
+        TAPEFLOW_GEMM_UNROLL
+        for (int q = 0; q < 16; ++q) {
+          _mm512_mask_storeu_ps(dst + (p + q) * R + r0, static_cast<__mmask16>((1u << kRows) - 1),
+                                v[q]);
+        }
+      }
+    }
+    return p;
+  }
+#endif
+  (void)src, (void)ld, (void)kc, (void)dst;
+  return 0;
+}
+
+// dst[p * R + r] = src[r * ld + p].
+template <class T, int R>
+void transpose_panel(T const* src, std::int64_t ld, std::int64_t kc, int rows, T* dst) {
+  if (rows == R) {
+    std::int64_t p = transpose_panel_simd<T, R>(src, ld, kc, dst);
+    for (; p < kc; ++p) {
+      T* const d = dst + p * R;
+      TAPEFLOW_GEMM_UNROLL
+      for (int r = 0; r < R; ++r) {
+        d[r] = src[r * ld + p];
+      }
+    }
+    return;
+  }
+  for (std::int64_t p = 0; p < kc; ++p) {
+    T* const d = dst + p * R;
+    int r = 0;
+    for (; r < rows; ++r) {
+      d[r] = src[r * ld + p];
+    }
+    for (; r < R; ++r) {
+      d[r] = T{};
+    }
+  }
+}
+
+// op(A) block [mc x kc] (element (0, 0) at `a`) -> ceil(mc / MR) panels.
+template <class T, int MR>
+void pack_a(bool trans, T const* a, std::int64_t lda, std::int64_t mc, std::int64_t kc, T* dst) {
+  for (std::int64_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {
+    int const rows = static_cast<int>(std::min<std::int64_t>(MR, mc - i0));
+    if (trans) {  // op(A)(i, p) = a[p * lda + i]
+      copy_panel<T, MR>(a + i0, lda, kc, rows, dst);
+    } else {  // op(A)(i, p) = a[i * lda + p]
+      transpose_panel<T, MR>(a + i0 * lda, lda, kc, rows, dst);
+    }
+  }
+}
+
+// op(B) block [kc x nc] (element (0, 0) at `b`) -> ceil(nc / NR) panels.
 template <class T, int NR>
 void pack_b(bool trans, T const* b, std::int64_t ldb, std::int64_t kc, std::int64_t nc, T* dst) {
   for (std::int64_t j0 = 0; j0 < nc; j0 += NR, dst += NR * kc) {
-    int const nr = static_cast<int>(std::min<std::int64_t>(NR, nc - j0));
-    if (!trans) {
-      // op(B)(p, j) = b[p * ldb + j]: each row is a contiguous run of a row of B.
-      T const* src = b + j0;
-      if (nr == NR) {
-        for (std::int64_t p = 0; p < kc; ++p, src += ldb) {
-          std::memcpy(dst + p * NR, src, sizeof(T) * NR);
-        }
-      } else {
-        for (std::int64_t p = 0; p < kc; ++p, src += ldb) {
-          T* const d = dst + p * NR;
-          int j = 0;
-          for (; j < nr; ++j) d[j] = src[j];
-          for (; j < NR; ++j) d[j] = T{};
-        }
-      }
-    } else {
-      // op(B)(p, j) = b[j * ldb + p]: a transpose; NR row streams, read in lockstep.
-      T const* src = b + j0 * ldb;
-      for (std::int64_t p = 0; p < kc; ++p) {
-        T* const d = dst + p * NR;
-        int j = 0;
-        for (; j < nr; ++j) d[j] = src[j * ldb + p];
-        for (; j < NR; ++j) d[j] = T{};
-      }
+    int const cols = static_cast<int>(std::min<std::int64_t>(NR, nc - j0));
+    if (trans) {  // op(B)(p, j) = b[j * ldb + p]
+      transpose_panel<T, NR>(b + j0 * ldb, ldb, kc, cols, dst);
+    } else {  // op(B)(p, j) = b[p * ldb + j]
+      copy_panel<T, NR>(b + j0, ldb, kc, cols, dst);
     }
   }
 }
@@ -395,9 +493,13 @@ void gemm_tile(Problem<T> const& pr, std::int64_t m0, std::int64_t m1, std::int6
                 T* const dst = ct + i * pr.ldc;
                 T const* const src = edge + i * NR;
                 if (load_c) {
-                  for (int j = 0; j < nr; ++j) dst[j] += src[j];
+                  for (int j = 0; j < nr; ++j) {
+                    dst[j] += src[j];
+                  }
                 } else {
-                  for (int j = 0; j < nr; ++j) dst[j] = src[j];
+                  for (int j = 0; j < nr; ++j) {
+                    dst[j] = src[j];
+                  }
                 }
               }
             }
@@ -408,29 +510,94 @@ void gemm_tile(Problem<T> const& pr, std::int64_t m0, std::int64_t m1, std::int6
   }
 }
 
-// Unpacked loops for problems too small to amortize packing (and for types without a vector
-// kernel). The inner loop runs along contiguous memory of C and op(B) when B is not transposed.
+// Unpacked loops: for tiny products, for shapes the micro-tiles would mostly pad (matrix times
+// vector), and for types without a vector kernel. Vectorized by hand: GCC's -O2 cost model
+// leaves loops with unknown trip counts scalar.
+
+// crow[0, n) += x * brow[0, n).
+template <class T>
+void axpy_row(std::int64_t n, T x, T const* TAPEFLOW_GEMM_RESTRICT brow,
+              T* TAPEFLOW_GEMM_RESTRICT crow) {
+  std::int64_t j = 0;
+  if constexpr (kVectorizable<T>) {
+    using Ops = typename VecFor<T>::type;
+    constexpr int L = Ops::kLanes;
+    auto const xv = Ops::broadcast(x);
+    for (; j + L <= n; j += L) {
+      Ops::store(crow + j, Ops::fma(xv, Ops::load(brow + j), Ops::load(crow + j)));
+    }
+  }
+  for (; j < n; ++j) crow[j] = static_cast<T>(crow[j] + x * brow[j]);
+}
+
+// sum over p < k of a[p * a_p] * b[p * b_p].
+template <class T>
+T dot(std::int64_t k, T const* a, std::int64_t a_p, T const* b, std::int64_t b_p) {
+  std::int64_t p = 0;
+  T sum{};
+  if constexpr (kVectorizable<T>) {
+    using Ops = typename VecFor<T>::type;
+    constexpr int L = Ops::kLanes;
+    if (a_p == 1 && b_p == 1 && k >= 2 * L) {
+      auto acc0 = Ops::zero();
+      auto acc1 = Ops::zero();
+      for (; p + 2 * L <= k; p += 2 * L) {
+        acc0 = Ops::fma(Ops::load(a + p), Ops::load(b + p), acc0);
+        acc1 = Ops::fma(Ops::load(a + p + L), Ops::load(b + p + L), acc1);
+      }
+      alignas(64) T lanes[L];
+      Ops::store(lanes, Ops::add(acc0, acc1));
+      for (int l = 0; l < L; ++l) sum = static_cast<T>(sum + lanes[l]);
+    }
+  }
+  T s0{}, s1{}, s2{}, s3{};  // independent chains hide the multiply-add latency
+  for (; p + 4 <= k; p += 4) {
+    s0 = static_cast<T>(s0 + a[p * a_p] * b[p * b_p]);
+    s1 = static_cast<T>(s1 + a[(p + 1) * a_p] * b[(p + 1) * b_p]);
+    s2 = static_cast<T>(s2 + a[(p + 2) * a_p] * b[(p + 2) * b_p]);
+    s3 = static_cast<T>(s3 + a[(p + 3) * a_p] * b[(p + 3) * b_p]);
+  }
+  for (; p < k; ++p) s0 = static_cast<T>(s0 + a[p * a_p] * b[p * b_p]);
+  return static_cast<T>(sum + ((s0 + s1) + (s2 + s3)));
+}
+
 template <class T>
 void gemm_small(Problem<T> const& pr, std::int64_t m, std::int64_t n) {
-  for (std::int64_t i = 0; i < m; ++i) {
-    T* const crow = pr.c + i * pr.ldc;
+  // op(A)(i, p) = a[i * a_i + p * a_p], op(B)(p, j) = b[p * b_p + j * b_j].
+  std::int64_t const a_i = pr.trans_a ? 1 : pr.lda;
+  std::int64_t const a_p = pr.trans_a ? pr.lda : 1;
+  std::int64_t const b_p = pr.trans_b ? 1 : pr.ldb;
+  std::int64_t const b_j = pr.trans_b ? pr.ldb : 1;
+  // The forms below match the contiguity conditions gemm() checks before picking this path.
+  if (pr.trans_a && n == 1 && pr.ldc == 1) {
+    // C is one contiguous column; it accumulates rows of the stored A (columns of op(A)).
     if (!pr.accumulate) {
-      for (std::int64_t j = 0; j < n; ++j) crow[j] = T{};
+      std::fill_n(pr.c, m, T{});
     }
-    if (!pr.trans_b) {
+    for (std::int64_t p = 0; p < pr.k; ++p) {
+      axpy_row(m, pr.b[p * b_p], pr.a + p * a_p, pr.c);
+    }
+    return;
+  }
+  if (!pr.trans_b && n >= 8) {
+    // Row i of C accumulates rows of op(B), contiguous along j.
+    for (std::int64_t i = 0; i < m; ++i) {
+      T* const crow = pr.c + i * pr.ldc;
+      if (!pr.accumulate) {
+        std::fill_n(crow, n, T{});
+      }
       for (std::int64_t p = 0; p < pr.k; ++p) {
-        T const aip = *pr.a_at(i, p);
-        T const* const brow = pr.b + p * pr.ldb;
-        for (std::int64_t j = 0; j < n; ++j) crow[j] = static_cast<T>(crow[j] + aip * brow[j]);
+        axpy_row(n, pr.a[i * a_i + p * a_p], pr.b + p * b_p, crow);
       }
-    } else {
-      // op(B)(p, j) = b[j * ldb + p]: dot products along contiguous rows of B.
-      for (std::int64_t j = 0; j < n; ++j) {
-        T const* const bcol = pr.b + j * pr.ldb;
-        T sum{};
-        for (std::int64_t p = 0; p < pr.k; ++p) sum = static_cast<T>(sum + *pr.a_at(i, p) * bcol[p]);
-        crow[j] = static_cast<T>(crow[j] + sum);
-      }
+    }
+    return;
+  }
+  // One dot product per element of C, along p.
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      T const sum = dot(pr.k, pr.a + i * a_i, a_p, pr.b + j * b_j, b_p);
+      T& out = pr.c[i * pr.ldc + j];
+      out = pr.accumulate ? static_cast<T>(out + sum) : sum;
     }
   }
 }
@@ -443,9 +610,13 @@ inline void thread_grid(std::int64_t m, std::int64_t n, int mr, int nr, int thre
   std::int64_t best = -1;
   tm = tn = 1;
   for (int dm = 1; dm <= threads; ++dm) {
-    if (threads % dm != 0) continue;
+    if (threads % dm != 0) {
+      continue;
+    }
     int const dn = threads / dm;
-    if (dm > mp || dn > np) continue;
+    if (dm > mp || dn > np) {
+      continue;
+    }
     // Largest tile (in padded elements) bounds the run time; on ties prefer splitting m,
     // which keeps each thread's packed B block a full-width stream.
     std::int64_t const cost = ((mp + dm - 1) / dm) * mr * (((np + dn - 1) / dn) * nr);
@@ -463,8 +634,8 @@ inline void thread_grid(std::int64_t m, std::int64_t n, int mr, int nr, int thre
 /// set. lda/ldb/ldc are row strides in elements of the matrices as stored. Runs on `pool`
 /// (threads split C into tiles); problems too small to pay for threads run on the caller.
 template <class T>
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-          T const* a, std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc,
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T const* a,
+          std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc,
           bool accumulate = false,
           backend::cpu::ThreadPool& pool = backend::cpu::ThreadPool::global()) {
   using namespace gemm_impl;
@@ -473,7 +644,9 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   }
   if (k <= 0) {
     if (!accumulate) {
-      for (std::int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, T{});
+      for (std::int64_t i = 0; i < m; ++i) {
+        std::fill_n(c + i * ldc, n, T{});
+      }
     }
     return;
   }
@@ -483,15 +656,24 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
     gemm_small(pr, m, n);
   } else {
     using Cfg = Config<T>;
-    // Below ~32^3 multiply-adds the packing and zero padding cost more than they save.
-    if (work < 32.0 * 32 * 32 || (m < Cfg::kMR / 2 && n < Cfg::kNR / 2)) {
+    // The packed path wins from ~8^3 multiply-adds on. Below that, and where the micro-tiles
+    // would be mostly zero padding (fewer than 1 in 8 elements real: a matrix times a vector),
+    // the unpacked loops win, provided they run along contiguous memory: one row of A, rows of
+    // op(B) (the row update), or rows of A and op(B)^T (the dot products).
+    double const padded = static_cast<double>((m + Cfg::kMR - 1) / Cfg::kMR * Cfg::kMR) *
+                          static_cast<double>((n + Cfg::kNR - 1) / Cfg::kNR * Cfg::kNR);
+    bool const mostly_padding = padded > 8.0 * static_cast<double>(m) * static_cast<double>(n);
+    bool const small_streams = m == 1 || (!trans_b && n >= 8) ||
+                               (!trans_a && (trans_b || ldb == 1)) || (trans_a && n == 1 && ldc == 1);
+    if (work < 256.0 || (mostly_padding && small_streams)) {
       gemm_small(pr, m, n);
       return;
     }
-    // A thread must get enough work to pay for its wake-up (~10 us).
-    constexpr double kWorkPerThread = 64.0 * 64 * 64;
-    int const threads =
-        static_cast<int>(std::clamp(work / kWorkPerThread, 1.0, double(pool.num_threads())));
+    // A pool worker takes ~30-40 us to wake up (measured on a 2-vCPU KVM guest); a thread only
+    // pays off when its share of the work takes clearly longer (~3.5M multiply-adds, ~45 us).
+    constexpr double kMinWorkPerThread = 3.5e6;
+    int const threads = static_cast<int>(
+        std::clamp(work / kMinWorkPerThread, 1.0, static_cast<double>(pool.num_threads())));
     int tm = 1;
     int tn = 1;
     thread_grid(m, n, Cfg::kMR, Cfg::kNR, threads, tm, tn);

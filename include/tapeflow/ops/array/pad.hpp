@@ -1,0 +1,262 @@
+// pad(x, paddings, constant_value): surrounds a tensor with a constant (TensorFlow: `tf.pad`,
+// ops "Pad" and "PadV2"). Also the strided box copy that slice, pad and strided_slice share.
+//
+// Pad's gradient is a Slice and Slice's gradient is a Pad: each header includes the other, and
+// the ops refer to each other only inside templates (see the forward declarations below).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+template <std::size_t R>
+struct Slice;  // slice.hpp
+}  // namespace ops
+
+namespace detail {
+
+/// "(1, 2, 3)" for an array of integers (error messages).
+template <class I, std::size_t N>
+std::string int_list_text(std::array<I, N> const& values) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < N; ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(values[i]);
+  }
+  return text + (N == 1 ? ",)" : ")");
+}
+
+/// Copies a box of `size` elements: element idx goes from src at `src_begin + idx * src_step`
+/// to dst at `dst_begin + idx * dst_step` (per axis; steps may be negative). Contiguous runs are
+/// copied with std::copy_n, so any element type (strings included) works.
+template <class T, std::size_t R>
+void copy_strided_box(T const* src, std::array<std::int64_t, R> const& src_dims,
+                      std::array<std::int64_t, R> const& src_begin,
+                      std::array<std::int64_t, R> const& src_step, T* dst,
+                      std::array<std::int64_t, R> const& dst_dims,
+                      std::array<std::int64_t, R> const& dst_begin,
+                      std::array<std::int64_t, R> const& dst_step,
+                      std::array<std::int64_t, R> const& size) {
+  std::int64_t const n = product(size);
+  if (n == 0) {
+    return;
+  }
+  if constexpr (R == 0) {
+    dst[0] = src[0];
+  } else {
+    std::array<std::int64_t, R> src_stride{};
+    std::array<std::int64_t, R> dst_stride{};
+    src_stride[R - 1] = 1;
+    dst_stride[R - 1] = 1;
+    for (std::size_t a = R - 1; a-- > 0;) {
+      src_stride[a] = src_stride[a + 1] * src_dims[a + 1];
+      dst_stride[a] = dst_stride[a + 1] * dst_dims[a + 1];
+    }
+    // Trailing axes copied whole in both tensors merge into one contiguous run.
+    std::size_t t = R - 1;
+    std::int64_t inner = 1;
+    while (t > 0 && size[t] == src_dims[t] && size[t] == dst_dims[t] && src_step[t] == 1 &&
+           dst_step[t] == 1) {
+      inner *= size[t];
+      --t;
+    }
+    bool const contiguous = src_step[t] == 1 && dst_step[t] == 1;
+    std::size_t const row_axes = contiguous ? t : t + 1;  // axes iterated one by one
+    std::int64_t const run = contiguous ? size[t] * inner : inner;
+    std::int64_t src_origin = 0;
+    std::int64_t dst_origin = 0;
+    for (std::size_t a = 0; a < R; ++a) {
+      src_origin += src_begin[a] * src_stride[a];
+      dst_origin += dst_begin[a] * dst_stride[a];
+    }
+    std::int64_t const rows = n / run;
+    backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 std::array<std::int64_t, R> idx{};
+                                 std::int64_t rest = s;
+                                 std::int64_t so = src_origin;
+                                 std::int64_t d_o = dst_origin;
+                                 for (std::size_t a = row_axes; a-- > 0;) {
+                                   idx[a] = rest % size[a];
+                                   rest /= size[a];
+                                   so += idx[a] * src_step[a] * src_stride[a];
+                                   d_o += idx[a] * dst_step[a] * dst_stride[a];
+                                 }
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   if (run == 1) {
+                                     dst[d_o] = src[so];
+                                   } else {
+                                     std::copy_n(src + so, run, dst + d_o);
+                                   }
+                                   for (std::size_t a = row_axes; a-- > 0;) {
+                                     so += src_step[a] * src_stride[a];
+                                     d_o += dst_step[a] * dst_stride[a];
+                                     if (++idx[a] < size[a]) {
+                                       break;
+                                     }
+                                     so -= idx[a] * src_step[a] * src_stride[a];
+                                     d_o -= idx[a] * dst_step[a] * dst_stride[a];
+                                     idx[a] = 0;
+                                   }
+                                 }
+                               });
+  }
+}
+
+/// Copies a box with unit steps (slice, pad, concat).
+template <class T, std::size_t R>
+void copy_box(T const* src, std::array<std::int64_t, R> const& src_dims,
+              std::array<std::int64_t, R> const& src_begin, T* dst,
+              std::array<std::int64_t, R> const& dst_dims,
+              std::array<std::int64_t, R> const& dst_begin,
+              std::array<std::int64_t, R> const& size) {
+  std::array<std::int64_t, R> ones;
+  ones.fill(1);
+  copy_strided_box(src, src_dims, src_begin, ones, dst, dst_dims, dst_begin, ones, size);
+}
+
+/// Shared rules of Pad and PadV2.
+template <std::size_t R>
+struct PadRule {
+  std::array<std::array<std::int64_t, 2>, R> paddings{};
+
+  [[nodiscard]] std::string paddings_text() const {
+    std::string text = "(";
+    for (std::size_t a = 0; a < R; ++a) {
+      text += (a > 0 ? ", " : "") + int_list_text(paddings[a]);
+    }
+    return text + ")";
+  }
+  template <class T>
+  [[nodiscard]] std::array<std::int64_t, R> padded_dims(std::string_view op,
+                                                        Tensor<T, R> const& x) const {
+    std::array<std::int64_t, R> dims{};
+    for (std::size_t a = 0; a < R; ++a) {
+      if (paddings[a][0] < 0 || paddings[a][1] < 0) {
+        throw invalid_argument(std::string(op) + ": paddings must be non-negative, got " +
+                               paddings_text() + " for input shape " + x.shape().to_string());
+      }
+      dims[a] = x.dims()[a] + paddings[a][0] + paddings[a][1];
+    }
+    return dims;
+  }
+  template <class T>
+  void fill_and_copy(Tensor<T, R>& out, Tensor<T, R> const& x, T const& value) const {
+    T* o = tensor_access::mutable_data(out);
+    std::fill_n(o, out.num_elements(), value);
+    std::array<std::int64_t, R> before{};
+    for (std::size_t a = 0; a < R; ++a) {
+      before[a] = paddings[a][0];
+    }
+    copy_box(x.data(), x.dims(), std::array<std::int64_t, R>{}, o, out.dims(), before, x.dims());
+  }
+  /// The gradient: the slice of dy where x was copied.
+  template <class T>
+  Tensor<T, R> unpad(Tensor<T, R> const& dy, Tensor<T, R> const& x) const {
+    ops::Slice<R> slice;
+    for (std::size_t a = 0; a < R; ++a) {
+      slice.begin[a] = paddings[a][0];
+    }
+    slice.size = x.dims();
+    return execute(slice, dy);
+  }
+};
+
+}  // namespace detail
+
+namespace ops {
+
+/// Pads with zeros (TensorFlow op "Pad"): axis a gets paddings[a][0] elements before and
+/// paddings[a][1] after.
+template <std::size_t R>
+struct Pad : detail::PadRule<R> {
+  static constexpr std::string_view name = "Pad";
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    return {this->padded_dims(name, x)};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    this->fill_and_copy(out, x, T{});
+  }
+  template <class T>
+  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+    return this->unpad(dy, x);
+  }
+};
+
+/// Pads with a scalar constant input (TensorFlow op "PadV2"); no gradient flows to the constant
+/// (as in TensorFlow).
+template <std::size_t R>
+struct PadV2 : detail::PadRule<R> {
+  static constexpr std::string_view name = "PadV2";
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 0> const&) const {
+    return {this->padded_dims(name, x)};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x, Tensor<T, 0> const& value) const {
+    this->fill_and_copy(out, x, value.data()[0]);
+  }
+  template <class T>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x,
+                Tensor<T, 0> const&) const {
+    detail::PadRule<R> const rule = *this;
+    return std::tuple{[=] { return rule.unpad(dy, x); }, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+/// Pads `x` with `constant_value` (default zero or ""): axis a gets paddings[a][0] elements
+/// before and paddings[a][1] after (TensorFlow: `tf.pad(x, paddings, constant_values=c)`, mode
+/// "CONSTANT"). Throws invalid_argument for negative paddings.
+///
+///     auto y = tf::pad(tf::constant<float>({{1, 2}}), {{1, 1}, {0, 2}});  // shape (3, 4)
+///     auto z = tf::pad(x, {{2, 0}}, -1.0f);                              // padded with -1
+template <tensor_like X, std::size_t N>
+tensor_type_of<X> pad(X const& x, std::int64_t const (&paddings)[N][2],
+                      value_type_of<X> const& constant_value = value_type_of<X>{}) {
+  static_assert(N == rank_of<X>,
+                "tf::pad(x, paddings): paddings needs one {before, after} pair per axis of x");
+  std::array<std::array<std::int64_t, 2>, N> p{};
+  for (std::size_t a = 0; a < N; ++a) {
+    p[a] = {paddings[a][0], paddings[a][1]};
+  }
+  return pad(x, p, constant_value);
+}
+template <tensor_like X>
+tensor_type_of<X> pad(X const& x,
+                      std::array<std::array<std::int64_t, 2>, rank_of<X>> const& paddings,
+                      value_type_of<X> const& constant_value = value_type_of<X>{}) {
+  using T = value_type_of<X>;
+  constexpr std::size_t R = rank_of<X>;
+  if (constant_value == T{}) {
+    ops::Pad<R> op;
+    op.paddings = paddings;
+    return detail::execute(op, detail::as_tensor(x));
+  }
+  ops::PadV2<R> op;
+  op.paddings = paddings;
+  return detail::execute(op, detail::as_tensor(x), Tensor<T, 0>(constant_value));
+}
+
+TAPEFLOW_END_NAMESPACE
+
+#include <tapeflow/ops/array/slice.hpp>
