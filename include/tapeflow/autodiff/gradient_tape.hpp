@@ -230,7 +230,13 @@ class GradientTape {
     const auto& nodes = recorder_->nodes();
     // Which tensors depend on a watched source: only their gradients are computed (a source
     // the tape does not watch gets no gradient, as in TensorFlow).
-    detail::tape::IdSet needed;
+    auto& storage = recorder_->backprop_storage;
+    storage.clear();
+    struct Clear {
+      detail::tape::BackpropStorage& s;
+      ~Clear() { s.clear(); }  // drop gradient tensors as soon as the call ends
+    } clear_after{storage};
+    detail::tape::IdSet& needed = storage.needed;
     for (auto id : sources) {
       if (recorder_->watching(id)) {
         needed.insert(id);
@@ -244,7 +250,7 @@ class GradientTape {
         }
       }
     }
-    detail::tape::Backprop bp(needed);
+    detail::tape::Backprop bp(storage);
     if (needed.contains(target.id())) {
       if (output_gradient != nullptr) {
         if (output_gradient->dims() != target.dims()) {

@@ -10,7 +10,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -58,7 +57,12 @@ class ThreadPool {
       return;
     }
     std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
-    Job job([&](std::int64_t b, std::int64_t e) { body(b, e); }, n, chunks, &mutex_);
+    // A plain function pointer over the caller's body (no std::function): cheaper to
+    // instantiate per call site, and no allocation.
+    auto* body_ptr = &body;
+    Job job([](void* ctx, std::int64_t b,
+               std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
+            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks, &mutex_);
     {
       std::lock_guard lock(mutex_);
       current_ = &job;
@@ -84,10 +88,12 @@ class ThreadPool {
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
   // registered in `workers_inside`, and the caller waits for that count to drop to zero.
   struct Job {
-    Job(std::function<void(std::int64_t, std::int64_t)> t, std::int64_t n, std::int64_t c,
-        std::mutex* m)
-        : task(std::move(t)), total(n), chunks(c), mutex(m) {}
-    std::function<void(std::int64_t, std::int64_t)> task;
+    using Call = void (*)(void*, std::int64_t, std::int64_t);
+    Job(Call c, void* ctx, std::int64_t n, std::int64_t k, std::mutex* m)
+        : call(c), context(ctx), total(n), chunks(k), mutex(m) {}
+    void task(std::int64_t b, std::int64_t e) const { call(context, b, e); }
+    Call call;
+    void* context;
     std::int64_t total;
     std::int64_t chunks;
     std::atomic<std::int64_t> next{0};

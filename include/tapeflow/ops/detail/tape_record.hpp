@@ -16,7 +16,6 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -86,6 +85,65 @@ class IdSet {
   std::size_t size_ = 0;
 };
 
+/// Map from non-zero int64 ids to small indices, open addressing; clear() keeps capacity.
+class IdIndex {
+ public:
+  [[nodiscard]] std::int32_t find(std::int64_t id) const noexcept {
+    if (keys_.empty()) {
+      return -1;
+    }
+    const std::size_t mask = keys_.size() - 1;
+    for (std::size_t i = hash(id) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == id) {
+        return values_[i];
+      }
+      if (keys_[i] == 0) {
+        return -1;
+      }
+    }
+  }
+  void insert(std::int64_t id, std::int32_t value) {
+    if ((size_ + 1) * 2 > keys_.size()) {
+      grow();
+    }
+    const std::size_t mask = keys_.size() - 1;
+    for (std::size_t i = hash(id) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == 0 || keys_[i] == id) {
+        size_ += keys_[i] == 0 ? 1 : 0;
+        keys_[i] = id;
+        values_[i] = value;
+        return;
+      }
+    }
+  }
+  void clear() noexcept {
+    if (size_ > 0) {
+      std::fill(keys_.begin(), keys_.end(), 0);
+      size_ = 0;
+    }
+  }
+
+ private:
+  static std::size_t hash(std::int64_t id) noexcept {
+    return static_cast<std::size_t>(static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ull >> 17);
+  }
+  void grow() {
+    std::vector<std::int64_t> old_keys = std::move(keys_);
+    std::vector<std::int32_t> old_values = std::move(values_);
+    keys_.assign(std::max<std::size_t>(32, old_keys.size() * 2), 0);
+    values_.assign(keys_.size(), 0);
+    size_ = 0;
+    for (std::size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != 0) {
+        insert(old_keys[i], old_values[i]);
+      }
+    }
+  }
+  std::vector<std::int64_t> keys_;
+  std::vector<std::int32_t> values_;
+  std::size_t size_ = 0;
+};
+
 /// Bump allocator whose blocks survive reset() (see Note [Tape storage]).
 class Arena {
  public:
@@ -145,25 +203,47 @@ class Node {
   std::uint32_t num_in = 0;
 };
 
+/// Scratch storage of a backward pass, kept by the recorder so repeated gradient() calls
+/// reuse it (Note [Tape storage]).
+struct BackpropStorage {
+  IdSet needed;
+  IdIndex index;
+  std::vector<AnyTensor> grads;
+  void clear() noexcept {
+    needed.clear();
+    index.clear();
+    grads.clear();
+  }
+};
+
 /// Gradients accumulated during one backward pass, keyed by tensor id.
 class Backprop {
  public:
-  explicit Backprop(const IdSet& needed) : needed_(needed) {}
+  explicit Backprop(BackpropStorage& storage) : s_(storage) {}
 
   /// Whether a gradient for `id` leads to a requested source (others are not computed).
-  [[nodiscard]] bool needed(std::int64_t id) const noexcept { return needed_.contains(id); }
+  [[nodiscard]] bool needed(std::int64_t id) const noexcept { return s_.needed.contains(id); }
+  /// The gradient of `id` so far, or null. Valid until the next set() or accumulate().
   [[nodiscard]] AnyTensor* find(std::int64_t id) {
-    auto it = grads_.find(id);
-    return it == grads_.end() ? nullptr : &it->second;
+    const std::int32_t i = s_.index.find(id);
+    return i < 0 ? nullptr : &s_.grads[static_cast<std::size_t>(i)];
   }
-  void set(std::int64_t id, AnyTensor grad) { grads_[id] = std::move(grad); }
+  void set(std::int64_t id, AnyTensor grad) {
+    if (AnyTensor* g = find(id)) {
+      *g = std::move(grad);
+      return;
+    }
+    s_.index.insert(id, static_cast<std::int32_t>(s_.grads.size()));
+    s_.grads.push_back(std::move(grad));
+  }
   /// Adds `grad` into the gradient of `id`. The sum is an op, so an outer tape records it
   /// (second-order gradients).
   template <class T, std::size_t R>
   void accumulate(std::int64_t id, Tensor<T, R> grad) {
-    auto [it, inserted] = grads_.try_emplace(id, grad);
-    if (!inserted) {
-      it->second = AnyTensor(accumulate_sum(it->second.template unchecked_as<T, R>(), grad));
+    if (AnyTensor* g = find(id)) {
+      *g = AnyTensor(accumulate_sum(g->template unchecked_as<T, R>(), grad));
+    } else {
+      set(id, AnyTensor(std::move(grad)));
     }
   }
 
@@ -172,8 +252,7 @@ class Backprop {
   template <class T, std::size_t R>
   static Tensor<T, R> accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b);
 
-  const IdSet& needed_;
-  std::unordered_map<std::int64_t, AnyTensor> grads_;
+  BackpropStorage& s_;
 };
 
 /// The state behind one GradientTape.
@@ -215,6 +294,8 @@ class Recorder {
   }
 
   [[nodiscard]] const std::vector<Node*>& nodes() const noexcept { return nodes_; }
+  /// Scratch for gradient(), reused across calls.
+  BackpropStorage backprop_storage;
   [[nodiscard]] const std::vector<std::int64_t>& watched_variables() const noexcept {
     return watched_variables_;
   }

@@ -43,6 +43,10 @@ template <class Derived>
 struct BinaryElementwise {
   template <class T>
   using result = T;
+  // The element rule as a rank-independent type: one Eigen kernel per (op, dtype).
+  struct ElementRule {
+    auto operator()(const auto& x, const auto& y) const { return Derived::expr(x, y); }
+  };
 
   template <class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<T, A>& a, const Tensor<T, B>& b) const {
@@ -51,8 +55,7 @@ struct BinaryElementwise {
   }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
   void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
-    detail::binary_kernel(out, a, b,
-                          [](const auto& x, const auto& y) { return Derived::expr(x, y); });
+    detail::binary_kernel(out, a, b, ElementRule{});
   }
 };
 

@@ -18,6 +18,9 @@ namespace ops {
 /// to bool, nonzero is true. Gradients flow between floating types only.
 template <class U>
 struct Cast {
+  struct CastRule {  // rank-independent: one Eigen kernel per dtype pair
+    auto operator()(const auto& v) const { return v.template cast<U>(); }
+  };
   static constexpr std::string_view name = "Cast";
   template <class T, std::size_t R>
   OutSpec<U, R> infer(const Tensor<T, R>& x) const {
@@ -35,7 +38,7 @@ struct Cast {
         o[i] = v[i] != T(0);
       }
     } else {
-      detail::unary_kernel(out, x, [](const auto& v) { return v.template cast<U>(); });
+      detail::unary_kernel(out, x, CastRule{});
     }
   }
   template <class T, std::size_t R>

@@ -18,6 +18,10 @@ namespace ops {
 /// Shared rules of unary elementwise ops: same shape; `Derived::admits<T>` restricts dtypes.
 template <class Derived>
 struct UnaryElementwise {
+  // The element rule as a rank-independent type: one Eigen kernel per (op, dtype).
+  struct ElementRule {
+    auto operator()(const auto& x) const { return Derived::expr(x); }
+  };
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& x) const {
     static_assert(Derived::template admits<T>,
@@ -26,7 +30,7 @@ struct UnaryElementwise {
   }
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
-    detail::unary_kernel(out, x, [](const auto& v) { return Derived::expr(v); });
+    detail::unary_kernel(out, x, ElementRule{});
   }
 };
 

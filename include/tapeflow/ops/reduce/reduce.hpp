@@ -31,6 +31,31 @@ TAPEFLOW_BEGIN_NAMESPACE
 struct keepdims_t {};
 inline constexpr keepdims_t keepdims{};
 
+namespace detail {
+// [outer, red, inner] -> [outer, inner]. A free function of (kind, dtype) only, so every
+// rank of a reduction shares one Eigen kernel.
+template <ops::ReduceKind Kind, class T>
+void reduce3(const T* in, T* out, std::int64_t outer, std::int64_t red, std::int64_t inner) {
+  using In3 = Eigen::TensorMap<Eigen::Tensor<const T, 3, Eigen::RowMajor, Eigen::Index>>;
+  using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
+  const Eigen::array<Eigen::Index, 1> along{1};
+  std::int64_t const per_outer = red * inner;
+  backend::cpu::parallel_for(
+      outer, std::max<std::int64_t>(1, parallel_grain / std::max<std::int64_t>(per_outer, 1)),
+      [&](std::int64_t s, std::int64_t e) {
+        In3 src(in + s * per_outer, e - s, red, inner);
+        Out2 dst(out + s * inner, e - s, inner);
+        if constexpr (Kind == ops::ReduceKind::max) {
+          dst = src.maximum(along);
+        } else if constexpr (Kind == ops::ReduceKind::min) {
+          dst = src.minimum(along);
+        } else {
+          dst = src.sum(along);
+        }
+      });
+}
+}  // namespace detail
+
 namespace ops {
 
 /// Reduces `axes` of a rank-R input to rank OutRank (R - |axes|, or R with keepdims).
@@ -118,7 +143,7 @@ struct Reduce {
       }
       count *= red;
       scratch2.resize(static_cast<std::size_t>(outer * inner));
-      reduce3(src, scratch2.data(), outer, red, inner);
+      detail::reduce3<Kind>(src, scratch2.data(), outer, red, inner);
       std::swap(scratch, scratch2);
       src = scratch.data();
       total = outer * inner;
@@ -164,30 +189,6 @@ struct Reduce {
       auto ties = detail::execute(Reshape<R>{kept}, detail::execute(count_ties, mask));
       return mask * (dy_kept / ties);
     }
-  }
-
- private:
-  template <class T>
-  static void reduce3(const T* in, T* out, std::int64_t outer, std::int64_t red,
-                      std::int64_t inner) {
-    using In3 = Eigen::TensorMap<Eigen::Tensor<const T, 3, Eigen::RowMajor, Eigen::Index>>;
-    using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
-    const Eigen::array<Eigen::Index, 1> along{1};
-    std::int64_t const per_outer = red * inner;
-    backend::cpu::parallel_for(
-        outer,
-        std::max<std::int64_t>(1, detail::parallel_grain / std::max<std::int64_t>(per_outer, 1)),
-        [&](std::int64_t s, std::int64_t e) {
-          In3 src(in + s * per_outer, e - s, red, inner);
-          Out2 dst(out + s * inner, e - s, inner);
-          if constexpr (Kind == ReduceKind::max) {
-            dst = src.maximum(along);
-          } else if constexpr (Kind == ReduceKind::min) {
-            dst = src.minimum(along);
-          } else {
-            dst = src.sum(along);
-          }
-        });
   }
 };
 

@@ -62,16 +62,20 @@ Strided<T> random_matrix(std::int64_t rows, std::int64_t cols, std::int64_t pad,
 
 // One gemm call checked against a naive triple loop. Floating-point results must agree within
 // the standard accumulation bound k * eps * sum_p |a_ip * b_pj| (plus the added C value).
+// `compact`: rows are packed with no gap (ld = columns), as tensors hand them over.
 template <class T>
 void check_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                bool accumulate, ThreadPool& pool, std::uint32_t seed) {
-  CAPTURE(trans_a, trans_b, m, n, k, accumulate, pool.num_threads());
+                bool accumulate, ThreadPool& pool, std::uint32_t seed, bool compact = false) {
+  CAPTURE(trans_a, trans_b, m, n, k, accumulate, pool.num_threads(), compact);
   std::mt19937 rng(seed);
+  std::int64_t const pad_a = compact ? 0 : 3;
+  std::int64_t const pad_b = compact ? 0 : 7;
+  std::int64_t const pad_c = compact ? 0 : 2;
   // Stored shapes: A is m x k (k x m when transposed), B is k x n (n x k when transposed).
-  auto const a = trans_a ? random_matrix<T>(k, m, 3, rng) : random_matrix<T>(m, k, 3, rng);
-  auto const b = trans_b ? random_matrix<T>(n, k, 7, rng) : random_matrix<T>(k, n, 7, rng);
+  auto const a = trans_a ? random_matrix<T>(k, m, pad_a, rng) : random_matrix<T>(m, k, pad_a, rng);
+  auto const b = trans_b ? random_matrix<T>(n, k, pad_b, rng) : random_matrix<T>(k, n, pad_b, rng);
   T const sentinel = static_cast<T>(77);
-  Strided<T> c(m, n, 2, sentinel);
+  Strided<T> c(m, n, pad_c, sentinel);
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) {
       c.at(i, j) = random_value<T>(rng);
@@ -168,15 +172,36 @@ TEMPLATE_TEST_CASE("gemm crosses cache-block boundaries", "[ops][gemm]", float, 
   }
 }
 
+TEMPLATE_TEST_CASE("gemm on matrix-vector shapes with compact strides", "[ops][gemm]", float,
+                   double, std::int32_t, std::int64_t) {
+  // These take the unpacked loops, whose choice depends on the strides (a contiguous column of
+  // C, a contiguous row of B) as well as on the shape.
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  Shape const shapes[] = {{300, 1, 200}, {1, 300, 200}, {300, 2, 90}, {3, 1, 5000}, {1, 1, 777}};
+  std::uint32_t seed = 300;
+  for (auto const& s : shapes) {
+    for (int t = 0; t < 8; ++t) {
+      check_gemm<TestType>(t & 1, t & 2, s.m, s.n, s.k, t & 4, ThreadPool::global(), seed++,
+                           /*compact=*/true);
+    }
+  }
+}
+
 TEST_CASE("gemm splits work over any number of threads", "[ops][gemm]") {
-  // 1 thread, an odd count (tiles in both m and n), and more threads than micro-tiles.
+  // 1 thread, an odd count, and more threads than the work can use. Two schemes: op(B) small
+  // enough to be packed once and shared (row groups claimed by the threads), and larger op(B)
+  // (one C tile per thread, split in m and n).
   for (int threads : {1, 3, 4, 16}) {
     ThreadPool pool(threads);
     std::uint32_t seed = 200;
-    check_gemm<float>(false, false, 200, 300, 150, false, pool, seed++);
-    check_gemm<float>(true, true, 300, 70, 90, true, pool, seed++);
-    check_gemm<float>(false, true, 13, 700, 64, false, pool, seed++);
-    check_gemm<double>(false, false, 700, 9, 80, true, pool, seed++);
+    check_gemm<float>(false, false, 300, 300, 150, false, pool, seed++);  // shared op(B)
+    check_gemm<float>(true, true, 600, 70, 300, true, pool, seed++);
+    check_gemm<double>(false, true, 1000, 30, 400, false, pool, seed++);
+    check_gemm<float>(false, true, 150, 700, 300, false, pool, seed++);  // per-thread tiles
+    check_gemm<float>(true, false, 90, 40, 5000, true, pool, seed++);
+    check_gemm<double>(true, true, 64, 500, 400, true, pool, seed++);
   }
 }
 

@@ -19,6 +19,7 @@
 //     micro-panels, which stream from L2.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -454,6 +455,39 @@ struct Problem {
   }
 };
 
+// C[mc x nc] (= or +=) packed A block (ceil(mc / MR) panels) * packed B block (ceil(nc / NR)
+// panels), both over the same kc. One A micro-panel stays in L1 while the B panels stream by.
+template <class T>
+void macro_kernel(std::int64_t mc, std::int64_t nc, std::int64_t kc, T const* apack, T const* bpack,
+                  T* c, std::int64_t ldc, bool load_c) {
+  using Cfg = Config<T>;
+  constexpr int MR = Cfg::kMR;
+  constexpr int NR = Cfg::kNR;
+  alignas(64) T edge[MR * NR];
+  for (std::int64_t ir = 0; ir < mc; ir += MR) {
+    int const mr = static_cast<int>(std::min<std::int64_t>(MR, mc - ir));
+    T const* const ap = apack + ir * kc;
+    for (std::int64_t jr = 0; jr < nc; jr += NR) {
+      int const nr = static_cast<int>(std::min<std::int64_t>(NR, nc - jr));
+      T const* const bp = bpack + jr * kc;
+      T* const ct = c + ir * ldc + jr;
+      if (TAPEFLOW_LIKELY(mr == MR && nr == NR)) {
+        micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, ct, ldc, load_c);
+        continue;
+      }
+      // Partial tile: compute the full padded tile aside, merge the valid part.
+      micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, edge, NR, false);
+      for (int i = 0; i < mr; ++i) {
+        T* const dst = ct + i * ldc;
+        T const* const src = edge + i * NR;
+        for (int j = 0; j < nr; ++j) {
+          dst[j] = load_c ? static_cast<T>(dst[j] + src[j]) : src[j];
+        }
+      }
+    }
+  }
+}
+
 // The blocked algorithm on the C tile [m0, m1) x [n0, n1), single-threaded.
 template <class T>
 void gemm_tile(Problem<T> const& pr, std::int64_t m0, std::int64_t m1, std::int64_t n0,
@@ -466,8 +500,6 @@ void gemm_tile(Problem<T> const& pr, std::int64_t m0, std::int64_t m1, std::int6
   std::int64_t const kc_max = std::min(Cfg::kKC, pr.k);
   T* const apack = scratch(0).get<T>(static_cast<std::size_t>(mc_max * kc_max));
   T* const bpack = scratch(1).get<T>(static_cast<std::size_t>(nc_max * kc_max));
-  alignas(64) T edge[MR * NR];
-
   for (std::int64_t pc = 0; pc < pr.k; pc += Cfg::kKC) {
     std::int64_t const kc = std::min(Cfg::kKC, pr.k - pc);
     bool const load_c = pr.accumulate || pc > 0;
@@ -477,37 +509,55 @@ void gemm_tile(Problem<T> const& pr, std::int64_t m0, std::int64_t m1, std::int6
       for (std::int64_t jc = n0; jc < n1; jc += Cfg::kNC) {
         std::int64_t const nc = std::min(Cfg::kNC, n1 - jc);
         pack_b<T, NR>(pr.trans_b, pr.b_at(pc, jc), pr.ldb, kc, nc, bpack);
-        for (std::int64_t ir = 0; ir < mc; ir += MR) {
-          int const mr = static_cast<int>(std::min<std::int64_t>(MR, mc - ir));
-          T const* const ap = apack + ir * kc;
-          for (std::int64_t jr = 0; jr < nc; jr += NR) {
-            int const nr = static_cast<int>(std::min<std::int64_t>(NR, nc - jr));
-            T const* const bp = bpack + jr * kc;
-            T* const ct = pr.c + (ic + ir) * pr.ldc + jc + jr;
-            if (TAPEFLOW_LIKELY(mr == MR && nr == NR)) {
-              micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, ct, pr.ldc, load_c);
-            } else {
-              // Partial tile: compute the full padded tile aside, merge the valid part.
-              micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, edge, NR, false);
-              for (int i = 0; i < mr; ++i) {
-                T* const dst = ct + i * pr.ldc;
-                T const* const src = edge + i * NR;
-                if (load_c) {
-                  for (int j = 0; j < nr; ++j) {
-                    dst[j] += src[j];
-                  }
-                } else {
-                  for (int j = 0; j < nr; ++j) {
-                    dst[j] = src[j];
-                  }
-                }
-              }
-            }
-          }
-        }
+        macro_kernel(mc, nc, kc, apack, bpack, pr.c + ic * pr.ldc + jc, pr.ldc, load_c);
       }
     }
   }
+}
+
+// Whether all of op(B), packed, fits the L2 budget of one B block (see gemm_shared_b).
+template <class T>
+bool packed_b_fits_l2(std::int64_t k, std::int64_t n) {
+  constexpr int NR = Config<T>::kNR;
+  return static_cast<double>(k) * static_cast<double>((n + NR - 1) / NR * NR) * sizeof(T) <=
+         static_cast<double>(kL2BlockBytes);
+}
+
+// Multi-threaded, for problems whose whole packed op(B) fits in L2: the caller packs op(B) once,
+// then every thread claims groups of rows from a shared counter and packs only its rows of A.
+// A thread that starts late (a pool worker needs ~30-40 us to wake up) just claims fewer
+// groups instead of delaying the end, and nothing is packed twice; so mid-size products scale.
+template <class T>
+void gemm_shared_b(Problem<T> const& pr, std::int64_t m, std::int64_t n,
+                   backend::cpu::ThreadPool& pool, int threads) {
+  using Cfg = Config<T>;
+  constexpr int MR = Cfg::kMR;
+  constexpr int NR = Cfg::kNR;
+  constexpr std::int64_t kGroupRows = 2 * MR;
+  std::int64_t const n_padded = (n + NR - 1) / NR * NR;
+  // KC-row slices of op(B), each packed as ceil(n / NR) panels, one after another. Slot 1 is the
+  // caller's; the threads below pack A into their own slot 0.
+  T* const bpack = scratch(1).get<T>(static_cast<std::size_t>(pr.k * n_padded));
+  for (std::int64_t pc = 0; pc < pr.k; pc += Cfg::kKC) {
+    pack_b<T, NR>(pr.trans_b, pr.b_at(pc, 0), pr.ldb, std::min(Cfg::kKC, pr.k - pc), n,
+                  bpack + pc * n_padded);
+  }
+  std::int64_t const groups = (m + kGroupRows - 1) / kGroupRows;
+  std::atomic<std::int64_t> next_group{0};
+  pool.parallel_for(threads, 1, [&](std::int64_t, std::int64_t) {
+    T* const apack =
+        scratch(0).get<T>(static_cast<std::size_t>(kGroupRows * std::min(Cfg::kKC, pr.k)));
+    for (std::int64_t g; (g = next_group.fetch_add(1, std::memory_order_relaxed)) < groups;) {
+      std::int64_t const i0 = g * kGroupRows;
+      std::int64_t const mc = std::min(kGroupRows, m - i0);
+      for (std::int64_t pc = 0; pc < pr.k; pc += Cfg::kKC) {
+        std::int64_t const kc = std::min(Cfg::kKC, pr.k - pc);
+        pack_a<T, MR>(pr.trans_a, pr.a_at(i0, pc), pr.lda, mc, kc, apack);
+        macro_kernel(mc, n, kc, apack, bpack + pc * n_padded, pr.c + i0 * pr.ldc, pr.ldc,
+                     pr.accumulate || pc > 0);
+      }
+    }
+  });
 }
 
 // Unpacked loops: for tiny products, for shapes the micro-tiles would mostly pad (matrix times
@@ -527,7 +577,9 @@ void axpy_row(std::int64_t n, T x, T const* TAPEFLOW_GEMM_RESTRICT brow,
       Ops::store(crow + j, Ops::fma(xv, Ops::load(brow + j), Ops::load(crow + j)));
     }
   }
-  for (; j < n; ++j) crow[j] = static_cast<T>(crow[j] + x * brow[j]);
+  for (; j < n; ++j) {
+    crow[j] = static_cast<T>(crow[j] + x * brow[j]);
+  }
 }
 
 // sum over p < k of a[p * a_p] * b[p * b_p].
@@ -547,7 +599,9 @@ T dot(std::int64_t k, T const* a, std::int64_t a_p, T const* b, std::int64_t b_p
       }
       alignas(64) T lanes[L];
       Ops::store(lanes, Ops::add(acc0, acc1));
-      for (int l = 0; l < L; ++l) sum = static_cast<T>(sum + lanes[l]);
+      for (int l = 0; l < L; ++l) {
+        sum = static_cast<T>(sum + lanes[l]);
+      }
     }
   }
   T s0{}, s1{}, s2{}, s3{};  // independent chains hide the multiply-add latency
@@ -557,7 +611,9 @@ T dot(std::int64_t k, T const* a, std::int64_t a_p, T const* b, std::int64_t b_p
     s2 = static_cast<T>(s2 + a[(p + 2) * a_p] * b[(p + 2) * b_p]);
     s3 = static_cast<T>(s3 + a[(p + 3) * a_p] * b[(p + 3) * b_p]);
   }
-  for (; p < k; ++p) s0 = static_cast<T>(s0 + a[p * a_p] * b[p * b_p]);
+  for (; p < k; ++p) {
+    s0 = static_cast<T>(s0 + a[p * a_p] * b[p * b_p]);
+  }
   return static_cast<T>(sum + ((s0 + s1) + (s2 + s3)));
 }
 
@@ -664,16 +720,24 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
                           static_cast<double>((n + Cfg::kNR - 1) / Cfg::kNR * Cfg::kNR);
     bool const mostly_padding = padded > 8.0 * static_cast<double>(m) * static_cast<double>(n);
     bool const small_streams = m == 1 || (!trans_b && n >= 8) ||
-                               (!trans_a && (trans_b || ldb == 1)) || (trans_a && n == 1 && ldc == 1);
+                               (!trans_a && (trans_b || ldb == 1)) ||
+                               (trans_a && n == 1 && ldc == 1);
     if (work < 256.0 || (mostly_padding && small_streams)) {
       gemm_small(pr, m, n);
       return;
     }
-    // A pool worker takes ~30-40 us to wake up (measured on a 2-vCPU KVM guest); a thread only
-    // pays off when its share of the work takes clearly longer (~3.5M multiply-adds, ~45 us).
-    constexpr double kMinWorkPerThread = 3.5e6;
+    // Each parallel_for costs ~30-60 us on a 2-vCPU KVM guest (a worker's wake-up, then often
+    // the caller's, both futex sleeps); measured there, 2 threads lose at 192^3 and win from
+    // 256^3, so a thread needs ~5.5M multiply-adds (~70 us at peak) of its own.
+    constexpr double kMinWorkPerThread = 5.5e6;
     int const threads = static_cast<int>(
         std::clamp(work / kMinWorkPerThread, 1.0, static_cast<double>(pool.num_threads())));
+    if (threads > 1 && packed_b_fits_l2<T>(k, n)) {
+      gemm_shared_b(pr, m, n, pool, threads);
+      return;
+    }
+    // Larger products: one C tile per thread, each running the whole blocked algorithm with
+    // its own packed B block in its own core's L2; no synchronization at all.
     int tm = 1;
     int tn = 1;
     thread_grid(m, n, Cfg::kMR, Cfg::kNR, threads, tm, tn);
