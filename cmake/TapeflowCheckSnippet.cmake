@@ -1,0 +1,25 @@
+# cmake -DREADME=<README.md> -DEXAMPLE=<file> -P TapeflowCheckSnippet.cmake
+# Fails unless the README's first ```cpp block equals the example's text between its two
+# "// [readme]" markers, so the README's code is always the code the tests compile and run.
+file(READ "${README}" readme)
+file(READ "${EXAMPLE}" example)
+string(FIND "${readme}" "```cpp\n" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "${README}: no ```cpp block")
+endif()
+math(EXPR begin "${begin} + 7")
+string(SUBSTRING "${readme}" ${begin} -1 rest)
+string(FIND "${rest}" "```" end)
+string(SUBSTRING "${rest}" 0 ${end} block)
+set(marker "// [readme]\n")
+string(FIND "${example}" "${marker}" first)
+string(LENGTH "${marker}" marker_length)
+math(EXPR first "${first} + ${marker_length}")
+string(SUBSTRING "${example}" ${first} -1 tail)
+string(FIND "${tail}" "// [readme]" second)
+string(SUBSTRING "${tail}" 0 ${second} snippet)
+if(NOT block STREQUAL snippet)
+  message(FATAL_ERROR "The README's code block differs from ${EXAMPLE} between its // [readme] "
+                      "markers: update one from the other.")
+endif()
+message(STATUS "README snippet matches ${EXAMPLE}")

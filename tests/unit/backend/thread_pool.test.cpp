@@ -1,0 +1,72 @@
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/backend/cpu/thread_pool.hpp>
+
+namespace cpu = tapeflow::backend::cpu;
+
+TEST_CASE("parallel_for covers the range exactly once", "[backend][thread_pool]") {
+  cpu::ThreadPool pool(3);
+  for (std::int64_t n : {0, 1, 2, 7, 1000, 12345}) {
+    std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+    pool.parallel_for(n, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        hits[static_cast<std::size_t>(i)].fetch_add(1);
+      }
+    });
+    for (auto& h : hits) {
+      REQUIRE(h.load() == 1);
+    }
+  }
+}
+
+TEST_CASE("parallel_for respects the minimum chunk and nests inline", "[backend][thread_pool]") {
+  cpu::ThreadPool pool(4);
+  std::atomic<int> chunks{0};
+  pool.parallel_for(100, 60, [&](std::int64_t, std::int64_t) { chunks.fetch_add(1); });
+  CHECK(chunks.load() == 2);  // ceil(100 / 60) chunks at most
+  std::atomic<long> sum{0};
+  pool.parallel_for(4, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      pool.parallel_for(10, 1, [&](std::int64_t ib, std::int64_t ie) { sum.fetch_add(ie - ib); });
+    }
+  });
+  CHECK(sum.load() == 40);
+}
+
+TEST_CASE("exceptions reach the caller; the pool stays usable", "[backend][thread_pool]") {
+  cpu::ThreadPool pool(2);
+  CHECK_THROWS_AS(pool.parallel_for(100, 1,
+                                    [](std::int64_t b, std::int64_t) {
+                                      if (b > 0) {
+                                        throw std::runtime_error("chunk failed");
+                                      }
+                                    }),
+                  std::runtime_error);
+  std::atomic<int> ok{0};
+  pool.parallel_for(10, 1,
+                    [&](std::int64_t b, std::int64_t e) { ok.fetch_add(static_cast<int>(e - b)); });
+  CHECK(ok.load() == 10);
+}
+
+TEST_CASE("several caller threads share the global pool", "[backend][thread_pool]") {
+  std::atomic<long> total{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int r = 0; r < 50; ++r) {
+        cpu::parallel_for(1000, 10,
+                          [&](std::int64_t b, std::int64_t e) { total.fetch_add(e - b); });
+      }
+    });
+  }
+  for (auto& c : callers) {
+    c.join();
+  }
+  CHECK(total.load() == 4 * 50 * 1000);
+  CHECK(cpu::ThreadPool::global().num_threads() >= 1);
+}
