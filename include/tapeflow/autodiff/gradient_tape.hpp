@@ -71,7 +71,9 @@ class GradientTape {
     if constexpr (is_variable<std::remove_cvref_t<X>>::value) {
       recorder_->watch(x.id());
     } else {
-      x.require_value("watch");
+      if (!x.is_symbolic()) {
+        x.require_value("watch");
+      }
       recorder_->watch(x.id());
     }
   }
@@ -199,7 +201,7 @@ class GradientTape {
   static std::optional<tensor_type_of<Source>> typed(const AnyTensor& g, const Source& source,
                                                      GradientOptions options) {
     using Out = tensor_type_of<Source>;
-    if (g.has_value()) {
+    if (g.engaged()) {
       return g.template unchecked_as<typename Out::value_type, Out::rank_v>();
     }
     if (options.unconnected_gradients == UnconnectedGradients::zero) {
@@ -213,7 +215,9 @@ class GradientTape {
                              const std::type_identity_t<Tensor<T, R>>* output_gradient) {
     static_assert(floating_element<T>,
                   "GradientTape::gradient: the target must be a floating-point tensor");
-    target.require_value("gradient(target)");
+    if (!target.is_symbolic()) {
+      target.require_value("gradient(target)");
+    }
     if (used_ && !recorder_->persistent) {
       throw failed_precondition(
           "GradientTape::gradient can only be called once on a non-persistent tape "

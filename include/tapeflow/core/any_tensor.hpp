@@ -64,6 +64,10 @@ class AnyTensor {
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
+  /// Whether this stands for a value inside a tf::function being traced.
+  [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
+  /// Whether this holds a tensor, real or symbolic (false when default-constructed).
+  [[nodiscard]] bool engaged() const noexcept { return has_value() || is_symbolic(); }
   /// Raw element bytes (strings: std::string objects), for formats and kernels.
   [[nodiscard]] const void* raw_data() const noexcept {
     return buffer_ ? buffer_->bytes() : nullptr;

@@ -100,8 +100,10 @@ class Tensor {
   [[nodiscard]] std::int64_t num_elements() const noexcept { return detail::product(dims_); }
   [[nodiscard]] std::int64_t size() const noexcept { return num_elements(); }
 
-  /// Whether this tensor holds a value (false only for default-constructed tensors).
+  /// Whether this tensor holds a value (false for default-constructed and symbolic tensors).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// Whether this stands for a value inside a tf::function being traced (Note [Tracing]).
+  [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
   explicit operator bool() const = delete;  // ambiguous for bool tensors: use has_value()
 
   /// Identity used by GradientTape (copies share it).
@@ -144,6 +146,12 @@ class Tensor {
   }
 
   void require_value(const char* what) const {
+    if (buffer_ == nullptr && is_symbolic()) {
+      throw failed_precondition(
+          std::string("tf::Tensor::") + what +
+          ": the tensor is symbolic (it stands for a value inside a tf::function "
+          "being traced, and has no value until the function runs)");
+    }
     if (buffer_ == nullptr) {
       throw failed_precondition(std::string("tf::Tensor::") + what +
                                 ": the tensor holds no value (it was default-constructed)");
@@ -203,6 +211,15 @@ struct tensor_access {
   template <class T, std::size_t R>
   static void set_id(Tensor<T, R>& t, std::int64_t id) noexcept {
     t.id_ = id;
+  }
+  /// A symbolic tensor (no buffer) of the given dims, for tracing (Note [Tracing]).
+  template <class T, std::size_t R>
+  static Tensor<T, R> symbolic(const std::array<std::int64_t, R>& dims,
+                               std::int64_t id = 0) noexcept {
+    Tensor<T, R> t;
+    t.dims_ = dims;
+    t.id_ = (id != 0 ? id : new_tensor_id()) | symbolic_id_bit;
+    return t;
   }
 };
 }  // namespace detail

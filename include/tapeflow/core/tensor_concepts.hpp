@@ -37,8 +37,8 @@ const Tensor<T, R>& as_tensor(const Tensor<T, R>& t) noexcept {
   return t;
 }
 template <class T, std::size_t R>
-const Tensor<T, R>& as_tensor(const Variable<T, R>& v) {
-  return v.value();
+Tensor<T, R> as_tensor(const Variable<T, R>& v) {
+  return v.value();  // a snapshot, or a read node while tracing
 }
 }  // namespace detail
 

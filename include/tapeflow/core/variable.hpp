@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -21,14 +23,15 @@ struct VariableOptions {
 };
 
 /// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
-/// `tf.Variable` are), so layers, optimizers and checkpoints can share it.
+/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
 ///
 ///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
 ///     w.assign_sub(0.1f * grad);
 ///
 /// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
 /// assignments do not change tensors read before. A GradientTape watches trainable variables
-/// read while it records.
+/// read while it records. Inside a tf::function being traced, reads and assignments become
+/// graph nodes that run, in program order, every time the function runs.
 template <element_type T, std::size_t Rank>
 class Variable {
  public:
@@ -49,10 +52,15 @@ class Variable {
     requires(Rank == 0)
       : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
 
-  /// The current value (TensorFlow: `read_value()`).
-  [[nodiscard]] const Tensor<T, Rank>& value() const { return state().value; }
-  [[nodiscard]] Tensor<T, Rank> read_value() const { return state().value; }
-  operator Tensor<T, Rank>() const { return state().value; }  // NOLINT: reads convert like TF's
+  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
+  [[nodiscard]] Tensor<T, Rank> value() const {
+    if (detail::trace::Graph* graph = detail::trace::active(); graph != nullptr) {
+      return traced_read(*graph);
+    }
+    return state().value;
+  }
+  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
+  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
 
   [[nodiscard]] const std::string& name() const { return state().name; }
   [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
@@ -68,19 +76,7 @@ class Variable {
   }
 
   /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
-  Variable& assign(const Tensor<T, Rank>& new_value) {
-    auto& s = state();
-    check_shape("assign", new_value);
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      // Nobody else reads the old value: overwrite it instead of allocating.
-      std::copy_n(new_value.data(), new_value.num_elements(),
-                  detail::tensor_access::mutable_data(s.value));
-    } else {
-      s.value = new_value;
-      detail::tensor_access::set_id(s.value, s.id);
-    }
-    return *this;
-  }
+  Variable& assign(const Tensor<T, Rank>& new_value) { return update(Update::assign, new_value); }
   /// Assigning a tensor of another dtype or rank is a compile error with this message.
   template <class U, std::size_t OtherRank>
   Variable& assign(const Tensor<U, OtherRank>&) {
@@ -92,13 +88,13 @@ class Variable {
   Variable& assign_add(const Tensor<T, Rank>& delta)
     requires numeric_element<T>
   {
-    return update("assign_add", delta, [](T a, T b) { return static_cast<T>(a + b); });
+    return update(Update::add, delta);
   }
   /// value -= delta (same shape).
   Variable& assign_sub(const Tensor<T, Rank>& delta)
     requires numeric_element<T>
   {
-    return update("assign_sub", delta, [](T a, T b) { return static_cast<T>(a - b); });
+    return update(Update::sub, delta);
   }
 
  private:
@@ -107,6 +103,7 @@ class Variable {
     std::string name;
     std::int64_t id = 0;
   };
+  enum class Update { assign, add, sub };
 
   State& state() const {
     if (state_ == nullptr) {
@@ -115,33 +112,90 @@ class Variable {
     }
     return *state_;
   }
-  void check_shape(const char* what, const Tensor<T, Rank>& other) const {
-    other.require_value(what);
-    if (other.dims() != state().value.dims()) {
-      throw invalid_argument(std::string("Variable::") + what + " on '" + state().name +
-                             "': shape " + other.shape().to_string() +
-                             " does not match the variable's shape " +
-                             state().value.shape().to_string());
+
+  static void check_shape(const State& s, const char* what, const Tensor<T, Rank>& other) {
+    if (!other.is_symbolic()) {
+      other.require_value(what);
+    }
+    if (other.dims() != s.value.dims()) {
+      throw invalid_argument(std::string("Variable::") + what + " on '" + s.name + "': shape " +
+                             other.shape().to_string() + " does not match the variable's shape " +
+                             s.value.shape().to_string());
     }
   }
-  template <class Fun>
-  Variable& update(const char* what, const Tensor<T, Rank>& delta, Fun f) {
+
+  Variable& update(Update kind, const Tensor<T, Rank>& operand) {
     auto& s = state();
-    check_shape(what, delta);
-    const T* d = delta.data();
-    std::int64_t const n = delta.num_elements();
-    if (!detail::tensor_access::buffer(s.value)->unique()) {
+    const char* what = kind == Update::assign ? "assign"
+                       : kind == Update::add  ? "assign_add"
+                                              : "assign_sub";
+    check_shape(s, what, operand);
+    if (detail::trace::Graph* graph = detail::trace::active(); graph != nullptr) {
+      detail::trace::GraphNode node;
+      node.op = kind == Update::assign ? "AssignVariableOp"
+                : kind == Update::add  ? "AssignAddVariableOp"
+                                       : "AssignSubVariableOp";
+      node.attrs = {{"variable", s.name}};
+      node.dtype = dtype_v<T>;
+      node.shape = s.value.shape();
+      node.inputs.push_back(graph->slot_of(operand));
+      node.run = [state = state_, kind](std::span<const AnyTensor> values) {
+        apply(*state, kind, values[0].template unchecked_as<T, Rank>());
+        return AnyTensor{};
+      };
+      graph->add_node(std::move(node), 0);
+      return *this;
+    }
+    apply(s, kind, operand);
+    return *this;
+  }
+
+  static void apply(State& s, Update kind, const Tensor<T, Rank>& operand) {
+    const bool unique = detail::tensor_access::buffer(s.value)->unique();
+    if (kind == Update::assign && !unique) {
+      s.value = operand;  // share the new value; readers of the old one keep theirs
+      detail::tensor_access::set_id(s.value, s.id);
+      return;
+    }
+    if (!unique) {
       // Someone (a tape, a reader) holds the old value: keep it intact, write a new buffer.
       auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-      std::copy_n(s.value.data(), n, detail::tensor_access::mutable_data(fresh));
+      std::copy_n(s.value.data(), s.value.num_elements(),
+                  detail::tensor_access::mutable_data(fresh));
       s.value = std::move(fresh);
       detail::tensor_access::set_id(s.value, s.id);
     }
     T* v = detail::tensor_access::mutable_data(s.value);
-    for (std::int64_t i = 0; i < n; ++i) {
-      v[i] = f(v[i], d[i]);
+    const T* d = operand.data();
+    const std::int64_t n = operand.num_elements();
+    if (kind == Update::assign) {
+      std::copy_n(d, n, v);
+    } else if constexpr (numeric_element<T>) {
+      if (kind == Update::add) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          v[i] = static_cast<T>(v[i] + d[i]);
+        }
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) {
+          v[i] = static_cast<T>(v[i] - d[i]);
+        }
+      }
     }
-    return *this;
+  }
+
+  // A ReadVariableOp node: its output keeps the variable's id bits, so a GradientTape inside
+  // the traced body watches and differentiates it as it would the variable.
+  Tensor<T, Rank> traced_read(detail::trace::Graph& graph) const {
+    auto& s = state();
+    auto out = detail::tensor_access::symbolic<T, Rank>(s.value.dims(), s.id);
+    detail::trace::GraphNode node;
+    node.op = "ReadVariableOp";
+    node.attrs = {{"variable", s.name}};
+    node.dtype = dtype_v<T>;
+    node.shape = s.value.shape();
+    node.run = [state = state_](std::span<const AnyTensor>) { return AnyTensor(state->value); };
+    graph.add_node(std::move(node), out.id());
+    return out;
   }
 
   std::shared_ptr<State> state_;

@@ -85,6 +85,8 @@ struct Buffer {
 /// tape can watch accessed variables without a lookup.
 inline constexpr std::int64_t variable_id_bit = std::int64_t{1} << 62;
 inline constexpr std::int64_t trainable_id_bit = std::int64_t{1} << 61;
+/// Marks symbolic tensors: stand-ins for values inside a tf::function being traced.
+inline constexpr std::int64_t symbolic_id_bit = std::int64_t{1} << 60;
 
 /// A fresh identity. Threads take blocks of ids from one counter so the common path is a
 /// thread-local increment.

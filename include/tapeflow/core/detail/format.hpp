@@ -342,8 +342,8 @@ std::string array_text(std::span<const T> values, const Shape& shape) {
 template <class T, std::size_t Rank>
 std::ostream& operator<<(std::ostream& os, const Tensor<T, Rank>& t) {
   if (!t.has_value()) {
-    return os << "tf.Tensor(<no value>, shape=" << t.shape().to_string()
-              << ", dtype=" << dtype_traits<T>::name << ")";
+    return os << "tf.Tensor(" << (t.is_symbolic() ? "<symbolic>" : "<no value>")
+              << ", shape=" << t.shape().to_string() << ", dtype=" << dtype_traits<T>::name << ")";
   }
   std::string text = detail::format::array_text<T>(t.values(), t.shape());
   if (text.find('\n') != std::string::npos) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -11,6 +12,7 @@
 
 #include <tapeflow/backend/backend_concepts.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -177,9 +179,99 @@ void record(const Op& op, const Out& out, const In&... in) {
   }
 }
 
-/// Runs `op` on tensor inputs: shape rule, allocation, CPU kernel, tape recording.
+// The output type of an op on given inputs: its `forward`'s, or the tensor its `infer` spec
+// describes. Spelled out so execute() and the tracer's closures can name it before defining.
 template <class Op, class... In>
-auto execute(const Op& op, const In&... in) {
+auto op_result_type() {
+  if constexpr (requires(const Op& op, const In&... in) { op.forward(in...); }) {
+    return std::type_identity<decltype(std::declval<const Op&>().forward(
+        std::declval<const In&>()...))>{};
+  } else {
+    using Spec = decltype(std::declval<const Op&>().infer(std::declval<const In&>()...));
+    return std::type_identity<Tensor<typename Spec::value_type, Spec::rank>>{};
+  }
+}
+template <class Op, class... In>
+using execute_result_t = typename decltype(op_result_type<Op, In...>())::type;
+
+template <class Op, class... In>
+execute_result_t<Op, In...> execute(const Op& op, const In&... in);
+
+template <class X>
+std::size_t list_size(const X& x) {
+  if constexpr (is_tensor_list<X>::value) {
+    return x.size();
+  } else {
+    return 1;
+  }
+}
+
+// Rebuilds a typed input from the executor's value slots (Note [Tracing]).
+template <class X>
+X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t size) {
+  if constexpr (is_tensor_list<X>::value) {
+    using T = typename X::value_type::value_type;
+    constexpr std::size_t R = X::value_type::rank_v;
+    X list;
+    list.reserve(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      list.push_back(values[offset + i].template unchecked_as<T, R>());
+    }
+    return list;
+  } else {
+    return values[offset].template unchecked_as<typename X::value_type, X::rank_v>();
+  }
+}
+
+/// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
+template <class Op, class... In>
+execute_result_t<Op, In...> trace_node(trace::Graph& graph, const Op& op, const In&... in) {
+  auto out = [&]() -> execute_result_t<Op, In...> {
+    if constexpr (requires { op.infer(in...); }) {
+      auto spec = op.infer(in...);
+      using Spec = decltype(spec);
+      return tensor_access::symbolic<typename Spec::value_type, Spec::rank>(spec.dims);
+    } else {
+      // forward-style ops only compute dims and share a buffer: on symbolic inputs they give
+      // a tensor without buffer, of the right dims.
+      auto o = op.forward(in...);
+      using O = decltype(o);
+      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims());
+    }
+  }();
+  using Out = decltype(out);
+  trace::GraphNode node;
+  node.op = std::string(Op::name);
+  node.dtype = dtype_v<typename Out::value_type>;
+  node.shape = out.shape();
+  if constexpr (requires { op.attributes(); }) {
+    node.attrs = op.attributes();
+  }
+  (for_each_tensor(in, [&](const auto& t) { node.inputs.push_back(graph.slot_of(t)); }), ...);
+  const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
+  node.run = [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
+    std::array<std::size_t, sizeof...(In)> offsets{};
+    for (std::size_t i = 1; i < sizes.size(); ++i) {
+      offsets[i] = offsets[i - 1] + sizes[i - 1];
+    }
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
+    }(std::index_sequence_for<In...>{});
+  };
+  graph.add_node(std::move(node), out.id());
+  if (!tape::active().empty()) {
+    record(op, out, in...);  // a GradientTape inside the traced body records symbolically
+  }
+  return out;
+}
+
+/// Runs `op` on tensor inputs: shape rule, allocation, CPU kernel, tape recording; or, while
+/// a tf::function traces, appends a graph node instead.
+template <class Op, class... In>
+execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
+  if (trace::Graph* graph = trace::active(); graph != nullptr) {
+    return trace_node(*graph, op, in...);
+  }
   require_inputs(op, in...);
   if constexpr (requires { op.forward(in...); }) {
     auto out = op.forward(in...);

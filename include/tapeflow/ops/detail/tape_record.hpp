@@ -27,10 +27,17 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::tape {
 
-/// A set of non-zero int64 ids with open addressing (ids are never 0).
+/// The identity a tape uses for a tensor id: a variable read inside a tf::function trace
+/// (symbolic, with the variable's id bits) counts as the variable itself.
+inline std::int64_t tape_id(std::int64_t id) noexcept {
+  return (id & variable_id_bit) != 0 ? (id & ~symbolic_id_bit) : id;
+}
+
+/// A set of non-zero tensor ids (as tape_id() sees them) with open addressing.
 class IdSet {
  public:
   [[nodiscard]] bool contains(std::int64_t id) const noexcept {
+    id = tape_id(id);
     if (slots_.empty()) {
       return false;
     }
@@ -46,6 +53,7 @@ class IdSet {
   }
   /// Returns true when `id` was not present.
   bool insert(std::int64_t id) {
+    id = tape_id(id);
     if ((size_ + 1) * 2 > slots_.size()) {
       grow();
     }
@@ -85,10 +93,12 @@ class IdSet {
   std::size_t size_ = 0;
 };
 
-/// Map from non-zero int64 ids to small indices, open addressing; clear() keeps capacity.
+/// Map from non-zero tensor ids (as tape_id() sees them) to small indices, open addressing;
+/// clear() keeps capacity.
 class IdIndex {
  public:
   [[nodiscard]] std::int32_t find(std::int64_t id) const noexcept {
+    id = tape_id(id);
     if (keys_.empty()) {
       return -1;
     }
@@ -103,6 +113,7 @@ class IdIndex {
     }
   }
   void insert(std::int64_t id, std::int32_t value) {
+    id = tape_id(id);
     if ((size_ + 1) * 2 > keys_.size()) {
       grow();
     }
@@ -265,7 +276,7 @@ class Recorder {
   [[nodiscard]] bool watching(std::int64_t id) const noexcept { return watched_.contains(id); }
   void watch(std::int64_t id) {
     if (watched_.insert(id) && (id & variable_id_bit) != 0) {
-      watched_variables_.push_back(id);
+      watched_variables_.push_back(tape_id(id));
     }
   }
   /// Whether this recorder wants an op with these input ids: any watched, or a trainable

@@ -158,7 +158,7 @@ class RandomState {
   }
 
   std::mutex mutex_;
-  std::optional<std::int64_t> global_;
+  std::optional<std::int64_t> global_{};
   std::uint64_t op_counter_ = 0;
   std::map<std::pair<std::int64_t, std::int64_t>, std::uint64_t> calls_;
   std::uint64_t entropy_ = 0;

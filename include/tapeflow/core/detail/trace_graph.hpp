@@ -1,0 +1,148 @@
+// The graph that tf::function builds while tracing, and the thread's active trace.
+//
+// Note [Tracing]: while a trace is active on a thread, every op (through detail::execute),
+// every variable read and every variable assignment appends a node instead of computing.
+// Inputs are "symbolic" tensors (no buffer; an id with symbolic_id_bit) standing for function
+// arguments or node outputs; ordinary tensors used inside are captured as constants. Each
+// node keeps a type-erased closure that runs the op eagerly on real inputs, so the executor,
+// the tape and graph export all work from the op definitions. Nodes run in program order,
+// which keeps side effects (print, assign) ordered.
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::trace {
+
+/// One node: an op applied to value slots, producing at most one value slot.
+struct GraphNode {
+  std::string name;  // unique within the graph, e.g. "MatMul_2"
+  std::string op;    // TensorFlow op name
+  std::vector<std::pair<std::string, std::string>> attrs;
+  std::vector<std::int32_t> inputs;  // value slots
+  std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
+  DType dtype = DType::invalid;
+  Shape shape;
+  std::function<AnyTensor(std::span<const AnyTensor>)> run;
+};
+
+/// A traced function body. Value slots: arguments first, then constants and node outputs.
+class Graph {
+ public:
+  std::vector<GraphNode> nodes;
+  std::vector<std::int32_t> arg_slots;     // slot of each tensor argument, in order
+  std::vector<std::int32_t> output_slots;  // slots of the returned tensors
+  std::vector<std::pair<std::int32_t, AnyTensor>> constants;
+  std::int32_t num_slots = 0;
+
+  /// A new argument placeholder of the given dims; returns the symbolic tensor standing for it.
+  template <class T, std::size_t R>
+  Tensor<T, R> add_argument(const std::array<std::int64_t, R>& dims) {
+    auto t = tensor_access::symbolic<T, R>(dims);
+    std::int32_t slot = new_slot(t.id());
+    arg_slots.push_back(slot);
+    arg_dtypes_.push_back(dtype_v<T>);
+    arg_shapes_.push_back(Shape(dims));
+    return t;
+  }
+
+  /// The slot holding `t`: a symbolic tensor of this graph, or an ordinary tensor captured as
+  /// a constant (once per tensor id).
+  template <class T, std::size_t R>
+  std::int32_t slot_of(const Tensor<T, R>& t) {
+    if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
+      return it->second;
+    }
+    if (t.is_symbolic()) {
+      throw invalid_argument(
+          "tf::function: a symbolic tensor from another trace (or one that escaped its function) "
+          "was used "
+          "while tracing; tensors created inside a tf::function body exist only in that body");
+    }
+    t.require_value("tf::function capture");
+    std::int32_t slot = new_slot(t.id());
+    constants.emplace_back(slot, AnyTensor(t));
+    return slot;
+  }
+
+  /// Appends a node; `output_id` (0 for none) names its output for later slot_of() calls.
+  std::int32_t add_node(GraphNode node, std::int64_t output_id) {
+    node.name = unique_name(node.op);
+    if (output_id != 0) {
+      node.output = new_slot(output_id);
+    }
+    nodes.push_back(std::move(node));
+    return nodes.back().output;
+  }
+
+  [[nodiscard]] const std::vector<DType>& arg_dtypes() const noexcept { return arg_dtypes_; }
+  [[nodiscard]] const std::vector<Shape>& arg_shapes() const noexcept { return arg_shapes_; }
+
+ private:
+  std::int32_t new_slot(std::int64_t id) {
+    std::int32_t slot = num_slots++;
+    slot_by_id_[id] = slot;  // a later producer of the same id (a re-read variable) wins
+    return slot;
+  }
+  std::string unique_name(std::string_view op) {
+    int& n = name_counts_[std::string(op)];
+    std::string name(op);
+    if (n > 0) {
+      name += "_" + std::to_string(n);
+    }
+    ++n;
+    return name;
+  }
+
+  std::unordered_map<std::int64_t, std::int32_t> slot_by_id_;
+  std::unordered_map<std::string, int> name_counts_;
+  std::vector<DType> arg_dtypes_;
+  std::vector<Shape> arg_shapes_;
+};
+
+/// The graph being traced on this thread, or null (innermost last).
+inline std::vector<Graph*>& stack() {
+  thread_local std::vector<Graph*> graphs;
+  return graphs;
+}
+inline Graph* active() noexcept {
+  auto& s = stack();
+  return s.empty() ? nullptr : s.back();
+}
+
+/// Makes `graph` the active trace while alive.
+class Scope {
+ public:
+  explicit Scope(Graph* graph) { stack().push_back(graph); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  ~Scope() { stack().pop_back(); }
+};
+
+/// Suspends tracing while alive (the executor runs nodes eagerly).
+class Suspend {
+ public:
+  Suspend() : saved_(std::move(stack())) { stack().clear(); }
+  Suspend(const Suspend&) = delete;
+  Suspend& operator=(const Suspend&) = delete;
+  ~Suspend() { stack() = std::move(saved_); }
+
+ private:
+  std::vector<Graph*> saved_;
+};
+
+}  // namespace detail::trace
+TAPEFLOW_END_NAMESPACE

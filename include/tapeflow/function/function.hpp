@@ -1,0 +1,484 @@
+// tf::function: graph capture cached on the argument signature (TensorFlow: `@tf.function`).
+//
+// The first call with a new signature traces: the callable runs once on symbolic tensors and
+// every op, variable read and assignment appends a node (Note [Tracing]). The graph is cached
+// under the signature; later calls with the same signature run the graph without running the
+// callable's C++ body, so `std::cout` in the body prints only while tracing, and `tf::print`
+// prints on every call.
+//
+// Signature: for each tensor argument its dtype and exact shape (TensorFlow's first-trace
+// policy: a new shape retraces; pin shapes with input_signature, where -1 dims accept any
+// size); for each plain C++ number its value (as TensorFlow does for Python numbers, so
+// f(1); f(2); f(1) traces twice); for other types their value by ==. Host arrays
+// (Eigen::Tensor, std::vector of numbers) convert to tensors and share their traces.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
+#include <tapeflow/core/eigen.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/graph.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
+/// accept any size.
+struct TensorSpec {
+  DType dtype = DType::float32;
+  Shape shape;
+};
+
+/// Options of tf::function (TensorFlow's keyword arguments).
+struct FunctionOptions {
+  /// Pins the signature: one spec per tensor argument; calls that do not match throw.
+  std::optional<std::vector<TensorSpec>> input_signature{};
+  /// Warn on stderr once the function has traced more than this many times (TensorFlow: 5).
+  int max_traces_before_warning = 5;
+  /// Name used in warnings and graph export.
+  std::string name = "function";
+};
+
+namespace detail::fn {
+
+template <class X>
+struct is_eigen_tensor : std::false_type {};
+template <class T, int R, int Options, class Index>
+struct is_eigen_tensor<Eigen::Tensor<T, R, Options, Index>> : std::true_type {};
+
+template <class X>
+struct is_host_vector : std::false_type {};
+template <class T, class A>
+  requires(element_type<T> && !std::is_same_v<T, bool>)
+struct is_host_vector<std::vector<T, A>> : std::true_type {};
+
+/// What a call argument becomes: tensors and variables stay, host arrays become tensors,
+/// everything else is passed through as a trace-time value.
+template <class A>
+decltype(auto) normalize(A&& a) {
+  using D = std::remove_cvref_t<A>;
+  if constexpr (is_eigen_tensor<D>::value) {
+    using T = typename D::Scalar;
+    constexpr std::size_t R = static_cast<std::size_t>(D::NumIndices);
+    std::array<std::int64_t, R> dims{};
+    for (std::size_t i = 0; i < R; ++i) {
+      dims[i] = static_cast<std::int64_t>(a.dimension(static_cast<Eigen::Index>(i)));
+    }
+    // Eigen tensors default to column-major: copy through a row-major view.
+    Eigen::Tensor<T, static_cast<int>(R), Eigen::RowMajor, Eigen::Index> row_major;
+    if constexpr (R == 0) {
+      row_major() = a();
+    } else {
+      Eigen::array<Eigen::Index, R> perm;
+      for (std::size_t i = 0; i < R; ++i) {
+        perm[i] = static_cast<Eigen::Index>(R - 1 - i);
+      }
+      if constexpr ((D::Options & Eigen::RowMajor) != 0) {
+        row_major = a;
+      } else {
+        row_major = a.swap_layout().shuffle(perm);
+      }
+    }
+    return constant<T, R>(
+        std::span<const T>(row_major.data(), static_cast<std::size_t>(row_major.size())), dims);
+  } else if constexpr (is_host_vector<D>::value) {
+    return constant<typename D::value_type>(a);
+  } else {
+    return D(std::forward<A>(a));
+  }
+}
+
+/// One argument's part of the cache key.
+struct KeyPart {
+  bool is_tensor = false;
+  DType dtype = DType::invalid;       // tensors
+  Shape shape;                        // tensors
+  std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
+  std::shared_ptr<const void> value;  // other types, compared with ==
+  bool (*equal)(const void*, const void*) = nullptr;
+  const std::type_info* type = nullptr;
+
+  friend bool operator==(const KeyPart& a, const KeyPart& b) {
+    if (a.is_tensor != b.is_tensor || a.text != b.text || a.type != b.type) {
+      return false;
+    }
+    if (a.is_tensor) {
+      return a.dtype == b.dtype && a.shape == b.shape;
+    }
+    if (a.equal != nullptr) {
+      return a.equal(a.value.get(), b.value.get());
+    }
+    return true;
+  }
+};
+
+template <class X>
+std::string type_label() {
+  if constexpr (element_type<X>) {
+    return std::string(dtype_traits<X>::name);
+  } else {
+    return typeid(X).name();
+  }
+}
+
+template <class X>
+KeyPart key_of(const X& x) {
+  KeyPart part;
+  if constexpr (is_tensor<X>::value) {
+    part.is_tensor = true;
+    part.dtype = x.dtype();
+    part.shape = x.shape();
+  } else if constexpr (is_variable<X>::value) {
+    part.text =
+        "variable " + x.name() + "#" + std::to_string(x.id() & ((std::int64_t{1} << 48) - 1));
+  } else if constexpr (std::is_arithmetic_v<X>) {
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, x);
+    part.text = type_label<X>() + " " + std::string(buf, res.ptr);
+  } else if constexpr (std::is_convertible_v<const X&, std::string_view>) {
+    part.text = "string '" + std::string(std::string_view(x)) + "'";
+  } else {
+    static_assert(std::equality_comparable<X> && std::copy_constructible<X>,
+                  "tf::function: a non-tensor argument must be copyable and comparable with == "
+                  "(it is part of the trace's cache key)");
+    part.type = &typeid(X);
+    part.text = "value of type " + type_label<X>();
+    part.value = std::make_shared<X>(x);
+    part.equal = [](const void* a, const void* b) {
+      return *static_cast<const X*>(a) == *static_cast<const X*>(b);
+    };
+  }
+  return part;
+}
+
+/// Says how `now` differs from `before`, for retrace explanations.
+inline std::string describe_difference(const std::vector<KeyPart>& before,
+                                       const std::vector<KeyPart>& now) {
+  std::string out;
+  for (std::size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
+    const auto& a = before[i];
+    const auto& b = now[i];
+    if (a == b) {
+      continue;
+    }
+    std::string what;
+    if (a.is_tensor && b.is_tensor) {
+      if (a.dtype != b.dtype) {
+        what =
+            "dtype " + std::string(dtype_name(a.dtype)) + " -> " + std::string(dtype_name(b.dtype));
+      } else if (a.shape.rank() != b.shape.rank()) {
+        what = "rank " + std::to_string(a.shape.rank()) + " -> " + std::to_string(b.shape.rank()) +
+               " (shape " + a.shape.to_string() + " -> " + b.shape.to_string() + ")";
+      } else {
+        what = "shape " + a.shape.to_string() + " -> " + b.shape.to_string();
+      }
+    } else if (a.is_tensor != b.is_tensor) {
+      what = std::string(a.is_tensor ? "tensor" : "value") + " -> " +
+             (b.is_tensor ? "tensor" : "value");
+    } else {
+      what = "value " + a.text + " -> " + b.text;
+    }
+    if (!out.empty()) {
+      out += "; ";
+    }
+    out += "argument " + std::to_string(i) + ": " + what;
+  }
+  return out.empty() ? "a new signature" : out;
+}
+
+/// How a body's result maps to graph outputs and back.
+template <class X>
+struct result_traits {
+  static_assert(
+      sizeof(X) == 0,
+      "tf::function: the body must return a tensor, a variable, a tuple/pair of them, or nothing");
+};
+template <>
+struct result_traits<void> {
+  using type = void;
+  static void collect(trace::Graph&) {}
+};
+template <class T, std::size_t R>
+struct result_traits<Tensor<T, R>> {
+  using type = Tensor<T, R>;
+  static void collect(trace::Graph& g, const Tensor<T, R>& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return v[k++].template unchecked_as<T, R>();
+  }
+};
+template <class T, std::size_t R>
+struct result_traits<Variable<T, R>> {
+  using type = Tensor<T, R>;
+  static void collect(trace::Graph& g, const Variable<T, R>& v) {
+    result_traits<Tensor<T, R>>::collect(g, v.value());
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return v[k++].template unchecked_as<T, R>();
+  }
+};
+template <class... X>
+struct result_traits<std::tuple<X...>> {
+  using type = std::tuple<typename result_traits<X>::type...>;
+  static void collect(trace::Graph& g, const std::tuple<X...>& t) {
+    std::apply(
+        [&](const auto&... e) {
+          (result_traits<std::remove_cvref_t<decltype(e)>>::collect(g, e), ...);
+        },
+        t);
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return type{result_traits<X>::rebuild(v, k)...};  // braced: evaluated left to right
+  }
+};
+template <class A, class B>
+struct result_traits<std::pair<A, B>> {
+  using type = std::pair<typename result_traits<A>::type, typename result_traits<B>::type>;
+  static void collect(trace::Graph& g, const std::pair<A, B>& p) {
+    result_traits<A>::collect(g, p.first);
+    result_traits<B>::collect(g, p.second);
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return type{result_traits<A>::rebuild(v, k), result_traits<B>::rebuild(v, k)};
+  }
+};
+
+}  // namespace detail::fn
+
+/// A callable traced into graphs, one per argument signature (TensorFlow: `tf.function`).
+///
+///     auto f = tf::function([](const auto& x) {
+///       std::cout << "traced\n";   // runs while tracing only
+///       tf::print(x);               // runs on every call
+///     });
+///     f(tf::constant(1)); f(tf::constant(2));   // traces once
+///
+/// Not thread-safe: call one Function object from one thread at a time.
+template <class F>
+class Function {
+ public:
+  explicit Function(F f, FunctionOptions options = {})
+      : f_(std::move(f)), options_(std::move(options)) {}
+
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) {
+    return call(detail::fn::normalize(std::forward<Args>(args))...);
+  }
+
+  /// How many graphs were traced.
+  [[nodiscard]] int trace_count() const noexcept { return static_cast<int>(cache_.size()); }
+  /// Why each trace after the first happened ("argument 0: dtype int32 -> float32").
+  [[nodiscard]] const std::vector<std::string>& retrace_reasons() const noexcept {
+    return reasons_;
+  }
+  /// The graphs traced so far, in trace order.
+  [[nodiscard]] std::vector<const ConcreteFunction*> concrete_functions() const {
+    std::vector<const ConcreteFunction*> out;
+    for (const auto& entry : cache_) {
+      out.push_back(entry.function.get());
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::vector<detail::fn::KeyPart> key;
+    std::unique_ptr<ConcreteFunction> function;
+  };
+
+  template <class... Args>
+  decltype(auto) call(Args&&... args) {
+    using Result = std::invoke_result_t<F&, Args&...>;
+    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
+    if (detail::trace::active() != nullptr) {
+      // Called from another function's body: inline into the outer trace.
+      if constexpr (std::is_void_v<Result>) {
+        f_(args...);
+        return;
+      } else {
+        return typename Traits::type(f_(args...));
+      }
+    } else {
+      check_signature(args...);
+      std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
+      if (options_.input_signature) {
+        // The signature is pinned: every matching call shares one trace.
+        std::size_t t = 0;
+        for (auto& part : key) {
+          if (part.is_tensor) {
+            part.shape = (*options_.input_signature)[t++].shape;
+          }
+        }
+      }
+      const ConcreteFunction* fn = find(key);
+      if (fn == nullptr) {
+        fn = trace(std::move(key), args...);
+      }
+      std::vector<AnyTensor> inputs;
+      inputs.reserve(sizeof...(Args));
+      (collect_input(inputs, args), ...);
+      auto outputs = fn->run(inputs);
+      if constexpr (!std::is_void_v<Result>) {
+        std::size_t k = 0;
+        return Traits::rebuild(outputs, k);
+      }
+    }
+  }
+
+  const ConcreteFunction* find(const std::vector<detail::fn::KeyPart>& key) const {
+    for (const auto& entry : cache_) {
+      if (entry.key == key) {
+        return entry.function.get();
+      }
+    }
+    return nullptr;
+  }
+
+  template <class X>
+  static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
+    if constexpr (is_tensor<X>::value) {
+      inputs.emplace_back(x);
+    }
+  }
+
+  template <class... Args>
+  void check_signature(const Args&... args) const {
+    if (!options_.input_signature) {
+      return;
+    }
+    const auto& specs = *options_.input_signature;
+    std::size_t tensors = 0;
+    std::size_t index = 0;
+    auto check = [&](const auto& x) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (is_tensor<X>::value) {
+        if (tensors >= specs.size()) {
+          throw invalid_argument("tf::function '" + options_.name + "': argument " +
+                                 std::to_string(index) + " is a tensor beyond the " +
+                                 std::to_string(specs.size()) + " of input_signature");
+        }
+        const auto& spec = specs[tensors++];
+        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == X::rank_v;
+        for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
+          ok = spec.shape[i] < 0 || spec.shape[i] == x.dims()[i];
+        }
+        if (!ok) {
+          throw invalid_argument(
+              "tf::function '" + options_.name + "': argument " + std::to_string(index) + " (" +
+              std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
+              ") does not match input_signature (" + std::string(dtype_name(spec.dtype)) +
+              ", shape " + spec.shape.to_string() + ")");
+        }
+      }
+      ++index;
+    };
+    (check(args), ...);
+    (void)check;  // a call without arguments checks nothing
+    if (tensors != specs.size()) {
+      throw invalid_argument("tf::function '" + options_.name + "': input_signature has " +
+                             std::to_string(specs.size()) + " tensor specs but the call passes " +
+                             std::to_string(tensors) + " tensors");
+    }
+  }
+
+  template <class... Args>
+  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
+    using Result = std::invoke_result_t<F&, Args&...>;
+    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
+    if (!cache_.empty()) {
+      // Explain against the most similar earlier signature.
+      const Entry* closest = &cache_.front();
+      std::size_t best = 0;
+      for (const auto& entry : cache_) {
+        std::size_t same = 0;
+        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
+          const auto& a = entry.key[i];
+          const auto& b = key[i];
+          same += a == b ? 4 : 0;
+          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
+          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
+        }
+        if (same >= best) {
+          best = same;
+          closest = &entry;
+        }
+      }
+      reasons_.push_back(detail::fn::describe_difference(closest->key, key));
+    }
+    auto graph = std::make_unique<detail::trace::Graph>();
+    std::size_t tensor_index = 0;
+    auto placeholder = [&](auto& x) -> decltype(auto) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (is_tensor<X>::value) {
+        auto dims = x.dims();
+        if (options_.input_signature) {
+          const auto& spec = (*options_.input_signature)[tensor_index];
+          for (std::size_t i = 0; i < X::rank_v; ++i) {
+            dims[i] = spec.shape[i];
+          }
+        }
+        ++tensor_index;
+        return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
+      } else {
+        return (x);
+      }
+    };
+    {
+      detail::trace::Scope scope(graph.get());
+      // Braces: placeholders are created left to right, matching the call's tensor order.
+      auto traced_args = std::tuple<decltype(placeholder(args))...>{placeholder(args)...};
+      if constexpr (std::is_void_v<Result>) {
+        std::apply(f_, traced_args);
+      } else {
+        auto result = std::apply(f_, traced_args);
+        Traits::collect(*graph, result);
+      }
+    }
+    cache_.push_back(
+        Entry{std::move(key), std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
+    if (trace_count() > options_.max_traces_before_warning && !warned_) {
+      warned_ = true;
+      std::cerr
+          << "tapeflow: tf::function '" << options_.name << "' has been traced " << trace_count()
+          << " times; retracing is expensive. Last retrace: " << reasons_.back()
+          << ". Pass tensors instead of changing C++ numbers, or pin shapes with input_signature "
+             "(retrace_reasons() lists every cause).\n";
+    }
+    return cache_.back().function.get();
+  }
+
+  F f_;
+  FunctionOptions options_;
+  std::vector<Entry> cache_;
+  std::vector<std::string> reasons_;
+  bool warned_ = false;
+};
+
+/// Wraps a callable as a tf::function.
+template <class F>
+Function<std::decay_t<F>> function(F&& f, FunctionOptions options = {}) {
+  return Function<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+TAPEFLOW_END_NAMESPACE

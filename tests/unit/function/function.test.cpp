@@ -1,0 +1,173 @@
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <gradient_check.hpp>
+
+#include <tapeflow/function/function.hpp>
+#include <tapeflow/ops/logging/print.hpp>
+#include <tapeflow/tapeflow.hpp>
+
+namespace tf = tapeflow;
+
+TEST_CASE("traces once per signature; the body runs only while tracing", "[function][function]") {
+  std::ostringstream out;
+  int body_runs = 0;
+  auto f = tf::function([&](const auto& x) {
+    ++body_runs;
+    tf::print(x, out);
+  });
+  f(tf::constant<std::int32_t>(1));
+  f(tf::constant<std::int32_t>(2));
+  Eigen::Tensor<std::int32_t, 0> host;
+  host() = 3;
+  f(host);  // a host array shares the tensor's trace
+  CHECK(body_runs == 1);
+  f(tf::constant(0.5f));               // dtype changes: retrace
+  f(std::vector<std::int32_t>{1, 2});  // rank changes: retrace
+  CHECK(body_runs == 3);
+  CHECK(f.trace_count() == 3);
+  CHECK(out.str() == "1\n2\n3\n0.5\n[1 2]\n");
+  REQUIRE(f.retrace_reasons().size() == 2);
+  CHECK(f.retrace_reasons()[0] == "argument 0: dtype int32 -> float32");
+  CHECK_THAT(f.retrace_reasons()[1], Catch::Contains("rank 0 -> 1"));
+}
+
+TEST_CASE("plain numbers are keyed by value", "[function][function]") {
+  std::ostringstream out;
+  auto f = tf::function([&](auto x) { tf::print(x, out); }, {.max_traces_before_warning = 100});
+  f(1);
+  f(2);
+  f(1);
+  f(0.1);
+  f(0.2);
+  f(0.1);
+  CHECK(f.trace_count() == 4);
+  CHECK(out.str() == "1\n2\n1\n0.1\n0.2\n0.1\n");
+  CHECK_THAT(f.retrace_reasons()[0], Catch::Contains("value int32 1 -> int32 2"));
+}
+
+TEST_CASE("shape changes retrace and are explained", "[function][function]") {
+  auto f = tf::function([](const tf::Tensor<float, 1>& x) { return x * 2.0f; });
+  CHECK(f(tf::constant<float>({1, 2})).numpy() == std::vector<float>{2, 4});
+  CHECK(f(tf::constant<float>({3, 4})).numpy() == std::vector<float>{6, 8});
+  CHECK(f.trace_count() == 1);
+  CHECK(f(tf::constant<float>({1, 2, 3})).numpy() == std::vector<float>{2, 4, 6});
+  CHECK(f.trace_count() == 2);
+  CHECK(f.retrace_reasons()[0] == "argument 0: shape (2,) -> (3,)");
+}
+
+TEST_CASE("variables are captured by reference", "[function][function]") {
+  tf::Variable<float, 0> a(0.0f);
+  auto g = tf::function([&]() -> tf::Tensor<float, 0> {
+    a.assign(a + 1.0f);
+    return a;
+  });
+  CHECK(g().item() == 1.0f);
+  CHECK(g().item() == 2.0f);
+  CHECK(g().item() == 3.0f);
+  CHECK(a.value().item() == 3.0f);
+  a.assign(tf::constant(10.0f));  // an outside assignment is seen by the next call
+  CHECK(g().item() == 11.0f);
+  CHECK(g.trace_count() == 1);
+  const std::string text = g.concrete_functions()[0]->to_string();
+  CHECK_THAT(text, Catch::Contains("ReadVariableOp") && Catch::Contains("AssignVariableOp") &&
+                       Catch::Contains("AddV2"));
+}
+
+TEST_CASE("tuples, pairs and tensors computed from arguments", "[function][function]") {
+  auto f = tf::function([](const tf::Tensor<float, 2>& x, const tf::Tensor<float, 2>& w) {
+    auto y = tf::matmul(x, w);
+    return std::tuple{y, tf::reduce_sum(y)};
+  });
+  auto [y, s] = f(tf::constant<float>({{1, 2}}), tf::constant<float>({{3}, {4}}));
+  CHECK(y.numpy() == std::vector<float>{11});
+  CHECK(s.item() == 11.0f);
+  const std::string text = f.concrete_functions()[0]->to_string();
+  CHECK_THAT(text, Catch::Contains("BatchMatMulV2(arg0, arg1)"));
+}
+
+TEST_CASE("input_signature pins the signature", "[function][function]") {
+  auto f = tf::function(
+      [](const tf::Tensor<float, 1>& x) { return tf::reduce_sum(x); },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{-1}}}});
+  CHECK(f(tf::constant<float>({1, 2})).item() == 3.0f);
+  CHECK(f(tf::constant<float>({1, 2, 3})).item() == 6.0f);
+  CHECK(f.trace_count() == 1);
+  auto g = tf::function(
+      [](const tf::Tensor<float, 1>& x) { return x; },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{2}}}});
+  CHECK_THROWS_WITH(g(tf::constant<float>({1, 2, 3})),
+                    Catch::Contains("does not match input_signature") && Catch::Contains("(3,)"));
+  auto h = tf::function(
+      [](const tf::Tensor<double, 1>& x) { return x; },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{2}}}});
+  CHECK_THROWS_WITH(h(tf::constant<double>({1, 2})), Catch::Contains("float64"));
+}
+
+TEST_CASE("excessive retracing warns once and names the cause", "[function][function]") {
+  std::ostringstream captured;
+  auto* old = std::cerr.rdbuf(captured.rdbuf());
+  auto f = tf::function([](int v) { return tf::constant(v); });
+  for (int i = 0; i < 8; ++i) {
+    f(i);
+  }
+  std::cerr.rdbuf(old);
+  CHECK(f.trace_count() == 8);
+  CHECK_THAT(captured.str(),
+             Catch::Contains("traced 6 times") && Catch::Contains("value int32 4 -> int32 5"));
+}
+
+TEST_CASE("a GradientTape and an optimizer step inside a traced function", "[function][function]") {
+  tf::Variable<float, 2> w(tf::constant<float>({{0.5f}, {-0.5f}}));
+  auto x = tf::constant<float>({{1, 2}, {3, 4}});
+  auto y = tf::constant<float>({{1}, {2}});
+  auto step = tf::function([&](const tf::Tensor<float, 2>& xs, const tf::Tensor<float, 2>& ys) {
+    tf::GradientTape tape;
+    auto loss = tf::reduce_mean(tf::square(tf::matmul(xs, w) - ys));
+    auto grad = tape.gradient(loss, w);
+    w.assign_sub(0.05f * *grad);
+    return loss;
+  });
+  // The same steps eagerly, on a copy of the weights.
+  tf::Variable<float, 2> w2(tf::constant<float>({{0.5f}, {-0.5f}}));
+  for (int i = 0; i < 5; ++i) {
+    auto traced_loss = step(x, y);
+    tf::GradientTape tape;
+    auto loss = tf::reduce_mean(tf::square(tf::matmul(x, w2) - y));
+    auto grad = tape.gradient(loss, w2);
+    w2.assign_sub(0.05f * *grad);
+    CHECK(traced_loss.item() == Approx(loss.item()));
+  }
+  CHECK(step.trace_count() == 1);
+  CHECK(w.value()(0, 0) == Approx(w2.value()(0, 0)));
+}
+
+TEST_CASE("a traced function is differentiable from outside", "[function][function]") {
+  auto f =
+      tf::function([](const tf::Tensor<double, 1>& x) { return tf::reduce_sum(tf::tanh(x) * x); });
+  tapeflow_test::check_gradients([&](const auto& x) { return f(x); },
+                                 tapeflow_test::test_data<1>({4}));
+  tf::Variable<double, 0> v(2.0);
+  auto g = tf::function([&]() -> tf::Tensor<double, 0> { return v * v; });
+  tf::GradientTape tape;
+  auto y = g();
+  CHECK(tape.gradient(y, v)->item() == Approx(4.0));
+}
+
+TEST_CASE("functions called inside a trace are inlined", "[function][function]") {
+  auto inner = tf::function([](const tf::Tensor<float, 0>& x) { return x * 3.0f; });
+  auto outer = tf::function([&](const tf::Tensor<float, 0>& x) { return inner(x) + 1.0f; });
+  CHECK(outer(tf::constant(2.0f)).item() == 7.0f);
+  CHECK(inner.trace_count() == 0);
+  CHECK(outer.trace_count() == 1);
+}
+
+TEST_CASE("symbolic tensors have no value", "[function][function]") {
+  auto f = tf::function([](const tf::Tensor<float, 0>& x) {
+    CHECK(x.is_symbolic());
+    CHECK_THROWS_WITH(x.item(), Catch::Contains("symbolic"));
+    return x;
+  });
+  CHECK(f(tf::constant(1.0f)).item() == 1.0f);
+}
