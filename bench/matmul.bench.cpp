@@ -11,6 +11,8 @@
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/ops/linalg/detail/gemm.hpp>
+#include <tapeflow/ops/linalg/matmul.hpp>
+#include <tapeflow/ops/random/random.hpp>
 
 namespace {
 
@@ -67,6 +69,31 @@ void matmul_args(benchmark::internal::Benchmark* bench) {
 }
 
 BENCHMARK(BM_MatmulF32)->Apply(matmul_args)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The public op on the default (all-core) pool: the kernel above plus tensor allocation,
+// shape checks and the tape check.
+void BM_TfMatmulF32(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  auto a = tapeflow::random::uniform<float>({n, n}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
+  auto b = tapeflow::random::uniform<float>({n, n}, {.minval = -1.0f, .maxval = 1.0f, .seed = 2});
+  benchmark::DoNotOptimize(tapeflow::matmul(a, b).data());
+  for (auto _ : state) {
+    auto c = tapeflow::matmul(a, b);
+    benchmark::DoNotOptimize(c.data());
+  }
+  double const flops =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  state.counters["FLOPS"] =
+      benchmark::Counter(flops * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate, benchmark::Counter::OneK::kIs1000);
+}
+BENCHMARK(BM_TfMatmulF32)
+    ->ArgName("n")
+    ->Arg(256)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -18,11 +18,13 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define TAPEFLOW_ALWAYS_INLINE inline __attribute__((always_inline))
 #define TAPEFLOW_NOINLINE __attribute__((noinline))
+#define TAPEFLOW_COLD __attribute__((cold, noinline))
 #define TAPEFLOW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TAPEFLOW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define TAPEFLOW_ALWAYS_INLINE inline
 #define TAPEFLOW_NOINLINE
+#define TAPEFLOW_COLD
 #define TAPEFLOW_LIKELY(x) (x)
 #define TAPEFLOW_UNLIKELY(x) (x)
 #endif

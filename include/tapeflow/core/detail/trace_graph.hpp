@@ -11,7 +11,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +27,27 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::trace {
 
+/// A node's run function: a shared, immutable state and a plain function pointer. Lighter to
+/// instantiate than std::function (tracing makes one per op type), and cheap to copy.
+class NodeFn {
+ public:
+  NodeFn() = default;
+  template <class Fun>
+  NodeFn(Fun fun)  // NOLINT(google-explicit-constructor): built from lambdas in place
+      : state_(std::make_shared<const Fun>(std::move(fun))),
+        call_([](const void* state, std::span<const AnyTensor> values) {
+          return (*static_cast<const Fun*>(state))(values);
+        }) {}
+  AnyTensor operator()(std::span<const AnyTensor> values) const {
+    return call_(state_.get(), values);
+  }
+  explicit operator bool() const noexcept { return call_ != nullptr; }
+
+ private:
+  std::shared_ptr<const void> state_;
+  AnyTensor (*call_)(const void*, std::span<const AnyTensor>) = nullptr;
+};
+
 /// One node: an op applied to value slots, producing at most one value slot.
 struct GraphNode {
   std::string name;  // unique within the graph, e.g. "MatMul_2"
@@ -36,7 +57,7 @@ struct GraphNode {
   std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
   DType dtype = DType::invalid;
   Shape shape;
-  std::function<AnyTensor(std::span<const AnyTensor>)> run;
+  NodeFn run;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.
@@ -47,6 +68,11 @@ class Graph {
   std::vector<std::int32_t> output_slots;  // slots of the returned tensors
   std::vector<std::pair<std::int32_t, AnyTensor>> constants;
   std::int32_t num_slots = 0;
+  /// Set on the sub-graph of a control-flow branch or loop (tf::cond, tf::while_loop): a
+  /// symbolic tensor of an enclosing trace used here is captured as an extra argument of this
+  /// graph (after the declared ones), and `captured` keeps the parent's slot for each.
+  Graph* parent = nullptr;
+  std::vector<std::int32_t> captured;
 
   /// A new argument placeholder of the given dims; returns the symbolic tensor standing for it.
   template <class T, std::size_t R>
@@ -65,6 +91,15 @@ class Graph {
   std::int32_t slot_of(const Tensor<T, R>& t) {
     if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
       return it->second;
+    }
+    if (t.is_symbolic() && parent != nullptr) {
+      std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
+      std::int32_t slot = new_slot(t.id());
+      arg_slots.push_back(slot);
+      arg_dtypes_.push_back(dtype_v<T>);
+      arg_shapes_.push_back(t.shape());
+      captured.push_back(outer);
+      return slot;
     }
     if (t.is_symbolic()) {
       throw invalid_argument(

@@ -224,8 +224,10 @@ X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t siz
 }
 
 /// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
+/// Cold: tracing runs once per signature, so this is compiled for size, not speed.
 template <class Op, class... In>
-execute_result_t<Op, In...> trace_node(trace::Graph& graph, const Op& op, const In&... in) {
+TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const Op& op,
+                                                     const In&... in) {
   auto out = [&]() -> execute_result_t<Op, In...> {
     if constexpr (requires { op.infer(in...); }) {
       auto spec = op.infer(in...);

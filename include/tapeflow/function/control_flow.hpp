@@ -1,0 +1,393 @@
+// Tensor-dependent control flow: tf::cond and tf::while_loop (TensorFlow: `tf.cond`,
+// `tf.while_loop`; what AutoGraph turns `if`/`while` on tensors into).
+//
+// Plain C++ `if`/`for` on C++ values are resolved while tracing (the body runs once); these
+// functions branch and loop on tensor values, so a traced graph keeps the control flow.
+//
+// Eagerly (no active trace) they are ordinary C++: cond calls one branch, while_loop loops.
+// While a tf::function traces, each callable is traced into a sub-graph (Note [Tracing])
+// whose parent is the enclosing graph: symbolic tensors of the enclosing trace used inside
+// become extra arguments of the sub-graph (Graph::captured) and inputs of the node. ONE node
+// ("StatelessIf"/"If", "While") is appended to the enclosing graph; at run time it evaluates
+// the predicate and runs sub-graphs through the executor (ConcreteFunction::run). Results
+// beyond the first come out of "IfOutput"/"WhileOutput" nodes (index attribute) that read what
+// the node produced, since a graph node has one output.
+//
+// Gradients: the sub-graphs' ops run through detail::execute, so a GradientTape active
+// outside the traced function records the branch actually taken / every loop iteration.
+// A GradientTape opened inside a traced body does not see through a cond or while node.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/function.hpp>
+#include <tapeflow/function/graph.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of tf::while_loop (TensorFlow's keyword arguments).
+struct WhileOptions {
+  /// Stop after this many iterations even while the condition holds; -1: no limit.
+  std::int64_t maximum_iterations = -1;
+};
+
+namespace detail::cf {
+
+// Flattening a (normalized) result: a tensor, or a tuple/pair of them (nested allowed).
+template <class X>
+void flatten(const X& x, std::vector<AnyTensor>& out) {
+  if constexpr (is_tensor<X>::value) {
+    out.emplace_back(x);
+  } else if constexpr (requires { std::tuple_size<X>::value; }) {
+    std::apply([&](const auto&... e) { (flatten(e, out), ...); }, x);
+  } else {
+    static_assert(sizeof(X) == 0, "tf::cond: a branch must return tensors");
+  }
+}
+
+// A result of the same type whose tensors are new symbolic tensors of the same dims.
+template <class X>
+X symbolic_like(const X& x) {
+  if constexpr (is_tensor<X>::value) {
+    return tensor_access::symbolic<typename X::value_type, X::rank_v>(x.dims());
+  } else {
+    return std::apply([](const auto&... e) { return X{symbolic_like(e)...}; }, x);
+  }
+}
+
+inline bool is_stateful(const trace::Graph& g) {
+  for (const auto& node : g.nodes) {
+    const std::string_view op = node.op;
+    if (op == "ReadVariableOp" || op == "AssignVariableOp" || op == "AssignAddVariableOp" ||
+        op == "AssignSubVariableOp" || op == "PrintV2" || op == "If" || op == "While" ||
+        op.starts_with("Random") || op.starts_with("Stateful")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+inline std::unique_ptr<trace::Graph> sub_graph(trace::Graph* parent) {
+  auto g = std::make_unique<trace::Graph>();
+  g->parent = parent;
+  return g;
+}
+
+/// Appends the node (and output nodes for results 1..n-1); `stash` receives all results at
+/// run time. Returns the node's index.
+inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
+                          const std::vector<AnyTensor>& outputs,
+                          const std::shared_ptr<std::vector<AnyTensor>>& stash) {
+  if (!outputs.empty()) {
+    node.dtype = outputs[0].dtype();
+    node.shape = outputs[0].shape();
+  }
+  const std::string op = node.op;
+  const std::int32_t out_slot =
+      graph.add_node(std::move(node), outputs.empty() ? 0 : outputs[0].id());
+  const std::size_t index = graph.nodes.size() - 1;
+  const std::string out_op = op == "While" ? "WhileOutput" : "IfOutput";
+  for (std::size_t k = 1; k < outputs.size(); ++k) {
+    trace::GraphNode extract;
+    extract.op = out_op;
+    extract.attrs = {{"index", std::to_string(k)}};
+    extract.dtype = outputs[k].dtype();
+    extract.shape = outputs[k].shape();
+    extract.inputs = {out_slot};
+    extract.run = [stash, k, last = k + 1 == outputs.size()](std::span<const AnyTensor>) {
+      AnyTensor out = (*stash)[k];
+      if (last) {
+        stash->clear();
+      }
+      return out;
+    };
+    graph.add_node(std::move(extract), outputs[k].id());
+  }
+  return index;
+}
+
+/// Adds the outer slots a sub-graph captured to the node's inputs (each slot once); returns
+/// where each captured argument is found among the inputs.
+inline std::vector<std::size_t> add_captures(std::vector<std::int32_t>& inputs,
+                                             const std::vector<std::int32_t>& captured) {
+  std::vector<std::size_t> where;
+  for (auto slot : captured) {
+    auto it = std::find(inputs.begin(), inputs.end(), slot);
+    where.push_back(static_cast<std::size_t>(it - inputs.begin()));
+    if (it == inputs.end()) {
+      inputs.push_back(slot);
+    }
+  }
+  return where;
+}
+
+/// Runs a sub-graph on `leading` arguments followed by its captured values.
+inline std::vector<AnyTensor> run_with(const ConcreteFunction& fn,
+                                       std::span<const AnyTensor> leading,
+                                       std::span<const AnyTensor> values,
+                                       const std::vector<std::size_t>& captured) {
+  std::vector<AnyTensor> args(leading.begin(), leading.end());
+  for (auto i : captured) {
+    args.push_back(values[i]);
+  }
+  return fn.run(args);
+}
+
+template <class Vars>
+void check_loop_shapes(const Vars& before, const Vars& after) {
+  std::vector<AnyTensor> a;
+  std::vector<AnyTensor> b;
+  flatten(before, a);
+  flatten(after, b);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].shape() != b[i].shape()) {
+      throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) + " has shape " +
+                             a[i].shape().to_string() + " on entry but " +
+                             b[i].shape().to_string() +
+                             " after the body; loop variables must keep their shape");
+    }
+  }
+}
+
+}  // namespace detail::cf
+
+/// Runs `true_fn()` if `pred` holds, else `false_fn()` (TensorFlow: `tf.cond`).
+///
+///     auto y = tf::cond(x > 0.0f, [&] { return x; }, [&] { return -x; });
+///
+/// `pred` is a `Tensor<bool, 0>` (or a Variable of one). Both callables take no arguments and
+/// return the same type: nothing, a tensor, or a tuple/pair of tensors (variables are read).
+/// Inside a traced tf::function with a symbolic `pred` both branches are traced and one
+/// "StatelessIf" ("If" when a branch reads/assigns variables or prints) node picks one per
+/// run; corresponding results of the two branches must have the same shape at trace time
+/// (invalid_argument otherwise). A `pred` with a value (not symbolic) picks a branch at once.
+template <class Pred, class TrueFn, class FalseFn>
+  requires std::invocable<TrueFn&> && std::invocable<FalseFn&>
+auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
+  static_assert(std::is_convertible_v<const Pred&, Tensor<bool, 0>>,
+                "tf::cond: pred must be a Tensor<bool, 0> (or a Variable<bool, 0>)");
+  using RT = std::remove_cvref_t<std::invoke_result_t<TrueFn&>>;
+  using RF = std::remove_cvref_t<std::invoke_result_t<FalseFn&>>;
+  static_assert(std::is_void_v<RT> == std::is_void_v<RF>,
+                "tf::cond: both branches must return the same type");
+  using Type = typename detail::fn::result_traits<RT>::type;
+  if constexpr (!std::is_void_v<RT>) {
+    static_assert(std::is_same_v<Type, typename detail::fn::result_traits<RF>::type>,
+                  "tf::cond: both branches must return the same type");
+  }
+  const Tensor<bool, 0> p = pred;
+  detail::trace::Graph* outer = detail::trace::active();
+  if (outer == nullptr || !p.is_symbolic()) {
+    if constexpr (std::is_void_v<RT>) {
+      if (p.item()) {
+        true_fn();
+      } else {
+        false_fn();
+      }
+      return;
+    } else {
+      return p.item() ? Type(true_fn()) : Type(false_fn());
+    }
+  } else {
+    const std::int32_t pred_slot = outer->slot_of(p);
+    // Held: what a branch gives (tuple<> for void branches).
+    using Held = std::conditional_t<std::is_void_v<RT>, std::tuple<>, Type>;
+    std::optional<Held> results[2];
+    std::unique_ptr<detail::trace::Graph> graphs[2];
+    auto trace_branch = [&](int b, auto& fn) {
+      graphs[b] = detail::cf::sub_graph(outer);
+      detail::trace::Scope scope(graphs[b].get());
+      if constexpr (std::is_void_v<RT>) {
+        fn();
+        results[b].emplace();
+      } else {
+        results[b].emplace(fn());
+      }
+      detail::fn::result_traits<Held>::collect(*graphs[b], *results[b]);
+    };
+    trace_branch(0, true_fn);
+    trace_branch(1, false_fn);
+    std::vector<AnyTensor> outs[2];
+    detail::cf::flatten(*results[0], outs[0]);
+    detail::cf::flatten(*results[1], outs[1]);
+    for (std::size_t i = 0; i < outs[0].size(); ++i) {
+      if (outs[0][i].shape() != outs[1][i].shape()) {
+        throw invalid_argument("tf::cond: result " + std::to_string(i) + " has shape " +
+                               outs[0][i].shape().to_string() + " in true_fn but " +
+                               outs[1][i].shape().to_string() + " in false_fn");
+      }
+    }
+    detail::trace::GraphNode node;
+    const bool stateful =
+        detail::cf::is_stateful(*graphs[0]) || detail::cf::is_stateful(*graphs[1]);
+    node.op = stateful ? "If" : "StatelessIf";
+    node.inputs.push_back(pred_slot);
+    std::vector<std::size_t> where[2];
+    for (int b = 0; b < 2; ++b) {
+      where[b] = detail::cf::add_captures(node.inputs, graphs[b]->captured);
+    }
+    Held symbolic = detail::cf::symbolic_like(*results[0]);
+    std::vector<AnyTensor> outer_outs;
+    detail::cf::flatten(symbolic, outer_outs);
+    auto stash = std::make_shared<std::vector<AnyTensor>>();
+    const std::size_t index = detail::cf::append(*outer, std::move(node), outer_outs, stash);
+    auto& added = outer->nodes[index];
+    const std::string name = added.name;
+    std::shared_ptr<const ConcreteFunction> fns[2] = {
+        std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
+        std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
+    added.attrs = {{"then_branch", fns[0]->name()}, {"else_branch", fns[1]->name()}};
+    added.run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
+                 where_else = std::move(where[1]),
+                 stash](std::span<const AnyTensor> values) -> AnyTensor {
+      const bool take = values[0].unchecked_as<bool, 0>().item();
+      auto outs = take ? detail::cf::run_with(*then_fn, {}, values, where_then)
+                       : detail::cf::run_with(*else_fn, {}, values, where_else);
+      if (outs.empty()) {
+        return AnyTensor{};
+      }
+      *stash = outs;
+      return outs[0];
+    };
+    if constexpr (!std::is_void_v<RT>) {
+      return symbolic;
+    }
+  }
+}
+
+/// Repeats `loop_vars = body_fn(loop_vars...)` while `cond_fn(loop_vars...)` holds, and
+/// returns the final loop variables (TensorFlow: `tf.while_loop`).
+///
+///     auto [i, s] = tf::while_loop(
+///         [&](const auto& i, const auto&) { return i <= n; },
+///         [](const auto& i, const auto& s) { return std::tuple{i + 1, s + i}; },
+///         std::tuple{tf::constant(1), tf::constant(0)});
+///
+/// `cond_fn` returns a `Tensor<bool, 0>`; `body_fn` returns the loop variables' tuple type.
+/// Loop variables keep dtype, rank and shape: a body that changes a shape throws
+/// invalid_argument naming the variable. Inside a traced tf::function both callables are
+/// traced once into sub-graphs and one "While" node loops at run time.
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...> loop_vars,
+                            WhileOptions options = {}) {
+  static_assert(sizeof...(X) > 0 && (is_tensor<X>::value && ...),
+                "tf::while_loop: loop_vars must be a tuple of tensors");
+  using Vars = std::tuple<X...>;
+  static_assert(std::is_convertible_v<std::invoke_result_t<CondFn&, const X&...>, Tensor<bool, 0>>,
+                "tf::while_loop: cond_fn must return a Tensor<bool, 0>");
+  static_assert(std::is_constructible_v<Vars, std::invoke_result_t<BodyFn&, const X&...>>,
+                "tf::while_loop: body_fn must return the loop variables' types");
+  const std::int64_t max = options.maximum_iterations;
+  detail::trace::Graph* outer = detail::trace::active();
+  if (outer == nullptr) {
+    Vars vars = std::move(loop_vars);
+    for (std::int64_t it = 0; max < 0 || it < max; ++it) {
+      const Tensor<bool, 0> c = std::apply(cond_fn, std::as_const(vars));
+      if (!c.item()) {
+        break;
+      }
+      Vars next(std::apply(body_fn, std::as_const(vars)));
+      detail::cf::check_loop_shapes(vars, next);
+      vars = std::move(next);
+    }
+    return vars;
+  }
+  std::vector<std::int32_t> var_slots;
+  std::apply([&](const auto&... v) { (var_slots.push_back(outer->slot_of(v)), ...); }, loop_vars);
+  auto placeholders = [&](detail::trace::Graph& g) {
+    return std::apply(
+        [&](const auto&... v) {
+          return Vars{g.template add_argument<typename X::value_type, X::rank_v>(v.dims())...};
+        },
+        loop_vars);
+  };
+  auto cond_graph = detail::cf::sub_graph(outer);
+  {
+    detail::trace::Scope scope(cond_graph.get());
+    const Vars args = placeholders(*cond_graph);
+    const Tensor<bool, 0> c = std::apply(cond_fn, args);
+    cond_graph->output_slots.push_back(cond_graph->slot_of(c));
+  }
+  auto body_graph = detail::cf::sub_graph(outer);
+  {
+    detail::trace::Scope scope(body_graph.get());
+    const Vars args = placeholders(*body_graph);
+    const Vars next(std::apply(body_fn, args));
+    detail::cf::check_loop_shapes(args, next);
+    detail::fn::result_traits<Vars>::collect(*body_graph, next);
+  }
+  detail::trace::GraphNode node;
+  node.op = "While";
+  node.inputs = var_slots;
+  const std::size_t num_vars = var_slots.size();
+  auto where_cond = detail::cf::add_captures(node.inputs, cond_graph->captured);
+  auto where_body = detail::cf::add_captures(node.inputs, body_graph->captured);
+  const Vars symbolic = detail::cf::symbolic_like(loop_vars);
+  std::vector<AnyTensor> outer_outs;
+  detail::cf::flatten(symbolic, outer_outs);
+  auto stash = std::make_shared<std::vector<AnyTensor>>();
+  const std::size_t index = detail::cf::append(*outer, std::move(node), outer_outs, stash);
+  auto& added = outer->nodes[index];
+  auto cond_fn_graph =
+      std::make_shared<const ConcreteFunction>(std::move(cond_graph), added.name + "_cond");
+  auto body_fn_graph =
+      std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
+  added.attrs = {{"cond", cond_fn_graph->name()}, {"body", body_fn_graph->name()}};
+  if (max >= 0) {
+    added.attrs.emplace_back("maximum_iterations", std::to_string(max));
+  }
+  added.run = [cond_fn_graph, body_fn_graph, num_vars, where_cond = std::move(where_cond),
+               where_body = std::move(where_body), max,
+               stash](std::span<const AnyTensor> values) -> AnyTensor {
+    std::vector<AnyTensor> vars(values.begin(),
+                                values.begin() + static_cast<std::ptrdiff_t>(num_vars));
+    for (std::int64_t it = 0; max < 0 || it < max; ++it) {
+      auto c = detail::cf::run_with(*cond_fn_graph, vars, values, where_cond);
+      if (!c[0].unchecked_as<bool, 0>().item()) {
+        break;
+      }
+      auto next = detail::cf::run_with(*body_fn_graph, vars, values, where_body);
+      for (std::size_t i = 0; i < num_vars; ++i) {
+        if (next[i].shape() != vars[i].shape()) {  // dims unknown (-1) at trace time
+          throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) +
+                                 " has shape " + vars[i].shape().to_string() + " on entry but " +
+                                 next[i].shape().to_string() +
+                                 " after the body; loop variables must keep their shape");
+        }
+      }
+      vars = std::move(next);
+    }
+    *stash = vars;
+    return vars[0];
+  };
+  return symbolic;
+}
+
+/// tf::while_loop with a single loop variable: `cond_fn(x)`, `body_fn(x) -> x'`.
+template <class CondFn, class BodyFn, class T, std::size_t R>
+Tensor<T, R> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Tensor<T, R>& loop_var,
+                        WhileOptions options = {}) {
+  auto out = while_loop([&](const Tensor<T, R>& x) { return cond_fn(x); },
+                        [&](const Tensor<T, R>& x) { return std::tuple<Tensor<T, R>>(body_fn(x)); },
+                        std::tuple<Tensor<T, R>>(loop_var), options);
+  return std::get<0>(std::move(out));
+}
+
+TAPEFLOW_END_NAMESPACE
