@@ -2,6 +2,7 @@
 //
 // Reported as the `FLOPS` rate counter (2 n^3 per multiply); compare with bench/fma_peak and
 // with bench/peers/torch_ops.py. Wall-clock time, since the multi-threaded runs use the pool.
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <thread>

@@ -2,12 +2,14 @@
 // IWYU pragma: private, include <tapeflow/core/tensor.hpp>
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -24,6 +26,7 @@ struct Buffer {
   std::atomic<std::int64_t> refs{1};
   std::int64_t count = 0;                       // elements
   void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
+  int size_class = -1;                          // Note [Buffer cache]; -1: not cached
 
   [[nodiscard]] std::byte* bytes() noexcept {
     return reinterpret_cast<std::byte*>(this) + header_bytes;
@@ -42,10 +45,16 @@ struct Buffer {
       throw resource_exhausted("tensor allocation of " + std::to_string(count) + " elements of " +
                                std::to_string(sizeof(T)) + " bytes is too large");
     }
-    std::size_t const bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
-    void* raw = ::operator new(bytes, std::align_val_t{alignment});
+    const std::size_t bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
+    const int size_class = class_of(bytes);
+    void* raw = size_class >= 0 ? block_cache().take(size_class) : nullptr;
+    if (raw == nullptr) {
+      raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
+                           std::align_val_t{alignment});
+    }
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
+    buffer->size_class = size_class;
     if constexpr (!std::is_trivially_default_constructible_v<T> ||
                   !std::is_trivially_destructible_v<T>) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());
@@ -62,6 +71,72 @@ struct Buffer {
     return buffer;
   }
 
+  // Note [Buffer cache]: eager ops allocate an output per call, and for small and mid-size
+  // tensors the aligned allocation costs more than the arithmetic. Freed blocks of up to
+  // 64 MiB go to a per-thread cache by power-of-two size class (bounded in total bytes) and
+  // are reused by the next allocation of that class.
+  static constexpr int min_class_log2 = 7;   // 128 B
+  static constexpr int max_class_log2 = 26;  // 64 MiB
+  static int class_of(std::size_t bytes) noexcept {
+    int log2 = min_class_log2;
+    while ((std::size_t{1} << log2) < bytes) {
+      if (++log2 > max_class_log2) {
+        return -1;
+      }
+    }
+    return log2 - min_class_log2;
+  }
+  static std::size_t class_bytes(int size_class) noexcept {
+    return std::size_t{1} << (size_class + min_class_log2);
+  }
+
+  class BlockCache {
+   public:
+    static constexpr std::size_t max_bytes = std::size_t{256} << 20;
+    BlockCache() = default;
+    BlockCache(const BlockCache&) = delete;
+    BlockCache& operator=(const BlockCache&) = delete;
+    ~BlockCache() {
+      for (auto& list : free_) {
+        for (void* block : list) {
+          ::operator delete(block, std::align_val_t{alignment});
+        }
+      }
+    }
+    void* take(int size_class) noexcept {
+      auto& list = free_[static_cast<std::size_t>(size_class)];
+      if (list.empty()) {
+        return nullptr;
+      }
+      void* block = list.back();
+      list.pop_back();
+      cached_ -= class_bytes(size_class);
+      return block;
+    }
+    bool give(int size_class, void* block) noexcept {
+      const std::size_t bytes = class_bytes(size_class);
+      auto& list = free_[static_cast<std::size_t>(size_class)];
+      if (cached_ + bytes > max_bytes || list.size() >= 64) {
+        return false;
+      }
+      try {
+        list.push_back(block);
+      } catch (...) {
+        return false;
+      }
+      cached_ += bytes;
+      return true;
+    }
+
+   private:
+    std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
+    std::size_t cached_ = 0;
+  };
+  static BlockCache& block_cache() {
+    thread_local BlockCache cache;
+    return cache;
+  }
+
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -74,8 +149,11 @@ struct Buffer {
     if (self->destroy_elements != nullptr) {
       self->destroy_elements(self);
     }
+    const int size_class = self->size_class;
     self->~Buffer();
-    ::operator delete(static_cast<void*>(self), std::align_val_t{alignment});
+    if (size_class < 0 || !block_cache().give(size_class, self)) {
+      ::operator delete(static_cast<void*>(self), std::align_val_t{alignment});
+    }
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
 };

@@ -58,6 +58,9 @@ struct GraphNode {
   DType dtype = DType::invalid;
   Shape shape;
   NodeFn run;
+  /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
+  void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
+                       std::int64_t n) = nullptr;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.

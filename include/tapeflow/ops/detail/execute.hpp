@@ -249,6 +249,12 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   if constexpr (requires { op.attributes(); }) {
     node.attrs = op.attributes();
   }
+  using OutT = typename Out::value_type;
+  if constexpr (std::is_floating_point_v<OutT> &&
+                (std::is_same_v<typename In::value_type, OutT> && ...) &&
+                requires { &Op::template fused_kernel<OutT>; }) {
+    node.fused_kernel = &Op::template fused_kernel<OutT>;
+  }
   (for_each_tensor(in, [&](const auto& t) { node.inputs.push_back(graph.slot_of(t)); }), ...);
   const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
   node.run = [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {

@@ -47,6 +47,14 @@ struct BinaryElementwise {
   struct ElementRule {
     auto operator()(const auto& x, const auto& y) const { return Derived::expr(x, y); }
   };
+  /// One run of n outputs for the executor's fused chains (a or b may be a single value).
+  template <class T>
+  static void fused_kernel(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
+                           std::int64_t n) {
+    ElementRule rule;
+    detail::binary_run(static_cast<T*>(out), static_cast<const T*>(a), a_vec,
+                       static_cast<const T*>(b), b_vec, n, rule);
+  }
 
   template <class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<T, A>& a, const Tensor<T, B>& b) const {

@@ -22,6 +22,12 @@ struct UnaryElementwise {
   struct ElementRule {
     auto operator()(const auto& x) const { return Derived::expr(x); }
   };
+  /// One run of n outputs for the executor's fused chains.
+  template <class T>
+  static void fused_kernel(void* out, const void* a, bool, const void*, bool, std::int64_t n) {
+    detail::VecMap<T>(static_cast<T*>(out), n) =
+        ElementRule{}(detail::ConstVecMap<T>(static_cast<const T*>(a), n));
+  }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& x) const {
     static_assert(Derived::template admits<T>,
