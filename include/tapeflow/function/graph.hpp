@@ -276,13 +276,31 @@ class ConcreteFunction {
   void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
     const auto& nodes = graph_->nodes;
     const std::size_t count = group.end - group.begin;
-    constexpr std::int64_t chunk = 1024;  // 4-8 KiB per intermediate: L1/L2-resident
+    constexpr std::int64_t chunk = 256;  // 1-2 KiB per intermediate: a chain stays in L1/L2
     std::vector<AnyTensor> outputs(count);
     std::vector<T*> out_data(count, nullptr);
     for (std::size_t k = 0; k < count; ++k) {
       if (group.materialize[k]) {
         outputs[k] = detail::allocate_any(group.dtype, nodes[group.begin + k].shape);
         out_data[k] = static_cast<T*>(const_cast<void*>(outputs[k].raw_data()));
+      }
+    }
+    // Single-value operands (constants like the 0.9 of `y * 0.9f`) are broadcast into a
+    // chunk-sized buffer once per run, so every kernel call is a plain vector-vector pass.
+    std::vector<std::vector<T>> broadcast;
+    std::vector<const T*> broadcast_of(group.producer.size(), nullptr);
+    {
+      std::size_t input = 0;
+      for (std::size_t k = 0; k < count; ++k) {
+        for (auto slot : nodes[group.begin + k].inputs) {
+          const AnyTensor& v = values[static_cast<std::size_t>(slot)];
+          if (group.producer[input] < 0 && v.num_elements() == 1) {
+            broadcast.emplace_back(static_cast<std::size_t>(chunk),
+                                   *static_cast<const T*>(v.raw_data()));
+            broadcast_of[input] = broadcast.back().data();
+          }
+          ++input;
+        }
       }
     }
     const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
@@ -298,20 +316,20 @@ class ConcreteFunction {
         for (std::size_t k = 0; k < count; ++k) {
           const auto& node = nodes[group.begin + k];
           const void* operand[2] = {nullptr, nullptr};
-          bool vec[2] = {true, true};
           for (std::size_t q = 0; q < node.inputs.size(); ++q, ++input) {
             const std::int32_t local = group.producer[input];
             if (local >= 0) {
               operand[q] = scratch.data() + static_cast<std::size_t>(local) * chunk;
+            } else if (broadcast_of[input] != nullptr) {
+              operand[q] = broadcast_of[input];
             } else {
-              const AnyTensor& v = values[static_cast<std::size_t>(node.inputs[q])];
-              const T* base = static_cast<const T*>(v.raw_data());
-              vec[q] = v.num_elements() != 1;
-              operand[q] = vec[q] ? base + start : base;
+              operand[q] = static_cast<const T*>(
+                               values[static_cast<std::size_t>(node.inputs[q])].raw_data()) +
+                           start;
             }
           }
           T* out = scratch.data() + k * chunk;
-          node.fused_kernel(out, operand[0], vec[0], operand[1], vec[1], len);
+          node.fused_kernel(out, operand[0], true, operand[1], true, len);
           if (out_data[k] != nullptr) {
             std::copy_n(out, len, out_data[k] + start);
           }

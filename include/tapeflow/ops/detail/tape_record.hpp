@@ -295,9 +295,11 @@ class Recorder {
   template <class NodeType, class... Args>
   NodeType* emplace(std::size_t num_ids, Args&&... args) {
     // One arena block: the node, then its input ids.
-    constexpr std::size_t ids_offset = (sizeof(NodeType) + alignof(std::int64_t) - 1) & ~(alignof(std::int64_t) - 1);
-    void* mem = arena_.allocate(ids_offset + sizeof(std::int64_t) * std::max<std::size_t>(num_ids, 1),
-                                std::max(alignof(NodeType), alignof(std::int64_t)));
+    constexpr std::size_t ids_offset =
+        (sizeof(NodeType) + alignof(std::int64_t) - 1) & ~(alignof(std::int64_t) - 1);
+    void* mem =
+        arena_.allocate(ids_offset + sizeof(std::int64_t) * std::max<std::size_t>(num_ids, 1),
+                        std::max(alignof(NodeType), alignof(std::int64_t)));
     auto* node = new (mem) NodeType(std::forward<Args>(args)...);
     node->in_ids = reinterpret_cast<std::int64_t*>(static_cast<std::byte*>(mem) + ids_offset);
     node->num_in = static_cast<std::uint32_t>(num_ids);
