@@ -6,9 +6,13 @@
 // callable's C++ body, so `std::cout` in the body prints only while tracing, and `tf::print`
 // prints on every call.
 //
-// Signature: for each tensor argument its dtype and exact shape (TensorFlow's first-trace
-// policy: a new shape retraces; pin shapes with input_signature, where -1 dims accept any
-// size); for each plain C++ number its value (as TensorFlow does for Python numbers, so
+// Signature: for each tensor argument its dtype, rank and shape, the shape under a policy
+// (FunctionOptions::shape_policy): `relaxed` (the default) traces a new shape once more with
+// the dims that changed made unknown (-1), and that graph then serves every shape agreeing on
+// the remaining dims, so a varying batch size costs one retrace, not one per size (TensorFlow's
+// `reduce_retracing=True`); `exact` retraces on every new shape (the first trace is always
+// exact, which keeps its elementwise chains fusible). input_signature pins shapes (-1 dims
+// accept any size). For each plain C++ number its value (as TensorFlow does for Python numbers, so
 // f(1); f(2); f(1) traces twice); for other types their value by ==. Host arrays
 // (Eigen::Tensor, std::vector of numbers) convert to tensors and share their traces.
 #pragma once
@@ -38,6 +42,7 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/detail/observer.hpp>
 #include <tapeflow/function/graph.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -49,8 +54,19 @@ struct TensorSpec {
   Shape shape;
 };
 
+/// How tensor shapes enter the signature (see the header comment).
+enum class ShapePolicy {
+  /// Every new shape traces a new graph.
+  exact,
+  /// A shape differing only in some dims from a traced one traces once more with those dims
+  /// unknown (-1); that graph accepts any size there.
+  relaxed,
+};
+
 /// Options of tf::function (TensorFlow's keyword arguments).
 struct FunctionOptions {
+  /// How new shapes of tensor arguments retrace (TensorFlow: `reduce_retracing`).
+  ShapePolicy shape_policy = ShapePolicy::relaxed;
   /// Pins the signature: one spec per tensor argument; calls that do not match throw.
   std::optional<std::vector<TensorSpec>> input_signature{};
   /// Warn on stderr once the function has traced more than this many times (TensorFlow: 5).
@@ -131,6 +147,23 @@ struct KeyPart {
     return true;
   }
 };
+
+/// Whether a traced signature part accepts a call's part: equal, or a tensor of the same
+/// dtype and rank whose traced dims are each unknown (-1) or equal.
+inline bool accepts(const KeyPart& traced, const KeyPart& call) {
+  if (!traced.is_tensor || !call.is_tensor) {
+    return traced == call;
+  }
+  if (traced.dtype != call.dtype || traced.shape.rank() != call.shape.rank()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < traced.shape.rank(); ++i) {
+    if (traced.shape[i] >= 0 && traced.shape[i] != call.shape[i]) {
+      return false;
+    }
+  }
+  return true;
+}
 
 template <class X>
 std::string type_label() {
@@ -347,8 +380,15 @@ class Function {
   }
 
   const ConcreteFunction* find(const std::vector<detail::fn::KeyPart>& key) const {
+    // An exact trace first (fully known shapes fuse best), then a relaxed one accepting it.
     for (const auto& entry : cache_) {
       if (entry.key == key) {
+        return entry.function.get();
+      }
+    }
+    for (const auto& entry : cache_) {
+      if (entry.key.size() == key.size() &&
+          std::equal(entry.key.begin(), entry.key.end(), key.begin(), detail::fn::accepts)) {
         return entry.function.get();
       }
     }
@@ -424,19 +464,35 @@ class Function {
           closest = &entry;
         }
       }
-      reasons_.push_back(detail::fn::describe_difference(closest->key, key));
+      std::string reason = detail::fn::describe_difference(closest->key, key);
+      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
+          relax(closest->key, key)) {
+        reason += " (relaxed to";
+        for (const auto& part : key) {
+          if (part.is_tensor) {
+            reason += " " + part.shape.to_string();
+          }
+        }
+        reason += ")";
+      }
+      reasons_.push_back(std::move(reason));
     }
     auto graph = std::make_unique<detail::trace::Graph>();
+    std::vector<Shape> tensor_shapes;
+    for (const auto& part : key) {
+      if (part.is_tensor) {
+        tensor_shapes.push_back(part.shape);
+      }
+    }
     std::size_t tensor_index = 0;
     auto placeholder = [&](auto& x) -> decltype(auto) {
       using X = std::remove_cvref_t<decltype(x)>;
       if constexpr (is_tensor<X>::value) {
+        // The key holds the traced shape: the call's, the input_signature's, or relaxed.
         auto dims = x.dims();
-        if (options_.input_signature) {
-          const auto& spec = (*options_.input_signature)[tensor_index];
-          for (std::size_t i = 0; i < X::rank_v; ++i) {
-            dims[i] = spec.shape[i];
-          }
+        const Shape& traced = tensor_shapes[tensor_index];
+        for (std::size_t i = 0; i < X::rank_v; ++i) {
+          dims[i] = traced[i];
         }
         ++tensor_index;
         return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
@@ -457,6 +513,9 @@ class Function {
     }
     cache_.push_back(
         Entry{std::move(key), std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
+    if (auto* observer = detail::trace::observer().load(std::memory_order_acquire)) {
+      observer->traced(*cache_.back().function);  // Note [Trace observer]
+    }
     if (trace_count() > options_.max_traces_before_warning && !warned_) {
       warned_ = true;
       std::cerr
@@ -466,6 +525,41 @@ class Function {
              "(retrace_reasons() lists every cause).\n";
     }
     return cache_.back().function.get();
+  }
+
+  // ShapePolicy::relaxed: when `key` differs from `closest` only in dims of same-dtype,
+  // same-rank tensors, marks those dims unknown in `key`; returns whether it did.
+  static bool relax(const std::vector<detail::fn::KeyPart>& closest,
+                    std::vector<detail::fn::KeyPart>& key) {
+    if (closest.size() != key.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      const auto& a = closest[i];
+      const auto& b = key[i];
+      const bool same_kind =
+          a.is_tensor && b.is_tensor && a.dtype == b.dtype && a.shape.rank() == b.shape.rank();
+      if (!same_kind && !(a == b)) {
+        return false;  // a dtype, rank or value change: an exact retrace
+      }
+    }
+    bool relaxed = false;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      if (!key[i].is_tensor) {
+        continue;
+      }
+      std::vector<std::int64_t> dims(key[i].shape.rank());
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        const std::int64_t before = closest[i].shape[d];
+        dims[d] = key[i].shape[d];
+        if (before < 0 || before != dims[d]) {
+          relaxed = relaxed || before >= 0;
+          dims[d] = -1;
+        }
+      }
+      key[i].shape = Shape(std::span<const std::int64_t>(dims));
+    }
+    return relaxed;
   }
 
   F f_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/detail/observer.hpp>
 #include <tapeflow/ops/detail/tape_record.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -95,6 +97,10 @@ class ConcreteFunction {
     // Fused chains bypass detail::execute, so an outside GradientTape would not see them:
     // while one records, every node runs on its own.
     const bool fuse = detail::tape::active().empty();
+    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
+    detail::trace::Observer* const observer =
+        detail::trace::observer().load(std::memory_order_acquire);
+    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
     std::size_t next_group = 0;
     for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
       while (next_group < groups_.size() && groups_[next_group].begin < n) {
@@ -102,7 +108,11 @@ class ConcreteFunction {
       }
       if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
         const auto& group = groups_[next_group];
+        const std::int64_t start = observer != nullptr ? detail::trace::now_ns() : 0;
         run_group(group, values);
+        if (observer != nullptr) {
+          observer->ran(*this, group.begin, group.end, start, detail::trace::now_ns());
+        }
         for (std::size_t k = group.begin; k < group.end; ++k) {
           for (auto slot : releases_[k]) {
             values[static_cast<std::size_t>(slot)] = AnyTensor{};
@@ -116,7 +126,11 @@ class ConcreteFunction {
       for (auto slot : node.inputs) {
         inputs.push_back(values[static_cast<std::size_t>(slot)]);
       }
+      const std::int64_t start = observer != nullptr ? detail::trace::now_ns() : 0;
       AnyTensor out = node.run(inputs);
+      if (observer != nullptr) {
+        observer->ran(*this, n, n + 1, start, detail::trace::now_ns());
+      }
       if (node.output >= 0) {
         values[static_cast<std::size_t>(node.output)] = std::move(out);
       }
@@ -128,6 +142,9 @@ class ConcreteFunction {
     outputs.reserve(graph_->output_slots.size());
     for (auto slot : graph_->output_slots) {
       outputs.push_back(values[static_cast<std::size_t>(slot)]);
+    }
+    if (observer != nullptr) {
+      observer->called(*this, call_start, detail::trace::now_ns());
     }
     return outputs;
   }
@@ -196,24 +213,40 @@ class ConcreteFunction {
   // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
   // the chain are never materialised.
+  // Where one node input of a fused group comes from, decided once when the graph is built.
+  enum class OperandKind : std::uint8_t {
+    local,     // an earlier node of the group: its row of the per-thread scratch
+    constant,  // a single-value graph constant: `splat` holds it broadcast to one chunk
+    scalar,    // a single value known only at run time (an argument): broadcast per run
+    vector,    // a full-length value: read in place
+  };
+  struct Operand {
+    OperandKind kind = OperandKind::vector;
+    std::int32_t index = 0;  // local: node in group; constant: offset into splat; else the slot
+  };
   struct FusionGroup {
     std::size_t begin = 0;
     std::size_t end = 0;  // exclusive
     std::int64_t elements = 0;
     DType dtype = DType::invalid;
-    std::vector<bool> materialize;       // per node of the group
-    std::vector<std::int32_t> producer;  // per node input: group-local producer index or -1
+    std::vector<bool> materialize;  // per node of the group
+    std::vector<Operand> operands;  // per node input, in order
+    std::vector<double> splat;      // constant operands, broadcast to fused_chunk elements
+    std::int32_t num_scalars = 0;   // run-time single-value operands
   };
+  static constexpr std::int64_t fused_chunk = 256;  // 1-2 KiB per row: a chain stays in L1
 
   void find_fusion_groups() {
     const auto& nodes = graph_->nodes;
     std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
+    std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
     for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
       elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
           graph_->arg_shapes()[i].num_elements();
     }
     for (const auto& [slot, value] : graph_->constants) {
       elements[static_cast<std::size_t>(slot)] = value.num_elements();
+      constant[static_cast<std::size_t>(slot)] = &value;
     }
     for (const auto& node : nodes) {
       if (node.output >= 0) {
@@ -251,19 +284,38 @@ class ConcreteFunction {
         group.end = j;
         group.elements = n;
         group.dtype = nodes[i].dtype;
+        const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
         for (std::size_t k = i; k < j; ++k) {
           const auto slot = nodes[k].output;
           const auto last = last_use_[static_cast<std::size_t>(slot)];
           group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                       static_cast<std::size_t>(last) >= j);
           for (auto in : nodes[k].inputs) {
-            std::int32_t local = -1;
+            Operand operand{OperandKind::vector, in};
             for (std::size_t p = i; p < k; ++p) {
               if (nodes[p].output == in) {
-                local = static_cast<std::int32_t>(p - i);
+                operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
               }
             }
-            group.producer.push_back(local);
+            const AnyTensor* value = constant[static_cast<std::size_t>(in)];
+            if (operand.kind == OperandKind::vector &&
+                elements[static_cast<std::size_t>(in)] == 1) {
+              if (value != nullptr) {
+                // Stored as raw bytes of the group's dtype in a double array (aligned for both).
+                const std::size_t offset = group.splat.size();
+                group.splat.resize(offset + fused_chunk * width / sizeof(double));
+                auto* bytes = reinterpret_cast<std::byte*>(group.splat.data() + offset);
+                for (std::int64_t e = 0; e < fused_chunk; ++e) {
+                  std::memcpy(bytes + e * static_cast<std::int64_t>(width), value->raw_data(),
+                              width);
+                }
+                operand = {OperandKind::constant, static_cast<std::int32_t>(offset)};
+              } else {
+                operand.kind = OperandKind::scalar;
+                ++group.num_scalars;
+              }
+            }
+            group.operands.push_back(operand);
           }
         }
         groups_.push_back(std::move(group));
@@ -276,71 +328,69 @@ class ConcreteFunction {
   void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
     const auto& nodes = graph_->nodes;
     const std::size_t count = group.end - group.begin;
-    constexpr std::int64_t chunk = 256;  // 1-2 KiB per intermediate: a chain stays in L1/L2
-    std::vector<AnyTensor> outputs(count);
-    std::vector<T*> out_data(count, nullptr);
+    // Per-thread buffers reused across runs: no allocation per call.
+    thread_local std::vector<T*> out_data;
+    thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
+    thread_local std::vector<T> scalars;        // run-time single values, one chunk each
+    out_data.assign(count, nullptr);
+    source.assign(group.operands.size(), nullptr);
+    scalars.resize(static_cast<std::size_t>(group.num_scalars * fused_chunk));
     for (std::size_t k = 0; k < count; ++k) {
       if (group.materialize[k]) {
-        outputs[k] = detail::allocate_any(group.dtype, nodes[group.begin + k].shape);
-        out_data[k] = static_cast<T*>(const_cast<void*>(outputs[k].raw_data()));
+        const auto& node = nodes[group.begin + k];
+        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
+        slot = detail::allocate_any(group.dtype, node.shape);
+        out_data[k] = static_cast<T*>(const_cast<void*>(slot.raw_data()));
       }
     }
-    // Single-value operands (constants like the 0.9 of `y * 0.9f`) are broadcast into a
-    // chunk-sized buffer once per run, so every kernel call is a plain vector-vector pass.
-    std::vector<std::vector<T>> broadcast;
-    std::vector<const T*> broadcast_of(group.producer.size(), nullptr);
-    {
-      std::size_t input = 0;
-      for (std::size_t k = 0; k < count; ++k) {
-        for (auto slot : nodes[group.begin + k].inputs) {
-          const AnyTensor& v = values[static_cast<std::size_t>(slot)];
-          if (group.producer[input] < 0 && v.num_elements() == 1) {
-            broadcast.emplace_back(static_cast<std::size_t>(chunk),
-                                   *static_cast<const T*>(v.raw_data()));
-            broadcast_of[input] = broadcast.back().data();
-          }
-          ++input;
-        }
+    std::size_t next_scalar = 0;
+    for (std::size_t q = 0; q < group.operands.size(); ++q) {
+      const Operand& operand = group.operands[q];
+      if (operand.kind == OperandKind::vector) {
+        source[q] =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+      } else if (operand.kind == OperandKind::constant) {
+        source[q] = reinterpret_cast<const T*>(group.splat.data() + operand.index);
+      } else if (operand.kind == OperandKind::scalar) {
+        T* splat = scalars.data() + next_scalar++ * fused_chunk;
+        std::fill_n(
+            splat, fused_chunk,
+            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
+        source[q] = splat;
       }
     }
-    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
+    const std::int64_t chunks = (group.elements + fused_chunk - 1) / fused_chunk;
+    const T* const* sources = source.data();
+    T* const* outs = out_data.data();
     backend::cpu::parallel_for(chunks, 32, [&](std::int64_t cb, std::int64_t ce) {
-      thread_local std::vector<T> scratch;  // reused across calls: no allocation, no zeroing
-      if (scratch.size() < count * static_cast<std::size_t>(chunk)) {
-        scratch.resize(count * static_cast<std::size_t>(chunk));
+      thread_local std::vector<T> scratch;  // one row per node; reused, never zeroed
+      if (scratch.size() < count * static_cast<std::size_t>(fused_chunk)) {
+        scratch.resize(count * static_cast<std::size_t>(fused_chunk));
       }
       for (std::int64_t c = cb; c < ce; ++c) {
-        const std::int64_t start = c * chunk;
-        const std::int64_t len = std::min(chunk, group.elements - start);
-        std::size_t input = 0;
+        const std::int64_t start = c * fused_chunk;
+        const std::int64_t len = std::min(fused_chunk, group.elements - start);
+        std::size_t q = 0;
         for (std::size_t k = 0; k < count; ++k) {
           const auto& node = nodes[group.begin + k];
           const void* operand[2] = {nullptr, nullptr};
-          for (std::size_t q = 0; q < node.inputs.size(); ++q, ++input) {
-            const std::int32_t local = group.producer[input];
-            if (local >= 0) {
-              operand[q] = scratch.data() + static_cast<std::size_t>(local) * chunk;
-            } else if (broadcast_of[input] != nullptr) {
-              operand[q] = broadcast_of[input];
+          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
+            const Operand& from = group.operands[q];
+            if (from.kind == OperandKind::local) {
+              const std::size_t p = static_cast<std::size_t>(from.index);
+              operand[m] = outs[p] != nullptr ? outs[p] + start : scratch.data() + p * fused_chunk;
+            } else if (from.kind == OperandKind::vector) {
+              operand[m] = sources[q] + start;
             } else {
-              operand[q] = static_cast<const T*>(
-                               values[static_cast<std::size_t>(node.inputs[q])].raw_data()) +
-                           start;
+              operand[m] = sources[q];
             }
           }
-          T* out = scratch.data() + k * chunk;
+          // A materialised value is written straight into its tensor and read from there.
+          T* out = outs[k] != nullptr ? outs[k] + start : scratch.data() + k * fused_chunk;
           node.fused_kernel(out, operand[0], true, operand[1], true, len);
-          if (out_data[k] != nullptr) {
-            std::copy_n(out, len, out_data[k] + start);
-          }
         }
       }
     });
-    for (std::size_t k = 0; k < count; ++k) {
-      if (group.materialize[k]) {
-        values[static_cast<std::size_t>(nodes[group.begin + k].output)] = std::move(outputs[k]);
-      }
-    }
   }
 
   void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {

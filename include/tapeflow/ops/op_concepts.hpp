@@ -18,13 +18,18 @@
 // An op may instead define `forward(inputs...)` returning its output directly (ops that share
 // their input's buffer, such as reshape). `static constexpr bool differentiable = false` marks
 // ops that stop gradients (stop_gradient, comparisons); an op that has neither a gradient nor
-// that flag raises `unimplemented` if a gradient is asked through it.
+// that flag raises `unimplemented` if a gradient is asked through it. An op with attributes
+// lists them, under TensorFlow's attribute names, in `attributes()`: graph export and
+// ConcreteFunction::to_string show them.
 #pragma once
 
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -38,6 +43,22 @@ struct OutSpec {
   static constexpr std::size_t rank = Rank;
   std::array<std::int64_t, Rank> dims;
 };
+
+/// An op's attributes as (TensorFlow attribute name, value text) pairs, e.g. {"padding", "SAME"}.
+using OpAttributes = std::vector<std::pair<std::string, std::string>>;
+
+namespace detail {
+/// "[1, 2, 2, 1]": a list attribute's text.
+template <class Int>
+std::string list_text(const Int* values, std::size_t n) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < n; ++i) {
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  }
+  return out + "]";
+}
+inline std::string bool_text(bool b) { return b ? "true" : "false"; }
+}  // namespace detail
 
 /// Marks an input that has no gradient (integer indices, labels).
 struct no_gradient_t {};

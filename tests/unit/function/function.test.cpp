@@ -54,7 +54,41 @@ TEST_CASE("shape changes retrace and are explained", "[function][function]") {
   CHECK(f.trace_count() == 1);
   CHECK(f(tf::constant<float>({1, 2, 3})).numpy() == std::vector<float>{2, 4, 6});
   CHECK(f.trace_count() == 2);
-  CHECK(f.retrace_reasons()[0] == "argument 0: shape (2,) -> (3,)");
+  CHECK(f.retrace_reasons()[0] == "argument 0: shape (2,) -> (3,) (relaxed to (None,))");
+  // The relaxed graph serves every later length: no more traces.
+  CHECK(f(tf::constant<float>({1, 2, 3, 4, 5})).numpy() == std::vector<float>{2, 4, 6, 8, 10});
+  CHECK(f(tf::constant<float>({7})).numpy() == std::vector<float>{14});
+  CHECK(f.trace_count() == 2);
+}
+
+TEST_CASE("relaxed shapes: a varying batch size retraces once", "[function][function]") {
+  auto w = tf::random::normal<float>({4, 3}, {.seed = 5});
+  auto b = tf::constant<float>({0.1f, -0.2f, 0.3f});
+  auto body = [&](const tf::Tensor<float, 2>& x, const tf::Tensor<std::int32_t, 1>& y) {
+    auto logits = tf::nn::relu(tf::matmul(x, w) + b);
+    auto loss = tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(y, logits));
+    return std::tuple{tf::nn::softmax(logits), loss};
+  };
+  auto f = tf::function(body);
+  for (std::int64_t batch : {8, 5, 8, 3, 11}) {
+    auto x = tf::random::uniform<float>({batch, 4}, {.seed = static_cast<std::uint64_t>(batch)});
+    auto y = tf::random::uniform<std::int32_t>({batch}, {.minval = 0, .maxval = 3, .seed = 2});
+    auto [p, loss] = f(x, y);
+    auto [p_eager, loss_eager] = body(x, y);
+    REQUIRE(p.shape() == p_eager.shape());
+    CHECK(loss.item() == Approx(loss_eager.item()));
+  }
+  CHECK(f.trace_count() == 2);  // (8, 4) exact, then (-1, 4) for every other batch size
+  CHECK(f.retrace_reasons()[0] ==
+        "argument 0: shape (8, 4) -> (5, 4); argument 1: shape (8,) -> (5,) (relaxed to (None, 4) "
+        "(None,))");
+  // A dtype change is not relaxed; under ShapePolicy::exact every new shape retraces.
+  auto g = tf::function([](const tf::Tensor<float, 1>& x) { return x + 1.0f; },
+                        {.shape_policy = tf::ShapePolicy::exact});
+  for (std::int64_t n : {2, 3, 4, 3}) {
+    g(tf::zeros<float>({n}));
+  }
+  CHECK(g.trace_count() == 3);
 }
 
 TEST_CASE("variables are captured by reference", "[function][function]") {
@@ -84,7 +118,7 @@ TEST_CASE("tuples, pairs and tensors computed from arguments", "[function][funct
   CHECK(y.numpy() == std::vector<float>{11});
   CHECK(s.item() == 11.0f);
   const std::string text = f.concrete_functions()[0]->to_string();
-  CHECK_THAT(text, Catch::Contains("BatchMatMulV2(arg0, arg1)"));
+  CHECK_THAT(text, Catch::Contains("BatchMatMulV2[adj_x=false, adj_y=false](arg0, arg1)"));
 }
 
 TEST_CASE("input_signature pins the signature", "[function][function]") {
@@ -198,4 +232,51 @@ TEST_CASE("elementwise chains are fused and agree with eager execution", "[funct
   tape.watch(x);
   auto [y, s] = f(x);
   CHECK(tape.gradient(s, x).has_value());
+}
+
+TEST_CASE("fused chains read run-time scalars and keep intermediates used later",
+          "[function][function]") {
+  // `s` is a scalar argument (a new value each call, broadcast per run); `mid` is produced
+  // inside the chain but also returned, so the chain writes it out while fusing.
+  auto body = [](const tf::Tensor<double, 2>& x, const tf::Tensor<double, 0>& s) {
+    auto mid = x * s + 1.0;
+    auto y = tf::sigmoid(mid) * mid - s;
+    return std::tuple{mid, y};
+  };
+  auto f = tf::function(body);
+  auto x = tf::random::uniform<double>({7, 301}, {.minval = -2.0, .maxval = 2.0, .seed = 3});
+  for (double value : {0.5, -1.5, 3.0}) {
+    auto s = tf::constant(value);
+    auto [mid, y] = f(x, s);
+    auto [mid_eager, y_eager] = body(x, s);
+    REQUIRE(mid.shape() == x.shape());
+    for (std::size_t i = 0; i < mid.values().size(); ++i) {
+      REQUIRE(mid.values()[i] == mid_eager.values()[i]);
+      REQUIRE(y.values()[i] == Approx(y_eager.values()[i]).epsilon(1e-14));
+    }
+  }
+  CHECK(f.trace_count() == 1);
+  REQUIRE(f.concrete_functions()[0]->fused_chains().size() == 1);
+}
+
+TEST_CASE("graph nodes carry the ops' attributes", "[function][function]") {
+  auto f = tf::function([](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 4>& w) {
+    auto y = tf::nn::conv2d(x, w, {.strides = 2, .padding = tf::nn::Padding::same});
+    auto p = tf::nn::max_pool2d(y, 2, 2, tf::nn::Padding::valid);
+    auto flat = tf::reshape(p, {-1, 8});
+    auto m = tf::matmul(flat, flat, {.transpose_b = true});
+    return tf::reduce_sum(tf::nn::softmax(m), 1, tf::keepdims);
+  });
+  auto x = tf::random::normal<float>({2, 8, 8, 3}, {.seed = 1});
+  auto w = tf::random::normal<float>({3, 3, 3, 8}, {.seed = 2});
+  f(x, w);
+  const std::string text = f.concrete_functions()[0]->to_string();
+  CHECK_THAT(text, Catch::Contains("Conv2D[strides=[1, 2, 2, 1], padding=SAME, dilations=[1, 1, "
+                                   "1, 1], data_format=NHWC]"));
+  CHECK_THAT(text, Catch::Contains("MaxPool[ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], "
+                                   "padding=VALID, data_format=NHWC]"));
+  CHECK_THAT(text, Catch::Contains("Reshape[shape=[-1, 8]]"));
+  CHECK_THAT(text, Catch::Contains("BatchMatMulV2[adj_x=false, adj_y=true]"));
+  CHECK_THAT(text, Catch::Contains("Softmax[axis=1]"));
+  CHECK_THAT(text, Catch::Contains("Sum[keep_dims=true, reduction_indices=[1]]"));
 }

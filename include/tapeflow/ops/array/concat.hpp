@@ -28,6 +28,7 @@ namespace ops {
 struct ConcatV2 {
   static constexpr std::string_view name = "ConcatV2";
   int axis = 0;
+  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

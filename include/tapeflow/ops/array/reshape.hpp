@@ -22,6 +22,9 @@ template <std::size_t OutRank>
 struct Reshape {
   static constexpr std::string_view name = "Reshape";
   std::array<std::int64_t, OutRank> dims;
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"shape", detail::list_text(dims.data(), OutRank)}};
+  }
 
   template <class T, std::size_t R>
   std::array<std::int64_t, OutRank> resolve(const Tensor<T, R>& x) const {

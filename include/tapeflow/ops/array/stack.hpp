@@ -66,6 +66,7 @@ namespace ops {
 struct Pack {
   static constexpr std::string_view name = "Pack";
   int axis = 0;
+  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

@@ -230,6 +230,9 @@ template <std::size_t R>
 struct Transpose {
   static constexpr std::string_view name = "Transpose";
   std::array<int, R> perm{};
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"perm", detail::list_text(perm.data(), R)}};
+  }
 
   /// The permutation with negative entries resolved; throws unless it is one.
   [[nodiscard]] std::array<std::size_t, R> resolved() const {

@@ -33,6 +33,9 @@ struct MatMul {
   static constexpr std::string_view name = "BatchMatMulV2";
   bool transpose_a = false;
   bool transpose_b = false;
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"adj_x", detail::bool_text(transpose_a)}, {"adj_y", detail::bool_text(transpose_b)}};
+  }
 
   template <class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<T, A>& a, const Tensor<T, B>& b) const {

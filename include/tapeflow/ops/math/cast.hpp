@@ -22,6 +22,9 @@ struct Cast {
     auto operator()(const auto& v) const { return v.template cast<U>(); }
   };
   static constexpr std::string_view name = "Cast";
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"DstT", std::string(dtype_traits<U>::name)}};
+  }
   template <class T, std::size_t R>
   OutSpec<U, R> infer(const Tensor<T, R>& x) const {
     static_assert(numeric_element<T> || std::same_as<T, bool>,

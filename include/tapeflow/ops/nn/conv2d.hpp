@@ -60,6 +60,14 @@ struct ConvWindow {
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
   nn::Size2D dilations = 1;
+  [[nodiscard]] OpAttributes attributes() const {
+    const std::int64_t s[4] = {1, strides.h, strides.w, 1};
+    const std::int64_t d[4] = {1, dilations.h, dilations.w, 1};
+    return {{"strides", detail::list_text(s, 4)},
+            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+            {"dilations", detail::list_text(d, 4)},
+            {"data_format", "NHWC"}};
+  }
 };
 
 }  // namespace ops

@@ -49,6 +49,14 @@ struct PoolWindow {
   nn::Size2D ksize = 1;
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
+  [[nodiscard]] OpAttributes attributes() const {
+    const std::int64_t k[4] = {1, ksize.h, ksize.w, 1};
+    const std::int64_t s[4] = {1, strides.h, strides.w, 1};
+    return {{"ksize", detail::list_text(k, 4)},
+            {"strides", detail::list_text(s, 4)},
+            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+            {"data_format", "NHWC"}};
+  }
 };
 
 }  // namespace ops

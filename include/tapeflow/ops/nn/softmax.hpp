@@ -150,6 +150,7 @@ namespace ops {
 struct Softmax {
   static constexpr std::string_view name = "Softmax";
   int axis = -1;  // normalised (>= 0) by tf::nn::softmax
+  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(Tensor<T, R> const& logits) const {
@@ -174,6 +175,7 @@ struct Softmax {
 struct LogSoftmax {
   static constexpr std::string_view name = "LogSoftmax";
   int axis = -1;  // normalised (>= 0) by tf::nn::log_softmax
+  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(Tensor<T, R> const& logits) const {

@@ -68,6 +68,12 @@ struct Reduce {
   std::array<int, max_rank> axes{};  // normalised, sorted, unique
   std::size_t num_axes = 0;
   bool keep_dims = false;
+  [[nodiscard]] OpAttributes attributes() const {
+    // TensorFlow passes the axes as a second input (reduction_indices); here they are an
+    // attribute of the node.
+    return {{"keep_dims", detail::bool_text(keep_dims)},
+            {"reduction_indices", detail::list_text(axes.data(), num_axes)}};
+  }
 
   [[nodiscard]] bool reduced(std::size_t axis) const noexcept {
     return std::find(axes.begin(), axes.begin() + static_cast<std::ptrdiff_t>(num_axes),
