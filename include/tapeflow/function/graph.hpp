@@ -233,6 +233,9 @@ class ConcreteFunction {
     std::vector<Operand> operands;  // per node input, in order
     std::vector<double> splat;      // constant operands, broadcast to fused_chunk elements
     std::int32_t num_scalars = 0;   // run-time single-value operands
+    std::vector<std::size_t> inputs_per_node;
+    std::vector<std::int32_t> row;  // per node: its scratch row, -1 when materialised
+    std::int32_t num_rows = 0;      // rows are reused once their value is dead
   };
   static constexpr std::int64_t fused_chunk = 256;  // 1-2 KiB per row: a chain stays in L1
 
@@ -290,6 +293,7 @@ class ConcreteFunction {
           const auto last = last_use_[static_cast<std::size_t>(slot)];
           group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                       static_cast<std::size_t>(last) >= j);
+          group.inputs_per_node.push_back(nodes[k].inputs.size());
           for (auto in : nodes[k].inputs) {
             Operand operand{OperandKind::vector, in};
             for (std::size_t p = i; p < k; ++p) {
@@ -318,9 +322,46 @@ class ConcreteFunction {
             group.operands.push_back(operand);
           }
         }
+        assign_rows(group);
         groups_.push_back(std::move(group));
       }
       i = j;
+    }
+  }
+
+  // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
+  // so its working set stays a few KiB in L1 however long the chain is.
+  static void assign_rows(FusionGroup& group) {
+    const std::size_t count = group.end - group.begin;
+    std::vector<std::size_t> last_read(count, 0);
+    std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
+    std::size_t q = 0;  // operands are stored per node, in input order
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::local) {
+          const auto p = static_cast<std::size_t>(group.operands[q].index);
+          reads[k].push_back(p);
+          last_read[p] = k;
+        }
+      }
+    }
+    std::vector<std::int32_t> free_rows;
+    group.row.assign(count, -1);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!group.materialize[k]) {
+        if (free_rows.empty()) {
+          free_rows.push_back(group.num_rows++);
+        }
+        group.row[k] = free_rows.back();
+        free_rows.pop_back();
+      }
+      // Freed after the output row is taken, so a kernel never writes the row it reads.
+      for (std::size_t p : reads[k]) {
+        if (last_read[p] == k && group.row[p] >= 0 &&
+            std::find(free_rows.begin(), free_rows.end(), group.row[p]) == free_rows.end()) {
+          free_rows.push_back(group.row[p]);
+        }
+      }
     }
   }
 
@@ -363,10 +404,14 @@ class ConcreteFunction {
     const T* const* sources = source.data();
     T* const* outs = out_data.data();
     backend::cpu::parallel_for(chunks, 32, [&](std::int64_t cb, std::int64_t ce) {
-      thread_local std::vector<T> scratch;  // one row per node; reused, never zeroed
-      if (scratch.size() < count * static_cast<std::size_t>(fused_chunk)) {
-        scratch.resize(count * static_cast<std::size_t>(fused_chunk));
+      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
+      const auto rows = static_cast<std::size_t>(group.num_rows);
+      if (scratch.size() < rows * static_cast<std::size_t>(fused_chunk)) {
+        scratch.resize(rows * static_cast<std::size_t>(fused_chunk));
       }
+      auto row_of = [&](std::size_t k) {
+        return scratch.data() + static_cast<std::size_t>(group.row[k]) * fused_chunk;
+      };
       for (std::int64_t c = cb; c < ce; ++c) {
         const std::int64_t start = c * fused_chunk;
         const std::int64_t len = std::min(fused_chunk, group.elements - start);
@@ -378,7 +423,7 @@ class ConcreteFunction {
             const Operand& from = group.operands[q];
             if (from.kind == OperandKind::local) {
               const std::size_t p = static_cast<std::size_t>(from.index);
-              operand[m] = outs[p] != nullptr ? outs[p] + start : scratch.data() + p * fused_chunk;
+              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
             } else if (from.kind == OperandKind::vector) {
               operand[m] = sources[q] + start;
             } else {
@@ -386,7 +431,7 @@ class ConcreteFunction {
             }
           }
           // A materialised value is written straight into its tensor and read from there.
-          T* out = outs[k] != nullptr ? outs[k] + start : scratch.data() + k * fused_chunk;
+          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
           node.fused_kernel(out, operand[0], true, operand[1], true, len);
         }
       }
