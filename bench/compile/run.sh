@@ -2,12 +2,17 @@
 # Times compiling bench/compile/umbrella_30_lines.cpp (include the umbrella + build a small program)
 # and prints the median wall-clock seconds. No CMake needed.
 # Usage: bench/compile/run.sh [runs (default 5)]    env: CXX (default g++)
+#        PRECOMPILED=<build>/libtapeflow_instantiations.a bench/compile/run.sh   the same program
+#        compiled with TAPEFLOW_PRECOMPILED and linked with tapeflow::instantiations (STYLE #17c)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
 cxx=${CXX:-g++}
 cmd=("$cxx" -std=c++20 -O2 -march=native -I include -isystem /usr/include/eigen3
      bench/compile/umbrella_30_lines.cpp)
+if [ -n "${PRECOMPILED:-}" ]; then
+  cmd=("${cmd[@]:0:1}" -DTAPEFLOW_PRECOMPILED "${cmd[@]:1}" "$PRECOMPILED" -pthread)
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "${cmd[*]} -o <tmp>  (x$runs after one warm-up)"

@@ -3,6 +3,7 @@
 // call.
 #pragma once
 
+#include <tapeflow/detail/precompiled.hpp>    // IWYU pragma: export
 #include <tapeflow/ops/array/concat.hpp>      // IWYU pragma: export
 #include <tapeflow/ops/array/gather.hpp>      // IWYU pragma: export
 #include <tapeflow/ops/array/one_hot.hpp>     // IWYU pragma: export
