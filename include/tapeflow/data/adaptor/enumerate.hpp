@@ -1,0 +1,67 @@
+// `ds | tf::data::enumerate(start)`: pairs `(i, element)` with i a scalar int64 tensor
+// (`Dataset.enumerate`), so `for (auto&& [i, x] : ds | enumerate())`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+template <dataset D>
+class EnumerateDataset
+    : public DatasetBase<EnumerateDataset<D>, std::tuple<Tensor<std::int64_t, 0>, element_t<D>>> {
+ public:
+  using element_type = std::tuple<Tensor<std::int64_t, 0>, element_t<D>>;
+  EnumerateDataset(D ds, std::int64_t start) : ds_(std::move(ds)), start_(start) {}
+  struct iterator {
+    using element_type = EnumerateDataset::element_type;
+    iterator_impl_t<D> input;
+    std::int64_t i;
+    std::optional<element_type> next() {
+      auto e = input.next();
+      if (!e) {
+        return std::nullopt;
+      }
+      return element_type{Tensor<std::int64_t, 0>(i++), std::move(*e)};
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "enumerate/i", i);
+      detail::save_state_of(input, s, p + "enumerate/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      i = s.get_int(p + "enumerate/i");
+      detail::restore_state_of(input, s, p + "enumerate/");
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), start_}; }
+  [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
+
+ private:
+  D ds_;
+  std::int64_t start_;
+};
+
+struct enumerate_fn {
+  template <dataset D>
+  auto operator()(D&& ds, std::int64_t start = 0) const {
+    return EnumerateDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), start);
+  }
+  auto operator()(std::int64_t start = 0) const {
+    return make_closure(
+        [=]<class D>(D&& ds) { return enumerate_fn{}(std::forward<D>(ds), start); });
+  }
+};
+inline constexpr enumerate_fn enumerate{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,70 @@
+// `ds | tf::data::filter(pred)`: keeps the elements for which `pred` returns true (a bool or a
+// scalar bool tensor; tuple elements are unpacked into the arguments) (`Dataset.filter`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/invoke.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+template <dataset D, class Pred>
+class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
+ public:
+  FilterDataset(D ds, Pred pred) : ds_(std::move(ds)), pred_(std::move(pred)) {}
+  struct iterator {
+    using element_type = element_t<D>;
+    iterator_impl_t<D> input;
+    Pred pred;
+    std::optional<element_type> next() {
+      while (auto e = input.next()) {
+        if (detail::to_bool(detail::invoke_on_element(pred, std::as_const(*e)))) {
+          return e;
+        }
+      }
+      return std::nullopt;
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      detail::save_state_of(input, s, p + "filter/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      detail::restore_state_of(input, s, p + "filter/");
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), pred_}; }
+  [[nodiscard]] std::int64_t cardinality() const {
+    return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
+  }
+
+ private:
+  D ds_;
+  Pred pred_;
+};
+
+struct filter_fn {
+  template <dataset D, class Pred>
+  auto operator()(D&& ds, Pred pred) const {
+    return FilterDataset<std::remove_cvref_t<D>, Pred>(std::forward<D>(ds), std::move(pred));
+  }
+  template <class Pred>
+    requires(!dataset<Pred>)
+  auto operator()(Pred pred) const {
+    return make_closure([pred = std::move(pred)]<class D>(D&& ds) {
+      return filter_fn{}(std::forward<D>(ds), pred);
+    });
+  }
+};
+/// `ds | filter(pred)` or `filter(ds, pred)`.
+inline constexpr filter_fn filter{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE

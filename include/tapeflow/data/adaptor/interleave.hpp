@@ -1,0 +1,153 @@
+// `ds | tf::data::interleave(f, {.cycle_length, .block_length, .num_parallel_calls})`
+// (`Dataset.interleave`): f maps each input element to a dataset; up to cycle_length of those
+// are open at once and visited round-robin, block_length elements at a time. When one ends, its
+// slot is refilled from the next input element on the next visit (TensorFlow's order, e.g.
+// range(1,6) -> from_tensors(x).repeat(6), cycle 2, block 4 gives 1111 2222 11 22 3333 4444 ...).
+// With num_parallel_calls, each open dataset runs on its own background thread (a prefetch
+// of a few elements), so e.g. several files are read at once; the output order is unchanged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/invoke.hpp>
+#include <tapeflow/data/detail/parallel_stage.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+struct InterleaveOptions {
+  int cycle_length = autotune;  ///< autotune: the number of hardware threads
+  int block_length = 1;
+  std::optional<int> num_parallel_calls{};  ///< set: open datasets are prefetched on threads
+};
+
+template <dataset D, class F>
+class InterleaveDataset
+    : public DatasetBase<InterleaveDataset<D, F>,
+                         element_t<detail::invoke_result_on_element_t<F, element_t<D>>>> {
+  using Inner = detail::invoke_result_on_element_t<F, element_t<D>>;
+  static_assert(dataset<Inner>, "tf::data::interleave: f must return a dataset");
+  using InnerIt = iterator_impl_t<Inner>;
+
+ public:
+  using element_type = element_t<Inner>;
+  using stage = detail::ParallelStage<InnerIt, detail::identity_fn, element_type>;
+
+  InterleaveDataset(D ds, F f, InterleaveOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
+    if (o_.cycle_length == autotune) {
+      o_.cycle_length = detail::hardware_threads();
+    }
+    if (o_.cycle_length < 1 || o_.block_length < 1) {
+      throw invalid_argument("tf::data::interleave: cycle_length and block_length must be >= 1");
+    }
+  }
+
+  struct iterator {
+    using element_type = InterleaveDataset::element_type;
+    struct Slot {
+      std::optional<InnerIt> seq;
+      std::unique_ptr<stage> par;
+      std::optional<element_type> next() { return par ? par->next() : seq->next(); }
+    };
+    iterator_impl_t<D> input;
+    F f;
+    InterleaveOptions o;
+    std::vector<std::optional<Slot>> slots{};
+    std::size_t cur = 0;
+    int block = 0;
+    bool input_done = false;
+
+    void advance() {
+      cur = (cur + 1) % slots.size();
+      block = 0;
+    }
+    std::optional<element_type> next() {
+      if (slots.empty()) {
+        slots.resize(static_cast<std::size_t>(o.cycle_length));
+      }
+      for (;;) {
+        auto& slot = slots[cur];
+        if (!slot) {
+          if (!input_done) {
+            if (auto e = input.next()) {
+              Inner inner = detail::invoke_on_element(f, std::move(*e));
+              Slot s;
+              if (o.num_parallel_calls) {
+                detail::StageConfig cfg;
+                cfg.name = "interleave";
+                cfg.buffer = std::max(2, o.block_length);
+                s.par = std::make_unique<stage>(inner.make_iterator(), detail::identity_fn{}, cfg);
+              } else {
+                s.seq.emplace(inner.make_iterator());
+              }
+              slot.emplace(std::move(s));
+              block = 0;
+            } else {
+              input_done = true;
+            }
+          }
+          if (!slot) {
+            if (input_done && all_empty()) {
+              return std::nullopt;
+            }
+            advance();
+            continue;
+          }
+        }
+        auto e = slot->next();
+        if (e) {
+          if (++block >= o.block_length) {
+            advance();
+          }
+          return e;
+        }
+        slot.reset();
+        advance();
+      }
+    }
+    bool all_empty() const {
+      for (const auto& s : slots) {
+        if (s) {
+          return false;
+        }
+      }
+      return true;
+    }
+  };
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), f_, o_}; }
+  [[nodiscard]] std::int64_t cardinality() const {
+    return ds_.cardinality() == 0 ? 0 : unknown_cardinality;
+  }
+
+ private:
+  D ds_;
+  F f_;
+  InterleaveOptions o_;
+};
+
+struct interleave_fn {
+  template <dataset D, class F>
+  auto operator()(D&& ds, F f, InterleaveOptions o = {}) const {
+    return InterleaveDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
+  }
+  template <class F>
+    requires(!dataset<F>)
+  auto operator()(F f, InterleaveOptions o = {}) const {
+    return make_closure([f = std::move(f), o]<class D>(D&& ds) {
+      return interleave_fn{}(std::forward<D>(ds), f, o);
+    });
+  }
+};
+inline constexpr interleave_fn interleave{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,65 @@
+// `ds | tf::data::unbatch()`: splits each element along dim 0 into separate elements
+// (`Dataset.unbatch`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/element.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+template <dataset D>
+class UnbatchDataset
+    : public DatasetBase<UnbatchDataset<D>, decltype(element_traits<element_t<D>>::slice(
+                                                std::declval<const element_t<D>&>(), 0))> {
+ public:
+  using element_type =
+      decltype(element_traits<element_t<D>>::slice(std::declval<const element_t<D>&>(), 0));
+  explicit UnbatchDataset(D ds) : ds_(std::move(ds)) {}
+  struct iterator {
+    using element_type = UnbatchDataset::element_type;
+    iterator_impl_t<D> input;
+    std::optional<element_t<D>> current{};
+    std::int64_t pos = 0, n = 0;
+    std::optional<element_type> next() {
+      while (pos >= n) {
+        current = input.next();
+        if (!current) {
+          return std::nullopt;
+        }
+        pos = 0;
+        n = element_traits<element_t<D>>::leading_dim(*current);
+      }
+      return element_traits<element_t<D>>::slice(*current, pos++);
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator()}; }
+  [[nodiscard]] std::int64_t cardinality() const {
+    return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
+  }
+
+ private:
+  D ds_;
+};
+
+struct unbatch_fn {
+  template <dataset D>
+  auto operator()(D&& ds) const {
+    return UnbatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds));
+  }
+  auto operator()() const {
+    return make_closure([]<class D>(D&& ds) { return unbatch_fn{}(std::forward<D>(ds)); });
+  }
+};
+inline constexpr unbatch_fn unbatch{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE

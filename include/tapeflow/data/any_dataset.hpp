@@ -1,0 +1,92 @@
+// `tf::data::AnyDataset<E>`: a type-erased dataset of elements E, for pipelines whose shape is
+// chosen at run time (`if (train) ds = ds | shuffle(1000);`) or that cross a function boundary
+// without spelling the adaptor types. Costs one virtual call per element.
+//
+//     tf::data::AnyDataset<tf::Tensor<std::int64_t, 0>> ds = tf::data::range(10);
+//     if (shuffle) ds = ds | tf::data::shuffle(10);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+template <class E>
+class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
+  struct IteratorConcept {
+    virtual ~IteratorConcept() = default;
+    virtual std::optional<E> next() = 0;
+    virtual void save_state(IteratorState& s, const std::string& p) const = 0;
+    virtual void restore_state(const IteratorState& s, const std::string& p) = 0;
+    virtual void collect_stats(std::vector<StageStats>& out) const = 0;
+  };
+  template <class It>
+  struct IteratorModel final : IteratorConcept {
+    explicit IteratorModel(It i) : it(std::move(i)) {}
+    std::optional<E> next() override { return it.next(); }
+    void save_state(IteratorState& s, const std::string& p) const override {
+      detail::save_state_of(it, s, p);
+    }
+    void restore_state(const IteratorState& s, const std::string& p) override {
+      detail::restore_state_of(it, s, p);
+    }
+    void collect_stats(std::vector<StageStats>& out) const override {
+      detail::collect_stats_of(it, out);
+    }
+    It it;
+  };
+  struct DatasetConcept {
+    virtual ~DatasetConcept() = default;
+    virtual std::unique_ptr<IteratorConcept> make_iterator() const = 0;
+    virtual std::int64_t cardinality() const = 0;
+  };
+  template <class D>
+  struct DatasetModel final : DatasetConcept {
+    explicit DatasetModel(D d) : ds(std::move(d)) {}
+    std::unique_ptr<IteratorConcept> make_iterator() const override {
+      return std::make_unique<IteratorModel<iterator_impl_t<D>>>(ds.make_iterator());
+    }
+    std::int64_t cardinality() const override { return ds.cardinality(); }
+    D ds;
+  };
+
+ public:
+  using element_type = E;
+
+  /// Wraps any dataset with element type E. (The self check comes first: checking `dataset`
+  /// on AnyDataset itself would recurse through this constructor.)
+  template <class D>
+    requires(!std::is_same_v<std::remove_cvref_t<D>, AnyDataset> && dataset<D> &&
+             std::is_same_v<element_t<D>, E>)
+  AnyDataset(D&& ds)  // NOLINT(google-explicit-constructor): erasure is the point
+      : impl_(std::make_shared<const DatasetModel<std::remove_cvref_t<D>>>(std::forward<D>(ds))) {}
+
+  struct iterator {
+    using element_type = E;
+    std::unique_ptr<IteratorConcept> impl;
+    std::optional<E> next() { return impl->next(); }
+    void save_state(IteratorState& s, const std::string& p) const { impl->save_state(s, p); }
+    void restore_state(const IteratorState& s, const std::string& p) { impl->restore_state(s, p); }
+    void collect_stats(std::vector<StageStats>& out) const { impl->collect_stats(out); }
+  };
+  [[nodiscard]] iterator make_iterator() const { return iterator{impl_->make_iterator()}; }
+  [[nodiscard]] std::int64_t cardinality() const { return impl_->cardinality(); }
+
+ private:
+  std::shared_ptr<const DatasetConcept> impl_;
+};
+
+template <dataset D>
+AnyDataset(D) -> AnyDataset<element_t<D>>;
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE

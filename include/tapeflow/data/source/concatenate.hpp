@@ -1,0 +1,86 @@
+// `tf::data::concatenate(a, b)` / `a | concatenate(b)`: the elements of a, then those of b
+// (TensorFlow: `Dataset.concatenate`). Element types must match.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+template <dataset A, dataset B>
+class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_t<A>> {
+  static_assert(std::is_same_v<element_t<A>, element_t<B>>,
+                "tf::data::concatenate: both datasets need the same element type");
+
+ public:
+  ConcatenateDataset(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
+  struct iterator {
+    using element_type = element_t<A>;
+    iterator_impl_t<A> first;
+    std::optional<iterator_impl_t<B>> second;
+    B b;  // a copy: the iterator must not point into the dataset
+    std::optional<element_type> next() {
+      if (!second) {
+        if (auto e = first.next()) {
+          return e;
+        }
+        second.emplace(b.make_iterator());
+      }
+      return second->next();
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "concatenate/second", second ? 1 : 0);
+      if (second) {
+        detail::save_state_of(*second, s, p + "concatenate/b/");
+      } else {
+        detail::save_state_of(first, s, p + "concatenate/a/");
+      }
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      if (s.get_int(p + "concatenate/second") != 0) {
+        second.emplace(b.make_iterator());
+        detail::restore_state_of(*second, s, p + "concatenate/b/");
+      } else {
+        detail::restore_state_of(first, s, p + "concatenate/a/");
+      }
+    }
+  };
+  [[nodiscard]] iterator make_iterator() const { return iterator{a_.make_iterator(), {}, b_}; }
+  [[nodiscard]] std::int64_t cardinality() const {
+    const std::int64_t x = a_.cardinality(), y = b_.cardinality();
+    if (x == infinite_cardinality || y == infinite_cardinality) {
+      return infinite_cardinality;
+    }
+    if (x < 0 || y < 0) {
+      return unknown_cardinality;
+    }
+    return x + y;
+  }
+
+ private:
+  A a_;
+  B b_;
+};
+
+struct concatenate_fn {
+  template <dataset A, dataset B>
+  auto operator()(A a, B b) const {
+    return ConcatenateDataset<A, B>(std::move(a), std::move(b));
+  }
+  template <dataset B>
+  auto operator()(B b) const {
+    return make_closure([b = std::move(b)]<class A>(A&& a) {
+      return ConcatenateDataset<std::remove_cvref_t<A>, B>(std::forward<A>(a), b);
+    });
+  }
+};
+inline constexpr concatenate_fn concatenate{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE

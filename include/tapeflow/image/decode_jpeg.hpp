@@ -1,0 +1,173 @@
+// `tf::image::decode_jpeg(contents, {.channels})` (also `tf::io::decode_jpeg`), with
+// libjpeg(-turbo) configured as TensorFlow configures it by default (integer-fast IDCT, fancy
+// upsampling), and `tf::image::encode_jpeg(image, {.quality})`. Images are `Tensor<uint8_t, 3>`
+// [height, width, channels]. Corrupt input throws invalid_argument naming what libjpeg reported.
+#pragma once
+
+// jpeglib.h needs FILE and size_t first
+#include <algorithm>
+#include <csetjmp>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/image/detail/contents.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace image {
+
+struct DecodeJpegOptions {
+  int channels = 0;  ///< 0: as stored; 1: grayscale; 3: RGB
+  /// "" / "INTEGER_FAST" (TensorFlow's default) or "INTEGER_ACCURATE".
+  std::string dct_method{};
+  bool fancy_upscaling = true;
+  /// Accept a truncated file (the missing rows are grey), as TensorFlow's option of that name.
+  bool try_recover_truncated = false;
+};
+
+namespace detail {
+struct jpeg_error_mgr_jmp {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+  bool truncated;
+};
+extern "C" inline void tapeflow_jpeg_error_exit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<jpeg_error_mgr_jmp*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+extern "C" inline void tapeflow_jpeg_warning(j_common_ptr cinfo, int level) {
+  auto* err = reinterpret_cast<jpeg_error_mgr_jmp*>(cinfo->err);
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    err->truncated = true;  // libjpeg pads a truncated file; TensorFlow rejects it by default
+  }
+}
+}  // namespace detail
+
+/// Decodes a JPEG to [height, width, channels] uint8 (`tf.io.decode_jpeg`).
+template <class Contents>
+Tensor<std::uint8_t, 3> decode_jpeg(const Contents& contents, DecodeJpegOptions o = {}) {
+  const std::string_view bytes = detail::contents_of(contents);
+  if (o.channels != 0 && o.channels != 1 && o.channels != 3) {
+    throw invalid_argument("tf::image::decode_jpeg: channels must be 0, 1 or 3, got " +
+                           std::to_string(o.channels));
+  }
+  jpeg_decompress_struct cinfo{};
+  detail::jpeg_error_mgr_jmp err{};
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = detail::tapeflow_jpeg_error_exit;
+  err.pub.emit_message = detail::tapeflow_jpeg_warning;
+  Tensor<std::uint8_t, 3> out;
+  // Only trivially destructible locals live across setjmp/longjmp below.
+  if (setjmp(err.jump) != 0) {
+    jpeg_destroy_decompress(&cinfo);
+    throw invalid_argument(std::string("tf::image::decode_jpeg: invalid JPEG data: ") +
+                           err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()),
+               static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  if (o.channels == 1) {
+    cinfo.out_color_space = JCS_GRAYSCALE;
+  } else if (o.channels == 3 || cinfo.jpeg_color_space != JCS_GRAYSCALE) {
+    if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
+      jpeg_destroy_decompress(&cinfo);
+      throw unimplemented("tf::image::decode_jpeg: CMYK JPEGs are not supported");
+    }
+    cinfo.out_color_space = JCS_RGB;
+  } else {
+    cinfo.out_color_space = JCS_GRAYSCALE;
+  }
+  cinfo.dct_method = o.dct_method == "INTEGER_ACCURATE" ? JDCT_ISLOW : JDCT_IFAST;
+  cinfo.do_fancy_upsampling = o.fancy_upscaling ? TRUE : FALSE;
+  jpeg_start_decompress(&cinfo);
+  const std::int64_t h = cinfo.output_height, w = cinfo.output_width, c = cinfo.output_components;
+  out = Tensor<std::uint8_t, 3>::uninitialized({h, w, c});
+  std::uint8_t* dst = ::tapeflow::detail::tensor_access::mutable_data(out);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    // several rows per call (libjpeg's natural unit) saves per-call overhead
+    JSAMPROW rows[16];
+    const int want =
+        std::min<int>(16, static_cast<int>(cinfo.output_height - cinfo.output_scanline));
+    for (int r = 0; r < want; ++r) {
+      rows[r] = dst + (static_cast<std::int64_t>(cinfo.output_scanline) + r) * w * c;
+    }
+    if (jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(want)) == 0) {
+      break;  // suspended: cannot happen with a memory source
+    }
+  }
+  if (err.truncated && !o.try_recover_truncated) {
+    jpeg_destroy_decompress(&cinfo);
+    throw invalid_argument("tf::image::decode_jpeg: truncated JPEG data (" +
+                           std::to_string(bytes.size()) + " bytes)");
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return out;
+}
+
+struct EncodeJpegOptions {
+  int quality = 95;  ///< 0..100 (TensorFlow's default)
+};
+
+/// Encodes [height, width, 1 or 3] uint8 as a JPEG (`tf.io.encode_jpeg`).
+inline Tensor<std::string, 0> encode_jpeg(const Tensor<std::uint8_t, 3>& image,
+                                          EncodeJpegOptions o = {}) {
+  const std::int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
+  if (c != 1 && c != 3) {
+    throw invalid_argument("tf::image::encode_jpeg: image must have 1 or 3 channels, shape " +
+                           image.shape().to_string());
+  }
+  if (h <= 0 || w <= 0 || h > 65500 || w > 65500) {
+    throw invalid_argument("tf::image::encode_jpeg: bad image size " + image.shape().to_string());
+  }
+  jpeg_compress_struct cinfo{};
+  detail::jpeg_error_mgr_jmp err{};
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = detail::tapeflow_jpeg_error_exit;
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  if (setjmp(err.jump) != 0) {
+    jpeg_destroy_compress(&cinfo);
+    std::free(buf);
+    throw internal(std::string("tf::image::encode_jpeg: ") + err.message);
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, &buf, &size);
+  cinfo.image_width = static_cast<JDIMENSION>(w);
+  cinfo.image_height = static_cast<JDIMENSION>(h);
+  cinfo.input_components = static_cast<int>(c);
+  cinfo.in_color_space = c == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, o.quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  const std::uint8_t* src = image.data();
+  while (cinfo.next_scanline < cinfo.image_height) {
+    auto* row = const_cast<JSAMPROW>(src + static_cast<std::int64_t>(cinfo.next_scanline) * w * c);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  std::string out(reinterpret_cast<const char*>(buf), size);
+  jpeg_destroy_compress(&cinfo);
+  std::free(buf);
+  return Tensor<std::string, 0>(std::move(out));
+}
+
+}  // namespace image
+
+namespace io {
+using image::decode_jpeg;  // tf.io.decode_jpeg is tf.image.decode_jpeg
+using image::encode_jpeg;
+}  // namespace io
+TAPEFLOW_END_NAMESPACE

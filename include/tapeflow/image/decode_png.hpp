@@ -1,0 +1,93 @@
+// `tf::image::decode_png(contents, {.channels})` and `tf::image::encode_png(image)` (also in
+// `tf::io`), on libpng's simplified API. 8-bit output; 16-bit PNGs are reduced to 8 bits
+// (TensorFlow can return uint16: not supported here). Corrupt input throws invalid_argument.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include <png.h>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/image/detail/contents.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace image {
+
+struct DecodePngOptions {
+  int channels = 0;  ///< 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
+};
+
+/// Decodes a PNG to [height, width, channels] uint8 (`tf.io.decode_png`).
+template <class Contents>
+Tensor<std::uint8_t, 3> decode_png(const Contents& contents, DecodePngOptions o = {}) {
+  const std::string_view bytes = detail::contents_of(contents);
+  if (o.channels < 0 || o.channels > 4) {
+    throw invalid_argument("tf::image::decode_png: channels must be 0..4, got " +
+                           std::to_string(o.channels));
+  }
+  png_image img{};
+  img.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_memory(&img, bytes.data(), bytes.size()) == 0) {
+    throw invalid_argument(std::string("tf::image::decode_png: invalid PNG data: ") + img.message);
+  }
+  int c = o.channels;
+  if (c == 0) {
+    const bool color = (img.format & PNG_FORMAT_FLAG_COLOR) != 0;
+    const bool alpha = (img.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+    c = (color ? 3 : 1) + (alpha ? 1 : 0);
+  }
+  static constexpr png_uint_32 formats[] = {0, PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGB,
+                                            PNG_FORMAT_RGBA};
+  img.format = formats[c];
+  auto out = Tensor<std::uint8_t, 3>::uninitialized(
+      {static_cast<std::int64_t>(img.height), static_cast<std::int64_t>(img.width), c});
+  // TensorFlow leaves pixel values alone (no gamma/background processing): decode linearly.
+  if (png_image_finish_read(&img, nullptr, ::tapeflow::detail::tensor_access::mutable_data(out), 0,
+                            nullptr) == 0) {
+    const std::string msg = img.message;
+    png_image_free(&img);
+    throw invalid_argument("tf::image::decode_png: invalid PNG data: " + msg);
+  }
+  return out;
+}
+
+/// Encodes [height, width, 1..4] uint8 as PNG bytes (`tf.io.encode_png`).
+inline Tensor<std::string, 0> encode_png(const Tensor<std::uint8_t, 3>& image) {
+  const std::int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
+  if (c < 1 || c > 4 || h <= 0 || w <= 0) {
+    throw invalid_argument(
+        "tf::image::encode_png: need [height, width, 1..4] with nonzero size, "
+        "got shape " +
+        image.shape().to_string());
+  }
+  static constexpr png_uint_32 formats[] = {0, PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGB,
+                                            PNG_FORMAT_RGBA};
+  png_image img{};
+  img.version = PNG_IMAGE_VERSION;
+  img.width = static_cast<png_uint_32>(w);
+  img.height = static_cast<png_uint_32>(h);
+  img.format = formats[c];
+  png_alloc_size_t size = 0;
+  if (png_image_write_to_memory(&img, nullptr, &size, 0, image.data(), 0, nullptr) == 0) {
+    throw internal(std::string("tf::image::encode_png: ") + img.message);
+  }
+  std::string out(size, '\0');
+  if (png_image_write_to_memory(&img, out.data(), &size, 0, image.data(), 0, nullptr) == 0) {
+    throw internal(std::string("tf::image::encode_png: ") + img.message);
+  }
+  out.resize(size);
+  return Tensor<std::string, 0>(std::move(out));
+}
+
+}  // namespace image
+
+namespace io {
+using image::decode_png;
+using image::encode_png;
+}  // namespace io
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,258 @@
+// Threads in pipelines: order, exceptions at the right element, prompt stop, autotune.
+// Also run under the tsan preset (build/h5tsan).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/data.hpp>
+
+namespace tf = tapeflow;
+using I64 = std::vector<std::int64_t>;
+using namespace std::chrono_literals;
+
+namespace {
+template <class D>
+I64 ints(const D& ds) {
+  I64 out;
+  for (auto&& e : ds) {
+    out.push_back(e.item());
+  }
+  return out;
+}
+tf::Tensor<std::int64_t, 0> slow_square(const tf::Tensor<std::int64_t, 0>& x) {
+  // uneven work so that later elements often finish first
+  std::this_thread::sleep_for(std::chrono::microseconds((x.item() * 37) % 5 * 100));
+  return {x.item() * x.item()};
+}
+double seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+TEST_CASE("parallel map keeps input order", "[data][parallel]") {
+  I64 expected;
+  for (std::int64_t i = 0; i < 200; ++i) {
+    expected.push_back(i * i);
+  }
+  for (int n : {1, 2, 4, tf::data::autotune}) {
+    auto ds = tf::data::range(200) | tf::data::map(slow_square, {.num_parallel_calls = n});
+    CHECK(ints(ds) == expected);
+    CHECK(ints(ds) == expected);  // a second epoch starts new workers
+  }
+  // deterministic = false: the same elements, any order
+  auto nd = tf::data::range(200) |
+            tf::data::map(slow_square, {.num_parallel_calls = 4, .deterministic = false});
+  const auto got = ints(nd);
+  CHECK(std::multiset<std::int64_t>(got.begin(), got.end()) ==
+        std::multiset<std::int64_t>(expected.begin(), expected.end()));
+  CHECK_THROWS_AS(tf::data::range(3) | tf::data::map(slow_square, {.num_parallel_calls = 0}),
+                  tf::invalid_argument);
+}
+
+TEST_CASE("prefetch delivers everything in order, also with autotune", "[data][parallel]") {
+  for (int n : {1, 3, 0, tf::data::autotune}) {
+    auto ds = tf::data::range(100) | tf::data::map(slow_square) | tf::data::prefetch(n);
+    I64 expected;
+    for (std::int64_t i = 0; i < 100; ++i) {
+      expected.push_back(i * i);
+    }
+    CHECK(ints(ds) == expected);
+  }
+}
+
+TEST_CASE("exceptions reach the consumer at their element", "[data][parallel]") {
+  auto throws_at_5 = [](const tf::Tensor<std::int64_t, 0>& x) {
+    if (x.item() == 5) {
+      throw std::runtime_error("bad element 5");
+    }
+    return x;
+  };
+  for (std::optional<int> par : {std::optional<int>{}, std::optional<int>{1}, std::optional<int>{3},
+                                 std::optional<int>{tf::data::autotune}}) {
+    auto ds = tf::data::range(10) | tf::data::map(throws_at_5, {.num_parallel_calls = par}) |
+              tf::data::prefetch(2);
+    auto it = ds.iter();
+    for (std::int64_t i = 0; i < 5; ++i) {
+      CHECK(it.get_next().item() == i);
+    }
+    CHECK_THROWS_WITH(it.next(), "bad element 5");
+    // iteration may go on after an error, like TensorFlow's iterators
+    CHECK(it.get_next().item() == 6);
+  }
+  // filter
+  auto f = tf::data::range(10) | tf::data::filter([](auto x) {
+             if (x.item() == 3) {
+               throw tf::invalid_argument("filter failed at 3");
+             }
+             return true;
+           }) |
+           tf::data::prefetch(tf::data::autotune);
+  auto fi = f.iter();
+  CHECK(fi.get_next().item() == 0);
+  CHECK(fi.get_next().item() == 1);
+  CHECK(fi.get_next().item() == 2);
+  CHECK_THROWS_AS(fi.next(), tf::invalid_argument);
+  // generator, through a parallel map and a prefetch
+  auto g = tf::data::from_generator([] {
+             return [i = std::int64_t{0}]() mutable -> std::optional<tf::Tensor<std::int64_t, 0>> {
+               if (i == 4) {
+                 ++i;
+                 throw std::out_of_range("generator broke at 4");
+               }
+               if (i < 8) {
+                 return tf::Tensor<std::int64_t, 0>(i++);
+               }
+               return std::nullopt;
+             };
+           }) |
+           tf::data::map(slow_square, {.num_parallel_calls = 2}) | tf::data::prefetch(4);
+  I64 seen;
+  bool thrown = false;
+  auto gi = g.iter();
+  for (;;) {
+    try {
+      auto e = gi.next();
+      if (!e) {
+        break;
+      }
+      seen.push_back(e->item());
+    } catch (const std::out_of_range& e) {
+      CHECK(std::string(e.what()) == "generator broke at 4");
+      CHECK(seen.size() == 4);
+      thrown = true;
+    }
+  }
+  CHECK(thrown);
+  CHECK(seen == I64{0, 1, 4, 9, 25, 36, 49});
+}
+
+TEST_CASE("breaking out mid-epoch stops the workers promptly", "[data][parallel]") {
+  std::atomic<int> started{0};
+  auto work = [&started](const tf::Tensor<std::int64_t, 0>& x) {
+    ++started;
+    std::this_thread::sleep_for(2ms);
+    return x;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    auto ds = tf::data::range(1'000'000) | tf::data::repeat() |
+              tf::data::map(work, {.num_parallel_calls = 4}) | tf::data::shuffle(8) |
+              tf::data::batch(4) | tf::data::prefetch(tf::data::autotune);
+    int n = 0;
+    for (auto&& b : ds) {
+      (void)b;
+      if (++n == 3) {
+        break;  // the range-for's iterator dies here and joins all threads
+      }
+    }
+  }
+  const double elapsed = seconds(t0);
+  const int after_break = started.load();
+  std::this_thread::sleep_for(20ms);
+  CHECK(started.load() == after_break);  // nothing runs any more
+  CHECK(elapsed < 2.0);
+  // work done is bounded by the buffers, not the (endless) input
+  CHECK(after_break < 200);
+  // destroying an explicit iterator that never ran, or ran once, is fine too
+  auto ds =
+      tf::data::range(10) | tf::data::map(work, {.num_parallel_calls = 2}) | tf::data::prefetch(2);
+  { auto it = ds.iter(); }
+  {
+    auto it = ds.iter();
+    (void)it.next();
+  }
+}
+
+TEST_CASE("prefetch overlaps producer and consumer", "[data][parallel]") {
+  // producer and consumer each sleep 2 ms per element: overlapped total ~ max, not sum
+  constexpr int n = 60;
+  auto produce = [](const tf::Tensor<std::int64_t, 0>& x) {
+    std::this_thread::sleep_for(2ms);
+    return x;
+  };
+  auto run = [&](bool prefetch) {
+    auto base = tf::data::range(n) | tf::data::map(produce);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (prefetch) {
+      for (auto&& e : base | tf::data::prefetch(tf::data::autotune)) {
+        (void)e;
+        std::this_thread::sleep_for(2ms);
+      }
+    } else {
+      for (auto&& e : base) {
+        (void)e;
+        std::this_thread::sleep_for(2ms);
+      }
+    }
+    return seconds(t0);
+  };
+  const double serial = run(false), overlapped = run(true);
+  INFO("serial " << serial << " s, prefetched " << overlapped << " s");
+  CHECK(overlapped < 0.8 * serial);
+}
+
+TEST_CASE("autotune reports its choices and the input-bound fraction", "[data][parallel]") {
+  // a slow producer (1 ms) and a fast consumer: input-bound, parallelism goes up
+  auto slow = [](const tf::Tensor<std::int64_t, 0>& x) {
+    std::this_thread::sleep_for(1ms);
+    return x;
+  };
+  auto ds = tf::data::range(300) | tf::data::map(slow, {.num_parallel_calls = tf::data::autotune}) |
+            tf::data::prefetch(tf::data::autotune);
+  auto it = ds.iter();
+  while (it.next()) {
+  }
+  const auto stats = it.stats();
+  REQUIRE(stats.size() == 2);
+  CHECK(stats[0].stage == "prefetch");
+  CHECK(stats[1].stage == "map");
+  CHECK(stats[0].autotuned);
+  CHECK(stats[1].autotuned);
+  CHECK(stats[1].elements == 300);
+  CHECK(stats[1].parallelism >= 2);  // sleeping workers: more of them help even on 2 cores
+  CHECK(stats[1].producer_rate > 0);
+  CHECK(stats[0].input_bound_fraction > 0.3);  // the consumer mostly waited
+  CHECK(stats[0].buffer_size >= 1);
+  CHECK(stats[0].memory_budget == (std::int64_t{256} << 20));
+
+  // a slow consumer: not input-bound
+  auto fast = tf::data::range(100) | tf::data::prefetch(tf::data::autotune);
+  auto fit = fast.iter();
+  while (fit.next()) {
+    std::this_thread::sleep_for(1ms);
+  }
+  const auto fs = fit.stats();
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].input_bound_fraction < 0.2);
+  CHECK(fs[0].consumer_rate > 0);
+  CHECK(fs[0].consumer_rate < 1500);
+}
+
+TEST_CASE("autotune stays within the memory budget", "[data][parallel]") {
+  // 1 MB elements, 3 MB budget, jittery producer: the buffer may grow but not past 3
+  auto big = [](const tf::Tensor<std::int64_t, 0>& x) {
+    if (x.item() % 10 == 0) {
+      std::this_thread::sleep_for(5ms);
+    }
+    return tf::fill<std::uint8_t, 1>({1 << 20}, 1);
+  };
+  auto ds = tf::data::range(200) | tf::data::map(big) |
+            tf::data::prefetch(tf::data::autotune, {.memory_budget = 3 << 20});
+  auto it = ds.iter();
+  int max_buffer = 0;
+  while (it.next()) {
+    std::this_thread::sleep_for(200us);
+    max_buffer = std::max(max_buffer, it.stats()[0].buffer_size);
+  }
+  CHECK(max_buffer <= 3);
+  CHECK(max_buffer >= 1);
+}

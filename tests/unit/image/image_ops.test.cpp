@@ -1,0 +1,175 @@
+// tf::image against values computed by TensorFlow (tests/data/image/make_goldens.py).
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/image.hpp>
+#include <tapeflow/io/files.hpp>
+
+namespace tf = tapeflow;
+
+namespace {
+struct Golden {
+  std::vector<std::int64_t> dims;
+  std::vector<double> values;
+};
+const std::map<std::string, Golden>& goldens() {
+  static const std::map<std::string, Golden> g = [] {
+    std::map<std::string, Golden> out;
+    std::ifstream in(std::string(TAPEFLOW_TEST_DATA_DIR) + "/image/goldens.txt");
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream s(line);
+      std::string name;
+      int rank = 0;
+      s >> name >> rank;
+      Golden gd;
+      std::int64_t n = 1;
+      for (int i = 0; i < rank; ++i) {
+        std::int64_t d = 0;
+        s >> d;
+        gd.dims.push_back(d);
+        n *= d;
+      }
+      gd.values.resize(static_cast<std::size_t>(n));
+      for (auto& v : gd.values) {
+        s >> v;
+      }
+      out[name] = gd;
+    }
+    return out;
+  }();
+  return g;
+}
+tf::Tensor<std::uint8_t, 3> test_image(std::int64_t h, std::int64_t w, std::int64_t c) {
+  auto t = tf::Tensor<std::uint8_t, 3>::uninitialized({h, w, c});
+  auto* p = tf::detail::tensor_access::mutable_data(t);
+  for (std::int64_t i = 0; i < h; ++i) {
+    for (std::int64_t j = 0; j < w; ++j) {
+      for (std::int64_t k = 0; k < c; ++k) {
+        *p++ = static_cast<std::uint8_t>((i * 37 + j * 11 + k * 71) % 256);
+      }
+    }
+  }
+  return t;
+}
+template <class T, std::size_t R>
+void check_against(const std::string& name, const tf::Tensor<T, R>& t, double tol) {
+  INFO(name);
+  REQUIRE(goldens().count(name) == 1);
+  const auto& g = goldens().at(name);
+  REQUIRE(g.dims.size() == R);
+  for (std::size_t k = 0; k < R; ++k) {
+    REQUIRE(t.dim(k) == g.dims[k]);
+  }
+  double worst = 0;
+  for (std::size_t i = 0; i < g.values.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(t.data()[i]) - g.values[i]));
+  }
+  CHECK(worst <= tol);
+}
+}  // namespace
+
+TEST_CASE("resize bilinear and nearest match TensorFlow", "[image]") {
+  const auto img = test_image(5, 7, 3);
+  for (auto [h, w] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 4}, {8, 11}, {5, 7}, {10, 3}}) {
+    const std::string size = std::to_string(h) + "x" + std::to_string(w);
+    check_against("bilinear_" + size, tf::image::resize(img, {h, w}), 1e-4);
+    check_against(
+        "nearest_" + size,
+        tf::image::resize(img, {h, w}, {.method = tf::image::ResizeMethod::nearest_neighbor}), 0);
+    check_against("nearest_" + size, tf::image::resize_nearest_neighbor(img, {h, w}), 0);
+  }
+  // batches resize image by image
+  const auto batch = tf::image::resize(
+      tf::Tensor<std::uint8_t, 4>(tf::detail::tensor_access::wrap<std::uint8_t, 4>(
+          tf::detail::tensor_access::buffer(img), {1, 5, 7, 3}, img.id())),
+      {3, 4});
+  CHECK(batch.shape().to_string() == "(1, 3, 4, 3)");
+  CHECK_THROWS_AS(tf::image::resize(img, {0, 4}), tf::invalid_argument);
+}
+
+TEST_CASE("rot90, flips and convert_image_dtype match TensorFlow", "[image]") {
+  const auto img = test_image(5, 7, 3);
+  for (int k = 0; k < 4; ++k) {
+    check_against("rot90_k" + std::to_string(k), tf::image::rot90(img, k), 0);
+  }
+  check_against("rot90_k3", tf::image::rot90(img, -1), 0);
+  check_against("flip_left_right", tf::image::flip_left_right(img), 0);
+  check_against("flip_up_down", tf::image::flip_up_down(img), 0);
+  check_against("u8_to_float", tf::image::convert_image_dtype<float>(img), 1e-7);
+  auto f = tf::Tensor<float, 3>::uninitialized({2, 3, 1});
+  const float fv[] = {0.0f, 0.25f, 0.5f, 0.999f, 1.0f, 0.0031f};
+  std::copy(std::begin(fv), std::end(fv), tf::detail::tensor_access::mutable_data(f));
+  check_against("float_to_u8", tf::image::convert_image_dtype<std::uint8_t>(f), 0);
+  // out of range saturates instead of wrapping
+  auto over = tf::Tensor<float, 1>::uninitialized({2});
+  tf::detail::tensor_access::mutable_data(over)[0] = 2.0f;
+  tf::detail::tensor_access::mutable_data(over)[1] = -1.0f;
+  const auto sat = tf::image::convert_image_dtype<std::uint8_t>(over);
+  CHECK(sat(0) == 255);
+  CHECK(sat(1) == 0);
+}
+
+TEST_CASE("decode_jpeg and decode_png match TensorFlow's decoders", "[image][codec]") {
+  const auto jpg = tf::io::read_file(std::string(TAPEFLOW_TEST_DATA_DIR) + "/image/tiny.jpg");
+  const auto rgb = tf::io::decode_jpeg(jpg);
+  check_against("tiny_jpg_decoded", rgb, 0);
+  check_against("tiny_jpg_decoded_gray", tf::image::decode_jpeg(jpg, {.channels = 1}), 0);
+  check_against("tiny_jpg_resized", tf::image::resize(rgb, {7, 9}), 1e-3);
+  const auto png = tf::io::read_file(std::string(TAPEFLOW_TEST_DATA_DIR) + "/image/tiny.png");
+  check_against("tiny_png_decoded", tf::io::decode_png(png), 0);
+}
+
+TEST_CASE("encode_png round-trips, encode_jpeg is close, bad bytes throw", "[image][codec]") {
+  for (std::int64_t c = 1; c <= 4; ++c) {
+    const auto img = test_image(9, 13, c);
+    const auto bytes = tf::image::encode_png(img);
+    CHECK(bytes.item().substr(1, 3) == "PNG");
+    const auto back = tf::image::decode_png(bytes);
+    REQUIRE(back.dims() == img.dims());
+    CHECK(back.numpy() == img.numpy());
+    if (c == 3) {
+      CHECK(tf::image::decode_png(bytes, {.channels = 4}).dim(2) == 4);
+    }
+  }
+  // a smooth image survives JPEG at quality 95 within a few levels
+  auto smooth = tf::Tensor<std::uint8_t, 3>::uninitialized({32, 32, 3});
+  auto* p = tf::detail::tensor_access::mutable_data(smooth);
+  for (int i = 0; i < 32; ++i) {
+    for (int j = 0; j < 32; ++j) {
+      for (int k = 0; k < 3; ++k) {
+        *p++ = static_cast<std::uint8_t>(i * 4 + j * 2 + k * 10);
+      }
+    }
+  }
+  const auto jpg = tf::image::encode_jpeg(smooth, {.quality = 95});
+  const auto dec = tf::image::decode_jpeg(jpg);
+  REQUIRE(dec.dims() == smooth.dims());
+  int worst = 0;
+  for (std::int64_t i = 0; i < dec.num_elements(); ++i) {
+    worst = std::max(worst, std::abs(int(dec.data()[i]) - int(smooth.data()[i])));
+  }
+  CHECK(worst <= 8);
+  // write_file/read_file
+  tf::io::write_file("x.jpg", jpg);
+  CHECK(tf::io::read_file("x.jpg").item() == jpg.item());
+  CHECK_THROWS_AS(tf::io::read_file("does/not/exist.jpg"), tf::not_found);
+  // corrupt data never crashes
+  CHECK_THROWS_AS(tf::image::decode_jpeg(std::string_view("not a jpeg")), tf::invalid_argument);
+  CHECK_THROWS_AS(tf::image::decode_png(std::string_view("\x89PNG\r\n\x1a\nxx", 10)),
+                  tf::invalid_argument);
+  std::string truncated = jpg.item().substr(0, jpg.item().size() - 16);
+  CHECK_THROWS_AS(tf::image::decode_jpeg(std::string_view(truncated)), tf::invalid_argument);
+  CHECK(
+      tf::image::decode_jpeg(std::string_view(truncated), {.try_recover_truncated = true}).dims() ==
+      smooth.dims());
+  CHECK_THROWS_AS(tf::image::decode_jpeg(jpg, {.channels = 2}), tf::invalid_argument);
+}
