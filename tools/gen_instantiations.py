@@ -90,7 +90,17 @@ def header_text(items):
 #include <cstdint>
 
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/array/reshape.hpp>
+#include <tapeflow/ops/array/transpose.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/linalg/matmul.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/nn/conv2d.hpp>
+#include <tapeflow/ops/nn/cross_entropy.hpp>
+#include <tapeflow/ops/nn/pooling.hpp>
+#include <tapeflow/ops/nn/softmax.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {{

@@ -3,7 +3,6 @@
 // call.
 #pragma once
 
-#include <tapeflow/detail/precompiled.hpp>    // IWYU pragma: export
 #include <tapeflow/ops/array/concat.hpp>      // IWYU pragma: export
 #include <tapeflow/ops/array/gather.hpp>      // IWYU pragma: export
 #include <tapeflow/ops/array/one_hot.hpp>     // IWYU pragma: export
@@ -27,3 +26,7 @@
 #include <tapeflow/ops/nn/softmax.hpp>        // IWYU pragma: export
 #include <tapeflow/ops/random/random.hpp>     // IWYU pragma: export
 #include <tapeflow/ops/reduce/reduce.hpp>     // IWYU pragma: export
+
+// Last, after every op: with TAPEFLOW_PRECOMPILED it declares their common specializations
+// extern (tapeflow::instantiations).
+#include <tapeflow/detail/precompiled.hpp>  // IWYU pragma: export
