@@ -1,0 +1,142 @@
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <ranges>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/data/adaptor/batch.hpp>
+#include <tapeflow/data/adaptor/map.hpp>
+#include <tapeflow/data/source/tfrecord_dataset.hpp>
+#include <tapeflow/io/example.hpp>
+#include <tapeflow/io/parse_example.hpp>
+#include <tapeflow/io/tfrecord_writer.hpp>
+
+namespace tf = tapeflow;
+using tf::io::Compression;
+
+namespace {
+std::string golden(const std::string& name) {
+  return std::string(TAPEFLOW_TEST_DATA_DIR) + "/io/" + name;
+}
+std::vector<std::string> collect(const tf::data::TFRecordDataset& ds) {
+  std::vector<std::string> out;
+  for (const auto& t : ds) {
+    out.push_back(t.item());
+  }
+  return out;
+}
+void write_file(const std::string& path, const std::string& tag, int n,
+                Compression c = Compression::none) {
+  tf::io::TFRecordWriter w(path, {.compression = c});
+  for (int i = 0; i < n; ++i) {
+    w.write(tag + std::to_string(i));
+  }
+}
+}  // namespace
+
+static_assert(tf::data::dataset<tf::data::TFRecordDataset>);
+static_assert(std::ranges::input_range<tf::data::TFRecordDataset>);
+
+TEST_CASE("TFRecordDataset yields string tensors, every epoch", "[io][tfrecord_dataset]") {
+  tf::data::TFRecordDataset ds(golden("records.tfrecord"));
+  const auto first = collect(ds);
+  REQUIRE(first.size() == 4);
+  CHECK(first[2] == "hello, tfrecord");
+  CHECK(collect(ds) == first);  // re-iterable
+  CHECK(collect(tf::data::TFRecordDataset(golden("records.gzip.tfrecord"),
+                                          {.compression = Compression::gzip})) == first);
+  CHECK(collect(tf::data::TFRecordDataset(
+            {golden("records.zlib.tfrecord")},
+            {.compression = tf::io::compression_type("ZLIB"), .buffer_size = 16})) == first);
+  CHECK(tf::data::cardinality(ds) == tf::data::unknown_cardinality);
+}
+
+TEST_CASE("TFRecordDataset reads several files in order or interleaved like TensorFlow",
+          "[io][tfrecord_dataset]") {
+  write_file("a.tfrecord", "a", 3);
+  write_file("b.tfrecord", "b", 1, Compression::gzip);
+  write_file("c.tfrecord", "c", 2);
+  write_file("d.tfrecord", "d", 0);
+  write_file("e.tfrecord", "e", 2);
+  const std::vector<std::string> files{"a.tfrecord", "c.tfrecord", "d.tfrecord", "e.tfrecord"};
+  CHECK(tf::data::TFRecordDataset({"a.tfrecord", "c.tfrecord"}).filenames().size() == 2);
+  CHECK(collect(tf::data::TFRecordDataset(files)) ==
+        std::vector<std::string>{"a0", "a1", "a2", "c0", "c1", "e0", "e1"});
+  // TensorFlow 2.21 gives these orders for num_parallel_reads = 2 and 3:
+  CHECK(collect(tf::data::TFRecordDataset(files, {.num_parallel_reads = 2})) ==
+        std::vector<std::string>{"a0", "c0", "a1", "c1", "a2", "e0", "e1"});
+  CHECK(collect(tf::data::TFRecordDataset(files, {.num_parallel_reads = 3})) ==
+        std::vector<std::string>{"a0", "c0", "a1", "c1", "e0", "a2", "e1"});
+  CHECK(collect(tf::data::TFRecordDataset(files, {.num_parallel_reads = tf::data::autotune}))
+            .size() == 7);
+  CHECK_THROWS_AS(tf::data::TFRecordDataset(files, {.num_parallel_reads = 0}),
+                  tf::invalid_argument);
+}
+
+TEST_CASE("TFRecordDataset errors and skipping", "[io][tfrecord_dataset]") {
+  std::ifstream in(golden("records.tfrecord"), std::ios::binary);
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  bytes[33 + 12] ^= 1;
+  std::ofstream("corrupt.tfrecord", std::ios::binary) << bytes;
+  CHECK_THROWS_WITH(collect(tf::data::TFRecordDataset("corrupt.tfrecord")),
+                    "corrupt.tfrecord: corrupted record at byte offset 33 (data CRC mismatch, "
+                    "length 15)");
+  CHECK_THROWS_AS(collect(tf::data::TFRecordDataset("corrupt.tfrecord", {.num_parallel_reads = 2})),
+                  tf::data_loss);
+  const std::vector<std::string> two{"corrupt.tfrecord", "corrupt.tfrecord"};
+  CHECK_THROWS_AS(collect(tf::data::TFRecordDataset(two, {.num_parallel_reads = 2})),
+                  tf::data_loss);
+  tf::data::TFRecordDataset skipping("corrupt.tfrecord", {.skip_corrupt = true});
+  CHECK(collect(skipping).size() == 3);
+  CHECK(skipping.corrupt_records_skipped() == 1);
+  tf::data::TFRecordDataset par(two, {.num_parallel_reads = 2, .skip_corrupt = true});
+  CHECK(collect(par).size() == 6);
+  CHECK(par.corrupt_records_skipped() == 2);
+  CHECK_THROWS_AS(collect(tf::data::TFRecordDataset("missing.tfrecord")), tf::not_found);
+}
+
+TEST_CASE("TFRecordDataset saves and restores its position", "[io][tfrecord_dataset]") {
+  write_file("s1.tfrecord", "x", 3);
+  write_file("s2.tfrecord", "y", 3, Compression::zlib);
+  tf::data::TFRecordDataset plain({"s1.tfrecord"});
+  auto it = plain.iter();
+  CHECK(it.get_next().item() == "x0");
+  auto state = it.save_state();
+  CHECK(it.get_next().item() == "x1");
+  auto it2 = plain.iter();
+  it2.restore_state(state);
+  CHECK(it2.get_next().item() == "x1");
+  CHECK(it2.get_next().item() == "x2");
+  CHECK_FALSE(it2.next());
+}
+
+TEST_CASE("TFRecordDataset composes with map and batch: the chapter's pipeline",
+          "[io][tfrecord_dataset]") {
+  {
+    tf::io::TFRecordWriter w("chapter.tfrecords");
+    for (int i = 0; i < 5; ++i) {
+      w.write(tf::train::Example({{"image", tf::io::bytes_feature("img" + std::to_string(i))},
+                                  {"label", tf::io::int64_feature(i % 2)}})
+                  .serialize());
+    }
+  }
+  const tf::io::FeatureDescription description{
+      {"image", tf::io::FixedLenFeature<std::string>{}},
+      {"label", tf::io::FixedLenFeature<std::int64_t>{}},
+  };
+  auto ds = tf::data::TFRecordDataset("chapter.tfrecords") |
+            tf::data::map([&](const tf::Tensor<std::string, 0>& record) {
+              auto f = tf::io::parse_single_example(record, description);
+              return std::pair(f["image"].as<std::string, 0>(), f["label"].as<std::int64_t, 0>());
+            });
+  std::vector<std::int64_t> labels;
+  for (auto&& [image, label] : ds) {
+    CHECK(image.item() == "img" + std::to_string(labels.size()));
+    labels.push_back(label.item());
+  }
+  CHECK(labels == std::vector<std::int64_t>{0, 1, 0, 1, 0});
+}
