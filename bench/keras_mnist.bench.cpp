@@ -1,0 +1,66 @@
+// Training throughput (examples/s) of the handbook's MNIST models with tf::keras, batch 50:
+// one step = forward, loss (sparse crossentropy on softmax probabilities, as the handbook's
+// custom loop computes it), GradientTape backward, Adam update, i.e. what Model::fit's
+// train_step does, on random inputs already in memory.
+//
+//   MLP: Flatten, Dense(100, relu), Dense(10), softmax
+//   CNN: Conv2D(32, 5, same, relu), MaxPool 2, Conv2D(64, 5, same, relu), MaxPool 2, Flatten,
+//        Dense(1024, relu), Dense(10), softmax
+//
+// Peers measured the same way: bench/peers/keras_mnist_tf.py (Keras + tf.function) and
+// bench/peers/keras_mnist_torch.py (PyTorch eager, CPU).
+#include <cstdint>
+
+#include <benchmark/benchmark.h>
+
+#include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/keras.hpp>
+#include <tapeflow/ops/random/random.hpp>
+
+namespace tf = tapeflow;
+namespace layers = tf::keras::layers;
+
+namespace {
+
+constexpr std::int64_t kBatch = 50;
+
+template <class Model>
+void train_steps(benchmark::State& state, Model& model) {
+  tf::keras::optimizers::Adam optimizer({.learning_rate = 1e-3});
+  auto x = tf::random::uniform<float>({kBatch, 28, 28, 1}, {.seed = 1});
+  auto y = tf::random::uniform<std::int32_t>({kBatch}, {.minval = 0, .maxval = 10, .seed = 2});
+  auto step = [&] {
+    tf::GradientTape tape;
+    auto probs = tf::nn::softmax(model(x, true));
+    auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, probs));
+    tape.stop();
+    auto vars = model.trainable_variables();
+    optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    return loss;
+  };
+  step();  // build
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(step().item());
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
+void BM_MnistMlpTrainStep(benchmark::State& state) {
+  auto model = tf::keras::Sequential(
+      layers::Flatten(), layers::Dense(100, {.activation = tf::nn::relu}), layers::Dense(10));
+  train_steps(state, model);
+}
+BENCHMARK(BM_MnistMlpTrainStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_MnistCnnTrainStep(benchmark::State& state) {
+  auto model =
+      tf::keras::Sequential(layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu}),
+                            layers::MaxPooling2D(2),
+                            layers::Conv2D(64, 5, {.padding = "same", .activation = tf::nn::relu}),
+                            layers::MaxPooling2D(2), layers::Flatten(),
+                            layers::Dense(1024, {.activation = tf::nn::relu}), layers::Dense(10));
+  train_steps(state, model);
+}
+BENCHMARK(BM_MnistCnnTrainStep)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,107 @@
+// `tf::keras::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and
+// rank, so layers, optimizers and checkpoints can hold mixed lists of variables.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/shape.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+
+/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
+///
+///     tf::keras::AnyVariable any = kernel;           // a tf::Variable<float, 2>
+///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
+class AnyVariable {
+ public:
+  AnyVariable() = default;
+  template <class T, std::size_t R>
+  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
+      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
+
+  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
+  [[nodiscard]] std::int64_t id() const { return get().id(); }
+  [[nodiscard]] const std::string& name() const { return get().name(); }
+  [[nodiscard]] bool trainable() const { return get().trainable(); }
+  [[nodiscard]] DType dtype() const { return get().dtype(); }
+  [[nodiscard]] std::size_t rank() const { return get().rank(); }
+  [[nodiscard]] Shape shape() const { return get().shape(); }
+  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
+  /// The current value (a snapshot).
+  [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
+  void assign(const AnyTensor& v) const { get().assign(v); }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
+
+  /// The typed variable; throws invalid_argument naming both types when they differ.
+  template <class T, std::size_t R>
+  [[nodiscard]] Variable<T, R> as() const {
+    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
+    if (h == nullptr) {
+      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
+                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
+                             std::string(dtype_name(dtype())) + " variable of shape " +
+                             shape().to_string());
+    }
+    return h->v;
+  }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    [[nodiscard]] virtual std::int64_t id() const = 0;
+    [[nodiscard]] virtual const std::string& name() const = 0;
+    [[nodiscard]] virtual bool trainable() const = 0;
+    [[nodiscard]] virtual DType dtype() const = 0;
+    [[nodiscard]] virtual std::size_t rank() const = 0;
+    [[nodiscard]] virtual Shape shape() const = 0;
+    [[nodiscard]] virtual AnyTensor value() const = 0;
+    virtual void assign(const AnyTensor& v) const = 0;
+  };
+  template <class T, std::size_t R>
+  struct Holder final : Base {
+    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
+    std::int64_t id() const override { return v.id(); }
+    const std::string& name() const override { return v.name(); }
+    bool trainable() const override { return v.trainable(); }
+    DType dtype() const override { return dtype_v<T>; }
+    std::size_t rank() const override { return R; }
+    Shape shape() const override { return v.shape(); }
+    AnyTensor value() const override { return v.value(); }
+    void assign(const AnyTensor& t) const override {
+      auto copy = v;  // handles share the variable
+      copy.assign(t.as<T, R>());
+    }
+    Variable<T, R> v;
+  };
+  const Base& get() const {
+    if (impl_ == nullptr) {
+      throw failed_precondition("tf::keras::AnyVariable: empty handle");
+    }
+    return *impl_;
+  }
+  std::shared_ptr<const Base> impl_;
+};
+
+/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
+inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(vars.size());
+  for (const auto& v : vars) {
+    ids.push_back(v.id());
+  }
+  return ids;
+}
+
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

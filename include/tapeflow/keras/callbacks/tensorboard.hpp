@@ -1,0 +1,114 @@
+// tf::keras::callbacks::TensorBoard: fit's losses and metrics as TensorBoard scalars
+// (TensorFlow: `tf.keras.callbacks.TensorBoard(log_dir, update_freq)`).
+//
+// As Keras does: training values go to `<log_dir>/train`, validation values (the `val_` logs,
+// without the prefix) to `<log_dir>/validation`; per-epoch scalars are named `epoch_<metric>`
+// with step = epoch, per-batch ones (update_freq "batch" or N) `batch_<metric>` with step =
+// the global batch number, counted across epochs and fit calls.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/model.hpp>
+#include <tapeflow/summary/scalar.hpp>
+#include <tapeflow/summary/writer.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::callbacks {
+
+/// Options of the TensorBoard callback (Keras' keyword arguments).
+struct TensorBoardOptions {
+  /// "epoch" (scalars once per epoch), "batch" (also after every batch), or N (also after
+  /// every N batches).
+  std::variant<std::string, std::int64_t> update_freq = std::string("epoch");
+};
+
+/// Logs fit's metrics for TensorBoard (TensorFlow: `tf.keras.callbacks.TensorBoard`).
+///
+///     auto tb = std::make_shared<tf::keras::callbacks::TensorBoard>("./logs");
+///     model.fit(x, y, {.epochs = 5, .callbacks = {tb}});
+///     // tensorboard --logdir ./logs   (runs "train" and "validation")
+class TensorBoard : public Callback {
+ public:
+  explicit TensorBoard(std::filesystem::path log_dir = "logs", TensorBoardOptions options = {})
+      : log_dir_(std::move(log_dir)) {
+    if (const auto* s = std::get_if<std::string>(&options.update_freq)) {
+      if (*s == "batch") {
+        every_ = 1;
+      } else if (*s != "epoch") {
+        throw invalid_argument(
+            "tf::keras::callbacks::TensorBoard: update_freq must be \"epoch\", \"batch\" or a "
+            "number of batches, got \"" +
+            *s + "\"");
+      }
+    } else {
+      every_ = std::get<std::int64_t>(options.update_freq);
+      if (every_ <= 0) {
+        throw invalid_argument(
+            "tf::keras::callbacks::TensorBoard: update_freq must be positive, got " +
+            std::to_string(every_));
+      }
+    }
+  }
+  TensorBoard(const TensorBoard&) = delete;
+  TensorBoard& operator=(const TensorBoard&) = delete;
+  ~TensorBoard() override {
+    try {
+      train_.close();
+      validation_.close();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
+  }
+
+  void on_train_begin(const Logs&) override {
+    if (train_.is_noop()) {
+      train_ = summary::create_file_writer(log_dir_ / "train");
+    }
+  }
+  void on_train_batch_end(std::int64_t, const Logs& logs) override {
+    const std::int64_t step = batches_++;
+    if (every_ > 0 && (step + 1) % every_ == 0) {
+      auto scope = train_.as_default();
+      for (const auto& [name, value] : logs) {
+        summary::scalar("batch_" + name, value, step);
+      }
+    }
+  }
+  void on_epoch_end(int epoch, const Logs& logs) override {
+    for (const auto& [name, value] : logs) {
+      const bool validation = name.rfind("val_", 0) == 0;
+      if (validation && validation_.is_noop()) {
+        validation_ = summary::create_file_writer(log_dir_ / "validation");
+      }
+      auto scope = (validation ? validation_ : train_).as_default();
+      summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
+    }
+  }
+  void on_train_end(const Logs&) override {
+    train_.flush();
+    validation_.flush();
+  }
+
+  /// The train and validation writers (no-op until fit starts / validation values appear).
+  [[nodiscard]] const summary::SummaryWriter& train_writer() const noexcept { return train_; }
+  [[nodiscard]] const summary::SummaryWriter& validation_writer() const noexcept {
+    return validation_;
+  }
+
+ private:
+  std::filesystem::path log_dir_;
+  std::int64_t every_ = 0;  // 0: per epoch only
+  std::int64_t batches_ = 0;
+  summary::SummaryWriter train_;
+  summary::SummaryWriter validation_;
+};
+
+}  // namespace keras::callbacks
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,195 @@
+// tf.keras.datasets.mnist / fashion_mnist: the IDX gzip files as uint8 tensors.
+//
+// Where the files are looked for, in order (Keras downloads to ~/.keras/datasets; tapeflow
+// never downloads):
+//   1. the `path` argument (a directory holding the four *-ubyte.gz files);
+//   2. $TAPEFLOW_DATASETS/<name>, then $KERAS_HOME/datasets/<name>, then
+//      ~/.keras/datasets/<name>;
+//   3. <dir>/data/<name> and <dir>/shared/data/<name> for the current directory and each of
+//      its parents (so a checkout beside `shared/data` finds them).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zlib.h>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace datasets {
+
+/// The four arrays `load_data` returns: `auto [x_train, y_train, x_test, y_test] = ...`.
+struct ImageDataset {
+  Tensor<std::uint8_t, 3> x_train;  ///< [60000, 28, 28], pixels 0..255
+  Tensor<std::uint8_t, 1> y_train;  ///< [60000], labels 0..9
+  Tensor<std::uint8_t, 3> x_test;   ///< [10000, 28, 28]
+  Tensor<std::uint8_t, 1> y_test;   ///< [10000]
+};
+
+namespace idx {
+
+/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
+inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file) {
+  gzFile f = gzopen(file.string().c_str(), "rb");
+  if (f == nullptr) {
+    throw not_found("tf::keras::datasets: cannot open " + file.string());
+  }
+  std::vector<std::uint8_t> out;
+  std::array<std::uint8_t, 1 << 16> chunk{};
+  for (;;) {
+    const int n = gzread(f, chunk.data(), unsigned(chunk.size()));
+    if (n < 0) {
+      int err = 0;
+      std::string msg = gzerror(f, &err);
+      gzclose(f);
+      throw data_loss("tf::keras::datasets: " + file.string() + ": gzip error: " + msg);
+    }
+    if (n == 0) {
+      break;
+    }
+    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
+  }
+  gzclose(f);
+  return out;
+}
+
+inline std::uint32_t be32(const std::vector<std::uint8_t>& b, std::size_t at) {
+  return (std::uint32_t(b[at]) << 24) | (std::uint32_t(b[at + 1]) << 16) |
+         (std::uint32_t(b[at + 2]) << 8) | std::uint32_t(b[at + 3]);
+}
+
+/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
+inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
+  auto b = read_gzip(file);
+  if (b.size() < 16 || be32(b, 0) != 2051) {
+    throw data_loss("tf::keras::datasets: " + file.string() +
+                    " is not an IDX image file (magic 2051 expected at byte 0)");
+  }
+  const std::int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
+  if (std::int64_t(b.size()) - 16 != n * rows * cols) {
+    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
+                    "x" + std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
+                    std::to_string(b.size() - 16) + " bytes follow byte 16");
+  }
+  auto t = Tensor<std::uint8_t, 3>::uninitialized({n, rows, cols});
+  std::copy(b.begin() + 16, b.end(), tapeflow::detail::tensor_access::mutable_data(t));
+  return t;
+}
+
+/// Reads an IDX uint8 label file (magic 2049) as [count].
+inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
+  auto b = read_gzip(file);
+  if (b.size() < 8 || be32(b, 0) != 2049) {
+    throw data_loss("tf::keras::datasets: " + file.string() +
+                    " is not an IDX label file (magic 2049 expected at byte 0)");
+  }
+  const std::int64_t n = be32(b, 4);
+  if (std::int64_t(b.size()) - 8 != n) {
+    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
+                    " labels but " + std::to_string(b.size() - 8) + " bytes follow byte 8");
+  }
+  auto t = Tensor<std::uint8_t, 1>::uninitialized({n});
+  std::copy(b.begin() + 8, b.end(), tapeflow::detail::tensor_access::mutable_data(t));
+  return t;
+}
+
+inline bool has_files(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(dir / "train-images-idx3-ubyte.gz", ec) &&
+         std::filesystem::exists(dir / "t10k-labels-idx1-ubyte.gz", ec);
+}
+
+/// The directory holding dataset `name` (search order at the top of this header).
+inline std::filesystem::path find_dir(const std::string& name,
+                                      const std::optional<std::filesystem::path>& path) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> tried;
+  auto try_dir = [&](const fs::path& d) {
+    tried.push_back(d);
+    return has_files(d);
+  };
+  if (path) {
+    if (try_dir(*path)) {
+      return *path;
+    }
+    throw not_found("tf::keras::datasets::" + name + "::load_data: no " + name +
+                    " IDX files (train-images-idx3-ubyte.gz, ...) in " + path->string());
+  }
+  for (const char* env : {"TAPEFLOW_DATASETS", "KERAS_HOME", "HOME"}) {
+    if (const char* v = std::getenv(env); v != nullptr && *v != '\0') {
+      fs::path d = std::string(env) == "TAPEFLOW_DATASETS" ? fs::path(v) / name
+                   : std::string(env) == "KERAS_HOME"      ? fs::path(v) / "datasets" / name
+                                                      : fs::path(v) / ".keras" / "datasets" / name;
+      if (try_dir(d)) {
+        return d;
+      }
+    }
+  }
+  std::error_code ec;
+  for (fs::path d = fs::current_path(ec); !d.empty(); d = d.parent_path()) {
+    for (const fs::path& c : {d / "data" / name, d / "shared" / "data" / name}) {
+      if (try_dir(c)) {
+        return c;
+      }
+    }
+    if (d == d.root_path()) {
+      break;
+    }
+  }
+  std::string list;
+  for (std::size_t i = 0; i < tried.size() && i < 6; ++i) {
+    list += (i ? ", " : "") + tried[i].string();
+  }
+  throw not_found("tf::keras::datasets::" + name + "::load_data: IDX files not found (tried " +
+                  list + ", ... and data/" + name + " or shared/data/" + name +
+                  " in every parent directory); pass the directory or set TAPEFLOW_DATASETS");
+}
+
+/// Loads the four IDX files of an MNIST-format dataset directory.
+inline ImageDataset load(const std::string& name,
+                         const std::optional<std::filesystem::path>& path) {
+  const auto dir = find_dir(name, path);
+  ImageDataset d;
+  d.x_train = read_images(dir / "train-images-idx3-ubyte.gz");
+  d.y_train = read_labels(dir / "train-labels-idx1-ubyte.gz");
+  d.x_test = read_images(dir / "t10k-images-idx3-ubyte.gz");
+  d.y_test = read_labels(dir / "t10k-labels-idx1-ubyte.gz");
+  if (d.x_train.dim(0) != d.y_train.dim(0) || d.x_test.dim(0) != d.y_test.dim(0)) {
+    throw data_loss("tf::keras::datasets::" + name + ": image and label counts differ in " +
+                    dir.string());
+  }
+  return d;
+}
+
+}  // namespace idx
+
+namespace mnist {
+/// MNIST digits (tf.keras.datasets.mnist.load_data): 60000 train and 10000 test 28x28 uint8
+/// images with labels 0-9. `path`: a directory with the IDX .gz files (see the header comment
+/// for where it looks otherwise).
+///
+///     auto [x_train, y_train, x_test, y_test] = tf::keras::datasets::mnist::load_data();
+inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {
+  return idx::load("mnist", path);
+}
+}  // namespace mnist
+
+namespace fashion_mnist {
+/// Fashion-MNIST (tf.keras.datasets.fashion_mnist.load_data), same layout as MNIST.
+inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {
+  return idx::load("fashion-mnist", path);
+}
+}  // namespace fashion_mnist
+
+}  // namespace datasets
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,94 @@
+// tf.keras.layers.Conv2D: 2-D convolution over NHWC inputs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/activations.hpp>
+#include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/nn/conv2d.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Conv2D (Keras: strides, padding "valid"/"same", activation, ...).
+struct Conv2DOptions {
+  nn::Size2D strides = 1;
+  nn::PaddingArg padding = nn::Padding::valid;
+  nn::Size2D dilation_rate = 1;
+  Activation activation = {};
+  bool use_bias = true;
+  initializers::Initializer kernel_initializer = initializers::GlorotUniform();
+  initializers::Initializer bias_initializer = initializers::Zeros();
+  std::optional<std::string> name = std::nullopt;
+};
+
+/// A 2-D convolution layer (tf.keras.layers.Conv2D): [N, H, W, C] -> [N, H', W', filters];
+/// weights "kernel" [kh, kw, C, filters] and "bias" [filters], created on the first call.
+///
+///     tf::keras::layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu})
+class Conv2D : public Layer {
+ public:
+  static constexpr int input_rank = 4;
+  static constexpr int min_input_rank = 4;
+  static constexpr int output_rank(int) { return 4; }
+
+  Conv2D(std::int64_t filters, nn::Size2D kernel_size, Conv2DOptions options = {})
+      : Layer("conv2d", {.name = options.name}),
+        filters_(filters),
+        kernel_size_(kernel_size),
+        options_(std::move(options)) {
+    if (filters <= 0) {
+      throw invalid_argument("tf::keras::layers::Conv2D: filters must be positive, got " +
+                             std::to_string(filters));
+    }
+  }
+
+  [[nodiscard]] const Variable<float, 4>& kernel() const noexcept { return kernel_; }
+  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
+
+  void build(std::int64_t channels) {
+    kernel_ = add_weight<float, 4>("kernel", {kernel_size_.h, kernel_size_.w, channels, filters_},
+                                   options_.kernel_initializer);
+    if (options_.use_bias) {
+      bias_ = add_weight<float, 1>("bias", {filters_}, options_.bias_initializer);
+    }
+    set_built();
+  }
+
+  [[nodiscard]] std::string class_name() const override { return "Conv2D"; }
+
+  Tensor<float, 4> operator()(const Tensor<float, 4>& x) {
+    if (!built()) {
+      build(x.dims()[3]);
+    }
+    auto y = nn::conv2d(x, kernel_,
+                        {.strides = options_.strides,
+                         .padding = options_.padding,
+                         .dilations = options_.dilation_rate});
+    if (options_.use_bias) {
+      y = y + bias_;
+    }
+    return options_.activation(y);
+  }
+
+ private:
+  std::int64_t filters_;
+  nn::Size2D kernel_size_;
+  Conv2DOptions options_;
+  Variable<float, 4> kernel_;
+  Variable<float, 1> bias_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

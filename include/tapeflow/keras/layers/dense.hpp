@@ -1,0 +1,103 @@
+// tf.keras.layers.Dense: y = activation(x @ kernel + bias) on the last axis.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/activations.hpp>
+#include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/array/reshape.hpp>
+#include <tapeflow/ops/linalg/matmul.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Dense.
+struct DenseOptions {
+  Activation activation = {};
+  bool use_bias = true;
+  initializers::Initializer kernel_initializer = initializers::GlorotUniform();
+  initializers::Initializer bias_initializer = initializers::Zeros();
+  std::optional<std::string> name = std::nullopt;
+};
+
+/// A densely connected layer (tf.keras.layers.Dense). Input [..., in] -> [..., units]; the
+/// kernel [in, units] and bias [units] are created on the first call (weights "kernel", "bias").
+///
+///     tf::keras::layers::Dense dense(10, {.activation = tf::nn::softmax});
+///     auto y = dense(x);  // x: Tensor<float, 2> [N, in] -> [N, 10]
+class Dense : public Layer {
+ public:
+  static constexpr int min_input_rank = 2;
+  static constexpr int output_rank(int in) { return in; }
+
+  explicit Dense(std::int64_t units, DenseOptions options = {})
+      : Layer("dense", {.name = options.name}), units_(units), options_(std::move(options)) {
+    if (units <= 0) {
+      throw invalid_argument("tf::keras::layers::Dense: units must be positive, got " +
+                             std::to_string(units));
+    }
+  }
+
+  [[nodiscard]] std::int64_t units() const noexcept { return units_; }
+  /// The kernel [in, units] (after build).
+  [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
+
+  /// Creates the weights for inputs whose last axis is `in`.
+  void build(std::int64_t in) {
+    kernel_ = add_weight<float, 2>("kernel", {in, units_}, options_.kernel_initializer);
+    if (options_.use_bias) {
+      bias_ = add_weight<float, 1>("bias", {units_}, options_.bias_initializer);
+    }
+    set_built();
+  }
+
+  [[nodiscard]] std::string class_name() const override { return "Dense"; }
+
+  template <std::size_t R>
+  Tensor<float, R> operator()(const Tensor<float, R>& x) {
+    static_assert(R >= 2,
+                  "tf::keras::layers::Dense: input must have rank >= 2 ([batch, features])");
+    const std::int64_t in = x.dims()[R - 1];
+    if (!built()) {
+      build(in);
+    } else if (kernel_.dims()[0] != in) {
+      throw invalid_argument("Dense '" + name() + "': input of shape " + x.shape().to_string() +
+                             " has last axis " + std::to_string(in) +
+                             " but the layer was built for " + std::to_string(kernel_.dims()[0]));
+    }
+    if constexpr (R == 2) {
+      return options_.activation(affine(x));
+    } else {
+      auto flat = reshape(x, std::array<std::int64_t, 2>{-1, in});
+      auto out_dims = x.dims();
+      out_dims[R - 1] = units_;
+      return options_.activation(reshape(affine(flat), out_dims));
+    }
+  }
+
+ private:
+  Tensor<float, 2> affine(const Tensor<float, 2>& x) const {
+    auto y = matmul(x, kernel_);
+    return options_.use_bias ? Tensor<float, 2>(y + bias_) : y;
+  }
+
+  std::int64_t units_;
+  DenseOptions options_;
+  Variable<float, 2> kernel_;
+  Variable<float, 1> bias_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,70 @@
+// tf.keras.layers.Embedding: integer ids -> dense vectors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/array/gather.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+struct EmbeddingOptions {
+  initializers::Initializer embeddings_initializer = initializers::RandomUniform();
+  std::optional<std::string> name = std::nullopt;
+};
+
+/// Looks up rows of an [input_dim, output_dim] table (weight "embeddings"):
+/// ids [N, ...] (int32/int64) -> [N, ..., output_dim] (tf.keras.layers.Embedding).
+class Embedding : public Layer {
+ public:
+  static constexpr int min_input_rank = 1;
+  static constexpr int output_rank(int in) { return in < 0 ? -1 : in + 1; }
+
+  Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options = {})
+      : Layer("embedding", {.name = options.name}),
+        input_dim_(input_dim),
+        output_dim_(output_dim),
+        options_(std::move(options)) {
+    if (input_dim <= 0 || output_dim <= 0) {
+      throw invalid_argument(
+          "tf::keras::layers::Embedding: input_dim and output_dim must be "
+          "positive");
+    }
+  }
+  [[nodiscard]] std::string class_name() const override { return "Embedding"; }
+  [[nodiscard]] const Variable<float, 2>& embeddings() const noexcept { return embeddings_; }
+
+  void build() {
+    embeddings_ = add_weight<float, 2>("embeddings", {input_dim_, output_dim_},
+                                       options_.embeddings_initializer);
+    set_built();
+  }
+  template <class I, std::size_t R>
+  Tensor<float, R + 1> operator()(const Tensor<I, R>& ids) {
+    static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
+                  "tf::keras::layers::Embedding: ids must be int32 or int64");
+    if (!built()) {
+      build();
+    }
+    return gather(embeddings_, ids);
+  }
+
+ private:
+  std::int64_t input_dim_;
+  std::int64_t output_dim_;
+  EmbeddingOptions options_;
+  Variable<float, 2> embeddings_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,70 @@
+// tf.keras.layers.Flatten and tf.keras.layers.Reshape.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/array/reshape.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Flattens every axis but the batch axis: [N, d1, d2, ...] -> [N, d1 * d2 * ...]
+/// (tf.keras.layers.Flatten). Free: the buffer is shared.
+class Flatten : public Layer {
+ public:
+  static constexpr int min_input_rank = 1;
+  static constexpr int output_rank(int) { return 2; }
+
+  explicit Flatten(LayerOptions options = {}) : Layer("flatten", options) {}
+
+  [[nodiscard]] std::string class_name() const override { return "Flatten"; }
+  template <class T, std::size_t R>
+  Tensor<T, 2> operator()(const Tensor<T, R>& x) {
+    static_assert(R >= 1, "tf::keras::layers::Flatten: input must have a batch axis");
+    set_built();
+    const std::int64_t n = x.dims()[0];
+    return reshape(x, std::array<std::int64_t, 2>{n, n == 0 ? 0 : x.num_elements() / n});
+  }
+};
+
+/// Reshapes every example to `target_shape` (tf.keras.layers.Reshape): [N, ...] ->
+/// [N, target_shape...]; one entry may be -1.
+///
+///     tf::keras::layers::Reshape<3>({28, 28, 1})  // [N, 784] -> [N, 28, 28, 1]
+template <std::size_t N>
+class Reshape : public Layer {
+ public:
+  static constexpr int min_input_rank = 1;
+  static constexpr int output_rank(int) { return int(N) + 1; }
+
+  explicit Reshape(std::array<std::int64_t, N> target_shape, LayerOptions options = {})
+      : Layer("reshape", options), target_(target_shape) {}
+
+  [[nodiscard]] std::string class_name() const override { return "Reshape"; }
+  template <class T, std::size_t R>
+  Tensor<T, N + 1> operator()(const Tensor<T, R>& x) {
+    set_built();
+    std::array<std::int64_t, N + 1> dims{};
+    dims[0] = x.dims()[0];
+    for (std::size_t i = 0; i < N; ++i) {
+      dims[i + 1] = target_[i];
+    }
+    return reshape(x, dims);
+  }
+
+ private:
+  std::array<std::int64_t, N> target_;
+};
+template <std::size_t N>
+Reshape(const std::int64_t (&)[N], LayerOptions = {}) -> Reshape<N>;
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,186 @@
+// tf.keras.layers.LSTMCell and tf.keras.layers.LSTM.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/array/slice.hpp>
+#include <tapeflow/ops/array/stack.hpp>
+#include <tapeflow/ops/linalg/matmul.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/unary.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// The state of an LSTM: {h, c}, each [batch, units] (Keras: a list [h, c]).
+using LSTMState = std::array<Tensor<float, 2>, 2>;
+
+struct LSTMCellOptions {
+  initializers::Initializer kernel_initializer = initializers::GlorotUniform();
+  initializers::Initializer recurrent_initializer = initializers::Orthogonal();
+  /// Zeros with the forget gate's bias at 1 (Keras' unit_forget_bias=True) when unset.
+  std::optional<initializers::Initializer> bias_initializer = std::nullopt;
+  std::optional<std::string> name = std::nullopt;
+};
+
+/// One LSTM step (tf.keras.layers.LSTMCell): weights "kernel" [in, 4 units],
+/// "recurrent_kernel" [units, 4 units], "bias" [4 units], gates in Keras' order i, f, c, o:
+///   z = x @ kernel + h @ recurrent_kernel + bias
+///   c' = sigmoid(z_f) * c + sigmoid(z_i) * tanh(z_c);  h' = sigmoid(z_o) * tanh(c')
+///
+///     tf::keras::layers::LSTMCell cell(256);
+///     auto state = cell.get_initial_state({.batch_size = 50});
+///     auto [output, new_state] = cell(x_t, state);
+class LSTMCell : public Layer {
+ public:
+  static constexpr int input_rank = 2;
+  static constexpr int min_input_rank = 2;
+
+  explicit LSTMCell(std::int64_t units, LSTMCellOptions options = {})
+      : Layer("lstm_cell", {.name = options.name}), units_(units), options_(std::move(options)) {
+    if (units <= 0) {
+      throw invalid_argument("tf::keras::layers::LSTMCell: units must be positive");
+    }
+  }
+  [[nodiscard]] std::string class_name() const override { return "LSTMCell"; }
+  [[nodiscard]] std::int64_t units() const noexcept { return units_; }
+
+  struct InitialStateOptions {
+    std::int64_t batch_size = 1;
+  };
+  /// Zero h and c of shape [batch_size, units] (Keras: `cell.get_initial_state`).
+  [[nodiscard]] LSTMState get_initial_state(InitialStateOptions o) const {
+    return {zeros<float>({o.batch_size, units_}), zeros<float>({o.batch_size, units_})};
+  }
+
+  void build(std::int64_t input_dim) {
+    const std::int64_t u = units_;
+    kernel_ = add_weight<float, 2>("kernel", {input_dim, 4 * u}, options_.kernel_initializer);
+    recurrent_kernel_ =
+        add_weight<float, 2>("recurrent_kernel", {u, 4 * u}, options_.recurrent_initializer);
+    initializers::Initializer bias_init = options_.bias_initializer
+                                              ? *options_.bias_initializer
+                                              : initializers::Initializer([u](const Shape&) {
+                                                  std::vector<float> b(std::size_t(4 * u), 0.0f);
+                                                  std::fill(b.begin() + u, b.begin() + 2 * u, 1.0f);
+                                                  return b;
+                                                });
+    bias_ = add_weight<float, 1>("bias", {4 * u}, bias_init);
+    set_built();
+  }
+
+  /// One step: returns (output = h', new state {h', c'}).
+  std::pair<Tensor<float, 2>, LSTMState> operator()(const Tensor<float, 2>& x,
+                                                    const LSTMState& state) {
+    if (!built()) {
+      build(x.dims()[1]);
+    }
+    return step(matmul(x, kernel_), state);
+  }
+
+  /// A step given the input projection `xk` = x @ kernel (LSTM computes it for all steps at
+  /// once).
+  std::pair<Tensor<float, 2>, LSTMState> step(const Tensor<float, 2>& xk, const LSTMState& state) {
+    const auto& [h, c] = state;
+    auto z = xk + matmul(h, recurrent_kernel_) + bias_;
+    const std::int64_t u = units_;
+    auto gate = [&](std::int64_t k) { return slice(z, {0, k * u}, {-1, u}); };
+    auto i = sigmoid(gate(0));
+    auto f = sigmoid(gate(1));
+    auto g = tanh(gate(2));
+    auto o = sigmoid(gate(3));
+    auto c2 = f * c + i * g;
+    auto h2 = o * tanh(c2);
+    return {h2, LSTMState{h2, c2}};
+  }
+
+  [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  [[nodiscard]] const Variable<float, 2>& recurrent_kernel() const noexcept {
+    return recurrent_kernel_;
+  }
+  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
+
+ private:
+  std::int64_t units_;
+  LSTMCellOptions options_;
+  Variable<float, 2> kernel_;
+  Variable<float, 2> recurrent_kernel_;
+  Variable<float, 1> bias_;
+};
+
+struct LSTMOptions {
+  bool return_sequences = false;
+  LSTMCellOptions cell = {};
+  std::optional<std::string> name = std::nullopt;
+};
+
+/// An LSTM over [batch, time, features] (tf.keras.layers.LSTM): the last output [batch, units]
+/// (rank 2), or use `sequences` for every step's output [batch, time, units]. Its cell is the
+/// object-graph child "cell".
+class LSTM : public Layer {
+ public:
+  static constexpr int input_rank = 3;
+  static constexpr int min_input_rank = 3;
+  static constexpr int output_rank(int) { return 2; }
+
+  explicit LSTM(std::int64_t units, LSTMOptions options = {})
+      : Layer("lstm", {.name = options.name}), cell_(units, options.cell) {
+    track("cell", cell_);
+  }
+  LSTM(const LSTM& other) = delete;
+  LSTM(LSTM&& other) noexcept = default;
+  [[nodiscard]] std::string class_name() const override { return "LSTM"; }
+  [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
+
+  /// The last step's output [batch, units].
+  Tensor<float, 2> operator()(const Tensor<float, 3>& x) { return run(x, false).first; }
+  /// Every step's output [batch, time, units] (Keras: return_sequences=True).
+  Tensor<float, 3> sequences(const Tensor<float, 3>& x) { return run(x, true).second; }
+
+ private:
+  std::pair<Tensor<float, 2>, Tensor<float, 3>> run(const Tensor<float, 3>& x, bool all) {
+    const std::int64_t n = x.dims()[0], t = x.dims()[1], f = x.dims()[2];
+    if (t == 0) {
+      throw invalid_argument("LSTM '" + name() + "': input of shape " + x.shape().to_string() +
+                             " has no time steps");
+    }
+    if (!cell_.built()) {
+      cell_.build(f);
+    }
+    set_built();
+    // Project every step's input at once: [N * T, F] @ kernel -> [N, T, 4U].
+    auto xk = reshape(matmul(reshape(x, {n * t, f}), cell_.kernel()), {n, t, 4 * cell_.units()});
+    auto steps = unstack(xk, 1);
+    LSTMState state = cell_.get_initial_state({.batch_size = n});
+    std::vector<Tensor<float, 2>> outputs;
+    Tensor<float, 2> out;
+    for (const auto& xt : steps) {
+      auto [o, s] = cell_.step(xt, state);
+      out = o;
+      state = s;
+      if (all) {
+        outputs.push_back(o);
+      }
+    }
+    return {out, all ? stack(outputs, 1) : Tensor<float, 3>{}};
+  }
+
+  LSTMCell cell_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,314 @@
+// tf.keras.losses: crossentropies and mean squared error, as functions (per-example values)
+// and as `Loss` classes (reduced to the batch mean, usable in `model.compile`).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/detail/batching.hpp>
+#include <tapeflow/ops/array/reshape.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/nn/cross_entropy.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace losses {
+
+/// Keras' fuzz factor: probabilities are clipped to [epsilon, 1 - epsilon] before the log.
+inline constexpr float epsilon = 1e-7f;
+
+namespace impl {
+template <class L, std::size_t R>
+Tensor<std::int32_t, R> int_labels(const Tensor<L, R>& y) {
+  if constexpr (std::same_as<L, std::int32_t>) {
+    return y;
+  } else {
+    return tapeflow::detail::keras_impl::convert<std::int32_t, R>(
+        AnyTensor(y), "tf::keras::losses::sparse_categorical_crossentropy(labels)");
+  }
+}
+template <std::size_t R>
+Tensor<float, R> clip_probs(const Tensor<float, R>& p) {
+  return minimum(maximum(p, Tensor<float, 0>(epsilon)), Tensor<float, 0>(1.0f - epsilon));
+}
+}  // namespace impl
+
+/// Per-example crossentropy between integer labels [N] and predictions [N, C]
+/// (tf.keras.losses.sparse_categorical_crossentropy). `y_pred` holds probabilities (clipped
+/// to [1e-7, 1 - 1e-7] before the log, as Keras does), or logits with `from_logits` (computed
+/// stably by the fused softmax-crossentropy op). Labels may be uint8, int32 or int64 and may
+/// carry a trailing axis of size 1 ([N, 1]).
+template <tensor_like Labels, tensor_like Pred>
+Tensor<float, rank_of<Pred> - 1> sparse_categorical_crossentropy(const Labels& y_true,
+                                                                 const Pred& y_pred,
+                                                                 bool from_logits = false) {
+  constexpr std::size_t R = rank_of<Pred>;
+  static_assert(std::same_as<value_type_of<Pred>, float>,
+                "tf::keras::losses::sparse_categorical_crossentropy: y_pred must be float");
+  static_assert(rank_of<Labels> + 1 == R || rank_of<Labels> == R,
+                "tf::keras::losses::sparse_categorical_crossentropy: y_true must have the rank "
+                "of y_pred minus one ([N] labels for [N, C] predictions)");
+  const auto& pred = tapeflow::detail::as_tensor(y_pred);
+  auto labels_any = tapeflow::detail::as_tensor(y_true);
+  Tensor<std::int32_t, R - 1> labels;
+  if constexpr (rank_of<Labels> == R) {
+    std::array<std::int64_t, R - 1> dims{};
+    for (std::size_t i = 0; i + 1 < R; ++i) {
+      dims[i] = labels_any.dims()[i];
+    }
+    labels = reshape(impl::int_labels(labels_any), dims);
+  } else {
+    labels = impl::int_labels(labels_any);
+  }
+  if (from_logits) {
+    return nn::sparse_softmax_cross_entropy_with_logits(labels, pred);
+  }
+  // softmax(log p) = p for normalized p: the fused op then computes -log p[label].
+  return nn::sparse_softmax_cross_entropy_with_logits(labels, log(impl::clip_probs(pred)));
+}
+
+/// Per-example crossentropy between one-hot (or soft) labels and predictions, both [N, C]
+/// (tf.keras.losses.categorical_crossentropy).
+template <std::size_t R>
+Tensor<float, R - 1> categorical_crossentropy(const Tensor<float, R>& y_true,
+                                              const Tensor<float, R>& y_pred,
+                                              bool from_logits = false) {
+  if (from_logits) {
+    return nn::softmax_cross_entropy_with_logits(y_true, y_pred);
+  }
+  auto p = y_pred / reduce_sum(y_pred, -1, keepdims);
+  return -reduce_sum(y_true * log(impl::clip_probs(p)), -1);
+}
+
+/// Per-example mean of squared differences over the last axis
+/// (tf.keras.losses.mean_squared_error).
+template <std::size_t R>
+Tensor<float, R - 1> mean_squared_error(const Tensor<float, R>& y_true,
+                                        const Tensor<float, R>& y_pred) {
+  return reduce_mean(square(y_pred - y_true), -1);
+}
+
+/// Per-example binary crossentropy, averaged over the last axis
+/// (tf.keras.losses.binary_crossentropy). With `from_logits` it uses the stable form
+/// max(x, 0) - x * z + log(1 + exp(-|x|)).
+template <std::size_t R>
+Tensor<float, R - 1> binary_crossentropy(const Tensor<float, R>& y_true,
+                                         const Tensor<float, R>& y_pred, bool from_logits = false) {
+  if (from_logits) {
+    auto zero = Tensor<float, 0>(0.0f);
+    return reduce_mean(maximum(y_pred, zero) - y_pred * y_true + log(1.0f + exp(-abs(y_pred))), -1);
+  }
+  auto p = impl::clip_probs(y_pred);
+  return reduce_mean(-(y_true * log(p) + (1.0f - y_true) * log(1.0f - p)), -1);
+}
+
+/// Base of loss classes (tf.keras.losses.Loss): `call` gives per-example losses (any rank);
+/// calling the loss reduces them to their mean (Keras' SUM_OVER_BATCH_SIZE).
+///
+///     struct MeanSquaredError : tf::keras::losses::Loss {
+///       MeanSquaredError() : Loss("mean_squared_error") {}
+///       tf::AnyTensor call(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) const
+///       override {
+///         auto d = y_pred.as<float, 2>() - y_true.as<float, 2>();
+///         return tf::reduce_mean(tf::square(d));
+///       }
+///     };
+class Loss {
+ public:
+  explicit Loss(std::string name = "loss") : name_(std::move(name)) {}
+  Loss(const Loss&) = default;
+  Loss(Loss&&) noexcept = default;
+  Loss& operator=(const Loss&) = default;
+  Loss& operator=(Loss&&) noexcept = default;
+  virtual ~Loss() = default;
+
+  /// Per-example (or already reduced) losses, float, any rank.
+  [[nodiscard]] virtual AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const = 0;
+
+  /// The mean of `call`'s values: a float scalar the tape can differentiate.
+  Tensor<float, 0> operator()(const AnyTensor& y_true, const AnyTensor& y_pred) const {
+    AnyTensor v = call(y_true, y_pred);
+    if (v.dtype() != DType::float32) {
+      throw invalid_argument("tf::keras::losses::Loss '" + name_ +
+                             "': call() must return a float tensor");
+    }
+    switch (v.rank()) {
+      case 0:
+        return v.as<float, 0>();
+      case 1:
+        return reduce_mean(v.as<float, 1>());
+      case 2:
+        return reduce_mean(v.as<float, 2>());
+      case 3:
+        return reduce_mean(v.as<float, 3>());
+      default:
+        throw invalid_argument("tf::keras::losses::Loss '" + name_ + "': call() returned rank " +
+                               std::to_string(v.rank()) + " (at most 3 supported)");
+    }
+  }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+ private:
+  std::string name_;
+};
+
+namespace impl {
+/// Calls f.template operator()<R>() for the run-time rank of y_pred (2 or 3).
+template <class F>
+AnyTensor dispatch_pred_rank(const char* what, const AnyTensor& y_pred, F&& f) {
+  switch (y_pred.rank()) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    default:
+      throw invalid_argument(std::string(what) + ": predictions of shape " +
+                             y_pred.shape().to_string() + " (rank 1 to 3 supported)");
+  }
+}
+template <std::size_t R>
+Tensor<float, R> float_of(const AnyTensor& t) {
+  return tapeflow::detail::keras_impl::convert<float, R>(t, "tf::keras::losses");
+}
+}  // namespace impl
+
+struct CrossentropyOptions {
+  bool from_logits = false;
+};
+
+namespace impl {
+template <std::size_t R>
+AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor& y_pred,
+                      bool from_logits);
+}
+
+/// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
+class SparseCategoricalCrossentropy : public Loss {
+ public:
+  explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
+      : Loss("sparse_categorical_crossentropy"), from_logits_(o.from_logits) {}
+  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
+    const char* what = "SparseCategoricalCrossentropy";
+    if (y_pred.rank() == 3) {
+      return impl::labels_call<3>(what, y_true, y_pred, from_logits_);
+    }
+    if (y_pred.rank() != 2) {
+      throw invalid_argument(std::string(what) + ": predictions of shape " +
+                             y_pred.shape().to_string() + " (rank 2 or 3 supported)");
+    }
+    return impl::labels_call<2>(what, y_true, y_pred, from_logits_);
+  }
+
+ private:
+  bool from_logits_;
+};
+
+/// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
+class CategoricalCrossentropy : public Loss {
+ public:
+  explicit CategoricalCrossentropy(CrossentropyOptions o = {})
+      : Loss("categorical_crossentropy"), from_logits_(o.from_logits) {}
+  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
+    return impl::dispatch_pred_rank("CategoricalCrossentropy", y_pred, [&]<std::size_t R>() {
+      if constexpr (R < 2) {
+        return AnyTensor(categorical_crossentropy<2>(impl::float_of<2>(y_true),
+                                                     impl::float_of<2>(y_pred), from_logits_));
+      } else {
+        return AnyTensor(categorical_crossentropy<R>(impl::float_of<R>(y_true),
+                                                     impl::float_of<R>(y_pred), from_logits_));
+      }
+    });
+  }
+
+ private:
+  bool from_logits_;
+};
+
+/// tf.keras.losses.BinaryCrossentropy.
+class BinaryCrossentropy : public Loss {
+ public:
+  explicit BinaryCrossentropy(CrossentropyOptions o = {})
+      : Loss("binary_crossentropy"), from_logits_(o.from_logits) {}
+  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
+    return impl::dispatch_pred_rank("BinaryCrossentropy", y_pred, [&]<std::size_t R>() {
+      return AnyTensor(binary_crossentropy<R>(impl::float_of<R>(y_true), impl::float_of<R>(y_pred),
+                                              from_logits_));
+    });
+  }
+
+ private:
+  bool from_logits_;
+};
+
+/// tf.keras.losses.MeanSquaredError.
+class MeanSquaredError : public Loss {
+ public:
+  MeanSquaredError() : Loss("mean_squared_error") {}
+  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
+    return impl::dispatch_pred_rank("MeanSquaredError", y_pred, [&]<std::size_t R>() {
+      return AnyTensor(mean_squared_error<R>(impl::float_of<R>(y_true), impl::float_of<R>(y_pred)));
+    });
+  }
+};
+
+namespace impl {
+template <std::size_t R>
+AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor& y_pred,
+                      bool from_logits) {
+  auto pred = y_pred.as<float, R>();
+  if (y_true.rank() != R - 1 && y_true.rank() != R) {
+    throw invalid_argument(std::string(what) + ": labels of shape " + y_true.shape().to_string() +
+                           " do not fit predictions of shape " + y_pred.shape().to_string());
+  }
+  if (y_true.dtype() != DType::uint8 && y_true.dtype() != DType::int32 &&
+      y_true.dtype() != DType::int64) {
+    throw invalid_argument(std::string(what) + ": labels must be uint8, int32 or int64, got " +
+                           std::string(dtype_name(y_true.dtype())));
+  }
+  using tapeflow::detail::keras_impl::convert;
+  if (y_true.rank() == R) {
+    return sparse_categorical_crossentropy(convert<std::int32_t, R>(y_true, what), pred,
+                                           from_logits);
+  }
+  return sparse_categorical_crossentropy(convert<std::int32_t, R - 1>(y_true, what), pred,
+                                         from_logits);
+}
+}  // namespace impl
+
+/// A shared handle to a loss object (what `compile` stores); converts from any Loss.
+class LossHandle {
+ public:
+  LossHandle() = default;
+  template <class L>
+    requires std::derived_from<std::remove_cvref_t<L>, Loss>
+  LossHandle(L&& loss)  // NOLINT(google-explicit-constructor)
+      : p_(std::make_shared<std::remove_cvref_t<L>>(std::forward<L>(loss))) {}
+  LossHandle(std::shared_ptr<const Loss> p) : p_(std::move(p)) {}  // NOLINT
+  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  [[nodiscard]] const Loss& get() const {
+    if (!p_) {
+      throw failed_precondition("tf::keras: no loss (pass .loss to compile)");
+    }
+    return *p_;
+  }
+
+ private:
+  std::shared_ptr<const Loss> p_;
+};
+
+}  // namespace losses
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

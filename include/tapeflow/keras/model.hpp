@@ -1,0 +1,455 @@
+// tf.keras.Model: compile / fit / evaluate / predict / summary on top of Layer.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <ranges>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/detail/batching.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/keras/losses.hpp>
+#include <tapeflow/keras/metrics.hpp>
+#include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/keras/progbar.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+
+/// Metric values by name ("loss", "sparse_categorical_accuracy", "val_loss", ...).
+using Logs = std::map<std::string, double>;
+
+/// Hooks into fit (tf.keras.callbacks.Callback). Override what you need.
+class Callback {
+ public:
+  Callback() = default;
+  Callback(const Callback&) = default;
+  Callback& operator=(const Callback&) = default;
+  virtual ~Callback() = default;
+  virtual void on_train_begin(const Logs&) {}
+  virtual void on_train_end(const Logs&) {}
+  virtual void on_epoch_begin(int, const Logs&) {}
+  virtual void on_epoch_end(int, const Logs&) {}
+  virtual void on_train_batch_end(std::int64_t, const Logs&) {}
+};
+
+/// A callback from lambdas (tf.keras.callbacks.LambdaCallback).
+struct LambdaCallback : Callback {
+  std::function<void(int, const Logs&)> epoch_end;
+  std::function<void(std::int64_t, const Logs&)> batch_end;
+  explicit LambdaCallback(std::function<void(int, const Logs&)> on_epoch_end = {},
+                          std::function<void(std::int64_t, const Logs&)> on_batch_end = {})
+      : epoch_end(std::move(on_epoch_end)), batch_end(std::move(on_batch_end)) {}
+  void on_epoch_end(int e, const Logs& l) override {
+    if (epoch_end) {
+      epoch_end(e, l);
+    }
+  }
+  void on_train_batch_end(std::int64_t b, const Logs& l) override {
+    if (batch_end) {
+      batch_end(b, l);
+    }
+  }
+};
+
+/// Arguments of `Model::compile`.
+struct CompileOptions {
+  optimizers::OptimizerHandle optimizer = {};
+  losses::LossHandle loss = {};
+  std::vector<metrics::MetricHandle> metrics = {};
+};
+
+/// Arguments of `Model::fit`.
+struct FitOptions {
+  std::int64_t batch_size = 32;  ///< for in-memory tensors
+  int epochs = 1;
+  int verbose = 1;      ///< 0 silent, 1 progress bar, 2 one line per epoch
+  bool shuffle = true;  ///< reshuffle in-memory tensors every epoch
+  std::optional<std::pair<AnyTensor, AnyTensor>> validation_data = std::nullopt;
+  std::vector<std::shared_ptr<Callback>> callbacks = {};
+  std::optional<std::uint64_t> seed = std::nullopt;  ///< shuffling seed
+};
+
+/// Arguments of `Model::evaluate`.
+struct EvaluateOptions {
+  std::int64_t batch_size = 32;
+  int verbose = 1;
+};
+
+/// Arguments of `Model::predict`.
+struct PredictOptions {
+  std::int64_t batch_size = 32;
+  int verbose = 0;
+};
+
+/// What fit returns: per-epoch values of every logged metric (tf.keras.callbacks.History).
+struct History {
+  std::map<std::string, std::vector<double>> history;
+  int epochs = 0;
+};
+
+/// Base of models (tf.keras.Model): a layer that can be compiled and trained.
+///
+/// Subclassed models hold layers as members, register them with `track`, define a typed
+/// `call`, and connect it to fit/evaluate/predict by overriding `call_any` with
+/// `call_typed`:
+///
+///     struct MLP : tf::keras::Model {
+///       tf::keras::layers::Flatten flatten;
+///       tf::keras::layers::Dense dense1{100, {.activation = tf::nn::relu}}, dense2{10};
+///       MLP() : Model("mlp") { track("flatten", flatten); track("dense1", dense1); track("dense2",
+///       dense2); } tf::Tensor<float, 2> call(const tf::Tensor<float, 3>& x, bool training) {
+///         return dense2(dense1(flatten(x)));
+///       }
+///       tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
+///         return call_typed(*this, &MLP::call, x, training);
+///       }
+///     };
+class Model : public Layer {
+ public:
+  explicit Model(const std::string& base_name = "model", LayerOptions options = {})
+      : Layer(base_name, std::move(options)) {}
+
+  /// The forward pass on a type-erased batch (what fit/evaluate/predict use).
+  virtual AnyTensor call_any(const AnyTensor& x, bool training) {
+    (void)x;
+    (void)training;
+    throw unimplemented("tf::keras::Model '" + name() +
+                        "': override call_any (e.g. with call_typed) to use fit/evaluate/predict");
+  }
+
+  /// Sets the optimizer, loss and metrics used by fit and evaluate.
+  void compile(CompileOptions options) {
+    compiled_ = std::move(options);
+    is_compiled_ = true;
+  }
+  [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
+  [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
+
+  /// Compiled models track their optimizer as child "optimizer" (Keras 2).
+  [[nodiscard]] std::vector<TrackableChild> trackable_children() override {
+    auto out = Layer::trackable_children();
+    if (is_compiled_ && compiled_.optimizer.has_value()) {
+      out.push_back({"optimizer", &compiled_.optimizer.get()});
+    }
+    return out;
+  }
+
+  /// One optimization step on a batch; returns the batch loss.
+  double train_step(const AnyTensor& x, const AnyTensor& y) {
+    require_compiled("fit");
+    GradientTape tape;
+    AnyTensor y_pred = call_any(x, true);
+    Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
+    tape.stop();
+    auto vars = trainable_variables();
+    auto grads = tape.gradient_by_id(loss, ids_of(vars));
+    compiled_.optimizer.get().apply_gradients(grads, vars);
+    for (auto& m : compiled_.metrics) {
+      m->update_state(y, y_pred);
+    }
+    return loss.item();
+  }
+  /// Loss and metrics on one batch without training; returns the batch loss.
+  double test_step(const AnyTensor& x, const AnyTensor& y) {
+    require_compiled("evaluate");
+    AnyTensor y_pred = call_any(x, false);
+    const double loss = compiled_.loss.get()(y, y_pred).item();
+    for (auto& m : compiled_.metrics) {
+      m->update_state(y, y_pred);
+    }
+    return loss;
+  }
+
+  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples).
+  History fit(const AnyTensor& x, const AnyTensor& y, FitOptions options = {}) {
+    check_xy(x, y, "fit");
+    const std::int64_t n = x.shape()[0];
+    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
+    const std::int64_t steps = (n + bs - 1) / bs;
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::mt19937_64 rng(options.seed ? *options.seed : std::random_device{}());
+    return run_fit(options, steps, [&](auto&& step) {
+      if (options.shuffle) {
+        std::shuffle(order.begin(), order.end(), rng);
+      }
+      for (std::int64_t s = 0; s < steps; ++s) {
+        std::span<const std::int64_t> rows(order.data() + s * bs,
+                                           std::size_t(std::min(bs, n - s * bs)));
+        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
+      }
+    });
+  }
+  /// Trains on a dataset: any range whose elements are (inputs, labels) pairs of tensors,
+  /// e.g. a tf::data pipeline (one pass = one epoch).
+  template <std::ranges::input_range Dataset>
+    requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
+  History fit(Dataset&& dataset, FitOptions options = {}) {
+    std::optional<std::int64_t> steps;
+    if constexpr (std::ranges::sized_range<Dataset>) {
+      steps = std::int64_t(std::ranges::size(dataset));
+    }
+    return run_fit(options, steps, [&](auto&& step) {
+      for (auto&& element : dataset) {
+        auto&& [bx, by] = element;
+        step(AnyTensor(bx), AnyTensor(by));
+      }
+    });
+  }
+
+  /// Loss and metrics on in-memory tensors (Keras returns them in compile order; here by name).
+  Logs evaluate(const AnyTensor& x, const AnyTensor& y, EvaluateOptions options = {}) {
+    check_xy(x, y, "evaluate");
+    const std::int64_t n = x.shape()[0];
+    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
+    const std::int64_t steps = (n + bs - 1) / bs;
+    return run_evaluate(options.verbose, steps, [&](auto&& step) {
+      std::vector<std::int64_t> rows;
+      for (std::int64_t s = 0; s < steps; ++s) {
+        rows.clear();
+        for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
+          rows.push_back(i);
+        }
+        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
+      }
+    });
+  }
+  /// Loss and metrics over a dataset of (inputs, labels) pairs.
+  template <std::ranges::input_range Dataset>
+    requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
+  Logs evaluate(Dataset&& dataset, EvaluateOptions options = {}) {
+    std::optional<std::int64_t> steps;
+    if constexpr (std::ranges::sized_range<Dataset>) {
+      steps = std::int64_t(std::ranges::size(dataset));
+    }
+    return run_evaluate(options.verbose, steps, [&](auto&& step) {
+      for (auto&& element : dataset) {
+        auto&& [bx, by] = element;
+        step(AnyTensor(bx), AnyTensor(by));
+      }
+    });
+  }
+
+  /// Outputs for every example of `x`, computed in batches (training = false).
+  AnyTensor predict(const AnyTensor& x, PredictOptions options = {}) {
+    if (x.rank() == 0) {
+      throw invalid_argument("Model::predict: inputs must have a batch axis");
+    }
+    const std::int64_t n = x.shape()[0];
+    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
+    std::vector<AnyTensor> parts;
+    std::vector<std::int64_t> rows;
+    utils::Progbar bar((n + bs - 1) / bs, options.verbose);
+    for (std::int64_t s = 0; s * bs < n; ++s) {
+      rows.clear();
+      for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
+        rows.push_back(i);
+      }
+      parts.push_back(call_any(detail::keras_impl::take_rows(x, rows), false));
+      bar.update(s + 1, {});
+    }
+    return detail::keras_impl::concat_rows(parts);
+  }
+
+  /// Prints Keras' summary table: layer (type), output shape, parameter count.
+  virtual void summary(std::ostream& os = std::cout) {
+    constexpr int w1 = 29, w2 = 26, w3 = 10;
+    const std::string rule(65, '_'), thick(65, '=');
+    os << "Model: \"" << name() << "\"\n" << rule << "\n";
+    os << std::left << std::setw(w1) << " Layer (type)" << std::setw(w2) << "Output Shape"
+       << std::setw(w3) << "Param #"
+       << "\n"
+       << thick << "\n";
+    auto rows = summary_rows();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& [label, shape, params] = rows[i];
+      os << std::left << std::setw(w1) << (" " + label) << std::setw(w2) << shape << std::setw(w3)
+         << params << "\n";
+      if (i + 1 < rows.size()) {
+        os << "\n";  // Keras 2 separates rows with a blank line
+      }
+    }
+    os << thick << "\n";
+    const auto total = count_params();
+    std::int64_t trainable = 0;
+    for (const auto& v : trainable_variables()) {
+      trainable += v.num_elements();
+    }
+    os << "Total params: " << with_commas(total) << "\n";
+    os << "Trainable params: " << with_commas(trainable) << "\n";
+    os << "Non-trainable params: " << with_commas(total - trainable) << "\n" << rule << "\n";
+  }
+
+  /// The class name shown by summary ("Sequential", "Dense", ...).
+  [[nodiscard]] std::string class_name() const override { return "Model"; }
+
+ protected:
+  /// Rows of the summary table: "name (Type)", output shape text, parameter count.
+  struct SummaryRow {
+    std::string label;
+    std::string shape;
+    std::int64_t params;
+  };
+  virtual std::vector<SummaryRow> summary_rows() {
+    std::vector<SummaryRow> rows;
+    for (Layer* l : sublayers()) {
+      rows.push_back({l->name(), "multiple", l->count_params()});
+    }
+    return rows;
+  }
+
+  /// Calls a typed member `call(const Tensor<float, R>&, bool)` on a type-erased batch,
+  /// casting numeric inputs to float (Keras layers cast their inputs).
+  template <class Self, class Out, std::size_t R>
+  static AnyTensor call_typed(Self& self, Out (Self::*fn)(const Tensor<float, R>&, bool),
+                              const AnyTensor& x, bool training) {
+    if (x.rank() != R) {
+      throw invalid_argument("Model '" + self.name() + "': expected inputs of rank " +
+                             std::to_string(R) + ", got shape " + x.shape().to_string());
+    }
+    return AnyTensor((self.*fn)(detail::keras_impl::as_float<R>(x), training));
+  }
+
+  static std::string shape_text(const Shape& s) {
+    std::string t = "(None";
+    for (std::size_t i = 1; i < s.rank(); ++i) {
+      t += ", " + std::to_string(s[i]);
+    }
+    return t + ")";
+  }
+
+ private:
+  static std::string with_commas(std::int64_t v) {
+    std::string s = std::to_string(v);
+    for (int i = int(s.size()) - 3; i > 0; i -= 3) {
+      s.insert(std::size_t(i), ",");
+    }
+    return s;
+  }
+  void require_compiled(const char* what) const {
+    if (!is_compiled_) {
+      throw failed_precondition(std::string("Model::") + what +
+                                ": the model must be compiled first (call compile)");
+    }
+  }
+  static void check_xy(const AnyTensor& x, const AnyTensor& y, const char* what) {
+    if (x.rank() == 0 || y.rank() == 0 || x.shape()[0] != y.shape()[0]) {
+      throw invalid_argument(std::string("Model::") + what + ": inputs of shape " +
+                             x.shape().to_string() + " and labels of shape " +
+                             y.shape().to_string() + " must share the first (example) axis");
+    }
+  }
+  void reset_metrics() {
+    for (auto& m : compiled_.metrics) {
+      m->reset_state();
+    }
+  }
+  utils::Progbar::Values current_values(double loss) const {
+    utils::Progbar::Values v{{"loss", loss}};
+    for (const auto& m : compiled_.metrics) {
+      v.emplace_back(m->name(), m->result());
+    }
+    return v;
+  }
+
+  template <class Loop>
+  History run_fit(const FitOptions& options, std::optional<std::int64_t> steps, Loop&& loop) {
+    require_compiled("fit");
+    History history;
+    for (auto& c : options.callbacks) {
+      c->on_train_begin({});
+    }
+    for (int epoch = 0; epoch < options.epochs; ++epoch) {
+      if (options.verbose != 0) {
+        std::cout << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
+      }
+      for (auto& c : options.callbacks) {
+        c->on_epoch_begin(epoch, {});
+      }
+      reset_metrics();
+      utils::Progbar bar(steps, options.verbose);  // after epoch 1, steps is known (as in Keras)
+      double loss_sum = 0, count = 0;
+      std::int64_t step = 0;
+      loop([&](const AnyTensor& bx, const AnyTensor& by) {
+        const double batch = double(bx.shape()[0]);
+        loss_sum += train_step(bx, by) * batch;
+        count += batch;
+        ++step;
+        auto values = current_values(loss_sum / count);
+        bar.update(step, values);
+        if (!options.callbacks.empty()) {
+          Logs logs(values.begin(), values.end());
+          for (auto& c : options.callbacks) {
+            c->on_train_batch_end(step - 1, logs);
+          }
+        }
+      });
+      auto values = current_values(count > 0 ? loss_sum / count : 0.0);
+      if (options.validation_data) {
+        auto val = evaluate(options.validation_data->first, options.validation_data->second,
+                            {.batch_size = options.batch_size, .verbose = 0});
+        for (auto& [k, v] : val) {
+          values.emplace_back("val_" + k, v);
+        }
+      }
+      bar.update(step, values, true);
+      Logs logs(values.begin(), values.end());
+      for (auto& [k, v] : logs) {
+        history.history[k].push_back(v);
+      }
+      history.epochs = epoch + 1;
+      if (!steps) {
+        steps = step;
+      }
+      for (auto& c : options.callbacks) {
+        c->on_epoch_end(epoch, logs);
+      }
+    }
+    for (auto& c : options.callbacks) {
+      c->on_train_end({});
+    }
+    return history;
+  }
+
+  template <class Loop>
+  Logs run_evaluate(int verbose, std::optional<std::int64_t> steps, Loop&& loop) {
+    require_compiled("evaluate");
+    reset_metrics();
+    utils::Progbar bar(steps, verbose);
+    double loss_sum = 0, count = 0;
+    std::int64_t step = 0;
+    loop([&](const AnyTensor& bx, const AnyTensor& by) {
+      const double batch = double(bx.shape()[0]);
+      loss_sum += test_step(bx, by) * batch;
+      count += batch;
+      ++step;
+      bar.update(step, current_values(loss_sum / count));
+    });
+    auto values = current_values(count > 0 ? loss_sum / count : 0.0);
+    bar.update(step, values, true);
+    return Logs(values.begin(), values.end());
+  }
+
+  CompileOptions compiled_;
+  bool is_compiled_ = false;
+};
+
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,409 @@
+// tf.keras.optimizers: SGD (momentum, nesterov), Adam, RMSprop, with `apply_gradients` and a
+// learning rate given as a value or a schedule.
+//
+// The update rules and the tracked names follow Keras 2's (legacy) OptimizerV2, whose
+// checkpoints TensorFlow reads (FORMATS.md 11.4): variables "iter", "learning_rate", "decay",
+// "beta_1", "beta_2" (Adam), "rho" (RMSprop), "momentum" (SGD); slots "m", "v" (Adam), "rms"
+// (RMSprop), "momentum" (SGD with momentum).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/any_variable.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/keras/schedules.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+
+/// d loss / d var for each variable (empty AnyTensor where the loss does not depend on it):
+/// `tape.gradient(loss, model.trainable_variables())` for mixed-rank variable lists.
+inline std::vector<AnyTensor> gradient(GradientTape& tape, const Tensor<float, 0>& loss,
+                                       const std::vector<AnyVariable>& vars) {
+  return tape.gradient_by_id(loss, ids_of(vars));
+}
+
+namespace optimizers {
+
+/// A learning rate: a number or a schedule (`schedules::ExponentialDecay(...)`, any
+/// `double(std::int64_t step)` callable).
+class LearningRate {
+ public:
+  LearningRate(double value) : value_(value) {}    // NOLINT(google-explicit-constructor)
+  LearningRate(schedules::LearningRateSchedule s)  // NOLINT(google-explicit-constructor)
+      : schedule_(std::move(s)) {}
+  [[nodiscard]] double at(std::int64_t step) const { return schedule_ ? schedule_(step) : value_; }
+  [[nodiscard]] bool is_schedule() const noexcept { return bool(schedule_); }
+
+ private:
+  double value_ = 0.001;
+  schedules::LearningRateSchedule schedule_;
+};
+
+/// A slot variable: optimizer state kept per model variable.
+struct SlotVariable {
+  AnyVariable original;   ///< the model variable
+  std::string slot_name;  ///< "m", "v", "momentum", "rms"
+  AnyVariable slot;       ///< the state (same shape as the original)
+};
+
+/// Base of optimizers (tf.keras.optimizers.Optimizer). Copies share state (slots, iterations),
+/// as Python references to one optimizer do.
+class Optimizer : public Trackable {
+ public:
+  /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
+  /// warns and skips them too). Increments `iterations` once.
+  void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
+    if (grads.size() != vars.size()) {
+      throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
+                             " gradients for " + std::to_string(vars.size()) + " variables");
+    }
+    if (detail::trace::active() != nullptr) {
+      // The updates run on the values' buffers; a traced graph has none yet.
+      throw unimplemented(
+          "Optimizer::apply_gradients inside a tf::function being traced is not supported yet: "
+          "return the gradients from the traced function and apply them outside");
+    }
+    const std::int64_t step = iterations();
+    const double lr = learning_rate_.at(step);
+    s_->lr_var.assign(Tensor<float, 0>(float(lr)));
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].has_value()) {
+        if (grads[i].is_symbolic()) {
+          throw unimplemented(
+              "Optimizer::apply_gradients: symbolic gradients (from a traced "
+              "tf::function) are not supported yet");
+        }
+        continue;
+      }
+      if (vars[i].dtype() != DType::float32 || grads[i].dtype() != DType::float32) {
+        throw invalid_argument("Optimizer::apply_gradients: variable '" + vars[i].name() +
+                               "' and its gradient must be float32");
+      }
+      if (grads[i].shape() != vars[i].shape()) {
+        throw invalid_argument("Optimizer::apply_gradients: gradient of shape " +
+                               grads[i].shape().to_string() + " for variable '" + vars[i].name() +
+                               "' of shape " + vars[i].shape().to_string());
+      }
+      update(vars[i], static_cast<const float*>(grads[i].raw_data()), lr, step);
+    }
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+  }
+  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
+  template <std::size_t R>
+  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
+                       const std::vector<Variable<float, R>*>& vars) {
+    std::vector<AnyTensor> g;
+    std::vector<AnyVariable> v;
+    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
+      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
+      v.emplace_back(*vars[i]);
+    }
+    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
+    if (grads.size() != vars.size()) {
+      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
+    }
+  }
+
+  /// Number of updates applied so far (Keras: `optimizer.iterations`).
+  [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
+  [[nodiscard]] const Variable<std::int64_t, 0>& iterations_variable() const { return s_->iter; }
+  /// The learning rate at the current step.
+  [[nodiscard]] double current_learning_rate() const { return learning_rate_.at(iterations()); }
+  [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
+
+  /// "iter", "learning_rate", "decay" and the hyperparameters, as Keras 2 tracks them.
+  [[nodiscard]] std::vector<TrackableVariable> trackable_variables() override {
+    std::vector<TrackableVariable> out{{"iter", AnyVariable(s_->iter)}};
+    for (auto& [n, v] : s_->hyper) {
+      out.push_back({n, AnyVariable(v)});
+    }
+    return out;
+  }
+  /// Every slot variable created so far, in creation order.
+  [[nodiscard]] std::vector<SlotVariable> slot_variables() const { return s_->slot_list; }
+  /// The slot `slot_name` of `var`, if created.
+  [[nodiscard]] std::optional<AnyVariable> get_slot(const AnyVariable& var,
+                                                    const std::string& slot_name) const {
+    for (const auto& s : s_->slot_list) {
+      if (s.original.same_as(var) && s.slot_name == slot_name) {
+        return s.slot;
+      }
+    }
+    return std::nullopt;
+  }
+  /// Installs a hook called as each slot is created (deferred restoration of slots):
+  /// arguments: the model variable, the slot name, the new slot variable.
+  void set_slot_restore_hook(
+      std::function<void(const AnyVariable&, const std::string&, const AnyVariable&)> hook) {
+    s_->slot_hook = std::move(hook);
+  }
+
+ protected:
+  Optimizer(std::string name, LearningRate lr)
+      : s_(std::make_shared<State>()), learning_rate_(std::move(lr)) {
+    s_->name = std::move(name);
+    s_->iter = Variable<std::int64_t, 0>(std::int64_t{0},
+                                         {.name = s_->name + "/iter", .trainable = false});
+    s_->lr_var = hyper("learning_rate", learning_rate_.at(0));
+    hyper("decay", 0.0);
+  }
+  /// A tracked scalar hyperparameter.
+  Variable<float, 0> hyper(const std::string& n, double value) {
+    Variable<float, 0> v(float(value), {.name = s_->name + "/" + n, .trainable = false});
+    s_->hyper.emplace_back(n, v);
+    return v;
+  }
+  /// The update rule for one variable: `g` points to its gradient (same size).
+  virtual void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) = 0;
+
+  /// Runs `rule(n, var_new, var_old, slot_new..., slot_old..., g)` over flat float buffers:
+  /// `slots` names the slots; every slot and the variable get new buffers written by `rule`.
+  template <class Rule>
+  void update_buffers(const AnyVariable& var, std::initializer_list<const char*> slot_names,
+                      Rule&& rule) {
+    const std::int64_t n = var.num_elements();
+    std::vector<AnyVariable> slots;
+    for (const char* s : slot_names) {
+      slots.push_back(slot(var, s));
+    }
+    std::vector<float*> slot_data;
+    std::vector<Tensor<float, 1>> slot_new;
+    for (auto& s : slots) {
+      Tensor<float, 1> fresh = flat_copy(s);
+      slot_new.push_back(fresh);
+      slot_data.push_back(detail::tensor_access::mutable_data(slot_new.back()));
+    }
+    Tensor<float, 1> v = flat_copy(var);
+    rule(n, detail::tensor_access::mutable_data(v), slot_data.data());
+    store(var, v);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      store(slots[i], slot_new[i]);
+    }
+  }
+
+ private:
+  struct State {
+    std::string name;
+    Variable<std::int64_t, 0> iter;
+    Variable<float, 0> lr_var;
+    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
+    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
+    std::vector<SlotVariable> slot_list;
+    std::function<void(const AnyVariable&, const std::string&, const AnyVariable&)> slot_hook;
+  };
+
+  template <class F>
+  static auto with_rank(const AnyVariable& var, F&& f) {
+    switch (var.rank()) {
+      case 0:
+        return f.template operator()<0>();
+      case 1:
+        return f.template operator()<1>();
+      case 2:
+        return f.template operator()<2>();
+      case 3:
+        return f.template operator()<3>();
+      case 4:
+        return f.template operator()<4>();
+      case 5:
+        return f.template operator()<5>();
+      default:
+        throw unimplemented("tf::keras::optimizers: variables of rank " +
+                            std::to_string(var.rank()) + " (at most 5)");
+    }
+  }
+  // A writable flat copy of a float variable's value.
+  static Tensor<float, 1> flat_copy(const AnyVariable& var) {
+    AnyTensor cur = var.value();
+    auto out = Tensor<float, 1>::uninitialized({cur.num_elements()});
+    std::copy_n(static_cast<const float*>(cur.raw_data()), cur.num_elements(),
+                detail::tensor_access::mutable_data(out));
+    return out;
+  }
+  static void store(const AnyVariable& var, const Tensor<float, 1>& flat) {
+    with_rank(var, [&]<std::size_t R>() {
+      auto typed = var.as<float, R>();
+      typed.assign(detail::tensor_access::wrap<float, R>(detail::tensor_access::buffer(flat),
+                                                         typed.dims(), flat.id()));
+      return 0;
+    });
+  }
+
+  AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
+    auto key = std::make_pair(var.id(), slot_name);
+    auto it = s_->slots.find(key);
+    if (it != s_->slots.end()) {
+      return it->second;
+    }
+    AnyVariable created = with_rank(var, [&]<std::size_t R>() {
+      auto typed = var.as<float, R>();
+      auto z = Tensor<float, R>::uninitialized(typed.dims());
+      std::fill_n(detail::tensor_access::mutable_data(z), z.num_elements(), 0.0f);
+      // Keras 2 names slots "<var name>/<slot>" (e.g. "dense/kernel/m").
+      return AnyVariable(
+          Variable<float, R>(z, {.name = var.name() + "/" + slot_name, .trainable = false}));
+    });
+    s_->slots.emplace(key, created);
+    s_->slot_list.push_back({var, slot_name, created});
+    if (s_->slot_hook) {
+      s_->slot_hook(var, slot_name, created);
+    }
+    return created;
+  }
+
+  std::shared_ptr<State> s_;
+
+ protected:
+  LearningRate learning_rate_;
+};
+
+/// Keyword arguments of SGD.
+struct SGDOptions {
+  LearningRate learning_rate = 0.01;
+  double momentum = 0.0;
+  bool nesterov = false;
+};
+
+/// Gradient descent, optionally with (Nesterov) momentum (tf.keras.optimizers.SGD):
+/// velocity = momentum * velocity - lr * g; var += velocity
+/// (nesterov: var += momentum * velocity - lr * g).
+class SGD : public Optimizer {
+ public:
+  explicit SGD(SGDOptions o = {}) : Optimizer("SGD", o.learning_rate), o_(o) {
+    hyper("momentum", o.momentum);
+  }
+
+ protected:
+  void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
+    const float lr_f = float(lr);
+    const float mu = float(o_.momentum);
+    if (o_.momentum == 0.0) {
+      update_buffers(var, {}, [&](std::int64_t n, float* v, float**) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          v[i] -= lr_f * g[i];
+        }
+      });
+      return;
+    }
+    const bool nesterov = o_.nesterov;
+    update_buffers(var, {"momentum"}, [&](std::int64_t n, float* v, float** s) {
+      float* m = s[0];
+      for (std::int64_t i = 0; i < n; ++i) {
+        m[i] = mu * m[i] - lr_f * g[i];
+        v[i] += nesterov ? mu * m[i] - lr_f * g[i] : m[i];
+      }
+    });
+  }
+
+ private:
+  SGDOptions o_;
+};
+
+/// Keyword arguments of Adam (Keras defaults).
+struct AdamOptions {
+  LearningRate learning_rate = 0.001;
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+
+/// Adam (tf.keras.optimizers.Adam): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+/// var -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon), t = step + 1.
+class Adam : public Optimizer {
+ public:
+  explicit Adam(AdamOptions o = {}) : Optimizer("Adam", o.learning_rate), o_(o) {
+    hyper("beta_1", o.beta_1);
+    hyper("beta_2", o.beta_2);
+  }
+
+ protected:
+  void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) override {
+    const double t = double(step + 1);
+    const float lr_t =
+        float(lr * std::sqrt(1.0 - std::pow(o_.beta_2, t)) / (1.0 - std::pow(o_.beta_1, t)));
+    const float b1 = float(o_.beta_1), b2 = float(o_.beta_2), eps = float(o_.epsilon);
+    update_buffers(var, {"m", "v"}, [&](std::int64_t n, float* v, float** s) {
+      float* m = s[0];
+      float* u = s[1];
+      for (std::int64_t i = 0; i < n; ++i) {
+        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+        u[i] = b2 * u[i] + (1.0f - b2) * g[i] * g[i];
+        v[i] -= lr_t * m[i] / (std::sqrt(u[i]) + eps);
+      }
+    });
+  }
+
+ private:
+  AdamOptions o_;
+};
+
+/// Keyword arguments of RMSprop (Keras defaults).
+struct RMSpropOptions {
+  LearningRate learning_rate = 0.001;
+  double rho = 0.9;
+  double epsilon = 1e-7;
+};
+
+/// RMSprop (tf.keras.optimizers.RMSprop, no momentum, not centered):
+/// rms = rho rms + (1 - rho) g^2; var -= lr g / (sqrt(rms) + epsilon).
+class RMSprop : public Optimizer {
+ public:
+  explicit RMSprop(RMSpropOptions o = {}) : Optimizer("RMSprop", o.learning_rate), o_(o) {
+    hyper("rho", o.rho);
+  }
+
+ protected:
+  void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
+    const float lr_f = float(lr), rho = float(o_.rho), eps = float(o_.epsilon);
+    update_buffers(var, {"rms"}, [&](std::int64_t n, float* v, float** s) {
+      float* r = s[0];
+      for (std::int64_t i = 0; i < n; ++i) {
+        r[i] = rho * r[i] + (1.0f - rho) * g[i] * g[i];
+        v[i] -= lr_f * g[i] / (std::sqrt(r[i]) + eps);
+      }
+    });
+  }
+
+ private:
+  RMSpropOptions o_;
+};
+
+/// A shared handle to an optimizer (what `compile` stores); converts from any Optimizer, and
+/// shares its state with the object it was made from.
+class OptimizerHandle {
+ public:
+  OptimizerHandle() = default;
+  template <class O>
+    requires std::derived_from<std::remove_cvref_t<O>, Optimizer>
+  OptimizerHandle(O&& o)  // NOLINT(google-explicit-constructor)
+      : p_(std::make_shared<std::remove_cvref_t<O>>(std::forward<O>(o))) {}
+  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  [[nodiscard]] Optimizer& get() const {
+    if (!p_) {
+      throw failed_precondition("tf::keras: no optimizer (pass .optimizer to compile)");
+    }
+    return *p_;
+  }
+
+ private:
+  std::shared_ptr<Optimizer> p_;
+};
+
+}  // namespace optimizers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,237 @@
+// tf.keras.Sequential: a linear stack of layers whose ranks are checked at compile time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/detail/batching.hpp>
+#include <tapeflow/keras/layer.hpp>
+#include <tapeflow/keras/model.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::keras_impl {
+
+// Note [Sequential rank checks]
+// A built-in layer declares the ranks it accepts (`min_input_rank`, optionally `input_rank`)
+// and `output_rank(in)` (-1: unknown). Sequential walks the chain from an unknown input rank in
+// its constructor (so Sequential(Flatten(), Dense(10), Conv2D(...)) does not compile: Conv2D
+// needs rank 4 and Flatten gives 2), and again from the actual rank when called. Layers that
+// declare nothing (user layers) pass any rank through as unknown.
+template <class L>
+constexpr int layer_output_rank(int in) {
+  if constexpr (requires { L::output_rank(0); }) {
+    return L::output_rank(in);
+  } else {
+    return -1;
+  }
+}
+template <class L>
+constexpr bool layer_accepts(int in) {
+  if (in < 0) {
+    return true;
+  }
+  if constexpr (requires { L::input_rank; }) {
+    if (L::input_rank != in) {
+      return false;
+    }
+  }
+  if constexpr (requires { L::min_input_rank; }) {
+    if (in < L::min_input_rank) {
+      return false;
+    }
+  }
+  return true;
+}
+/// Index of the first layer that rejects its input rank, or -1.
+template <class... Layers>
+constexpr int first_rank_mismatch(int in) {
+  int rank = in;
+  int index = 0;
+  int bad = -1;
+  (
+      [&] {
+        if (bad < 0 && !layer_accepts<Layers>(rank)) {
+          bad = index;
+        }
+        rank = layer_output_rank<Layers>(rank);
+        ++index;
+      }(),
+      ...);
+  return bad;
+}
+
+/// Calls `layer(x, training)` when the layer takes a training flag, else `layer(x)`.
+template <class L, class X>
+decltype(auto) call_layer(L& layer, const X& x, bool training) {
+  if constexpr (requires { layer(x, training); }) {
+    return layer(x, training);
+  } else {
+    return layer(x);
+  }
+}
+
+}  // namespace detail::keras_impl
+
+namespace keras {
+
+/// A linear stack of layers (tf.keras.Sequential). The layers are values held in order; their
+/// ranks are checked when the model is declared and when it is called (a mismatch is a compile
+/// error, Note [Sequential rank checks]).
+///
+///     auto model = tf::keras::Sequential(tf::keras::layers::Flatten(),
+///                                        tf::keras::layers::Dense(100, {.activation =
+///                                        tf::nn::relu}), tf::keras::layers::Dense(10));
+///     auto logits = model(images);  // Tensor<float, 3> [N, 28, 28] -> Tensor<float, 2> [N, 10]
+///
+/// Object-graph children: "layer-<i>" for every layer and "layer_with_weights-<j>" for the
+/// j-th layer with weights (FORMATS.md 11.4), plus "optimizer" once compiled.
+template <class... Layers>
+class Sequential : public Model {
+  static_assert(sizeof...(Layers) > 0, "tf::keras::Sequential needs at least one layer");
+  static_assert((std::derived_from<Layers, Layer> && ...),
+                "tf::keras::Sequential: every argument must be a tf::keras layer");
+  static_assert(detail::keras_impl::first_rank_mismatch<Layers...>(-1) < 0,
+                "tf::keras::Sequential: a layer's output rank does not fit the next layer's "
+                "input rank (e.g. Conv2D/MaxPooling2D need rank-4 NHWC input; Flatten and Dense "
+                "give rank 2)");
+
+ public:
+  static constexpr std::size_t num_layers = sizeof...(Layers);
+
+  explicit Sequential(Layers... layers) : Model("sequential"), layers_(std::move(layers)...) {
+    name_layers();
+  }
+  Sequential(LayerOptions options, Layers... layers)
+      : Model("sequential", std::move(options)), layers_(std::move(layers)...) {
+    name_layers();
+  }
+
+  /// The I-th layer (Keras: `model.layers[I]`).
+  template <std::size_t I>
+  [[nodiscard]] auto& layer() noexcept {
+    return std::get<I>(layers_);
+  }
+
+  /// Runs the layers in order. `training` reaches layers that take it (Dropout).
+  template <class T, std::size_t R>
+  auto operator()(const Tensor<T, R>& x, bool training = false) {
+    static_assert(detail::keras_impl::first_rank_mismatch<Layers...>(int(R)) < 0,
+                  "tf::keras::Sequential: the input's rank does not fit the first layers "
+                  "(e.g. Conv2D needs a rank-4 NHWC input)");
+    if constexpr (std::same_as<T, float>) {
+      return run<0>(x, training);
+    } else {
+      return run<0>(cast<float>(x), training);  // Keras layers cast inputs to float32
+    }
+  }
+
+  AnyTensor call_any(const AnyTensor& x, bool training) override {
+    return detail::keras_impl::with_rank(x.rank(), "Sequential", [&]<std::size_t R>() -> AnyTensor {
+      if constexpr (R >= 2 && R <= 4 &&
+                    detail::keras_impl::first_rank_mismatch<Layers...>(int(R)) < 0) {
+        return AnyTensor((*this)(detail::keras_impl::as_float<R>(x), training));
+      } else {
+        throw invalid_argument("Sequential '" + name() + "': inputs of shape " +
+                               x.shape().to_string() + " do not fit the first layer");
+      }
+    });
+  }
+
+  /// Builds every layer by running a batch of one zero example of shape `input_shape`
+  /// (without the batch axis), as `model.build((None, ...))` does.
+  template <std::size_t N>
+  void build(const std::int64_t (&input_shape)[N]) {
+    std::array<std::int64_t, N + 1> dims{};
+    dims[0] = 1;
+    for (std::size_t i = 0; i < N; ++i) {
+      dims[i + 1] = input_shape[i];
+    }
+    (void)(*this)(zeros<float>(dims));
+  }
+
+  std::vector<Layer*> sublayers() override {
+    std::vector<Layer*> out;
+    std::apply([&](auto&... l) { (out.push_back(&l), ...); }, layers_);
+    return out;
+  }
+  std::vector<TrackableChild> trackable_children() override {
+    std::vector<TrackableChild> out;
+    int i = 0, j = 0;
+    for (Layer* l : sublayers()) {
+      out.push_back({"layer-" + std::to_string(i++), l});
+      if (!l->variables().empty()) {
+        out.push_back({"layer_with_weights-" + std::to_string(j++), l});
+      }
+    }
+    auto base = Model::trackable_children();
+    out.insert(out.end(), base.begin(), base.end());
+    return out;
+  }
+  [[nodiscard]] std::string class_name() const override { return "Sequential"; }
+
+ protected:
+  std::vector<SummaryRow> summary_rows() override {
+    std::vector<SummaryRow> rows;
+    std::size_t i = 0;
+    std::apply(
+        [&](auto&... l) {
+          (rows.push_back({l.name() + " (" + type_name(l) + ")",
+                           i < shapes_.size() ? shape_text(shapes_[i++]) : "(unbuilt)",
+                           l.count_params()}),
+           ...);
+        },
+        layers_);
+    return rows;
+  }
+
+ private:
+  void name_layers() {
+    (void)name();
+    for (Layer* l : sublayers()) {
+      (void)l->name();  // default names in layer order (Layer::name)
+    }
+  }
+  template <class L>
+  static std::string type_name(const L& l) {
+    if constexpr (requires { l.class_name(); }) {
+      return l.class_name();
+    } else {
+      return "Layer";
+    }
+  }
+
+  template <std::size_t I, class X>
+  auto run(const X& x, bool training) {
+    auto y = detail::keras_impl::call_layer(std::get<I>(layers_), x, training);
+    if (!y.is_symbolic()) {
+      if (shapes_.size() <= I) {
+        shapes_.resize(I + 1);
+      }
+      shapes_[I] = y.shape();
+    }
+    if constexpr (I + 1 < sizeof...(Layers)) {
+      return run<I + 1>(y, training);
+    } else {
+      return y;
+    }
+  }
+
+  std::tuple<Layers...> layers_;
+  std::vector<Shape> shapes_;
+};
+
+template <class... Layers>
+Sequential(Layers...) -> Sequential<Layers...>;
+
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE

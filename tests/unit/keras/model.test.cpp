@@ -1,0 +1,171 @@
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <zlib.h>
+
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/keras/datasets.hpp>
+#include <tapeflow/keras/layers/dense.hpp>
+#include <tapeflow/keras/layers/dropout.hpp>
+#include <tapeflow/keras/layers/flatten.hpp>
+#include <tapeflow/keras/sequential.hpp>
+#include <tapeflow/ops/array/slice.hpp>
+#include <tapeflow/ops/random/random.hpp>
+
+namespace tf = tapeflow;
+namespace layers = tf::keras::layers;
+using Catch::Detail::Approx;
+
+namespace {
+// Two Gaussian blobs: class = x0 + x1 > 0.
+std::pair<tf::Tensor<float, 2>, tf::Tensor<std::int32_t, 1>> blobs(std::int64_t n,
+                                                                   std::int64_t seed) {
+  auto x = tf::random::normal<float>({n, 2}, {.seed = seed});
+  std::vector<std::int32_t> y(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    y[std::size_t(i)] = x(i, 0) + x(i, 1) > 0 ? 1 : 0;
+  }
+  return {x, tf::constant<std::int32_t>(y)};
+}
+
+struct CaptureCout {
+  std::ostringstream out;
+  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+  ~CaptureCout() { std::cout.rdbuf(old); }
+};
+}  // namespace
+
+TEST_CASE("compile + fit + evaluate + predict learn a separable problem") {
+  tf::random::set_seed(1);
+  auto [x, y] = blobs(512, 1);
+  auto [xv, yv] = blobs(256, 2);
+  auto model = tf::keras::Sequential(layers::Dense(16, {.activation = tf::nn::relu}),
+                                     layers::Dropout(0.1), layers::Dense(2));
+  model.compile({.optimizer = tf::keras::optimizers::Adam({.learning_rate = 1e-2}),
+                 .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .metrics = {tf::keras::metrics::SparseCategoricalAccuracy()}});
+  int epochs_seen = 0;
+  auto counter = std::make_shared<tf::keras::LambdaCallback>([&](int, const tf::keras::Logs& logs) {
+    ++epochs_seen;
+    CHECK(logs.count("val_loss") == 1);
+  });
+  CaptureCout capture;
+  auto history = model.fit(x, y,
+                           {.batch_size = 32,
+                            .epochs = 5,
+                            .verbose = 2,
+                            .validation_data = std::pair{tf::AnyTensor(xv), tf::AnyTensor(yv)},
+                            .callbacks = {counter},
+                            .seed = 3});
+  const std::string out = capture.out.str();
+  CHECK(epochs_seen == 5);
+  CHECK(history.epochs == 5);
+  REQUIRE(history.history["loss"].size() == 5);
+  CHECK(history.history["loss"].back() < history.history["loss"].front());
+  CHECK(history.history["val_sparse_categorical_accuracy"].back() > 0.9);
+  // Keras' per-epoch lines
+  CHECK(out.find("Epoch 1/5\n16/16 [==============================] - ") != std::string::npos);
+  CHECK(out.find("step - loss: ") != std::string::npos);
+  CHECK(out.find(" - sparse_categorical_accuracy: ") != std::string::npos);
+  CHECK(out.find(" - val_loss: ") != std::string::npos);
+  CHECK(model.optimizer().iterations() == 5 * 16);
+
+  auto logs = model.evaluate(xv, yv, {.verbose = 0});
+  CHECK(logs.at("sparse_categorical_accuracy") > 0.9);
+  CHECK(logs.at("loss") == Approx(history.history["val_loss"].back()).epsilon(1e-3));
+
+  auto pred = model.predict(xv, {.batch_size = 100});
+  CHECK(pred.shape() == tf::Shape({256, 2}));
+
+  // The optimizer is a child of the compiled model.
+  auto children = model.trackable_children();
+  CHECK(children.back().name == "optimizer");
+}
+
+TEST_CASE("fit on a dataset of (x, y) batches, and errors") {
+  auto [x, y] = blobs(64, 4);
+  std::vector<std::pair<tf::Tensor<float, 2>, tf::Tensor<std::int32_t, 1>>> batches;
+  for (int i = 0; i < 4; ++i) {
+    batches.emplace_back(tf::slice(x, {i * 16, 0}, {16, 2}), tf::slice(y, {i * 16}, {16}));
+  }
+  auto model = tf::keras::Sequential(layers::Dense(2));
+  CHECK_THROWS_AS(model.fit(batches), tf::failed_precondition);  // not compiled
+  model.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1}),
+                 .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  auto h = model.fit(batches, {.epochs = 2, .verbose = 0});
+  CHECK(h.history["loss"].size() == 2);
+  CHECK(model.optimizer().iterations() == 8);
+  auto logs = model.evaluate(batches, {.verbose = 0});
+  CHECK(logs.count("loss") == 1);
+  CHECK_THROWS_AS(model.fit(x, tf::constant<std::int32_t>({1, 2}), {.verbose = 0}),
+                  tf::invalid_argument);
+}
+
+namespace {
+void write_gz(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
+  gzFile f = gzopen(p.string().c_str(), "wb");
+  REQUIRE(f != nullptr);
+  gzwrite(f, bytes.data(), unsigned(bytes.size()));
+  gzclose(f);
+}
+std::vector<std::uint8_t> header(std::vector<std::uint32_t> words) {
+  std::vector<std::uint8_t> b;
+  for (auto w : words) {
+    b.push_back(std::uint8_t(w >> 24));
+    b.push_back(std::uint8_t(w >> 16));
+    b.push_back(std::uint8_t(w >> 8));
+    b.push_back(std::uint8_t(w));
+  }
+  return b;
+}
+}  // namespace
+
+TEST_CASE("datasets::mnist::load_data reads IDX gzip files") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::current_path() / "fake_mnist";
+  fs::create_directories(dir);
+  for (auto [name, n] : {std::pair{"train", 3u}, std::pair{"t10k", 2u}}) {
+    auto img = header({2051, n, 2, 2});
+    for (std::uint32_t i = 0; i < n * 4; ++i) {
+      img.push_back(std::uint8_t(i));
+    }
+    write_gz(dir / (std::string(name) + "-images-idx3-ubyte.gz"), img);
+    auto lab = header({2049, n});
+    for (std::uint32_t i = 0; i < n; ++i) {
+      lab.push_back(std::uint8_t(9 - i));
+    }
+    write_gz(dir / (std::string(name) + "-labels-idx1-ubyte.gz"), lab);
+  }
+  auto [x_train, y_train, x_test, y_test] = tf::keras::datasets::mnist::load_data(dir);
+  CHECK(x_train.dims() == std::array<std::int64_t, 3>{3, 2, 2});
+  CHECK(x_train(2, 1, 1) == 11);
+  CHECK(y_train.numpy() == std::vector<std::uint8_t>{9, 8, 7});
+  CHECK(x_test.dims() == std::array<std::int64_t, 3>{2, 2, 2});
+  CHECK(y_test.numpy() == std::vector<std::uint8_t>{9, 8});
+
+  // A wrong magic number is data_loss naming the file; a missing directory is not_found.
+  write_gz(dir / "t10k-labels-idx1-ubyte.gz", header({2051, 2}));
+  CHECK_THROWS_AS(tf::keras::datasets::mnist::load_data(dir), tf::data_loss);
+  CHECK_THROWS_AS(tf::keras::datasets::mnist::load_data(dir / "nope"), tf::not_found);
+}
+
+TEST_CASE("the real MNIST, when shared/data is reachable") {
+  try {
+    auto d = tf::keras::datasets::mnist::load_data();
+    CHECK(d.x_train.dims() == std::array<std::int64_t, 3>{60000, 28, 28});
+    CHECK(d.y_test.dims() == std::array<std::int64_t, 1>{10000});
+    std::int64_t ones = 0;
+    for (auto v : d.y_test.values()) {
+      ones += v == 1 ? 1 : 0;
+    }
+    CHECK(ones == 1135);
+  } catch (const tf::not_found& e) {
+    WARN("MNIST not found, skipped: " << e.what());
+  }
+}

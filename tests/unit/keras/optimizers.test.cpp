@@ -1,0 +1,148 @@
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/keras/optimizers.hpp>
+
+namespace tf = tapeflow;
+namespace opt = tf::keras::optimizers;
+using Catch::Detail::Approx;
+
+namespace {
+// One update of w (= {1, -2}) with gradient g (= {0.5, -1}) per call.
+struct Fixture {
+  tf::Variable<float, 1> w{tf::constant<float>({1.0f, -2.0f}), {.name = "w"}};
+  tf::Tensor<float, 1> g = tf::constant<float>({0.5f, -1.0f});
+  void step(opt::Optimizer& o) {
+    std::vector<tf::AnyTensor> grads{g};
+    std::vector<tf::keras::AnyVariable> vars{w};
+    o.apply_gradients(grads, vars);
+  }
+};
+}  // namespace
+
+TEST_CASE("SGD: plain, momentum, nesterov (hand-computed)") {
+  Fixture f;
+  opt::SGD sgd({.learning_rate = 0.1});
+  f.step(sgd);
+  CHECK(f.w.value()(0) == Approx(0.95));
+  CHECK(f.w.value()(1) == Approx(-1.9));
+  CHECK(sgd.iterations() == 1);
+  CHECK(sgd.slot_variables().empty());
+
+  Fixture m;
+  opt::SGD momentum({.learning_rate = 0.1, .momentum = 0.9});
+  m.step(momentum);
+  CHECK(m.w.value()(0) == Approx(0.95));
+  m.step(momentum);  // v = 0.9 * -0.05 - 0.05 = -0.095
+  CHECK(m.w.value()(0) == Approx(0.855));
+  auto slots = momentum.slot_variables();
+  REQUIRE(slots.size() == 1);
+  CHECK(slots[0].slot_name == "momentum");
+  CHECK(slots[0].original.same_as(tf::keras::AnyVariable(m.w)));
+  CHECK(slots[0].slot.value().as<float, 1>()(0) == Approx(-0.095));
+
+  Fixture n;
+  opt::SGD nesterov({.learning_rate = 0.1, .momentum = 0.9, .nesterov = true});
+  n.step(nesterov);  // v = -0.05; w += 0.9 * v - 0.05
+  CHECK(n.w.value()(0) == Approx(0.905));
+}
+
+TEST_CASE("Adam (hand-computed) and its tracked names") {
+  Fixture f;
+  opt::Adam adam({.learning_rate = 0.1});
+  f.step(adam);
+  // t = 1: m = 0.05, v = 0.00025, lr_t = 0.1 * sqrt(0.001) / 0.1; update = lr_t * m / sqrt(v) = 0.1
+  CHECK(f.w.value()(0) == Approx(0.9).epsilon(1e-5));
+  CHECK(f.w.value()(1) == Approx(-1.9).epsilon(1e-5));
+  f.step(adam);
+  // t = 2: m = 0.095, v = 0.00049975, lr_t = 0.1 * sqrt(1 - 0.999^2) / (1 - 0.81)
+  const double m2 = 0.9 * 0.05 + 0.1 * 0.5, v2 = 0.999 * 0.00025 + 0.001 * 0.25;
+  const double lr2 = 0.1 * std::sqrt(1 - 0.999 * 0.999) / (1 - 0.81);
+  CHECK(f.w.value()(0) == Approx(0.9 - lr2 * m2 / (std::sqrt(v2) + 1e-7)).epsilon(1e-5));
+  CHECK(adam.iterations() == 2);
+  std::vector<std::string> names;
+  for (auto& v : adam.trackable_variables()) {
+    names.push_back(v.name);
+  }
+  CHECK(names == std::vector<std::string>{"iter", "learning_rate", "decay", "beta_1", "beta_2"});
+  auto slots = adam.slot_variables();
+  REQUIRE(slots.size() == 2);
+  CHECK(slots[0].slot_name == "m");
+  CHECK(slots[1].slot_name == "v");
+  CHECK(slots[0].slot.name() == "w/m");
+  CHECK(adam.get_slot(f.w, "v").has_value());
+  CHECK_FALSE(adam.get_slot(f.w, "rms").has_value());
+}
+
+TEST_CASE("RMSprop (hand-computed)") {
+  Fixture f;
+  opt::RMSprop rms({.learning_rate = 0.1});
+  f.step(rms);  // rms = 0.025; w -= 0.1 * 0.5 / sqrt(0.025)
+  CHECK(f.w.value()(0) == Approx(1.0 - 0.1 * 0.5 / std::sqrt(0.025)).epsilon(1e-5));
+  CHECK(rms.slot_variables().at(0).slot_name == "rms");
+}
+
+TEST_CASE("learning-rate schedules") {
+  auto exp = opt::schedules::ExponentialDecay(
+      {.initial_learning_rate = 0.1, .decay_steps = 10, .decay_rate = 0.5});
+  CHECK(exp(0) == Approx(0.1));
+  CHECK(exp(5) == Approx(0.1 * std::sqrt(0.5)));
+  auto stair = opt::schedules::ExponentialDecay(
+      {.initial_learning_rate = 0.1, .decay_steps = 10, .decay_rate = 0.5, .staircase = true});
+  CHECK(stair(5) == Approx(0.1));
+  CHECK(stair(10) == Approx(0.05));
+  auto pw = opt::schedules::PiecewiseConstantDecay({10, 20}, {1.0, 0.5, 0.1});
+  CHECK(pw(10) == 1.0);
+  CHECK(pw(11) == 0.5);
+  CHECK(pw(21) == 0.1);
+  CHECK_THROWS_AS(opt::schedules::PiecewiseConstantDecay({10}, {1.0}), tf::invalid_argument);
+  auto cosine = opt::schedules::CosineDecay({.initial_learning_rate = 1.0, .decay_steps = 10});
+  CHECK(cosine(5) == Approx(0.5));
+  CHECK(cosine(20) == Approx(0.0).margin(1e-12));
+
+  // An optimizer follows its schedule: step 0 at 0.1, step 1 at 0.05.
+  Fixture f;
+  opt::SGD sgd({.learning_rate = opt::schedules::PiecewiseConstantDecay({0}, {0.1, 0.05})});
+  f.step(sgd);
+  CHECK(f.w.value()(0) == Approx(0.95));
+  f.step(sgd);
+  CHECK(f.w.value()(0) == Approx(0.925));
+  CHECK(sgd.current_learning_rate() == Approx(0.05));
+}
+
+TEST_CASE("apply_gradients: skips missing gradients, checks shapes, copies share state") {
+  Fixture f;
+  opt::Adam adam;
+  opt::Adam copy = adam;
+  std::vector<tf::AnyTensor> grads{tf::AnyTensor{}};
+  std::vector<tf::keras::AnyVariable> vars{f.w};
+  adam.apply_gradients(grads, vars);
+  CHECK(f.w.value()(0) == 1.0f);
+  CHECK(copy.iterations() == 1);
+  std::vector<tf::AnyTensor> bad{tf::constant<float>({1.0f, 2.0f, 3.0f})};
+  CHECK_THROWS_AS(adam.apply_gradients(bad, vars), tf::invalid_argument);
+  // typed form
+  tf::Variable<float, 1> b(tf::constant<float>({1.0f}));
+  opt::SGD sgd({.learning_rate = 1.0});
+  sgd.apply_gradients(
+      std::vector<std::optional<tf::Tensor<float, 1>>>{tf::constant<float>({0.25f})},
+      std::vector<tf::Variable<float, 1>*>{&b});
+  CHECK(b.value()(0) == 0.75f);
+}
+
+TEST_CASE("slot restore hook sees each new slot") {
+  Fixture f;
+  opt::Adam adam;
+  std::vector<std::string> seen;
+  adam.set_slot_restore_hook(
+      [&](const tf::keras::AnyVariable& var, const std::string& slot,
+          const tf::keras::AnyVariable&) { seen.push_back(var.name() + ":" + slot); });
+  f.step(adam);
+  f.step(adam);
+  CHECK(seen == std::vector<std::string>{"w:m", "w:v"});
+}
