@@ -1,9 +1,10 @@
 # Interop with Python TensorFlow, for tests that check files tapeflow writes against TensorFlow.
 #
 # With TAPEFLOW_INTEROP=ON, configuring creates the venv ${CMAKE_BINARY_DIR}/venv and pip-installs
-# tensorflow-cpu and tensorboard into it (once: a stamp file records success; after a failure,
-# delete ${CMAKE_BINARY_DIR}/venv-pip.failed to retry). TAPEFLOW_PYTHON is the venv's python, or
-# empty when provisioning failed (a loud warning; configuring goes on).
+# tensorflow-cpu, tensorboard and tf-keras (Keras 2: checkpoint names as tf_keras writes them)
+# into it (once: a stamp file records success; after a failure, delete
+# ${CMAKE_BINARY_DIR}/venv-pip.failed to retry). TAPEFLOW_PYTHON is the venv's python, or empty when
+# provisioning failed (a loud warning; configuring goes on).
 #
 #   tapeflow_add_interop_test(NAME <name> COMMAND <cmd>... [WORKING_DIRECTORY <dir>] [TIMEOUT <s>])
 #     Registers a test (only with TAPEFLOW_INTEROP=ON) that sees TAPEFLOW_PYTHON in its
@@ -13,7 +14,7 @@ include_guard(GLOBAL)
 
 set(TAPEFLOW_PYTHON "")
 if(TAPEFLOW_INTEROP)
-  set(_tapeflow_packages tensorflow-cpu tensorboard)
+  set(_tapeflow_packages tensorflow-cpu tensorboard tf-keras)
   list(JOIN _tapeflow_packages " " _tapeflow_packages_text)
   set(_tapeflow_venv "${CMAKE_BINARY_DIR}/venv")
   set(_tapeflow_stamp "${_tapeflow_venv}/tapeflow-installed.txt")

@@ -2,18 +2,22 @@
 
 usage: check_checkpoint.py <checkpoint_interop binary> <work dir>
 
-1. tapeflow writes DIR/vars (a variable per dtype and rank) and DIR/model (Sequential
-   Dense(4, relu), Dense(2) + Adam): tf.train.load_checkpoint must list our keys, shapes,
-   dtypes and values exactly, and tf.train.Checkpoint.restore must bind them into Python
-   objects of the same structure (assert_consumed for the variables).
-2. The model's weights, restored into a Python structure with Keras 2's names and copied into a
-   Keras model, give our predictions (max abs difference <= 1e-5).
-3. Reverse: a Keras model trained in Python is saved by tf.train.Checkpoint under the same
-   names; tapeflow restores it into a fresh, unbuilt model and matches Keras' predictions.
-The installed Keras is Keras 3, whose tf.train.Checkpoint keys differ from Keras 2's (FORMATS.md
-11.4), so the Python side uses tf.Module objects carrying Keras 2's local names
-("layer-0", "layer_with_weights-0", "kernel", "bias") and copies weights to/from the Keras model.
-Exit 77 (skipped) when TensorFlow cannot be imported.
+1. tapeflow writes DIR/vars (a variable per dtype and rank): tf.train.load_checkpoint must list
+   our keys, shapes, dtypes and values exactly, and tf.train.Checkpoint.restore must bind them
+   into Python variables (assert_consumed).
+2. tapeflow trains Sequential Dense(32, relu), Dense(10) with Adam and saves
+   Checkpoint(myAwesomeModel=..., myAwesomeOptimizer=...): its keys, shapes and dtypes equal
+   those of the same structure saved by Keras 2 (tf_keras); a fresh tf_keras model + Adam
+   restores it (assert_existing_objects_matched, then assert_consumed once a step has created
+   the slots) and predicts as tapeflow did, before and after one more Adam step (<= 1e-5).
+3. Reverse: a tf_keras model + Adam trained in Python is saved the same way; tapeflow restores
+   it into a fresh, unbuilt model + Adam (assert_consumed after a step) and predicts as Keras
+   does, before and after one more step (<= 1e-5).
+Keras 2 comes from the tf-keras package (`import tf_keras as keras`): Keras 3, TensorFlow's
+default, writes other checkpoint names (FORMATS.md 11.4). The optimizer is Keras 2's OptimizerV2
+Adam (tf_keras.optimizers.legacy.Adam), whose layout (iter, beta_1, ..., slots m and v) tapeflow
+writes; tf_keras' default Adam (the "new" optimizer, state in `_variables`) is not supported.
+Exit 77 (skipped) when TensorFlow or tf_keras cannot be imported.
 """
 import os
 import subprocess
@@ -23,11 +27,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 try:
     import numpy as np
     import tensorflow as tf
-    import keras
 except Exception as e:  # pragma: no cover
     print("skipped: TensorFlow not importable:", e)
     sys.exit(77)
+try:
+    import tf_keras as keras
+except Exception as e:  # pragma: no cover
+    print("skipped: tf_keras (Keras 2, pip package tf-keras) not importable:", e)
+    sys.exit(77)
 
+keras.utils.set_random_seed(0)  # the Keras initial weights, so runs repeat
 exe, work = sys.argv[1], os.path.abspath(sys.argv[2])
 subprocess.run(["rm", "-rf", work], check=True)
 os.makedirs(work)
@@ -95,67 +104,86 @@ print("step 1 (load_checkpoint + Checkpoint.restore of our variables):",
       "FAILED" if failures else "ok")
 
 
-# --- 2. our model -> Python structure with Keras 2 names -> Keras model ---------------------
-def mirror_model(shapes_in_out):
-    m = tf.Module()
-    dense = []
-    for i, (a, b) in enumerate(shapes_in_out):
-        d = tf.Module()
-        d.kernel = tf.Variable(tf.zeros([a, b]))
-        d.bias = tf.Variable(tf.zeros([b]))
-        setattr(m, "layer-%d" % i, d)
-        setattr(m, "layer_with_weights-%d" % i, d)
-        dense.append(d)
-    return m, dense
+# --- 2. our trained model + optimizer -> tf_keras ------------------------------------------
+# Mirrors checkpoint_interop.cpp: x[i][j] = ((3 i + j) % 7) / 4 - 0.75, y = ((10 i + k) % 5) / 5 - 0.4
+X_TRAIN = (np.arange(24) % 7 * 0.25 - 0.75).astype(np.float32).reshape(8, 3)
+Y_TRAIN = (np.arange(80) % 5 * 0.2 - 0.4).astype(np.float32).reshape(8, 10)
 
 
 def keras_model():
-    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
-                             keras.layers.Dense(2)])
+    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(32, activation="relu"),
+                             keras.layers.Dense(10)])
 
 
+def keras_optimizer():
+    return keras.optimizers.legacy.Adam(0.01)
+
+
+def train_steps(model, opt, n):
+    for _ in range(n):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(X_TRAIN) - Y_TRAIN))
+        v = model.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, v), v))
+
+
+def predict(model):
+    return model(X_EVAL).numpy().ravel()
+
+
+def compare(what, got, want_file):
+    want = np.loadtxt(want_file)
+    diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("inf")
+    print("  %s: max abs difference %.3g" % (what, diff))
+    if not diff <= 1e-5:
+        failures.append("%s differ by %g" % (what, diff))
+
+
+def signature(path):
+    r = tf.train.load_checkpoint(path)
+    dt = r.get_variable_to_dtype_map()
+    return {k: (tuple(v), dt[k].name) for k, v in r.get_variable_to_shape_map().items()}
+
+
+# the same structure saved by tf_keras: keys, shapes and dtypes must be the same as ours
+km, kopt = keras_model(), keras_optimizer()
+train_steps(km, kopt, 3)
+ref_path = tf.train.Checkpoint(myAwesomeModel=km, myAwesomeOptimizer=kopt).save(
+    os.path.join(work, "py", "ckpt"))
 model_path = tf.train.latest_checkpoint(os.path.join(work, "model"))
+ours, theirs = signature(model_path), signature(ref_path)
+for k in sorted(set(ours) | set(theirs)):
+    if ours.get(k) != theirs.get(k):
+        failures.append("key %s: tapeflow %s, tf_keras %s" % (k, ours.get(k), theirs.get(k)))
 r = tf.train.load_checkpoint(model_path)
-for key in ["model/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE",
-            "model/layer-0/kernel/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE",
-            "model/layer-1/bias/.OPTIMIZER_SLOT/optimizer/v/.ATTRIBUTES/VARIABLE_VALUE",
-            "optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE"]:
-    if not r.has_tensor(key):
-        failures.append("missing key " + key)
-if r.has_tensor("optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE") and \
-        r.get_tensor("optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE") != 3:
-    failures.append("optimizer/iter != 3")
-m, dense = mirror_model([(3, 4), (4, 2)])
-tf.train.Checkpoint(model=m).restore(model_path).expect_partial().assert_existing_objects_matched()
-km = keras_model()
-for layer, d in zip(km.layers, dense):
-    layer.kernel.assign(d.kernel)
-    layer.bias.assign(d.bias)
-pred = km.predict(X_EVAL, verbose=0).ravel()
-ours = np.loadtxt(os.path.join(work, "model", "pred.txt"))
-diff = float(np.max(np.abs(pred - ours)))
-print("step 2 (our trained model in Keras): max abs difference %.3g" % diff)
-if not diff <= 1e-5:
-    failures.append("forward predictions differ by %g" % diff)
+if r.get_tensor("myAwesomeOptimizer/iter/.ATTRIBUTES/VARIABLE_VALUE") != 3:
+    failures.append("myAwesomeOptimizer/iter != 3")
+print("step 2 (tapeflow model + Adam -> tf_keras): %d keys, same as tf_keras': %s" %
+      (len(ours), ours == theirs))
 
-# --- 3. Keras model trained in Python -> tapeflow -------------------------------------------
-km = keras_model()
-km.compile(optimizer=keras.optimizers.Adam(0.05), loss="mse")
-rng = np.random.default_rng(0)
-km.fit(rng.normal(size=(64, 3)).astype(np.float32), rng.normal(size=(64, 2)).astype(np.float32),
-       epochs=3, verbose=0)
-m, dense = mirror_model([(3, 4), (4, 2)])
-for layer, d in zip(km.layers, dense):
-    d.kernel.assign(layer.kernel)
-    d.bias.assign(layer.bias)
+fresh, fopt = keras_model(), keras_optimizer()
+status = tf.train.Checkpoint(myAwesomeModel=fresh, myAwesomeOptimizer=fopt).restore(model_path)
+status.assert_existing_objects_matched()
+compare("predictions after restore", predict(fresh), os.path.join(work, "model", "pred.txt"))
+train_steps(fresh, fopt, 1)  # creates the slots, which take the restored m and v
+status.assert_consumed()
+print("  assert_existing_objects_matched, assert_consumed (after a step): ok")
+compare("predictions after one more Adam step", predict(fresh),
+        os.path.join(work, "model", "pred_step.txt"))
+
+# --- 3. tf_keras model trained in Python -> tapeflow ----------------------------------------
 py_dir = os.path.join(work, "py")
-tf.train.Checkpoint(model=m).save(os.path.join(py_dir, "ckpt"))
-np.savetxt(os.path.join(py_dir, "pred.txt"), km.predict(X_EVAL, verbose=0).ravel(), fmt="%.9g")
+np.savetxt(os.path.join(py_dir, "pred.txt"), predict(km), fmt="%.9g")
 res = subprocess.run([exe, "read", work], capture_output=True, text=True)
-print("step 3 (Keras-trained model restored by tapeflow):", res.stdout.strip().splitlines()[-1:]
-      if res.stdout else "", res.stderr.strip())
+print("step 3 (tf_keras model + Adam -> tapeflow):")
+print("  " + "\n  ".join((res.stdout + res.stderr).strip().splitlines()))
 if res.returncode != 0:
-    failures.append("tapeflow could not restore TensorFlow's checkpoint:\n" + res.stdout + res.stderr)
+    failures.append("tapeflow could not restore tf_keras' checkpoint (exit %d)" % res.returncode)
+else:
+    compare("predictions after restore", predict(km), os.path.join(py_dir, "ours_pred.txt"))
+    train_steps(km, kopt, 1)
+    compare("predictions after one more Adam step", predict(km),
+            os.path.join(py_dir, "ours_pred_step.txt"))
 
 if failures:
     print("FAILURES:\n  " + "\n  ".join(failures))

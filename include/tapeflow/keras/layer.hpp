@@ -3,8 +3,8 @@
 // Note [Keras tracking]
 // ~~~~~~~~~~~~~~~~~~~~~
 // Every layer, model and optimizer is a `Trackable`: `trackable_children()` lists its child
-// objects under TensorFlow's object-graph local names (Sequential: "layer-0",
-// "layer_with_weights-0", ...; a user layer: the names given to `track`) and
+// objects under TensorFlow's object-graph local names (Sequential:
+// "layer_with_weights-0", "layer-0", ...; a user layer: the names given to `track`) and
 // `trackable_variables()` lists the variables it owns directly under their attribute names
 // ("kernel", "bias", "iter", ...). Optimizer slots are listed by `Optimizer::slot_variables()`.
 // Together these give FORMATS.md section 11.4's checkpoint keys.

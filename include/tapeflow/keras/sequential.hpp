@@ -93,8 +93,9 @@ namespace keras {
 ///                                        tf::nn::relu}), tf::keras::layers::Dense(10));
 ///     auto logits = model(images);  // Tensor<float, 3> [N, 28, 28] -> Tensor<float, 2> [N, 10]
 ///
-/// Object-graph children: "layer-<i>" for every layer and "layer_with_weights-<j>" for the
-/// j-th layer with weights (FORMATS.md 11.4), plus "optimizer" once compiled.
+/// Object-graph children: "layer_with_weights-<j>" for the j-th layer with weights, then
+/// "layer-<i>" for every layer, in Keras 2's order (FORMATS.md 11.4), plus "optimizer" once
+/// compiled.
 template <class... Layers>
 class Sequential : public Model {
   static_assert(sizeof...(Layers) > 0, "tf::keras::Sequential needs at least one layer");
@@ -168,10 +169,12 @@ class Sequential : public Model {
     std::vector<TrackableChild> out;
     int i = 0, j = 0;
     for (Layer* l : sublayers()) {
-      out.push_back({"layer-" + std::to_string(i++), l});
+      // Keras 2 lists "layer_with_weights-<j>" before "layer-<i>", so checkpoint keys take the
+      // layer_with_weights path (the first BFS path names a node).
       if (!l->variables().empty()) {
         out.push_back({"layer_with_weights-" + std::to_string(j++), l});
       }
+      out.push_back({"layer-" + std::to_string(i++), l});
     }
     auto base = Model::trackable_children();
     out.insert(out.end(), base.begin(), base.end());

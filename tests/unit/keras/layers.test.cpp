@@ -202,8 +202,8 @@ TEST_CASE("Sequential: default names in order, object-graph children, variables"
   for (auto& c : children) {
     names.push_back(c.name);
   }
-  CHECK(names == std::vector<std::string>{"layer-0", "layer-1", "layer_with_weights-0", "layer-2",
-                                          "layer_with_weights-1"});
+  CHECK(names == std::vector<std::string>{"layer-0", "layer_with_weights-0", "layer-1",
+                                          "layer_with_weights-1", "layer-2"});
   CHECK(children[2].object == children[1].object);
   // uint8 inputs are cast to float as Keras layers do
   auto u = tf::zeros<std::uint8_t>({2, 6});

@@ -158,11 +158,12 @@ TEST_CASE("Keras model + optimizer: TF key names, slots, iterations, deferred re
   const auto path = ckpt.save("save_keras/model.ckpt");
   auto reader = tf::train::load_checkpoint(path);
   for (const char* key :
-       {"myAwesomeModel/layer-0/kernel/.ATTRIBUTES/VARIABLE_VALUE",
-        "myAwesomeModel/layer-1/bias/.ATTRIBUTES/VARIABLE_VALUE",
-        "myAwesomeModel/layer-0/kernel/.OPTIMIZER_SLOT/myAwesomeOptimizer/m/.ATTRIBUTES/"
+       {"myAwesomeModel/layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE",
+        "myAwesomeModel/layer_with_weights-1/bias/.ATTRIBUTES/VARIABLE_VALUE",
+        "myAwesomeModel/layer_with_weights-0/kernel/.OPTIMIZER_SLOT/myAwesomeOptimizer/m/"
+        ".ATTRIBUTES/"
         "VARIABLE_VALUE",
-        "myAwesomeModel/layer-1/bias/.OPTIMIZER_SLOT/myAwesomeOptimizer/v/.ATTRIBUTES/"
+        "myAwesomeModel/layer_with_weights-1/bias/.OPTIMIZER_SLOT/myAwesomeOptimizer/v/.ATTRIBUTES/"
         "VARIABLE_VALUE",
         "myAwesomeOptimizer/iter/.ATTRIBUTES/VARIABLE_VALUE",
         "myAwesomeOptimizer/learning_rate/.ATTRIBUTES/VARIABLE_VALUE",
@@ -213,18 +214,18 @@ TEST_CASE("object graph has TF's structure", "[train][checkpoint]") {
   auto reader = tf::train::CheckpointReader(path);
   auto t = reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH");
   auto g = tf::detail::object_graph::decode(*static_cast<const std::string*>(t.raw_data()), path);
-  // root: model, save_counter; model: layer-0, layer_with_weights-0, layer-1, layer_with_weights-1
+  // root: model, save_counter; model: layer_with_weights-0, layer-0, layer_with_weights-1, layer-1
+  // (Keras 2 order, verified with tf_keras 2.21)
   REQUIRE(g.nodes[0].children.size() == 2);
   REQUIRE(g.nodes[0].children[0].local_name == "model");
   const auto& m = g.nodes[static_cast<std::size_t>(g.nodes[0].children[0].node_id)];
   REQUIRE(m.children.size() >= 4);
-  REQUIRE(m.children[0].local_name == "layer-0");
-  REQUIRE(m.children[1].local_name == "layer_with_weights-0");
+  REQUIRE(m.children[0].local_name == "layer_with_weights-0");
+  REQUIRE(m.children[1].local_name == "layer-0");
   REQUIRE(m.children[0].node_id == m.children[1].node_id);  // same node, two edges
   REQUIRE(g.nodes[0].has_checkpoint_values.value_or(false));
-  REQUIRE(reader.has_tensor("model/layer_with_weights-1/kernel/.ATTRIBUTES/VARIABLE_VALUE") ==
-          false);
-  REQUIRE(reader.has_tensor("model/layer-1/kernel/.ATTRIBUTES/VARIABLE_VALUE"));
+  REQUIRE(reader.has_tensor("model/layer-1/kernel/.ATTRIBUTES/VARIABLE_VALUE") == false);
+  REQUIRE(reader.has_tensor("model/layer_with_weights-1/kernel/.ATTRIBUTES/VARIABLE_VALUE"));
 }
 
 TEST_CASE("a dataset iterator is trackable: the restored run continues the same order",
