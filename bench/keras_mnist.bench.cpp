@@ -64,3 +64,5 @@ void BM_MnistCnnTrainStep(benchmark::State& state) {
 BENCHMARK(BM_MnistCnnTrainStep)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
+
+BENCHMARK_MAIN();
