@@ -84,3 +84,18 @@ TEST_CASE("zeros, ones, fill, range", "[core][constant]") {
   CHECK(tf::zeros_like(tf::constant<float>({{1, 2}})).shape() == tf::Shape{1, 2});
   CHECK_THROWS_AS((tf::zeros<float>({-1, 2})), tf::invalid_argument);
 }
+
+namespace {
+// Destroyed after the main thread's thread_locals, including the buffer cache: its buffer must
+// then be freed directly (a use-after-free at exit under AddressSanitizer otherwise).
+tf::Tensor<float, 1> static_lifetime_tensor;
+}  // namespace
+
+TEST_CASE("a tensor with static lifetime outlives the per-thread buffer cache", "[core][tensor]") {
+  {
+    auto scratch = tf::fill<float>({1000}, 1.0f);  // its block goes to this thread's cache
+  }
+  static_lifetime_tensor = tf::fill<float>({1000}, 2.0f);
+  { auto other = tf::fill<float>({1000}, 3.0f); }  // the cache's list for this size is in use
+  CHECK(static_lifetime_tensor.values()[999] == 2.0f);
+}

@@ -47,7 +47,8 @@ struct Buffer {
     }
     const std::size_t bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
     const int size_class = class_of(bytes);
-    void* raw = size_class >= 0 ? block_cache().take(size_class) : nullptr;
+    BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+    void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
     if (raw == nullptr) {
       raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
                            std::align_val_t{alignment});
@@ -97,6 +98,7 @@ struct Buffer {
     BlockCache(const BlockCache&) = delete;
     BlockCache& operator=(const BlockCache&) = delete;
     ~BlockCache() {
+      cache_gone() = true;
       for (auto& list : free_) {
         for (void* block : list) {
           ::operator delete(block, std::align_val_t{alignment});
@@ -132,9 +134,20 @@ struct Buffer {
     std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
     std::size_t cached_ = 0;
   };
-  static BlockCache& block_cache() {
+  // Set when this thread's cache has been destroyed (thread exit): a tensor that outlives it (a
+  // static, destroyed after the main thread's thread_locals) then frees its block directly.
+  // A trivially destructible flag, so reading it after the cache's destruction is defined.
+  static bool& cache_gone() noexcept {
+    thread_local bool gone = false;
+    return gone;
+  }
+  /// This thread's cache, or null once it has been destroyed.
+  static BlockCache* block_cache() noexcept {
+    if (cache_gone()) {
+      return nullptr;
+    }
     thread_local BlockCache cache;
-    return cache;
+    return &cache;
   }
 
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
@@ -151,7 +164,8 @@ struct Buffer {
     }
     const int size_class = self->size_class;
     self->~Buffer();
-    if (size_class < 0 || !block_cache().give(size_class, self)) {
+    BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+    if (cache == nullptr || !cache->give(size_class, self)) {
       ::operator delete(static_cast<void*>(self), std::align_val_t{alignment});
     }
   }
