@@ -97,6 +97,21 @@ class Variable {
     return update(Update::sub, delta);
   }
 
+  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
+  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
+  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
+  [[nodiscard]] T* writable_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::writable_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    make_unique(s);
+    return detail::tensor_access::mutable_data(s.value);
+  }
+
  private:
   struct State {
     Tensor<T, Rank> value;
@@ -150,6 +165,17 @@ class Variable {
     return *this;
   }
 
+  // Someone (a tape, a reader) may hold the current value: keep it intact, write a new buffer.
+  static void make_unique(State& s) {
+    if (detail::tensor_access::buffer(s.value)->unique()) {
+      return;
+    }
+    auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
+    std::copy_n(s.value.data(), s.value.num_elements(), detail::tensor_access::mutable_data(fresh));
+    s.value = std::move(fresh);
+    detail::tensor_access::set_id(s.value, s.id);
+  }
+
   static void apply(State& s, Update kind, const Tensor<T, Rank>& operand) {
     const bool unique = detail::tensor_access::buffer(s.value)->unique();
     if (kind == Update::assign && !unique) {
@@ -157,14 +183,7 @@ class Variable {
       detail::tensor_access::set_id(s.value, s.id);
       return;
     }
-    if (!unique) {
-      // Someone (a tape, a reader) holds the old value: keep it intact, write a new buffer.
-      auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-      std::copy_n(s.value.data(), s.value.num_elements(),
-                  detail::tensor_access::mutable_data(fresh));
-      s.value = std::move(fresh);
-      detail::tensor_access::set_id(s.value, s.id);
-    }
+    make_unique(s);
     T* v = detail::tensor_access::mutable_data(s.value);
     const T* d = operand.data();
     const std::int64_t n = operand.num_elements();

@@ -42,6 +42,9 @@ class AnyVariable {
   void assign(const AnyTensor& v) const { get().assign(v); }
   /// Whether two handles name the same variable.
   [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
+  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
+  /// string variables.
+  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
 
   /// The typed variable; throws invalid_argument naming both types when they differ.
   template <class T, std::size_t R>
@@ -67,6 +70,7 @@ class AnyVariable {
     [[nodiscard]] virtual Shape shape() const = 0;
     [[nodiscard]] virtual AnyTensor value() const = 0;
     virtual void assign(const AnyTensor& v) const = 0;
+    [[nodiscard]] virtual void* writable_raw_data() const = 0;
   };
   template <class T, std::size_t R>
   struct Holder final : Base {
@@ -81,6 +85,15 @@ class AnyVariable {
     void assign(const AnyTensor& t) const override {
       auto copy = v;  // handles share the variable
       copy.assign(t.as<T, R>());
+    }
+    void* writable_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.writable_data();
+      } else {
+        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
     }
     Variable<T, R> v;
   };

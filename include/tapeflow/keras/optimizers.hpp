@@ -7,6 +7,7 @@
 // (RMSprop), "momentum" (SGD with momentum).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -17,8 +18,11 @@
 #include <utility>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/detail/flush_denormals.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
@@ -78,6 +82,7 @@ class Optimizer : public Trackable {
           "Optimizer::apply_gradients inside a tf::function being traced is not supported yet: "
           "return the gradients from the traced function and apply them outside");
     }
+    const detail::ScopedFlushDenormals flush_denormals;
     const std::int64_t step = iterations();
     const double lr = learning_rate_.at(step);
     s_->lr_var.assign(Tensor<float, 0>(float(lr)));
@@ -171,29 +176,24 @@ class Optimizer : public Trackable {
   /// The update rule for one variable: `g` points to its gradient (same size).
   virtual void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) = 0;
 
-  /// Runs `rule(n, var_new, var_old, slot_new..., slot_old..., g)` over flat float buffers:
-  /// `slots` names the slots; every slot and the variable get new buffers written by `rule`.
+  /// A flat float buffer as an Eigen array: the rules below are whole-array expressions, which
+  /// Eigen vectorizes (sqrt included) whatever the user's -fno-math-errno setting.
+  using FlatArray = Eigen::Map<Eigen::ArrayXf>;
+  using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
+
+  /// Runs `rule(n, var, slots)` on the writable buffers of the variable and of the slots named
+  /// by `slot_names`, in place (TensorFlow's ResourceApply* kernels).
   template <class Rule>
   void update_buffers(const AnyVariable& var, std::initializer_list<const char*> slot_names,
                       Rule&& rule) {
-    const std::int64_t n = var.num_elements();
-    std::vector<AnyVariable> slots;
+    std::array<float*, 4> slot_data{};
+    std::size_t k = 0;
     for (const char* s : slot_names) {
-      slots.push_back(slot(var, s));
+      slot_data.at(k++) = static_cast<float*>(slot(var, s).writable_raw_data());
     }
-    std::vector<float*> slot_data;
-    std::vector<Tensor<float, 1>> slot_new;
-    for (auto& s : slots) {
-      Tensor<float, 1> fresh = flat_copy(s);
-      slot_new.push_back(fresh);
-      slot_data.push_back(detail::tensor_access::mutable_data(slot_new.back()));
-    }
-    Tensor<float, 1> v = flat_copy(var);
-    rule(n, detail::tensor_access::mutable_data(v), slot_data.data());
-    store(var, v);
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      store(slots[i], slot_new[i]);
-    }
+    // Slots are read by nobody else, so they update in place; the variable is copied once
+    // when a live tape still holds its value.
+    rule(var.num_elements(), static_cast<float*>(var.writable_raw_data()), slot_data.data());
   }
 
  private:
@@ -227,23 +227,6 @@ class Optimizer : public Trackable {
                             std::to_string(var.rank()) + " (at most 5)");
     }
   }
-  // A writable flat copy of a float variable's value.
-  static Tensor<float, 1> flat_copy(const AnyVariable& var) {
-    AnyTensor cur = var.value();
-    auto out = Tensor<float, 1>::uninitialized({cur.num_elements()});
-    std::copy_n(static_cast<const float*>(cur.raw_data()), cur.num_elements(),
-                detail::tensor_access::mutable_data(out));
-    return out;
-  }
-  static void store(const AnyVariable& var, const Tensor<float, 1>& flat) {
-    with_rank(var, [&]<std::size_t R>() {
-      auto typed = var.as<float, R>();
-      typed.assign(detail::tensor_access::wrap<float, R>(detail::tensor_access::buffer(flat),
-                                                         typed.dims(), flat.id()));
-      return 0;
-    });
-  }
-
   AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
     auto key = std::make_pair(var.id(), slot_name);
     auto it = s_->slots.find(key);
@@ -294,18 +277,19 @@ class SGD : public Optimizer {
     const float mu = float(o_.momentum);
     if (o_.momentum == 0.0) {
       update_buffers(var, {}, [&](std::int64_t n, float* v, float**) {
-        for (std::int64_t i = 0; i < n; ++i) {
-          v[i] -= lr_f * g[i];
-        }
+        FlatArray(v, n) -= lr_f * ConstFlatArray(g, n);
       });
       return;
     }
     const bool nesterov = o_.nesterov;
     update_buffers(var, {"momentum"}, [&](std::int64_t n, float* v, float** s) {
-      float* m = s[0];
-      for (std::int64_t i = 0; i < n; ++i) {
-        m[i] = mu * m[i] - lr_f * g[i];
-        v[i] += nesterov ? mu * m[i] - lr_f * g[i] : m[i];
+      FlatArray m(s[0], n);
+      const ConstFlatArray grad(g, n);
+      m = mu * m - lr_f * grad;
+      if (nesterov) {
+        FlatArray(v, n) += mu * m - lr_f * grad;
+      } else {
+        FlatArray(v, n) += m;
       }
     });
   }
@@ -338,13 +322,12 @@ class Adam : public Optimizer {
         float(lr * std::sqrt(1.0 - std::pow(o_.beta_2, t)) / (1.0 - std::pow(o_.beta_1, t)));
     const float b1 = float(o_.beta_1), b2 = float(o_.beta_2), eps = float(o_.epsilon);
     update_buffers(var, {"m", "v"}, [&](std::int64_t n, float* v, float** s) {
-      float* m = s[0];
-      float* u = s[1];
-      for (std::int64_t i = 0; i < n; ++i) {
-        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-        u[i] = b2 * u[i] + (1.0f - b2) * g[i] * g[i];
-        v[i] -= lr_t * m[i] / (std::sqrt(u[i]) + eps);
-      }
+      FlatArray m(s[0], n);
+      FlatArray u(s[1], n);
+      const ConstFlatArray grad(g, n);
+      m = b1 * m + (1.0f - b1) * grad;
+      u = b2 * u + (1.0f - b2) * grad.square();
+      FlatArray(v, n) -= lr_t * m / (u.sqrt() + eps);
     });
   }
 
@@ -371,11 +354,10 @@ class RMSprop : public Optimizer {
   void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
     const float lr_f = float(lr), rho = float(o_.rho), eps = float(o_.epsilon);
     update_buffers(var, {"rms"}, [&](std::int64_t n, float* v, float** s) {
-      float* r = s[0];
-      for (std::int64_t i = 0; i < n; ++i) {
-        r[i] = rho * r[i] + (1.0f - rho) * g[i] * g[i];
-        v[i] -= lr_f * g[i] / (std::sqrt(r[i]) + eps);
-      }
+      FlatArray r(s[0], n);
+      const ConstFlatArray grad(g, n);
+      r = rho * r + (1.0f - rho) * grad.square();
+      FlatArray(v, n) -= lr_f * grad / (r.sqrt() + eps);
     });
   }
 

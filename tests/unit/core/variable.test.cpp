@@ -33,3 +33,19 @@ TEST_CASE("reads are snapshots; copies are handles", "[core][variable]") {
   tf::Variable<float, 1> none;
   CHECK_THROWS_AS(none.value(), tf::failed_precondition);
 }
+
+TEST_CASE("writable_data updates in place and copies only when a snapshot is held",
+          "[core][variable]") {
+  tf::Variable<float, 1> v(tf::constant<float>({1, 2}), {.name = "v"});
+  const float* before = v.writable_data();
+  v.writable_data()[0] = 10;  // nobody holds the value: same buffer
+  CHECK(v.writable_data() == before);
+  CHECK(v.value().numpy() == std::vector<float>{10, 2});
+  auto snapshot = v.value();
+  float* after = v.writable_data();  // a reader holds it: copy on write
+  after[1] = 20;
+  CHECK(after != snapshot.data());
+  CHECK(snapshot.numpy() == std::vector<float>{10, 2});
+  CHECK(v.value().numpy() == std::vector<float>{10, 20});
+  CHECK(v.value().id() == v.id());
+}

@@ -146,3 +146,32 @@ TEST_CASE("slot restore hook sees each new slot") {
   f.step(adam);
   CHECK(seen == std::vector<std::string>{"w:m", "w:v"});
 }
+
+TEST_CASE("updates leave earlier reads (a tape's snapshots) intact") {
+  Fixture f;
+  auto snapshot = f.w.value();
+  opt::Adam adam({.learning_rate = 0.1});
+  f.step(adam);
+  CHECK(snapshot(0) == 1.0f);
+  CHECK(f.w.value()(0) == Approx(0.9).epsilon(1e-5));
+}
+
+TEST_CASE("optimizer state decaying into the denormal range is flushed, not slow") {
+  // A zero gradient makes Adam's m decay by 0.9 per step: after ~830 steps it would be denormal
+  // (MNIST's border pixels do this); the update runs with denormals flushed to zero, as
+  // TensorFlow's kernels do, so m reaches exactly 0 instead of lingering in the denormal range.
+  tf::Variable<float, 1> w{tf::constant<float>({1.0f}), {.name = "w"}};
+  opt::Adam adam({.learning_rate = 1e-3});
+  auto step = [&](float g) {
+    std::vector<tf::AnyTensor> grads{tf::constant<float>({g})};
+    std::vector<tf::keras::AnyVariable> vars{w};
+    adam.apply_gradients(grads, vars);
+  };
+  step(1e-30f);
+  for (int i = 0; i < 200; ++i) {  // unflushed, m would be 1e-31 * 0.9^200 = 7e-41
+    step(0.0f);
+  }
+  const float m = adam.get_slot(w, "m")->value().as<float, 1>()(0);
+  CHECK(m == 0.0f);
+  CHECK(std::isfinite(w.value()(0)));
+}
