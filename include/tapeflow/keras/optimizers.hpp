@@ -76,23 +76,18 @@ class Optimizer : public Trackable {
       throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(vars.size()) + " variables");
     }
-    if (detail::trace::active() != nullptr) {
-      // The updates run on the values' buffers; a traced graph has none yet.
-      throw unimplemented(
-          "Optimizer::apply_gradients inside a tf::function being traced is not supported yet: "
-          "return the gradients from the traced function and apply them outside");
-    }
+    // Inside a tf::function being traced, each update becomes a graph node running the same
+    // in-place kernel when the function runs (TensorFlow's ResourceApply* ops), and the
+    // learning rate is read from its schedule then, at the step the function runs.
+    detail::trace::Graph* graph = detail::trace::active();
     const detail::ScopedFlushDenormals flush_denormals;
-    const std::int64_t step = iterations();
+    const std::int64_t step = graph != nullptr ? 0 : iterations();
     const double lr = learning_rate_.at(step);
-    s_->lr_var.assign(Tensor<float, 0>(float(lr)));
+    if (graph == nullptr) {
+      s_->lr_var.assign(Tensor<float, 0>(float(lr)));
+    }
     for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].has_value()) {
-        if (grads[i].is_symbolic()) {
-          throw unimplemented(
-              "Optimizer::apply_gradients: symbolic gradients (from a traced "
-              "tf::function) are not supported yet");
-        }
+      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
         continue;
       }
       if (vars[i].dtype() != DType::float32 || grads[i].dtype() != DType::float32) {
@@ -104,9 +99,13 @@ class Optimizer : public Trackable {
                                grads[i].shape().to_string() + " for variable '" + vars[i].name() +
                                "' of shape " + vars[i].shape().to_string());
       }
-      update(vars[i], static_cast<const float*>(grads[i].raw_data()), lr, step);
+      if (graph != nullptr) {
+        add_update_node(*graph, vars[i], grads[i]);
+      } else {
+        update(vars[i], static_cast<const float*>(grads[i].raw_data()), lr, step);
+      }
     }
-    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));  // traced: a node after the updates
   }
   /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
   template <std::size_t R>
@@ -130,6 +129,8 @@ class Optimizer : public Trackable {
   /// The learning rate at the current step.
   [[nodiscard]] double current_learning_rate() const { return learning_rate_.at(iterations()); }
   [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
+  /// The op name of the update in traced graphs (TensorFlow's kernel for the same rule).
+  [[nodiscard]] virtual std::string apply_op_name() const { return "ResourceApply" + name(); }
 
   /// "iter", "learning_rate", "decay" and the hyperparameters, as Keras 2 tracks them.
   [[nodiscard]] std::vector<TrackableVariable> trackable_variables() override {
@@ -249,7 +250,44 @@ class Optimizer : public Trackable {
     return created;
   }
 
+  // A graph node that updates `var` with the gradient in its input slot when the traced
+  // function runs; it calls back into this object, so it first checks the object still lives.
+  void add_update_node(detail::trace::Graph& graph, const AnyVariable& var, const AnyTensor& grad) {
+    detail::trace::GraphNode node;
+    node.op = apply_op_name();
+    node.attrs = {{"variable", var.name()}};
+    node.dtype = DType::float32;
+    node.shape = var.shape();
+    node.inputs.push_back(with_rank(
+        var, [&]<std::size_t R>() { return graph.slot_of(grad.unchecked_as<float, R>()); }));
+    node.run = [self = this, alive = std::weak_ptr<const int>(lifetime_.token), var,
+                op = node.op](std::span<const AnyTensor> values) {
+      if (alive.expired()) {
+        throw failed_precondition("tf::function: the optimizer of " + op + " on '" + var.name() +
+                                  "' was destroyed (or moved from) after the function traced it");
+      }
+      const detail::ScopedFlushDenormals flush;
+      const std::int64_t step = self->iterations();
+      const double lr = self->learning_rate_.at(step);
+      self->s_->lr_var.assign(Tensor<float, 0>(float(lr)));
+      self->update(var, static_cast<const float*>(values[0].raw_data()), lr, step);
+      return AnyTensor{};
+    };
+    graph.add_node(std::move(node), 0);
+  }
+
+  // Each optimizer object (not its shared state) has its own token: a copy or move gets a new
+  // one, so traced update nodes can tell whether the object they call back into still exists.
+  struct LifetimeToken {
+    std::shared_ptr<const int> token = std::make_shared<const int>(0);
+    LifetimeToken() = default;
+    LifetimeToken(const LifetimeToken&) : LifetimeToken() {}
+    LifetimeToken& operator=(const LifetimeToken&) { return *this; }
+    ~LifetimeToken() = default;
+  };
+
   std::shared_ptr<State> s_;
+  LifetimeToken lifetime_;
 
  protected:
   LearningRate learning_rate_;
@@ -267,6 +305,9 @@ struct SGDOptions {
 /// (nesterov: var += momentum * velocity - lr * g).
 class SGD : public Optimizer {
  public:
+  [[nodiscard]] std::string apply_op_name() const override {
+    return o_.momentum == 0.0 ? "ResourceApplyGradientDescent" : "ResourceApplyKerasMomentum";
+  }
   explicit SGD(SGDOptions o = {}) : Optimizer("SGD", o.learning_rate), o_(o) {
     hyper("momentum", o.momentum);
   }
@@ -346,6 +387,7 @@ struct RMSpropOptions {
 /// rms = rho rms + (1 - rho) g^2; var -= lr g / (sqrt(rms) + epsilon).
 class RMSprop : public Optimizer {
  public:
+  [[nodiscard]] std::string apply_op_name() const override { return "ResourceApplyRMSProp"; }
   explicit RMSprop(RMSpropOptions o = {}) : Optimizer("RMSprop", o.learning_rate), o_(o) {
     hyper("rho", o.rho);
   }

@@ -1,12 +1,15 @@
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/function/function.hpp>
 #include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/ops.hpp>
 
 namespace tf = tapeflow;
 namespace opt = tf::keras::optimizers;
@@ -174,4 +177,61 @@ TEST_CASE("optimizer state decaying into the denormal range is flushed, not slow
   const float m = adam.get_slot(w, "m")->value().as<float, 1>()(0);
   CHECK(m == 0.0f);
   CHECK(std::isfinite(w.value()(0)));
+}
+
+TEST_CASE("apply_gradients inside a traced tf::function: ResourceApply nodes, same updates") {
+  auto x = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
+  auto y = tf::constant<float>({{1}, {0}, {2}});
+  auto make_w = [] {
+    return tf::Variable<float, 2>(tf::constant<float>({{0.5f}, {-0.5f}}), {.name = "w"});
+  };
+  auto loss_of = [](const tf::Tensor<float, 2>& xs, const tf::Tensor<float, 2>& ys,
+                    const tf::Variable<float, 2>& w) {
+    return tf::reduce_mean(tf::square(tf::matmul(xs, w) - ys));
+  };
+  for (int kind = 0; kind < 3; ++kind) {
+    auto make_opt = [&]() -> std::unique_ptr<opt::Optimizer> {
+      if (kind == 0) {
+        // A schedule is evaluated at run time, at the step each call runs.
+        return std::make_unique<opt::Adam>(opt::AdamOptions{
+            .learning_rate = opt::schedules::ExponentialDecay(
+                {.initial_learning_rate = 0.1, .decay_steps = 1, .decay_rate = 0.5})});
+      }
+      if (kind == 1) {
+        return std::make_unique<opt::SGD>(opt::SGDOptions{.learning_rate = 0.05, .momentum = 0.9});
+      }
+      return std::make_unique<opt::RMSprop>(opt::RMSpropOptions{.learning_rate = 0.01});
+    };
+    auto traced_w = make_w();
+    auto eager_w = make_w();
+    auto traced_opt = make_opt();
+    auto eager_opt = make_opt();
+    auto step = tf::function([&](const tf::Tensor<float, 2>& xs, const tf::Tensor<float, 2>& ys) {
+      tf::GradientTape tape;
+      auto loss = loss_of(xs, ys, traced_w);
+      tape.stop();
+      std::vector<tf::keras::AnyVariable> vars{traced_w};
+      traced_opt->apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+      return loss;
+    });
+    for (int i = 0; i < 4; ++i) {
+      auto traced_loss = step(x, y);
+      tf::GradientTape tape;
+      auto loss = loss_of(x, y, eager_w);
+      tape.stop();
+      std::vector<tf::keras::AnyVariable> vars{eager_w};
+      eager_opt->apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+      CHECK(traced_loss.item() == Approx(loss.item()).epsilon(1e-5));
+      CHECK(traced_w.value()(1, 0) == Approx(eager_w.value()(1, 0)).epsilon(1e-5));
+    }
+    CHECK(step.trace_count() == 1);
+    CHECK(traced_opt->iterations() == 4);
+    CHECK(traced_opt->current_learning_rate() == Approx(eager_opt->current_learning_rate()));
+    const std::string text = step.concrete_functions()[0]->to_string();
+    CHECK_THAT(text, Catch::Contains(traced_opt->apply_op_name()));
+    CHECK_THAT(text, Catch::Contains("AssignAddVariableOp"));
+    // The traced nodes call back into the optimizer object: once it is gone, a clear error.
+    traced_opt.reset();
+    CHECK_THROWS_AS(step(x, y), tf::failed_precondition);
+  }
 }
