@@ -39,6 +39,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/function/graph.hpp>
+#include <tapeflow/function/tensor_array.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -150,19 +151,76 @@ inline std::vector<AnyTensor> run_with(const ConcreteFunction& fn,
   return fn.run(args);
 }
 
-template <class Vars>
-void check_loop_shapes(const Vars& before, const Vars& after) {
-  std::vector<AnyTensor> a;
-  std::vector<AnyTensor> b;
-  flatten(before, a);
-  flatten(after, b);
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].shape() != b[i].shape()) {
+template <class X>
+struct is_tensor_array : std::false_type {};
+template <class T, std::size_t R>
+struct is_tensor_array<TensorArray<T, R>> : std::true_type {};
+
+// A loop variable after its body: a tensor keeps its shape; a TensorArray may change size
+// (dynamic_size), as in TensorFlow.
+template <class X>
+void check_loop_shape(std::size_t i, const X& before, const X& after) {
+  if constexpr (is_tensor<X>::value) {
+    if (before.shape() != after.shape()) {
       throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) + " has shape " +
-                             a[i].shape().to_string() + " on entry but " +
-                             b[i].shape().to_string() +
+                             before.shape().to_string() + " on entry but " +
+                             after.shape().to_string() +
                              " after the body; loop variables must keep their shape");
     }
+  }
+}
+template <class... X, std::size_t... I>
+void check_loop_shapes(const std::tuple<X...>& before, const std::tuple<X...>& after,
+                       std::index_sequence<I...> /*indices*/) {
+  (check_loop_shape(I, std::get<I>(before), std::get<I>(after)), ...);
+}
+template <class... X>
+void check_loop_shapes(const std::tuple<X...>& before, const std::tuple<X...>& after) {
+  check_loop_shapes(before, after, std::index_sequence_for<X...>{});
+}
+
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> eager_while(CondFn& cond_fn, BodyFn& body_fn, std::tuple<X...> vars,
+                             std::int64_t max) {
+  for (std::int64_t it = 0; max < 0 || it < max; ++it) {
+    const Tensor<bool, 0> c = std::apply(cond_fn, std::as_const(vars));
+    if (!c.item()) {
+      break;
+    }
+    std::tuple<X...> next(std::apply(body_fn, std::as_const(vars)));
+    check_loop_shapes(vars, next);
+    vars = std::move(next);
+  }
+  return vars;
+}
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> traced_while(trace::Graph* outer, CondFn& cond_fn, BodyFn& body_fn,
+                              const std::tuple<X...>& loop_vars, std::int64_t max);
+
+// What a traced loop carries for a loop variable: a tensor itself, a TensorArray in its dense
+// form (Note [TensorArray in loops] in tensor_array.hpp).
+template <class X>
+X densify(const X& x) {
+  if constexpr (is_tensor_array<X>::value) {
+    return x.densified("while_loop");
+  } else {
+    return x;
+  }
+}
+template <class X>
+auto loop_tensor(const X& x) {
+  if constexpr (is_tensor_array<X>::value) {
+    return densify(x).dense();
+  } else {
+    return x;
+  }
+}
+template <class X, class Carried>
+X from_loop_tensor(const X& like, const Carried& t) {
+  if constexpr (is_tensor_array<X>::value) {
+    return like.with_dense(t);
+  } else {
+    return t;
   }
 }
 
@@ -287,8 +345,9 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
 template <class CondFn, class BodyFn, class... X>
 std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...> loop_vars,
                             WhileOptions options = {}) {
-  static_assert(sizeof...(X) > 0 && (is_tensor<X>::value && ...),
-                "tf::while_loop: loop_vars must be a tuple of tensors");
+  static_assert(
+      sizeof...(X) > 0 && ((is_tensor<X>::value || detail::cf::is_tensor_array<X>::value) && ...),
+      "tf::while_loop: loop_vars must be a tuple of tensors and TensorArrays");
   using Vars = std::tuple<X...>;
   static_assert(std::is_convertible_v<std::invoke_result_t<CondFn&, const X&...>, Tensor<bool, 0>>,
                 "tf::while_loop: cond_fn must return a Tensor<bool, 0>");
@@ -296,19 +355,41 @@ std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...>
                 "tf::while_loop: body_fn must return the loop variables' types");
   const std::int64_t max = options.maximum_iterations;
   detail::trace::Graph* outer = detail::trace::active();
-  if (outer == nullptr) {
-    Vars vars = std::move(loop_vars);
-    for (std::int64_t it = 0; max < 0 || it < max; ++it) {
-      const Tensor<bool, 0> c = std::apply(cond_fn, std::as_const(vars));
-      if (!c.item()) {
-        break;
-      }
-      Vars next(std::apply(body_fn, std::as_const(vars)));
-      detail::cf::check_loop_shapes(vars, next);
-      vars = std::move(next);
+  if constexpr ((detail::cf::is_tensor_array<X>::value || ...)) {
+    if (outer != nullptr) {
+      // Traced: the arrays travel as their dense tensors through the tensor-only loop below.
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const std::tuple<X...> like{detail::cf::densify(std::get<I>(loop_vars))...};
+        auto out = while_loop(
+            [&](const auto&... t) {
+              return cond_fn(detail::cf::from_loop_tensor(std::get<I>(like), t)...);
+            },
+            [&](const auto&... t) {
+              const std::tuple<X...> next(
+                  body_fn(detail::cf::from_loop_tensor(std::get<I>(like), t)...));
+              return std::tuple{detail::cf::loop_tensor(std::get<I>(next))...};
+            },
+            std::tuple{detail::cf::loop_tensor(std::get<I>(like))...}, options);
+        return std::tuple<X...>{
+            detail::cf::from_loop_tensor(std::get<I>(like), std::get<I>(out))...};
+      }(std::index_sequence_for<X...>{});
     }
-    return vars;
+    return detail::cf::eager_while(cond_fn, body_fn, std::move(loop_vars), max);
+  } else {
+    if (outer == nullptr) {
+      return detail::cf::eager_while(cond_fn, body_fn, std::move(loop_vars), max);
+    }
+    return detail::cf::traced_while(outer, cond_fn, body_fn, loop_vars, max);
   }
+}
+
+namespace detail::cf {
+
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn& body_fn,
+                              const std::tuple<X...>& loop_vars, std::int64_t max) {
+  using Vars = std::tuple<X...>;
+  trace::Graph* outer = outer_graph;
   std::vector<std::int32_t> var_slots;
   std::apply([&](const auto&... v) { (var_slots.push_back(outer->slot_of(v)), ...); }, loop_vars);
   auto placeholders = [&](detail::trace::Graph& g) {
@@ -379,6 +460,8 @@ std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...>
   };
   return symbolic;
 }
+
+}  // namespace detail::cf
 
 /// tf::while_loop with a single loop variable: `cond_fn(x)`, `body_fn(x) -> x'`.
 template <class CondFn, class BodyFn, class T, std::size_t R>

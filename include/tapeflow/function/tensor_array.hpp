@@ -14,14 +14,24 @@
 // version. A write from the newest version appends in place (O(1)), so the loop idiom
 // `arr = arr.write(i, v)` never copies, while every older array still reads what it held
 // before. Writing from an older version (branching) copies the element handles once.
+//
+// Dense mode (Note [TensorArray in loops]). An index that is a symbolic tensor (a traced
+// while_loop's counter) cannot pick a slot at trace time, so such an array is held as one
+// stacked tensor of shape (size, element shape...): `write` selects the new value into row
+// `index` (SelectV2 with a one-row mask), `read` gathers the row, `stack` is the tensor itself.
+// tf::while_loop carries TensorArray loop variables this way. It needs a fixed size and a
+// fully known element shape (TensorFlow's TensorList has neither restriction), and a write
+// costs O(size) rather than O(1); gradients flow through the same select/gather ops.
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +45,11 @@
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/array/concat.hpp>
+#include <tapeflow/ops/array/gather.hpp>
+#include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/array/stack.hpp>
+#include <tapeflow/ops/array/where.hpp>
+#include <tapeflow/ops/math/compare.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -148,12 +162,30 @@ class TensorArray {
   /// whose shape is incompatible with the element shape, and out_of_range for an index past the
   /// end unless `dynamic_size`, in which case the array grows to `index + 1` elements.
   [[nodiscard]] TensorArray write(std::int64_t index, const Tensor<T, Rank>& value) const {
+    if (dense_) {
+      if (index < 0 || index >= size_) {
+        throw out_of_range("TensorArray::write: index " + std::to_string(index) +
+                           " is out of range for a TensorArray of size " + std::to_string(size_));
+      }
+      return dense_write(Tensor<std::int64_t, 0>(index), value);
+    }
     return with_writes({{index, value}}, "write");
   }
   /// Writes a variable's current value.
   template <tensor_of<T, Rank> V>
   [[nodiscard]] TensorArray write(std::int64_t index, const V& value) const {
     return write(index, detail::as_tensor(value));
+  }
+  /// Writes at an index given as an int32/int64 scalar tensor. A symbolic index (inside a
+  /// traced tf::function or while_loop) turns the array into its dense form (see the header
+  /// comment): it then needs a fixed size and a fully known element shape.
+  template <class I>
+    requires(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>)
+  [[nodiscard]] TensorArray write(const Tensor<I, 0>& index, const Tensor<T, Rank>& value) const {
+    if (!dense_ && !index.is_symbolic()) {
+      return write(static_cast<std::int64_t>(index.item()), value);
+    }
+    return densified("write").dense_write(index, value);
   }
 
   /// Element `index` (TensorFlow: `read`): the tensor written there, or zeros if it was never
@@ -164,13 +196,29 @@ class TensorArray {
       throw out_of_range("TensorArray::read: index " + std::to_string(index) +
                          " is out of range for a TensorArray of size " + std::to_string(size_));
     }
+    if (dense_) {
+      return ::tapeflow::gather(*dense_, Tensor<std::int64_t, 0>(index));
+    }
     return std::move(elements({index}, "read").front());
+  }
+  /// Reads at an index given as an int32/int64 scalar tensor (symbolic in traced loops; an
+  /// index out of range then throws invalid_argument when the function runs).
+  template <class I>
+    requires(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>)
+  [[nodiscard]] Tensor<T, Rank> read(const Tensor<I, 0>& index) const {
+    if (!dense_ && !index.is_symbolic()) {
+      return read(static_cast<std::int64_t>(index.item()));
+    }
+    return ::tapeflow::gather(densified("read").dense(), index);
   }
 
   /// All elements stacked along a new axis 0, shape (size, element shape...) (TensorFlow:
   /// `stack`); unwritten elements are zeros. Throws failed_precondition if an element is
   /// unwritten (or the array is empty) and the element shape is not fully known.
   [[nodiscard]] Tensor<T, Rank + 1> stack() const {
+    if (dense_) {
+      return *dense_;
+    }
     std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
     for (std::int64_t i = 0; i < size_; ++i) {
       all[static_cast<std::size_t>(i)] = i;
@@ -187,6 +235,12 @@ class TensorArray {
                            " is out of range for a TensorArray of size " + std::to_string(size_));
       }
     }
+    if (dense_) {
+      const auto ids = constant<std::int64_t, 1>(
+          std::span<const std::int64_t>(indices),
+          std::array<std::int64_t, 1>{static_cast<std::int64_t>(indices.size())});
+      return ::tapeflow::gather(*dense_, ids);
+    }
     return stack_indices(indices, "gather");
   }
 
@@ -198,6 +252,14 @@ class TensorArray {
       std::array<std::int64_t, Rank> dims = known_dims("concat");
       dims[0] = 0;
       return zeros<T, Rank>(dims);
+    }
+    if (dense_) {
+      std::array<std::int64_t, Rank> dims{};
+      dims[0] = size_ * dense_->dim(1);
+      for (std::size_t i = 1; i < Rank; ++i) {
+        dims[i] = dense_->dim(i + 1);
+      }
+      return reshape(*dense_, dims);
     }
     std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
     for (std::int64_t i = 0; i < size_; ++i) {
@@ -232,6 +294,10 @@ class TensorArray {
     out.storage_ = std::make_shared<Storage>();
     out.version_ = 0;
     out.size_ = n;
+    if (dense_) {
+      out.dense_ = value;  // a dense array stays dense: the value is its stacked form
+      return out;
+    }
     auto pieces = ::tapeflow::unstack(value);
     std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes;
     writes.reserve(pieces.size());
@@ -256,6 +322,13 @@ class TensorArray {
                              " has " + std::to_string(value.dim(0)) + " pieces along axis 0");
     }
     auto pieces = ::tapeflow::unstack(value);
+    if (dense_) {
+      TensorArray out(*this);
+      for (std::size_t i = 0; i < pieces.size(); ++i) {
+        out = out.write(indices[i], pieces[i]);
+      }
+      return out;
+    }
     std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes;
     writes.reserve(pieces.size());
     for (std::size_t i = 0; i < pieces.size(); ++i) {
@@ -269,8 +342,59 @@ class TensorArray {
     return scatter(indices, detail::as_tensor(value));
   }
 
+  /// Whether the array is in its dense form (see the header comment).
+  [[nodiscard]] bool is_dense() const noexcept { return dense_.has_value(); }
+  /// This array in dense form: its elements stacked (what tf::while_loop carries as the loop
+  /// variable). Throws unimplemented for a dynamic_size array, failed_precondition when an
+  /// unwritten element's shape is unknown.
+  [[nodiscard]] TensorArray densified(const char* what) const {
+    if (dense_) {
+      return *this;
+    }
+    if (dynamic_size_) {
+      throw unimplemented(std::string("TensorArray::") + what +
+                          ": a dynamic_size array cannot be indexed by a symbolic tensor or "
+                          "carried through a traced tf::while_loop (give it a fixed size)");
+    }
+    TensorArray out(*this);
+    out.dense_ = stack();
+    out.element_shape_ = Shape(known_dims(what));
+    return out;
+  }
+  /// The stacked tensor of a dense array.
+  [[nodiscard]] const Tensor<T, Rank + 1>& dense() const {
+    if (!dense_) {
+      throw failed_precondition("TensorArray::dense: the array is not in dense form");
+    }
+    return *dense_;
+  }
+  /// A dense array like this one (same options) holding `stacked` (size = its dim 0).
+  [[nodiscard]] TensorArray with_dense(Tensor<T, Rank + 1> stacked) const {
+    TensorArray out(*this);
+    out.size_ = stacked.dim(0);
+    out.dense_ = std::move(stacked);
+    return out;
+  }
+
  private:
   using Storage = detail::TensorArrayStorage<T, Rank>;
+
+  // Row `index` of the dense tensor replaced by `value`: where(rows == index, value, dense).
+  // The row ids are gathered at `index` first, so an index out of range fails there (when the
+  // function runs) instead of silently writing nothing.
+  template <class I>
+  [[nodiscard]] TensorArray dense_write(const Tensor<I, 0>& index,
+                                        const Tensor<T, Rank>& value) const {
+    if (infer_shape_) {
+      (void)checked_merge(element_shape_, value.shape(), "write", "the value");
+    }
+    const Tensor<I, 1> rows = range<I>(static_cast<I>(size_));
+    std::array<std::int64_t, Rank + 1> mask_dims{};
+    mask_dims.fill(1);
+    mask_dims[0] = size_;
+    auto mask = reshape(equal(rows, ::tapeflow::gather(rows, index)), mask_dims);
+    return with_dense(where(mask, value, *dense_));
+  }
 
   static bool compatible(const Shape& a, const Shape& b) noexcept {
     for (std::size_t i = 0; i < Rank; ++i) {
@@ -444,6 +568,8 @@ class TensorArray {
   std::optional<Shape> element_shape_{};
   bool dynamic_size_ = false;
   bool infer_shape_ = true;
+  /// Set in dense form: the elements stacked, shape (size_, element shape...).
+  std::optional<Tensor<T, Rank + 1>> dense_{};
 };
 
 TAPEFLOW_END_NAMESPACE

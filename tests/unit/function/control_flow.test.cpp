@@ -264,3 +264,91 @@ TEST_CASE("while_loop: a body that changes a shape throws", "[function][control_
   auto f = tf::function(grow);
   CHECK_THROWS_WITH(f(tf::constant<float>({1, 2})), Catch::Contains("loop variable 1"));
 }
+
+namespace {
+// arr[k] = x * k for k < n, written at the loop counter (a symbolic index when traced).
+tf::Tensor<float, 2> rows_times_index(const tf::Tensor<i32, 0>& n, const tf::Tensor<float, 1>& x) {
+  tf::TensorArray<float, 1> arr(4, {.element_shape = tf::Shape{2}});
+  auto [i, out] = tf::while_loop([&](const auto& k, const auto&) { return k < n; },
+                                 [&](const auto& k, const auto& a) {
+                                   return std::tuple{k + 1, a.write(k, x * tf::cast<float>(k))};
+                                 },
+                                 std::tuple{tf::constant<i32>(0), arr});
+  CHECK(out.size() == 4);
+  return out.stack();
+}
+}  // namespace
+
+TEST_CASE("TensorArray as a while_loop variable, eager and traced", "[function][tensor_array]") {
+  const auto x = tf::constant<float>({1, 2});
+  CHECK(rows_times_index(tf::constant<i32>(3), x).numpy() ==
+        std::vector<float>{0, 0, 1, 2, 2, 4, 0, 0});
+  auto f = tf::function(rows_times_index);
+  CHECK(f(tf::constant<i32>(3), x).numpy() == std::vector<float>{0, 0, 1, 2, 2, 4, 0, 0});
+  CHECK(f(tf::constant<i32>(4), x).numpy() == std::vector<float>{0, 0, 1, 2, 2, 4, 3, 6});
+  CHECK(f.trace_count() == 1);
+  CHECK_THAT(f.concrete_functions()[0]->to_string(), Catch::Contains("While["));
+
+  // Reads at the counter too: a running sum over an unstacked input.
+  auto cumsum = tf::function([](const tf::Tensor<float, 1>& v) {
+    auto in = tf::TensorArray<float, 0>(4).unstack(v);
+    tf::TensorArray<float, 0> acc(4, {.element_shape = tf::Shape{}});
+    auto [k, s, out] = tf::while_loop([](const auto& j, const auto&, const auto&) { return j < 4; },
+                                      [&](const auto& j, const auto& total, const auto& a) {
+                                        auto next = total + in.read(j);
+                                        return std::tuple{j + 1, next, a.write(j, next)};
+                                      },
+                                      std::tuple{tf::constant<i32>(0), tf::constant(0.0f), acc});
+    return out.stack();
+  });
+  CHECK(cumsum(tf::constant<float>({1, 2, 3, 4})).numpy() == std::vector<float>{1, 3, 6, 10});
+}
+
+TEST_CASE("gradients flow through a TensorArray carried by a traced while_loop",
+          "[function][tensor_array][gradient]") {
+  auto f = tf::function([](const tf::Tensor<double, 1>& x) {
+    tf::TensorArray<double, 1> arr(3, {.element_shape = tf::Shape{2}});
+    auto [i, out] =
+        tf::while_loop([](const auto& k, const auto&) { return k < 3; },
+                       [&](const auto& k, const auto& a) {
+                         auto prev = tf::cond(
+                             k > 0, [&] { return a.read(k - 1); }, [&] { return x; });
+                         return std::tuple{k + 1, a.write(k, prev * x)};  // x^2, x^3, x^4
+                       },
+                       std::tuple{tf::constant<i32>(0), arr});
+    return out.stack();
+  });
+  tapeflow_test::check_gradients([&](const auto& x) { return f(x); },
+                                 tapeflow_test::test_data<1>({2}));
+  const auto y = f(tf::constant<double>({2, 3}));
+  CHECK(y.numpy() == std::vector<double>{4, 9, 8, 27, 16, 81});
+}
+
+TEST_CASE("TensorArray loop variables: what a traced while_loop cannot carry",
+          "[function][tensor_array]") {
+  auto loop_over = [](const tf::TensorArray<float, 0>& arr, const tf::Tensor<i32, 0>& n) {
+    return std::get<1>(tf::while_loop([&](const auto& k, const auto&) { return k < n; },
+                                      [](const auto& k, const auto& a) {
+                                        return std::tuple{k + 1, a.write(k, tf::constant(1.0f))};
+                                      },
+                                      std::tuple{tf::constant<i32>(0), arr}));
+  };
+  auto dynamic = tf::function([&](const tf::Tensor<i32, 0>& n) {
+    return loop_over(tf::TensorArray<float, 0>(0, {.dynamic_size = true}), n).stack();
+  });
+  CHECK_THROWS_AS(dynamic(tf::constant<i32>(2)), tf::unimplemented);
+  // Eagerly the same loop grows the array.
+  CHECK(loop_over(tf::TensorArray<float, 0>(0, {.dynamic_size = true}), tf::constant<i32>(2))
+            .stack()
+            .numpy() == std::vector<float>{1, 1});
+  auto unknown_shape = tf::function([&](const tf::Tensor<i32, 0>& n) {
+    return loop_over(tf::TensorArray<float, 0>(2), n).stack();
+  });
+  CHECK_THROWS_AS(unknown_shape(tf::constant<i32>(2)), tf::failed_precondition);
+  // A counter past the end fails when the function runs, naming the index.
+  auto past_end = tf::function([&](const tf::Tensor<i32, 0>& n) {
+    return loop_over(tf::TensorArray<float, 0>(2, {.element_shape = tf::Shape{}}), n).stack();
+  });
+  CHECK(past_end(tf::constant<i32>(2)).numpy() == std::vector<float>{1, 1});
+  CHECK_THROWS_WITH(past_end(tf::constant<i32>(3)), Catch::Contains("= 2 is not in [0, 2)"));
+}

@@ -53,8 +53,9 @@ struct GatherV2 {
     static_assert(detail::index_element<I>, "tf::gather: indices must be int32 or int64");
     std::size_t const ax = resolved_axis<R>();
     std::int64_t const n = params.dims()[ax];
+    // Symbolic indices (tracing) have no values yet: the check runs when the graph runs.
     I const* idx = indices.data();
-    for (std::int64_t k = 0; k < indices.num_elements(); ++k) {
+    for (std::int64_t k = 0; !indices.is_symbolic() && k < indices.num_elements(); ++k) {
       if (idx[k] < 0 || static_cast<std::int64_t>(idx[k]) >= n) {
         throw invalid_argument("GatherV2: indices" + detail::multi_index_text(k, indices.dims()) +
                                " = " + std::to_string(idx[k]) + " is not in [0, " +

@@ -81,8 +81,9 @@ struct UnsortedSegmentSum {
                                " is not a prefix of data shape " + data.shape().to_string());
       }
     }
+    // Symbolic ids (tracing) have no values yet: the check runs when the graph runs.
     I const* id = ids.data();
-    for (std::int64_t i = 0; i < ids.num_elements(); ++i) {
+    for (std::int64_t i = 0; !ids.is_symbolic() && i < ids.num_elements(); ++i) {
       if (static_cast<std::int64_t>(id[i]) >= num_segments) {
         throw invalid_argument(
             "UnsortedSegmentSum: segment_ids" + detail::multi_index_text(i, ids.dims()) + " = " +
