@@ -342,6 +342,17 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
 /// Loop variables keep dtype, rank and shape: a body that changes a shape throws
 /// invalid_argument naming the variable. Inside a traced tf::function both callables are
 /// traced once into sub-graphs and one "While" node loops at run time.
+///
+/// A loop variable may also be a `TensorArray` written and read at the loop counter:
+///
+///     tf::TensorArray<float, 1> rows(n, {.element_shape = tf::Shape{d}});
+///     auto [i, out] = tf::while_loop(
+///         [&](const auto& i, const auto&) { return i < n; },
+///         [&](const auto& i, const auto& a) { return std::tuple{i + 1, a.write(i, f(i))}; },
+///         std::tuple{tf::constant(0), rows});
+///
+/// Traced, the array travels in its dense form (tensor_array.hpp): it needs a fixed size and
+/// a known element shape (unimplemented / failed_precondition otherwise).
 template <class CondFn, class BodyFn, class... X>
 std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...> loop_vars,
                             WhileOptions options = {}) {
