@@ -17,6 +17,7 @@
 #include <tapeflow/data/any_dataset.hpp>                // IWYU pragma: export
 #include <tapeflow/data/dataset.hpp>                    // IWYU pragma: export
 #include <tapeflow/data/element.hpp>                    // IWYU pragma: export
+#include <tapeflow/data/features.hpp>                   // IWYU pragma: export
 #include <tapeflow/data/source/concatenate.hpp>         // IWYU pragma: export
 #include <tapeflow/data/source/from_generator.hpp>      // IWYU pragma: export
 #include <tapeflow/data/source/from_tensor_slices.hpp>  // IWYU pragma: export

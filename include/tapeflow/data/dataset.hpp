@@ -23,8 +23,9 @@
 // Iterator state (for checkpoints of input pipelines): `Iterator::save_state()` returns an
 // IteratorState with one entry group per stage ("prefetch/batch/shuffle/rng", ...), and
 // `restore_state()` on a fresh iterator of the same pipeline resumes exactly there. Supported
-// by every source and adaptor except from_generator, cache, unbatch and
-// interleave (those throw unimplemented). Threaded stages (prefetch, parallel map)
+// by every source and adaptor except from_generator, which throws failed_precondition (as
+// TensorFlow: a generator's position is opaque); a user iterator without the two members makes
+// saving throw unimplemented. Threaded stages (prefetch, parallel map, parallel interleave)
 // pause their input while saving and store the elements already computed.
 //
 // Customization points (listed per STYLE rule 6): the member functions above, and the trait

@@ -1,8 +1,14 @@
 // `tf::data::element_traits<E>`: what the pipeline needs to know about an element type:
-// slicing on dim 0 (from_tensor_slices, unbatch), stacking on a new dim 0 (batch, padded_batch),
-// its size in bytes (shuffle byte budgets, autotune memory budget) and a byte encoding (cache to
-// file, saved iterator state). Provided for `Tensor<T, R>`, `std::tuple<...>` and `std::pair`;
-// users may specialise it for their own named structures (customization point).
+// slicing on dim 0 (from_tensor_slices, unbatch), stacking on a new dim 0 (batch, padded_batch,
+// the latter with a per-component `padding_type`), its size in bytes (shuffle byte budgets,
+// autotune memory budget) and a byte encoding (cache to file, saved iterator state). Provided
+// for `Tensor<T, R>`, `std::tuple<...>` and `std::pair` here, and for the named structure
+// `tf::data::Features` in features.hpp.
+//
+// Customization point: `element_traits<E>` (a trait struct). A user type (e.g. an aggregate of
+// tensors) becomes a dataset element by specialising it with the members below:
+// `batched_type`, `leading_dim`, `slice`, `stack`, `byte_size`, `encode`, `decode`, and for
+// padded_batch `padding_type` and `padded_stack`. Each stage needs only the members it calls.
 #pragma once
 
 #include <algorithm>
@@ -40,7 +46,84 @@ inline void get_raw(std::string_view& in, void* p, std::size_t n) {
   std::memcpy(p, in.data(), n);
   in.remove_prefix(n);
 }
+
+/// Copies a row-major block of shape `src_dims` into the leading corner of a block of shape
+/// `dst_dims` (same rank, every dst dim >= the src dim), one contiguous row at a time.
+template <class T>
+void copy_into_padded(const T* src, std::span<const std::int64_t> src_dims, T* dst,
+                      std::span<const std::int64_t> dst_dims) {
+  const std::size_t r = src_dims.size();
+  if (r == 0) {
+    *dst = *src;
+    return;
+  }
+  std::int64_t n = 1;
+  for (auto d : src_dims) {
+    n *= d;
+  }
+  const std::int64_t row = src_dims[r - 1];
+  if (n == 0) {
+    return;
+  }
+  std::array<std::int64_t, max_rank> idx{};  // multi-index over dims [0, r - 1)
+  for (std::int64_t k = 0, rows = n / row; k < rows; ++k) {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d + 1 < r; ++d) {
+      off = off * dst_dims[d] + idx[d];
+    }
+    std::copy(src + k * row, src + (k + 1) * row, dst + off * dst_dims[r - 1]);
+    for (std::size_t d = r - 1; d-- > 0;) {
+      if (++idx[d] < src_dims[d]) {
+        break;
+      }
+      idx[d] = 0;
+    }
+  }
+}
+
+/// The padded size of each dim: `target[k]` where >= 0, else the largest `dims_of(item)[k]`.
+template <class Items, class DimsOf>
+std::vector<std::int64_t> padded_dims(const Items& items, std::span<const std::int64_t> target,
+                                      std::size_t rank, DimsOf dims_of) {
+  std::vector<std::int64_t> out(rank, 0);
+  for (std::size_t k = 0; k < rank; ++k) {
+    std::int64_t m = 0;
+    for (const auto& it : items) {
+      m = std::max(m, dims_of(it)[k]);
+    }
+    if (k < target.size() && target[k] >= 0) {
+      if (target[k] < m) {
+        throw invalid_argument("tf::data::padded_batch: padded_shapes dim " + std::to_string(k) +
+                               " = " + std::to_string(target[k]) +
+                               " is smaller than an element's dim " + std::to_string(m));
+      }
+      m = target[k];
+    }
+    out[k] = m;
+  }
+  return out;
+}
+
+template <std::size_t R>
+constexpr std::array<std::int64_t, R> unknown_dims() noexcept {
+  std::array<std::int64_t, R> a{};
+  a.fill(-1);
+  return a;
+}
 }  // namespace detail
+
+/// How `padded_batch` pads one tensor component (TensorFlow: one entry of `padded_shapes`
+/// and of `padding_values`): each dim is padded to `padded_shape[k]`, or to the largest in the
+/// batch where that is -1 (the default), with `padding_value`.
+///
+///     ds | tf::data::padded_batch(4, std::tuple{tf::data::Padding<std::int32_t, 1>{
+///                                                   .padded_shape = {16}, .padding_value = -1},
+///                                               tf::data::Padding<std::int64_t, 0>{}})
+template <class T, std::size_t R>
+struct Padding {
+  std::array<std::int64_t, R> padded_shape = detail::unknown_dims<R>();
+  T padding_value{};
+};
 
 template <class T, std::size_t R>
 struct element_traits<Tensor<T, R>> {
@@ -88,52 +171,35 @@ struct element_traits<Tensor<T, R>> {
     }
     return out;
   }
-  /// Stacks elements after padding each dim to the largest (or `shape`, where >= 0) with `pad`.
-  static batched_type padded_stack(std::span<const type> items,
-                                   const std::array<std::int64_t, R>& shape, const T& pad) {
+  using padding_type = Padding<T, R>;
+  /// Stacks elements after padding each dim to `p.padded_shape` (-1: the largest in the
+  /// batch) with `p.padding_value`; a padded_shape smaller than an element is invalid_argument.
+  static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
+    const auto dims_of = [](const type& t) -> const std::array<std::int64_t, R>& {
+      return t.dims();
+    };
+    const auto padded = detail::padded_dims(items, p.padded_shape, R, dims_of);
     std::array<std::int64_t, R + 1> dims{};
     dims[0] = static_cast<std::int64_t>(items.size());
-    for (std::size_t k = 0; k < R; ++k) {
-      std::int64_t m = 0;
-      for (const auto& it : items) {
-        m = std::max(m, it.dim(k));
-      }
-      if (shape[k] >= 0) {
-        if (shape[k] < m) {
-          throw invalid_argument("tf::data::padded_batch: padded_shapes dim " + std::to_string(k) +
-                                 " = " + std::to_string(shape[k]) +
-                                 " is smaller than an element's dim " + std::to_string(m));
-        }
-        m = shape[k];
-      }
-      dims[k + 1] = m;
-    }
+    std::copy(padded.begin(), padded.end(), dims.begin() + 1);
     auto out = batched_type::uninitialized(dims);
     T* dst = ::tapeflow::detail::tensor_access::mutable_data(out);
-    const std::int64_t per =
-        ::tapeflow::detail::product(out.dims()) / std::max<std::int64_t>(dims[0], 1);
-    std::fill(dst, dst + out.num_elements(), pad);
+    std::fill(dst, dst + out.num_elements(), p.padding_value);
+    std::int64_t stride = 1;  // elements per padded item
+    for (auto d : padded) {
+      stride *= d;
+    }
     for (std::size_t b = 0; b < items.size(); ++b) {
-      const auto& it = items[b];
-      const T* src = it.data();
-      const std::int64_t n = it.num_elements();
-      // copy element by element through a multi-index (ranks are small)
-      std::array<std::int64_t, R> idx{};
-      for (std::int64_t flat = 0; flat < n; ++flat) {
-        std::int64_t off = 0;
-        for (std::size_t k = 0; k < R; ++k) {
-          off = off * dims[k + 1] + idx[k];
-        }
-        dst[static_cast<std::int64_t>(b) * per + off] = src[flat];
-        for (std::size_t k = R; k-- > 0;) {
-          if (++idx[k] < it.dim(k)) {
-            break;
-          }
-          idx[k] = 0;
-        }
-      }
+      detail::copy_into_padded(items[b].data(), std::span<const std::int64_t>(items[b].dims()),
+                               dst + static_cast<std::int64_t>(b) * stride,
+                               std::span<const std::int64_t>(padded));
     }
     return out;
+  }
+  /// As above, with the shape as an array and the value separately.
+  static batched_type padded_stack(std::span<const type> items,
+                                   const std::array<std::int64_t, R>& shape, const T& pad) {
+    return padded_stack(items, padding_type{shape, pad});
   }
   static std::size_t byte_size(const type& t) {
     if constexpr (std::is_same_v<T, std::string>) {
@@ -194,6 +260,33 @@ struct element_traits<Tensor<T, R>> {
   }
 };
 
+namespace detail {
+/// Marks a component type without padded_batch support (its traits have no padding_type).
+struct no_padding {};
+template <class E>
+struct padding_of {
+  using type = no_padding;
+};
+template <class E>
+  requires requires { typename element_traits<E>::padding_type; }
+struct padding_of<E> {
+  using type = typename element_traits<E>::padding_type;
+};
+/// Runs `f()` (a padded stack of one component), naming the component in an invalid_argument.
+template <class F>
+auto naming_component(F&& f, const std::string& component) {
+  try {
+    return f();
+  } catch (const invalid_argument& e) {
+    throw invalid_argument(std::string(e.what()) + " (" + component + ")");
+  }
+}
+}  // namespace detail
+
+/// The per-component padding specification of element type E (see Padding).
+template <class E>
+using padding_t = typename element_traits<E>::padding_type;
+
 template <class... Es>
 struct element_traits<std::tuple<Es...>> {
   using type = std::tuple<Es...>;
@@ -222,6 +315,18 @@ struct element_traits<std::tuple<Es...>> {
   static batched_type stack(std::span<const type> items) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return batched_type{element_traits<Es>::stack(std::span<const Es>(component<K>(items)))...};
+    }(std::index_sequence_for<Es...>{});
+  }
+  /// One padding per component (TensorFlow: tuples of padded_shapes and padding_values).
+  using padding_type = std::tuple<typename detail::padding_of<Es>::type...>;
+  static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return batched_type{detail::naming_component(
+          [&] {
+            return element_traits<Es>::padded_stack(std::span<const Es>(component<K>(items)),
+                                                    std::get<K>(p));
+          },
+          "tuple component " + std::to_string(K))...};
     }(std::index_sequence_for<Es...>{});
   }
   static std::size_t byte_size(const type& t) {
@@ -261,6 +366,23 @@ struct element_traits<std::pair<A, B>> {
     }
     return {element_traits<A>::stack(std::span<const A>(a)),
             element_traits<B>::stack(std::span<const B>(b))};
+  }
+  using padding_type =
+      std::pair<typename detail::padding_of<A>::type, typename detail::padding_of<B>::type>;
+  static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
+    std::vector<A> a;
+    std::vector<B> b;
+    for (const auto& it : items) {
+      a.push_back(it.first);
+      b.push_back(it.second);
+    }
+    auto pa = detail::naming_component(
+        [&] { return element_traits<A>::padded_stack(std::span<const A>(a), p.first); },
+        "pair component 0");
+    auto pb = detail::naming_component(
+        [&] { return element_traits<B>::padded_stack(std::span<const B>(b), p.second); },
+        "pair component 1");
+    return {std::move(pa), std::move(pb)};
   }
   static std::size_t byte_size(const type& t) {
     return element_traits<A>::byte_size(t.first) + element_traits<B>::byte_size(t.second);

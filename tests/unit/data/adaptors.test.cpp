@@ -92,6 +92,68 @@ TEST_CASE("padded_batch pads to the largest element or a given shape", "[data][a
   CHECK(shaped.cardinality() == 1);
 }
 
+TEST_CASE("padded_batch of tuples pads each component to its own shape and value",
+          "[data][adaptor]") {
+  // element n: (tokens [n] filled with n, matrix [n, 1] filled with n / 2, id n)
+  auto ds = tf::data::range(1, 5) | tf::data::map([](auto n) {
+              const auto k = n.item();
+              return std::tuple{tf::fill<std::int64_t, 1>({k}, k),
+                                tf::fill<float, 2>({k, 1}, static_cast<float>(k) / 2), n};
+            });
+  // default: every component to the largest in the batch, zeros
+  auto plain = ds | tf::data::padded_batch(2);
+  auto it = plain.iter();
+  auto [t0, m0, id0] = it.get_next();
+  CHECK(t0.numpy() == I64{1, 0, 2, 2});
+  CHECK(m0.shape().to_string() == "(2, 2, 1)");
+  CHECK(m0.numpy() == std::vector<float>{0.5f, 0, 1, 1});
+  CHECK(id0.numpy() == I64{1, 2});
+  // per component: tokens to 5 with -1, matrix to the batch max with 9, id unchanged
+  using tf::data::Padding;
+  auto spec = std::tuple{Padding<std::int64_t, 1>{.padded_shape = {5}, .padding_value = -1},
+                         Padding<float, 2>{.padding_value = 9.0f}, Padding<std::int64_t, 0>{}};
+  auto shaped = ds | tf::data::padded_batch(3, spec, {.drop_remainder = true});
+  CHECK(shaped.cardinality() == 1);
+  I64 tokens;
+  std::vector<float> matrix;
+  int count = 0;
+  for (auto&& [t, m, id] : shaped) {
+    tokens = t.numpy();
+    matrix = m.numpy();
+    CHECK(m.shape().to_string() == "(3, 3, 1)");
+    CHECK(id.numpy() == I64{1, 2, 3});
+    ++count;
+  }
+  CHECK(count == 1);
+  CHECK(tokens == I64{1, -1, -1, -1, -1, 2, 2, -1, -1, -1, 3, 3, 3, -1, -1});
+  CHECK(matrix == std::vector<float>{0.5f, 9, 9, 1, 1, 9, 1.5f, 1.5f, 1.5f});
+  // function-call spelling and pairs
+  auto pairs = tf::data::range(1, 3) | tf::data::map([](auto n) {
+                 return std::pair{tf::fill<std::int64_t, 1>({n.item()}, 7), n};
+               });
+  auto pb = tf::data::padded_batch(
+      pairs, 2,
+      std::pair{Padding<std::int64_t, 1>{.padding_value = -7}, Padding<std::int64_t, 0>{}});
+  auto [pt, pid] = pb.iter().get_next();
+  CHECK(pt.numpy() == I64{7, -7, 7, 7});
+  CHECK(pid.numpy() == I64{1, 2});
+  // a too small padded_shape names the component
+  auto small = ds | tf::data::padded_batch(4, std::tuple{Padding<std::int64_t, 1>{},
+                                                         Padding<float, 2>{.padded_shape = {2, 1}},
+                                                         Padding<std::int64_t, 0>{}});
+  CHECK_THROWS_AS(small.iter().next(), tf::invalid_argument);
+  CHECK_THROWS_WITH(small.iter().next(), Catch::Matchers::Contains("tuple component 1"));
+  // a single tensor takes a Padding too; its state keys stay "padded_batch/..."
+  auto single =
+      tf::data::range(1, 4) |
+      tf::data::map([](auto n) { return tf::fill<std::int64_t, 1>({n.item()}, n.item()); }) |
+      tf::data::padded_batch(2, Padding<std::int64_t, 1>{.padding_value = -1});
+  CHECK(batches(single) == std::vector<I64>{{1, -1, 2, 2}, {3, 3, 3}});
+  auto sit = single.iter();
+  (void)sit.next();
+  CHECK(sit.save_state().contains("padded_batch/map/range/cur"));
+}
+
 TEST_CASE("unbatch, repeat, take, skip, enumerate", "[data][adaptor]") {
   CHECK(ints(tf::data::range(5) | tf::data::batch(2) | tf::data::unbatch()) == I64{0, 1, 2, 3, 4});
   auto r = tf::data::range(3) | tf::data::repeat(2);

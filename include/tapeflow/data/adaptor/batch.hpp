@@ -1,6 +1,7 @@
 // `ds | tf::data::batch(n, {.drop_remainder})`: stacks n consecutive elements on a new dim 0
 // (`Dataset.batch`); the last batch is smaller unless drop_remainder. Also `padded_batch(n)`,
-// which pads every dim to the largest in the batch (or to `padded_shapes`) with `padding_value`.
+// which pads every dim of every component to the largest in the batch (or to a per-component
+// padded shape) with a per-component padding value.
 #pragma once
 
 #include <array>
@@ -38,21 +39,45 @@ inline void check_batch_size(std::int64_t n, const char* op) {
 }
 }  // namespace detail
 
-template <dataset D>
-class BatchDataset
-    : public DatasetBase<BatchDataset<D>, typename element_traits<element_t<D>>::batched_type> {
+namespace detail {
+/// The stacking policy of plain batch: equal shapes only.
+template <class E>
+struct plain_stack {
+  static constexpr const char* name = "batch";
+  auto operator()(std::span<const E> items) const { return element_traits<E>::stack(items); }
+};
+/// The stacking policy of padded_batch: pad every component per its padding spec.
+template <class E>
+struct padded_stack {
+  static constexpr const char* name = "padded_batch";
+  padding_t<E> padding{};
+  auto operator()(std::span<const E> items) const {
+    return element_traits<E>::padded_stack(items, padding);
+  }
+};
+}  // namespace detail
+
+/// `batch` and `padded_batch` (one class: they differ only in how the gathered elements are
+/// stacked, the `Stack` policy).
+template <dataset D, class Stack = detail::plain_stack<element_t<D>>>
+class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
+                                        typename element_traits<element_t<D>>::batched_type> {
+  using E = element_t<D>;
+
  public:
-  using element_type = typename element_traits<element_t<D>>::batched_type;
-  BatchDataset(D ds, std::int64_t n, BatchOptions o) : ds_(std::move(ds)), n_(n), o_(o) {
-    detail::check_batch_size(n, "batch");
+  using element_type = typename element_traits<E>::batched_type;
+  BatchDataset(D ds, std::int64_t n, BatchOptions o, Stack stack = {})
+      : ds_(std::move(ds)), n_(n), o_(o), stack_(std::move(stack)) {
+    detail::check_batch_size(n, Stack::name);
   }
   struct iterator {
     using element_type = BatchDataset::element_type;
     iterator_impl_t<D> input;
     std::int64_t n;
     BatchOptions o;
+    Stack stack;
     std::optional<element_type> next() {
-      std::vector<element_t<D>> items;
+      std::vector<E> items;
       items.reserve(static_cast<std::size_t>(n));
       while (static_cast<std::int64_t>(items.size()) < n) {
         auto e = input.next();
@@ -64,17 +89,19 @@ class BatchDataset
       if (items.empty() || (o.drop_remainder && static_cast<std::int64_t>(items.size()) < n)) {
         return std::nullopt;
       }
-      return element_traits<element_t<D>>::stack(std::span<const element_t<D>>(items));
+      return stack(std::span<const E>(items));
     }
     void save_state(IteratorState& s, const std::string& p) const {
-      detail::save_state_of(input, s, p + "batch/");
+      detail::save_state_of(input, s, p + Stack::name + "/");
     }
     void restore_state(const IteratorState& s, const std::string& p) {
-      detail::restore_state_of(input, s, p + "batch/");
+      detail::restore_state_of(input, s, p + Stack::name + "/");
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), n_, o_}; }
+  [[nodiscard]] iterator make_iterator() const {
+    return iterator{ds_.make_iterator(), n_, o_, stack_};
+  }
   [[nodiscard]] std::int64_t cardinality() const {
     return detail::batched_cardinality(ds_.cardinality(), n_, o_.drop_remainder);
   }
@@ -83,6 +110,7 @@ class BatchDataset
   D ds_;
   std::int64_t n_;
   BatchOptions o_;
+  Stack stack_;
 };
 
 struct batch_fn {
@@ -100,6 +128,8 @@ inline constexpr batch_fn batch{};
 
 // ---- padded_batch ----------------------------------------------------------------------------
 
+/// Options of padded_batch for a dataset of single `Tensor<T, R>` (for tuples and Features,
+/// pass a padding spec: see padded_batch).
 template <class T, std::size_t R>
 struct PaddedBatchOptions {
   bool drop_remainder = false;
@@ -108,83 +138,75 @@ struct PaddedBatchOptions {
   T padding_value{};
 };
 
+/// `padded_batch` over a dataset D: a BatchDataset with the padded stacking policy.
 template <dataset D>
-class PaddedBatchDataset;
+using PaddedBatchDataset = BatchDataset<D, detail::padded_stack<element_t<D>>>;
 
-template <dataset D>
-  requires is_tensor<element_t<D>>::value
-class PaddedBatchDataset<D>
-    : public DatasetBase<PaddedBatchDataset<D>,
-                         typename element_traits<element_t<D>>::batched_type> {
-  using E = element_t<D>;
-  using T = typename E::value_type;
-  static constexpr std::size_t R = E::rank_v;
-
- public:
-  using element_type = typename element_traits<E>::batched_type;
-  using options_type = PaddedBatchOptions<T, R>;
-  PaddedBatchDataset(D ds, std::int64_t n, options_type o) : ds_(std::move(ds)), n_(n), o_(o) {
-    detail::check_batch_size(n, "padded_batch");
-  }
-  struct iterator {
-    using element_type = PaddedBatchDataset::element_type;
-    iterator_impl_t<D> input;
-    std::int64_t n;
-    options_type o;
-    std::optional<element_type> next() {
-      std::vector<E> items;
-      while (static_cast<std::int64_t>(items.size()) < n) {
-        auto e = input.next();
-        if (!e) {
-          break;
-        }
-        items.push_back(std::move(*e));
-      }
-      if (items.empty() || (o.drop_remainder && static_cast<std::int64_t>(items.size()) < n)) {
-        return std::nullopt;
-      }
-      std::array<std::int64_t, R> shape{};
-      shape.fill(-1);
-      if (o.padded_shapes) {
-        shape = *o.padded_shapes;
-      }
-      return element_traits<E>::padded_stack(std::span<const E>(items), shape, o.padding_value);
-    }
-    void save_state(IteratorState& s, const std::string& p) const {
-      detail::save_state_of(input, s, p + "padded_batch/");
-    }
-    void restore_state(const IteratorState& s, const std::string& p) {
-      detail::restore_state_of(input, s, p + "padded_batch/");
-    }
-    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
-  };
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), n_, o_}; }
-  [[nodiscard]] std::int64_t cardinality() const {
-    return detail::batched_cardinality(ds_.cardinality(), n_, o_.drop_remainder);
-  }
-
- private:
-  D ds_;
-  std::int64_t n_;
-  options_type o_;
-};
-
-/// Options of padded_batch without a typed padding value (zero / empty string padding).
+/// Options of padded_batch beside a padding spec (or alone: zero / empty-string padding to
+/// the largest element in the batch).
 struct PaddedBatchSimpleOptions {
   bool drop_remainder = false;
 };
 
+namespace detail {
+template <class P>
+struct is_padded_batch_options : std::false_type {};
+template <class T, std::size_t R>
+struct is_padded_batch_options<PaddedBatchOptions<T, R>> : std::true_type {};
+template <class P>
+concept padding_spec_arg =
+    !std::is_arithmetic_v<P> && !is_padded_batch_options<P>::value &&
+    !std::is_same_v<P, PaddedBatchSimpleOptions> && !std::is_same_v<P, BatchOptions>;
+
+template <class D, class P>
+auto make_padded_batch(D&& ds, std::int64_t n, bool drop, P&& padding) {
+  using Ds = std::remove_cvref_t<D>;
+  using E = element_t<Ds>;
+  static_assert(
+      requires { typename element_traits<E>::padding_type; },
+      "tf::data::padded_batch: this element type has no padding support "
+      "(element_traits<E>::padding_type)");
+  static_assert(std::is_convertible_v<P, padding_t<E>>,
+                "tf::data::padded_batch: the padding spec does not match the element type: "
+                "pass Padding<T, R> for a Tensor<T, R>, a std::tuple of Padding for a tuple "
+                "element, FeaturesPadding for Features");
+  return PaddedBatchDataset<Ds>(std::forward<D>(ds), n, BatchOptions{.drop_remainder = drop},
+                                padded_stack<E>{padding_t<E>(std::forward<P>(padding))});
+}
+}  // namespace detail
+
 struct padded_batch_fn {
+  /// Pads every component with zeros (empty strings) to the largest in the batch.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t batch_size, PaddedBatchSimpleOptions o = {}) const {
-    using P = PaddedBatchDataset<std::remove_cvref_t<D>>;
-    typename P::options_type po{};
-    po.drop_remainder = o.drop_remainder;
-    return P(std::forward<D>(ds), batch_size, po);
+    static_assert(
+        requires { typename element_traits<element_t<D>>::padding_type; },
+        "tf::data::padded_batch: this element type has no padding support "
+        "(element_traits<E>::padding_type)");
+    return detail::make_padded_batch(std::forward<D>(ds), batch_size, o.drop_remainder,
+                                     padding_t<element_t<D>>{});
   }
+  /// A dataset of single tensors, with a target shape and a padding value.
   template <dataset D, class T, std::size_t R>
   auto operator()(D&& ds, std::int64_t batch_size, PaddedBatchOptions<T, R> o) const {
-    return PaddedBatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), batch_size, o);
+    static_assert(std::is_same_v<element_t<D>, Tensor<T, R>>,
+                  "tf::data::padded_batch: PaddedBatchOptions<T, R> needs a dataset of "
+                  "Tensor<T, R>; for tuples and Features pass a padding spec");
+    Padding<T, R> p{};
+    if (o.padded_shapes) {
+      p.padded_shape = *o.padded_shapes;
+    }
+    p.padding_value = o.padding_value;
+    return detail::make_padded_batch(std::forward<D>(ds), batch_size, o.drop_remainder,
+                                     std::move(p));
+  }
+  /// Any element type, with a padding spec of its `padding_t<E>` (Padding, a tuple of Padding,
+  /// FeaturesPadding).
+  template <dataset D, detail::padding_spec_arg P>
+  auto operator()(D&& ds, std::int64_t batch_size, P padding,
+                  PaddedBatchSimpleOptions o = {}) const {
+    return detail::make_padded_batch(std::forward<D>(ds), batch_size, o.drop_remainder,
+                                     std::move(padding));
   }
   auto operator()(std::int64_t batch_size, PaddedBatchSimpleOptions o = {}) const {
     return make_closure(
@@ -195,9 +217,23 @@ struct padded_batch_fn {
     return make_closure(
         [=]<class D>(D&& ds) { return padded_batch_fn{}(std::forward<D>(ds), batch_size, o); });
   }
+  template <detail::padding_spec_arg P>
+    requires(!dataset<P>)
+  auto operator()(std::int64_t batch_size, P padding, PaddedBatchSimpleOptions o = {}) const {
+    return make_closure([=, padding = std::move(padding)]<class D>(D&& ds) {
+      return padded_batch_fn{}(std::forward<D>(ds), batch_size, padding, o);
+    });
+  }
 };
-/// `ds | padded_batch(4)`: batches tensors of different shapes, padding with zeros
-/// (`Dataset.padded_batch`). Elements must be single tensors.
+/// `ds | padded_batch(4)`: batches elements whose tensors differ in shape, padding each
+/// component to the largest in the batch with zeros (`Dataset.padded_batch`). Per-component
+/// shapes and values: `padded_batch(4, spec)` with `spec` a `Padding<T, R>` (one tensor), a
+/// `std::tuple`/`std::pair` of them (tuple elements), or a `FeaturesPadding` (Features), and
+/// optionally `{.drop_remainder = true}` after it.
+///
+///     ds | tf::data::padded_batch(2, std::tuple{tf::data::Padding<std::int64_t, 1>{
+///                                                   .padded_shape = {5}, .padding_value = -1},
+///                                               tf::data::Padding<float, 0>{}})
 inline constexpr padded_batch_fn padded_batch{};
 
 }  // namespace data

@@ -4,6 +4,7 @@
 // epoch that stops early records nothing (TensorFlow discards partial caches too).
 // The file is tapeflow's own format (magic "TFDCACHE", then per element a u64 length and the
 // element_traits encoding); it is written to `<filename>.tmp` and renamed when complete.
+// The iterator state can be saved in every mode (see save_state below for what it holds).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,7 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
   struct iterator {
     using element_type = CacheDataset::element_type;
     enum class Mode { record_memory, replay_memory, record_file, replay_file } mode;
+    std::optional<D> ds{};  // to rebuild the input when restoring a recording epoch
     std::optional<iterator_impl_t<D>> input{};
     std::shared_ptr<Store> store{};
     std::shared_ptr<const std::vector<element_type>> replay{};
@@ -57,17 +59,13 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
     std::string filename{};
     std::unique_ptr<std::ofstream> out{};
     std::unique_ptr<std::ifstream> in{};
+    std::int64_t offset = 0;  // bytes of the file written (record) or read (replay)
     bool finished = false;
 
     iterator(iterator&&) noexcept = default;
     iterator& operator=(iterator&&) = delete;
     explicit iterator(Mode m) : mode(m) {}
-    ~iterator() {
-      if (out && !finished) {  // partial epoch: drop the temporary file
-        out.reset();
-        std::remove((filename + ".tmp").c_str());
-      }
-    }
+    ~iterator() { drop_tmp(); }
 
     std::optional<element_type> next() {
       switch (mode) {
@@ -101,6 +99,7 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
           if (!*out) {
             throw resource_exhausted("tf::data::cache: cannot write '" + filename + ".tmp'");
           }
+          offset += static_cast<std::int64_t>(sizeof n + bytes.size());
           return e;
         }
       }
@@ -136,51 +135,217 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
       }
       if (in->gcount() != sizeof n || n > (std::uint64_t{1} << 40)) {
         throw data_loss("tf::data::cache: truncated or corrupt cache file '" + filename +
-                        "' at byte " + std::to_string(static_cast<long long>(in->tellg())));
+                        "' at byte " + std::to_string(offset));
       }
       std::string bytes(n, '\0');
       in->read(bytes.data(), static_cast<std::streamsize>(n));
       if (static_cast<std::uint64_t>(in->gcount()) != n) {
-        throw data_loss("tf::data::cache: truncated cache file '" + filename + "'");
+        throw data_loss("tf::data::cache: truncated cache file '" + filename + "' at byte " +
+                        std::to_string(offset));
       }
+      offset += static_cast<std::int64_t>(sizeof n + n);
       std::string_view view(bytes);
       return element_traits<element_type>::decode(view);
+    }
+
+    // ---- iterator state ----------------------------------------------------------------------
+    // "cache/mode" is the Mode. A recording epoch saves what it recorded so far (elements in
+    // memory; the bytes of `<filename>.tmp` for a file) and its input; a memory replay saves the
+    // position and the cached elements (so a restarted program replays them, as TensorFlow's
+    // memory cache does); a file replay saves only the byte offset in the file. A finished
+    // recording epoch saves as a replay at the end.
+    void save_state(IteratorState& s, const std::string& p) const {
+      const std::string k = p + "cache/";
+      if (mode == Mode::record_memory && !finished) {
+        s.put_int(k + "mode", static_cast<std::int64_t>(Mode::record_memory));
+        s.put(k + "elements", encode_all(recorded));
+        detail::save_state_of(*input, s, k);
+      } else if (mode == Mode::record_memory || mode == Mode::replay_memory) {
+        std::shared_ptr<const std::vector<element_type>> all = replay;
+        if (mode == Mode::record_memory) {
+          std::lock_guard lk(store->m);
+          all = store->elements;
+        }
+        s.put_int(k + "mode", static_cast<std::int64_t>(Mode::replay_memory));
+        s.put_int(k + "pos", mode == Mode::record_memory ? static_cast<std::int64_t>(all->size())
+                                                         : static_cast<std::int64_t>(pos));
+        s.put(k + "elements", encode_all(*all));
+      } else if (mode == Mode::record_file && !finished) {
+        out->flush();
+        std::ifstream tmp(filename + ".tmp", std::ios::binary);
+        std::string bytes(static_cast<std::size_t>(offset - 8), '\0');
+        tmp.seekg(8);
+        tmp.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        if (!out->good() || static_cast<std::size_t>(tmp.gcount()) != bytes.size()) {
+          throw data_loss("tf::data::cache: cannot read back '" + filename +
+                          ".tmp' to save the iterator state");
+        }
+        s.put_int(k + "mode", static_cast<std::int64_t>(Mode::record_file));
+        s.put(k + "bytes", std::move(bytes));
+        detail::save_state_of(*input, s, k);
+      } else {
+        std::int64_t at = offset;
+        if (mode == Mode::record_file) {  // finished: the whole file
+          std::ifstream f(filename, std::ios::binary | std::ios::ate);
+          at = static_cast<std::int64_t>(f.tellg());
+        }
+        s.put_int(k + "mode", static_cast<std::int64_t>(Mode::replay_file));
+        s.put_int(k + "offset", at);
+      }
+    }
+    /// Restores a state saved from an iterator of the same pipeline (same cache file name).
+    void restore_state(const IteratorState& s, const std::string& p) {
+      const std::string k = p + "cache/";
+      const auto saved = s.get_int(k + "mode");
+      if (saved < 0 || saved > 3) {
+        throw data_loss("tf::data::cache: corrupt iterator state (mode " + std::to_string(saved) +
+                        ")");
+      }
+      const auto m = static_cast<Mode>(saved);
+      const bool saved_file = m == Mode::record_file || m == Mode::replay_file;
+      if (saved_file == filename.empty()) {
+        throw invalid_argument(std::string("tf::data::cache: the iterator state is of a ") +
+                               (saved_file ? "file" : "memory") + " cache, this is a " +
+                               (filename.empty() ? "memory" : "file") + " cache");
+      }
+      input.reset();
+      recorded.clear();
+      replay.reset();
+      pos = 0;
+      finished = false;
+      switch (m) {
+        case Mode::record_memory: {
+          recorded = decode_all(s.get(k + "elements"));
+          input.emplace(ds->make_iterator());
+          detail::restore_state_of(*input, s, k);
+          break;
+        }
+        case Mode::replay_memory: {
+          auto all =
+              std::make_shared<const std::vector<element_type>>(decode_all(s.get(k + "elements")));
+          const auto at = s.get_int(k + "pos");
+          if (at < 0 || static_cast<std::size_t>(at) > all->size()) {
+            throw data_loss("tf::data::cache: corrupt iterator state (position " +
+                            std::to_string(at) + " of " + std::to_string(all->size()) + ")");
+          }
+          std::lock_guard lk(store->m);
+          if (!store->complete) {  // a restarted program: later epochs replay these too
+            store->elements = all;
+            store->complete = true;
+          }
+          replay = std::move(all);
+          pos = static_cast<std::size_t>(at);
+          break;
+        }
+        case Mode::record_file: {
+          in.reset();
+          drop_tmp();
+          open_tmp();
+          const std::string& bytes = s.get(k + "bytes");
+          out->write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+          if (!*out) {
+            throw resource_exhausted("tf::data::cache: cannot write '" + filename + ".tmp'");
+          }
+          offset += static_cast<std::int64_t>(bytes.size());
+          input.emplace(ds->make_iterator());
+          detail::restore_state_of(*input, s, k);
+          break;
+        }
+        case Mode::replay_file: {
+          drop_tmp();
+          open_replay();
+          const auto at = s.get_int(k + "offset");
+          in->seekg(0, std::ios::end);
+          const auto size = static_cast<std::int64_t>(in->tellg());
+          if (at < 8 || at > size) {
+            throw data_loss("tf::data::cache: saved offset " + std::to_string(at) +
+                            " is outside cache file '" + filename + "' (" + std::to_string(size) +
+                            " bytes)");
+          }
+          in->seekg(at);
+          offset = at;
+          break;
+        }
+      }
+      mode = m;
+    }
+
+    static std::string encode_all(const std::vector<element_type>& v) {
+      std::string buf;
+      const std::uint64_t n = v.size();
+      detail::put_raw(buf, &n, sizeof n);
+      for (const auto& e : v) {
+        element_traits<element_type>::encode(e, buf);
+      }
+      return buf;
+    }
+    static std::vector<element_type> decode_all(std::string_view in) {
+      std::uint64_t n = 0;
+      detail::get_raw(in, &n, sizeof n);
+      std::vector<element_type> v;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        v.push_back(element_traits<element_type>::decode(in));
+      }
+      return v;
+    }
+    // A recording epoch that did not finish leaves no temporary file behind.
+    void drop_tmp() noexcept {
+      if (out && !finished) {
+        out.reset();
+        std::remove((filename + ".tmp").c_str());
+      }
+      out.reset();
+    }
+    void open_tmp() {
+      out = std::make_unique<std::ofstream>(filename + ".tmp", std::ios::binary);
+      if (!*out) {
+        throw not_found("tf::data::cache: cannot create '" + filename + ".tmp'");
+      }
+      out->write(detail::cache_magic.data(), 8);
+      offset = 8;
+    }
+    void open_replay() {
+      in = std::make_unique<std::ifstream>(filename, std::ios::binary);
+      if (!*in) {
+        throw not_found("tf::data::cache: cannot open cache file '" + filename + "'");
+      }
+      char magic[8] = {};
+      in->read(magic, 8);
+      if (std::string_view(magic, 8) != detail::cache_magic) {
+        throw data_loss("tf::data::cache: '" + filename + "' is not a tapeflow cache file");
+      }
+      offset = 8;
     }
   };
 
   [[nodiscard]] iterator make_iterator() const {
     using Mode = typename iterator::Mode;
+    const auto made = [&](Mode m) {
+      iterator it(m);
+      it.ds.emplace(ds_);
+      it.store = store_;
+      it.filename = filename_;
+      return it;
+    };
     if (filename_.empty()) {
       std::lock_guard lk(store_->m);
       if (store_->complete) {
-        iterator it(Mode::replay_memory);
+        iterator it = made(Mode::replay_memory);
         it.replay = store_->elements;
         return it;
       }
-      iterator it(Mode::record_memory);
+      iterator it = made(Mode::record_memory);
       it.input.emplace(ds_.make_iterator());
-      it.store = store_;
       return it;
     }
     if (detail::file_exists(filename_)) {
-      iterator it(Mode::replay_file);
-      it.filename = filename_;
-      it.in = std::make_unique<std::ifstream>(filename_, std::ios::binary);
-      char magic[8] = {};
-      it.in->read(magic, 8);
-      if (std::string_view(magic, 8) != detail::cache_magic) {
-        throw data_loss("tf::data::cache: '" + filename_ + "' is not a tapeflow cache file");
-      }
+      iterator it = made(Mode::replay_file);
+      it.open_replay();
       return it;
     }
-    iterator it(Mode::record_file);
-    it.filename = filename_;
+    iterator it = made(Mode::record_file);
     it.input.emplace(ds_.make_iterator());
-    it.out = std::make_unique<std::ofstream>(filename_ + ".tmp", std::ios::binary);
-    if (!*it.out) {
-      throw not_found("tf::data::cache: cannot create '" + filename_ + ".tmp'");
-    }
-    it.out->write(detail::cache_magic.data(), 8);
+    it.open_tmp();
     return it;
   }
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }

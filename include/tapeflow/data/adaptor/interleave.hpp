@@ -5,12 +5,16 @@
 // range(1,6) -> from_tensors(x).repeat(6), cycle 2, block 4 gives 1111 2222 11 22 3333 4444 ...).
 // With num_parallel_calls, each open dataset runs on its own background thread (a prefetch
 // of a few elements), so e.g. several files are read at once; the output order is unchanged.
+// The iterator state can be saved: it records, per open dataset, the input element it came from
+// (so the input element type needs element_traits, as filenames and tensors have).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -19,6 +23,7 @@
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/detail/invoke.hpp>
 #include <tapeflow/data/detail/parallel_stage.hpp>
+#include <tapeflow/data/element.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -53,9 +58,18 @@ class InterleaveDataset
 
   struct iterator {
     using element_type = InterleaveDataset::element_type;
+    using InElem = element_t<D>;
+    // Saving the state re-creates each open dataset from the input element that made it, so
+    // that element is kept (a cheap copy: tensors share buffers) when it can be encoded.
+    static constexpr bool keeps_source =
+        requires(const InElem& e, std::string& out, std::string_view& in) {
+          element_traits<InElem>::encode(e, out);
+          element_traits<InElem>::decode(in);
+        };
     struct Slot {
       std::optional<InnerIt> seq;
       std::unique_ptr<stage> par;
+      std::optional<InElem> source;
       std::optional<element_type> next() { return par ? par->next() : seq->next(); }
     };
     iterator_impl_t<D> input;
@@ -70,6 +84,22 @@ class InterleaveDataset
       cur = (cur + 1) % slots.size();
       block = 0;
     }
+    Slot open(InElem e) {
+      Slot s;
+      if constexpr (keeps_source) {
+        s.source.emplace(e);
+      }
+      Inner inner = detail::invoke_on_element(f, std::move(e));
+      if (o.num_parallel_calls) {
+        detail::StageConfig cfg;
+        cfg.name = "interleave";
+        cfg.buffer = std::max(2, o.block_length);
+        s.par = std::make_unique<stage>(inner.make_iterator(), detail::identity_fn{}, cfg);
+      } else {
+        s.seq.emplace(inner.make_iterator());
+      }
+      return s;
+    }
     std::optional<element_type> next() {
       if (slots.empty()) {
         slots.resize(static_cast<std::size_t>(o.cycle_length));
@@ -79,17 +109,7 @@ class InterleaveDataset
         if (!slot) {
           if (!input_done) {
             if (auto e = input.next()) {
-              Inner inner = detail::invoke_on_element(f, std::move(*e));
-              Slot s;
-              if (o.num_parallel_calls) {
-                detail::StageConfig cfg;
-                cfg.name = "interleave";
-                cfg.buffer = std::max(2, o.block_length);
-                s.par = std::make_unique<stage>(inner.make_iterator(), detail::identity_fn{}, cfg);
-              } else {
-                s.seq.emplace(inner.make_iterator());
-              }
-              slot.emplace(std::move(s));
+              slot.emplace(open(std::move(*e)));
               block = 0;
             } else {
               input_done = true;
@@ -121,6 +141,76 @@ class InterleaveDataset
         }
       }
       return true;
+    }
+
+    /// Saves the cycle position, the input, and per open dataset the input element it came
+    /// from and its own iterator state (restoring calls f again on that element).
+    void save_state(IteratorState& s, const std::string& p) const {
+      const std::string k = p + "interleave/";
+      s.put_int(k + "cur", static_cast<std::int64_t>(cur));
+      s.put_int(k + "block", block);
+      s.put_int(k + "input_done", input_done ? 1 : 0);
+      s.put_int(k + "slots", static_cast<std::int64_t>(slots.size()));
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const std::string sk = k + "slot" + std::to_string(i) + "/";
+        s.put_int(sk + "active", slots[i] ? 1 : 0);
+        if (!slots[i]) {
+          continue;
+        }
+        if constexpr (keeps_source) {
+          std::string src;
+          element_traits<InElem>::encode(*slots[i]->source, src);
+          s.put(sk + "source", std::move(src));
+        } else {
+          throw unimplemented(
+              "tf::data::interleave: cannot save the iterator state: the input element type "
+              "has no element_traits encoding (" +
+              sk + ")");
+        }
+        if (slots[i]->par) {
+          slots[i]->par->save_state(s, sk);
+        } else {
+          detail::save_state_of(*slots[i]->seq, s, sk);
+        }
+      }
+      detail::save_state_of(input, s, k);
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      const std::string k = p + "interleave/";
+      const auto n = s.get_int(k + "slots");
+      const auto at = s.get_int(k + "cur");
+      if ((n != 0 && n != o.cycle_length) || at < 0 || (n == 0 ? at != 0 : at >= n)) {
+        throw invalid_argument(
+            "tf::data::interleave: the iterator state does not fit this "
+            "pipeline (" +
+            std::to_string(n) + " slots, cycle_length " + std::to_string(o.cycle_length) + ")");
+      }
+      cur = static_cast<std::size_t>(at);
+      block = static_cast<int>(s.get_int(k + "block"));
+      input_done = s.get_int(k + "input_done") != 0;
+      slots.clear();
+      slots.resize(static_cast<std::size_t>(n));
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const std::string sk = k + "slot" + std::to_string(i) + "/";
+        if (s.get_int(sk + "active") == 0) {
+          continue;
+        }
+        if constexpr (keeps_source) {
+          std::string_view src = s.get(sk + "source");
+          slots[i].emplace(open(element_traits<InElem>::decode(src)));
+        } else {
+          throw unimplemented(
+              "tf::data::interleave: cannot restore the iterator state: the input element type "
+              "has no element_traits encoding (" +
+              sk + ")");
+        }
+        if (slots[i]->par) {
+          slots[i]->par->restore_state(s, sk);
+        } else {
+          detail::restore_state_of(*slots[i]->seq, s, sk);
+        }
+      }
+      detail::restore_state_of(input, s, k);
     }
   };
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), f_, o_}; }

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/element.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -38,6 +40,36 @@ class UnbatchDataset
         n = element_traits<element_t<D>>::leading_dim(*current);
       }
       return element_traits<element_t<D>>::slice(*current, pos++);
+    }
+    /// Saves the position inside the current input element and that element itself (the
+    /// input is already past it).
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "unbatch/pos", pos);
+      s.put_int(p + "unbatch/n", n);
+      std::string cur;
+      if (current) {
+        element_traits<element_t<D>>::encode(*current, cur);
+      }
+      s.put_int(p + "unbatch/has_current", current ? 1 : 0);
+      s.put(p + "unbatch/current", std::move(cur));
+      detail::save_state_of(input, s, p + "unbatch/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      pos = s.get_int(p + "unbatch/pos");
+      n = s.get_int(p + "unbatch/n");
+      current.reset();
+      if (s.get_int(p + "unbatch/has_current") != 0) {
+        std::string_view in = s.get(p + "unbatch/current");
+        current.emplace(element_traits<element_t<D>>::decode(in));
+      }
+      const bool consistent =
+          current ? element_traits<element_t<D>>::leading_dim(*current) == n && pos >= 0 && pos <= n
+                  : pos >= n;
+      if (!consistent) {
+        throw data_loss("tf::data::unbatch: inconsistent saved state (position " +
+                        std::to_string(pos) + " of " + std::to_string(n) + ")");
+      }
+      detail::restore_state_of(input, s, p + "unbatch/");
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };

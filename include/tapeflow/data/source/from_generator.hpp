@@ -2,7 +2,8 @@
 // (TensorFlow: `tf.data.Dataset.from_generator`). `factory()` is called at the start of each
 // epoch and returns either a callable `() -> std::optional<E>` (nullopt ends the epoch) or a
 // range of E (iterated once). An exception thrown by the generator reaches the consumer at the
-// element where it happened, also through prefetch and parallel map.
+// element where it happened, also through prefetch and parallel map. Its iterator state cannot
+// be saved (failed_precondition), as in TensorFlow.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +12,11 @@
 #include <memory>
 #include <optional>
 #include <ranges>
+#include <string>
 #include <type_traits>
 #include <utility>
 
+#include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -77,6 +80,20 @@ class GeneratorDataset
         ++*it;
         return e;
       }
+    }
+    /// Always throws failed_precondition: the position lives inside the C++ generator, which
+    /// tf::data cannot see or rebuild (TensorFlow refuses to checkpoint from_generator too).
+    [[noreturn]] void save_state(IteratorState&, const std::string& p) const {
+      throw failed_precondition(
+          "tf::data::from_generator: the iterator state of a generator cannot be saved (" + p +
+          "from_generator): its position lives inside the generator, which tf::data cannot "
+          "see; use a source with state (from_tensor_slices, range, TFRecordDataset) or save "
+          "after a cache() stage has recorded the data");
+    }
+    [[noreturn]] void restore_state(const IteratorState&, const std::string& p) {
+      throw failed_precondition(
+          "tf::data::from_generator: the iterator state of a generator cannot be restored (" + p +
+          "from_generator)");
     }
   };
   [[nodiscard]] iterator make_iterator() const {

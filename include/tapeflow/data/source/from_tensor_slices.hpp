@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <tapeflow/core/errors.hpp>
@@ -38,18 +39,19 @@ class TensorSliceDataset
   explicit TensorSliceDataset(Ts... ts) : tensors_(std::move(ts)...) {
     n_ = element_traits<std::tuple_element_t<0, std::tuple<Ts...>>>::leading_dim(
         std::get<0>(tensors_));
-    std::apply(
-        [&](const auto&... t) {
-          ((element_traits<std::decay_t<decltype(t)>>::leading_dim(t) != n_
-                ? throw invalid_argument(
-                      "tf::data::from_tensor_slices: all tensors need the same dim 0; got " +
-                      std::to_string(n_) + " and " +
-                      std::to_string(element_traits<std::decay_t<decltype(t)>>::leading_dim(t)) +
-                      " (shape " + t.shape().to_string() + ")")
-                : void()),
-           ...);
-        },
-        tensors_);
+    const auto check = [&](const auto& t) {
+      const std::int64_t d = element_traits<std::decay_t<decltype(t)>>::leading_dim(t);
+      if (d != n_) {
+        std::string what = std::to_string(d);
+        if constexpr (requires { t.shape(); }) {
+          what += " (shape " + t.shape().to_string() + ")";
+        }
+        throw invalid_argument(
+            "tf::data::from_tensor_slices: all tensors need the same dim 0; got " +
+            std::to_string(n_) + " and " + what);
+      }
+    };
+    std::apply([&](const auto&... t) { (check(t), ...); }, tensors_);
   }
 
   struct iterator {
