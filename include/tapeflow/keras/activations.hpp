@@ -8,6 +8,7 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/deferred.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/math/unary.hpp>
@@ -33,17 +34,21 @@ class Activation {
   /// A function with an axis argument such as `tf::nn::softmax` (applied on the last axis).
   Activation(Tensor<float, 2> (*f)(const Tensor<float, 2>&, int))  // NOLINT
       : fn_([f](const Tensor<float, 2>& x) { return f(x, -1); }) {}
-  /// A Keras name: "linear", "relu", "sigmoid", "tanh", "softmax".
+  /// A Keras name: "linear", "relu", "sigmoid", "tanh", "softmax". (Templates only so that
+  /// the activations are compiled where a name is used: detail/deferred.hpp.)
+  template <class Deferred = void>
   Activation(const char* name) : Activation(std::string(name)) {}  // NOLINT
-  Activation(const std::string& name) {                            // NOLINT
+  template <class Deferred = void>
+  Activation(const std::string& name) {  // NOLINT
+    using detail::deferred;
     if (name == "relu") {
-      fn_ = [](const Tensor<float, 2>& x) { return nn::relu(x); };
+      fn_ = [](const Tensor<float, 2>& x) { return nn::relu(deferred<Deferred>(x)); };
     } else if (name == "sigmoid") {
-      fn_ = [](const Tensor<float, 2>& x) { return sigmoid(x); };
+      fn_ = [](const Tensor<float, 2>& x) { return sigmoid(deferred<Deferred>(x)); };
     } else if (name == "tanh") {
-      fn_ = [](const Tensor<float, 2>& x) { return tanh(x); };
+      fn_ = [](const Tensor<float, 2>& x) { return tanh(deferred<Deferred>(x)); };
     } else if (name == "softmax") {
-      fn_ = [](const Tensor<float, 2>& x) { return nn::softmax(x); };
+      fn_ = [](const Tensor<float, 2>& x) { return nn::softmax(deferred<Deferred>(x)); };
     } else if (name != "linear" && !name.empty()) {
       throw invalid_argument("tf::keras::Activation: unknown activation '" + name + "'");
     }

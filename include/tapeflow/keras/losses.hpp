@@ -12,6 +12,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/deferred.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/detail/batching.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
@@ -29,6 +30,9 @@ namespace losses {
 inline constexpr float epsilon = 1e-7f;
 
 namespace impl {
+// The loss classes route their bodies through templates on a defaulted `Deferred` parameter,
+// so including this header instantiates nothing (detail/deferred.hpp).
+using tapeflow::detail::deferred;
 template <class L, std::size_t R>
 Tensor<std::int32_t, R> int_labels(const Tensor<L, R>& y) {
   if constexpr (std::same_as<L, std::int32_t>) {
@@ -137,21 +141,22 @@ class Loss {
   [[nodiscard]] virtual AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const = 0;
 
   /// The mean of `call`'s values: a float scalar the tape can differentiate.
+  template <class Deferred = void>
   Tensor<float, 0> operator()(const AnyTensor& y_true, const AnyTensor& y_pred) const {
-    AnyTensor v = call(y_true, y_pred);
+    const auto v = impl::deferred<Deferred>(call(y_true, y_pred));
     if (v.dtype() != DType::float32) {
       throw invalid_argument("tf::keras::losses::Loss '" + name_ +
                              "': call() must return a float tensor");
     }
     switch (v.rank()) {
       case 0:
-        return v.as<float, 0>();
+        return v.template as<float, 0>();
       case 1:
-        return reduce_mean(v.as<float, 1>());
+        return reduce_mean(v.template as<float, 1>());
       case 2:
-        return reduce_mean(v.as<float, 2>());
+        return reduce_mean(v.template as<float, 2>());
       case 3:
-        return reduce_mean(v.as<float, 3>());
+        return reduce_mean(v.template as<float, 3>());
       default:
         throw invalid_argument("tf::keras::losses::Loss '" + name_ + "': call() returned rank " +
                                std::to_string(v.rank()) + " (at most 3 supported)");
@@ -190,85 +195,13 @@ struct CrossentropyOptions {
 };
 
 namespace impl {
-template <std::size_t R>
-AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor& y_pred,
-                      bool from_logits);
-}
+/// A loss class's per-example computation, chosen when the class is constructed.
+using LossFn = AnyTensor (*)(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits);
 
-/// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
-class SparseCategoricalCrossentropy : public Loss {
- public:
-  explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
-      : Loss("sparse_categorical_crossentropy"), from_logits_(o.from_logits) {}
-  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
-    const char* what = "SparseCategoricalCrossentropy";
-    if (y_pred.rank() == 3) {
-      return impl::labels_call<3>(what, y_true, y_pred, from_logits_);
-    }
-    if (y_pred.rank() != 2) {
-      throw invalid_argument(std::string(what) + ": predictions of shape " +
-                             y_pred.shape().to_string() + " (rank 2 or 3 supported)");
-    }
-    return impl::labels_call<2>(what, y_true, y_pred, from_logits_);
-  }
-
- private:
-  bool from_logits_;
-};
-
-/// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
-class CategoricalCrossentropy : public Loss {
- public:
-  explicit CategoricalCrossentropy(CrossentropyOptions o = {})
-      : Loss("categorical_crossentropy"), from_logits_(o.from_logits) {}
-  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
-    return impl::dispatch_pred_rank("CategoricalCrossentropy", y_pred, [&]<std::size_t R>() {
-      if constexpr (R < 2) {
-        return AnyTensor(categorical_crossentropy<2>(impl::float_of<2>(y_true),
-                                                     impl::float_of<2>(y_pred), from_logits_));
-      } else {
-        return AnyTensor(categorical_crossentropy<R>(impl::float_of<R>(y_true),
-                                                     impl::float_of<R>(y_pred), from_logits_));
-      }
-    });
-  }
-
- private:
-  bool from_logits_;
-};
-
-/// tf.keras.losses.BinaryCrossentropy.
-class BinaryCrossentropy : public Loss {
- public:
-  explicit BinaryCrossentropy(CrossentropyOptions o = {})
-      : Loss("binary_crossentropy"), from_logits_(o.from_logits) {}
-  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
-    return impl::dispatch_pred_rank("BinaryCrossentropy", y_pred, [&]<std::size_t R>() {
-      return AnyTensor(binary_crossentropy<R>(impl::float_of<R>(y_true), impl::float_of<R>(y_pred),
-                                              from_logits_));
-    });
-  }
-
- private:
-  bool from_logits_;
-};
-
-/// tf.keras.losses.MeanSquaredError.
-class MeanSquaredError : public Loss {
- public:
-  MeanSquaredError() : Loss("mean_squared_error") {}
-  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
-    return impl::dispatch_pred_rank("MeanSquaredError", y_pred, [&]<std::size_t R>() {
-      return AnyTensor(mean_squared_error<R>(impl::float_of<R>(y_true), impl::float_of<R>(y_pred)));
-    });
-  }
-};
-
-namespace impl {
-template <std::size_t R>
+template <std::size_t R, class Deferred>
 AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor& y_pred,
                       bool from_logits) {
-  auto pred = y_pred.as<float, R>();
+  auto pred = deferred<Deferred>(y_pred).template as<float, R>();
   if (y_true.rank() != R - 1 && y_true.rank() != R) {
     throw invalid_argument(std::string(what) + ": labels of shape " + y_true.shape().to_string() +
                            " do not fit predictions of shape " + y_pred.shape().to_string());
@@ -286,7 +219,96 @@ AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor
   return sparse_categorical_crossentropy(convert<std::int32_t, R - 1>(y_true, what), pred,
                                          from_logits);
 }
+
+template <class Deferred>
+AnyTensor sparse_categorical_call(const AnyTensor& y_true, const AnyTensor& y_pred,
+                                  bool from_logits) {
+  const char* what = "SparseCategoricalCrossentropy";
+  if (y_pred.rank() == 3) {
+    return labels_call<3, Deferred>(what, y_true, y_pred, from_logits);
+  }
+  if (y_pred.rank() != 2) {
+    throw invalid_argument(std::string(what) + ": predictions of shape " +
+                           y_pred.shape().to_string() + " (rank 2 or 3 supported)");
+  }
+  return labels_call<2, Deferred>(what, y_true, y_pred, from_logits);
+}
+
+template <class Deferred>
+AnyTensor categorical_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits) {
+  return dispatch_pred_rank("CategoricalCrossentropy", y_pred, [&]<std::size_t R>() {
+    constexpr std::size_t Rk = R < 2 ? 2 : R;
+    return AnyTensor(categorical_crossentropy<Rk>(float_of<Rk>(deferred<Deferred>(y_true)),
+                                                  float_of<Rk>(y_pred), from_logits));
+  });
+}
+
+template <class Deferred>
+AnyTensor binary_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits) {
+  return dispatch_pred_rank("BinaryCrossentropy", y_pred, [&]<std::size_t R>() {
+    return AnyTensor(binary_crossentropy<R>(float_of<R>(deferred<Deferred>(y_true)),
+                                            float_of<R>(y_pred), from_logits));
+  });
+}
+
+template <class Deferred>
+AnyTensor mean_squared_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool) {
+  return dispatch_pred_rank("MeanSquaredError", y_pred, [&]<std::size_t R>() {
+    return AnyTensor(
+        mean_squared_error<R>(float_of<R>(deferred<Deferred>(y_true)), float_of<R>(y_pred)));
+  });
+}
+
+/// A built-in loss class: `call` runs the computation its (template) constructor picked, so
+/// the computation is compiled only in programs that construct the loss.
+class BuiltinLoss : public Loss {
+ public:
+  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
+    return fn_(y_true, y_pred, from_logits_);
+  }
+
+ protected:
+  BuiltinLoss(std::string name, LossFn fn, bool from_logits)
+      : Loss(std::move(name)), fn_(fn), from_logits_(from_logits) {}
+
+ private:
+  LossFn fn_;
+  bool from_logits_;
+};
 }  // namespace impl
+
+/// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
+class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
+ public:
+  template <class Deferred = void>
+  explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
+      : BuiltinLoss("sparse_categorical_crossentropy", &impl::sparse_categorical_call<Deferred>,
+                    o.from_logits) {}
+};
+
+/// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
+class CategoricalCrossentropy : public impl::BuiltinLoss {
+ public:
+  template <class Deferred = void>
+  explicit CategoricalCrossentropy(CrossentropyOptions o = {})
+      : BuiltinLoss("categorical_crossentropy", &impl::categorical_call<Deferred>, o.from_logits) {}
+};
+
+/// tf.keras.losses.BinaryCrossentropy.
+class BinaryCrossentropy : public impl::BuiltinLoss {
+ public:
+  template <class Deferred = void>
+  explicit BinaryCrossentropy(CrossentropyOptions o = {})
+      : BuiltinLoss("binary_crossentropy", &impl::binary_call<Deferred>, o.from_logits) {}
+};
+
+/// tf.keras.losses.MeanSquaredError.
+class MeanSquaredError : public impl::BuiltinLoss {
+ public:
+  template <class Deferred = void>
+  MeanSquaredError()
+      : BuiltinLoss("mean_squared_error", &impl::mean_squared_call<Deferred>, false) {}
+};
 
 /// A shared handle to a loss object (what `compile` stores); converts from any Loss.
 class LossHandle {
