@@ -15,7 +15,9 @@
 //
 // Gradients: the sub-graphs' ops run through detail::execute, so a GradientTape active
 // outside the traced function records the branch actually taken / every loop iteration.
-// A GradientTape opened inside a traced body does not see through a cond or while node.
+// A GradientTape opened inside a traced body records a cond or while node as a whole; its
+// gradient node re-runs the branch taken / replays the loop's iterations eagerly under a
+// tape at run time (Note [Control-flow gradients] in detail/control_flow_gradient.hpp).
 #pragma once
 
 #include <algorithm>
@@ -37,6 +39,7 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/detail/control_flow_gradient.hpp>
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/function/graph.hpp>
 #include <tapeflow/function/tensor_array.hpp>
@@ -89,39 +92,6 @@ inline std::unique_ptr<trace::Graph> sub_graph(trace::Graph* parent) {
   auto g = std::make_unique<trace::Graph>();
   g->parent = parent;
   return g;
-}
-
-/// Appends the node (and output nodes for results 1..n-1); `stash` receives all results at
-/// run time. Returns the node's index.
-inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
-                          const std::vector<AnyTensor>& outputs,
-                          const std::shared_ptr<std::vector<AnyTensor>>& stash) {
-  if (!outputs.empty()) {
-    node.dtype = outputs[0].dtype();
-    node.shape = outputs[0].shape();
-  }
-  const std::string op = node.op;
-  const std::int32_t out_slot =
-      graph.add_node(std::move(node), outputs.empty() ? 0 : outputs[0].id());
-  const std::size_t index = graph.nodes.size() - 1;
-  const std::string out_op = op == "While" ? "WhileOutput" : "IfOutput";
-  for (std::size_t k = 1; k < outputs.size(); ++k) {
-    trace::GraphNode extract;
-    extract.op = out_op;
-    extract.attrs = {{"index", std::to_string(k)}};
-    extract.dtype = outputs[k].dtype();
-    extract.shape = outputs[k].shape();
-    extract.inputs = {out_slot};
-    extract.run = [stash, k, last = k + 1 == outputs.size()](std::span<const AnyTensor>) {
-      AnyTensor out = (*stash)[k];
-      if (last) {
-        stash->clear();
-      }
-      return out;
-    };
-    graph.add_node(std::move(extract), outputs[k].id());
-  }
-  return index;
 }
 
 /// Adds the outer slots a sub-graph captured to the node's inputs (each slot once); returns
@@ -280,8 +250,11 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
       }
       detail::fn::result_traits<Held>::collect(*graphs[b], *results[b]);
     };
-    trace_branch(0, true_fn);
-    trace_branch(1, false_fn);
+    {
+      detail::cf::PauseTapes pause;  // Note [Control-flow gradients]
+      trace_branch(0, true_fn);
+      trace_branch(1, false_fn);
+    }
     std::vector<AnyTensor> outs[2];
     detail::cf::flatten(*results[0], outs[0]);
     detail::cf::flatten(*results[1], outs[1]);
@@ -301,6 +274,23 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
     for (int b = 0; b < 2; ++b) {
       where[b] = detail::cf::add_captures(node.inputs, graphs[b]->captured);
     }
+    // What a tape inside the traced body may differentiate (Note [Control-flow gradients]).
+    std::vector<detail::cf::Port> sources;
+    for (int b = 0; b < 2; ++b) {
+      const auto& g = *graphs[b];
+      for (std::size_t j = 0; j < g.captured.size(); ++j) {
+        const auto input = static_cast<std::int64_t>(where[b][j]);
+        const bool seen = std::any_of(sources.begin(), sources.end(),
+                                      [&](const auto& s) { return s.input == input; });
+        if (detail::cf::is_float_dtype(g.arg_dtypes()[j]) && !seen) {
+          sources.push_back({g.captured_ids[j], g.arg_dtypes()[j], g.arg_shapes()[j], input});
+        }
+      }
+      detail::cf::add_variable_sources(sources, g.variable_reads);
+      outer->variable_reads.insert(outer->variable_reads.end(), g.variable_reads.begin(),
+                                   g.variable_reads.end());
+    }
+    const std::size_t num_inputs = node.inputs.size();
     Held symbolic = detail::cf::symbolic_like(*results[0]);
     std::vector<AnyTensor> outer_outs;
     detail::cf::flatten(symbolic, outer_outs);
@@ -312,8 +302,7 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
         std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
         std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
     added.attrs = {{"then_branch", fns[0]->name()}, {"else_branch", fns[1]->name()}};
-    added.run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
-                 where_else = std::move(where[1]),
+    added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                  stash](std::span<const AnyTensor> values) -> AnyTensor {
       const bool take = values[0].unchecked_as<bool, 0>().item();
       auto outs = take ? detail::cf::run_with(*then_fn, {}, values, where_then)
@@ -324,6 +313,64 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
       *stash = outs;
       return outs[0];
     };
+    if (!detail::tape::active().empty() && !sources.empty()) {
+      auto spec = std::make_shared<detail::cf::GradSpec>();
+      spec->op = "IfGrad";
+      spec->forward_op = "cond";
+      spec->graph = outer;
+      spec->inputs = outer->nodes[index].inputs;
+      for (const auto& o : outer_outs) {
+        spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
+      }
+      spec->sources = sources;
+      spec->make_run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
+                        where_else = std::move(where[1]), num_inputs,
+                        sources](std::vector<std::int64_t> upstream_at,
+                                 std::shared_ptr<std::vector<AnyTensor>> grad_stash) {
+        return detail::trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
+          const bool take = values[0].unchecked_as<bool, 0>().item();
+          std::vector<AnyTensor> vals(values.begin(),
+                                      values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
+          std::vector<AnyTensor> watched;
+          std::vector<std::int64_t> ids;
+          for (const auto& s : sources) {
+            if (s.input >= 0) {
+              auto& v = vals[static_cast<std::size_t>(s.input)];
+              v = detail::cf::fresh(v);
+              watched.push_back(v);
+              ids.push_back(v.id());
+            } else {
+              ids.push_back(detail::tape::tape_id(s.id));
+            }
+          }
+          std::vector<AnyTensor> upstream(upstream_at.size());
+          for (std::size_t k = 0; k < upstream_at.size(); ++k) {
+            if (upstream_at[k] >= 0) {
+              upstream[k] = values[static_cast<std::size_t>(upstream_at[k])];
+            }
+          }
+          auto grads = detail::cf::eager_vjp(
+              [&] {
+                return take ? detail::cf::run_with(*then_fn, {}, vals, where_then)
+                            : detail::cf::run_with(*else_fn, {}, vals, where_else);
+              },
+              watched, ids, upstream);
+          for (std::size_t m = 0; m < grads.size(); ++m) {
+            if (!grads[m].engaged()) {
+              const auto& s = sources[m];
+              grads[m] = detail::cf::zeros_of(
+                  s.dtype,
+                  s.input >= 0 ? vals[static_cast<std::size_t>(s.input)].shape() : s.shape);
+            }
+          }
+          if (grads.size() > 1) {
+            *grad_stash = grads;
+          }
+          return grads[0];
+        });
+      };
+      detail::cf::record_on_tapes(spec);
+    }
     if constexpr (!std::is_void_v<RT>) {
       return symbolic;
     }
@@ -396,6 +443,127 @@ std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...>
 
 namespace detail::cf {
 
+/// Records a traced While node on the tapes inside the body that want one of its sources
+/// (Note [Control-flow gradients]): loop variables, the body's captures, variables it reads.
+inline void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>& inputs,
+                                  const std::vector<AnyTensor>& outputs,
+                                  const std::vector<AnyTensor>& initial,
+                                  const ConcreteFunction& body,
+                                  std::shared_ptr<const ConcreteFunction> body_fn,
+                                  std::vector<std::size_t> where_body, std::size_t num_inputs,
+                                  const std::shared_ptr<WhileHistory>& history) {
+  const std::size_t num_vars = initial.size();
+  std::vector<Port> sources;
+  std::vector<std::size_t> var_k;   // floating loop variables
+  std::vector<std::size_t> cap_in;  // floating captures of the body: their input index
+  for (std::size_t k = 0; k < num_vars; ++k) {
+    if (is_float_dtype(initial[k].dtype())) {
+      var_k.push_back(k);
+      sources.push_back(
+          {initial[k].id(), initial[k].dtype(), initial[k].shape(), static_cast<std::int64_t>(k)});
+    }
+  }
+  const auto& g = body.graph();
+  for (std::size_t j = 0; j < g.captured.size(); ++j) {
+    const DType dtype = g.arg_dtypes()[num_vars + j];
+    if (is_float_dtype(dtype) &&
+        std::find(cap_in.begin(), cap_in.end(), where_body[j]) == cap_in.end()) {
+      cap_in.push_back(where_body[j]);
+      sources.push_back({g.captured_ids[j], dtype, g.arg_shapes()[num_vars + j],
+                         static_cast<std::int64_t>(where_body[j])});
+    }
+  }
+  const std::size_t num_fixed = sources.size();
+  add_variable_sources(sources, g.variable_reads);
+  const std::vector<Port> var_ports(sources.begin() + static_cast<std::ptrdiff_t>(num_fixed),
+                                    sources.end());
+  auto spec = std::make_shared<GradSpec>();
+  spec->op = "WhileGrad";
+  spec->forward_op = "while_loop";
+  spec->graph = outer;
+  spec->inputs = inputs;
+  for (const auto& o : outputs) {
+    spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
+  }
+  spec->sources = std::move(sources);
+  spec->make_run = [body_fn = std::move(body_fn), where_body = std::move(where_body), num_vars,
+                    num_inputs, var_k, cap_in, var_ports,
+                    history](std::vector<std::int64_t> upstream_at,
+                             std::shared_ptr<std::vector<AnyTensor>> stash) {
+    return trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
+      std::vector<AnyTensor> vals(values.begin(),
+                                  values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
+      for (auto idx : cap_in) {
+        vals[idx] = fresh(vals[idx]);
+      }
+      // g[k]: the gradient with respect to loop variable k after the iteration replayed next.
+      std::vector<AnyTensor> g(num_vars);
+      for (auto k : var_k) {
+        if (upstream_at[k] >= 0) {
+          g[k] = values[static_cast<std::size_t>(upstream_at[k])];
+        }
+      }
+      std::vector<AnyTensor> cap_g(cap_in.size());
+      std::vector<AnyTensor> var_g(var_ports.size());
+      const auto& iterations = history->iterations;
+      for (std::size_t it = iterations.size(); it-- > 0;) {
+        if (std::none_of(g.begin(), g.end(), [](const AnyTensor& t) { return t.engaged(); })) {
+          break;
+        }
+        std::vector<AnyTensor> leading = iterations[it];
+        std::vector<AnyTensor> watched;
+        std::vector<std::int64_t> ids;
+        for (auto k : var_k) {
+          leading[k] = fresh(leading[k]);
+          watched.push_back(leading[k]);
+          ids.push_back(leading[k].id());
+        }
+        for (auto idx : cap_in) {
+          watched.push_back(vals[idx]);
+          ids.push_back(vals[idx].id());
+        }
+        for (const auto& p : var_ports) {
+          ids.push_back(tape::tape_id(p.id));
+        }
+        auto grads = eager_vjp([&] { return run_with(*body_fn, leading, vals, where_body); },
+                               watched, ids, g);
+        std::size_t m = 0;
+        std::vector<AnyTensor> next(num_vars);
+        for (auto k : var_k) {
+          next[k] = std::move(grads[m++]);
+        }
+        for (auto& c : cap_g) {
+          c = add_any(c, grads[m++]);
+        }
+        for (auto& v : var_g) {
+          v = add_any(v, grads[m++]);
+        }
+        g = std::move(next);
+      }
+      std::vector<AnyTensor> out;
+      for (auto k : var_k) {
+        out.push_back(g[k].engaged() ? g[k] : zeros_of(values[k].dtype(), values[k].shape()));
+      }
+      for (std::size_t j = 0; j < cap_in.size(); ++j) {
+        out.push_back(cap_g[j].engaged()
+                          ? cap_g[j]
+                          : zeros_of(vals[cap_in[j]].dtype(), vals[cap_in[j]].shape()));
+      }
+      for (std::size_t v = 0; v < var_ports.size(); ++v) {
+        out.push_back(var_g[v].engaged() ? var_g[v]
+                                         : zeros_of(var_ports[v].dtype, var_ports[v].shape));
+      }
+      if (out.size() > 1) {
+        *stash = out;
+      }
+      return out[0];
+    });
+  };
+  if (record_on_tapes(spec)) {
+    history->record = true;
+  }
+}
+
 template <class CondFn, class BodyFn, class... X>
 std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn& body_fn,
                               const std::tuple<X...>& loop_vars, std::int64_t max) {
@@ -410,6 +578,8 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
         },
         loop_vars);
   };
+  // Note [Control-flow gradients]: the sub-graphs are differentiated as a whole.
+  std::optional<detail::cf::PauseTapes> pause_tapes(std::in_place);
   auto cond_graph = detail::cf::sub_graph(outer);
   {
     detail::trace::Scope scope(cond_graph.get());
@@ -425,6 +595,7 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
     detail::cf::check_loop_shapes(args, next);
     detail::fn::result_traits<Vars>::collect(*body_graph, next);
   }
+  pause_tapes.reset();
   detail::trace::GraphNode node;
   node.op = "While";
   node.inputs = var_slots;
@@ -434,7 +605,11 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
   const Vars symbolic = detail::cf::symbolic_like(loop_vars);
   std::vector<AnyTensor> outer_outs;
   detail::cf::flatten(symbolic, outer_outs);
+  std::vector<AnyTensor> initial;
+  detail::cf::flatten(loop_vars, initial);
+  const std::size_t num_inputs = node.inputs.size();
   auto stash = std::make_shared<std::vector<AnyTensor>>();
+  auto history = std::make_shared<detail::cf::WhileHistory>();
   const std::size_t index = detail::cf::append(*outer, std::move(node), outer_outs, stash);
   auto& added = outer->nodes[index];
   auto cond_fn_graph =
@@ -446,14 +621,19 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
     added.attrs.emplace_back("maximum_iterations", std::to_string(max));
   }
   added.run = [cond_fn_graph, body_fn_graph, num_vars, where_cond = std::move(where_cond),
-               where_body = std::move(where_body), max,
-               stash](std::span<const AnyTensor> values) -> AnyTensor {
+               where_body, max, stash, history](std::span<const AnyTensor> values) -> AnyTensor {
     std::vector<AnyTensor> vars(values.begin(),
                                 values.begin() + static_cast<std::ptrdiff_t>(num_vars));
+    if (history->record) {
+      history->iterations.clear();
+    }
     for (std::int64_t it = 0; max < 0 || it < max; ++it) {
       auto c = detail::cf::run_with(*cond_fn_graph, vars, values, where_cond);
       if (!c[0].unchecked_as<bool, 0>().item()) {
         break;
+      }
+      if (history->record) {
+        history->iterations.push_back(vars);  // what the gradient replays
       }
       auto next = detail::cf::run_with(*body_fn_graph, vars, values, where_body);
       for (std::size_t i = 0; i < num_vars; ++i) {
@@ -469,6 +649,14 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
     *stash = vars;
     return vars[0];
   };
+  for (const auto* g : {&cond_fn_graph->graph(), &body_fn_graph->graph()}) {
+    outer->variable_reads.insert(outer->variable_reads.end(), g->variable_reads.begin(),
+                                 g->variable_reads.end());
+  }
+  if (!detail::tape::active().empty()) {
+    record_while_gradient(outer, outer->nodes[index].inputs, outer_outs, initial, *body_fn_graph,
+                          body_fn_graph, std::move(where_body), num_inputs, history);
+  }
   return symbolic;
 }
 

@@ -76,6 +76,16 @@ class Graph {
   /// graph (after the declared ones), and `captured` keeps the parent's slot for each.
   Graph* parent = nullptr;
   std::vector<std::int32_t> captured;
+  /// The tensor id of each captured argument (the enclosing trace's symbolic tensor).
+  std::vector<std::int64_t> captured_ids;
+  /// Variables read while tracing this graph (tf::cond / tf::while_loop add those their
+  /// sub-graphs read): a GradientTape inside the body differentiates control flow through them.
+  struct VariableRead {
+    std::int64_t id = 0;  // the read's id (variable id bits, symbolic)
+    DType dtype = DType::invalid;
+    Shape shape;
+  };
+  std::vector<VariableRead> variable_reads;
 
   /// A new argument placeholder of the given dims; returns the symbolic tensor standing for it.
   template <class T, std::size_t R>
@@ -102,6 +112,7 @@ class Graph {
       arg_dtypes_.push_back(dtype_v<T>);
       arg_shapes_.push_back(t.shape());
       captured.push_back(outer);
+      captured_ids.push_back(t.id());
       return slot;
     }
     if (t.is_symbolic()) {
@@ -119,6 +130,9 @@ class Graph {
   /// Appends a node; `output_id` (0 for none) names its output for later slot_of() calls.
   std::int32_t add_node(GraphNode node, std::int64_t output_id) {
     node.name = unique_name(node.op);
+    if ((output_id & variable_id_bit) != 0) {
+      variable_reads.push_back({output_id, node.dtype, node.shape});
+    }
     if (output_id != 0) {
       node.output = new_slot(output_id);
     }
