@@ -1,7 +1,7 @@
 // libFuzzer target: tf.train.Example parsing on arbitrary bytes: Example::parse (generic
 // protobuf reader), parse_single_example and parse_example with a description covering every
-// spec kind. Errors must be tapeflow::error; a parsed Example must survive
-// serialize -> parse -> serialize unchanged.
+// spec kind (FixedLen, VarLen, FixedLenSequence). Errors must be tapeflow::error; a parsed Example
+// must survive serialize -> parse -> serialize unchanged.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +15,7 @@
 
 namespace tf = tapeflow;
 using tf::io::FixedLenFeature;
+using tf::io::FixedLenSequenceFeature;
 using tf::io::VarLenFeature;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -36,6 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       {"b", VarLenFeature<std::string>{}},
       {"floats", VarLenFeature<float>{}},
       {"ints", FixedLenFeature<std::int64_t>{{5}, {0, 0, 0, 0, 0}}},
+      {"seq", FixedLenSequenceFeature<float>{.shape = {2}, .allow_missing = true}},
+      {"seq_ids",
+       FixedLenSequenceFeature<std::int64_t>{.allow_missing = true, .default_value = -1}},
+      {"seq_bytes", FixedLenSequenceFeature<std::string>{.allow_missing = true}},
   };
   try {
     (void)tf::io::parse_single_example(bytes, description);

@@ -2,12 +2,17 @@
 //   io_tfrecord write DIR : writes cpp_{none,gzip,zlib}.tfrecord (Examples, see make_example)
 //   io_tfrecord read DIR  : reads py_{none,gzip,zlib}.tfrecord written by TensorFlow and checks
 //                           them against py_manifest.txt
+//   io_tfrecord seq DIR   : parses py_seq.tfrecord with FixedLenSequenceFeatures, one Example at
+//                           a time and as one batch, and prints the results (seq_line) to
+//                           cpp_seq.txt for the script to compare with TensorFlow's
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tapeflow/core/constant.hpp>
@@ -116,15 +121,79 @@ int read(const std::string& dir) {
   std::cout << (failures == 0 ? "read OK" : "read FAILED") << "\n";
   return failures == 0 ? 0 : 1;
 }
+// "<tag> <key> shape=d0,d1 values=v;v;..." per feature: floats as %.9g, strings in hex (the
+// script writes TensorFlow's results the same way).
+template <class T, std::size_t R>
+std::string seq_line(const std::string& tag, const std::string& key, const tf::Tensor<T, R>& t) {
+  std::string out = tag + " " + key + " shape=";
+  for (std::size_t i = 0; i < R; ++i) {
+    out += (i != 0 ? "," : "") + std::to_string(t.dim(i));
+  }
+  out += " values=";
+  bool first = true;
+  for (const T& v : t.values()) {
+    out += first ? "" : ";";
+    first = false;
+    if constexpr (std::is_same_v<T, float>) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+      out += buf;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      static const char* hex = "0123456789abcdef";
+      for (unsigned char ch : v) {
+        out += hex[ch >> 4];
+        out += hex[ch & 15];
+      }
+    } else {
+      out += std::to_string(v);
+    }
+  }
+  return out;
+}
+
+int seq(const std::string& dir) {
+  using tf::io::FixedLenSequenceFeature;
+  const tf::io::FeatureDescription description{
+      {"frames",
+       FixedLenSequenceFeature<float>{.shape = {2}, .allow_missing = true, .default_value = -1.0f}},
+      {"ids", FixedLenSequenceFeature<std::int64_t>{.allow_missing = true}},
+      {"words",
+       FixedLenSequenceFeature<std::string>{.allow_missing = true, .default_value = "<pad>"}},
+      {"label", tf::io::FixedLenFeature<std::int64_t>{}},
+  };
+  std::vector<std::string> records;
+  for (const auto& r : tf::data::TFRecordDataset(dir + "/py_seq.tfrecord")) {
+    records.push_back(r.item());
+  }
+  std::ofstream out(dir + "/cpp_seq.txt");
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto p = tf::io::parse_single_example(records[i], description);
+    const std::string tag = "single" + std::to_string(i);
+    out << seq_line(tag, "frames", p["frames"].as<float, 2>()) << "\n"
+        << seq_line(tag, "ids", p["ids"].as<std::int64_t, 1>()) << "\n"
+        << seq_line(tag, "label", p["label"].as<std::int64_t, 0>()) << "\n"
+        << seq_line(tag, "words", p["words"].as<std::string, 1>()) << "\n";
+  }
+  const auto b = tf::io::parse_example(std::span<const std::string>(records), description);
+  out << seq_line("batch", "frames", b["frames"].as<float, 3>()) << "\n"
+      << seq_line("batch", "ids", b["ids"].as<std::int64_t, 2>()) << "\n"
+      << seq_line("batch", "label", b["label"].as<std::int64_t, 1>()) << "\n"
+      << seq_line("batch", "words", b["words"].as<std::string, 2>()) << "\n";
+  std::cout << "parsed " << records.size() << " sequence Examples\n";
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: io_tfrecord write|read DIR\n";
+    std::cerr << "usage: io_tfrecord write|read|seq DIR\n";
     return 2;
   }
   try {
     const std::string mode = argv[1];
+    if (mode == "seq") {
+      return seq(argv[2]);
+    }
     return mode == "write" ? write(argv[2]) : read(argv[2]);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -158,8 +158,21 @@ __attribute__((target("sse4.2"))) inline std::uint32_t update_hardware(std::uint
     n -= 8;
   }
   auto c32 = static_cast<std::uint32_t>(c0);
-  while (n-- > 0) {
-    c32 = _mm_crc32_u8(c32, *p++);
+  // The last 0-7 bytes in at most three steps (4, 2, 1), not one per byte.
+  if ((n & 4) != 0) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    c32 = _mm_crc32_u32(c32, v);
+    p += 4;
+  }
+  if ((n & 2) != 0) {
+    std::uint16_t v;
+    std::memcpy(&v, p, 2);
+    c32 = _mm_crc32_u16(c32, v);
+    p += 2;
+  }
+  if ((n & 1) != 0) {
+    c32 = _mm_crc32_u8(c32, *p);
   }
   return c32;
 }
@@ -223,8 +236,46 @@ constexpr fold_constant fold_by(std::size_t bytes) noexcept {
   return {xpow_mod(8 * bytes + 31), xpow_mod(8 * bytes - 33)};
 }
 inline constexpr fold_constant fold_256 = fold_by(256);
-inline constexpr fold_constant fold_64 = fold_by(64);
 inline constexpr fold_constant fold_16 = fold_by(16);
+// Folds by 64 * j and 16 * j bytes, j = 0..6 (entry 0 unused: a distance of 0 is no fold).
+constexpr std::array<fold_constant, 7> fold_table(std::size_t unit) noexcept {
+  std::array<fold_constant, 7> t{};
+  for (std::size_t j = 1; j < 7; ++j) {
+    t[j] = fold_by(unit * j);
+  }
+  return t;
+}
+inline constexpr std::array<fold_constant, 7> fold_16x = fold_table(16);
+// A 512-bit multiplier, one constant per 128-bit lane, loaded whole (GCC 12 warns on the
+// "undefined" operand of the broadcast intrinsics).
+struct alignas(64) lane_constants {
+  std::array<std::uint64_t, 8> k;
+};
+constexpr std::array<lane_constants, 7> make_fold_64x() noexcept {
+  std::array<lane_constants, 7> t{};
+  for (std::size_t j = 1; j < 7; ++j) {
+    for (std::size_t lane = 0; lane < 4; ++lane) {
+      t[j].k[2 * lane] = fold_by(64 * j).lo;
+      t[j].k[2 * lane + 1] = fold_by(64 * j).hi;
+    }
+  }
+  return t;
+}
+inline constexpr std::array<lane_constants, 7> fold_64x = make_fold_64x();
+// For the 512 -> 128-bit step with m more 16-byte blocks to come: lane j of the register
+// (16 bytes each) is folded forward by 16 * (3 - j + m) bytes; lane 3 with m = 0 is kept as is.
+constexpr std::array<lane_constants, 4> make_lane_table() noexcept {
+  std::array<lane_constants, 4> t{};
+  for (std::size_t m = 0; m < 4; ++m) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      const std::size_t d = 3 - j + m;
+      t[m].k[2 * j] = d == 0 ? 0 : fold_16x[d].lo;
+      t[m].k[2 * j + 1] = d == 0 ? 0 : fold_16x[d].hi;
+    }
+  }
+  return t;
+}
+inline constexpr std::array<lane_constants, 4> lane_table = make_lane_table();
 
 #define TAPEFLOW_CRC32C_AVX512 \
   __attribute__((target("sse4.2,pclmul,avx512f,avx512vl,avx512bw,vpclmulqdq")))
@@ -242,6 +293,26 @@ TAPEFLOW_CRC32C_AVX512 inline __m512i k4(fold_constant c) noexcept {
   const auto hi = static_cast<long long>(c.hi);
   return _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo);
 }
+TAPEFLOW_CRC32C_AVX512 inline __m128i k1(fold_constant c) noexcept {
+  return _mm_set_epi64x(static_cast<long long>(c.hi), static_cast<long long>(c.lo));
+}
+// Constants of a table picked at run time: one load each.
+TAPEFLOW_CRC32C_AVX512 inline __m128i load_k1(const fold_constant& c) noexcept {
+  static_assert(sizeof(fold_constant) == 16);
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(&c));  // lo in the low half
+}
+TAPEFLOW_CRC32C_AVX512 inline __m512i load_k4(const lane_constants& c) noexcept {
+  return _mm512_load_si512(c.k.data());
+}
+/// `acc ^ x * x^(8 * 64 * j)` (j = 0: `acc ^ x`).
+TAPEFLOW_CRC32C_AVX512 inline __m512i add_folded512(__m512i acc, __m512i x,
+                                                    std::size_t j) noexcept {
+  return j == 0 ? _mm512_xor_si512(acc, x) : fold512(x, load_k4(fold_64x[j]), acc);
+}
+TAPEFLOW_CRC32C_AVX512 inline __m128i add_folded128(__m128i acc, __m128i x,
+                                                    std::size_t j) noexcept {
+  return j == 0 ? _mm_xor_si128(acc, x) : fold128(x, load_k1(fold_16x[j]), acc);
+}
 template <bool Copy>
 TAPEFLOW_CRC32C_AVX512 inline __m512i load512(const unsigned char* p, unsigned char* dst,
                                               std::size_t off) noexcept {
@@ -251,70 +322,119 @@ TAPEFLOW_CRC32C_AVX512 inline __m512i load512(const unsigned char* p, unsigned c
   }
   return v;
 }
+template <bool Copy>
+TAPEFLOW_CRC32C_AVX512 inline __m128i load128(const unsigned char* p, unsigned char* dst,
+                                              std::size_t off) noexcept {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + off));
+  if constexpr (Copy) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + off), v);
+  }
+  return v;
+}
+/// The last 0-15 bytes with the crc32 instruction (8, 4, 2, 1), inline.
+template <bool Copy>
+TAPEFLOW_CRC32C_AVX512 inline std::uint32_t tail_crc(std::uint32_t crc, const unsigned char* p,
+                                                     unsigned char* dst, std::size_t n) noexcept {
+  if constexpr (Copy) {  // a masked copy: no call for a handful of bytes
+    const auto mask = static_cast<__mmask16>((1U << n) - 1);
+    _mm_mask_storeu_epi8(dst, mask, _mm_maskz_loadu_epi8(mask, p));
+  }
+  std::uint64_t c = crc;
+  if ((n & 8) != 0) {
+    c = _mm_crc32_u64(c, load_le64(p));
+    p += 8;
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  if ((n & 4) != 0) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    c32 = _mm_crc32_u32(c32, v);
+    p += 4;
+  }
+  if ((n & 2) != 0) {
+    std::uint16_t v;
+    std::memcpy(&v, p, 2);
+    c32 = _mm_crc32_u16(c32, v);
+    p += 2;
+  }
+  if ((n & 1) != 0) {
+    c32 = _mm_crc32_u8(c32, *p);
+  }
+  return c32;
+}
 
-/// VPCLMULQDQ kernel: four 512-bit accumulators folded 256 bytes at a time, reduced to 128
-/// bits and finished with the crc32 instruction. With `Copy`, the bytes are also stored to
-/// `dst` on their way through the registers (a copy fused with the CRC).
+/// VPCLMULQDQ kernel: four 512-bit accumulators folded 256 bytes at a time (one register for
+/// inputs under 256 bytes), reduced to 128 bits and finished with the crc32 instruction. With
+/// `Copy`, the bytes are also stored to `dst` on their way through the registers (a copy fused
+/// with the CRC). Records of a few hundred bytes to a few KiB (TFRecord's common case) are
+/// bound by the latency of the reductions, so these are trees: every register and leftover
+/// block is multiplied by x^(its distance to the end) at once, and the products XORed.
 template <bool Copy>
 TAPEFLOW_CRC32C_AVX512 inline std::uint32_t avx512_kernel(std::uint32_t crc, const unsigned char* p,
                                                           std::size_t n,
                                                           unsigned char* dst) noexcept {
-  if (n < 256) {
+  if (n < 64) {
     if constexpr (Copy) {
-      std::memcpy(dst, p, n);
+      const __mmask64 mask = n == 0 ? 0 : ~__mmask64{0} >> (64 - n);
+      _mm512_mask_storeu_epi8(dst, mask, _mm512_maskz_loadu_epi8(mask, p));
     }
     return update_hardware(crc, p, n);
   }
-  __m512i x0 = load512<Copy>(p, dst, 0);
-  __m512i x1 = load512<Copy>(p, dst, 64);
-  __m512i x2 = load512<Copy>(p, dst, 128);
-  __m512i x3 = load512<Copy>(p, dst, 192);
-  x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
-  std::size_t off = 256;
-  // (Set, not broadcast/extract intrinsics: GCC 12 warns on their "undefined" operands.)
-  const auto k = [](fold_constant c) {
-    return _mm_set_epi64x(static_cast<long long>(c.hi), static_cast<long long>(c.lo));
-  };
-  const __m512i k256 = k4(fold_256);
-  while (n - off >= 256) {
-    x0 = fold512(x0, k256, load512<Copy>(p, dst, off));
-    x1 = fold512(x1, k256, load512<Copy>(p, dst, off + 64));
-    x2 = fold512(x2, k256, load512<Copy>(p, dst, off + 128));
-    x3 = fold512(x3, k256, load512<Copy>(p, dst, off + 192));
-    off += 256;
+  const __m512i seed = _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc)));
+  __m512i x;
+  std::size_t off = 0;
+  if (n >= 256) {
+    __m512i x0 = _mm512_xor_si512(load512<Copy>(p, dst, 0), seed);
+    __m512i x1 = load512<Copy>(p, dst, 64);
+    __m512i x2 = load512<Copy>(p, dst, 128);
+    __m512i x3 = load512<Copy>(p, dst, 192);
+    off = 256;
+    const __m512i k256 = k4(fold_256);
+    while (n - off >= 256) {
+      x0 = fold512(x0, k256, load512<Copy>(p, dst, off));
+      x1 = fold512(x1, k256, load512<Copy>(p, dst, off + 64));
+      x2 = fold512(x2, k256, load512<Copy>(p, dst, off + 128));
+      x3 = fold512(x3, k256, load512<Copy>(p, dst, off + 192));
+      off += 256;
+    }
+    const std::size_t m = (n - off) / 64;  // whole 64-byte blocks left: 0..3
+    x = m == 0 ? x3 : fold512(x3, load_k4(fold_64x[m]), _mm512_setzero_si512());
+    x = fold512(x2, load_k4(fold_64x[1 + m]), x);
+    x = fold512(x1, load_k4(fold_64x[2 + m]), x);
+    x = fold512(x0, load_k4(fold_64x[3 + m]), x);
+  } else {
+    const std::size_t m = (n - 64) / 64;
+    x = _mm512_xor_si512(load512<Copy>(p, dst, 0), seed);
+    if (m != 0) {
+      x = fold512(x, load_k4(fold_64x[m]), _mm512_setzero_si512());
+    }
+    off = 64;
   }
-  const __m512i k64 = k4(fold_64);
-  x1 = fold512(x0, k64, x1);
-  x2 = fold512(x1, k64, x2);
-  x3 = fold512(x2, k64, x3);
-  while (n - off >= 64) {
-    x3 = fold512(x3, k64, load512<Copy>(p, dst, off));
+  for (std::size_t left = (n - off) / 64; left > 0; --left) {
+    x = add_folded512(x, load512<Copy>(p, dst, off), left - 1);
     off += 64;
   }
-  const __m128i k16 = k(fold_16);
-  alignas(64) std::uint64_t lanes[8];
-  _mm512_store_si512(lanes, x3);
-  const auto lane = [&](int i) {
-    return _mm_load_si128(reinterpret_cast<const __m128i*>(lanes + 2 * i));
-  };
-  __m128i a = fold128(lane(0), k16, lane(1));
-  a = fold128(a, k16, lane(2));
-  a = fold128(a, k16, lane(3));
-  while (n - off >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + off));
-    if constexpr (Copy) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + off), v);
-    }
-    a = fold128(a, k16, v);
+  // 512 -> 128 bits, lanes and the 16-byte blocks left folded to the end at once.
+  const std::size_t m16 = (n - off) / 16;  // 0..3
+  const __m512i kl = load_k4(lane_table[m16]);
+  __m512i y = _mm512_xor_si512(_mm512_clmulepi64_epi128(x, kl, 0x00),
+                               _mm512_clmulepi64_epi128(x, kl, 0x11));
+  if (m16 == 0) {
+    y = _mm512_mask_blend_epi64(0xC0, y, x);  // lane 3 is not folded
+  }
+  // (maskz extracts: GCC 12 warns on the "undefined" operands of the plain ones and casts)
+  const __m256i y2 = _mm256_xor_si256(_mm512_maskz_extracti64x4_epi64(0xFF, y, 0),
+                                      _mm512_maskz_extracti64x4_epi64(0xFF, y, 1));
+  __m128i a = _mm_xor_si128(_mm256_castsi256_si128(y2), _mm256_extracti128_si256(y2, 1));
+  for (std::size_t left = m16; left > 0; --left) {
+    a = add_folded128(a, load128<Copy>(p, dst, off), left - 1);
     off += 16;
   }
   // The 128 bits left, as a 16-byte message CRC'd from a zero state, carry the whole CRC.
   std::uint64_t c = _mm_crc32_u64(0, static_cast<std::uint64_t>(_mm_cvtsi128_si64(a)));
   c = _mm_crc32_u64(c, static_cast<std::uint64_t>(_mm_extract_epi64(a, 1)));
-  if constexpr (Copy) {
-    std::memcpy(dst + off, p + off, n - off);
-  }
-  return update_hardware(static_cast<std::uint32_t>(c), p + off, n - off);
+  return tail_crc<Copy>(static_cast<std::uint32_t>(c), p + off, Copy ? dst + off : nullptr,
+                        n - off);
 }
 #undef TAPEFLOW_CRC32C_AVX512
 
@@ -429,6 +549,24 @@ inline update_fn dispatch() noexcept {
 inline copy_update_fn copy_dispatch() noexcept {
   static const copy_update_fn fn = copy_kernel_fn(best_kernel());
   return fn;
+}
+
+/// CRC-32C (un-inverted result, as `crc32c`) of the 8 bytes of `v` in little-endian order,
+/// e.g. a TFRecord length field: a single instruction where the build targets SSE4.2 or the
+/// ARMv8 CRC extension, so the per-record header check costs no call.
+inline std::uint32_t crc32c_u64(std::uint64_t v) noexcept {
+#if defined(TAPEFLOW_CRC32C_X86) && defined(__SSE4_2__)
+  return ~static_cast<std::uint32_t>(_mm_crc32_u64(0xFFFFFFFFU, v));
+#elif defined(TAPEFLOW_CRC32C_ARM) && defined(__ARM_FEATURE_CRC32)
+  return ~__crc32cd(0xFFFFFFFFU, v);
+#else
+  unsigned char b[8];
+  for (int i = 0; i < 8; ++i) {
+    b[i] = static_cast<unsigned char>(v >> (8 * i));
+  }
+  return ~(best_kernel() == kernel::portable ? update_portable(0xFFFFFFFFU, b, 8)
+                                             : update_hardware(0xFFFFFFFFU, b, 8));
+#endif
 }
 
 }  // namespace detail::crc32c_impl

@@ -1,6 +1,6 @@
-// `tf::io::parse_single_example` and `tf::io::parse_example` with `FixedLenFeature` and
-// `VarLenFeature` (FORMATS.md section 4.3), reading serialized `tf.train.Example`s directly
-// off the wire (no intermediate Example object).
+// `tf::io::parse_single_example` and `tf::io::parse_example` with `FixedLenFeature`,
+// `VarLenFeature` and `FixedLenSequenceFeature` (FORMATS.md section 4.3), reading serialized
+// `tf.train.Example`s directly off the wire (no intermediate Example object).
 //
 //     auto parsed = tf::io::parse_single_example(record, {
 //         {"image", tf::io::FixedLenFeature<std::string>{}},
@@ -82,11 +82,29 @@ struct VarLenFeature {
   using value_type = T;
 };
 
+/// A feature with any number of rows of a fixed `shape`, parsed into a dense tensor of shape
+/// `[rows] + shape`; `parse_example` gives `[batch, most rows] + shape`, shorter examples padded
+/// with `default_value` (one value; 0 or "" when unset) (TensorFlow:
+/// `tf.io.FixedLenSequenceFeature(shape, dtype, allow_missing, default_value)`). A missing
+/// feature has no rows. As in TensorFlow, parsing Examples requires `allow_missing = true`:
+///
+///     {"tokens", tf::io::FixedLenSequenceFeature<std::int64_t>{.allow_missing = true}}
+template <example_dtype T>
+struct FixedLenSequenceFeature {
+  using value_type = T;
+  std::vector<std::int64_t> shape{};
+  bool allow_missing = false;
+  DefaultValue<T> default_value{};
+};
+
 /// One entry of a feature description.
-using FeatureSpec = std::variant<FixedLenFeature<float>, FixedLenFeature<std::int64_t>,
-                                 FixedLenFeature<std::string>, VarLenFeature<float>,
-                                 VarLenFeature<std::int64_t>, VarLenFeature<std::string>>;
-/// `{name: FixedLenFeature | VarLenFeature}` (TensorFlow's `features` dict).
+using FeatureSpec =
+    std::variant<FixedLenFeature<float>, FixedLenFeature<std::int64_t>,
+                 FixedLenFeature<std::string>, VarLenFeature<float>, VarLenFeature<std::int64_t>,
+                 VarLenFeature<std::string>, FixedLenSequenceFeature<float>,
+                 FixedLenSequenceFeature<std::int64_t>, FixedLenSequenceFeature<std::string>>;
+/// `{name: FixedLenFeature | VarLenFeature | FixedLenSequenceFeature}` (TensorFlow's
+/// `features` dict).
 using FeatureDescription = std::map<std::string, FeatureSpec, std::less<>>;
 
 /// A sparse result (TensorFlow: `tf.SparseTensor`): `values[i]` sits at `indices[i]` in a
@@ -98,7 +116,8 @@ struct SparseTensor {
   Tensor<std::int64_t, 1> dense_shape;
 };
 
-/// One parsed feature: a dense tensor (FixedLenFeature) or a SparseTensor (VarLenFeature).
+/// One parsed feature: a dense tensor (FixedLenFeature, FixedLenSequenceFeature) or a
+/// SparseTensor (VarLenFeature).
 class ParsedFeature {
  public:
   using Storage = std::variant<AnyTensor, SparseTensor<float>, SparseTensor<std::int64_t>,
@@ -316,6 +335,9 @@ inline void read_example(std::string_view bytes, const FeatureDescription& descr
   }
 }
 
+template <class S>
+inline constexpr bool is_sequence = requires(const S& s) { s.allow_missing; };
+
 inline std::string shape_string(std::span<const std::int64_t> dims) {
   std::string s = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -347,6 +369,41 @@ std::int64_t check_fixed(std::string_view op, std::string_view key,
                            std::to_string(spec.default_value.values().size()) +
                            " values, but shape " + shape_string(spec.shape) + " needs " +
                            std::to_string(n));
+  }
+  return n;
+}
+
+/// Checks a FixedLenSequenceFeature spec; returns the values per row, product(shape).
+template <class T>
+std::int64_t check_sequence(std::string_view op, std::string_view key,
+                            const io::FixedLenSequenceFeature<T>& spec, std::size_t extra_rank) {
+  const std::string where = std::string(op) + ": Key: " + std::string(key) + ". ";
+  if (!spec.allow_missing) {  // TensorFlow's ValueError when parsing Examples
+    throw invalid_argument(where +
+                           "Unsupported: FixedLenSequenceFeature requires allow_missing to be "
+                           "True.");
+  }
+  if (spec.shape.size() + 1 + extra_rank > max_rank) {
+    throw invalid_argument(where + "shape [?]+" + shape_string(spec.shape) +
+                           " has too many dimensions");
+  }
+  std::int64_t n = 1;
+  for (auto d : spec.shape) {
+    if (d < 0) {
+      throw invalid_argument(where + "FixedLenSequenceFeature shape must be fully defined, got " +
+                             shape_string(spec.shape));
+    }
+    n *= d;
+  }
+  if (n == 0) {  // rows of no values: their number cannot be told
+    throw invalid_argument(where + "FixedLenSequenceFeature shape " + shape_string(spec.shape) +
+                           " has no elements per row");
+  }
+  if (spec.default_value.has_value() && spec.default_value.values().size() != 1) {
+    throw invalid_argument(where +
+                           "FixedLenSequenceFeature default_value is the padding value "
+                           "and must be a single value, got " +
+                           std::to_string(spec.default_value.values().size()));
   }
   return n;
 }
@@ -407,7 +464,9 @@ inline io::ParsedExample parse(std::string_view op, std::span<const std::string_
     const FeatureSpec& spec = kv.second;
     std::visit(
         [&]<class S>(const S& s) {
-          if constexpr (requires { s.shape; }) {
+          if constexpr (is_sequence<S>) {
+            counts[k] = check_sequence(op, key, s, batched ? 1 : 0);
+          } else if constexpr (requires { s.shape; }) {
             counts[k] = check_fixed(op, key, s, batched ? 1 : 0);
           }
         },
@@ -419,6 +478,7 @@ inline io::ParsedExample parse(std::string_view op, std::span<const std::string_
   std::vector<Acc> acc(n_keys);
   std::vector<std::vector<std::int64_t>> sparse_indices(n_keys);
   std::vector<std::int64_t> sparse_max(n_keys, 0);
+  std::vector<std::vector<std::int64_t>> sequence_rows(n_keys);  // per example
   k = 0;
   for (const auto& kv : description) {
     std::visit([&]<class S>(const S&) { acc[k] = std::vector<typename S::value_type>{}; },
@@ -448,7 +508,32 @@ inline io::ParsedExample parse(std::string_view op, std::span<const std::string_
             using T = typename S::value_type;
             auto& out = std::get<std::vector<T>>(acc[k]);
             constexpr Kind want = kind_of<T>();
-            if constexpr (requires { s.shape; }) {
+            if constexpr (is_sequence<S>) {
+              if (slot.kind != Kind::none && slot.kind != want) {
+                throw invalid_argument(
+                    std::string(op) + ": " + where +
+                    "Data types don't match. Data type: " + std::string(kind_name(slot.kind)) +
+                    " but expected type: " + std::string(kind_name(want)));
+              }
+              const auto n = static_cast<std::int64_t>(slot.size());
+              if (n % counts[k] != 0) {
+                if (!batched) {
+                  throw invalid_argument(
+                      std::string(op) + ": Error while parsing feature with key " + key +
+                      ": number of elements should be divisible by " + std::to_string(counts[k]) +
+                      ", found " + std::to_string(n) + " instead");
+                }
+                throw invalid_argument(
+                    std::string(op) + ": " + where + "Number of " + std::string(kind_name(want)) +
+                    " values is not a multiple of stride length. Saw " + std::to_string(n) +
+                    " values but output shape is: [?" +
+                    (s.shape.empty() ? "]" : "," + shape_string(s.shape).substr(1)));
+              }
+              sequence_rows[k].push_back(n / counts[k]);
+              if (n > 0) {
+                append_values(out, slot);
+              }
+            } else if constexpr (requires { s.shape; }) {
               if (slot.kind == Kind::none) {
                 if (!s.default_value.has_value()) {
                   throw invalid_argument(
@@ -512,7 +597,34 @@ inline io::ParsedExample parse(std::string_view op, std::span<const std::string_
         [&]<class S>(const S& s) {
           using T = typename S::value_type;
           auto& values = std::get<std::vector<T>>(acc[k]);
-          if constexpr (requires { s.shape; }) {
+          if constexpr (is_sequence<S>) {
+            const auto& rows = sequence_rows[k];
+            const std::int64_t most =
+                rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end());
+            std::vector<std::int64_t> dims;
+            if (batched) {
+              dims.push_back(batch_size);
+            }
+            dims.push_back(most);
+            dims.insert(dims.end(), s.shape.begin(), s.shape.end());
+            if (batched) {  // pad every example to the most rows
+              const T pad = s.default_value.has_value() ? s.default_value.values()[0] : T{};
+              const auto stride = static_cast<std::size_t>(counts[k]);
+              std::vector<T> padded;
+              padded.reserve(rows.size() * static_cast<std::size_t>(most) * stride);
+              std::size_t from = 0;
+              for (const std::int64_t r : rows) {
+                const std::size_t n = static_cast<std::size_t>(r) * stride;
+                for (std::size_t i = 0; i < n; ++i) {
+                  padded.push_back(std::move(values[from + i]));
+                }
+                from += n;
+                padded.resize(padded.size() + static_cast<std::size_t>(most - r) * stride, pad);
+              }
+              values = std::move(padded);
+            }
+            result.insert(key, io::ParsedFeature(make_dense<T>(std::move(values), dims)));
+          } else if constexpr (requires { s.shape; }) {
             std::vector<std::int64_t> dims;
             if (batched) {
               dims.push_back(batch_size);
@@ -556,7 +668,8 @@ namespace io {
 
 /// Parses one serialized `tf.train.Example` (TensorFlow: `tf.io.parse_single_example`).
 /// FixedLenFeature results have the spec's shape; VarLenFeature results are SparseTensors
-/// with indices `[N, 1]`, values `[N]`, dense_shape `[N]`.
+/// with indices `[N, 1]`, values `[N]`, dense_shape `[N]`; FixedLenSequenceFeature results
+/// have shape `[rows] + shape`.
 [[nodiscard]] inline ParsedExample parse_single_example(std::string_view serialized,
                                                         const FeatureDescription& features) {
   const std::string_view one[1] = {serialized};
@@ -577,7 +690,8 @@ namespace io {
 
 /// Parses a batch of serialized Examples (TensorFlow: `tf.io.parse_example`). FixedLenFeature
 /// results get a leading batch dimension; VarLenFeature results have indices `[N, 2]`
-/// (example, position) and dense_shape `[batch, longest list]`.
+/// (example, position) and dense_shape `[batch, longest list]`; FixedLenSequenceFeature
+/// results have shape `[batch, most rows] + shape`, padded with the spec's default value.
 [[nodiscard]] inline ParsedExample parse_example(std::span<const std::string_view> serialized,
                                                  const FeatureDescription& features) {
   return detail::example_parse::parse("tf::io::parse_example", serialized, features, true);

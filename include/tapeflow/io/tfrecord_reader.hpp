@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -26,6 +27,7 @@ namespace io {
 ///     std::string record;
 ///     while (reader.read(record)) { ... }
 ///
+/// `read_view` hands out the record in place instead (no copy; valid until the next read).
 /// A bad CRC raises `data_loss("<file>: corrupted record at byte offset N (...)")`, a record
 /// cut short raises `data_loss("<file>: truncated record at byte offset N")`; N is the offset
 /// of the record's first byte (in the decompressed stream for ZLIB/GZIP files). With
@@ -43,64 +45,33 @@ class TFRecordReader {
                           std::move(name), options);
   }
 
-  /// Reads the next record into `record`; false at the end of the file.
-  bool read(std::string& record) {
-    bool resyncing = false;
-    for (;;) {
-      const std::uint64_t at = offset();
-      const std::size_t have = fill(header_size);
-      if (have == 0) {
-        return false;
-      }
-      if (have < header_size) {
-        return truncated(at, resyncing);
-      }
-      const char* h = data_ + pos_;
-      const std::uint64_t length = load64(h);
-      if (mask_crc32c(crc32c(h, 8)) != load32(h + 8)) {
-        if (!options_.skip_corrupt) {
-          throw data_loss(name_ + ": corrupted record at byte offset " + std::to_string(at) +
-                          " (length CRC mismatch)" + stream_note());
-        }
-        // Resynchronise: try the next byte as a record start; count the run once.
-        if (!resyncing) {
-          ++skipped_;
-          resyncing = true;
-        }
-        ++pos_;
-        large_ = false;  // scanning byte by byte: full buffer reads again
-        continue;
-      }
-      pos_ += header_size;
-      std::uint32_t data_crc = 0;
-      if (!read_payload(record, length, data_crc)) {
-        return truncated(at, resyncing);
-      }
-      if (fill(footer_size) < footer_size) {
-        return truncated(at, resyncing);
-      }
-      const std::uint32_t stored = load32(data_ + pos_);
-      pos_ += footer_size;
-      if (mask_crc32c(data_crc) != stored) {
-        if (!options_.skip_corrupt) {
-          throw data_loss(name_ + ": corrupted record at byte offset " + std::to_string(at) +
-                          " (data CRC mismatch, length " + std::to_string(length) + ")" +
-                          stream_note());
-        }
-        if (!resyncing) {
-          ++skipped_;
-        }
-        resyncing = false;
-        continue;
-      }
-      ++records_;
-      return true;
-    }
-  }
+  /// Reads the next record into `record`; false at the end of the file. A string reused from
+  /// call to call keeps its capacity, so reading allocates only when a record is longer than
+  /// any before it.
+  bool read(std::string& record) { return read_record(&record, nullptr); }
+
+  /// Reads the next record without copying it: `record` views the record's bytes inside the
+  /// reader's buffer (their CRC checked in place). The view stays valid until the next call
+  /// that reads or moves the reader (`read`, `read_view`, `next`, `next_view`, `skip_to`);
+  /// false at the end of the file. The fastest way through a file:
+  ///
+  ///     std::string_view record;
+  ///     while (reader.read_view(record)) { consume(record); }
+  bool read_view(std::string_view& record) { return read_record(nullptr, &record); }
+
   /// The next record, or nothing at the end.
   [[nodiscard]] std::optional<std::string> next() {
     std::string r;
     if (!read(r)) {
+      return std::nullopt;
+    }
+    return r;
+  }
+  /// The next record as a view (see `read_view` for how long it stays valid), or nothing at
+  /// the end.
+  [[nodiscard]] std::optional<std::string_view> next_view() {
+    std::string_view r;
+    if (!read_view(r)) {
       return std::nullopt;
     }
     return r;
@@ -136,10 +107,12 @@ class TFRecordReader {
       : name_(std::move(name)),
         options_(options),
         buffer_size_(std::max<std::size_t>(options.buffer_size, align)),
-        buf_(buffer_size_ + 2 * align),
-        // Aligned start; room for buffer_size_ bytes after any start offset below `align`.
+        small_(std::min<std::size_t>(buffer_size_, 32 * 1024)),
+        buf_(buffer_size_ + 3 * align),
+        // Aligned start; room for buffer_size_ + align bytes after any start offset below
+        // `align` (a whole small record with its footer fits).
         data_(buf_.data() + (align - reinterpret_cast<std::uintptr_t>(buf_.data()) % align)),
-        cap_(buffer_size_ + align) {
+        cap_(buffer_size_ + 2 * align) {
     if (options.compression == Compression::none) {
       source_ = std::move(source);
     } else {
@@ -148,19 +121,29 @@ class TFRecordReader {
     }
   }
 
+  // Little-endian loads: one instruction each (GCC does not merge the byte-wise loop).
   static std::uint64_t load64(const char* p) noexcept {
     std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) {
-      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+    std::memcpy(&v, p, 8);
+    if constexpr (std::endian::native == std::endian::big) {
+      v = byteswap64(v);
     }
     return v;
   }
   static std::uint32_t load32(const char* p) noexcept {
     std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      v |= static_cast<std::uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+    std::memcpy(&v, p, 4);
+    if constexpr (std::endian::native == std::endian::big) {
+      v = static_cast<std::uint32_t>(byteswap64(v) >> 32);
     }
     return v;
+  }
+  static constexpr std::uint64_t byteswap64(std::uint64_t v) noexcept {
+    std::uint64_t r = 0;
+    for (int i = 0; i < 8; ++i) {
+      r = (r << 8) | ((v >> (8 * i)) & 0xFF);
+    }
+    return r;
   }
   std::string stream_note() const {
     return options_.compression == Compression::none
@@ -180,8 +163,87 @@ class TFRecordReader {
     return false;
   }
 
+  /// One record into `*copy` (a copy) or `*view` (a view of the buffer, or of `spill_` for a
+  /// record too large for the buffer); exactly one of the two is set.
+  bool read_record(std::string* copy, std::string_view* view) {
+    bool resyncing = false;
+    for (;;) {
+      const std::uint64_t at = offset();
+      const std::size_t have = fill(header_size);
+      if (have == 0) {
+        return false;
+      }
+      if (have < header_size) {
+        return truncated(at, resyncing);
+      }
+      const char* h = data_ + pos_;
+      const std::uint64_t length = load64(h);
+      if (mask_crc32c(detail::crc32c_impl::crc32c_u64(length)) != load32(h + 8)) {
+        if (!options_.skip_corrupt) {
+          throw data_loss(name_ + ": corrupted record at byte offset " + std::to_string(at) +
+                          " (length CRC mismatch)" + stream_note());
+        }
+        // Resynchronise: try the next byte as a record start; count the run once.
+        if (!resyncing) {
+          ++skipped_;
+          resyncing = true;
+        }
+        ++pos_;
+        large_ = false;  // scanning byte by byte: full buffer reads again
+        continue;
+      }
+      pos_ += header_size;
+      // After a large record, read no further than the next header (see fill()).
+      large_ = length > small_;
+      std::uint32_t data_crc = 0;
+      std::uint32_t stored = 0;
+      const std::size_t buffered = end_ - pos_;
+      if (length <= small_ || (buffered >= footer_size && length <= buffered - footer_size)) {
+        // The whole record and its footer in the buffer: CRC in place (view), or copied out
+        // with the CRC computed on the way (copy).
+        const auto n = static_cast<std::size_t>(length);
+        if (fill(n + footer_size) < n + footer_size) {
+          return truncated(at, resyncing);
+        }
+        const char* src = data_ + pos_;
+        if (view != nullptr) {
+          data_crc = crc32c(src, n);
+          *view = std::string_view(src, n);
+        } else {
+          data_crc = copy_out(*copy, src, n);
+        }
+        stored = load32(src + n);
+        pos_ += n + footer_size;
+      } else {
+        std::string& into = view != nullptr ? spill_ : *copy;
+        if (!read_large(into, length, data_crc) || fill(footer_size) < footer_size) {
+          return truncated(at, resyncing);
+        }
+        stored = load32(data_ + pos_);
+        pos_ += footer_size;
+        if (view != nullptr) {
+          *view = spill_;
+        }
+      }
+      if (mask_crc32c(data_crc) != stored) {
+        if (!options_.skip_corrupt) {
+          throw data_loss(name_ + ": corrupted record at byte offset " + std::to_string(at) +
+                          " (data CRC mismatch, length " + std::to_string(length) + ")" +
+                          stream_note());
+        }
+        if (!resyncing) {
+          ++skipped_;
+        }
+        resyncing = false;
+        continue;
+      }
+      ++records_;
+      return true;
+    }
+  }
+
   /// Makes at least `need` bytes available at pos_ if the stream has them; returns the count
-  /// available (less than `need` only at the end of the stream).
+  /// available (less than `need` only at the end of the stream). `need` <= buffer_size_ + 64.
   std::size_t fill(std::size_t need) {
     if (end_ - pos_ >= need) {
       return end_ - pos_;
@@ -219,35 +281,27 @@ class TFRecordReader {
     return record.data();
   }
 
-  /// Reads `length` payload bytes into `record` and their CRC-32C into `crc`. Memory grows
-  /// with the bytes actually present, so a corrupt but CRC-valid huge length cannot exhaust
-  /// memory.
-  bool read_payload(std::string& record, std::uint64_t length, std::uint32_t& crc) {
-    // Small records are copied out of the buffer, the CRC computed on the way; large ones
-    // are read straight into the record (one copy fewer).
-    const std::size_t small = std::min<std::size_t>(buffer_size_, 32 * 1024);
-    large_ = length > small;
-    if (length <= small || length <= end_ - pos_) {
-      if (fill(static_cast<std::size_t>(length)) < length) {
-        return false;
-      }
-      const auto n = static_cast<std::size_t>(length);
-      const char* src = data_ + pos_;
-      if (record.size() >= n) {  // a reused record: copy into place, CRC on the way
-        crc = crc32c_extend_copy(0, record.data(), src, n);
-        record.resize(n);
-      } else {  // a new one: append (no zero-fill first), then CRC the copy while it is hot
-        record.clear();
-        record.append(src, n);
-        crc = crc32c(record);
-      }
-      pos_ += n;
-      return true;
+  /// Copies `n` buffered bytes into `record`; returns their CRC-32C.
+  static std::uint32_t copy_out(std::string& record, const char* src, std::size_t n) {
+    if (record.size() >= n) {  // a reused record: copy into place, CRC on the way
+      const std::uint32_t crc = crc32c_extend_copy(0, record.data(), src, n);
+      record.resize(n);
+      return crc;
     }
-    // Whatever is buffered first, then large reads straight into the record.
-    std::size_t filled = end_ - pos_;
+    // A new one: append (no zero-fill first), then CRC the copy while it is hot.
+    record.clear();
+    record.append(src, n);
+    return crc32c(record);
+  }
+
+  /// Reads `length` payload bytes (more than fit the buffer) into `record`: whatever is
+  /// buffered first, then large reads straight into the record. Their CRC-32C goes to `crc`.
+  /// Memory grows with the bytes actually present, so a corrupt but CRC-valid huge length
+  /// cannot exhaust memory.
+  bool read_large(std::string& record, std::uint64_t length, std::uint32_t& crc) {
+    auto filled = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - pos_, length));
     crc = crc32c_extend_copy(0, ensure_size(record, filled), data_ + pos_, filled);
-    pos_ = end_;
+    pos_ += filled;
     while (filled < length) {
       if (eof_) {
         return false;
@@ -271,6 +325,7 @@ class TFRecordReader {
   TFRecordReaderOptions options_;
   std::unique_ptr<detail::byte_stream::Source> source_;
   std::size_t buffer_size_;
+  std::size_t small_;  // records up to this size always go through the buffer
   std::vector<char> buf_;
   char* data_;       // 64-byte aligned, inside buf_ (moves with it)
   std::size_t cap_;  // usable bytes from data_
@@ -278,7 +333,8 @@ class TFRecordReader {
   std::size_t end_ = 0;
   std::uint64_t buf_offset_ = 0;  // stream offset of buf_[0]
   bool eof_ = false;
-  bool large_ = false;  // the last record was read straight into its string
+  bool large_ = false;  // the last record was larger than small_
+  std::string spill_;   // read_view's copy of a record larger than the buffer
   std::int64_t records_ = 0;
   std::int64_t skipped_ = 0;
 };

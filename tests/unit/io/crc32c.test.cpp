@@ -147,3 +147,16 @@ TEST_CASE("crc32c reports whether the CPU instruction is used", "[io][crc32c]") 
   SUCCEED();
 #endif
 }
+
+TEST_CASE("crc32c_u64 is the CRC of 8 little-endian bytes (TFRecord length fields)",
+          "[io][crc32c]") {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1000; ++i) {
+    const std::uint64_t v = i < 3 ? std::uint64_t{0} - static_cast<std::uint64_t>(i) : rng();
+    char bytes[8];
+    for (int b = 0; b < 8; ++b) {
+      bytes[b] = static_cast<char>(v >> (8 * b));
+    }
+    CHECK(tf::detail::crc32c_impl::crc32c_u64(v) == reference_crc32c(std::string_view(bytes, 8)));
+  }
+}

@@ -190,3 +190,129 @@ TEST_CASE("parse_example: batches", "[io][parse_example]") {
   auto empty = tf::io::parse_example(std::span<const std::string>(), spec);
   CHECK((empty["f"].as<float, 2>().dims() == std::array<std::int64_t, 2>{0, 2}));
 }
+
+TEST_CASE("FixedLenSequenceFeature: TensorFlow's shapes, padding and errors",
+          "[io][parse_example]") {
+  using tf::io::FixedLenSequenceFeature;
+  // Expected values and messages: TensorFlow 2.21 on the same Examples.
+  const std::string e1 = tf::train::Example({{"x", tf::io::float_feature({1, 2, 3, 4})},
+                                             {"i", tf::io::int64_feature({1, 2, 3})},
+                                             {"s", tf::io::bytes_feature({"a", "b"})}})
+                             .serialize();
+  const std::string e2 =
+      tf::train::Example({{"x", tf::io::float_feature({5, 6})}, {"i", tf::io::int64_feature({7})}})
+          .serialize();
+  const std::string e3 = tf::train::Example(tf::train::Features{}).serialize();
+  const std::string e4 =  // present but empty: a Feature with no list, and an empty list
+      tf::train::Example({{"x", tf::train::Feature()}, {"i", tf::train::Int64List{}}}).serialize();
+  const FixedLenSequenceFeature<float> pairs{.shape = {2}, .allow_missing = true};
+
+  SECTION("single Example: [rows] + shape") {
+    auto p = tf::io::parse_single_example(e1, {{"x", pairs}});
+    auto x = p["x"].as<float, 2>();
+    CHECK((x.dims() == std::array<std::int64_t, 2>{2, 2}));
+    CHECK(x.numpy() == std::vector<float>{1, 2, 3, 4});
+    auto flat = tf::io::parse_single_example(
+        e1, {{"x", FixedLenSequenceFeature<float>{.allow_missing = true}},
+             {"s", FixedLenSequenceFeature<std::string>{.allow_missing = true}}});
+    CHECK((flat["x"].as<float, 1>().numpy() == std::vector<float>{1, 2, 3, 4}));
+    CHECK((flat["s"].as<std::string, 1>().numpy() == std::vector<std::string>{"a", "b"}));
+    // missing or empty: no rows (the default value only pads batches)
+    for (const std::string* e : {&e3, &e4}) {
+      auto m = tf::io::parse_single_example(
+          *e, {{"x",
+                FixedLenSequenceFeature<float>{
+                    .shape = {2}, .allow_missing = true, .default_value = 9.0f}},
+               {"i", FixedLenSequenceFeature<std::int64_t>{.allow_missing = true}}});
+      CHECK((m["x"].as<float, 2>().dims() == std::array<std::int64_t, 2>{0, 2}));
+      CHECK((m["i"].as<std::int64_t, 1>().dims() == std::array<std::int64_t, 1>{0}));
+    }
+    auto grid = tf::io::parse_single_example(
+        e1, {{"x", FixedLenSequenceFeature<float>{.shape = {1, 2}, .allow_missing = true}}});
+    CHECK((grid["x"].as<float, 3>().dims() == std::array<std::int64_t, 3>{2, 1, 2}));
+  }
+  SECTION("batches: [batch, most rows] + shape, padded with the default") {
+    const std::vector<std::string> batch{e1, e2, e3};
+    auto p = tf::io::parse_example(
+        std::span<const std::string>(batch),
+        {{"x", pairs},
+         {"i", FixedLenSequenceFeature<std::int64_t>{.allow_missing = true, .default_value = -1}},
+         {"s",
+          FixedLenSequenceFeature<std::string>{.allow_missing = true, .default_value = "pad"}}});
+    auto x = p["x"].as<float, 3>();
+    CHECK((x.dims() == std::array<std::int64_t, 3>{3, 2, 2}));
+    CHECK(x.numpy() == std::vector<float>{1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0});
+    auto i = p["i"].as<std::int64_t, 2>();
+    CHECK((i.dims() == std::array<std::int64_t, 2>{3, 3}));
+    CHECK(i.numpy() == std::vector<std::int64_t>{1, 2, 3, 7, -1, -1, -1, -1, -1});
+    auto s = p["s"].as<std::string, 2>();
+    CHECK((s.dims() == std::array<std::int64_t, 2>{3, 2}));
+    CHECK(s.numpy() == std::vector<std::string>{"a", "b", "pad", "pad", "pad", "pad"});
+    auto padded = tf::io::parse_example(
+        std::span<const std::string>(batch.data(), 2),
+        {{"x", FixedLenSequenceFeature<float>{
+                   .shape = {2}, .allow_missing = true, .default_value = 9.0f}}});
+    CHECK((padded["x"].as<float, 3>().numpy() == std::vector<float>{1, 2, 3, 4, 5, 6, 9, 9}));
+    const std::vector<std::string> none{e3, e3};
+    CHECK((tf::io::parse_example(std::span<const std::string>(none), {{"x", pairs}})["x"]
+               .as<float, 3>()
+               .dims() == std::array<std::int64_t, 3>{2, 0, 2}));
+    CHECK((tf::io::parse_example(std::span<const std::string>(), {{"x", pairs}})["x"]
+               .as<float, 3>()
+               .dims() == std::array<std::int64_t, 3>{0, 0, 2}));
+    // beside a FixedLenFeature and a VarLenFeature
+    auto mixed = tf::io::parse_example(
+        std::span<const std::string>(batch.data(), 2),
+        {{"x", pairs},
+         {"s", VarLenFeature<std::string>{}},
+         {"i", FixedLenSequenceFeature<std::int64_t>{.shape = {1}, .allow_missing = true}}});
+    CHECK((mixed["i"].as<std::int64_t, 3>().dims() == std::array<std::int64_t, 3>{2, 3, 1}));
+    CHECK(mixed["s"].sparse<std::string>().dense_shape.numpy() == std::vector<std::int64_t>{2, 2});
+  }
+  SECTION("errors") {
+    CHECK_THROWS_MATCHES(
+        tf::io::parse_single_example(e1, {{"x", FixedLenSequenceFeature<float>{.shape = {2}}}}),
+        tf::invalid_argument,
+        Catch::Matchers::Message("tf::io::parse_single_example: Key: x. Unsupported: "
+                                 "FixedLenSequenceFeature requires allow_missing to be True."));
+    CHECK_THROWS_WITH(
+        tf::io::parse_single_example(
+            e1, {{"x", FixedLenSequenceFeature<float>{.shape = {3}, .allow_missing = true}}}),
+        Contains("Error while parsing feature with key x: number of elements should be divisible "
+                 "by 3, found 4 instead"));
+    CHECK_THROWS_WITH(
+        tf::io::parse_single_example(
+            e1, {{"i", FixedLenSequenceFeature<float>{.allow_missing = true}}}),
+        Contains("Key: i.  Data types don't match. Data type: int64 but expected type: float"));
+    const std::vector<std::string> batch{e2, e1};
+    CHECK_THROWS_WITH(
+        tf::io::parse_example(
+            std::span<const std::string>(batch),
+            {{"i", FixedLenSequenceFeature<std::int64_t>{.shape = {2}, .allow_missing = true}}}),
+        Contains("Name: <unknown>, Key: i, Index: 0.  Number of int64 values is not a multiple "
+                 "of stride length. Saw 1 values but output shape is: [?,2]"));
+    CHECK_THROWS_WITH(
+        tf::io::parse_example(std::span<const std::string>(batch),
+                              {{"i", FixedLenSequenceFeature<std::string>{.allow_missing = true}}}),
+        Contains("Name: <unknown>, Key: i, Index: 0.  Data types don't match. Data type: int64 "
+                 "but expected type: string"));
+    // bad specs: a padding value is one value; rows need a fully defined, non-empty shape
+    CHECK_THROWS_WITH(tf::io::parse_example(
+                          std::span<const std::string>(batch),
+                          {{"i", FixedLenSequenceFeature<std::int64_t>{.allow_missing = true,
+                                                                       .default_value = {1, 2}}}}),
+                      Contains("must be a single value, got 2"));
+    CHECK_THROWS_WITH(
+        tf::io::parse_single_example(
+            e1, {{"x", FixedLenSequenceFeature<float>{.shape = {-1}, .allow_missing = true}}}),
+        Contains("must be fully defined"));
+    CHECK_THROWS_WITH(
+        tf::io::parse_single_example(
+            e1, {{"x", FixedLenSequenceFeature<float>{.shape = {2, 0}, .allow_missing = true}}}),
+        Contains("has no elements per row"));
+    CHECK_THROWS_AS(tf::io::parse_single_example(
+                        e1, {{"x", FixedLenSequenceFeature<float>{.shape = {1, 1, 1, 1, 1, 1, 1, 1},
+                                                                  .allow_missing = true}}}),
+                    tf::invalid_argument);
+  }
+}

@@ -261,3 +261,113 @@ TEST_CASE("TFRecordReader: mixed small and large records, reused and fresh strin
   CHECK_THROWS_WITH(read_all("mixed_cut.tfrecord"),
                     "mixed_cut.tfrecord: truncated record at byte offset " + std::to_string(at));
 }
+
+namespace {
+// Every record (as copies of the views) and the error message, if any, of a read_view pass.
+std::pair<std::vector<std::string>, std::string> read_all_views(
+    const std::string& path, tf::io::TFRecordReaderOptions o = {}) {
+  std::vector<std::string> out;
+  try {
+    tf::io::TFRecordReader reader(path, o);
+    std::string_view r;
+    while (reader.read_view(r)) {
+      out.emplace_back(r);
+    }
+  } catch (const tf::data_loss& e) {
+    return {out, e.what()};
+  }
+  return {out, ""};
+}
+}  // namespace
+
+TEST_CASE("TFRecordReader::read_view: records in place, same checks as read", "[io][tfrecord]") {
+  // Golden files, every compression.
+  for (const auto& [file, c] : {std::pair{"records.tfrecord", Compression::none},
+                                {"records.gzip.tfrecord", Compression::gzip},
+                                {"records.zlib.tfrecord", Compression::zlib}}) {
+    CAPTURE(file);
+    CHECK(read_all_views(golden(file), {.compression = c}) ==
+          std::pair{golden_records(), std::string()});
+  }
+  // Small, buffer-sized and large records in every order, with every kind of buffer; a view
+  // stays valid until the next read.
+  std::vector<std::string> recs;
+  std::uint32_t x = 7;
+  for (std::size_t n : {0UL, 1000UL, 63UL, 64UL, 65UL, 40000UL, 4UL, 100000UL, 16UL, 255UL, 256UL,
+                        257UL, 1UL << 20, 999UL, 32768UL, 32769UL, 12UL}) {
+    std::string r(n, '\0');
+    for (auto& ch : r) {
+      x = x * 1664525U + 1013904223U;
+      ch = static_cast<char>(x >> 24);
+    }
+    recs.push_back(std::move(r));
+  }
+  {
+    tf::io::TFRecordWriter w("views.tfrecord");
+    for (const auto& r : recs) {
+      w.write(r);
+    }
+  }
+  for (std::size_t buf : {64UL, 100UL, 1000UL, 50000UL, 256UL * 1024, 2UL << 20}) {
+    CAPTURE(buf);
+    tf::io::TFRecordReader r("views.tfrecord", {.buffer_size = buf});
+    std::uint64_t offset = 0;
+    for (const auto& want : recs) {
+      REQUIRE(r.offset() == offset);
+      const auto got = r.next_view();
+      REQUIRE(got);
+      CHECK(*got == want);
+      offset += 16 + want.size();
+    }
+    CHECK(r.offset() == offset);
+    CHECK_FALSE(r.next_view());
+    CHECK(r.records_read() == static_cast<std::int64_t>(recs.size()));
+  }
+  // Alternating views and copies on one reader.
+  {
+    tf::io::TFRecordReader r("views.tfrecord", {.buffer_size = 1000});
+    std::string copy;
+    std::string_view view;
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      if (i % 2 == 0) {
+        REQUIRE(r.read_view(view));
+        CHECK(view == recs[i]);
+      } else {
+        REQUIRE(r.read(copy));
+        CHECK(copy == recs[i]);
+      }
+    }
+  }
+  // Corruption and truncation: the same errors, offsets and skips as read().
+  const std::string good = slurp("views.tfrecord");
+  std::uint64_t at7 = 0;  // the 100000-byte record
+  for (std::size_t i = 0; i < 7; ++i) {
+    at7 += 16 + recs[i].size();
+  }
+  std::string bad = good;
+  bad[at7 + 12 + 777] ^= 0x01;
+  spit("views_bad.tfrecord", bad);
+  std::string bad_small = good;
+  bad_small[16 + 12 + 500] ^= 0x08;  // inside the 1000-byte record
+  spit("views_bad_small.tfrecord", bad_small);
+  spit("views_cut.tfrecord", good.substr(0, at7 + 12 + 5000));
+  for (const char* file :
+       {"views_bad.tfrecord", "views_bad_small.tfrecord", "views_cut.tfrecord"}) {
+    for (std::size_t buf : {64UL, 1000UL, 256UL * 1024}) {
+      CAPTURE(file, buf);
+      const auto views = read_all_views(file, {.buffer_size = buf});
+      std::string copy_error;
+      try {
+        (void)read_all(file, {.buffer_size = buf});
+      } catch (const tf::data_loss& e) {
+        copy_error = e.what();
+      }
+      CHECK_FALSE(copy_error.empty());
+      CHECK(views.second == copy_error);
+      CHECK(read_all_views(file, {.buffer_size = buf, .skip_corrupt = true}).first ==
+            read_all(file, {.buffer_size = buf, .skip_corrupt = true}));
+    }
+  }
+  CHECK_THAT(read_all_views("views_bad_small.tfrecord").second,
+             Contains("corrupted record at byte offset 16 (data CRC mismatch, length 1000)"));
+}

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -139,4 +140,134 @@ TEST_CASE("TFRecordDataset composes with map and batch: the chapter's pipeline",
     labels.push_back(label.item());
   }
   CHECK(labels == std::vector<std::int64_t>{0, 1, 0, 1, 0});
+}
+
+namespace {
+std::vector<std::string> drain(tf::data::Iterator<tf::data::TFRecordDataset::iterator>& it) {
+  std::vector<std::string> out;
+  while (auto e = it.next()) {
+    out.push_back(e->item());
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("TFRecordDataset saves and restores its position with num_parallel_reads > 1",
+          "[io][tfrecord_dataset]") {
+  for (const Compression c : {Compression::none, Compression::gzip}) {
+    CAPTURE(static_cast<int>(c));
+    // Files of 5, 2, 0, 3, 1 and 4 records: slots empty and refill at different times.
+    const std::vector<std::pair<std::string, int>> spec{{"pa", 5}, {"pb", 2}, {"pc", 0},
+                                                        {"pd", 3}, {"pe", 1}, {"pf", 4}};
+    std::vector<std::string> files;
+    for (const auto& [tag, n] : spec) {
+      files.push_back(tag + ".tfrecord");
+      write_file(files.back(), tag, n, c);
+    }
+    for (int cycle : {2, 3, 6}) {
+      CAPTURE(cycle);
+      const tf::data::TFRecordDataset ds(files, {.compression = c, .num_parallel_reads = cycle});
+      const auto all = collect(ds);
+      REQUIRE(all.size() == 15);
+      for (std::size_t k = 0; k <= all.size(); ++k) {
+        CAPTURE(k);
+        auto it = ds.iter();
+        for (std::size_t i = 0; i < k; ++i) {
+          REQUIRE(it.get_next().item() == all[i]);
+        }
+        const auto state = it.save_state();
+        const std::vector<std::string> rest(all.begin() + static_cast<std::ptrdiff_t>(k),
+                                            all.end());
+        // A fresh iterator restored there yields exactly the remaining records ...
+        auto restored = ds.iter();
+        restored.restore_state(state);
+        CHECK(drain(restored) == rest);
+        // ... and so does the saved one (saving does not disturb it).
+        CHECK(drain(it) == rest);
+      }
+      // Restore, read on, save again, restore again.
+      auto it = ds.iter();
+      for (int i = 0; i < 4; ++i) {
+        (void)it.get_next();
+      }
+      auto second = ds.iter();
+      second.restore_state(it.save_state());
+      for (int i = 0; i < 5; ++i) {
+        (void)second.get_next();
+      }
+      auto third = ds.iter();
+      third.restore_state(second.save_state());
+      CHECK(drain(third) == std::vector<std::string>(all.begin() + 9, all.end()));
+    }
+  }
+  // The saved mode must match the iterator's.
+  const std::vector<std::string> two{"pa.tfrecord", "pb.tfrecord"};
+  tf::data::TFRecordDataset sequential(two, {.compression = Compression::gzip});
+  tf::data::TFRecordDataset parallel(two,
+                                     {.compression = Compression::gzip, .num_parallel_reads = 2});
+  auto s = sequential.iter();
+  (void)s.get_next();
+  auto p = parallel.iter();
+  CHECK_THROWS_AS(p.restore_state(s.save_state()), tf::invalid_argument);
+  auto q = sequential.iter();
+  CHECK_THROWS_AS(q.restore_state(parallel.iter().save_state()), tf::invalid_argument);
+  tf::data::TFRecordDataset three({"pa.tfrecord", "pb.tfrecord", "pd.tfrecord"},
+                                  {.compression = Compression::gzip, .num_parallel_reads = 3});
+  auto r = three.iter();
+  CHECK_THROWS_AS(r.restore_state(parallel.iter().save_state()), tf::invalid_argument);
+}
+
+TEST_CASE("TFRecordDataset reuses a record's storage only after every holder released it",
+          "[io][tfrecord_dataset]") {
+  // Records of varied lengths, one larger than the pool keeps (1 MiB).
+  std::vector<std::string> want;
+  {
+    tf::io::TFRecordWriter w("recycle.tfrecord");
+    for (int i = 0; i < 200; ++i) {
+      std::string r =
+          std::to_string(i) + ":" +
+          std::string(static_cast<std::size_t>(i * 37 % 1500), static_cast<char>('a' + i % 26));
+      if (i == 77) {
+        r += std::string(std::size_t{3} << 20, 'z');
+      }
+      w.write(r);
+      want.push_back(std::move(r));
+    }
+  }
+  for (int parallel : {1, 2}) {
+    CAPTURE(parallel);
+    const std::vector<std::string> files(static_cast<std::size_t>(parallel), "recycle.tfrecord");
+    const tf::data::TFRecordDataset ds(files, {.num_parallel_reads = parallel});
+    // Hold every third record (and copies of some) while iterating; none may change.
+    std::vector<tf::Tensor<std::string, 0>> held;
+    std::vector<std::string> expected_held;
+    std::vector<std::int64_t> ids;
+    std::size_t i = 0;
+    for (const auto& t : ds) {
+      const std::string& expect = want[i / static_cast<std::size_t>(parallel)];
+      REQUIRE(t.item() == expect);
+      ids.push_back(t.id());
+      if (i % 3 == 0) {
+        held.push_back(t);
+        expected_held.push_back(expect);
+      }
+      ++i;
+    }
+    CHECK(i == want.size() * static_cast<std::size_t>(parallel));
+    for (std::size_t j = 0; j < held.size(); ++j) {
+      CHECK(held[j].item() == expected_held[j]);
+    }
+    std::sort(ids.begin(), ids.end());
+    CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());  // every record a new id
+    // Through an explicit iterator, keeping everything: all records stay intact.
+    auto it = ds.iter();
+    std::vector<tf::Tensor<std::string, 0>> all;
+    while (auto t = it.next()) {
+      all.push_back(*t);
+    }
+    REQUIRE(all.size() == want.size() * static_cast<std::size_t>(parallel));
+    for (std::size_t j = 0; j < all.size(); ++j) {
+      CHECK(all[j].item() == want[j / static_cast<std::size_t>(parallel)]);
+    }
+  }
 }

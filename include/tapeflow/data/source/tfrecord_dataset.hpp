@@ -3,7 +3,8 @@
 //
 // With `num_parallel_reads > 1` the files are read concurrently, each by its own thread a few
 // records ahead, and their records interleaved in TensorFlow's deterministic order
-// (`interleave(cycle_length=num_parallel_reads, block_length=1)`).
+// (`interleave(cycle_length=num_parallel_reads, block_length=1)`). Both modes save and restore
+// their position (tf::data iterator checkpoints).
 #pragma once
 
 #include <algorithm>
@@ -47,15 +48,74 @@ struct TFRecordDatasetOptions {
 
 namespace tfrecord_detail {
 
-/// Reads one file on its own thread, keeping up to `capacity` records ready.
+using Record = Tensor<std::string, 0>;
+
+// Note [Record recycling]: a string tensor holds a std::string, so a fresh record tensor costs
+// two allocations (the tensor's buffer and the string's bytes) and a copy. A pool keeps the
+// last few tensors it handed out; once a consumer has dropped one (its buffer's reference
+// count is back to 1: only the pool holds it, and nobody can copy it any more), its string is
+// overwritten with the next record and handed out again under a fresh tensor id. Tensors stay
+// immutable for everyone who can see them. Strings grown past `max_recycled_bytes` are not
+// kept, so the pool never pins a huge record's memory.
+class RecordPool {
+ public:
+  static constexpr std::size_t max_recycled_bytes = std::size_t{1} << 20;
+
+  explicit RecordPool(std::size_t slots = 4) : ring_(std::max<std::size_t>(slots, 1)) {}
+
+  /// A string to read the next record into; `hand_out()` then returns it as a tensor.
+  std::string& acquire() {
+    // The oldest slots are the likeliest to have been dropped: look at a few, from the oldest.
+    const std::size_t n = ring_.size();
+    for (std::size_t i = 0; i < std::min<std::size_t>(n, 4); ++i) {
+      const std::size_t at = (next_ + i) % n;
+      Record& t = ring_[at];
+      if (t.has_value() && ::tapeflow::detail::tensor_access::buffer(t)->unique()) {
+        current_ = at;
+        std::string& s = *::tapeflow::detail::tensor_access::mutable_data(t);
+        if (s.capacity() > max_recycled_bytes) {
+          std::string().swap(s);
+        }
+        return s;
+      }
+    }
+    current_ = next_;
+    ring_[current_] = Record::uninitialized({});  // drops our share of a tensor still in use
+    return *::tapeflow::detail::tensor_access::mutable_data(ring_[current_]);
+  }
+  /// The string of the last `acquire()` as a new tensor (shared with the pool).
+  Record hand_out() {
+    next_ = (current_ + 1) % ring_.size();
+    Record& slot = ring_[current_];
+    Record out = ::tapeflow::detail::tensor_access::wrap<std::string, 0>(
+        ::tapeflow::detail::tensor_access::buffer(slot), {}, ::tapeflow::detail::new_tensor_id());
+    if (::tapeflow::detail::tensor_access::mutable_data(slot)->capacity() > max_recycled_bytes) {
+      slot = Record();  // not kept: the consumer alone decides how long a huge record lives
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Record> ring_;
+  std::size_t next_ = 0;
+  std::size_t current_ = 0;
+};
+
+/// Reads one file on its own thread, keeping up to `capacity` records ready, each with the
+/// stream offset just after it (the position to resume from once it has been consumed).
 class FileWorker {
  public:
+  struct Item {
+    Record record;
+    std::uint64_t end_offset = 0;
+  };
+
   FileWorker(std::string path, io::TFRecordReaderOptions options,
-             std::shared_ptr<std::atomic<std::int64_t>> skipped, std::size_t capacity = 32)
+             std::shared_ptr<std::atomic<std::int64_t>> skipped, std::uint64_t start_offset = 0,
+             std::size_t capacity = 32)
       : capacity_(capacity) {
-    thread_ = std::thread([this, path = std::move(path), options, skipped = std::move(skipped)] {
-      run(path, options, *skipped);
-    });
+    thread_ = std::thread([this, path = std::move(path), options, skipped = std::move(skipped),
+                           start_offset] { run(path, options, *skipped, start_offset); });
   }
   FileWorker(const FileWorker&) = delete;
   FileWorker& operator=(const FileWorker&) = delete;
@@ -68,14 +128,17 @@ class FileWorker {
     thread_.join();
   }
   /// The next record of the file, or nothing at its end; rethrows the reader's errors.
-  std::optional<std::string> next() {
+  std::optional<Item> next() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return !queue_.empty() || done_; });
     if (!queue_.empty()) {
-      std::string r = std::move(queue_.front());
+      Item r = std::move(queue_.front());
       queue_.pop_front();
+      const bool wake = queue_.size() + 1 == capacity_;  // the reader may wait for room
       lock.unlock();
-      cv_.notify_all();
+      if (wake) {
+        cv_.notify_all();
+      }
       return r;
     }
     if (error_) {
@@ -86,20 +149,25 @@ class FileWorker {
 
  private:
   void run(const std::string& path, const io::TFRecordReaderOptions& options,
-           std::atomic<std::int64_t>& skipped) {
+           std::atomic<std::int64_t>& skipped, std::uint64_t start_offset) {
     try {
       io::TFRecordReader reader(path, options);
-      std::string record;
-      while (reader.read(record)) {
+      reader.skip_to(start_offset);
+      // Queued records, the one being read and a few the consumer still holds.
+      RecordPool pool(capacity_ + 8);
+      while (reader.read(pool.acquire())) {
+        Item item{pool.hand_out(), reader.offset()};
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return queue_.size() < capacity_ || stop_; });
         if (stop_) {
           break;
         }
-        queue_.push_back(std::move(record));
+        queue_.push_back(std::move(item));
+        const bool wake = queue_.size() == 1;  // the consumer may wait for a record
         lock.unlock();
-        cv_.notify_all();
-        record = std::string();
+        if (wake) {
+          cv_.notify_all();
+        }
       }
       skipped += reader.corrupt_records_skipped();
     } catch (...) {
@@ -116,7 +184,7 @@ class FileWorker {
   std::size_t capacity_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;
+  std::deque<Item> queue_;
   std::exception_ptr error_;
   bool done_ = false;
   bool stop_ = false;
@@ -178,35 +246,97 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
       return slots_.empty() ? next_sequential() : next_interleaved();
     }
 
-    /// Position: current file and byte offset in it (sequential reading only).
+    /// Position. Sequential reading: the current file and the byte offset in it. Interleaved
+    /// reading (num_parallel_reads > 1): the cycle position, the next file to open and, per
+    /// slot, its file and the offset after the last record taken from it; records the worker
+    /// threads have read ahead are read again after a restore.
     void save_state(IteratorState& s, const std::string& prefix) const {
-      require_sequential("save_state");
-      s.put_int(prefix + "tfrecord/file", static_cast<std::int64_t>(file_));
-      s.put_int(prefix + "tfrecord/offset",
-                reader_ ? static_cast<std::int64_t>(reader_->offset()) : 0);
+      const std::string p = prefix + "tfrecord/";
+      if (slots_.empty()) {
+        s.put_int(p + "file", static_cast<std::int64_t>(file_));
+        s.put_int(p + "offset", reader_ ? static_cast<std::int64_t>(reader_->offset()) : 0);
+        return;
+      }
+      s.put_int(p + "cycle_length", static_cast<std::int64_t>(slots_.size()));
+      s.put_int(p + "cycle_index", static_cast<std::int64_t>(cycle_index_));
+      s.put_int(p + "next_file", static_cast<std::int64_t>(next_file_));
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        const Slot& slot = slots_[i];
+        const std::string q = p + "slot/" + std::to_string(i) + "/";
+        s.put_int(q + "file", slot.worker ? static_cast<std::int64_t>(slot.file) : -1);
+        s.put_int(q + "offset", static_cast<std::int64_t>(slot.offset));
+      }
     }
     void restore_state(const IteratorState& s, const std::string& prefix) {
-      require_sequential("restore_state");
-      file_ = static_cast<std::size_t>(s.get_int(prefix + "tfrecord/file"));
-      const auto offset = static_cast<std::uint64_t>(s.get_int(prefix + "tfrecord/offset"));
-      reader_.reset();
-      if (file_ < files_->size()) {
-        open(file_);
-        reader_->skip_to(offset);
+      const std::string p = prefix + "tfrecord/";
+      const bool saved_interleaved = s.contains(p + "cycle_length");
+      if (saved_interleaved != !slots_.empty()) {
+        throw invalid_argument("tf::data::TFRecordDataset: cannot restore a position saved with " +
+                               std::string(saved_interleaved ? "interleaved" : "sequential") +
+                               " reading into an iterator with num_parallel_reads " +
+                               (slots_.empty() ? "1" : "> 1") + " (" + p + ")");
       }
+      if (slots_.empty()) {
+        file_ = checked_index(s.get_int(p + "file"), files_->size(), p + "file");
+        const auto offset = static_cast<std::uint64_t>(s.get_int(p + "offset"));
+        reader_.reset();
+        if (file_ < files_->size()) {
+          open(file_);
+          reader_->skip_to(offset);
+        }
+        return;
+      }
+      const auto cycle = static_cast<std::uint64_t>(s.get_int(p + "cycle_length"));
+      if (cycle != slots_.size()) {
+        throw invalid_argument("tf::data::TFRecordDataset: the saved position interleaves " +
+                               std::to_string(cycle) + " files, this iterator " +
+                               std::to_string(slots_.size()) + " (num_parallel_reads must match)");
+      }
+      const std::size_t cycle_index =
+          checked_index(s.get_int(p + "cycle_index"), slots_.size() - 1, p + "cycle_index");
+      const std::size_t next_file =
+          checked_index(s.get_int(p + "next_file"), files_->size(), p + "next_file");
+      std::vector<Slot> slots(slots_.size());
+      std::size_t open = 0;
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        const std::string q = p + "slot/" + std::to_string(i) + "/";
+        const std::int64_t file = s.get_int(q + "file");
+        if (file < 0) {
+          continue;
+        }
+        if (next_file == 0) {  // no file opened yet, so none can be in a slot
+          throw data_loss("tf::data::TFRecordDataset: saved state entry '" + q +
+                          "file' names a file before any was opened");
+        }
+        slots[i].file = checked_index(file, next_file - 1, q + "file");
+        slots[i].offset = static_cast<std::uint64_t>(s.get_int(q + "offset"));
+        slots[i].worker = start_worker(slots[i].file, slots[i].offset);
+        ++open;
+      }
+      slots_ = std::move(slots);
+      cycle_index_ = cycle_index;
+      next_file_ = next_file;
+      open_ = open;
     }
 
    private:
+    struct Slot {
+      std::unique_ptr<tfrecord_detail::FileWorker> worker;
+      std::size_t file = 0;
+      std::uint64_t offset = 0;  // after the last record taken from this slot's file
+    };
+
+    static std::size_t checked_index(std::int64_t v, std::size_t max, const std::string& key) {
+      if (v < 0 || static_cast<std::uint64_t>(v) > max) {
+        throw data_loss("tf::data::TFRecordDataset: saved state entry '" + key + "' is " +
+                        std::to_string(v) + ", outside [0, " + std::to_string(max) + "]");
+      }
+      return static_cast<std::size_t>(v);
+    }
     io::TFRecordReaderOptions reader_options() const {
       return {.compression = options_.compression,
               .buffer_size = options_.buffer_size,
               .skip_corrupt = options_.skip_corrupt};
-    }
-    void require_sequential(const char* what) const {
-      if (!slots_.empty()) {
-        throw unimplemented(std::string("tf::data::TFRecordDataset: ") + what +
-                            " with num_parallel_reads > 1");
-      }
     }
     void open(std::size_t i) {
       reader_ = std::make_unique<io::TFRecordReader>((*files_)[i], reader_options());
@@ -217,14 +347,18 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
         reader_.reset();
       }
     }
+    std::unique_ptr<tfrecord_detail::FileWorker> start_worker(std::size_t file,
+                                                              std::uint64_t offset) const {
+      return std::make_unique<tfrecord_detail::FileWorker>((*files_)[file], reader_options(),
+                                                           skipped_, offset);
+    }
     std::optional<element_type> next_sequential() {
       while (file_ < files_->size()) {
         if (!reader_) {
           open(file_);
         }
-        std::string record;
-        if (reader_->read(record)) {
-          return element_type(std::move(record));
+        if (reader_->read(pool_.acquire())) {  // Note [Record recycling]
+          return pool_.hand_out();
         }
         close_reader();
         ++file_;
@@ -236,19 +370,21 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
     std::optional<element_type> next_interleaved() {
       const std::size_t cycle = slots_.size();
       while (next_file_ < files_->size() || open_ > 0) {
-        auto& slot = slots_[cycle_index_];
-        if (slot) {
-          auto record = slot->next();
-          if (record) {
+        Slot& slot = slots_[cycle_index_];
+        if (slot.worker) {
+          auto item = slot.worker->next();
+          if (item) {
+            slot.offset = item->end_offset;
             cycle_index_ = (cycle_index_ + 1) % cycle;
-            return element_type(std::move(*record));
+            return std::move(item->record);
           }
-          slot.reset();
+          slot.worker.reset();
           --open_;
           cycle_index_ = (cycle_index_ + 1) % cycle;
         } else if (next_file_ < files_->size()) {
-          slot = std::make_unique<tfrecord_detail::FileWorker>((*files_)[next_file_++],
-                                                               reader_options(), skipped_);
+          slot.file = next_file_++;
+          slot.offset = 0;
+          slot.worker = start_worker(slot.file, 0);
           ++open_;
         } else {
           cycle_index_ = (cycle_index_ + 1) % cycle;
@@ -263,8 +399,9 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
     // sequential
     std::size_t file_ = 0;
     std::unique_ptr<io::TFRecordReader> reader_;
+    tfrecord_detail::RecordPool pool_;
     // interleaved
-    std::vector<std::unique_ptr<tfrecord_detail::FileWorker>> slots_;
+    std::vector<Slot> slots_;
     std::size_t cycle_index_ = 0;
     std::size_t next_file_ = 0;
     std::size_t open_ = 0;
