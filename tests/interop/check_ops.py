@@ -42,6 +42,14 @@ def main():
     expected["conv2d_same_s2"] = {"y": conv(v["x"], v["w"])}
     (expected["conv2d_same_s2"]["dx"], expected["conv2d_same_s2"]["dw"]) = grads(
         lambda x, w: tf.reduce_sum(tf.square(conv(x, w))), v["x"], v["w"])
+    k = c["conv_block"]
+    block = lambda x, w, b: tf.nn.relu(tf.nn.conv2d(x, w, strides=1, padding="SAME") + b)
+    pooled = lambda x, w, b: tf.nn.max_pool2d(block(x, w, b), 2, 2, "SAME")
+    expected["conv_block"] = {"y": block(k["x"], k["w"], k["b"]),
+                              "m": pooled(k["x"], k["w"], k["b"])}
+    (expected["conv_block"]["dx"], expected["conv_block"]["dw"],
+     expected["conv_block"]["db"]) = grads(
+        lambda x, w, b: tf.reduce_sum(tf.square(pooled(x, w, b))), k["x"], k["w"], k["b"])
     p = c["pool"]
     mp = lambda x: tf.nn.max_pool2d(x, 2, 2, "SAME")
     ap = lambda x: tf.nn.avg_pool2d(x, 3, 2, "SAME")

@@ -68,6 +68,30 @@ int main(int argc, char** argv) {
     dump(out, "conv2d_same_s2", "dw", *dw);
   }
   {
+    // The MNIST CNN's block at stride 1 with 32 channels: conv (indirect kernel), the input
+    // gradient as a rotated-filter convolution, the filter gradient read in place, bias
+    // gradient (column sums), ReluGrad and max pooling's write-once gradient.
+    // Scaled so values stay O(1): the check's absolute tolerance is 1e-5.
+    auto x = data<4>({3, 9, 8, 32}, 11) * 0.25f;
+    auto w = data<4>({5, 5, 32, 36}, 12) * 0.25f;
+    auto b = data<1>({36}, 13) * 0.25f;
+    tf::GradientTape tape;
+    tape.watch(x);
+    tape.watch(w);
+    tape.watch(b);
+    auto y = tf::nn::relu(tf::nn::conv2d(x, w, {.padding = tf::nn::Padding::same}) + b);
+    auto m = tf::nn::max_pool2d(y, 2, 2, tf::nn::Padding::same);
+    auto [dx, dw, db] = tape.gradient(tf::reduce_sum(tf::square(m)), x, w, b);
+    dump(out, "conv_block", "x", x);
+    dump(out, "conv_block", "w", w);
+    dump(out, "conv_block", "b", b);
+    dump(out, "conv_block", "y", y);
+    dump(out, "conv_block", "m", m);
+    dump(out, "conv_block", "dx", *dx);
+    dump(out, "conv_block", "dw", *dw);
+    dump(out, "conv_block", "db", *db);
+  }
+  {
     auto x = data<4>({2, 5, 5, 2}, 5);
     tf::GradientTape tape;
     tape.watch(x);

@@ -46,3 +46,38 @@ TEST_CASE("max gradient splits between ties", "[ops][reduce]") {
   auto g = tape.gradient(tf::reduce_max(x), x);
   CHECK(g->numpy() == std::vector<double>{0, 0.5, 0.5});
 }
+
+TEST_CASE("sums over leading and middle axes", "[ops][reduce]") {
+  // The column-sum kernel: vector widths 4, 2 and 1 plus a scalar tail (inner sizes 75 and 33),
+  // whole outer slices per thread (outer 3) and one slice split over threads (outer 1).
+  auto reference = [](const std::vector<float>& v, std::int64_t outer, std::int64_t red,
+                      std::int64_t inner) {
+    std::vector<double> out(static_cast<std::size_t>(outer * inner), 0.0);
+    for (std::int64_t o = 0; o < outer; ++o) {
+      for (std::int64_t r = 0; r < red; ++r) {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          out[static_cast<std::size_t>(o * inner + i)] +=
+              v[static_cast<std::size_t>((o * red + r) * inner + i)];
+        }
+      }
+    }
+    return out;
+  };
+  auto x = tf::cast<float>(test_data<3>({3, 2001, 75}, 11));
+  auto s = tf::reduce_sum(x, 1);
+  auto expected = reference(x.numpy(), 3, 2001, 75);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(s.values()[i] == Approx(expected[i]).margin(1e-3));
+  }
+  auto y = tf::cast<float>(test_data<3>({40, 700, 33}, 12));
+  auto t = tf::reduce_sum(y, {0, 1});
+  auto m = tf::reduce_mean(y, {0, 1});
+  auto expected_t = reference(y.numpy(), 1, 40 * 700, 33);
+  for (std::size_t i = 0; i < expected_t.size(); ++i) {
+    CHECK(t.values()[i] == Approx(expected_t[i]).margin(1e-2));
+    CHECK(m.values()[i] == Approx(expected_t[i] / (40 * 700)).margin(1e-6));
+  }
+  // Integers sum exactly.
+  auto ints = tf::reshape(tf::range<std::int32_t>(0, 3000, 1), {1000, 3});
+  CHECK(tf::reduce_sum(ints, 0).numpy() == std::vector<std::int32_t>{1498500, 1499500, 1500500});
+}

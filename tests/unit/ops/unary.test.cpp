@@ -41,3 +41,37 @@ TEST_CASE("unary gradients", "[ops][unary]") {
   check_gradients([](const auto& v) { return tf::nn::relu(v); }, x);
   check_gradients([](const auto& v) { return -v; }, x);
 }
+
+TEST_CASE("relu gradient is one ReluGrad pass", "[ops][unary]") {
+  // Values: the incoming gradient where the feature is positive, else 0 (a NaN feature
+  // included, as TensorFlow's select gives), over a tensor long enough for the vector loop,
+  // its tail and the thread pool.
+  std::vector<float> grads(70001);
+  std::vector<float> features(grads.size());
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    grads[i] = static_cast<float>(i % 7) - 3.0f;
+    features[i] = static_cast<float>(i % 5) - 2.0f;
+  }
+  features[3] = std::nanf("");
+  auto g = tf::constant<float, 1>(grads, {70001});
+  auto f = tf::constant<float, 1>(features, {70001});
+  auto r = tf::detail::execute(tf::ops::ReluGrad{}, g, f);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    REQUIRE(r.values()[i] == (features[i] > 0 ? grads[i] : 0.0f));
+  }
+  CHECK_THROWS_AS(
+      tf::detail::execute(tf::ops::ReluGrad{}, tf::zeros<float>({2}), tf::zeros<float>({3})),
+      tf::invalid_argument);
+  // The tape records ReluGrad for relu, and ReluGrad's own gradient (second order).
+  auto x = test_data<2>({3, 4}, 8);
+  tf::GradientTape tape;
+  tape.watch(x);
+  auto gx = tape.gradient(tf::reduce_sum(tf::nn::relu(x) * x), x);
+  for (std::int64_t i = 0; i < x.num_elements(); ++i) {
+    double const v = x.values()[i];
+    CHECK(gx->values()[i] == Approx(v > 0 ? 2 * v : 0.0));
+  }
+  check_gradients(
+      [](const auto& a, const auto& b) { return tf::detail::execute(tf::ops::ReluGrad{}, a, b); },
+      test_data<2>({2, 3}, 9), test_data<2>({2, 3}, 10));
+}

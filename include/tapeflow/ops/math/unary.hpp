@@ -1,18 +1,46 @@
-// Elementwise unary math: negative, exp, log, sqrt, square, abs, sign, tanh, sigmoid, relu.
+// Elementwise unary math: negative, exp, log, sqrt, square, abs, sign, tanh, sigmoid, relu
+// (and relu's gradient op, ReluGrad).
 // One struct per op, each with its Eigen element rule and its gradient side by side.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
+#include <tuple>
 
+#include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/linalg/detail/gemm.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+/// out = features > 0 ? gradients : 0 over n elements (a NaN feature gives 0, as in
+/// TensorFlow's select). Vector-extension code: GCC's -O2 leaves runtime-length loops scalar.
+template <class T>
+void relu_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = gemm_impl::GenericVec<T>;
+    using V = typename Vec::V;
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const f = Vec::load(features + i);
+      Vec::store(out + i, f > V{} ? Vec::load(gradients + i) : V{});
+    }
+    for (; i < e; ++i) {
+      out[i] = features[i] > T(0) ? gradients[i] : T(0);
+    }
+  });
+}
+}  // namespace detail
+
 namespace ops {
 
 /// Shared rules of unary elementwise ops: same shape; `Derived::admits<T>` restricts dtypes.
@@ -145,10 +173,41 @@ struct Relu : UnaryElementwise<Relu> {
     return x.cwiseMax(T(0));
   }
   template <class T, std::size_t R>
-  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
-    return dy * cast<T>(greater(y, T(0)));
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const;
+};
+
+/// The gradient of Relu, `gradients` where `features` > 0 and 0 elsewhere, in one pass
+/// (TensorFlow op "ReluGrad"; `features` is Relu's input or output, which agree in sign).
+struct ReluGrad {
+  static constexpr std::string_view name = "ReluGrad";
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "ReluGrad: operands must be float or double");
+    if (gradients.dims() != features.dims()) {
+      throw invalid_argument("ReluGrad: gradients of shape " + gradients.shape().to_string() +
+                             " and features of shape " + features.shape().to_string() + " differ");
+    }
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& gradients,
+               const Tensor<T, R>& features) const {
+    detail::relu_grad_kernel(gradients.data(), features.data(),
+                             detail::tensor_access::mutable_data(out), features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dz, const Tensor<T, R>&, const Tensor<T, R>&,
+                const Tensor<T, R>& features) const {
+    // Linear in `gradients` with the same mask; piecewise constant in `features`.
+    return std::tuple{[=] { return detail::execute(ReluGrad{}, dz, features); },
+                      [=] { return zeros_like(features); }};
   }
 };
+
+template <class T, std::size_t R>
+auto Relu::gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
+  return detail::execute(ReluGrad{}, dy, y);
+}
 
 }  // namespace ops
 

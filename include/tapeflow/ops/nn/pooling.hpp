@@ -31,6 +31,7 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/linalg/detail/gemm.hpp>
 #include <tapeflow/ops/nn/padding.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
@@ -129,14 +130,31 @@ void max_pool(Window2D const& g, T const* x, T* y) {
                     [&](std::int64_t o, std::int64_t in, std::int64_t ky0, std::int64_t ky1,
                         std::int64_t kx0, std::int64_t kx1) {
                       T* out = y + o;
-                      std::fill_n(out, c, std::numeric_limits<T>::lowest());
-                      for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                        for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                          T const* v = x + (in + ky * row + kx * c);
-                          for (std::int64_t i = 0; i < c; ++i) {
-                            out[i] = std::max(out[i], v[i]);
+                      std::int64_t i = 0;
+                      if constexpr (gemm_impl::kVectorizable<T>) {
+                        // A vector of channels at a time (max as std::max: a NaN tap is
+                        // skipped unless it comes first).
+                        using Vec = gemm_impl::GenericVec<T>;
+                        using V = typename Vec::V;
+                        for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
+                          V m = Vec::broadcast(std::numeric_limits<T>::lowest());
+                          for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                            for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                              V const v = Vec::load(x + (in + ky * row + kx * c + i));
+                              m = m < v ? v : m;
+                            }
+                          }
+                          Vec::store(out + i, m);
+                        }
+                      }
+                      for (; i < c; ++i) {
+                        T m = std::numeric_limits<T>::lowest();
+                        for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                          for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                            m = std::max(m, x[in + ky * row + kx * c + i]);
                           }
                         }
+                        out[i] = m;
                       }
                     });
   });
@@ -195,10 +213,88 @@ void max_pool_argmax(Window2D const& g, T const* x, std::int64_t r0, std::int64_
                   });
 }
 
+/// max_pool_grad for windows that do not overlap (stride >= window, the usual 2x2 / 2): each
+/// input element gets its window's gradient or 0, written once, so no zero fill first (except
+/// for elements no window covers) and no scatter. Channels a vector at a time; the tap of the
+/// first maximum is tracked per lane, exactly as max_pool_argmax does.
+template <class T>
+void max_pool_grad_disjoint(Window2D const& g, T const* x, T const* dy, T* dx) {
+  std::int64_t const c = g.c;
+  std::int64_t const row = g.w * c;
+  bool const covered = g.sh == g.kh && g.sw == g.kw && g.oh * g.kh - g.pad_top >= g.h &&
+                       g.ow * g.kw - g.pad_left >= g.w;
+  if (!covered) {
+    std::fill_n(dx, g.n * g.h * g.w * g.c, T(0));
+  }
+  backend::cpu::parallel_for(g.n * g.oh, pool_grain(g), [&](std::int64_t r0, std::int64_t r1) {
+    for_each_window(g, r0, r1,
+                    [&](std::int64_t o, std::int64_t in, std::int64_t ky0, std::int64_t ky1,
+                        std::int64_t kx0, std::int64_t kx1) {
+                      if (ky0 == ky1 || kx0 == kx1) {
+                        return;
+                      }
+                      std::int64_t const first = in + ky0 * row + kx0 * c;
+                      std::int64_t i = 0;
+                      if constexpr (gemm_impl::kVectorizable<T>) {
+                        using Vec = gemm_impl::GenericVec<T>;
+                        using V = typename Vec::V;
+                        for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
+                          V best = Vec::load(x + (first + i));
+                          V arg{};  // index of the winning tap, counted in loop order
+                          T t = 0;
+                          for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                            for (std::int64_t kx = ky == ky0 ? kx0 + 1 : kx0; kx < kx1; ++kx) {
+                              t += T(1);
+                              V const v = Vec::load(x + (in + ky * row + kx * c + i));
+                              auto const greater = v > best;
+                              best = greater ? v : best;
+                              arg = greater ? Vec::broadcast(t) : arg;
+                            }
+                          }
+                          V const d = Vec::load(dy + (o + i));
+                          t = 0;
+                          for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                            for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                              Vec::store(dx + (in + ky * row + kx * c + i),
+                                         arg == Vec::broadcast(t) ? d : V{});
+                              t += T(1);
+                            }
+                          }
+                        }
+                      }
+                      for (; i < c; ++i) {
+                        T best = x[first + i];
+                        std::int64_t arg = first + i;
+                        for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                          for (std::int64_t kx = ky == ky0 ? kx0 + 1 : kx0; kx < kx1; ++kx) {
+                            std::int64_t const at = in + ky * row + kx * c + i;
+                            if (x[at] > best) {
+                              best = x[at];
+                              arg = at;
+                            }
+                          }
+                        }
+                        for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                          for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                            std::int64_t const at = in + ky * row + kx * c + i;
+                            dx[at] = at == arg ? dy[o + i] : T(0);
+                          }
+                        }
+                      }
+                    });
+  });
+}
+
 /// dx = scatter of dy to each window's argmax (windows of one image write only that image,
 /// so images run in parallel).
 template <class T>
 void max_pool_grad(Window2D const& g, T const* x, T const* dy, T* dx) {
+  if constexpr (floating_element<T>) {
+    if (g.sh >= g.kh && g.sw >= g.kw) {
+      max_pool_grad_disjoint(g, x, dy, dx);
+      return;
+    }
+  }
   std::fill_n(dx, g.n * g.h * g.w * g.c, T(0));
   backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
     max_pool_argmax(g, x, n0 * g.oh, n1 * g.oh,

@@ -97,6 +97,11 @@ std::vector<Case> const& cases() {
       {{1, 4, 4, 1}, {5, 5, 1, 2}, 1, 1, 1, 1, P::same},  // window larger than the input
       {{4, 11, 13, 5}, {5, 4, 5, 7}, 3, 2, 1, 1, P::same},
       {{5, 28, 28, 1}, {5, 5, 1, 32}, 1, 1, 1, 1, P::same},
+      // 8+ channels: the forward pass takes the indirect (pointer table) kernel, with partial
+      // row tiles and partial column panels.
+      {{2, 7, 7, 8}, {3, 3, 8, 5}, 1, 1, 1, 1, P::same},
+      {{1, 9, 8, 9}, {3, 2, 9, 33}, 2, 1, 2, 1, P::valid},
+      {{3, 6, 5, 16}, {4, 3, 16, 8}, 1, 1, 1, 2, P::same},
   };
   return all;
 }
@@ -147,6 +152,14 @@ TEST_CASE("conv2d gradients", "[ops][nn][conv2d]") {
       {{1, 7, 7, 1}, {2, 2, 1, 2}, 2, 1, 1, 1, P::valid},
       {{1, 7, 7, 2}, {2, 2, 2, 2}, 1, 1, 2, 2, P::same},
       {{2, 3, 3, 3}, {1, 1, 3, 2}, 1, 1, 1, 1, P::valid},
+      // 8+ input and output channels: the indirect kernel forward, and for 12+ input channels
+      // at stride 1 the input gradient as a convolution of dy with the rotated filter.
+      {{1, 5, 4, 8}, {3, 3, 8, 9}, 1, 1, 1, 1, P::same},
+      {{1, 6, 6, 8}, {2, 3, 8, 8}, 1, 1, 2, 1, P::valid},
+      {{1, 7, 6, 8}, {3, 3, 8, 8}, 2, 2, 1, 1, P::same},
+      // 16 channels (a double vector panel): the filter gradient reads B in place.
+      {{1, 4, 4, 16}, {2, 2, 16, 4}, 1, 1, 1, 1, P::same},
+      {{1, 5, 4, 12}, {3, 3, 12, 9}, 1, 1, 1, 1, P::same},
   };
   std::uint32_t seed = 40;
   for (auto const& k : small) {
@@ -173,6 +186,20 @@ TEST_CASE("conv2d backprop ops and their gradients", "[ops][nn][conv2d]") {
   double const lhs = tf::reduce_sum(y * dy).item();
   CHECK(tf::reduce_sum(x * dx).item() == Approx(lhs));
   CHECK(tf::reduce_sum(w * dw).item() == Approx(lhs));
+
+  // The same with 12+ channels on both sides and stride 1 (the rotated-filter input gradient,
+  // used from 3/4 of a double panel of channels on), dilated and padded.
+  tf::ops::ConvWindow wide{{1, 1}, tf::nn::Padding::same, {2, 1}};
+  Dims const wide_input{2, 6, 5, 12};
+  auto xw = test_data<4>(wide_input, 63);
+  auto ww = test_data<4>({3, 2, 12, 10}, 64);
+  auto yw = tf::detail::execute(tf::ops::Conv2D{wide}, xw, ww);
+  auto dyw = test_data<4>(yw.dims(), 65);
+  auto dxw = tf::detail::execute(tf::ops::Conv2DBackpropInput{wide, wide_input}, ww, dyw);
+  auto dww = tf::detail::execute(tf::ops::Conv2DBackpropFilter{wide, ww.dims()}, xw, dyw);
+  double const wide_lhs = tf::reduce_sum(yw * dyw).item();
+  CHECK(tf::reduce_sum(xw * dxw).item() == Approx(wide_lhs));
+  CHECK(tf::reduce_sum(ww * dww).item() == Approx(wide_lhs));
 
   check_gradients(
       [&](auto const& f, auto const& g) {
@@ -201,34 +228,43 @@ TEST_CASE("conv2d second-order gradient", "[ops][nn][conv2d]") {
 }
 
 TEST_CASE("conv2d on the thread pool agrees with one image at a time", "[ops][nn][conv2d]") {
-  // Batches large enough to split over threads (including the filter-gradient partial sums).
-  auto x = tf::cast<float>(test_data<4>({9, 14, 14, 8}, 80));
-  auto w = tf::cast<float>(test_data<4>({5, 5, 8, 16}, 81));
-  tf::GradientTape tape;
-  tape.watch(x);
-  tape.watch(w);
-  auto y = tf::nn::conv2d(x, w, {.padding = "SAME"});
-  auto [gx, gw] = tape.gradient(tf::reduce_sum(y * y), x, w);
-  auto gw_sum = tf::zeros<float>(Dims{5, 5, 8, 16});
-  for (std::int64_t i = 0; i < 9; ++i) {
-    auto xi = tf::constant<float, 4>(
-        std::span<float const>(x.data() + i * 14 * 14 * 8, 14 * 14 * 8), {1, 14, 14, 8});
-    tf::GradientTape t1;
-    t1.watch(xi);
-    t1.watch(w);
-    auto yi = tf::nn::conv2d(xi, w, {.padding = "SAME"});
-    for (std::int64_t j = 0; j < yi.num_elements(); ++j) {
-      CHECK(yi.values()[j] == Approx(y.values()[i * yi.num_elements() + j]).margin(1e-4));
+  // Batches large enough to split over threads (including the filter-gradient partial sums,
+  // which need ~11M multiply-adds for two runs: the second shape).
+  auto check = [](Dims const& in, Dims const& filter, std::uint32_t seed) {
+    std::int64_t const n = in[0];
+    std::int64_t const image = in[1] * in[2] * in[3];
+    auto x = tf::cast<float>(test_data<4>(in, seed));
+    auto w = tf::cast<float>(test_data<4>(filter, seed + 1));
+    tf::GradientTape tape;
+    tape.watch(x);
+    tape.watch(w);
+    auto y = tf::nn::conv2d(x, w, {.padding = "SAME"});
+    auto [gx, gw] = tape.gradient(tf::reduce_sum(y * y), x, w);
+    auto gw_sum = tf::zeros<float>(filter);
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto xi = tf::constant<float, 4>(std::span<float const>(x.data() + i * image, image),
+                                       {1, in[1], in[2], in[3]});
+      tf::GradientTape t1;
+      t1.watch(xi);
+      t1.watch(w);
+      auto yi = tf::nn::conv2d(xi, w, {.padding = "SAME"});
+      for (std::int64_t j = 0; j < yi.num_elements(); ++j) {
+        CHECK(yi.values()[j] == Approx(y.values()[i * yi.num_elements() + j]).margin(1e-4));
+      }
+      auto [gxi, gwi] = t1.gradient(tf::reduce_sum(yi * yi), xi, w);
+      for (std::int64_t j = 0; j < gxi->num_elements(); ++j) {
+        CHECK(gxi->values()[j] == Approx(gx->values()[i * gxi->num_elements() + j]).margin(1e-3));
+      }
+      gw_sum = gw_sum + *gwi;
     }
-    auto [gxi, gwi] = t1.gradient(tf::reduce_sum(yi * yi), xi, w);
-    for (std::int64_t j = 0; j < gxi->num_elements(); ++j) {
-      CHECK(gxi->values()[j] == Approx(gx->values()[i * gxi->num_elements() + j]).margin(1e-3));
+    for (std::int64_t j = 0; j < gw_sum.num_elements(); ++j) {
+      CHECK(gw_sum.values()[j] == Approx(gw->values()[j]).epsilon(1e-4).margin(1e-2));
     }
-    gw_sum = gw_sum + *gwi;
-  }
-  for (std::int64_t j = 0; j < gw_sum.num_elements(); ++j) {
-    CHECK(gw_sum.values()[j] == Approx(gw->values()[j]).epsilon(1e-4).margin(1e-2));
-  }
+  };
+  check({9, 14, 14, 8}, {5, 5, 8, 16}, 80);
+  check({12, 16, 16, 16}, {3, 3, 16, 32}, 82);
+  // 32 channels: the filter gradient reads B's rows straight from the image.
+  check({4, 8, 8, 32}, {3, 3, 32, 40}, 84);
 }
 
 TEST_CASE("conv2d errors", "[ops][nn][conv2d]") {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -125,6 +126,51 @@ TEST_CASE("max pool gradient goes to the first maximum", "[ops][nn][pooling]") {
   auto y = tf::nn::max_pool2d(x, 2, 2, "VALID");
   auto g = tape.gradient(y * 5.0, x);
   CHECK(g->numpy() == std::vector<double>{0, 5, 0, 0});
+}
+
+TEST_CASE("max pool gradient of non-overlapping windows", "[ops][nn][pooling]") {
+  // Windows with stride >= size take a write-once kernel; MaxPoolGradGrad (the general argmax
+  // walk) is its adjoint, so <MaxPoolGrad(dy), g> == <dy, MaxPoolGradGrad(g)> for every g checks
+  // that both route each window's gradient to the same (first) maximum. Rounded inputs make
+  // ties; 20 float / 11 double channels cover the vector and scalar paths.
+  using P = tf::nn::Padding;
+  struct Disjoint {
+    Dims input;
+    std::int64_t k, s;
+    P padding;
+  };
+  std::vector<Disjoint> const all{
+      {{2, 6, 6, 20}, 2, 2, P::valid}, {{2, 7, 7, 20}, 2, 2, P::same},    // partial windows
+      {{1, 7, 9, 11}, 2, 2, P::valid}, {{1, 8, 7, 20}, 3, 3, P::same},    // uncovered rows
+      {{1, 8, 8, 11}, 2, 3, P::valid}, {{3, 28, 28, 32}, 2, 2, P::same},  // gaps; the MNIST shape
+  };
+  std::uint32_t seed = 90;
+  for (auto const& d : all) {
+    INFO(tf::Shape(d.input).to_string() + " k " + std::to_string(d.k) + " s " +
+         std::to_string(d.s));
+    tf::ops::PoolWindow window{d.k, d.s, d.padding};
+    auto check = [&](auto x) {
+      auto y = tf::detail::execute(tf::ops::MaxPool{window}, x);
+      auto dy = tf::cast<typename decltype(x)::value_type>(test_data<4>(y.dims(), seed++));
+      auto dx = tf::detail::execute(tf::ops::MaxPoolGrad{window}, x, y, dy);
+      for (int trial = 0; trial < 2; ++trial) {
+        auto g = tf::cast<typename decltype(x)::value_type>(test_data<4>(d.input, seed++));
+        auto gg = tf::detail::execute(tf::ops::MaxPoolGradGrad{window}, x, y, g);
+        CHECK(tf::reduce_sum(dx * g).item() ==
+              Approx(tf::reduce_sum(dy * gg).item()).epsilon(1e-5).margin(1e-3));
+      }
+      // Every window's gradient arrives exactly once.
+      CHECK(tf::reduce_sum(dx).item() ==
+            Approx(tf::reduce_sum(dy).item()).epsilon(1e-5).margin(1e-3));
+    };
+    auto values = test_data<4>(d.input, seed++).numpy();
+    for (double& v : values) {
+      v = std::round(v * 2.0);
+    }
+    auto rounded = tf::constant<double, 4>(values, d.input);
+    check(rounded);
+    check(tf::cast<float>(rounded));
+  }
 }
 
 TEST_CASE("pooling gradients", "[ops][nn][pooling]") {

@@ -218,12 +218,15 @@ inline Scratch& scratch(int slot) {
 
 // ---------------------------------------------------------------------------------------------
 // Micro-kernel: C[MR x NR] (=|+=) Apanel^T * Bpanel over kc steps.
-// `a` holds kc groups of MR values (one column of op(A) each), `b` holds kc rows of NR values.
+// `a` holds kc groups of MR values (one column of op(A) each), `a_step` apart: MR for a packed
+// panel of MR rows; a full panel's step when a 4- or 8-row kernel finishes the edge of a 12-row
+// panel; the row stride of a matrix whose columns are already contiguous (no packing).
+// `b` holds kc rows of NR values.
 
 template <class T, int MR, int NV>
 TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_RESTRICT a,
-                                    T const* TAPEFLOW_GEMM_RESTRICT b, T* c, std::int64_t ldc,
-                                    bool load_c) {
+                                    std::int64_t a_step, T const* TAPEFLOW_GEMM_RESTRICT b, T* c,
+                                    std::int64_t ldc, bool load_c) {
   using Ops = typename Config<T>::Ops;
   using V = typename Ops::V;
   constexpr int L = Ops::kLanes;
@@ -249,7 +252,7 @@ TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_REST
         acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
       }
     }
-    a += MR;
+    a += a_step;
     b += NV * L;
   }
   if (load_c) {
@@ -272,6 +275,110 @@ TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_REST
   }
 }
 
+// Micro-kernel with B rows gathered by pointer: C[MR x NR] (=|+=) A * B where row p of B is
+// the NR contiguous values at b_rows[p] + b_offset (a convolution's filter gradient reads the
+// channels of one window tap straight from the padded image this way, with no packing).
+// `a` as for micro_kernel.
+template <class T, int MR, int NV>
+TAPEFLOW_NOINLINE void micro_kernel_b_rows(std::int64_t kc, T const* TAPEFLOW_GEMM_RESTRICT a,
+                                           std::int64_t a_step, T const* const* b_rows,
+                                           std::int64_t b_offset, T* c, std::int64_t ldc,
+                                           bool load_c) {
+  using Ops = typename Config<T>::Ops;
+  using V = typename Ops::V;
+  constexpr int L = Ops::kLanes;
+  V acc[MR][NV];
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] = Ops::zero();
+    }
+  }
+  for (std::int64_t p = 0; p < kc; ++p) {
+    T const* const b = b_rows[p] + b_offset;
+    V bv[NV];
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      bv[j] = Ops::load(b + j * L);
+    }
+    TAPEFLOW_GEMM_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      V const av = Ops::broadcast(a[i]);
+      TAPEFLOW_GEMM_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+      }
+    }
+    a += a_step;
+  }
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      T* const dst = c + i * ldc + j * L;
+      Ops::store(dst, load_c ? Ops::add(Ops::load(dst), acc[i][j]) : acc[i][j]);
+    }
+  }
+}
+
+// Convolution micro-kernel (an "indirect GEMM" as in XNNPACK, without the indirection buffer):
+// C[MR x NR] = sum over taps t < `taps` and channels q < `channels` of
+// rows[i][offsets[t] + q] * b[(t * channels + q) * NR + j]. rows[i] points at output pixel i's
+// window origin in a zero-padded image, offsets[t] is tap t's distance from it, so every tap
+// reads `channels` contiguous values with no bounds check and no im2col copy; `b` is one packed
+// panel of the filter over all taps * channels rows. The accumulators stay in registers across
+// all taps, so C is stored once.
+template <class T, int MR, int NV>
+TAPEFLOW_NOINLINE void conv_micro_kernel(std::int64_t taps, std::int64_t channels,
+                                         T const* const* rows, std::int64_t const* offsets,
+                                         T const* TAPEFLOW_GEMM_RESTRICT b, T* c,
+                                         std::int64_t ldc) {
+  using Ops = typename Config<T>::Ops;
+  using V = typename Ops::V;
+  constexpr int L = Ops::kLanes;
+  V acc[MR][NV];
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] = Ops::zero();
+    }
+  }
+  T const* a[MR];
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    a[i] = rows[i];
+  }
+  for (std::int64_t t = 0; t < taps; ++t) {
+    std::int64_t const first = offsets[t];
+    std::int64_t const last = first + channels;
+    for (std::int64_t q = first; q < last; ++q) {
+      V bv[NV];
+      TAPEFLOW_GEMM_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        bv[j] = Ops::load(b + j * L);
+      }
+      TAPEFLOW_GEMM_UNROLL
+      for (int i = 0; i < MR; ++i) {
+        V const av = Ops::broadcast(a[i][q]);
+        TAPEFLOW_GEMM_UNROLL
+        for (int j = 0; j < NV; ++j) {
+          acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+        }
+      }
+      b += NV * L;
+    }
+  }
+  TAPEFLOW_GEMM_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_GEMM_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      Ops::store(c + i * ldc + j * L, acc[i][j]);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Packing. A packed panel holds kc groups of R values: group p is row p of op(B) (R = NR) or
 // column p of op(A) (R = MR). Rows past `rows` are zero, so edge panels need no special kernel.
@@ -287,6 +394,27 @@ void copy_panel(T const* src, std::int64_t ld, std::int64_t kc, int rows, T* dst
     }
     return;
   }
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) {
+    // Partial panels (the last rows of op(A), the last columns of op(B)): masked loads, which
+    // also write the zero padding, instead of a scalar loop per element.
+    constexpr int kVectors = (R + 15) / 16;
+    __mmask16 load_masks[kVectors];
+    __mmask16 store_masks[kVectors];
+    for (int v = 0; v < kVectors; ++v) {
+      load_masks[v] = static_cast<__mmask16>((1u << std::clamp(rows - 16 * v, 0, 16)) - 1);
+      store_masks[v] = static_cast<__mmask16>((1u << std::clamp(R - 16 * v, 0, 16)) - 1);
+    }
+    for (std::int64_t p = 0; p < kc; ++p, src += ld, dst += R) {
+      TAPEFLOW_GEMM_UNROLL
+      for (int v = 0; v < kVectors; ++v) {
+        _mm512_mask_storeu_ps(dst + 16 * v, store_masks[v],
+                              _mm512_maskz_loadu_ps(load_masks[v], src + 16 * v));
+      }
+    }
+    return;
+  }
+#endif
   for (std::int64_t p = 0; p < kc; ++p, src += ld, dst += R) {
     int r = 0;
     for (; r < rows; ++r) {
@@ -425,6 +553,24 @@ void pack_a(bool trans, T const* a, std::int64_t lda, std::int64_t mc, std::int6
 // op(B) block [kc x nc] (element (0, 0) at `b`) -> ceil(nc / NR) panels.
 template <class T, int NR>
 void pack_b(bool trans, T const* b, std::int64_t ldb, std::int64_t kc, std::int64_t nc, T* dst) {
+  if (!trans && nc >= 2 * NR) {
+    // Row by row: each row of the block is read once, front to back. Panel by panel would
+    // visit every row (one page each for wide matrices) once per panel: TLB misses and no
+    // prefetch, which made packing a large weight matrix cost half as much as multiplying it.
+    std::int64_t const full = nc / NR;
+    int const rest = static_cast<int>(nc - full * NR);
+    for (std::int64_t p = 0; p < kc; ++p) {
+      T const* const src = b + p * ldb;
+      T* const d = dst + p * NR;
+      for (std::int64_t jp = 0; jp < full; ++jp) {
+        std::memcpy(d + jp * NR * kc, src + jp * NR, sizeof(T) * NR);
+      }
+      if (rest > 0) {
+        copy_panel<T, NR>(src + full * NR, ldb, 1, rest, d + full * NR * kc);
+      }
+    }
+    return;
+  }
   for (std::int64_t j0 = 0; j0 < nc; j0 += NR, dst += NR * kc) {
     int const cols = static_cast<int>(std::min<std::int64_t>(NR, nc - j0));
     if (trans) {  // op(B)(p, j) = b[j * ldb + p]
@@ -459,34 +605,85 @@ struct Problem {
   }
 };
 
+// dst[0, n) (=|+=) src[0, n) for the first n < R values of an edge tile's row: masked vectors
+// with AVX-512 (a scalar loop here cost as much as the edge tile's arithmetic).
+template <class T, int R>
+TAPEFLOW_ALWAYS_INLINE void merge_row(T const* src, int n, T* dst, bool add) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using Ops = typename VecFor<T>::type;
+    constexpr int L = Ops::kLanes;
+    for (int j = 0; j < n; j += L) {
+      int const count = std::min(L, n - j);
+      if constexpr (std::is_same_v<T, float>) {
+        auto const mask = static_cast<__mmask16>((1u << count) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(mask, src + j);
+        if (add) {
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, dst + j));
+        }
+        _mm512_mask_storeu_ps(dst + j, mask, v);
+      } else {
+        auto const mask = static_cast<__mmask8>((1u << count) - 1);
+        __m512d v = _mm512_maskz_loadu_pd(mask, src + j);
+        if (add) {
+          v = _mm512_add_pd(v, _mm512_maskz_loadu_pd(mask, dst + j));
+        }
+        _mm512_mask_storeu_pd(dst + j, mask, v);
+      }
+    }
+    return;
+  }
+#endif
+  for (int j = 0; j < n; ++j) {
+    dst[j] = add ? static_cast<T>(dst[j] + src[j]) : src[j];
+  }
+}
+
 // C[mc x nc] (= or +=) packed A block (ceil(mc / MR) panels) * packed B block (ceil(nc / NR)
 // panels), both over the same kc. One A micro-panel stays in L1 while the B panels stream by.
+// With `a_step` > 0, A is not packed: op(A)(i, p) = apack[p * a_step + i] (the caller ensures the
+// last panel has exactly MR, MR / 3 or 2 MR / 3 rows: no kernel may read past A's rows).
 template <class T>
 void macro_kernel(std::int64_t mc, std::int64_t nc, std::int64_t kc, T const* apack, T const* bpack,
-                  T* c, std::int64_t ldc, bool load_c) {
+                  T* c, std::int64_t ldc, bool load_c, std::int64_t a_step = 0) {
   using Cfg = Config<T>;
   constexpr int MR = Cfg::kMR;
   constexpr int NR = Cfg::kNR;
   alignas(64) T edge[MR * NR];
+  std::int64_t const step = a_step > 0 ? a_step : MR;
   for (std::int64_t ir = 0; ir < mc; ir += MR) {
     int const mr = static_cast<int>(std::min<std::int64_t>(MR, mc - ir));
-    T const* const ap = apack + ir * kc;
+    T const* const ap = a_step > 0 ? apack + ir : apack + ir * kc;
     for (std::int64_t jr = 0; jr < nc; jr += NR) {
       int const nr = static_cast<int>(std::min<std::int64_t>(NR, nc - jr));
       T const* const bp = bpack + jr * kc;
       T* const ct = c + ir * ldc + jr;
       if (TAPEFLOW_LIKELY(mr == MR && nr == NR)) {
-        micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, ct, ldc, load_c);
+        micro_kernel<T, MR, Cfg::kNV>(kc, ap, step, bp, ct, ldc, load_c);
         continue;
       }
-      // Partial tile: compute the full padded tile aside, merge the valid part.
-      micro_kernel<T, MR, Cfg::kNV>(kc, ap, bp, edge, NR, false);
-      for (int i = 0; i < mr; ++i) {
-        T* const dst = ct + i * ldc;
-        T const* const src = edge + i * NR;
-        for (int j = 0; j < nr; ++j) {
-          dst[j] = load_c ? static_cast<T>(dst[j] + src[j]) : src[j];
+      // Partial tile: a kernel with a third or two thirds of the rows where that covers them
+      // (m = 50 or 64 leaves a few rows: no need to multiply the zero padding), writing C
+      // directly when the tile fits exactly, else into a buffer merged after.
+      constexpr int kSmall = MR / 3;
+      constexpr int kMid = 2 * MR / 3;
+      if (nr == NR && (mr == kSmall || mr == kMid)) {
+        if (mr == kSmall) {
+          micro_kernel<T, kSmall, Cfg::kNV>(kc, ap, step, bp, ct, ldc, load_c);
+        } else {
+          micro_kernel<T, kMid, Cfg::kNV>(kc, ap, step, bp, ct, ldc, load_c);
         }
+        continue;
+      }
+      if (mr <= kSmall) {
+        micro_kernel<T, kSmall, Cfg::kNV>(kc, ap, step, bp, edge, NR, false);
+      } else if (mr <= kMid) {
+        micro_kernel<T, kMid, Cfg::kNV>(kc, ap, step, bp, edge, NR, false);
+      } else {
+        micro_kernel<T, MR, Cfg::kNV>(kc, ap, step, bp, edge, NR, false);
+      }
+      for (int i = 0; i < mr; ++i) {
+        merge_row<T, NR>(edge + i * NR, nr, ct + i * ldc, load_c);
       }
     }
   }
