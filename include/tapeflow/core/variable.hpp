@@ -103,13 +103,33 @@ class Variable {
   [[nodiscard]] T* writable_data()
     requires numeric_element<T>
   {
+    auto [old, out] = overwrite_data();
+    if (old != out) {
+      std::copy_n(old, num_elements(), out);
+    }
+    return out;
+  }
+  /// For update kernels that compute every element from its old value: `{old, out}`, where
+  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
+  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
+  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
+  /// extra pass. Every element of `out` must be written. Eager only.
+  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
+    requires numeric_element<T>
+  {
     if (detail::trace::active() != nullptr) {
-      throw unimplemented("tf::Variable::writable_data on '" + state().name +
+      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
                           "' inside a tf::function being traced: there is no buffer yet");
     }
     auto& s = state();
-    make_unique(s);
-    return detail::tensor_access::mutable_data(s.value);
+    if (detail::tensor_access::buffer(s.value)->unique()) {
+      T* data = detail::tensor_access::mutable_data(s.value);
+      return {data, data};
+    }
+    const T* old = s.value.data();  // still owned by whoever holds it
+    s.value = Tensor<T, Rank>::uninitialized(s.value.dims());
+    detail::tensor_access::set_id(s.value, s.id);
+    return {old, detail::tensor_access::mutable_data(s.value)};
   }
 
  private:

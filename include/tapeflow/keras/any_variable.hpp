@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
@@ -45,6 +46,10 @@ class AnyVariable {
   /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
   /// string variables.
   [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
+  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
+    return get().overwrite_raw_data();
+  }
 
   /// The typed variable; throws invalid_argument naming both types when they differ.
   template <class T, std::size_t R>
@@ -71,6 +76,7 @@ class AnyVariable {
     [[nodiscard]] virtual AnyTensor value() const = 0;
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
   };
   template <class T, std::size_t R>
   struct Holder final : Base {
@@ -92,6 +98,16 @@ class AnyVariable {
         return copy.writable_data();
       } else {
         throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        auto [old, out] = copy.overwrite_data();
+        return {old, out};
+      } else {
+        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
                             "' holds strings, which update kernels do not write");
       }
     }

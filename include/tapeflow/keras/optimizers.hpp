@@ -21,6 +21,7 @@
 #include <Eigen/Core>
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/detail/flush_denormals.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -182,19 +183,31 @@ class Optimizer : public Trackable {
   using FlatArray = Eigen::Map<Eigen::ArrayXf>;
   using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
 
-  /// Runs `rule(n, var, slots)` on the writable buffers of the variable and of the slots named
-  /// by `slot_names`, in place (TensorFlow's ResourceApply* kernels).
+  /// Runs `rule(n, old, var, slots, g)` over the variable, the slots named by `slot_names` and
+  /// the gradient `g`, in place (TensorFlow's ResourceApply* kernels): `var[i]` is written
+  /// from `old[i]`, the same buffer unless a live tape holds the variable's value, in which
+  /// case `var` is a fresh buffer (copy-on-write without a separate copy pass). The update
+  /// is memory-bound, so large variables are split over the thread pool.
   template <class Rule>
-  void update_buffers(const AnyVariable& var, std::initializer_list<const char*> slot_names,
-                      Rule&& rule) {
-    std::array<float*, 4> slot_data{};
-    std::size_t k = 0;
+  void update_buffers(const AnyVariable& var, const float* g,
+                      std::initializer_list<const char*> slot_names, Rule&& rule) {
+    std::array<float*, 4> slots{};
+    std::size_t num_slots = 0;
     for (const char* s : slot_names) {
-      slot_data.at(k++) = static_cast<float*>(slot(var, s).writable_raw_data());
+      slots.at(num_slots++) = static_cast<float*>(slot(var, s).writable_raw_data());
     }
-    // Slots are read by nobody else, so they update in place; the variable is copied once
-    // when a live tape still holds its value.
-    rule(var.num_elements(), static_cast<float*>(var.writable_raw_data()), slot_data.data());
+    const auto [old_raw, out_raw] = var.overwrite_raw_data();
+    const auto* old = static_cast<const float*>(old_raw);
+    auto* out = static_cast<float*>(out_raw);
+    constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
+    backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
+      const detail::ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
+      std::array<float*, 4> part{};
+      for (std::size_t i = 0; i < num_slots; ++i) {
+        part.at(i) = slots.at(i) + b;
+      }
+      rule(e - b, old + b, out + b, part.data(), g + b);
+    });
   }
 
  private:
@@ -317,22 +330,24 @@ class SGD : public Optimizer {
     const float lr_f = float(lr);
     const float mu = float(o_.momentum);
     if (o_.momentum == 0.0) {
-      update_buffers(var, {}, [&](std::int64_t n, float* v, float**) {
-        FlatArray(v, n) -= lr_f * ConstFlatArray(g, n);
-      });
+      update_buffers(var, g, {},
+                     [&](std::int64_t n, const float* old, float* v, float**, const float* gp) {
+                       FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * ConstFlatArray(gp, n);
+                     });
       return;
     }
     const bool nesterov = o_.nesterov;
-    update_buffers(var, {"momentum"}, [&](std::int64_t n, float* v, float** s) {
-      FlatArray m(s[0], n);
-      const ConstFlatArray grad(g, n);
-      m = mu * m - lr_f * grad;
-      if (nesterov) {
-        FlatArray(v, n) += mu * m - lr_f * grad;
-      } else {
-        FlatArray(v, n) += m;
-      }
-    });
+    update_buffers(var, g, {"momentum"},
+                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+                     FlatArray m(s[0], n);
+                     const ConstFlatArray grad(gp, n);
+                     m = mu * m - lr_f * grad;
+                     if (nesterov) {
+                       FlatArray(v, n) = ConstFlatArray(old, n) + mu * m - lr_f * grad;
+                     } else {
+                       FlatArray(v, n) = ConstFlatArray(old, n) + m;
+                     }
+                   });
   }
 
  private:
@@ -362,14 +377,15 @@ class Adam : public Optimizer {
     const float lr_t =
         float(lr * std::sqrt(1.0 - std::pow(o_.beta_2, t)) / (1.0 - std::pow(o_.beta_1, t)));
     const float b1 = float(o_.beta_1), b2 = float(o_.beta_2), eps = float(o_.epsilon);
-    update_buffers(var, {"m", "v"}, [&](std::int64_t n, float* v, float** s) {
-      FlatArray m(s[0], n);
-      FlatArray u(s[1], n);
-      const ConstFlatArray grad(g, n);
-      m = b1 * m + (1.0f - b1) * grad;
-      u = b2 * u + (1.0f - b2) * grad.square();
-      FlatArray(v, n) -= lr_t * m / (u.sqrt() + eps);
-    });
+    update_buffers(var, g, {"m", "v"},
+                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+                     FlatArray m(s[0], n);
+                     FlatArray u(s[1], n);
+                     const ConstFlatArray grad(gp, n);
+                     m = b1 * m + (1.0f - b1) * grad;
+                     u = b2 * u + (1.0f - b2) * grad.square();
+                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_t * m / (u.sqrt() + eps);
+                   });
   }
 
  private:
@@ -395,12 +411,13 @@ class RMSprop : public Optimizer {
  protected:
   void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
     const float lr_f = float(lr), rho = float(o_.rho), eps = float(o_.epsilon);
-    update_buffers(var, {"rms"}, [&](std::int64_t n, float* v, float** s) {
-      FlatArray r(s[0], n);
-      const ConstFlatArray grad(g, n);
-      r = rho * r + (1.0f - rho) * grad.square();
-      FlatArray(v, n) -= lr_f * grad / (r.sqrt() + eps);
-    });
+    update_buffers(var, g, {"rms"},
+                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+                     FlatArray r(s[0], n);
+                     const ConstFlatArray grad(gp, n);
+                     r = rho * r + (1.0f - rho) * grad.square();
+                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * grad / (r.sqrt() + eps);
+                   });
   }
 
  private:

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -234,4 +235,18 @@ TEST_CASE("apply_gradients inside a traced tf::function: ResourceApply nodes, sa
     traced_opt.reset();
     CHECK_THROWS_AS(step(x, y), tf::failed_precondition);
   }
+}
+
+TEST_CASE("large variables are updated in parallel chunks, every element once") {
+  constexpr std::int64_t n = 600001;  // two 256k-element chunks or more, and an odd tail
+  tf::Variable<float, 1> w(tf::fill<float>({n}, 1.0f), {.name = "big"});
+  auto held = w.value();  // a held value: the update writes a fresh buffer from it
+  opt::SGD sgd({.learning_rate = 0.5, .momentum = 0.5});
+  std::vector<tf::AnyTensor> grads{tf::fill<float>({n}, 2.0f)};
+  std::vector<tf::keras::AnyVariable> vars{w};
+  sgd.apply_gradients(grads, vars);  // velocity -1, w = 0
+  sgd.apply_gradients(grads, vars);  // velocity -1.5, w = -1.5
+  const auto v = w.value().numpy();
+  CHECK(std::all_of(v.begin(), v.end(), [](float x) { return x == -1.5f; }));
+  CHECK(held(n - 1) == 1.0f);
 }
