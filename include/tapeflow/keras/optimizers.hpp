@@ -7,6 +7,7 @@
 // (RMSprop), "momentum" (SGD with momentum).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -202,11 +203,15 @@ class Optimizer : public Trackable {
     constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
     backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
       const detail::ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
+      // Blocks that stay in L1/L2, so the rule's several array sweeps cost one pass over memory.
+      constexpr std::int64_t block = 2048;
       std::array<float*, 4> part{};
-      for (std::size_t i = 0; i < num_slots; ++i) {
-        part.at(i) = slots.at(i) + b;
+      for (std::int64_t o = b; o < e; o += block) {
+        for (std::size_t i = 0; i < num_slots; ++i) {
+          part.at(i) = slots.at(i) + o;
+        }
+        rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
       }
-      rule(e - b, old + b, out + b, part.data(), g + b);
     });
   }
 
