@@ -111,7 +111,8 @@ int write(const std::string& dir) {
   auto model = make_model();
   auto opt = make_optimizer();
   train_steps(model, opt, 3);
-  tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", opt}});
+  tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", opt}},
+                             {.layout = tf::train::Layout::tf_keras_legacy});
   std::cout << ckpt.save(dir + "/model/ckpt") << "\n";
   write_pred(model(x_eval()), dir + "/model/pred.txt");
   train_steps(model, opt, 1);

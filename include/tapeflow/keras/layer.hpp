@@ -1,18 +1,16 @@
-// `tf::keras::Layer` (tf.keras.layers.Layer) and the `Trackable` interface checkpoints walk.
+// `tf::keras::Layer` (tf.keras.layers.Layer): weights, child layers and lazy building.
 //
 // Note [Keras tracking]
 // ~~~~~~~~~~~~~~~~~~~~~
-// Every layer, model and optimizer is a `Trackable`: `trackable_children()` lists its child
-// objects under TensorFlow's object-graph local names (Sequential:
-// "layer_with_weights-0", "layer-0", ...; a user layer: the names given to `track`) and
-// `trackable_variables()` lists the variables it owns directly under their attribute names
-// ("kernel", "bias", "iter", ...). Optimizer slots are listed by `Optimizer::slot_variables()`.
-// Together these give FORMATS.md section 11.4's checkpoint keys.
+// Every layer, model, optimizer and metric is a `train::Trackable`: `trackable_children(layout)`
+// lists child layers under the names given to `track` and the layer's own weights under their
+// attribute names for that layout (Keras 3 renames some: Dense's kernel is `_kernel`, see
+// `keras3_attribute`), which gives TensorFlow's checkpoint keys (docs/formats.md, "Checkpoint
+// layouts").
 //
-// Weights are created lazily: `add_weight` runs in `build`, on the first call. A checkpoint
-// restored before that installs a `restore hook` (`set_restore_hook`) on the node; `add_weight`
-// calls it with the weight's local name right after creating the variable, so the value is
-// applied then (TensorFlow's deferred restoration).
+// Weights are created lazily: `add_weight` runs in `build`, on the first call, and notifies the
+// trackable's hook (`notify_children_changed`) so that a checkpoint restored earlier applies
+// the values it holds for them then (TensorFlow's deferred restoration).
 //
 // Children registered with `track` are stored as offsets from the layer, so they must be
 // members (sub-objects) of the layer; layers stay movable (Sequential moves them into place).
@@ -33,55 +31,16 @@
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/keras/any_variable.hpp>
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
 
-class Trackable;
-
-/// A named child in the object graph.
-struct TrackableChild {
-  std::string name;
-  Trackable* object = nullptr;
-};
-/// A named variable owned by a trackable object.
-struct TrackableVariable {
-  std::string name;
-  AnyVariable variable;
-};
-
-/// Objects checkpoints walk (Note [Keras tracking]).
-class Trackable {
- public:
-  /// Called by add_weight after creating a weight (deferred restoration).
-  using RestoreHook = std::function<void(const std::string& local_name, const AnyVariable&)>;
-
-  Trackable() = default;
-  Trackable(const Trackable&) = default;
-  Trackable(Trackable&&) noexcept = default;
-  Trackable& operator=(const Trackable&) = default;
-  Trackable& operator=(Trackable&&) noexcept = default;
-  virtual ~Trackable() = default;
-
-  /// Child objects under their TensorFlow object-graph local names, in creation order.
-  [[nodiscard]] virtual std::vector<TrackableChild> trackable_children() { return {}; }
-  /// Variables this object owns directly, under their attribute names.
-  [[nodiscard]] virtual std::vector<TrackableVariable> trackable_variables() { return {}; }
-  /// Installs (or clears, with nullptr) the deferred-restoration hook.
-  void set_restore_hook(RestoreHook hook) { restore_hook_ = std::move(hook); }
-
- protected:
-  void notify_created(const std::string& local_name, const AnyVariable& v) const {
-    if (restore_hook_) {
-      restore_hook_(local_name, v);
-    }
-  }
-
- private:
-  RestoreHook restore_hook_;
-};
+using train::Layout;
+using train::Trackable;
+using train::TrackableReference;
 
 /// Unique Keras-style names: "dense", "dense_1", "dense_2", ... per base name (process-wide,
 /// like Keras' per-session uids).
@@ -175,15 +134,19 @@ class Layer : public Trackable {
     return n;
   }
 
-  [[nodiscard]] std::vector<TrackableChild> trackable_children() override {
-    std::vector<TrackableChild> out;
+  [[nodiscard]] bool may_create_children() const override { return !built_; }
+  /// Tracked child layers, then own weights (under their Keras 3 attribute names for
+  /// `Layout::keras3`).
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    std::vector<TrackableReference> out;
     for (const auto& [name, offset] : children_) {
-      out.push_back({name, child_at(offset)});
+      out.push_back({.name = name, .object = child_at(offset)});
+    }
+    for (const auto& w : own_weights_) {
+      out.push_back({.name = layout == Layout::keras3 ? w.keras3_name : w.name,
+                     .variable = w.variable});
     }
     return out;
-  }
-  [[nodiscard]] std::vector<TrackableVariable> trackable_variables() override {
-    return own_weights_;
   }
   /// Child layers (tracked members), in registration order.
   [[nodiscard]] virtual std::vector<Layer*> sublayers() {
@@ -209,8 +172,14 @@ class Layer : public Trackable {
       d[i] = static_cast<T>(values[i]);
     }
     Variable<T, R> v(std::move(t), {.name = this->name() + "/" + name, .trainable = trainable});
-    own_weights_.push_back({name, AnyVariable(v)});
-    notify_created(name, own_weights_.back().variable);
+    std::string keras3_name = name;
+    for (const auto& [attr, renamed] : keras3_names_) {
+      if (attr == name) {
+        keras3_name = renamed;
+      }
+    }
+    own_weights_.push_back({name, std::move(keras3_name), AnyVariable(v)});
+    notify_children_changed();
     return v;
   }
   template <class T = float, std::size_t R>
@@ -230,6 +199,10 @@ class Layer : public Trackable {
   Layer& operator=(Layer&&) noexcept = default;
 
   void set_built(bool b = true) noexcept { built_ = b; }
+  /// Keras 3 tracks weight `name` under another attribute (Dense: "kernel" -> "_kernel").
+  void keras3_attribute(std::string name, std::string keras3_name) {
+    keras3_names_.emplace_back(std::move(name), std::move(keras3_name));
+  }
   /// Registers a member layer under `name` (its object-graph local name); returns it.
   template <class L>
   L& track(const std::string& name, L& child) {
@@ -262,7 +235,13 @@ class Layer : public Trackable {
   std::string base_name_;
   bool trainable_ = true;
   bool built_ = false;
-  std::vector<TrackableVariable> own_weights_;
+  struct OwnWeight {
+    std::string name;         // the attribute name (tf_keras)
+    std::string keras3_name;  // the attribute name under Keras 3
+    AnyVariable variable;
+  };
+  std::vector<OwnWeight> own_weights_;
+  std::vector<std::pair<std::string, std::string>> keras3_names_;
   std::vector<std::pair<std::string, std::ptrdiff_t>> children_;
 };
 

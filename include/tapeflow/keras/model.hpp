@@ -142,13 +142,21 @@ class Model : public Layer {
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
   [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
 
-  /// Compiled models track their optimizer as child "optimizer" (Keras 2).
-  [[nodiscard]] std::vector<TrackableChild> trackable_children() override {
-    auto out = Layer::trackable_children();
-    if (is_compiled_ && compiled_.optimizer.has_value()) {
-      out.push_back({"optimizer", &compiled_.optimizer.get()});
+  /// Compiled models track their optimizer as child "optimizer" (Keras 3 and tf_keras).
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (auto opt = compiled_optimizer()) {
+      out.push_back(std::move(*opt));
     }
     return out;
+  }
+
+  /// The "optimizer" child once compiled.
+  [[nodiscard]] std::optional<TrackableReference> compiled_optimizer() const {
+    if (is_compiled_ && compiled_.optimizer.has_value()) {
+      return TrackableReference{.name = "optimizer", .object = &compiled_.optimizer.get()};
+    }
+    return std::nullopt;
   }
 
   /// One optimization step on a batch; returns the batch loss.

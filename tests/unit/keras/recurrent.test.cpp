@@ -36,7 +36,7 @@ void check_weight_gradients(tf::keras::Layer& layer, F&& f) {
   tf::GradientTape tape;
   auto loss = f();
   tape.stop();
-  auto grads = tape.gradient_by_id(loss, tf::keras::ids_of(vars));
+  auto grads = tape.gradient_by_id(loss, tf::ids_of(vars));
   for (std::size_t k = 0; k < vars.size(); ++k) {
     REQUIRE(grads[k].has_value());
     const auto original = vars[k].value();
@@ -149,7 +149,7 @@ TEST_CASE("Embedding: lookup, name, gradient rows") {
   auto loss = tf::reduce_sum(emb(ids));
   tape.stop();
   auto vars = emb.trainable_variables();
-  auto g = tape.gradient_by_id(loss, tf::keras::ids_of(vars));
+  auto g = tape.gradient_by_id(loss, tf::ids_of(vars));
   auto gt = g[0].as<float, 2>();
   CHECK(gt(0, 0) == 1.0f);  // id 0 used once
   CHECK(gt(4, 1) == 3.0f);  // id 4 used three times

@@ -47,6 +47,7 @@ class Conv2D : public Layer {
         filters_(filters),
         kernel_size_(kernel_size),
         options_(std::move(options)) {
+    keras3_attribute("kernel", "_kernel");  // Keras 3's Conv2D keeps its kernel in `_kernel`
     if (filters <= 0) {
       throw invalid_argument("tf::keras::layers::Conv2D: filters must be positive, got " +
                              std::to_string(filters));

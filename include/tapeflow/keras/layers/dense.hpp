@@ -42,6 +42,7 @@ class Dense : public Layer {
 
   explicit Dense(std::int64_t units, DenseOptions options = {})
       : Layer("dense", {.name = options.name}), units_(units), options_(std::move(options)) {
+    keras3_attribute("kernel", "_kernel");  // Keras 3's Dense keeps its kernel in `_kernel`
     if (units <= 0) {
       throw invalid_argument("tf::keras::layers::Dense: units must be positive, got " +
                              std::to_string(units));

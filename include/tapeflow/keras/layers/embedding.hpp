@@ -34,6 +34,7 @@ class Embedding : public Layer {
         input_dim_(input_dim),
         output_dim_(output_dim),
         options_(std::move(options)) {
+    keras3_attribute("embeddings", "_embeddings");  // Keras 3's attribute name
     if (input_dim <= 0 || output_dim <= 0) {
       throw invalid_argument(
           "tf::keras::layers::Embedding: input_dim and output_dim must be "

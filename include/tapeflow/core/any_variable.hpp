@@ -1,5 +1,6 @@
-// `tf::keras::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and
-// rank, so layers, optimizers and checkpoints can hold mixed lists of variables.
+// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
+// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
+// (not keras) because checkpoints and the tape take such lists below keras.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,10 @@
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
 
 /// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
 ///
-///     tf::keras::AnyVariable any = kernel;           // a tf::Variable<float, 2>
+///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
 ///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
 class AnyVariable {
  public:
@@ -115,7 +115,7 @@ class AnyVariable {
   };
   const Base& get() const {
     if (impl_ == nullptr) {
-      throw failed_precondition("tf::keras::AnyVariable: empty handle");
+      throw failed_precondition("tf::AnyVariable: empty handle");
     }
     return *impl_;
   }
@@ -132,5 +132,4 @@ inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
   return ids;
 }
 
-}  // namespace keras
 TAPEFLOW_END_NAMESPACE
