@@ -5,8 +5,7 @@
 // Every layer, model, optimizer and metric is a `train::Trackable`: `trackable_children(layout)`
 // lists child layers under the names given to `track` and the layer's own weights under their
 // attribute names for that layout (Keras 3 renames some: Dense's kernel is `_kernel`, see
-// `keras3_attribute`), which gives TensorFlow's checkpoint keys (docs/formats.md, "Checkpoint
-// layouts").
+// `keras3_attribute`), which gives TensorFlow's checkpoint keys (docs/checkpoints.md, "Layouts").
 //
 // Weights are created lazily: `add_weight` runs in `build`, on the first call, and notifies the
 // trackable's hook (`notify_children_changed`) so that a checkpoint restored earlier applies

@@ -94,7 +94,7 @@ namespace keras {
 ///     auto logits = model(images);  // Tensor<float, 3> [N, 28, 28] -> Tensor<float, 2> [N, 10]
 ///
 /// Object-graph children: Keras 3's `_functional/_operations/<i>` (the InputLayer is 0), or
-/// tf_keras' "layer_with_weights-<j>" and "layer-<i>" (docs/formats.md, "Checkpoint layouts"),
+/// tf_keras' "layer_with_weights-<j>" and "layer-<i>" (docs/checkpoints.md, "Layouts"),
 /// plus "optimizer" once compiled.
 template <class... Layers>
 class Sequential : public Model {

@@ -11,8 +11,8 @@
 // `_variables` list; tf_keras uses `kernel`, `layer_with_weights-<j>`/`layer-<i>` and, for its
 // pre-2.11 ("legacy") optimizers, `iter`, hyperparameter variables and slot references.
 // A Trackable therefore lists its children *for a layout*; the checkpoint writer asks for the
-// layout it writes, the reader for the layout it detected in the file (docs/formats.md,
-// "Checkpoint layouts").
+// layout it writes, the reader for the layout it detected in the file (docs/checkpoints.md,
+// "Layouts").
 #pragma once
 
 #include <concepts>
