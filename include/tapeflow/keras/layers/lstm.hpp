@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -113,6 +115,19 @@ class LSTMCell : public Layer {
   }
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
+  /// tf_keras's LSTMCell tracks the list `state_size = [units, units]` (set in its
+  /// constructor, so listed before the weights): an object-graph node without values. Keras 3
+  /// does not track it.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (layout != Layout::keras3) {
+      out.insert(out.begin(),
+                 TrackableReference{.name = "state_size",
+                                    .owned = std::make_shared<train::TrackableList>()});
+    }
+    return out;
+  }
+
  private:
   std::int64_t units_;
   LSTMCellOptions options_;
@@ -144,6 +159,16 @@ class LSTM : public Layer {
   LSTM(LSTM&& other) noexcept = default;
   [[nodiscard]] std::string class_name() const override { return "LSTM"; }
   [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
+
+  /// tf_keras's RNN layers track the list `state_spec` once built (after `cell`): a node
+  /// without values. Keras 3 tracks only the cell.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (layout != Layout::keras3 && built()) {
+      out.push_back({.name = "state_spec", .owned = std::make_shared<train::TrackableList>()});
+    }
+    return out;
+  }
 
   /// The last step's output [batch, units].
   Tensor<float, 2> operator()(const Tensor<float, 3>& x) { return run(x, false).first; }

@@ -122,7 +122,8 @@ def main():
     for flavor in ("keras3", "tf_keras"):
         write(out, flavor, "cnn", "adam")
         write(out, flavor, "embedding", "adam")
-    write(out, "keras3", "rnn", "adam")
+    for flavor in ("keras3", "tf_keras"):
+        write(out, flavor, "rnn", "adam")
 
 
 if __name__ == "__main__":
