@@ -20,21 +20,16 @@ namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
 // The chapter's MLP: Flatten, Dense(100, relu), Dense(10), softmax.
-struct MLP : tf::keras::Model {
+struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  MLP() : Model("mlp") {
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
+  MLP() {
+    TAPEFLOW_TRACK(flatten, dense1, dense2);
   }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
-  }
-  tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
-    return call_typed(*this, &MLP::call, x, training);
   }
 };
 
@@ -88,12 +83,11 @@ void train(const Args& args) {
     auto X = tf::gather(x_train, indices);
     auto y = tf::gather(y_train, indices);
     tf::GradientTape tape;
-    auto y_pred = model.call(X, true);
+    auto y_pred = model(X, {.training = true});
     auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, y_pred));
-    tape.stop();
     std::printf("batch %lld: loss %f\n", static_cast<long long>(batch_index), loss.item());
     auto vars = model.trainable_variables();
-    optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    optimizer.apply_gradients(tape.gradient(loss, vars), vars);
     if (batch_index % 100 == 0) {  // save every 100 batches
       std::string path = manager ? manager->save({.checkpoint_number = batch_index})
                                  : checkpoint.save(args.save_dir + "/model.ckpt");

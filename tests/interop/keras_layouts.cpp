@@ -46,14 +46,12 @@ constexpr std::int64_t batch = 4;
 constexpr std::int64_t num_chars = 30, seq_length = 8;  // the text model, kept small
 
 // The handbook's MLP: Flatten, Dense(100, relu), Dense(10), softmax.
-struct MLP : tf::keras::Model {
+struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
-  MLP() : Model("mlp") {
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
+  MLP() {
+    TAPEFLOW_TRACK(flatten, dense1, dense2);
   }
   tf::Tensor<float, 2> operator()(const tf::Tensor<float, 4>& x) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
@@ -62,7 +60,7 @@ struct MLP : tf::keras::Model {
 
 // The handbook's CNN: two 5x5 same-padded relu convolutions (32, 64 filters) with 2x2 max
 // pooling, Reshape to 7*7*64 (attribute `flatten`), Dense(1024, relu), Dense(10), softmax.
-struct CNN : tf::keras::Model {
+struct CNN : tf::keras::Model<CNN> {
   layers::Conv2D conv1{32, 5, {.padding = "same", .activation = tf::nn::relu}};
   layers::MaxPooling2D pool1{2, {.strides = 2}};
   layers::Conv2D conv2{64, 5, {.padding = "same", .activation = tf::nn::relu}};
@@ -70,14 +68,8 @@ struct CNN : tf::keras::Model {
   layers::Reshape<1> flatten{{7 * 7 * 64}};
   layers::Dense dense1{1024, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
-  CNN() : Model("cnn") {
-    track("conv1", conv1);
-    track("pool1", pool1);
-    track("conv2", conv2);
-    track("pool2", pool2);
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
+  CNN() {
+    TAPEFLOW_TRACK(conv1, pool1, conv2, pool2, flatten, dense1, dense2);
   }
   tf::Tensor<float, 2> operator()(const tf::Tensor<float, 4>& x) {
     auto h = pool2(conv2(pool1(conv1(x))));
@@ -87,12 +79,11 @@ struct CNN : tf::keras::Model {
 
 // The handbook's text model: one-hot characters through LSTMCell(256) over seq_length steps
 // from zero states, Dense(num_chars), softmax.
-struct RNN : tf::keras::Model {
+struct RNN : tf::keras::Model<RNN> {
   layers::LSTMCell cell{256};
   layers::Dense dense{num_chars};
-  RNN() : Model("rnn") {
-    track("cell", cell);
-    track("dense", dense);
+  RNN() {
+    TAPEFLOW_TRACK(cell, dense);
   }
   tf::Tensor<float, 2> operator()(const tf::Tensor<std::int32_t, 2>& inputs) {
     auto steps = tf::unstack(tf::one_hot<float>(inputs, num_chars), 1);
@@ -173,7 +164,6 @@ template <class M, class X>
 void step(M& model, opt::Optimizer& o, const X& x, const tf::Tensor<std::int32_t, 1>& y) {
   tf::GradientTape tape;
   auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, model(x)));
-  tape.stop();
   auto vars = model.trainable_variables();
   o.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
 }

@@ -70,10 +70,13 @@ constexpr int first_rank_mismatch(int in) {
   return bad;
 }
 
-/// Calls `layer(x, training)` when the layer takes a training flag, else `layer(x)`.
+/// Calls `layer(x, {.training = training})` for layers with a `call` (Layer<Self>), else
+/// `layer(x, training)` when the layer's call operator takes the flag, else `layer(x)`.
 template <class L, class X>
 decltype(auto) call_layer(L& layer, const X& x, bool training) {
-  if constexpr (requires { layer(x, training); }) {
+  if constexpr (has_call<L, X>) {
+    return layer(x, keras::CallOptions{.training = training});
+  } else if constexpr (requires { layer(x, training); }) {
     return layer(x, training);
   } else {
     return layer(x);
@@ -97,9 +100,9 @@ namespace keras {
 /// tf_keras' "layer_with_weights-<j>" and "layer-<i>" (docs/checkpoints.md, "Layouts"),
 /// plus "optimizer" once compiled.
 template <class... Layers>
-class Sequential : public Model {
+class Sequential : public Model<> {
   static_assert(sizeof...(Layers) > 0, "tf::keras::Sequential needs at least one layer");
-  static_assert((std::derived_from<Layers, Layer> && ...),
+  static_assert((std::derived_from<Layers, Layer<>> && ...),
                 "tf::keras::Sequential: every argument must be a tf::keras layer");
   static_assert(detail::keras_impl::first_rank_mismatch<Layers...>(-1) < 0,
                 "tf::keras::Sequential: a layer's output rank does not fit the next layer's "
@@ -109,11 +112,11 @@ class Sequential : public Model {
  public:
   static constexpr std::size_t num_layers = sizeof...(Layers);
 
-  explicit Sequential(Layers... layers) : Model("sequential"), layers_(std::move(layers)...) {
+  explicit Sequential(Layers... layers) : Model<>("sequential"), layers_(std::move(layers)...) {
     name_layers();
   }
   Sequential(LayerOptions options, Layers... layers)
-      : Model("sequential", std::move(options)), layers_(std::move(layers)...) {
+      : Model<>("sequential", std::move(options)), layers_(std::move(layers)...) {
     name_layers();
   }
 
@@ -160,8 +163,9 @@ class Sequential : public Model {
     (void)(*this)(zeros<float>(dims));
   }
 
-  std::vector<Layer*> sublayers() override {
-    std::vector<Layer*> out;
+  using Model<>::build;  // Layer's build(input_shape), beside the one taking dims
+  std::vector<Layer<>*> sublayers() override {
+    std::vector<Layer<>*> out;
     std::apply([&](auto&... l) { (out.push_back(&l), ...); }, layers_);
     return out;
   }
@@ -176,7 +180,7 @@ class Sequential : public Model {
       }
       auto operations = std::make_shared<train::TrackableList>();
       operations->push_back({.owned = std::make_shared<train::TrackableNode>()});
-      for (Layer* l : sublayers()) {
+      for (Layer<>* l : sublayers()) {
         operations->push_back({.object = l});
       }
       std::vector<TrackableReference> functional;
@@ -191,7 +195,7 @@ class Sequential : public Model {
       return out;
     }
     int i = 0, j = 0;
-    for (Layer* l : sublayers()) {
+    for (Layer<>* l : sublayers()) {
       // tf_keras lists "layer_with_weights-<j>" before "layer-<i>", so checkpoint keys take the
       // layer_with_weights path (the first BFS path names a node).
       if (!l->variables().empty()) {
@@ -224,7 +228,7 @@ class Sequential : public Model {
  private:
   void name_layers() {
     (void)name();
-    for (Layer* l : sublayers()) {
+    for (Layer<>* l : sublayers()) {
       (void)l->name();  // default names in layer order (Layer::name)
     }
   }

@@ -10,7 +10,7 @@
 
 namespace tf = tapeflow;
 
-TEST_CASE("traces once per signature; the body runs only while tracing", "[function][function]") {
+TEST_CASE("traces once per signature - the body runs only while tracing", "[function][function]") {
   std::ostringstream out;
   int body_runs = 0;
   auto f = tf::function([&](const auto& x) {

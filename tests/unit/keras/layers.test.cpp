@@ -240,32 +240,24 @@ TEST_CASE("Sequential::build and summary") {
 }
 
 namespace {
-// The handbook's custom layer: weights created in build from the input shape.
-struct MyLayer : tf::keras::Layer {
+// The handbook's custom layer: weights created in build from the input shape, which the call
+// operator runs once.
+struct MyLayer : tf::keras::Layer<MyLayer> {
   std::int64_t units;
   tf::Variable<float, 2> w;
   tf::Variable<float, 1> b;
-  explicit MyLayer(std::int64_t u) : Layer("my_layer"), units(u) {}
-  void build(const tf::Shape& input_shape) {
+  explicit MyLayer(std::int64_t u) : units(u) {}
+  void build(const tf::Shape& input_shape) override {
     w = add_weight<float, 2>("w", {input_shape[1], units});
     b = add_weight<float, 1>("b", {units}, tf::keras::initializers::Zeros());
-    set_built();
   }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& x) {
-    if (!built()) {
-      build(x.shape());
-    }
-    return tf::matmul(x, w) + b;
-  }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& x) { return tf::matmul(x, w) + b; }
 };
-struct Block : tf::keras::Layer {
+struct Block : tf::keras::Layer<Block> {
   MyLayer inner{3};
   layers::Dense outer{2};
-  Block() : Layer("block") {
-    track("inner", inner);
-    track("outer", outer);
-  }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& x) { return outer(inner(x)); }
+  Block() { TAPEFLOW_TRACK(inner, outer); }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& x) { return outer(inner(x)); }
 };
 }  // namespace
 

@@ -240,7 +240,7 @@ TEST_CASE("apply_gradients inside a traced tf::function: ResourceApply nodes, sa
       auto loss = loss_of(xs, ys, traced_w);
       tape.stop();
       std::vector<tf::AnyVariable> vars{traced_w};
-      traced_opt->apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+      traced_opt->apply_gradients(tape.gradient(loss, vars), vars);
       return loss;
     });
     for (int i = 0; i < 4; ++i) {
@@ -249,7 +249,7 @@ TEST_CASE("apply_gradients inside a traced tf::function: ResourceApply nodes, sa
       auto loss = loss_of(x, y, eager_w);
       tape.stop();
       std::vector<tf::AnyVariable> vars{eager_w};
-      eager_opt->apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+      eager_opt->apply_gradients(tape.gradient(loss, vars), vars);
       CHECK(traced_loss.item() == Approx(loss.item()).epsilon(1e-5));
       CHECK(traced_w.value()(1, 0) == Approx(eager_w.value()(1, 0)).epsilon(1e-5));
     }

@@ -43,7 +43,7 @@ tf::Tensor<float, 0> weigh(const tf::Tensor<float, R>& y) {
 }
 // Central differences on every element of every weight of `layer`, through `f()`.
 template <class F>
-void check_weight_gradients(tf::keras::Layer& layer, F&& f) {
+void check_weight_gradients(tf::keras::Layer<>& layer, F&& f) {
   auto vars = layer.trainable_variables();
   tf::GradientTape tape;
   auto loss = f();

@@ -44,7 +44,7 @@ void train_steps(M& model, O& opt, int n) {
     auto loss = tf::reduce_mean(tf::square(model(x_in())));
     tape.stop();
     auto vars = model.trainable_variables();
-    opt.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    opt.apply_gradients(tape.gradient(loss, vars), vars);
   }
 }
 float max_diff(const tf::Tensor<float, 2>& a, const tf::Tensor<float, 2>& b) {

@@ -30,16 +30,12 @@ namespace {
 const std::string golden = std::string(TAPEFLOW_TEST_DATA_DIR) + "/train/keras/";
 
 // The generator's MLP: Flatten, Dense(4, relu), Dense(3), softmax.
-struct MLP : tf::keras::Model {
+struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{4, {.activation = tf::nn::relu}};
   layers::Dense dense2{3};
-  MLP() : Model("mlp") {
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
-  }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 3>& x) {
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 3>& x) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
   }
 };
@@ -51,14 +47,11 @@ auto make_sequential() {
 }
 
 // The generator's text model: one-hot characters through three LSTMCell(4) steps, Dense(5).
-struct RNN : tf::keras::Model {
+struct RNN : tf::keras::Model<RNN> {
   layers::LSTMCell cell{4};
   layers::Dense dense{5};
-  RNN() : Model("rnn") {
-    track("cell", cell);
-    track("dense", dense);
-  }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<std::int32_t, 2>& tokens) {
+  RNN() { TAPEFLOW_TRACK(cell, dense); }
+  tf::Tensor<float, 2> call(const tf::Tensor<std::int32_t, 2>& tokens) {
     auto steps = tf::unstack(tf::one_hot<float>(tokens, 5), 1);
     auto state = cell.get_initial_state({.batch_size = 2});
     tf::Tensor<float, 2> out;
@@ -70,34 +63,25 @@ struct RNN : tf::keras::Model {
 };
 
 // The generator's CNN: Conv2D(2, 3x3, same, relu), MaxPool2D(2, 2), Flatten, Dense(3), softmax.
-struct CNN : tf::keras::Model {
+struct CNN : tf::keras::Model<CNN> {
   layers::Conv2D conv1{2, 3, {.padding = "same", .activation = tf::nn::relu}};
   layers::MaxPooling2D pool1{2};
   layers::Flatten flatten;
   layers::Dense dense{3};
-  CNN() : Model("cnn") {
-    track("conv1", conv1);
-    track("pool1", pool1);
-    track("flatten", flatten);
-    track("dense", dense);
-  }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 4>& x) {
+  CNN() { TAPEFLOW_TRACK(conv1, pool1, flatten, dense); }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x) {
     return tf::nn::softmax(dense(flatten(pool1(conv1(x)))));
   }
 };
 
 // The generator's Embedding(8, 3), LSTM(4), Dense(5), softmax (ids never repeat in its batch:
 // see generate.py).
-struct Embed : tf::keras::Model {
+struct Embed : tf::keras::Model<Embed> {
   layers::Embedding emb{8, 3};
   layers::LSTM lstm{4};
   layers::Dense dense{5};
-  Embed() : Model("embed") {
-    track("emb", emb);
-    track("lstm", lstm);
-    track("dense", dense);
-  }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<std::int32_t, 2>& tokens) {
+  Embed() { TAPEFLOW_TRACK(emb, lstm, dense); }
+  tf::Tensor<float, 2> call(const tf::Tensor<std::int32_t, 2>& tokens) {
     return tf::nn::softmax(dense(lstm(emb(tokens))));
   }
 };
@@ -164,7 +148,7 @@ void step(M& model, opt::Optimizer& o, const X& x, const Y& y) {
   auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, model(x)));
   tape.stop();
   auto vars = model.trainable_variables();
-  o.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+  o.apply_gradients(tape.gradient(loss, vars), vars);
 }
 
 // The object graph as a tree of local names (node ids may differ; structure may not).
