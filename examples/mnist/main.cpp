@@ -71,7 +71,7 @@ tf::Tensor<float, 4> prepare(const tf::Tensor<std::uint8_t, 3>& images) {
   return tf::reshape(tf::cast<float>(images) / 255.0f, {-1, 28, 28, 1});
 }
 
-double test_accuracy(tf::keras::Model& model, const tf::Tensor<float, 4>& x,
+double test_accuracy(tf::keras::Model<>& model, const tf::Tensor<float, 4>& x,
                      const tf::Tensor<std::uint8_t, 1>& y) {
   // The handbook: argmax(model.predict(test_data)) compared with the labels.
   auto probs = model.predict(x, {.batch_size = 500}).as<float, 2>();
