@@ -25,9 +25,7 @@ struct MLP : tf::keras::Model<MLP> {
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  MLP() {
-    TAPEFLOW_TRACK(flatten, dense1, dense2);
-  }
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
   }

@@ -24,9 +24,7 @@ struct MLP : tf::keras::Model<MLP> {
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  MLP() {
-    TAPEFLOW_TRACK(flatten, dense1, dense2);
-  }
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
   }
@@ -43,9 +41,7 @@ struct CNN : tf::keras::Model<CNN> {
   layers::Dense dense1{1024, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  CNN() {
-    TAPEFLOW_TRACK(conv1, pool1, conv2, pool2, flatten, dense1, dense2);
-  }
+  CNN() { TAPEFLOW_TRACK(conv1, pool1, conv2, pool2, flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     auto h = pool2(conv2(pool1(conv1(x))));
     return tf::nn::softmax(dense2(dense1(flatten(h))));

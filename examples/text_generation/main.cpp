@@ -87,9 +87,7 @@ struct RNN : tf::keras::Model<RNN> {
   tf::keras::layers::LSTMCell cell{256};
   tf::keras::layers::Dense dense;
 
-  explicit RNN(std::int64_t chars) : num_chars(chars), dense(chars) {
-    TAPEFLOW_TRACK(cell, dense);
-  }
+  explicit RNN(std::int64_t chars) : num_chars(chars), dense(chars) { TAPEFLOW_TRACK(cell, dense); }
   // Logits of the character following each window [batch, seq_length].
   tf::Tensor<float, 2> call(const tf::Tensor<std::int32_t, 2>& inputs) {
     const std::int64_t batch = inputs.dim(0), seq_length = inputs.dim(1);

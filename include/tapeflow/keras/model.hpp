@@ -482,8 +482,9 @@ AnyTensor call_erased(Self& self, const AnyTensor& x, bool training) {
     out = run.template operator()<float>();
   }
   if (!out) {
-    throw invalid_argument("tf::keras::Model '" + self.name() + "': call() takes no input of rank " +
-                           std::to_string(R) + " (got shape " + x.shape().to_string() + ", " +
+    throw invalid_argument("tf::keras::Model '" + self.name() +
+                           "': call() takes no input of rank " + std::to_string(R) +
+                           " (got shape " + x.shape().to_string() + ", " +
                            std::string(dtype_name(x.dtype())) + ")");
   }
   return *out;

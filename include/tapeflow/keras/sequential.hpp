@@ -184,9 +184,9 @@ class Sequential : public Model<> {
         operations->push_back({.object = l});
       }
       std::vector<TrackableReference> functional;
-      for (const char* empty : {"_tracked", "_inbound_nodes", "_outbound_nodes", "_losses",
-                                "_losses_override", "call_signature_parameters",
-                                "_call_has_context_arg"}) {
+      for (const char* empty :
+           {"_tracked", "_inbound_nodes", "_outbound_nodes", "_losses", "_losses_override",
+            "call_signature_parameters", "_call_has_context_arg"}) {
         functional.push_back({.name = empty, .owned = std::make_shared<train::TrackableList>()});
       }
       functional.push_back({.name = "_operations", .owned = std::move(operations)});

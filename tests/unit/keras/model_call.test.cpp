@@ -108,8 +108,7 @@ TEST_CASE("tape.gradient(loss, model.trainable_variables()) is what apply_gradie
   float first = 0, last = 0;
   for (int step = 0; step < 20; ++step) {
     tf::GradientTape tape;
-    auto loss =
-        tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, model(x)));
+    auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, model(x)));
     auto grads = tape.gradient(loss, model.trainable_variables());
     // a non-persistent tape stops recording at gradient(): nothing after it is recorded
     CHECK(tf::detail::tape::active().empty());
@@ -140,8 +139,8 @@ TEST_CASE("fit, evaluate and predict need no override (float images and integer 
                  .metrics = {tf::keras::metrics::SparseCategoricalAccuracy()}});
   const auto x = images(8);
   const auto y = tf::constant<std::int32_t>({0, 1, 2, 3, 0, 1, 2, 3});
-  auto history = model.fit(tf::AnyTensor(x), tf::AnyTensor(y), {.batch_size = 4, .epochs = 3,
-                                                                  .verbose = 0, .seed = 1});
+  auto history = model.fit(tf::AnyTensor(x), tf::AnyTensor(y),
+                           {.batch_size = 4, .epochs = 3, .verbose = 0, .seed = 1});
   CHECK(history.history.at("loss").size() == 3);
   CHECK(model.predict(tf::AnyTensor(x)).shape() == tf::Shape({8, 10}));
   CHECK_THROWS_AS(model.predict(tf::AnyTensor(tf::zeros<float>({2, 28, 28}))),
