@@ -234,7 +234,11 @@ class Iterator {
 /// advances all, and the epoch's state, threads included, lives until the last copy is destroyed
 /// (so a std or range-v3 view may copy or move it freely; its threads stop when the view's
 /// iterator dies). The element is kept in the shared state, so `*it` is a reference that stays
-/// valid until the next increment; the hot path is one pointer hop, as before.
+/// valid until the next increment; the hot path is one pointer hop, as before. Like
+/// std::istream_iterator it is also a C++17 input iterator: two iterators are equal when both
+/// are at the end or both belong to the same epoch, and a default-constructed one is the end
+/// (`std::vector<E> v(ds.begin(), decltype(ds.begin()){})`); range-v3's counted_iterator
+/// (views::take) reads its iterator_category.
 template <dataset_iterator Impl>
 class RangeIterator {
   struct Epoch {
@@ -246,8 +250,10 @@ class RangeIterator {
  public:
   using value_type = typename Impl::element_type;
   using reference = value_type&;
+  using pointer = value_type*;
   using difference_type = std::ptrdiff_t;
   using iterator_concept = std::input_iterator_tag;
+  using iterator_category = std::input_iterator_tag;
 
   RangeIterator() = default;
   /// Starts the epoch: takes ownership of the stage iterators and reads the first element.
@@ -264,6 +270,11 @@ class RangeIterator {
   /// True at the end of the epoch (and for a default-constructed iterator).
   friend bool operator==(const RangeIterator& it, std::default_sentinel_t) noexcept {
     return !it.epoch_ || !it.epoch_->current;
+  }
+  friend bool operator==(const RangeIterator& a, const RangeIterator& b) noexcept {
+    const bool a_end = a == std::default_sentinel;
+    const bool b_end = b == std::default_sentinel;
+    return a_end || b_end ? a_end == b_end : a.epoch_ == b.epoch_;
   }
   /// Autotune and wait statistics of the epoch's threaded stages (see Iterator::stats).
   [[nodiscard]] std::vector<StageStats> stats() const {
