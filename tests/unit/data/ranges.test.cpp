@@ -44,6 +44,39 @@ I64 items(R&& r) {
 }
 }  // namespace
 
+// The code block of docs/how-to/tf_data_ranges.md, verbatim (CTest: docs/tf_data_ranges_snippet).
+// clang-format off
+// [readme]
+std::vector<std::int64_t> guide_example() {
+  std::vector<std::int64_t> seen;
+  // A dataset is a C++20 view and a range-v3 view; one iteration is one epoch.
+  auto ds = tf::data::range(10) | tf::data::batch(4) | tf::data::prefetch(2);
+  for (std::int64_t n : ds | std::views::transform([](const auto& b) { return b.dim(0); })) {
+    seen.push_back(n);                                                    // 4, 4, 2
+  }
+  for (auto&& [i, batch] : ds | ranges::views::enumerate) {
+    seen.push_back(static_cast<std::int64_t>(i) * 100 + batch(0));        // 0, 104, 208
+  }
+  auto first_two = tf::data::batch(4) | ranges::views::take(2);           // closures compose
+  seen.push_back(std::ranges::distance(tf::data::range(100) | first_two)); // 2
+
+  // Any input range becomes a dataset; numbers become scalar tensors.
+  std::vector<float> xs{0.5f, 1.5f, 2.5f};
+  for (auto&& batch : tf::data::from_range(xs) | tf::data::batch(3)) {    // one Tensor<float, 1>
+    seen.push_back(batch.dim(0));                                         // 3
+  }
+  auto squares = tf::data::from_range(std::views::iota(0, 4) |
+                                      std::views::transform([](int i) { return i * i; }));
+  seen.push_back(squares.cardinality());                                  // 4
+  return seen;
+}
+// [readme]
+// clang-format on
+
+TEST_CASE("the guide's example runs", "[data][ranges]") {
+  CHECK(guide_example() == I64{4, 4, 2, 0, 104, 208, 2, 3, 4});
+}
+
 TEST_CASE("std::ranges algorithms run one epoch of a dataset", "[data][ranges]") {
   auto ds = tf::data::range(10) | tf::data::map([](const T64& x) { return T64(x.item() * 2); });
   CHECK(std::ranges::count_if(ds, [](const T64& x) { return x.item() % 4 == 0; }) == 5);
