@@ -18,6 +18,7 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/tape_record.hpp>
+#include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -306,8 +307,11 @@ std::string shape_text(const std::array<std::int64_t, R>& dims) {
   return Shape(dims).to_string();
 }
 
+// The tape sums gradient contributions with AddN: an op, so an outer tape records the sum.
+template <class T, std::size_t R>
+Tensor<T, R> tape::Backprop::accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b) {
+  return execute(ops::AddN{}, a, b);
+}
+
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE
-
-// The tape's gradient accumulation is an op (Add), defined with the arithmetic ops.
-#include <tapeflow/ops/math/arithmetic.hpp>
