@@ -7,7 +7,7 @@
 // "layer_with_weights-0", "layer-0", ...; a user layer: the names given to `track`) and
 // `trackable_variables()` lists the variables it owns directly under their attribute names
 // ("kernel", "bias", "iter", ...). Optimizer slots are listed by `Optimizer::slot_variables()`.
-// Together these give FORMATS.md section 11.4's checkpoint keys.
+// Together these give docs/formats.md section 11.4's checkpoint keys.
 //
 // Weights are created lazily: `add_weight` runs in `build`, on the first call. A checkpoint
 // restored before that installs a `restore hook` (`set_restore_hook`) on the node; `add_weight`

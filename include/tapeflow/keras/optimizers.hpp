@@ -2,7 +2,7 @@
 // learning rate given as a value or a schedule.
 //
 // The update rules and the tracked names follow Keras 2's (legacy) OptimizerV2, whose
-// checkpoints TensorFlow reads (FORMATS.md 11.4): variables "iter", "learning_rate", "decay",
+// checkpoints TensorFlow reads (docs/formats.md 11.4): variables "iter", "learning_rate", "decay",
 // "beta_1", "beta_2" (Adam), "rho" (RMSprop), "momentum" (SGD); slots "m", "v" (Adam), "rms"
 // (RMSprop), "momentum" (SGD with momentum).
 #pragma once

@@ -94,7 +94,7 @@ namespace keras {
 ///     auto logits = model(images);  // Tensor<float, 3> [N, 28, 28] -> Tensor<float, 2> [N, 10]
 ///
 /// Object-graph children: "layer_with_weights-<j>" for the j-th layer with weights, then
-/// "layer-<i>" for every layer, in Keras 2's order (FORMATS.md 11.4), plus "optimizer" once
+/// "layer-<i>" for every layer, in Keras 2's order (docs/formats.md 11.4), plus "optimizer" once
 /// compiled.
 template <class... Layers>
 class Sequential : public Model {

@@ -1,5 +1,5 @@
 // `tf::train::Checkpoint` (tf.train.Checkpoint): object-based save and restore in TensorFlow's
-// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, FORMATS.md 9-11), so
+// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, docs/formats.md 9-11), so
 // checkpoints move between C++ and Python.
 //
 // Note [Checkpoint object graph]
@@ -14,7 +14,7 @@
 // matters. A variable not created yet (an unbuilt Keras layer) is restored when `add_weight`
 // creates it, through the layer's restore hook; slots likewise through the optimizer's slot hook.
 //
-// Deviation from ARCHITECTURE.md: train should depend on io/core/autodiff only, but the
+// Deviation from docs/architecture.md: train should depend on io/core/autodiff only, but the
 // Trackable interface lives in keras (keras/layer.hpp) for now; the lead may move it to a lower
 // module, after which this header includes that instead.
 #pragma once
