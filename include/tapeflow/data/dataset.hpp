@@ -41,7 +41,7 @@
 // parallel map, parallel interleave) pause their input while saving and store the elements
 // already computed.
 //
-// Customization points (listed per STYLE rule 6): the member functions above, and the trait
+// Customization points: the member functions above, and the trait
 // `tf::data::element_traits<E>` (element.hpp) for element types beyond tensors, tuples
 // and pairs.
 //
