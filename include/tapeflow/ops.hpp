@@ -8,6 +8,7 @@
 #include <tapeflow/ops/array/one_hot.hpp>     // IWYU pragma: export
 #include <tapeflow/ops/array/pad.hpp>         // IWYU pragma: export
 #include <tapeflow/ops/array/reshape.hpp>     // IWYU pragma: export
+#include <tapeflow/ops/array/reverse.hpp>     // IWYU pragma: export
 #include <tapeflow/ops/array/slice.hpp>       // IWYU pragma: export
 #include <tapeflow/ops/array/stack.hpp>       // IWYU pragma: export
 #include <tapeflow/ops/array/transpose.hpp>   // IWYU pragma: export

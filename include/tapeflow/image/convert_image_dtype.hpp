@@ -5,7 +5,6 @@
 // int -> int rescales by the ratio of the maxima.
 #pragma once
 
-#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -13,6 +12,8 @@
 
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
@@ -21,35 +22,24 @@ template <class Out, class In, std::size_t R>
   requires(std::is_arithmetic_v<Out> && std::is_arithmetic_v<In> && !std::same_as<Out, bool> &&
            !std::same_as<In, bool>)
 Tensor<Out, R> convert_image_dtype(const Tensor<In, R>& image) {
-  auto out = Tensor<Out, R>::uninitialized(image.dims());
-  Out* dst = ::tapeflow::detail::tensor_access::mutable_data(out);
-  const In* src = image.data();
-  const std::int64_t n = image.num_elements();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const In x = src[i];
-    if constexpr (std::is_floating_point_v<In> && std::is_floating_point_v<Out>) {
-      dst[i] = static_cast<Out>(x);
-    } else if constexpr (std::is_integral_v<In> && std::is_floating_point_v<Out>) {
-      // TensorFlow multiplies by the reciprocal, in Out's precision
-      constexpr Out scale =
-          static_cast<Out>(1.0 / static_cast<double>(std::numeric_limits<In>::max()));
-      dst[i] = static_cast<Out>(x) * scale;
-    } else if constexpr (std::is_floating_point_v<In> && std::is_integral_v<Out>) {
-      constexpr In scale =
-          static_cast<In>(static_cast<double>(std::numeric_limits<Out>::max()) + 0.5);
-      const In scaled = x * scale;  // in In's precision, like TensorFlow
-      dst[i] = static_cast<Out>(std::clamp(static_cast<double>(scaled), 0.0,
-                                           static_cast<double>(std::numeric_limits<Out>::max())));
-    } else {
-      const double scaled = static_cast<double>(x) *
-                            static_cast<double>(std::numeric_limits<Out>::max()) /
-                            static_cast<double>(std::numeric_limits<In>::max());
-      dst[i] =
-          static_cast<Out>(std::clamp(scaled, static_cast<double>(std::numeric_limits<Out>::min()),
-                                      static_cast<double>(std::numeric_limits<Out>::max())));
-    }
+  // Made of Cast, Mul, Maximum and Minimum ops as TensorFlow's is (so it traces and exports);
+  // clamping happens in double, where every integer maximum is exact.
+  constexpr double out_max = static_cast<double>(std::numeric_limits<Out>::max());
+  constexpr double in_max = static_cast<double>(std::numeric_limits<In>::max());
+  if constexpr (std::same_as<In, Out>) {
+    return image;
+  } else if constexpr (std::is_floating_point_v<In> && std::is_floating_point_v<Out>) {
+    return cast<Out>(image);
+  } else if constexpr (std::is_integral_v<In> && std::is_floating_point_v<Out>) {
+    // TensorFlow multiplies by the reciprocal, in Out's precision
+    return cast<Out>(image) * static_cast<Out>(1.0 / in_max);
+  } else if constexpr (std::is_floating_point_v<In> && std::is_integral_v<Out>) {
+    const auto scaled = image * static_cast<In>(out_max + 0.5);  // in In's precision, like TF
+    return cast<Out>(minimum(maximum(cast<double>(scaled), 0.0), out_max));
+  } else {
+    constexpr double out_min = static_cast<double>(std::numeric_limits<Out>::min());
+    return cast<Out>(minimum(maximum(cast<double>(image) * (out_max / in_max), out_min), out_max));
   }
-  return out;
 }
 
 }  // namespace image

@@ -57,7 +57,8 @@ extern "C" inline void tapeflow_jpeg_warning(j_common_ptr cinfo, int level) {
 /// Decodes a JPEG to [height, width, channels] uint8 (`tf.io.decode_jpeg`).
 template <class Contents>
 Tensor<std::uint8_t, 3> decode_jpeg(const Contents& contents, DecodeJpegOptions o = {}) {
-  const std::string_view bytes = detail::contents_of(contents);
+  const std::string_view bytes =
+      detail::contents_of(contents, "tf::image::decode_jpeg (DecodeJpeg)");
   if (o.channels != 0 && o.channels != 1 && o.channels != 3) {
     throw invalid_argument("tf::image::decode_jpeg: channels must be 0, 1 or 3, got " +
                            std::to_string(o.channels));
@@ -124,6 +125,8 @@ struct EncodeJpegOptions {
 /// Encodes [height, width, 1 or 3] uint8 as a JPEG (`tf.io.encode_jpeg`).
 inline Tensor<std::string, 0> encode_jpeg(const Tensor<std::uint8_t, 3>& image,
                                           EncodeJpegOptions o = {}) {
+  detail::require_eager(image, "tf::image::encode_jpeg (EncodeJpeg)");
+  image.require_value("tf::image::encode_jpeg");
   const std::int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
   if (c != 1 && c != 3) {
     throw invalid_argument("tf::image::encode_jpeg: image must have 1 or 3 channels, shape " +

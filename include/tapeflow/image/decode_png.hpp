@@ -25,7 +25,7 @@ struct DecodePngOptions {
 /// Decodes a PNG to [height, width, channels] uint8 (`tf.io.decode_png`).
 template <class Contents>
 Tensor<std::uint8_t, 3> decode_png(const Contents& contents, DecodePngOptions o = {}) {
-  const std::string_view bytes = detail::contents_of(contents);
+  const std::string_view bytes = detail::contents_of(contents, "tf::image::decode_png (DecodePng)");
   if (o.channels < 0 || o.channels > 4) {
     throw invalid_argument("tf::image::decode_png: channels must be 0..4, got " +
                            std::to_string(o.channels));
@@ -58,6 +58,8 @@ Tensor<std::uint8_t, 3> decode_png(const Contents& contents, DecodePngOptions o 
 
 /// Encodes [height, width, 1..4] uint8 as PNG bytes (`tf.io.encode_png`).
 inline Tensor<std::string, 0> encode_png(const Tensor<std::uint8_t, 3>& image) {
+  detail::require_eager(image, "tf::image::encode_png (EncodePng)");
+  image.require_value("tf::image::encode_png");
   const std::int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
   if (c < 1 || c > 4 || h <= 0 || w <= 0) {
     throw invalid_argument(

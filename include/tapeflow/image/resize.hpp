@@ -11,11 +11,16 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
@@ -64,24 +69,30 @@ void check_resize(const std::array<std::int64_t, R>& dims, std::array<std::int64
 }
 }  // namespace detail
 
-/// Nearest-neighbour resize keeping the dtype (`tf.image.resize(..., method="nearest")`).
+namespace detail {
+
 template <class T, std::size_t R>
-  requires(R == 3 || R == 4)
-Tensor<T, R> resize_nearest_neighbor(const Tensor<T, R>& images, std::array<std::int64_t, 2> size) {
-  detail::check_resize(images.dims(), size);
+std::array<std::int64_t, R> resized_dims(const std::array<std::int64_t, R>& dims,
+                                         std::array<std::int64_t, 2> size) {
+  check_resize(dims, size);
+  auto out = dims;
+  out[R - 3] = size[0];
+  out[R - 2] = size[1];
+  return out;
+}
+
+template <class T, std::size_t R>
+void resize_nearest_kernel(const Tensor<T, R>& images, Tensor<T, R>& out) {
   const std::int64_t n = R == 4 ? images.dim(0) : 1;
   const std::int64_t h = images.dim(R - 3), w = images.dim(R - 2), c = images.dim(R - 1);
-  auto dims = images.dims();
-  dims[R - 3] = size[0];
-  dims[R - 2] = size[1];
-  auto out = Tensor<T, R>::uninitialized(dims);
+  const std::int64_t oh = out.dim(R - 3), ow = out.dim(R - 2);
   T* dst = ::tapeflow::detail::tensor_access::mutable_data(out);
-  const auto ys = detail::nearest_index(size[0], h);
-  const auto xs = detail::nearest_index(size[1], w);
+  const auto ys = nearest_index(oh, h);
+  const auto xs = nearest_index(ow, w);
   const T* src = images.data();
   for (std::int64_t b = 0; b < n; ++b) {
-    for (std::int64_t i = 0; i < size[0]; ++i) {
-      for (std::int64_t j = 0; j < size[1]; ++j) {
+    for (std::int64_t i = 0; i < oh; ++i) {
+      for (std::int64_t j = 0; j < ow; ++j) {
         const T* p =
             src +
             ((b * h + ys[static_cast<std::size_t>(i)]) * w + xs[static_cast<std::size_t>(j)]) * c;
@@ -89,32 +100,16 @@ Tensor<T, R> resize_nearest_neighbor(const Tensor<T, R>& images, std::array<std:
       }
     }
   }
-  return out;
 }
 
-/// Resizes to `size` = {height, width}; returns float (`tf.image.resize`).
 template <class T, std::size_t R>
-  requires(R == 3 || R == 4)
-Tensor<float, R> resize(const Tensor<T, R>& images, std::array<std::int64_t, 2> size,
-                        ResizeOptions o = {}) {
-  detail::check_resize(images.dims(), size);
-  if (o.method == ResizeMethod::nearest_neighbor) {
-    const auto r = resize_nearest_neighbor(images, size);
-    auto out = Tensor<float, R>::uninitialized(r.dims());
-    std::copy(r.data(), r.data() + r.num_elements(),
-              ::tapeflow::detail::tensor_access::mutable_data(out));
-    return out;
-  }
+void resize_bilinear_kernel(const Tensor<T, R>& images, Tensor<float, R>& out) {
   const std::int64_t n = R == 4 ? images.dim(0) : 1;
   const std::int64_t h = images.dim(R - 3), w = images.dim(R - 2), c = images.dim(R - 1);
-  auto dims = images.dims();
-  dims[R - 3] = size[0];
-  dims[R - 2] = size[1];
-  auto out = Tensor<float, R>::uninitialized(dims);
+  const std::int64_t oh = out.dim(R - 3), ow = out.dim(R - 2);
   float* dst = ::tapeflow::detail::tensor_access::mutable_data(out);
-  const auto ys = detail::bilinear_weights(size[0], h);
-  const auto xs = detail::bilinear_weights(size[1], w);
-  const std::int64_t ow = size[1];
+  const auto ys = bilinear_weights(oh, h);
+  const auto xs = bilinear_weights(ow, w);
   // Separable, in TensorFlow's operation order: first along x for the two input rows an output
   // row needs (each input row interpolated once and cached: upscaling reuses it), then along y.
   std::vector<float> row_a(static_cast<std::size_t>(ow * c)), row_b(row_a.size());
@@ -150,7 +145,7 @@ Tensor<float, R> resize(const Tensor<T, R>& images, std::array<std::int64_t, 2> 
       id_a = r;
       return row_a.data();
     };
-    for (std::int64_t i = 0; i < size[0]; ++i) {
+    for (std::int64_t i = 0; i < oh; ++i) {
       const auto& y = ys[static_cast<std::size_t>(i)];
       const float* top = row_for(y.lower, y.upper);
       const float* bottom = row_for(y.upper, y.lower);
@@ -161,7 +156,72 @@ Tensor<float, R> resize(const Tensor<T, R>& images, std::array<std::int64_t, 2> 
       dst += ow * c;
     }
   }
-  return out;
+}
+
+}  // namespace detail
+}  // namespace image
+
+namespace ops {
+
+/// Nearest-neighbour resize keeping the dtype (TensorFlow op "ResizeNearestNeighbor",
+/// half-pixel centers).
+template <std::size_t R>
+struct ResizeNearestNeighbor {
+  static constexpr std::string_view name = "ResizeNearestNeighbor";
+  static constexpr bool differentiable = false;
+  std::array<std::int64_t, 2> size{};
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"size", detail::list_text(size.data(), 2)}, {"half_pixel_centers", "true"}};
+  }
+  template <class T>
+  OutSpec<T, R> infer(const Tensor<T, R>& images) const {
+    return {image::detail::resized_dims<T>(images.dims(), size)};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& images) const {
+    image::detail::resize_nearest_kernel(images, out);
+  }
+};
+
+/// Bilinear resize to float (TensorFlow op "ResizeBilinear", half-pixel centers).
+template <std::size_t R>
+struct ResizeBilinear {
+  static constexpr std::string_view name = "ResizeBilinear";
+  static constexpr bool differentiable = false;
+  std::array<std::int64_t, 2> size{};
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"size", detail::list_text(size.data(), 2)}, {"half_pixel_centers", "true"}};
+  }
+  template <class T>
+  OutSpec<float, R> infer(const Tensor<T, R>& images) const {
+    return {image::detail::resized_dims<T>(images.dims(), size)};
+  }
+  template <class T>
+  void compute(Tensor<float, R>& out, const Tensor<T, R>& images) const {
+    image::detail::resize_bilinear_kernel(images, out);
+  }
+};
+
+}  // namespace ops
+
+namespace image {
+
+/// Nearest-neighbour resize keeping the dtype (`tf.image.resize(..., method="nearest")`).
+template <class T, std::size_t R>
+  requires(R == 3 || R == 4)
+Tensor<T, R> resize_nearest_neighbor(const Tensor<T, R>& images, std::array<std::int64_t, 2> size) {
+  return ::tapeflow::detail::execute(ops::ResizeNearestNeighbor<R>{size}, images);
+}
+
+/// Resizes to `size` = {height, width}; returns float (`tf.image.resize`).
+template <class T, std::size_t R>
+  requires(R == 3 || R == 4)
+Tensor<float, R> resize(const Tensor<T, R>& images, std::array<std::int64_t, 2> size,
+                        ResizeOptions o = {}) {
+  if (o.method == ResizeMethod::nearest_neighbor) {
+    return cast<float>(resize_nearest_neighbor(images, size));
+  }
+  return ::tapeflow::detail::execute(ops::ResizeBilinear<R>{size}, images);
 }
 
 }  // namespace image

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <tapeflow/function/function.hpp>
 #include <tapeflow/image.hpp>
 #include <tapeflow/io/files.hpp>
 
@@ -172,4 +173,31 @@ TEST_CASE("encode_png round-trips, encode_jpeg is close, bad bytes throw", "[ima
       tf::image::decode_jpeg(std::string_view(truncated), {.try_recover_truncated = true}).dims() ==
       smooth.dims());
   CHECK_THROWS_AS(tf::image::decode_jpeg(jpg, {.channels = 2}), tf::invalid_argument);
+}
+
+TEST_CASE("image ops trace as TensorFlow's ops and codecs refuse symbolic input",
+          "[image][function]") {
+  const auto img = test_image(5, 7, 3);
+  auto augment = tf::function([](const tf::Tensor<std::uint8_t, 3>& x) {
+    auto turned = tf::image::flip_up_down(tf::image::rot90(tf::image::flip_left_right(x)));
+    return tf::image::resize(tf::image::convert_image_dtype<float>(turned), {4, 6});
+  });
+  const auto traced = augment(img);
+  const auto eager = tf::image::resize(
+      tf::image::convert_image_dtype<float>(
+          tf::image::flip_up_down(tf::image::rot90(tf::image::flip_left_right(img)))),
+      {4, 6});
+  CHECK(traced.numpy() == eager.numpy());
+  const std::string text = augment.concrete_functions()[0]->to_string();
+  CHECK_THAT(text, Catch::Contains("ReverseV2[axis=[1]](arg0)") &&
+                       Catch::Contains("Transpose[perm=[1, 0, 2]]") &&
+                       Catch::Contains("ReverseV2[axis=[0]]") && Catch::Contains("Cast[") &&
+                       Catch::Contains("ResizeBilinear[size=[4, 6], half_pixel_centers=true]"));
+  auto decode = tf::function(
+      [](const tf::Tensor<std::string, 0>& bytes) { return tf::image::decode_png(bytes); });
+  CHECK_THROWS_WITH(decode(tf::image::encode_png(img)),
+                    Catch::Contains("tf::image::decode_png (DecodePng): inside a tf::function"));
+  auto encode =
+      tf::function([](const tf::Tensor<std::uint8_t, 3>& x) { return tf::image::encode_jpeg(x); });
+  CHECK_THROWS_AS(encode(img), tf::unimplemented);
 }

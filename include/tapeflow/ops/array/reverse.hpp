@@ -1,0 +1,124 @@
+// reverse(x, axes): reverses the order of elements along the given axes (TensorFlow:
+// `tf.reverse`, op "ReverseV2"). tf::image's flips and rot90 are made of it, as in TensorFlow.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Reverses the axes marked in `reversed` (TensorFlow op "ReverseV2"); its own gradient.
+template <std::size_t R>
+struct ReverseV2 {
+  static constexpr std::string_view name = "ReverseV2";
+  std::array<bool, R> reversed{};
+
+  [[nodiscard]] OpAttributes attributes() const {
+    std::string axes = "[";
+    for (std::size_t a = 0; a < R; ++a) {
+      if (reversed[a]) {
+        axes += (axes.size() > 1 ? ", " : "") + std::to_string(a);
+      }
+    }
+    return {{"axis", axes + "]"}};
+  }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    OutSpec<T, R> spec{};
+    spec.dims = x.dims();
+    return spec;
+  }
+
+  // Copies runs of the axes after the last reversed one (contiguous in both tensors); the
+  // source offset of each run follows an odometer over the axes up to the last reversed one.
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    T* dst = detail::tensor_access::mutable_data(out);
+    T const* src = x.data();
+    auto const& dims = x.dims();
+    if (x.num_elements() == 0) {
+      return;
+    }
+    std::size_t outer_rank = 0;  // axes [0, outer_rank) are walked, the rest are one run
+    for (std::size_t a = 0; a < R; ++a) {
+      if (reversed[a] && dims[a] > 1) {
+        outer_rank = a + 1;
+      }
+    }
+    std::int64_t run = 1;
+    for (std::size_t a = outer_rank; a < R; ++a) {
+      run *= dims[a];
+    }
+    if (outer_rank == 0) {
+      std::copy_n(src, run, dst);
+      return;
+    }
+    std::array<std::int64_t, R> stride{};  // in elements, of the source
+    std::int64_t s = run;
+    for (std::size_t a = outer_rank; a-- > 0;) {
+      stride[a] = s;
+      s *= dims[a];
+    }
+    std::array<std::int64_t, R> index{};
+    std::int64_t from = 0;  // source offset of the run at `index`
+    for (std::size_t a = 0; a < outer_rank; ++a) {
+      from += reversed[a] ? (dims[a] - 1) * stride[a] : 0;
+    }
+    std::int64_t const runs = x.num_elements() / run;
+    for (std::int64_t r = 0; r < runs; ++r, dst += run) {
+      std::copy_n(src + from, run, dst);
+      for (std::size_t a = outer_rank; a-- > 0;) {  // next index, last axis fastest
+        std::int64_t const step = reversed[a] ? -stride[a] : stride[a];
+        if (++index[a] < dims[a]) {
+          from += step;
+          break;
+        }
+        index[a] = 0;
+        from -= step * (dims[a] - 1);
+      }
+    }
+  }
+
+  template <class T>
+  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
+    return detail::execute(*this, dy);
+  }
+};
+
+}  // namespace ops
+
+/// Reverses the order of elements along each listed axis; negative axes count from the end
+/// (TensorFlow: `tf.reverse(x, axis)`). A repeated or out-of-range axis throws invalid_argument.
+///
+///     auto y = tf::reverse(tf::constant<int>({{1, 2, 3}, {4, 5, 6}}), {1});  // [[3 2 1] [6 5 4]]
+template <tensor_like X, std::size_t N>
+tensor_type_of<X> reverse(X const& x, int const (&axes)[N]) {
+  static_assert(rank_of<X> >= 1, "tf::reverse(x, axes): x must have at least one axis");
+  constexpr int rank = static_cast<int>(rank_of<X>);
+  ops::ReverseV2<rank_of<X>> op;
+  for (int const axis : axes) {
+    if (axis < -rank || axis >= rank ||
+        op.reversed[static_cast<std::size_t>((axis + rank) % rank)]) {
+      throw invalid_argument("ReverseV2: axis " + std::to_string(axis) +
+                             " is out of range or repeated for a tensor of rank " +
+                             std::to_string(rank));
+    }
+    op.reversed[static_cast<std::size_t>((axis + rank) % rank)] = true;
+  }
+  return detail::execute(op, detail::as_tensor(x));
+}
+
+TAPEFLOW_END_NAMESPACE
