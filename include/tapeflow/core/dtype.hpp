@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -84,74 +85,56 @@ concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::sa
 template <element_type T>
 inline constexpr DType dtype_v = dtype_traits<T>::value;
 
-/// TensorFlow's name of a dtype ("float32", "int64", ...).
+/// A list of types.
+template <class... T>
+struct type_list {};
+
+/// Every element type, once: the run-time dtype functions below are generated from this list
+/// and `dtype_traits`, so adding a dtype is one specialization and one entry here.
+using element_types =
+    type_list<float, double, std::int32_t, std::uint8_t, std::string, std::int64_t, bool>;
+
+namespace detail {
+template <class Fun, class T, class... Rest>
+decltype(auto) visit_dtype_in(DType dtype, Fun& f, type_list<T, Rest...>) {
+  if constexpr (sizeof...(Rest) == 0) {
+    if (dtype != dtype_traits<T>::value) {
+      throw invalid_argument("visit_dtype: invalid dtype " +
+                             std::to_string(static_cast<int>(dtype)));
+    }
+    return f.template operator()<T>();
+  } else {
+    if (dtype == dtype_traits<T>::value) {
+      return f.template operator()<T>();
+    }
+    return visit_dtype_in(dtype, f, type_list<Rest...>{});
+  }
+}
+}  // namespace detail
+
+/// TensorFlow's name of a dtype ("float32", "int64", ...); "invalid" for any other value.
 constexpr std::string_view dtype_name(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::float32:
-      return "float32";
-    case DType::float64:
-      return "float64";
-    case DType::int32:
-      return "int32";
-    case DType::uint8:
-      return "uint8";
-    case DType::string:
-      return "string";
-    case DType::int64:
-      return "int64";
-    case DType::bool_:
-      return "bool";
-    case DType::invalid:
-      break;
-  }
-  return "invalid";
+  return []<class... T>(DType d, type_list<T...>) {
+    std::string_view name = "invalid";
+    (void)((d == dtype_traits<T>::value ? (name = dtype_traits<T>::name, true) : false) || ...);
+    return name;
+  }(dtype, element_types{});
 }
 
-/// Bytes per element in memory (strings: sizeof(std::string)).
+/// Bytes per element in memory (strings: sizeof(std::string)); 0 for an invalid dtype.
 constexpr std::size_t dtype_size(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::float32:
-      return 4;
-    case DType::float64:
-      return 8;
-    case DType::int32:
-      return 4;
-    case DType::uint8:
-      return 1;
-    case DType::string:
-      return sizeof(std::string);
-    case DType::int64:
-      return 8;
-    case DType::bool_:
-      return 1;
-    case DType::invalid:
-      break;
-  }
-  return 0;
+  return []<class... T>(DType d, type_list<T...>) {
+    std::size_t size = 0;
+    (void)((d == dtype_traits<T>::value ? (size = sizeof(T), true) : false) || ...);
+    return size;
+  }(dtype, element_types{});
 }
 
-/// Calls `f.template operator()<T>()` with `T` the C++ element type of `dtype`.
+/// Calls `f.template operator()<T>()` with `T` the C++ element type of `dtype`; throws
+/// invalid_argument for a value that names no dtype.
 template <class Fun>
 decltype(auto) visit_dtype(DType dtype, Fun&& f) {
-  switch (dtype) {
-    case DType::float32:
-      return f.template operator()<float>();
-    case DType::float64:
-      return f.template operator()<double>();
-    case DType::int32:
-      return f.template operator()<std::int32_t>();
-    case DType::uint8:
-      return f.template operator()<std::uint8_t>();
-    case DType::string:
-      return f.template operator()<std::string>();
-    case DType::int64:
-      return f.template operator()<std::int64_t>();
-    case DType::bool_:
-      return f.template operator()<bool>();
-    case DType::invalid:
-      break;
-  }
-  throw invalid_argument("visit_dtype: invalid dtype " + std::to_string(static_cast<int>(dtype)));
+  return detail::visit_dtype_in(dtype, f, element_types{});
 }
 
 TAPEFLOW_END_NAMESPACE

@@ -171,6 +171,7 @@ class Variable {
                 : kind == Update::add  ? "AssignAddVariableOp"
                                        : "AssignSubVariableOp";
       node.attrs = {{"variable", s.name}};
+      node.stateful = true;
       node.dtype = dtype_v<T>;
       node.shape = s.value.shape();
       node.inputs.push_back(graph->slot_of(operand));
@@ -230,6 +231,7 @@ class Variable {
     detail::trace::GraphNode node;
     node.op = "ReadVariableOp";
     node.attrs = {{"variable", s.name}};
+    node.stateful = true;
     node.dtype = dtype_v<T>;
     node.shape = s.value.shape();
     node.run = [state = state_](std::span<const AnyTensor>) { return AnyTensor(state->value); };

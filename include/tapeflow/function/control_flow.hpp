@@ -76,16 +76,10 @@ X symbolic_like(const X& x) {
   }
 }
 
+// Whether a sub-graph holds a node that reads or changes state (each node carries its op's
+// `stateful` member; nested If and While nodes are stateful).
 inline bool is_stateful(const trace::Graph& g) {
-  for (const auto& node : g.nodes) {
-    const std::string_view op = node.op;
-    if (op == "ReadVariableOp" || op == "AssignVariableOp" || op == "AssignAddVariableOp" ||
-        op == "AssignSubVariableOp" || op == "PrintV2" || op == "If" || op == "While" ||
-        op.starts_with("Random") || op.starts_with("Stateful")) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return n.stateful; });
 }
 
 inline std::unique_ptr<trace::Graph> sub_graph(trace::Graph* parent) {
@@ -196,6 +190,138 @@ X from_loop_tensor(const X& like, const Carried& t) {
 
 }  // namespace detail::cf
 
+namespace detail::cf {
+
+// Records, on the active tapes, how to differentiate the If node at `index` (Note
+// [Control-flow gradients]): the IfGrad node reruns the branch taken under a tape.
+template <class Deferred = void>
+void record_if_gradient(trace::Graph& outer, std::size_t index,
+                        const std::vector<AnyTensor>& outer_outs, std::vector<Port> sources,
+                        std::shared_ptr<const ConcreteFunction> (&fns)[2],
+                        std::vector<std::size_t> (&where)[2], std::size_t num_inputs) {
+  auto spec = std::make_shared<GradSpec>();
+  spec->op = "IfGrad";
+  spec->forward_op = "cond";
+  spec->graph = &outer;
+  spec->inputs = outer.nodes[index].inputs;
+  for (const auto& o : outer_outs) {
+    spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
+  }
+  spec->sources = sources;
+  spec->make_run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
+                    where_else = std::move(where[1]), num_inputs,
+                    sources](std::vector<std::int64_t> upstream_at,
+                             std::shared_ptr<std::vector<AnyTensor>> grad_stash) {
+    return trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
+      const bool take = values[0].unchecked_as<bool, 0>().item();
+      std::vector<AnyTensor> vals(values.begin(),
+                                  values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
+      std::vector<AnyTensor> watched;
+      std::vector<std::int64_t> ids;
+      for (const auto& s : sources) {
+        if (s.input >= 0) {
+          auto& v = vals[static_cast<std::size_t>(s.input)];
+          v = fresh(v);
+          watched.push_back(v);
+          ids.push_back(v.id());
+        } else {
+          ids.push_back(tape::tape_id(s.id));
+        }
+      }
+      std::vector<AnyTensor> upstream(upstream_at.size());
+      for (std::size_t k = 0; k < upstream_at.size(); ++k) {
+        if (upstream_at[k] >= 0) {
+          upstream[k] = values[static_cast<std::size_t>(upstream_at[k])];
+        }
+      }
+      auto grads = eager_vjp(
+          [&] {
+            return take ? run_with(*then_fn, {}, vals, where_then)
+                        : run_with(*else_fn, {}, vals, where_else);
+          },
+          watched, ids, upstream);
+      for (std::size_t m = 0; m < grads.size(); ++m) {
+        if (!grads[m].engaged()) {
+          const auto& s = sources[m];
+          grads[m] = zeros_of(
+              s.dtype, s.input >= 0 ? vals[static_cast<std::size_t>(s.input)].shape() : s.shape);
+        }
+      }
+      if (grads.size() > 1) {
+        *grad_stash = grads;
+      }
+      return grads[0];
+    });
+  };
+  record_on_tapes(spec);
+}
+
+// The If/StatelessIf node of a tf::cond whose branches were traced into `graphs`, appended to
+// `outer`; `outs`: each branch's flattened results, `outer_outs`: the node's symbolic results.
+// A template only so that it compiles in programs that use tf::cond (MAINTAINERS.md,
+// "Compile time").
+template <class Deferred = void>
+void append_if(trace::Graph& outer, std::int32_t pred_slot,
+               std::unique_ptr<trace::Graph> (&graphs)[2], const std::vector<AnyTensor> (&outs)[2],
+               const std::vector<AnyTensor>& outer_outs) {
+  for (std::size_t i = 0; i < outs[0].size(); ++i) {
+    if (outs[0][i].shape() != outs[1][i].shape()) {
+      throw invalid_argument("tf::cond: result " + std::to_string(i) + " has shape " +
+                             outs[0][i].shape().to_string() + " in true_fn but " +
+                             outs[1][i].shape().to_string() + " in false_fn");
+    }
+  }
+  trace::GraphNode node;
+  const bool stateful = is_stateful(*graphs[0]) || is_stateful(*graphs[1]);
+  node.op = stateful ? "If" : "StatelessIf";
+  node.stateful = stateful;
+  node.inputs.push_back(pred_slot);
+  std::vector<std::size_t> where[2];
+  for (int b = 0; b < 2; ++b) {
+    where[b] = add_captures(node.inputs, graphs[b]->captured);
+  }
+  // What a tape inside the traced body may differentiate (Note [Control-flow gradients]).
+  std::vector<Port> sources;
+  for (int b = 0; b < 2; ++b) {
+    const auto& g = *graphs[b];
+    for (std::size_t j = 0; j < g.captured.size(); ++j) {
+      const auto input = static_cast<std::int64_t>(where[b][j]);
+      const bool seen = std::any_of(sources.begin(), sources.end(),
+                                    [&](const auto& s) { return s.input == input; });
+      if (is_float_dtype(g.arg_dtypes()[j]) && !seen) {
+        sources.push_back({g.captured_ids[j], g.arg_dtypes()[j], g.arg_shapes()[j], input});
+      }
+    }
+    add_variable_sources(sources, g.variable_reads);
+    outer.variable_reads.insert(outer.variable_reads.end(), g.variable_reads.begin(),
+                                g.variable_reads.end());
+  }
+  const std::size_t num_inputs = node.inputs.size();
+  auto stash = std::make_shared<std::vector<AnyTensor>>();
+  const std::size_t index = append(outer, std::move(node), outer_outs, stash);
+  auto& added = outer.nodes[index];
+  const std::string name = added.name;
+  std::shared_ptr<const ConcreteFunction> fns[2] = {
+      std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
+      std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
+  added.attrs = {{"then_branch", fns[0]->name()}, {"else_branch", fns[1]->name()}};
+  added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
+               stash](std::span<const AnyTensor> values) -> AnyTensor {
+    const bool take = values[0].unchecked_as<bool, 0>().item();
+    auto outs = take ? run_with(*then_fn, {}, values, where_then)
+                     : run_with(*else_fn, {}, values, where_else);
+    if (outs.empty()) {
+      return AnyTensor{};
+    }
+    *stash = outs;
+    return outs[0];
+  };
+  if (!tape::active().empty() && !sources.empty()) {
+    record_if_gradient(outer, index, outer_outs, std::move(sources), fns, where, num_inputs);
+  }
+}
+}  // namespace detail::cf
+
 /// Runs `true_fn()` if `pred` holds, else `false_fn()` (TensorFlow: `tf.cond`).
 ///
 ///     auto y = tf::cond(x > 0.0f, [&] { return x; }, [&] { return -x; });
@@ -203,8 +329,8 @@ X from_loop_tensor(const X& like, const Carried& t) {
 /// `pred` is a `Tensor<bool, 0>` (or a Variable of one). Both callables take no arguments and
 /// return the same type: nothing, a tensor, or a tuple/pair of tensors (variables are read).
 /// Inside a traced tf::function with a symbolic `pred` both branches are traced and one
-/// "StatelessIf" ("If" when a branch reads/assigns variables or prints) node picks one per
-/// run; corresponding results of the two branches must have the same shape at trace time
+/// "StatelessIf" ("If" when a branch holds a stateful op: variables, printing, random) node picks
+/// one per run; corresponding results of the two branches must have the same shape at trace time
 /// (invalid_argument otherwise). A `pred` with a value (not symbolic) picks a branch at once.
 template <class Pred, class TrueFn, class FalseFn>
   requires std::invocable<TrueFn&> && std::invocable<FalseFn&>
@@ -258,119 +384,10 @@ auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
     std::vector<AnyTensor> outs[2];
     detail::cf::flatten(*results[0], outs[0]);
     detail::cf::flatten(*results[1], outs[1]);
-    for (std::size_t i = 0; i < outs[0].size(); ++i) {
-      if (outs[0][i].shape() != outs[1][i].shape()) {
-        throw invalid_argument("tf::cond: result " + std::to_string(i) + " has shape " +
-                               outs[0][i].shape().to_string() + " in true_fn but " +
-                               outs[1][i].shape().to_string() + " in false_fn");
-      }
-    }
-    detail::trace::GraphNode node;
-    const bool stateful =
-        detail::cf::is_stateful(*graphs[0]) || detail::cf::is_stateful(*graphs[1]);
-    node.op = stateful ? "If" : "StatelessIf";
-    node.inputs.push_back(pred_slot);
-    std::vector<std::size_t> where[2];
-    for (int b = 0; b < 2; ++b) {
-      where[b] = detail::cf::add_captures(node.inputs, graphs[b]->captured);
-    }
-    // What a tape inside the traced body may differentiate (Note [Control-flow gradients]).
-    std::vector<detail::cf::Port> sources;
-    for (int b = 0; b < 2; ++b) {
-      const auto& g = *graphs[b];
-      for (std::size_t j = 0; j < g.captured.size(); ++j) {
-        const auto input = static_cast<std::int64_t>(where[b][j]);
-        const bool seen = std::any_of(sources.begin(), sources.end(),
-                                      [&](const auto& s) { return s.input == input; });
-        if (detail::cf::is_float_dtype(g.arg_dtypes()[j]) && !seen) {
-          sources.push_back({g.captured_ids[j], g.arg_dtypes()[j], g.arg_shapes()[j], input});
-        }
-      }
-      detail::cf::add_variable_sources(sources, g.variable_reads);
-      outer->variable_reads.insert(outer->variable_reads.end(), g.variable_reads.begin(),
-                                   g.variable_reads.end());
-    }
-    const std::size_t num_inputs = node.inputs.size();
     Held symbolic = detail::cf::symbolic_like(*results[0]);
     std::vector<AnyTensor> outer_outs;
     detail::cf::flatten(symbolic, outer_outs);
-    auto stash = std::make_shared<std::vector<AnyTensor>>();
-    const std::size_t index = detail::cf::append(*outer, std::move(node), outer_outs, stash);
-    auto& added = outer->nodes[index];
-    const std::string name = added.name;
-    std::shared_ptr<const ConcreteFunction> fns[2] = {
-        std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
-        std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
-    added.attrs = {{"then_branch", fns[0]->name()}, {"else_branch", fns[1]->name()}};
-    added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
-                 stash](std::span<const AnyTensor> values) -> AnyTensor {
-      const bool take = values[0].unchecked_as<bool, 0>().item();
-      auto outs = take ? detail::cf::run_with(*then_fn, {}, values, where_then)
-                       : detail::cf::run_with(*else_fn, {}, values, where_else);
-      if (outs.empty()) {
-        return AnyTensor{};
-      }
-      *stash = outs;
-      return outs[0];
-    };
-    if (!detail::tape::active().empty() && !sources.empty()) {
-      auto spec = std::make_shared<detail::cf::GradSpec>();
-      spec->op = "IfGrad";
-      spec->forward_op = "cond";
-      spec->graph = outer;
-      spec->inputs = outer->nodes[index].inputs;
-      for (const auto& o : outer_outs) {
-        spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
-      }
-      spec->sources = sources;
-      spec->make_run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
-                        where_else = std::move(where[1]), num_inputs,
-                        sources](std::vector<std::int64_t> upstream_at,
-                                 std::shared_ptr<std::vector<AnyTensor>> grad_stash) {
-        return detail::trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
-          const bool take = values[0].unchecked_as<bool, 0>().item();
-          std::vector<AnyTensor> vals(values.begin(),
-                                      values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
-          std::vector<AnyTensor> watched;
-          std::vector<std::int64_t> ids;
-          for (const auto& s : sources) {
-            if (s.input >= 0) {
-              auto& v = vals[static_cast<std::size_t>(s.input)];
-              v = detail::cf::fresh(v);
-              watched.push_back(v);
-              ids.push_back(v.id());
-            } else {
-              ids.push_back(detail::tape::tape_id(s.id));
-            }
-          }
-          std::vector<AnyTensor> upstream(upstream_at.size());
-          for (std::size_t k = 0; k < upstream_at.size(); ++k) {
-            if (upstream_at[k] >= 0) {
-              upstream[k] = values[static_cast<std::size_t>(upstream_at[k])];
-            }
-          }
-          auto grads = detail::cf::eager_vjp(
-              [&] {
-                return take ? detail::cf::run_with(*then_fn, {}, vals, where_then)
-                            : detail::cf::run_with(*else_fn, {}, vals, where_else);
-              },
-              watched, ids, upstream);
-          for (std::size_t m = 0; m < grads.size(); ++m) {
-            if (!grads[m].engaged()) {
-              const auto& s = sources[m];
-              grads[m] = detail::cf::zeros_of(
-                  s.dtype,
-                  s.input >= 0 ? vals[static_cast<std::size_t>(s.input)].shape() : s.shape);
-            }
-          }
-          if (grads.size() > 1) {
-            *grad_stash = grads;
-          }
-          return grads[0];
-        });
-      };
-      detail::cf::record_on_tapes(spec);
-    }
+    detail::cf::append_if(*outer, pred_slot, graphs, outs, outer_outs);
     if constexpr (!std::is_void_v<RT>) {
       return symbolic;
     }
@@ -598,6 +615,7 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
   pause_tapes.reset();
   detail::trace::GraphNode node;
   node.op = "While";
+  node.stateful = true;  // TensorFlow's stateful While: its body may run any op
   node.inputs = var_slots;
   const std::size_t num_vars = var_slots.size();
   auto where_cond = detail::cf::add_captures(node.inputs, cond_graph->captured);

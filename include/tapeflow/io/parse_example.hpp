@@ -452,211 +452,261 @@ void append_values(std::vector<T>& out, Slot& slot) {
                          "Could not parse example input: " + e.what());
 }
 
-/// Parses a batch of serialized Examples into the description's outputs.
-inline io::ParsedExample parse(std::string_view op, std::span<const std::string_view> batch,
-                               const FeatureDescription& description, bool batched) {
-  const std::size_t n_keys = description.size();
-  const auto batch_size = static_cast<std::int64_t>(batch.size());
-  std::vector<std::int64_t> counts(n_keys, 0);
-  std::size_t k = 0;
-  for (const auto& kv : description) {  // (clang 14 cannot capture structured bindings)
-    const std::string& key = kv.first;
-    const FeatureSpec& spec = kv.second;
-    std::visit(
-        [&]<class S>(const S& s) {
-          if constexpr (is_sequence<S>) {
-            counts[k] = check_sequence(op, key, s, batched ? 1 : 0);
-          } else if constexpr (requires { s.shape; }) {
-            counts[k] = check_fixed(op, key, s, batched ? 1 : 0);
-          }
-        },
-        spec);
-    ++k;
-  }
-  // Accumulators per key, in description order.
+/// What parse() gathers over a batch, per key of the description (in its order).
+struct ParseState {
+  std::string_view op;
+  bool batched = false;
+  std::int64_t batch_size = 0;
+  std::vector<std::int64_t> counts;  // values per row (fixed: per example)
   using Acc = std::variant<std::vector<float>, std::vector<std::int64_t>, std::vector<std::string>>;
-  std::vector<Acc> acc(n_keys);
-  std::vector<std::vector<std::int64_t>> sparse_indices(n_keys);
-  std::vector<std::int64_t> sparse_max(n_keys, 0);
-  std::vector<std::vector<std::int64_t>> sequence_rows(n_keys);  // per example
-  k = 0;
-  for (const auto& kv : description) {
-    std::visit([&]<class S>(const S&) { acc[k] = std::vector<typename S::value_type>{}; },
-               kv.second);
-    ++k;
+  std::vector<Acc> acc;
+  std::vector<std::vector<std::int64_t>> sparse_indices;
+  std::vector<std::int64_t> sparse_max;
+  std::vector<std::vector<std::int64_t>> sequence_rows;  // per example
+
+  ParseState(std::string_view op_name, const FeatureDescription& description, bool is_batched,
+             std::int64_t size)
+      : op(op_name),
+        batched(is_batched),
+        batch_size(size),
+        counts(description.size(), 0),
+        acc(description.size()),
+        sparse_indices(description.size()),
+        sparse_max(description.size(), 0),
+        sequence_rows(description.size()) {
+    std::size_t k = 0;
+    for (const auto& kv : description) {  // (clang 14 cannot capture structured bindings)
+      std::visit(
+          [&]<class S>(const S& spec) {
+            acc[k] = std::vector<typename S::value_type>{};
+            if constexpr (is_sequence<S>) {
+              counts[k] = check_sequence(op, kv.first, spec, batched ? 1 : 0);
+            } else if constexpr (requires { spec.shape; }) {
+              counts[k] = check_fixed(op, kv.first, spec, batched ? 1 : 0);
+            }
+          },
+          kv.second);
+      ++k;
+    }
   }
 
-  std::vector<Slot> slots(n_keys);
-  for (std::int64_t b = 0; b < batch_size; ++b) {
-    const std::string prefix =
-        batched ? "Name: <unknown>, Index: " + std::to_string(b) + ". " : std::string();
-    try {
-      read_example(batch[static_cast<std::size_t>(b)], description, slots);
-    } catch (const data_loss& e) {
-      rethrow_parse_error(op, prefix, e);
+  [[noreturn]] void type_mismatch(const std::string& where, Kind found, Kind want,
+                                  bool sparse_wording) const {
+    throw invalid_argument(
+        std::string(op) + ": " + where +
+        (sparse_wording ? "Data types don't match. Expected type: " + std::string(kind_name(want)) +
+                              ", Actual type: " + std::string(kind_name(found))
+                        : "Data types don't match. Data type: " + std::string(kind_name(found)) +
+                              " but expected type: " + std::string(kind_name(want))));
+  }
+
+  // Example b's values of key k (`where` prefixes error messages), one function per kind.
+  template <class S>
+  void add_sequence(std::size_t k, const std::string& key, const S& s, Slot& slot,
+                    const std::string& where) {
+    using T = typename S::value_type;
+    constexpr Kind want = kind_of<T>();
+    if (slot.kind != Kind::none && slot.kind != want) {
+      type_mismatch(where, slot.kind, want, false);
     }
-    k = 0;
+    const auto n = static_cast<std::int64_t>(slot.size());
+    if (n % counts[k] != 0) {
+      if (!batched) {
+        throw invalid_argument(std::string(op) + ": Error while parsing feature with key " + key +
+                               ": number of elements should be divisible by " +
+                               std::to_string(counts[k]) + ", found " + std::to_string(n) +
+                               " instead");
+      }
+      throw invalid_argument(std::string(op) + ": " + where + "Number of " +
+                             std::string(kind_name(want)) +
+                             " values is not a multiple of stride length. Saw " +
+                             std::to_string(n) + " values but output shape is: [?" +
+                             (s.shape.empty() ? "]" : "," + shape_string(s.shape).substr(1)));
+    }
+    sequence_rows[k].push_back(n / counts[k]);
+    if (n > 0) {
+      append_values(std::get<std::vector<T>>(acc[k]), slot);
+    }
+  }
+
+  template <class S>
+  void add_fixed(std::size_t k, const std::string& key, const S& s, Slot& slot,
+                 const std::string& where) {
+    using T = typename S::value_type;
+    constexpr Kind want = kind_of<T>();
+    auto& out = std::get<std::vector<T>>(acc[k]);
+    if (slot.kind == Kind::none) {
+      if (!s.default_value.has_value()) {
+        throw invalid_argument(std::string(op) + ": " +
+                               (batched ? std::string("Name: <unknown>, ") : "") +
+                               "Feature: " + key + " (data type: " + std::string(kind_name(want)) +
+                               ") is required but could not be found.");
+      }
+      const auto& d = s.default_value.values();
+      out.insert(out.end(), d.begin(), d.end());
+      return;
+    }
+    if (slot.kind != want) {
+      type_mismatch(where, slot.kind, want, false);
+    }
+    if (static_cast<std::int64_t>(slot.size()) != counts[k]) {
+      std::vector<std::int64_t> full;
+      if (batched) {
+        full.push_back(batch_size);
+      }
+      full.insert(full.end(), s.shape.begin(), s.shape.end());
+      throw invalid_argument(std::string(op) + ": " + where + "Number of " +
+                             std::string(kind_name(want)) +
+                             " values != expected.  Values size: " + std::to_string(slot.size()) +
+                             " but output shape: " + shape_string(full));
+    }
+    append_values(out, slot);
+  }
+
+  template <class S>
+  void add_sparse(std::size_t k, Slot& slot, std::int64_t b, const std::string& where) {
+    using T = typename S::value_type;
+    constexpr Kind want = kind_of<T>();
+    if (slot.kind != Kind::none && slot.kind != want) {
+      type_mismatch(where, slot.kind, want, true);
+    }
+    const auto n = static_cast<std::int64_t>(slot.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (batched) {
+        sparse_indices[k].push_back(b);
+      }
+      sparse_indices[k].push_back(i);
+    }
+    sparse_max[k] = std::max(sparse_max[k], n);
+    if (n > 0) {
+      append_values(std::get<std::vector<T>>(acc[k]), slot);
+    }
+  }
+
+  void add_example(std::int64_t b, const FeatureDescription& description,
+                   std::vector<Slot>& slots) {
+    std::size_t k = 0;
     for (const auto& kv : description) {  // (clang 14 cannot capture structured bindings)
       const std::string& key = kv.first;
-      const FeatureSpec& spec = kv.second;
-      Slot& slot = slots[k];
       const std::string where =
           batched ? "Name: <unknown>, Key: " + key + ", Index: " + std::to_string(b) + ".  "
                   : "Key: " + key + ".  ";
       std::visit(
           [&]<class S>(const S& s) {
-            using T = typename S::value_type;
-            auto& out = std::get<std::vector<T>>(acc[k]);
-            constexpr Kind want = kind_of<T>();
             if constexpr (is_sequence<S>) {
-              if (slot.kind != Kind::none && slot.kind != want) {
-                throw invalid_argument(
-                    std::string(op) + ": " + where +
-                    "Data types don't match. Data type: " + std::string(kind_name(slot.kind)) +
-                    " but expected type: " + std::string(kind_name(want)));
-              }
-              const auto n = static_cast<std::int64_t>(slot.size());
-              if (n % counts[k] != 0) {
-                if (!batched) {
-                  throw invalid_argument(
-                      std::string(op) + ": Error while parsing feature with key " + key +
-                      ": number of elements should be divisible by " + std::to_string(counts[k]) +
-                      ", found " + std::to_string(n) + " instead");
-                }
-                throw invalid_argument(
-                    std::string(op) + ": " + where + "Number of " + std::string(kind_name(want)) +
-                    " values is not a multiple of stride length. Saw " + std::to_string(n) +
-                    " values but output shape is: [?" +
-                    (s.shape.empty() ? "]" : "," + shape_string(s.shape).substr(1)));
-              }
-              sequence_rows[k].push_back(n / counts[k]);
-              if (n > 0) {
-                append_values(out, slot);
-              }
+              add_sequence(k, key, s, slots[k], where);
             } else if constexpr (requires { s.shape; }) {
-              if (slot.kind == Kind::none) {
-                if (!s.default_value.has_value()) {
-                  throw invalid_argument(
-                      std::string(op) + ": " + (batched ? std::string("Name: <unknown>, ") : "") +
-                      "Feature: " + key + " (data type: " + std::string(kind_name(want)) +
-                      ") is required but could not be found.");
-                }
-                const auto& d = s.default_value.values();
-                out.insert(out.end(), d.begin(), d.end());
-                return;
-              }
-              if (slot.kind != want) {
-                throw invalid_argument(
-                    std::string(op) + ": " + where +
-                    "Data types don't match. Data type: " + std::string(kind_name(slot.kind)) +
-                    " but expected type: " + std::string(kind_name(want)));
-              }
-              if (static_cast<std::int64_t>(slot.size()) != counts[k]) {
-                std::vector<std::int64_t> full;
-                if (batched) {
-                  full.push_back(batch_size);
-                }
-                full.insert(full.end(), s.shape.begin(), s.shape.end());
-                throw invalid_argument(
-                    std::string(op) + ": " + where + "Number of " + std::string(kind_name(want)) +
-                    " values != expected.  Values size: " + std::to_string(slot.size()) +
-                    " but output shape: " + shape_string(full));
-              }
-              append_values(out, slot);
+              add_fixed(k, key, s, slots[k], where);
             } else {
-              if (slot.kind != Kind::none && slot.kind != want) {
-                throw invalid_argument(
-                    std::string(op) + ": " + where +
-                    "Data types don't match. Expected type: " + std::string(kind_name(want)) +
-                    ", Actual type: " + std::string(kind_name(slot.kind)));
-              }
-              const auto n = static_cast<std::int64_t>(slot.size());
-              for (std::int64_t i = 0; i < n; ++i) {
-                if (batched) {
-                  sparse_indices[k].push_back(b);
-                }
-                sparse_indices[k].push_back(i);
-              }
-              sparse_max[k] = std::max(sparse_max[k], n);
-              if (n > 0) {
-                append_values(out, slot);
-              }
+              add_sparse<S>(k, slots[k], b, where);
             }
           },
-          spec);
+          kv.second);
       ++k;
     }
   }
 
+  // The output of key k, from what the batch gave.
+  template <class S>
+  io::ParsedFeature dense_sequence(std::size_t k, const S& s) {
+    using T = typename S::value_type;
+    auto& values = std::get<std::vector<T>>(acc[k]);
+    const auto& rows = sequence_rows[k];
+    const std::int64_t most = rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end());
+    std::vector<std::int64_t> dims;
+    if (batched) {
+      dims.push_back(batch_size);
+    }
+    dims.push_back(most);
+    dims.insert(dims.end(), s.shape.begin(), s.shape.end());
+    if (batched) {  // pad every example to the most rows
+      const T pad = s.default_value.has_value() ? s.default_value.values()[0] : T{};
+      const auto stride = static_cast<std::size_t>(counts[k]);
+      std::vector<T> padded;
+      padded.reserve(rows.size() * static_cast<std::size_t>(most) * stride);
+      std::size_t from = 0;
+      for (const std::int64_t r : rows) {
+        const std::size_t n = static_cast<std::size_t>(r) * stride;
+        for (std::size_t i = 0; i < n; ++i) {
+          padded.push_back(std::move(values[from + i]));
+        }
+        from += n;
+        padded.resize(padded.size() + static_cast<std::size_t>(most - r) * stride, pad);
+      }
+      values = std::move(padded);
+    }
+    return io::ParsedFeature(make_dense<T>(std::move(values), dims));
+  }
+
+  template <class S>
+  io::ParsedFeature dense_fixed(std::size_t k, const S& s) {
+    using T = typename S::value_type;
+    std::vector<std::int64_t> dims;
+    if (batched) {
+      dims.push_back(batch_size);
+    }
+    dims.insert(dims.end(), s.shape.begin(), s.shape.end());
+    return io::ParsedFeature(make_dense<T>(std::move(std::get<std::vector<T>>(acc[k])), dims));
+  }
+
+  template <class S>
+  io::ParsedFeature sparse(std::size_t k) {
+    using T = typename S::value_type;
+    auto& values = std::get<std::vector<T>>(acc[k]);
+    const std::int64_t cols = batched ? 2 : 1;
+    const auto nnz = static_cast<std::int64_t>(values.size());
+    io::SparseTensor<T> sp;
+    sp.indices = Tensor<std::int64_t, 2>::uninitialized({nnz, cols});
+    std::int64_t* idx = tensor_access::mutable_data(sp.indices);
+    for (std::size_t i = 0; i < sparse_indices[k].size(); ++i) {  // (std::copy trips
+      idx[i] = sparse_indices[k][i];                              // GCC 12's -Wnonnull on
+    }                                                             // empty tensors)
+    sp.values = Tensor<T, 1>::uninitialized({nnz});
+    T* vals = tensor_access::mutable_data(sp.values);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      vals[i] = std::move(values[i]);
+    }
+    sp.dense_shape = Tensor<std::int64_t, 1>::uninitialized({cols});
+    auto* ds = tensor_access::mutable_data(sp.dense_shape);
+    if (batched) {
+      ds[0] = batch_size;
+      ds[1] = sparse_max[k];
+    } else {
+      ds[0] = sparse_max[k];
+    }
+    return io::ParsedFeature(std::move(sp));
+  }
+};
+
+/// Parses a batch of serialized Examples into the description's outputs.
+inline io::ParsedExample parse(std::string_view op, std::span<const std::string_view> batch,
+                               const FeatureDescription& description, bool batched) {
+  const auto batch_size = static_cast<std::int64_t>(batch.size());
+  ParseState state(op, description, batched, batch_size);
+  std::vector<Slot> slots(description.size());
+  for (std::int64_t b = 0; b < batch_size; ++b) {
+    try {
+      read_example(batch[static_cast<std::size_t>(b)], description, slots);
+    } catch (const data_loss& e) {
+      rethrow_parse_error(op, batched ? "Name: <unknown>, Index: " + std::to_string(b) + ". " : "",
+                          e);
+    }
+    state.add_example(b, description, slots);
+  }
   io::ParsedExample result;
-  k = 0;
+  std::size_t k = 0;
   for (const auto& kv : description) {  // (clang 14 cannot capture structured bindings)
-    const std::string& key = kv.first;
-    const FeatureSpec& spec = kv.second;
     std::visit(
         [&]<class S>(const S& s) {
-          using T = typename S::value_type;
-          auto& values = std::get<std::vector<T>>(acc[k]);
           if constexpr (is_sequence<S>) {
-            const auto& rows = sequence_rows[k];
-            const std::int64_t most =
-                rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end());
-            std::vector<std::int64_t> dims;
-            if (batched) {
-              dims.push_back(batch_size);
-            }
-            dims.push_back(most);
-            dims.insert(dims.end(), s.shape.begin(), s.shape.end());
-            if (batched) {  // pad every example to the most rows
-              const T pad = s.default_value.has_value() ? s.default_value.values()[0] : T{};
-              const auto stride = static_cast<std::size_t>(counts[k]);
-              std::vector<T> padded;
-              padded.reserve(rows.size() * static_cast<std::size_t>(most) * stride);
-              std::size_t from = 0;
-              for (const std::int64_t r : rows) {
-                const std::size_t n = static_cast<std::size_t>(r) * stride;
-                for (std::size_t i = 0; i < n; ++i) {
-                  padded.push_back(std::move(values[from + i]));
-                }
-                from += n;
-                padded.resize(padded.size() + static_cast<std::size_t>(most - r) * stride, pad);
-              }
-              values = std::move(padded);
-            }
-            result.insert(key, io::ParsedFeature(make_dense<T>(std::move(values), dims)));
+            result.insert(kv.first, state.dense_sequence(k, s));
           } else if constexpr (requires { s.shape; }) {
-            std::vector<std::int64_t> dims;
-            if (batched) {
-              dims.push_back(batch_size);
-            }
-            dims.insert(dims.end(), s.shape.begin(), s.shape.end());
-            result.insert(key, io::ParsedFeature(make_dense<T>(std::move(values), dims)));
+            result.insert(kv.first, state.dense_fixed(k, s));
           } else {
-            const std::int64_t cols = batched ? 2 : 1;
-            const auto nnz = static_cast<std::int64_t>(values.size());
-            io::SparseTensor<T> sp;
-            sp.indices = Tensor<std::int64_t, 2>::uninitialized({nnz, cols});
-            std::int64_t* idx = tensor_access::mutable_data(sp.indices);
-            for (std::size_t i = 0; i < sparse_indices[k].size(); ++i) {  // (std::copy trips
-              idx[i] = sparse_indices[k][i];  // GCC 12's -Wnonnull on empty tensors)
-            }
-            sp.values = Tensor<T, 1>::uninitialized({nnz});
-            T* vals = tensor_access::mutable_data(sp.values);
-            for (std::size_t i = 0; i < values.size(); ++i) {
-              vals[i] = std::move(values[i]);
-            }
-            sp.dense_shape = Tensor<std::int64_t, 1>::uninitialized({cols});
-            auto* ds = tensor_access::mutable_data(sp.dense_shape);
-            if (batched) {
-              ds[0] = batch_size;
-              ds[1] = sparse_max[k];
-            } else {
-              ds[0] = sparse_max[k];
-            }
-            result.insert(key, io::ParsedFeature(std::move(sp)));
+            result.insert(kv.first, state.sparse<S>(k));
           }
         },
-        spec);
+        kv.second);
     ++k;
   }
   return result;

@@ -12,6 +12,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
+#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/deferred.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/detail/batching.hpp>
@@ -148,19 +149,14 @@ class Loss {
       throw invalid_argument("tf::keras::losses::Loss '" + name_ +
                              "': call() must return a float tensor");
     }
-    switch (v.rank()) {
-      case 0:
+    const std::string what = "tf::keras::losses::Loss '" + name_ + "': call()'s result";
+    return tapeflow::detail::visit_rank<0, 3>(v.rank(), what, [&]<std::size_t R>() {
+      if constexpr (R == 0) {
         return v.template as<float, 0>();
-      case 1:
-        return reduce_mean(v.template as<float, 1>());
-      case 2:
-        return reduce_mean(v.template as<float, 2>());
-      case 3:
-        return reduce_mean(v.template as<float, 3>());
-      default:
-        throw invalid_argument("tf::keras::losses::Loss '" + name_ + "': call() returned rank " +
-                               std::to_string(v.rank()) + " (at most 3 supported)");
-    }
+      } else {
+        return reduce_mean(v.template as<float, R>());
+      }
+    });
   }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
@@ -172,17 +168,8 @@ namespace impl {
 /// Calls f.template operator()<R>() for the run-time rank of y_pred (2 or 3).
 template <class F>
 AnyTensor dispatch_pred_rank(const char* what, const AnyTensor& y_pred, F&& f) {
-  switch (y_pred.rank()) {
-    case 1:
-      return f.template operator()<1>();
-    case 2:
-      return f.template operator()<2>();
-    case 3:
-      return f.template operator()<3>();
-    default:
-      throw invalid_argument(std::string(what) + ": predictions of shape " +
-                             y_pred.shape().to_string() + " (rank 1 to 3 supported)");
-  }
+  return tapeflow::detail::visit_rank<1, 3>(
+      y_pred.rank(), std::string(what) + ": predictions of shape " + y_pred.shape().to_string(), f);
 }
 template <std::size_t R>
 Tensor<float, R> float_of(const AnyTensor& t) {

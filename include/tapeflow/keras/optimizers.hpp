@@ -32,6 +32,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
+#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/schedules.hpp>
 #include <tapeflow/train/trackable.hpp>
@@ -341,23 +342,8 @@ class Optimizer : public train::Trackable {
 
   template <class F>
   static auto with_rank(const AnyVariable& var, F&& f) {
-    switch (var.rank()) {
-      case 0:
-        return f.template operator()<0>();
-      case 1:
-        return f.template operator()<1>();
-      case 2:
-        return f.template operator()<2>();
-      case 3:
-        return f.template operator()<3>();
-      case 4:
-        return f.template operator()<4>();
-      case 5:
-        return f.template operator()<5>();
-      default:
-        throw unimplemented("tf::keras::optimizers: variables of rank " +
-                            std::to_string(var.rank()) + " (at most 5)");
-    }
+    return detail::visit_rank<0, 5>(var.rank(),
+                                    "tf::keras::optimizers: variable '" + var.name() + "'", f);
   }
   AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
     auto key = std::make_pair(var.id(), slot_name);
@@ -384,6 +370,7 @@ class Optimizer : public train::Trackable {
     detail::trace::GraphNode node;
     node.op = apply_op_name();
     node.attrs = {{"variable", var.name()}};
+    node.stateful = true;
     node.dtype = DType::float32;
     node.shape = var.shape();
     node.inputs.push_back(with_rank(

@@ -1,6 +1,8 @@
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -69,6 +71,44 @@ TEST_CASE("traced cond takes both branches of one trace", "[function][control_fl
   const std::string text = f.concrete_functions()[0]->to_string();
   CHECK_THAT(text, Catch::Contains("StatelessIf[then_branch=StatelessIf_true, "
                                    "else_branch=StatelessIf_false](Greater, arg0)"));
+}
+
+namespace {
+// Ops that differ only in their `stateful` member: the tracer reads it, not the op's name.
+template <bool Stateful>
+struct Identity {
+  static constexpr std::string_view name = Stateful ? "MyStatefulIdentity" : "MyIdentity";
+  static constexpr bool stateful = Stateful;
+  [[nodiscard]] tf::Tensor<float, 0> forward(const tf::Tensor<float, 0>& x) const { return x; }
+};
+
+template <bool Stateful>
+std::string traced_cond_text() {
+  auto f = tf::function([](const tf::Tensor<float, 0>& x) {
+    return tf::cond(
+        x > 0.0f, [&] { return tf::detail::execute(Identity<Stateful>{}, x); },
+        [&] { return x * 2.0f; });
+  });
+  CHECK(f(tf::constant(3.0f)).item() == 3.0f);
+  CHECK(f(tf::constant(-3.0f)).item() == -6.0f);
+  return f.concrete_functions()[0]->to_string();
+}
+}  // namespace
+
+TEST_CASE("cond is If when a branch holds an op whose stateful member is true",
+          "[function][control_flow]") {
+  CHECK_THAT(traced_cond_text<false>(), Catch::Contains(" = StatelessIf["));
+  const std::string stateful = traced_cond_text<true>();
+  CHECK_THAT(stateful, Catch::Contains(" = If[") && !Catch::Contains("StatelessIf"));
+  // Built-in stateful ops: random sampling and printing.
+  auto sample = tf::function([](const tf::Tensor<float, 0>& x) {
+    return tf::cond(
+        x > 0.0f,
+        [&] { return x + tf::random::normal<float>(std::array<std::int64_t, 0>{}, {.seed = 3}); },
+        [&] { return x; });
+  });
+  (void)sample(tf::constant(1.0f));
+  CHECK_THAT(sample.concrete_functions()[0]->to_string(), Catch::Contains(" = If["));
 }
 
 TEST_CASE("cond captures outer tensors, constants and variables", "[function][control_flow]") {

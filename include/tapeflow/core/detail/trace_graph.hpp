@@ -83,6 +83,9 @@ struct GraphNode {
   std::vector<std::pair<std::string, std::string>> attrs;
   std::vector<std::int32_t> inputs;  // value slots
   std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
+  /// Reads or changes state beyond its inputs (variables, output streams, random generators):
+  /// the op's own `stateful` member, so a tf::cond around it is an `If`, not a `StatelessIf`.
+  bool stateful = false;
   DType dtype = DType::invalid;
   Shape shape;
   NodeFn run;

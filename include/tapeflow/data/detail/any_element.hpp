@@ -21,6 +21,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/data/element.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -30,31 +31,7 @@ namespace data::detail {
 /// Calls `f.template operator()<R>()` for `rank` in [0, max_rank].
 template <class F>
 decltype(auto) with_any_rank(std::size_t rank, F&& f) {
-  static_assert(max_rank == 8, "with_any_rank lists ranks 0..8");
-  switch (rank) {
-    case 0:
-      return f.template operator()<0>();
-    case 1:
-      return f.template operator()<1>();
-    case 2:
-      return f.template operator()<2>();
-    case 3:
-      return f.template operator()<3>();
-    case 4:
-      return f.template operator()<4>();
-    case 5:
-      return f.template operator()<5>();
-    case 6:
-      return f.template operator()<6>();
-    case 7:
-      return f.template operator()<7>();
-    case 8:
-      return f.template operator()<8>();
-    default:
-      break;
-  }
-  throw invalid_argument("tf::data: rank " + std::to_string(rank) + " exceeds the maximum " +
-                         std::to_string(max_rank));
+  return ::tapeflow::detail::visit_rank(rank, "tf::data", f);
 }
 
 /// "float32 tensor of shape (2, 3)".
@@ -87,7 +64,9 @@ struct any_element {
     return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
       return with_any_rank(dims.size(), [&]<std::size_t R>() -> AnyTensor {
         std::array<std::int64_t, R> d{};
-        std::copy(dims.begin(), dims.end(), d.begin());
+        if constexpr (R > 0) {  // a rank-0 array has no storage (GCC warns on a null memmove)
+          std::copy(dims.begin(), dims.end(), d.begin());
+        }
         return AnyTensor(Tensor<T, R>::uninitialized(d));
       });
     });

@@ -32,6 +32,7 @@
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/tape_record.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
@@ -52,23 +53,9 @@ inline bool is_float_dtype(DType d) noexcept { return d == DType::float32 || d =
 template <class F>
 decltype(auto) with_float_type(DType dtype, std::size_t rank, F&& f) {
   auto by_rank = [&]<class T>() -> decltype(auto) {
-    switch (rank) {
-      case 0:
-        return f.template operator()<T, 0>();
-      case 1:
-        return f.template operator()<T, 1>();
-      case 2:
-        return f.template operator()<T, 2>();
-      case 3:
-        return f.template operator()<T, 3>();
-      case 4:
-        return f.template operator()<T, 4>();
-      default:
-        throw unimplemented(
-            "GradientTape inside tf::function: gradients through tf::cond / tf::while_loop "
-            "support tensors of rank 0 to 4, not rank " +
-            std::to_string(rank));
-    }
+    return visit_rank<0, 4>(
+        rank, "GradientTape inside tf::function: a gradient through tf::cond / tf::while_loop",
+        [&]<std::size_t R>() -> decltype(auto) { return f.template operator()<T, R>(); });
   };
   if (dtype == DType::float32) {
     return by_rank.template operator()<float>();

@@ -14,29 +14,16 @@
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::keras_impl {
 
-/// Calls f.template operator()<R>() for the rank of `t` (1 to 5).
+/// Calls f.template operator()<R>() for a rank of 1 to 5 (batched Keras inputs and outputs).
 template <class F>
 decltype(auto) with_rank(std::size_t rank, const char* what, F&& f) {
-  switch (rank) {
-    case 1:
-      return f.template operator()<1>();
-    case 2:
-      return f.template operator()<2>();
-    case 3:
-      return f.template operator()<3>();
-    case 4:
-      return f.template operator()<4>();
-    case 5:
-      return f.template operator()<5>();
-    default:
-      throw invalid_argument(std::string(what) + ": tensors of rank " + std::to_string(rank) +
-                             " are not supported (1 to 5)");
-  }
+  return visit_rank<1, 5>(rank, what, f);
 }
 
 /// The rows `rows` (indices into axis 0) of `src`, as a new tensor of the same dtype.

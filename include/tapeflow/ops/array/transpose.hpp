@@ -60,16 +60,23 @@ void transpose_block(T const* in, std::int64_t in_stride, T* out, std::int64_t o
   }
 }
 
-/// out = x with axes permuted: output axis i is input axis perm[i] (perm already validated).
-template <class T, std::size_t R>
-void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
-                      std::array<std::size_t, R> const& perm, T* out) {
-  std::int64_t const n = product(dims);
-  if (n == 0) {
-    return;
-  }
-  // Coalesce: keep axes of size > 1, then merge runs of input axes that are consecutive (among
-  // the kept ones) in the output order. Groups are listed in output order.
+/// A transpose with size-1 axes dropped and input axes that stay adjacent merged: input axes
+/// 0..k-1 of sizes `cd`; output position i holds input axis `cp[i]`. Strides are in elements.
+template <std::size_t R>
+struct CoalescedTranspose {
+  std::size_t k = 0;
+  std::array<std::size_t, R + 1> cp{};
+  std::array<std::int64_t, R + 1> cd{};
+  std::array<std::int64_t, R + 1> in_stride{};   // by input axis
+  std::array<std::int64_t, R + 1> out_dims{};    // by output position
+  std::array<std::int64_t, R + 1> out_stride{};  // by output position
+};
+
+template <std::size_t R>
+CoalescedTranspose<R> coalesce_transpose(std::array<std::int64_t, R> const& dims,
+                                         std::array<std::size_t, R> const& perm) {
+  // Keep axes of size > 1, then merge runs of input axes that are consecutive (among the kept
+  // ones) in the output order. Groups are listed in output order.
   std::array<std::int64_t, R + 1> kept_index{};
   std::size_t kept = 0;
   for (std::size_t a = 0; a < R; ++a) {
@@ -77,7 +84,8 @@ void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
   }
   std::array<std::int64_t, R + 1> group_first{};  // first kept input axis of each group
   std::array<std::int64_t, R + 1> group_dim{};
-  std::size_t k = 0;
+  CoalescedTranspose<R> c;
+  std::size_t& k = c.k;
   std::int64_t previous = -2;
   for (std::size_t i = 0; i < R; ++i) {
     std::int64_t const a = kept_index[perm[i]];
@@ -94,79 +102,76 @@ void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
     previous = a;
   }
   if (k <= 1) {
-    std::copy_n(in, n, out);
-    return;
+    return c;
   }
-  // Coalesced problem: input axes 0..k-1 with sizes `cd`; output position i holds input axis
-  // `cp[i]`.
-  std::array<std::size_t, R + 1> cp{};
-  std::array<std::int64_t, R + 1> cd{};
   for (std::size_t g = 0; g < k; ++g) {
     std::size_t rank = 0;
     for (std::size_t h = 0; h < k; ++h) {
       rank += group_first[h] < group_first[g] ? 1 : 0;
     }
-    cp[g] = rank;
-    cd[rank] = group_dim[g];
+    c.cp[g] = rank;
+    c.cd[rank] = group_dim[g];
   }
-  std::array<std::int64_t, R + 1> in_stride{};  // by input axis
-  std::array<std::int64_t, R + 1> out_dims{};   // by output position
-  std::array<std::int64_t, R + 1> out_stride{};
-  in_stride[k - 1] = 1;
+  c.in_stride[k - 1] = 1;
   for (std::size_t a = k - 1; a-- > 0;) {
-    in_stride[a] = in_stride[a + 1] * cd[a + 1];
+    c.in_stride[a] = c.in_stride[a + 1] * c.cd[a + 1];
   }
   for (std::size_t i = 0; i < k; ++i) {
-    out_dims[i] = cd[cp[i]];
+    c.out_dims[i] = c.cd[c.cp[i]];
   }
-  out_stride[k - 1] = 1;
+  c.out_stride[k - 1] = 1;
   for (std::size_t i = k - 1; i-- > 0;) {
-    out_stride[i] = out_stride[i + 1] * out_dims[i + 1];
+    c.out_stride[i] = c.out_stride[i + 1] * c.out_dims[i + 1];
   }
+  return c;
+}
 
-  if (cp[k - 1] == k - 1) {
-    // The innermost axis stays innermost: copy runs of `run` contiguous elements.
-    std::int64_t const run = cd[k - 1];
-    std::int64_t const rows = n / run;
-    backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 std::array<std::int64_t, R + 1> idx{};
-                                 std::int64_t rest = s;
-                                 std::int64_t in_off = 0;
+/// The innermost axis stays innermost: copies runs of contiguous elements.
+template <class T, std::size_t R>
+void transpose_runs(T const* in, T* out, std::int64_t n, CoalescedTranspose<R> const& c) {
+  std::size_t const k = c.k;
+  std::int64_t const run = c.cd[k - 1];
+  std::int64_t const rows = n / run;
+  backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
+                             [&](std::int64_t s, std::int64_t e) {
+                               std::array<std::int64_t, R + 1> idx{};
+                               std::int64_t rest = s;
+                               std::int64_t in_off = 0;
+                               for (std::size_t i = k - 1; i-- > 0;) {
+                                 idx[i] = rest % c.out_dims[i];
+                                 rest /= c.out_dims[i];
+                                 in_off += idx[i] * c.in_stride[c.cp[i]];
+                               }
+                               for (std::int64_t r = s; r < e; ++r) {
+                                 std::copy_n(in + in_off, run, out + r * run);
                                  for (std::size_t i = k - 1; i-- > 0;) {
-                                   idx[i] = rest % out_dims[i];
-                                   rest /= out_dims[i];
-                                   in_off += idx[i] * in_stride[cp[i]];
-                                 }
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   std::copy_n(in + in_off, run, out + r * run);
-                                   for (std::size_t i = k - 1; i-- > 0;) {
-                                     in_off += in_stride[cp[i]];
-                                     if (++idx[i] < out_dims[i]) {
-                                       break;
-                                     }
-                                     in_off -= idx[i] * in_stride[cp[i]];
-                                     idx[i] = 0;
+                                   in_off += c.in_stride[c.cp[i]];
+                                   if (++idx[i] < c.out_dims[i]) {
+                                     break;
                                    }
+                                   in_off -= idx[i] * c.in_stride[c.cp[i]];
+                                   idx[i] = 0;
                                  }
-                               });
-    return;
-  }
+                               }
+                             });
+}
 
-  // The innermost axis moves: transpose the planes (input axis `a`, which is innermost in the
-  // output) x (input axis k-1, innermost in the input) tile by tile, for every index of the
-  // other axes.
-  std::size_t const a = cp[k - 1];
+/// The innermost axis moves: transposes the planes (input axis `a`, innermost in the output) x
+/// (input axis k-1, innermost in the input) tile by tile, for every index of the other axes.
+template <class T, std::size_t R>
+void transpose_planes(T const* in, T* out, std::int64_t n, CoalescedTranspose<R> const& c) {
+  std::size_t const k = c.k;
+  std::size_t const a = c.cp[k - 1];
   std::size_t pos_c = 0;  // output position of the input's innermost axis
   for (std::size_t i = 0; i < k; ++i) {
-    if (cp[i] == k - 1) {
+    if (c.cp[i] == k - 1) {
       pos_c = i;
     }
   }
-  std::int64_t const rows = cd[a];
-  std::int64_t const cols = cd[k - 1];
-  std::int64_t const in_row_stride = in_stride[a];
-  std::int64_t const out_col_stride = out_stride[pos_c];
+  std::int64_t const rows = c.cd[a];
+  std::int64_t const cols = c.cd[k - 1];
+  std::int64_t const in_row_stride = c.in_stride[a];
+  std::int64_t const out_col_stride = c.out_stride[pos_c];
   // The other axes, by output position.
   std::array<std::size_t, R + 1> other{};
   std::size_t num_other = 0;
@@ -198,10 +203,10 @@ void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
             std::int64_t rest = plane;
             for (std::size_t j = num_other; j-- > 0;) {
               std::size_t const i = other[j];
-              std::int64_t const idx = rest % out_dims[i];
-              rest /= out_dims[i];
-              in_base += idx * in_stride[cp[i]];
-              out_base += idx * out_stride[i];
+              std::int64_t const idx = rest % c.out_dims[i];
+              rest /= c.out_dims[i];
+              in_base += idx * c.in_stride[c.cp[i]];
+              out_base += idx * c.out_stride[i];
             }
           }
           std::int64_t const block = item % blocks;
@@ -218,6 +223,24 @@ void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
           }
         }
       });
+}
+
+/// out = x with axes permuted: output axis i is input axis perm[i] (perm already validated).
+template <class T, std::size_t R>
+void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
+                      std::array<std::size_t, R> const& perm, T* out) {
+  std::int64_t const n = product(dims);
+  if (n == 0) {
+    return;
+  }
+  auto const c = coalesce_transpose(dims, perm);
+  if (c.k <= 1) {
+    std::copy_n(in, n, out);
+  } else if (c.cp[c.k - 1] == c.k - 1) {
+    transpose_runs(in, out, n, c);
+  } else {
+    transpose_planes(in, out, n, c);
+  }
 }
 
 }  // namespace detail

@@ -149,6 +149,16 @@ class OpNode final : public tape::Node {
   std::tuple<In...> in_;
 };
 
+/// Whether an op reads or changes state beyond its inputs: its `stateful` member (default no).
+template <class Op>
+constexpr bool is_stateful_op() {
+  if constexpr (requires { Op::stateful; }) {
+    return Op::stateful;
+  } else {
+    return false;
+  }
+}
+
 template <class Out>
 constexpr bool records_gradient = floating_element<typename Out::value_type>;
 
@@ -232,9 +242,10 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, std::string_vi
                                              OpAttributes attrs, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
-                                             std::int64_t out_id) {
+                                             bool stateful, std::int64_t out_id) {
   trace::GraphNode node;
   node.op = std::string(op);
+  node.stateful = stateful;
   node.dtype = dtype;
   node.shape = shape;
   node.attrs = std::move(attrs);
@@ -288,7 +299,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, out.id());
+      fused, is_stateful_op<Op>(), out.id());
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }

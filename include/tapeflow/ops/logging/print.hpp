@@ -82,6 +82,7 @@ namespace ops {
 /// bool; the op exists for its effect, which the executor keeps in program order.
 struct PrintV2 {
   static constexpr std::string_view name = "PrintV2";
+  static constexpr bool stateful = true;  // writes to a stream
   static constexpr bool differentiable = false;
   std::ostream* stream = &std::cout;
 
