@@ -1,7 +1,8 @@
-// Umbrella for tf::keras: layers, models, losses, metrics, optimizers, datasets.
+// Umbrella for tf::keras: layers, models, losses, metrics, optimizers, callbacks, datasets.
 #pragma once
 
-#include <tapeflow/keras/activations.hpp>       // IWYU pragma: export
+#include <tapeflow/keras/activations.hpp>           // IWYU pragma: export
+#include <tapeflow/keras/callbacks/tensorboard.hpp>  // IWYU pragma: export
 #include <tapeflow/keras/datasets.hpp>          // IWYU pragma: export
 #include <tapeflow/keras/initializers.hpp>      // IWYU pragma: export
 #include <tapeflow/keras/layer.hpp>             // IWYU pragma: export
