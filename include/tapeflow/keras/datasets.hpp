@@ -106,13 +106,9 @@ inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
 /// path tried.
 inline std::filesystem::path find_dir(const std::string& name,
                                       const std::optional<std::filesystem::path>& path) {
-  try {
-    return utils::get_file(std::filesystem::path(name) / "train-images-idx3-ubyte.gz",
-                           {.cache_dir = path})
-        .parent_path();
-  } catch (const not_found& e) {
-    throw not_found("tf::keras::datasets::" + name + "::load_data: " + e.what());
-  }
+  return utils::impl::find_file(std::filesystem::path(name) / "train-images-idx3-ubyte.gz",
+                                {.cache_dir = path}, "tf::keras::datasets::" + name + "::load_data")
+      .parent_path();
 }
 
 /// Loads the four IDX files of an MNIST-format dataset directory.

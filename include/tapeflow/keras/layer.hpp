@@ -154,8 +154,8 @@ class Layer<void> : public Trackable {
       out.push_back({.name = name, .object = child_at(offset)});
     }
     for (const auto& w : own_weights_) {
-      out.push_back({.name = layout == Layout::keras3 ? w.keras3_name : w.name,
-                     .variable = w.variable});
+      out.push_back(
+          {.name = layout == Layout::keras3 ? w.keras3_name : w.name, .variable = w.variable});
     }
     return out;
   }
@@ -286,21 +286,30 @@ class Layer<void> : public Trackable {
 
 namespace detail::keras_impl {
 
-/// Keras' default layer name for a class: its name in snake_case ("MLP" -> "mlp", "MyLayer" ->
-/// "my_layer"), taken from the compiler's spelling of the type.
+/// A class's unqualified name ("ns::MyLayer" -> "MyLayer"), from the compiler's spelling of
+/// the type; "Layer" where the compiler gives none.
 template <class T>
-std::string default_layer_name() {
+std::string class_name_of() {
 #if defined(__clang__) || defined(__GNUC__)
   std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = ns::MyLayer; ...]"
   const auto eq = f.find("T = ");
-  std::string_view t = eq == std::string_view::npos ? std::string_view("layer") : f.substr(eq + 4);
+  std::string_view t = eq == std::string_view::npos ? std::string_view("Layer") : f.substr(eq + 4);
   t = t.substr(0, t.find_first_of(";]<"));
   if (const auto colon = t.rfind("::"); colon != std::string_view::npos) {
     t = t.substr(colon + 2);
   }
+  return std::string(t.empty() ? std::string_view("Layer") : t);
 #else
-  std::string_view t = "layer";
+  return "Layer";
 #endif
+}
+
+/// Keras' default layer name for a class: its name in snake_case ("MLP" -> "mlp", "MyLayer" ->
+/// "my_layer").
+template <class T>
+std::string default_layer_name() {
+  const std::string name = class_name_of<T>();
+  const std::string_view t = name;
   std::string out;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
@@ -322,8 +331,8 @@ inline constexpr bool dependent_false = false;
 
 /// Whether layer class L has a `call` taking x (with or without the training flag).
 template <class L, class X>
-concept has_call = requires(L& l, const X& x) { l.call(x); } ||
-                   requires(L& l, const X& x) { l.call(x, true); };
+concept has_call =
+    requires(L& l, const X& x) { l.call(x); } || requires(L& l, const X& x) { l.call(x, true); };
 
 template <class X>
 Shape input_shape_of(const X& x) {
@@ -393,6 +402,11 @@ class Layer : public Layer<void> {
       : Layer<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Layer<void>::Layer;
 
+  /// The class's own name, as summary() shows it ("MyLayer"); built-in layers override it.
+  [[nodiscard]] std::string class_name() const override {
+    return detail::keras_impl::class_name_of<Derived>();
+  }
+
   /// Builds on the first call, then runs `call` (Keras: `layer(x)`, `layer(x, training=True)`).
   template <class X>
   decltype(auto) operator()(const X& x, CallOptions options = {}) {
@@ -414,13 +428,15 @@ TAPEFLOW_END_NAMESPACE
 
 // TAPEFLOW_TRACK(a, b, ...) in a layer's or model's constructor: track("a", a), track("b", b),
 // ... (each member under its own name, as Python's `self.a = ...` names it), up to 32 members.
-#define TAPEFLOW_TRACK(...) TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_N(__VA_ARGS__, \
-    32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, \
-    9, 8, 7, 6, 5, 4, 3, 2, 1)(__VA_ARGS__))
+#define TAPEFLOW_TRACK(...)                                                                        \
+  TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_N(                                            \
+      __VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, \
+      12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)(__VA_ARGS__))
 #define TAPEFLOW_DETAIL_TRACK_EXPAND(x) x
-#define TAPEFLOW_DETAIL_TRACK_N(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, \
-    _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, N, \
-    ...) TAPEFLOW_DETAIL_TRACK_##N
+#define TAPEFLOW_DETAIL_TRACK_N(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, \
+                                _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28,  \
+                                _29, _30, _31, _32, N, ...)                                       \
+  TAPEFLOW_DETAIL_TRACK_##N
 #define TAPEFLOW_DETAIL_TRACK_1(a) this->track(#a, a)
 #define TAPEFLOW_DETAIL_TRACK_2(a, ...) \
   this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_1(__VA_ARGS__))

@@ -482,8 +482,9 @@ AnyTensor call_erased(Self& self, const AnyTensor& x, bool training) {
     out = run.template operator()<float>();
   }
   if (!out) {
-    throw invalid_argument("tf::keras::Model '" + self.name() + "': call() takes no input of rank " +
-                           std::to_string(R) + " (got shape " + x.shape().to_string() + ", " +
+    throw invalid_argument("tf::keras::Model '" + self.name() +
+                           "': call() takes no input of rank " + std::to_string(R) +
+                           " (got shape " + x.shape().to_string() + ", " +
                            std::string(dtype_name(x.dtype())) + ")");
   }
   return *out;
@@ -512,6 +513,11 @@ class Model : public Model<void> {
   explicit Model(LayerOptions options)
       : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Model<void>::Model;
+
+  /// The class's own name ("MLP"), as a nested model's summary row shows it.
+  [[nodiscard]] std::string class_name() const override {
+    return detail::keras_impl::class_name_of<Derived>();
+  }
 
   /// Builds on the first call, then runs `call` (Keras: `model(x)`, `model(x, training=True)`).
   template <class X>

@@ -27,12 +27,12 @@
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/detail/flush_denormals.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/keras/schedules.hpp>
 #include <tapeflow/train/trackable.hpp>
 
@@ -250,6 +250,7 @@ class Optimizer : public train::Trackable {
     }
     return std::nullopt;
   }
+
  protected:
   Optimizer(std::string name, LearningRate lr)
       : s_(std::make_shared<State>()), learning_rate_(std::move(lr)) {
@@ -446,8 +447,7 @@ class SGD : public Optimizer {
     return o_.momentum == 0.0 ? std::vector<const char*>{} : std::vector<const char*>{"momentum"};
   }
   [[nodiscard]] std::vector<const char*> tf_keras_extra_slot_names() const override {
-    return slot_names().empty() ? std::vector<const char*>{"momentum"}
-                                : std::vector<const char*>{};
+    return slot_names().empty() ? std::vector<const char*>{"momentum"} : std::vector<const char*>{};
   }
   [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
       train::Layout layout) const override {

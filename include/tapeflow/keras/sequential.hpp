@@ -138,6 +138,11 @@ class Sequential : public Model<> {
       return run<0>(cast<float>(x), training);  // Keras layers cast inputs to float32
     }
   }
+  /// `model(x, {.training = true})`, as subclassed models are called.
+  template <class T, std::size_t R>
+  auto operator()(const Tensor<T, R>& x, CallOptions options) {
+    return (*this)(x, options.training);
+  }
 
   AnyTensor call_any(const AnyTensor& x, bool training) override {
     return detail::keras_impl::with_rank(x.rank(), "Sequential", [&]<std::size_t R>() -> AnyTensor {
@@ -184,9 +189,9 @@ class Sequential : public Model<> {
         operations->push_back({.object = l});
       }
       std::vector<TrackableReference> functional;
-      for (const char* empty : {"_tracked", "_inbound_nodes", "_outbound_nodes", "_losses",
-                                "_losses_override", "call_signature_parameters",
-                                "_call_has_context_arg"}) {
+      for (const char* empty :
+           {"_tracked", "_inbound_nodes", "_outbound_nodes", "_losses", "_losses_override",
+            "call_signature_parameters", "_call_has_context_arg"}) {
         functional.push_back({.name = empty, .owned = std::make_shared<train::TrackableList>()});
       }
       functional.push_back({.name = "_operations", .owned = std::move(operations)});

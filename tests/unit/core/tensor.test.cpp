@@ -101,17 +101,16 @@ TEST_CASE("tensors from host data and back", "[core][constant]") {
   CHECK(v.shape() == tf::Shape{3});
   auto s = tf::from_vector(std::vector<std::string>{"ab", "c"}, {2, 1});
   CHECK(s(1, 0) == "c");
-  CHECK_THROWS_WITH((tf::from_vector(std::vector<float>{1, 2, 3}, {2, 2})),
-                    Catch::Contains("3 values") && Catch::Contains("(2, 2)") &&
-                        Catch::Contains("4 elements"));
+  CHECK_THROWS_WITH(
+      (tf::from_vector(std::vector<float>{1, 2, 3}, {2, 2})),
+      Catch::Contains("3 values") && Catch::Contains("(2, 2)") && Catch::Contains("4 elements"));
   CHECK_THROWS_AS((tf::from_vector(std::vector<float>{}, {-1})), tf::invalid_argument);
   auto empty = tf::from_vector(std::vector<float>{}, {0, 5});
   CHECK(empty.num_elements() == 0);
   CHECK(empty.to_vector().empty());
 }
 
-TEST_CASE("mutable_data fills a fresh tensor and copies on write when shared",
-          "[core][tensor]") {
+TEST_CASE("mutable_data fills a fresh tensor and copies on write when shared", "[core][tensor]") {
   auto t = tf::Tensor<float, 2>::uninitialized({2, 2});
   const auto id0 = t.id();
   float* p = t.mutable_data();

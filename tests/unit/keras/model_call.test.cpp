@@ -70,6 +70,7 @@ tf::Tensor<float, 4> images(std::int64_t n) {
 TEST_CASE("model(x) builds on the first call and runs call - training reaches Dropout") {
   MLP model;
   CHECK(model.name().rfind("mlp", 0) == 0);  // named after the class, as Keras does
+  CHECK(model.class_name() == "MLP");
   CHECK_FALSE(model.built());
   auto y = model(images(2));
   CHECK(model.built());
@@ -79,11 +80,19 @@ TEST_CASE("model(x) builds on the first call and runs call - training reaches Dr
   CHECK(tf::reduce_max(tf::abs(again - y)).item() == 0.0f);  // inference: dropout is off
   auto trained = model(images(2), {.training = true});
   CHECK(tf::reduce_max(tf::abs(trained - y)).item() > 0.0f);  // training: dropout on
+  // Sequential takes the same call options
+  tf::keras::Sequential seq(layers::Flatten(), layers::Dropout(0.5, {.seed = 1}));
+  CHECK(tf::reduce_max(tf::abs(seq(images(1), {.training = false}) - seq(images(1)))).item() ==
+        0.0f);
+  CHECK(tf::reduce_max(tf::abs(seq(images(1), {.training = true}) - seq(images(1)))).item() > 0.0f);
 }
 
 TEST_CASE("a custom layer's build runs once, from the first input's shape") {
   LinearLayer layer(3);
   CHECK(layer.name().rfind("linear_layer", 0) == 0);
+  CHECK(layer.class_name() == "LinearLayer");  // what summary() shows
+  CHECK(layers::Dense(2).class_name() == "Dense");
+  CHECK(layers::MaxPool2D().class_name() == "MaxPooling2D");  // Keras' alias
   auto x = tf::constant<float>({{1, 2}, {3, 4}});
   (void)layer(x);
   (void)layer(x);
@@ -108,8 +117,7 @@ TEST_CASE("tape.gradient(loss, model.trainable_variables()) is what apply_gradie
   float first = 0, last = 0;
   for (int step = 0; step < 20; ++step) {
     tf::GradientTape tape;
-    auto loss =
-        tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, model(x)));
+    auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, model(x)));
     auto grads = tape.gradient(loss, model.trainable_variables());
     // a non-persistent tape stops recording at gradient(): nothing after it is recorded
     CHECK(tf::detail::tape::active().empty());
@@ -140,8 +148,8 @@ TEST_CASE("fit, evaluate and predict need no override (float images and integer 
                  .metrics = {tf::keras::metrics::SparseCategoricalAccuracy()}});
   const auto x = images(8);
   const auto y = tf::constant<std::int32_t>({0, 1, 2, 3, 0, 1, 2, 3});
-  auto history = model.fit(tf::AnyTensor(x), tf::AnyTensor(y), {.batch_size = 4, .epochs = 3,
-                                                                  .verbose = 0, .seed = 1});
+  auto history = model.fit(tf::AnyTensor(x), tf::AnyTensor(y),
+                           {.batch_size = 4, .epochs = 3, .verbose = 0, .seed = 1});
   CHECK(history.history.at("loss").size() == 3);
   CHECK(model.predict(tf::AnyTensor(x)).shape() == tf::Shape({8, 10}));
   CHECK_THROWS_AS(model.predict(tf::AnyTensor(tf::zeros<float>({2, 28, 28}))),

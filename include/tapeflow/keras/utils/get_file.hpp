@@ -93,14 +93,36 @@ inline std::vector<std::filesystem::path> get_file_candidates(const std::filesys
   const char* home = std::getenv("HOME");
   for (const auto& dir : dataset_dirs()) {
     add(dir / fname);
-    const bool keras_cache =
-        (keras_home != nullptr && dir == fs::path(keras_home) / "datasets") ||
-        (home != nullptr && dir == fs::path(home) / ".keras" / "datasets");
+    const bool keras_cache = (keras_home != nullptr && dir == fs::path(keras_home) / "datasets") ||
+                             (home != nullptr && dir == fs::path(home) / ".keras" / "datasets");
     if (keras_cache) {
       add(dir / fname.filename());
     }
   }
   return out;
+}
+}  // namespace impl
+
+namespace impl {
+/// get_file with `who` naming the caller in the error.
+inline std::filesystem::path find_file(const std::filesystem::path& fname,
+                                       const GetFileOptions& options, const std::string& who) {
+  const auto candidates = get_file_candidates(fname, options);
+  std::error_code ec;
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c, ec)) {
+      return c;
+    }
+  }
+  std::string tried;
+  for (const auto& c : candidates) {
+    tried += "\n  " + c.string();
+  }
+  throw not_found(who + ": " + fname.string() + " not found; tried:" + tried +
+                  (options.cache_dir ? std::string()
+                                     : "\n(pass the directory that holds it, e.g. --data_dir, or "
+                                       "set TAPEFLOW_DATASETS to a folder laid out like the "
+                                       "repository's data/)"));
 }
 }  // namespace impl
 
@@ -114,22 +136,7 @@ inline std::vector<std::filesystem::path> get_file_candidates(const std::filesys
 /// Throws not_found listing every path tried.
 [[nodiscard]] inline std::filesystem::path get_file(const std::filesystem::path& fname,
                                                     const GetFileOptions& options = {}) {
-  const auto candidates = impl::get_file_candidates(fname, options);
-  std::error_code ec;
-  for (const auto& c : candidates) {
-    if (std::filesystem::exists(c, ec)) {
-      return c;
-    }
-  }
-  std::string tried;
-  for (const auto& c : candidates) {
-    tried += "\n  " + c.string();
-  }
-  throw not_found("tf::keras::utils::get_file: " + fname.string() + " not found; tried:" + tried +
-                  (options.cache_dir ? std::string()
-                                     : "\n(pass the directory that holds it, e.g. --data_dir, or "
-                                       "set TAPEFLOW_DATASETS to a folder laid out like the "
-                                       "repository's data/)"));
+  return impl::find_file(fname, options, "tf::keras::utils::get_file");
 }
 
 }  // namespace keras::utils

@@ -121,7 +121,8 @@ TEST_CASE("not found names every path tried, in search order", "[keras][get_file
     const std::string msg = e.what();
     const auto at = [&](const fs::path& p) { return msg.find("\n  " + p.string() + "\n"); };
     const auto env_at = at(mine / "nothing" / "here.bin");
-    const auto keras_at = at(fs::current_path() / "keras_home" / "datasets" / "nothing" / "here.bin");
+    const auto keras_at =
+        at(fs::current_path() / "keras_home" / "datasets" / "nothing" / "here.bin");
     const auto keras_flat_at = at(fs::current_path() / "keras_home" / "datasets" / "here.bin");
     const auto cwd_at = at(fs::current_path() / "data" / "nothing" / "here.bin");
     CHECK(env_at != std::string::npos);
