@@ -50,9 +50,7 @@ struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
-  MLP() {
-    TAPEFLOW_TRACK(flatten, dense1, dense2);
-  }
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
   tf::Tensor<float, 2> operator()(const tf::Tensor<float, 4>& x) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
   }
@@ -68,9 +66,7 @@ struct CNN : tf::keras::Model<CNN> {
   layers::Reshape<1> flatten{{7 * 7 * 64}};
   layers::Dense dense1{1024, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
-  CNN() {
-    TAPEFLOW_TRACK(conv1, pool1, conv2, pool2, flatten, dense1, dense2);
-  }
+  CNN() { TAPEFLOW_TRACK(conv1, pool1, conv2, pool2, flatten, dense1, dense2); }
   tf::Tensor<float, 2> operator()(const tf::Tensor<float, 4>& x) {
     auto h = pool2(conv2(pool1(conv1(x))));
     return tf::nn::softmax(dense2(dense1(flatten(h))));
@@ -82,9 +78,7 @@ struct CNN : tf::keras::Model<CNN> {
 struct RNN : tf::keras::Model<RNN> {
   layers::LSTMCell cell{256};
   layers::Dense dense{num_chars};
-  RNN() {
-    TAPEFLOW_TRACK(cell, dense);
-  }
+  RNN() { TAPEFLOW_TRACK(cell, dense); }
   tf::Tensor<float, 2> operator()(const tf::Tensor<std::int32_t, 2>& inputs) {
     auto steps = tf::unstack(tf::one_hot<float>(inputs, num_chars), 1);
     auto state = cell.get_initial_state({.batch_size = inputs.dim(0)});

@@ -35,12 +35,12 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/detail/proto_wire.hpp>
-#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/train/checkpoint_state.hpp>
 #include <tapeflow/train/detail/object_graph.hpp>
 #include <tapeflow/train/tensor_bundle.hpp>
@@ -349,7 +349,7 @@ struct RestoreState {
   std::set<std::string> pending;  // keys whose live object does not exist yet (last pass)
   std::vector<std::string> mismatched;
   std::map<Trackable*, std::set<std::int32_t>> hooked;  // object -> its checkpoint nodes
-  std::map<std::int32_t, AnyVariable> variable_nodes;    // bound by any pass (slot owners)
+  std::map<std::int32_t, AnyVariable> variable_nodes;   // bound by any pass (slot owners)
   bool in_pass = false;
   bool rerun = false;
   bool expect_partial = false;
@@ -383,8 +383,8 @@ struct RestoreState {
     }
     auto t = reader->get_tensor(key);
     if (t.dtype() != DType::string || t.num_elements() != 1) {
-      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" +
-                      reader->prefix() + ".index' is not a string scalar");
+      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" + reader->prefix() +
+                      ".index' is not a string scalar");
     }
     state.restore(*static_cast<const std::string*>(t.raw_data()));
     consumed.insert(key);
@@ -489,9 +489,9 @@ struct RestoreState {
         }
         if (match != nullptr) {
           bound.emplace(c.node_id, *match);
-          may_grow[c.node_id] = match->owned ? may_grow[id]
-                                             : match->trackable != nullptr &&
-                                                   match->trackable->may_create_children();
+          may_grow[c.node_id] =
+              match->owned ? may_grow[id]
+                           : match->trackable != nullptr && match->trackable->may_create_children();
           queue.push_back(c.node_id);
         } else if (may_grow[id]) {
           // Not there yet (weights are created on a layer's first call, slots on an

@@ -81,7 +81,8 @@ struct SlotVariableReference {
 ///
 ///     struct Counter : tf::train::Trackable {
 ///       tf::Variable<std::int64_t, 0> n{std::int64_t{0}};
-///       std::vector<tf::train::TrackableReference> trackable_children(tf::train::Layout) override {
+///       std::vector<tf::train::TrackableReference> trackable_children(tf::train::Layout) override
+///       {
 ///         return {{.name = "n", .variable = n}};
 ///       }
 ///     };
@@ -107,8 +108,7 @@ class Trackable {
     return {};
   }
   /// Slot references (only tf_keras legacy optimizers have them).
-  [[nodiscard]] virtual std::vector<SlotVariableReference> trackable_slot_variables(
-      Layout layout) {
+  [[nodiscard]] virtual std::vector<SlotVariableReference> trackable_slot_variables(Layout layout) {
     (void)layout;
     return {};
   }
@@ -191,11 +191,11 @@ concept traced_function = requires(const F& f) {
 /// optimizers and metrics (derived from Trackable), Variables, dataset iterators and
 /// tf::functions.
 template <class T>
-concept trackable = std::derived_from<std::remove_cvref_t<T>, Trackable> ||
-                    is_variable<std::remove_cvref_t<T>>::value ||
-                    std::same_as<std::remove_cvref_t<T>, AnyVariable> ||
-                    stateful_iterator<std::remove_cvref_t<T>> ||
-                    traced_function<std::remove_cvref_t<T>>;
+concept trackable =
+    std::derived_from<std::remove_cvref_t<T>, Trackable> ||
+    is_variable<std::remove_cvref_t<T>>::value ||
+    std::same_as<std::remove_cvref_t<T>, AnyVariable> ||
+    stateful_iterator<std::remove_cvref_t<T>> || traced_function<std::remove_cvref_t<T>>;
 
 }  // namespace train
 TAPEFLOW_END_NAMESPACE

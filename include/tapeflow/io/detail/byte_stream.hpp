@@ -1,5 +1,5 @@
 // Byte sources and sinks behind the TFRecord reader and writer: a file, a memory buffer, and
-// zlib/gzip (de)compression wrapped around either (FORMATS.md section 3.3).
+// zlib/gzip (de)compression wrapped around either (docs/formats.md section 3.3).
 // IWYU pragma: private, include <tapeflow/io/tfrecord.hpp>
 #pragma once
 
