@@ -77,7 +77,9 @@ tf::keras::datasets::ImageDataset synthetic_digits() {
     labels[i] = static_cast<std::uint8_t>(i % 10);
   }
   return {.x_train = tf::from_vector(std::move(pixels), {n, 28, 28}),
-          .y_train = tf::from_vector(std::move(labels))};
+          .y_train = tf::from_vector(std::move(labels)),
+          .x_test = {},
+          .y_test = {}};
 }
 
 void run() {
