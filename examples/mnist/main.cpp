@@ -26,7 +26,6 @@ auto& model_name = parser.add_argument("--model", "mlp", "mlp or cnn");
 auto& use_fit = parser.add_argument("--fit", false, "train with model.compile + model.fit");
 auto& max_steps = parser.add_argument("--max_steps", std::numeric_limits<std::int64_t>::max(),
                                       "stop after S batches");
-auto& log_every = parser.add_argument("--log_every", std::int64_t{100}, "print every K batches");
 auto& seed = parser.add_argument("--seed", 0);
 auto& data_dir = parser.add_data_dir();
 
@@ -35,8 +34,7 @@ auto& num_epochs = parser.add_argument("--num_epochs", 5);
 auto& batch_size = parser.add_argument("--batch_size", std::int64_t{50});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 
-template <class Model>
-void train(Model& model, MNISTLoader& data_loader) {
+void train(auto& model, MNISTLoader& data_loader) {
   tf::keras::optimizers::Adam optimizer({.learning_rate = learning_rate});
   auto num_batches = std::min(data_loader.num_train_data / batch_size * num_epochs, max_steps);
   for (std::int64_t batch_index = 0; batch_index < num_batches; ++batch_index) {
@@ -44,16 +42,13 @@ void train(Model& model, MNISTLoader& data_loader) {
     tf::GradientTape tape;
     auto y_pred = model(X);
     auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, y_pred));
-    if (batch_index % log_every == 0) {
-      std::printf("batch %ld: loss %f\n", batch_index, loss.item());
-    }
+    std::printf("batch %ld: loss %f\n", batch_index, loss.item());
     auto grads = tape.gradient(loss, model.variables());
     optimizer.apply_gradients(grads, model.variables());
   }
 }
 
-template <class Model>
-void test(Model& model, MNISTLoader& data_loader) {
+void test(auto& model, MNISTLoader& data_loader) {
   tf::keras::metrics::SparseCategoricalAccuracy sparse_categorical_accuracy;
   auto num_batches = data_loader.num_test_data / batch_size;
   for (std::int64_t batch_index = 0; batch_index < num_batches; ++batch_index) {
@@ -92,8 +87,8 @@ int run(MNISTLoader& data_loader) {
 int main(int argc, char** argv) {
   parser.parse_args(argc, argv);
   return examples::run(parser, [] {
-    if ((model_name != "mlp" && model_name != "cnn") || batch_size <= 0 || log_every <= 0) {
-      throw tf::invalid_argument("--model must be mlp or cnn; --batch_size, --log_every > 0");
+    if ((model_name != "mlp" && model_name != "cnn") || batch_size <= 0) {
+      throw tf::invalid_argument("--model must be mlp or cnn and --batch_size > 0");
     }
     tf::random::set_seed(seed);
     MNISTLoader data_loader(data_dir);

@@ -23,7 +23,6 @@ examples::ArgumentParser parser(
     "and a sample image to an event file in --logdir, with the loss function's graph and a\n"
     "profile (trace_on / trace_export), then prints the `tensorboard --logdir` command to view\n"
     "it.");
-auto& print_every = parser.add_argument("--print_every", std::int64_t{100}, "print every K");
 auto& data_dir = parser.add_data_dir();
 
 // [seed:tensorboard begin]
@@ -48,9 +47,7 @@ void train() {
     tf::GradientTape tape;
     auto y_pred = model(X);
     auto loss = loss_fn(y, y_pred);
-    if (batch_index % print_every == 0) {
-      std::printf("batch %ld: loss %f\n", batch_index, loss.item());
-    }
+    std::printf("batch %ld: loss %f\n", batch_index, loss.item());
     tf::summary::scalar("loss", loss, batch_index);
     auto grads = tape.gradient(loss, model.variables());
     optimizer.apply_gradients(grads, model.variables());
@@ -66,8 +63,8 @@ void train() {
 int main(int argc, char** argv) {
   parser.parse_args(argc, argv);
   return examples::run(parser, [] {
-    if (batch_size <= 0 || num_batches < 0 || print_every <= 0) {
-      throw tf::invalid_argument("--batch_size and --print_every must be > 0, --num_batches >= 0");
+    if (batch_size <= 0 || num_batches < 0) {
+      throw tf::invalid_argument("--batch_size must be > 0 and --num_batches >= 0");
     }
     train();
     std::printf("to view it, run:\n  tensorboard --logdir=%s\n", logdir.c_str());

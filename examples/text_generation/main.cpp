@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
@@ -31,12 +32,11 @@ namespace {
 examples::ArgumentParser parser(
     "text_generation",
     "Trains the handbook's character-level LSTM (LSTMCell 256 + Dense) on a UTF-8 text\n"
-    "(default: text/nietzsche.txt, found as tf::keras::utils::get_file finds it), compares the\n"
-    "loss with the unigram entropy, and samples text at temperatures 0.2, 0.5, 1.0 and 1.2.");
+    "(default: text/nietzsche.txt, found as tf::keras::utils::get_file finds it), printing the\n"
+    "loss of every batch, then samples text at temperatures 0.2, 0.5, 1.0 and 1.2.");
 auto& text_file = parser.add_argument<std::optional<std::filesystem::path>>(
     "--text", std::nullopt, "train on this UTF-8 file instead");
 auto& sample_length = parser.add_argument("--sample_length", std::int64_t{400});
-auto& log_every = parser.add_argument("--log_every", std::int64_t{100}, "print every K batches");
 auto& seed = parser.add_argument("--seed", 0u);
 auto& data_dir = parser.add_data_dir();
 std::mt19937 rng;  // np.random
@@ -60,9 +60,8 @@ class DataLoader {
     for (std::size_t i = 0; i < chars.size(); ++i) {
       char_indices[chars[i]] = int(i);
     }
-    for (char32_t c : raw_text) {
-      text.push_back(char_indices[c]);
-    }
+    std::ranges::transform(raw_text, std::back_inserter(text),
+                           [&](auto c) { return char_indices[c]; });
     if (std::int64_t(text.size()) <= seq_length) {
       throw tf::invalid_argument(text_file->string() + " is shorter than one window");
     }
@@ -126,9 +125,7 @@ void train_and_sample() {
     tf::GradientTape tape;
     auto y_pred = model(X);
     auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, y_pred));
-    if (batch_index % log_every == 0) {
-      std::printf("batch %ld: loss %f\n", batch_index, loss.item());
-    }
+    std::printf("batch %ld: loss %f\n", batch_index, loss.item());
     auto grads = tape.gradient(loss, model.variables());
     optimizer.apply_gradients(grads, model.variables());
   }
@@ -151,8 +148,8 @@ void train_and_sample() {
 int main(int argc, char** argv) {
   parser.parse_args(argc, argv);
   return examples::run(parser, [] {
-    if (seq_length <= 0 || batch_size <= 0 || log_every <= 0) {
-      throw tf::invalid_argument("--seq_length, --batch_size and --log_every must be > 0");
+    if (seq_length <= 0 || batch_size <= 0) {
+      throw tf::invalid_argument("--seq_length and --batch_size must be > 0");
     }
     if (!text_file) {  // nietzsche.txt, as the handbook's tf.keras.utils.get_file
       text_file = tf::keras::utils::get_file("text/nietzsche.txt", {.cache_dir = data_dir});
