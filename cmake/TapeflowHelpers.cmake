@@ -27,6 +27,10 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   target_compile_options(tapeflow_dev_flags INTERFACE -Wno-uninitialized -Wno-array-bounds
                                                       -Wno-restrict -Wno-use-after-free)
 endif()
+# Our own programs find datasets in the repository's data/ from any working directory
+# (keras/utils/get_file.hpp); the installed package compiles no such path in.
+target_compile_definitions(tapeflow_dev_flags INTERFACE
+  "TAPEFLOW_DEFAULT_DATASETS_DIR=\"${PROJECT_SOURCE_DIR}/data\"")
 if(TAPEFLOW_NATIVE)
   # Eigen picks its SIMD width at compile time; without this GEMM runs on SSE2.
   target_compile_options(tapeflow_dev_flags INTERFACE -march=native)

@@ -1,33 +1,24 @@
 // Linear regression with GradientTape and matmul: the TensorFlow 2 tutorial's first program
 // (house prices 2013-2017), in C++.
-#include <cstring>
 #include <iostream>
-#include <string>
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "common/argparse.hpp"
+
 namespace tf = tapeflow;
 
+namespace {
+examples::ArgumentParser parser(
+    "demo",
+    "Fits price = a * year + b on normalized 2013-2017 data by gradient descent with\n"
+    "tf::GradientTape, printing the loss and the fitted parameters.");
+auto& steps = parser.add_argument("--steps", 10000);
+auto& learning_rate = parser.add_argument("--learning_rate", 5e-4f);
+}  // namespace
+
 int main(int argc, char** argv) {
-  int steps = 10000;
-  float learning_rate = 5e-4f;
-  for (int i = 1; i < argc; ++i) {
-    std::string const arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: demo [--steps N] [--learning_rate LR]\n"
-                   "Fits price = a * year + b on normalized 2013-2017 data by gradient descent\n"
-                   "with tf::GradientTape, printing the loss and the fitted parameters.\n";
-      return 0;
-    }
-    if (arg == "--steps" && i + 1 < argc) {
-      steps = std::stoi(argv[++i]);
-    } else if (arg == "--learning_rate" && i + 1 < argc) {
-      learning_rate = std::stof(argv[++i]);
-    } else {
-      std::cerr << "demo: unknown argument " << arg << " (see --help)\n";
-      return 2;
-    }
-  }
+  parser.parse_args(argc, argv);
   // Years and prices, normalized to [0, 1] as the tutorial does.
   auto x_raw = tf::constant<float>({{2013}, {2014}, {2015}, {2016}, {2017}});
   auto y_raw = tf::constant<float>({{12000}, {14000}, {15000}, {16500}, {17500}});

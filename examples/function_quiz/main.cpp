@@ -1,22 +1,23 @@
 // The tf.function chapter's two quizzes in C++: when a tf::function traces, and what runs on
 // cached calls. std::cout runs only while tracing; tf::print is a graph op and runs every call.
 #include <iostream>
-#include <string>
 
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/ops/logging/print.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include "common/argparse.hpp"
+
 namespace tf = tapeflow;
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::cout << "usage: function_quiz\n"
-                 "Runs the tf.function chapter's quizzes: a traced function called with int32 and\n"
-                 "float32 tensors, a host array and plain numbers, then a function updating a\n"
-                 "variable. Prints the chapter's expected output.\n";
-    return 0;
-  }
+  examples::ArgumentParser parser(
+      "function_quiz",
+      "Runs the tf.function chapter's quizzes: a traced function called with int32 and float32\n"
+      "tensors, a host array and plain numbers, then a function updating a variable. Prints the\n"
+      "chapter's expected output.");
+  parser.parse_args(argc, argv);
+  // [seed:function_quiz begin]
   // The quiz retraces six times on purpose; allow that without the retracing warning.
   auto f = tf::function(
       [](const auto& x) {
@@ -52,5 +53,6 @@ int main(int argc, char** argv) {
   std::cout << g() << "\n";
   std::cout << g() << "\n";
   std::cout << g() << "\n";
+  // [seed:function_quiz end]
   return 0;
 }

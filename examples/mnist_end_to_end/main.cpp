@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <optional>
 #include <string>
 
 #include <tapeflow/data.hpp>
@@ -15,41 +14,44 @@
 #include <tapeflow/tapeflow.hpp>
 #include <tapeflow/train.hpp>
 
+#include "common/argparse.hpp"
+
 namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
 namespace {
-
-struct Args {
-  int num_epochs = 2;
-  std::int64_t batch_size = 50;
-  double learning_rate = 1e-3;
-  std::string logdir = "./tensorboard";
-  std::string save_dir = "./save";
-  std::optional<std::string> data_dir;
-  std::int64_t max_steps = -1;  // per epoch, for quick checks
-};
+examples::ArgumentParser parser(
+    "mnist_end_to_end",
+    "Trains the MNIST MLP (Flatten, Dense 100 relu, Dense 10) with Adam on a tf::data pipeline,\n"
+    "logs the loss to TensorBoard, keeps the last 3 epoch checkpoints of model and optimizer\n"
+    "(a later run resumes from the latest) and prints the test accuracy.");
+auto& num_epochs = parser.add_argument("--num_epochs", 2);
+auto& batch_size = parser.add_argument("--batch_size", std::int64_t{50});
+auto& learning_rate = parser.add_argument("--learning_rate", 1e-3);
+auto& logdir = parser.add_argument("--logdir", "./tensorboard", "TensorBoard logs");
+auto& save_dir = parser.add_argument("--save_dir", "./save", "checkpoints");
+auto& max_steps = parser.add_argument("--max_steps", std::int64_t{-1}, "batches per epoch");
+auto& data_dir = parser.add_data_dir();
 
 tf::Tensor<float, 3> normalize(const tf::Tensor<std::uint8_t, 3>& images) {
   return tf::cast<float>(images) / 255.0f;
 }
 
-int run(const Args& args) {
-  auto mnist = tf::keras::datasets::mnist::load_data(
-      args.data_dir ? std::optional<std::filesystem::path>(*args.data_dir) : std::nullopt);
+int run() {
+  auto mnist = tf::keras::datasets::mnist::load_data(data_dir);
   auto x_train = normalize(mnist.x_train);
   auto y_train = tf::cast<std::int32_t>(mnist.y_train);
   auto train = tf::data::from_tensor_slices(x_train, y_train) |
-               tf::data::shuffle(10000, {.seed = 1}) | tf::data::batch(args.batch_size) |
+               tf::data::shuffle(10000, {.seed = 1}) | tf::data::batch(batch_size) |
                tf::data::prefetch(tf::data::autotune);
 
   tf::keras::Sequential model(layers::Flatten(), layers::Dense(100, {.activation = tf::nn::relu}),
                               layers::Dense(10));
-  tf::keras::optimizers::Adam optimizer({.learning_rate = args.learning_rate});
+  tf::keras::optimizers::Adam optimizer({.learning_rate = learning_rate});
   tf::keras::losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
 
   tf::train::Checkpoint checkpoint({{"model", model}, {"optimizer", optimizer}});
-  tf::train::CheckpointManager manager(checkpoint, args.save_dir, {.max_to_keep = 3});
+  tf::train::CheckpointManager manager(checkpoint, save_dir, {.max_to_keep = 3});
   int first_epoch = 0;
   if (const std::string latest = manager.latest_checkpoint(); !latest.empty()) {
     // Layers are built on their first call: the restore is applied when the weights appear.
@@ -57,22 +59,22 @@ int run(const Args& args) {
     first_epoch = std::stoi(latest.substr(latest.rfind('-') + 1));  // "ckpt-<epoch>"
     std::cout << "resumed from " << latest << "\n";
   }
-  auto writer = tf::summary::create_file_writer(args.logdir);
+  auto writer = tf::summary::create_file_writer(logdir);
 
   const auto start = std::chrono::steady_clock::now();
   std::int64_t step = optimizer.iterations();
-  for (int epoch = first_epoch; epoch < first_epoch + args.num_epochs; ++epoch) {
+  for (int epoch = first_epoch; epoch < first_epoch + num_epochs; ++epoch) {
     std::int64_t batches = 0;
     float last_loss = 0;
     for (auto&& [x, y] : train) {
-      if (args.max_steps >= 0 && batches >= args.max_steps) {
+      if (batches == max_steps) {
         break;
       }
       tf::GradientTape tape;
-      auto logits = model(x, true);
+      auto logits = model(x, {.training = true});
       auto loss = loss_fn(y, logits);
-      auto vars = model.trainable_variables();
-      optimizer.apply_gradients(tape.gradient(loss, vars), vars);
+      auto grads = tape.gradient(loss, model.trainable_variables());
+      optimizer.apply_gradients(grads, model.trainable_variables());
       ++batches;
       ++step;
       if (step % 100 == 0) {
@@ -82,80 +84,27 @@ int run(const Args& args) {
       last_loss = loss.item();
     }
     const std::string path = manager.save({.checkpoint_number = epoch + 1});
-    std::printf("epoch %d: %lld batches, loss %.4f, saved %s\n", epoch + 1,
-                static_cast<long long>(batches), static_cast<double>(last_loss), path.c_str());
+    std::printf("epoch %d: %ld batches, loss %.4f, saved %s\n", epoch + 1, batches,
+                static_cast<double>(last_loss), path.c_str());
   }
   writer.flush();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
 
-  auto logits = model.predict(normalize(mnist.x_test), {.batch_size = 1000}).as<float, 2>();
-  auto predicted = tf::argmax(logits, 1);
-  std::int64_t correct = 0;
-  for (std::int64_t i = 0; i < predicted.num_elements(); ++i) {
-    correct += predicted.data()[i] == static_cast<std::int64_t>(mnist.y_test.data()[i]) ? 1 : 0;
-  }
-  std::printf("training time: %.1f s\ntest accuracy: %.4f\n", seconds,
-              static_cast<double>(correct) / static_cast<double>(predicted.num_elements()));
-  std::cout << "TensorBoard: tensorboard --logdir=" << args.logdir << "\n";
+  tf::keras::metrics::SparseCategoricalAccuracy accuracy;
+  accuracy.update_state(mnist.y_test, model.predict(normalize(mnist.x_test), {.batch_size = 1000}));
+  std::printf("training time: %.1f s\ntest accuracy: %.4f\n", seconds.count(),
+              static_cast<double>(accuracy.result()));
+  std::cout << "TensorBoard: tensorboard --logdir=" << logdir << "\n";
   return 0;
 }
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        throw std::runtime_error(arg + " needs a value");
-      }
-      return argv[++i];
-    };
-    try {
-      if (arg == "--help" || arg == "-h") {
-        std::cout
-            << "usage: mnist_end_to_end [--num_epochs N] [--batch_size B] [--learning_rate LR]\n"
-               "                        [--logdir DIR] [--save_dir DIR] [--data_dir DIR]\n"
-               "                        [--max_steps S]\n"
-               "Trains the MNIST MLP (Flatten, Dense 100 relu, Dense 10) with Adam on a tf::data\n"
-               "pipeline, logs the loss to TensorBoard (--logdir, default ./tensorboard), keeps\n"
-               "the last 3 epoch checkpoints of model and optimizer (--save_dir, default ./save;\n"
-               "a later run resumes from the latest) and prints the test accuracy.\n";
-        return 0;
-      }
-      if (arg == "--num_epochs") {
-        args.num_epochs = std::stoi(value());
-      } else if (arg == "--batch_size") {
-        args.batch_size = std::stoll(value());
-      } else if (arg == "--learning_rate") {
-        args.learning_rate = std::stod(value());
-      } else if (arg == "--logdir") {
-        args.logdir = value();
-      } else if (arg == "--save_dir") {
-        args.save_dir = value();
-      } else if (arg == "--data_dir") {
-        args.data_dir = value();
-      } else if (arg == "--max_steps") {
-        args.max_steps = std::stoll(value());
-      } else {
-        std::cerr << "mnist_end_to_end: unknown argument " << arg << " (see --help)\n";
-        return 2;
-      }
-    } catch (const std::exception& e) {
-      std::cerr << "mnist_end_to_end: bad value for " << arg << ": " << e.what() << "\n";
-      return 2;
+  parser.parse_args(argc, argv);
+  return examples::run(parser, [] {
+    if (batch_size <= 0 || num_epochs < 0) {
+      throw tf::invalid_argument("--batch_size must be positive, --num_epochs >= 0");
     }
-  }
-  if (args.batch_size <= 0 || args.num_epochs < 0) {
-    std::cerr << "mnist_end_to_end: --batch_size must be positive, --num_epochs >= 0\n";
-    return 2;
-  }
-  try {
-    return run(args);
-  } catch (const tf::error& e) {
-    std::cerr << "mnist_end_to_end: " << e.what() << "\n";
-    return 1;
-  }
+    return run();
+  });
 }

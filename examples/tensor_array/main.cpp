@@ -1,22 +1,23 @@
 // The chapter's TensorArray example: write three scalars inside a tf::function, read them
 // back. `arr = arr.write(i, v)` keeps the new array, as TensorFlow requires in graph mode.
 #include <iostream>
-#include <string>
 #include <tuple>
 
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/function/tensor_array.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include "common/argparse.hpp"
+
 namespace tf = tapeflow;
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::cout << "usage: tensor_array\n"
-                 "Writes 0.0, 1.0 and 2.0 to a tf::TensorArray inside a tf::function, reads them\n"
-                 "back and prints them, as the TensorFlow chapter's example does.\n";
-    return 0;
-  }
+  examples::ArgumentParser parser(
+      "tensor_array",
+      "Writes 0.0, 1.0 and 2.0 to a tf::TensorArray inside a tf::function, reads them back and\n"
+      "prints them, as the TensorFlow chapter's example does.");
+  parser.parse_args(argc, argv);
+  // [seed:tensor_array begin]
   auto array_write_and_read = tf::function([] {
     tf::TensorArray<float, 0> arr(3);
     arr = arr.write(0, tf::constant(0.0f));
@@ -29,5 +30,6 @@ int main(int argc, char** argv) {
   });
   auto [a, b, c] = array_write_and_read();
   std::cout << a << " " << b << " " << c << "\n";
+  // [seed:tensor_array end]
   return 0;
 }

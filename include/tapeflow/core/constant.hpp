@@ -1,4 +1,4 @@
-// Creating tensors from values: constant, zeros, ones, fill, *_like, range.
+// Creating tensors from values: constant, from_vector, zeros, ones, fill, *_like, range.
 #pragma once
 
 #include <algorithm>
@@ -128,6 +128,50 @@ Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int
 template <element_type T>
 Tensor<T, 1> constant(const std::vector<T>& values) {
   return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
+}
+/// The same with the shape in braces, its rank deduced: `tf::constant(pixels, {n, 28, 28, 1})`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(std::span<const T> values, std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return constant<T, Rank>(values, d);
+}
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(const std::vector<T>& values, std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return constant<T, Rank>(std::span<const T>(values), d);
+}
+
+/// A tensor of shape `dims` taking the elements of `values` (row-major), moved rather than
+/// copied where that matters (strings). Throws invalid_argument naming both sizes when the
+/// number of values is not the number of elements of `dims`.
+///
+///     std::vector<float> host(6);                                // filled elsewhere
+///     auto t = tf::from_vector(std::move(host), {2, 3});         // Tensor<float, 2>
+///     std::vector<float> back = t.to_vector();                   // and back
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> from_vector(std::vector<T> values, const std::array<std::int64_t, Rank>& dims) {
+  auto t = Tensor<T, Rank>::uninitialized(dims);  // rejects negative dimensions
+  if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
+    throw invalid_argument("tf::from_vector: " + std::to_string(values.size()) +
+                           " values do not fill shape " + t.shape().to_string() + " (" +
+                           std::to_string(t.num_elements()) + " elements)");
+  }
+  std::move(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
+  return t;
+}
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> from_vector(std::vector<T> values, std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return from_vector<T, Rank>(std::move(values), d);
+}
+/// A rank-1 tensor of all of `values`.
+template <element_type T>
+Tensor<T, 1> from_vector(std::vector<T> values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  return from_vector<T, 1>(std::move(values), std::array<std::int64_t, 1>{n});
 }
 
 /// A tensor of shape `dims` with every element `value` (TensorFlow: `tf.fill`).

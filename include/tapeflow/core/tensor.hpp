@@ -6,6 +6,7 @@
 // one mutable holder. This header does not include Eigen: only op kernels do.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iosfwd>
@@ -116,8 +117,39 @@ class Tensor {
   [[nodiscard]] std::span<const T> values() const noexcept {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
-  /// A copy of the elements (TensorFlow: `.numpy()`, flattened).
+  /// A copy of the elements in row-major order (TensorFlow: `.numpy()`, flattened).
   [[nodiscard]] std::vector<T> numpy() const { return {values().begin(), values().end()}; }
+  /// The same as `numpy()`: the elements, row-major, as a `std::vector`.
+  [[nodiscard]] std::vector<T> to_vector() const { return numpy(); }
+
+  /// Writable elements (row-major) of the tensor this handle holds, for filling a tensor made
+  /// with `uninitialized` (or editing one) before handing it on:
+  ///
+  ///     auto t = tf::Tensor<float, 2>::uninitialized({n, 3});
+  ///     float* p = t.mutable_data();  // take the pointer once, then fill
+  ///
+  /// Tensors are values (MAINTAINERS.md, "Tensor identity"): other handles never see the
+  /// change. When the buffer is shared (a copy, a variable's value, a reshape), the elements
+  /// are first copied into a buffer of this handle's own (copy-on-write). Either way the handle
+  /// gets a fresh identity, so a gradient tape or a cache that saw the old value never mistakes
+  /// the edited one for it. Throws failed_precondition when the tensor holds no value.
+  [[nodiscard]] T* mutable_data() {
+    require_value("mutable_data()");
+    if (!buffer_->unique()) {
+      detail::Buffer* own = detail::Buffer::allocate<T>(buffer_->count);
+      const T* from = buffer_->template data<T>();
+      std::copy(from, from + buffer_->count, own->template data<T>());
+      buffer_->release();
+      buffer_ = own;
+    }
+    id_ = detail::new_tensor_id();
+    return buffer_->template data<T>();
+  }
+  /// `mutable_data()` as a span of `num_elements()` elements.
+  [[nodiscard]] std::span<T> mutable_values() {
+    T* p = mutable_data();
+    return {p, static_cast<std::size_t>(num_elements())};
+  }
   /// The single value of a rank-0 (or one-element) tensor (PyTorch: `.item()`).
   [[nodiscard]] const T& item() const {
     require_value("item()");

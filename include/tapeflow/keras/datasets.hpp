@@ -1,12 +1,9 @@
 // tf.keras.datasets.mnist / fashion_mnist: the IDX gzip files as uint8 tensors.
 //
-// Where the files are looked for, in order (Keras downloads to ~/.keras/datasets; tapeflow
-// never downloads):
-//   1. the `path` argument (a directory holding the four *-ubyte.gz files);
-//   2. $TAPEFLOW_DATASETS/<name>, then $KERAS_HOME/datasets/<name>, then
-//      ~/.keras/datasets/<name>;
-//   3. <dir>/data/<name> and <dir>/shared/data/<name> for the current directory and each of
-//      its parents (so a checkout beside `shared/data` finds them).
+// The files are found as `tf::keras::utils::get_file` finds a dataset (keras/utils/get_file.hpp:
+// the `path` argument, else $TAPEFLOW_DATASETS, the build-time TAPEFLOW_DEFAULT_DATASETS_DIR,
+// Keras' cache, data/ or shared/data/ in a parent directory), in a folder named after the
+// dataset ("mnist", "fashion-mnist"). Keras downloads them; tapeflow never downloads.
 #pragma once
 
 #include <array>
@@ -22,6 +19,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/keras/utils/get_file.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -81,7 +79,7 @@ inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
                     std::to_string(b.size() - 16) + " bytes follow byte 16");
   }
   auto t = Tensor<std::uint8_t, 3>::uninitialized({n, rows, cols});
-  std::copy(b.begin() + 16, b.end(), tapeflow::detail::tensor_access::mutable_data(t));
+  std::copy(b.begin() + 16, b.end(), t.mutable_data());
   return t;
 }
 
@@ -98,60 +96,19 @@ inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
                     " labels but " + std::to_string(b.size() - 8) + " bytes follow byte 8");
   }
   auto t = Tensor<std::uint8_t, 1>::uninitialized({n});
-  std::copy(b.begin() + 8, b.end(), tapeflow::detail::tensor_access::mutable_data(t));
+  std::copy(b.begin() + 8, b.end(), t.mutable_data());
   return t;
 }
 
-inline bool has_files(const std::filesystem::path& dir) {
-  std::error_code ec;
-  return std::filesystem::exists(dir / "train-images-idx3-ubyte.gz", ec) &&
-         std::filesystem::exists(dir / "t10k-labels-idx1-ubyte.gz", ec);
-}
-
-/// The directory holding dataset `name` (search order at the top of this header).
+/// The directory holding dataset `name`'s IDX files: the one with
+/// `<name>/train-images-idx3-ubyte.gz` found by `utils::get_file` (so `path` may be that
+/// directory itself or a datasets folder holding `<name>/`). Throws not_found listing every
+/// path tried.
 inline std::filesystem::path find_dir(const std::string& name,
                                       const std::optional<std::filesystem::path>& path) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> tried;
-  auto try_dir = [&](const fs::path& d) {
-    tried.push_back(d);
-    return has_files(d);
-  };
-  if (path) {
-    if (try_dir(*path)) {
-      return *path;
-    }
-    throw not_found("tf::keras::datasets::" + name + "::load_data: no " + name +
-                    " IDX files (train-images-idx3-ubyte.gz, ...) in " + path->string());
-  }
-  for (const char* env : {"TAPEFLOW_DATASETS", "KERAS_HOME", "HOME"}) {
-    if (const char* v = std::getenv(env); v != nullptr && *v != '\0') {
-      fs::path d = std::string(env) == "TAPEFLOW_DATASETS" ? fs::path(v) / name
-                   : std::string(env) == "KERAS_HOME"      ? fs::path(v) / "datasets" / name
-                                                      : fs::path(v) / ".keras" / "datasets" / name;
-      if (try_dir(d)) {
-        return d;
-      }
-    }
-  }
-  std::error_code ec;
-  for (fs::path d = fs::current_path(ec); !d.empty(); d = d.parent_path()) {
-    for (const fs::path& c : {d / "data" / name, d / "shared" / "data" / name}) {
-      if (try_dir(c)) {
-        return c;
-      }
-    }
-    if (d == d.root_path()) {
-      break;
-    }
-  }
-  std::string list;
-  for (std::size_t i = 0; i < tried.size() && i < 6; ++i) {
-    list += (i ? ", " : "") + tried[i].string();
-  }
-  throw not_found("tf::keras::datasets::" + name + "::load_data: IDX files not found (tried " +
-                  list + ", ... and data/" + name + " or shared/data/" + name +
-                  " in every parent directory); pass the directory or set TAPEFLOW_DATASETS");
+  return utils::impl::find_file(std::filesystem::path(name) / "train-images-idx3-ubyte.gz",
+                                {.cache_dir = path}, "tf::keras::datasets::" + name + "::load_data")
+      .parent_path();
 }
 
 /// Loads the four IDX files of an MNIST-format dataset directory.
@@ -174,8 +131,8 @@ inline ImageDataset load(const std::string& name,
 
 namespace mnist {
 /// MNIST digits (tf.keras.datasets.mnist.load_data): 60000 train and 10000 test 28x28 uint8
-/// images with labels 0-9. `path`: a directory with the IDX .gz files (see the header comment
-/// for where it looks otherwise).
+/// images with labels 0-9. `path`: a directory with the IDX .gz files, or one holding them in
+/// `mnist/` (see the header comment for where it looks otherwise).
 ///
 ///     auto [x_train, y_train, x_test, y_test] = tf::keras::datasets::mnist::load_data();
 inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {

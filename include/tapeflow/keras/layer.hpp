@@ -286,21 +286,30 @@ class Layer<void> : public Trackable {
 
 namespace detail::keras_impl {
 
-/// Keras' default layer name for a class: its name in snake_case ("MLP" -> "mlp", "MyLayer" ->
-/// "my_layer"), taken from the compiler's spelling of the type.
+/// A class's unqualified name ("ns::MyLayer" -> "MyLayer"), from the compiler's spelling of
+/// the type; "Layer" where the compiler gives none.
 template <class T>
-std::string default_layer_name() {
+std::string class_name_of() {
 #if defined(__clang__) || defined(__GNUC__)
   std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = ns::MyLayer; ...]"
   const auto eq = f.find("T = ");
-  std::string_view t = eq == std::string_view::npos ? std::string_view("layer") : f.substr(eq + 4);
+  std::string_view t = eq == std::string_view::npos ? std::string_view("Layer") : f.substr(eq + 4);
   t = t.substr(0, t.find_first_of(";]<"));
   if (const auto colon = t.rfind("::"); colon != std::string_view::npos) {
     t = t.substr(colon + 2);
   }
+  return std::string(t.empty() ? std::string_view("Layer") : t);
 #else
-  std::string_view t = "layer";
+  return "Layer";
 #endif
+}
+
+/// Keras' default layer name for a class: its name in snake_case ("MLP" -> "mlp", "MyLayer" ->
+/// "my_layer").
+template <class T>
+std::string default_layer_name() {
+  const std::string name = class_name_of<T>();
+  const std::string_view t = name;
   std::string out;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
@@ -392,6 +401,11 @@ class Layer : public Layer<void> {
   explicit Layer(LayerOptions options)
       : Layer<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Layer<void>::Layer;
+
+  /// The class's own name, as summary() shows it ("MyLayer"); built-in layers override it.
+  [[nodiscard]] std::string class_name() const override {
+    return detail::keras_impl::class_name_of<Derived>();
+  }
 
   /// Builds on the first call, then runs `call` (Keras: `layer(x)`, `layer(x, training=True)`).
   template <class X>

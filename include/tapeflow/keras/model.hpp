@@ -514,6 +514,11 @@ class Model : public Model<void> {
       : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Model<void>::Model;
 
+  /// The class's own name ("MLP"), as a nested model's summary row shows it.
+  [[nodiscard]] std::string class_name() const override {
+    return detail::keras_impl::class_name_of<Derived>();
+  }
+
   /// Builds on the first call, then runs `call` (Keras: `model(x)`, `model(x, training=True)`).
   template <class X>
   decltype(auto) operator()(const X& x, CallOptions options = {}) {

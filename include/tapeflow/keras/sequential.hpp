@@ -138,6 +138,11 @@ class Sequential : public Model<> {
       return run<0>(cast<float>(x), training);  // Keras layers cast inputs to float32
     }
   }
+  /// `model(x, {.training = true})`, as subclassed models are called.
+  template <class T, std::size_t R>
+  auto operator()(const Tensor<T, R>& x, CallOptions options) {
+    return (*this)(x, options.training);
+  }
 
   AnyTensor call_any(const AnyTensor& x, bool training) override {
     return detail::keras_impl::with_rank(x.rank(), "Sequential", [&]<std::size_t R>() -> AnyTensor {

@@ -1,10 +1,15 @@
+#include <cstdint>
+#include <span>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/variable.hpp>
 
 namespace tf = tapeflow;
 
@@ -72,6 +77,72 @@ TEST_CASE("constant checks shapes", "[core][constant]") {
                   tf::invalid_argument);
   auto t = tf::constant<float, 2>(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2});
   CHECK(t(2, 1) == 6.0f);
+}
+
+TEST_CASE("tensors from host data and back", "[core][constant]") {
+  // constant copies a vector or span; the shape's rank is deduced from the braces
+  std::vector<std::uint8_t> pixels{1, 2, 3, 4, 5, 6};
+  auto img = tf::constant(pixels, {1, 2, 3});
+  STATIC_REQUIRE(std::is_same_v<decltype(img), tf::Tensor<std::uint8_t, 3>>);
+  CHECK(img(0, 1, 2) == 6);
+  auto from_span = tf::constant(std::span<const std::uint8_t>(pixels), {3, 2});
+  CHECK(from_span(2, 0) == 5);
+  CHECK(img.to_vector() == pixels);
+  pixels[0] = 9;  // a copy: the tensor does not follow the vector
+  CHECK(img(0, 0, 0) == 1);
+
+  // from_vector takes the vector (moving strings), checks the element count
+  auto m = tf::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  STATIC_REQUIRE(std::is_same_v<decltype(m), tf::Tensor<float, 2>>);
+  CHECK(m.shape() == tf::Shape{2, 3});
+  CHECK(m(1, 0) == 4.0f);
+  CHECK(m.to_vector() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  auto v = tf::from_vector(std::vector<std::int64_t>{7, 8, 9});
+  CHECK(v.shape() == tf::Shape{3});
+  auto s = tf::from_vector(std::vector<std::string>{"ab", "c"}, {2, 1});
+  CHECK(s(1, 0) == "c");
+  CHECK_THROWS_WITH(
+      (tf::from_vector(std::vector<float>{1, 2, 3}, {2, 2})),
+      Catch::Contains("3 values") && Catch::Contains("(2, 2)") && Catch::Contains("4 elements"));
+  CHECK_THROWS_AS((tf::from_vector(std::vector<float>{}, {-1})), tf::invalid_argument);
+  auto empty = tf::from_vector(std::vector<float>{}, {0, 5});
+  CHECK(empty.num_elements() == 0);
+  CHECK(empty.to_vector().empty());
+}
+
+TEST_CASE("mutable_data fills a fresh tensor and copies on write when shared", "[core][tensor]") {
+  auto t = tf::Tensor<float, 2>::uninitialized({2, 2});
+  const auto id0 = t.id();
+  float* p = t.mutable_data();
+  for (int i = 0; i < 4; ++i) {
+    p[i] = float(i);
+  }
+  CHECK(p == t.data());  // the only handle: written in place
+  CHECK(t.id() != id0);  // but it is a new value for tapes and caches
+  CHECK(t.to_vector() == std::vector<float>{0, 1, 2, 3});
+
+  auto shared = t;  // another handle to the same buffer
+  auto span = t.mutable_values();
+  CHECK(span.size() == 4);
+  span[0] = 10;
+  CHECK(t(0, 0) == 10.0f);
+  CHECK(shared(0, 0) == 0.0f);  // the other handle never changes
+  CHECK(shared.data() != t.data());
+  CHECK(shared.id() != t.id());
+
+  // a variable's value shares the variable's buffer: editing it leaves the variable alone
+  tf::Variable<float, 1> var(tf::constant<float>({1, 2}));
+  auto value = var.value();
+  value.mutable_data()[1] = 5;
+  CHECK(value.to_vector() == std::vector<float>{1, 5});
+  CHECK(var.value().to_vector() == std::vector<float>{1, 2});
+
+  auto strings = tf::constant({"a", "b"});
+  auto strings_copy = strings;
+  strings.mutable_data()[0] = "z";
+  CHECK(strings(0) == "z");
+  CHECK(strings_copy(0) == "a");
+  CHECK_THROWS_AS((tf::Tensor<float, 1>().mutable_data()), tf::failed_precondition);
 }
 
 TEST_CASE("zeros, ones, fill, range", "[core][constant]") {

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <tapeflow/core/constant.hpp>
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/image.hpp>
 #include <tapeflow/io/files.hpp>
@@ -50,7 +51,7 @@ const std::map<std::string, Golden>& goldens() {
 }
 tf::Tensor<std::uint8_t, 3> test_image(std::int64_t h, std::int64_t w, std::int64_t c) {
   auto t = tf::Tensor<std::uint8_t, 3>::uninitialized({h, w, c});
-  auto* p = tf::detail::tensor_access::mutable_data(t);
+  auto* p = t.mutable_data();
   for (std::int64_t i = 0; i < h; ++i) {
     for (std::int64_t j = 0; j < w; ++j) {
       for (std::int64_t k = 0; k < c; ++k) {
@@ -106,14 +107,10 @@ TEST_CASE("rot90, flips and convert_image_dtype match TensorFlow", "[image]") {
   check_against("flip_left_right", tf::image::flip_left_right(img), 0);
   check_against("flip_up_down", tf::image::flip_up_down(img), 0);
   check_against("u8_to_float", tf::image::convert_image_dtype<float>(img), 1e-7);
-  auto f = tf::Tensor<float, 3>::uninitialized({2, 3, 1});
-  const float fv[] = {0.0f, 0.25f, 0.5f, 0.999f, 1.0f, 0.0031f};
-  std::copy(std::begin(fv), std::end(fv), tf::detail::tensor_access::mutable_data(f));
+  auto f = tf::from_vector(std::vector<float>{0.0f, 0.25f, 0.5f, 0.999f, 1.0f, 0.0031f}, {2, 3, 1});
   check_against("float_to_u8", tf::image::convert_image_dtype<std::uint8_t>(f), 0);
   // out of range saturates instead of wrapping
-  auto over = tf::Tensor<float, 1>::uninitialized({2});
-  tf::detail::tensor_access::mutable_data(over)[0] = 2.0f;
-  tf::detail::tensor_access::mutable_data(over)[1] = -1.0f;
+  auto over = tf::constant<float>({2.0f, -1.0f});
   const auto sat = tf::image::convert_image_dtype<std::uint8_t>(over);
   CHECK(sat(0) == 255);
   CHECK(sat(1) == 0);
@@ -127,6 +124,11 @@ TEST_CASE("decode_jpeg and decode_png match TensorFlow's decoders", "[image][cod
   check_against("tiny_jpg_resized", tf::image::resize(rgb, {7, 9}), 1e-3);
   const auto png = tf::io::read_file(std::string(TAPEFLOW_TEST_DATA_DIR) + "/image/tiny.png");
   check_against("tiny_png_decoded", tf::io::decode_png(png), 0);
+  // the bytes as a std::string (read by the caller) decode the same
+  const std::string jpg_bytes = jpg.item(), png_bytes = png.item();
+  check_against("tiny_jpg_decoded", tf::image::decode_jpeg(jpg_bytes), 0);
+  check_against("tiny_png_decoded", tf::image::decode_png(png_bytes), 0);
+  check_against("tiny_png_decoded", tf::io::decode_png(std::string_view(png_bytes)), 0);
 }
 
 TEST_CASE("encode_png round-trips, encode_jpeg is close, bad bytes throw", "[image][codec]") {
@@ -143,7 +145,7 @@ TEST_CASE("encode_png round-trips, encode_jpeg is close, bad bytes throw", "[ima
   }
   // a smooth image survives JPEG at quality 95 within a few levels
   auto smooth = tf::Tensor<std::uint8_t, 3>::uninitialized({32, 32, 3});
-  auto* p = tf::detail::tensor_access::mutable_data(smooth);
+  auto* p = smooth.mutable_data();
   for (int i = 0; i < 32; ++i) {
     for (int j = 0; j < 32; ++j) {
       for (int k = 0; k < 3; ++k) {

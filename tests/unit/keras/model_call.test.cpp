@@ -70,6 +70,7 @@ tf::Tensor<float, 4> images(std::int64_t n) {
 TEST_CASE("model(x) builds on the first call and runs call - training reaches Dropout") {
   MLP model;
   CHECK(model.name().rfind("mlp", 0) == 0);  // named after the class, as Keras does
+  CHECK(model.class_name() == "MLP");
   CHECK_FALSE(model.built());
   auto y = model(images(2));
   CHECK(model.built());
@@ -79,11 +80,19 @@ TEST_CASE("model(x) builds on the first call and runs call - training reaches Dr
   CHECK(tf::reduce_max(tf::abs(again - y)).item() == 0.0f);  // inference: dropout is off
   auto trained = model(images(2), {.training = true});
   CHECK(tf::reduce_max(tf::abs(trained - y)).item() > 0.0f);  // training: dropout on
+  // Sequential takes the same call options
+  tf::keras::Sequential seq(layers::Flatten(), layers::Dropout(0.5, {.seed = 1}));
+  CHECK(tf::reduce_max(tf::abs(seq(images(1), {.training = false}) - seq(images(1)))).item() ==
+        0.0f);
+  CHECK(tf::reduce_max(tf::abs(seq(images(1), {.training = true}) - seq(images(1)))).item() > 0.0f);
 }
 
 TEST_CASE("a custom layer's build runs once, from the first input's shape") {
   LinearLayer layer(3);
   CHECK(layer.name().rfind("linear_layer", 0) == 0);
+  CHECK(layer.class_name() == "LinearLayer");  // what summary() shows
+  CHECK(layers::Dense(2).class_name() == "Dense");
+  CHECK(layers::MaxPool2D().class_name() == "MaxPooling2D");  // Keras' alias
   auto x = tf::constant<float>({{1, 2}, {3, 4}});
   (void)layer(x);
   (void)layer(x);

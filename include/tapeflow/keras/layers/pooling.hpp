@@ -60,6 +60,10 @@ class AveragePooling2D : public Layer<AveragePooling2D> {
   Pooling2DOptions options_;
 };
 
+/// Keras' shorter names for the same layers (tf.keras.layers.MaxPool2D, AvgPool2D).
+using MaxPool2D = MaxPooling2D;
+using AvgPool2D = AveragePooling2D;
+
 }  // namespace layers
 }  // namespace keras
 TAPEFLOW_END_NAMESPACE
