@@ -42,45 +42,53 @@ struct ReverseV2 {
     return spec;
   }
 
-  // Copies runs of the axes after the last reversed one (contiguous in both tensors); the
-  // source offset of each run follows an odometer over the axes up to the last reversed one.
+  // Axis `last` is the last reversed axis of size > 1: each of its rows is copied backwards in
+  // one tight loop (runs of the contiguous axes after it); an odometer walks the axes before it.
   template <class T>
   void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
     T* dst = detail::tensor_access::mutable_data(out);
     T const* src = x.data();
     auto const& dims = x.dims();
-    if (x.num_elements() == 0) {
-      return;
-    }
-    std::size_t outer_rank = 0;  // axes [0, outer_rank) are walked, the rest are one run
+    std::int64_t const n = x.num_elements();
+    std::size_t outer_rank = 0;  // last + 1
     for (std::size_t a = 0; a < R; ++a) {
       if (reversed[a] && dims[a] > 1) {
         outer_rank = a + 1;
       }
     }
+    if (n == 0 || outer_rank == 0) {
+      std::copy_n(src, n, dst);
+      return;
+    }
+    std::size_t const last = outer_rank - 1;
     std::int64_t run = 1;
     for (std::size_t a = outer_rank; a < R; ++a) {
       run *= dims[a];
     }
-    if (outer_rank == 0) {
-      std::copy_n(src, run, dst);
-      return;
-    }
-    std::array<std::int64_t, R> stride{};  // in elements, of the source
-    std::int64_t s = run;
-    for (std::size_t a = outer_rank; a-- > 0;) {
+    std::int64_t const row = dims[last] * run;  // elements of one row of axis `last`
+    std::array<std::int64_t, R> stride{};       // of the source, for the axes before `last`
+    std::int64_t s = row;
+    for (std::size_t a = last; a-- > 0;) {
       stride[a] = s;
       s *= dims[a];
     }
     std::array<std::int64_t, R> index{};
-    std::int64_t from = 0;  // source offset of the run at `index`
-    for (std::size_t a = 0; a < outer_rank; ++a) {
+    std::int64_t from = 0;  // source offset of the current row
+    for (std::size_t a = 0; a < last; ++a) {
       from += reversed[a] ? (dims[a] - 1) * stride[a] : 0;
     }
-    std::int64_t const runs = x.num_elements() / run;
-    for (std::int64_t r = 0; r < runs; ++r, dst += run) {
-      std::copy_n(src + from, run, dst);
-      for (std::size_t a = outer_rank; a-- > 0;) {  // next index, last axis fastest
+    for (std::int64_t r = 0; r < n / row; ++r, dst += row) {
+      T const* back = src + from + row - run;  // the row's last run comes first
+      if (run == 1) {
+        for (std::int64_t j = 0; j < row; ++j) {
+          dst[j] = back[-j];
+        }
+      } else {
+        for (std::int64_t j = 0; j < row; j += run) {
+          std::copy_n(back - j, run, dst + j);
+        }
+      }
+      for (std::size_t a = last; a-- > 0;) {  // next row, axis last-1 fastest
         std::int64_t const step = reversed[a] ? -stride[a] : stride[a];
         if (++index[a] < dims[a]) {
           from += step;
