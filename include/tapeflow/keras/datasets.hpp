@@ -7,6 +7,7 @@
 //      ~/.keras/datasets/<name>;
 //   3. <dir>/data/<name> and <dir>/shared/data/<name> for the current directory and each of
 //      its parents (so a checkout beside `shared/data` finds them).
+// With TAPEFLOW_WITH_ZLIB=0 (detail/macros.hpp) calling load_data is a compile error naming it.
 #pragma once
 
 #include <array>
@@ -17,11 +18,13 @@
 #include <string>
 #include <vector>
 
-#include <zlib.h>
-
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+
+#if TAPEFLOW_WITH_ZLIB
+#include <zlib.h>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -35,6 +38,7 @@ struct ImageDataset {
   Tensor<std::uint8_t, 1> y_test;   ///< [10000]
 };
 
+#if TAPEFLOW_WITH_ZLIB
 namespace idx {
 
 /// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
@@ -189,6 +193,28 @@ inline ImageDataset load_data(const std::optional<std::filesystem::path>& path =
   return idx::load("fashion-mnist", path);
 }
 }  // namespace fashion_mnist
+#else   // TAPEFLOW_WITH_ZLIB
+// Compiled out: templates that fail only when called, so including the header stays fine.
+namespace mnist {
+template <int NeedsZlib = 0>
+ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
+  static_assert(NeedsZlib != 0,
+                "tf::keras::datasets::mnist::load_data needs zlib for the .gz files, compiled out "
+                "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+  return {};
+}
+}  // namespace mnist
+namespace fashion_mnist {
+template <int NeedsZlib = 0>
+ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
+  static_assert(
+      NeedsZlib != 0,
+      "tf::keras::datasets::fashion_mnist::load_data needs zlib for the .gz files, compiled out "
+      "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+  return {};
+}
+}  // namespace fashion_mnist
+#endif  // TAPEFLOW_WITH_ZLIB
 
 }  // namespace datasets
 }  // namespace keras
