@@ -6,6 +6,10 @@
 //   PrefetchOverlap/P  producer and consumer each busy 1 ms per element; P = 0 without
 //                      prefetch, 1 with prefetch(autotune): time ~ max (1 ms), not sum (2 ms)
 //   JpegDecodeResize/N decode_jpeg + resize to 256x256 of 500x375 JPEGs, num_parallel_calls = N
+//   RangeFor           range-for over range(1 << 20) | take(-1) (scalar int64 elements): per
+//                      element little but the iterator itself, the cost ranges-style iteration
+//                      adds; items = elements per second
+//   RangeV3Enumerate   the same through range-v3's views::enumerate (iterator copies inside zip)
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <range/v3/view/enumerate.hpp>
 
 #include <tapeflow/data.hpp>
 #include <tapeflow/image.hpp>
@@ -156,6 +161,32 @@ void JpegDecodeResize(benchmark::State& state) {
   state.SetItemsProcessed(n);
 }
 BENCHMARK(JpegDecodeResize)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+void RangeFor(benchmark::State& state) {
+  auto ds = tf::data::range(1 << 20) | tf::data::take(-1);
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    for (auto&& v : ds) {
+      benchmark::DoNotOptimize(v.data());
+      ++n;
+    }
+  }
+  state.SetItemsProcessed(n);
+}
+BENCHMARK(RangeFor)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void RangeV3Enumerate(benchmark::State& state) {
+  auto ds = tf::data::range(1 << 20) | tf::data::take(-1);
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    for (auto&& [i, v] : ds | ranges::views::enumerate) {
+      benchmark::DoNotOptimize(v.data());
+      n += static_cast<std::int64_t>(i & 1);
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) << 20);
+  benchmark::DoNotOptimize(n);
+}
+BENCHMARK(RangeV3Enumerate)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 
 BENCHMARK_MAIN();

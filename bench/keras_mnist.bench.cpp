@@ -34,9 +34,8 @@ void train_steps(benchmark::State& state, Model& model) {
     tf::GradientTape tape;
     auto probs = tf::nn::softmax(model(x, true));
     auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, probs));
-    tape.stop();
     auto vars = model.trainable_variables();
-    optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    optimizer.apply_gradients(tape.gradient(loss, vars), vars);
     return loss;
   };
   step();  // build
@@ -67,9 +66,8 @@ void BM_MnistMlpTrainStepTraced(benchmark::State& state) {
         tf::GradientTape tape;
         auto probs = tf::nn::softmax(model(xs, true));
         auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(ys, probs));
-        tape.stop();
         auto vars = model.trainable_variables();
-        optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+        optimizer.apply_gradients(tape.gradient(loss, vars), vars);
         return loss;
       });
   for (auto _ : state) {

@@ -3,7 +3,7 @@
 # and prints the median wall-clock seconds. No CMake needed.
 # Usage: bench/compile/run.sh [runs (default 5)]    env: CXX (default g++)
 #        PRECOMPILED=<build>/libtapeflow_instantiations.a bench/compile/run.sh   the same program
-#        compiled with TAPEFLOW_PRECOMPILED and linked with tapeflow::instantiations (STYLE #17c)
+#        compiled with TAPEFLOW_PRECOMPILED and linked with tapeflow::instantiations (MAINTAINERS.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}

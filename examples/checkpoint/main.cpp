@@ -1,7 +1,9 @@
 // The checkpoint chapter's CheckPointMlp program in C++: train an MLP on MNIST and save it every
 // 100 batches with tf::train::Checkpoint (or, with --manager, keep the last three through a
 // CheckpointManager numbered by batch index); --mode test restores the latest checkpoint into a
-// fresh, unbuilt model (deferred restoration) and prints the test accuracy.
+// fresh, unbuilt model (deferred restoration) and prints the test accuracy. --from-python DIR
+// does the same with a checkpoint the chapter's Python program wrote (checkpoint_mlp.py beside
+// this file; Keras 3 or tf_keras, detected from the file).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -18,21 +20,14 @@ namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
 // The chapter's MLP: Flatten, Dense(100, relu), Dense(10), softmax.
-struct MLP : tf::keras::Model {
+struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  MLP() : Model("mlp") {
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
-  }
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
-  }
-  tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
-    return call_typed(*this, &MLP::call, x, training);
   }
 };
 
@@ -45,6 +40,7 @@ struct Args {
   bool manager = false;
   std::int64_t max_steps = -1;
   std::optional<std::string> data_dir;
+  std::optional<std::string> from_python;
 };
 
 tf::keras::datasets::ImageDataset load(const Args& args) {
@@ -85,12 +81,11 @@ void train(const Args& args) {
     auto X = tf::gather(x_train, indices);
     auto y = tf::gather(y_train, indices);
     tf::GradientTape tape;
-    auto y_pred = model.call(X, true);
+    auto y_pred = model(X, {.training = true});
     auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, y_pred));
-    tape.stop();
     std::printf("batch %lld: loss %f\n", static_cast<long long>(batch_index), loss.item());
     auto vars = model.trainable_variables();
-    optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    optimizer.apply_gradients(tape.gradient(loss, vars), vars);
     if (batch_index % 100 == 0) {  // save every 100 batches
       std::string path = manager ? manager->save({.checkpoint_number = batch_index})
                                  : checkpoint.save(args.save_dir + "/model.ckpt");
@@ -106,12 +101,18 @@ int test(const Args& args) {
   // Restore into the new model under the same key; its layers are built (and the values
   // applied) by the first call.
   tf::train::Checkpoint checkpoint({{"myAwesomeModel", model_to_be_restored}});
-  const std::string latest = tf::train::latest_checkpoint(args.save_dir);
+  const std::string dir = args.from_python ? *args.from_python : args.save_dir;
+  const std::string latest = tf::train::latest_checkpoint(dir);
   if (latest.empty()) {
-    std::cerr << "checkpoint: no checkpoint in " << args.save_dir << " (run --mode train first)\n";
+    std::cerr << "checkpoint: no checkpoint in " << dir
+              << (args.from_python ? " (run checkpoint_mlp.py first)\n"
+                                   : " (run --mode train first)\n");
     return 1;
   }
   auto status = checkpoint.restore(latest);
+  if (args.from_python) {
+    std::printf("layout: %s\n", std::string(tf::train::layout_name(status.layout())).c_str());
+  }
   auto probs = model_to_be_restored.predict(x_test, {.batch_size = 500}).as<float, 2>();
   status.assert_consumed();
   auto pred = tf::argmax(probs, 1);
@@ -139,12 +140,14 @@ int main(int argc, char** argv) {
       std::cout
           << "usage: checkpoint [--mode train|test] [--num_epochs N] [--batch_size N]\n"
              "                  [--learning_rate LR] [--save_dir DIR] [--manager]\n"
-             "                  [--max_steps N] [--data_dir DIR]\n"
+             "                  [--max_steps N] [--data_dir DIR] [--from-python DIR]\n"
              "The checkpoint chapter's CheckPointMlp: --mode train trains an MLP on MNIST and\n"
              "saves it every 100 batches with tf::train::Checkpoint (DIR/model.ckpt-1, -2, ...;\n"
              "default DIR ./save); with --manager a CheckpointManager keeps the last 3, numbered\n"
              "by batch index. --mode test restores tf::train::latest_checkpoint(DIR) into a new\n"
-             "model and prints the test accuracy. MNIST is found as\n"
+             "model and prints the test accuracy. --from-python DIR restores the latest\n"
+             "checkpoint the chapter's Python program (checkpoint_mlp.py, Keras 3 or tf_keras)\n"
+             "wrote in DIR the same way and prints the layout it found. MNIST is found as\n"
              "tf::keras::datasets::mnist::load_data does (--data_dir, $TAPEFLOW_DATASETS, ...).\n";
       return 0;
     }
@@ -165,6 +168,8 @@ int main(int argc, char** argv) {
         args.max_steps = std::stoll(value());
       } else if (a == "--data_dir") {
         args.data_dir = value();
+      } else if (a == "--from-python") {
+        args.from_python = value();
       } else {
         std::cerr << "checkpoint: unknown argument " << a << " (see --help)\n";
         return 2;
@@ -173,6 +178,9 @@ int main(int argc, char** argv) {
       std::cerr << "checkpoint: bad value for " << a << "\n";
       return 2;
     }
+  }
+  if (args.from_python) {
+    args.mode = "test";  // a Python-written checkpoint is only read here
   }
   try {
     if (args.mode == "train") {

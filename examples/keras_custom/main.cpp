@@ -11,21 +11,17 @@
 namespace tf = tapeflow;
 
 // A fully connected layer whose weights are created from the first input's shape.
-struct MyLayer : tf::keras::Layer {
+struct MyLayer : tf::keras::Layer<MyLayer> {
   std::int64_t units;
   tf::Variable<float, 2> w;
   tf::Variable<float, 1> b;
 
-  explicit MyLayer(std::int64_t u) : Layer("my_layer"), units(u) {}
-  void build(const tf::Shape& input_shape) {  // input_shape: the first call's input shape
+  explicit MyLayer(std::int64_t u) : units(u) {}
+  void build(const tf::Shape& input_shape) override {  // runs once, on the first call
     w = add_weight<float, 2>("w", {input_shape[1], units});
     b = add_weight<float, 1>("b", {units}, tf::keras::initializers::Zeros());
-    set_built();
   }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& inputs) {
-    if (!built()) {
-      build(inputs.shape());
-    }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& inputs) {
     return tf::matmul(inputs, w) + b;
   }
   std::string class_name() const override { return "MyLayer"; }

@@ -19,27 +19,20 @@ namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
 // The handbook's MLP: Flatten, Dense(100, relu), Dense(10), softmax.
-struct MLP : tf::keras::Model {
+struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  MLP() : Model("mlp") {
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
-  }
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
-  }
-  tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
-    return call_typed(*this, &MLP::call, x, training);
   }
 };
 
 // The handbook's CNN: two 5x5 "same" convolutions (32, 64 filters) each followed by 2x2 max
 // pooling, then Dense(1024, relu), Dense(10), softmax.
-struct CNN : tf::keras::Model {
+struct CNN : tf::keras::Model<CNN> {
   layers::Conv2D conv1{32, 5, {.padding = "same", .activation = tf::nn::relu}};
   layers::MaxPooling2D pool1{2, {.strides = 2}};
   layers::Conv2D conv2{64, 5, {.padding = "same", .activation = tf::nn::relu}};
@@ -48,21 +41,10 @@ struct CNN : tf::keras::Model {
   layers::Dense dense1{1024, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  CNN() : Model("cnn") {
-    track("conv1", conv1);
-    track("pool1", pool1);
-    track("conv2", conv2);
-    track("pool2", pool2);
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
-  }
+  CNN() { TAPEFLOW_TRACK(conv1, pool1, conv2, pool2, flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     auto h = pool2(conv2(pool1(conv1(x))));
     return tf::nn::softmax(dense2(dense1(flatten(h))));
-  }
-  tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
-    return call_typed(*this, &CNN::call, x, training);
   }
 };
 
@@ -85,7 +67,7 @@ tf::Tensor<float, 4> prepare(const tf::Tensor<std::uint8_t, 3>& images) {
   return tf::reshape(tf::cast<float>(images) / 255.0f, {-1, 28, 28, 1});
 }
 
-double test_accuracy(tf::keras::Model& model, const tf::Tensor<float, 4>& x,
+double test_accuracy(tf::keras::Model<>& model, const tf::Tensor<float, 4>& x,
                      const tf::Tensor<std::uint8_t, 1>& y) {
   // The handbook: argmax(model.predict(test_data)) compared with the labels.
   auto probs = model.predict(x, {.batch_size = 500}).as<float, 2>();
@@ -132,11 +114,10 @@ int run(M& model, const Args& args) {
         auto X = tf::gather(x_train, indices);
         auto y = tf::gather(y_train, indices);
         tf::GradientTape tape;
-        auto y_pred = model.call(X, true);
+        auto y_pred = model(X, {.training = true});
         auto loss = tf::reduce_mean(tf::keras::losses::sparse_categorical_crossentropy(y, y_pred));
-        tape.stop();
         auto vars = model.trainable_variables();
-        auto grads = tf::keras::gradient(tape, loss, vars);
+        auto grads = tape.gradient(loss, vars);
         optimizer.apply_gradients(grads, vars);
         ++batch_index;
         if (args.log_every > 0 && batch_index % args.log_every == 0) {

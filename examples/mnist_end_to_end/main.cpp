@@ -71,9 +71,8 @@ int run(const Args& args) {
       tf::GradientTape tape;
       auto logits = model(x, true);
       auto loss = loss_fn(y, logits);
-      tape.stop();
       auto vars = model.trainable_variables();
-      optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+      optimizer.apply_gradients(tape.gradient(loss, vars), vars);
       ++batches;
       ++step;
       if (step % 100 == 0) {

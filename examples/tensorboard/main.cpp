@@ -21,21 +21,14 @@ namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
 // The chapter's MLP: Flatten, Dense(100, relu), Dense(10), softmax.
-struct MLP : tf::keras::Model {
+struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;
   layers::Dense dense1{100, {.activation = tf::nn::relu}};
   layers::Dense dense2{10};
 
-  MLP() : Model("mlp") {
-    track("flatten", flatten);
-    track("dense1", dense1);
-    track("dense2", dense2);
-  }
+  MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
   tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& x, bool /*training*/) {
     return tf::nn::softmax(dense2(dense1(flatten(x))));
-  }
-  tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
-    return call_typed(*this, &MLP::call, x, training);
   }
 };
 
@@ -83,9 +76,8 @@ int run(const Args& args) {
     auto X = tf::gather(x_train, indices);
     auto y = tf::gather(y_train, indices);
     tf::GradientTape tape;
-    auto y_pred = model.call(X, true);
+    auto y_pred = model(X, {.training = true});
     auto loss = loss_fn(y, y_pred);
-    tape.stop();
     if (args.print_every > 0 && batch_index % args.print_every == 0) {
       std::printf("batch %lld: loss %f\n", static_cast<long long>(batch_index), loss.item());
     }
@@ -97,7 +89,7 @@ int run(const Args& args) {
       }
     }
     auto vars = model.trainable_variables();
-    optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    optimizer.apply_gradients(tape.gradient(loss, vars), vars);
   }
   if (args.trace) {
     auto scope = summary_writer.as_default();

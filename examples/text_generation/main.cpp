@@ -82,15 +82,12 @@ class DataLoader {
 };
 
 // The handbook's RNN model.
-struct RNN : tf::keras::Model {
+struct RNN : tf::keras::Model<RNN> {
   std::int64_t num_chars;
   tf::keras::layers::LSTMCell cell{256};
   tf::keras::layers::Dense dense;
 
-  explicit RNN(std::int64_t chars) : Model("rnn"), num_chars(chars), dense(chars) {
-    track("cell", cell);
-    track("dense", dense);
-  }
+  explicit RNN(std::int64_t chars) : num_chars(chars), dense(chars) { TAPEFLOW_TRACK(cell, dense); }
   // Logits of the character following each window [batch, seq_length].
   tf::Tensor<float, 2> call(const tf::Tensor<std::int32_t, 2>& inputs) {
     const std::int64_t batch = inputs.dim(0), seq_length = inputs.dim(1);
@@ -216,12 +213,11 @@ int main(int argc, char** argv) {
     for (std::int64_t batch_index = 1; batch_index <= num_batches; ++batch_index) {
       auto [X, y] = loader.get_batch(seq_length, batch_size);
       tf::GradientTape tape;
-      auto y_pred = model.call(X);
+      auto y_pred = model(X);
       auto loss = tf::reduce_mean(
           tf::keras::losses::sparse_categorical_crossentropy(y, y_pred, /*from_logits=*/true));
-      tape.stop();
       auto vars = model.trainable_variables();
-      optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+      optimizer.apply_gradients(tape.gradient(loss, vars), vars);
       recent += loss.item();
       ++recent_n;
       if (log_every > 0 && (batch_index % log_every == 0 || batch_index == num_batches)) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <tapeflow/core/any_tensor.hpp>       // IWYU pragma: export
+#include <tapeflow/core/any_variable.hpp>     // IWYU pragma: export
 #include <tapeflow/core/constant.hpp>         // IWYU pragma: export
 #include <tapeflow/core/dtype.hpp>            // IWYU pragma: export
 #include <tapeflow/core/errors.hpp>           // IWYU pragma: export

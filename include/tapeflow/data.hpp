@@ -1,5 +1,6 @@
 // Umbrella for tf::data: dataset sources and pipeable adaptors (`tf.data`). Compiles without
-// Eigen or range-v3 headers, so a program using only pipelines builds in seconds.
+// Eigen; of range-v3 it includes only the view-closure machinery (MAINTAINERS.md, "Datasets are
+// views"), so a program using only pipelines builds in seconds.
 #pragma once
 
 #include <tapeflow/data/adaptor/batch.hpp>              // IWYU pragma: export
@@ -20,6 +21,7 @@
 #include <tapeflow/data/features.hpp>                   // IWYU pragma: export
 #include <tapeflow/data/source/concatenate.hpp>         // IWYU pragma: export
 #include <tapeflow/data/source/from_generator.hpp>      // IWYU pragma: export
+#include <tapeflow/data/source/from_range.hpp>          // IWYU pragma: export
 #include <tapeflow/data/source/from_tensor_slices.hpp>  // IWYU pragma: export
 #include <tapeflow/data/source/list_files.hpp>          // IWYU pragma: export
 #include <tapeflow/data/source/range.hpp>               // IWYU pragma: export

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <tapeflow/keras/activations.hpp>       // IWYU pragma: export
-#include <tapeflow/keras/any_variable.hpp>      // IWYU pragma: export
 #include <tapeflow/keras/datasets.hpp>          // IWYU pragma: export
 #include <tapeflow/keras/initializers.hpp>      // IWYU pragma: export
 #include <tapeflow/keras/layer.hpp>             // IWYU pragma: export

@@ -29,4 +29,4 @@
 
 // Last, after every op: with TAPEFLOW_PRECOMPILED it declares their common specializations
 // extern (tapeflow::instantiations).
-#include <tapeflow/detail/precompiled.hpp>  // IWYU pragma: export
+#include <tapeflow/ops/detail/precompiled.hpp>  // IWYU pragma: export

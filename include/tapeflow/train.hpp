@@ -6,3 +6,4 @@
 #include <tapeflow/train/checkpoint_manager.hpp>  // IWYU pragma: export
 #include <tapeflow/train/checkpoint_state.hpp>    // IWYU pragma: export
 #include <tapeflow/train/tensor_bundle.hpp>       // IWYU pragma: export
+#include <tapeflow/train/trackable.hpp>           // IWYU pragma: export

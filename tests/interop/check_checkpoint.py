@@ -13,10 +13,10 @@ usage: check_checkpoint.py <checkpoint_interop binary> <work dir>
 3. Reverse: a tf_keras model + Adam trained in Python is saved the same way; tapeflow restores
    it into a fresh, unbuilt model + Adam (assert_consumed after a step) and predicts as Keras
    does, before and after one more step (<= 1e-5).
-Keras 2 comes from the tf-keras package (`import tf_keras as keras`): Keras 3, TensorFlow's
-default, writes other checkpoint names (FORMATS.md 11.4). The optimizer is Keras 2's OptimizerV2
-Adam (tf_keras.optimizers.legacy.Adam), whose layout (iter, beta_1, ..., slots m and v) tapeflow
-writes; tf_keras' default Adam (the "new" optimizer, state in `_variables`) is not supported.
+Keras 2 comes from the tf-keras package (`import tf_keras as keras`) and the optimizer is its
+OptimizerV2 Adam (tf_keras.optimizers.legacy.Adam), the layout tapeflow writes with
+Layout::tf_keras_legacy (iter, beta_1, ..., slots m and v); Keras 3 and tf_keras' default
+optimizers are checked by check_keras_layouts.py.
 Exit 77 (skipped) when TensorFlow or tf_keras cannot be imported.
 """
 import os

@@ -56,9 +56,8 @@ void train_steps(M& model, tf::keras::optimizers::Adam& opt, int n) {
   for (int i = 0; i < n; ++i) {
     tf::GradientTape tape;
     auto loss = tf::reduce_mean(tf::square(model(x) - y));
-    tape.stop();
     auto v = model.trainable_variables();
-    opt.apply_gradients(tf::keras::gradient(tape, loss, v), v);
+    opt.apply_gradients(tape.gradient(loss, v), v);
   }
 }
 void write_pred(const tf::Tensor<float, 2>& pred, const std::string& file) {
@@ -111,7 +110,8 @@ int write(const std::string& dir) {
   auto model = make_model();
   auto opt = make_optimizer();
   train_steps(model, opt, 3);
-  tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", opt}});
+  tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", opt}},
+                             {.layout = tf::train::Layout::tf_keras_legacy});
   std::cout << ckpt.save(dir + "/model/ckpt") << "\n";
   write_pred(model(x_eval()), dir + "/model/pred.txt");
   train_steps(model, opt, 1);

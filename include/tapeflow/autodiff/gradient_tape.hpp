@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -47,7 +48,9 @@ struct GradientOptions {
 ///     auto [gw, gb] = tape.gradient(loss, w, b);      // several sources: a tuple
 ///     auto gs = tape.gradient(loss, std::vector{&w}); // a vector of variables: a vector
 ///
-/// Recording stops when the tape is destroyed or stop() is called; tapes nest (an outer tape
+/// Recording stops when the tape is destroyed, when stop() is called, or, for a non-persistent
+/// tape, at its gradient() call (it cannot be asked again, so later ops need no recording); a
+/// persistent tape records until stop() or its end. Tapes nest (an outer tape
 /// records the inner one's gradient computation, giving second-order gradients). Tapes record
 /// ops of their own thread.
 class GradientTape {
@@ -187,6 +190,23 @@ class GradientTape {
     return out;
   }
 
+  /// A list of variables of mixed dtypes and ranks (`model.trainable_variables()`): one
+  /// AnyTensor each, what `optimizer.apply_gradients(grads, vars)` takes; empty where the
+  /// target does not depend on the variable (zeros with UnconnectedGradients::zero).
+  template <tensor_like Target>
+  std::vector<AnyTensor> gradient(const Target& target, const std::vector<AnyVariable>& sources,
+                                  GradientOptions options = {}) {
+    auto grads = run(detail::as_tensor(target), ids_of(sources), nullptr);
+    if (options.unconnected_gradients == UnconnectedGradients::zero) {
+      for (std::size_t i = 0; i < grads.size(); ++i) {
+        if (!grads[i].engaged()) {
+          grads[i] = sources[i].zeros_like();
+        }
+      }
+    }
+    return grads;
+  }
+
   /// Type-erased form for heterogeneous sources (ids of tensors or variables); the gradient of
   /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
   template <class T, std::size_t R>
@@ -224,6 +244,9 @@ class GradientTape {
           "(construct it with {.persistent = true} to call it several times)");
     }
     used_ = true;
+    if (!recorder_->persistent) {
+      stop();  // a non-persistent tape is done: ops after gradient() need not be recorded
+    }
     ++recorder_
           ->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
     struct Unpause {

@@ -4,6 +4,7 @@
 // elements read from files). Converting back to a typed tensor is checked.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -100,7 +101,10 @@ class AnyTensor {
     return detail::tensor_access::wrap<T, Rank>(buffer_, dims, id_);
   }
 
-  friend std::ostream& operator<<(std::ostream& os, const AnyTensor& t) {
+  // A template (of AnyTensor only) so that formatting every dtype compiles only in programs
+  // that print an AnyTensor.
+  template <std::same_as<AnyTensor> Any>
+  friend std::ostream& operator<<(std::ostream& os, const Any& t) {
     if (!t.has_value()) {
       return os << "tf.Tensor(<no value>, dtype=" << dtype_name(t.dtype_) << ")";
     }

@@ -1,5 +1,5 @@
 // The one place tapeflow includes Eigen (its Tensor module). Only op kernels reach it, so
-// headers that move bytes or shapes stay fast to compile (see STYLE #17).
+// headers that move bytes or shapes stay fast to compile (MAINTAINERS.md, "Compile time").
 #pragma once
 
 #if defined(__GNUC__)

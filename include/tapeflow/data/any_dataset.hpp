@@ -44,6 +44,12 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
     }
     It it;
   };
+  struct EmptyIterator {
+    using element_type = E;
+    std::optional<E> next() { return std::nullopt; }
+    void save_state(IteratorState&, const std::string&) const {}
+    void restore_state(const IteratorState&, const std::string&) {}
+  };
   struct DatasetConcept {
     virtual ~DatasetConcept() = default;
     virtual std::unique_ptr<IteratorConcept> make_iterator() const = 0;
@@ -78,11 +84,19 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
     void restore_state(const IteratorState& s, const std::string& p) { impl->restore_state(s, p); }
     void collect_stats(std::vector<StageStats>& out) const { impl->collect_stats(out); }
   };
-  [[nodiscard]] iterator make_iterator() const { return iterator{impl_->make_iterator()}; }
-  [[nodiscard]] std::int64_t cardinality() const { return impl_->cardinality(); }
+  /// An empty dataset (a placeholder to assign a pipeline to).
+  AnyDataset() = default;
+
+  [[nodiscard]] iterator make_iterator() const {
+    if (!impl_) {
+      return iterator{std::make_unique<IteratorModel<EmptyIterator>>(EmptyIterator{})};
+    }
+    return iterator{impl_->make_iterator()};
+  }
+  [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
 
  private:
-  std::shared_ptr<const DatasetConcept> impl_;
+  std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty
 };
 
 template <dataset D>

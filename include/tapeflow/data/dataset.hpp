@@ -1,8 +1,11 @@
 // The dataset concept, the CRTP base every source and adaptor derives from, the pipe mechanism,
 // and the hooks for iterator state (checkpointing) and autotune statistics (`tf.data.Dataset`).
 //
-// A dataset is a copyable *description* of a pipeline; it is a re-iterable range: each
-// `begin()` (or `iter()`) starts a fresh epoch with its own iterator state, threads included.
+// A dataset is a copyable *description* of a pipeline and a view in both the C++20 and the
+// range-v3 sense (MAINTAINERS.md, "Datasets are views"): each `begin()` (or `iter()`) starts a
+// fresh epoch with its own iterator state, threads included, so `for (auto&& x : ds)`,
+// std::ranges algorithms, std views and range-v3 views (`ds | ranges::views::enumerate`) work on
+// it; one iteration is one epoch. Copying a dataset copies the description, never the data.
 //
 // To write a dataset (this is how `TFRecordDataset` and every adaptor plug in):
 //
@@ -15,40 +18,55 @@
 //     };
 //     class MyDataset : public tf::data::DatasetBase<MyDataset, tf::Tensor<std::string, 0>> {
 //      public:
+//       MyDataset() = default;                    // a placeholder to assign to (see below)
 //       MyIterator make_iterator() const;         // called once per epoch
 //       std::int64_t cardinality() const;         // count, infinite_cardinality or
-//       unknown_cardinality
+//                                                 // unknown_cardinality
 //     };
+//
+// Views must be semiregular, so every dataset of tf::data is default-constructible: a
+// default-constructed source is empty, and an adaptor holding a user function (map, filter,
+// interleave, from_generator) throws failed_precondition when an epoch of it starts. A user
+// dataset that is not default-constructible still works everywhere except piped as an rvalue
+// (`MyDataset(args) | tf::data::map(f)`; range-v3 rejects it as not a viewable_range): name it
+// first (`auto ds = MyDataset(args); ds | tf::data::map(f)`) or call
+// `tf::data::map(MyDataset(args), f)`.
 //
 // Iterator state (for checkpoints of input pipelines): `Iterator::save_state()` returns an
 // IteratorState with one entry group per stage ("prefetch/batch/shuffle/rng", ...), and
 // `restore_state()` on a fresh iterator of the same pipeline resumes exactly there. Supported
-// by every source and adaptor except from_generator, which throws failed_precondition (as
-// TensorFlow: a generator's position is opaque); a user iterator without the two members makes
-// saving throw unimplemented. Threaded stages (prefetch, parallel map, parallel interleave)
-// pause their input while saving and store the elements already computed.
+// by every source and adaptor except from_generator and from_range over a single-pass range,
+// which throw failed_precondition (as TensorFlow: a generator's position is opaque); a user
+// iterator without the two members makes saving throw unimplemented. Threaded stages (prefetch,
+// parallel map, parallel interleave) pause their input while saving and store the elements
+// already computed.
 //
-// Customization points (listed per STYLE rule 6): the member functions above, and the trait
+// Customization points: the member functions above, and the trait
 // `tf::data::element_traits<E>` (element.hpp) for element types beyond tensors, tuples
 // and pairs.
 //
-// Why not range-v3 view closures: the pipe here is a 30-line C++20 closure with the same user
-// syntax (`ds | batch(32)`, `batch(ds, 32)`, `auto aug = map(f) | shuffle(n)`), and it keeps an
-// example including <tapeflow/data.hpp> compiling in seconds; datasets still model
-// std::ranges::input_range, so range algorithms work on them.
+// Adaptors are range-v3 view closures (MAINTAINERS.md, "Datasets are views"):
+// `batch(ds, 32)` and `ds | batch(32)` are one call, and closures compose before they meet a
+// dataset: `auto aug = map(f) | shuffle(n); ds | aug`.
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/range_fwd.hpp>
+#include <range/v3/view/view.hpp>
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -209,44 +227,78 @@ class Iterator {
   std::unique_ptr<Impl> impl_;  // stable address: worker threads may point into it
 };
 
-/// The std::input_iterator behind range-for over a dataset: `for (auto&& [x, y] : ds)`.
+/// The iterator of range-for and of range algorithms over a dataset: one epoch, a
+/// std::input_iterator (and a range-v3 one) whose end is `std::default_sentinel`.
+///
+/// Copies share the epoch, as copies of std::istream_iterator share the stream: incrementing one
+/// advances all, and the epoch's state, threads included, lives until the last copy is destroyed
+/// (so a std or range-v3 view may copy or move it freely; its threads stop when the view's
+/// iterator dies). The element is kept in the shared state, so `*it` is a reference that stays
+/// valid until the next increment; the hot path is one pointer hop, as before. Like
+/// std::istream_iterator it is also a C++17 input iterator: two iterators are equal when both
+/// are at the end or both belong to the same epoch, and a default-constructed one is the end
+/// (`std::vector<E> v(ds.begin(), decltype(ds.begin()){})`); range-v3's counted_iterator
+/// (views::take) reads its iterator_category.
 template <dataset_iterator Impl>
 class RangeIterator {
+  struct Epoch {
+    explicit Epoch(Impl i) : impl(std::move(i)), current(impl.next()) {}
+    Impl impl;  // stable address: worker threads may point into it
+    std::optional<typename Impl::element_type> current;
+  };
+
  public:
   using value_type = typename Impl::element_type;
+  using reference = value_type&;
+  using pointer = value_type*;
   using difference_type = std::ptrdiff_t;
   using iterator_concept = std::input_iterator_tag;
+  using iterator_category = std::input_iterator_tag;
 
   RangeIterator() = default;
-  explicit RangeIterator(Impl impl) : it_(std::make_unique<Iterator<Impl>>(std::move(impl))) {
-    current_ = it_->next();
-  }
-  value_type& operator*() const { return *current_; }
-  value_type* operator->() const { return &*current_; }
+  /// Starts the epoch: takes ownership of the stage iterators and reads the first element.
+  explicit RangeIterator(Impl impl) : epoch_(std::make_shared<Epoch>(std::move(impl))) {}
+
+  reference operator*() const { return *epoch_->current; }
+  value_type* operator->() const { return &*epoch_->current; }
   RangeIterator& operator++() {
-    current_ = it_->next();
+    epoch_->current = epoch_->impl.next();
     return *this;
   }
+  /// Input iterators return nothing from post-increment (the old element is gone).
   void operator++(int) { ++*this; }
+  /// True at the end of the epoch (and for a default-constructed iterator).
   friend bool operator==(const RangeIterator& it, std::default_sentinel_t) noexcept {
-    return !it.current_.has_value();
+    return !it.epoch_ || !it.epoch_->current;
   }
-  /// The epoch's explicit iterator (stats, save_state).
-  Iterator<Impl>& iterator() noexcept { return *it_; }
+  friend bool operator==(const RangeIterator& a, const RangeIterator& b) noexcept {
+    const bool a_end = a == std::default_sentinel;
+    const bool b_end = b == std::default_sentinel;
+    return a_end || b_end ? a_end == b_end : a.epoch_ == b.epoch_;
+  }
+  /// Autotune and wait statistics of the epoch's threaded stages (see Iterator::stats).
+  [[nodiscard]] std::vector<StageStats> stats() const {
+    std::vector<StageStats> out;
+    if (epoch_) {
+      detail::collect_stats_of(epoch_->impl, out);
+    }
+    return out;
+  }
 
  private:
-  std::unique_ptr<Iterator<Impl>> it_;
-  mutable std::optional<value_type> current_;
+  std::shared_ptr<Epoch> epoch_;
 };
 
-/// CRTP base: gives a dataset `begin()`/`end()` (one epoch per `begin()`) and `iter()`.
+/// CRTP base: gives a dataset `begin()`/`end()` (one epoch per `begin()`) and `iter()`, and
+/// makes it a view for std::ranges and range-v3 (both view_base tags).
 template <class Derived, class Element>
-class DatasetBase {
+class DatasetBase : public std::ranges::view_base, public ranges::view_base {
  public:
   using element_type = Element;
 
   /// Starts an epoch (Python: `iter(ds)`).
   [[nodiscard]] auto iter() const { return Iterator(self().make_iterator()); }
+  /// Starts an epoch for range-for and range algorithms.
   [[nodiscard]] auto begin() const { return RangeIterator(self().make_iterator()); }
   [[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
@@ -262,47 +314,21 @@ std::int64_t cardinality(const D& ds) {
 }
 
 // ---- pipe mechanism --------------------------------------------------------------------------
+//
+// Every adaptor is built one way (MAINTAINERS.md, "Datasets are views"): `name_base_fn` takes
+// `(dataset, args...)` and returns the adaptor's dataset; `name_fn : name_base_fn` adds the
+// args-only overload, which returns
+//     ranges::make_view_closure(ranges::bind_back(name_base_fn{}, args...))
+// So `ds | name(args...)` and `name(ds, args...)` are the same call; closures compose with each
+// other and with range-v3's own (`map(f) | shuffle(n)`, `batch(2) | ranges::views::take(3)`);
+// and piping a range that is not viewable (an rvalue container) hits range-v3's deleted
+// operator|, whose comment explains viewable_range.
 
-/// A pipeline stage waiting for its input: `ds | closure` calls `closure(ds)`; two closures
-/// compose into one (`auto aug = map(f) | shuffle(100); ds | aug`).
+/// The pipeable form of a callable taking a dataset: for user adaptors without arguments to
+/// bind (`auto twice = tf::data::make_closure([](auto ds) { return ds | repeat(2); });`).
 template <class F>
-class AdaptorClosure {
- public:
-  explicit AdaptorClosure(F f) : f_(std::move(f)) {}
-
-  template <dataset D>
-  auto operator()(D&& ds) const {
-    return f_(std::forward<D>(ds));
-  }
-  template <dataset D>
-  friend auto operator|(D&& ds, const AdaptorClosure& c) {
-    return c.f_(std::forward<D>(ds));
-  }
-  template <class G>
-  friend auto operator|(AdaptorClosure a, AdaptorClosure<G> b) {
-    return AdaptorClosure<ComposeFn<G>>(ComposeFn<G>{std::move(a.f_), std::move(b).fn()});
-  }
-  F fn() && { return std::move(f_); }
-
- private:
-  template <class G>
-  struct ComposeFn {
-    F first;
-    G second;
-    template <class D>
-    auto operator()(D&& ds) const {
-      return second(first(std::forward<D>(ds)));
-    }
-  };
-  template <class>
-  friend class AdaptorClosure;
-  F f_;
-};
-
-/// Builds the pipeable form of an adaptor from a callable taking the dataset.
-template <class F>
-AdaptorClosure<std::decay_t<F>> make_closure(F&& f) {
-  return AdaptorClosure<std::decay_t<F>>(std::forward<F>(f));
+auto make_closure(F&& f) {
+  return ranges::make_view_closure(std::forward<F>(f));
 }
 
 }  // namespace data

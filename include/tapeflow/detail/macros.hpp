@@ -44,12 +44,17 @@
 #define TAPEFLOW_COLD __attribute__((cold, noinline))
 #define TAPEFLOW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TAPEFLOW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// Kernel loops (GEMM, convolution micro-kernels): no-alias pointers, fully unrolled tiles.
+#define TAPEFLOW_RESTRICT __restrict__
+#define TAPEFLOW_UNROLL _Pragma("GCC unroll 16")
 #else
 #define TAPEFLOW_ALWAYS_INLINE inline
 #define TAPEFLOW_NOINLINE
 #define TAPEFLOW_COLD
 #define TAPEFLOW_LIKELY(x) (x)
 #define TAPEFLOW_UNLIKELY(x) (x)
+#define TAPEFLOW_RESTRICT
+#define TAPEFLOW_UNROLL
 #endif
 
 // Marks a declaration whose feature is compiled out (TAPEFLOW_WITH_ZLIB=0, ...): naming it is

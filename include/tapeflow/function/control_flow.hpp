@@ -445,13 +445,13 @@ namespace detail::cf {
 
 /// Records a traced While node on the tapes inside the body that want one of its sources
 /// (Note [Control-flow gradients]): loop variables, the body's captures, variables it reads.
-inline void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>& inputs,
-                                  const std::vector<AnyTensor>& outputs,
-                                  const std::vector<AnyTensor>& initial,
-                                  const ConcreteFunction& body,
-                                  std::shared_ptr<const ConcreteFunction> body_fn,
-                                  std::vector<std::size_t> where_body, std::size_t num_inputs,
-                                  const std::shared_ptr<WhileHistory>& history) {
+template <class Deferred = void>  // compiled only with while_loop (control_flow_gradient.hpp)
+void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>& inputs,
+                           const std::vector<AnyTensor>& outputs,
+                           const std::vector<AnyTensor>& initial, const ConcreteFunction& body,
+                           std::shared_ptr<const ConcreteFunction> body_fn,
+                           std::vector<std::size_t> where_body, std::size_t num_inputs,
+                           const std::shared_ptr<WhileHistory>& history) {
   const std::size_t num_vars = initial.size();
   std::vector<Port> sources;
   std::vector<std::size_t> var_k;   // floating loop variables

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <functional>
@@ -36,7 +37,6 @@
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
-#include <tapeflow/core/eigen.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -75,6 +75,16 @@ struct FunctionOptions {
   std::string name = "function";
 };
 
+TAPEFLOW_END_NAMESPACE
+
+// Declared, not included: only a program that passes an Eigen::Tensor (and so includes Eigen)
+// converts one, and Eigen stays an include of kernels only (MAINTAINERS.md, "Compile time").
+namespace Eigen {
+template <typename Scalar, int NumIndices, int Options, typename IndexType>
+class Tensor;
+}  // namespace Eigen
+
+TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::fn {
 
 template <class X>
@@ -98,25 +108,35 @@ decltype(auto) normalize(A&& a) {
     constexpr std::size_t R = static_cast<std::size_t>(D::NumIndices);
     std::array<std::int64_t, R> dims{};
     for (std::size_t i = 0; i < R; ++i) {
-      dims[i] = static_cast<std::int64_t>(a.dimension(static_cast<Eigen::Index>(i)));
+      dims[i] = static_cast<std::int64_t>(a.dimension(i));
     }
-    // Eigen tensors default to column-major: copy through a row-major view.
-    Eigen::Tensor<T, static_cast<int>(R), Eigen::RowMajor, Eigen::Index> row_major;
-    if constexpr (R == 0) {
-      row_major() = a();
+    const auto n = static_cast<std::size_t>(a.size());
+    if constexpr (R <= 1 || static_cast<int>(D::Layout) != 0) {  // 0: Eigen::ColMajor
+      return constant<T, R>(std::span<const T>(a.data(), n), dims);
     } else {
-      Eigen::array<Eigen::Index, R> perm;
-      for (std::size_t i = 0; i < R; ++i) {
-        perm[i] = static_cast<Eigen::Index>(R - 1 - i);
+      // Eigen tensors default to column-major: walk the source in its order (first axis
+      // fastest) and write each element at its row-major offset.
+      std::array<std::int64_t, R> stride{};
+      stride[R - 1] = 1;
+      for (std::size_t i = R - 1; i-- > 0;) {
+        stride[i] = stride[i + 1] * dims[i + 1];
       }
-      if constexpr ((D::Options & Eigen::RowMajor) != 0) {
-        row_major = a;
-      } else {
-        row_major = a.swap_layout().shuffle(perm);
+      auto row_major = std::make_unique<T[]>(n);
+      std::array<std::int64_t, R> index{};
+      std::int64_t offset = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        row_major[static_cast<std::size_t>(offset)] = a.data()[k];
+        for (std::size_t axis = 0; axis < R; ++axis) {
+          offset += stride[axis];
+          if (++index[axis] < dims[axis]) {
+            break;
+          }
+          offset -= stride[axis] * dims[axis];
+          index[axis] = 0;
+        }
       }
+      return constant<T, R>(std::span<const T>(row_major.get(), n), dims);
     }
-    return constant<T, R>(
-        std::span<const T>(row_major.data(), static_cast<std::size_t>(row_major.size())), dims);
   } else if constexpr (is_host_vector<D>::value) {
     return constant<typename D::value_type>(a);
   } else {

@@ -1,5 +1,5 @@
 // CRC-32C (Castagnoli) and TensorFlow's masking, as used by TFRecord framing, event files,
-// SSTable blocks and tensor bundles (FORMATS.md section 2).
+// SSTable blocks and tensor bundles (docs/formats.md section 2).
 //
 // The hardware path (SSE4.2 `crc32` on x86-64, the ARMv8 CRC extension on AArch64) is chosen
 // once at run time, so a binary built without `-msse4.2` still uses it where the CPU has it;

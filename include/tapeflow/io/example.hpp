@@ -1,4 +1,4 @@
-// `tf.train.Example` and its parts (FORMATS.md section 4): `Example`, `Features`, `Feature`,
+// `tf.train.Example` and its parts (docs/formats.md section 4): `Example`, `Features`, `Feature`,
 // `BytesList`, `FloatList`, `Int64List`, with protobuf serialization that matches
 // TensorFlow's `SerializeToString(deterministic=True)` byte for byte (map entries sorted by
 // key; Python's default order is a hash order, which readers accept just the same).

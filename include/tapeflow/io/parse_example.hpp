@@ -1,5 +1,5 @@
 // `tf::io::parse_single_example` and `tf::io::parse_example` with `FixedLenFeature`,
-// `VarLenFeature` and `FixedLenSequenceFeature` (FORMATS.md section 4.3), reading serialized
+// `VarLenFeature` and `FixedLenSequenceFeature` (docs/formats.md section 4.3), reading serialized
 // `tf.train.Example`s directly off the wire (no intermediate Example object).
 //
 //     auto parsed = tf::io::parse_single_example(record, {

@@ -1,4 +1,4 @@
-// `tf::io::TFRecordWriter`: writes records framed as TensorFlow does (FORMATS.md section 3):
+// `tf::io::TFRecordWriter`: writes records framed as TensorFlow does (docs/formats.md section 3):
 // length (uint64 LE), masked CRC-32C of the length, payload, masked CRC-32C of the payload;
 // optionally inside one zlib or gzip stream.
 #pragma once

@@ -1,23 +1,21 @@
-// `tf::keras::Layer` (tf.keras.layers.Layer) and the `Trackable` interface checkpoints walk.
+// `tf::keras::Layer` (tf.keras.layers.Layer): weights, child layers and lazy building.
 //
 // Note [Keras tracking]
 // ~~~~~~~~~~~~~~~~~~~~~
-// Every layer, model and optimizer is a `Trackable`: `trackable_children()` lists its child
-// objects under TensorFlow's object-graph local names (Sequential:
-// "layer_with_weights-0", "layer-0", ...; a user layer: the names given to `track`) and
-// `trackable_variables()` lists the variables it owns directly under their attribute names
-// ("kernel", "bias", "iter", ...). Optimizer slots are listed by `Optimizer::slot_variables()`.
-// Together these give FORMATS.md section 11.4's checkpoint keys.
+// Every layer, model, optimizer and metric is a `train::Trackable`: `trackable_children(layout)`
+// lists child layers under the names given to `track` and the layer's own weights under their
+// attribute names for that layout (Keras 3 renames some: Dense's kernel is `_kernel`, see
+// `keras3_attribute`), which gives TensorFlow's checkpoint keys (docs/checkpoints.md, "Layouts").
 //
-// Weights are created lazily: `add_weight` runs in `build`, on the first call. A checkpoint
-// restored before that installs a `restore hook` (`set_restore_hook`) on the node; `add_weight`
-// calls it with the weight's local name right after creating the variable, so the value is
-// applied then (TensorFlow's deferred restoration).
+// Weights are created lazily: `add_weight` runs in `build`, on the first call, and notifies the
+// trackable's hook (`notify_children_changed`) so that a checkpoint restored earlier applies
+// the values it holds for them then (TensorFlow's deferred restoration).
 //
 // Children registered with `track` are stored as offsets from the layer, so they must be
 // members (sub-objects) of the layer; layers stay movable (Sequential moves them into place).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25,63 +23,26 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/keras/any_variable.hpp>
 #include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
 
-class Trackable;
-
-/// A named child in the object graph.
-struct TrackableChild {
-  std::string name;
-  Trackable* object = nullptr;
-};
-/// A named variable owned by a trackable object.
-struct TrackableVariable {
-  std::string name;
-  AnyVariable variable;
-};
-
-/// Objects checkpoints walk (Note [Keras tracking]).
-class Trackable {
- public:
-  /// Called by add_weight after creating a weight (deferred restoration).
-  using RestoreHook = std::function<void(const std::string& local_name, const AnyVariable&)>;
-
-  Trackable() = default;
-  Trackable(const Trackable&) = default;
-  Trackable(Trackable&&) noexcept = default;
-  Trackable& operator=(const Trackable&) = default;
-  Trackable& operator=(Trackable&&) noexcept = default;
-  virtual ~Trackable() = default;
-
-  /// Child objects under their TensorFlow object-graph local names, in creation order.
-  [[nodiscard]] virtual std::vector<TrackableChild> trackable_children() { return {}; }
-  /// Variables this object owns directly, under their attribute names.
-  [[nodiscard]] virtual std::vector<TrackableVariable> trackable_variables() { return {}; }
-  /// Installs (or clears, with nullptr) the deferred-restoration hook.
-  void set_restore_hook(RestoreHook hook) { restore_hook_ = std::move(hook); }
-
- protected:
-  void notify_created(const std::string& local_name, const AnyVariable& v) const {
-    if (restore_hook_) {
-      restore_hook_(local_name, v);
-    }
-  }
-
- private:
-  RestoreHook restore_hook_;
-};
+using train::Layout;
+using train::Trackable;
+using train::TrackableReference;
 
 /// Unique Keras-style names: "dense", "dense_1", "dense_2", ... per base name (process-wide,
 /// like Keras' per-session uids).
@@ -99,26 +60,35 @@ struct LayerOptions {
   bool trainable = true;
 };
 
-/// Base of every layer (tf.keras.layers.Layer): owns weights and child layers, builds lazily.
-///
-/// A user layer (the chapter's MyLayer) derives from it, creates weights in `build` with
-/// `add_weight`, and computes in a call operator:
-///
-///     struct MyLayer : tf::keras::Layer {
-///       tf::Variable<float, 2> w;
-///       MyLayer() : Layer("my_layer") {}
-///       tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& x) {
-///         if (!built()) { w = add_weight<float, 2>("w", {x.dim(1), 4}); set_built(); }
-///         return tf::matmul(x, w);
-///       }
-///     };
-class Layer : public Trackable {
+/// Keyword arguments of a call: `layer(x, {.training = true})` (Keras: `layer(x, training=True)`).
+struct CallOptions {
+  bool training = false;
+};
+
+template <class Derived = void>
+class Layer;
+
+/// The type-erased base of every layer (tf.keras.layers.Layer): owns weights and child layers,
+/// builds once. Layers derive from `Layer<Self>` (below), which adds the call operator.
+template <>
+class Layer<void> : public Trackable {
  public:
   /// `base_name` is uniquified ("dense" -> "dense_1"); `options.name` is used verbatim.
   explicit Layer(const std::string& base_name, LayerOptions options = {})
       : name_(options.name ? *options.name : std::string()),
         base_name_(base_name),
         trainable_(options.trainable) {}
+
+  /// Creates the layer's weights for inputs of shape `input_shape` (Keras: `build`). The call
+  /// operator runs it once, before the first call.
+  virtual void build(const Shape& input_shape) { (void)input_shape; }
+  /// Builds for `input_shape` unless built (what the call operator does first).
+  void ensure_built(const Shape& input_shape) {
+    if (!built_) {
+      build(input_shape);
+      built_ = true;
+    }
+  }
 
   /// The layer's name. Default names ("dense", "dense_1", ...) are given on first use, not at
   /// construction: C++ evaluates `Sequential(Dense(..), Dense(..))`'s arguments in no fixed
@@ -175,19 +145,23 @@ class Layer : public Trackable {
     return n;
   }
 
-  [[nodiscard]] std::vector<TrackableChild> trackable_children() override {
-    std::vector<TrackableChild> out;
+  [[nodiscard]] bool may_create_children() const override { return !built_; }
+  /// Tracked child layers, then own weights (under their Keras 3 attribute names for
+  /// `Layout::keras3`).
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    std::vector<TrackableReference> out;
     for (const auto& [name, offset] : children_) {
-      out.push_back({name, child_at(offset)});
+      out.push_back({.name = name, .object = child_at(offset)});
+    }
+    for (const auto& w : own_weights_) {
+      out.push_back(
+          {.name = layout == Layout::keras3 ? w.keras3_name : w.name, .variable = w.variable});
     }
     return out;
   }
-  [[nodiscard]] std::vector<TrackableVariable> trackable_variables() override {
-    return own_weights_;
-  }
   /// Child layers (tracked members), in registration order.
-  [[nodiscard]] virtual std::vector<Layer*> sublayers() {
-    std::vector<Layer*> out;
+  [[nodiscard]] virtual std::vector<Layer<>*> sublayers() {
+    std::vector<Layer<>*> out;
     for (const auto& [name, offset] : children_) {
       out.push_back(child_at(offset));
     }
@@ -209,8 +183,14 @@ class Layer : public Trackable {
       d[i] = static_cast<T>(values[i]);
     }
     Variable<T, R> v(std::move(t), {.name = this->name() + "/" + name, .trainable = trainable});
-    own_weights_.push_back({name, AnyVariable(v)});
-    notify_created(name, own_weights_.back().variable);
+    std::string keras3_name = name;
+    for (const auto& [attr, renamed] : keras3_names_) {
+      if (attr == name) {
+        keras3_name = renamed;
+      }
+    }
+    own_weights_.push_back({name, std::move(keras3_name), AnyVariable(v)});
+    notify_children_changed();
     return v;
   }
   template <class T = float, std::size_t R>
@@ -224,20 +204,50 @@ class Layer : public Trackable {
   }
 
  protected:
+  /// Registers member layer `child` under `name`, its object-graph local name (the Python
+  /// attribute name: "dense1"); returns it. `TAPEFLOW_TRACK(a, b, ...)` registers several
+  /// members under their own names. Throws invalid_argument when `child` is not a sub-object of
+  /// this layer (children are found again by their offset from the layer, so layers stay
+  /// movable).
+  template <class L>
+  L& track(const std::string& name, L& child) {
+    static_assert(std::derived_from<L, Layer<>>,
+                  "Layer::track: child must be a tf::keras layer (derived from tf::keras::Layer)");
+    const auto* base = reinterpret_cast<const char*>(this);
+    const auto* at = reinterpret_cast<const char*>(&child);
+    const std::size_t size = object_size();
+    if (at < base || (size != 0 && at + sizeof(L) > base + size) ||
+        static_cast<const Layer<>*>(&child) == this) {
+      throw invalid_argument("tf::keras::Layer::track: '" + name + "' is not a member of layer '" +
+                             this->name() +
+                             "' (track registers sub-objects only: declare the child layer as a "
+                             "data member and track that member)");
+    }
+    for (const auto& [n, offset] : children_) {
+      if (n == name) {
+        throw invalid_argument("tf::keras::Layer::track: layer '" + this->name() +
+                               "' already tracks a child named '" + name + "'");
+      }
+    }
+    children_.emplace_back(name, reinterpret_cast<const char*>(static_cast<Layer<>*>(&child)) -
+                                     reinterpret_cast<const char*>(this));
+    return child;
+  }
+
+ protected:
   Layer(const Layer&) = default;
   Layer(Layer&&) noexcept = default;
   Layer& operator=(const Layer&) = default;
   Layer& operator=(Layer&&) noexcept = default;
 
   void set_built(bool b = true) noexcept { built_ = b; }
-  /// Registers a member layer under `name` (its object-graph local name); returns it.
-  template <class L>
-  L& track(const std::string& name, L& child) {
-    static_assert(std::derived_from<L, Layer>, "Layer::track: child must be a tf::keras::Layer");
-    children_.emplace_back(name, reinterpret_cast<const char*>(static_cast<Layer*>(&child)) -
-                                     reinterpret_cast<const char*>(this));
-    return child;
+  /// Keras 3 tracks weight `name` under another attribute (Dense: "kernel" -> "_kernel").
+  void keras3_attribute(std::string name, std::string keras3_name) {
+    keras3_names_.emplace_back(std::move(name), std::move(keras3_name));
   }
+  /// sizeof the most derived object (Layer<Self> knows it), 0 when unknown: bounds `track`'s
+  /// membership check.
+  [[nodiscard]] virtual std::size_t object_size() const noexcept { return 0; }
 
  private:
   template <class Pred>
@@ -247,24 +257,232 @@ class Layer : public Trackable {
         out.push_back(w.variable);
       }
     }
-    for (Layer* child : sublayers()) {
+    for (Layer<>* child : sublayers()) {
       if (only_trainable_layers && !child->trainable_) {
         continue;
       }
       child->collect(out, pred, only_trainable_layers);
     }
   }
-  Layer* child_at(std::ptrdiff_t offset) {
-    return reinterpret_cast<Layer*>(reinterpret_cast<char*>(this) + offset);
+  Layer<>* child_at(std::ptrdiff_t offset) {
+    return reinterpret_cast<Layer<>*>(reinterpret_cast<char*>(this) + offset);
   }
 
   mutable std::string name_;
   std::string base_name_;
   bool trainable_ = true;
   bool built_ = false;
-  std::vector<TrackableVariable> own_weights_;
+  struct OwnWeight {
+    std::string name;         // the attribute name (tf_keras)
+    std::string keras3_name;  // the attribute name under Keras 3
+    AnyVariable variable;
+  };
+  std::vector<OwnWeight> own_weights_;
+  std::vector<std::pair<std::string, std::string>> keras3_names_;
   std::vector<std::pair<std::string, std::ptrdiff_t>> children_;
 };
 
 }  // namespace keras
+
+namespace detail::keras_impl {
+
+/// Keras' default layer name for a class: its name in snake_case ("MLP" -> "mlp", "MyLayer" ->
+/// "my_layer"), taken from the compiler's spelling of the type.
+template <class T>
+std::string default_layer_name() {
+#if defined(__clang__) || defined(__GNUC__)
+  std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = ns::MyLayer; ...]"
+  const auto eq = f.find("T = ");
+  std::string_view t = eq == std::string_view::npos ? std::string_view("layer") : f.substr(eq + 4);
+  t = t.substr(0, t.find_first_of(";]<"));
+  if (const auto colon = t.rfind("::"); colon != std::string_view::npos) {
+    t = t.substr(colon + 2);
+  }
+#else
+  std::string_view t = "layer";
+#endif
+  std::string out;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    const bool upper = c >= 'A' && c <= 'Z';
+    // "MyLayer" -> my_layer, "HTTPServer" -> http_server, "MLP" -> mlp
+    if (upper && i > 0 &&
+        ((t[i - 1] >= 'a' && t[i - 1] <= 'z') || (t[i - 1] >= '0' && t[i - 1] <= '9') ||
+         (i + 1 < t.size() && t[i + 1] >= 'a' && t[i + 1] <= 'z' && t[i - 1] >= 'A' &&
+          t[i - 1] <= 'Z'))) {
+      out += '_';
+    }
+    out += upper ? char(c - 'A' + 'a') : c;
+  }
+  return out.empty() ? std::string("layer") : out;
+}
+
+template <class>
+inline constexpr bool dependent_false = false;
+
+/// Whether layer class L has a `call` taking x (with or without the training flag).
+template <class L, class X>
+concept has_call =
+    requires(L& l, const X& x) { l.call(x); } || requires(L& l, const X& x) { l.call(x, true); };
+
+template <class X>
+Shape input_shape_of(const X& x) {
+  if constexpr (requires { x.shape(); }) {
+    return x.shape();
+  } else {
+    return Shape();
+  }
+}
+
+/// What `layer(x, ...)` and `model(x, ...)` do: build once from x's shape, then call
+/// `self.call(x, training)` (when call takes the flag) or `self.call(x, args...)`.
+template <class Self, class X, class... Args>
+decltype(auto) invoke_call(Self& self, keras::Layer<>& base, const X& x, Args&&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    return invoke_call(self, base, x, keras::CallOptions{});
+  } else if constexpr (sizeof...(Args) == 1 &&
+                       (std::same_as<std::remove_cvref_t<Args>, keras::CallOptions> && ...)) {
+    const keras::CallOptions options = (args, ...);
+    if constexpr (requires { self.call(x, options.training); }) {
+      base.ensure_built(input_shape_of(x));
+      return self.call(x, options.training);
+    } else if constexpr (requires { self.call(x); }) {
+      base.ensure_built(input_shape_of(x));
+      return self.call(x);
+    } else {
+      static_assert(dependent_false<X>,
+                    "tf::keras: `layer(x)` / `model(x)` needs the class's call() to accept x: no "
+                    "call(x) or call(x, bool training) takes a tensor of this rank and dtype");
+    }
+  } else if constexpr (requires { self.call(x, std::forward<Args>(args)...); }) {
+    base.ensure_built(input_shape_of(x));
+    return self.call(x, std::forward<Args>(args)...);
+  } else {
+    static_assert(dependent_false<X>,
+                  "tf::keras: `layer(x, args...)` needs the class's call() to accept (x, args...)");
+  }
+}
+
+}  // namespace detail::keras_impl
+
+namespace keras {
+
+/// A layer class (tf.keras.layers.Layer subclass): `Self` creates its weights in
+/// `build(input_shape)` with `add_weight` and computes in `call`; `layer(x)` builds once, on
+/// the first call, then calls (as Keras does):
+///
+///     struct Linear : tf::keras::Layer<Linear> {
+///       std::int64_t units;
+///       tf::Variable<float, 2> w;
+///       explicit Linear(std::int64_t units) : units(units) {}
+///       void build(const tf::Shape& input_shape) override {
+///         w = add_weight<float, 2>("w", {input_shape[input_shape.rank() - 1], units});
+///       }
+///       tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& x) { return tf::matmul(x, w); }
+///     };
+///
+/// `call` may take a second `bool training` parameter, which `layer(x, {.training = true})`
+/// sets. Child layers are data members registered once with `TAPEFLOW_TRACK(a, b, ...)` (or
+/// `track("name", member)`), under the names checkpoints use.
+template <class Derived>
+class Layer : public Layer<void> {
+ public:
+  /// Named after the class in snake_case ("MyLayer" -> "my_layer", uniquified).
+  Layer() : Layer<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  explicit Layer(LayerOptions options)
+      : Layer<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
+  using Layer<void>::Layer;
+
+  /// Builds on the first call, then runs `call` (Keras: `layer(x)`, `layer(x, training=True)`).
+  template <class X>
+  decltype(auto) operator()(const X& x, CallOptions options = {}) {
+    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x, options);
+  }
+  /// Extra arguments go to `call` (an LSTMCell's state).
+  template <class X, class A, class... More>
+  decltype(auto) operator()(const X& x, A&& a, More&&... more) {
+    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x,
+                                           std::forward<A>(a), std::forward<More>(more)...);
+  }
+
+ protected:
+  [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
+};
+
+}  // namespace keras
 TAPEFLOW_END_NAMESPACE
+
+// TAPEFLOW_TRACK(a, b, ...) in a layer's or model's constructor: track("a", a), track("b", b),
+// ... (each member under its own name, as Python's `self.a = ...` names it), up to 32 members.
+#define TAPEFLOW_TRACK(...)                                                                        \
+  TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_N(                                            \
+      __VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, \
+      12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_EXPAND(x) x
+#define TAPEFLOW_DETAIL_TRACK_N(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, \
+                                _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28,  \
+                                _29, _30, _31, _32, N, ...)                                       \
+  TAPEFLOW_DETAIL_TRACK_##N
+#define TAPEFLOW_DETAIL_TRACK_1(a) this->track(#a, a)
+#define TAPEFLOW_DETAIL_TRACK_2(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_1(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_3(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_2(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_4(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_3(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_5(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_4(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_6(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_5(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_7(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_6(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_8(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_7(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_9(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_8(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_10(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_9(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_11(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_10(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_12(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_11(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_13(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_12(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_14(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_13(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_15(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_14(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_16(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_15(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_17(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_16(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_18(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_17(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_19(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_18(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_20(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_19(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_21(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_20(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_22(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_21(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_23(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_22(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_24(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_23(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_25(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_24(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_26(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_25(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_27(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_26(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_28(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_27(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_29(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_28(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_30(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_29(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_31(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_30(__VA_ARGS__))
+#define TAPEFLOW_DETAIL_TRACK_32(a, ...) \
+  this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_31(__VA_ARGS__))

@@ -79,10 +79,10 @@ class Metric : public Trackable {
       v.assign(Tensor<float, 0>(0.0f));
     }
   }
-  [[nodiscard]] std::vector<TrackableVariable> trackable_variables() override {
-    std::vector<TrackableVariable> out;
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
+    std::vector<TrackableReference> out;
     for (auto& [n, v] : state_) {
-      out.push_back({n, AnyVariable(v)});
+      out.push_back({.name = n, .variable = AnyVariable(v)});
     }
     return out;
   }

@@ -104,34 +104,25 @@ struct History {
   int epochs = 0;
 };
 
-/// Base of models (tf.keras.Model): a layer that can be compiled and trained.
-///
-/// Subclassed models hold layers as members, register them with `track`, define a typed
-/// `call`, and connect it to fit/evaluate/predict by overriding `call_any` with
-/// `call_typed`:
-///
-///     struct MLP : tf::keras::Model {
-///       tf::keras::layers::Flatten flatten;
-///       tf::keras::layers::Dense dense1{100, {.activation = tf::nn::relu}}, dense2{10};
-///       MLP() : Model("mlp") { track("flatten", flatten); track("dense1", dense1); track("dense2",
-///       dense2); } tf::Tensor<float, 2> call(const tf::Tensor<float, 3>& x, bool training) {
-///         return dense2(dense1(flatten(x)));
-///       }
-///       tf::AnyTensor call_any(const tf::AnyTensor& x, bool training) override {
-///         return call_typed(*this, &MLP::call, x, training);
-///       }
-///     };
-class Model : public Layer {
+template <class Derived = void>
+class Model;
+
+/// The type-erased base of models (tf.keras.Model): a layer that can be compiled and trained.
+/// Models derive from `Model<Self>` (below), which adds `model(x)` and what fit, evaluate and
+/// predict call.
+template <>
+class Model<void> : public Layer<void> {
  public:
   explicit Model(const std::string& base_name = "model", LayerOptions options = {})
-      : Layer(base_name, std::move(options)) {}
+      : Layer<void>(base_name, std::move(options)) {}
 
   /// The forward pass on a type-erased batch (what fit/evaluate/predict use).
   virtual AnyTensor call_any(const AnyTensor& x, bool training) {
     (void)x;
     (void)training;
     throw unimplemented("tf::keras::Model '" + name() +
-                        "': override call_any (e.g. with call_typed) to use fit/evaluate/predict");
+                        "': derive the model from tf::keras::Model<Self> (or override call_any) "
+                        "to use fit/evaluate/predict");
   }
 
   /// Sets the optimizer, loss and metrics used by fit and evaluate.
@@ -142,13 +133,21 @@ class Model : public Layer {
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
   [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
 
-  /// Compiled models track their optimizer as child "optimizer" (Keras 2).
-  [[nodiscard]] std::vector<TrackableChild> trackable_children() override {
-    auto out = Layer::trackable_children();
-    if (is_compiled_ && compiled_.optimizer.has_value()) {
-      out.push_back({"optimizer", &compiled_.optimizer.get()});
+  /// Compiled models track their optimizer as child "optimizer" (Keras 3 and tf_keras).
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (auto opt = compiled_optimizer()) {
+      out.push_back(std::move(*opt));
     }
     return out;
+  }
+
+  /// The "optimizer" child once compiled.
+  [[nodiscard]] std::optional<TrackableReference> compiled_optimizer() const {
+    if (is_compiled_ && compiled_.optimizer.has_value()) {
+      return TrackableReference{.name = "optimizer", .object = &compiled_.optimizer.get()};
+    }
+    return std::nullopt;
   }
 
   /// One optimization step on a batch; returns the batch loss.
@@ -309,7 +308,7 @@ class Model : public Layer {
   };
   virtual std::vector<SummaryRow> summary_rows() {
     std::vector<SummaryRow> rows;
-    for (Layer* l : sublayers()) {
+    for (Layer<>* l : sublayers()) {
       rows.push_back({l->name(), "multiple", l->count_params()});
     }
     return rows;
@@ -449,6 +448,93 @@ class Model : public Layer {
 
   CompileOptions compiled_;
   bool is_compiled_ = false;
+};
+
+namespace detail_model {
+/// `x` as the tensor type `call` takes for rank R: the input's own integer dtype when call
+/// takes int32/int64 tensors (token ids), else float32 (Keras layers cast inputs to float).
+/// Whether `Derived::call` takes an `In` (with or without the training flag) and returns a
+/// tensor.
+template <class Derived, class In>
+concept callable_with = requires(Derived& d, const In& in) { AnyTensor(d.call(in, true)); } ||
+                        requires(Derived& d, const In& in) { AnyTensor(d.call(in)); };
+
+template <class Derived, std::size_t R, class Self>
+AnyTensor call_erased(Self& self, const AnyTensor& x, bool training) {
+  auto run = [&]<class T>() -> std::optional<AnyTensor> {
+    if constexpr (callable_with<Derived, Tensor<T, R>>) {
+      return AnyTensor(self(detail::keras_impl::convert<T, R>(x, "tf::keras::Model input"),
+                            CallOptions{.training = training}));
+    } else {
+      return std::nullopt;
+    }
+  };
+  std::optional<AnyTensor> out;
+  if (x.dtype() == DType::int32 || x.dtype() == DType::int64) {
+    out = x.dtype() == DType::int32 ? run.template operator()<std::int32_t>()
+                                    : run.template operator()<std::int64_t>();
+    if (!out) {
+      out = x.dtype() == DType::int32 ? run.template operator()<std::int64_t>()
+                                      : run.template operator()<std::int32_t>();
+    }
+  }
+  if (!out) {
+    out = run.template operator()<float>();
+  }
+  if (!out) {
+    throw invalid_argument("tf::keras::Model '" + self.name() +
+                           "': call() takes no input of rank " + std::to_string(R) +
+                           " (got shape " + x.shape().to_string() + ", " +
+                           std::string(dtype_name(x.dtype())) + ")");
+  }
+  return *out;
+}
+}  // namespace detail_model
+
+/// A model class (tf.keras.Model subclass): child layers are data members (registered with
+/// `TAPEFLOW_TRACK`), the forward pass is `call`, and `model(x)`, `fit`, `evaluate` and
+/// `predict` come with it:
+///
+///     struct MLP : tf::keras::Model<MLP> {
+///       tf::keras::layers::Flatten flatten;
+///       tf::keras::layers::Dense dense1{100, {.activation = tf::nn::relu}}, dense2{10};
+///       MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
+///       tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& inputs) {
+///         return tf::nn::softmax(dense2(dense1(flatten(inputs))));
+///       }
+///     };
+///
+/// `call` may take a `bool training` second parameter (`model(x, {.training = true})`).
+template <class Derived>
+class Model : public Model<void> {
+ public:
+  /// Named after the class in snake_case ("MLP" -> "mlp", uniquified).
+  Model() : Model<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  explicit Model(LayerOptions options)
+      : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
+  using Model<void>::Model;
+
+  /// Builds on the first call, then runs `call` (Keras: `model(x)`, `model(x, training=True)`).
+  template <class X>
+  decltype(auto) operator()(const X& x, CallOptions options = {}) {
+    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x, options);
+  }
+  /// Extra arguments go to `call`.
+  template <class X, class A, class... More>
+  decltype(auto) operator()(const X& x, A&& a, More&&... more) {
+    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x,
+                                           std::forward<A>(a), std::forward<More>(more)...);
+  }
+
+  /// fit/evaluate/predict's entry: dispatches on the batch's rank to `call`.
+  AnyTensor call_any(const AnyTensor& x, bool training) override {
+    return detail::keras_impl::with_rank(x.rank(), "tf::keras::Model", [&]<std::size_t R>() {
+      return detail_model::call_erased<Derived, R>(*this, x, training);
+    });
+  }
+
+ protected:
+  [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
 };
 
 }  // namespace keras

@@ -1,10 +1,13 @@
 // tf.keras.optimizers: SGD (momentum, nesterov), Adam, RMSprop, with `apply_gradients` and a
 // learning rate given as a value or a schedule.
 //
-// The update rules and the tracked names follow Keras 2's (legacy) OptimizerV2, whose
-// checkpoints TensorFlow reads (FORMATS.md 11.4): variables "iter", "learning_rate", "decay",
-// "beta_1", "beta_2" (Adam), "rho" (RMSprop), "momentum" (SGD); slots "m", "v" (Adam), "rms"
-// (RMSprop), "momentum" (SGD with momentum).
+// The update rules are Keras's (Keras 3 and tf_keras agree on them). An optimizer builds on its
+// first step: it creates every slot for every variable it is given, in Keras's order (per
+// variable, each slot in turn), so its object graph matches Keras's under each layout
+// (Note [Object-graph layouts]): Keras 3 and tf_keras list `_iterations`, `_learning_rate` and
+// the slots as a flat `_variables` list; tf_keras legacy optimizers track "iter",
+// "learning_rate", "decay" and the hyperparameters as variables and the slots ("m", "v" for
+// Adam, "rms" for RMSprop, "momentum" for SGD with momentum) as slot references.
 #pragma once
 
 #include <algorithm>
@@ -24,14 +27,14 @@
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/detail/flush_denormals.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/keras/any_variable.hpp>
-#include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/schedules.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -69,7 +72,7 @@ struct SlotVariable {
 
 /// Base of optimizers (tf.keras.optimizers.Optimizer). Copies share state (slots, iterations),
 /// as Python references to one optimizer do.
-class Optimizer : public Trackable {
+class Optimizer : public train::Trackable {
  public:
   /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
   /// warns and skips them too). Increments `iterations` once.
@@ -81,13 +84,6 @@ class Optimizer : public Trackable {
     // Inside a tf::function being traced, each update becomes a graph node running the same
     // in-place kernel when the function runs (TensorFlow's ResourceApply* ops), and the
     // learning rate is read from its schedule then, at the step the function runs.
-    detail::trace::Graph* graph = detail::trace::active();
-    const detail::ScopedFlushDenormals flush_denormals;
-    const std::int64_t step = graph != nullptr ? 0 : iterations();
-    const double lr = learning_rate_.at(step);
-    if (graph == nullptr) {
-      s_->lr_var.assign(Tensor<float, 0>(float(lr)));
-    }
     for (std::size_t i = 0; i < grads.size(); ++i) {
       if (!grads[i].has_value() && !grads[i].is_symbolic()) {
         continue;
@@ -100,6 +96,19 @@ class Optimizer : public Trackable {
         throw invalid_argument("Optimizer::apply_gradients: gradient of shape " +
                                grads[i].shape().to_string() + " for variable '" + vars[i].name() +
                                "' of shape " + vars[i].shape().to_string());
+      }
+    }
+    build(vars);  // first step only
+    detail::trace::Graph* graph = detail::trace::active();
+    const detail::ScopedFlushDenormals flush_denormals;
+    const std::int64_t step = graph != nullptr ? 0 : iterations();
+    const double lr = graph != nullptr ? 0.0 : learning_rate_at(step);
+    if (graph == nullptr && learning_rate_.is_schedule()) {
+      s_->lr_var.assign(Tensor<float, 0>(float(lr)));  // Keras's current learning rate
+    }
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
+        continue;
       }
       if (graph != nullptr) {
         add_update_node(*graph, vars[i], grads[i]);
@@ -129,19 +138,106 @@ class Optimizer : public Trackable {
   [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
   [[nodiscard]] const Variable<std::int64_t, 0>& iterations_variable() const { return s_->iter; }
   /// The learning rate at the current step.
-  [[nodiscard]] double current_learning_rate() const { return learning_rate_.at(iterations()); }
+  [[nodiscard]] double current_learning_rate() const { return learning_rate_at(iterations()); }
+  /// Creates the slots of every variable in `vars`, in Keras's order (each variable's slots in
+  /// turn). apply_gradients does it on the first step; calling it earlier lets a checkpoint
+  /// restore the slots before training starts.
+  void build(std::span<const AnyVariable> vars) {
+    if (s_->built) {
+      return;
+    }
+    s_->built = true;
+    s_->built_vars.assign(vars.begin(), vars.end());
+    for (const auto& v : vars) {
+      if (v.dtype() != DType::float32) {
+        continue;  // not updated (apply_gradients refuses its gradients)
+      }
+      for (const char* name : slot_names()) {
+        (void)slot(v, name);
+      }
+    }
+    notify_children_changed();
+  }
+  [[nodiscard]] bool built() const noexcept { return s_->built; }
   [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
   /// The op name of the update in traced graphs (TensorFlow's kernel for the same rule).
   [[nodiscard]] virtual std::string apply_op_name() const { return "ResourceApply" + name(); }
 
-  /// "iter", "learning_rate", "decay" and the hyperparameters, as Keras 2 tracks them.
-  [[nodiscard]] std::vector<TrackableVariable> trackable_variables() override {
-    std::vector<TrackableVariable> out{{"iter", AnyVariable(s_->iter)}};
-    for (auto& [n, v] : s_->hyper) {
-      out.push_back({n, AnyVariable(v)});
+  /// The optimizer's state under `layout` (Note [Object-graph layouts]).
+  [[nodiscard]] std::vector<train::TrackableReference> trackable_children(
+      train::Layout layout) override {
+    using train::Layout;
+    using train::TrackableList;
+    std::vector<train::TrackableReference> out;
+    if (layout == Layout::tf_keras_legacy) {
+      out.push_back({.name = "iter", .variable = s_->iter});
+      for (auto& [n, v] : s_->hyper) {
+        out.push_back({.name = n, .variable = v});
+      }
+      return out;
+    }
+    if (layout == Layout::tf_keras) {
+      for (const char* name : tf_keras_extra_slot_names()) {
+        for (const auto& v : s_->built_vars) {
+          (void)slot(v, name);  // tf_keras creates them even where the rule never reads them
+        }
+      }
+    }
+    const bool keras3 = layout == Layout::keras3;
+    // Keras 3 tracks a schedule as an object, not a variable; tf_keras keeps its current value
+    // in `_current_learning_rate`.
+    const bool lr_variable = !(keras3 && learning_rate_.is_schedule());
+    auto variables = std::make_shared<TrackableList>();
+    variables->push_back({.variable = s_->iter});
+    if (keras3 && lr_variable) {
+      variables->push_back({.variable = s_->lr_var});
+    }
+    for (const auto& sv : s_->slot_list) {
+      variables->push_back({.variable = sv.slot});
+    }
+    out.push_back({.name = "_variables", .owned = std::move(variables)});
+    if (keras3) {
+      out.push_back({.name = "_trainable_variables", .owned = TrackableList::of(s_->built_vars)});
+      out.push_back({.name = "_trainable_variables_indices",
+                     .owned = std::make_shared<train::TrackableNode>()});
+    }
+    out.push_back({.name = "_iterations", .variable = s_->iter});
+    if (lr_variable) {
+      out.push_back({.name = !keras3 && learning_rate_.is_schedule() ? "_current_learning_rate"
+                                                                     : "_learning_rate",
+                     .variable = s_->lr_var});
+    }
+    if (!keras3) {
+      out.push_back({.name = "_index_dict", .owned = std::make_shared<train::TrackableNode>()});
+    }
+    for (const auto& [list_name, slot_name] : slot_lists(layout)) {
+      auto list = std::make_shared<TrackableList>();
+      for (const auto& v : s_->built_vars) {
+        if (slot_name != nullptr) {
+          if (auto sv = get_slot(v, slot_name)) {
+            list->push_back({.variable = *sv});
+          }
+        }
+      }
+      out.push_back({.name = list_name, .owned = std::move(list)});
     }
     return out;
   }
+  /// tf_keras legacy optimizers reference their slots from the object graph.
+  [[nodiscard]] std::vector<train::SlotVariableReference> trackable_slot_variables(
+      train::Layout layout) override {
+    std::vector<train::SlotVariableReference> out;
+    if (layout == train::Layout::tf_keras_legacy) {
+      for (const auto& sv : s_->slot_list) {
+        out.push_back({sv.original, sv.slot_name, sv.slot});
+      }
+    }
+    return out;
+  }
+  [[nodiscard]] bool may_create_children() const override { return !s_->built; }
+  /// Optimizer copies share state, so they share the deferred-restoration hook too.
+  void set_children_changed_hook(ChildrenChangedHook hook) override { s_->hook = std::move(hook); }
+
   /// Every slot variable created so far, in creation order.
   [[nodiscard]] std::vector<SlotVariable> slot_variables() const { return s_->slot_list; }
   /// The slot `slot_name` of `var`, if created.
@@ -153,12 +249,6 @@ class Optimizer : public Trackable {
       }
     }
     return std::nullopt;
-  }
-  /// Installs a hook called as each slot is created (deferred restoration of slots):
-  /// arguments: the model variable, the slot name, the new slot variable.
-  void set_slot_restore_hook(
-      std::function<void(const AnyVariable&, const std::string&, const AnyVariable&)> hook) {
-    s_->slot_hook = std::move(hook);
   }
 
  protected:
@@ -175,6 +265,27 @@ class Optimizer : public Trackable {
     Variable<float, 0> v(float(value), {.name = s_->name + "/" + n, .trainable = false});
     s_->hyper.emplace_back(n, v);
     return v;
+  }
+  /// The slots each variable gets, in creation order (legacy names: "m", "v", "rms", ...).
+  [[nodiscard]] virtual std::vector<const char*> slot_names() const = 0;
+  /// Slots tf_keras creates although the rule does not read them (SGD without momentum).
+  [[nodiscard]] virtual std::vector<const char*> tf_keras_extra_slot_names() const { return {}; }
+  /// The Python list attributes holding the slots under `layout`, with the slot each lists
+  /// (nullptr: a list Keras keeps empty with these options).
+  [[nodiscard]] virtual std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout layout) const = 0;
+  void notify_children_changed() const override {
+    if (s_->hook) {
+      s_->hook();
+    }
+  }
+  /// The rate at `step`: the schedule's, or the `learning_rate` variable's (a checkpoint
+  /// restores it, as Keras's does).
+  [[nodiscard]] double learning_rate_at(std::int64_t step) const {
+    if (learning_rate_.is_schedule()) {
+      return learning_rate_.at(step);
+    }
+    return double(s_->lr_var.value().item());
   }
   /// The update rule for one variable: `g` points to its gradient (same size).
   virtual void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) = 0;
@@ -223,7 +334,9 @@ class Optimizer : public Trackable {
     std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
     std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
     std::vector<SlotVariable> slot_list;
-    std::function<void(const AnyVariable&, const std::string&, const AnyVariable&)> slot_hook;
+    bool built = false;
+    std::vector<AnyVariable> built_vars;
+    ChildrenChangedHook hook;
   };
 
   template <class F>
@@ -262,9 +375,6 @@ class Optimizer : public Trackable {
     });
     s_->slots.emplace(key, created);
     s_->slot_list.push_back({var, slot_name, created});
-    if (s_->slot_hook) {
-      s_->slot_hook(var, slot_name, created);
-    }
     return created;
   }
 
@@ -286,8 +396,10 @@ class Optimizer : public Trackable {
       }
       const detail::ScopedFlushDenormals flush;
       const std::int64_t step = self->iterations();
-      const double lr = self->learning_rate_.at(step);
-      self->s_->lr_var.assign(Tensor<float, 0>(float(lr)));
+      const double lr = self->learning_rate_at(step);
+      if (self->learning_rate_.is_schedule()) {
+        self->s_->lr_var.assign(Tensor<float, 0>(float(lr)));
+      }
       self->update(var, static_cast<const float*>(values[0].raw_data()), lr, step);
       return AnyTensor{};
     };
@@ -331,6 +443,17 @@ class SGD : public Optimizer {
   }
 
  protected:
+  [[nodiscard]] std::vector<const char*> slot_names() const override {
+    return o_.momentum == 0.0 ? std::vector<const char*>{} : std::vector<const char*>{"momentum"};
+  }
+  [[nodiscard]] std::vector<const char*> tf_keras_extra_slot_names() const override {
+    return slot_names().empty() ? std::vector<const char*>{"momentum"} : std::vector<const char*>{};
+  }
+  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout layout) const override {
+    const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
+    return {{"momentums", has ? "momentum" : nullptr}};
+  }
   void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
     const float lr_f = float(lr);
     const float mu = float(o_.momentum);
@@ -377,6 +500,11 @@ class Adam : public Optimizer {
   }
 
  protected:
+  [[nodiscard]] std::vector<const char*> slot_names() const override { return {"m", "v"}; }
+  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout) const override {
+    return {{"_momentums", "m"}, {"_velocities", "v"}};
+  }
   void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) override {
     const double t = double(step + 1);
     const float lr_t =
@@ -405,7 +533,8 @@ struct RMSpropOptions {
 };
 
 /// RMSprop (tf.keras.optimizers.RMSprop, no momentum, not centered):
-/// rms = rho rms + (1 - rho) g^2; var -= lr g / (sqrt(rms) + epsilon).
+/// rms = rho rms + (1 - rho) g^2; var -= lr g / sqrt(rms + epsilon) (epsilon inside the root,
+/// as Keras 3, tf_keras and TensorFlow's ApplyRMSProp kernel have it).
 class RMSprop : public Optimizer {
  public:
   [[nodiscard]] std::string apply_op_name() const override { return "ResourceApplyRMSProp"; }
@@ -414,6 +543,11 @@ class RMSprop : public Optimizer {
   }
 
  protected:
+  [[nodiscard]] std::vector<const char*> slot_names() const override { return {"rms"}; }
+  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout) const override {
+    return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
+  }
   void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
     const float lr_f = float(lr), rho = float(o_.rho), eps = float(o_.epsilon);
     update_buffers(var, g, {"rms"},
@@ -421,7 +555,7 @@ class RMSprop : public Optimizer {
                      FlatArray r(s[0], n);
                      const ConstFlatArray grad(gp, n);
                      r = rho * r + (1.0f - rho) * grad.square();
-                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * grad / (r.sqrt() + eps);
+                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * grad / (r + eps).sqrt();
                    });
   }
 

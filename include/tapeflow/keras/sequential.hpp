@@ -70,10 +70,13 @@ constexpr int first_rank_mismatch(int in) {
   return bad;
 }
 
-/// Calls `layer(x, training)` when the layer takes a training flag, else `layer(x)`.
+/// Calls `layer(x, {.training = training})` for layers with a `call` (Layer<Self>), else
+/// `layer(x, training)` when the layer's call operator takes the flag, else `layer(x)`.
 template <class L, class X>
 decltype(auto) call_layer(L& layer, const X& x, bool training) {
-  if constexpr (requires { layer(x, training); }) {
+  if constexpr (has_call<L, X>) {
+    return layer(x, keras::CallOptions{.training = training});
+  } else if constexpr (requires { layer(x, training); }) {
     return layer(x, training);
   } else {
     return layer(x);
@@ -93,13 +96,13 @@ namespace keras {
 ///                                        tf::nn::relu}), tf::keras::layers::Dense(10));
 ///     auto logits = model(images);  // Tensor<float, 3> [N, 28, 28] -> Tensor<float, 2> [N, 10]
 ///
-/// Object-graph children: "layer_with_weights-<j>" for the j-th layer with weights, then
-/// "layer-<i>" for every layer, in Keras 2's order (FORMATS.md 11.4), plus "optimizer" once
-/// compiled.
+/// Object-graph children: Keras 3's `_functional/_operations/<i>` (the InputLayer is 0), or
+/// tf_keras' "layer_with_weights-<j>" and "layer-<i>" (docs/checkpoints.md, "Layouts"),
+/// plus "optimizer" once compiled.
 template <class... Layers>
-class Sequential : public Model {
+class Sequential : public Model<> {
   static_assert(sizeof...(Layers) > 0, "tf::keras::Sequential needs at least one layer");
-  static_assert((std::derived_from<Layers, Layer> && ...),
+  static_assert((std::derived_from<Layers, Layer<>> && ...),
                 "tf::keras::Sequential: every argument must be a tf::keras layer");
   static_assert(detail::keras_impl::first_rank_mismatch<Layers...>(-1) < 0,
                 "tf::keras::Sequential: a layer's output rank does not fit the next layer's "
@@ -109,11 +112,11 @@ class Sequential : public Model {
  public:
   static constexpr std::size_t num_layers = sizeof...(Layers);
 
-  explicit Sequential(Layers... layers) : Model("sequential"), layers_(std::move(layers)...) {
+  explicit Sequential(Layers... layers) : Model<>("sequential"), layers_(std::move(layers)...) {
     name_layers();
   }
   Sequential(LayerOptions options, Layers... layers)
-      : Model("sequential", std::move(options)), layers_(std::move(layers)...) {
+      : Model<>("sequential", std::move(options)), layers_(std::move(layers)...) {
     name_layers();
   }
 
@@ -160,24 +163,49 @@ class Sequential : public Model {
     (void)(*this)(zeros<float>(dims));
   }
 
-  std::vector<Layer*> sublayers() override {
-    std::vector<Layer*> out;
+  using Model<>::build;  // Layer's build(input_shape), beside the one taking dims
+  std::vector<Layer<>*> sublayers() override {
+    std::vector<Layer<>*> out;
     std::apply([&](auto&... l) { (out.push_back(&l), ...); }, layers_);
     return out;
   }
-  std::vector<TrackableChild> trackable_children() override {
-    std::vector<TrackableChild> out;
+  std::vector<TrackableReference> trackable_children(Layout layout) override {
+    std::vector<TrackableReference> out;
+    if (layout == Layout::keras3) {
+      // Keras 3 keeps the layers in a Functional model built on first call, whose operations
+      // start with the InputLayer (an empty node); the other attributes it tracks are empty
+      // lists. A compiled model lists its optimizer first (compile usually precedes the build).
+      if (auto opt = compiled_optimizer()) {
+        out.push_back(std::move(*opt));
+      }
+      auto operations = std::make_shared<train::TrackableList>();
+      operations->push_back({.owned = std::make_shared<train::TrackableNode>()});
+      for (Layer<>* l : sublayers()) {
+        operations->push_back({.object = l});
+      }
+      std::vector<TrackableReference> functional;
+      for (const char* empty :
+           {"_tracked", "_inbound_nodes", "_outbound_nodes", "_losses", "_losses_override",
+            "call_signature_parameters", "_call_has_context_arg"}) {
+        functional.push_back({.name = empty, .owned = std::make_shared<train::TrackableList>()});
+      }
+      functional.push_back({.name = "_operations", .owned = std::move(operations)});
+      out.push_back({.name = "_functional",
+                     .owned = std::make_shared<train::TrackableNode>(std::move(functional))});
+      return out;
+    }
     int i = 0, j = 0;
-    for (Layer* l : sublayers()) {
-      // Keras 2 lists "layer_with_weights-<j>" before "layer-<i>", so checkpoint keys take the
+    for (Layer<>* l : sublayers()) {
+      // tf_keras lists "layer_with_weights-<j>" before "layer-<i>", so checkpoint keys take the
       // layer_with_weights path (the first BFS path names a node).
       if (!l->variables().empty()) {
-        out.push_back({"layer_with_weights-" + std::to_string(j++), l});
+        out.push_back({.name = "layer_with_weights-" + std::to_string(j++), .object = l});
       }
-      out.push_back({"layer-" + std::to_string(i++), l});
+      out.push_back({.name = "layer-" + std::to_string(i++), .object = l});
     }
-    auto base = Model::trackable_children();
-    out.insert(out.end(), base.begin(), base.end());
+    if (auto opt = compiled_optimizer()) {
+      out.push_back(std::move(*opt));
+    }
     return out;
   }
   [[nodiscard]] std::string class_name() const override { return "Sequential"; }
@@ -200,7 +228,7 @@ class Sequential : public Model {
  private:
   void name_layers() {
     (void)name();
-    for (Layer* l : sublayers()) {
+    for (Layer<>* l : sublayers()) {
       (void)l->name();  // default names in layer order (Layer::name)
     }
   }

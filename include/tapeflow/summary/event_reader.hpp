@@ -1,6 +1,6 @@
 // Reading event files back (TensorFlow: `tf.compat.v1.train.summary_iterator`).
 //
-// Decodes the Event fields summaries use (FORMATS.md 6.3, 6.4, 5.2); unknown fields are
+// Decodes the Event fields summaries use (docs/formats.md 6.3, 6.4, 5.2); unknown fields are
 // skipped. A bad CRC or a malformed message raises data_loss naming the file and byte offset;
 // a truncated last record (a file still being written) ends the read, as TensorBoard does.
 #pragma once

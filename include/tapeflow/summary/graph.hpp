@@ -5,7 +5,7 @@
 // nodes, every traced op a node named as in ConcreteFunction::to_string(), and each returned
 // value a `_Retval` node, as in the pre-optimization graphs TensorFlow's trace_export writes.
 // Every node carries `T` (its dtype) and `_output_shapes`, which TensorBoard uses to label
-// edges. FORMATS.md 8.1.
+// edges. docs/formats.md 8.1.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,7 @@ inline constexpr std::int32_t graph_def_producer = 1;
 
 namespace detail {
 
-/// AttrValue fields (FORMATS.md 8.1).
+/// AttrValue fields (docs/formats.md 8.1).
 inline void attr_entry(wire::Writer& node, std::string_view key,
                        const std::function<void(wire::Writer&)>& value) {
   node.message_field(5, [&](wire::Writer& entry) {

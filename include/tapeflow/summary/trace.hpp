@@ -13,7 +13,7 @@
 //   XSpace that TensorBoard's Profile plugin (tensorboard_plugin_profile) opens in its trace
 //   viewer, with one event per executed node (fused elementwise chains as one event) and per
 //   function call, and an empty `events.out.tfevents.<T>.<host>.profile-empty` beside
-//   `plugins/` so the directory counts as a run (FORMATS.md 8.3).
+//   `plugins/` so the directory counts as a run (docs/formats.md 8.3).
 // Only tf::function graph execution is timed (Note [Trace observer]); eager ops are not.
 #pragma once
 

@@ -85,7 +85,7 @@ inline long process_id() noexcept {
 #endif
 }
 
-/// `events.out.tfevents.<%010d seconds>.<host>.<pid>.<n><suffix>` (FORMATS.md 6.1).
+/// `events.out.tfevents.<%010d seconds>.<host>.<pid>.<n><suffix>` (docs/formats.md 6.1).
 inline std::string event_file_name(std::int64_t seconds, std::string suffix) {
   static std::atomic<int> counter{0};
   if (!suffix.empty() && suffix.front() != '.') {

@@ -1,24 +1,25 @@
 // `tf::train::Checkpoint` (tf.train.Checkpoint): object-based save and restore in TensorFlow's
-// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, FORMATS.md 9-11), so
-// checkpoints move between C++ and Python.
+// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, docs/formats.md), so
+// checkpoints move between C++ and Python, under Keras 3 and tf_keras names alike.
 //
 // Note [Checkpoint object graph]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // The root is the Checkpoint; its children are the named objects given to the constructor plus
-// `save_counter`. Objects are walked breadth first through `keras::Trackable`
-// (`trackable_children()`, then `trackable_variables()`); each object gets one node, its first
-// BFS path names it, and a variable's value is stored under
-// `<escaped path>/.ATTRIBUTES/VARIABLE_VALUE`. Optimizer slots become nodes after all others,
-// keyed `<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`.
-// Restore binds checkpoint nodes to live objects by local name only, so node numbering never
-// matters. A variable not created yet (an unbuilt Keras layer) is restored when `add_weight`
-// creates it, through the layer's restore hook; slots likewise through the optimizer's slot hook.
+// `save_counter`, ordered by name as TensorFlow orders keyword arguments. Objects are walked
+// breadth first through `train::Trackable::trackable_children(layout)`; each object gets one
+// node (objects by address, variables by id), its first BFS path names it, and a variable's
+// value is stored under `<escaped path>/.ATTRIBUTES/VARIABLE_VALUE`. tf_keras legacy optimizer
+// slots become nodes after all others, keyed `<variable path>/.OPTIMIZER_SLOT/<optimizer
+// path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`.
 //
-// Deviation from ARCHITECTURE.md: train should depend on io/core/autodiff only, but the
-// Trackable interface lives in keras (keras/layer.hpp) for now; the lead may move it to a lower
-// module, after which this header includes that instead.
+// Restore detects the layout from the file's local names (Note [Object-graph layouts]) and
+// binds checkpoint nodes to live objects by local name only, so node numbering and key text
+// never matter. Values whose live object does not exist yet (an unbuilt Keras layer, an
+// optimizer before its first step) wait: every object reached installs a hook that reruns the
+// binding pass when it creates children, and each value is applied once.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -34,17 +35,16 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/detail/proto_wire.hpp>
-#include <tapeflow/keras/any_variable.hpp>
-#include <tapeflow/keras/layer.hpp>
-#include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/train/checkpoint_state.hpp>
 #include <tapeflow/train/detail/object_graph.hpp>
 #include <tapeflow/train/tensor_bundle.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace train {
@@ -52,35 +52,32 @@ namespace train {
 /// The object-graph key of the serialized TrackableObjectGraph.
 inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
 
-/// Something a checkpoint tracks: a Keras layer, model or optimizer (any `keras::Trackable`), a
-/// `tf::Variable`, or a dataset iterator (anything with `save_state()` / `restore_state(s)`,
-/// e.g. `tf::data::Iterator`). Holds a reference: the object must outlive the Checkpoint.
+/// Something a checkpoint tracks (a model of `train::trackable`): a Keras layer, model,
+/// optimizer or metric (any `train::Trackable`), a `tf::Variable`, a dataset iterator (anything
+/// with `save_state()` / `restore_state(s)`, e.g. `tf::data::Iterator`) or a `tf::function` (a
+/// node without values). Holds a reference: the object must outlive the Checkpoint.
 class CheckpointObject {
  public:
-  CheckpointObject(keras::Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
+  CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
   template <class T, std::size_t R>
   CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
-      : variable_(keras::AnyVariable(v)) {}
-  CheckpointObject(keras::AnyVariable v)  // NOLINT(google-explicit-constructor)
+      : variable_(AnyVariable(v)) {}
+  CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
       : variable_(std::move(v)) {}
   /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
   /// tensor under `<path>/.ATTRIBUTES/ITERATOR_STATE`.
   template <class It>
-    requires(!std::derived_from<It, keras::Trackable> &&
-             requires(It& it) {
-               it.save_state().entries();
-               it.restore_state(it.save_state());
-             })
+    requires(!std::derived_from<It, Trackable> && stateful_iterator<It>)
   CheckpointObject(It& it)  // NOLINT(google-explicit-constructor)
       : state_(std::make_shared<StateFns>()) {
     state_->save = [&it] {
       std::string out;
       const auto s = it.save_state();
-      detail::wire::append_varint(out, s.entries().size());
+      tapeflow::detail::wire::append_varint(out, s.entries().size());
       for (const auto& [k, v] : s.entries()) {
-        detail::wire::append_varint(out, k.size());
+        tapeflow::detail::wire::append_varint(out, k.size());
         out += k;
-        detail::wire::append_varint(out, v.size());
+        tapeflow::detail::wire::append_varint(out, v.size());
         out += v;
       }
       return out;
@@ -88,7 +85,7 @@ class CheckpointObject {
     state_->restore = [&it](const std::string& bytes) {
       auto s = it.save_state();
       s.entries().clear();
-      detail::wire::Reader r(bytes, "iterator state");
+      tapeflow::detail::wire::Reader r(bytes, "iterator state");
       const std::uint64_t n = r.varint();
       for (std::uint64_t i = 0; i < n; ++i) {
         std::string k(r.bytes());
@@ -97,6 +94,12 @@ class CheckpointObject {
       it.restore_state(s);
     };
   }
+  /// A traced function: a node of its own with no values (TensorFlow tracks tf.functions the
+  /// same way; the SavedModel writer exports them).
+  template <class F>
+    requires(!std::derived_from<F, Trackable> && !stateful_iterator<F> && traced_function<F>)
+  CheckpointObject(F& f)  // NOLINT(google-explicit-constructor)
+      : function_(&f) {}
 
   /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
   struct StateFns {
@@ -104,14 +107,24 @@ class CheckpointObject {
     std::function<void(const std::string&)> restore;
   };
 
-  [[nodiscard]] keras::Trackable* trackable() const noexcept { return trackable_; }
-  [[nodiscard]] const keras::AnyVariable& variable() const noexcept { return variable_; }
+  [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
+  [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
   [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
+  /// The tf::function's address when this object is one (its identity in the graph).
+  [[nodiscard]] const void* function() const noexcept { return function_; }
 
  private:
-  keras::Trackable* trackable_ = nullptr;
-  keras::AnyVariable variable_;
+  Trackable* trackable_ = nullptr;
+  AnyVariable variable_;
   std::shared_ptr<StateFns> state_;
+  const void* function_ = nullptr;
+};
+
+/// Options of `Checkpoint::save` / `write` (TensorFlow: tf.train.CheckpointOptions).
+struct CheckpointOptions {
+  /// Whose object-graph names to write. Keras 3 is what `pip install tensorflow` gives today;
+  /// tf_keras and its legacy optimizers for programs on Keras 2.
+  Layout layout = Layout::keras3;
 };
 
 /// Options of `Checkpoint::restore`.
@@ -122,6 +135,7 @@ struct RestoreOptions {
 
 /// What a restore did, by checkpoint key (variables) or variable name (missing).
 struct RestoreReport {
+  Layout layout = Layout::keras3;       ///< the layout detected in the checkpoint
   std::vector<std::string> matched;     ///< keys restored into a live variable
   std::vector<std::string> missing;     ///< live variables with no value in the checkpoint
   std::vector<std::string> unexpected;  ///< checkpoint keys no live object took (yet)
@@ -129,6 +143,7 @@ struct RestoreReport {
   std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
 
   friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
+    os << "layout: " << layout_name(r.layout) << "\n";
     auto list = [&](const char* name, const std::vector<std::string>& v) {
       os << name << " (" << v.size() << ")";
       for (const auto& s : v) {
@@ -148,34 +163,36 @@ struct RestoreReport {
 namespace detail_ckpt {
 
 namespace og = tapeflow::detail::object_graph;
+using Root = std::vector<std::pair<std::string, CheckpointObject>>;
 
 /// A live object in the graph walk (Note [Checkpoint object graph]).
 struct Live {
-  keras::Trackable* trackable = nullptr;
-  keras::AnyVariable variable;
+  Trackable* trackable = nullptr;
+  std::shared_ptr<Trackable> owned;  // keeps a node made by a listing alive
+  AnyVariable variable;
   std::shared_ptr<CheckpointObject::StateFns> state;
-  const std::vector<std::pair<std::string, CheckpointObject>>* root = nullptr;
+  const void* function = nullptr;
+  const Root* root = nullptr;
 };
 
 inline Live live_of(const CheckpointObject& o) {
-  return Live{o.trackable(), o.variable(), o.state(), nullptr};
+  return Live{o.trackable(), nullptr, o.variable(), o.state(), o.function(), nullptr};
 }
 
-/// Named children of a live object, children first then variables.
-inline std::vector<std::pair<std::string, Live>> children_of(const Live& l) {
+/// Named children of a live object under `layout`.
+inline std::vector<std::pair<std::string, Live>> children_of(const Live& l, Layout layout) {
   std::vector<std::pair<std::string, Live>> out;
   if (l.root != nullptr) {
     for (const auto& [name, obj] : *l.root) {
       out.emplace_back(name, live_of(obj));
     }
   } else if (l.trackable != nullptr) {
-    for (const auto& c : l.trackable->trackable_children()) {
-      if (c.object != nullptr) {
-        out.emplace_back(c.name, Live{c.object, {}, nullptr, nullptr});
+    for (auto& c : l.trackable->trackable_children(layout)) {
+      if (c.target() != nullptr) {
+        out.emplace_back(c.name, Live{c.target(), c.owned, {}, nullptr, nullptr, nullptr});
+      } else if (c.variable.has_value()) {
+        out.emplace_back(c.name, Live{nullptr, nullptr, c.variable, nullptr, nullptr, nullptr});
       }
-    }
-    for (const auto& v : l.trackable->trackable_variables()) {
-      out.emplace_back(v.name, Live{nullptr, v.variable, nullptr, nullptr});
     }
   }
   return out;
@@ -183,11 +200,20 @@ inline std::vector<std::pair<std::string, Live>> children_of(const Live& l) {
 
 /// What makes two live objects the same node: objects by address, variables by id.
 inline std::pair<int, std::int64_t> identity(const Live& l) {
+  auto address = [](const void* p) {
+    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
+  };
+  if (l.root != nullptr) {
+    return {0, address(l.root)};
+  }
   if (l.trackable != nullptr) {
-    return {0, static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(l.trackable))};
+    return {0, address(l.trackable)};
   }
   if (l.state) {
-    return {1, static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(l.state.get()))};
+    return {1, address(l.state.get())};
+  }
+  if (l.function != nullptr) {
+    return {3, address(l.function)};
   }
   return {2, l.variable.id()};
 }
@@ -197,19 +223,42 @@ struct LiveGraph {
   std::vector<Live> nodes;
   std::vector<std::string> paths;  // escaped, "" for the root
   og::Graph graph;
-  std::vector<std::pair<std::string, keras::AnyVariable>> values;  // key -> variable
+  std::vector<std::pair<std::string, AnyVariable>> values;  // key -> variable
   std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
 };
 
-inline LiveGraph build(const std::vector<std::pair<std::string, CheckpointObject>>& root) {
+/// Sets has_checkpoint_values: the node or a descendant holds values (iterating to a fixpoint,
+/// since a node can be reached again through a later edge).
+inline void mark_checkpoint_values(og::Graph& graph) {
+  std::vector<char> hv(graph.nodes.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = graph.nodes.size(); i-- > 0;) {
+      const auto& n = graph.nodes[i];
+      bool v = !n.attributes.empty() || !n.slot_variables.empty();
+      for (const auto& c : n.children) {
+        v = v || hv[static_cast<std::size_t>(c.node_id)] != 0;
+      }
+      if (v && hv[i] == 0) {
+        hv[i] = 1;
+        changed = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < hv.size(); ++i) {
+    graph.nodes[i].has_checkpoint_values = hv[i] != 0;
+  }
+}
+
+inline LiveGraph build(const Root& root, Layout layout) {
   LiveGraph g;
-  g.nodes.push_back(Live{nullptr, {}, nullptr, &root});
+  g.nodes.push_back(Live{nullptr, nullptr, {}, nullptr, nullptr, &root});
   g.paths.emplace_back();
   g.graph.nodes.emplace_back();
   std::map<std::pair<int, std::int64_t>, std::size_t> ids;  // identity -> node id
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Live cur = g.nodes[i];
-    for (auto& [name, child] : children_of(cur)) {
+    for (auto& [name, child] : children_of(cur, layout)) {
       auto [pos, inserted] = ids.emplace(identity(child), g.nodes.size());
       const std::size_t id = pos->second;
       if (inserted) {
@@ -235,18 +284,17 @@ inline LiveGraph build(const std::vector<std::pair<std::string, CheckpointObject
     }
   }
   for (std::size_t i = 0; i < normal; ++i) {
-    auto* opt = dynamic_cast<keras::optimizers::Optimizer*>(g.nodes[i].trackable);
-    if (opt == nullptr) {
+    if (g.nodes[i].trackable == nullptr) {
       continue;
     }
-    for (const auto& s : opt->slot_variables()) {
+    for (const auto& s : g.nodes[i].trackable->trackable_slot_variables(layout)) {
       auto found = ids.find({2, s.original.id()});
       if (found == ids.end()) {
         continue;  // a slot of a variable this checkpoint does not track
       }
       const std::size_t orig = found->second;
       const auto id = static_cast<std::int32_t>(g.nodes.size());
-      g.nodes.push_back(Live{nullptr, s.slot, nullptr, nullptr});
+      g.nodes.push_back(Live{nullptr, nullptr, s.slot, nullptr, nullptr, nullptr});
       const std::string key = g.paths[orig] + "/.OPTIMIZER_SLOT/" + g.paths[i] + "/" +
                               og::escape(s.slot_name) + "/.ATTRIBUTES/VARIABLE_VALUE";
       g.paths.push_back(key);
@@ -256,44 +304,61 @@ inline LiveGraph build(const std::vector<std::pair<std::string, CheckpointObject
       g.graph.nodes[i].slot_variables.push_back({static_cast<std::int32_t>(orig), s.slot_name, id});
     }
   }
-  // has_checkpoint_values: the node or a descendant holds values (children have larger ids
-  // only along first-discovery edges, so iterate to a fixpoint).
-  std::vector<char> hv(g.graph.nodes.size(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t i = g.graph.nodes.size(); i-- > 0;) {
-      const auto& n = g.graph.nodes[i];
-      bool v = !n.attributes.empty() || !n.slot_variables.empty();
-      for (const auto& c : n.children) {
-        v = v || hv[static_cast<std::size_t>(c.node_id)] != 0;
-      }
-      if (v && hv[i] == 0) {
-        hv[i] = 1;
-        changed = true;
-      }
-    }
-  }
-  for (std::size_t i = 0; i < hv.size(); ++i) {
-    g.graph.nodes[i].has_checkpoint_values = hv[i] != 0;
-  }
+  mark_checkpoint_values(g.graph);
   return g;
 }
 
-/// Shared by a status and the deferred-restoration hooks it installs.
+/// The layout a checkpoint was written in, from local names only Keras 3 (or only tf_keras's
+/// optimizers) use (Note [Object-graph layouts]); a file with none of them restores the same
+/// way under every layout.
+inline Layout detect_layout(const og::Graph& graph) {
+  bool tf_keras_optimizer = false, legacy = false, tf_keras_layers = false;
+  for (const auto& n : graph.nodes) {
+    legacy = legacy || !n.slot_variables.empty();
+    for (const auto& c : n.children) {
+      const std::string& name = c.local_name;
+      if (name == "_kernel" || name == "_embeddings" || name == "_functional" ||
+          name == "_operations" || name == "_trainable_variables" ||
+          name == "_trainable_variables_indices") {
+        return Layout::keras3;
+      }
+      tf_keras_optimizer = tf_keras_optimizer || name == "_index_dict";
+      legacy = legacy || name == "iter";
+      tf_keras_layers = tf_keras_layers || name.starts_with("layer_with_weights-") ||
+                        name == "kernel" || name == "embeddings";
+    }
+  }
+  if (tf_keras_optimizer) {
+    return Layout::tf_keras;
+  }
+  if (legacy) {
+    return Layout::tf_keras_legacy;
+  }
+  return tf_keras_layers ? Layout::tf_keras : Layout::keras3;
+}
+
+/// Shared by a load status and the deferred-restoration hooks it installs.
 struct RestoreState {
   std::shared_ptr<CheckpointReader> reader;
-  std::vector<std::pair<std::string, CheckpointObject>> root;
+  Root root;
+  og::Graph graph;
+  Layout layout = Layout::keras3;
   RestoreOptions options;
   std::set<std::string> consumed;
   std::set<std::int64_t> restored_ids;
-  std::map<std::string, std::string> pending;  // key -> where it waits
+  std::set<std::string> pending;  // keys whose live object does not exist yet (last pass)
   std::vector<std::string> mismatched;
-  std::map<std::int64_t, std::int32_t> var_node;  // live variable id -> checkpoint node
-  std::map<std::pair<std::int32_t, std::string>, std::string> pending_slots;  // -> key
+  std::map<Trackable*, std::set<std::int32_t>> hooked;  // object -> its checkpoint nodes
+  std::map<std::int32_t, AnyVariable> variable_nodes;   // bound by any pass (slot owners)
+  bool in_pass = false;
+  bool rerun = false;
   bool expect_partial = false;
   bool no_checkpoint = false;
 
-  void restore_var(const std::string& key, const keras::AnyVariable& var) {
+  void restore_var(const std::string& key, const AnyVariable& var) {
+    if (consumed.count(key) != 0) {
+      return;  // each value is applied once: later passes must not undo training
+    }
     const TensorInfo& info = reader->info(key);
     if (info.dtype != var.dtype() || info.shape != var.shape()) {
       std::string why = "checkpoint has " + std::string(dtype_name(info.dtype)) + " " +
@@ -305,13 +370,173 @@ struct RestoreState {
       }
       mismatched.push_back(key + ": " + why);
       consumed.insert(key);
-      pending.erase(key);
       return;
     }
     var.assign(reader->get_tensor(key));
     consumed.insert(key);
-    pending.erase(key);
     restored_ids.insert(var.id());
+  }
+
+  void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
+    if (consumed.count(key) != 0) {
+      return;
+    }
+    auto t = reader->get_tensor(key);
+    if (t.dtype() != DType::string || t.num_elements() != 1) {
+      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" + reader->prefix() +
+                      ".index' is not a string scalar");
+    }
+    state.restore(*static_cast<const std::string*>(t.raw_data()));
+    consumed.insert(key);
+  }
+
+  /// The value keys of node `id` and everything below it.
+  void collect_keys(std::int32_t id, std::set<std::int32_t>& seen, std::set<std::string>& out) {
+    if (!seen.insert(id).second) {
+      return;
+    }
+    const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+    for (const auto& a : node.attributes) {
+      if (reader->has_tensor(a.checkpoint_key)) {
+        out.insert(a.checkpoint_key);
+      }
+    }
+    for (const auto& c : node.children) {
+      collect_keys(c.node_id, seen, out);
+    }
+    for (const auto& s : node.slot_variables) {
+      collect_keys(s.slot_variable_node_id, seen, out);
+    }
+  }
+
+  /// A binding pass from checkpoint node `start`, bound to `live`: applies every value below
+  /// it whose live object exists and has not been restored yet, and records what still waits.
+  /// Hooks rerun it from the object that created children, so a pass touches only that
+  /// object and what it owns (never objects of the root that may have died since).
+  void pass(std::int32_t start, const Live& live) {
+    if (in_pass) {
+      rerun = true;  // a listing created children (lazy slots): bind them after this pass
+      return;
+    }
+    in_pass = true;
+    try {
+      do {
+        rerun = false;
+        pass_once(start, live);
+      } while (rerun);
+    } catch (...) {
+      in_pass = false;
+      throw;
+    }
+    in_pass = false;
+  }
+
+  /// Installs the hook of `t`, bound (this pass) to checkpoint node `id`.
+  void hook(const std::shared_ptr<RestoreState>& self, Trackable* t, std::int32_t id) {
+    auto& ids = hooked[t];
+    if (ids.insert(id).second && ids.size() == 1) {
+      t->set_children_changed_hook([self, t] {
+        for (const std::int32_t n : self->hooked[t]) {
+          self->pass(n, Live{t, nullptr, {}, nullptr, nullptr, nullptr});
+        }
+      });
+    }
+  }
+  std::weak_ptr<RestoreState> self;
+
+ private:
+  void pass_once(std::int32_t start, const Live& start_live) {
+    std::map<std::int32_t, Live> bound;
+    bound.emplace(start, start_live);
+    // Whether the object a node belongs to may still create children; nodes made by a
+    // listing (lists, dicts) belong to the object that listed them.
+    std::map<std::int32_t, bool> may_grow{
+        {start, start_live.trackable != nullptr && start_live.trackable->may_create_children()}};
+    std::vector<std::int32_t> queue{start};
+    std::set<std::string> waiting;
+    std::set<std::int32_t> waiting_seen;
+    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+      const std::int32_t id = queue[qi];
+      const Live live = bound.at(id);
+      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+      if (live.variable.has_value()) {
+        variable_nodes.emplace(id, live.variable);
+      }
+      for (const auto& a : node.attributes) {
+        if (!reader->has_tensor(a.checkpoint_key)) {
+          continue;
+        }
+        if (a.name == "VARIABLE_VALUE" && live.variable.has_value()) {
+          restore_var(a.checkpoint_key, live.variable);
+        } else if (a.name == "ITERATOR_STATE" && live.state) {
+          restore_state(a.checkpoint_key, *live.state);
+        }
+      }
+      if (live.trackable != nullptr && !live.owned) {
+        hook(self.lock(), live.trackable, id);
+      }
+      const auto kids = children_of(live, layout);
+      for (const auto& c : node.children) {
+        if (bound.count(c.node_id) != 0) {
+          continue;
+        }
+        const Live* match = nullptr;
+        for (const auto& [name, l] : kids) {
+          if (name == c.local_name) {
+            match = &l;
+            break;
+          }
+        }
+        if (match != nullptr) {
+          bound.emplace(c.node_id, *match);
+          may_grow[c.node_id] =
+              match->owned ? may_grow[id]
+                           : match->trackable != nullptr && match->trackable->may_create_children();
+          queue.push_back(c.node_id);
+        } else if (may_grow[id]) {
+          // Not there yet (weights are created on a layer's first call, slots on an
+          // optimizer's first step): the values below wait for the object's hook.
+          collect_keys(c.node_id, waiting_seen, waiting);
+        }
+      }
+    }
+    // tf_keras legacy optimizer slots, by (original variable, slot name).
+    for (const auto& [id, live] : bound) {
+      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+      if (live.trackable == nullptr || node.slot_variables.empty()) {
+        continue;
+      }
+      const auto slots = live.trackable->trackable_slot_variables(layout);
+      for (const auto& ref : node.slot_variables) {
+        std::string key;
+        for (const auto& a :
+             graph.nodes[static_cast<std::size_t>(ref.slot_variable_node_id)].attributes) {
+          if (a.name == "VARIABLE_VALUE" && reader->has_tensor(a.checkpoint_key)) {
+            key = a.checkpoint_key;
+          }
+        }
+        if (key.empty()) {
+          continue;
+        }
+        // The original variable may have been bound by an earlier pass from another object.
+        auto orig = variable_nodes.find(ref.original_variable_node_id);
+        const SlotVariableReference* slot = nullptr;
+        if (orig != variable_nodes.end()) {
+          for (const auto& s : slots) {
+            if (s.slot_name == ref.slot_name && s.original.same_as(orig->second)) {
+              slot = &s;
+            }
+          }
+        }
+        if (slot != nullptr) {
+          restore_var(key, slot->slot);
+        } else if (live.trackable->may_create_children()) {
+          waiting.insert(key);
+        }
+      }
+    }
+    pending.insert(waiting.begin(), waiting.end());
+    std::erase_if(pending, [&](const std::string& k) { return consumed.count(k) != 0; });
   }
 };
 
@@ -322,22 +547,24 @@ class CheckpointLoadStatus {
  public:
   explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
 
+  /// The layout detected in the checkpoint (Note [Object-graph layouts]).
+  [[nodiscard]] Layout layout() const noexcept { return s_->layout; }
+
   /// Keys matched, missing, unexpected, pending and mismatched, as of now.
   [[nodiscard]] RestoreReport report() const {
     RestoreReport r;
-    r.matched.assign(s_->consumed.begin(), s_->consumed.end());
-    std::erase_if(r.matched, [&](const std::string& k) {
-      for (const auto& m : s_->mismatched) {
-        if (m.rfind(k + ": ", 0) == 0) {
-          return true;
-        }
-      }
-      return false;
-    });
-    r.mismatched = s_->mismatched;
-    for (const auto& [k, where] : s_->pending) {
-      r.pending.push_back(k);
+    r.layout = s_->layout;
+    std::set<std::string> bad;
+    for (const auto& m : s_->mismatched) {
+      bad.insert(m.substr(0, m.find(": ")));
     }
+    for (const auto& k : s_->consumed) {
+      if (bad.count(k) == 0) {
+        r.matched.push_back(k);
+      }
+    }
+    r.mismatched = s_->mismatched;
+    r.pending.assign(s_->pending.begin(), s_->pending.end());
     if (s_->reader) {
       for (const auto& k : s_->reader->keys()) {
         if (k != object_graph_key && s_->consumed.count(k) == 0 && s_->pending.count(k) == 0) {
@@ -345,7 +572,7 @@ class CheckpointLoadStatus {
         }
       }
     }
-    const auto live = detail_ckpt::build(s_->root);
+    const auto live = detail_ckpt::build(s_->root, s_->layout);
     for (const auto& [key, var] : live.values) {
       const bool counter_absent = key == "save_counter/.ATTRIBUTES/VARIABLE_VALUE" &&
                                   (!s_->reader || !s_->reader->has_tensor(key));
@@ -411,8 +638,10 @@ class Checkpoint {
     CheckpointObject object;
   };
 
-  Checkpoint(std::initializer_list<Item> items) : Checkpoint(std::vector<Item>(items)) {}
-  explicit Checkpoint(const std::vector<Item>& items) {
+  Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
+      : Checkpoint(std::vector<Item>(items), options) {}
+  explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
+      : options_(options) {
     for (const auto& it : items) {
       if (it.name == "save_counter") {
         throw invalid_argument("tf::train::Checkpoint: 'save_counter' is reserved");
@@ -425,7 +654,14 @@ class Checkpoint {
       root_.emplace_back(it.name, it.object);
     }
     root_.emplace_back("save_counter", CheckpointObject(save_counter_));
+    // TensorFlow orders a Checkpoint's keyword children by name; the order decides node ids
+    // and, through breadth-first naming, which path keys a variable reached twice.
+    std::stable_sort(root_.begin(), root_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   }
+
+  /// The options save and write use unless given others.
+  [[nodiscard]] const CheckpointOptions& options() const noexcept { return options_; }
 
   /// Number of `save()` calls so far (restored by `restore`).
   [[nodiscard]] const Variable<std::int64_t, 0>& save_counter() const noexcept {
@@ -434,8 +670,9 @@ class Checkpoint {
 
   /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
   /// touching the `checkpoint` state file. Returns `file_prefix`.
-  std::string write(const std::string& file_prefix) {
-    const auto live = detail_ckpt::build(root_);
+  std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
+  std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
+    const auto live = detail_ckpt::build(root_, options.layout);
     BundleWriter w(file_prefix);
     for (const auto& [key, var] : live.values) {
       w.add(key, var.value());
@@ -450,10 +687,11 @@ class Checkpoint {
 
   /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
   /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
-  std::string save(const std::string& file_prefix) {
+  std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
+  std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
     save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
     const std::string path =
-        write(file_prefix + "-" + std::to_string(save_counter_.value().item()));
+        write(file_prefix + "-" + std::to_string(save_counter_.value().item()), options);
     detail_bundle::stage("state");
     CheckpointState st;
     st.model_checkpoint_path = path;
@@ -468,6 +706,7 @@ class Checkpoint {
   /// invalid_argument on a dtype or shape mismatch (unless `skip_mismatch`).
   CheckpointLoadStatus restore(const std::string& save_path, RestoreOptions options = {}) {
     auto s = std::make_shared<detail_ckpt::RestoreState>();
+    s->self = s;
     s->root = root_;
     s->options = options;
     if (save_path.empty()) {
@@ -485,12 +724,13 @@ class Checkpoint {
       throw data_loss("tf::train::Checkpoint::restore: '" + save_path +
                       ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
     }
-    const auto graph = detail::object_graph::decode(
+    s->graph = tapeflow::detail::object_graph::decode(
         *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
-    if (graph.nodes.empty()) {
+    if (s->graph.nodes.empty()) {
       throw data_loss("tf::train::Checkpoint::restore: '" + save_path + "': empty object graph");
     }
-    bind(s, graph);
+    s->layout = detail_ckpt::detect_layout(s->graph);
+    s->pass(0, detail_ckpt::Live{nullptr, nullptr, {}, nullptr, nullptr, &s->root});
     return CheckpointLoadStatus(s);
   }
   /// Same as restore (TensorFlow's `read`, the counterpart of `write`).
@@ -499,120 +739,7 @@ class Checkpoint {
   }
 
  private:
-  static void bind(const std::shared_ptr<detail_ckpt::RestoreState>& sp,
-                   const detail::object_graph::Graph& graph) {
-    using detail_ckpt::Live;
-    detail_ckpt::RestoreState& s = *sp;
-    std::map<std::int32_t, Live> bound;
-    bound.emplace(0, Live{nullptr, {}, nullptr, &s.root});
-    std::vector<std::int32_t> queue{0};
-    // deferred[trackable][local name] = key
-    std::map<keras::Trackable*, std::map<std::string, std::pair<std::string, std::int32_t>>>
-        deferred;
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const std::int32_t id = queue[qi];
-      const Live live = bound.at(id);
-      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-      for (const auto& a : node.attributes) {
-        if (a.name == "VARIABLE_VALUE" && live.variable.has_value() &&
-            s.reader->has_tensor(a.checkpoint_key)) {
-          s.var_node[live.variable.id()] = id;
-          s.restore_var(a.checkpoint_key, live.variable);
-        } else if (a.name == "ITERATOR_STATE" && live.state &&
-                   s.reader->has_tensor(a.checkpoint_key)) {
-          auto t = s.reader->get_tensor(a.checkpoint_key);
-          if (t.dtype() != DType::string || t.num_elements() != 1) {
-            throw data_loss("tf::train::Checkpoint::restore: key '" + a.checkpoint_key + "' in '" +
-                            s.reader->prefix() + ".index' is not a string scalar");
-          }
-          live.state->restore(*static_cast<const std::string*>(t.raw_data()));
-          s.consumed.insert(a.checkpoint_key);
-        }
-      }
-      const auto kids = detail_ckpt::children_of(live);
-      for (const auto& c : node.children) {
-        if (bound.count(c.node_id) != 0) {
-          continue;
-        }
-        const Live* match = nullptr;
-        for (const auto& [name, l] : kids) {
-          if (name == c.local_name) {
-            match = &l;
-            break;
-          }
-        }
-        if (match != nullptr) {
-          bound.emplace(c.node_id, *match);
-          queue.push_back(c.node_id);
-          continue;
-        }
-        // Not there yet: a variable of a layer (which creates weights lazily, in build) is
-        // restored when created; elsewhere the value stays unexpected.
-        const auto& cn = graph.nodes[static_cast<std::size_t>(c.node_id)];
-        if (dynamic_cast<keras::Layer*>(live.trackable) != nullptr) {
-          for (const auto& a : cn.attributes) {
-            if (a.name == "VARIABLE_VALUE" && s.reader->has_tensor(a.checkpoint_key)) {
-              deferred[live.trackable][c.local_name] = {a.checkpoint_key, c.node_id};
-              s.pending[a.checkpoint_key] = c.local_name;
-            }
-          }
-        }
-      }
-    }
-    for (auto& [trackable, names] : deferred) {
-      trackable->set_restore_hook(
-          [sp, names = names](const std::string& local_name, const keras::AnyVariable& var) {
-            auto it = names.find(local_name);
-            if (it != names.end() && sp->pending.count(it->second.first) != 0) {
-              sp->var_node[var.id()] = it->second.second;
-              sp->restore_var(it->second.first, var);
-            }
-          });
-    }
-    // Optimizer slots: restore the ones that exist, defer the others to slot creation.
-    for (const auto& [id, live] : bound) {
-      auto* opt = dynamic_cast<keras::optimizers::Optimizer*>(live.trackable);
-      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-      if (opt == nullptr || node.slot_variables.empty()) {
-        continue;
-      }
-      for (const auto& ref : node.slot_variables) {
-        std::string key;
-        for (const auto& a :
-             graph.nodes[static_cast<std::size_t>(ref.slot_variable_node_id)].attributes) {
-          if (a.name == "VARIABLE_VALUE") {
-            key = a.checkpoint_key;
-          }
-        }
-        if (key.empty() || !s.reader->has_tensor(key)) {
-          continue;
-        }
-        auto orig = bound.find(ref.original_variable_node_id);
-        if (orig != bound.end() && orig->second.variable.has_value()) {
-          if (auto slot = opt->get_slot(orig->second.variable, ref.slot_name)) {
-            s.restore_var(key, *slot);
-            continue;
-          }
-        }
-        s.pending_slots[{ref.original_variable_node_id, ref.slot_name}] = key;
-        s.pending[key] = "slot " + ref.slot_name;
-      }
-      opt->set_slot_restore_hook([sp](const keras::AnyVariable& var, const std::string& slot_name,
-                                      const keras::AnyVariable& slot) {
-        auto n = sp->var_node.find(var.id());
-        if (n == sp->var_node.end()) {
-          return;
-        }
-        auto k = sp->pending_slots.find({n->second, slot_name});
-        if (k != sp->pending_slots.end()) {
-          const std::string key = k->second;
-          sp->pending_slots.erase(k);
-          sp->restore_var(key, slot);
-        }
-      });
-    }
-  }
-
+  CheckpointOptions options_;
   std::vector<std::pair<std::string, CheckpointObject>> root_;
   Variable<std::int64_t, 0> save_counter_{std::int64_t{0},
                                           {.name = "save_counter", .trainable = false}};

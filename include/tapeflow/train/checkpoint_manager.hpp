@@ -1,6 +1,6 @@
 // `tf::train::CheckpointManager` (tf.train.CheckpointManager): numbered saves in a directory,
 // keeping the newest `max_to_keep` (plus one every `keep_checkpoint_every_n_hours`) and deleting
-// older files as TensorFlow does (FORMATS.md 10.3).
+// older files as TensorFlow does (docs/formats.md 10.3).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The `checkpoint` state file (FORMATS.md 10): `tf::train::latest_checkpoint(dir)`,
+// The `checkpoint` state file (docs/formats.md 10): `tf::train::latest_checkpoint(dir)`,
 // `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
 #pragma once
 

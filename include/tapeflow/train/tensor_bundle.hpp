@@ -1,4 +1,4 @@
-// Tensor bundle V2, TensorFlow's checkpoint container (FORMATS.md 9): `BundleWriter` writes
+// Tensor bundle V2, TensorFlow's checkpoint container (docs/formats.md 9): `BundleWriter` writes
 // `P.index` + `P.data-00000-of-00001`; `CheckpointReader` (`tf::train::load_checkpoint`)
 // lists and reads them, whoever wrote them.
 //
@@ -100,7 +100,7 @@ AnyTensor make_tensor(DType dtype, const Shape& shape, Fill&& fill) {
   });
 }
 
-/// The payload bytes and masked CRC TF stores for a tensor (FORMATS.md 9.5).
+/// The payload bytes and masked CRC TF stores for a tensor (docs/formats.md 9.5).
 inline std::pair<std::string, std::uint32_t> encode_payload(const AnyTensor& t) {
   const auto n = static_cast<std::size_t>(t.num_elements());
   if (t.dtype() != DType::string) {

@@ -44,7 +44,7 @@ FAKE_JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00fake image bytes\xff\xd9"
 EXAMPLES = [
     # 0: the chapter's image + label
     ex(image=b(FAKE_JPEG), label=i(1)),
-    # 1: FORMATS.md's test vector
+    # 1: the test vector of docs/formats.md
     ex(x=f(1.0, 2.0)),
     # 2: every kind with several values, negatives and extremes
     ex(bytes=b(b"a", b"", b"ccc"), floats=f(-1.5, 0.0, 3.25e10), ints=i(0, -1, 2**62, -(2**63), 2**63 - 1)),

@@ -16,7 +16,7 @@ TEST_CASE("gradient of a variable read inside the tape", "[autodiff][gradient_ta
   CHECK(tape.watched_variable_ids() == std::vector<std::int64_t>{x.id()});
 }
 
-TEST_CASE("tensors need watch(); unconnected sources are nullopt or zeros",
+TEST_CASE("tensors need watch() - unconnected sources are nullopt or zeros",
           "[autodiff][gradient_tape]") {
   auto x = tf::constant(2.0);
   auto z = tf::constant(5.0);
@@ -91,7 +91,7 @@ TEST_CASE("stop_gradient, stop_recording and stop", "[autodiff][gradient_tape]")
   CHECK_FALSE(tape.gradient(after, x).has_value());
 }
 
-TEST_CASE("non-scalar targets are summed; vector and tuple sources", "[autodiff][gradient_tape]") {
+TEST_CASE("non-scalar targets are summed - vector and tuple sources", "[autodiff][gradient_tape]") {
   tf::Variable<float, 2> w(tf::constant<float>({{1, 2}, {3, 4}}));
   tf::Variable<float, 1> b(tf::constant<float>({1, 1}));
   auto x = tf::constant<float>({{1, 0}});

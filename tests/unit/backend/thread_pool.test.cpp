@@ -38,7 +38,7 @@ TEST_CASE("parallel_for respects the minimum chunk and nests inline", "[backend]
   CHECK(sum.load() == 40);
 }
 
-TEST_CASE("exceptions reach the caller; the pool stays usable", "[backend][thread_pool]") {
+TEST_CASE("exceptions reach the caller - the pool stays usable", "[backend][thread_pool]") {
   cpu::ThreadPool pool(2);
   CHECK_THROWS_AS(pool.parallel_for(100, 1,
                                     [](std::int64_t b, std::int64_t) {

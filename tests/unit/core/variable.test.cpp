@@ -19,7 +19,7 @@ TEST_CASE("Variable assign, assign_add, assign_sub", "[core][variable]") {
                     Catch::Contains("(2,)") && Catch::Contains("(3,)"));
 }
 
-TEST_CASE("reads are snapshots; copies are handles", "[core][variable]") {
+TEST_CASE("reads are snapshots - copies are handles", "[core][variable]") {
   tf::Variable<double, 0> v(1.0);
   auto before = v.value();
   auto alias = v;

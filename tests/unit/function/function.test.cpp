@@ -10,7 +10,7 @@
 
 namespace tf = tapeflow;
 
-TEST_CASE("traces once per signature; the body runs only while tracing", "[function][function]") {
+TEST_CASE("traces once per signature - the body runs only while tracing", "[function][function]") {
   std::ostringstream out;
   int body_runs = 0;
   auto f = tf::function([&](const auto& x) {
@@ -31,6 +31,35 @@ TEST_CASE("traces once per signature; the body runs only while tracing", "[funct
   REQUIRE(f.retrace_reasons().size() == 2);
   CHECK(f.retrace_reasons()[0] == "argument 0: dtype int32 -> float32");
   CHECK_THAT(f.retrace_reasons()[1], Catch::Contains("rank 0 -> 1"));
+}
+
+TEST_CASE("Eigen tensor arguments convert to row-major tensors", "[function][function]") {
+  auto f = tf::function([](const tf::Tensor<float, 2>& x) { return x + 0.0f; });
+  Eigen::Tensor<float, 2> col_major(2, 3);  // Eigen's default layout
+  col_major.setValues({{1, 2, 3}, {4, 5, 6}});
+  auto y = f(col_major);
+  CHECK(y.shape() == tf::Shape{2, 3});
+  CHECK(y.numpy() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  Eigen::Tensor<float, 3, Eigen::RowMajor> row_major(2, 1, 2);
+  row_major.setValues({{{1, 2}}, {{3, 4}}});
+  auto g = tf::function([](const tf::Tensor<float, 3>& x) { return x * 2.0f; });
+  CHECK(g(row_major).numpy() == std::vector<float>{2, 4, 6, 8});
+  Eigen::Tensor<double, 3> cube(2, 3, 4);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        cube(i, j, k) = 100 * i + 10 * j + k;
+      }
+    }
+  }
+  auto h = tf::function([](const tf::Tensor<double, 3>& x) { return x + 0.0; });
+  auto values = h(cube).numpy();
+  REQUIRE(values.size() == 24);
+  CHECK(values[0] == 0);
+  CHECK(values[1] == 1);     // (0, 0, 1)
+  CHECK(values[4] == 10);    // (0, 1, 0)
+  CHECK(values[12] == 100);  // (1, 0, 0)
+  CHECK(values[23] == 123);
 }
 
 TEST_CASE("plain numbers are keyed by value", "[function][function]") {

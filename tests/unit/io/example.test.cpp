@@ -87,7 +87,7 @@ TEST_CASE("Example builders and accessors", "[io][example]") {
   CHECK(e.find("nope") == nullptr);
   CHECK_THROWS_AS(e.at("nope"), tf::not_found);
   CHECK(train::Example::parse(e.serialize()) == e);
-  // FORMATS.md test vector
+  // docs/formats.md test vector
   CHECK(train::Example({{"x", tf::io::float_feature({1.0f, 2.0f})}}).serialize() ==
         "\x0a\x13\x0a\x11\x0a\x01\x78\x12\x0c\x12\x0a\x0a\x08\x00\x00\x80\x3f\x00\x00\x00\x40"s);
   // another kind replaces (oneof); the same kind appends

@@ -47,7 +47,7 @@ TEST_CASE("varints encode like protobuf", "[io][proto_wire]") {
   CHECK(hex(s) == "08 ff ff ff ff ff ff ff ff ff 01");
 }
 
-TEST_CASE("writer produces FORMATS.md's Example test vector", "[io][proto_wire]") {
+TEST_CASE("writer produces docs/formats.md's Example test vector", "[io][proto_wire]") {
   std::string out;
   wire::Writer w(out);
   w.message_field(1, [](wire::Writer& features) {

@@ -46,7 +46,7 @@ void check_layer_gradients(Layer& layer, const tf::Tensor<float, R>& x, double t
   tape.watch(x);
   auto loss = weigh(layer(x));
   tape.stop();
-  auto ids = tf::keras::ids_of(vars);
+  auto ids = tf::ids_of(vars);
   ids.push_back(x.id());
   auto grads = tape.gradient_by_id(loss, ids);
   const float h = 1e-2f;
@@ -104,10 +104,11 @@ TEST_CASE("Dense: lazy build, output shape, weights named kernel and bias") {
   CHECK(vars[0].name() == "my_dense/kernel");
   CHECK(vars[0].shape() == tf::Shape({5, 3}));
   CHECK(vars[1].name() == "my_dense/bias");
-  auto tv = dense.trackable_variables();
+  auto tv = dense.trackable_children(tf::train::Layout::tf_keras);
   REQUIRE(tv.size() == 2);
   CHECK(tv[0].name == "kernel");
   CHECK(tv[1].name == "bias");
+  CHECK(dense.trackable_children(tf::train::Layout::keras3)[0].name == "_kernel");
   CHECK(dense.count_params() == 18);
   // relu output is non-negative
   for (float v : y.values()) {
@@ -197,7 +198,7 @@ TEST_CASE("Sequential: default names in order, object-graph children, variables"
   CHECK(model.variables().size() == 4);
   CHECK(model.trainable_variables().size() == 4);
   CHECK(model.count_params() == 6 * 4 + 4 + 4 * 2 + 2);
-  auto children = model.trackable_children();
+  auto children = model.trackable_children(tf::train::Layout::tf_keras);
   std::vector<std::string> names;
   for (auto& c : children) {
     names.push_back(c.name);
@@ -205,6 +206,15 @@ TEST_CASE("Sequential: default names in order, object-graph children, variables"
   CHECK(names == std::vector<std::string>{"layer-0", "layer_with_weights-0", "layer-1",
                                           "layer_with_weights-1", "layer-2"});
   CHECK(children[2].object == children[1].object);
+  // Keras 3: _functional/_operations/<i>, the InputLayer first
+  auto k3 = model.trackable_children(tf::train::Layout::keras3);
+  REQUIRE(k3.size() == 1);
+  CHECK(k3[0].name == "_functional");
+  auto functional = k3[0].target()->trackable_children(tf::train::Layout::keras3);
+  CHECK(functional.back().name == "_operations");
+  auto ops = functional.back().target()->trackable_children(tf::train::Layout::keras3);
+  REQUIRE(ops.size() == 4);
+  CHECK(ops[2].object == children[1].object);
   // uint8 inputs are cast to float as Keras layers do
   auto u = tf::zeros<std::uint8_t>({2, 6});
   CHECK(model(u).dims() == std::array<std::int64_t, 2>{2, 2});
@@ -230,42 +240,35 @@ TEST_CASE("Sequential::build and summary") {
 }
 
 namespace {
-// The handbook's custom layer: weights created in build from the input shape.
-struct MyLayer : tf::keras::Layer {
+// The handbook's custom layer: weights created in build from the input shape, which the call
+// operator runs once.
+struct MyLayer : tf::keras::Layer<MyLayer> {
   std::int64_t units;
   tf::Variable<float, 2> w;
   tf::Variable<float, 1> b;
-  explicit MyLayer(std::int64_t u) : Layer("my_layer"), units(u) {}
-  void build(const tf::Shape& input_shape) {
+  explicit MyLayer(std::int64_t u) : units(u) {}
+  void build(const tf::Shape& input_shape) override {
     w = add_weight<float, 2>("w", {input_shape[1], units});
     b = add_weight<float, 1>("b", {units}, tf::keras::initializers::Zeros());
-    set_built();
   }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& x) {
-    if (!built()) {
-      build(x.shape());
-    }
-    return tf::matmul(x, w) + b;
-  }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& x) { return tf::matmul(x, w) + b; }
 };
-struct Block : tf::keras::Layer {
+struct Block : tf::keras::Layer<Block> {
   MyLayer inner{3};
   layers::Dense outer{2};
-  Block() : Layer("block") {
-    track("inner", inner);
-    track("outer", outer);
-  }
-  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& x) { return outer(inner(x)); }
+  Block() { TAPEFLOW_TRACK(inner, outer); }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& x) { return outer(inner(x)); }
 };
 }  // namespace
 
 TEST_CASE("User layers: add_weight, tracked children, restore hook, moves") {
   MyLayer layer(3);
   std::vector<std::string> created;
-  layer.set_restore_hook([&](const std::string& n, const tf::keras::AnyVariable& v) {
-    created.push_back(n);
-    if (n == "b") {
-      v.assign(tf::AnyTensor(tf::fill<float, 1>({3}, 7.0f)));  // a deferred restore
+  layer.set_children_changed_hook([&] {
+    auto children = layer.trackable_children(tf::train::Layout::keras3);
+    created.push_back(children.back().name);
+    if (children.back().name == "b") {
+      children.back().variable.assign(tf::AnyTensor(tf::fill<float, 1>({3}, 7.0f)));  // deferred
     }
   });
   auto y = layer(data<2>({2, 4}, 1));
@@ -276,13 +279,13 @@ TEST_CASE("User layers: add_weight, tracked children, restore hook, moves") {
 
   Block block;
   (void)block(data<2>({2, 4}, 2));
-  auto children = block.trackable_children();
+  auto children = block.trackable_children(tf::train::Layout::keras3);
   REQUIRE(children.size() == 2);
   CHECK(children[0].name == "inner");
   CHECK(children[0].object == &block.inner);
   CHECK(block.variables().size() == 4);
   Block moved = std::move(block);  // tracked members follow the object
-  CHECK(moved.trackable_children()[1].object == &moved.outer);
+  CHECK(moved.trackable_children(tf::train::Layout::keras3)[1].object == &moved.outer);
   CHECK(moved.variables().size() == 4);
   moved.set_trainable(false);
   CHECK(moved.trainable_variables().empty());

@@ -21,7 +21,7 @@ TEST_CASE("SparseCategoricalAccuracy accumulates over batches and resets") {
   acc.update_state(tf::AnyTensor(tf::constant<std::uint8_t>({1})),
                    tf::AnyTensor(tf::constant<float>({{0.1f, 0.9f}})));
   CHECK(acc.result() == Approx(2.0 / 3.0));
-  auto vars = acc.trackable_variables();
+  auto vars = acc.trackable_children(tf::train::Layout::keras3);
   REQUIRE(vars.size() == 2);
   CHECK(vars[0].name == "total");
   CHECK(vars[1].name == "count");

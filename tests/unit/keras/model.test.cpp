@@ -84,7 +84,7 @@ TEST_CASE("compile + fit + evaluate + predict learn a separable problem") {
   CHECK(pred.shape() == tf::Shape({256, 2}));
 
   // The optimizer is a child of the compiled model.
-  auto children = model.trackable_children();
+  auto children = model.trackable_children(tf::train::Layout::tf_keras);
   CHECK(children.back().name == "optimizer");
 }
 

@@ -11,12 +11,24 @@
 #include <tapeflow/keras/layers/lstm.hpp>
 #include <tapeflow/ops/random/random.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 using Catch::Detail::Approx;
 
 namespace {
+
+using tf::train::Layout;
+
+// A layer's object-graph children (local names) under `layout`.
+std::vector<std::string> child_names(tf::train::Trackable& t, Layout layout) {
+  std::vector<std::string> out;
+  for (const auto& c : t.trackable_children(layout)) {
+    out.push_back(c.name);
+  }
+  return out;
+}
 template <std::size_t R>
 tf::Tensor<float, R> data(std::array<std::int64_t, R> dims, std::int64_t seed) {
   return tf::random::uniform<float>(dims, {.minval = -1.0f, .maxval = 1.0f, .seed = seed});
@@ -31,12 +43,12 @@ tf::Tensor<float, 0> weigh(const tf::Tensor<float, R>& y) {
 }
 // Central differences on every element of every weight of `layer`, through `f()`.
 template <class F>
-void check_weight_gradients(tf::keras::Layer& layer, F&& f) {
+void check_weight_gradients(tf::keras::Layer<>& layer, F&& f) {
   auto vars = layer.trainable_variables();
   tf::GradientTape tape;
   auto loss = f();
   tape.stop();
-  auto grads = tape.gradient_by_id(loss, tf::keras::ids_of(vars));
+  auto grads = tape.gradient_by_id(loss, tf::ids_of(vars));
   for (std::size_t k = 0; k < vars.size(); ++k) {
     REQUIRE(grads[k].has_value());
     const auto original = vars[k].value();
@@ -74,11 +86,11 @@ TEST_CASE("LSTMCell: state shapes, weight names, Keras' gate equations, gradient
   auto [out, next] = cell(x, state);
   CHECK(out.dims() == std::array<std::int64_t, 2>{2, 3});
   CHECK(next[1].dims() == std::array<std::int64_t, 2>{2, 3});
-  std::vector<std::string> names;
-  for (auto& v : cell.trackable_variables()) {
-    names.push_back(v.name);
-  }
-  CHECK(names == std::vector<std::string>{"kernel", "recurrent_kernel", "bias"});
+  CHECK(child_names(cell, Layout::keras3) ==
+        std::vector<std::string>{"kernel", "recurrent_kernel", "bias"});
+  // tf_keras also tracks the list `state_size` (a node without values), set before the weights
+  CHECK(child_names(cell, Layout::tf_keras) ==
+        std::vector<std::string>{"state_size", "kernel", "recurrent_kernel", "bias"});
   CHECK(cell.kernel().shape() == tf::Shape({4, 12}));
   CHECK(cell.recurrent_kernel().shape() == tf::Shape({3, 12}));
   // unit_forget_bias: the forget gate's bias starts at 1
@@ -127,9 +139,11 @@ TEST_CASE("LSTM: last output, sequences and child 'cell'") {
   CHECK(seq.dims() == std::array<std::int64_t, 3>{2, 3, 2});
   // last step of the sequence is the output
   CHECK(seq(1, 2, 1) == Approx(y(1, 1)));
-  auto children = lstm.trackable_children();
-  REQUIRE(children.size() == 1);
-  CHECK(children[0].name == "cell");
+  CHECK(child_names(lstm, Layout::keras3) == std::vector<std::string>{"cell"});
+  // tf_keras's RNN layers track the list `state_spec` once built
+  CHECK(child_names(lstm, Layout::tf_keras) == std::vector<std::string>{"cell", "state_spec"});
+  layers::LSTM unbuilt(2);
+  CHECK(child_names(unbuilt, Layout::tf_keras) == std::vector<std::string>{"cell"});
   CHECK(lstm.variables().size() == 3);
   check_weight_gradients(lstm, [&] { return weigh(lstm.sequences(x)); });
 }
@@ -139,7 +153,8 @@ TEST_CASE("Embedding: lookup, name, gradient rows") {
   auto ids = tf::constant<std::int32_t>({{0, 4}, {4, 4}});
   auto e = emb(ids);
   CHECK(e.dims() == std::array<std::int64_t, 3>{2, 2, 3});
-  CHECK(emb.trackable_variables().at(0).name == "embeddings");
+  CHECK(child_names(emb, Layout::tf_keras) == std::vector<std::string>{"embeddings"});
+  CHECK(child_names(emb, Layout::keras3) == std::vector<std::string>{"_embeddings"});
   auto table = emb.embeddings().value();
   CHECK(e(1, 0, 2) == table(4, 2));
   for (float v : table.values()) {
@@ -149,7 +164,7 @@ TEST_CASE("Embedding: lookup, name, gradient rows") {
   auto loss = tf::reduce_sum(emb(ids));
   tape.stop();
   auto vars = emb.trainable_variables();
-  auto g = tape.gradient_by_id(loss, tf::keras::ids_of(vars));
+  auto g = tape.gradient_by_id(loss, tf::ids_of(vars));
   auto gt = g[0].as<float, 2>();
   CHECK(gt(0, 0) == 1.0f);  // id 0 used once
   CHECK(gt(4, 1) == 3.0f);  // id 4 used three times

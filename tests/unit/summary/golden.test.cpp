@@ -53,7 +53,7 @@ TEST_CASE("version record matches TensorFlow's apart from the writer name", "[su
   CHECK(sd::version_event(tf_version.wall_time, tf_version.source_writer) == records[0].second);
 }
 
-TEST_CASE("FORMATS.md test vectors", "[summary][golden]") {
+TEST_CASE("docs/formats.md test vectors", "[summary][golden]") {
   // The TensorBoard test vector has no source_metadata: drop our empty one (2 bytes + len).
   std::string payload = sd::version_event(1599759586.0, "");
   payload.resize(payload.size() - 4);

@@ -215,7 +215,7 @@ TEST_CASE("trace_export writes traced graphs and a profile TensorBoard can list"
   CHECK(space.find("profile_start_time") != std::string::npos);
 }
 
-TEST_CASE("trace_on with graph only records no profile; trace_off discards", "[summary][graph]") {
+TEST_CASE("trace_on with graph only records no profile - trace_off discards", "[summary][graph]") {
   const fs::path dir = fs::current_path() / "logs_graph_only";
   fs::remove_all(dir);
   auto writer = tf::summary::create_file_writer(dir);

@@ -95,7 +95,7 @@ TEST_CASE("scalar writes a rank-0 float32 tensor with the scalars plugin", "[sum
   CHECK(events[4].values[0].summary_description == "a *note*");
 }
 
-TEST_CASE("default writer scopes nest and restore; default step", "[summary]") {
+TEST_CASE("default writer scopes nest and restore - default step", "[summary]") {
   const auto dir = fresh_dir("scopes");
   auto a = tf::summary::create_file_writer(dir / "a");
   auto b = tf::summary::create_file_writer(dir / "b");

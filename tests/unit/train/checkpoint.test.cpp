@@ -44,7 +44,7 @@ void train_steps(M& model, O& opt, int n) {
     auto loss = tf::reduce_mean(tf::square(model(x_in())));
     tape.stop();
     auto vars = model.trainable_variables();
-    opt.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    opt.apply_gradients(tape.gradient(loss, vars), vars);
   }
 }
 float max_diff(const tf::Tensor<float, 2>& a, const tf::Tensor<float, 2>& b) {
@@ -154,7 +154,10 @@ TEST_CASE("Keras model + optimizer: TF key names, slots, iterations, deferred re
   tf::keras::optimizers::Adam opt({.learning_rate = 0.01});
   train_steps(model, opt, 3);
   const auto want = model(x_in());
-  tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", opt}});
+  // tf_keras' legacy optimizer layout (Keras 3's is tested with TensorFlow-written files in
+  // keras_layouts.test.cpp)
+  tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", opt}},
+                             {.layout = tf::train::Layout::tf_keras_legacy});
   const auto path = ckpt.save("save_keras/model.ckpt");
   auto reader = tf::train::load_checkpoint(path);
   for (const char* key :
@@ -180,6 +183,7 @@ TEST_CASE("Keras model + optimizer: TF key names, slots, iterations, deferred re
     tf::keras::optimizers::Adam fresh_opt({.learning_rate = 0.01});
     tf::train::Checkpoint back({{"myAwesomeModel", fresh}, {"myAwesomeOptimizer", fresh_opt}});
     auto status = back.restore(tf::train::latest_checkpoint("save_keras"));
+    REQUIRE(status.layout() == tf::train::Layout::tf_keras_legacy);
     status.assert_existing_objects_matched();
     REQUIRE(!status.report().pending.empty());
     REQUIRE_THROWS_AS(status.assert_consumed(), tf::failed_precondition);
@@ -210,7 +214,7 @@ TEST_CASE("object graph has TF's structure", "[train][checkpoint]") {
   auto model = make_model();
   (void)model(x_in());
   tf::train::Checkpoint ckpt({{"model", model}});
-  const auto path = ckpt.write("save_graph/g");
+  const auto path = ckpt.write("save_graph/g", {.layout = tf::train::Layout::tf_keras});
   auto reader = tf::train::CheckpointReader(path);
   auto t = reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH");
   auto g = tf::detail::object_graph::decode(*static_cast<const std::string*>(t.raw_data()), path);
@@ -257,20 +261,22 @@ TEST_CASE("escaped names and the TensorFlow-written golden checkpoint restore",
           "[train][checkpoint][golden]") {
   const std::string dir = std::string(TAPEFLOW_TEST_DATA_DIR) + "/train/golden";
   // A C++ structure with the same local names as the Python tf.Module.
-  struct Inner : tf::keras::Trackable {
+  struct Inner : tf::train::Trackable {
     tf::Variable<float, 2> w{tf::zeros<float>({1, 1})};
-    std::vector<tf::keras::TrackableVariable> trackable_variables() override { return {{"w", w}}; }
+    std::vector<tf::train::TrackableReference> trackable_children(tf::train::Layout) override {
+      return {{.name = "w", .variable = w}};
+    }
   };
-  struct Model : tf::keras::Trackable {
+  struct Model : tf::train::Trackable {
     Inner inner;
     tf::Variable<float, 2> f32{tf::zeros<float>({2, 3})};
     tf::Variable<std::string, 1> s{tf::constant({"", "", ""})};
     tf::Variable<float, 0> dotted{0.0f};
-    std::vector<tf::keras::TrackableChild> trackable_children() override {
-      return {{"inner", &inner}};
-    }
-    std::vector<tf::keras::TrackableVariable> trackable_variables() override {
-      return {{"f32", f32}, {"s", s}, {"a.b/c", dotted}};
+    std::vector<tf::train::TrackableReference> trackable_children(tf::train::Layout) override {
+      return {{.name = "inner", .object = &inner},
+              {.name = "f32", .variable = f32},
+              {.name = "s", .variable = s},
+              {.name = "a.b/c", .variable = dotted}};
     }
   } m;
   tf::train::Checkpoint ckpt({{"model", m}});

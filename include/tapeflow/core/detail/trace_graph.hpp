@@ -10,6 +10,7 @@
 // IWYU pragma: private, include <tapeflow/function/function.hpp>
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -27,25 +28,52 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::trace {
 
-/// A node's run function: a shared, immutable state and a plain function pointer. Lighter to
-/// instantiate than std::function (tracing makes one per op type), and cheap to copy.
+/// A node's run function: a shared, immutable, reference-counted closure. Tracing makes one
+/// per op type, so it is kept cheap to instantiate: per closure type, one call and one delete
+/// function (std::function or std::make_shared would add a control block class each).
 class NodeFn {
  public:
   NodeFn() = default;
   template <class Fun>
   NodeFn(Fun fun)  // NOLINT(google-explicit-constructor): built from lambdas in place
-      : state_(std::make_shared<const Fun>(std::move(fun))),
-        call_([](const void* state, std::span<const AnyTensor> values) {
-          return (*static_cast<const Fun*>(state))(values);
-        }) {}
-  AnyTensor operator()(std::span<const AnyTensor> values) const {
-    return call_(state_.get(), values);
+      : state_(new Holder<Fun>(std::move(fun))) {}
+  NodeFn(const NodeFn& other) noexcept : state_(other.state_) {
+    if (state_ != nullptr) {
+      state_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
   }
-  explicit operator bool() const noexcept { return call_ != nullptr; }
+  NodeFn(NodeFn&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  NodeFn& operator=(NodeFn other) noexcept {
+    std::swap(state_, other.state_);
+    return *this;
+  }
+  ~NodeFn() {
+    if (state_ != nullptr && state_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      state_->destroy(state_);
+    }
+  }
+  AnyTensor operator()(std::span<const AnyTensor> values) const {
+    return state_->call(state_, values);
+  }
+  explicit operator bool() const noexcept { return state_ != nullptr; }
 
  private:
-  std::shared_ptr<const void> state_;
-  AnyTensor (*call_)(const void*, std::span<const AnyTensor>) = nullptr;
+  struct State {
+    std::atomic<long> refs{1};
+    AnyTensor (*call)(const State*, std::span<const AnyTensor>);
+    void (*destroy)(const State*);
+  };
+  template <class Fun>
+  struct Holder final : State {
+    explicit Holder(Fun f) : fun(std::move(f)) {
+      call = [](const State* s, std::span<const AnyTensor> values) {
+        return static_cast<const Holder*>(s)->fun(values);
+      };
+      destroy = [](const State* s) { delete static_cast<const Holder*>(s); };
+    }
+    Fun fun;
+  };
+  State* state_ = nullptr;
 };
 
 /// One node: an op applied to value slots, producing at most one value slot.

@@ -12,6 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/element.hpp>
@@ -66,6 +69,7 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
 
  public:
   using element_type = typename element_traits<E>::batched_type;
+  BatchDataset() = default;
   BatchDataset(D ds, std::int64_t n, BatchOptions o, Stack stack = {})
       : ds_(std::move(ds)), n_(n), o_(o), stack_(std::move(stack)) {
     detail::check_batch_size(n, Stack::name);
@@ -108,19 +112,21 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
 
  private:
   D ds_;
-  std::int64_t n_;
-  BatchOptions o_;
-  Stack stack_;
+  std::int64_t n_ = 1;
+  BatchOptions o_{};
+  Stack stack_{};
 };
 
-struct batch_fn {
+struct batch_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::int64_t batch_size, BatchOptions o = {}) const {
     return BatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), batch_size, o);
   }
+};
+struct batch_fn : batch_base_fn {
+  using batch_base_fn::operator();
   auto operator()(std::int64_t batch_size, BatchOptions o = {}) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return batch_fn{}(std::forward<D>(ds), batch_size, o); });
+    return ranges::make_view_closure(ranges::bind_back(batch_base_fn{}, batch_size, o));
   }
 };
 /// `ds | batch(32)`, `batch(ds, 32, {.drop_remainder = true})`.
@@ -175,7 +181,7 @@ auto make_padded_batch(D&& ds, std::int64_t n, bool drop, P&& padding) {
 }
 }  // namespace detail
 
-struct padded_batch_fn {
+struct padded_batch_base_fn {
   /// Pads every component with zeros (empty strings) to the largest in the batch.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t batch_size, PaddedBatchSimpleOptions o = {}) const {
@@ -208,21 +214,21 @@ struct padded_batch_fn {
     return detail::make_padded_batch(std::forward<D>(ds), batch_size, o.drop_remainder,
                                      std::move(padding));
   }
+};
+struct padded_batch_fn : padded_batch_base_fn {
+  using padded_batch_base_fn::operator();
   auto operator()(std::int64_t batch_size, PaddedBatchSimpleOptions o = {}) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return padded_batch_fn{}(std::forward<D>(ds), batch_size, o); });
+    return ranges::make_view_closure(ranges::bind_back(padded_batch_base_fn{}, batch_size, o));
   }
   template <class T, std::size_t R>
   auto operator()(std::int64_t batch_size, PaddedBatchOptions<T, R> o) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return padded_batch_fn{}(std::forward<D>(ds), batch_size, o); });
+    return ranges::make_view_closure(ranges::bind_back(padded_batch_base_fn{}, batch_size, o));
   }
   template <detail::padding_spec_arg P>
     requires(!dataset<P>)
   auto operator()(std::int64_t batch_size, P padding, PaddedBatchSimpleOptions o = {}) const {
-    return make_closure([=, padding = std::move(padding)]<class D>(D&& ds) {
-      return padded_batch_fn{}(std::forward<D>(ds), batch_size, padding, o);
-    });
+    return ranges::make_view_closure(
+        ranges::bind_back(padded_batch_base_fn{}, batch_size, std::move(padding), o));
   }
 };
 /// `ds | padded_batch(4)`: batches elements whose tensors differ in shape, padding each

@@ -18,6 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/element.hpp>
@@ -44,6 +47,7 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
     std::shared_ptr<const std::vector<element_type>> elements;
   };
 
+  CacheDataset() = default;
   CacheDataset(D ds, std::string filename)
       : ds_(std::move(ds)), filename_(std::move(filename)), store_(std::make_shared<Store>()) {}
 
@@ -320,18 +324,20 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
 
   [[nodiscard]] iterator make_iterator() const {
     using Mode = typename iterator::Mode;
+    // a default-constructed dataset has no store: it records into one that no epoch replays
+    const std::shared_ptr<Store> store = store_ ? store_ : std::make_shared<Store>();
     const auto made = [&](Mode m) {
       iterator it(m);
       it.ds.emplace(ds_);
-      it.store = store_;
+      it.store = store;
       it.filename = filename_;
       return it;
     };
     if (filename_.empty()) {
-      std::lock_guard lk(store_->m);
-      if (store_->complete) {
+      std::lock_guard lk(store->m);
+      if (store->complete) {
         iterator it = made(Mode::replay_memory);
-        it.replay = store_->elements;
+        it.replay = store->elements;
         return it;
       }
       iterator it = made(Mode::record_memory);
@@ -352,18 +358,20 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
 
  private:
   D ds_;
-  std::string filename_;
-  std::shared_ptr<Store> store_;  // shared by copies: the memory cache outlives one epoch
+  std::string filename_{};
+  std::shared_ptr<Store> store_{};  // shared by copies: the memory cache outlives one epoch
 };
 
-struct cache_fn {
+struct cache_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::string filename = {}) const {
     return CacheDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), std::move(filename));
   }
+};
+struct cache_fn : cache_base_fn {
+  using cache_base_fn::operator();
   auto operator()(std::string filename = {}) const {
-    return make_closure(
-        [filename]<class D>(D&& ds) { return cache_fn{}(std::forward<D>(ds), filename); });
+    return ranges::make_view_closure(ranges::bind_back(cache_base_fn{}, std::move(filename)));
   }
 };
 /// `ds | cache()` (memory), `ds | cache("/tmp/train.cache")` (file).

@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -21,6 +24,7 @@ class EnumerateDataset
     : public DatasetBase<EnumerateDataset<D>, std::tuple<Tensor<std::int64_t, 0>, element_t<D>>> {
  public:
   using element_type = std::tuple<Tensor<std::int64_t, 0>, element_t<D>>;
+  EnumerateDataset() = default;
   EnumerateDataset(D ds, std::int64_t start) : ds_(std::move(ds)), start_(start) {}
   struct iterator {
     using element_type = EnumerateDataset::element_type;
@@ -48,17 +52,19 @@ class EnumerateDataset
 
  private:
   D ds_;
-  std::int64_t start_;
+  std::int64_t start_ = 0;
 };
 
-struct enumerate_fn {
+struct enumerate_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::int64_t start = 0) const {
     return EnumerateDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), start);
   }
+};
+struct enumerate_fn : enumerate_base_fn {
+  using enumerate_base_fn::operator();
   auto operator()(std::int64_t start = 0) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return enumerate_fn{}(std::forward<D>(ds), start); });
+    return ranges::make_view_closure(ranges::bind_back(enumerate_base_fn{}, start));
   }
 };
 inline constexpr enumerate_fn enumerate{};

@@ -9,7 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/box.hpp>
 #include <tapeflow/data/detail/invoke.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -19,6 +23,7 @@ namespace data {
 template <dataset D, class Pred>
 class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
  public:
+  FilterDataset() = default;
   FilterDataset(D ds, Pred pred) : ds_(std::move(ds)), pred_(std::move(pred)) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -40,27 +45,30 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), pred_}; }
+  [[nodiscard]] iterator make_iterator() const {
+    return iterator{ds_.make_iterator(), pred_.get("tf::data::filter")};
+  }
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
 
  private:
   D ds_;
-  Pred pred_;
+  detail::Box<Pred> pred_{};
 };
 
-struct filter_fn {
+struct filter_base_fn {
   template <dataset D, class Pred>
   auto operator()(D&& ds, Pred pred) const {
     return FilterDataset<std::remove_cvref_t<D>, Pred>(std::forward<D>(ds), std::move(pred));
   }
+};
+struct filter_fn : filter_base_fn {
+  using filter_base_fn::operator();
   template <class Pred>
     requires(!dataset<Pred>)
   auto operator()(Pred pred) const {
-    return make_closure([pred = std::move(pred)]<class D>(D&& ds) {
-      return filter_fn{}(std::forward<D>(ds), pred);
-    });
+    return ranges::make_view_closure(ranges::bind_back(filter_base_fn{}, std::move(pred)));
   }
 };
 /// `ds | filter(pred)` or `filter(ds, pred)`.

@@ -19,8 +19,12 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/box.hpp>
 #include <tapeflow/data/detail/invoke.hpp>
 #include <tapeflow/data/detail/parallel_stage.hpp>
 #include <tapeflow/data/element.hpp>
@@ -47,6 +51,7 @@ class InterleaveDataset
   using element_type = element_t<Inner>;
   using stage = detail::ParallelStage<InnerIt, detail::identity_fn, element_type>;
 
+  InterleaveDataset() = default;
   InterleaveDataset(D ds, F f, InterleaveOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
     if (o_.cycle_length == autotune) {
       o_.cycle_length = detail::hardware_threads();
@@ -213,28 +218,31 @@ class InterleaveDataset
       detail::restore_state_of(input, s, k);
     }
   };
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), f_, o_}; }
+  [[nodiscard]] iterator make_iterator() const {
+    return iterator{ds_.make_iterator(), f_.get("tf::data::interleave"), o_};
+  }
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == 0 ? 0 : unknown_cardinality;
   }
 
  private:
   D ds_;
-  F f_;
-  InterleaveOptions o_;
+  detail::Box<F> f_{};
+  InterleaveOptions o_{.cycle_length = 1};
 };
 
-struct interleave_fn {
+struct interleave_base_fn {
   template <dataset D, class F>
   auto operator()(D&& ds, F f, InterleaveOptions o = {}) const {
     return InterleaveDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
   }
+};
+struct interleave_fn : interleave_base_fn {
+  using interleave_base_fn::operator();
   template <class F>
     requires(!dataset<F>)
   auto operator()(F f, InterleaveOptions o = {}) const {
-    return make_closure([f = std::move(f), o]<class D>(D&& ds) {
-      return interleave_fn{}(std::forward<D>(ds), f, o);
-    });
+    return ranges::make_view_closure(ranges::bind_back(interleave_base_fn{}, std::move(f), o));
   }
 };
 inline constexpr interleave_fn interleave{};

@@ -15,8 +15,12 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/box.hpp>
 #include <tapeflow/data/detail/invoke.hpp>
 #include <tapeflow/data/detail/parallel_stage.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -49,6 +53,7 @@ class MapDataset
   using caller = detail::map_caller<F, element_t<D>>;
   using stage = detail::ParallelStage<iterator_impl_t<D>, caller, element_type>;
 
+  MapDataset() = default;
   MapDataset(D ds, F f, MapOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
     if (o.num_parallel_calls && *o.num_parallel_calls != autotune && *o.num_parallel_calls < 1) {
       throw invalid_argument("tf::data::map: num_parallel_calls must be >= 1 or autotune, got " +
@@ -99,7 +104,7 @@ class MapDataset
     iterator it;
     if (!o_.num_parallel_calls) {
       it.input.emplace(ds_.make_iterator());
-      it.fn.emplace(caller{f_});
+      it.fn.emplace(caller{f_.get("tf::data::map")});
       return it;
     }
     detail::StageConfig cfg;
@@ -116,27 +121,30 @@ class MapDataset
       cfg.parallelism = cfg.max_threads = *o_.num_parallel_calls;
       cfg.buffer = 2 * *o_.num_parallel_calls;
     }
-    it.parallel = std::make_unique<stage>(ds_.make_iterator(), caller{f_}, std::move(cfg));
+    it.parallel = std::make_unique<stage>(ds_.make_iterator(), caller{f_.get("tf::data::map")},
+                                          std::move(cfg));
     return it;
   }
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
   D ds_;
-  F f_;
-  MapOptions o_;
+  detail::Box<F> f_{};
+  MapOptions o_{};
 };
 
-struct map_fn {
+struct map_base_fn {
   template <dataset D, class F>
   auto operator()(D&& ds, F f, MapOptions o = {}) const {
     return MapDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
   }
+};
+struct map_fn : map_base_fn {
+  using map_base_fn::operator();
   template <class F>
     requires(!dataset<F>)
   auto operator()(F f, MapOptions o = {}) const {
-    return make_closure(
-        [f = std::move(f), o]<class D>(D&& ds) { return map_fn{}(std::forward<D>(ds), f, o); });
+    return ranges::make_view_closure(ranges::bind_back(map_base_fn{}, std::move(f), o));
   }
 };
 /// `ds | map(f)`, `ds | map(f, {.num_parallel_calls = tf::data::autotune})`.

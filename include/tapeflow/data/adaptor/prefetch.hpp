@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/detail/parallel_stage.hpp>
@@ -33,6 +36,7 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
   using element_type = element_t<D>;
   using stage = detail::ParallelStage<iterator_impl_t<D>, detail::identity_fn, element_type>;
 
+  PrefetchDataset() = default;
   PrefetchDataset(D ds, std::int64_t n, PrefetchOptions o) : ds_(std::move(ds)), n_(n), o_(o) {
     if (n < 0 && n != autotune) {
       throw invalid_argument("tf::data::prefetch: buffer_size must be >= 0 or autotune");
@@ -84,18 +88,20 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
 
  private:
   D ds_;
-  std::int64_t n_;
-  PrefetchOptions o_;
+  std::int64_t n_ = 0;  // default-constructed: a pass-through
+  PrefetchOptions o_{};
 };
 
-struct prefetch_fn {
+struct prefetch_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::int64_t buffer_size, PrefetchOptions o = {}) const {
     return PrefetchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, o);
   }
+};
+struct prefetch_fn : prefetch_base_fn {
+  using prefetch_base_fn::operator();
   auto operator()(std::int64_t buffer_size, PrefetchOptions o = {}) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return prefetch_fn{}(std::forward<D>(ds), buffer_size, o); });
+    return ranges::make_view_closure(ranges::bind_back(prefetch_base_fn{}, buffer_size, o));
   }
 };
 /// `ds | prefetch(tf::data::autotune)`, `ds | prefetch(4)`.

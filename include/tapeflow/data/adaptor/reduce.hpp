@@ -4,13 +4,16 @@
 
 #include <utility>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/functional/pipeable.hpp>
+
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
-struct reduce_fn {
+struct reduce_base_fn {
   template <dataset D, class S, class F>
   S operator()(const D& ds, S init, F f) const {
     auto it = ds.make_iterator();
@@ -19,12 +22,15 @@ struct reduce_fn {
     }
     return init;
   }
+};
+struct reduce_fn : reduce_base_fn {
+  using reduce_base_fn::operator();
+  /// A value, not a view: pipeable (range-v3's make_pipeable) rather than a view closure.
   template <class S, class F>
     requires(!dataset<S>)
   auto operator()(S init, F f) const {
-    return make_closure([init = std::move(init), f = std::move(f)]<class D>(const D& ds) {
-      return reduce_fn{}(ds, init, f);
-    });
+    return ranges::make_pipeable(
+        ranges::bind_back(reduce_base_fn{}, std::move(init), std::move(f)));
   }
 };
 inline constexpr reduce_fn reduce{};

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -17,6 +20,7 @@ namespace data {
 template <dataset D>
 class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
  public:
+  RepeatDataset() = default;
   RepeatDataset(D ds, std::int64_t count) : ds_(std::move(ds)), count_(count) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -75,16 +79,19 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
 
  private:
   D ds_;
-  std::int64_t count_;
+  std::int64_t count_ = 0;
 };
 
-struct repeat_fn {
+struct repeat_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::int64_t count = -1) const {
     return RepeatDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), count);
   }
+};
+struct repeat_fn : repeat_base_fn {
+  using repeat_base_fn::operator();
   auto operator()(std::int64_t count = -1) const {
-    return make_closure([=]<class D>(D&& ds) { return repeat_fn{}(std::forward<D>(ds), count); });
+    return ranges::make_view_closure(ranges::bind_back(repeat_base_fn{}, count));
   }
 };
 inline constexpr repeat_fn repeat{};

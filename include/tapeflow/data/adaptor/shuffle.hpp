@@ -25,6 +25,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/element.hpp>
@@ -48,6 +51,7 @@ template <dataset D>
 class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
  public:
   using element_type = element_t<D>;
+  ShuffleDataset() = default;
   ShuffleDataset(D ds, std::int64_t count, std::int64_t bytes, ShuffleOptions o)
       : ds_(std::move(ds)),
         count_(count),
@@ -173,7 +177,7 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
   };
 
   [[nodiscard]] iterator make_iterator() const {
-    const std::uint64_t epoch = reshuffle_ ? (*epoch_)++ : 0;
+    const std::uint64_t epoch = reshuffle_ && epoch_ ? (*epoch_)++ : 0;
     std::seed_seq seq{static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32),
                       static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
     return iterator{ds_.make_iterator(), count_, bytes_, std::mt19937_64(seq)};
@@ -182,14 +186,15 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
 
  private:
   D ds_;
-  std::int64_t count_;
-  std::int64_t bytes_;
-  std::uint64_t seed_;
-  bool reshuffle_;
-  std::shared_ptr<std::atomic<std::uint64_t>> epoch_;  // epochs started, shared by copies
+  std::int64_t count_ = 1;
+  std::int64_t bytes_ = 0;
+  std::uint64_t seed_ = 0;
+  bool reshuffle_ = false;
+  // epochs started, shared by copies (a default-constructed dataset counts none)
+  std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};
 };
 
-struct shuffle_fn {
+struct shuffle_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::int64_t buffer_size, ShuffleOptions o = {}) const {
     return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, 0, o);
@@ -201,12 +206,14 @@ struct shuffle_fn {
     }
     return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), 0, b.bytes, o);
   }
+};
+struct shuffle_fn : shuffle_base_fn {
+  using shuffle_base_fn::operator();
   auto operator()(std::int64_t buffer_size, ShuffleOptions o = {}) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return shuffle_fn{}(std::forward<D>(ds), buffer_size, o); });
+    return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, buffer_size, o));
   }
   auto operator()(buffer_bytes b, ShuffleOptions o = {}) const {
-    return make_closure([=]<class D>(D&& ds) { return shuffle_fn{}(std::forward<D>(ds), b, o); });
+    return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, b, o));
   }
 };
 /// `ds | shuffle(10000)`, `ds | shuffle(buffer_bytes(64 << 20), {.seed = 42})`.

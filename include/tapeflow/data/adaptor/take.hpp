@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -18,6 +21,7 @@ namespace data {
 template <dataset D, bool Take>
 class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D>> {
  public:
+  TakeSkipDataset() = default;
   TakeSkipDataset(D ds, std::int64_t n) : ds_(std::move(ds)), n_(n) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -72,18 +76,21 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
 
  private:
   D ds_;
-  std::int64_t n_;
+  std::int64_t n_ = 0;
 };
 
 template <bool Take>
-struct take_skip_fn {
+struct take_skip_base_fn {
   template <dataset D>
   auto operator()(D&& ds, std::int64_t n) const {
     return TakeSkipDataset<std::remove_cvref_t<D>, Take>(std::forward<D>(ds), n);
   }
+};
+template <bool Take>
+struct take_skip_fn : take_skip_base_fn<Take> {
+  using take_skip_base_fn<Take>::operator();
   auto operator()(std::int64_t n) const {
-    return make_closure(
-        [=]<class D>(D&& ds) { return take_skip_fn<Take>{}(std::forward<D>(ds), n); });
+    return ranges::make_view_closure(ranges::bind_back(take_skip_base_fn<Take>{}, n));
   }
 };
 inline constexpr take_skip_fn<true> take{};

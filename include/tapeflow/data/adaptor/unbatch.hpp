@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/element.hpp>
@@ -24,6 +26,7 @@ class UnbatchDataset
  public:
   using element_type =
       decltype(element_traits<element_t<D>>::slice(std::declval<const element_t<D>&>(), 0));
+  UnbatchDataset() = default;
   explicit UnbatchDataset(D ds) : ds_(std::move(ds)) {}
   struct iterator {
     using element_type = UnbatchDataset::element_type;
@@ -82,14 +85,16 @@ class UnbatchDataset
   D ds_;
 };
 
-struct unbatch_fn {
+struct unbatch_base_fn {
   template <dataset D>
   auto operator()(D&& ds) const {
     return UnbatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds));
   }
-  auto operator()() const {
-    return make_closure([]<class D>(D&& ds) { return unbatch_fn{}(std::forward<D>(ds)); });
-  }
+};
+struct unbatch_fn : unbatch_base_fn {
+  using unbatch_base_fn::operator();
+  /// Nothing to bind: the closure is the base function itself.
+  auto operator()() const { return ranges::make_view_closure(unbatch_base_fn{}); }
 };
 inline constexpr unbatch_fn unbatch{};
 

@@ -7,6 +7,9 @@
 #include <string>
 #include <utility>
 
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -19,6 +22,7 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
                 "tf::data::concatenate: both datasets need the same element type");
 
  public:
+  ConcatenateDataset() = default;
   ConcatenateDataset(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
   struct iterator {
     using element_type = element_t<A>;
@@ -68,16 +72,17 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
   B b_;
 };
 
-struct concatenate_fn {
+struct concatenate_base_fn {
   template <dataset A, dataset B>
-  auto operator()(A a, B b) const {
-    return ConcatenateDataset<A, B>(std::move(a), std::move(b));
+  auto operator()(A&& a, B b) const {
+    return ConcatenateDataset<std::remove_cvref_t<A>, B>(std::forward<A>(a), std::move(b));
   }
+};
+struct concatenate_fn : concatenate_base_fn {
+  using concatenate_base_fn::operator();
   template <dataset B>
   auto operator()(B b) const {
-    return make_closure([b = std::move(b)]<class A>(A&& a) {
-      return ConcatenateDataset<std::remove_cvref_t<A>, B>(std::forward<A>(a), b);
-    });
+    return ranges::make_view_closure(ranges::bind_back(concatenate_base_fn{}, std::move(b)));
   }
 };
 inline constexpr concatenate_fn concatenate{};

@@ -18,6 +18,7 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/box.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -57,6 +58,7 @@ class GeneratorDataset
  public:
   using element_type = typename detail::generator_element<Gen>::type;
 
+  GeneratorDataset() = default;
   explicit GeneratorDataset(Factory f, std::int64_t cardinality)
       : factory_(std::move(f)), cardinality_(cardinality) {}
 
@@ -97,13 +99,13 @@ class GeneratorDataset
     }
   };
   [[nodiscard]] iterator make_iterator() const {
-    return iterator{std::make_unique<Gen>(factory_())};
+    return iterator{std::make_unique<Gen>(factory_.get("tf::data::from_generator")())};
   }
   [[nodiscard]] std::int64_t cardinality() const noexcept { return cardinality_; }
 
  private:
-  Factory factory_;
-  std::int64_t cardinality_;
+  detail::Box<Factory> factory_{};
+  std::int64_t cardinality_ = 0;
 };
 
 /// Options of from_generator.

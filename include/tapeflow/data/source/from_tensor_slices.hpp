@@ -36,6 +36,7 @@ class TensorSliceDataset
  public:
   using element_type = typename detail::slices_element<Ts...>::type;
 
+  TensorSliceDataset() = default;  // no elements
   explicit TensorSliceDataset(Ts... ts) : tensors_(std::move(ts)...) {
     n_ = element_traits<std::tuple_element_t<0, std::tuple<Ts...>>>::leading_dim(
         std::get<0>(tensors_));
@@ -88,7 +89,7 @@ class TensorSliceDataset
   [[nodiscard]] std::int64_t cardinality() const noexcept { return n_; }
 
  private:
-  std::tuple<Ts...> tensors_;  // shared buffers: copying the dataset is cheap
+  std::tuple<Ts...> tensors_{};  // shared buffers: copying the dataset is cheap
   std::int64_t n_ = 0;
 };
 
@@ -102,7 +103,8 @@ auto from_tensor_slices(T t, Ts... ts) {
 template <class E>
 class TensorDataset : public DatasetBase<TensorDataset<E>, E> {
  public:
-  explicit TensorDataset(E e) : e_(std::move(e)) {}
+  TensorDataset() = default;  // no elements
+  explicit TensorDataset(E e) : e_(std::move(e)), engaged_(true) {}
   struct iterator {
     using element_type = E;
     E e;
@@ -121,11 +123,12 @@ class TensorDataset : public DatasetBase<TensorDataset<E>, E> {
       done = s.get_int(prefix + "tensors/done") != 0;
     }
   };
-  [[nodiscard]] iterator make_iterator() const { return iterator{e_, false}; }
-  [[nodiscard]] std::int64_t cardinality() const noexcept { return 1; }
+  [[nodiscard]] iterator make_iterator() const { return iterator{e_, !engaged_}; }
+  [[nodiscard]] std::int64_t cardinality() const noexcept { return engaged_ ? 1 : 0; }
 
  private:
-  E e_;
+  E e_{};
+  bool engaged_ = false;  // false only when default-constructed
 };
 
 /// `tf.data.Dataset.from_tensors(t)` / `from_tensors(a, b, ...)` (a tuple element).

@@ -52,6 +52,7 @@ inline std::vector<std::string> glob_files(const std::vector<std::string>& patte
 /// The files matching one or more glob patterns (`tf.data.Dataset.list_files`).
 class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string, 0>> {
  public:
+  ListFilesDataset() = default;  // no files
   ListFilesDataset(std::vector<std::string> patterns, ListFilesOptions options)
       : files_(std::make_shared<const std::vector<std::string>>(detail::glob_files(patterns))),
         options_(options),
@@ -101,6 +102,9 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
     }
   };
   [[nodiscard]] iterator make_iterator() const {
+    if (!files_) {
+      return iterator{};
+    }
     std::vector<std::size_t> order(files_->size());
     for (std::size_t i = 0; i < order.size(); ++i) {
       order[i] = i;
@@ -113,14 +117,13 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
     return iterator{std::move(order), files_, 0};
   }
   [[nodiscard]] std::int64_t cardinality() const noexcept {
-    return static_cast<std::int64_t>(files_->size());
+    return files_ ? static_cast<std::int64_t>(files_->size()) : 0;
   }
 
  private:
-  std::shared_ptr<const std::vector<std::string>> files_;
-  ListFilesOptions options_;
-  std::shared_ptr<std::atomic<std::uint64_t>>
-      epoch_;  // epochs started (shared by copies of the dataset)
+  std::shared_ptr<const std::vector<std::string>> files_{};  // null: default-constructed
+  ListFilesOptions options_{};
+  std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};  // epochs started, shared by copies
 };
 
 inline ListFilesDataset list_files(const std::string& pattern, ListFilesOptions options = {}) {

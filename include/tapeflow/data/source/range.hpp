@@ -17,6 +17,7 @@ namespace data {
 /// Elements start, start+step, ... before stop, as `Tensor<int64_t, 0>`.
 class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
  public:
+  RangeDataset() = default;  // no elements
   RangeDataset(std::int64_t start, std::int64_t stop, std::int64_t step)
       : start_(start), stop_(stop), step_(step) {
     if (step == 0) {
@@ -49,7 +50,7 @@ class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
   }
 
  private:
-  std::int64_t start_, stop_, step_;
+  std::int64_t start_ = 0, stop_ = 0, step_ = 1;
 };
 
 inline RangeDataset range(std::int64_t stop) { return {0, stop, 1}; }

@@ -203,6 +203,7 @@ class FileWorker {
 /// byte offset of a corrupt or truncated record.
 class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 0>> {
  public:
+  TFRecordDataset() = default;  // no files
   TFRecordDataset(std::vector<std::string> filenames, TFRecordDatasetOptions options = {})
       : files_(std::make_shared<const std::vector<std::string>>(std::move(filenames))),
         options_(options),
@@ -407,17 +408,28 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
     std::size_t open_ = 0;
   };
 
-  [[nodiscard]] iterator make_iterator() const { return {files_, options_, skipped_}; }
+  [[nodiscard]] iterator make_iterator() const {
+    if (!files_) {  // default-constructed
+      return {std::make_shared<const std::vector<std::string>>(), options_,
+              std::make_shared<std::atomic<std::int64_t>>(0)};
+    }
+    return {files_, options_, skipped_};
+  }
   /// Unknown without reading the files (as TensorFlow).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return unknown_cardinality; }
-  [[nodiscard]] const std::vector<std::string>& filenames() const noexcept { return *files_; }
+  [[nodiscard]] const std::vector<std::string>& filenames() const noexcept {
+    static const std::vector<std::string> none;
+    return files_ ? *files_ : none;
+  }
   /// Corrupt records skipped so far (with `.skip_corrupt`), over all epochs and copies.
-  [[nodiscard]] std::int64_t corrupt_records_skipped() const noexcept { return *skipped_; }
+  [[nodiscard]] std::int64_t corrupt_records_skipped() const noexcept {
+    return skipped_ ? skipped_->load() : 0;
+  }
 
  private:
-  std::shared_ptr<const std::vector<std::string>> files_;
-  TFRecordDatasetOptions options_;
-  std::shared_ptr<std::atomic<std::int64_t>> skipped_;
+  std::shared_ptr<const std::vector<std::string>> files_{};  // null: default-constructed
+  TFRecordDatasetOptions options_{};
+  std::shared_ptr<std::atomic<std::int64_t>> skipped_{};
 };
 
 }  // namespace data

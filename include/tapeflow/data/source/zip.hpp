@@ -19,6 +19,7 @@ template <dataset... Ds>
 class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds>...>> {
  public:
   using element_type = std::tuple<element_t<Ds>...>;
+  ZipDataset() = default;
   explicit ZipDataset(Ds... ds) : ds_(std::move(ds)...) {}
 
   struct iterator {

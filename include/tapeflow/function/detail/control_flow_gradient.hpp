@@ -43,6 +43,11 @@ namespace detail::cf {
 
 inline bool is_float_dtype(DType d) noexcept { return d == DType::float32 || d == DType::float64; }
 
+// The helpers below that dispatch over dtype x rank (each case instantiates ops, their tape
+// nodes and gradients) are templates on a defaulted `Deferred` parameter only so that they
+// compile when a program uses tf::cond or tf::while_loop, not in every program that includes
+// the umbrella (detail/deferred.hpp; MAINTAINERS.md, "Compile time").
+
 /// Calls `f.template operator()<T, R>()` for a float/double dtype of rank 0 to 4.
 template <class F>
 decltype(auto) with_float_type(DType dtype, std::size_t rank, F&& f) {
@@ -88,19 +93,22 @@ std::array<std::int64_t, R> dims_of(const Shape& shape) {
 
 /// The same value under a new tensor id: a watched copy whose gradient stays apart from other
 /// uses of the value (a loop variable that is also captured, a value read twice).
-inline AnyTensor fresh(const AnyTensor& v) {
+template <class Deferred = void>
+AnyTensor fresh(const AnyTensor& v) {
   return with_float_type(v.dtype(), v.rank(), [&]<class T, std::size_t R>() {
     Tensor<T, R> t = v.unchecked_as<T, R>();
     tensor_access::set_id(t, new_tensor_id());
     return AnyTensor(t);
   });
 }
-inline AnyTensor zeros_of(DType dtype, const Shape& shape) {
+template <class Deferred = void>
+AnyTensor zeros_of(DType dtype, const Shape& shape) {
   return with_float_type(dtype, shape.rank(), [&]<class T, std::size_t R>() {
     return AnyTensor(zeros<T>(dims_of<R>(shape)));
   });
 }
-inline AnyTensor add_any(const AnyTensor& a, const AnyTensor& b) {
+template <class Deferred = void>
+AnyTensor add_any(const AnyTensor& a, const AnyTensor& b) {
   if (!a.engaged()) {
     return b;
   }
@@ -111,15 +119,17 @@ inline AnyTensor add_any(const AnyTensor& a, const AnyTensor& b) {
     return AnyTensor(a.unchecked_as<T, R>() + b.unchecked_as<T, R>());
   });
 }
-inline AnyTensor symbolic_of(DType dtype, const Shape& shape) {
+template <class Deferred = void>
+AnyTensor symbolic_of(DType dtype, const Shape& shape) {
   return with_float_type(dtype, shape.rank(), [&]<class T, std::size_t R>() {
     return AnyTensor(tensor_access::symbolic<T, R>(dims_of<R>(shape)));
   });
 }
 
 /// d(sum_k <outputs_k, upstream_k>) / d(ids), with `run` computing the outputs while a fresh
-/// tape watches `watched`. Unconnected ids give disengaged tensors.
-template <class Run>
+/// tape watches `watched`. Unconnected ids give disengaged tensors. (`D` is double; a template
+/// parameter so that the sum below is not compiled where eager_vjp is not.)
+template <class Run, class D = double>
 std::vector<AnyTensor> eager_vjp(Run&& run, const std::vector<AnyTensor>& watched,
                                  const std::vector<std::int64_t>& ids,
                                  const std::vector<AnyTensor>& upstream) {
@@ -128,14 +138,14 @@ std::vector<AnyTensor> eager_vjp(Run&& run, const std::vector<AnyTensor>& watche
     tape.watch(w);
   }
   const std::vector<AnyTensor> outs = run();
-  std::optional<Tensor<double, 0>> target;
+  std::optional<Tensor<D, 0>> target;
   for (std::size_t k = 0; k < outs.size() && k < upstream.size(); ++k) {
     if (!upstream[k].engaged() || !is_float_dtype(outs[k].dtype())) {
       continue;
     }
-    Tensor<double, 0> term =
+    Tensor<D, 0> term =
         with_float_type(outs[k].dtype(), outs[k].rank(), [&]<class T, std::size_t R>() {
-          return cast<double>(
+          return cast<D>(
               reduce_sum(outs[k].unchecked_as<T, R>() * upstream[k].unchecked_as<T, R>()));
         });
     target = target ? *target + term : term;
@@ -211,7 +221,8 @@ inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
   return index;
 }
 
-inline void symbolic_backward(const GradSpec& spec, tape::Backprop& bp) {
+template <class Deferred = void>
+void symbolic_backward(const GradSpec& spec, tape::Backprop& bp) {
   std::vector<AnyTensor> upstream(spec.outputs.size());
   bool any = false;
   for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
@@ -265,6 +276,7 @@ inline void symbolic_backward(const GradSpec& spec, tape::Backprop& bp) {
 
 /// The tape node of a cond/while: the first result's node does the work, the others are
 /// aliases so every result counts as depending on the sources.
+template <class Deferred = void>
 class GradNode final : public tape::Node {
  public:
   GradNode(std::shared_ptr<const GradSpec> spec, bool main) : spec_(std::move(spec)), main_(main) {}
@@ -282,7 +294,8 @@ class GradNode final : public tape::Node {
 
 /// Records the cond/while node on every active tape that wants one of its sources; returns
 /// whether any did.
-inline bool record_on_tapes(const std::shared_ptr<const GradSpec>& spec) {
+template <class Deferred = void>
+bool record_on_tapes(const std::shared_ptr<const GradSpec>& spec) {
   if (spec->sources.empty() || spec->outputs.empty()) {
     return false;
   }
@@ -299,7 +312,7 @@ inline bool record_on_tapes(const std::shared_ptr<const GradSpec>& spec) {
       continue;
     }
     for (std::size_t k = 0; k < spec->outputs.size(); ++k) {
-      auto* node = recorder->emplace<GradNode>(spec->sources.size(), spec, k == 0);
+      auto* node = recorder->emplace<GradNode<>>(spec->sources.size(), spec, k == 0);
       node->out_id = spec->outputs[k].id;
       auto* ids = const_cast<std::int64_t*>(node->in_ids);
       for (std::size_t m = 0; m < spec->sources.size(); ++m) {

@@ -1,6 +1,6 @@
 // Byte sources and sinks behind the TFRecord reader and writer: a file, a memory buffer, and
-// zlib/gzip (de)compression wrapped around either (FORMATS.md section 3.3), compiled only with
-// TAPEFLOW_WITH_ZLIB (detail/macros.hpp).
+// zlib/gzip (de)compression wrapped around either (docs/formats.md section 3.3), compiled only
+// with TAPEFLOW_WITH_ZLIB (detail/macros.hpp).
 // IWYU pragma: private, include <tapeflow/io/tfrecord.hpp>
 #pragma once
 

@@ -1,5 +1,5 @@
 // Protocol-buffer wire format: a writer into std::string and a bounds-checked reader
-// (FORMATS.md section 1). tapeflow does not depend on libprotobuf: Example, Event, tensor
+// (docs/formats.md section 1). tapeflow does not depend on libprotobuf: Example, Event, tensor
 // bundle and SavedModel messages are encoded field by field with these primitives.
 //
 // The writer emits exactly what it is told: proto3's "omit default scalars" rule is the

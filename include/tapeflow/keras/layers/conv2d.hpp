@@ -36,7 +36,7 @@ struct Conv2DOptions {
 /// weights "kernel" [kh, kw, C, filters] and "bias" [filters], created on the first call.
 ///
 ///     tf::keras::layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu})
-class Conv2D : public Layer {
+class Conv2D : public Layer<Conv2D> {
  public:
   static constexpr int input_rank = 4;
   static constexpr int min_input_rank = 4;
@@ -47,6 +47,7 @@ class Conv2D : public Layer {
         filters_(filters),
         kernel_size_(kernel_size),
         options_(std::move(options)) {
+    keras3_attribute("kernel", "_kernel");  // Keras 3's Conv2D keeps its kernel in `_kernel`
     if (filters <= 0) {
       throw invalid_argument("tf::keras::layers::Conv2D: filters must be positive, got " +
                              std::to_string(filters));
@@ -56,21 +57,23 @@ class Conv2D : public Layer {
   [[nodiscard]] const Variable<float, 4>& kernel() const noexcept { return kernel_; }
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
-  void build(std::int64_t channels) {
+  /// Creates the weights for NHWC inputs with input_shape[3] channels.
+  void build(const Shape& input_shape) override {
+    if (input_shape.rank() != 4 || input_shape[3] < 0) {
+      throw invalid_argument("Conv2D '" + name() + "': cannot build for inputs of shape " +
+                             input_shape.to_string() + " (NHWC with known channels)");
+    }
+    const std::int64_t channels = input_shape[3];
     kernel_ = add_weight<float, 4>("kernel", {kernel_size_.h, kernel_size_.w, channels, filters_},
                                    options_.kernel_initializer);
     if (options_.use_bias) {
       bias_ = add_weight<float, 1>("bias", {filters_}, options_.bias_initializer);
     }
-    set_built();
   }
 
   [[nodiscard]] std::string class_name() const override { return "Conv2D"; }
 
-  Tensor<float, 4> operator()(const Tensor<float, 4>& x) {
-    if (!built()) {
-      build(x.dims()[3]);
-    }
+  Tensor<float, 4> call(const Tensor<float, 4>& x) {
     auto y = nn::conv2d(x, kernel_,
                         {.strides = options_.strides,
                          .padding = options_.padding,

@@ -35,13 +35,14 @@ struct DenseOptions {
 ///
 ///     tf::keras::layers::Dense dense(10, {.activation = tf::nn::softmax});
 ///     auto y = dense(x);  // x: Tensor<float, 2> [N, in] -> [N, 10]
-class Dense : public Layer {
+class Dense : public Layer<Dense> {
  public:
   static constexpr int min_input_rank = 2;
   static constexpr int output_rank(int in) { return in; }
 
   explicit Dense(std::int64_t units, DenseOptions options = {})
       : Layer("dense", {.name = options.name}), units_(units), options_(std::move(options)) {
+    keras3_attribute("kernel", "_kernel");  // Keras 3's Dense keeps its kernel in `_kernel`
     if (units <= 0) {
       throw invalid_argument("tf::keras::layers::Dense: units must be positive, got " +
                              std::to_string(units));
@@ -53,25 +54,27 @@ class Dense : public Layer {
   [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
-  /// Creates the weights for inputs whose last axis is `in`.
-  void build(std::int64_t in) {
+  /// Creates the weights for inputs whose last axis is input_shape[-1].
+  void build(const Shape& input_shape) override {
+    if (input_shape.rank() < 2 || input_shape[input_shape.rank() - 1] < 0) {
+      throw invalid_argument("Dense '" + name() + "': cannot build for inputs of shape " +
+                             input_shape.to_string() + " (the last axis must be known)");
+    }
+    const std::int64_t in = input_shape[input_shape.rank() - 1];
     kernel_ = add_weight<float, 2>("kernel", {in, units_}, options_.kernel_initializer);
     if (options_.use_bias) {
       bias_ = add_weight<float, 1>("bias", {units_}, options_.bias_initializer);
     }
-    set_built();
   }
 
   [[nodiscard]] std::string class_name() const override { return "Dense"; }
 
   template <std::size_t R>
-  Tensor<float, R> operator()(const Tensor<float, R>& x) {
+  Tensor<float, R> call(const Tensor<float, R>& x) {
     static_assert(R >= 2,
                   "tf::keras::layers::Dense: input must have rank >= 2 ([batch, features])");
     const std::int64_t in = x.dims()[R - 1];
-    if (!built()) {
-      build(in);
-    } else if (kernel_.dims()[0] != in) {
+    if (kernel_.dims()[0] != in) {
       throw invalid_argument("Dense '" + name() + "': input of shape " + x.shape().to_string() +
                              " has last axis " + std::to_string(in) +
                              " but the layer was built for " + std::to_string(kernel_.dims()[0]));

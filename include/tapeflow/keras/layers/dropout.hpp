@@ -22,7 +22,7 @@ struct DropoutOptions {
 
 /// Sets inputs to zero with probability `rate` (scaling the rest by 1 / (1 - rate)) when
 /// called with `training = true`; the identity otherwise (tf.keras.layers.Dropout).
-class Dropout : public Layer {
+class Dropout : public Layer<Dropout> {
  public:
   static constexpr int min_input_rank = 0;
   static constexpr int output_rank(int in) { return in; }
@@ -37,8 +37,7 @@ class Dropout : public Layer {
 
   [[nodiscard]] std::string class_name() const override { return "Dropout"; }
   template <class T, std::size_t R>
-  Tensor<T, R> operator()(const Tensor<T, R>& x, bool training = false) {
-    set_built();
+  Tensor<T, R> call(const Tensor<T, R>& x, bool training = false) {
     if (!training || rate_ == 0.0) {
       return x;
     }

@@ -24,7 +24,7 @@ struct EmbeddingOptions {
 
 /// Looks up rows of an [input_dim, output_dim] table (weight "embeddings"):
 /// ids [N, ...] (int32/int64) -> [N, ..., output_dim] (tf.keras.layers.Embedding).
-class Embedding : public Layer {
+class Embedding : public Layer<Embedding> {
  public:
   static constexpr int min_input_rank = 1;
   static constexpr int output_rank(int in) { return in < 0 ? -1 : in + 1; }
@@ -34,6 +34,7 @@ class Embedding : public Layer {
         input_dim_(input_dim),
         output_dim_(output_dim),
         options_(std::move(options)) {
+    keras3_attribute("embeddings", "_embeddings");  // Keras 3's attribute name
     if (input_dim <= 0 || output_dim <= 0) {
       throw invalid_argument(
           "tf::keras::layers::Embedding: input_dim and output_dim must be "
@@ -43,18 +44,14 @@ class Embedding : public Layer {
   [[nodiscard]] std::string class_name() const override { return "Embedding"; }
   [[nodiscard]] const Variable<float, 2>& embeddings() const noexcept { return embeddings_; }
 
-  void build() {
+  void build(const Shape&) override {
     embeddings_ = add_weight<float, 2>("embeddings", {input_dim_, output_dim_},
                                        options_.embeddings_initializer);
-    set_built();
   }
   template <class I, std::size_t R>
-  Tensor<float, R + 1> operator()(const Tensor<I, R>& ids) {
+  Tensor<float, R + 1> call(const Tensor<I, R>& ids) {
     static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
                   "tf::keras::layers::Embedding: ids must be int32 or int64");
-    if (!built()) {
-      build();
-    }
     return gather(embeddings_, ids);
   }
 

@@ -17,7 +17,7 @@ namespace layers {
 
 /// Flattens every axis but the batch axis: [N, d1, d2, ...] -> [N, d1 * d2 * ...]
 /// (tf.keras.layers.Flatten). Free: the buffer is shared.
-class Flatten : public Layer {
+class Flatten : public Layer<Flatten> {
  public:
   static constexpr int min_input_rank = 1;
   static constexpr int output_rank(int) { return 2; }
@@ -26,9 +26,8 @@ class Flatten : public Layer {
 
   [[nodiscard]] std::string class_name() const override { return "Flatten"; }
   template <class T, std::size_t R>
-  Tensor<T, 2> operator()(const Tensor<T, R>& x) {
+  Tensor<T, 2> call(const Tensor<T, R>& x) {
     static_assert(R >= 1, "tf::keras::layers::Flatten: input must have a batch axis");
-    set_built();
     const std::int64_t n = x.dims()[0];
     return reshape(x, std::array<std::int64_t, 2>{n, n == 0 ? 0 : x.num_elements() / n});
   }
@@ -39,18 +38,17 @@ class Flatten : public Layer {
 ///
 ///     tf::keras::layers::Reshape<3>({28, 28, 1})  // [N, 784] -> [N, 28, 28, 1]
 template <std::size_t N>
-class Reshape : public Layer {
+class Reshape : public Layer<Reshape<N>> {
  public:
   static constexpr int min_input_rank = 1;
   static constexpr int output_rank(int) { return int(N) + 1; }
 
   explicit Reshape(std::array<std::int64_t, N> target_shape, LayerOptions options = {})
-      : Layer("reshape", options), target_(target_shape) {}
+      : Layer<Reshape<N>>("reshape", options), target_(target_shape) {}
 
   [[nodiscard]] std::string class_name() const override { return "Reshape"; }
   template <class T, std::size_t R>
-  Tensor<T, N + 1> operator()(const Tensor<T, R>& x) {
-    set_built();
+  Tensor<T, N + 1> call(const Tensor<T, R>& x) {
     std::array<std::int64_t, N + 1> dims{};
     dims[0] = x.dims()[0];
     for (std::size_t i = 0; i < N; ++i) {

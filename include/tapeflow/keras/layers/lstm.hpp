@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -44,7 +46,7 @@ struct LSTMCellOptions {
 ///     tf::keras::layers::LSTMCell cell(256);
 ///     auto state = cell.get_initial_state({.batch_size = 50});
 ///     auto [output, new_state] = cell(x_t, state);
-class LSTMCell : public Layer {
+class LSTMCell : public Layer<LSTMCell> {
  public:
   static constexpr int input_rank = 2;
   static constexpr int min_input_rank = 2;
@@ -66,7 +68,13 @@ class LSTMCell : public Layer {
     return {zeros<float>({o.batch_size, units_}), zeros<float>({o.batch_size, units_})};
   }
 
-  void build(std::int64_t input_dim) {
+  /// Creates the weights for inputs [batch, input_shape[1]].
+  void build(const Shape& input_shape) override {
+    if (input_shape.rank() != 2 || input_shape[1] < 0) {
+      throw invalid_argument("LSTMCell '" + name() + "': cannot build for inputs of shape " +
+                             input_shape.to_string() + " ([batch, features] with known features)");
+    }
+    const std::int64_t input_dim = input_shape[1];
     const std::int64_t u = units_;
     kernel_ = add_weight<float, 2>("kernel", {input_dim, 4 * u}, options_.kernel_initializer);
     recurrent_kernel_ =
@@ -79,15 +87,10 @@ class LSTMCell : public Layer {
                                                   return b;
                                                 });
     bias_ = add_weight<float, 1>("bias", {4 * u}, bias_init);
-    set_built();
   }
 
   /// One step: returns (output = h', new state {h', c'}).
-  std::pair<Tensor<float, 2>, LSTMState> operator()(const Tensor<float, 2>& x,
-                                                    const LSTMState& state) {
-    if (!built()) {
-      build(x.dims()[1]);
-    }
+  std::pair<Tensor<float, 2>, LSTMState> call(const Tensor<float, 2>& x, const LSTMState& state) {
     return step(matmul(x, kernel_), state);
   }
 
@@ -113,6 +116,19 @@ class LSTMCell : public Layer {
   }
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
+  /// tf_keras's LSTMCell tracks the list `state_size = [units, units]` (set in its
+  /// constructor, so listed before the weights): an object-graph node without values. Keras 3
+  /// does not track it.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (layout != Layout::keras3) {
+      out.insert(out.begin(),
+                 TrackableReference{.name = "state_size",
+                                    .owned = std::make_shared<train::TrackableList>()});
+    }
+    return out;
+  }
+
  private:
   std::int64_t units_;
   LSTMCellOptions options_;
@@ -130,7 +146,7 @@ struct LSTMOptions {
 /// An LSTM over [batch, time, features] (tf.keras.layers.LSTM): the last output [batch, units]
 /// (rank 2), or use `sequences` for every step's output [batch, time, units]. Its cell is the
 /// object-graph child "cell".
-class LSTM : public Layer {
+class LSTM : public Layer<LSTM> {
  public:
   static constexpr int input_rank = 3;
   static constexpr int min_input_rank = 3;
@@ -145,8 +161,18 @@ class LSTM : public Layer {
   [[nodiscard]] std::string class_name() const override { return "LSTM"; }
   [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
 
+  /// tf_keras's RNN layers track the list `state_spec` once built (after `cell`): a node
+  /// without values. Keras 3 tracks only the cell.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (layout != Layout::keras3 && built()) {
+      out.push_back({.name = "state_spec", .owned = std::make_shared<train::TrackableList>()});
+    }
+    return out;
+  }
+
   /// The last step's output [batch, units].
-  Tensor<float, 2> operator()(const Tensor<float, 3>& x) { return run(x, false).first; }
+  Tensor<float, 2> call(const Tensor<float, 3>& x) { return run(x, false).first; }
   /// Every step's output [batch, time, units] (Keras: return_sequences=True).
   Tensor<float, 3> sequences(const Tensor<float, 3>& x) { return run(x, true).second; }
 
@@ -157,9 +183,7 @@ class LSTM : public Layer {
       throw invalid_argument("LSTM '" + name() + "': input of shape " + x.shape().to_string() +
                              " has no time steps");
     }
-    if (!cell_.built()) {
-      cell_.build(f);
-    }
+    cell_.ensure_built(Shape({n, f}));
     set_built();
     // Project every step's input at once: [N * T, F] @ kernel -> [N, T, 4U].
     auto xk = reshape(matmul(reshape(x, {n * t, f}), cell_.kernel()), {n, t, 4 * cell_.units()});

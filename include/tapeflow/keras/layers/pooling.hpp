@@ -21,7 +21,7 @@ struct Pooling2DOptions {
 };
 
 /// Max over pool_size windows (tf.keras.layers.MaxPooling2D; default 2x2, stride 2).
-class MaxPooling2D : public Layer {
+class MaxPooling2D : public Layer<MaxPooling2D> {
  public:
   static constexpr int input_rank = 4;
   static constexpr int min_input_rank = 4;
@@ -31,8 +31,7 @@ class MaxPooling2D : public Layer {
       : Layer("max_pooling2d", {.name = options.name}), pool_(pool_size), options_(options) {}
 
   [[nodiscard]] std::string class_name() const override { return "MaxPooling2D"; }
-  Tensor<float, 4> operator()(const Tensor<float, 4>& x) {
-    set_built();
+  Tensor<float, 4> call(const Tensor<float, 4>& x) {
     return nn::max_pool2d(x, pool_, options_.strides.value_or(pool_), options_.padding);
   }
 
@@ -42,7 +41,7 @@ class MaxPooling2D : public Layer {
 };
 
 /// Mean over pool_size windows (tf.keras.layers.AveragePooling2D).
-class AveragePooling2D : public Layer {
+class AveragePooling2D : public Layer<AveragePooling2D> {
  public:
   static constexpr int input_rank = 4;
   static constexpr int min_input_rank = 4;
@@ -52,8 +51,7 @@ class AveragePooling2D : public Layer {
       : Layer("average_pooling2d", {.name = options.name}), pool_(pool_size), options_(options) {}
 
   [[nodiscard]] std::string class_name() const override { return "AveragePooling2D"; }
-  Tensor<float, 4> operator()(const Tensor<float, 4>& x) {
-    set_built();
+  Tensor<float, 4> call(const Tensor<float, 4>& x) {
     return nn::avg_pool2d(x, pool_, options_.strides.value_or(pool_), options_.padding);
   }
 

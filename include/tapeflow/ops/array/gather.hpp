@@ -20,7 +20,7 @@
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/array/transpose.hpp>
 #include <tapeflow/ops/array/where.hpp>
-#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/broadcast.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/math/compare.hpp>
 #include <tapeflow/ops/math/segment.hpp>

@@ -21,7 +21,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/array/slice.hpp>
-#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/broadcast.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 

@@ -7,15 +7,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <string>
-#include <string_view>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/eigen.hpp>
-#include <tapeflow/core/errors.hpp>
-#include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/detail/broadcast.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -24,9 +21,6 @@ template <class T>
 using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Index>>;
 template <class T>
 using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
-
-/// Elements below which an op runs on the calling thread (waking workers costs more).
-inline constexpr std::int64_t parallel_grain = 32 * 1024;
 
 /// out = expr(in) over n contiguous elements. `Expr` should depend only on the op (not on
 /// rank), so each (op, dtype) instantiates one Eigen kernel.
@@ -41,35 +35,6 @@ void unary_kernel(U* o, const T* x, std::int64_t n, Expr expr) {
 template <class U, class T, std::size_t R, class Expr>
 void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in, Expr expr) {
   unary_kernel(tensor_access::mutable_data(out), in.data(), in.num_elements(), expr);
-}
-
-/// NumPy broadcasting of two shapes (right-aligned; dims equal or 1). Throws
-/// invalid_argument naming the op and both shapes.
-template <std::size_t A, std::size_t B>
-auto broadcast_dims(std::string_view op, const std::array<std::int64_t, A>& a,
-                    const std::array<std::int64_t, B>& b) {
-  constexpr std::size_t R = A > B ? A : B;
-  std::array<std::int64_t, R> out{};
-  for (std::size_t i = 0; i < R; ++i) {
-    std::int64_t const da = i < R - A ? 1 : a[i - (R - A)];
-    std::int64_t const db = i < R - B ? 1 : b[i - (R - B)];
-    if (da != db && da != 1 && db != 1) {
-      throw invalid_argument(std::string(op) + ": incompatible shapes for broadcasting: " +
-                             Shape(a).to_string() + " and " + Shape(b).to_string());
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-/// `dims` right-aligned to rank R with leading 1s.
-template <std::size_t R, std::size_t A>
-std::array<std::int64_t, R> align_dims(const std::array<std::int64_t, A>& dims) {
-  static_assert(A <= R);
-  std::array<std::int64_t, R> out;
-  out.fill(1);
-  std::copy(dims.begin(), dims.end(), out.begin() + (R - A));
-  return out;
 }
 
 // One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
@@ -94,12 +59,6 @@ void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contig
     VecMap<U>(out + s, n) = expr(xa, xb);
   }
 }
-
-/// Dims of rank at most max_rank, right-aligned and padded with 1s (rank-independent code).
-struct BroadcastDims {
-  std::array<std::int64_t, max_rank> d{};
-  std::size_t rank = 0;
-};
 
 /// out = expr(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
 /// Rank-independent, so each (op, dtype) instantiates it once.

@@ -2,9 +2,11 @@
 // IWYU pragma: private, include <tapeflow/ops.hpp>
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -18,6 +20,7 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/tape_record.hpp>
+#include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -223,6 +226,24 @@ X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t siz
   }
 }
 
+/// The part of a traced node that does not depend on the op's types: compiled once, not once
+/// per op (tracing is cold; Note [Tracing]).
+TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, std::string_view op,
+                                             OpAttributes attrs, DType dtype, const Shape& shape,
+                                             std::vector<std::int32_t> inputs, trace::NodeFn run,
+                                             decltype(trace::GraphNode::fused_kernel) fused,
+                                             std::int64_t out_id) {
+  trace::GraphNode node;
+  node.op = std::string(op);
+  node.dtype = dtype;
+  node.shape = shape;
+  node.attrs = std::move(attrs);
+  node.inputs = std::move(inputs);
+  node.run = std::move(run);
+  node.fused_kernel = fused;
+  graph.add_node(std::move(node), out_id);
+}
+
 /// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
 /// Cold: tracing runs once per signature, so this is compiled for size, not speed.
 template <class Op, class... In>
@@ -242,31 +263,32 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
     }
   }();
   using Out = decltype(out);
-  trace::GraphNode node;
-  node.op = std::string(Op::name);
-  node.dtype = dtype_v<typename Out::value_type>;
-  node.shape = out.shape();
-  if constexpr (requires { op.attributes(); }) {
-    node.attrs = op.attributes();
-  }
   using OutT = typename Out::value_type;
+  OpAttributes attrs;
+  if constexpr (requires { op.attributes(); }) {
+    attrs = op.attributes();
+  }
+  decltype(trace::GraphNode::fused_kernel) fused = nullptr;
   if constexpr (std::is_floating_point_v<OutT> &&
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
                 requires { &Op::template fused_kernel<OutT>; }) {
-    node.fused_kernel = &Op::template fused_kernel<OutT>;
+    fused = &Op::template fused_kernel<OutT>;
   }
-  (for_each_tensor(in, [&](const auto& t) { node.inputs.push_back(graph.slot_of(t)); }), ...);
+  std::vector<std::int32_t> inputs;
+  (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
   const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
-  node.run = [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
-    std::array<std::size_t, sizeof...(In)> offsets{};
-    for (std::size_t i = 1; i < sizes.size(); ++i) {
-      offsets[i] = offsets[i - 1] + sizes[i - 1];
-    }
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
-    }(std::index_sequence_for<In...>{});
-  };
-  graph.add_node(std::move(node), out.id());
+  append_traced_node(
+      graph, Op::name, std::move(attrs), dtype_v<OutT>, out.shape(), std::move(inputs),
+      [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
+        std::array<std::size_t, sizeof...(In)> offsets{};
+        for (std::size_t i = 1; i < sizes.size(); ++i) {
+          offsets[i] = offsets[i - 1] + sizes[i - 1];
+        }
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+          return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
+        }(std::index_sequence_for<In...>{});
+      },
+      fused, out.id());
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }
@@ -306,8 +328,11 @@ std::string shape_text(const std::array<std::int64_t, R>& dims) {
   return Shape(dims).to_string();
 }
 
+// The tape sums gradient contributions with AddN: an op, so an outer tape records the sum.
+template <class T, std::size_t R>
+Tensor<T, R> tape::Backprop::accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b) {
+  return execute(ops::AddN{}, a, b);
+}
+
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE
-
-// The tape's gradient accumulation is an op (Add), defined with the arithmetic ops.
-#include <tapeflow/ops/math/arithmetic.hpp>

@@ -259,7 +259,7 @@ class Backprop {
   }
 
  private:
-  // Defined with the arithmetic ops (ops/math/arithmetic.hpp), which execute.hpp includes.
+  // Defined in ops/detail/execute.hpp: runs the AddN op (ops/math/add_n.hpp).
   template <class T, std::size_t R>
   static Tensor<T, R> accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b);
 

@@ -14,9 +14,10 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/broadcast.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/linalg/detail/gemm.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>  // detail::unbroadcast (the gradient)
 
 TAPEFLOW_BEGIN_NAMESPACE
 

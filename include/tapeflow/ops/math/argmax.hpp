@@ -19,7 +19,7 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/ops/detail/elementwise.hpp>
+#include <tapeflow/ops/detail/broadcast.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 

@@ -326,11 +326,6 @@ auto operator/(S a, const X& b) {
   return divide(a, b);
 }
 
-template <class T, std::size_t R>
-Tensor<T, R> detail::tape::Backprop::accumulate_sum(const Tensor<T, R>& a, const Tensor<T, R>& b) {
-  return execute(ops::Add{}, a, b);
-}
-
 TAPEFLOW_END_NAMESPACE
 
 #include <tapeflow/ops/array/where.hpp>

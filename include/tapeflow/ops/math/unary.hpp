@@ -9,6 +9,7 @@
 #include <string_view>
 #include <tuple>
 
+#include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -17,7 +18,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
-#include <tapeflow/ops/linalg/detail/gemm.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>  // the gradients
 #include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -28,7 +29,7 @@ template <class T>
 void relu_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
   backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
     std::int64_t i = b;
-    using Vec = gemm_impl::GenericVec<T>;
+    using Vec = backend::cpu::GenericVec<T>;
     using V = typename Vec::V;
     for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
       V const f = Vec::load(features + i);

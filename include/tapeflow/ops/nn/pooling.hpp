@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -31,7 +32,6 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
-#include <tapeflow/ops/linalg/detail/gemm.hpp>
 #include <tapeflow/ops/nn/padding.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
@@ -131,10 +131,10 @@ void max_pool(Window2D const& g, T const* x, T* y) {
                         std::int64_t kx0, std::int64_t kx1) {
                       T* out = y + o;
                       std::int64_t i = 0;
-                      if constexpr (gemm_impl::kVectorizable<T>) {
+                      if constexpr (backend::cpu::kVectorizable<T>) {
                         // A vector of channels at a time (max as std::max: a NaN tap is
                         // skipped unless it comes first).
-                        using Vec = gemm_impl::GenericVec<T>;
+                        using Vec = backend::cpu::GenericVec<T>;
                         using V = typename Vec::V;
                         for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
                           V m = Vec::broadcast(std::numeric_limits<T>::lowest());
@@ -235,8 +235,8 @@ void max_pool_grad_disjoint(Window2D const& g, T const* x, T const* dy, T* dx) {
                       }
                       std::int64_t const first = in + ky0 * row + kx0 * c;
                       std::int64_t i = 0;
-                      if constexpr (gemm_impl::kVectorizable<T>) {
-                        using Vec = gemm_impl::GenericVec<T>;
+                      if constexpr (backend::cpu::kVectorizable<T>) {
+                        using Vec = backend::cpu::GenericVec<T>;
                         using V = typename Vec::V;
                         for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
                           V best = Vec::load(x + (first + i));

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/eigen.hpp>
@@ -25,7 +26,9 @@
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/detail/forward.hpp>
-#include <tapeflow/ops/linalg/detail/gemm.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>  // the gradients
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/math/compare.hpp>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TAPEFLOW_REDUCE_UNROLL _Pragma("GCC unroll 8")
@@ -45,7 +48,7 @@ namespace detail {
 // the add latency); blocks of 256 rows are summed in registers, then added to out[j, j + W*L).
 template <int W, int C, class T>
 void sum_columns(const T* in, std::int64_t rows, std::int64_t inner, std::int64_t j, T* out) {
-  using Ops = typename gemm_impl::VecFor<T>::type;
+  using Ops = typename backend::cpu::VecFor<T>::type;
   using V = typename Ops::V;
   constexpr int L = Ops::kLanes;
   constexpr std::int64_t kBlock = 256;
@@ -105,8 +108,8 @@ void sum_columns(const T* in, std::int64_t rows, std::int64_t inner, std::int64_
 template <class T>
 void sum_rows(const T* in, std::int64_t rows, std::int64_t inner, T* out) {
   std::int64_t j = 0;
-  if constexpr (gemm_impl::kVectorizable<T>) {
-    constexpr int L = gemm_impl::VecFor<T>::type::kLanes;
+  if constexpr (backend::cpu::kVectorizable<T>) {
+    constexpr int L = backend::cpu::VecFor<T>::type::kLanes;
     for (; j + 4 * L <= inner; j += 4 * L) {
       sum_columns<4, 2>(in, rows, inner, j, out);
     }

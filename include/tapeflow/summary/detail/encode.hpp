@@ -1,5 +1,5 @@
 // Event, Summary and TensorProto encoders and TFRecord framing for event files
-// (FORMATS.md sections 3, 5, 6, 7). Field order and default omission follow TensorFlow's
+// (docs/formats.md sections 3, 5, 6, 7). Field order and default omission follow TensorFlow's
 // serializer, so our event payloads equal TensorFlow's byte for byte (tests/data/summary).
 // IWYU pragma: private, include <tapeflow/summary.hpp>
 #pragma once
@@ -22,7 +22,7 @@ namespace summary::detail {
 
 namespace wire = tapeflow::detail::wire;
 
-/// Field numbers (FORMATS.md 6.3, 6.4, 5.2).
+/// Field numbers (docs/formats.md 6.3, 6.4, 5.2).
 namespace field {
 inline constexpr std::uint32_t event_wall_time = 1, event_step = 2, event_file_version = 3,
                                event_graph_def = 4, event_summary = 5, event_source_metadata = 10;
@@ -150,7 +150,7 @@ inline void append_record(std::string& out, std::string_view payload) {
   wire::append_fixed32(out, io::masked_crc32c(payload));
 }
 
-/// TF2 histogram buckets (FORMATS.md 7.2): rows (left, right, count) as k*3 doubles.
+/// TF2 histogram buckets (docs/formats.md 7.2): rows (left, right, count) as k*3 doubles.
 inline std::vector<double> histogram_buckets(std::span<const double> data, std::int64_t k) {
   std::vector<double> out(static_cast<std::size_t>(k) * 3, 0.0);
   if (k <= 0 || data.empty()) {

@@ -1,6 +1,6 @@
 // A minimal 8-bit PNG encoder for image summaries, on libpng's simplified API.
 // (tf::image's encode_png lives in another module; summary keeps its own small copy so it
-// depends on io only, per the layering in ARCHITECTURE.md.) Compiled out with
+// depends on io only, per the layering in docs/architecture.md.) Compiled out with
 // TAPEFLOW_WITH_PNG=0 (detail/macros.hpp); tf::summary::image then fails to compile.
 // IWYU pragma: private, include <tapeflow/summary.hpp>
 #pragma once

@@ -1,6 +1,6 @@
 // Profile output: op timings as an XSpace (`<host>.xplane.pb`), the file TensorBoard's
 // Profile plugin (tensorboard_plugin_profile / xprof) lists and opens in its trace viewer,
-// plus RunMetadata.step_stats for the Graphs tab. FORMATS.md 8.2, 8.3; field numbers checked
+// plus RunMetadata.step_stats for the Graphs tab. docs/formats.md 8.2, 8.3; field numbers checked
 // against tsl/profiler/protobuf/xplane.proto and step_stats.proto as shipped in TF 2.21.
 // IWYU pragma: private, include <tapeflow/summary.hpp>
 #pragma once

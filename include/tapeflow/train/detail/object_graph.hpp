@@ -1,4 +1,4 @@
-// TrackableObjectGraph (FORMATS.md 11.2): the `_CHECKPOINTABLE_OBJECT_GRAPH` entry of a TF2
+// TrackableObjectGraph (docs/formats.md 11.2): the `_CHECKPOINTABLE_OBJECT_GRAPH` entry of a TF2
 // object-based checkpoint, encoded and decoded field by field.
 // IWYU pragma: private, include <tapeflow/train.hpp>
 #pragma once

@@ -1,4 +1,4 @@
-// The `.index` file of a tensor bundle: a LevelDB-format SSTable (FORMATS.md 9.2).
+// The `.index` file of a tensor bundle: a LevelDB-format SSTable (docs/formats.md 9.2).
 //
 // The writer reproduces TensorFlow's choices (256 KiB blocks, restart interval 16 in data
 // blocks and 1 in the index block, no compression, empty metaindex, LevelDB's separator and
@@ -32,7 +32,7 @@ inline constexpr std::uint64_t table_magic = 0xdb4775248b80fb57ULL;
 inline constexpr std::size_t footer_size = 48;
 inline constexpr std::size_t trailer_size = 5;
 
-/// A block: prefix-compressed entries, restart offsets, restart count (FORMATS.md 9.2).
+/// A block: prefix-compressed entries, restart offsets, restart count (docs/formats.md 9.2).
 class BlockBuilder {
  public:
   explicit BlockBuilder(int restart_interval) : interval_(restart_interval) {

@@ -34,115 +34,16 @@
 #include <immintrin.h>
 #endif
 
+#include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/detail/macros.hpp>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define TAPEFLOW_GEMM_RESTRICT __restrict__
-#define TAPEFLOW_GEMM_UNROLL _Pragma("GCC unroll 16")
-#else
-#define TAPEFLOW_GEMM_RESTRICT
-#define TAPEFLOW_GEMM_UNROLL
-#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {  // tapeflow::detail: op code inside namespace ops says detail::gemm
 namespace gemm_impl {
 
-// ---------------------------------------------------------------------------------------------
-// SIMD abstraction: `VecFor<T>::type` wraps the widest vector this build targets, with load,
-// store, broadcast, add and multiply-add. x86 float/double use intrinsics (guaranteed FMA);
-// everything else uses the GCC/Clang vector extensions, which lower to whatever the target has
-// (SSE2, NEON, ...).
-
-#if defined(__AVX512F__)
-inline constexpr int kVectorBytes = 64;
-#elif defined(__AVX__)
-inline constexpr int kVectorBytes = 32;
-#else
-inline constexpr int kVectorBytes = 16;
-#endif
-
-// Whether the generic vector-extension kernel can hold T (bool and long double cannot).
-template <class T>
-inline constexpr bool kVectorizable =
-    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
-
-template <class T>
-struct GenericVec {
-  typedef T V __attribute__((vector_size(kVectorBytes)));
-  static constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(T));
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return V{}; }
-  static TAPEFLOW_ALWAYS_INLINE V load(T const* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
-};
-
-#if defined(__AVX512F__)
-struct VecF32 {
-  using V = __m512;
-  static constexpr int kLanes = 16;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_ps(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm512_loadu_ps(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
-};
-struct VecF64 {
-  using V = __m512d;
-  static constexpr int kLanes = 8;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_pd(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm512_loadu_pd(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
-};
-#elif defined(__AVX2__) && defined(__FMA__)
-struct VecF32 {
-  using V = __m256;
-  static constexpr int kLanes = 8;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_ps(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm256_loadu_ps(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
-};
-struct VecF64 {
-  using V = __m256d;
-  static constexpr int kLanes = 4;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_pd(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm256_loadu_pd(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
-};
-#else
-using VecF32 = GenericVec<float>;
-using VecF64 = GenericVec<double>;
-#endif
-
-template <class T>
-struct VecFor {
-  using type = GenericVec<T>;
-};
-template <>
-struct VecFor<float> {
-  using type = VecF32;
-};
-template <>
-struct VecFor<double> {
-  using type = VecF64;
-};
+using backend::cpu::kVectorizable;
+using backend::cpu::VecFor;
 
 // ---------------------------------------------------------------------------------------------
 // Blocking. The micro-tile is MR rows x NV vectors: MR * NV accumulators plus NV B vectors and a
@@ -224,30 +125,30 @@ inline Scratch& scratch(int slot) {
 // `b` holds kc rows of NR values.
 
 template <class T, int MR, int NV>
-TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_RESTRICT a,
-                                    std::int64_t a_step, T const* TAPEFLOW_GEMM_RESTRICT b, T* c,
+TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_RESTRICT a,
+                                    std::int64_t a_step, T const* TAPEFLOW_RESTRICT b, T* c,
                                     std::int64_t ldc, bool load_c) {
   using Ops = typename Config<T>::Ops;
   using V = typename Ops::V;
   constexpr int L = Ops::kLanes;
   V acc[MR][NV];
-  TAPEFLOW_GEMM_UNROLL
+  TAPEFLOW_UNROLL
   for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_GEMM_UNROLL
+    TAPEFLOW_UNROLL
     for (int j = 0; j < NV; ++j) {
       acc[i][j] = Ops::zero();
     }
   }
   for (std::int64_t p = 0; p < kc; ++p) {
     V bv[NV];
-    TAPEFLOW_GEMM_UNROLL
+    TAPEFLOW_UNROLL
     for (int j = 0; j < NV; ++j) {
       bv[j] = Ops::load(b + j * L);
     }
-    TAPEFLOW_GEMM_UNROLL
+    TAPEFLOW_UNROLL
     for (int i = 0; i < MR; ++i) {
       V const av = Ops::broadcast(a[i]);
-      TAPEFLOW_GEMM_UNROLL
+      TAPEFLOW_UNROLL
       for (int j = 0; j < NV; ++j) {
         acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
       }
@@ -256,125 +157,21 @@ TAPEFLOW_NOINLINE void micro_kernel(std::int64_t kc, T const* TAPEFLOW_GEMM_REST
     b += NV * L;
   }
   if (load_c) {
-    TAPEFLOW_GEMM_UNROLL
+    TAPEFLOW_UNROLL
     for (int i = 0; i < MR; ++i) {
-      TAPEFLOW_GEMM_UNROLL
+      TAPEFLOW_UNROLL
       for (int j = 0; j < NV; ++j) {
         T* const dst = c + i * ldc + j * L;
         Ops::store(dst, Ops::add(Ops::load(dst), acc[i][j]));
       }
     }
   } else {
-    TAPEFLOW_GEMM_UNROLL
+    TAPEFLOW_UNROLL
     for (int i = 0; i < MR; ++i) {
-      TAPEFLOW_GEMM_UNROLL
+      TAPEFLOW_UNROLL
       for (int j = 0; j < NV; ++j) {
         Ops::store(c + i * ldc + j * L, acc[i][j]);
       }
-    }
-  }
-}
-
-// Micro-kernel with B rows gathered by pointer: C[MR x NR] (=|+=) A * B where row p of B is
-// the NR contiguous values at b_rows[p] + b_offset (a convolution's filter gradient reads the
-// channels of one window tap straight from the padded image this way, with no packing).
-// `a` as for micro_kernel.
-template <class T, int MR, int NV>
-TAPEFLOW_NOINLINE void micro_kernel_b_rows(std::int64_t kc, T const* TAPEFLOW_GEMM_RESTRICT a,
-                                           std::int64_t a_step, T const* const* b_rows,
-                                           std::int64_t b_offset, T* c, std::int64_t ldc,
-                                           bool load_c) {
-  using Ops = typename Config<T>::Ops;
-  using V = typename Ops::V;
-  constexpr int L = Ops::kLanes;
-  V acc[MR][NV];
-  TAPEFLOW_GEMM_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_GEMM_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      acc[i][j] = Ops::zero();
-    }
-  }
-  for (std::int64_t p = 0; p < kc; ++p) {
-    T const* const b = b_rows[p] + b_offset;
-    V bv[NV];
-    TAPEFLOW_GEMM_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      bv[j] = Ops::load(b + j * L);
-    }
-    TAPEFLOW_GEMM_UNROLL
-    for (int i = 0; i < MR; ++i) {
-      V const av = Ops::broadcast(a[i]);
-      TAPEFLOW_GEMM_UNROLL
-      for (int j = 0; j < NV; ++j) {
-        acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-      }
-    }
-    a += a_step;
-  }
-  TAPEFLOW_GEMM_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_GEMM_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      T* const dst = c + i * ldc + j * L;
-      Ops::store(dst, load_c ? Ops::add(Ops::load(dst), acc[i][j]) : acc[i][j]);
-    }
-  }
-}
-
-// Convolution micro-kernel (an "indirect GEMM" as in XNNPACK, without the indirection buffer):
-// C[MR x NR] = sum over taps t < `taps` and channels q < `channels` of
-// rows[i][offsets[t] + q] * b[(t * channels + q) * NR + j]. rows[i] points at output pixel i's
-// window origin in a zero-padded image, offsets[t] is tap t's distance from it, so every tap
-// reads `channels` contiguous values with no bounds check and no im2col copy; `b` is one packed
-// panel of the filter over all taps * channels rows. The accumulators stay in registers across
-// all taps, so C is stored once.
-template <class T, int MR, int NV>
-TAPEFLOW_NOINLINE void conv_micro_kernel(std::int64_t taps, std::int64_t channels,
-                                         T const* const* rows, std::int64_t const* offsets,
-                                         T const* TAPEFLOW_GEMM_RESTRICT b, T* c,
-                                         std::int64_t ldc) {
-  using Ops = typename Config<T>::Ops;
-  using V = typename Ops::V;
-  constexpr int L = Ops::kLanes;
-  V acc[MR][NV];
-  TAPEFLOW_GEMM_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_GEMM_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      acc[i][j] = Ops::zero();
-    }
-  }
-  T const* a[MR];
-  TAPEFLOW_GEMM_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    a[i] = rows[i];
-  }
-  for (std::int64_t t = 0; t < taps; ++t) {
-    std::int64_t const first = offsets[t];
-    std::int64_t const last = first + channels;
-    for (std::int64_t q = first; q < last; ++q) {
-      V bv[NV];
-      TAPEFLOW_GEMM_UNROLL
-      for (int j = 0; j < NV; ++j) {
-        bv[j] = Ops::load(b + j * L);
-      }
-      TAPEFLOW_GEMM_UNROLL
-      for (int i = 0; i < MR; ++i) {
-        V const av = Ops::broadcast(a[i][q]);
-        TAPEFLOW_GEMM_UNROLL
-        for (int j = 0; j < NV; ++j) {
-          acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-        }
-      }
-      b += NV * L;
-    }
-  }
-  TAPEFLOW_GEMM_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_GEMM_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      Ops::store(c + i * ldc + j * L, acc[i][j]);
     }
   }
 }
@@ -406,7 +203,7 @@ void copy_panel(T const* src, std::int64_t ld, std::int64_t kc, int rows, T* dst
       store_masks[v] = static_cast<__mmask16>((1u << std::clamp(R - 16 * v, 0, 16)) - 1);
     }
     for (std::int64_t p = 0; p < kc; ++p, src += ld, dst += R) {
-      TAPEFLOW_GEMM_UNROLL
+      TAPEFLOW_UNROLL
       for (int v = 0; v < kVectors; ++v) {
         _mm512_mask_storeu_ps(dst + 16 * v, store_masks[v],
                               _mm512_maskz_loadu_ps(load_masks[v], src + 16 * v));
@@ -450,19 +247,19 @@ TAPEFLOW_ALWAYS_INLINE __m512 shuffle_f32x4(__m512 a, __m512 b) {
 // 64 lane shuffles per 256 values (4 steps of 16), versus one scalar store per value.
 TAPEFLOW_ALWAYS_INLINE void transpose16x16(__m512 (&v)[16]) {
   __m512 t[16];
-  TAPEFLOW_GEMM_UNROLL
+  TAPEFLOW_UNROLL
   for (int i = 0; i < 16; i += 2) {  // 2x2 blocks within each 128-bit lane
     t[i] = unpacklo(v[i], v[i + 1]);
     t[i + 1] = unpackhi(v[i], v[i + 1]);
   }
-  TAPEFLOW_GEMM_UNROLL
+  TAPEFLOW_UNROLL
   for (int g = 0; g < 16; g += 4) {  // v[g + c]: column 4L + c of rows g..g+3 in lane L
     v[g] = shuffle_ps<0x44>(t[g], t[g + 2]);
     v[g + 1] = shuffle_ps<0xEE>(t[g], t[g + 2]);
     v[g + 2] = shuffle_ps<0x44>(t[g + 1], t[g + 3]);
     v[g + 3] = shuffle_ps<0xEE>(t[g + 1], t[g + 3]);
   }
-  TAPEFLOW_GEMM_UNROLL
+  TAPEFLOW_UNROLL
   for (int c = 0; c < 4; ++c) {  // gather the four 128-bit lanes of column 4L + c
     __m512 const lo01 = shuffle_f32x4<0x88>(v[c], v[4 + c]);
     __m512 const hi01 = shuffle_f32x4<0xDD>(v[c], v[4 + c]);
@@ -473,7 +270,7 @@ TAPEFLOW_ALWAYS_INLINE void transpose16x16(__m512 (&v)[16]) {
     t[4 + c] = shuffle_f32x4<0x88>(hi01, hi23);
     t[12 + c] = shuffle_f32x4<0xDD>(hi01, hi23);
   }
-  TAPEFLOW_GEMM_UNROLL
+  TAPEFLOW_UNROLL
   for (int i = 0; i < 16; ++i) {
     v[i] = t[i];
   }
@@ -488,16 +285,16 @@ std::int64_t transpose_panel_simd(T const* src, std::int64_t ld, std::int64_t kc
   if constexpr (std::is_same_v<T, float> && (R <= 16 || R % 16 == 0)) {
     std::int64_t p = 0;
     for (; p + 16 <= kc; p += 16) {
-      TAPEFLOW_GEMM_UNROLL
+      TAPEFLOW_UNROLL
       for (int r0 = 0; r0 < R; r0 += 16) {
         constexpr int kRows = R < 16 ? R : 16;
         __m512 v[16];
-        TAPEFLOW_GEMM_UNROLL
+        TAPEFLOW_UNROLL
         for (int i = 0; i < 16; ++i) {
           v[i] = i < kRows ? _mm512_loadu_ps(src + (r0 + i) * ld + p) : _mm512_setzero_ps();
         }
         transpose16x16(v);
-        TAPEFLOW_GEMM_UNROLL
+        TAPEFLOW_UNROLL
         for (int q = 0; q < 16; ++q) {
           _mm512_mask_storeu_ps(dst + (p + q) * R + r0, static_cast<__mmask16>((1u << kRows) - 1),
                                 v[q]);
@@ -518,7 +315,7 @@ void transpose_panel(T const* src, std::int64_t ld, std::int64_t kc, int rows, T
     std::int64_t p = transpose_panel_simd<T, R>(src, ld, kc, dst);
     for (; p < kc; ++p) {
       T* const d = dst + p * R;
-      TAPEFLOW_GEMM_UNROLL
+      TAPEFLOW_UNROLL
       for (int r = 0; r < R; ++r) {
         d[r] = src[r * ld + p];
       }
@@ -767,8 +564,7 @@ void gemm_shared_b(Problem<T> const& pr, std::int64_t m, std::int64_t n,
 
 // crow[0, n) += x * brow[0, n).
 template <class T>
-void axpy_row(std::int64_t n, T x, T const* TAPEFLOW_GEMM_RESTRICT brow,
-              T* TAPEFLOW_GEMM_RESTRICT crow) {
+void axpy_row(std::int64_t n, T x, T const* TAPEFLOW_RESTRICT brow, T* TAPEFLOW_RESTRICT crow) {
   std::int64_t j = 0;
   if constexpr (kVectorizable<T>) {
     using Ops = typename VecFor<T>::type;
@@ -966,6 +762,3 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
 
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE
-
-#undef TAPEFLOW_GEMM_RESTRICT
-#undef TAPEFLOW_GEMM_UNROLL

@@ -1,5 +1,6 @@
-// `tf::keras::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and
-// rank, so layers, optimizers and checkpoints can hold mixed lists of variables.
+// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
+// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
+// (not keras) because checkpoints and the tape take such lists below keras.
 #pragma once
 
 #include <cstdint>
@@ -10,17 +11,17 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
 
 /// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
 ///
-///     tf::keras::AnyVariable any = kernel;           // a tf::Variable<float, 2>
+///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
 ///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
 class AnyVariable {
  public:
@@ -39,6 +40,8 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// Zeros of the variable's dtype and shape.
+  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
   /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
   void assign(const AnyTensor& v) const { get().assign(v); }
   /// Whether two handles name the same variable.
@@ -74,6 +77,7 @@ class AnyVariable {
     [[nodiscard]] virtual std::size_t rank() const = 0;
     [[nodiscard]] virtual Shape shape() const = 0;
     [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
     [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
@@ -88,6 +92,13 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
+    AnyTensor zeros_like() const override {
+      if constexpr (numeric_element<T>) {
+        return AnyTensor(tapeflow::zeros_like(v.value()));
+      } else {
+        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
+      }
+    }
     void assign(const AnyTensor& t) const override {
       auto copy = v;  // handles share the variable
       copy.assign(t.as<T, R>());
@@ -115,7 +126,7 @@ class AnyVariable {
   };
   const Base& get() const {
     if (impl_ == nullptr) {
-      throw failed_precondition("tf::keras::AnyVariable: empty handle");
+      throw failed_precondition("tf::AnyVariable: empty handle");
     }
     return *impl_;
   }
@@ -132,5 +143,4 @@ inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
   return ids;
 }
 
-}  // namespace keras
 TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,110 @@
+// The CPU backend's SIMD layer: `VecFor<T>::type` wraps the widest vector this build targets,
+// with load, store, broadcast, add and multiply-add. x86 float/double use intrinsics (guaranteed
+// FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever the target
+// has (SSE2, NEON, ...). GEMM, convolution, pooling, reductions and a few elementwise kernels
+// share it; it includes no Eigen and no tensor types, so a kernel pays only for <immintrin.h>.
+#pragma once
+
+#include <cstring>
+#include <type_traits>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+inline constexpr int kVectorBytes = 32;
+#else
+inline constexpr int kVectorBytes = 16;
+#endif
+
+// Whether the generic vector-extension kernel can hold T (bool and long double cannot).
+template <class T>
+inline constexpr bool kVectorizable =
+    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
+
+template <class T>
+struct GenericVec {
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+  static constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(T));
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return V{}; }
+  static TAPEFLOW_ALWAYS_INLINE V load(T const* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
+};
+
+#if defined(__AVX512F__)
+struct VecF32 {
+  using V = __m512;
+  static constexpr int kLanes = 16;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_ps(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm512_loadu_ps(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+};
+struct VecF64 {
+  using V = __m512d;
+  static constexpr int kLanes = 8;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_pd(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm512_loadu_pd(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+struct VecF32 {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_ps(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm256_loadu_ps(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+};
+struct VecF64 {
+  using V = __m256d;
+  static constexpr int kLanes = 4;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_pd(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm256_loadu_pd(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
+};
+#else
+using VecF32 = GenericVec<float>;
+using VecF64 = GenericVec<double>;
+#endif
+
+template <class T>
+struct VecFor {
+  using type = GenericVec<T>;
+};
+template <>
+struct VecFor<float> {
+  using type = VecF32;
+};
+template <>
+struct VecFor<double> {
+  using type = VecF64;
+};
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE
