@@ -117,7 +117,7 @@ TEST_CASE("from_range of Features", "[data][from_range]") {
   CHECK(n == 1);
 }
 
-TEST_CASE("a single-pass range is read once; a second epoch is failed_precondition",
+TEST_CASE("a single-pass range is read once, a second epoch is failed_precondition",
           "[data][from_range]") {
   std::istringstream in("4 5 6");
   auto ds = tf::data::from_range(std::views::istream<std::int64_t>(in));
