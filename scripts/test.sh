@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# Usage: scripts/test.sh [--interop]
-# Configures preset default (or interop: also Python TensorFlow interop tests, same build tree
-# build/default), builds everything including the header self-containment check
-# (all_verify_interface_header_sets), then runs CTest.
+# Usage: scripts/test.sh [--interop] [--gcc-only]
+# 1. GCC: configures preset default (or interop: also the Python TensorFlow interop tests, same
+#    build tree build/default), builds everything including the header self-containment check
+#    (all_verify_interface_header_sets), then runs CTest.
+# 2. Clang: preset clang (build/clang, clang++-16) builds the test suite only (no examples,
+#    benches or header checks) and runs it, without the interop tests. --gcc-only skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 
 preset=default
-case "${1:-}" in
-  "") ;;
-  --interop) preset=interop ;;
-  *) echo "usage: $0 [--interop]" >&2; exit 2 ;;
-esac
+clang=1
+for arg in "$@"; do
+  case "$arg" in
+    --interop) preset=interop ;;
+    --gcc-only) clang=0 ;;
+    *) echo "usage: $0 [--interop] [--gcc-only]" >&2; exit 2 ;;
+  esac
+done
 packages=("${TAPEFLOW_PACKAGES[@]}")
-[ "$preset" = interop ] && packages+=(python3 python3-venv)
+[ "$preset" = interop ] && packages+=(python3-venv)
+[ "$clang" = 1 ] && packages+=("${TAPEFLOW_CLANG_PACKAGES[@]}")
 tapeflow_require_packages "${packages[@]}"
 
 cmake --preset "$preset"
 cmake --build --preset "$preset"  # targets: all, all_verify_interface_header_sets; -j2
 ctest --preset "$preset" --output-on-failure -j2
+
+if [ "$clang" = 1 ]; then
+  cmake --preset clang
+  cmake --build --preset clang  # -j2
+  ctest --preset clang --output-on-failure -j2
+fi

@@ -2,6 +2,8 @@
 // libjpeg(-turbo) configured as TensorFlow configures it by default (integer-fast IDCT, fancy
 // upsampling), and `tf::image::encode_jpeg(image, {.quality})`. Images are `Tensor<uint8_t, 3>`
 // [height, width, channels]. Corrupt input throws invalid_argument naming what libjpeg reported.
+// With TAPEFLOW_WITH_JPEG=0 (detail/macros.hpp) both stay declared and calling one is a compile
+// error naming the macro.
 #pragma once
 
 // jpeglib.h needs FILE and size_t first
@@ -14,13 +16,15 @@
 #include <string_view>
 #include <vector>
 
-#include <jerror.h>
-#include <jpeglib.h>
-
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/image/detail/contents.hpp>
+
+#if TAPEFLOW_WITH_JPEG
+#include <jerror.h>
+#include <jpeglib.h>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
@@ -34,6 +38,11 @@ struct DecodeJpegOptions {
   bool try_recover_truncated = false;
 };
 
+struct EncodeJpegOptions {
+  int quality = 95;  ///< 0..100 (TensorFlow's default)
+};
+
+#if TAPEFLOW_WITH_JPEG
 namespace detail {
 struct jpeg_error_mgr_jmp {
   jpeg_error_mgr pub;
@@ -118,10 +127,6 @@ Tensor<std::uint8_t, 3> decode_jpeg(const Contents& contents, DecodeJpegOptions 
   return out;
 }
 
-struct EncodeJpegOptions {
-  int quality = 95;  ///< 0..100 (TensorFlow's default)
-};
-
 /// Encodes [height, width, 1 or 3] uint8 as a JPEG (`tf.io.encode_jpeg`).
 inline Tensor<std::string, 0> encode_jpeg(const Tensor<std::uint8_t, 3>& image,
                                           EncodeJpegOptions o = {}) {
@@ -166,6 +171,24 @@ inline Tensor<std::string, 0> encode_jpeg(const Tensor<std::uint8_t, 3>& image,
   std::free(buf);
   return Tensor<std::string, 0>(std::move(out));
 }
+#else   // TAPEFLOW_WITH_JPEG
+// Compiled out: a template that fails only when called, so including the header stays fine.
+template <class Contents>
+Tensor<std::uint8_t, 3> decode_jpeg(const Contents& /*contents*/, DecodeJpegOptions /*o*/ = {}) {
+  static_assert(sizeof(Contents) == 0,
+                "tf::image::decode_jpeg needs libjpeg, compiled out here: define "
+                "TAPEFLOW_WITH_JPEG=1 before including tapeflow and link -ljpeg");
+  return {};
+}
+template <int NeedsLibjpeg = 0>
+Tensor<std::string, 0> encode_jpeg(const Tensor<std::uint8_t, 3>& /*image*/,
+                                   EncodeJpegOptions /*o*/ = {}) {
+  static_assert(NeedsLibjpeg != 0,
+                "tf::image::encode_jpeg needs libjpeg, compiled out here: define "
+                "TAPEFLOW_WITH_JPEG=1 before including tapeflow and link -ljpeg");
+  return {};
+}
+#endif  // TAPEFLOW_WITH_JPEG
 
 }  // namespace image
 

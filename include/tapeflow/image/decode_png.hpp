@@ -1,6 +1,8 @@
 // `tf::image::decode_png(contents, {.channels})` and `tf::image::encode_png(image)` (also in
 // `tf::io`), on libpng's simplified API. 8-bit output; 16-bit PNGs are reduced to 8 bits
 // (TensorFlow can return uint16: not supported here). Corrupt input throws invalid_argument.
+// With TAPEFLOW_WITH_PNG=0 (detail/macros.hpp) both stay declared and calling one is a compile
+// error naming the macro.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +10,14 @@
 #include <string>
 #include <string_view>
 
-#include <png.h>
-
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/image/detail/contents.hpp>
+
+#if TAPEFLOW_WITH_PNG
+#include <png.h>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
@@ -22,6 +26,7 @@ struct DecodePngOptions {
   int channels = 0;  ///< 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
 };
 
+#if TAPEFLOW_WITH_PNG
 /// Decodes a PNG to [height, width, channels] uint8 (`tf.io.decode_png`).
 template <class Contents>
 Tensor<std::uint8_t, 3> decode_png(const Contents& contents, DecodePngOptions o = {}) {
@@ -85,6 +90,23 @@ inline Tensor<std::string, 0> encode_png(const Tensor<std::uint8_t, 3>& image) {
   out.resize(size);
   return Tensor<std::string, 0>(std::move(out));
 }
+#else   // TAPEFLOW_WITH_PNG
+// Compiled out: a template that fails only when called, so including the header stays fine.
+template <class Contents>
+Tensor<std::uint8_t, 3> decode_png(const Contents& /*contents*/, DecodePngOptions /*o*/ = {}) {
+  static_assert(sizeof(Contents) == 0,
+                "tf::image::decode_png needs libpng, compiled out here: define TAPEFLOW_WITH_PNG=1 "
+                "before including tapeflow and link -lpng");
+  return {};
+}
+template <int NeedsLibpng = 0>
+Tensor<std::string, 0> encode_png(const Tensor<std::uint8_t, 3>& /*image*/) {
+  static_assert(NeedsLibpng != 0,
+                "tf::image::encode_png needs libpng, compiled out here: define TAPEFLOW_WITH_PNG=1 "
+                "before including tapeflow and link -lpng");
+  return {};
+}
+#endif  // TAPEFLOW_WITH_PNG
 
 }  // namespace image
 

@@ -12,16 +12,29 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace io {
 
+#if TAPEFLOW_WITH_ZLIB
+#define TAPEFLOW_DETAIL_NEEDS_ZLIB
+#else
+#define TAPEFLOW_DETAIL_NEEDS_ZLIB                                                             \
+  TAPEFLOW_DETAIL_UNAVAILABLE(                                                                 \
+      "compressed TFRecords need zlib, compiled out here: define TAPEFLOW_WITH_ZLIB=1 before " \
+      "including tapeflow and link -lz")
+#endif
+
 /// How the whole TFRecord byte stream is compressed (TensorFlow's `compression_type`:
 /// "", "ZLIB", "GZIP"). Records inside keep their framing; nothing is compressed per record.
+/// With TAPEFLOW_WITH_ZLIB=0 (the single header's default) naming `zlib` or `gzip` is a
+/// compile error.
 enum class Compression {
-  none,  ///< ""
-  zlib,  ///< "ZLIB": RFC 1950 stream
-  gzip,  ///< "GZIP": RFC 1952 stream
+  none,                             ///< ""
+  zlib TAPEFLOW_DETAIL_NEEDS_ZLIB,  ///< "ZLIB": RFC 1950 stream
+  gzip TAPEFLOW_DETAIL_NEEDS_ZLIB,  ///< "GZIP": RFC 1952 stream
 };
+#undef TAPEFLOW_DETAIL_NEEDS_ZLIB
 
 /// TensorFlow's name for a compression type: "", "ZLIB" or "GZIP".
 [[nodiscard]] constexpr std::string_view compression_name(Compression c) noexcept {
+#if TAPEFLOW_WITH_ZLIB
   switch (c) {
     case Compression::zlib:
       return "ZLIB";
@@ -30,6 +43,9 @@ enum class Compression {
     case Compression::none:
       break;
   }
+#else
+  static_cast<void>(c);  // only `none` can be named without zlib
+#endif
   return "";
 }
 
@@ -38,11 +54,14 @@ enum class Compression {
   if (name.empty() || name == "NONE") {
     return Compression::none;
   }
-  if (name == "ZLIB") {
-    return Compression::zlib;
-  }
-  if (name == "GZIP") {
-    return Compression::gzip;
+  if (name == "ZLIB" || name == "GZIP") {
+#if TAPEFLOW_WITH_ZLIB
+    return name == "ZLIB" ? Compression::zlib : Compression::gzip;
+#else
+    throw unimplemented("tf::io::compression_type: '" + std::string(name) +
+                        "' needs zlib, compiled out here: define TAPEFLOW_WITH_ZLIB=1 before "
+                        "including tapeflow and link -lz");
+#endif
   }
   throw invalid_argument("tf::io::compression_type: unsupported compression type '" +
                          std::string(name) + "' (expected \"\", \"ZLIB\" or \"GZIP\")");

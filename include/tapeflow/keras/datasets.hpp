@@ -4,6 +4,7 @@
 // the `path` argument, else $TAPEFLOW_DATASETS, the build-time TAPEFLOW_DEFAULT_DATASETS_DIR,
 // Keras' cache, data/ or shared/data/ in a parent directory), in a folder named after the
 // dataset ("mnist", "fashion-mnist"). Keras downloads them; tapeflow never downloads.
+// With TAPEFLOW_WITH_ZLIB=0 (detail/macros.hpp) calling load_data is a compile error naming it.
 #pragma once
 
 #include <array>
@@ -14,12 +15,14 @@
 #include <string>
 #include <vector>
 
-#include <zlib.h>
-
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/utils/get_file.hpp>
+
+#if TAPEFLOW_WITH_ZLIB
+#include <zlib.h>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -33,6 +36,7 @@ struct ImageDataset {
   Tensor<std::uint8_t, 1> y_test;   ///< [10000]
 };
 
+#if TAPEFLOW_WITH_ZLIB
 namespace idx {
 
 /// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
@@ -146,6 +150,28 @@ inline ImageDataset load_data(const std::optional<std::filesystem::path>& path =
   return idx::load("fashion-mnist", path);
 }
 }  // namespace fashion_mnist
+#else   // TAPEFLOW_WITH_ZLIB
+// Compiled out: templates that fail only when called, so including the header stays fine.
+namespace mnist {
+template <int NeedsZlib = 0>
+ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
+  static_assert(NeedsZlib != 0,
+                "tf::keras::datasets::mnist::load_data needs zlib for the .gz files, compiled out "
+                "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+  return {};
+}
+}  // namespace mnist
+namespace fashion_mnist {
+template <int NeedsZlib = 0>
+ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
+  static_assert(
+      NeedsZlib != 0,
+      "tf::keras::datasets::fashion_mnist::load_data needs zlib for the .gz files, compiled out "
+      "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+  return {};
+}
+}  // namespace fashion_mnist
+#endif  // TAPEFLOW_WITH_ZLIB
 
 }  // namespace datasets
 }  // namespace keras

@@ -120,9 +120,12 @@ inline std::string graph_def(const ConcreteFunction& fn) {
       detail::attr_int(n, "index", static_cast<std::int64_t>(i));
     });
   }
-  for (const auto& [slot, value] : g.constants) {
+  // Named references, not structured bindings, wherever a lambda captures them: Clang < 16
+  // cannot capture structured bindings (C++20 P1091/P1381).
+  for (const auto& constant : g.constants) {
+    const AnyTensor& value = constant.second;
     const std::string name = fresh("Const");
-    slot_names[static_cast<std::size_t>(slot)] = name;
+    slot_names[static_cast<std::size_t>(constant.first)] = name;
     w.message_field(1, [&](wire::Writer& n) {
       n.string_field(1, name);
       n.string_field(2, "Const");

@@ -83,6 +83,9 @@ bool image(std::string_view name, const Tensor<T, 4>& data, std::optional<std::i
            const ImageOptions& options = {}) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_floating_point_v<T>,
                 "tf::summary::image: images must be uint8 or float");
+  static_assert(TAPEFLOW_WITH_PNG != 0 || sizeof(T) == 0,
+                "tf::summary::image writes PNGs and needs libpng, compiled out here: define "
+                "TAPEFLOW_WITH_PNG=1 before including tapeflow and link -lpng");
   detail::WriterState* writer = detail::active_writer();
   if (writer == nullptr) {
     return false;

@@ -48,12 +48,15 @@ using I64 = tf::Tensor<std::int64_t, 0>;
 using F2 = tf::Tensor<float, 2>;
 using S0 = tf::Tensor<std::string, 0>;
 
-// A capturing lambda: neither default-constructible nor assignable, so it must be boxed.
+// A capturing lambda: neither default-constructible nor assignable, so it must be boxed. Used
+// only inside decltype, hence [[maybe_unused]] (Clang's -Wunneeded-internal-declaration).
 inline int captured = 1;
-inline auto add = [c = captured](const I64& x) { return I64(x.item() + c); };
-inline auto keep = [c = captured](const I64& x) { return x.item() > c; };
-inline auto open = [c = captured](const I64& x) { return tf::data::range(x.item() + c); };
-inline auto gen = [c = captured] {
+[[maybe_unused]] inline auto add = [c = captured](const I64& x) { return I64(x.item() + c); };
+[[maybe_unused]] inline auto keep = [c = captured](const I64& x) { return x.item() > c; };
+[[maybe_unused]] inline auto open = [c = captured](const I64& x) {
+  return tf::data::range(x.item() + c);
+};
+[[maybe_unused]] inline auto gen = [c = captured] {
   return [i = c]() mutable -> std::optional<I64> {
     return i-- > 0 ? std::optional<I64>(I64(i)) : std::nullopt;
   };

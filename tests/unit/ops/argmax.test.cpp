@@ -10,6 +10,8 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/math/argmax.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
 
 namespace {
 namespace tf = tapeflow;

@@ -9,6 +9,8 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/array/one_hot.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
 
 namespace {
 namespace tf = tapeflow;

@@ -217,9 +217,9 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
   }
   TFRecordDataset(std::initializer_list<std::string> filenames, TFRecordDatasetOptions options = {})
       : TFRecordDataset(std::vector<std::string>(filenames), options) {}
+  // No `const char*` overload: `TFRecordDataset({"a.tfrecord"})` would choose it (a braced
+  // scalar, which Clang warns about) over the initializer_list; literals convert to this one.
   TFRecordDataset(const std::string& filename, TFRecordDatasetOptions options = {})
-      : TFRecordDataset(std::vector<std::string>{filename}, options) {}
-  TFRecordDataset(const char* filename, TFRecordDatasetOptions options = {})
       : TFRecordDataset(std::vector<std::string>{filename}, options) {}
   /// File names from a string tensor (e.g. a batch of `list_files`).
   TFRecordDataset(const Tensor<std::string, 1>& filenames, TFRecordDatasetOptions options = {})

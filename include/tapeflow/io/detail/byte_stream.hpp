@@ -1,5 +1,6 @@
 // Byte sources and sinks behind the TFRecord reader and writer: a file, a memory buffer, and
-// zlib/gzip (de)compression wrapped around either (docs/formats.md section 3.3).
+// zlib/gzip (de)compression wrapped around either (docs/formats.md section 3.3), compiled only
+// with TAPEFLOW_WITH_ZLIB (detail/macros.hpp).
 // IWYU pragma: private, include <tapeflow/io/tfrecord.hpp>
 #pragma once
 
@@ -14,11 +15,13 @@
 #include <string_view>
 #include <vector>
 
-#include <zlib.h>
-
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/tfrecord_options.hpp>
+
+#if TAPEFLOW_WITH_ZLIB
+#include <zlib.h>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::byte_stream {
@@ -100,6 +103,7 @@ class MemorySource final : public Source {
   std::size_t pos_ = 0;
 };
 
+#if TAPEFLOW_WITH_ZLIB
 inline int window_bits(io::Compression c) noexcept {
   return c == io::Compression::gzip ? 15 + 16 : 15;
 }
@@ -174,6 +178,26 @@ class InflateSource final : public Source {
   bool inner_eof_ = false;
   bool stream_ended_ = false;
 };
+#endif  // TAPEFLOW_WITH_ZLIB
+
+/// Without zlib a compressed stream cannot be read or written. Naming Compression::zlib or
+/// ::gzip is then a compile error, so only a value cast from an integer gets here.
+[[noreturn]] inline void throw_no_zlib(const std::string& what) {
+  throw unimplemented(what +
+                      ": compressed TFRecords need zlib, compiled out here: define "
+                      "TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+}
+
+#if !TAPEFLOW_WITH_ZLIB
+class InflateSource final : public Source {
+ public:
+  InflateSource(std::unique_ptr<Source> /*inner*/, io::Compression /*c*/,
+                std::size_t /*buffer_size*/, const std::string& name) {
+    throw_no_zlib(name);
+  }
+  std::size_t read(char* /*dst*/, std::size_t /*n*/) override { return 0; }
+};
+#endif
 
 /// A file written through an optional deflate stream, with TensorFlow's zlib settings
 /// (level -1 = 6, memLevel 9, default strategy).
@@ -184,6 +208,9 @@ class Sink {
         file_(open_file(path, "wb", "cannot create")),
         compression_(options.compression) {
     if (compression_ != io::Compression::none) {
+#if !TAPEFLOW_WITH_ZLIB
+      throw_no_zlib("tf::io::TFRecordWriter: '" + path + "'");
+#else
       if (deflateInit2(&z_, options.compression_level, Z_DEFLATED, window_bits(compression_), 9,
                        Z_DEFAULT_STRATEGY) != Z_OK) {
         throw invalid_argument("tf::io::TFRecordWriter: zlib deflateInit2 failed for '" + path +
@@ -192,6 +219,7 @@ class Sink {
       }
       deflating_ = true;
       out_.resize(std::max<std::size_t>(options.buffer_size, 64));
+#endif
     } else {
       // Must precede any I/O on the stream; a null buffer lets stdio allocate it.
       std::setvbuf(file_.get(), nullptr, _IOFBF, std::max<std::size_t>(options.buffer_size, 64));
@@ -200,9 +228,11 @@ class Sink {
   Sink(const Sink&) = delete;
   Sink& operator=(const Sink&) = delete;
   ~Sink() {
+#if TAPEFLOW_WITH_ZLIB
     if (deflating_) {
       deflateEnd(&z_);
     }
+#endif
   }
 
   void write(const char* p, std::size_t n) {
@@ -210,6 +240,7 @@ class Sink {
       put(p, n);
       return;
     }
+#if TAPEFLOW_WITH_ZLIB
     while (n > 0) {  // avail_in is a 32-bit uInt
       const std::size_t chunk = std::min<std::size_t>(n, std::size_t{1} << 30);
       z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
@@ -218,12 +249,15 @@ class Sink {
       p += chunk;
       n -= chunk;
     }
+#endif
   }
   /// Pushes everything written so far to the OS (a sync flush for compressed streams).
   void flush() {
+#if TAPEFLOW_WITH_ZLIB
     if (deflating_) {
       pump(Z_SYNC_FLUSH);
     }
+#endif
     if (std::fflush(file_.get()) != 0) {
       throw_errno(errno != 0 ? errno : EIO, "cannot flush", path_);
     }
@@ -232,11 +266,13 @@ class Sink {
     if (!file_) {
       return;
     }
+#if TAPEFLOW_WITH_ZLIB
     if (deflating_) {
       pump(Z_FINISH);
       deflateEnd(&z_);
       deflating_ = false;
     }
+#endif
     std::FILE* f = file_.release();
     if (std::fclose(f) != 0) {
       throw_errno(errno != 0 ? errno : EIO, "cannot close", path_);
@@ -250,6 +286,7 @@ class Sink {
       throw_errno(errno != 0 ? errno : EIO, "cannot write to", path_);
     }
   }
+#if TAPEFLOW_WITH_ZLIB
   void pump(int flush) {
     for (;;) {
       z_.next_out = out_.data();
@@ -264,13 +301,16 @@ class Sink {
       }
     }
   }
+#endif
 
   std::string path_;
   FilePtr file_;
   io::Compression compression_;
+  bool deflating_ = false;  // always false without zlib
+#if TAPEFLOW_WITH_ZLIB
   z_stream z_{};
-  bool deflating_ = false;
   std::vector<Bytef> out_;
+#endif
 };
 
 }  // namespace detail::byte_stream

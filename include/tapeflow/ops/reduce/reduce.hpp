@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -397,25 +398,28 @@ auto reduce_axes_keep(const X& x, const int (&axes)[N]) {
 //   reduce_sum(x, 1)               one axis -> rank R-1
 //   reduce_sum(x, {0, 1})          listed axes -> rank R-N
 //   reduce_sum(x, {0, 1}, tf::keepdims)   -> rank R, reduced axes of size 1
-// Axes may be negative; a repeated or out-of-range axis throws invalid_argument.
+// Axes may be negative; a repeated or out-of-range axis throws invalid_argument. The one-axis
+// forms take any integral type as a template parameter, so a braced `{1}` (which cannot deduce
+// it) means the list form: with a plain `int` Clang finds `int` and `const int(&)[1]` equally
+// good for `{1}` and calls the call ambiguous.
 #define TAPEFLOW_DEFINE_REDUCTION(fn, kind)                                      \
   template <tensor_like X>                                                       \
   Tensor<value_type_of<X>, 0> fn(X const& x) {                                   \
     return detail::reduce_all<ops::ReduceKind::kind>(x);                         \
   }                                                                              \
-  template <tensor_like X>                                                       \
+  template <tensor_like X, std::integral Axis>                                   \
     requires(rank_of<X> >= 1)                                                    \
-  Tensor<value_type_of<X>, rank_of<X> - 1> fn(X const& x, int axis) {            \
-    int const axes[1] = {axis};                                                  \
+  Tensor<value_type_of<X>, rank_of<X> - 1> fn(X const& x, Axis axis) {           \
+    int const axes[1] = {static_cast<int>(axis)};                                \
     return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                  \
   }                                                                              \
   template <tensor_like X, std::size_t N>                                        \
   Tensor<value_type_of<X>, rank_of<X> - N> fn(X const& x, int const(&axes)[N]) { \
     return detail::reduce_axes<ops::ReduceKind::kind>(x, axes);                  \
   }                                                                              \
-  template <tensor_like X>                                                       \
-  tensor_type_of<X> fn(X const& x, int axis, keepdims_t) {                       \
-    int const axes[1] = {axis};                                                  \
+  template <tensor_like X, std::integral Axis>                                   \
+  tensor_type_of<X> fn(X const& x, Axis axis, keepdims_t) {                      \
+    int const axes[1] = {static_cast<int>(axis)};                                \
     return detail::reduce_axes_keep<ops::ReduceKind::kind>(x, axes);             \
   }                                                                              \
   template <tensor_like X, std::size_t N>                                        \

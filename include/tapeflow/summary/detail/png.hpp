@@ -1,19 +1,23 @@
 // A minimal 8-bit PNG encoder for image summaries, on libpng's simplified API.
 // (tf::image's encode_png lives in another module; summary keeps its own small copy so it
-// depends on io only, per the layering in docs/architecture.md.)
+// depends on io only, per the layering in docs/architecture.md.) Compiled out with
+// TAPEFLOW_WITH_PNG=0 (detail/macros.hpp); tf::summary::image then fails to compile.
 // IWYU pragma: private, include <tapeflow/summary.hpp>
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <png.h>
-
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
 
+#if TAPEFLOW_WITH_PNG
+#include <png.h>
+#endif
+
 TAPEFLOW_BEGIN_NAMESPACE
 namespace summary::detail {
+#if TAPEFLOW_WITH_PNG
 
 /// PNG bytes of an 8-bit image, rows top to bottom, `channels` = 1 (gray), 2 (gray+alpha),
 /// 3 (RGB) or 4 (RGBA) interleaved.
@@ -56,6 +60,14 @@ inline std::string encode_png(const std::uint8_t* pixels, std::int64_t height, s
   out.resize(static_cast<std::size_t>(size));
   return out;
 }
+#else
+// Never runs: tf::summary::image static_asserts on TAPEFLOW_WITH_PNG before this is reached.
+template <class Pixel>
+std::string encode_png(const Pixel* /*pixels*/, std::int64_t /*height*/, std::int64_t /*width*/,
+                       std::int64_t /*channels*/) {
+  return {};
+}
+#endif
 
 }  // namespace summary::detail
 TAPEFLOW_END_NAMESPACE

@@ -45,7 +45,11 @@ inline std::string xspace(const std::vector<ProfileEvent>& events, const std::st
   space.message_field(1, [&](wire::Writer& plane) {
     plane.int64_field_if_nonzero(1, 0);
     plane.string_field(2, "/host:CPU");
-    for (auto& [thread, list] : lines) {
+    // Named references, not structured bindings, wherever a lambda captures them: Clang < 16
+    // cannot capture structured bindings (C++20 P1091/P1381).
+    for (auto& line_entry : lines) {
+      const std::int32_t thread = line_entry.first;
+      std::vector<const ProfileEvent*>& list = line_entry.second;
       std::sort(list.begin(), list.end(), [](const ProfileEvent* a, const ProfileEvent* b) {
         return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
       });
@@ -64,7 +68,9 @@ inline std::string xspace(const std::vector<ProfileEvent>& events, const std::st
         }
       });
     }
-    for (const auto& [name, id] : metadata_ids) {
+    for (const auto& metadata : metadata_ids) {
+      const std::string& name = metadata.first;
+      const std::int64_t id = metadata.second;
       plane.message_field(4, [&](wire::Writer& entry) {
         entry.int64_field(1, id);
         entry.message_field(2, [&](wire::Writer& m) {
