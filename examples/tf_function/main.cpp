@@ -45,7 +45,7 @@ void train() {
   auto start_time = std::chrono::steady_clock::now();
   for (std::int64_t batch_index = 0; batch_index < num_batches; ++batch_index) {
     auto [X, y] = data_loader.get_batch(batch_size);
-    if (eager || batch_index == 0) {  // the first step creates the variables
+    if (eager) {
       step(X, y);
     } else {
       train_one_step(X, y);

@@ -30,6 +30,7 @@
 
 #include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/variable.hpp>
@@ -175,8 +176,18 @@ class Layer<void> : public Trackable {
       const std::string& name, const std::array<std::int64_t, R>& dims,
       const initializers::Initializer& initializer = initializers::GlorotUniform(),
       bool trainable = true) {
-    auto values = initializer ? initializer(Shape(dims))
-                              : std::vector<float>(std::size_t(detail::product(dims)), 0.0f);
+    // Initial values are computed eagerly even when the first call is being traced by a
+    // tf::function (TensorFlow's init_scope): the variable outlives the trace.
+    auto values = [&] {
+      const tapeflow::detail::trace::Suspend eager;
+      return initializer ? initializer(Shape(dims))
+                         : std::vector<float>(std::size_t(detail::product(dims)), 0.0f);
+    }();
+    if (static_cast<std::int64_t>(values.size()) != detail::product(dims)) {
+      throw invalid_argument("tf::keras::Layer::add_weight '" + this->name() + "/" + name +
+                             "': the initializer gave " + std::to_string(values.size()) +
+                             " values for shape " + Shape(dims).to_string());
+    }
     auto t = Tensor<T, R>::uninitialized(dims);
     T* d = tapeflow::detail::tensor_access::mutable_data(t);
     for (std::size_t i = 0; i < values.size(); ++i) {

@@ -1,6 +1,7 @@
 // Keras as the handbook writes it: model(x), layers built on their first call, members tracked
 // with one TAPEFLOW_TRACK line (and checked), tape.gradient over model.trainable_variables(),
 // fit/evaluate/predict without any override.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -107,6 +108,48 @@ TEST_CASE("model(x) inside tf::function traces once and matches eager") {
   auto traced = f(images(3));
   CHECK(f.trace_count() == 1);
   CHECK(tf::reduce_max(tf::abs(traced - eager)).item() <= 1e-6f);
+}
+
+TEST_CASE("a tf::function whose first trace builds the model and the optimizer trains as eager") {
+  // Weights and slots created while the first call traces get their initial values eagerly
+  // (TensorFlow's init_scope), so the traced step trains like the eager one from step 1.
+  const auto x = images(4);
+  const auto y = tf::constant<std::int32_t>({1, 2, 3, 4});
+  auto losses = [&](bool traced) {
+    tf::random::set_seed(11);
+    MLP model;
+    tf::keras::optimizers::Adam adam({.learning_rate = 0.01});
+    auto step = [&](const tf::Tensor<float, 4>& images, const tf::Tensor<std::int32_t, 1>& labels) {
+      tf::GradientTape tape;
+      auto loss = tf::reduce_mean(
+          tf::keras::losses::sparse_categorical_crossentropy(labels, model(images)));
+      adam.apply_gradients(tape.gradient(loss, model.trainable_variables()),
+                           model.trainable_variables());
+      return loss;
+    };
+    auto f = tf::function(step);
+    std::vector<float> out;
+    for (int i = 0; i < 3; ++i) {
+      out.push_back((traced ? f(x, y) : step(x, y)).item());
+    }
+    return out;
+  };
+  const auto eager = losses(false);
+  const auto traced = losses(true);
+  for (std::size_t i = 0; i < eager.size(); ++i) {
+    INFO("step " << i);
+    CHECK(std::isfinite(traced[i]));
+    CHECK(traced[i] == Approx(eager[i]).epsilon(1e-5));
+  }
+  CHECK(eager[2] < eager[0]);
+}
+
+TEST_CASE("numpy() of a symbolic tensor is failed_precondition") {
+  auto f = tf::function([](const tf::Tensor<float, 1>& x) {
+    (void)x.numpy();
+    return x;
+  });
+  CHECK_THROWS_AS(f(tf::constant<float>({1.0f})), tf::failed_precondition);
 }
 
 TEST_CASE("tape.gradient(loss, model.trainable_variables()) is what apply_gradients takes") {
