@@ -1099,7 +1099,13 @@ class Tensor {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
   /// A copy of the elements in row-major order (TensorFlow: `.numpy()`, flattened).
-  [[nodiscard]] std::vector<T> numpy() const { return {values().begin(), values().end()}; }
+  /// A symbolic tensor (inside a tf::function being traced) has no values: failed_precondition.
+  [[nodiscard]] std::vector<T> numpy() const {
+    if (is_symbolic()) {
+      require_value("numpy()");
+    }
+    return {values().begin(), values().end()};
+  }
   /// The same as `numpy()`: the elements, row-major, as a `std::vector`.
   [[nodiscard]] std::vector<T> to_vector() const { return numpy(); }
 
@@ -16769,8 +16775,18 @@ class Layer<void> : public Trackable {
       const std::string& name, const std::array<std::int64_t, R>& dims,
       const initializers::Initializer& initializer = initializers::GlorotUniform(),
       bool trainable = true) {
-    auto values = initializer ? initializer(Shape(dims))
-                              : std::vector<float>(std::size_t(detail::product(dims)), 0.0f);
+    // Initial values are computed eagerly even when the first call is being traced by a
+    // tf::function (TensorFlow's init_scope): the variable outlives the trace.
+    auto values = [&] {
+      const tapeflow::detail::trace::Suspend eager;
+      return initializer ? initializer(Shape(dims))
+                         : std::vector<float>(std::size_t(detail::product(dims)), 0.0f);
+    }();
+    if (static_cast<std::int64_t>(values.size()) != detail::product(dims)) {
+      throw invalid_argument("tf::keras::Layer::add_weight '" + this->name() + "/" + name +
+                             "': the initializer gave " + std::to_string(values.size()) +
+                             " values for shape " + Shape(dims).to_string());
+    }
     auto t = Tensor<T, R>::uninitialized(dims);
     T* d = tapeflow::detail::tensor_access::mutable_data(t);
     for (std::size_t i = 0; i < values.size(); ++i) {

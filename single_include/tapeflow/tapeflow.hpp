@@ -751,7 +751,13 @@ class Tensor {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
   /// A copy of the elements in row-major order (TensorFlow: `.numpy()`, flattened).
-  [[nodiscard]] std::vector<T> numpy() const { return {values().begin(), values().end()}; }
+  /// A symbolic tensor (inside a tf::function being traced) has no values: failed_precondition.
+  [[nodiscard]] std::vector<T> numpy() const {
+    if (is_symbolic()) {
+      require_value("numpy()");
+    }
+    return {values().begin(), values().end()};
+  }
   /// The same as `numpy()`: the elements, row-major, as a `std::vector`.
   [[nodiscard]] std::vector<T> to_vector() const { return numpy(); }
 
