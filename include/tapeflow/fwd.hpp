@@ -15,6 +15,6 @@ struct VariableOptions;
 TAPEFLOW_END_NAMESPACE
 
 // Tensor and Variable constrain their element type with a concept; they are declared in
-// <tapeflow/core/tensor.hpp> and <tapeflow/core/variable.hpp>, which are cheap (no Eigen).
+// <tapeflow/core/tensor.hpp> and <tapeflow/core/tensor_concepts.hpp>, which are cheap (no Eigen).
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
+#include <tapeflow/core/tensor_concepts.hpp>

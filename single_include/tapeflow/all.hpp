@@ -8143,493 +8143,17 @@ TAPEFLOW_END_NAMESPACE
 #include <concepts>
 #include <type_traits>
 
-// ---- begin <tapeflow/core/variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VARIABLE_HPP
-// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
-// `tf.Variable`).
-
-#include <algorithm>
-#include <concepts>
-#include <memory>
-#include <string>
-#include <utility>
-
-// ---- begin <tapeflow/core/detail/trace_graph.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
-// The graph that tf::function builds while tracing, and the thread's active trace.
-//
-// Note [Tracing]: while a trace is active on a thread, every op (through detail::execute),
-// every variable read and every variable assignment appends a node instead of computing.
-// Inputs are "symbolic" tensors (no buffer; an id with symbolic_id_bit) standing for function
-// arguments or node outputs; ordinary tensors used inside are captured as constants. Each
-// node keeps a type-erased closure that runs the op eagerly on real inputs, so the executor,
-// the tape and graph export all work from the op definitions. Nodes run in program order,
-// which keeps side effects (print, assign) ordered.
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-
-#include <atomic>
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::trace {
-
-/// A node's run function: a shared, immutable, reference-counted closure. Tracing makes one
-/// per op type, so it is kept cheap to instantiate: per closure type, one call and one delete
-/// function (std::function or std::make_shared would add a control block class each).
-class NodeFn {
- public:
-  NodeFn() = default;
-  template <class Fun>
-  NodeFn(Fun fun)  // NOLINT(google-explicit-constructor): built from lambdas in place
-      : state_(new Holder<Fun>(std::move(fun))) {}
-  NodeFn(const NodeFn& other) noexcept : state_(other.state_) {
-    if (state_ != nullptr) {
-      state_->refs.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  NodeFn(NodeFn&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
-  NodeFn& operator=(NodeFn other) noexcept {
-    std::swap(state_, other.state_);
-    return *this;
-  }
-  ~NodeFn() {
-    if (state_ != nullptr && state_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      state_->destroy(state_);
-    }
-  }
-  AnyTensor operator()(std::span<const AnyTensor> values) const {
-    return state_->call(state_, values);
-  }
-  explicit operator bool() const noexcept { return state_ != nullptr; }
-
- private:
-  struct State {
-    std::atomic<long> refs{1};
-    AnyTensor (*call)(const State*, std::span<const AnyTensor>);
-    void (*destroy)(const State*);
-  };
-  template <class Fun>
-  struct Holder final : State {
-    explicit Holder(Fun f) : fun(std::move(f)) {
-      call = [](const State* s, std::span<const AnyTensor> values) {
-        return static_cast<const Holder*>(s)->fun(values);
-      };
-      destroy = [](const State* s) { delete static_cast<const Holder*>(s); };
-    }
-    Fun fun;
-  };
-  State* state_ = nullptr;
-};
-
-/// One node: an op applied to value slots, producing at most one value slot.
-struct GraphNode {
-  std::string name;  // unique within the graph, e.g. "MatMul_2"
-  std::string op;    // TensorFlow op name
-  std::vector<std::pair<std::string, std::string>> attrs;
-  std::vector<std::int32_t> inputs;  // value slots
-  std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
-  /// Reads or changes state beyond its inputs (variables, output streams, random generators):
-  /// the op's own `stateful` member, so a tf::cond around it is an `If`, not a `StatelessIf`.
-  bool stateful = false;
-  DType dtype = DType::invalid;
-  Shape shape;
-  NodeFn run;
-  /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
-  void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
-                       std::int64_t n) = nullptr;
-};
-
-/// A traced function body. Value slots: arguments first, then constants and node outputs.
-class Graph {
- public:
-  std::vector<GraphNode> nodes;
-  std::vector<std::int32_t> arg_slots;     // slot of each tensor argument, in order
-  std::vector<std::int32_t> output_slots;  // slots of the returned tensors
-  std::vector<std::pair<std::int32_t, AnyTensor>> constants;
-  std::int32_t num_slots = 0;
-  /// Set on the sub-graph of a control-flow branch or loop (tf::cond, tf::while_loop): a
-  /// symbolic tensor of an enclosing trace used here is captured as an extra argument of this
-  /// graph (after the declared ones), and `captured` keeps the parent's slot for each.
-  Graph* parent = nullptr;
-  std::vector<std::int32_t> captured;
-  /// The tensor id of each captured argument (the enclosing trace's symbolic tensor).
-  std::vector<std::int64_t> captured_ids;
-  /// Variables read while tracing this graph (tf::cond / tf::while_loop add those their
-  /// sub-graphs read): a GradientTape inside the body differentiates control flow through them.
-  struct VariableRead {
-    std::int64_t id = 0;  // the read's id (variable id bits, symbolic)
-    DType dtype = DType::invalid;
-    Shape shape;
-  };
-  std::vector<VariableRead> variable_reads;
-
-  /// A new argument placeholder of the given dims; returns the symbolic tensor standing for it.
-  template <class T, std::size_t R>
-  Tensor<T, R> add_argument(const std::array<std::int64_t, R>& dims) {
-    auto t = tensor_access::symbolic<T, R>(dims);
-    std::int32_t slot = new_slot(t.id());
-    arg_slots.push_back(slot);
-    arg_dtypes_.push_back(dtype_v<T>);
-    arg_shapes_.push_back(Shape(dims));
-    return t;
-  }
-
-  /// The slot holding `t`: a symbolic tensor of this graph, or an ordinary tensor captured as
-  /// a constant (once per tensor id).
-  template <class T, std::size_t R>
-  std::int32_t slot_of(const Tensor<T, R>& t) {
-    if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
-      return it->second;
-    }
-    if (t.is_symbolic() && parent != nullptr) {
-      std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
-      std::int32_t slot = new_slot(t.id());
-      arg_slots.push_back(slot);
-      arg_dtypes_.push_back(dtype_v<T>);
-      arg_shapes_.push_back(t.shape());
-      captured.push_back(outer);
-      captured_ids.push_back(t.id());
-      return slot;
-    }
-    if (t.is_symbolic()) {
-      throw invalid_argument(
-          "tf::function: a symbolic tensor from another trace (or one that escaped its function) "
-          "was used "
-          "while tracing; tensors created inside a tf::function body exist only in that body");
-    }
-    t.require_value("tf::function capture");
-    std::int32_t slot = new_slot(t.id());
-    constants.emplace_back(slot, AnyTensor(t));
-    return slot;
-  }
-
-  /// Appends a node; `output_id` (0 for none) names its output for later slot_of() calls.
-  std::int32_t add_node(GraphNode node, std::int64_t output_id) {
-    node.name = unique_name(node.op);
-    if ((output_id & variable_id_bit) != 0) {
-      variable_reads.push_back({output_id, node.dtype, node.shape});
-    }
-    if (output_id != 0) {
-      node.output = new_slot(output_id);
-    }
-    nodes.push_back(std::move(node));
-    return nodes.back().output;
-  }
-
-  [[nodiscard]] const std::vector<DType>& arg_dtypes() const noexcept { return arg_dtypes_; }
-  [[nodiscard]] const std::vector<Shape>& arg_shapes() const noexcept { return arg_shapes_; }
-
- private:
-  std::int32_t new_slot(std::int64_t id) {
-    std::int32_t slot = num_slots++;
-    slot_by_id_[id] = slot;  // a later producer of the same id (a re-read variable) wins
-    return slot;
-  }
-  std::string unique_name(std::string_view op) {
-    int& n = name_counts_[std::string(op)];
-    std::string name(op);
-    if (n > 0) {
-      name += "_" + std::to_string(n);
-    }
-    ++n;
-    return name;
-  }
-
-  std::unordered_map<std::int64_t, std::int32_t> slot_by_id_;
-  std::unordered_map<std::string, int> name_counts_;
-  std::vector<DType> arg_dtypes_;
-  std::vector<Shape> arg_shapes_;
-};
-
-/// The graph being traced on this thread, or null (innermost last).
-inline std::vector<Graph*>& stack() {
-  thread_local std::vector<Graph*> graphs;
-  return graphs;
-}
-inline Graph* active() noexcept {
-  auto& s = stack();
-  return s.empty() ? nullptr : s.back();
-}
-
-/// Makes `graph` the active trace while alive.
-class Scope {
- public:
-  explicit Scope(Graph* graph) { stack().push_back(graph); }
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-  ~Scope() { stack().pop_back(); }
-};
-
-/// Suspends tracing while alive (the executor runs nodes eagerly).
-class Suspend {
- public:
-  Suspend() : saved_(std::move(stack())) { stack().clear(); }
-  Suspend(const Suspend&) = delete;
-  Suspend& operator=(const Suspend&) = delete;
-  ~Suspend() { stack() = std::move(saved_); }
-
- private:
-  std::vector<Graph*> saved_;
-};
-
-}  // namespace detail::trace
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
-// ---- end <tapeflow/core/detail/trace_graph.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
-/// Options of a Variable (TensorFlow's keyword arguments).
-struct VariableOptions {
-  std::string name = "Variable";
-  bool trainable = true;
-};
-
-/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
-/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
-///
-///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
-///     w.assign_sub(0.1f * grad);
-///
-/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
-/// assignments do not change tensors read before. A GradientTape watches trainable variables
-/// read while it records. Inside a tf::function being traced, reads and assignments become
-/// graph nodes that run, in program order, every time the function runs.
+// Declared here, defined above ops (its reads and writes are ops): an operand may be a
+// variable wherever a tensor is accepted.
 template <element_type T, std::size_t Rank>
-class Variable {
- public:
-  using value_type = T;
-  static constexpr std::size_t rank_v = Rank;
-
-  Variable() = default;  // holds no variable; assign a constructed one before use
-  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
-      : state_(std::make_shared<State>()) {
-    initial_value.require_value("Variable(initial_value)");
-    state_->name = std::move(options.name);
-    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
-                 (options.trainable ? detail::trainable_id_bit : 0);
-    state_->value = std::move(initial_value);
-    detail::tensor_access::set_id(state_->value, state_->id);
-  }
-  explicit Variable(T initial_value, VariableOptions options = {})
-    requires(Rank == 0)
-      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
-
-  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
-  [[nodiscard]] Tensor<T, Rank> value() const {
-    if (detail::trace::Graph* graph = detail::trace::active(); graph != nullptr) {
-      return traced_read(*graph);
-    }
-    return state().value;
-  }
-  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
-  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
-
-  [[nodiscard]] const std::string& name() const { return state().name; }
-  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
-  [[nodiscard]] std::int64_t id() const { return state().id; }
-  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
-  [[nodiscard]] Shape shape() const { return state().value.shape(); }
-  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
-  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
-  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
-    return state_ == other.state_;
-  }
-
-  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
-  Variable& assign(const Tensor<T, Rank>& new_value) { return update(Update::assign, new_value); }
-  /// Assigning a tensor of another dtype or rank is a compile error with this message.
-  template <class U, std::size_t OtherRank>
-  Variable& assign(const Tensor<U, OtherRank>&) {
-    static_assert(std::same_as<U, T> && OtherRank == Rank,
-                  "tf::Variable::assign: the value must have the variable's dtype and rank");
-    return *this;
-  }
-  /// value += delta (same shape).
-  Variable& assign_add(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update(Update::add, delta);
-  }
-  /// value -= delta (same shape).
-  Variable& assign_sub(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update(Update::sub, delta);
-  }
-
-  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
-  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
-  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
-  [[nodiscard]] T* writable_data()
-    requires numeric_element<T>
-  {
-    auto [old, out] = overwrite_data();
-    if (old != out) {
-      std::copy_n(old, num_elements(), out);
-    }
-    return out;
-  }
-  /// For update kernels that compute every element from its old value: `{old, out}`, where
-  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
-  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
-  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
-  /// extra pass. Every element of `out` must be written. Eager only.
-  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
-    requires numeric_element<T>
-  {
-    if (detail::trace::active() != nullptr) {
-      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
-                          "' inside a tf::function being traced: there is no buffer yet");
-    }
-    auto& s = state();
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      T* data = detail::tensor_access::mutable_data(s.value);
-      return {data, data};
-    }
-    const T* old = s.value.data();  // still owned by whoever holds it
-    s.value = Tensor<T, Rank>::uninitialized(s.value.dims());
-    detail::tensor_access::set_id(s.value, s.id);
-    return {old, detail::tensor_access::mutable_data(s.value)};
-  }
-
- private:
-  struct State {
-    Tensor<T, Rank> value;
-    std::string name;
-    std::int64_t id = 0;
-  };
-  enum class Update { assign, add, sub };
-
-  State& state() const {
-    if (state_ == nullptr) {
-      throw failed_precondition(
-          "tf::Variable: use of a default-constructed Variable that holds no variable");
-    }
-    return *state_;
-  }
-
-  static void check_shape(const State& s, const char* what, const Tensor<T, Rank>& other) {
-    if (!other.is_symbolic()) {
-      other.require_value(what);
-    }
-    if (other.dims() != s.value.dims()) {
-      throw invalid_argument(std::string("Variable::") + what + " on '" + s.name + "': shape " +
-                             other.shape().to_string() + " does not match the variable's shape " +
-                             s.value.shape().to_string());
-    }
-  }
-
-  Variable& update(Update kind, const Tensor<T, Rank>& operand) {
-    auto& s = state();
-    const char* what = kind == Update::assign ? "assign"
-                       : kind == Update::add  ? "assign_add"
-                                              : "assign_sub";
-    check_shape(s, what, operand);
-    if (detail::trace::Graph* graph = detail::trace::active(); graph != nullptr) {
-      detail::trace::GraphNode node;
-      node.op = kind == Update::assign ? "AssignVariableOp"
-                : kind == Update::add  ? "AssignAddVariableOp"
-                                       : "AssignSubVariableOp";
-      node.attrs = {{"variable", s.name}};
-      node.stateful = true;
-      node.dtype = dtype_v<T>;
-      node.shape = s.value.shape();
-      node.inputs.push_back(graph->slot_of(operand));
-      node.run = [state = state_, kind](std::span<const AnyTensor> values) {
-        apply(*state, kind, values[0].template unchecked_as<T, Rank>());
-        return AnyTensor{};
-      };
-      graph->add_node(std::move(node), 0);
-      return *this;
-    }
-    apply(s, kind, operand);
-    return *this;
-  }
-
-  // Someone (a tape, a reader) may hold the current value: keep it intact, write a new buffer.
-  static void make_unique(State& s) {
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      return;
-    }
-    auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-    std::copy_n(s.value.data(), s.value.num_elements(), detail::tensor_access::mutable_data(fresh));
-    s.value = std::move(fresh);
-    detail::tensor_access::set_id(s.value, s.id);
-  }
-
-  static void apply(State& s, Update kind, const Tensor<T, Rank>& operand) {
-    const bool unique = detail::tensor_access::buffer(s.value)->unique();
-    if (kind == Update::assign && !unique) {
-      s.value = operand;  // share the new value; readers of the old one keep theirs
-      detail::tensor_access::set_id(s.value, s.id);
-      return;
-    }
-    make_unique(s);
-    T* v = detail::tensor_access::mutable_data(s.value);
-    const T* d = operand.data();
-    const std::int64_t n = operand.num_elements();
-    if (kind == Update::assign) {
-      std::copy_n(d, n, v);
-    } else if constexpr (numeric_element<T>) {
-      if (kind == Update::add) {
-        for (std::int64_t i = 0; i < n; ++i) {
-          v[i] = static_cast<T>(v[i] + d[i]);
-        }
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) {
-          v[i] = static_cast<T>(v[i] - d[i]);
-        }
-      }
-    }
-  }
-
-  // A ReadVariableOp node: its output keeps the variable's id bits, so a GradientTape inside
-  // the traced body watches and differentiates it as it would the variable.
-  Tensor<T, Rank> traced_read(detail::trace::Graph& graph) const {
-    auto& s = state();
-    auto out = detail::tensor_access::symbolic<T, Rank>(s.value.dims(), s.id);
-    detail::trace::GraphNode node;
-    node.op = "ReadVariableOp";
-    node.attrs = {{"variable", s.name}};
-    node.stateful = true;
-    node.dtype = dtype_v<T>;
-    node.shape = s.value.shape();
-    node.run = [state = state_](std::span<const AnyTensor>) { return AnyTensor(state->value); };
-    graph.add_node(std::move(node), out.id());
-    return out;
-  }
-
-  std::shared_ptr<State> state_;
-};
-
-template <class T, std::size_t Rank>
-Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
-template <element_type T>
-Variable(T, VariableOptions = {}) -> Variable<T, 0>;
-
+class Variable;
 template <class X>
 struct is_variable : std::false_type {};
 template <class T, std::size_t R>
 struct is_variable<Variable<T, R>> : std::true_type {};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VARIABLE_HPP
-// ---- end <tapeflow/core/variable.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
 
 /// Anything an op accepts as a tensor operand: `Tensor<T, R>` or `Variable<T, R>` (read).
 template <class X>
@@ -9136,6 +8660,237 @@ struct kernel {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
 // ---- end <tapeflow/backend/backend_concepts.hpp>
+// ---- begin <tapeflow/core/detail/trace_graph.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
+// The graph that tf::function builds while tracing, and the thread's active trace.
+//
+// Note [Tracing]: while a trace is active on a thread, every op (through detail::execute),
+// every variable read and every variable assignment appends a node instead of computing.
+// Inputs are "symbolic" tensors (no buffer; an id with symbolic_id_bit) standing for function
+// arguments or node outputs; ordinary tensors used inside are captured as constants. Each
+// node keeps a type-erased closure that runs the op eagerly on real inputs, so the executor,
+// the tape and graph export all work from the op definitions. Nodes run in program order,
+// which keeps side effects (print, assign) ordered.
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::trace {
+
+/// A node's run function: a shared, immutable, reference-counted closure. Tracing makes one
+/// per op type, so it is kept cheap to instantiate: per closure type, one call and one delete
+/// function (std::function or std::make_shared would add a control block class each).
+class NodeFn {
+ public:
+  NodeFn() = default;
+  template <class Fun>
+  NodeFn(Fun fun)  // NOLINT(google-explicit-constructor): built from lambdas in place
+      : state_(new Holder<Fun>(std::move(fun))) {}
+  NodeFn(const NodeFn& other) noexcept : state_(other.state_) {
+    if (state_ != nullptr) {
+      state_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  NodeFn(NodeFn&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  NodeFn& operator=(NodeFn other) noexcept {
+    std::swap(state_, other.state_);
+    return *this;
+  }
+  ~NodeFn() {
+    if (state_ != nullptr && state_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      state_->destroy(state_);
+    }
+  }
+  AnyTensor operator()(std::span<const AnyTensor> values) const {
+    return state_->call(state_, values);
+  }
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+
+ private:
+  struct State {
+    std::atomic<long> refs{1};
+    AnyTensor (*call)(const State*, std::span<const AnyTensor>);
+    void (*destroy)(const State*);
+  };
+  template <class Fun>
+  struct Holder final : State {
+    explicit Holder(Fun f) : fun(std::move(f)) {
+      call = [](const State* s, std::span<const AnyTensor> values) {
+        return static_cast<const Holder*>(s)->fun(values);
+      };
+      destroy = [](const State* s) { delete static_cast<const Holder*>(s); };
+    }
+    Fun fun;
+  };
+  State* state_ = nullptr;
+};
+
+/// One node: an op applied to value slots, producing at most one value slot.
+struct GraphNode {
+  std::string name;  // unique within the graph, e.g. "MatMul_2"
+  std::string op;    // TensorFlow op name
+  std::vector<std::pair<std::string, std::string>> attrs;
+  std::vector<std::int32_t> inputs;  // value slots
+  std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
+  /// Reads or changes state beyond its inputs (variables, output streams, random generators):
+  /// the op's own `stateful` member, so a tf::cond around it is an `If`, not a `StatelessIf`.
+  bool stateful = false;
+  DType dtype = DType::invalid;
+  Shape shape;
+  NodeFn run;
+  /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
+  void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
+                       std::int64_t n) = nullptr;
+};
+
+/// A traced function body. Value slots: arguments first, then constants and node outputs.
+class Graph {
+ public:
+  std::vector<GraphNode> nodes;
+  std::vector<std::int32_t> arg_slots;     // slot of each tensor argument, in order
+  std::vector<std::int32_t> output_slots;  // slots of the returned tensors
+  std::vector<std::pair<std::int32_t, AnyTensor>> constants;
+  std::int32_t num_slots = 0;
+  /// Set on the sub-graph of a control-flow branch or loop (tf::cond, tf::while_loop): a
+  /// symbolic tensor of an enclosing trace used here is captured as an extra argument of this
+  /// graph (after the declared ones), and `captured` keeps the parent's slot for each.
+  Graph* parent = nullptr;
+  std::vector<std::int32_t> captured;
+  /// The tensor id of each captured argument (the enclosing trace's symbolic tensor).
+  std::vector<std::int64_t> captured_ids;
+  /// Variables read while tracing this graph (tf::cond / tf::while_loop add those their
+  /// sub-graphs read): a GradientTape inside the body differentiates control flow through them.
+  struct VariableRead {
+    std::int64_t id = 0;  // the read's id (variable id bits, symbolic)
+    DType dtype = DType::invalid;
+    Shape shape;
+  };
+  std::vector<VariableRead> variable_reads;
+
+  /// A new argument placeholder of the given dims; returns the symbolic tensor standing for it.
+  template <class T, std::size_t R>
+  Tensor<T, R> add_argument(const std::array<std::int64_t, R>& dims) {
+    auto t = tensor_access::symbolic<T, R>(dims);
+    std::int32_t slot = new_slot(t.id());
+    arg_slots.push_back(slot);
+    arg_dtypes_.push_back(dtype_v<T>);
+    arg_shapes_.push_back(Shape(dims));
+    return t;
+  }
+
+  /// The slot holding `t`: a symbolic tensor of this graph, or an ordinary tensor captured as
+  /// a constant (once per tensor id).
+  template <class T, std::size_t R>
+  std::int32_t slot_of(const Tensor<T, R>& t) {
+    if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
+      return it->second;
+    }
+    if (t.is_symbolic() && parent != nullptr) {
+      std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
+      std::int32_t slot = new_slot(t.id());
+      arg_slots.push_back(slot);
+      arg_dtypes_.push_back(dtype_v<T>);
+      arg_shapes_.push_back(t.shape());
+      captured.push_back(outer);
+      captured_ids.push_back(t.id());
+      return slot;
+    }
+    if (t.is_symbolic()) {
+      throw invalid_argument(
+          "tf::function: a symbolic tensor from another trace (or one that escaped its function) "
+          "was used "
+          "while tracing; tensors created inside a tf::function body exist only in that body");
+    }
+    t.require_value("tf::function capture");
+    std::int32_t slot = new_slot(t.id());
+    constants.emplace_back(slot, AnyTensor(t));
+    return slot;
+  }
+
+  /// Appends a node; `output_id` (0 for none) names its output for later slot_of() calls.
+  std::int32_t add_node(GraphNode node, std::int64_t output_id) {
+    node.name = unique_name(node.op);
+    if ((output_id & variable_id_bit) != 0) {
+      variable_reads.push_back({output_id, node.dtype, node.shape});
+    }
+    if (output_id != 0) {
+      node.output = new_slot(output_id);
+    }
+    nodes.push_back(std::move(node));
+    return nodes.back().output;
+  }
+
+  [[nodiscard]] const std::vector<DType>& arg_dtypes() const noexcept { return arg_dtypes_; }
+  [[nodiscard]] const std::vector<Shape>& arg_shapes() const noexcept { return arg_shapes_; }
+
+ private:
+  std::int32_t new_slot(std::int64_t id) {
+    std::int32_t slot = num_slots++;
+    slot_by_id_[id] = slot;  // a later producer of the same id (a re-read variable) wins
+    return slot;
+  }
+  std::string unique_name(std::string_view op) {
+    int& n = name_counts_[std::string(op)];
+    std::string name(op);
+    if (n > 0) {
+      name += "_" + std::to_string(n);
+    }
+    ++n;
+    return name;
+  }
+
+  std::unordered_map<std::int64_t, std::int32_t> slot_by_id_;
+  std::unordered_map<std::string, int> name_counts_;
+  std::vector<DType> arg_dtypes_;
+  std::vector<Shape> arg_shapes_;
+};
+
+/// The graph being traced on this thread, or null (innermost last).
+inline std::vector<Graph*>& stack() {
+  thread_local std::vector<Graph*> graphs;
+  return graphs;
+}
+inline Graph* active() noexcept {
+  auto& s = stack();
+  return s.empty() ? nullptr : s.back();
+}
+
+/// Makes `graph` the active trace while alive.
+class Scope {
+ public:
+  explicit Scope(Graph* graph) { stack().push_back(graph); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+  ~Scope() { stack().pop_back(); }
+};
+
+/// Suspends tracing while alive (the executor runs nodes eagerly).
+class Suspend {
+ public:
+  Suspend() : saved_(std::move(stack())) { stack().clear(); }
+  Suspend(const Suspend&) = delete;
+  Suspend& operator=(const Suspend&) = delete;
+  ~Suspend() { stack() = std::move(saved_); }
+
+ private:
+  std::vector<Graph*> saved_;
+};
+
+}  // namespace detail::trace
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
+// ---- end <tapeflow/core/detail/trace_graph.hpp>
 // ---- begin <tapeflow/ops/detail/tape_record.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_TAPE_RECORD_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_TAPE_RECORD_HPP
@@ -10012,10 +9767,11 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
       return tensor_access::symbolic<typename Spec::value_type, Spec::rank>(spec.dims);
     } else {
       // forward-style ops only compute dims and share a buffer: on symbolic inputs they give
-      // a tensor without buffer, of the right dims.
+      // a tensor without buffer, of the right dims. The symbolic output keeps the identity
+      // forward gave (a variable read keeps the variable's, so tapes in the body watch it).
       auto o = op.forward(in...);
       using O = decltype(o);
-      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims());
+      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims(), o.id());
     }
   }();
   using Out = decltype(out);
@@ -15105,9 +14861,9 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/core/any_variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_VARIABLE_HPP
+// ---- begin <tapeflow/ops/state/any_variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
 // `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
 // layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
 // (not keras) because checkpoints and the tape take such lists below keras.
@@ -15119,6 +14875,307 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/ops/state/variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
+// `tf.Variable`). It lives above core because its reads and writes are ops
+// (ops/state/variable_ops.hpp) run by `detail::execute`; core declares it, so that every op
+// accepts a variable as an operand.
+
+#include <algorithm>
+#include <concepts>
+#include <memory>
+#include <string>
+#include <utility>
+
+// ---- begin <tapeflow/ops/state/variable_ops.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// The ops that read and write a variable (TensorFlow's ReadVariableOp, AssignVariableOp,
+// AssignAddVariableOp, AssignSubVariableOp). `tf::Variable` runs them through
+// `detail::execute` like any other op, so reads and writes trace into graphs under these names.
+// IWYU pragma: private, include <tapeflow/ops/state/variable.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
+/// handles and the ops reading or writing it share one.
+template <class T, std::size_t Rank>
+struct VariableState {
+  Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
+  std::string name;
+  std::int64_t id = 0;
+};
+
+/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
+template <class T, std::size_t Rank>
+void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
+  s.value = std::move(value);
+  tensor_access::set_id(s.value, s.id);
+}
+
+/// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
+/// hold the current value, which must stay intact.
+template <class T, std::size_t Rank>
+void make_variable_buffer_unique(VariableState<T, Rank>& s) {
+  if (tensor_access::buffer(s.value)->unique()) {
+    return;
+  }
+  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
+  std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  set_variable_value(s, std::move(fresh));
+}
+
+enum class VariableUpdate { assign, add, sub };
+
+}  // namespace detail
+
+namespace ops {
+
+/// The variable's current value (TensorFlow op "ReadVariableOp"). The output shares the
+/// variable's buffer and keeps its identity, so a tape recording inside a traced function
+/// watches the read as it would the variable. Stateful: it must run after earlier assignments.
+template <class T, std::size_t Rank>
+struct ReadVariableOp {
+  static constexpr std::string_view name = "ReadVariableOp";
+  static constexpr bool stateful = true;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
+};
+
+/// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
+/// ("AssignAddVariableOp") or subtracts from it ("AssignSubVariableOp"). The shape must stay
+/// the variable's (TensorFlow's validate_shape). The output is a placeholder scalar, as
+/// PrintV2's is: these ops have no value to give.
+template <class T, std::size_t Rank, detail::VariableUpdate Kind>
+struct VariableUpdateOp {
+  static constexpr std::string_view name =
+      Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
+      : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
+                                             : "AssignSubVariableOp";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+
+  OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
+    if (value.dims() != resource->value.dims()) {
+      constexpr std::string_view what = Kind == detail::VariableUpdate::assign ? "assign"
+                                        : Kind == detail::VariableUpdate::add  ? "assign_add"
+                                                                               : "assign_sub";
+      throw invalid_argument("Variable::" + std::string(what) + " on '" + resource->name +
+                             "': shape " + value.shape().to_string() +
+                             " does not match the variable's shape " +
+                             resource->value.shape().to_string());
+    }
+    return {};
+  }
+
+  void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
+    auto& s = *resource;
+    *detail::tensor_access::mutable_data(done) = true;
+    if (Kind == detail::VariableUpdate::assign &&
+        !detail::tensor_access::buffer(s.value)->unique()) {
+      detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
+      return;
+    }
+    detail::make_variable_buffer_unique(s);
+    T* v = detail::tensor_access::mutable_data(s.value);
+    const T* d = value.data();
+    const std::int64_t n = value.num_elements();
+    if constexpr (Kind == detail::VariableUpdate::assign) {
+      std::copy_n(d, n, v);
+    } else {
+      static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
+      for (std::int64_t i = 0; i < n; ++i) {
+        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
+                                                   : static_cast<T>(v[i] - d[i]);
+      }
+    }
+  }
+};
+
+template <class T, std::size_t Rank>
+using AssignVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::assign>;
+template <class T, std::size_t Rank>
+using AssignAddVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::add>;
+template <class T, std::size_t Rank>
+using AssignSubVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::sub>;
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// ---- end <tapeflow/ops/state/variable_ops.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a Variable (TensorFlow's keyword arguments).
+struct VariableOptions {
+  std::string name = "Variable";  ///< the checkpoint key's last part for unnamed objects, errors
+  bool trainable = true;          ///< whether tapes watch it automatically
+};
+
+/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
+/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
+///
+///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
+///     w.assign_sub(0.1f * grad);
+///
+/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
+/// assignments do not change tensors read before. A GradientTape watches trainable variables
+/// read while it records. Inside a tf::function being traced, reads and assignments become
+/// graph nodes that run, in program order, every time the function runs.
+template <element_type T, std::size_t Rank>
+class Variable {
+ public:
+  using value_type = T;                        ///< element type
+  static constexpr std::size_t rank_v = Rank;  ///< rank (fixed at compile time)
+
+  Variable() = default;  // holds no variable; assign a constructed one before use
+  /// A new variable holding `initial_value` (which must hold a value, not be symbolic).
+  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
+      : state_(std::make_shared<State>()) {
+    initial_value.require_value("Variable(initial_value)");
+    state_->name = std::move(options.name);
+    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
+                 (options.trainable ? detail::trainable_id_bit : 0);
+    state_->value = std::move(initial_value);
+    detail::tensor_access::set_id(state_->value, state_->id);
+  }
+  /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
+  explicit Variable(T initial_value, VariableOptions options = {})
+    requires(Rank == 0)
+      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
+
+  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
+  [[nodiscard]] Tensor<T, Rank> value() const {
+    return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
+  }
+  /// Same as `value()` (TensorFlow's name).
+  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
+  /// Reads the value: a variable passes wherever a tensor is expected, as in TensorFlow.
+  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
+
+  /// The name given in VariableOptions.
+  [[nodiscard]] const std::string& name() const { return state().name; }
+  /// Whether tapes watch it without `watch` (VariableOptions::trainable).
+  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
+  /// The identity its values carry (tapes and gradients key on it); unique per variable.
+  [[nodiscard]] std::int64_t id() const { return state().id; }
+  /// The element type as a runtime DType.
+  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// The (fixed) shape.
+  [[nodiscard]] Shape shape() const { return state().value.shape(); }
+  /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
+  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
+  /// Number of elements (product of dims).
+  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
+  /// False for a default-constructed handle, which names no variable.
+  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
+    return state_ == other.state_;
+  }
+
+  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
+  Variable& assign(const Tensor<T, Rank>& new_value) {
+    return update<detail::VariableUpdate::assign>(new_value);
+  }
+  /// Assigning a tensor of another dtype or rank is a compile error with this message.
+  template <class U, std::size_t OtherRank>
+  Variable& assign(const Tensor<U, OtherRank>&) {
+    static_assert(std::same_as<U, T> && OtherRank == Rank,
+                  "tf::Variable::assign: the value must have the variable's dtype and rank");
+    return *this;
+  }
+  /// value += delta (same shape).
+  Variable& assign_add(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::add>(delta);
+  }
+  /// value -= delta (same shape).
+  Variable& assign_sub(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::sub>(delta);
+  }
+
+  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
+  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
+  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
+  [[nodiscard]] T* writable_data()
+    requires numeric_element<T>
+  {
+    auto [old, out] = overwrite_data();
+    if (old != out) {
+      std::copy_n(old, num_elements(), out);
+    }
+    return out;
+  }
+  /// For update kernels that compute every element from its old value: `{old, out}`, where
+  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
+  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
+  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
+  /// extra pass. Every element of `out` must be written. Eager only.
+  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    if (detail::tensor_access::buffer(s.value)->unique()) {
+      T* data = detail::tensor_access::mutable_data(s.value);
+      return {data, data};
+    }
+    const T* old = s.value.data();  // still owned by whoever holds it
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
+    return {old, detail::tensor_access::mutable_data(s.value)};
+  }
+
+ private:
+  using State = detail::VariableState<T, Rank>;
+
+  State& state() const { return *resource(); }
+  const std::shared_ptr<State>& resource() const {
+    if (state_ == nullptr) {
+      throw failed_precondition(
+          "tf::Variable: use of a default-constructed Variable that holds no variable");
+    }
+    return state_;
+  }
+
+  template <detail::VariableUpdate Kind>
+  Variable& update(const Tensor<T, Rank>& operand) {
+    (void)detail::execute(ops::VariableUpdateOp<T, Rank, Kind>{resource()}, operand);
+    return *this;
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+template <class T, std::size_t Rank>
+Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+template <element_type T>
+Variable(T, VariableOptions = {}) -> Variable<T, 0>;
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -15129,17 +15186,26 @@ TAPEFLOW_BEGIN_NAMESPACE
 class AnyVariable {
  public:
   AnyVariable() = default;
+  /// Erases a typed variable (shares it).
   template <class T, std::size_t R>
   AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
       : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
 
+  /// False for a default-constructed handle.
   [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
+  /// `Variable::id()` of the erased variable.
   [[nodiscard]] std::int64_t id() const { return get().id(); }
+  /// `Variable::name()` of the erased variable.
   [[nodiscard]] const std::string& name() const { return get().name(); }
+  /// `Variable::trainable()` of the erased variable.
   [[nodiscard]] bool trainable() const { return get().trainable(); }
+  /// The element type.
   [[nodiscard]] DType dtype() const { return get().dtype(); }
+  /// The rank.
   [[nodiscard]] std::size_t rank() const { return get().rank(); }
+  /// The shape.
   [[nodiscard]] Shape shape() const { return get().shape(); }
+  /// Number of elements.
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
@@ -15247,8 +15313,8 @@ inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
 }
 
 TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_VARIABLE_HPP
-// ---- end <tapeflow/core/any_variable.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/any_variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -18200,65 +18266,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-#include <Eigen/Core>
-
-// ---- begin <tapeflow/core/detail/flush_denormals.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
-// Flushing denormal floats to zero for the duration of a scope, as TensorFlow does around every
-// kernel (port::ScopedFlushDenormal). Optimizer state decays geometrically where gradients are
-// zero (MNIST's border pixels never light up), and once it reaches the denormal range each
-// multiply costs a microcode assist of ~100 cycles: Adam's update became 70% of an MLP step.
-// IWYU pragma: private
-
-
-#if defined(__SSE__) || defined(_M_X64)
-#include <xmmintrin.h>
-#define TAPEFLOW_HAS_MXCSR 1
-#endif
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// Sets flush-to-zero and denormals-are-zero on this thread while alive, restoring the previous
-/// mode on exit (the caller's own floating-point environment is left as it was).
-class ScopedFlushDenormals {
- public:
-  ScopedFlushDenormals() noexcept {
-#if defined(TAPEFLOW_HAS_MXCSR)
-    saved_ = _mm_getcsr();
-    _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
-#elif defined(__aarch64__)
-    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
-    const unsigned long long flushed = saved_ | kArmFlushToZero;
-    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed));
-#endif
-  }
-  ~ScopedFlushDenormals() {
-#if defined(TAPEFLOW_HAS_MXCSR)
-    _mm_setcsr(saved_);
-#elif defined(__aarch64__)
-    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_));
-#endif
-  }
-  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
-  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
-
- private:
-#if defined(TAPEFLOW_HAS_MXCSR)
-  static constexpr unsigned kFlushToZero = 0x8000;     // MXCSR bit 15
-  static constexpr unsigned kDenormalsAreZero = 0x40;  // MXCSR bit 6
-  unsigned saved_ = 0;
-#elif defined(__aarch64__)
-  static constexpr unsigned long long kArmFlushToZero = 1ULL << 24;  // FPCR.FZ
-  unsigned long long saved_ = 0;
-#endif
-};
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
-// ---- end <tapeflow/core/detail/flush_denormals.hpp>
 // ---- begin <tapeflow/keras/schedules.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
@@ -18347,6 +18354,300 @@ inline LearningRateSchedule CosineDecay(CosineDecayOptions o) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
 // ---- end <tapeflow/keras/schedules.hpp>
+// ---- begin <tapeflow/ops/training/resource_apply.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+// The fused optimizer updates, TensorFlow's training ops: ResourceApplyGradientDescent,
+// ResourceApplyKerasMomentum, ResourceApplyAdam, ResourceApplyRMSProp. Each updates a variable
+// and its slot variables in place from a gradient; the Keras optimizers run them through
+// `detail::execute`, so an update traced in a tf::function is a node of this name. Float32
+// variables only (what the optimizers accept).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <Eigen/Core>
+
+// ---- begin <tapeflow/core/detail/flush_denormals.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+// Flushing denormal floats to zero for the duration of a scope, as TensorFlow does around every
+// kernel (port::ScopedFlushDenormal). Optimizer state decays geometrically where gradients are
+// zero (MNIST's border pixels never light up), and once it reaches the denormal range each
+// multiply costs a microcode assist of ~100 cycles: Adam's update became 70% of an MLP step.
+// IWYU pragma: private
+
+
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define TAPEFLOW_HAS_MXCSR 1
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Sets flush-to-zero and denormals-are-zero on this thread while alive, restoring the previous
+/// mode on exit (the caller's own floating-point environment is left as it was).
+class ScopedFlushDenormals {
+ public:
+  ScopedFlushDenormals() noexcept {
+#if defined(TAPEFLOW_HAS_MXCSR)
+    saved_ = _mm_getcsr();
+    _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
+#elif defined(__aarch64__)
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
+    const unsigned long long flushed = saved_ | kArmFlushToZero;
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed));
+#endif
+  }
+  ~ScopedFlushDenormals() {
+#if defined(TAPEFLOW_HAS_MXCSR)
+    _mm_setcsr(saved_);
+#elif defined(__aarch64__)
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_));
+#endif
+  }
+  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+ private:
+#if defined(TAPEFLOW_HAS_MXCSR)
+  static constexpr unsigned kFlushToZero = 0x8000;     // MXCSR bit 15
+  static constexpr unsigned kDenormalsAreZero = 0x40;  // MXCSR bit 6
+  unsigned saved_ = 0;
+#elif defined(__aarch64__)
+  static constexpr unsigned long long kArmFlushToZero = 1ULL << 24;  // FPCR.FZ
+  unsigned long long saved_ = 0;
+#endif
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+// ---- end <tapeflow/core/detail/flush_denormals.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// The rules are whole-array expressions over flat float buffers, which Eigen vectorizes
+/// (sqrt included) whatever the user's -fno-math-errno setting.
+using FlatArray = Eigen::Map<Eigen::ArrayXf>;
+using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
+
+/// The checks every update shares: a float32 variable (and slots) with the gradient's shape.
+template <class Op>
+void check_apply_operands(const AnyVariable& var, std::initializer_list<const AnyVariable*> slots,
+                          const Shape& grad_shape) {
+  auto name = [](const AnyVariable& v) { return v.has_value() ? "'" + v.name() + "'" : "none"; };
+  for (const AnyVariable* v : slots) {
+    if (!v->has_value() || v->dtype() != DType::float32 || v->shape() != var.shape()) {
+      throw invalid_argument(std::string(Op::name) + ": slot variable " + name(*v) +
+                             " must be a float32 variable of the shape of " + name(var));
+    }
+  }
+  if (!var.has_value() || var.dtype() != DType::float32) {
+    throw invalid_argument(std::string(Op::name) + ": variable " + name(var) +
+                           " must be a float32 variable");
+  }
+  if (grad_shape != var.shape()) {
+    throw invalid_argument(std::string(Op::name) + ": gradient of shape " + grad_shape.to_string() +
+                           " for variable '" + var.name() + "' of shape " +
+                           var.shape().to_string());
+  }
+}
+
+/// Runs `rule(n, old, var, slots, g)` over the variable, its slots and the gradient `g`, in
+/// place: `var[i]` is written from `old[i]`, the same buffer unless a reader or a tape holds
+/// the variable's value, in which case `var` is a fresh buffer (copy-on-write without a
+/// separate copy pass). The update is memory-bound, so large variables are split over the
+/// thread pool, in blocks that stay in L1/L2 so the rule's several sweeps cost one pass.
+template <std::size_t NumSlots, class Rule>
+void apply_update_kernel(const AnyVariable& var, const std::array<AnyVariable, NumSlots>& slot_vars,
+                         const float* g, Rule&& rule) {
+  std::array<float*, NumSlots + 1> slots{};  // +1: no zero-length array
+  for (std::size_t i = 0; i < NumSlots; ++i) {
+    slots[i] = static_cast<float*>(slot_vars[i].writable_raw_data());
+  }
+  const auto [old_raw, out_raw] = var.overwrite_raw_data();
+  const auto* old = static_cast<const float*>(old_raw);
+  auto* out = static_cast<float*>(out_raw);
+  constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
+  backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
+    const ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
+    constexpr std::int64_t block = 2048;
+    std::array<float*, NumSlots + 1> part{};
+    for (std::int64_t o = b; o < e; o += block) {
+      for (std::size_t i = 0; i < NumSlots; ++i) {
+        part[i] = slots[i] + o;
+      }
+      rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
+    }
+  });
+}
+
+inline float scalar(const Tensor<float, 0>& t) { return *t.data(); }
+
+}  // namespace detail
+
+namespace ops {
+
+/// var -= alpha * delta (TensorFlow op "ResourceApplyGradientDescent").
+struct ResourceApplyGradientDescent {
+  static constexpr std::string_view name = "ResourceApplyGradientDescent";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
+    detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& alpha,
+               const Tensor<float, R>& delta) const {
+    const float lr = detail::scalar(alpha);
+    detail::apply_update_kernel<0>(
+        var, {}, delta.data(),
+        [&](std::int64_t n, const float* old, float* v, float**, const float* g) {
+          detail::FlatArray(v, n) =
+              detail::ConstFlatArray(old, n) - lr * detail::ConstFlatArray(g, n);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// Keras's momentum (TensorFlow op "ResourceApplyKerasMomentum"):
+/// accum = momentum * accum - lr * grad; var += accum
+/// (use_nesterov: var += momentum * accum - lr * grad).
+struct ResourceApplyKerasMomentum {
+  static constexpr std::string_view name = "ResourceApplyKerasMomentum";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable accum;
+  bool use_nesterov = false;
+
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"use_nesterov", detail::bool_text(use_nesterov)}, {"variable", var.name()}};
+  }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
+                         const Tensor<float, 0>&) const {
+    detail::check_apply_operands<ResourceApplyKerasMomentum>(var, {&accum}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, R>& grad,
+               const Tensor<float, 0>& momentum) const {
+    const float lr = detail::scalar(lr_t);
+    const float mu = detail::scalar(momentum);
+    const bool nesterov = use_nesterov;
+    detail::apply_update_kernel<1>(
+        var, {accum}, grad.data(),
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+          detail::FlatArray a(s[0], n);
+          const detail::ConstFlatArray g(gp, n);
+          a = mu * a - lr * g;
+          if (nesterov) {
+            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + mu * a - lr * g;
+          } else {
+            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + a;
+          }
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// Adam (TensorFlow op "ResourceApplyAdam"): m = beta1 m + (1 - beta1) grad;
+/// v = beta2 v + (1 - beta2) grad^2;
+/// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon).
+struct ResourceApplyAdam {
+  static constexpr std::string_view name = "ResourceApplyAdam";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable m;
+  AnyVariable v;
+
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"use_nesterov", "false"}, {"variable", var.name()}};
+  }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, R>& grad) const {
+    detail::check_apply_operands<ResourceApplyAdam>(var, {&m, &v}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& beta1_power,
+               const Tensor<float, 0>& beta2_power, const Tensor<float, 0>& lr,
+               const Tensor<float, 0>& beta1, const Tensor<float, 0>& beta2,
+               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
+    const float b1 = detail::scalar(beta1), b2 = detail::scalar(beta2);
+    const float eps = detail::scalar(epsilon);
+    const float alpha = detail::scalar(lr) * std::sqrt(1.0f - detail::scalar(beta2_power)) /
+                        (1.0f - detail::scalar(beta1_power));
+    detail::apply_update_kernel<2>(
+        var, {m, v}, grad.data(),
+        [&](std::int64_t n, const float* old, float* out, float** s, const float* gp) {
+          detail::FlatArray mean(s[0], n);
+          detail::FlatArray second(s[1], n);
+          const detail::ConstFlatArray g(gp, n);
+          mean = b1 * mean + (1.0f - b1) * g;
+          second = b2 * second + (1.0f - b2) * g.square();
+          detail::FlatArray(out, n) =
+              detail::ConstFlatArray(old, n) - alpha * mean / (second.sqrt() + eps);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// RMSprop without momentum, not centered (TensorFlow op "ResourceApplyRMSProp" without its
+/// momentum accumulator, which Keras's RMSprop(momentum=0) does not create):
+/// ms = rho ms + (1 - rho) grad^2; var -= lr grad / sqrt(ms + epsilon) (epsilon inside the
+/// root, as TensorFlow's kernel, Keras 3 and tf_keras have it).
+struct ResourceApplyRMSProp {
+  static constexpr std::string_view name = "ResourceApplyRMSProp";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable ms;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, R>& grad) const {
+    detail::check_apply_operands<ResourceApplyRMSProp>(var, {&ms}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, 0>& rho_t,
+               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
+    const float lr = detail::scalar(lr_t), rho = detail::scalar(rho_t);
+    const float eps = detail::scalar(epsilon);
+    detail::apply_update_kernel<1>(
+        var, {ms}, grad.data(),
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+          detail::FlatArray r(s[0], n);
+          const detail::ConstFlatArray g(gp, n);
+          r = rho * r + (1.0f - rho) * g.square();
+          detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) - lr * g / (r + eps).sqrt();
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+// ---- end <tapeflow/ops/training/resource_apply.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -18364,16 +18665,48 @@ namespace optimizers {
 /// `double(std::int64_t step)` callable).
 class LearningRate {
  public:
-  LearningRate(double value) : value_(value) {}    // NOLINT(google-explicit-constructor)
+  /// A constant rate.
+  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  /// A rate that depends on the step (the optimizer's `iterations` before the update).
   LearningRate(schedules::LearningRateSchedule s)  // NOLINT(google-explicit-constructor)
       : schedule_(std::move(s)) {}
+  /// The rate at `step`.
   [[nodiscard]] double at(std::int64_t step) const { return schedule_ ? schedule_(step) : value_; }
+  /// Whether it is a schedule rather than a constant.
   [[nodiscard]] bool is_schedule() const noexcept { return bool(schedule_); }
+  /// The schedule (empty for a constant rate).
+  [[nodiscard]] const schedules::LearningRateSchedule& schedule() const noexcept {
+    return schedule_;
+  }
 
  private:
   double value_ = 0.001;
   schedules::LearningRateSchedule schedule_;
 };
+
+}  // namespace optimizers
+}  // namespace keras
+
+namespace ops {
+/// Evaluates a learning-rate schedule at a step (the `iterations` variable's value). Keras
+/// writes a schedule in ops that TensorFlow traces; a tapeflow schedule is any C++ callable, so
+/// a traced function calls it from this op, which has no TensorFlow counterpart (it cannot be
+/// exported to a SavedModel; training steps are not).
+struct ScheduleLearningRate {
+  static constexpr std::string_view name = "ScheduleLearningRate";
+  static constexpr bool stateful = true;  // calls user code
+  static constexpr bool differentiable = false;
+  keras::optimizers::schedules::LearningRateSchedule schedule;
+
+  [[nodiscard]] OutSpec<float, 0> infer(const Tensor<std::int64_t, 0>&) const { return {}; }
+  void compute(Tensor<float, 0>& lr, const Tensor<std::int64_t, 0>& step) const {
+    *detail::tensor_access::mutable_data(lr) = float(schedule(*step.data()));
+  }
+};
+}  // namespace ops
+
+namespace keras {
+namespace optimizers {
 
 /// A slot variable: optimizer state kept per model variable.
 struct SlotVariable {
@@ -18411,24 +18744,18 @@ class Optimizer : public train::Trackable {
       }
     }
     build(vars);  // first step only
-    detail::trace::Graph* graph = detail::trace::active();
-    const detail::ScopedFlushDenormals flush_denormals;
-    const std::int64_t step = graph != nullptr ? 0 : iterations();
-    const double lr = graph != nullptr ? 0.0 : learning_rate_at(step);
-    if (graph == nullptr && learning_rate_.is_schedule()) {
-      s_->lr_var.assign(Tensor<float, 0>(float(lr)));  // Keras's current learning rate
-    }
+    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
+    // tf::function being traced, they become nodes that run, in this order, at each call, with
+    // the learning rate of the step that call runs.
+    const Tensor<float, 0> lr = learning_rate_tensor();
+    prepare_step(lr);
     for (std::size_t i = 0; i < grads.size(); ++i) {
       if (!grads[i].has_value() && !grads[i].is_symbolic()) {
         continue;
       }
-      if (graph != nullptr) {
-        add_update_node(*graph, vars[i], grads[i]);
-      } else {
-        update(vars[i], static_cast<const float*>(grads[i].raw_data()), lr, step);
-      }
+      apply_update(vars[i], grads[i], lr);
     }
-    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));  // traced: a node after the updates
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
   }
   /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
   template <std::size_t R>
@@ -18448,6 +18775,7 @@ class Optimizer : public train::Trackable {
 
   /// Number of updates applied so far (Keras: `optimizer.iterations`).
   [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
+  /// The variable counting the updates (checkpointed as `iter` / `_iterations`).
   [[nodiscard]] const Variable<std::int64_t, 0>& iterations_variable() const { return s_->iter; }
   /// The learning rate at the current step.
   [[nodiscard]] double current_learning_rate() const { return learning_rate_at(iterations()); }
@@ -18470,10 +18798,12 @@ class Optimizer : public train::Trackable {
     }
     notify_children_changed();
   }
+  /// Whether the slots exist (after the first step or `build`).
   [[nodiscard]] bool built() const noexcept { return s_->built; }
+  /// "SGD", "Adam", "RMSprop": the prefix of its variables' names.
   [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
   /// The op name of the update in traced graphs (TensorFlow's kernel for the same rule).
-  [[nodiscard]] virtual std::string apply_op_name() const { return "ResourceApply" + name(); }
+  [[nodiscard]] virtual std::string apply_op_name() const = 0;
 
   /// The optimizer's state under `layout` (Note [Object-graph layouts]).
   [[nodiscard]] std::vector<train::TrackableReference> trackable_children(
@@ -18564,6 +18894,7 @@ class Optimizer : public train::Trackable {
   }
 
  protected:
+  /// Creates the `iterations` variable and the hyperparameter variables Keras tracks.
   Optimizer(std::string name, LearningRate lr)
       : s_(std::make_shared<State>()), learning_rate_(std::move(lr)) {
     s_->name = std::move(name);
@@ -18599,63 +18930,29 @@ class Optimizer : public train::Trackable {
     }
     return double(s_->lr_var.value().item());
   }
-  /// The update rule for one variable: `g` points to its gradient (same size).
-  virtual void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) = 0;
-
-  /// A flat float buffer as an Eigen array: the rules below are whole-array expressions, which
-  /// Eigen vectorizes (sqrt included) whatever the user's -fno-math-errno setting.
-  using FlatArray = Eigen::Map<Eigen::ArrayXf>;
-  using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
-
-  /// Runs `rule(n, old, var, slots, g)` over the variable, the slots named by `slot_names` and
-  /// the gradient `g`, in place (TensorFlow's ResourceApply* kernels): `var[i]` is written
-  /// from `old[i]`, the same buffer unless a live tape holds the variable's value, in which
-  /// case `var` is a fresh buffer (copy-on-write without a separate copy pass). The update
-  /// is memory-bound, so large variables are split over the thread pool.
-  template <class Rule>
-  void update_buffers(const AnyVariable& var, const float* g,
-                      std::initializer_list<const char*> slot_names, Rule&& rule) {
-    std::array<float*, 4> slots{};
-    std::size_t num_slots = 0;
-    for (const char* s : slot_names) {
-      slots.at(num_slots++) = static_cast<float*>(slot(var, s).writable_raw_data());
-    }
-    const auto [old_raw, out_raw] = var.overwrite_raw_data();
-    const auto* old = static_cast<const float*>(old_raw);
-    auto* out = static_cast<float*>(out_raw);
-    constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
-    backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
-      const detail::ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
-      // Blocks that stay in L1/L2, so the rule's several array sweeps cost one pass over memory.
-      constexpr std::int64_t block = 2048;
-      std::array<float*, 4> part{};
-      for (std::int64_t o = b; o < e; o += block) {
-        for (std::size_t i = 0; i < num_slots; ++i) {
-          part.at(i) = slots.at(i) + o;
-        }
-        rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
-      }
-    });
-  }
-
- private:
-  struct State {
-    std::string name;
-    Variable<std::int64_t, 0> iter;
-    Variable<float, 0> lr_var;
-    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
-    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
-    std::vector<SlotVariable> slot_list;
-    bool built = false;
-    std::vector<AnyVariable> built_vars;
-    ChildrenChangedHook hook;
-  };
-
+  /// Computes what every variable's update of this step shares (Adam's beta powers) from the
+  /// learning rate and the `iterations` variable, as ops.
+  virtual void prepare_step(const Tensor<float, 0>& lr) { (void)lr; }
+  /// Runs the update op (a ResourceApply*) of one variable (`run_update`).
+  virtual void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                            const Tensor<float, 0>& lr) = 0;
+  /// `f.template operator()<R>()` with the variable's rank R.
   template <class F>
   static auto with_rank(const AnyVariable& var, F&& f) {
     return detail::visit_rank<0, 5>(var.rank(),
                                     "tf::keras::optimizers: variable '" + var.name() + "'", f);
   }
+  /// Runs `op` on `inputs...` and then the gradient, typed by the variable's rank.
+  template <class Op, class... Inputs>
+  static void run_update(const Op& op, const AnyVariable& var, const AnyTensor& grad,
+                         const Inputs&... inputs) {
+    with_rank(var, [&]<std::size_t R>() {
+      (void)detail::execute(op, inputs..., grad.unchecked_as<float, R>());
+    });
+  }
+  /// A scalar hyperparameter as an input of the update ops.
+  static Tensor<float, 0> scalar(double v) { return Tensor<float, 0>(float(v)); }
+  /// The slot `slot_name` of `var`, created (zeros) on first use.
   AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
     auto key = std::make_pair(var.id(), slot_name);
     auto it = s_->slots.find(key);
@@ -18675,57 +18972,43 @@ class Optimizer : public train::Trackable {
     return created;
   }
 
-  // A graph node that updates `var` with the gradient in its input slot when the traced
-  // function runs; it calls back into this object, so it first checks the object still lives.
-  void add_update_node(detail::trace::Graph& graph, const AnyVariable& var, const AnyTensor& grad) {
-    detail::trace::GraphNode node;
-    node.op = apply_op_name();
-    node.attrs = {{"variable", var.name()}};
-    node.stateful = true;
-    node.dtype = DType::float32;
-    node.shape = var.shape();
-    node.inputs.push_back(with_rank(
-        var, [&]<std::size_t R>() { return graph.slot_of(grad.unchecked_as<float, R>()); }));
-    node.run = [self = this, alive = std::weak_ptr<const int>(lifetime_.token), var,
-                op = node.op](std::span<const AnyTensor> values) {
-      if (alive.expired()) {
-        throw failed_precondition("tf::function: the optimizer of " + op + " on '" + var.name() +
-                                  "' was destroyed (or moved from) after the function traced it");
-      }
-      const detail::ScopedFlushDenormals flush;
-      const std::int64_t step = self->iterations();
-      const double lr = self->learning_rate_at(step);
-      if (self->learning_rate_.is_schedule()) {
-        self->s_->lr_var.assign(Tensor<float, 0>(float(lr)));
-      }
-      self->update(var, static_cast<const float*>(values[0].raw_data()), lr, step);
-      return AnyTensor{};
-    };
-    graph.add_node(std::move(node), 0);
-  }
-
-  // Each optimizer object (not its shared state) has its own token: a copy or move gets a new
-  // one, so traced update nodes can tell whether the object they call back into still exists.
-  struct LifetimeToken {
-    std::shared_ptr<const int> token = std::make_shared<const int>(0);
-    LifetimeToken() = default;
-    LifetimeToken(const LifetimeToken&) : LifetimeToken() {}
-    LifetimeToken& operator=(const LifetimeToken&) { return *this; }
-    ~LifetimeToken() = default;
+ private:
+  struct State {
+    std::string name;
+    Variable<std::int64_t, 0> iter;
+    Variable<float, 0> lr_var;
+    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
+    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
+    std::vector<SlotVariable> slot_list;
+    bool built = false;
+    std::vector<AnyVariable> built_vars;
+    ChildrenChangedHook hook;
   };
 
+  // The learning rate of this step as a tensor: the schedule's at `iterations` (an op that
+  // calls it when a traced function runs), kept in the learning-rate variable as Keras does;
+  // or that variable's value, which a checkpoint restores.
+  Tensor<float, 0> learning_rate_tensor() {
+    if (!learning_rate_.is_schedule()) {
+      return s_->lr_var.value();
+    }
+    auto lr =
+        detail::execute(ops::ScheduleLearningRate{learning_rate_.schedule()}, s_->iter.value());
+    s_->lr_var.assign(lr);
+    return lr;
+  }
+
   std::shared_ptr<State> s_;
-  LifetimeToken lifetime_;
 
  protected:
-  LearningRate learning_rate_;
+  LearningRate learning_rate_;  ///< as given (a value or a schedule)
 };
 
 /// Keyword arguments of SGD.
 struct SGDOptions {
-  LearningRate learning_rate = 0.01;
-  double momentum = 0.0;
-  bool nesterov = false;
+  LearningRate learning_rate = 0.01;  ///< a value or a schedule
+  double momentum = 0.0;              ///< 0: plain gradient descent, no slot
+  bool nesterov = false;              ///< Nesterov momentum
 };
 
 /// Gradient descent, optionally with (Nesterov) momentum (tf.keras.optimizers.SGD):
@@ -18734,8 +19017,10 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   [[nodiscard]] std::string apply_op_name() const override {
-    return o_.momentum == 0.0 ? "ResourceApplyGradientDescent" : "ResourceApplyKerasMomentum";
+    return std::string(o_.momentum == 0.0 ? ops::ResourceApplyGradientDescent::name
+                                          : ops::ResourceApplyKerasMomentum::name);
   }
+  /// `tf.keras.optimizers.SGD(learning_rate, momentum, nesterov)`.
   explicit SGD(SGDOptions o = {}) : Optimizer("SGD", o.learning_rate), o_(o) {
     hyper("momentum", o.momentum);
   }
@@ -18752,46 +19037,40 @@ class SGD : public Optimizer {
     const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
     return {{"momentums", has ? "momentum" : nullptr}};
   }
-  void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
-    const float lr_f = float(lr);
-    const float mu = float(o_.momentum);
+  void prepare_step(const Tensor<float, 0>&) override { momentum_ = scalar(o_.momentum); }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
     if (o_.momentum == 0.0) {
-      update_buffers(var, g, {},
-                     [&](std::int64_t n, const float* old, float* v, float**, const float* gp) {
-                       FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * ConstFlatArray(gp, n);
-                     });
-      return;
+      run_update(ops::ResourceApplyGradientDescent{var}, var, grad, lr);
+    } else {
+      const ops::ResourceApplyKerasMomentum op{var, slot(var, "momentum"), o_.nesterov};
+      with_rank(var, [&]<std::size_t R>() {
+        (void)detail::execute(op, lr, grad.unchecked_as<float, R>(), momentum_);
+      });
     }
-    const bool nesterov = o_.nesterov;
-    update_buffers(var, g, {"momentum"},
-                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-                     FlatArray m(s[0], n);
-                     const ConstFlatArray grad(gp, n);
-                     m = mu * m - lr_f * grad;
-                     if (nesterov) {
-                       FlatArray(v, n) = ConstFlatArray(old, n) + mu * m - lr_f * grad;
-                     } else {
-                       FlatArray(v, n) = ConstFlatArray(old, n) + m;
-                     }
-                   });
   }
 
  private:
   SGDOptions o_;
+  Tensor<float, 0> momentum_;  // this step's input to ResourceApplyKerasMomentum
 };
 
 /// Keyword arguments of Adam (Keras defaults).
 struct AdamOptions {
-  LearningRate learning_rate = 0.001;
-  double beta_1 = 0.9;
-  double beta_2 = 0.999;
-  double epsilon = 1e-7;
+  LearningRate learning_rate = 0.001;  ///< a value or a schedule
+  double beta_1 = 0.9;                 ///< decay of the first-moment estimate
+  double beta_2 = 0.999;               ///< decay of the second-moment estimate
+  double epsilon = 1e-7;               ///< added to the root of the second moment
 };
 
 /// Adam (tf.keras.optimizers.Adam): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 /// var -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon), t = step + 1.
 class Adam : public Optimizer {
  public:
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(ops::ResourceApplyAdam::name);
+  }
+  /// `tf.keras.optimizers.Adam(learning_rate, beta_1, beta_2, epsilon)`.
   explicit Adam(AdamOptions o = {}) : Optimizer("Adam", o.learning_rate), o_(o) {
     hyper("beta_1", o.beta_1);
     hyper("beta_2", o.beta_2);
@@ -18803,31 +19082,31 @@ class Adam : public Optimizer {
       train::Layout) const override {
     return {{"_momentums", "m"}, {"_velocities", "v"}};
   }
-  void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) override {
-    const double t = double(step + 1);
-    const float lr_t =
-        float(lr * std::sqrt(1.0 - std::pow(o_.beta_2, t)) / (1.0 - std::pow(o_.beta_1, t)));
-    const float b1 = float(o_.beta_1), b2 = float(o_.beta_2), eps = float(o_.epsilon);
-    update_buffers(var, g, {"m", "v"},
-                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-                     FlatArray m(s[0], n);
-                     FlatArray u(s[1], n);
-                     const ConstFlatArray grad(gp, n);
-                     m = b1 * m + (1.0f - b1) * grad;
-                     u = b2 * u + (1.0f - b2) * grad.square();
-                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_t * m / (u.sqrt() + eps);
-                   });
+  // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
+  void prepare_step(const Tensor<float, 0>&) override {
+    const auto t = cast<float>(iterations_variable().value()) + 1.0f;
+    beta_1_ = scalar(o_.beta_1);
+    beta_2_ = scalar(o_.beta_2);
+    epsilon_ = scalar(o_.epsilon);
+    beta_1_power_ = pow(beta_1_, t);
+    beta_2_power_ = pow(beta_2_, t);
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    run_update(ops::ResourceApplyAdam{var, slot(var, "m"), slot(var, "v")}, var, grad,
+               beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_);
   }
 
  private:
   AdamOptions o_;
+  Tensor<float, 0> beta_1_, beta_2_, epsilon_, beta_1_power_, beta_2_power_;
 };
 
 /// Keyword arguments of RMSprop (Keras defaults).
 struct RMSpropOptions {
-  LearningRate learning_rate = 0.001;
-  double rho = 0.9;
-  double epsilon = 1e-7;
+  LearningRate learning_rate = 0.001;  ///< a value or a schedule
+  double rho = 0.9;                    ///< decay of the mean square
+  double epsilon = 1e-7;               ///< added inside the root
 };
 
 /// RMSprop (tf.keras.optimizers.RMSprop, no momentum, not centered):
@@ -18835,7 +19114,10 @@ struct RMSpropOptions {
 /// as Keras 3, tf_keras and TensorFlow's ApplyRMSProp kernel have it).
 class RMSprop : public Optimizer {
  public:
-  [[nodiscard]] std::string apply_op_name() const override { return "ResourceApplyRMSProp"; }
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(ops::ResourceApplyRMSProp::name);
+  }
+  /// `tf.keras.optimizers.RMSprop(learning_rate, rho, epsilon)`.
   explicit RMSprop(RMSpropOptions o = {}) : Optimizer("RMSprop", o.learning_rate), o_(o) {
     hyper("rho", o.rho);
   }
@@ -18846,19 +19128,18 @@ class RMSprop : public Optimizer {
       train::Layout) const override {
     return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
   }
-  void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
-    const float lr_f = float(lr), rho = float(o_.rho), eps = float(o_.epsilon);
-    update_buffers(var, g, {"rms"},
-                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-                     FlatArray r(s[0], n);
-                     const ConstFlatArray grad(gp, n);
-                     r = rho * r + (1.0f - rho) * grad.square();
-                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * grad / (r + eps).sqrt();
-                   });
+  void prepare_step(const Tensor<float, 0>&) override {
+    rho_ = scalar(o_.rho);
+    epsilon_ = scalar(o_.epsilon);
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    run_update(ops::ResourceApplyRMSProp{var, slot(var, "rms")}, var, grad, lr, rho_, epsilon_);
   }
 
  private:
   RMSpropOptions o_;
+  Tensor<float, 0> rho_, epsilon_;
 };
 
 /// A shared handle to an optimizer (what `compile` stores); converts from any Optimizer, and
@@ -18866,11 +19147,14 @@ class RMSprop : public Optimizer {
 class OptimizerHandle {
  public:
   OptimizerHandle() = default;
+  /// Copies optimizer `o` into shared storage; its state (slots, iterations) stays shared.
   template <class O>
     requires std::derived_from<std::remove_cvref_t<O>, Optimizer>
   OptimizerHandle(O&& o)  // NOLINT(google-explicit-constructor)
       : p_(std::make_shared<std::remove_cvref_t<O>>(std::forward<O>(o))) {}
+  /// False when no optimizer was given.
   [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  /// The optimizer; failed_precondition when there is none.
   [[nodiscard]] Optimizer& get() const {
     if (!p_) {
       throw failed_precondition("tf::keras: no optimizer (pass .optimizer to compile)");

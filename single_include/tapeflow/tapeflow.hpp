@@ -1378,20 +1378,6 @@ class AnyTensor {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_TENSOR_HPP
 // ---- end <tapeflow/core/any_tensor.hpp>
-// ---- begin <tapeflow/core/any_variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_VARIABLE_HPP
-// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
-// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
-// (not keras) because checkpoints and the tape take such lists below keras.
-
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
 // ---- begin <tapeflow/core/constant.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
@@ -1652,18 +1638,116 @@ Tensor<T, 1> range(T limit) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
 // ---- end <tapeflow/core/constant.hpp>
-// ---- begin <tapeflow/core/variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VARIABLE_HPP
-// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
-// `tf.Variable`).
+// ---- begin <tapeflow/core/tensor_concepts.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
+// Concepts admitting tensor arguments, and the conversion every op applies to them.
 
-#include <algorithm>
 #include <concepts>
-#include <memory>
+#include <type_traits>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+// Declared here, defined above ops (its reads and writes are ops): an operand may be a
+// variable wherever a tensor is accepted.
+template <element_type T, std::size_t Rank>
+class Variable;
+template <class X>
+struct is_variable : std::false_type {};
+template <class T, std::size_t R>
+struct is_variable<Variable<T, R>> : std::true_type {};
+
+/// Anything an op accepts as a tensor operand: `Tensor<T, R>` or `Variable<T, R>` (read).
+template <class X>
+concept tensor_like =
+    is_tensor<std::remove_cvref_t<X>>::value || is_variable<std::remove_cvref_t<X>>::value;
+
+/// A tensor operand of element type `T` and rank `Rank`.
+template <class X, class T, std::size_t Rank>
+concept tensor_of =
+    tensor_like<X> && std::same_as<typename std::remove_cvref_t<X>::value_type, T> &&
+    std::remove_cvref_t<X>::rank_v == Rank;
+
+/// Element type and rank of a tensor operand.
+template <tensor_like X>
+using value_type_of = typename std::remove_cvref_t<X>::value_type;
+template <tensor_like X>
+inline constexpr std::size_t rank_of = std::remove_cvref_t<X>::rank_v;
+/// The tensor type an operand reads as.
+template <tensor_like X>
+using tensor_type_of = Tensor<value_type_of<X>, rank_of<X>>;
+
+namespace detail {
+/// Reads an operand as a tensor: tensors pass through, variables give their current value.
+template <class T, std::size_t R>
+const Tensor<T, R>& as_tensor(const Tensor<T, R>& t) noexcept {
+  return t;
+}
+template <class T, std::size_t R>
+Tensor<T, R> as_tensor(const Variable<T, R>& v) {
+  return v.value();  // a snapshot, or a read node while tracing
+}
+}  // namespace detail
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
+// ---- end <tapeflow/core/tensor_concepts.hpp>
+// ---- begin <tapeflow/ops/detail/execute.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
+// Running an op: the one path every op call takes (see Note [One definition per op]).
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <array>
+#include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/backend/backend_concepts.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+// Backends: tags that op kernels specialise on.
+//
+// Customization point: `tapeflow::kernel<Op, Backend>` (a trait struct). The CPU kernel of an
+// op is its `compute` member; another backend adds `kernel<Op, backend::Cuda>` in its own
+// header, never by editing the op.
+
+#include <concepts>
 #include <utility>
 
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace backend {
+/// The CPU backend: Eigen expressions and our GEMM on the intra-op thread pool.
+struct Cpu {};
+}  // namespace backend
+
+/// The kernel of `Op` on `Backend`. The CPU one calls the op's own `compute`; other backends
+/// specialise this template. An op with no kernel for a backend fails to compile naming
+/// `no_kernel_for_backend`.
+template <class Op, class Backend>
+struct kernel {
+  template <class... Args>
+  static void run(const Op& op, Args&&... args) {
+    if constexpr (std::same_as<Backend, backend::Cpu>) {
+      op.compute(std::forward<Args>(args)...);
+    } else {
+      static_assert(std::same_as<Backend, backend::Cpu>,
+                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
+    }
+  }
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+// ---- end <tapeflow/backend/backend_concepts.hpp>
 // ---- begin <tapeflow/core/detail/trace_graph.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
@@ -1895,479 +1979,6 @@ class Suspend {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
 // ---- end <tapeflow/core/detail/trace_graph.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of a Variable (TensorFlow's keyword arguments).
-struct VariableOptions {
-  std::string name = "Variable";
-  bool trainable = true;
-};
-
-/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
-/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
-///
-///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
-///     w.assign_sub(0.1f * grad);
-///
-/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
-/// assignments do not change tensors read before. A GradientTape watches trainable variables
-/// read while it records. Inside a tf::function being traced, reads and assignments become
-/// graph nodes that run, in program order, every time the function runs.
-template <element_type T, std::size_t Rank>
-class Variable {
- public:
-  using value_type = T;
-  static constexpr std::size_t rank_v = Rank;
-
-  Variable() = default;  // holds no variable; assign a constructed one before use
-  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
-      : state_(std::make_shared<State>()) {
-    initial_value.require_value("Variable(initial_value)");
-    state_->name = std::move(options.name);
-    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
-                 (options.trainable ? detail::trainable_id_bit : 0);
-    state_->value = std::move(initial_value);
-    detail::tensor_access::set_id(state_->value, state_->id);
-  }
-  explicit Variable(T initial_value, VariableOptions options = {})
-    requires(Rank == 0)
-      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
-
-  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
-  [[nodiscard]] Tensor<T, Rank> value() const {
-    if (detail::trace::Graph* graph = detail::trace::active(); graph != nullptr) {
-      return traced_read(*graph);
-    }
-    return state().value;
-  }
-  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
-  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
-
-  [[nodiscard]] const std::string& name() const { return state().name; }
-  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
-  [[nodiscard]] std::int64_t id() const { return state().id; }
-  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
-  [[nodiscard]] Shape shape() const { return state().value.shape(); }
-  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
-  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
-  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
-    return state_ == other.state_;
-  }
-
-  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
-  Variable& assign(const Tensor<T, Rank>& new_value) { return update(Update::assign, new_value); }
-  /// Assigning a tensor of another dtype or rank is a compile error with this message.
-  template <class U, std::size_t OtherRank>
-  Variable& assign(const Tensor<U, OtherRank>&) {
-    static_assert(std::same_as<U, T> && OtherRank == Rank,
-                  "tf::Variable::assign: the value must have the variable's dtype and rank");
-    return *this;
-  }
-  /// value += delta (same shape).
-  Variable& assign_add(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update(Update::add, delta);
-  }
-  /// value -= delta (same shape).
-  Variable& assign_sub(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update(Update::sub, delta);
-  }
-
-  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
-  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
-  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
-  [[nodiscard]] T* writable_data()
-    requires numeric_element<T>
-  {
-    auto [old, out] = overwrite_data();
-    if (old != out) {
-      std::copy_n(old, num_elements(), out);
-    }
-    return out;
-  }
-  /// For update kernels that compute every element from its old value: `{old, out}`, where
-  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
-  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
-  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
-  /// extra pass. Every element of `out` must be written. Eager only.
-  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
-    requires numeric_element<T>
-  {
-    if (detail::trace::active() != nullptr) {
-      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
-                          "' inside a tf::function being traced: there is no buffer yet");
-    }
-    auto& s = state();
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      T* data = detail::tensor_access::mutable_data(s.value);
-      return {data, data};
-    }
-    const T* old = s.value.data();  // still owned by whoever holds it
-    s.value = Tensor<T, Rank>::uninitialized(s.value.dims());
-    detail::tensor_access::set_id(s.value, s.id);
-    return {old, detail::tensor_access::mutable_data(s.value)};
-  }
-
- private:
-  struct State {
-    Tensor<T, Rank> value;
-    std::string name;
-    std::int64_t id = 0;
-  };
-  enum class Update { assign, add, sub };
-
-  State& state() const {
-    if (state_ == nullptr) {
-      throw failed_precondition(
-          "tf::Variable: use of a default-constructed Variable that holds no variable");
-    }
-    return *state_;
-  }
-
-  static void check_shape(const State& s, const char* what, const Tensor<T, Rank>& other) {
-    if (!other.is_symbolic()) {
-      other.require_value(what);
-    }
-    if (other.dims() != s.value.dims()) {
-      throw invalid_argument(std::string("Variable::") + what + " on '" + s.name + "': shape " +
-                             other.shape().to_string() + " does not match the variable's shape " +
-                             s.value.shape().to_string());
-    }
-  }
-
-  Variable& update(Update kind, const Tensor<T, Rank>& operand) {
-    auto& s = state();
-    const char* what = kind == Update::assign ? "assign"
-                       : kind == Update::add  ? "assign_add"
-                                              : "assign_sub";
-    check_shape(s, what, operand);
-    if (detail::trace::Graph* graph = detail::trace::active(); graph != nullptr) {
-      detail::trace::GraphNode node;
-      node.op = kind == Update::assign ? "AssignVariableOp"
-                : kind == Update::add  ? "AssignAddVariableOp"
-                                       : "AssignSubVariableOp";
-      node.attrs = {{"variable", s.name}};
-      node.stateful = true;
-      node.dtype = dtype_v<T>;
-      node.shape = s.value.shape();
-      node.inputs.push_back(graph->slot_of(operand));
-      node.run = [state = state_, kind](std::span<const AnyTensor> values) {
-        apply(*state, kind, values[0].template unchecked_as<T, Rank>());
-        return AnyTensor{};
-      };
-      graph->add_node(std::move(node), 0);
-      return *this;
-    }
-    apply(s, kind, operand);
-    return *this;
-  }
-
-  // Someone (a tape, a reader) may hold the current value: keep it intact, write a new buffer.
-  static void make_unique(State& s) {
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      return;
-    }
-    auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-    std::copy_n(s.value.data(), s.value.num_elements(), detail::tensor_access::mutable_data(fresh));
-    s.value = std::move(fresh);
-    detail::tensor_access::set_id(s.value, s.id);
-  }
-
-  static void apply(State& s, Update kind, const Tensor<T, Rank>& operand) {
-    const bool unique = detail::tensor_access::buffer(s.value)->unique();
-    if (kind == Update::assign && !unique) {
-      s.value = operand;  // share the new value; readers of the old one keep theirs
-      detail::tensor_access::set_id(s.value, s.id);
-      return;
-    }
-    make_unique(s);
-    T* v = detail::tensor_access::mutable_data(s.value);
-    const T* d = operand.data();
-    const std::int64_t n = operand.num_elements();
-    if (kind == Update::assign) {
-      std::copy_n(d, n, v);
-    } else if constexpr (numeric_element<T>) {
-      if (kind == Update::add) {
-        for (std::int64_t i = 0; i < n; ++i) {
-          v[i] = static_cast<T>(v[i] + d[i]);
-        }
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) {
-          v[i] = static_cast<T>(v[i] - d[i]);
-        }
-      }
-    }
-  }
-
-  // A ReadVariableOp node: its output keeps the variable's id bits, so a GradientTape inside
-  // the traced body watches and differentiates it as it would the variable.
-  Tensor<T, Rank> traced_read(detail::trace::Graph& graph) const {
-    auto& s = state();
-    auto out = detail::tensor_access::symbolic<T, Rank>(s.value.dims(), s.id);
-    detail::trace::GraphNode node;
-    node.op = "ReadVariableOp";
-    node.attrs = {{"variable", s.name}};
-    node.stateful = true;
-    node.dtype = dtype_v<T>;
-    node.shape = s.value.shape();
-    node.run = [state = state_](std::span<const AnyTensor>) { return AnyTensor(state->value); };
-    graph.add_node(std::move(node), out.id());
-    return out;
-  }
-
-  std::shared_ptr<State> state_;
-};
-
-template <class T, std::size_t Rank>
-Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
-template <element_type T>
-Variable(T, VariableOptions = {}) -> Variable<T, 0>;
-
-template <class X>
-struct is_variable : std::false_type {};
-template <class T, std::size_t R>
-struct is_variable<Variable<T, R>> : std::true_type {};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VARIABLE_HPP
-// ---- end <tapeflow/core/variable.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
-///
-///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
-///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
-class AnyVariable {
- public:
-  AnyVariable() = default;
-  template <class T, std::size_t R>
-  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
-      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
-
-  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
-  [[nodiscard]] std::int64_t id() const { return get().id(); }
-  [[nodiscard]] const std::string& name() const { return get().name(); }
-  [[nodiscard]] bool trainable() const { return get().trainable(); }
-  [[nodiscard]] DType dtype() const { return get().dtype(); }
-  [[nodiscard]] std::size_t rank() const { return get().rank(); }
-  [[nodiscard]] Shape shape() const { return get().shape(); }
-  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
-  /// The current value (a snapshot).
-  [[nodiscard]] AnyTensor value() const { return get().value(); }
-  /// Zeros of the variable's dtype and shape.
-  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
-  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
-  void assign(const AnyTensor& v) const { get().assign(v); }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
-  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
-  /// string variables.
-  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
-  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
-  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
-    return get().overwrite_raw_data();
-  }
-
-  /// The typed variable; throws invalid_argument naming both types when they differ.
-  template <class T, std::size_t R>
-  [[nodiscard]] Variable<T, R> as() const {
-    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
-    if (h == nullptr) {
-      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
-                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
-                             std::string(dtype_name(dtype())) + " variable of shape " +
-                             shape().to_string());
-    }
-    return h->v;
-  }
-
- private:
-  struct Base {
-    virtual ~Base() = default;
-    [[nodiscard]] virtual std::int64_t id() const = 0;
-    [[nodiscard]] virtual const std::string& name() const = 0;
-    [[nodiscard]] virtual bool trainable() const = 0;
-    [[nodiscard]] virtual DType dtype() const = 0;
-    [[nodiscard]] virtual std::size_t rank() const = 0;
-    [[nodiscard]] virtual Shape shape() const = 0;
-    [[nodiscard]] virtual AnyTensor value() const = 0;
-    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
-    virtual void assign(const AnyTensor& v) const = 0;
-    [[nodiscard]] virtual void* writable_raw_data() const = 0;
-    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
-  };
-  template <class T, std::size_t R>
-  struct Holder final : Base {
-    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
-    std::int64_t id() const override { return v.id(); }
-    const std::string& name() const override { return v.name(); }
-    bool trainable() const override { return v.trainable(); }
-    DType dtype() const override { return dtype_v<T>; }
-    std::size_t rank() const override { return R; }
-    Shape shape() const override { return v.shape(); }
-    AnyTensor value() const override { return v.value(); }
-    AnyTensor zeros_like() const override {
-      if constexpr (numeric_element<T>) {
-        return AnyTensor(tapeflow::zeros_like(v.value()));
-      } else {
-        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
-      }
-    }
-    void assign(const AnyTensor& t) const override {
-      auto copy = v;  // handles share the variable
-      copy.assign(t.as<T, R>());
-    }
-    void* writable_raw_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        return copy.writable_data();
-      } else {
-        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    std::pair<const void*, void*> overwrite_raw_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        auto [old, out] = copy.overwrite_data();
-        return {old, out};
-      } else {
-        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    Variable<T, R> v;
-  };
-  const Base& get() const {
-    if (impl_ == nullptr) {
-      throw failed_precondition("tf::AnyVariable: empty handle");
-    }
-    return *impl_;
-  }
-  std::shared_ptr<const Base> impl_;
-};
-
-/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
-inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
-  std::vector<std::int64_t> ids;
-  ids.reserve(vars.size());
-  for (const auto& v : vars) {
-    ids.push_back(v.id());
-  }
-  return ids;
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_VARIABLE_HPP
-// ---- end <tapeflow/core/any_variable.hpp>
-// ---- begin <tapeflow/core/tensor_concepts.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
-// Concepts admitting tensor arguments, and the conversion every op applies to them.
-
-#include <concepts>
-#include <type_traits>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Anything an op accepts as a tensor operand: `Tensor<T, R>` or `Variable<T, R>` (read).
-template <class X>
-concept tensor_like =
-    is_tensor<std::remove_cvref_t<X>>::value || is_variable<std::remove_cvref_t<X>>::value;
-
-/// A tensor operand of element type `T` and rank `Rank`.
-template <class X, class T, std::size_t Rank>
-concept tensor_of =
-    tensor_like<X> && std::same_as<typename std::remove_cvref_t<X>::value_type, T> &&
-    std::remove_cvref_t<X>::rank_v == Rank;
-
-/// Element type and rank of a tensor operand.
-template <tensor_like X>
-using value_type_of = typename std::remove_cvref_t<X>::value_type;
-template <tensor_like X>
-inline constexpr std::size_t rank_of = std::remove_cvref_t<X>::rank_v;
-/// The tensor type an operand reads as.
-template <tensor_like X>
-using tensor_type_of = Tensor<value_type_of<X>, rank_of<X>>;
-
-namespace detail {
-/// Reads an operand as a tensor: tensors pass through, variables give their current value.
-template <class T, std::size_t R>
-const Tensor<T, R>& as_tensor(const Tensor<T, R>& t) noexcept {
-  return t;
-}
-template <class T, std::size_t R>
-Tensor<T, R> as_tensor(const Variable<T, R>& v) {
-  return v.value();  // a snapshot, or a read node while tracing
-}
-}  // namespace detail
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
-// ---- end <tapeflow/core/tensor_concepts.hpp>
-// ---- begin <tapeflow/ops/detail/execute.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
-// Running an op: the one path every op call takes (see Note [One definition per op]).
-// IWYU pragma: private, include <tapeflow/ops.hpp>
-
-#include <array>
-#include <cstdint>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/backend/backend_concepts.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-// Backends: tags that op kernels specialise on.
-//
-// Customization point: `tapeflow::kernel<Op, Backend>` (a trait struct). The CPU kernel of an
-// op is its `compute` member; another backend adds `kernel<Op, backend::Cuda>` in its own
-// header, never by editing the op.
-
-#include <concepts>
-#include <utility>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-namespace backend {
-/// The CPU backend: Eigen expressions and our GEMM on the intra-op thread pool.
-struct Cpu {};
-}  // namespace backend
-
-/// The kernel of `Op` on `Backend`. The CPU one calls the op's own `compute`; other backends
-/// specialise this template. An op with no kernel for a backend fails to compile naming
-/// `no_kernel_for_backend`.
-template <class Op, class Backend>
-struct kernel {
-  template <class... Args>
-  static void run(const Op& op, Args&&... args) {
-    if constexpr (std::same_as<Backend, backend::Cpu>) {
-      op.compute(std::forward<Args>(args)...);
-    } else {
-      static_assert(std::same_as<Backend, backend::Cpu>,
-                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
-    }
-  }
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-// ---- end <tapeflow/backend/backend_concepts.hpp>
 // ---- begin <tapeflow/ops/detail/tape_record.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_TAPE_RECORD_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_TAPE_RECORD_HPP
@@ -3483,10 +3094,11 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
       return tensor_access::symbolic<typename Spec::value_type, Spec::rank>(spec.dims);
     } else {
       // forward-style ops only compute dims and share a buffer: on symbolic inputs they give
-      // a tensor without buffer, of the right dims.
+      // a tensor without buffer, of the right dims. The symbolic output keeps the identity
+      // forward gave (a variable read keeps the variable's, so tapes in the body watch it).
       auto o = op.forward(in...);
       using O = decltype(o);
-      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims());
+      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims(), o.id());
     }
   }();
   using Out = decltype(out);
@@ -3565,6 +3177,460 @@ Tensor<T, R> tape::Backprop::accumulate_sum(const Tensor<T, R>& a, const Tensor<
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
 // ---- end <tapeflow/ops/detail/execute.hpp>
+// ---- begin <tapeflow/ops/state/any_variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
+// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
+// (not keras) because checkpoints and the tape take such lists below keras.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/state/variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
+// `tf.Variable`). It lives above core because its reads and writes are ops
+// (ops/state/variable_ops.hpp) run by `detail::execute`; core declares it, so that every op
+// accepts a variable as an operand.
+
+#include <algorithm>
+#include <concepts>
+#include <memory>
+#include <string>
+#include <utility>
+
+// ---- begin <tapeflow/ops/state/variable_ops.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// The ops that read and write a variable (TensorFlow's ReadVariableOp, AssignVariableOp,
+// AssignAddVariableOp, AssignSubVariableOp). `tf::Variable` runs them through
+// `detail::execute` like any other op, so reads and writes trace into graphs under these names.
+// IWYU pragma: private, include <tapeflow/ops/state/variable.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
+/// handles and the ops reading or writing it share one.
+template <class T, std::size_t Rank>
+struct VariableState {
+  Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
+  std::string name;
+  std::int64_t id = 0;
+};
+
+/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
+template <class T, std::size_t Rank>
+void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
+  s.value = std::move(value);
+  tensor_access::set_id(s.value, s.id);
+}
+
+/// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
+/// hold the current value, which must stay intact.
+template <class T, std::size_t Rank>
+void make_variable_buffer_unique(VariableState<T, Rank>& s) {
+  if (tensor_access::buffer(s.value)->unique()) {
+    return;
+  }
+  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
+  std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  set_variable_value(s, std::move(fresh));
+}
+
+enum class VariableUpdate { assign, add, sub };
+
+}  // namespace detail
+
+namespace ops {
+
+/// The variable's current value (TensorFlow op "ReadVariableOp"). The output shares the
+/// variable's buffer and keeps its identity, so a tape recording inside a traced function
+/// watches the read as it would the variable. Stateful: it must run after earlier assignments.
+template <class T, std::size_t Rank>
+struct ReadVariableOp {
+  static constexpr std::string_view name = "ReadVariableOp";
+  static constexpr bool stateful = true;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
+};
+
+/// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
+/// ("AssignAddVariableOp") or subtracts from it ("AssignSubVariableOp"). The shape must stay
+/// the variable's (TensorFlow's validate_shape). The output is a placeholder scalar, as
+/// PrintV2's is: these ops have no value to give.
+template <class T, std::size_t Rank, detail::VariableUpdate Kind>
+struct VariableUpdateOp {
+  static constexpr std::string_view name =
+      Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
+      : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
+                                             : "AssignSubVariableOp";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+
+  OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
+    if (value.dims() != resource->value.dims()) {
+      constexpr std::string_view what = Kind == detail::VariableUpdate::assign ? "assign"
+                                        : Kind == detail::VariableUpdate::add  ? "assign_add"
+                                                                               : "assign_sub";
+      throw invalid_argument("Variable::" + std::string(what) + " on '" + resource->name +
+                             "': shape " + value.shape().to_string() +
+                             " does not match the variable's shape " +
+                             resource->value.shape().to_string());
+    }
+    return {};
+  }
+
+  void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
+    auto& s = *resource;
+    *detail::tensor_access::mutable_data(done) = true;
+    if (Kind == detail::VariableUpdate::assign &&
+        !detail::tensor_access::buffer(s.value)->unique()) {
+      detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
+      return;
+    }
+    detail::make_variable_buffer_unique(s);
+    T* v = detail::tensor_access::mutable_data(s.value);
+    const T* d = value.data();
+    const std::int64_t n = value.num_elements();
+    if constexpr (Kind == detail::VariableUpdate::assign) {
+      std::copy_n(d, n, v);
+    } else {
+      static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
+      for (std::int64_t i = 0; i < n; ++i) {
+        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
+                                                   : static_cast<T>(v[i] - d[i]);
+      }
+    }
+  }
+};
+
+template <class T, std::size_t Rank>
+using AssignVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::assign>;
+template <class T, std::size_t Rank>
+using AssignAddVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::add>;
+template <class T, std::size_t Rank>
+using AssignSubVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::sub>;
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// ---- end <tapeflow/ops/state/variable_ops.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a Variable (TensorFlow's keyword arguments).
+struct VariableOptions {
+  std::string name = "Variable";  ///< the checkpoint key's last part for unnamed objects, errors
+  bool trainable = true;          ///< whether tapes watch it automatically
+};
+
+/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
+/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
+///
+///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
+///     w.assign_sub(0.1f * grad);
+///
+/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
+/// assignments do not change tensors read before. A GradientTape watches trainable variables
+/// read while it records. Inside a tf::function being traced, reads and assignments become
+/// graph nodes that run, in program order, every time the function runs.
+template <element_type T, std::size_t Rank>
+class Variable {
+ public:
+  using value_type = T;                        ///< element type
+  static constexpr std::size_t rank_v = Rank;  ///< rank (fixed at compile time)
+
+  Variable() = default;  // holds no variable; assign a constructed one before use
+  /// A new variable holding `initial_value` (which must hold a value, not be symbolic).
+  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
+      : state_(std::make_shared<State>()) {
+    initial_value.require_value("Variable(initial_value)");
+    state_->name = std::move(options.name);
+    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
+                 (options.trainable ? detail::trainable_id_bit : 0);
+    state_->value = std::move(initial_value);
+    detail::tensor_access::set_id(state_->value, state_->id);
+  }
+  /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
+  explicit Variable(T initial_value, VariableOptions options = {})
+    requires(Rank == 0)
+      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
+
+  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
+  [[nodiscard]] Tensor<T, Rank> value() const {
+    return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
+  }
+  /// Same as `value()` (TensorFlow's name).
+  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
+  /// Reads the value: a variable passes wherever a tensor is expected, as in TensorFlow.
+  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
+
+  /// The name given in VariableOptions.
+  [[nodiscard]] const std::string& name() const { return state().name; }
+  /// Whether tapes watch it without `watch` (VariableOptions::trainable).
+  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
+  /// The identity its values carry (tapes and gradients key on it); unique per variable.
+  [[nodiscard]] std::int64_t id() const { return state().id; }
+  /// The element type as a runtime DType.
+  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// The (fixed) shape.
+  [[nodiscard]] Shape shape() const { return state().value.shape(); }
+  /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
+  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
+  /// Number of elements (product of dims).
+  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
+  /// False for a default-constructed handle, which names no variable.
+  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
+    return state_ == other.state_;
+  }
+
+  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
+  Variable& assign(const Tensor<T, Rank>& new_value) {
+    return update<detail::VariableUpdate::assign>(new_value);
+  }
+  /// Assigning a tensor of another dtype or rank is a compile error with this message.
+  template <class U, std::size_t OtherRank>
+  Variable& assign(const Tensor<U, OtherRank>&) {
+    static_assert(std::same_as<U, T> && OtherRank == Rank,
+                  "tf::Variable::assign: the value must have the variable's dtype and rank");
+    return *this;
+  }
+  /// value += delta (same shape).
+  Variable& assign_add(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::add>(delta);
+  }
+  /// value -= delta (same shape).
+  Variable& assign_sub(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::sub>(delta);
+  }
+
+  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
+  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
+  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
+  [[nodiscard]] T* writable_data()
+    requires numeric_element<T>
+  {
+    auto [old, out] = overwrite_data();
+    if (old != out) {
+      std::copy_n(old, num_elements(), out);
+    }
+    return out;
+  }
+  /// For update kernels that compute every element from its old value: `{old, out}`, where
+  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
+  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
+  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
+  /// extra pass. Every element of `out` must be written. Eager only.
+  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    if (detail::tensor_access::buffer(s.value)->unique()) {
+      T* data = detail::tensor_access::mutable_data(s.value);
+      return {data, data};
+    }
+    const T* old = s.value.data();  // still owned by whoever holds it
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
+    return {old, detail::tensor_access::mutable_data(s.value)};
+  }
+
+ private:
+  using State = detail::VariableState<T, Rank>;
+
+  State& state() const { return *resource(); }
+  const std::shared_ptr<State>& resource() const {
+    if (state_ == nullptr) {
+      throw failed_precondition(
+          "tf::Variable: use of a default-constructed Variable that holds no variable");
+    }
+    return state_;
+  }
+
+  template <detail::VariableUpdate Kind>
+  Variable& update(const Tensor<T, Rank>& operand) {
+    (void)detail::execute(ops::VariableUpdateOp<T, Rank, Kind>{resource()}, operand);
+    return *this;
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+template <class T, std::size_t Rank>
+Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+template <element_type T>
+Variable(T, VariableOptions = {}) -> Variable<T, 0>;
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/variable.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
+///
+///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
+///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
+class AnyVariable {
+ public:
+  AnyVariable() = default;
+  /// Erases a typed variable (shares it).
+  template <class T, std::size_t R>
+  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
+      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
+
+  /// False for a default-constructed handle.
+  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
+  /// `Variable::id()` of the erased variable.
+  [[nodiscard]] std::int64_t id() const { return get().id(); }
+  /// `Variable::name()` of the erased variable.
+  [[nodiscard]] const std::string& name() const { return get().name(); }
+  /// `Variable::trainable()` of the erased variable.
+  [[nodiscard]] bool trainable() const { return get().trainable(); }
+  /// The element type.
+  [[nodiscard]] DType dtype() const { return get().dtype(); }
+  /// The rank.
+  [[nodiscard]] std::size_t rank() const { return get().rank(); }
+  /// The shape.
+  [[nodiscard]] Shape shape() const { return get().shape(); }
+  /// Number of elements.
+  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
+  /// The current value (a snapshot).
+  [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// Zeros of the variable's dtype and shape.
+  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
+  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
+  void assign(const AnyTensor& v) const { get().assign(v); }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
+  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
+  /// string variables.
+  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
+  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
+    return get().overwrite_raw_data();
+  }
+
+  /// The typed variable; throws invalid_argument naming both types when they differ.
+  template <class T, std::size_t R>
+  [[nodiscard]] Variable<T, R> as() const {
+    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
+    if (h == nullptr) {
+      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
+                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
+                             std::string(dtype_name(dtype())) + " variable of shape " +
+                             shape().to_string());
+    }
+    return h->v;
+  }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    [[nodiscard]] virtual std::int64_t id() const = 0;
+    [[nodiscard]] virtual const std::string& name() const = 0;
+    [[nodiscard]] virtual bool trainable() const = 0;
+    [[nodiscard]] virtual DType dtype() const = 0;
+    [[nodiscard]] virtual std::size_t rank() const = 0;
+    [[nodiscard]] virtual Shape shape() const = 0;
+    [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
+    virtual void assign(const AnyTensor& v) const = 0;
+    [[nodiscard]] virtual void* writable_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
+  };
+  template <class T, std::size_t R>
+  struct Holder final : Base {
+    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
+    std::int64_t id() const override { return v.id(); }
+    const std::string& name() const override { return v.name(); }
+    bool trainable() const override { return v.trainable(); }
+    DType dtype() const override { return dtype_v<T>; }
+    std::size_t rank() const override { return R; }
+    Shape shape() const override { return v.shape(); }
+    AnyTensor value() const override { return v.value(); }
+    AnyTensor zeros_like() const override {
+      if constexpr (numeric_element<T>) {
+        return AnyTensor(tapeflow::zeros_like(v.value()));
+      } else {
+        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
+      }
+    }
+    void assign(const AnyTensor& t) const override {
+      auto copy = v;  // handles share the variable
+      copy.assign(t.as<T, R>());
+    }
+    void* writable_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.writable_data();
+      } else {
+        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        auto [old, out] = copy.overwrite_data();
+        return {old, out};
+      } else {
+        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    Variable<T, R> v;
+  };
+  const Base& get() const {
+    if (impl_ == nullptr) {
+      throw failed_precondition("tf::AnyVariable: empty handle");
+    }
+    return *impl_;
+  }
+  std::shared_ptr<const Base> impl_;
+};
+
+/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
+inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(vars.size());
+  for (const auto& v : vars) {
+    ids.push_back(v.id());
+  }
+  return ids;
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/any_variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -13925,6 +13991,300 @@ TAPEFLOW_END_NAMESPACE
 #undef TAPEFLOW_NN_RESTRICT
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_POOLING_HPP
 // ---- end <tapeflow/ops/nn/pooling.hpp>
+// ---- begin <tapeflow/ops/training/resource_apply.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+// The fused optimizer updates, TensorFlow's training ops: ResourceApplyGradientDescent,
+// ResourceApplyKerasMomentum, ResourceApplyAdam, ResourceApplyRMSProp. Each updates a variable
+// and its slot variables in place from a gradient; the Keras optimizers run them through
+// `detail::execute`, so an update traced in a tf::function is a node of this name. Float32
+// variables only (what the optimizers accept).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <Eigen/Core>
+
+// ---- begin <tapeflow/core/detail/flush_denormals.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+// Flushing denormal floats to zero for the duration of a scope, as TensorFlow does around every
+// kernel (port::ScopedFlushDenormal). Optimizer state decays geometrically where gradients are
+// zero (MNIST's border pixels never light up), and once it reaches the denormal range each
+// multiply costs a microcode assist of ~100 cycles: Adam's update became 70% of an MLP step.
+// IWYU pragma: private
+
+
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define TAPEFLOW_HAS_MXCSR 1
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Sets flush-to-zero and denormals-are-zero on this thread while alive, restoring the previous
+/// mode on exit (the caller's own floating-point environment is left as it was).
+class ScopedFlushDenormals {
+ public:
+  ScopedFlushDenormals() noexcept {
+#if defined(TAPEFLOW_HAS_MXCSR)
+    saved_ = _mm_getcsr();
+    _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
+#elif defined(__aarch64__)
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
+    const unsigned long long flushed = saved_ | kArmFlushToZero;
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed));
+#endif
+  }
+  ~ScopedFlushDenormals() {
+#if defined(TAPEFLOW_HAS_MXCSR)
+    _mm_setcsr(saved_);
+#elif defined(__aarch64__)
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_));
+#endif
+  }
+  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+ private:
+#if defined(TAPEFLOW_HAS_MXCSR)
+  static constexpr unsigned kFlushToZero = 0x8000;     // MXCSR bit 15
+  static constexpr unsigned kDenormalsAreZero = 0x40;  // MXCSR bit 6
+  unsigned saved_ = 0;
+#elif defined(__aarch64__)
+  static constexpr unsigned long long kArmFlushToZero = 1ULL << 24;  // FPCR.FZ
+  unsigned long long saved_ = 0;
+#endif
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+// ---- end <tapeflow/core/detail/flush_denormals.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// The rules are whole-array expressions over flat float buffers, which Eigen vectorizes
+/// (sqrt included) whatever the user's -fno-math-errno setting.
+using FlatArray = Eigen::Map<Eigen::ArrayXf>;
+using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
+
+/// The checks every update shares: a float32 variable (and slots) with the gradient's shape.
+template <class Op>
+void check_apply_operands(const AnyVariable& var, std::initializer_list<const AnyVariable*> slots,
+                          const Shape& grad_shape) {
+  auto name = [](const AnyVariable& v) { return v.has_value() ? "'" + v.name() + "'" : "none"; };
+  for (const AnyVariable* v : slots) {
+    if (!v->has_value() || v->dtype() != DType::float32 || v->shape() != var.shape()) {
+      throw invalid_argument(std::string(Op::name) + ": slot variable " + name(*v) +
+                             " must be a float32 variable of the shape of " + name(var));
+    }
+  }
+  if (!var.has_value() || var.dtype() != DType::float32) {
+    throw invalid_argument(std::string(Op::name) + ": variable " + name(var) +
+                           " must be a float32 variable");
+  }
+  if (grad_shape != var.shape()) {
+    throw invalid_argument(std::string(Op::name) + ": gradient of shape " + grad_shape.to_string() +
+                           " for variable '" + var.name() + "' of shape " +
+                           var.shape().to_string());
+  }
+}
+
+/// Runs `rule(n, old, var, slots, g)` over the variable, its slots and the gradient `g`, in
+/// place: `var[i]` is written from `old[i]`, the same buffer unless a reader or a tape holds
+/// the variable's value, in which case `var` is a fresh buffer (copy-on-write without a
+/// separate copy pass). The update is memory-bound, so large variables are split over the
+/// thread pool, in blocks that stay in L1/L2 so the rule's several sweeps cost one pass.
+template <std::size_t NumSlots, class Rule>
+void apply_update_kernel(const AnyVariable& var, const std::array<AnyVariable, NumSlots>& slot_vars,
+                         const float* g, Rule&& rule) {
+  std::array<float*, NumSlots + 1> slots{};  // +1: no zero-length array
+  for (std::size_t i = 0; i < NumSlots; ++i) {
+    slots[i] = static_cast<float*>(slot_vars[i].writable_raw_data());
+  }
+  const auto [old_raw, out_raw] = var.overwrite_raw_data();
+  const auto* old = static_cast<const float*>(old_raw);
+  auto* out = static_cast<float*>(out_raw);
+  constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
+  backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
+    const ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
+    constexpr std::int64_t block = 2048;
+    std::array<float*, NumSlots + 1> part{};
+    for (std::int64_t o = b; o < e; o += block) {
+      for (std::size_t i = 0; i < NumSlots; ++i) {
+        part[i] = slots[i] + o;
+      }
+      rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
+    }
+  });
+}
+
+inline float scalar(const Tensor<float, 0>& t) { return *t.data(); }
+
+}  // namespace detail
+
+namespace ops {
+
+/// var -= alpha * delta (TensorFlow op "ResourceApplyGradientDescent").
+struct ResourceApplyGradientDescent {
+  static constexpr std::string_view name = "ResourceApplyGradientDescent";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
+    detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& alpha,
+               const Tensor<float, R>& delta) const {
+    const float lr = detail::scalar(alpha);
+    detail::apply_update_kernel<0>(
+        var, {}, delta.data(),
+        [&](std::int64_t n, const float* old, float* v, float**, const float* g) {
+          detail::FlatArray(v, n) =
+              detail::ConstFlatArray(old, n) - lr * detail::ConstFlatArray(g, n);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// Keras's momentum (TensorFlow op "ResourceApplyKerasMomentum"):
+/// accum = momentum * accum - lr * grad; var += accum
+/// (use_nesterov: var += momentum * accum - lr * grad).
+struct ResourceApplyKerasMomentum {
+  static constexpr std::string_view name = "ResourceApplyKerasMomentum";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable accum;
+  bool use_nesterov = false;
+
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"use_nesterov", detail::bool_text(use_nesterov)}, {"variable", var.name()}};
+  }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
+                         const Tensor<float, 0>&) const {
+    detail::check_apply_operands<ResourceApplyKerasMomentum>(var, {&accum}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, R>& grad,
+               const Tensor<float, 0>& momentum) const {
+    const float lr = detail::scalar(lr_t);
+    const float mu = detail::scalar(momentum);
+    const bool nesterov = use_nesterov;
+    detail::apply_update_kernel<1>(
+        var, {accum}, grad.data(),
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+          detail::FlatArray a(s[0], n);
+          const detail::ConstFlatArray g(gp, n);
+          a = mu * a - lr * g;
+          if (nesterov) {
+            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + mu * a - lr * g;
+          } else {
+            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + a;
+          }
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// Adam (TensorFlow op "ResourceApplyAdam"): m = beta1 m + (1 - beta1) grad;
+/// v = beta2 v + (1 - beta2) grad^2;
+/// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon).
+struct ResourceApplyAdam {
+  static constexpr std::string_view name = "ResourceApplyAdam";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable m;
+  AnyVariable v;
+
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"use_nesterov", "false"}, {"variable", var.name()}};
+  }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, R>& grad) const {
+    detail::check_apply_operands<ResourceApplyAdam>(var, {&m, &v}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& beta1_power,
+               const Tensor<float, 0>& beta2_power, const Tensor<float, 0>& lr,
+               const Tensor<float, 0>& beta1, const Tensor<float, 0>& beta2,
+               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
+    const float b1 = detail::scalar(beta1), b2 = detail::scalar(beta2);
+    const float eps = detail::scalar(epsilon);
+    const float alpha = detail::scalar(lr) * std::sqrt(1.0f - detail::scalar(beta2_power)) /
+                        (1.0f - detail::scalar(beta1_power));
+    detail::apply_update_kernel<2>(
+        var, {m, v}, grad.data(),
+        [&](std::int64_t n, const float* old, float* out, float** s, const float* gp) {
+          detail::FlatArray mean(s[0], n);
+          detail::FlatArray second(s[1], n);
+          const detail::ConstFlatArray g(gp, n);
+          mean = b1 * mean + (1.0f - b1) * g;
+          second = b2 * second + (1.0f - b2) * g.square();
+          detail::FlatArray(out, n) =
+              detail::ConstFlatArray(old, n) - alpha * mean / (second.sqrt() + eps);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// RMSprop without momentum, not centered (TensorFlow op "ResourceApplyRMSProp" without its
+/// momentum accumulator, which Keras's RMSprop(momentum=0) does not create):
+/// ms = rho ms + (1 - rho) grad^2; var -= lr grad / sqrt(ms + epsilon) (epsilon inside the
+/// root, as TensorFlow's kernel, Keras 3 and tf_keras have it).
+struct ResourceApplyRMSProp {
+  static constexpr std::string_view name = "ResourceApplyRMSProp";
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable ms;
+
+  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, R>& grad) const {
+    detail::check_apply_operands<ResourceApplyRMSProp>(var, {&ms}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, 0>& rho_t,
+               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
+    const float lr = detail::scalar(lr_t), rho = detail::scalar(rho_t);
+    const float eps = detail::scalar(epsilon);
+    detail::apply_update_kernel<1>(
+        var, {ms}, grad.data(),
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
+          detail::FlatArray r(s[0], n);
+          const detail::ConstFlatArray g(gp, n);
+          r = rho * r + (1.0f - rho) * g.square();
+          detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) - lr * g / (r + eps).sqrt();
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+// ---- end <tapeflow/ops/training/resource_apply.hpp>
 
 // Last, after every op: with TAPEFLOW_PRECOMPILED it declares their common specializations
 // extern (tapeflow::instantiations).

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
-#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/detail/tape_record.hpp>
+#include <tapeflow/ops/state/any_variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 

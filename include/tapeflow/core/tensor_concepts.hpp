@@ -4,11 +4,20 @@
 #include <concepts>
 #include <type_traits>
 
+#include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
+
+// Declared here, defined above ops (its reads and writes are ops): an operand may be a
+// variable wherever a tensor is accepted.
+template <element_type T, std::size_t Rank>
+class Variable;
+template <class X>
+struct is_variable : std::false_type {};
+template <class T, std::size_t R>
+struct is_variable<Variable<T, R>> : std::true_type {};
 
 /// Anything an op accepts as a tensor operand: `Tensor<T, R>` or `Variable<T, R>` (read).
 template <class X>

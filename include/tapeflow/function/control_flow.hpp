@@ -37,12 +37,12 @@
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/function/detail/control_flow_gradient.hpp>
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/function/graph.hpp>
 #include <tapeflow/function/tensor_array.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 

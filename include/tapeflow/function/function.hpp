@@ -40,10 +40,10 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/function/detail/observer.hpp>
 #include <tapeflow/function/graph.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 

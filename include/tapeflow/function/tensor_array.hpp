@@ -42,7 +42,6 @@
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/array/concat.hpp>
 #include <tapeflow/ops/array/gather.hpp>
@@ -50,6 +49,7 @@
 #include <tapeflow/ops/array/stack.hpp>
 #include <tapeflow/ops/array/where.hpp>
 #include <tapeflow/ops/math/compare.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 

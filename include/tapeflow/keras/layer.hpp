@@ -28,14 +28,14 @@
 #include <utility>
 #include <vector>
 
-#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/initializers.hpp>
+#include <tapeflow/ops/state/any_variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 #include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE

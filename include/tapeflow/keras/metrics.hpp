@@ -12,12 +12,12 @@
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/ops/math/argmax.hpp>
 #include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/math/compare.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {

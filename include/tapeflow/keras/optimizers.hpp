@@ -22,19 +22,20 @@
 #include <utility>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include <tapeflow/autodiff/gradient_tape.hpp>
-#include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/any_tensor.hpp>
-#include <tapeflow/core/any_variable.hpp>
-#include <tapeflow/core/detail/flush_denormals.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/schedules.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
+#include <tapeflow/ops/state/any_variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+#include <tapeflow/ops/training/resource_apply.hpp>
 #include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -53,16 +54,48 @@ namespace optimizers {
 /// `double(std::int64_t step)` callable).
 class LearningRate {
  public:
-  LearningRate(double value) : value_(value) {}    // NOLINT(google-explicit-constructor)
+  /// A constant rate.
+  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  /// A rate that depends on the step (the optimizer's `iterations` before the update).
   LearningRate(schedules::LearningRateSchedule s)  // NOLINT(google-explicit-constructor)
       : schedule_(std::move(s)) {}
+  /// The rate at `step`.
   [[nodiscard]] double at(std::int64_t step) const { return schedule_ ? schedule_(step) : value_; }
+  /// Whether it is a schedule rather than a constant.
   [[nodiscard]] bool is_schedule() const noexcept { return bool(schedule_); }
+  /// The schedule (empty for a constant rate).
+  [[nodiscard]] const schedules::LearningRateSchedule& schedule() const noexcept {
+    return schedule_;
+  }
 
  private:
   double value_ = 0.001;
   schedules::LearningRateSchedule schedule_;
 };
+
+}  // namespace optimizers
+}  // namespace keras
+
+namespace ops {
+/// Evaluates a learning-rate schedule at a step (the `iterations` variable's value). Keras
+/// writes a schedule in ops that TensorFlow traces; a tapeflow schedule is any C++ callable, so
+/// a traced function calls it from this op, which has no TensorFlow counterpart (it cannot be
+/// exported to a SavedModel; training steps are not).
+struct ScheduleLearningRate {
+  static constexpr std::string_view name = "ScheduleLearningRate";
+  static constexpr bool stateful = true;  // calls user code
+  static constexpr bool differentiable = false;
+  keras::optimizers::schedules::LearningRateSchedule schedule;
+
+  [[nodiscard]] OutSpec<float, 0> infer(const Tensor<std::int64_t, 0>&) const { return {}; }
+  void compute(Tensor<float, 0>& lr, const Tensor<std::int64_t, 0>& step) const {
+    *detail::tensor_access::mutable_data(lr) = float(schedule(*step.data()));
+  }
+};
+}  // namespace ops
+
+namespace keras {
+namespace optimizers {
 
 /// A slot variable: optimizer state kept per model variable.
 struct SlotVariable {
@@ -100,24 +133,18 @@ class Optimizer : public train::Trackable {
       }
     }
     build(vars);  // first step only
-    detail::trace::Graph* graph = detail::trace::active();
-    const detail::ScopedFlushDenormals flush_denormals;
-    const std::int64_t step = graph != nullptr ? 0 : iterations();
-    const double lr = graph != nullptr ? 0.0 : learning_rate_at(step);
-    if (graph == nullptr && learning_rate_.is_schedule()) {
-      s_->lr_var.assign(Tensor<float, 0>(float(lr)));  // Keras's current learning rate
-    }
+    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
+    // tf::function being traced, they become nodes that run, in this order, at each call, with
+    // the learning rate of the step that call runs.
+    const Tensor<float, 0> lr = learning_rate_tensor();
+    prepare_step(lr);
     for (std::size_t i = 0; i < grads.size(); ++i) {
       if (!grads[i].has_value() && !grads[i].is_symbolic()) {
         continue;
       }
-      if (graph != nullptr) {
-        add_update_node(*graph, vars[i], grads[i]);
-      } else {
-        update(vars[i], static_cast<const float*>(grads[i].raw_data()), lr, step);
-      }
+      apply_update(vars[i], grads[i], lr);
     }
-    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));  // traced: a node after the updates
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
   }
   /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
   template <std::size_t R>
@@ -137,6 +164,7 @@ class Optimizer : public train::Trackable {
 
   /// Number of updates applied so far (Keras: `optimizer.iterations`).
   [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
+  /// The variable counting the updates (checkpointed as `iter` / `_iterations`).
   [[nodiscard]] const Variable<std::int64_t, 0>& iterations_variable() const { return s_->iter; }
   /// The learning rate at the current step.
   [[nodiscard]] double current_learning_rate() const { return learning_rate_at(iterations()); }
@@ -159,10 +187,12 @@ class Optimizer : public train::Trackable {
     }
     notify_children_changed();
   }
+  /// Whether the slots exist (after the first step or `build`).
   [[nodiscard]] bool built() const noexcept { return s_->built; }
+  /// "SGD", "Adam", "RMSprop": the prefix of its variables' names.
   [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
   /// The op name of the update in traced graphs (TensorFlow's kernel for the same rule).
-  [[nodiscard]] virtual std::string apply_op_name() const { return "ResourceApply" + name(); }
+  [[nodiscard]] virtual std::string apply_op_name() const = 0;
 
   /// The optimizer's state under `layout` (Note [Object-graph layouts]).
   [[nodiscard]] std::vector<train::TrackableReference> trackable_children(
@@ -253,6 +283,7 @@ class Optimizer : public train::Trackable {
   }
 
  protected:
+  /// Creates the `iterations` variable and the hyperparameter variables Keras tracks.
   Optimizer(std::string name, LearningRate lr)
       : s_(std::make_shared<State>()), learning_rate_(std::move(lr)) {
     s_->name = std::move(name);
@@ -288,63 +319,29 @@ class Optimizer : public train::Trackable {
     }
     return double(s_->lr_var.value().item());
   }
-  /// The update rule for one variable: `g` points to its gradient (same size).
-  virtual void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) = 0;
-
-  /// A flat float buffer as an Eigen array: the rules below are whole-array expressions, which
-  /// Eigen vectorizes (sqrt included) whatever the user's -fno-math-errno setting.
-  using FlatArray = Eigen::Map<Eigen::ArrayXf>;
-  using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
-
-  /// Runs `rule(n, old, var, slots, g)` over the variable, the slots named by `slot_names` and
-  /// the gradient `g`, in place (TensorFlow's ResourceApply* kernels): `var[i]` is written
-  /// from `old[i]`, the same buffer unless a live tape holds the variable's value, in which
-  /// case `var` is a fresh buffer (copy-on-write without a separate copy pass). The update
-  /// is memory-bound, so large variables are split over the thread pool.
-  template <class Rule>
-  void update_buffers(const AnyVariable& var, const float* g,
-                      std::initializer_list<const char*> slot_names, Rule&& rule) {
-    std::array<float*, 4> slots{};
-    std::size_t num_slots = 0;
-    for (const char* s : slot_names) {
-      slots.at(num_slots++) = static_cast<float*>(slot(var, s).writable_raw_data());
-    }
-    const auto [old_raw, out_raw] = var.overwrite_raw_data();
-    const auto* old = static_cast<const float*>(old_raw);
-    auto* out = static_cast<float*>(out_raw);
-    constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
-    backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
-      const detail::ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
-      // Blocks that stay in L1/L2, so the rule's several array sweeps cost one pass over memory.
-      constexpr std::int64_t block = 2048;
-      std::array<float*, 4> part{};
-      for (std::int64_t o = b; o < e; o += block) {
-        for (std::size_t i = 0; i < num_slots; ++i) {
-          part.at(i) = slots.at(i) + o;
-        }
-        rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
-      }
-    });
-  }
-
- private:
-  struct State {
-    std::string name;
-    Variable<std::int64_t, 0> iter;
-    Variable<float, 0> lr_var;
-    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
-    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
-    std::vector<SlotVariable> slot_list;
-    bool built = false;
-    std::vector<AnyVariable> built_vars;
-    ChildrenChangedHook hook;
-  };
-
+  /// Computes what every variable's update of this step shares (Adam's beta powers) from the
+  /// learning rate and the `iterations` variable, as ops.
+  virtual void prepare_step(const Tensor<float, 0>& lr) { (void)lr; }
+  /// Runs the update op (a ResourceApply*) of one variable (`run_update`).
+  virtual void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                            const Tensor<float, 0>& lr) = 0;
+  /// `f.template operator()<R>()` with the variable's rank R.
   template <class F>
   static auto with_rank(const AnyVariable& var, F&& f) {
     return detail::visit_rank<0, 5>(var.rank(),
                                     "tf::keras::optimizers: variable '" + var.name() + "'", f);
   }
+  /// Runs `op` on `inputs...` and then the gradient, typed by the variable's rank.
+  template <class Op, class... Inputs>
+  static void run_update(const Op& op, const AnyVariable& var, const AnyTensor& grad,
+                         const Inputs&... inputs) {
+    with_rank(var, [&]<std::size_t R>() {
+      (void)detail::execute(op, inputs..., grad.unchecked_as<float, R>());
+    });
+  }
+  /// A scalar hyperparameter as an input of the update ops.
+  static Tensor<float, 0> scalar(double v) { return Tensor<float, 0>(float(v)); }
+  /// The slot `slot_name` of `var`, created (zeros) on first use.
   AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
     auto key = std::make_pair(var.id(), slot_name);
     auto it = s_->slots.find(key);
@@ -364,57 +361,43 @@ class Optimizer : public train::Trackable {
     return created;
   }
 
-  // A graph node that updates `var` with the gradient in its input slot when the traced
-  // function runs; it calls back into this object, so it first checks the object still lives.
-  void add_update_node(detail::trace::Graph& graph, const AnyVariable& var, const AnyTensor& grad) {
-    detail::trace::GraphNode node;
-    node.op = apply_op_name();
-    node.attrs = {{"variable", var.name()}};
-    node.stateful = true;
-    node.dtype = DType::float32;
-    node.shape = var.shape();
-    node.inputs.push_back(with_rank(
-        var, [&]<std::size_t R>() { return graph.slot_of(grad.unchecked_as<float, R>()); }));
-    node.run = [self = this, alive = std::weak_ptr<const int>(lifetime_.token), var,
-                op = node.op](std::span<const AnyTensor> values) {
-      if (alive.expired()) {
-        throw failed_precondition("tf::function: the optimizer of " + op + " on '" + var.name() +
-                                  "' was destroyed (or moved from) after the function traced it");
-      }
-      const detail::ScopedFlushDenormals flush;
-      const std::int64_t step = self->iterations();
-      const double lr = self->learning_rate_at(step);
-      if (self->learning_rate_.is_schedule()) {
-        self->s_->lr_var.assign(Tensor<float, 0>(float(lr)));
-      }
-      self->update(var, static_cast<const float*>(values[0].raw_data()), lr, step);
-      return AnyTensor{};
-    };
-    graph.add_node(std::move(node), 0);
-  }
-
-  // Each optimizer object (not its shared state) has its own token: a copy or move gets a new
-  // one, so traced update nodes can tell whether the object they call back into still exists.
-  struct LifetimeToken {
-    std::shared_ptr<const int> token = std::make_shared<const int>(0);
-    LifetimeToken() = default;
-    LifetimeToken(const LifetimeToken&) : LifetimeToken() {}
-    LifetimeToken& operator=(const LifetimeToken&) { return *this; }
-    ~LifetimeToken() = default;
+ private:
+  struct State {
+    std::string name;
+    Variable<std::int64_t, 0> iter;
+    Variable<float, 0> lr_var;
+    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
+    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
+    std::vector<SlotVariable> slot_list;
+    bool built = false;
+    std::vector<AnyVariable> built_vars;
+    ChildrenChangedHook hook;
   };
 
+  // The learning rate of this step as a tensor: the schedule's at `iterations` (an op that
+  // calls it when a traced function runs), kept in the learning-rate variable as Keras does;
+  // or that variable's value, which a checkpoint restores.
+  Tensor<float, 0> learning_rate_tensor() {
+    if (!learning_rate_.is_schedule()) {
+      return s_->lr_var.value();
+    }
+    auto lr =
+        detail::execute(ops::ScheduleLearningRate{learning_rate_.schedule()}, s_->iter.value());
+    s_->lr_var.assign(lr);
+    return lr;
+  }
+
   std::shared_ptr<State> s_;
-  LifetimeToken lifetime_;
 
  protected:
-  LearningRate learning_rate_;
+  LearningRate learning_rate_;  ///< as given (a value or a schedule)
 };
 
 /// Keyword arguments of SGD.
 struct SGDOptions {
-  LearningRate learning_rate = 0.01;
-  double momentum = 0.0;
-  bool nesterov = false;
+  LearningRate learning_rate = 0.01;  ///< a value or a schedule
+  double momentum = 0.0;              ///< 0: plain gradient descent, no slot
+  bool nesterov = false;              ///< Nesterov momentum
 };
 
 /// Gradient descent, optionally with (Nesterov) momentum (tf.keras.optimizers.SGD):
@@ -423,8 +406,10 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   [[nodiscard]] std::string apply_op_name() const override {
-    return o_.momentum == 0.0 ? "ResourceApplyGradientDescent" : "ResourceApplyKerasMomentum";
+    return std::string(o_.momentum == 0.0 ? ops::ResourceApplyGradientDescent::name
+                                          : ops::ResourceApplyKerasMomentum::name);
   }
+  /// `tf.keras.optimizers.SGD(learning_rate, momentum, nesterov)`.
   explicit SGD(SGDOptions o = {}) : Optimizer("SGD", o.learning_rate), o_(o) {
     hyper("momentum", o.momentum);
   }
@@ -441,46 +426,40 @@ class SGD : public Optimizer {
     const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
     return {{"momentums", has ? "momentum" : nullptr}};
   }
-  void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
-    const float lr_f = float(lr);
-    const float mu = float(o_.momentum);
+  void prepare_step(const Tensor<float, 0>&) override { momentum_ = scalar(o_.momentum); }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
     if (o_.momentum == 0.0) {
-      update_buffers(var, g, {},
-                     [&](std::int64_t n, const float* old, float* v, float**, const float* gp) {
-                       FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * ConstFlatArray(gp, n);
-                     });
-      return;
+      run_update(ops::ResourceApplyGradientDescent{var}, var, grad, lr);
+    } else {
+      const ops::ResourceApplyKerasMomentum op{var, slot(var, "momentum"), o_.nesterov};
+      with_rank(var, [&]<std::size_t R>() {
+        (void)detail::execute(op, lr, grad.unchecked_as<float, R>(), momentum_);
+      });
     }
-    const bool nesterov = o_.nesterov;
-    update_buffers(var, g, {"momentum"},
-                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-                     FlatArray m(s[0], n);
-                     const ConstFlatArray grad(gp, n);
-                     m = mu * m - lr_f * grad;
-                     if (nesterov) {
-                       FlatArray(v, n) = ConstFlatArray(old, n) + mu * m - lr_f * grad;
-                     } else {
-                       FlatArray(v, n) = ConstFlatArray(old, n) + m;
-                     }
-                   });
   }
 
  private:
   SGDOptions o_;
+  Tensor<float, 0> momentum_;  // this step's input to ResourceApplyKerasMomentum
 };
 
 /// Keyword arguments of Adam (Keras defaults).
 struct AdamOptions {
-  LearningRate learning_rate = 0.001;
-  double beta_1 = 0.9;
-  double beta_2 = 0.999;
-  double epsilon = 1e-7;
+  LearningRate learning_rate = 0.001;  ///< a value or a schedule
+  double beta_1 = 0.9;                 ///< decay of the first-moment estimate
+  double beta_2 = 0.999;               ///< decay of the second-moment estimate
+  double epsilon = 1e-7;               ///< added to the root of the second moment
 };
 
 /// Adam (tf.keras.optimizers.Adam): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 /// var -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon), t = step + 1.
 class Adam : public Optimizer {
  public:
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(ops::ResourceApplyAdam::name);
+  }
+  /// `tf.keras.optimizers.Adam(learning_rate, beta_1, beta_2, epsilon)`.
   explicit Adam(AdamOptions o = {}) : Optimizer("Adam", o.learning_rate), o_(o) {
     hyper("beta_1", o.beta_1);
     hyper("beta_2", o.beta_2);
@@ -492,31 +471,31 @@ class Adam : public Optimizer {
       train::Layout) const override {
     return {{"_momentums", "m"}, {"_velocities", "v"}};
   }
-  void update(const AnyVariable& var, const float* g, double lr, std::int64_t step) override {
-    const double t = double(step + 1);
-    const float lr_t =
-        float(lr * std::sqrt(1.0 - std::pow(o_.beta_2, t)) / (1.0 - std::pow(o_.beta_1, t)));
-    const float b1 = float(o_.beta_1), b2 = float(o_.beta_2), eps = float(o_.epsilon);
-    update_buffers(var, g, {"m", "v"},
-                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-                     FlatArray m(s[0], n);
-                     FlatArray u(s[1], n);
-                     const ConstFlatArray grad(gp, n);
-                     m = b1 * m + (1.0f - b1) * grad;
-                     u = b2 * u + (1.0f - b2) * grad.square();
-                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_t * m / (u.sqrt() + eps);
-                   });
+  // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
+  void prepare_step(const Tensor<float, 0>&) override {
+    const auto t = cast<float>(iterations_variable().value()) + 1.0f;
+    beta_1_ = scalar(o_.beta_1);
+    beta_2_ = scalar(o_.beta_2);
+    epsilon_ = scalar(o_.epsilon);
+    beta_1_power_ = pow(beta_1_, t);
+    beta_2_power_ = pow(beta_2_, t);
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    run_update(ops::ResourceApplyAdam{var, slot(var, "m"), slot(var, "v")}, var, grad,
+               beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_);
   }
 
  private:
   AdamOptions o_;
+  Tensor<float, 0> beta_1_, beta_2_, epsilon_, beta_1_power_, beta_2_power_;
 };
 
 /// Keyword arguments of RMSprop (Keras defaults).
 struct RMSpropOptions {
-  LearningRate learning_rate = 0.001;
-  double rho = 0.9;
-  double epsilon = 1e-7;
+  LearningRate learning_rate = 0.001;  ///< a value or a schedule
+  double rho = 0.9;                    ///< decay of the mean square
+  double epsilon = 1e-7;               ///< added inside the root
 };
 
 /// RMSprop (tf.keras.optimizers.RMSprop, no momentum, not centered):
@@ -524,7 +503,10 @@ struct RMSpropOptions {
 /// as Keras 3, tf_keras and TensorFlow's ApplyRMSProp kernel have it).
 class RMSprop : public Optimizer {
  public:
-  [[nodiscard]] std::string apply_op_name() const override { return "ResourceApplyRMSProp"; }
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(ops::ResourceApplyRMSProp::name);
+  }
+  /// `tf.keras.optimizers.RMSprop(learning_rate, rho, epsilon)`.
   explicit RMSprop(RMSpropOptions o = {}) : Optimizer("RMSprop", o.learning_rate), o_(o) {
     hyper("rho", o.rho);
   }
@@ -535,19 +517,18 @@ class RMSprop : public Optimizer {
       train::Layout) const override {
     return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
   }
-  void update(const AnyVariable& var, const float* g, double lr, std::int64_t) override {
-    const float lr_f = float(lr), rho = float(o_.rho), eps = float(o_.epsilon);
-    update_buffers(var, g, {"rms"},
-                   [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-                     FlatArray r(s[0], n);
-                     const ConstFlatArray grad(gp, n);
-                     r = rho * r + (1.0f - rho) * grad.square();
-                     FlatArray(v, n) = ConstFlatArray(old, n) - lr_f * grad / (r + eps).sqrt();
-                   });
+  void prepare_step(const Tensor<float, 0>&) override {
+    rho_ = scalar(o_.rho);
+    epsilon_ = scalar(o_.epsilon);
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    run_update(ops::ResourceApplyRMSProp{var, slot(var, "rms")}, var, grad, lr, rho_, epsilon_);
   }
 
  private:
   RMSpropOptions o_;
+  Tensor<float, 0> rho_, epsilon_;
 };
 
 /// A shared handle to an optimizer (what `compile` stores); converts from any Optimizer, and
@@ -555,11 +536,14 @@ class RMSprop : public Optimizer {
 class OptimizerHandle {
  public:
   OptimizerHandle() = default;
+  /// Copies optimizer `o` into shared storage; its state (slots, iterations) stays shared.
   template <class O>
     requires std::derived_from<std::remove_cvref_t<O>, Optimizer>
   OptimizerHandle(O&& o)  // NOLINT(google-explicit-constructor)
       : p_(std::make_shared<std::remove_cvref_t<O>>(std::forward<O>(o))) {}
+  /// False when no optimizer was given.
   [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  /// The optimizer; failed_precondition when there is none.
   [[nodiscard]] Optimizer& get() const {
     if (!p_) {
       throw failed_precondition("tf::keras: no optimizer (pass .optimizer to compile)");

@@ -35,12 +35,12 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
-#include <tapeflow/core/any_variable.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/detail/proto_wire.hpp>
+#include <tapeflow/ops/state/any_variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 #include <tapeflow/train/checkpoint_state.hpp>
 #include <tapeflow/train/detail/object_graph.hpp>
 #include <tapeflow/train/tensor_bundle.hpp>

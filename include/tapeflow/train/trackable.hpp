@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include <tapeflow/core/any_variable.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/state/any_variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace train {

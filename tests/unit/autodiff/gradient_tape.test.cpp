@@ -4,6 +4,9 @@
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/ops/linalg/matmul.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_autodiff_gradient_tape {
+
 namespace tf = tapeflow;
 
 TEST_CASE("gradient of a variable read inside the tape", "[autodiff][gradient_tape]") {
@@ -157,3 +160,5 @@ TEST_CASE("ops without a gradient report it when differentiated", "[autodiff][gr
   auto s = tf::sign(x) * x;  // sign stops the gradient on its branch
   CHECK(tape.gradient(s, x)->numpy() == std::vector<double>{1, 1});
 }
+
+}  // namespace test_autodiff_gradient_tape

@@ -7,6 +7,9 @@
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_backend_thread_pool {
+
 namespace cpu = tapeflow::backend::cpu;
 
 TEST_CASE("parallel_for covers the range exactly once", "[backend][thread_pool]") {
@@ -70,3 +73,5 @@ TEST_CASE("several caller threads share the global pool", "[backend][thread_pool
   CHECK(total.load() == 4 * 50 * 1000);
   CHECK(cpu::ThreadPool::global().num_threads() >= 1);
 }
+
+}  // namespace test_backend_thread_pool

@@ -5,6 +5,9 @@
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/constant.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_core_any_tensor {
+
 namespace tf = tapeflow;
 
 TEST_CASE("AnyTensor erases and recovers types", "[core][any_tensor]") {
@@ -25,3 +28,5 @@ TEST_CASE("AnyTensor erases and recovers types", "[core][any_tensor]") {
   os << tf::AnyTensor(tf::constant<std::int64_t>({1, 2}));
   CHECK(os.str() == "tf.Tensor([1 2], shape=(2,), dtype=int64)");
 }
+
+}  // namespace test_core_any_tensor

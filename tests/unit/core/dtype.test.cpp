@@ -6,6 +6,9 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_core_dtype {
+
 namespace tf = tapeflow;
 
 TEST_CASE("dtypes carry TensorFlow's numbers and names", "[core][dtype]") {
@@ -49,3 +52,5 @@ TEST_CASE("errors derive from tf::error with TensorFlow's codes", "[core][errors
   CHECK(std::string(tf::invalid_argument("x").code()) == "INVALID_ARGUMENT");
   CHECK(std::string(tf::unimplemented("x").code()) == "UNIMPLEMENTED");
 }
+
+}  // namespace test_core_dtype

@@ -9,7 +9,10 @@
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_core_tensor {
 
 namespace tf = tapeflow;
 
@@ -170,3 +173,5 @@ TEST_CASE("a tensor with static lifetime outlives the per-thread buffer cache", 
   { auto other = tf::fill<float>({1000}, 3.0f); }  // the cache's list for this size is in use
   CHECK(static_lifetime_tensor.values()[999] == 2.0f);
 }
+
+}  // namespace test_core_tensor

@@ -3,6 +3,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_core_trace_graph {
+
 namespace tf = tapeflow;
 namespace trace = tapeflow::detail::trace;
 
@@ -54,3 +57,5 @@ TEST_CASE("trace scopes nest and suspend", "[core][trace_graph]") {
   }
   CHECK(trace::active() == nullptr);
 }
+
+}  // namespace test_core_trace_graph

@@ -10,6 +10,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_adaptors {
+
 namespace tf = tapeflow;
 using I64 = std::vector<std::int64_t>;
 
@@ -296,3 +299,5 @@ TEST_CASE("AnyDataset<E> erases the pipeline type", "[data][adaptor]") {
   tf::data::AnyDataset deduced = tf::data::range(3) | tf::data::batch(2);
   CHECK(batches(deduced) == std::vector<I64>{{0, 1}, {2}});
 }
+
+}  // namespace test_data_adaptors

@@ -13,6 +13,9 @@
 #include <tapeflow/data.hpp>
 #include <tapeflow/image/flip_left_right.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_features {
+
 namespace tf = tapeflow;
 using I64 = std::vector<std::int64_t>;
 using Catch::Matchers::Contains;
@@ -354,3 +357,5 @@ TEST_CASE("the quick reference example runs", "[data][features]") {
   }
   CHECK(batches == 1);
 }
+
+}  // namespace test_data_features

@@ -19,6 +19,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_from_range {
+
 namespace tf = tapeflow;
 using I64 = std::vector<std::int64_t>;
 
@@ -216,3 +219,5 @@ TEST_CASE("from_range feeds threaded stages and round-trips through range-v3 vie
   }
   CHECK(seen == std::vector<std::pair<std::int64_t, double>>{{0, 0.5}, {1, 1.5}});
 }
+
+}  // namespace test_data_from_range

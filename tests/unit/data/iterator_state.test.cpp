@@ -9,6 +9,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_iterator_state {
+
 namespace tf = tapeflow;
 
 TEST_CASE("save_state/restore_state resume from_tensor_slices | shuffle | batch exactly",
@@ -376,3 +379,5 @@ TEST_CASE("interleave saves the open datasets and the cycle position", "[data][s
   auto other = three.iter();
   CHECK_THROWS_AS(other.restore_state(it.save_state()), tf::invalid_argument);
 }
+
+}  // namespace test_data_iterator_state

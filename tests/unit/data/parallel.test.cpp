@@ -15,6 +15,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_parallel {
+
 namespace tf = tapeflow;
 using I64 = std::vector<std::int64_t>;
 using namespace std::chrono_literals;
@@ -256,3 +259,5 @@ TEST_CASE("autotune stays within the memory budget", "[data][parallel]") {
   CHECK(max_buffer <= 3);
   CHECK(max_buffer >= 1);
 }
+
+}  // namespace test_data_parallel

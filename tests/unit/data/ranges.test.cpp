@@ -26,6 +26,9 @@
 
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_ranges {
+
 namespace tf = tapeflow;
 using I64 = std::vector<std::int64_t>;
 using T64 = tf::Tensor<std::int64_t, 0>;
@@ -267,3 +270,5 @@ TEST_CASE("default-constructed datasets are placeholders: empty, or a typed erro
                             tf::data::filter([k = 0](const T64& x) { return x.item() > k; }));
   CHECK_THROWS_AS(Filtered{}.begin(), tf::failed_precondition);
 }
+
+}  // namespace test_data_ranges

@@ -10,6 +10,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_shuffle {
+
 namespace tf = tapeflow;
 using I64 = std::vector<std::int64_t>;
 
@@ -135,3 +138,5 @@ TEST_CASE("shuffle buffer as a byte budget", "[data][shuffle]") {
   auto by_count = tf::data::range(40) | tf::data::shuffle(4, {.seed = 5});
   CHECK(out == ints(by_count));
 }
+
+}  // namespace test_data_shuffle

@@ -13,6 +13,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_data_sources {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 
@@ -166,3 +169,5 @@ TEST_CASE("list_files globs, shuffles reproducibly, reports no match", "[data][s
   CHECK(std::set<std::string>(e1.begin(), e1.end()).size() == 20);
   CHECK_THROWS_AS(tf::data::list_files((dir / "*.nothing").string()), tf::not_found);
 }
+
+}  // namespace test_data_sources

@@ -13,6 +13,9 @@
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_function_control_flow {
+
 namespace tf = tapeflow;
 using i32 = std::int32_t;
 
@@ -571,3 +574,5 @@ TEST_CASE("traced gradients through a cond nested in a while body and a TensorAr
   }
   CHECK(f.trace_count() == 1);
 }
+
+}  // namespace test_function_control_flow

@@ -8,6 +8,9 @@
 #include <tapeflow/ops/logging/print.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_function_function {
+
 namespace tf = tapeflow;
 
 TEST_CASE("traces once per signature - the body runs only while tracing", "[function][function]") {
@@ -309,3 +312,5 @@ TEST_CASE("graph nodes carry the ops' attributes", "[function][function]") {
   CHECK_THAT(text, Catch::Contains("Softmax[axis=1]"));
   CHECK_THAT(text, Catch::Contains("Sum[keep_dims=true, reduction_indices=[1]]"));
 }
+
+}  // namespace test_function_function

@@ -10,9 +10,12 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/function/tensor_array.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_function_tensor_array {
 
 namespace {
 namespace tf = tapeflow;
@@ -225,3 +228,5 @@ TEST_CASE("TensorArray gradients flow through write+stack and unstack+read",
       },
       test_data<1>({2}, 4));
 }
+
+}  // namespace test_function_tensor_array

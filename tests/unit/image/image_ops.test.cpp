@@ -14,6 +14,9 @@
 #include <tapeflow/image.hpp>
 #include <tapeflow/io/files.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_image_image_ops {
+
 namespace tf = tapeflow;
 
 namespace {
@@ -203,3 +206,5 @@ TEST_CASE("image ops trace as TensorFlow's ops and codecs refuse symbolic input"
       tf::function([](const tf::Tensor<std::uint8_t, 3>& x) { return tf::image::encode_jpeg(x); });
   CHECK_THROWS_AS(encode(img), tf::unimplemented);
 }
+
+}  // namespace test_image_image_ops

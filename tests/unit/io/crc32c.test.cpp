@@ -8,6 +8,9 @@
 
 #include <tapeflow/io/crc32c.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_io_crc32c {
+
 namespace tf = tapeflow;
 
 namespace {
@@ -160,3 +163,5 @@ TEST_CASE("crc32c_u64 is the CRC of 8 little-endian bytes (TFRecord length field
     CHECK(tf::detail::crc32c_impl::crc32c_u64(v) == reference_crc32c(std::string_view(bytes, 8)));
   }
 }
+
+}  // namespace test_io_crc32c

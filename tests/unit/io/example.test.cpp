@@ -10,6 +10,9 @@
 #include <tapeflow/io/example.hpp>
 #include <tapeflow/io/tfrecord_reader.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_io_example {
+
 namespace tf = tapeflow;
 using namespace std::string_literals;
 namespace train = tf::train;
@@ -110,3 +113,5 @@ TEST_CASE("Example::parse rejects malformed bytes with data_loss", "[io][example
     }
   }
 }
+
+}  // namespace test_io_example

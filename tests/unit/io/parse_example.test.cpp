@@ -10,6 +10,9 @@
 #include <tapeflow/io/parse_example.hpp>
 #include <tapeflow/io/tfrecord_reader.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_io_parse_example {
+
 namespace tf = tapeflow;
 using namespace std::string_literals;
 using Catch::Matchers::Contains;
@@ -316,3 +319,5 @@ TEST_CASE("FixedLenSequenceFeature: TensorFlow's shapes, padding and errors",
                     tf::invalid_argument);
   }
 }
+
+}  // namespace test_io_parse_example

@@ -7,6 +7,9 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/io/detail/proto_wire.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_io_proto_wire {
+
 namespace tf = tapeflow;
 namespace wire = tf::detail::wire;
 using namespace std::string_literals;
@@ -188,3 +191,5 @@ TEST_CASE("reader rejects malformed input with data_loss and offsets", "[io][pro
   CHECK_THROWS_WITH(r.repeated_fixed32(*tag, [](std::uint32_t) {}),
                     Contains("not a multiple of 4"));
 }
+
+}  // namespace test_io_proto_wire

@@ -9,6 +9,9 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/io/tfrecord.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_io_tfrecord {
+
 namespace tf = tapeflow;
 using Catch::Matchers::Contains;
 using tf::io::Compression;
@@ -371,3 +374,5 @@ TEST_CASE("TFRecordReader::read_view: records in place, same checks as read", "[
   CHECK_THAT(read_all_views("views_bad_small.tfrecord").second,
              Contains("corrupted record at byte offset 16 (data CRC mismatch, length 1000)"));
 }
+
+}  // namespace test_io_tfrecord

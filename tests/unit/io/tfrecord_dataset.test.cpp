@@ -16,6 +16,9 @@
 #include <tapeflow/io/parse_example.hpp>
 #include <tapeflow/io/tfrecord_writer.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_io_tfrecord_dataset {
+
 namespace tf = tapeflow;
 using tf::io::Compression;
 
@@ -271,3 +274,5 @@ TEST_CASE("TFRecordDataset reuses a record's storage only after every holder rel
     }
   }
 }
+
+}  // namespace test_io_tfrecord_dataset

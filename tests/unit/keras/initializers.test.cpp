@@ -6,6 +6,9 @@
 
 #include <tapeflow/keras/initializers.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_initializers {
+
 namespace tf = tapeflow;
 namespace init = tf::keras::initializers;
 using Catch::Detail::Approx;
@@ -84,3 +87,5 @@ TEST_CASE("orthogonal gives orthonormal columns (or rows when wide)") {
     }
   }
 }
+
+}  // namespace test_keras_initializers

@@ -16,6 +16,9 @@
 #include <tapeflow/ops/random/random.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_layers {
+
 namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
@@ -291,3 +294,5 @@ TEST_CASE("User layers: add_weight, tracked children, restore hook, moves") {
   CHECK(moved.trainable_variables().empty());
   CHECK(moved.non_trainable_variables().size() == 4);
 }
+
+}  // namespace test_keras_layers

@@ -8,6 +8,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/keras/losses.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_losses {
+
 namespace tf = tapeflow;
 namespace losses = tf::keras::losses;
 using Catch::Detail::Approx;
@@ -105,3 +108,5 @@ TEST_CASE("a user-defined Loss") {
   losses::LossHandle h = mse;
   CHECK(h.get().name() == "my_mse");
 }
+
+}  // namespace test_keras_losses

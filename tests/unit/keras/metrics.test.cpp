@@ -7,6 +7,9 @@
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_metrics {
+
 namespace tf = tapeflow;
 namespace metrics = tf::keras::metrics;
 using Catch::Detail::Approx;
@@ -88,3 +91,5 @@ TEST_CASE("a user-defined Metric") {
   metrics::MetricHandle h = m;
   CHECK(h->name() == "my_accuracy");
 }
+
+}  // namespace test_keras_metrics

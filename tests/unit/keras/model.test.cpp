@@ -18,6 +18,9 @@
 #include <tapeflow/ops/array/slice.hpp>
 #include <tapeflow/ops/random/random.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_model {
+
 namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 using Catch::Detail::Approx;
@@ -170,3 +173,5 @@ TEST_CASE("the real MNIST, from the repository's data/") {
   }
   CHECK(ones == 1135);
 }
+
+}  // namespace test_keras_model

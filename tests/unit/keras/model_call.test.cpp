@@ -11,6 +11,9 @@
 #include <tapeflow/keras.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_model_call {
+
 namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
@@ -235,3 +238,5 @@ TEST_CASE("track checks that children are members and names are unique") {
   };
   CHECK_THROWS_WITH(Twice(), Catch::Contains("already tracks a child named 'a'"));
 }
+
+}  // namespace test_keras_model_call

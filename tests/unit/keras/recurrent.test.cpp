@@ -13,6 +13,9 @@
 #include <tapeflow/ops/reduce/reduce.hpp>
 #include <tapeflow/train/trackable.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_recurrent {
+
 namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 using Catch::Detail::Approx;
@@ -170,3 +173,5 @@ TEST_CASE("Embedding: lookup, name, gradient rows") {
   CHECK(gt(4, 1) == 3.0f);  // id 4 used three times
   CHECK(gt(2, 0) == 0.0f);
 }
+
+}  // namespace test_keras_recurrent

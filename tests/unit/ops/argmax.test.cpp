@@ -8,10 +8,13 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/math/argmax.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_argmax {
 
 namespace {
 namespace tf = tapeflow;
@@ -78,3 +81,5 @@ TEST_CASE("argmax is not differentiable", "[ops][argmax][gradient]") {
   REQUIRE(g.has_value());
   CHECK(g->numpy() == std::vector<double>{2, 6, 4});
 }
+
+}  // namespace test_ops_argmax

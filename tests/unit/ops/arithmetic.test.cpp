@@ -3,6 +3,9 @@
 
 #include <tapeflow/ops/math/arithmetic.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_arithmetic {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -60,3 +63,5 @@ TEST_CASE("arithmetic gradients", "[ops][arithmetic]") {
   check_gradients([](const auto& x, const auto& y) { return tf::minimum(x, y); }, col, row);
   check_gradients([](const auto& x) { return 3.0 - 2.0 * x / 4.0; }, a);
 }
+
+}  // namespace test_ops_arithmetic

@@ -5,6 +5,9 @@
 #include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/math/compare.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_compare {
+
 namespace tf = tapeflow;
 
 TEST_CASE("comparisons and logical ops", "[ops][compare]") {
@@ -52,3 +55,5 @@ TEST_CASE("where selects with broadcasting", "[ops][where]") {
   tapeflow_test::check_gradients(
       [&](const auto& u, const auto& v) { return tf::where(mask, u, v); }, a, b);
 }
+
+}  // namespace test_ops_compare

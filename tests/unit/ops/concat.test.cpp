@@ -10,6 +10,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/array/concat.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_concat {
+
 namespace {
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
@@ -107,3 +110,5 @@ TEST_CASE("concat gradient reaches each listed input and is second-order",
   REQUIRE(gga.has_value());
   CHECK(gga->numpy() == std::vector<double>{6, 12});
 }
+
+}  // namespace test_ops_concat

@@ -8,8 +8,11 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/array/gather.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_gather {
 
 namespace {
 namespace tf = tapeflow;
@@ -101,3 +104,5 @@ TEST_CASE("gather's gradient sums repeated indices and has a second order",
   REQUIRE(gg.has_value());
   CHECK(gg->numpy() == std::vector<double>{6, 0, 36});  // 6 p per use
 }
+
+}  // namespace test_ops_gather

@@ -3,6 +3,9 @@
 
 #include <tapeflow/ops/linalg/matmul.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_matmul {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -57,3 +60,5 @@ TEST_CASE("matmul gradients", "[ops][matmul]") {
   check_gradients([](const auto& x, const auto& y) { return tf::matmul(x, y); },
                   test_data<3>({2, 3, 4}, 1), test_data<3>({1, 4, 2}, 2));
 }
+
+}  // namespace test_ops_matmul

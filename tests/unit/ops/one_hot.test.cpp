@@ -7,10 +7,13 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/array/one_hot.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_one_hot {
 
 namespace {
 namespace tf = tapeflow;
@@ -74,3 +77,5 @@ TEST_CASE("one_hot stops gradients", "[ops][one_hot][gradient]") {
   REQUIRE(g.has_value());
   CHECK(g->numpy() == std::vector<double>{0, 1, 0});
 }
+
+}  // namespace test_ops_one_hot

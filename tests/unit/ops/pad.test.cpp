@@ -8,8 +8,11 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/array/pad.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_pad {
 
 namespace {
 namespace tf = tapeflow;
@@ -94,3 +97,5 @@ TEST_CASE("pad has a second-order gradient (through Slice)", "[ops][pad][gradien
   REQUIRE(gg.has_value());
   CHECK(gg->numpy() == std::vector<double>{6, 12});
 }
+
+}  // namespace test_ops_pad

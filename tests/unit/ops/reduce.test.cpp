@@ -3,6 +3,9 @@
 
 #include <tapeflow/ops/reduce/reduce.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_reduce {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -81,3 +84,5 @@ TEST_CASE("sums over leading and middle axes", "[ops][reduce]") {
   auto ints = tf::reshape(tf::range<std::int32_t>(0, 3000, 1), {1000, 3});
   CHECK(tf::reduce_sum(ints, 0).numpy() == std::vector<std::int32_t>{1498500, 1499500, 1500500});
 }
+
+}  // namespace test_ops_reduce

@@ -3,6 +3,9 @@
 
 #include <tapeflow/ops/array/reshape.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_reshape {
+
 namespace tf = tapeflow;
 
 TEST_CASE("reshape, expand_dims, squeeze share the buffer", "[ops][reshape]") {
@@ -34,3 +37,5 @@ TEST_CASE("reshape gradients", "[ops][reshape]") {
   tapeflow_test::check_gradients([](const auto& v) { return tf::identity(v) * v; },
                                  tapeflow_test::test_data<1>({3}));
 }
+
+}  // namespace test_ops_reshape

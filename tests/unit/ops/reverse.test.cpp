@@ -10,6 +10,9 @@
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/ops/array/reverse.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_reverse {
+
 namespace {
 
 namespace tf = tapeflow;
@@ -93,3 +96,5 @@ TEST_CASE("reverse traces as ReverseV2", "[ops][reverse][function]") {
 }
 
 }  // namespace
+
+}  // namespace test_ops_reverse

@@ -7,8 +7,11 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/math/segment.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_segment {
 
 namespace {
 namespace tf = tapeflow;
@@ -89,3 +92,5 @@ TEST_CASE("unsorted_segment_sum has a second-order gradient", "[ops][segment][gr
   REQUIRE(gg.has_value());
   CHECK(gg->numpy() == std::vector<double>{36, 36, 0});
 }
+
+}  // namespace test_ops_segment

@@ -8,8 +8,11 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/array/slice.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_slice {
 
 namespace {
 namespace tf = tapeflow;
@@ -144,3 +147,5 @@ TEST_CASE("strided_slice gradients match numerical ones, to second order",
   REQUIRE(gg.has_value());
   CHECK(gg->numpy() == std::vector<double>{6, 0, 18, 0, 30});
 }
+
+}  // namespace test_ops_slice

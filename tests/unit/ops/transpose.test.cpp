@@ -10,8 +10,11 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/ops/array/transpose.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_transpose {
 
 namespace {
 
@@ -182,3 +185,5 @@ TEST_CASE("transpose has a second-order gradient", "[ops][transpose][gradient]")
   REQUIRE(gg.has_value());
   CHECK(gg->numpy() == std::vector<double>{6, 12, 18, 24});
 }
+
+}  // namespace test_ops_transpose

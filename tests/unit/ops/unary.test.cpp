@@ -5,6 +5,9 @@
 
 #include <tapeflow/ops/math/unary.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_unary {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -75,3 +78,5 @@ TEST_CASE("relu gradient is one ReluGrad pass", "[ops][unary]") {
       [](const auto& a, const auto& b) { return tf::detail::execute(tf::ops::ReluGrad{}, a, b); },
       test_data<2>({2, 3}, 9), test_data<2>({2, 3}, 10));
 }
+
+}  // namespace test_ops_unary

@@ -12,6 +12,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/summary.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_summary_golden {
+
 namespace tf = tapeflow;
 namespace sd = tf::summary::detail;
 
@@ -211,3 +214,5 @@ TEST_CASE("TensorFlow's graph trace summary has the envelope trace_export writes
       "graph_run_metadata_graph", "1");
   CHECK(ours(records[1].second, ours_value) == records[1].second);
 }
+
+}  // namespace test_summary_golden

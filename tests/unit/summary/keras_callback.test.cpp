@@ -17,6 +17,9 @@
 #include <tapeflow/ops/random/random.hpp>
 #include <tapeflow/summary/event_reader.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_summary_keras_callback {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 using Catch::Detail::Approx;
@@ -88,3 +91,5 @@ TEST_CASE("keras TensorBoard callback logs epoch and batch scalars to train/vali
   CHECK_THROWS_AS(tf::keras::callbacks::TensorBoard(dir, {.update_freq = "sometimes"}),
                   tf::invalid_argument);
 }
+
+}  // namespace test_summary_keras_callback

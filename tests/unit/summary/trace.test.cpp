@@ -11,6 +11,9 @@
 #include <tapeflow/summary.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_summary_trace {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 namespace wire = tf::detail::wire;
@@ -253,3 +256,5 @@ TEST_CASE("summary::graph writes Event.graph_def", "[summary][graph]") {
   REQUIRE(events[1].graph_def);
   CHECK(*events[1].graph_def == tf::summary::graph_def(*f.concrete_functions().at(0)));
 }
+
+}  // namespace test_summary_trace

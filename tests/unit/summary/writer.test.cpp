@@ -11,8 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 #include <tapeflow/summary.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_summary_writer {
 
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
@@ -303,3 +306,5 @@ TEST_CASE("scalar of a Variable logs its current value", "[summary]") {
   REQUIRE(events.size() == 2);
   CHECK(float_of(events[1].values.at(0).tensor->tensor_content) == 1.5f);
 }
+
+}  // namespace test_summary_writer

@@ -18,6 +18,9 @@
 #include <tapeflow/ops.hpp>
 #include <tapeflow/train.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_train_checkpoint {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 
@@ -371,3 +374,5 @@ TEST_CASE("SIGKILL at random moments: the latest checkpoint always restores and 
   }
   REQUIRE(verified > 150);
 }
+
+}  // namespace test_train_checkpoint

@@ -12,6 +12,9 @@
 #include <tapeflow/core.hpp>
 #include <tapeflow/train.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_train_checkpoint_manager {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 
@@ -169,3 +172,5 @@ TEST_CASE("a directory managed by TensorFlow's CheckpointManager is picked up",
           std::vector<std::string>{"mgr_tf/ckpt-3", "mgr_tf/ckpt-4"});
   REQUIRE(st->last_preserved_timestamp);
 }
+
+}  // namespace test_train_checkpoint_manager

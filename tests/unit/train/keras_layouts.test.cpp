@@ -19,6 +19,9 @@
 #include <tapeflow/tapeflow.hpp>
 #include <tapeflow/train.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_train_keras_layouts {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 namespace layers = tf::keras::layers;
@@ -282,3 +285,5 @@ TEST_CASE("the default layout is Keras 3, and the report names the detected layo
   CHECK(status.report().pending.size() == 12);  // 4 weights + 8 Adam slots wait for builds
   CHECK(status.report().unexpected.empty());
 }
+
+}  // namespace test_train_keras_layouts

@@ -11,6 +11,9 @@
 #include <tapeflow/core.hpp>
 #include <tapeflow/train/tensor_bundle.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_train_tensor_bundle {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 
@@ -269,3 +272,5 @@ TEST_CASE("writer refuses bad keys and leaves no files on failure", "[train][bun
   }  // abandoned: temporaries removed
   REQUIRE(fs::is_empty("bundle_fail"));
 }
+
+}  // namespace test_train_tensor_bundle

@@ -8,7 +8,6 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/activations.hpp>
 #include <tapeflow/keras/initializers.hpp>
@@ -16,6 +15,7 @@
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {

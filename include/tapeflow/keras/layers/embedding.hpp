@@ -7,11 +7,11 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/ops/array/gather.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {

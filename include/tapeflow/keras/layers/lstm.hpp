@@ -12,7 +12,6 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
@@ -21,6 +20,7 @@
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 #include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE

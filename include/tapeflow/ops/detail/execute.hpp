@@ -267,10 +267,11 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
       return tensor_access::symbolic<typename Spec::value_type, Spec::rank>(spec.dims);
     } else {
       // forward-style ops only compute dims and share a buffer: on symbolic inputs they give
-      // a tensor without buffer, of the right dims.
+      // a tensor without buffer, of the right dims. The symbolic output keeps the identity
+      // forward gave (a variable read keeps the variable's, so tapes in the body watch it).
       auto o = op.forward(in...);
       using O = decltype(o);
-      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims());
+      return tensor_access::symbolic<typename O::value_type, O::rank_v>(o.dims(), o.id());
     }
   }();
   using Out = decltype(out);

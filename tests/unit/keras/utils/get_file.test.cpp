@@ -12,6 +12,9 @@
 #include <tapeflow/keras/datasets.hpp>
 #include <tapeflow/keras/utils/get_file.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_utils_get_file {
+
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
 
@@ -141,3 +144,5 @@ TEST_CASE("not found names every path tried, in search order", "[keras][get_file
                     Catch::Contains("fashion-mnist::load_data") &&
                         Catch::Contains((mine / "fashion-mnist").string()));
 }
+
+}  // namespace test_keras_utils_get_file

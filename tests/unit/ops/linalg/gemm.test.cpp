@@ -11,6 +11,9 @@
 
 #include <tapeflow/ops/linalg/detail/gemm.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_linalg_gemm {
+
 namespace {
 
 using tapeflow::backend::cpu::ThreadPool;
@@ -229,3 +232,5 @@ TEMPLATE_TEST_CASE("gemm with an empty dimension", "[ops][gemm]", float, std::in
     }
   }
 }
+
+}  // namespace test_ops_linalg_gemm

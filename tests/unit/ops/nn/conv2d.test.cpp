@@ -10,6 +10,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/conv2d.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_nn_conv2d {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -312,3 +315,5 @@ TEST_CASE("conv2d_transpose", "[ops][nn][conv2d]") {
       },
       test_data<4>({1, 3, 3, 2}, 92), test_data<4>({2, 2, 3, 2}, 93));
 }
+
+}  // namespace test_ops_nn_conv2d

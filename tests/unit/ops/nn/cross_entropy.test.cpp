@@ -9,6 +9,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/cross_entropy.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_nn_cross_entropy {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -145,3 +148,5 @@ TEST_CASE("softmax cross-entropy errors", "[ops][nn][cross_entropy]") {
       tf::nn::softmax_cross_entropy_with_logits(tf::constant<float>({{1, 0}, {0, 1}}), logits),
       tf::invalid_argument);
 }
+
+}  // namespace test_ops_nn_cross_entropy

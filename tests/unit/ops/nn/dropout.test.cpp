@@ -8,6 +8,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/dropout.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_nn_dropout {
+
 namespace tf = tapeflow;
 
 TEST_CASE("dropout zeroes about rate of the elements and scales the rest", "[ops][nn][dropout]") {
@@ -75,3 +78,5 @@ TEST_CASE("dropout errors", "[ops][nn][dropout]") {
                     Catch::Contains("noise_shape (2, 2)") && Catch::Contains("(2, 3)"));
   CHECK_THROWS_AS(tf::nn::dropout(x, 0.5, {.noise_shape = {2}}), tf::invalid_argument);
 }
+
+}  // namespace test_ops_nn_dropout

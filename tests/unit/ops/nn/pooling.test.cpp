@@ -13,6 +13,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/pooling.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_nn_pooling {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -251,3 +254,5 @@ TEST_CASE("pooling errors", "[ops][nn][pooling]") {
   CHECK_THROWS_WITH(tf::detail::execute(bad, tf::zeros<float>({1, 3, 2, 2})),
                     Catch::Contains("AvgPoolGrad") && Catch::Contains("(1, 2, 2, 2)"));
 }
+
+}  // namespace test_ops_nn_pooling

@@ -10,6 +10,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_nn_softmax {
+
 namespace tf = tapeflow;
 using tapeflow_test::check_gradients;
 using tapeflow_test::test_data;
@@ -131,3 +134,5 @@ TEST_CASE("softmax errors", "[ops][nn][softmax]") {
                     Catch::Contains("Softmax") && Catch::Contains("(2, 2)"));
   CHECK_THROWS_WITH(tf::nn::log_softmax(x, 5), Catch::Contains("LogSoftmax"));
 }
+
+}  // namespace test_ops_nn_softmax

@@ -8,6 +8,9 @@
 
 #include <tapeflow/ops/random/random.hpp>
 
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_random_random {
+
 namespace tf = tapeflow;
 
 namespace {
@@ -146,3 +149,5 @@ TEST_CASE("random errors", "[ops][random]") {
   CHECK_THROWS_AS(tf::random::truncated_normal<double>({-3}), tf::invalid_argument);
   CHECK(tf::random::normal<float>({0, 4}).num_elements() == 0);
 }
+
+}  // namespace test_ops_random_random

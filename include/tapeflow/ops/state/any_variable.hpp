@@ -14,8 +14,8 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
-#include <tapeflow/core/variable.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -26,17 +26,26 @@ TAPEFLOW_BEGIN_NAMESPACE
 class AnyVariable {
  public:
   AnyVariable() = default;
+  /// Erases a typed variable (shares it).
   template <class T, std::size_t R>
   AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
       : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
 
+  /// False for a default-constructed handle.
   [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
+  /// `Variable::id()` of the erased variable.
   [[nodiscard]] std::int64_t id() const { return get().id(); }
+  /// `Variable::name()` of the erased variable.
   [[nodiscard]] const std::string& name() const { return get().name(); }
+  /// `Variable::trainable()` of the erased variable.
   [[nodiscard]] bool trainable() const { return get().trainable(); }
+  /// The element type.
   [[nodiscard]] DType dtype() const { return get().dtype(); }
+  /// The rank.
   [[nodiscard]] std::size_t rank() const { return get().rank(); }
+  /// The shape.
   [[nodiscard]] Shape shape() const { return get().shape(); }
+  /// Number of elements.
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }

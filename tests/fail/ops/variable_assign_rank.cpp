@@ -1,6 +1,6 @@
 // error: the value must have the variable's dtype and rank
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 namespace tf = tapeflow;
 

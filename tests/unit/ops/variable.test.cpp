@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/variable.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_variable {
 
 namespace tf = tapeflow;
 
-TEST_CASE("Variable assign, assign_add, assign_sub", "[core][variable]") {
+TEST_CASE("Variable assign, assign_add, assign_sub", "[ops][variable]") {
   tf::Variable<float, 1> v(tf::constant<float>({1, 2, 3}), {.name = "v"});
   CHECK(v.name() == "v");
   CHECK(v.trainable());
@@ -19,7 +22,7 @@ TEST_CASE("Variable assign, assign_add, assign_sub", "[core][variable]") {
                     Catch::Contains("(2,)") && Catch::Contains("(3,)"));
 }
 
-TEST_CASE("reads are snapshots - copies are handles", "[core][variable]") {
+TEST_CASE("reads are snapshots - copies are handles", "[ops][variable]") {
   tf::Variable<double, 0> v(1.0);
   auto before = v.value();
   auto alias = v;
@@ -35,7 +38,7 @@ TEST_CASE("reads are snapshots - copies are handles", "[core][variable]") {
 }
 
 TEST_CASE("writable_data updates in place and copies only when a snapshot is held",
-          "[core][variable]") {
+          "[ops][variable]") {
   tf::Variable<float, 1> v(tf::constant<float>({1, 2}), {.name = "v"});
   const float* before = v.writable_data();
   v.writable_data()[0] = 10;  // nobody holds the value: same buffer
@@ -49,3 +52,5 @@ TEST_CASE("writable_data updates in place and copies only when a snapshot is hel
   CHECK(v.value().numpy() == std::vector<float>{10, 20});
   CHECK(v.value().id() == v.id());
 }
+
+}  // namespace test_ops_variable
