@@ -2,7 +2,7 @@
 # touches the tapeflow INTERFACE target that users link.
 #
 #   tapeflow_dev_flags                  INTERFACE target: warnings, -Werror, -march=native, -ftime-trace
-#   tapeflow_add_unit_tests([DIRECTORY <dir>])   tests/<dir>/**/<entity>.test.cpp (dir: unit)
+#   tapeflow_add_unit_tests([DIRECTORY <dir>])   tests/<dir>/<module>/**/<entity>.test.cpp (dir: unit)
 #   tapeflow_add_static_tests()          tests/static/**/*.cpp, compile-only
 #   tapeflow_add_fail_tests()            tests/fail/**/*.cpp, must not compile
 #   tapeflow_add_example(<name> SOURCES <src>...)
@@ -57,11 +57,17 @@ function(tapeflow_add_skipped_test)
   set_tests_properties("${arg_NAME}" PROPERTIES SKIP_RETURN_CODE 77)
 endfunction()
 
-# One executable per tests/<dir>/<module>/<entity>.test.cpp, named test_<module>_<entity> (nested
-# folders joined with _; other dirs than unit add <dir>_), linked with Catch2's main (compiled
-# once) and tests/support/ on the include path; its cases are registered as
-# "<module>/<entity>: <case>" with label <dir>, run in <build>/tests/work/<target>.
+# One executable per tests/<dir>/<module>/ (all its <entity>.test.cpp, nested folders included),
+# named test_<module> (other dirs than unit add <dir>_), linked with Catch2's main (compiled
+# once) and tests/support/ on the include path. Its sources are compiled as unity batches of
+# TAPEFLOW_TEST_UNITY_BATCH files: test files share most of their headers and template
+# instantiations (the ops' kernels, tape and trace closures), which a batch parses and optimizes
+# once; this halves the suite's compile time (bench/RESULTS.md, "Test build"). Each test file
+# therefore wraps its body in namespace test_<module>_<entity> (a batch is one TU).
+# Each case is registered as "<module>/<entity>: <case>" (selected by Catch's filename tag,
+# `-#`), with label <dir>, run in <build>/tests/work/test_<module>_<entity>.
 # TAPEFLOW_TEST_DATA_DIR names tests/data/ in the source tree.
+set(TAPEFLOW_TEST_UNITY_BATCH 6 CACHE STRING "test files per unity TU (1: no unity build)")
 function(tapeflow_add_unit_tests)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "DIRECTORY" "")
   if(NOT arg_DIRECTORY)
@@ -89,24 +95,43 @@ include("@_CATCH_DISCOVER_TESTS_SCRIPT@")
     target_link_libraries(tapeflow_catch_main PUBLIC Catch2::Catch2 PRIVATE tapeflow_dev_flags)
     target_compile_features(tapeflow_catch_main PUBLIC cxx_std_20)
   endif()
+  set(modules "")
   foreach(file IN LISTS files)
-    file(RELATIVE_PATH id "${root}" "${file}")
-    string(REGEX REPLACE "\\.test\\.cpp$" "" id "${id}")
+    file(RELATIVE_PATH rel "${root}" "${file}")
+    string(REGEX MATCH "^[^/]+" module "${rel}")
+    list(APPEND modules "${module}")
+    list(APPEND "sources_${module}" "${file}")
+  endforeach()
+  list(REMOVE_DUPLICATES modules)
+  foreach(module IN LISTS modules)
+    set(id "${module}")
     if(NOT arg_DIRECTORY STREQUAL "unit")
       set(id "${arg_DIRECTORY}/${id}")
     endif()
     string(MAKE_C_IDENTIFIER "test_${id}" target)
-    add_executable(${target} "${file}")
+    add_executable(${target} ${sources_${module}})
     target_link_libraries(${target} PRIVATE tapeflow::tapeflow tapeflow_catch_main tapeflow_dev_flags)
     target_include_directories(${target} PRIVATE "${tapeflow_SOURCE_DIR}/tests/support")
     target_compile_definitions(${target} PRIVATE
       "TAPEFLOW_TEST_DATA_DIR=\"${tapeflow_SOURCE_DIR}/tests/data\"")
-    set(workdir "${CMAKE_CURRENT_BINARY_DIR}/work/${target}")
-    file(MAKE_DIRECTORY "${workdir}")
-    # --warn NoTests: a registered name that selects no case fails instead of passing (CMake
-    # splits a case name at ';' into names that match nothing).
-    catch_discover_tests(${target} TEST_PREFIX "${id}:" WORKING_DIRECTORY "${workdir}"
-                         EXTRA_ARGS --warn NoTests PROPERTIES LABELS "${arg_DIRECTORY}")
+    if(TAPEFLOW_TEST_UNITY_BATCH GREATER 1)
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+                                                 UNITY_BUILD_BATCH_SIZE ${TAPEFLOW_TEST_UNITY_BATCH})
+    endif()
+    foreach(file IN LISTS sources_${module})
+      file(RELATIVE_PATH entity "${root}/${module}" "${file}")
+      string(REGEX REPLACE "\\.test\\.cpp$" "" entity "${entity}")
+      get_filename_component(stem "${file}" NAME)
+      string(REGEX REPLACE "\\.cpp$" "" stem "${stem}")  # Catch's tag: "#<name>.test"
+      string(MAKE_C_IDENTIFIER "${target}_${entity}" workname)
+      set(workdir "${CMAKE_CURRENT_BINARY_DIR}/work/${workname}")
+      file(MAKE_DIRECTORY "${workdir}")
+      # --warn NoTests: a registered name that selects no case fails instead of passing (CMake
+      # splits a case name at ';' into names that match nothing).
+      catch_discover_tests(${target} TEST_SPEC "-#" "[#${stem}]" TEST_PREFIX "${id}/${entity}:"
+                           WORKING_DIRECTORY "${workdir}"
+                           EXTRA_ARGS --warn NoTests PROPERTIES LABELS "${arg_DIRECTORY}")
+    endforeach()
   endforeach()
 endfunction()
 
