@@ -26,6 +26,7 @@ namespace keras {
 ///     tf::keras::layers::Dense(100, {.activation = tf::nn::relu});
 class Activation {
  public:
+  /// The stored function, on [-1, last axis] views of the input.
   using Fn = std::function<Tensor<float, 2>(const Tensor<float, 2>&)>;
   Activation() = default;
   /// A unary function such as `tf::nn::relu` (its float/rank-2 instance is taken).
@@ -38,6 +39,8 @@ class Activation {
   /// the activations are compiled where a name is used: detail/deferred.hpp.)
   template <class Deferred = void>
   Activation(const char* name) : Activation(std::string(name)) {}  // NOLINT
+  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "sigmoid", "tanh",
+  /// "softmax"; throws invalid_argument for any other name.
   template <class Deferred = void>
   Activation(const std::string& name) {  // NOLINT
     using detail::deferred;
@@ -63,6 +66,7 @@ class Activation {
   /// Whether this is the identity.
   [[nodiscard]] bool is_linear() const noexcept { return !fn_; }
 
+  /// Applies the function to `x` (rank >= 1) viewed as [-1, last axis]; same shape out.
   template <std::size_t R>
   Tensor<float, R> operator()(const Tensor<float, R>& x) const {
     if (!fn_) {

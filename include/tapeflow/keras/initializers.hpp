@@ -40,6 +40,7 @@ inline std::pair<double, double> compute_fans(const Shape& shape) {
   return {double(shape[r - 2]) * receptive, double(shape[r - 1]) * receptive};
 }
 
+/// The values of a rank-1 tensor (how the random initializers return their draws).
 inline std::vector<float> to_vector(const Tensor<float, 1>& t) { return t.numpy(); }
 
 /// All zeros (tf.keras.initializers.Zeros).
@@ -58,17 +59,21 @@ inline Initializer Constant(float value) {
 
 /// Options of the random initializers (a seed makes them reproducible).
 struct SeedOptions {
+  /// Op seed of the draws (Note [Random seeds] in ops/random/random.hpp); unset: nondeterministic
+  /// unless a global seed is set.
   std::optional<std::int64_t> seed = std::nullopt;
 };
+/// Options of RandomNormal (Keras' `mean`, `stddev`, `seed`).
 struct RandomNormalOptions {
-  double mean = 0.0;
-  double stddev = 0.05;
-  std::optional<std::int64_t> seed = std::nullopt;
+  double mean = 0.0;                                ///< mean of the normal distribution
+  double stddev = 0.05;                             ///< standard deviation (Keras' default 0.05)
+  std::optional<std::int64_t> seed = std::nullopt;  ///< as SeedOptions::seed
 };
+/// Options of RandomUniform (Keras' `minval`, `maxval`, `seed`).
 struct RandomUniformOptions {
-  double minval = -0.05;
-  double maxval = 0.05;
-  std::optional<std::int64_t> seed = std::nullopt;
+  double minval = -0.05;                            ///< lower bound (inclusive)
+  double maxval = 0.05;                             ///< upper bound (exclusive)
+  std::optional<std::int64_t> seed = std::nullopt;  ///< as SeedOptions::seed
 };
 
 /// N(mean, stddev) (tf.keras.initializers.RandomNormal; Keras' default stddev 0.05).

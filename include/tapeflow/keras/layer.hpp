@@ -57,13 +57,13 @@ inline std::string unique_layer_name(const std::string& base) {
 
 /// Keyword arguments every layer takes.
 struct LayerOptions {
-  std::optional<std::string> name = std::nullopt;
-  bool trainable = true;
+  std::optional<std::string> name = std::nullopt;  ///< used verbatim; default: a unique name
+  bool trainable = true;  ///< whether training updates its weights (Keras' `trainable`)
 };
 
 /// Keyword arguments of a call: `layer(x, {.training = true})` (Keras: `layer(x, training=True)`).
 struct CallOptions {
-  bool training = false;
+  bool training = false;  ///< training mode (Dropout drops only then); default inference
 };
 
 template <class Derived = void>
@@ -102,8 +102,12 @@ class Layer<void> : public Trackable {
   }
   /// The Keras class name summary() shows ("Dense", "Conv2D", ...).
   [[nodiscard]] virtual std::string class_name() const { return "Layer"; }
+  /// Whether `build` has run (Keras: `layer.built`).
   [[nodiscard]] bool built() const noexcept { return built_; }
+  /// Whether training updates this layer's weights (Keras: `layer.trainable`).
   [[nodiscard]] bool trainable() const noexcept { return trainable_; }
+  /// Freezes (false) or unfreezes the layer (Keras: `layer.trainable = t`): a frozen layer's
+  /// `trainable_variables` is empty, its children's weights included.
   void set_trainable(bool t) noexcept { trainable_ = t; }
 
   /// Weights of this layer and its children, depth first, own weights first (Keras order).
@@ -112,6 +116,7 @@ class Layer<void> : public Trackable {
     collect(out, [](const AnyVariable&) { return true; });
     return out;
   }
+  /// The same as `variables()` (Keras: `layer.weights`).
   [[nodiscard]] std::vector<AnyVariable> weights() { return variables(); }
   /// The weights a training step updates (trainable weights of trainable layers).
   [[nodiscard]] std::vector<AnyVariable> trainable_variables() {
@@ -122,6 +127,8 @@ class Layer<void> : public Trackable {
     }
     return out;
   }
+  /// The weights `trainable_variables` leaves out: non-trainable weights and those of frozen
+  /// layers (Keras: `non_trainable_weights`).
   [[nodiscard]] std::vector<AnyVariable> non_trainable_variables() {
     auto all = variables();
     auto tr = trainable_variables();
@@ -204,6 +211,7 @@ class Layer<void> : public Trackable {
     notify_children_changed();
     return v;
   }
+  /// `add_weight` with the shape as a braced list: `add_weight<float, 2>("w", {in, units})`.
   template <class T = float, std::size_t R>
   Variable<T, R> add_weight(
       const std::string& name, std::int64_t const (&dims)[R],
@@ -246,11 +254,17 @@ class Layer<void> : public Trackable {
   }
 
  protected:
+  /// Member-wise copy (for derived layers); the copy's weights are handles to the same
+  /// variables.
   Layer(const Layer&) = default;
+  /// Moves the layer; tracked children stay valid (they are stored as offsets).
   Layer(Layer&&) noexcept = default;
+  /// Copy-assigns, as the copy constructor copies.
   Layer& operator=(const Layer&) = default;
+  /// Move-assigns, as the move constructor moves.
   Layer& operator=(Layer&&) noexcept = default;
 
+  /// Marks the layer built (or not), for layers that build outside `ensure_built`.
   void set_built(bool b = true) noexcept { built_ = b; }
   /// Keras 3 tracks weight `name` under another attribute (Dense: "kernel" -> "_kernel").
   void keras3_attribute(std::string name, std::string keras3_name) {
@@ -409,6 +423,8 @@ class Layer : public Layer<void> {
  public:
   /// Named after the class in snake_case ("MyLayer" -> "my_layer", uniquified).
   Layer() : Layer<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  /// Takes the common layer options; without `options.name`, named as the default constructor
+  /// names it.
   explicit Layer(LayerOptions options)
       : Layer<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Layer<void>::Layer;
@@ -431,6 +447,7 @@ class Layer : public Layer<void> {
   }
 
  protected:
+  /// `sizeof(Derived)`, which bounds `track`'s membership check.
   [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
 };
 

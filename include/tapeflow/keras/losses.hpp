@@ -131,17 +131,23 @@ Tensor<float, R - 1> binary_crossentropy(const Tensor<float, R>& y_true,
 ///     };
 class Loss {
  public:
+  /// A loss named `name` (Keras' `name` argument; used in error messages).
   explicit Loss(std::string name = "loss") : name_(std::move(name)) {}
+  /// Copyable, so derived losses can be.
   Loss(const Loss&) = default;
+  /// Movable, so derived losses can be.
   Loss(Loss&&) noexcept = default;
+  /// Copy-assignable, so derived losses can be.
   Loss& operator=(const Loss&) = default;
+  /// Move-assignable, so derived losses can be.
   Loss& operator=(Loss&&) noexcept = default;
   virtual ~Loss() = default;
 
   /// Per-example (or already reduced) losses, float, any rank.
   [[nodiscard]] virtual AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const = 0;
 
-  /// The mean of `call`'s values: a float scalar the tape can differentiate.
+  /// The mean of `call`'s values: a float scalar the tape can differentiate. Throws
+  /// invalid_argument when `call` returns a non-float tensor or one of rank above 3.
   template <class Deferred = void>
   Tensor<float, 0> operator()(const AnyTensor& y_true, const AnyTensor& y_pred) const {
     const auto v = impl::deferred<Deferred>(call(y_true, y_pred));
@@ -158,6 +164,7 @@ class Loss {
       }
     });
   }
+  /// The loss's name ("sparse_categorical_crossentropy", ...).
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
  private:
@@ -177,8 +184,9 @@ Tensor<float, R> float_of(const AnyTensor& t) {
 }
 }  // namespace impl
 
+/// Keyword arguments of the crossentropy loss classes.
 struct CrossentropyOptions {
-  bool from_logits = false;
+  bool from_logits = false;  ///< y_pred holds logits rather than probabilities
 };
 
 namespace impl {
@@ -255,6 +263,7 @@ class BuiltinLoss : public Loss {
   }
 
  protected:
+  /// A loss named `name` computing `fn(y_true, y_pred, from_logits)` per example.
   BuiltinLoss(std::string name, LossFn fn, bool from_logits)
       : Loss(std::move(name)), fn_(fn), from_logits_(from_logits) {}
 
@@ -267,6 +276,9 @@ class BuiltinLoss : public Loss {
 /// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
 class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
  public:
+  /// Named "sparse_categorical_crossentropy". Predictions [N, C] or [N, T, C]; labels uint8,
+  /// int32 or int64 of shape [N] or [N, 1] ([N, T] or [N, T, 1]). Calls with other dtypes or
+  /// ranks throw invalid_argument.
   template <class Deferred = void>
   explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
       : BuiltinLoss("sparse_categorical_crossentropy", &impl::sparse_categorical_call<Deferred>,
@@ -276,6 +288,7 @@ class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
 /// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
 class CategoricalCrossentropy : public impl::BuiltinLoss {
  public:
+  /// Named "categorical_crossentropy"; labels and predictions share their shape.
   template <class Deferred = void>
   explicit CategoricalCrossentropy(CrossentropyOptions o = {})
       : BuiltinLoss("categorical_crossentropy", &impl::categorical_call<Deferred>, o.from_logits) {}
@@ -284,6 +297,7 @@ class CategoricalCrossentropy : public impl::BuiltinLoss {
 /// tf.keras.losses.BinaryCrossentropy.
 class BinaryCrossentropy : public impl::BuiltinLoss {
  public:
+  /// Named "binary_crossentropy"; labels (0/1 or soft) and predictions share their shape.
   template <class Deferred = void>
   explicit BinaryCrossentropy(CrossentropyOptions o = {})
       : BuiltinLoss("binary_crossentropy", &impl::binary_call<Deferred>, o.from_logits) {}
@@ -292,6 +306,7 @@ class BinaryCrossentropy : public impl::BuiltinLoss {
 /// tf.keras.losses.MeanSquaredError.
 class MeanSquaredError : public impl::BuiltinLoss {
  public:
+  /// Named "mean_squared_error"; labels and predictions share their shape.
   template <class Deferred = void>
   MeanSquaredError()
       : BuiltinLoss("mean_squared_error", &impl::mean_squared_call<Deferred>, false) {}
@@ -301,12 +316,17 @@ class MeanSquaredError : public impl::BuiltinLoss {
 class LossHandle {
  public:
   LossHandle() = default;
+  /// Holds a copy of `loss` (any class derived from Loss): `.loss =
+  /// SparseCategoricalCrossentropy()`.
   template <class L>
     requires std::derived_from<std::remove_cvref_t<L>, Loss>
   LossHandle(L&& loss)  // NOLINT(google-explicit-constructor)
       : p_(std::make_shared<std::remove_cvref_t<L>>(std::forward<L>(loss))) {}
+  /// Shares `p` (a loss owned elsewhere too).
   LossHandle(std::shared_ptr<const Loss> p) : p_(std::move(p)) {}  // NOLINT
+  /// Whether it holds a loss.
   [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  /// The loss; throws failed_precondition when empty.
   [[nodiscard]] const Loss& get() const {
     if (!p_) {
       throw failed_precondition("tf::keras: no loss (pass .loss to compile)");

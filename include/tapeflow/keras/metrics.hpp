@@ -58,15 +58,23 @@ inline void require_value(const AnyTensor& t, const char* what) {
 /// a metric share it (as Python references do) and checkpoints can save it.
 ///
 ///     struct MyAccuracy : tf::keras::metrics::Metric {
-///       tf::Variable<float, 0> total, count;
-///       MyAccuracy() : Metric("my_accuracy") { total = add_weight("total"); count =
-///       add_weight("count"); } void update_state(const tf::AnyTensor& y_true, const tf::AnyTensor&
-///       y_pred) override {...} float result() const override { return count.value().item() /
-///       total.value().item(); }
+///       tf::Variable<float, 0> correct, count;
+///       MyAccuracy() : Metric("my_accuracy") {
+///         correct = add_weight("correct");
+///         count = add_weight("count");
+///       }
+///       void update_state(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) override {
+///         ...
+///       }
+///       float result() const override {
+///         return correct.value().item() / count.value().item();
+///       }
 ///     };
 class Metric : public Trackable {
  public:
+  /// A metric named `name`: the key of its value in fit's logs, and its variables' prefix.
   explicit Metric(std::string name) : name_(std::move(name)) {}
+  /// The metric's name ("sparse_categorical_accuracy", ...).
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
   /// Accumulates a batch of labels and predictions.
@@ -79,6 +87,8 @@ class Metric : public Trackable {
       v.assign(Tensor<float, 0>(0.0f));
     }
   }
+  /// The state variables under the names given to `add_weight` ("total", "count"), as
+  /// TensorFlow's checkpoints hold them.
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
     std::vector<TrackableReference> out;
     for (auto& [n, v] : state_) {
@@ -104,6 +114,7 @@ class Metric : public Trackable {
 /// variables "total" and "count".
 class Mean : public Metric {
  public:
+  /// A mean named `name`, starting empty (its result is 0 until updated).
   explicit Mean(std::string name = "mean") : Metric(std::move(name)) {
     total_ = add_weight("total");
     count_ = add_weight("count");
@@ -119,13 +130,16 @@ class Mean : public Metric {
   }
   /// Adds one value with a weight (e.g. a batch loss weighted by the batch size).
   void update_state(double value, double weight = 1.0) { add(value * weight, weight); }
+  /// As a compiled metric: adds the elements of the second argument (the first is ignored).
   void update_state(const AnyTensor&, const AnyTensor& values) override { update_state(values); }
+  /// total / count; 0 when nothing was added.
   [[nodiscard]] float result() const override {
     const float c = count_.value().item();
     return c == 0 ? 0.0f : total_.value().item() / c;
   }
 
  protected:
+  /// Adds `total` to the running sum and `count` to the running weight (for subclasses).
   void add(double total, double count) {
     total_.assign(Tensor<float, 0>(float(double(total_.value().item()) + total)));
     count_.assign(Tensor<float, 0>(float(double(count_.value().item()) + count)));
@@ -140,9 +154,12 @@ class Mean : public Metric {
 /// (tf.keras.metrics.SparseCategoricalAccuracy). Labels [N] or [N, 1], any numeric dtype.
 class SparseCategoricalAccuracy : public Mean {
  public:
+  /// An accuracy named `name`.
   explicit SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy")
       : Mean(std::move(name)) {}
   using Mean::update_state;
+  /// Adds a batch: one label per row of `y_pred` (the last axis holds the classes); throws
+  /// invalid_argument when the counts differ.
   void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
     impl::require_value(y_true, "SparseCategoricalAccuracy::update_state");
     impl::require_value(y_pred, "SparseCategoricalAccuracy::update_state");
@@ -168,8 +185,11 @@ class SparseCategoricalAccuracy : public Mean {
 /// (tf.keras.metrics.CategoricalAccuracy).
 class CategoricalAccuracy : public Mean {
  public:
+  /// An accuracy named `name`.
   explicit CategoricalAccuracy(std::string name = "categorical_accuracy") : Mean(std::move(name)) {}
   using Mean::update_state;
+  /// Adds a batch; throws invalid_argument unless labels and predictions have the same shape
+  /// (rank >= 1).
   void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
     impl::require_value(y_true, "CategoricalAccuracy::update_state");
     impl::require_value(y_pred, "CategoricalAccuracy::update_state");
@@ -191,8 +211,11 @@ class CategoricalAccuracy : public Mean {
 /// Fraction of elements where prediction equals label (tf.keras.metrics.Accuracy).
 class Accuracy : public Mean {
  public:
+  /// An accuracy named `name`.
   explicit Accuracy(std::string name = "accuracy") : Mean(std::move(name)) {}
   using Mean::update_state;
+  /// Adds a batch, compared element by element; throws invalid_argument when the element
+  /// counts differ.
   void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
     impl::require_value(y_true, "Accuracy::update_state");
     impl::require_value(y_pred, "Accuracy::update_state");
@@ -227,12 +250,16 @@ Tensor<float, R - 1> categorical_accuracy(const Tensor<float, R>& y_true,
 /// A shared handle to a metric (what `compile` stores); converts from any Metric.
 class MetricHandle {
  public:
+  /// Holds a copy of `m` (any class derived from Metric); the copy shares m's state variables.
   template <class M>
     requires std::derived_from<std::remove_cvref_t<M>, Metric>
   MetricHandle(M&& m)  // NOLINT(google-explicit-constructor)
       : p_(std::make_shared<std::remove_cvref_t<M>>(std::forward<M>(m))) {}
+  /// Shares `p` (a metric also read elsewhere); must not be null.
   MetricHandle(std::shared_ptr<Metric> p) : p_(std::move(p)) {}  // NOLINT
+  /// The metric.
   [[nodiscard]] Metric& get() const { return *p_; }
+  /// Member access to the metric: `handle->result()`.
   [[nodiscard]] Metric* operator->() const { return p_.get(); }
 
  private:

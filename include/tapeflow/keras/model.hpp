@@ -39,28 +39,41 @@ using Logs = std::map<std::string, double>;
 class Callback {
  public:
   Callback() = default;
+  /// Copyable, so derived callbacks can be.
   Callback(const Callback&) = default;
+  /// Copy-assignable, so derived callbacks can be.
   Callback& operator=(const Callback&) = default;
   virtual ~Callback() = default;
+  /// Called once before the first epoch (the logs are empty).
   virtual void on_train_begin(const Logs&) {}
+  /// Called once after the last epoch (the logs are empty).
   virtual void on_train_end(const Logs&) {}
+  /// Called before each epoch with its 0-based index (the logs are empty).
   virtual void on_epoch_begin(int, const Logs&) {}
+  /// Called after each epoch with its 0-based index and logs: mean loss, metrics, and the
+  /// `val_` values when fit has validation data.
   virtual void on_epoch_end(int, const Logs&) {}
+  /// Called after each training batch with its 0-based index within the epoch and the epoch's
+  /// running loss and metrics.
   virtual void on_train_batch_end(std::int64_t, const Logs&) {}
 };
 
 /// A callback from lambdas (tf.keras.callbacks.LambdaCallback).
 struct LambdaCallback : Callback {
-  std::function<void(int, const Logs&)> epoch_end;
-  std::function<void(std::int64_t, const Logs&)> batch_end;
+  std::function<void(int, const Logs&)> epoch_end;  ///< on_epoch_end's action; may be empty
+  std::function<void(std::int64_t, const Logs&)> batch_end;  ///< on_train_batch_end's action
+  /// Runs `on_epoch_end` after each epoch and `on_batch_end` after each training batch (either
+  /// may be empty: Keras' `LambdaCallback(on_epoch_end=..., on_train_batch_end=...)`).
   explicit LambdaCallback(std::function<void(int, const Logs&)> on_epoch_end = {},
                           std::function<void(std::int64_t, const Logs&)> on_batch_end = {})
       : epoch_end(std::move(on_epoch_end)), batch_end(std::move(on_batch_end)) {}
+  /// Calls `epoch_end` when set.
   void on_epoch_end(int e, const Logs& l) override {
     if (epoch_end) {
       epoch_end(e, l);
     }
   }
+  /// Calls `batch_end` when set.
   void on_train_batch_end(std::int64_t b, const Logs& l) override {
     if (batch_end) {
       batch_end(b, l);
@@ -70,38 +83,41 @@ struct LambdaCallback : Callback {
 
 /// Arguments of `Model::compile`.
 struct CompileOptions {
+  /// Updates the weights in fit; required by fit (failed_precondition otherwise).
   optimizers::OptimizerHandle optimizer = {};
+  /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
   losses::LossHandle loss = {};
-  std::vector<metrics::MetricHandle> metrics = {};
+  std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
 };
 
 /// Arguments of `Model::fit`.
 struct FitOptions {
   std::int64_t batch_size = 32;  ///< for in-memory tensors
-  int epochs = 1;
-  int verbose = 1;      ///< 0 silent, 1 progress bar, 2 one line per epoch
-  bool shuffle = true;  ///< reshuffle in-memory tensors every epoch
+  int epochs = 1;                ///< passes over the data
+  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 one line per epoch
+  bool shuffle = true;           ///< reshuffle in-memory tensors every epoch
+  /// (inputs, labels) evaluated after each epoch, logged with a `val_` prefix ("val_loss").
   std::optional<std::pair<AnyTensor, AnyTensor>> validation_data = std::nullopt;
-  std::vector<std::shared_ptr<Callback>> callbacks = {};
-  std::optional<std::uint64_t> seed = std::nullopt;  ///< shuffling seed
+  std::vector<std::shared_ptr<Callback>> callbacks = {};  ///< called in order
+  std::optional<std::uint64_t> seed = std::nullopt;       ///< shuffling seed
 };
 
 /// Arguments of `Model::evaluate`.
 struct EvaluateOptions {
-  std::int64_t batch_size = 32;
-  int verbose = 1;
+  std::int64_t batch_size = 32;  ///< for in-memory tensors
+  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 only the final line
 };
 
 /// Arguments of `Model::predict`.
 struct PredictOptions {
-  std::int64_t batch_size = 32;
-  int verbose = 0;
+  std::int64_t batch_size = 32;  ///< examples per forward pass
+  int verbose = 0;               ///< 0 silent, 1 progress bar, 2 only the final line
 };
 
 /// What fit returns: per-epoch values of every logged metric (tf.keras.callbacks.History).
 struct History {
-  std::map<std::string, std::vector<double>> history;
-  int epochs = 0;
+  std::map<std::string, std::vector<double>> history;  ///< name -> one value per epoch
+  int epochs = 0;                                      ///< epochs run
 };
 
 template <class Derived = void>
@@ -113,6 +129,7 @@ class Model;
 template <>
 class Model<void> : public Layer<void> {
  public:
+  /// `base_name` is uniquified ("model" -> "model_1"); `options.name` is used verbatim.
   explicit Model(const std::string& base_name = "model", LayerOptions options = {})
       : Layer<void>(base_name, std::move(options)) {}
 
@@ -130,7 +147,9 @@ class Model<void> : public Layer<void> {
     compiled_ = std::move(options);
     is_compiled_ = true;
   }
+  /// Whether `compile` has been called.
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
+  /// The compiled optimizer (Keras: `model.optimizer`); throws failed_precondition when none.
   [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
 
   /// Compiled models track their optimizer as child "optimizer" (Keras 3 and tf_keras).
@@ -302,10 +321,12 @@ class Model<void> : public Layer<void> {
  protected:
   /// Rows of the summary table: "name (Type)", output shape text, parameter count.
   struct SummaryRow {
-    std::string label;
-    std::string shape;
-    std::int64_t params;
+    std::string label;    ///< "name (Type)"
+    std::string shape;    ///< output shape, e.g. "(None, 10)"
+    std::int64_t params;  ///< parameter count
   };
+  /// One row per child layer (its name, "multiple", its parameter count); Sequential overrides
+  /// it with the layers' types and output shapes.
   virtual std::vector<SummaryRow> summary_rows() {
     std::vector<SummaryRow> rows;
     for (Layer<>* l : sublayers()) {
@@ -326,6 +347,7 @@ class Model<void> : public Layer<void> {
     return AnyTensor((self.*fn)(detail::keras_impl::as_float<R>(x), training));
   }
 
+  /// Keras' text of an output shape, the batch axis as None: [32, 10] -> "(None, 10)".
   static std::string shape_text(const Shape& s) {
     std::string t = "(None";
     for (std::size_t i = 1; i < s.rank(); ++i) {
@@ -510,6 +532,8 @@ class Model : public Model<void> {
  public:
   /// Named after the class in snake_case ("MLP" -> "mlp", uniquified).
   Model() : Model<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  /// Takes the common layer options; without `options.name`, named as the default constructor
+  /// names it.
   explicit Model(LayerOptions options)
       : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Model<void>::Model;
@@ -539,6 +563,7 @@ class Model : public Model<void> {
   }
 
  protected:
+  /// `sizeof(Derived)`, which bounds `track`'s membership check.
   [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
 };
 

@@ -27,8 +27,11 @@ namespace utils {
 /// 2: only the summary line. The summary line is printed by `update(..., finalize = true)`.
 class Progbar {
  public:
+  /// (name, value) pairs shown after the bar, in order.
   using Values = std::vector<std::pair<std::string, double>>;
 
+  /// A bar for `target` steps (nullopt: unknown, shown as "n/Unknown") written to `out`.
+  /// `dynamic` (redraw in place) defaults to whether `out` is std::cout on a terminal.
   explicit Progbar(std::optional<std::int64_t> target, int verbose = 1,
                    std::ostream& out = std::cout, std::optional<bool> dynamic = std::nullopt)
       : target_(target), verbose_(verbose), out_(out), start_(clock::now()) {

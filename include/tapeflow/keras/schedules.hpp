@@ -20,11 +20,12 @@ namespace schedules {
 /// A learning-rate schedule: the rate at optimizer step `step` (0 for the first update).
 using LearningRateSchedule = std::function<double(std::int64_t step)>;
 
+/// Options of ExponentialDecay (Keras' keyword arguments; these defaults are tapeflow's).
 struct ExponentialDecayOptions {
-  double initial_learning_rate = 0.01;
-  double decay_steps = 1000;
-  double decay_rate = 0.96;
-  bool staircase = false;
+  double initial_learning_rate = 0.01;  ///< the rate at step 0
+  double decay_steps = 1000;            ///< steps per factor of decay_rate (> 0)
+  double decay_rate = 0.96;             ///< factor applied every decay_steps steps
+  bool staircase = false;               ///< decay in whole periods (floor of the exponent)
 };
 /// initial * decay_rate ^ (step / decay_steps) (floor of the exponent with staircase)
 /// (tf.keras.optimizers.schedules.ExponentialDecay).
@@ -62,10 +63,11 @@ inline LearningRateSchedule PiecewiseConstantDecay(std::vector<std::int64_t> bou
   };
 }
 
+/// Options of CosineDecay (Keras' keyword arguments; these defaults are tapeflow's).
 struct CosineDecayOptions {
-  double initial_learning_rate = 0.01;
-  double decay_steps = 1000;
-  double alpha = 0.0;
+  double initial_learning_rate = 0.01;  ///< the rate at step 0
+  double decay_steps = 1000;            ///< steps to decay over (> 0); constant afterwards
+  double alpha = 0.0;                   ///< final rate as a fraction of initial_learning_rate
 };
 /// initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
 /// (tf.keras.optimizers.schedules.CosineDecay).

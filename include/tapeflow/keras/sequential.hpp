@@ -110,11 +110,14 @@ class Sequential : public Model<> {
                 "give rank 2)");
 
  public:
-  static constexpr std::size_t num_layers = sizeof...(Layers);
+  static constexpr std::size_t num_layers = sizeof...(Layers);  ///< `len(model.layers)`
 
+  /// Stacks `layers` (moved in), named "sequential", "sequential_1", ...; unnamed layers get
+  /// their default names now, in order.
   explicit Sequential(Layers... layers) : Model<>("sequential"), layers_(std::move(layers)...) {
     name_layers();
   }
+  /// Stacks `layers` with the model's name and trainability from `options`.
   Sequential(LayerOptions options, Layers... layers)
       : Model<>("sequential", std::move(options)), layers_(std::move(layers)...) {
     name_layers();
@@ -144,6 +147,8 @@ class Sequential : public Model<> {
     return (*this)(x, options.training);
   }
 
+  /// fit/evaluate/predict's entry: runs a batch of rank 2 to 4 (cast to float32); throws
+  /// invalid_argument for other ranks or ranks the first layers reject.
   AnyTensor call_any(const AnyTensor& x, bool training) override {
     return detail::keras_impl::with_rank(x.rank(), "Sequential", [&]<std::size_t R>() -> AnyTensor {
       if constexpr (R >= 2 && R <= 4 &&
@@ -169,11 +174,14 @@ class Sequential : public Model<> {
   }
 
   using Model<>::build;  // Layer's build(input_shape), beside the one taking dims
+  /// The layers, in order (Keras: `model.layers`).
   std::vector<Layer<>*> sublayers() override {
     std::vector<Layer<>*> out;
     std::apply([&](auto&... l) { (out.push_back(&l), ...); }, layers_);
     return out;
   }
+  /// The object-graph children of the class comment for `layout`, as TensorFlow's checkpoint
+  /// keys name them.
   std::vector<TrackableReference> trackable_children(Layout layout) override {
     std::vector<TrackableReference> out;
     if (layout == Layout::keras3) {
@@ -213,9 +221,12 @@ class Sequential : public Model<> {
     }
     return out;
   }
+  /// "Sequential".
   [[nodiscard]] std::string class_name() const override { return "Sequential"; }
 
  protected:
+  /// One row per layer: "name (Type)", its last output shape ("(unbuilt)" before an eager call) and
+  /// its parameter count.
   std::vector<SummaryRow> summary_rows() override {
     std::vector<SummaryRow> rows;
     std::size_t i = 0;

@@ -37,6 +37,8 @@ struct TensorBoardOptions {
 ///     // tensorboard --logdir ./logs   (runs "train" and "validation")
 class TensorBoard : public Callback {
  public:
+  /// Logs under `log_dir` (created when training begins); throws invalid_argument for an
+  /// `update_freq` other than "epoch", "batch" or a positive number.
   explicit TensorBoard(std::filesystem::path log_dir = "logs", TensorBoardOptions options = {})
       : log_dir_(std::move(log_dir)) {
     if (const auto* s = std::get_if<std::string>(&options.update_freq)) {
@@ -67,11 +69,13 @@ class TensorBoard : public Callback {
     }
   }
 
+  /// Opens the train writer (`<log_dir>/train`) unless open already (from an earlier fit).
   void on_train_begin(const Logs&) override {
     if (train_.is_noop()) {
       train_ = summary::create_file_writer(log_dir_ / "train");
     }
   }
+  /// Writes `batch_<metric>` scalars when update_freq asks for this batch.
   void on_train_batch_end(std::int64_t, const Logs& logs) override {
     const std::int64_t step = batches_++;
     if (every_ > 0 && (step + 1) % every_ == 0) {
@@ -81,6 +85,8 @@ class TensorBoard : public Callback {
       }
     }
   }
+  /// Writes `epoch_<metric>` scalars at step `epoch`: training values to the train writer,
+  /// `val_` values to the validation writer (opened on first use).
   void on_epoch_end(int epoch, const Logs& logs) override {
     for (const auto& [name, value] : logs) {
       const bool validation = name.rfind("val_", 0) == 0;
@@ -91,13 +97,15 @@ class TensorBoard : public Callback {
       summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
     }
   }
+  /// Flushes both writers (they stay open for later fit calls).
   void on_train_end(const Logs&) override {
     train_.flush();
     validation_.flush();
   }
 
-  /// The train and validation writers (no-op until fit starts / validation values appear).
+  /// The train writer (a no-op writer until fit starts).
   [[nodiscard]] const summary::SummaryWriter& train_writer() const noexcept { return train_; }
+  /// The validation writer (a no-op writer until validation values appear).
   [[nodiscard]] const summary::SummaryWriter& validation_writer() const noexcept {
     return validation_;
   }

@@ -22,14 +22,16 @@ namespace layers {
 
 /// Keyword arguments of Conv2D (Keras: strides, padding "valid"/"same", activation, ...).
 struct Conv2DOptions {
-  nn::Size2D strides = 1;
+  nn::Size2D strides = 1;  ///< step of the window along height and width
+  /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
   nn::PaddingArg padding = nn::Padding::valid;
-  nn::Size2D dilation_rate = 1;
-  Activation activation = {};
-  bool use_bias = true;
+  nn::Size2D dilation_rate = 1;  ///< spacing between kernel taps (atrous convolution); 1: dense
+  Activation activation = {};    ///< applied to the output; default linear (none)
+  bool use_bias = true;          ///< whether to add a bias per filter
+  /// Initial values of the kernel [kh, kw, C, filters]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
-  initializers::Initializer bias_initializer = initializers::Zeros();
-  std::optional<std::string> name = std::nullopt;
+  initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
+  std::optional<std::string> name = std::nullopt;  ///< default "conv2d", "conv2d_1", ...
 };
 
 /// A 2-D convolution layer (tf.keras.layers.Conv2D): [N, H, W, C] -> [N, H', W', filters];
@@ -38,10 +40,13 @@ struct Conv2DOptions {
 ///     tf::keras::layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu})
 class Conv2D : public Layer<Conv2D> {
  public:
-  static constexpr int input_rank = 4;
-  static constexpr int min_input_rank = 4;
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
   static constexpr int output_rank(int) { return 4; }
 
+  /// `filters` output channels from a `kernel_size` window (one number: square); throws
+  /// invalid_argument unless filters > 0.
   Conv2D(std::int64_t filters, nn::Size2D kernel_size, Conv2DOptions options = {})
       : Layer("conv2d", {.name = options.name}),
         filters_(filters),
@@ -54,7 +59,9 @@ class Conv2D : public Layer<Conv2D> {
     }
   }
 
+  /// The kernel [kh, kw, C, filters] (after build).
   [[nodiscard]] const Variable<float, 4>& kernel() const noexcept { return kernel_; }
+  /// The bias [filters] (after build; never created with `use_bias = false`).
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
   /// Creates the weights for NHWC inputs with input_shape[3] channels.
@@ -71,8 +78,11 @@ class Conv2D : public Layer<Conv2D> {
     }
   }
 
+  /// "Conv2D".
   [[nodiscard]] std::string class_name() const override { return "Conv2D"; }
 
+  /// activation(conv2d(x, kernel) + bias) on NHWC `x`; throws invalid_argument (from
+  /// `tf::nn::conv2d`) when x's channels differ from those the layer was built for.
   Tensor<float, 4> call(const Tensor<float, 4>& x) {
     auto y = nn::conv2d(x, kernel_,
                         {.strides = options_.strides,

@@ -23,11 +23,12 @@ namespace layers {
 
 /// Keyword arguments of Dense.
 struct DenseOptions {
-  Activation activation = {};
-  bool use_bias = true;
+  Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;        ///< whether to add a bias vector
+  /// Initial values of the kernel [in, units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
-  initializers::Initializer bias_initializer = initializers::Zeros();
-  std::optional<std::string> name = std::nullopt;
+  initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
+  std::optional<std::string> name = std::nullopt;  ///< default "dense", "dense_1", ...
 };
 
 /// A densely connected layer (tf.keras.layers.Dense). Input [..., in] -> [..., units]; the
@@ -37,9 +38,12 @@ struct DenseOptions {
 ///     auto y = dense(x);  // x: Tensor<float, 2> [N, in] -> [N, 10]
 class Dense : public Layer<Dense> {
  public:
+  /// Inputs need rank >= 2 ([batch, ..., in]; Sequential checks it at compile time).
   static constexpr int min_input_rank = 2;
+  /// The output has the input's rank (only the last axis changes).
   static constexpr int output_rank(int in) { return in; }
 
+  /// A layer with `units` outputs per example; throws invalid_argument unless units > 0.
   explicit Dense(std::int64_t units, DenseOptions options = {})
       : Layer("dense", {.name = options.name}), units_(units), options_(std::move(options)) {
     keras3_attribute("kernel", "_kernel");  // Keras 3's Dense keeps its kernel in `_kernel`
@@ -49,9 +53,11 @@ class Dense : public Layer<Dense> {
     }
   }
 
+  /// Size of the output's last axis.
   [[nodiscard]] std::int64_t units() const noexcept { return units_; }
   /// The kernel [in, units] (after build).
   [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  /// The bias [units] (after build; never created with `use_bias = false`).
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
   /// Creates the weights for inputs whose last axis is input_shape[-1].
@@ -67,8 +73,11 @@ class Dense : public Layer<Dense> {
     }
   }
 
+  /// "Dense".
   [[nodiscard]] std::string class_name() const override { return "Dense"; }
 
+  /// activation(x @ kernel + bias) on the last axis: [..., in] -> [..., units]. Throws
+  /// invalid_argument when x's last axis is not the `in` the layer was built for.
   template <std::size_t R>
   Tensor<float, R> call(const Tensor<float, R>& x) {
     static_assert(R >= 2,

@@ -19,12 +19,16 @@ namespace layers {
 /// (tf.keras.layers.Flatten). Free: the buffer is shared.
 class Flatten : public Layer<Flatten> {
  public:
-  static constexpr int min_input_rank = 1;
+  static constexpr int min_input_rank = 1;  ///< needs the batch axis
+  /// [N, features] out.
   static constexpr int output_rank(int) { return 2; }
 
+  /// Takes the common layer options (default name "flatten", "flatten_1", ...).
   explicit Flatten(LayerOptions options = {}) : Layer("flatten", options) {}
 
+  /// "Flatten".
   [[nodiscard]] std::string class_name() const override { return "Flatten"; }
+  /// `x` [N, d1, d2, ...] (any dtype) reshaped to [N, d1 * d2 * ...].
   template <class T, std::size_t R>
   Tensor<T, 2> call(const Tensor<T, R>& x) {
     static_assert(R >= 1, "tf::keras::layers::Flatten: input must have a batch axis");
@@ -40,13 +44,19 @@ class Flatten : public Layer<Flatten> {
 template <std::size_t N>
 class Reshape : public Layer<Reshape<N>> {
  public:
-  static constexpr int min_input_rank = 1;
+  static constexpr int min_input_rank = 1;  ///< needs the batch axis
+  /// The batch axis plus the N axes of `target_shape`.
   static constexpr int output_rank(int) { return int(N) + 1; }
 
+  /// Reshapes examples to `target_shape` (per example, without the batch axis; one entry may
+  /// be -1); default name "reshape", "reshape_1", ...
   explicit Reshape(std::array<std::int64_t, N> target_shape, LayerOptions options = {})
       : Layer<Reshape<N>>("reshape", options), target_(target_shape) {}
 
+  /// "Reshape".
   [[nodiscard]] std::string class_name() const override { return "Reshape"; }
+  /// `x` [N, ...] (any dtype) reshaped to [N, target_shape...]; throws invalid_argument (from
+  /// `tf::reshape`) when the element counts do not match.
   template <class T, std::size_t R>
   Tensor<T, N + 1> call(const Tensor<T, R>& x) {
     std::array<std::int64_t, N + 1> dims{};

@@ -30,12 +30,15 @@ namespace layers {
 /// The state of an LSTM: {h, c}, each [batch, units] (Keras: a list [h, c]).
 using LSTMState = std::array<Tensor<float, 2>, 2>;
 
+/// Keyword arguments of LSTMCell.
 struct LSTMCellOptions {
+  /// Initial values of the kernel [in, 4 units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
+  /// Initial values of the recurrent kernel [units, 4 units]; default orthogonal (as Keras).
   initializers::Initializer recurrent_initializer = initializers::Orthogonal();
   /// Zeros with the forget gate's bias at 1 (Keras' unit_forget_bias=True) when unset.
   std::optional<initializers::Initializer> bias_initializer = std::nullopt;
-  std::optional<std::string> name = std::nullopt;
+  std::optional<std::string> name = std::nullopt;  ///< default "lstm_cell", "lstm_cell_1", ...
 };
 
 /// One LSTM step (tf.keras.layers.LSTMCell): weights "kernel" [in, 4 units],
@@ -48,20 +51,24 @@ struct LSTMCellOptions {
 ///     auto [output, new_state] = cell(x_t, state);
 class LSTMCell : public Layer<LSTMCell> {
  public:
-  static constexpr int input_rank = 2;
-  static constexpr int min_input_rank = 2;
+  static constexpr int input_rank = 2;      ///< one step's input [batch, features]
+  static constexpr int min_input_rank = 2;  ///< as `input_rank`
 
+  /// A cell with `units` hidden units; throws invalid_argument unless units > 0.
   explicit LSTMCell(std::int64_t units, LSTMCellOptions options = {})
       : Layer("lstm_cell", {.name = options.name}), units_(units), options_(std::move(options)) {
     if (units <= 0) {
       throw invalid_argument("tf::keras::layers::LSTMCell: units must be positive");
     }
   }
+  /// "LSTMCell".
   [[nodiscard]] std::string class_name() const override { return "LSTMCell"; }
+  /// Size of h and c (the output's last axis).
   [[nodiscard]] std::int64_t units() const noexcept { return units_; }
 
+  /// Options of `get_initial_state` (Keras: its `batch_size` argument).
   struct InitialStateOptions {
-    std::int64_t batch_size = 1;
+    std::int64_t batch_size = 1;  ///< rows of h and c
   };
   /// Zero h and c of shape [batch_size, units] (Keras: `cell.get_initial_state`).
   [[nodiscard]] LSTMState get_initial_state(InitialStateOptions o) const {
@@ -110,10 +117,13 @@ class LSTMCell : public Layer<LSTMCell> {
     return {h2, LSTMState{h2, c2}};
   }
 
+  /// The input kernel [in, 4 units], gates i, f, c, o (after build).
   [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  /// The recurrent kernel [units, 4 units], gates i, f, c, o (after build).
   [[nodiscard]] const Variable<float, 2>& recurrent_kernel() const noexcept {
     return recurrent_kernel_;
   }
+  /// The bias [4 units], gates i, f, c, o (after build).
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
   /// tf_keras's LSTMCell tracks the list `state_size = [units, units]` (set in its
@@ -137,10 +147,13 @@ class LSTMCell : public Layer<LSTMCell> {
   Variable<float, 1> bias_;
 };
 
+/// Keyword arguments of LSTM.
 struct LSTMOptions {
+  /// Not used: the output's rank is fixed at compile time, so `LSTM::call` always returns the
+  /// last output; call `LSTM::sequences` for every step's (Keras: return_sequences=True).
   bool return_sequences = false;
-  LSTMCellOptions cell = {};
-  std::optional<std::string> name = std::nullopt;
+  LSTMCellOptions cell = {};  ///< options of the cell (its initializers; its name)
+  std::optional<std::string> name = std::nullopt;  ///< default "lstm", "lstm_1", ...
 };
 
 /// An LSTM over [batch, time, features] (tf.keras.layers.LSTM): the last output [batch, units]
@@ -148,17 +161,22 @@ struct LSTMOptions {
 /// object-graph child "cell".
 class LSTM : public Layer<LSTM> {
  public:
-  static constexpr int input_rank = 3;
-  static constexpr int min_input_rank = 3;
+  static constexpr int input_rank = 3;      ///< [batch, time, features] only
+  static constexpr int min_input_rank = 3;  ///< as `input_rank`
+  /// `call` gives the last output [batch, units].
   static constexpr int output_rank(int) { return 2; }
 
+  /// An LSTM with `units` hidden units; throws invalid_argument unless units > 0.
   explicit LSTM(std::int64_t units, LSTMOptions options = {})
       : Layer("lstm", {.name = options.name}), cell_(units, options.cell) {
     track("cell", cell_);
   }
   LSTM(const LSTM& other) = delete;
+  /// Moves the layer with its cell (which stays tracked as "cell").
   LSTM(LSTM&& other) noexcept = default;
+  /// "LSTM".
   [[nodiscard]] std::string class_name() const override { return "LSTM"; }
+  /// The cell: its weights are the layer's (Keras: `lstm.cell`).
   [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
 
   /// tf_keras's RNN layers track the list `state_spec` once built (after `cell`): a node
