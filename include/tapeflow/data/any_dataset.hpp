@@ -20,6 +20,8 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// A type-erased dataset of elements E, for pipelines chosen at run time or passed across
+/// function boundaries; copies share the wrapped pipeline. One virtual call per element.
 template <class E>
 class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   struct IteratorConcept {
@@ -66,7 +68,7 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   };
 
  public:
-  using element_type = E;
+  using element_type = E;  ///< the element type of every dataset it can hold
 
   /// Wraps any dataset with element type E. (The self check comes first: checking `dataset`
   /// on AnyDataset itself would recurse through this constructor.)
@@ -87,12 +89,14 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   /// An empty dataset (a placeholder to assign a pipeline to).
   AnyDataset() = default;
 
+  /// Starts an epoch of the wrapped dataset (an empty one if default-constructed).
   [[nodiscard]] iterator make_iterator() const {
     if (!impl_) {
       return iterator{std::make_unique<IteratorModel<EmptyIterator>>(EmptyIterator{})};
     }
     return iterator{impl_->make_iterator()};
   }
+  /// The wrapped dataset's cardinality; 0 if default-constructed.
   [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
 
  private:

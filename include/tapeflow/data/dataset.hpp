@@ -86,13 +86,17 @@ inline constexpr std::int64_t unknown_cardinality = -2;
 /// stage ("shuffle/input/..."). Used by checkpoints of iterators (issue 7) and by tests.
 class IteratorState {
  public:
+  /// Stores `bytes` under `key`, replacing any entry already there.
   void put(const std::string& key, std::string bytes) { entries_[key] = std::move(bytes); }
+  /// Stores an int64 under `key` (its 8 native-endian bytes; read back with get_int).
   void put_int(const std::string& key, std::int64_t v) {
     std::string s(sizeof v, '\0');
     std::memcpy(s.data(), &v, sizeof v);
     put(key, std::move(s));
   }
+  /// Whether an entry named `key` exists.
   [[nodiscard]] bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+  /// The bytes stored under `key`; throws not_found if there is no such entry.
   [[nodiscard]] const std::string& get(const std::string& key) const {
     auto it = entries_.find(key);
     if (it == entries_.end()) {
@@ -100,6 +104,8 @@ class IteratorState {
     }
     return it->second;
   }
+  /// The int64 stored by put_int under `key`; throws not_found if there is no such entry and
+  /// data_loss if the entry is not 8 bytes long.
   [[nodiscard]] std::int64_t get_int(const std::string& key) const {
     const auto& s = get(key);
     if (s.size() != sizeof(std::int64_t)) {
@@ -113,6 +119,7 @@ class IteratorState {
   [[nodiscard]] const std::map<std::string, std::string>& entries() const noexcept {
     return entries_;
   }
+  /// All entries, mutable (to fill a state being deserialized).
   std::map<std::string, std::string>& entries() noexcept { return entries_; }
 
  private:
@@ -132,12 +139,15 @@ struct StageStats {
   std::int64_t elements = 0;        ///< elements delivered so far
 };
 
+/// One epoch's state: `next()` returns `std::optional<element_type>`, nullopt at the end.
 template <class I>
 concept dataset_iterator = requires(I& it) {
   typename I::element_type;
   { it.next() } -> std::same_as<std::optional<typename I::element_type>>;
 };
 
+/// A dataset_iterator with `save_state(state, prefix) const` and `restore_state(state, prefix)`
+/// (Iterator::save_state throws unimplemented for a stage without them).
 template <class I>
 concept saveable_iterator =
     dataset_iterator<I> && requires(I& it, const I& cit, IteratorState& s, const std::string& p) {
@@ -193,8 +203,9 @@ void collect_stats_of(const It& it, std::vector<StageStats>& out) {
 template <dataset_iterator Impl>
 class Iterator {
  public:
-  using element_type = typename Impl::element_type;
+  using element_type = typename Impl::element_type;  ///< the dataset's element type
 
+  /// Wraps the stage iterator of a fresh epoch (DatasetBase::iter() builds it).
   explicit Iterator(Impl impl) : impl_(std::make_unique<Impl>(std::move(impl))) {}
 
   /// The next element, or nullopt at the end of the epoch (Python raises StopIteration).
@@ -221,6 +232,7 @@ class Iterator {
     detail::collect_stats_of(*impl_, out);
     return out;
   }
+  /// The wrapped stage iterator (its own members, beyond `next()`).
   Impl& impl() noexcept { return *impl_; }
 
  private:
@@ -248,19 +260,23 @@ class RangeIterator {
   };
 
  public:
-  using value_type = typename Impl::element_type;
-  using reference = value_type&;
-  using pointer = value_type*;
-  using difference_type = std::ptrdiff_t;
-  using iterator_concept = std::input_iterator_tag;
-  using iterator_category = std::input_iterator_tag;
+  using value_type = typename Impl::element_type;     ///< the dataset's element type
+  using reference = value_type&;                      ///< `*it`: the element held by the epoch
+  using pointer = value_type*;                        ///< `it.operator->()`
+  using difference_type = std::ptrdiff_t;             ///< required by std::input_iterator
+  using iterator_concept = std::input_iterator_tag;   ///< a single-pass input iterator
+  using iterator_category = std::input_iterator_tag;  ///< also a C++17 input iterator
 
+  /// The end iterator (equal to `std::default_sentinel`).
   RangeIterator() = default;
   /// Starts the epoch: takes ownership of the stage iterators and reads the first element.
   explicit RangeIterator(Impl impl) : epoch_(std::make_shared<Epoch>(std::move(impl))) {}
 
+  /// The current element; valid until the next increment (undefined at the end).
   reference operator*() const { return *epoch_->current; }
+  /// Member access to the current element.
   value_type* operator->() const { return &*epoch_->current; }
+  /// Reads the next element of the epoch (every copy of this iterator advances too).
   RangeIterator& operator++() {
     epoch_->current = epoch_->impl.next();
     return *this;
@@ -271,6 +287,7 @@ class RangeIterator {
   friend bool operator==(const RangeIterator& it, std::default_sentinel_t) noexcept {
     return !it.epoch_ || !it.epoch_->current;
   }
+  /// True when both are at the end, or neither is and both belong to the same epoch.
   friend bool operator==(const RangeIterator& a, const RangeIterator& b) noexcept {
     const bool a_end = a == std::default_sentinel;
     const bool b_end = b == std::default_sentinel;
@@ -294,12 +311,13 @@ class RangeIterator {
 template <class Derived, class Element>
 class DatasetBase : public std::ranges::view_base, public ranges::view_base {
  public:
-  using element_type = Element;
+  using element_type = Element;  ///< what one step of an epoch yields
 
   /// Starts an epoch (Python: `iter(ds)`).
   [[nodiscard]] auto iter() const { return Iterator(self().make_iterator()); }
   /// Starts an epoch for range-for and range algorithms.
   [[nodiscard]] auto begin() const { return RangeIterator(self().make_iterator()); }
+  /// The end of any epoch (`std::default_sentinel`).
   [[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
  private:

@@ -121,14 +121,17 @@ constexpr std::array<std::int64_t, R> unknown_dims() noexcept {
 ///                                               tf::data::Padding<std::int64_t, 0>{}})
 template <class T, std::size_t R>
 struct Padding {
+  /// Target size of each dim; -1 (the default for every dim): the largest in the batch.
   std::array<std::int64_t, R> padded_shape = detail::unknown_dims<R>();
-  T padding_value{};
+  T padding_value{};  ///< value of the padded positions (default: T{}, 0 or "")
 };
 
+/// Element traits of a tensor: slices and stacks on dim 0; its encoding is the dims, then the
+/// values (strings length-prefixed).
 template <class T, std::size_t R>
 struct element_traits<Tensor<T, R>> {
-  using type = Tensor<T, R>;
-  using batched_type = Tensor<T, R + 1>;
+  using type = Tensor<T, R>;              ///< the element type
+  using batched_type = Tensor<T, R + 1>;  ///< a batch of elements: one more leading dim
 
   /// Size of dim 0 (the batch dimension), for slicing.
   static std::int64_t leading_dim(const type& t) {
@@ -171,7 +174,7 @@ struct element_traits<Tensor<T, R>> {
     }
     return out;
   }
-  using padding_type = Padding<T, R>;
+  using padding_type = Padding<T, R>;  ///< padded_batch's specification for this tensor
   /// Stacks elements after padding each dim to `p.padded_shape` (-1: the largest in the
   /// batch) with `p.padding_value`; a padded_shape smaller than an element is invalid_argument.
   static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
@@ -201,6 +204,7 @@ struct element_traits<Tensor<T, R>> {
                                    const std::array<std::int64_t, R>& shape, const T& pad) {
     return padded_stack(items, padding_type{shape, pad});
   }
+  /// Bytes of the values (for strings: their lengths plus sizeof(std::string) each).
   static std::size_t byte_size(const type& t) {
     if constexpr (std::is_same_v<T, std::string>) {
       std::size_t n = 0;
@@ -212,6 +216,8 @@ struct element_traits<Tensor<T, R>> {
       return static_cast<std::size_t>(t.num_elements()) * sizeof(T);
     }
   }
+  /// Appends the encoding to `out`: the dims (int64 each), then the values in native byte
+  /// order (a string as a uint64 length and its bytes). Not portable across byte orders.
   static void encode(const type& t, std::string& out) {
     for (std::size_t k = 0; k < R; ++k) {
       const std::int64_t d = t.dim(k);
@@ -227,6 +233,8 @@ struct element_traits<Tensor<T, R>> {
       detail::put_raw(out, t.data(), static_cast<std::size_t>(t.num_elements()) * sizeof(T));
     }
   }
+  /// Reads one `encode`d tensor from the front of `in` and removes it from `in`; throws
+  /// data_loss if `in` is truncated or a dim is negative or above 2^40.
   static type decode(std::string_view& in) {
     std::array<std::int64_t, R> dims{};
     for (std::size_t k = 0; k < R; ++k) {
@@ -287,14 +295,19 @@ auto naming_component(F&& f, const std::string& component) {
 template <class E>
 using padding_t = typename element_traits<E>::padding_type;
 
+/// Element traits of a tuple (TensorFlow: a tuple structure): every operation applies to each
+/// component, in order.
 template <class... Es>
 struct element_traits<std::tuple<Es...>> {
-  using type = std::tuple<Es...>;
+  using type = std::tuple<Es...>;  ///< the element type
+  /// A batch: the tuple of the components' batches.
   using batched_type = std::tuple<typename element_traits<Es>::batched_type...>;
 
+  /// Size of dim 0 of the first component (the components should agree).
   static std::int64_t leading_dim(const type& t) {
     return element_traits<std::tuple_element_t<0, type>>::leading_dim(std::get<0>(t));
   }
+  /// The tuple of each component's element `i` along dim 0.
   static auto slice(const type& t, std::int64_t i) {
     return std::apply(
         [&](const auto&... c) {
@@ -302,6 +315,7 @@ struct element_traits<std::tuple<Es...>> {
         },
         t);
   }
+  /// Copies of component K of every item (a helper of stack and padded_stack).
   template <std::size_t K>
   static auto component(std::span<const type> items) {
     using C = std::tuple_element_t<K, type>;
@@ -312,6 +326,7 @@ struct element_traits<std::tuple<Es...>> {
     }
     return v;
   }
+  /// Stacks each component separately (see element_traits<Tensor<T, R>>::stack).
   static batched_type stack(std::span<const type> items) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return batched_type{element_traits<Es>::stack(std::span<const Es>(component<K>(items)))...};
@@ -319,6 +334,8 @@ struct element_traits<std::tuple<Es...>> {
   }
   /// One padding per component (TensorFlow: tuples of padded_shapes and padding_values).
   using padding_type = std::tuple<typename detail::padding_of<Es>::type...>;
+  /// Pads and stacks component K with padding `std::get<K>(p)`; an invalid_argument names
+  /// the component.
   static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return batched_type{detail::naming_component(
@@ -329,6 +346,7 @@ struct element_traits<std::tuple<Es...>> {
           "tuple component " + std::to_string(K))...};
     }(std::index_sequence_for<Es...>{});
   }
+  /// Sum of the components' byte sizes.
   static std::size_t byte_size(const type& t) {
     return std::apply(
         [](const auto&... c) {
@@ -336,27 +354,34 @@ struct element_traits<std::tuple<Es...>> {
         },
         t);
   }
+  /// Appends the components' encodings to `out`, in order.
   static void encode(const type& t, std::string& out) {
     std::apply(
         [&](const auto&... c) { (element_traits<std::decay_t<decltype(c)>>::encode(c, out), ...); },
         t);
   }
+  /// Reads the components' encodings from the front of `in`, in order (data_loss if truncated).
   static type decode(std::string_view& in) {
     // braced init evaluates left to right
     return type{element_traits<Es>::decode(in)...};
   }
 };
 
+/// Element traits of a pair (`(features, label)`): as a two-component tuple.
 template <class A, class B>
 struct element_traits<std::pair<A, B>> {
-  using type = std::pair<A, B>;
-  using tuple_traits = element_traits<std::tuple<A, B>>;
+  using type = std::pair<A, B>;                           ///< the element type
+  using tuple_traits = element_traits<std::tuple<A, B>>;  ///< traits of the equivalent tuple
+  /// A batch: the pair of the components' batches.
   using batched_type =
       std::pair<typename element_traits<A>::batched_type, typename element_traits<B>::batched_type>;
+  /// Size of dim 0 of `first`.
   static std::int64_t leading_dim(const type& t) { return element_traits<A>::leading_dim(t.first); }
+  /// The pair of each component's element `i` along dim 0.
   static auto slice(const type& t, std::int64_t i) {
     return std::pair{element_traits<A>::slice(t.first, i), element_traits<B>::slice(t.second, i)};
   }
+  /// Stacks `first` and `second` separately.
   static batched_type stack(std::span<const type> items) {
     std::vector<A> a;
     std::vector<B> b;
@@ -367,8 +392,11 @@ struct element_traits<std::pair<A, B>> {
     return {element_traits<A>::stack(std::span<const A>(a)),
             element_traits<B>::stack(std::span<const B>(b))};
   }
+  /// One padding per component (TensorFlow: pairs of padded_shapes and padding_values).
   using padding_type =
       std::pair<typename detail::padding_of<A>::type, typename detail::padding_of<B>::type>;
+  /// Pads and stacks `first` with `p.first` and `second` with `p.second`; an invalid_argument
+  /// names the component.
   static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
     std::vector<A> a;
     std::vector<B> b;
@@ -384,13 +412,16 @@ struct element_traits<std::pair<A, B>> {
         "pair component 1");
     return {std::move(pa), std::move(pb)};
   }
+  /// Sum of the components' byte sizes.
   static std::size_t byte_size(const type& t) {
     return element_traits<A>::byte_size(t.first) + element_traits<B>::byte_size(t.second);
   }
+  /// Appends the encodings of `first`, then `second`, to `out`.
   static void encode(const type& t, std::string& out) {
     element_traits<A>::encode(t.first, out);
     element_traits<B>::encode(t.second, out);
   }
+  /// Reads `first`, then `second`, from the front of `in` (data_loss if truncated).
   static type decode(std::string_view& in) {
     A a = element_traits<A>::decode(in);
     B b = element_traits<B>::decode(in);
@@ -398,7 +429,7 @@ struct element_traits<std::pair<A, B>> {
   }
 };
 
-/// Bytes an element occupies (0 when the type has no traits).
+/// Bytes an element occupies (`sizeof(E)` when its traits have no byte_size).
 template <class E>
 std::size_t element_byte_size(const E& e) {
   if constexpr (requires { element_traits<E>::byte_size(e); }) {

@@ -58,7 +58,7 @@ namespace data {
 ///     auto img = x[image];   // Tensor<float, 3>; throws like get<float, 3>("image")
 template <class T, std::size_t R>
 struct FeatureKey {
-  std::string_view name;
+  std::string_view name;  ///< the key (must outlive the FeatureKey: typically a literal)
 };
 
 /// A named structure of tensors, the dict element of tf.data (see the file comment).
@@ -69,9 +69,11 @@ struct FeatureKey {
 ///     x.set("weight", tf::constant(1.0f));
 class Features {
  public:
-  using value_type = std::pair<std::string, AnyTensor>;
+  using value_type = std::pair<std::string, AnyTensor>;  ///< one (key, tensor) entry
+  /// Iterates the entries in insertion order.
   using const_iterator = std::vector<value_type>::const_iterator;
 
+  /// No features.
   Features() = default;
   /// `{{"image", x}, {"label", y}}`; a repeated key is invalid_argument.
   Features(std::initializer_list<value_type> entries) {
@@ -94,6 +96,7 @@ class Features {
     }
     return *this;
   }
+  /// `set` on a temporary (`return std::move(x).set(...)`); returns it as an rvalue.
   Features&& set(std::string key, AnyTensor value) && {
     set(std::move(key), std::move(value));
     return std::move(*this);
@@ -109,9 +112,11 @@ class Features {
     return false;
   }
 
+  /// Whether `key` is present.
   [[nodiscard]] bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
   /// The tensor under `key`; throws not_found naming the key and the keys present.
   [[nodiscard]] const AnyTensor& operator[](std::string_view key) const { return at(key); }
+  /// The tensor under `key`, as `operator[]`; throws not_found naming the keys present.
   [[nodiscard]] const AnyTensor& at(std::string_view key) const {
     if (const auto* e = find(key)) {
       return e->second;
@@ -131,16 +136,21 @@ class Features {
     }
     return t.unchecked_as<T, R>();
   }
+  /// `get<T, R>(key.name)`: typed access through a FeatureKey.
   template <class T, std::size_t R>
   [[nodiscard]] Tensor<T, R> operator[](const FeatureKey<T, R>& key) const {
     return get<T, R>(key.name);
   }
 
+  /// Number of features (keys).
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  /// Whether there are no features.
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
   /// (key, tensor) pairs in insertion order: `for (const auto& [key, t] : x)`.
   [[nodiscard]] const_iterator begin() const noexcept { return entries_.begin(); }
+  /// End of the entries.
   [[nodiscard]] const_iterator end() const noexcept { return entries_.end(); }
+  /// The keys in insertion order (Python: `list(x.keys())`).
   [[nodiscard]] std::vector<std::string> keys() const {
     std::vector<std::string> out;
     out.reserve(entries_.size());
@@ -188,8 +198,10 @@ class Features {
 /// padded_shape: the largest in the batch) with `padding_value` (a scalar of the feature's
 /// dtype; none: zero or the empty string).
 struct FeaturePadding {
+  /// Target size of each dim (one per dim of the feature, else invalid_argument); -1 or empty:
+  /// the largest in the batch.
   std::vector<std::int64_t> padded_shape{};
-  AnyTensor padding_value{};
+  AnyTensor padding_value{};  ///< scalar of the feature's dtype; empty: zero or ""
 };
 /// Per-key padding for a dataset of Features; keys not listed pad to the batch maximum with
 /// zeros. A key that no element has is invalid_argument.
@@ -235,11 +247,13 @@ inline void check_same_keys(std::span<const Features> items, const char* op) {
 
 // The members are templates (F is always Features) so that their bodies, and the type-erased
 // operations they call, are instantiated only where a pipeline uses Features elements.
+/// Element traits of Features: every operation applies per key; a batch is a Features of the
+/// stacked tensors.
 template <>
 struct element_traits<Features> {
-  using type = Features;
-  using batched_type = Features;
-  using padding_type = FeaturesPadding;
+  using type = Features;                 ///< the element type
+  using batched_type = Features;         ///< a batch: each key's tensors stacked on a new dim 0
+  using padding_type = FeaturesPadding;  ///< padded_batch's per-key specification
 
   /// The common dim 0 of every feature; invalid_argument naming the keys that disagree.
   template <class F = Features>
@@ -267,6 +281,7 @@ struct element_traits<Features> {
     }
     return n;
   }
+  /// Element `i` along dim 0 of every feature, under the same keys.
   template <class F = Features>
   static F slice(const F& f, std::int64_t i) {
     F out;
@@ -275,6 +290,8 @@ struct element_traits<Features> {
     }
     return out;
   }
+  /// Stacks each key's tensors on a new dim 0 (keys in the first item's order); elements with
+  /// different keys, dtypes or shapes are invalid_argument naming the feature.
   template <class F = Features>
   static F stack(std::span<const F> items) {
     detail::check_same_keys(items, "batch");
@@ -287,6 +304,9 @@ struct element_traits<Features> {
     }
     return out;
   }
+  /// Pads (per `p`; unlisted keys to the batch maximum with zeros) and stacks each key's
+  /// tensors; different keys, a padding for a missing key, or a dtype or rank mismatch are
+  /// invalid_argument.
   template <class F = Features>
   static F padded_stack(std::span<const F> items, const FeaturesPadding& p) {
     detail::check_same_keys(items, "padded_batch");
@@ -312,6 +332,7 @@ struct element_traits<Features> {
     }
     return out;
   }
+  /// Bytes of the keys plus those of the tensors (strings: lengths plus sizeof(std::string)).
   template <class F = Features>
   static std::size_t byte_size(const F& f) {
     std::size_t n = 0;
@@ -332,6 +353,8 @@ struct element_traits<Features> {
       detail::any_element<F>::encode_any(t, out);
     }
   }
+  /// Reads one `encode`d Features from the front of `in` and removes it from `in`; data_loss
+  /// if the encoding is truncated or corrupt.
   template <class F = Features>
   static F decode(std::string_view& in) {
     std::uint64_t n = 0;

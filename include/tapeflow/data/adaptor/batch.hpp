@@ -23,6 +23,7 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `batch` (tf.data.Dataset.batch's keyword arguments).
 struct BatchOptions {
   bool drop_remainder = false;  ///< drop a last batch smaller than batch_size
 };
@@ -68,8 +69,10 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
   using E = element_t<D>;
 
  public:
+  /// A batch: `element_traits<E>::batched_type` (a tensor gains a leading dim).
   using element_type = typename element_traits<E>::batched_type;
   BatchDataset() = default;
+  /// Batches of `n` elements of `ds`, stacked by `stack`; invalid_argument if n <= 0.
   BatchDataset(D ds, std::int64_t n, BatchOptions o, Stack stack = {})
       : ds_(std::move(ds)), n_(n), o_(o), stack_(std::move(stack)) {
     detail::check_batch_size(n, Stack::name);
@@ -103,9 +106,11 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch: starts one of `ds` and gathers n of its elements per step.
   [[nodiscard]] iterator make_iterator() const {
     return iterator{ds_.make_iterator(), n_, o_, stack_};
   }
+  /// ceil(input / n), or floor with drop_remainder; infinite and unknown stay so.
   [[nodiscard]] std::int64_t cardinality() const {
     return detail::batched_cardinality(ds_.cardinality(), n_, o_.drop_remainder);
   }
@@ -117,14 +122,18 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
   Stack stack_{};
 };
 
+/// The dataset-first form of `batch` (`batch(ds, 32)`); batch_fn adds the pipeable one.
 struct batch_base_fn {
+  /// A BatchDataset of `ds` with `batch_size` (> 0, else invalid_argument) elements per batch.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t batch_size, BatchOptions o = {}) const {
     return BatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), batch_size, o);
   }
 };
+/// The type of `batch`: both the dataset-first and the pipeable form.
 struct batch_fn : batch_base_fn {
   using batch_base_fn::operator();
+  /// A closure batching the dataset piped into it: `ds | batch(32)`.
   auto operator()(std::int64_t batch_size, BatchOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(batch_base_fn{}, batch_size, o));
   }
@@ -138,10 +147,10 @@ inline constexpr batch_fn batch{};
 /// pass a padding spec: see padded_batch).
 template <class T, std::size_t R>
 struct PaddedBatchOptions {
-  bool drop_remainder = false;
+  bool drop_remainder = false;  ///< drop a last batch smaller than batch_size
   /// Target shape per dim; -1 (default) pads to the largest element in the batch.
   std::optional<std::array<std::int64_t, R>> padded_shapes{};
-  T padding_value{};
+  T padding_value{};  ///< value of the padded positions (default T{}: 0 or "")
 };
 
 /// `padded_batch` over a dataset D: a BatchDataset with the padded stacking policy.
@@ -151,7 +160,7 @@ using PaddedBatchDataset = BatchDataset<D, detail::padded_stack<element_t<D>>>;
 /// Options of padded_batch beside a padding spec (or alone: zero / empty-string padding to
 /// the largest element in the batch).
 struct PaddedBatchSimpleOptions {
-  bool drop_remainder = false;
+  bool drop_remainder = false;  ///< drop a last batch smaller than batch_size
 };
 
 namespace detail {
@@ -181,6 +190,8 @@ auto make_padded_batch(D&& ds, std::int64_t n, bool drop, P&& padding) {
 }
 }  // namespace detail
 
+/// The dataset-first form of `padded_batch` (`padded_batch(ds, 4, spec)`); padded_batch_fn
+/// adds the pipeable one. Each overload throws invalid_argument if batch_size <= 0.
 struct padded_batch_base_fn {
   /// Pads every component with zeros (empty strings) to the largest in the batch.
   template <dataset D>
@@ -215,15 +226,19 @@ struct padded_batch_base_fn {
                                      std::move(padding));
   }
 };
+/// The type of `padded_batch`: both the dataset-first and the pipeable forms.
 struct padded_batch_fn : padded_batch_base_fn {
   using padded_batch_base_fn::operator();
+  /// A closure padding to the batch maximum with zeros: `ds | padded_batch(4)`.
   auto operator()(std::int64_t batch_size, PaddedBatchSimpleOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(padded_batch_base_fn{}, batch_size, o));
   }
+  /// A closure for a dataset of `Tensor<T, R>`, with a target shape and padding value.
   template <class T, std::size_t R>
   auto operator()(std::int64_t batch_size, PaddedBatchOptions<T, R> o) const {
     return ranges::make_view_closure(ranges::bind_back(padded_batch_base_fn{}, batch_size, o));
   }
+  /// A closure with a padding spec (`padding_t<E>` of the element type E it will meet).
   template <detail::padding_spec_arg P>
     requires(!dataset<P>)
   auto operator()(std::int64_t batch_size, P padding, PaddedBatchSimpleOptions o = {}) const {

@@ -37,17 +37,22 @@ inline bool file_exists(const std::string& path) {
 }
 }  // namespace detail
 
+/// The dataset `cache` returns (`Dataset.cache`): replays the first complete epoch of `ds`
+/// from memory or from a file (see the file comment).
 template <dataset D>
 class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
  public:
-  using element_type = element_t<D>;
+  using element_type = element_t<D>;  ///< the input's element type
+  /// The in-memory cache, shared by copies of the dataset (and by their epochs).
   struct Store {
-    std::mutex m;
-    bool complete = false;
+    std::mutex m;           ///< guards the members below
+    bool complete = false;  ///< whether a complete epoch has been recorded
+    /// The recorded epoch (set once complete; later epochs replay it).
     std::shared_ptr<const std::vector<element_type>> elements;
   };
 
   CacheDataset() = default;
+  /// Caches `ds` in memory (`filename` empty) or in the file `filename`.
   CacheDataset(D ds, std::string filename)
       : ds_(std::move(ds)), filename_(std::move(filename)), store_(std::make_shared<Store>()) {}
 
@@ -322,6 +327,10 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
     }
   };
 
+  /// Starts an epoch: replays the memory record or the file if there is one, else records
+  /// while reading `ds`. File errors, here or during the epoch: not_found (cannot open or
+  /// create), data_loss (not a cache file, truncated), resource_exhausted (cannot write or
+  /// rename).
   [[nodiscard]] iterator make_iterator() const {
     using Mode = typename iterator::Mode;
     // a default-constructed dataset has no store: it records into one that no epoch replays
@@ -354,6 +363,7 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
     it.open_tmp();
     return it;
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -362,14 +372,18 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
   std::shared_ptr<Store> store_{};  // shared by copies: the memory cache outlives one epoch
 };
 
+/// The dataset-first form of `cache` (`cache(ds, filename)`); cache_fn adds the pipeable one.
 struct cache_base_fn {
+  /// A CacheDataset of `ds`: in memory if `filename` is empty (the default), else on disk.
   template <dataset D>
   auto operator()(D&& ds, std::string filename = {}) const {
     return CacheDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), std::move(filename));
   }
 };
+/// The type of `cache`: both the dataset-first and the pipeable form.
 struct cache_fn : cache_base_fn {
   using cache_base_fn::operator();
+  /// A closure caching the dataset piped into it: `ds | cache()`, `ds | cache(path)`.
   auto operator()(std::string filename = {}) const {
     return ranges::make_view_closure(ranges::bind_back(cache_base_fn{}, std::move(filename)));
   }

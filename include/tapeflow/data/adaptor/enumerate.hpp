@@ -19,12 +19,15 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `enumerate` returns (`Dataset.enumerate`): `(index, element)` tuples.
 template <dataset D>
 class EnumerateDataset
     : public DatasetBase<EnumerateDataset<D>, std::tuple<Tensor<std::int64_t, 0>, element_t<D>>> {
  public:
+  /// `(i, element)`, i a scalar int64 tensor.
   using element_type = std::tuple<Tensor<std::int64_t, 0>, element_t<D>>;
   EnumerateDataset() = default;
+  /// Numbers the elements of `ds` from `start`.
   EnumerateDataset(D ds, std::int64_t start) : ds_(std::move(ds)), start_(start) {}
   struct iterator {
     using element_type = EnumerateDataset::element_type;
@@ -47,7 +50,9 @@ class EnumerateDataset
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds`, counting from `start` again.
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), start_}; }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -55,18 +60,24 @@ class EnumerateDataset
   std::int64_t start_ = 0;
 };
 
+/// The dataset-first form of `enumerate` (`enumerate(ds, start)`); enumerate_fn adds the
+/// pipeable one.
 struct enumerate_base_fn {
+  /// An EnumerateDataset of `ds` counting from `start` (default 0).
   template <dataset D>
   auto operator()(D&& ds, std::int64_t start = 0) const {
     return EnumerateDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), start);
   }
 };
+/// The type of `enumerate`: both the dataset-first and the pipeable form.
 struct enumerate_fn : enumerate_base_fn {
   using enumerate_base_fn::operator();
+  /// A closure numbering the dataset piped into it: `ds | enumerate()`.
   auto operator()(std::int64_t start = 0) const {
     return ranges::make_view_closure(ranges::bind_back(enumerate_base_fn{}, start));
   }
 };
+/// `ds | enumerate()`, `enumerate(ds, 1)`: pairs each element with its index.
 inline constexpr enumerate_fn enumerate{};
 
 }  // namespace data

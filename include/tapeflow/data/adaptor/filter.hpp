@@ -20,10 +20,12 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `filter` returns (`Dataset.filter`): the elements of `ds` that `pred` accepts.
 template <dataset D, class Pred>
 class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
  public:
   FilterDataset() = default;
+  /// Keeps the elements of `ds` for which `pred` returns true (a bool or a scalar bool tensor).
   FilterDataset(D ds, Pred pred) : ds_(std::move(ds)), pred_(std::move(pred)) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -45,9 +47,12 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds`; failed_precondition for a default-constructed FilterDataset (it
+  /// has no predicate).
   [[nodiscard]] iterator make_iterator() const {
     return iterator{ds_.make_iterator(), pred_.get("tf::data::filter")};
   }
+  /// infinite_cardinality if the input is infinite, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
@@ -57,14 +62,18 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
   detail::Box<Pred> pred_{};
 };
 
+/// The dataset-first form of `filter` (`filter(ds, pred)`); filter_fn adds the pipeable one.
 struct filter_base_fn {
+  /// A FilterDataset of `ds` with predicate `pred` (tuple elements unpacked into its arguments).
   template <dataset D, class Pred>
   auto operator()(D&& ds, Pred pred) const {
     return FilterDataset<std::remove_cvref_t<D>, Pred>(std::forward<D>(ds), std::move(pred));
   }
 };
+/// The type of `filter`: both the dataset-first and the pipeable form.
 struct filter_fn : filter_base_fn {
   using filter_base_fn::operator();
+  /// A closure filtering the dataset piped into it: `ds | filter(pred)`.
   template <class Pred>
     requires(!dataset<Pred>)
   auto operator()(Pred pred) const {

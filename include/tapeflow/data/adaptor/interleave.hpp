@@ -33,12 +33,15 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `interleave` (tf.data.Dataset.interleave's keyword arguments).
 struct InterleaveOptions {
   int cycle_length = autotune;  ///< autotune: the number of hardware threads
-  int block_length = 1;
+  int block_length = 1;         ///< consecutive elements taken from one dataset per visit (>= 1)
   std::optional<int> num_parallel_calls{};  ///< set: open datasets are prefetched on threads
 };
 
+/// The dataset `interleave` returns (`Dataset.interleave`): the elements of the datasets
+/// `f(x)` for each input element x, visited round-robin (see the file comment).
 template <dataset D, class F>
 class InterleaveDataset
     : public DatasetBase<InterleaveDataset<D, F>,
@@ -48,10 +51,13 @@ class InterleaveDataset
   using InnerIt = iterator_impl_t<Inner>;
 
  public:
-  using element_type = element_t<Inner>;
+  using element_type = element_t<Inner>;  ///< the element type of the datasets f returns
+  /// The background thread that reads one open dataset ahead, with num_parallel_calls.
   using stage = detail::ParallelStage<InnerIt, detail::identity_fn, element_type>;
 
   InterleaveDataset() = default;
+  /// Interleaves `f(x)` over the elements x of `ds`; a cycle_length of autotune becomes the
+  /// number of hardware threads; invalid_argument if cycle_length or block_length is < 1.
   InterleaveDataset(D ds, F f, InterleaveOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
     if (o_.cycle_length == autotune) {
       o_.cycle_length = detail::hardware_threads();
@@ -218,9 +224,12 @@ class InterleaveDataset
       detail::restore_state_of(input, s, k);
     }
   };
+  /// Starts an epoch of `ds` (datasets are opened as the cycle needs them); failed_precondition
+  /// for a default-constructed InterleaveDataset (it has no function).
   [[nodiscard]] iterator make_iterator() const {
     return iterator{ds_.make_iterator(), f_.get("tf::data::interleave"), o_};
   }
+  /// 0 if the input is empty, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == 0 ? 0 : unknown_cardinality;
   }
@@ -231,20 +240,26 @@ class InterleaveDataset
   InterleaveOptions o_{.cycle_length = 1};
 };
 
+/// The dataset-first form of `interleave` (`interleave(ds, f, o)`); interleave_fn adds the
+/// pipeable one.
 struct interleave_base_fn {
+  /// An InterleaveDataset of `ds`: `f` maps an element (tuples unpacked) to a dataset.
   template <dataset D, class F>
   auto operator()(D&& ds, F f, InterleaveOptions o = {}) const {
     return InterleaveDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
   }
 };
+/// The type of `interleave`: both the dataset-first and the pipeable form.
 struct interleave_fn : interleave_base_fn {
   using interleave_base_fn::operator();
+  /// A closure interleaving the dataset piped into it: `ds | interleave(f, o)`.
   template <class F>
     requires(!dataset<F>)
   auto operator()(F f, InterleaveOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(interleave_base_fn{}, std::move(f), o));
   }
 };
+/// `ds | interleave(f, {.cycle_length = 4})`, `interleave(ds, f)`: see the file comment.
 inline constexpr interleave_fn interleave{};
 
 }  // namespace data

@@ -28,6 +28,7 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `map` (tf.data.Dataset.map's keyword arguments, plus the autotuner's budget).
 struct MapOptions {
   /// None: sequential on the consumer's thread; n >= 1: n threads; autotune: tuned.
   std::optional<int> num_parallel_calls{};
@@ -45,15 +46,21 @@ struct map_caller {
 };
 }  // namespace detail
 
+/// The dataset `map` returns (`Dataset.map`): `f` applied to each element of `ds`.
 template <dataset D, class F>
 class MapDataset
     : public DatasetBase<MapDataset<D, F>, detail::invoke_result_on_element_t<F, element_t<D>>> {
  public:
+  /// What `f` returns (decayed).
   using element_type = detail::invoke_result_on_element_t<F, element_t<D>>;
+  /// Calls `f` on one element, unpacking a tuple element when f does not take the tuple.
   using caller = detail::map_caller<F, element_t<D>>;
+  /// The worker threads of the parallel mode (num_parallel_calls set).
   using stage = detail::ParallelStage<iterator_impl_t<D>, caller, element_type>;
 
   MapDataset() = default;
+  /// Maps `ds` through `f`; invalid_argument if num_parallel_calls is set to neither >= 1 nor
+  /// autotune.
   MapDataset(D ds, F f, MapOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
     if (o.num_parallel_calls && *o.num_parallel_calls != autotune && *o.num_parallel_calls < 1) {
       throw invalid_argument("tf::data::map: num_parallel_calls must be >= 1 or autotune, got " +
@@ -100,6 +107,9 @@ class MapDataset
     }
   };
 
+  /// Starts an epoch of `ds`, with its worker threads if num_parallel_calls is set (n threads
+  /// and 2n buffered elements; autotune: tuned up to the hardware threads); failed_precondition
+  /// for a default-constructed MapDataset (it has no function).
   [[nodiscard]] iterator make_iterator() const {
     iterator it;
     if (!o_.num_parallel_calls) {
@@ -125,6 +135,7 @@ class MapDataset
                                           std::move(cfg));
     return it;
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -133,14 +144,18 @@ class MapDataset
   MapOptions o_{};
 };
 
+/// The dataset-first form of `map` (`map(ds, f, o)`); map_fn adds the pipeable one.
 struct map_base_fn {
+  /// A MapDataset of `ds` through `f`.
   template <dataset D, class F>
   auto operator()(D&& ds, F f, MapOptions o = {}) const {
     return MapDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
   }
 };
+/// The type of `map`: both the dataset-first and the pipeable form.
 struct map_fn : map_base_fn {
   using map_base_fn::operator();
+  /// A closure mapping the dataset piped into it: `ds | map(f, o)`.
   template <class F>
     requires(!dataset<F>)
   auto operator()(F f, MapOptions o = {}) const {

@@ -25,18 +25,24 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `prefetch` beside the buffer size (the autotuner's budget).
 struct PrefetchOptions {
   /// Bytes of prefetched elements the autotuner may hold.
   std::int64_t memory_budget = std::int64_t{256} << 20;
 };
 
+/// The dataset `prefetch` returns (`Dataset.prefetch`): `ds`, read ahead on a background
+/// thread.
 template <dataset D>
 class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
  public:
-  using element_type = element_t<D>;
+  using element_type = element_t<D>;  ///< the input's element type
+  /// The background thread and its buffer.
   using stage = detail::ParallelStage<iterator_impl_t<D>, detail::identity_fn, element_type>;
 
   PrefetchDataset() = default;
+  /// Prefetches up to `n` elements of `ds` (0: none, a pass-through; autotune: tuned within
+  /// `o.memory_budget`); invalid_argument for any other negative n.
   PrefetchDataset(D ds, std::int64_t n, PrefetchOptions o) : ds_(std::move(ds)), n_(n), o_(o) {
     if (n < 0 && n != autotune) {
       throw invalid_argument("tf::data::prefetch: buffer_size must be >= 0 or autotune");
@@ -69,6 +75,7 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
       }
     }
   };
+  /// Starts an epoch of `ds` and, unless n is 0, its background thread.
   [[nodiscard]] iterator make_iterator() const {
     iterator it;
     if (n_ == 0) {
@@ -84,6 +91,7 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
     it.parallel = std::make_unique<stage>(ds_.make_iterator(), detail::identity_fn{}, cfg);
     return it;
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -92,14 +100,19 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
   PrefetchOptions o_{};
 };
 
+/// The dataset-first form of `prefetch` (`prefetch(ds, n)`); prefetch_fn adds the pipeable
+/// one.
 struct prefetch_base_fn {
+  /// A PrefetchDataset of `ds` buffering `buffer_size` elements (>= 0, or autotune).
   template <dataset D>
   auto operator()(D&& ds, std::int64_t buffer_size, PrefetchOptions o = {}) const {
     return PrefetchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, o);
   }
 };
+/// The type of `prefetch`: both the dataset-first and the pipeable form.
 struct prefetch_fn : prefetch_base_fn {
   using prefetch_base_fn::operator();
+  /// A closure prefetching the dataset piped into it: `ds | prefetch(autotune)`.
   auto operator()(std::int64_t buffer_size, PrefetchOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(prefetch_base_fn{}, buffer_size, o));
   }

@@ -13,7 +13,11 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset-first form of `reduce` (`reduce(ds, init, f)`); reduce_fn adds the pipeable
+/// one.
 struct reduce_base_fn {
+  /// Runs one epoch of `ds`, folding each element into `state = f(std::move(state), element)`
+  /// from `init`; returns the final state (`init` for an empty dataset).
   template <dataset D, class S, class F>
   S operator()(const D& ds, S init, F f) const {
     auto it = ds.make_iterator();
@@ -23,6 +27,7 @@ struct reduce_base_fn {
     return init;
   }
 };
+/// The type of `reduce`: both the dataset-first and the pipeable form.
 struct reduce_fn : reduce_base_fn {
   using reduce_base_fn::operator();
   /// A value, not a view: pipeable (range-v3's make_pipeable) rather than a view closure.
@@ -33,6 +38,7 @@ struct reduce_fn : reduce_base_fn {
         ranges::bind_back(reduce_base_fn{}, std::move(init), std::move(f)));
   }
 };
+/// `reduce(ds, init, f)`, `ds | reduce(init, f)` (`Dataset.reduce`): a value, not a dataset.
 inline constexpr reduce_fn reduce{};
 
 }  // namespace data

@@ -17,10 +17,12 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `repeat` returns (`Dataset.repeat`): `count` epochs of `ds` in a row.
 template <dataset D>
 class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
  public:
   RepeatDataset() = default;
+  /// Repeats `ds` `count` times; count < 0: forever (but an empty `ds` stays empty).
   RepeatDataset(D ds, std::int64_t count) : ds_(std::move(ds)), count_(count) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -65,7 +67,10 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
       }
     }
   };
+  /// Starts an epoch; each repetition starts a new epoch of (a copy of) `ds`.
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_, count_}; }
+  /// input x count; 0 if either is 0; infinite when repeating forever or the input is infinite
+  /// (unknown if the input's count is unknown).
   [[nodiscard]] std::int64_t cardinality() const {
     const std::int64_t c = ds_.cardinality();
     if (c == 0 || count_ == 0) {
@@ -82,18 +87,23 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
   std::int64_t count_ = 0;
 };
 
+/// The dataset-first form of `repeat` (`repeat(ds, count)`); repeat_fn adds the pipeable one.
 struct repeat_base_fn {
+  /// A RepeatDataset of `ds`, `count` times (default -1: forever).
   template <dataset D>
   auto operator()(D&& ds, std::int64_t count = -1) const {
     return RepeatDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), count);
   }
 };
+/// The type of `repeat`: both the dataset-first and the pipeable form.
 struct repeat_fn : repeat_base_fn {
   using repeat_base_fn::operator();
+  /// A closure repeating the dataset piped into it: `ds | repeat(3)`, `ds | repeat()`.
   auto operator()(std::int64_t count = -1) const {
     return ranges::make_view_closure(ranges::bind_back(repeat_base_fn{}, count));
   }
 };
+/// `ds | repeat(count)`, `ds | repeat()` (forever), `repeat(ds, count)`.
 inline constexpr repeat_fn repeat{};
 
 }  // namespace data

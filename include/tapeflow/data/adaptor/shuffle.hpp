@@ -38,20 +38,26 @@ namespace data {
 
 /// A shuffle buffer measured in bytes rather than elements.
 struct buffer_bytes {
-  std::int64_t bytes = 0;
+  std::int64_t bytes = 0;  ///< the budget in bytes (elements measured by element_byte_size)
+  /// A budget of `b` bytes (> 0, else shuffle throws invalid_argument).
   constexpr explicit buffer_bytes(std::int64_t b) : bytes(b) {}
 };
 
+/// Options of `shuffle` (tf.data.Dataset.shuffle's keyword arguments).
 struct ShuffleOptions {
   std::optional<std::uint64_t> seed{};   ///< None: a random seed per dataset
   bool reshuffle_each_iteration = true;  ///< a new order each epoch (TensorFlow's default)
 };
 
+/// The dataset `shuffle` returns (`Dataset.shuffle`): `ds` through a shuffle buffer (see the
+/// file comment).
 template <dataset D>
 class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
  public:
-  using element_type = element_t<D>;
+  using element_type = element_t<D>;  ///< the input's element type
   ShuffleDataset() = default;
+  /// Shuffles `ds` through a buffer of `count` elements if count > 0, else of `bytes` bytes;
+  /// invalid_argument if neither is > 0. Without `o.seed` a random seed is drawn here.
   ShuffleDataset(D ds, std::int64_t count, std::int64_t bytes, ShuffleOptions o)
       : ds_(std::move(ds)),
         count_(count),
@@ -176,12 +182,15 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
 
+  /// Starts an epoch of `ds`, its RNG seeded from (seed, epoch number) with
+  /// reshuffle_each_iteration, else from the seed alone; epochs are counted across copies.
   [[nodiscard]] iterator make_iterator() const {
     const std::uint64_t epoch = reshuffle_ && epoch_ ? (*epoch_)++ : 0;
     std::seed_seq seq{static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32),
                       static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
     return iterator{ds_.make_iterator(), count_, bytes_, std::mt19937_64(seq)};
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -194,11 +203,15 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
   std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};
 };
 
+/// The dataset-first form of `shuffle` (`shuffle(ds, n)`); shuffle_fn adds the pipeable one.
 struct shuffle_base_fn {
+  /// A ShuffleDataset of `ds` with a buffer of `buffer_size` (> 0, else invalid_argument)
+  /// elements.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t buffer_size, ShuffleOptions o = {}) const {
     return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, 0, o);
   }
+  /// A ShuffleDataset of `ds` with a buffer of `b.bytes` (> 0, else invalid_argument) bytes.
   template <dataset D>
   auto operator()(D&& ds, buffer_bytes b, ShuffleOptions o = {}) const {
     if (b.bytes <= 0) {
@@ -207,11 +220,14 @@ struct shuffle_base_fn {
     return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), 0, b.bytes, o);
   }
 };
+/// The type of `shuffle`: both the dataset-first and the pipeable forms.
 struct shuffle_fn : shuffle_base_fn {
   using shuffle_base_fn::operator();
+  /// A closure shuffling the dataset piped into it: `ds | shuffle(1000)`.
   auto operator()(std::int64_t buffer_size, ShuffleOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, buffer_size, o));
   }
+  /// A closure with a byte budget: `ds | shuffle(buffer_bytes(64 << 20))`.
   auto operator()(buffer_bytes b, ShuffleOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, b, o));
   }

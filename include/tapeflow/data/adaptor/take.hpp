@@ -18,10 +18,13 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `take` (Take = true: `Dataset.take`) or `skip` (false: `Dataset.skip`)
+/// returns.
 template <dataset D, bool Take>
 class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D>> {
  public:
   TakeSkipDataset() = default;
+  /// The first `n` elements of `ds` (take; n < 0: all), or all but them (skip; n < 0: none).
   TakeSkipDataset(D ds, std::int64_t n) : ds_(std::move(ds)), n_(n) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -55,7 +58,10 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds` (take stops without reading past the n-th element).
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), n_}; }
+  /// take: min(input, n) (n if the input is infinite); skip: max(0, input - n); an unknown
+  /// input count stays unknown, and skip keeps an infinite one infinite.
   [[nodiscard]] std::int64_t cardinality() const {
     const std::int64_t c = ds_.cardinality();
     if constexpr (Take) {
@@ -79,21 +85,28 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
   std::int64_t n_ = 0;
 };
 
+/// The dataset-first form of `take` and `skip` (`take(ds, n)`); take_skip_fn adds the
+/// pipeable one.
 template <bool Take>
 struct take_skip_base_fn {
+  /// A TakeSkipDataset of `ds` taking or skipping `n` elements.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t n) const {
     return TakeSkipDataset<std::remove_cvref_t<D>, Take>(std::forward<D>(ds), n);
   }
 };
+/// The type of `take` and `skip`: both the dataset-first and the pipeable form.
 template <bool Take>
 struct take_skip_fn : take_skip_base_fn<Take> {
   using take_skip_base_fn<Take>::operator();
+  /// A closure for the dataset piped into it: `ds | take(10)`, `ds | skip(1)`.
   auto operator()(std::int64_t n) const {
     return ranges::make_view_closure(ranges::bind_back(take_skip_base_fn<Take>{}, n));
   }
 };
+/// `ds | take(n)`: the first n elements (n = -1: all) (`Dataset.take`).
 inline constexpr take_skip_fn<true> take{};
+/// `ds | skip(n)`: all but the first n elements (n = -1: none) (`Dataset.skip`).
 inline constexpr take_skip_fn<false> skip{};
 
 }  // namespace data

@@ -19,14 +19,17 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `unbatch` returns (`Dataset.unbatch`): each element of `ds` split along dim 0.
 template <dataset D>
 class UnbatchDataset
     : public DatasetBase<UnbatchDataset<D>, decltype(element_traits<element_t<D>>::slice(
                                                 std::declval<const element_t<D>&>(), 0))> {
  public:
+  /// One slice of an input element (a tensor loses its leading dim).
   using element_type =
       decltype(element_traits<element_t<D>>::slice(std::declval<const element_t<D>&>(), 0));
   UnbatchDataset() = default;
+  /// Unbatches the elements of `ds`.
   explicit UnbatchDataset(D ds) : ds_(std::move(ds)) {}
   struct iterator {
     using element_type = UnbatchDataset::element_type;
@@ -76,7 +79,9 @@ class UnbatchDataset
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds`.
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator()}; }
+  /// infinite_cardinality if the input is infinite, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
@@ -85,17 +90,21 @@ class UnbatchDataset
   D ds_;
 };
 
+/// The dataset-first form of `unbatch` (`unbatch(ds)`); unbatch_fn adds the pipeable one.
 struct unbatch_base_fn {
+  /// An UnbatchDataset of `ds`.
   template <dataset D>
   auto operator()(D&& ds) const {
     return UnbatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds));
   }
 };
+/// The type of `unbatch`: both the dataset-first and the pipeable form.
 struct unbatch_fn : unbatch_base_fn {
   using unbatch_base_fn::operator();
   /// Nothing to bind: the closure is the base function itself.
   auto operator()() const { return ranges::make_view_closure(unbatch_base_fn{}); }
 };
+/// `ds | unbatch()`, `unbatch(ds)`.
 inline constexpr unbatch_fn unbatch{};
 
 }  // namespace data

@@ -16,6 +16,8 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `concatenate` returns (`Dataset.concatenate`): an epoch of `a`, then one of
+/// `b`.
 template <dataset A, dataset B>
 class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_t<A>> {
   static_assert(std::is_same_v<element_t<A>, element_t<B>>,
@@ -23,6 +25,7 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
 
  public:
   ConcatenateDataset() = default;
+  /// The elements of `a`, then those of `b` (the same element type, else a compile error).
   ConcatenateDataset(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
   struct iterator {
     using element_type = element_t<A>;
@@ -55,7 +58,9 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
       }
     }
   };
+  /// Starts an epoch of `a`; the epoch of `b` starts when `a`'s ends.
   [[nodiscard]] iterator make_iterator() const { return iterator{a_.make_iterator(), {}, b_}; }
+  /// The sum; infinite if either is infinite, else unknown if either is unknown.
   [[nodiscard]] std::int64_t cardinality() const {
     const std::int64_t x = a_.cardinality(), y = b_.cardinality();
     if (x == infinite_cardinality || y == infinite_cardinality) {
@@ -72,19 +77,25 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
   B b_;
 };
 
+/// The dataset-first form of `concatenate` (`concatenate(a, b)`); concatenate_fn adds the
+/// pipeable one.
 struct concatenate_base_fn {
+  /// A ConcatenateDataset: `a`, then `b`.
   template <dataset A, dataset B>
   auto operator()(A&& a, B b) const {
     return ConcatenateDataset<std::remove_cvref_t<A>, B>(std::forward<A>(a), std::move(b));
   }
 };
+/// The type of `concatenate`: both the dataset-first and the pipeable form.
 struct concatenate_fn : concatenate_base_fn {
   using concatenate_base_fn::operator();
+  /// A closure appending `b` to the dataset piped into it: `a | concatenate(b)`.
   template <dataset B>
   auto operator()(B b) const {
     return ranges::make_view_closure(ranges::bind_back(concatenate_base_fn{}, std::move(b)));
   }
 };
+/// `concatenate(a, b)`, `a | concatenate(b)`.
 inline constexpr concatenate_fn concatenate{};
 
 }  // namespace data

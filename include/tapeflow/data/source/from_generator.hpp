@@ -48,6 +48,8 @@ struct generator_cursor<G> {
 };
 }  // namespace detail
 
+/// The dataset `from_generator` returns (`tf.data.Dataset.from_generator`): each epoch calls
+/// the factory for a fresh generator (a callable or a range) and yields what it produces.
 template <class Factory>
 class GeneratorDataset
     : public DatasetBase<
@@ -56,9 +58,12 @@ class GeneratorDataset
   using Gen = std::invoke_result_t<const Factory&>;
 
  public:
+  /// E of the generator: the callable's `std::optional<E>`, or the range's value type.
   using element_type = typename detail::generator_element<Gen>::type;
 
   GeneratorDataset() = default;
+  /// Uses `f` as the per-epoch factory; `cardinality` is what cardinality() reports (not
+  /// checked against what the generator produces).
   explicit GeneratorDataset(Factory f, std::int64_t cardinality)
       : factory_(std::move(f)), cardinality_(cardinality) {}
 
@@ -98,9 +103,12 @@ class GeneratorDataset
           "from_generator)");
     }
   };
+  /// Starts an epoch: calls the factory; failed_precondition for a default-constructed
+  /// GeneratorDataset (it has no factory).
   [[nodiscard]] iterator make_iterator() const {
     return iterator{std::make_unique<Gen>(factory_.get("tf::data::from_generator")())};
   }
+  /// The cardinality given at construction (GeneratorOptions::cardinality).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return cardinality_; }
 
  private:
@@ -114,6 +122,8 @@ struct GeneratorOptions {
   std::int64_t cardinality = unknown_cardinality;
 };
 
+/// `from_generator(factory)`: `factory()` runs at the start of each epoch and returns a callable
+/// `() -> std::optional<E>` (nullopt ends the epoch) or a range of E (see the file comment).
 template <class Factory>
   requires std::invocable<const Factory&>
 auto from_generator(Factory factory, GeneratorOptions options = {}) {

@@ -190,9 +190,11 @@ class FromRangeDataset
   };
 
  public:
+  /// The range's value type, or its scalar tensor where it is a number or a string.
   using element_type = typename Conv::type;
 
   FromRangeDataset() = default;  // no elements
+  /// A dataset of the elements of `v`, which its copies share.
   explicit FromRangeDataset(V v) : state_(std::make_shared<State>(std::move(v))) {}
 
   struct iterator {
@@ -265,6 +267,8 @@ class FromRangeDataset
     }
   };
 
+  /// Starts an epoch from the range's begin(); for a single-pass range, a second epoch throws
+  /// failed_precondition.
   [[nodiscard]] iterator make_iterator() const {
     iterator i;
     if (!state_) {
@@ -287,6 +291,8 @@ class FromRangeDataset
     i.start();
     return i;
   }
+  /// The size of a sized range; infinite for an unreachable_sentinel_t end; else unknown (0 if
+  /// default-constructed).
   [[nodiscard]] std::int64_t cardinality() const {
     if (!state_) {
       return 0;

@@ -34,9 +34,11 @@ template <class... Ts>
 class TensorSliceDataset
     : public DatasetBase<TensorSliceDataset<Ts...>, typename detail::slices_element<Ts...>::type> {
  public:
+  /// One slice: `element_traits<T>::slice` of the single input, or a tuple of slices.
   using element_type = typename detail::slices_element<Ts...>::type;
 
   TensorSliceDataset() = default;  // no elements
+  /// Slices `ts...` (sharing their buffers); invalid_argument if their dim 0 sizes differ.
   explicit TensorSliceDataset(Ts... ts) : tensors_(std::move(ts)...) {
     n_ = element_traits<std::tuple_element_t<0, std::tuple<Ts...>>>::leading_dim(
         std::get<0>(tensors_));
@@ -85,7 +87,9 @@ class TensorSliceDataset
     }
   };
 
+  /// Starts an epoch at index 0.
   [[nodiscard]] iterator make_iterator() const { return iterator{tensors_, n_, 0}; }
+  /// The size of dim 0 (0 if default-constructed).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return n_; }
 
  private:
@@ -104,6 +108,7 @@ template <class E>
 class TensorDataset : public DatasetBase<TensorDataset<E>, E> {
  public:
   TensorDataset() = default;  // no elements
+  /// The dataset whose one element is `e`.
   explicit TensorDataset(E e) : e_(std::move(e)), engaged_(true) {}
   struct iterator {
     using element_type = E;
@@ -123,7 +128,9 @@ class TensorDataset : public DatasetBase<TensorDataset<E>, E> {
       done = s.get_int(prefix + "tensors/done") != 0;
     }
   };
+  /// Starts an epoch (which yields a copy of the element).
   [[nodiscard]] iterator make_iterator() const { return iterator{e_, !engaged_}; }
+  /// 1 (0 if default-constructed).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return engaged_ ? 1 : 0; }
 
  private:

@@ -22,6 +22,7 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `list_files` (tf.data.Dataset.list_files's keyword arguments).
 struct ListFilesOptions {
   bool shuffle = true;                  ///< TensorFlow's default (shuffle=None) shuffles
   std::optional<std::uint64_t> seed{};  ///< fixed order per epoch sequence when set
@@ -53,6 +54,8 @@ inline std::vector<std::string> glob_files(const std::vector<std::string>& patte
 class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string, 0>> {
  public:
   ListFilesDataset() = default;  // no files
+  /// Globs `patterns` now (the matches, sorted and without duplicates, are fixed from here);
+  /// not_found if nothing matches, internal if glob fails. Without a seed one is drawn here.
   ListFilesDataset(std::vector<std::string> patterns, ListFilesOptions options)
       : files_(std::make_shared<const std::vector<std::string>>(detail::glob_files(patterns))),
         options_(options),
@@ -101,6 +104,8 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
       }
     }
   };
+  /// Starts an epoch: in sorted order, or with `shuffle` in an order drawn from (seed, epoch
+  /// number); epochs are counted across copies.
   [[nodiscard]] iterator make_iterator() const {
     if (!files_) {
       return iterator{};
@@ -116,6 +121,7 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
     }
     return iterator{std::move(order), files_, 0};
   }
+  /// The number of matched files.
   [[nodiscard]] std::int64_t cardinality() const noexcept {
     return files_ ? static_cast<std::int64_t>(files_->size()) : 0;
   }
@@ -126,9 +132,12 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
   std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};  // epochs started, shared by copies
 };
 
+/// `list_files("data/*.tfrecord")`: the files matching a glob pattern as scalar string tensors;
+/// not_found if none matches.
 inline ListFilesDataset list_files(const std::string& pattern, ListFilesOptions options = {}) {
   return {{pattern}, options};
 }
+/// The files matching any of several patterns (each file once).
 inline ListFilesDataset list_files(std::vector<std::string> patterns,
                                    ListFilesOptions options = {}) {
   return {std::move(patterns), options};

@@ -18,6 +18,7 @@ namespace data {
 class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
  public:
   RangeDataset() = default;  // no elements
+  /// start, start+step, ... up to (excluding) stop; invalid_argument if step is 0.
   RangeDataset(std::int64_t start, std::int64_t stop, std::int64_t step)
       : start_(start), stop_(stop), step_(step) {
     if (step == 0) {
@@ -42,7 +43,9 @@ class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
       cur = s.get_int(prefix + "range/cur");
     }
   };
+  /// Starts an epoch at `start`.
   [[nodiscard]] iterator make_iterator() const { return {start_, stop_, step_}; }
+  /// ceil((stop - start) / step), or 0 if the range is empty.
   [[nodiscard]] std::int64_t cardinality() const noexcept {
     const std::int64_t span = step_ > 0 ? stop_ - start_ : start_ - stop_;
     const std::int64_t st = step_ > 0 ? step_ : -step_;
@@ -53,7 +56,10 @@ class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
   std::int64_t start_ = 0, stop_ = 0, step_ = 1;
 };
 
+/// `range(stop)`: 0, 1, ..., stop - 1 (`tf.data.Dataset.range`).
 inline RangeDataset range(std::int64_t stop) { return {0, stop, 1}; }
+/// `range(start, stop, step)`: start, start+step, ... before stop; invalid_argument if step
+/// is 0.
 inline RangeDataset range(std::int64_t start, std::int64_t stop, std::int64_t step = 1) {
   return {start, stop, step};
 }

@@ -57,10 +57,14 @@ using Record = Tensor<std::string, 0>;
 // overwritten with the next record and handed out again under a fresh tensor id. Tensors stay
 // immutable for everyone who can see them. Strings grown past `max_recycled_bytes` are not
 // kept, so the pool never pins a huge record's memory.
+/// Internal to TFRecordDataset: recycles the record tensors of one reader (Note [Record
+/// recycling] above).
 class RecordPool {
  public:
+  /// Strings with a larger capacity (1 MiB) are not reused.
   static constexpr std::size_t max_recycled_bytes = std::size_t{1} << 20;
 
+  /// A pool remembering the last `slots` (at least 1) tensors it handed out.
   explicit RecordPool(std::size_t slots = 4) : ring_(std::max<std::size_t>(slots, 1)) {}
 
   /// A string to read the next record into; `hand_out()` then returns it as a tensor.
@@ -103,13 +107,18 @@ class RecordPool {
 
 /// Reads one file on its own thread, keeping up to `capacity` records ready, each with the
 /// stream offset just after it (the position to resume from once it has been consumed).
+/// Internal to TFRecordDataset (num_parallel_reads > 1).
 class FileWorker {
  public:
+  /// One record read ahead.
   struct Item {
-    Record record;
-    std::uint64_t end_offset = 0;
+    Record record;                 ///< the record, a scalar string tensor
+    std::uint64_t end_offset = 0;  ///< stream offset just after the record
   };
 
+  /// Starts the thread reading `path` from `start_offset`; corrupt records skipped (with
+  /// options.skip_corrupt) are added to `*skipped` at the end of the file. Errors (not_found,
+  /// data_loss) are rethrown by next().
   FileWorker(std::string path, io::TFRecordReaderOptions options,
              std::shared_ptr<std::atomic<std::int64_t>> skipped, std::uint64_t start_offset = 0,
              std::size_t capacity = 32)
@@ -204,6 +213,9 @@ class FileWorker {
 class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 0>> {
  public:
   TFRecordDataset() = default;  // no files
+  /// The records of `filenames`, read in order (or interleaved with num_parallel_reads > 1);
+  /// invalid_argument if num_parallel_reads is neither >= 1 nor autotune. Files are opened
+  /// only while iterating.
   TFRecordDataset(std::vector<std::string> filenames, TFRecordDatasetOptions options = {})
       : files_(std::make_shared<const std::vector<std::string>>(std::move(filenames))),
         options_(options),
@@ -215,10 +227,12 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
           std::to_string(options_.num_parallel_reads));
     }
   }
+  /// `TFRecordDataset({"a.tfrecord", "b.tfrecord"})`.
   TFRecordDataset(std::initializer_list<std::string> filenames, TFRecordDatasetOptions options = {})
       : TFRecordDataset(std::vector<std::string>(filenames), options) {}
   // No `const char*` overload: `TFRecordDataset({"a.tfrecord"})` would choose it (a braced
   // scalar, which Clang warns about) over the initializer_list; literals convert to this one.
+  /// The records of one file.
   TFRecordDataset(const std::string& filename, TFRecordDatasetOptions options = {})
       : TFRecordDataset(std::vector<std::string>{filename}, options) {}
   /// File names from a string tensor (e.g. a batch of `list_files`).
@@ -408,6 +422,9 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
     std::size_t open_ = 0;
   };
 
+  /// Starts an epoch from the first file. With num_parallel_reads > 1 (autotune: the number of
+  /// hardware threads), min(num_parallel_reads, files) files are read at once, each on its own
+  /// thread.
   [[nodiscard]] iterator make_iterator() const {
     if (!files_) {  // default-constructed
       return {std::make_shared<const std::vector<std::string>>(), options_,
@@ -417,6 +434,7 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
   }
   /// Unknown without reading the files (as TensorFlow).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return unknown_cardinality; }
+  /// The files, in reading order (empty if default-constructed).
   [[nodiscard]] const std::vector<std::string>& filenames() const noexcept {
     static const std::vector<std::string> none;
     return files_ ? *files_ : none;

@@ -15,11 +15,13 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `zip` returns (`tf.data.Dataset.zip`): tuples of one element of each input.
 template <dataset... Ds>
 class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds>...>> {
  public:
-  using element_type = std::tuple<element_t<Ds>...>;
+  using element_type = std::tuple<element_t<Ds>...>;  ///< one element of each input, in order
   ZipDataset() = default;
+  /// Zips the datasets `ds...`.
   explicit ZipDataset(Ds... ds) : ds_(std::move(ds)...) {}
 
   struct iterator {
@@ -50,9 +52,11 @@ class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds
       }(std::index_sequence_for<Ds...>{});
     }
   };
+  /// Starts an epoch of every input; it ends with the first input that ends.
   [[nodiscard]] iterator make_iterator() const {
     return std::apply([](const auto&... d) { return iterator{{d.make_iterator()...}}; }, ds_);
   }
+  /// The smallest finite input count; unknown if any input's is unknown; infinite if all are.
   [[nodiscard]] std::int64_t cardinality() const {
     return std::apply(
         [](const auto&... d) {
@@ -74,6 +78,7 @@ class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds
   std::tuple<Ds...> ds_;
 };
 
+/// `zip(a, b, ...)`: tuples `(a_i, b_i, ...)`, ending with the shortest input.
 template <dataset D, dataset... Ds>
 auto zip(D d, Ds... ds) {
   return ZipDataset<D, Ds...>(std::move(d), std::move(ds)...);
