@@ -35,7 +35,9 @@ struct GradientTapeOptions {
 /// (TensorFlow: `tf.UnconnectedGradients`).
 enum class UnconnectedGradients { none, zero };
 
+/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
 struct GradientOptions {
+  /// What to return for a source the target does not depend on (default: `std::nullopt`).
   UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
 };
 
@@ -55,6 +57,7 @@ struct GradientOptions {
 /// ops of their own thread.
 class GradientTape {
  public:
+  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
   explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
     recorder_->persistent = options.persistent;
     recorder_->watch_accessed_variables = options.watch_accessed_variables;
@@ -80,6 +83,7 @@ class GradientTape {
       recorder_->watch(x.id());
     }
   }
+  /// Ensures a type-erased tensor or variable is traced.
   void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
 
   /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
@@ -170,6 +174,7 @@ class GradientTape {
     }
     return out;
   }
+  /// A vector of tensors: a vector of optional gradients, in the same order.
   template <tensor_like Target, class T, std::size_t R>
   std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
                                                     const std::vector<Tensor<T, R>>& sources,

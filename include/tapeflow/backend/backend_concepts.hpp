@@ -22,6 +22,7 @@ struct Cpu {};
 /// `no_kernel_for_backend`.
 template <class Op, class Backend>
 struct kernel {
+  /// Runs `op` on `args` (its inputs and outputs) on this backend.
   template <class... Args>
   static void run(const Op& op, Args&&... args) {
     if constexpr (std::same_as<Backend, backend::Cpu>) {

@@ -25,6 +25,7 @@ TAPEFLOW_BEGIN_NAMESPACE
 class AnyTensor {
  public:
   AnyTensor() noexcept = default;
+  /// Erases the type of `t` (implicit): shares its buffer and keeps its id.
   template <class T, std::size_t Rank>
   AnyTensor(const Tensor<T, Rank>& t)  // NOLINT(google-explicit-constructor): erasure is lossless
       : dtype_(dtype_v<T>),
@@ -35,17 +36,20 @@ class AnyTensor {
       buffer_->retain();
     }
   }
+  /// Shares `other`'s buffer (no element copy).
   AnyTensor(const AnyTensor& other) noexcept
       : dtype_(other.dtype_), shape_(other.shape_), buffer_(other.buffer_), id_(other.id_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   AnyTensor(AnyTensor&& other) noexcept
       : dtype_(other.dtype_),
         shape_(other.shape_),
         buffer_(std::exchange(other.buffer_, nullptr)),
         id_(other.id_) {}
+  /// Makes this share `other`'s buffer (copy-and-swap).
   AnyTensor& operator=(AnyTensor other) noexcept {
     std::swap(dtype_, other.dtype_);
     std::swap(shape_, other.shape_);
@@ -59,11 +63,17 @@ class AnyTensor {
     }
   }
 
+  /// Element type (a run-time value).
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  /// Dimensions.
   [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  /// Number of dimensions.
   [[nodiscard]] std::size_t rank() const noexcept { return shape_.rank(); }
+  /// Number of elements (product of dims).
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
+  /// Whether this holds elements (false when default-constructed or symbolic).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// Identity of the tensor it was made from (Tensor::id), used by GradientTape.
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
   /// Whether this stands for a value inside a tf::function being traced.
   [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
@@ -101,6 +111,7 @@ class AnyTensor {
     return detail::tensor_access::wrap<T, Rank>(buffer_, dims, id_);
   }
 
+  /// Prints as TensorFlow's repr does: `tf.Tensor(<values>, shape=(...), dtype=...)`.
   // A template (of AnyTensor only) so that formatting every dtype compiles only in programs
   // that print an AnyTensor.
   template <std::same_as<AnyTensor> Any>

@@ -34,40 +34,47 @@ enum class DType : int {
 template <class T>
 struct dtype_traits;
 
+/// `float` is TensorFlow's `tf.float32`.
 template <>
 struct dtype_traits<float> {
-  static constexpr DType value = DType::float32;
-  static constexpr std::string_view name = "float32";
+  static constexpr DType value = DType::float32;       ///< the DType of `float`
+  static constexpr std::string_view name = "float32";  ///< TensorFlow's dtype name
 };
+/// `double` is TensorFlow's `tf.float64`.
 template <>
 struct dtype_traits<double> {
-  static constexpr DType value = DType::float64;
-  static constexpr std::string_view name = "float64";
+  static constexpr DType value = DType::float64;       ///< the DType of `double`
+  static constexpr std::string_view name = "float64";  ///< TensorFlow's dtype name
 };
+/// `std::int32_t` is TensorFlow's `tf.int32`.
 template <>
 struct dtype_traits<std::int32_t> {
-  static constexpr DType value = DType::int32;
-  static constexpr std::string_view name = "int32";
+  static constexpr DType value = DType::int32;       ///< the DType of `std::int32_t`
+  static constexpr std::string_view name = "int32";  ///< TensorFlow's dtype name
 };
+/// `std::int64_t` is TensorFlow's `tf.int64`.
 template <>
 struct dtype_traits<std::int64_t> {
-  static constexpr DType value = DType::int64;
-  static constexpr std::string_view name = "int64";
+  static constexpr DType value = DType::int64;       ///< the DType of `std::int64_t`
+  static constexpr std::string_view name = "int64";  ///< TensorFlow's dtype name
 };
+/// `std::uint8_t` is TensorFlow's `tf.uint8`.
 template <>
 struct dtype_traits<std::uint8_t> {
-  static constexpr DType value = DType::uint8;
-  static constexpr std::string_view name = "uint8";
+  static constexpr DType value = DType::uint8;       ///< the DType of `std::uint8_t`
+  static constexpr std::string_view name = "uint8";  ///< TensorFlow's dtype name
 };
+/// `bool` is TensorFlow's `tf.bool`.
 template <>
 struct dtype_traits<bool> {
-  static constexpr DType value = DType::bool_;
-  static constexpr std::string_view name = "bool";
+  static constexpr DType value = DType::bool_;      ///< the DType of `bool`
+  static constexpr std::string_view name = "bool";  ///< TensorFlow's dtype name
 };
+/// `std::string` is TensorFlow's `tf.string`.
 template <>
 struct dtype_traits<std::string> {
-  static constexpr DType value = DType::string;
-  static constexpr std::string_view name = "string";
+  static constexpr DType value = DType::string;       ///< the DType of `std::string`
+  static constexpr std::string_view name = "string";  ///< TensorFlow's dtype name
 };
 
 /// Satisfied by the element types a tensor may hold.

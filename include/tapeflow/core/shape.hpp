@@ -21,8 +21,10 @@ inline constexpr std::size_t max_rank = 8;
 class Shape {
  public:
   Shape() = default;
+  /// A shape with the given dims, e.g. `Shape{2, 3}`; throws invalid_argument above max_rank.
   Shape(std::initializer_list<std::int64_t> dims)
       : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  /// A shape with the given dims; throws invalid_argument above max_rank.
   explicit Shape(std::span<const std::int64_t> dims) : rank_(dims.size()) {
     if (dims.size() > max_rank) {
       throw invalid_argument("Shape: rank " + std::to_string(dims.size()) +
@@ -30,17 +32,24 @@ class Shape {
     }
     std::copy(dims.begin(), dims.end(), dims_.begin());
   }
+  /// A shape with the dims of a static-rank tensor (Tensor::dims()).
   template <std::size_t Rank>
   explicit Shape(const std::array<std::int64_t, Rank>& dims)
       : Shape(std::span<const std::int64_t>(dims)) {}
 
+  /// Number of dimensions.
   [[nodiscard]] std::size_t rank() const noexcept { return rank_; }
+  /// Dimension `i` (-1 if unknown); `i` is not checked.
   [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  /// Writable dimension `i`; `i` is not checked.
   [[nodiscard]] std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  /// The `rank()` dimensions.
   [[nodiscard]] std::span<const std::int64_t> dims() const noexcept {
     return {dims_.data(), rank_};
   }
+  /// Iterator to the first dimension.
   [[nodiscard]] auto begin() const noexcept { return dims_.begin(); }
+  /// Iterator past the last dimension.
   [[nodiscard]] auto end() const noexcept {
     return dims_.begin() + static_cast<std::ptrdiff_t>(rank_);
   }
@@ -56,8 +65,10 @@ class Shape {
     }
     return n;
   }
+  /// Whether every dimension is known (TensorFlow: `TensorShape.is_fully_defined()`).
   [[nodiscard]] bool fully_defined() const noexcept { return num_elements() >= 0; }
 
+  /// Appends a dimension; throws invalid_argument when the rank is already max_rank.
   void push_back(std::int64_t dim) {
     if (rank_ == max_rank) {
       throw invalid_argument("Shape: rank exceeds tapeflow's maximum rank " +
@@ -66,6 +77,7 @@ class Shape {
     dims_[rank_++] = dim;
   }
 
+  /// Same rank and the same dimensions.
   friend bool operator==(const Shape& a, const Shape& b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }

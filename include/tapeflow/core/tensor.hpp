@@ -53,23 +53,27 @@ class Tensor {
   static_assert(Rank <= max_rank, "tf::Tensor<T, Rank>: Rank exceeds tapeflow's maximum rank (8)");
 
  public:
-  using value_type = T;
-  static constexpr std::size_t rank_v = Rank;
-  using dims_type = std::array<std::int64_t, Rank>;
+  using value_type = T;                              ///< element type
+  static constexpr std::size_t rank_v = Rank;        ///< number of dimensions
+  using dims_type = std::array<std::int64_t, Rank>;  ///< the dimensions
 
   Tensor() noexcept = default;
+  /// Shares `other`'s buffer and identity (no element copy).
   Tensor(const Tensor& other) noexcept
       : buffer_(other.buffer_), id_(other.id_), dims_(other.dims_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   Tensor(Tensor&& other) noexcept
       : buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_), dims_(other.dims_) {}
+  /// Makes this share `other`'s buffer and identity.
   Tensor& operator=(const Tensor& other) noexcept {
     Tensor(other).swap(*this);
     return *this;
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   Tensor& operator=(Tensor&& other) noexcept {
     Tensor(std::move(other)).swap(*this);
     return *this;
@@ -79,6 +83,7 @@ class Tensor {
       buffer_->release();
     }
   }
+  /// Exchanges buffers, identities and dims with `other`.
   void swap(Tensor& other) noexcept {
     std::swap(buffer_, other.buffer_);
     std::swap(id_, other.id_);
@@ -94,11 +99,17 @@ class Tensor {
 
   /// Element type as a run-time value.
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// Number of dimensions (`Rank`).
   [[nodiscard]] static constexpr std::size_t rank() noexcept { return Rank; }
+  /// Dimensions as a run-time Shape (TensorFlow: `.shape`).
   [[nodiscard]] Shape shape() const { return Shape(dims_); }
+  /// Dimensions as a fixed-size array.
   [[nodiscard]] const dims_type& dims() const noexcept { return dims_; }
+  /// Size of dimension `axis`; `axis` is not checked.
   [[nodiscard]] std::int64_t dim(std::size_t axis) const noexcept { return dims_[axis]; }
+  /// Number of elements (product of dims; 1 for a scalar).
   [[nodiscard]] std::int64_t num_elements() const noexcept { return detail::product(dims_); }
+  /// Same as num_elements().
   [[nodiscard]] std::int64_t size() const noexcept { return num_elements(); }
 
   /// Whether this tensor holds a value (false for default-constructed and symbolic tensors).
@@ -114,6 +125,7 @@ class Tensor {
   [[nodiscard]] const T* data() const noexcept {
     return buffer_ ? buffer_->template data<T>() : nullptr;
   }
+  /// Read-only view of the elements in row-major order (empty when there is no value).
   [[nodiscard]] std::span<const T> values() const noexcept {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
@@ -183,6 +195,8 @@ class Tensor {
     return data()[offset];
   }
 
+  /// Throws failed_precondition, naming `what` (the calling member), when the tensor holds no
+  /// value (default-constructed, or symbolic inside a tf::function being traced).
   void require_value(const char* what) const {
     if (buffer_ == nullptr && is_symbolic()) {
       throw failed_precondition(

@@ -50,8 +50,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
 /// accept any size.
 struct TensorSpec {
-  DType dtype = DType::float32;
-  Shape shape;
+  DType dtype = DType::float32;  ///< required element type
+  Shape shape;                   ///< required shape; -1 dims match any size
 };
 
 /// How tensor shapes enter the signature (see the header comment).
@@ -331,9 +331,14 @@ struct result_traits<std::pair<A, B>> {
 template <class F>
 class Function {
  public:
+  /// Wraps the callable `f`; nothing is traced until the first call.
   explicit Function(F f, FunctionOptions options = {})
       : f_(std::move(f)), options_(std::move(options)) {}
 
+  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
+  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
+  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
+  /// match FunctionOptions::input_signature.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
     return call(detail::fn::normalize(std::forward<Args>(args))...);

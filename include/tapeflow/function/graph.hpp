@@ -51,6 +51,8 @@ inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
 /// assignments ordered); each value is released after its last use.
 class ConcreteFunction {
  public:
+  /// Takes a finished trace and plans its execution (fusion groups, when each value is
+  /// released); `name` is the tf::function's (FunctionOptions::name). Built by Function.
   ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
       : graph_(std::move(graph)), name_(std::move(name)) {
     // Last node reading each slot; outputs and constants are never released.
@@ -149,6 +151,7 @@ class ConcreteFunction {
     return outputs;
   }
 
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
@@ -158,9 +161,11 @@ class ConcreteFunction {
     }
     return sizes;
   }
+  /// The graph's nodes, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
     return graph_->nodes;
   }
+  /// The traced graph itself (slots, arguments, constants, outputs).
   [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *graph_; }
 
   /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape".

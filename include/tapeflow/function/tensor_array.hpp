@@ -122,9 +122,9 @@ class TensorArray {
                 "tapeflow's maximum rank (8)");
 
  public:
-  using value_type = T;
-  using tensor_type = Tensor<T, Rank>;
-  static constexpr std::size_t rank_v = Rank;
+  using value_type = T;                        ///< element type of the stored tensors
+  using tensor_type = Tensor<T, Rank>;         ///< type of one element of the array
+  static constexpr std::size_t rank_v = Rank;  ///< rank of one element
 
   /// An array of `size` unwritten elements. Throws invalid_argument for a negative size or an
   /// `element_shape` whose rank is not `Rank`.
@@ -306,6 +306,7 @@ class TensorArray {
     }
     return out.with_writes(std::move(writes), "unstack");
   }
+  /// unstack() of a variable's current value.
   template <tensor_of<T, Rank + 1> V>
   [[nodiscard]] TensorArray unstack(const V& value) const {
     return unstack(detail::as_tensor(value));
@@ -336,6 +337,7 @@ class TensorArray {
     }
     return with_writes(std::move(writes), "scatter");
   }
+  /// scatter() of a variable's current value.
   template <tensor_of<T, Rank + 1> V>
   [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
                                     const V& value) const {

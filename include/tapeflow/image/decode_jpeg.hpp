@@ -29,15 +29,18 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Options of decode_jpeg (tf.io.decode_jpeg's keyword arguments).
 struct DecodeJpegOptions {
-  int channels = 0;  ///< 0: as stored; 1: grayscale; 3: RGB
+  int channels = 0;  ///< 0: as stored; 1: grayscale; 3: RGB (others: invalid_argument)
   /// "" / "INTEGER_FAST" (TensorFlow's default) or "INTEGER_ACCURATE".
   std::string dct_method{};
+  /// Smooth (not replicated) upsampling of subsampled chroma, TensorFlow's default.
   bool fancy_upscaling = true;
   /// Accept a truncated file (the missing rows are grey), as TensorFlow's option of that name.
   bool try_recover_truncated = false;
 };
 
+/// Options of encode_jpeg (tf.io.encode_jpeg's keyword arguments).
 struct EncodeJpegOptions {
   int quality = 95;  ///< 0..100 (TensorFlow's default)
 };

@@ -22,8 +22,10 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Options of decode_png (tf.io.decode_png's keyword arguments).
 struct DecodePngOptions {
-  int channels = 0;  ///< 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
+  /// 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (others: invalid_argument).
+  int channels = 0;
 };
 
 #if TAPEFLOW_WITH_PNG

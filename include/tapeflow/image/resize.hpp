@@ -25,10 +25,12 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Interpolation of resize (TensorFlow: `tf.image.ResizeMethod`, BILINEAR and NEAREST_NEIGHBOR).
 enum class ResizeMethod { bilinear, nearest_neighbor };
 
+/// Options of resize (tf.image.resize's keyword arguments).
 struct ResizeOptions {
-  ResizeMethod method = ResizeMethod::bilinear;
+  ResizeMethod method = ResizeMethod::bilinear;  ///< interpolation (TensorFlow's default)
 };
 
 namespace detail {

@@ -34,17 +34,20 @@ namespace io {
 
 /// `tf.train.BytesList`: strings or raw bytes (an encoded image, ...).
 struct BytesList {
-  std::vector<std::string> value{};
+  std::vector<std::string> value{};  ///< the elements
+  /// Same elements in the same order.
   friend bool operator==(const BytesList&, const BytesList&) = default;
 };
 /// `tf.train.FloatList`.
 struct FloatList {
-  std::vector<float> value{};
+  std::vector<float> value{};  ///< the elements
+  /// Same elements in the same order.
   friend bool operator==(const FloatList&, const FloatList&) = default;
 };
 /// `tf.train.Int64List`.
 struct Int64List {
-  std::vector<std::int64_t> value{};
+  std::vector<std::int64_t> value{};  ///< the elements
+  /// Same elements in the same order.
   friend bool operator==(const Int64List&, const Int64List&) = default;
 };
 
@@ -52,21 +55,28 @@ struct Int64List {
 /// no kind set counts as absent when parsed).
 class Feature {
  public:
+  /// Which list a Feature holds (the protobuf `oneof kind`); `none` when unset.
   enum class Kind { none, bytes_list, float_list, int64_list };
 
   Feature() = default;
+  /// A Feature holding `v` (`tf.train.Feature(bytes_list=v)`).
   Feature(BytesList v) : kind_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
+  /// A Feature holding `v` (`tf.train.Feature(float_list=v)`).
   Feature(FloatList v) : kind_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
+  /// A Feature holding `v` (`tf.train.Feature(int64_list=v)`).
   Feature(Int64List v) : kind_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
 
+  /// Which list this Feature holds (protobuf: `WhichOneof("kind")`).
   [[nodiscard]] Kind kind() const noexcept { return static_cast<Kind>(kind_.index()); }
   /// The list if this Feature holds that kind, else nullptr.
   [[nodiscard]] const BytesList* bytes_list() const noexcept {
     return std::get_if<BytesList>(&kind_);
   }
+  /// The list if this Feature holds that kind, else nullptr.
   [[nodiscard]] const FloatList* float_list() const noexcept {
     return std::get_if<FloatList>(&kind_);
   }
+  /// The list if this Feature holds that kind, else nullptr.
   [[nodiscard]] const Int64List* int64_list() const noexcept {
     return std::get_if<Int64List>(&kind_);
   }
@@ -144,6 +154,7 @@ class Feature {
     }
   }
 
+  /// Same kind and the same elements.
   friend bool operator==(const Feature&, const Feature&) = default;
 
  private:
@@ -175,13 +186,16 @@ inline Feature int64_feature(std::initializer_list<std::int64_t> values) {
 
 /// `tf.train.Features`: named Features, kept sorted by name.
 struct Features {
-  std::map<std::string, Feature, std::less<>> feature{};
+  std::map<std::string, Feature, std::less<>> feature{};  ///< features by name
 
   Features() = default;
+  /// Features with the given map.
   Features(std::map<std::string, Feature, std::less<>> f)  // NOLINT(google-explicit-constructor)
       : feature(std::move(f)) {}
+  /// Features from `{name, feature}` pairs, e.g. `{{"label", tf::train::int64_feature(1)}}`.
   Features(std::initializer_list<std::pair<const std::string, Feature>> f) : feature(f) {}
 
+  /// Appends this message's fields (its map entries) to `w`.
   void serialize_to(detail::wire::Writer& w) const {
     for (const auto& kv : feature) {  // (no structured bindings: clang 14 cannot capture them)
       const std::string& key = kv.first;
@@ -216,6 +230,7 @@ struct Features {
     }
   }
 
+  /// Same names with equal features.
   friend bool operator==(const Features&, const Features&) = default;
 };
 
@@ -225,14 +240,18 @@ class Example {
   Example() = default;
   /// An Example whose `features` field is set (even if empty).
   explicit Example(Features f) : features_(std::move(f)) {}
+  /// An Example with these `{name, feature}` pairs as its features.
   Example(std::initializer_list<std::pair<const std::string, Feature>> f)
       : features_(Features(f)) {}
 
+  /// Whether the `features` field is set (protobuf: `HasField("features")`).
   [[nodiscard]] bool has_features() const noexcept { return features_.has_value(); }
+  /// The features (an empty Features when the field is unset).
   [[nodiscard]] const Features& features() const noexcept {
     static const Features empty;
     return features_ ? *features_ : empty;
   }
+  /// The features, writable; sets the field (empty) if it was unset.
   Features& mutable_features() {
     if (!features_) {
       features_.emplace();
@@ -283,6 +302,7 @@ class Example {
     return e;
   }
 
+  /// Same features, set or unset alike.
   friend bool operator==(const Example&, const Example&) = default;
 
  private:

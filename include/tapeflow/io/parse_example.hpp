@@ -51,15 +51,22 @@ template <example_dtype T>
 class DefaultValue {
  public:
   DefaultValue() = default;
+  /// A default of one value.
   DefaultValue(T v) : values_(std::vector<T>{std::move(v)}) {}  // NOLINT
+  /// A default of these values (row-major).
   DefaultValue(std::initializer_list<T> v) : values_(std::vector<T>(v)) {}
+  /// A default of these values (row-major).
   DefaultValue(std::vector<T> v) : values_(std::move(v)) {}  // NOLINT
-  DefaultValue(const char* v)                                // NOLINT
+  /// A string default of one value (string features only).
+  DefaultValue(const char* v)  // NOLINT
     requires std::same_as<T, std::string>
       : values_(std::vector<T>{std::string(v)}) {}
+  /// No default (Python's `default_value=None`), as when default-constructed.
   DefaultValue(std::nullopt_t) {}  // NOLINT
 
+  /// Whether a default was given.
   [[nodiscard]] bool has_value() const noexcept { return values_.has_value(); }
+  /// The default values, row-major; only valid when has_value().
   [[nodiscard]] const std::vector<T>& values() const { return *values_; }
 
  private:
@@ -70,8 +77,12 @@ class DefaultValue {
 /// (TensorFlow: `tf.io.FixedLenFeature(shape, dtype, default_value)`).
 template <example_dtype T>
 struct FixedLenFeature {
-  using value_type = T;
+  using value_type = T;  ///< dtype of the values (TensorFlow's `dtype`)
+  /// Shape of one example's tensor (empty: a scalar); must be fully defined (no -1), else
+  /// invalid_argument when parsing.
   std::vector<std::int64_t> shape{};
+  /// Values used when an example lacks the feature, product(shape) of them; without one a
+  /// missing feature is invalid_argument ("... is required but could not be found.").
   DefaultValue<T> default_value{};
 };
 
@@ -79,7 +90,7 @@ struct FixedLenFeature {
 /// (TensorFlow: `tf.io.VarLenFeature(dtype)`).
 template <example_dtype T>
 struct VarLenFeature {
-  using value_type = T;
+  using value_type = T;  ///< dtype of the values (TensorFlow's `dtype`)
 };
 
 /// A feature with any number of rows of a fixed `shape`, parsed into a dense tensor of shape
@@ -91,9 +102,13 @@ struct VarLenFeature {
 ///     {"tokens", tf::io::FixedLenSequenceFeature<std::int64_t>{.allow_missing = true}}
 template <example_dtype T>
 struct FixedLenSequenceFeature {
-  using value_type = T;
+  using value_type = T;  ///< dtype of the values (TensorFlow's `dtype`)
+  /// Shape of one row; fully defined (no -1) and with at least one element, else
+  /// invalid_argument when parsing.
   std::vector<std::int64_t> shape{};
+  /// Must be true to parse Examples (false is invalid_argument, as TensorFlow's ValueError).
   bool allow_missing = false;
+  /// The padding value: a single value (others are invalid_argument); unset pads with 0 / "".
   DefaultValue<T> default_value{};
 };
 
@@ -111,20 +126,23 @@ using FeatureDescription = std::map<std::string, FeatureSpec, std::less<>>;
 /// dense tensor of `dense_shape`.
 template <class T>
 struct SparseTensor {
-  Tensor<std::int64_t, 2> indices;
-  Tensor<T, 1> values;
-  Tensor<std::int64_t, 1> dense_shape;
+  Tensor<std::int64_t, 2> indices;      ///< [N, dense rank]: the position of each value
+  Tensor<T, 1> values;                  ///< [N]: the values, in row-major order of position
+  Tensor<std::int64_t, 1> dense_shape;  ///< shape of the dense tensor they belong to
 };
 
 /// One parsed feature: a dense tensor (FixedLenFeature, FixedLenSequenceFeature) or a
 /// SparseTensor (VarLenFeature).
 class ParsedFeature {
  public:
+  /// A dense tensor or a SparseTensor of one of the three Example dtypes.
   using Storage = std::variant<AnyTensor, SparseTensor<float>, SparseTensor<std::int64_t>,
                                SparseTensor<std::string>>;
   ParsedFeature() = default;
+  /// A parsed feature holding `s`.
   explicit ParsedFeature(Storage s) : value_(std::move(s)) {}
 
+  /// Whether this is a SparseTensor (a VarLenFeature's result).
   [[nodiscard]] bool is_sparse() const noexcept { return value_.index() != 0; }
   /// The dense result, type-erased.
   [[nodiscard]] const AnyTensor& dense() const {
@@ -149,6 +167,7 @@ class ParsedFeature {
     throw invalid_argument("tf::io::ParsedFeature::sparse<" + std::string(dtype_traits<T>::name) +
                            ">(): the feature is dense or of another dtype");
   }
+  /// The result as a variant, for std::visit.
   [[nodiscard]] const Storage& storage() const noexcept { return value_; }
 
  private:
@@ -167,11 +186,17 @@ class ParsedExample {
     }
     return it->second;
   }
+  /// Same as `operator[]`: throws not_found for names not in the description.
   [[nodiscard]] const ParsedFeature& at(std::string_view key) const { return (*this)[key]; }
+  /// Whether a feature named `key` was parsed.
   [[nodiscard]] bool contains(std::string_view key) const { return values_.contains(key); }
+  /// Number of features.
   [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
+  /// Iterator to the first (name, ParsedFeature) pair, in name order.
   [[nodiscard]] auto begin() const noexcept { return values_.begin(); }
+  /// Iterator past the last pair.
   [[nodiscard]] auto end() const noexcept { return values_.end(); }
+  /// Adds (or replaces) the feature named `key`.
   void insert(std::string key, ParsedFeature value) {
     values_.insert_or_assign(std::move(key), std::move(value));
   }

@@ -69,7 +69,7 @@ enum class Compression {
 
 /// Options of `TFRecordWriter` (TensorFlow: `tf.io.TFRecordOptions`).
 struct TFRecordOptions {
-  Compression compression = Compression::none;
+  Compression compression = Compression::none;  ///< ZLIB/GZIP stream around the records, or none
   /// zlib level 0..9, or -1 for zlib's default (6), as TensorFlow.
   int compression_level = -1;
   /// Bytes buffered before compressing/writing (TensorFlow uses 256 KiB).
@@ -78,7 +78,7 @@ struct TFRecordOptions {
 
 /// Options of `TFRecordReader`.
 struct TFRecordReaderOptions {
-  Compression compression = Compression::none;
+  Compression compression = Compression::none;  ///< must match how the file was written
   /// Read buffer in bytes (TensorFlow's TFRecordDataset default: 256 KiB).
   std::size_t buffer_size = 256 * 1024;
   /// Skip corrupted records (bad CRC, truncated tail) instead of raising data_loss; the count

@@ -34,6 +34,8 @@ namespace io {
 /// `.skip_corrupt = true` such records are skipped and counted instead.
 class TFRecordReader {
  public:
+  /// Opens the file at `path`; throws not_found if it does not exist (failed_precondition
+  /// when it may not be read).
   explicit TFRecordReader(const std::string& path, TFRecordReaderOptions options = {})
       : TFRecordReader(std::make_unique<detail::byte_stream::FileSource>(path), path, options) {}
 
@@ -83,6 +85,7 @@ class TFRecordReader {
   [[nodiscard]] std::int64_t records_read() const noexcept { return records_; }
   /// Corrupt records (or runs of corrupt bytes) skipped with `.skip_corrupt`.
   [[nodiscard]] std::int64_t corrupt_records_skipped() const noexcept { return skipped_; }
+  /// The file's path (or from_memory's `name`), as errors show it.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
   /// Discards bytes up to stream offset `target` (>= offset()); used to restore a position.

@@ -60,9 +60,12 @@ inline void append_tfrecord(std::string& out, std::string_view payload) {
 /// for a full disk, ...). A destructor cannot report errors: call `close()` to see them.
 class TFRecordWriter {
  public:
+  /// Creates (truncates) the file at `path`.
   explicit TFRecordWriter(const std::string& path, TFRecordOptions options = {})
       : path_(path), sink_(std::make_unique<detail::byte_stream::Sink>(path, options)) {}
+  /// Takes over `other`'s open file; `other` is left closed.
   TFRecordWriter(TFRecordWriter&&) noexcept = default;
+  /// Closes this writer's file (errors ignored), then takes over `other`'s.
   TFRecordWriter& operator=(TFRecordWriter&& other) noexcept {
     if (this != &other) {
       close_quietly();
@@ -97,7 +100,9 @@ class TFRecordWriter {
       sink_->close();
     }
   }
+  /// Whether records can still be written (false after close() or a move).
   [[nodiscard]] bool is_open() const noexcept { return sink_ && sink_->is_open(); }
+  /// The file's path.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:

@@ -39,9 +39,9 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// An op's output dtype and rank (types) and shape (value), returned by its `infer`.
 template <class T, std::size_t Rank>
 struct OutSpec {
-  using value_type = T;
-  static constexpr std::size_t rank = Rank;
-  std::array<std::int64_t, Rank> dims;
+  using value_type = T;                      ///< output element type
+  static constexpr std::size_t rank = Rank;  ///< output rank
+  std::array<std::int64_t, Rank> dims;       ///< output dimensions
 };
 
 /// An op's attributes as (TensorFlow attribute name, value text) pairs, e.g. {"padding", "SAME"}.

@@ -21,6 +21,7 @@ namespace summary {
 struct AudioOptions {
   /// At most this many clips of the batch are written.
   std::int64_t max_outputs = 3;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 

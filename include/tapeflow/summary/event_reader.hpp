@@ -27,34 +27,35 @@ namespace summary {
 /// A decoded TensorProto (only the fields summaries use).
 struct TensorProtoData {
   int dtype = 0;  ///< TensorFlow DataType number (1 float, 2 double, 7 string, ...)
-  std::vector<std::int64_t> shape;
-  std::string tensor_content;
-  std::vector<float> float_val;
-  std::vector<double> double_val;
-  std::vector<std::int32_t> int_val;
-  std::vector<std::int64_t> int64_val;
-  std::vector<std::string> string_val;
+  std::vector<std::int64_t> shape;      ///< dimension sizes (empty: a scalar)
+  std::string tensor_content;           ///< packed element bytes, when used instead of the lists
+  std::vector<float> float_val;         ///< float32 elements (when not in tensor_content)
+  std::vector<double> double_val;       ///< float64 elements
+  std::vector<std::int32_t> int_val;    ///< int32 (and smaller integer) elements
+  std::vector<std::int64_t> int64_val;  ///< int64 elements
+  std::vector<std::string> string_val;  ///< string elements
 };
 
 /// A decoded Summary.Value.
 struct SummaryValueData {
-  std::string tag;
-  std::optional<float> simple_value;
-  std::optional<TensorProtoData> tensor;
-  bool has_metadata = false;
-  std::string plugin_name;
-  std::string plugin_content;
-  std::string summary_description;
+  std::string tag;                        ///< the summary's name
+  std::optional<float> simple_value;      ///< a TF1-style scalar, when present
+  std::optional<TensorProtoData> tensor;  ///< the value as a tensor (TF2 summaries)
+  bool has_metadata = false;              ///< whether a SummaryMetadata was present
+  std::string plugin_name;                ///< metadata's plugin ("scalars", "images", ...)
+  std::string plugin_content;             ///< metadata's serialized plugin-specific data
+  std::string summary_description;        ///< metadata's description (markdown)
 };
 
 /// A decoded Event.
 struct EventData {
-  double wall_time = 0.0;
-  std::int64_t step = 0;
-  std::string file_version;
+  double wall_time = 0.0;                ///< seconds since the Unix epoch
+  std::int64_t step = 0;                 ///< the step it was written at
+  std::string file_version;              ///< "brain.Event:2" in a file's first event, else empty
   std::optional<std::string> graph_def;  ///< serialized GraphDef
-  bool has_summary = false;
-  std::vector<SummaryValueData> values;
+  bool has_summary = false;              ///< whether the event carries a Summary
+  std::vector<SummaryValueData> values;  ///< the Summary's values
+  /// SourceMetadata.writer of a file's first event ("tapeflow.summary" for ours).
   std::string source_writer;
   std::uint64_t offset = 0;  ///< byte offset of the record in its file
 };

@@ -22,6 +22,7 @@ namespace summary {
 struct HistogramOptions {
   /// Number of equal-width buckets between the data's min and max.
   std::int64_t buckets = 30;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 

@@ -24,6 +24,7 @@ namespace summary {
 struct ImageOptions {
   /// At most this many images of the batch are written.
   std::int64_t max_outputs = 3;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 

@@ -17,6 +17,7 @@ namespace summary {
 
 /// Options of text().
 struct TextOptions {
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 

@@ -348,6 +348,7 @@ class DefaultWriterScope {
  public:
   DefaultWriterScope(const DefaultWriterScope&) = delete;
   DefaultWriterScope& operator=(const DefaultWriterScope&) = delete;
+  /// Takes over `other`'s duty to restore the previous default; `other` then restores nothing.
   DefaultWriterScope(DefaultWriterScope&& other) noexcept
       : saved_(std::move(other.saved_)), active_(std::exchange(other.active_, false)) {}
   DefaultWriterScope& operator=(DefaultWriterScope&&) = delete;
@@ -409,7 +410,9 @@ class SummaryWriter {
   }
   /// The event file's path (empty for a no-op writer).
   [[nodiscard]] std::filesystem::path path() const { return state_ ? state_->path() : ""; }
+  /// The directory given to create_file_writer (empty for a no-op writer).
   [[nodiscard]] std::filesystem::path logdir() const { return state_ ? state_->logdir() : ""; }
+  /// Whether this is a no-op writer (default-constructed or create_noop_writer()).
   [[nodiscard]] bool is_noop() const noexcept { return state_ == nullptr; }
 
   /// Internal: the shared state (summary ops write through it).

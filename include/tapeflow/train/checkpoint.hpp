@@ -58,10 +58,13 @@ inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
 /// node without values). Holds a reference: the object must outlive the Checkpoint.
 class CheckpointObject {
  public:
+  /// A trackable object (layer, model, optimizer, metric, ...): a node with its children.
   CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
+  /// A variable: its value is stored under `<path>/.ATTRIBUTES/VARIABLE_VALUE`.
   template <class T, std::size_t R>
   CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
       : variable_(AnyVariable(v)) {}
+  /// A type-erased variable, stored as a typed one is.
   CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
       : variable_(std::move(v)) {}
   /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
@@ -103,12 +106,15 @@ class CheckpointObject {
 
   /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
   struct StateFns {
-    std::function<std::string()> save;
-    std::function<void(const std::string&)> restore;
+    std::function<std::string()> save;                ///< serializes the state
+    std::function<void(const std::string&)> restore;  ///< applies what `save` returned
   };
 
+  /// The trackable object, or nullptr when this is another kind.
   [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
+  /// The variable (without a value when this is another kind).
   [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
+  /// The state functions of a dataset iterator, or null when this is another kind.
   [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
   /// The tf::function's address when this object is one (its identity in the graph).
   [[nodiscard]] const void* function() const noexcept { return function_; }
@@ -142,6 +148,7 @@ struct RestoreReport {
   std::vector<std::string> pending;     ///< keys waiting for a variable to be created
   std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
 
+  /// Prints the layout, then each list with its count, one entry per line.
   friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
     os << "layout: " << layout_name(r.layout) << "\n";
     auto list = [&](const char* name, const std::vector<std::string>& v) {
@@ -167,12 +174,12 @@ using Root = std::vector<std::pair<std::string, CheckpointObject>>;
 
 /// A live object in the graph walk (Note [Checkpoint object graph]).
 struct Live {
-  Trackable* trackable = nullptr;
-  std::shared_ptr<Trackable> owned;  // keeps a node made by a listing alive
-  AnyVariable variable;
-  std::shared_ptr<CheckpointObject::StateFns> state;
-  const void* function = nullptr;
-  const Root* root = nullptr;
+  Trackable* trackable = nullptr;                     ///< a trackable object, or nullptr
+  std::shared_ptr<Trackable> owned;                   ///< keeps a node made by a listing alive
+  AnyVariable variable;                               ///< a variable (no value if this is not one)
+  std::shared_ptr<CheckpointObject::StateFns> state;  ///< an iterator's state functions
+  const void* function = nullptr;                     ///< a tf::function's address
+  const Root* root = nullptr;  ///< the Checkpoint's named objects (root node)
 };
 
 inline Live live_of(const CheckpointObject& o) {
@@ -220,10 +227,11 @@ inline std::pair<int, std::int64_t> identity(const Live& l) {
 
 /// The live object graph, numbered as TensorFlow numbers it.
 struct LiveGraph {
-  std::vector<Live> nodes;
-  std::vector<std::string> paths;  // escaped, "" for the root
-  og::Graph graph;
-  std::vector<std::pair<std::string, AnyVariable>> values;  // key -> variable
+  std::vector<Live> nodes;         ///< the live object of each node, by node id
+  std::vector<std::string> paths;  ///< each node's escaped path, "" for the root
+  og::Graph graph;                 ///< the TrackableObjectGraph to write
+  std::vector<std::pair<std::string, AnyVariable>> values;  ///< checkpoint key -> variable
+  /// Checkpoint key -> iterator state functions.
   std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
 };
 
@@ -339,22 +347,24 @@ inline Layout detect_layout(const og::Graph& graph) {
 
 /// Shared by a load status and the deferred-restoration hooks it installs.
 struct RestoreState {
-  std::shared_ptr<CheckpointReader> reader;
-  Root root;
-  og::Graph graph;
-  Layout layout = Layout::keras3;
-  RestoreOptions options;
-  std::set<std::string> consumed;
-  std::set<std::int64_t> restored_ids;
-  std::set<std::string> pending;  // keys whose live object does not exist yet (last pass)
-  std::vector<std::string> mismatched;
-  std::map<Trackable*, std::set<std::int32_t>> hooked;  // object -> its checkpoint nodes
-  std::map<std::int32_t, AnyVariable> variable_nodes;   // bound by any pass (slot owners)
-  bool in_pass = false;
-  bool rerun = false;
-  bool expect_partial = false;
-  bool no_checkpoint = false;
+  std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
+  Root root;                                 ///< the Checkpoint's named objects
+  og::Graph graph;                           ///< the checkpoint's object graph
+  Layout layout = Layout::keras3;            ///< the layout detected in it
+  RestoreOptions options;                    ///< as given to restore
+  std::set<std::string> consumed;            ///< keys applied (or recorded as mismatched)
+  std::set<std::int64_t> restored_ids;       ///< ids of the variables assigned
+  std::set<std::string> pending;        ///< keys whose live object does not exist yet (last pass)
+  std::vector<std::string> mismatched;  ///< "key: why" (skip_mismatch only)
+  std::map<Trackable*, std::set<std::int32_t>> hooked;  ///< object -> its checkpoint nodes
+  std::map<std::int32_t, AnyVariable> variable_nodes;   ///< bound by any pass (slot owners)
+  bool in_pass = false;         ///< a pass is running (a nested hook call sets `rerun`)
+  bool rerun = false;           ///< children appeared during the pass: run it again
+  bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
+  bool no_checkpoint = false;   ///< restore was given an empty path
 
+  /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
+  /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
   void restore_var(const std::string& key, const AnyVariable& var) {
     if (consumed.count(key) != 0) {
       return;  // each value is applied once: later passes must not undo training
@@ -377,6 +387,7 @@ struct RestoreState {
     restored_ids.insert(var.id());
   }
 
+  /// Applies iterator state `key` to `state` once; data_loss if it is not a string scalar.
   void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
     if (consumed.count(key) != 0) {
       return;
@@ -442,7 +453,7 @@ struct RestoreState {
       });
     }
   }
-  std::weak_ptr<RestoreState> self;
+  std::weak_ptr<RestoreState> self;  ///< this object, for the hooks it installs
 
  private:
   void pass_once(std::int32_t start, const Live& start_live) {
@@ -545,6 +556,7 @@ struct RestoreState {
 /// The result of `Checkpoint::restore` (TensorFlow: CheckpointLoadStatus).
 class CheckpointLoadStatus {
  public:
+  /// Wraps the state of a restore (made by Checkpoint::restore).
   explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
 
   /// The layout detected in the checkpoint (Note [Object-graph layouts]).
@@ -634,12 +646,16 @@ class Checkpoint {
  public:
   /// One named object: `{"model", model}`.
   struct Item {
-    std::string name;
-    CheckpointObject object;
+    std::string name;         ///< the object's local name under the root
+    CheckpointObject object;  ///< the object (held by reference)
   };
 
+  /// A checkpoint of the named objects, e.g. `{{"model", model}, {"optimizer", opt}}`
+  /// (TensorFlow's keyword arguments). Throws invalid_argument for a duplicate name or the
+  /// reserved name "save_counter".
   Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
       : Checkpoint(std::vector<Item>(items), options) {}
+  /// As the initializer-list constructor, from a vector.
   explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
       : options_(options) {
     for (const auto& it : items) {
@@ -671,6 +687,7 @@ class Checkpoint {
   /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
   /// touching the `checkpoint` state file. Returns `file_prefix`.
   std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
+  /// write() with these options instead of the checkpoint's.
   std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
     const auto live = detail_ckpt::build(root_, options.layout);
     BundleWriter w(file_prefix);
@@ -688,6 +705,7 @@ class Checkpoint {
   /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
   /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
   std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
+  /// save() with these options instead of the checkpoint's.
   std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
     save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
     const std::string path =

@@ -22,8 +22,10 @@ namespace train {
 
 /// Keyword arguments of CheckpointManager (Python's defaults; max_to_keep None = keep all).
 struct CheckpointManagerOptions {
-  std::string checkpoint_name = "ckpt";
+  std::string checkpoint_name = "ckpt";  ///< file name prefix inside the directory
+  /// How many recent checkpoints to keep (>= 0, else invalid_argument); unset keeps all.
   std::optional<int> max_to_keep = std::nullopt;
+  /// Of the checkpoints max_to_keep would delete, keep one every this many hours for good.
   std::optional<double> keep_checkpoint_every_n_hours = std::nullopt;
 };
 
@@ -42,6 +44,9 @@ struct CheckpointManagerSaveOptions {
 /// Holds a reference to `checkpoint`, which must outlive it.
 class CheckpointManager {
  public:
+  /// Manages `checkpoint`'s saves in `directory`, resuming from the directory's `checkpoint`
+  /// state file if an earlier run left one (its latest checkpoint and the checkpoints it
+  /// manages). Throws invalid_argument for a negative max_to_keep.
   CheckpointManager(Checkpoint& checkpoint, std::string directory,
                     CheckpointManagerOptions options = {})
       : ckpt_(&checkpoint), dir_(std::move(directory)), o_(std::move(options)) {
@@ -78,6 +83,7 @@ class CheckpointManager {
   }
   /// The newest checkpoint (from the state file at construction, then the last save), or "".
   [[nodiscard]] std::string latest_checkpoint() const { return latest_; }
+  /// The directory given to the constructor.
   [[nodiscard]] const std::string& directory() const noexcept { return dir_; }
 
   /// Saves `<directory>/<checkpoint_name>-<N>`, records it, deletes checkpoints beyond

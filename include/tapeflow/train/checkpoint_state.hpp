@@ -27,6 +27,8 @@ struct CheckpointState {
   std::string model_checkpoint_path{};                    ///< newest prefix
   std::vector<std::string> all_model_checkpoint_paths{};  ///< oldest to newest
   std::vector<double> all_model_checkpoint_timestamps{};  ///< seconds since the epoch
+  /// When the last checkpoint kept by keep_checkpoint_every_n_hours was made (seconds since the
+  /// epoch); written by CheckpointManager.
   std::optional<double> last_preserved_timestamp{};
 };
 

@@ -41,8 +41,8 @@ namespace train {
 
 /// Dtype and shape of one bundle entry.
 struct TensorInfo {
-  DType dtype = DType::invalid;
-  Shape shape{};
+  DType dtype = DType::invalid;  ///< element type
+  Shape shape{};                 ///< dimensions
 };
 
 namespace detail_bundle {
@@ -147,13 +147,14 @@ inline bool supported(DType d) {
   }
 }
 
+/// A decoded BundleEntryProto: where one tensor lies in the data files.
 struct Entry {
-  TensorInfo info;
-  std::int32_t shard = 0;
-  std::int64_t offset = 0;
-  std::int64_t size = 0;
-  std::uint32_t crc = 0;
-  bool has_slices = false;
+  TensorInfo info;          ///< dtype and shape
+  std::int32_t shard = 0;   ///< which data file (`.data-<shard>-of-<n>`)
+  std::int64_t offset = 0;  ///< byte offset in that file
+  std::int64_t size = 0;    ///< bytes
+  std::uint32_t crc = 0;    ///< masked CRC32C of the bytes
+  bool has_slices = false;  ///< a partitioned (sliced) variable, which we cannot read
 };
 
 inline Entry parse_entry(std::string_view value, const std::string& key, const std::string& file) {
@@ -233,6 +234,8 @@ inline Entry parse_entry(std::string_view value, const std::string& key, const s
 ///     w.finish();   // model.index, model.data-00000-of-00001
 class BundleWriter {
  public:
+  /// Starts a bundle at `prefix` (creating its directory), writing to a temporary data file;
+  /// throws not_found if that file cannot be created.
   explicit BundleWriter(std::string prefix)
       : prefix_(std::move(prefix)), suffix_(detail_state::temp_suffix()) {
     const std::string dir = detail_state::dirname(prefix_);
@@ -392,7 +395,9 @@ class CheckpointReader {
     from_index_bytes(index_bytes, prefix_ + ".index");
   }
 
+  /// The checkpoint prefix (without `.index`).
   [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
+  /// Whether the checkpoint has a tensor named `key`.
   [[nodiscard]] bool has_tensor(const std::string& key) const { return entries_.count(key) != 0; }
   /// Every key but the header, sorted.
   [[nodiscard]] std::vector<std::string> keys() const {
@@ -402,7 +407,9 @@ class CheckpointReader {
     }
     return out;
   }
+  /// Dtype and shape of tensor `key`; throws not_found if there is none.
   [[nodiscard]] const TensorInfo& info(const std::string& key) const { return entry(key).info; }
+  /// Key -> shape of every tensor (TensorFlow: `get_variable_to_shape_map()`).
   [[nodiscard]] std::map<std::string, Shape> get_variable_to_shape_map() const {
     std::map<std::string, Shape> out;
     for (const auto& [k, e] : entries_) {
@@ -410,6 +417,7 @@ class CheckpointReader {
     }
     return out;
   }
+  /// Key -> dtype of every tensor (TensorFlow: `get_variable_to_dtype_map()`).
   [[nodiscard]] std::map<std::string, DType> get_variable_to_dtype_map() const {
     std::map<std::string, DType> out;
     for (const auto& [k, e] : entries_) {

@@ -55,7 +55,7 @@ class Trackable;
 
 /// One edge of the object graph: a named child that is an object or a variable.
 struct TrackableReference {
-  std::string name = {};
+  std::string name = {};  ///< the child's local name (its object-graph edge label)
   /// A long-lived child object (a member layer, the compiled optimizer, ...).
   Trackable* object = nullptr;
   /// Or a node made for this listing: the lists and dicts Python wraps attributes in
@@ -64,6 +64,7 @@ struct TrackableReference {
   /// Or a variable.
   AnyVariable variable = {};
 
+  /// The child object (`object`, else `owned`), or nullptr when the child is a variable.
   [[nodiscard]] Trackable* target() const noexcept {
     return object != nullptr ? object : owned.get();
   }
@@ -72,9 +73,9 @@ struct TrackableReference {
 /// A slot of a tf_keras legacy optimizer: per-variable state the object graph stores as a
 /// slot reference (`<var>/.OPTIMIZER_SLOT/<optimizer>/<slot>`) rather than as a child.
 struct SlotVariableReference {
-  AnyVariable original;
-  std::string slot_name;
-  AnyVariable slot;
+  AnyVariable original;   ///< the variable the slot belongs to
+  std::string slot_name;  ///< e.g. "m", "v", "momentum"
+  AnyVariable slot;       ///< the slot variable itself
 };
 
 /// A node of the object graph (tf.train Trackable): lists its children for a layout.
@@ -92,12 +93,17 @@ struct SlotVariableReference {
 /// applies the values it holds for them then (deferred restoration).
 class Trackable {
  public:
+  /// Called by notify_children_changed (a checkpoint restore installs one).
   using ChildrenChangedHook = std::function<void()>;
 
   Trackable() = default;
+  /// Copies the base state, the children-changed hook included.
   Trackable(const Trackable&) = default;
+  /// Moves the base state, the children-changed hook included.
   Trackable(Trackable&&) noexcept = default;
+  /// Copies the base state, the children-changed hook included.
   Trackable& operator=(const Trackable&) = default;
+  /// Moves the base state, the children-changed hook included.
   Trackable& operator=(Trackable&&) noexcept = default;
   virtual ~Trackable() = default;
 
@@ -135,6 +141,7 @@ class Trackable {
 class TrackableList final : public Trackable {
  public:
   TrackableList() = default;
+  /// A list of these children (their names are replaced by their positions).
   explicit TrackableList(std::vector<TrackableReference> items) : items_(std::move(items)) {}
   /// A list of variables.
   static std::shared_ptr<TrackableList> of(const std::vector<AnyVariable>& vars) {
@@ -144,6 +151,7 @@ class TrackableList final : public Trackable {
     }
     return list;
   }
+  /// Appends a child (named by its position).
   void push_back(TrackableReference item) { items_.push_back(std::move(item)); }
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
     auto out = items_;
@@ -162,6 +170,7 @@ class TrackableList final : public Trackable {
 class TrackableNode final : public Trackable {
  public:
   TrackableNode() = default;
+  /// A node with these named children.
   explicit TrackableNode(std::vector<TrackableReference> children)
       : children_(std::move(children)) {}
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {

@@ -30,19 +30,29 @@ template <class T>
 inline constexpr bool kVectorizable =
     std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
 
+/// A SIMD vector of `T` built on the GCC/Clang vector extensions (`kVectorBytes` wide); the
+/// portable fallback of VecFor.
 template <class T>
 struct GenericVec {
+  /// The vector register type.
   typedef T V __attribute__((vector_size(kVectorBytes)));
+  /// Elements of `T` per vector.
   static constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(T));
+  /// All lanes zero.
   static TAPEFLOW_ALWAYS_INLINE V zero() { return V{}; }
+  /// Loads `kLanes` elements from `p` (no alignment required).
   static TAPEFLOW_ALWAYS_INLINE V load(T const* p) {
     V v;
     std::memcpy(&v, p, sizeof v);
     return v;
   }
+  /// Stores the `kLanes` elements of `v` to `p` (no alignment required).
   static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+  /// Every lane set to `x`.
   static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
+  /// Lane-wise `a + b`.
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  /// Lane-wise `acc + a * b` (not necessarily fused in this generic version).
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
 };
 
@@ -93,17 +103,20 @@ using VecF32 = GenericVec<float>;
 using VecF64 = GenericVec<double>;
 #endif
 
+/// The SIMD vector type kernels use for `T`: GenericVec unless specialised below.
 template <class T>
 struct VecFor {
-  using type = GenericVec<T>;
+  using type = GenericVec<T>;  ///< the vector operations for `T`
 };
+/// float: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
 template <>
 struct VecFor<float> {
-  using type = VecF32;
+  using type = VecF32;  ///< the vector operations for float
 };
+/// double: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
 template <>
 struct VecFor<double> {
-  using type = VecF64;
+  using type = VecF64;  ///< the vector operations for double
 };
 
 }  // namespace backend::cpu

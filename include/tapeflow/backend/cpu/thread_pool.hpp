@@ -22,6 +22,8 @@ namespace backend::cpu {
 /// A fixed set of worker threads running one `parallel_for` at a time.
 class ThreadPool {
  public:
+  /// Starts `num_threads - 1` workers (the caller of parallel_for is the last thread);
+  /// values below 1 count as 1.
   explicit ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
     for (int i = 1; i < num_threads_; ++i) {
       workers_.emplace_back([this, i] { worker_loop(i); });
@@ -40,6 +42,7 @@ class ThreadPool {
     }
   }
 
+  /// Threads a parallel_for can use, the caller's included (at least 1).
   [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
 
   /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,

@@ -213,8 +213,8 @@ tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& 
 /// of axis a is ignored and the slice starts at the first (ends past the last) element in the
 /// stride's direction.
 struct StridedSliceOptions {
-  std::int64_t begin_mask = 0;
-  std::int64_t end_mask = 0;
+  std::int64_t begin_mask = 0;  ///< bit a: ignore `begin` of axis a
+  std::int64_t end_mask = 0;    ///< bit a: ignore `end` of axis a
 };
 
 /// Python-style `x[b0:e0:s0, b1:e1:s1, ...]` (TensorFlow: `tf.strided_slice`; the rank is kept,

@@ -23,8 +23,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Options of matmul (TensorFlow's keyword arguments).
 struct MatMulOptions {
-  bool transpose_a = false;
-  bool transpose_b = false;
+  bool transpose_a = false;  ///< use `a` with its last two axes swapped
+  bool transpose_b = false;  ///< use `b` with its last two axes swapped
 };
 
 namespace ops {

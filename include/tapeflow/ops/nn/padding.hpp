@@ -27,11 +27,16 @@ enum class Padding { valid, same };
 /// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
 class PaddingArg {
  public:
-  PaddingArg(Padding padding) noexcept : value_(padding) {}   // NOLINT(google-explicit-constructor)
+  /// The given padding.
+  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
   PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-  PaddingArg(char const* text) : value_(parse(text)) {}       // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
 
+  /// The padding chosen.
   [[nodiscard]] Padding value() const noexcept { return value_; }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
   operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
 
  private:
@@ -56,13 +61,17 @@ constexpr std::string_view padding_name(Padding padding) noexcept {
 /// A (height, width) pair: window sizes, strides, dilations. One number means both
 /// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
 struct Size2D {
-  std::int64_t h = 1;
-  std::int64_t w = 1;
+  std::int64_t h = 1;  ///< height (rows)
+  std::int64_t w = 1;  ///< width (columns)
   constexpr Size2D() noexcept = default;
+  /// `{both, both}`.
   constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
       : h(both), w(both) {}
+  /// `{height, width}`.
   constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
+  /// Same height and width.
   friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
+  /// "(h, w)", as TensorFlow prints a pair in errors.
   [[nodiscard]] std::string to_string() const {
     return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
   }

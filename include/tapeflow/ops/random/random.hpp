@@ -407,8 +407,8 @@ inline void set_seed(std::int64_t seed) {
 
 /// Keyword arguments of `normal` and `truncated_normal`.
 struct NormalOptions {
-  double mean = 0.0;
-  double stddev = 1.0;
+  double mean = 0.0;    ///< mean of the distribution
+  double stddev = 1.0;  ///< standard deviation (of the untruncated distribution)
   /// The op seed; with or without a global seed (see `set_seed`) it makes the values
   /// reproducible. std::nullopt: depends on the global seed, or is nondeterministic.
   std::optional<std::int64_t> seed = std::nullopt;
@@ -418,8 +418,11 @@ struct NormalOptions {
 /// defaults to 1; integer T needs it (as in TensorFlow).
 template <class T>
 struct UniformOptions {
-  T minval = T(0);
+  T minval = T(0);  ///< lower bound, included
+  /// Upper bound, excluded; 1 when unset for floating T, required for integer T
+  /// (invalid_argument otherwise).
   std::optional<T> maxval = std::nullopt;
+  /// The op seed, as NormalOptions::seed.
   std::optional<std::int64_t> seed = std::nullopt;
 };
 
