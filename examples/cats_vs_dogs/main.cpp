@@ -34,6 +34,7 @@ auto& num_epochs = parser.add_argument("--epochs", 10);
 auto& batch_size = parser.add_argument("--batch_size", std::int64_t{32});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 
+// [snippet:cats_vs_dogs]
 auto decode_and_resize(const tf::Tensor<std::string, 0>& filename,
                        const tf::Tensor<std::int32_t, 0>& label) {
   auto image_string = tf::io::read_file(filename);
@@ -89,6 +90,7 @@ void train_and_test() {
   std::cout << "validation loss: " << logs["loss"]
             << ", validation accuracy: " << logs["sparse_categorical_accuracy"] << "\n";
 }
+// [snippet:cats_vs_dogs]
 // [seed:cats_vs_dogs end]
 }  // namespace
 

@@ -78,6 +78,7 @@ std::string cats_vs_dogs_dir() {
 
 void write_and_read() {
   // [seed:tfrecord begin]
+  // [snippet:filenames]
   auto data_dir = cats_vs_dogs_dir();
   auto train_cats_dir = data_dir + "/train/cats/", train_dogs_dir = data_dir + "/train/dogs/";
   auto tfrecord_file = output;
@@ -85,7 +86,9 @@ void write_and_read() {
   std::vector<std::int64_t> train_labels(train_filenames.size(), 0);  // cats 0, then dogs 1
   train_filenames.insert(train_filenames.end(), train_dog_filenames.begin(),
                          train_dog_filenames.end());
+  // [snippet:filenames]
   train_labels.resize(train_filenames.size(), 1);
+  // [snippet:write]
 
   auto compression_type = tf::io::compression_type(compression);
   tf::io::TFRecordWriter writer(tfrecord_file, {.compression = compression_type});
@@ -100,7 +103,9 @@ void write_and_read() {
   writer.close();
   std::cout << "wrote " << train_filenames.size() << " examples (" << fs::file_size(tfrecord_file)
             << " bytes) to " << tfrecord_file << "\n";
+  // [snippet:write]
 
+  // [snippet:read]
   auto raw_dataset = tf::data::TFRecordDataset(tfrecord_file, {.compression = compression_type});
   const tf::io::FeatureDescription feature_description{
       // tells the parser each feature's type and shape
@@ -113,6 +118,7 @@ void write_and_read() {
     return std::pair(image, feature_dict["label"].as<std::int64_t, 0>());
   };
   auto dataset = raw_dataset | tf::data::map(parse_example);
+  // [snippet:read]
   // [seed:tfrecord end]
 
   std::int64_t counts[2] = {0, 0}, shown = 0;

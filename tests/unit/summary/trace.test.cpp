@@ -135,6 +135,7 @@ TEST_CASE("trace_export writes traced graphs and a profile TensorBoard can list"
           "[summary][graph]") {
   const fs::path dir = fs::current_path() / "logs_trace";
   fs::remove_all(dir);
+  // [snippet:trace]
   auto writer = tf::summary::create_file_writer(dir);
   auto f = mlp_function();
   (void)f(tf::ones<float>({2, 3}),
@@ -146,6 +147,7 @@ TEST_CASE("trace_export writes traced graphs and a profile TensorBoard can list"
     auto scope = writer.as_default();
     CHECK(tf::summary::trace_export("model_trace", 0, {.profiler_outdir = dir.string()}));
   }
+  // [snippet:trace]
   CHECK(tf::detail::trace::observer().load() == nullptr);  // export stops tracing
   CHECK_THROWS_AS(tf::summary::trace_export("again", 0), tf::failed_precondition);
   writer.close();
