@@ -92,9 +92,11 @@ void run() {
   // [snippet:mnist_dataset]
 
   // [snippet:pipeline]
+  // [snippet:rot90]
   auto rot90 = [](const tf::Tensor<float, 3>& image, const tf::Tensor<std::uint8_t, 0>& label) {
     return std::tuple{tf::image::rot90(image), label};
   };
+  // [snippet:rot90]
   auto rotated = mnist_dataset | tf::data::map(rot90, {.num_parallel_calls = 2}) |
                  tf::data::shuffle(shuffle_buffer, {.seed = 42});
   auto batched = rotated | tf::data::batch(batch_size) | tf::data::prefetch(tf::data::autotune);

@@ -54,7 +54,9 @@ void train() {
     optimizer.apply_gradients(grads, model.variables());
   }
   tf::summary::trace_export("model_trace", 0, {.profiler_outdir = logdir});
+  // [snippet:summary_image]
   tf::summary::image("samples", data_loader.get_batch(3).first, 0);
+  // [snippet:summary_image]
   summary_writer.close();
   std::printf("wrote %s\n", summary_writer.path().c_str());
 }

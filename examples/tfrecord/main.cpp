@@ -53,6 +53,7 @@ std::string make_synthetic(const std::string& root, int n) {
   for (const std::string animal : {"cats", "dogs"}) {
     fs::create_directories(root + "/train/" + animal);
     for (int i = 0; i < n; ++i) {
+      // [snippet:encode_jpeg]
       const std::int64_t h = 40 + 7 * i, w = 50 + 5 * i;
       std::vector<std::uint8_t> px(static_cast<std::size_t>(h * w * 3));
       for (std::size_t k = 0; k < px.size(); ++k) {
@@ -60,6 +61,7 @@ std::string make_synthetic(const std::string& root, int n) {
       }
       auto jpeg = tf::image::encode_jpeg(tf::constant(px, {h, w, 3}));
       tf::io::write_file(root + "/train/" + animal + "/" + std::to_string(i) + ".jpg", jpeg);
+      // [snippet:encode_jpeg]
     }
   }
   return root;

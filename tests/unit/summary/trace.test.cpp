@@ -85,11 +85,13 @@ std::string output_shapes(std::vector<std::int64_t> dims) {
   return value;
 }
 
+// [snippet:mlp_function]
 auto mlp_function() {
   return tf::function([](const tf::Tensor<float, 2>& x, const tf::Tensor<float, 2>& w) {
     return tf::nn::relu(tf::matmul(x, w) + 1.0f);
   });
 }
+// [snippet:mlp_function]
 
 }  // namespace
 
