@@ -16,6 +16,7 @@ or tests/ (which the tests build and run); other blocks without one are fragment
 Usage: tools/check_doc_snippets.py               check the repository; exit 1 on a failure
        tools/check_doc_snippets.py --root DIR    check another tree (the tests' fixture)
        tools/check_doc_snippets.py --list        also print each referenced block
+       tools/check_doc_snippets.py --write       copy each referenced region into its block
 
 Failures are printed as `file:line: message` (the line of the block's opening fence).
 """
@@ -36,9 +37,10 @@ RUN_DIRS = ("examples", "tests")
 
 
 class Block:
-    def __init__(self, path, line, info, lines, reference, reference_line):
+    def __init__(self, path, line, info, lines, reference, reference_line, indent=""):
         self.path = path  # the markdown file, relative to the root
         self.line = line  # 1-based line of the opening fence
+        self.indent = indent  # the fence's indentation (a block in a list item)
         self.info = info
         self.lines = lines
         self.reference = reference  # (path, name) or None
@@ -93,7 +95,7 @@ def parse_blocks(root, md, errors):
                 errors.append(f"{rel}:{reference_line}: snippet reference before a "
                               f"```{info or '(no language)'} block; only ```cpp blocks are checked")
             elif info in CPP_INFO:
-                blocks.append(Block(rel, i + 1, info, body, reference, reference_line))
+                blocks.append(Block(rel, i + 1, info, body, reference, reference_line, indent))
             i = j + 1
             continue
         if pending:
@@ -168,6 +170,27 @@ def describe(line):
     return "(end of block)" if line is None else repr(line)
 
 
+def write(root):
+    """Replaces every referenced block's text with its source region; returns the files changed."""
+    changed = []
+    for md in markdown_files(root):
+        errors = []
+        blocks = [b for b in parse_blocks(root, md, errors) if b.reference]
+        text = md.read_text(encoding="utf-8").split("\n")
+        for block in reversed(blocks):  # bottom up, so earlier line numbers stay valid
+            try:
+                region, _ = snippet(root, *block.reference, {})
+            except ValueError:
+                continue  # reported by the check
+            new = [block.indent + l if l else l for l in strip_trailing_blank(region)]
+            text[block.line:block.line + len(block.lines)] = new
+        updated = "\n".join(text)
+        if updated != md.read_text(encoding="utf-8"):
+            md.write_text(updated, encoding="utf-8")
+            changed.append(md.relative_to(root).as_posix())
+    return changed
+
+
 def check(root, list_blocks=False):
     errors = []
     cache = {}
@@ -203,7 +226,7 @@ def check(root, list_blocks=False):
                 k, e, f = diff
                 errors.append(f"{where}: block differs from {source} [snippet:{name}] at block "
                               f"line {k + 1} ({source}:{start + k}): expected {describe(e)}, "
-                              f"found {describe(f)}; copy the region into the block")
+                              f"found {describe(f)}; copy the region into the block (--write)")
             elif list_blocks:
                 print(f"{where}: {source} [snippet:{name}] ({len(expected)} lines)")
     return errors, len(files), checked, referenced, with_main
@@ -214,10 +237,18 @@ def main():
     ap.add_argument("--root", type=pathlib.Path, default=ROOT,
                     help="the tree to check (default: this repository)")
     ap.add_argument("--list", action="store_true", help="print every referenced block")
+    ap.add_argument("--write", action="store_true",
+                    help="first copy every referenced region into its block, then check")
     args = ap.parse_args()
     root = args.root.resolve()
+    if args.write:
+        for path in write(root):
+            print(f"updated {path}")
     errors, files, checked, referenced, with_main = check(root, args.list)
-    for e in errors:
+    def where(error):  # "file:line: message" -> (file, line)
+        path, line, _ = error.split(":", 2)
+        return path, int(line)
+    for e in sorted(errors, key=where):
         print(e)
     if errors:
         print(f"check_doc_snippets: {len(errors)} failure(s) in {checked} ```cpp blocks",
