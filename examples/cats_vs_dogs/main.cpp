@@ -34,6 +34,8 @@ auto& num_epochs = parser.add_argument("--epochs", 10);
 auto& batch_size = parser.add_argument("--batch_size", std::int64_t{32});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 
+// [snippet:cats_vs_dogs]
+// [snippet:decode_and_resize]
 auto decode_and_resize(const tf::Tensor<std::string, 0>& filename,
                        const tf::Tensor<std::int32_t, 0>& label) {
   auto image_string = tf::io::read_file(filename);
@@ -41,6 +43,7 @@ auto decode_and_resize(const tf::Tensor<std::string, 0>& filename,
   auto image_resized = tf::image::resize(image_decoded, {image_size, image_size}) / 255.0f;
   return std::tuple{image_resized, label};
 }
+// [snippet:decode_and_resize]
 
 void train_and_test() {
   auto data_dir = tf::keras::utils::get_file("cats_vs_dogs/train", {.cache_dir = data_dir_flag})
@@ -89,6 +92,7 @@ void train_and_test() {
   std::cout << "validation loss: " << logs["loss"]
             << ", validation accuracy: " << logs["sparse_categorical_accuracy"] << "\n";
 }
+// [snippet:cats_vs_dogs]
 // [seed:cats_vs_dogs end]
 }  // namespace
 

@@ -45,6 +45,7 @@ auto& num_epochs = parser.add_argument("--num_epochs", 1);
 auto& batch_size = parser.add_argument("--batch_size", std::int64_t{50});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 
+// [snippet:train]
 void train(examples::MNISTLoader& data_loader) {
   MLP model;
   tf::keras::optimizers::Adam optimizer({.learning_rate = learning_rate});
@@ -67,7 +68,9 @@ void train(examples::MNISTLoader& data_loader) {
     }
   }
 }
+// [snippet:train]
 
+// [snippet:test]
 void test(examples::MNISTLoader& data_loader, const std::string& dir) {
   MLP model_to_be_restored;
   // restored into the new model under the same key, as its layers are built by the first call
@@ -86,6 +89,7 @@ void test(examples::MNISTLoader& data_loader, const std::string& dir) {
   }
   std::printf("restored %s\ntest accuracy: %f\n", latest.c_str(), accuracy.result());
 }
+// [snippet:test]
 // [seed:checkpoint end]
 }  // namespace
 

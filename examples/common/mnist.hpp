@@ -17,6 +17,7 @@ namespace tf = tapeflow;
 namespace layers = tf::keras::layers;
 
 // [seed:mlp begin]
+// [snippet:mlp]
 // Flatten, Dense(100, relu), Dense(10), softmax.
 struct MLP : tf::keras::Model<MLP> {
   layers::Flatten flatten;  // flattens all but the batch axis
@@ -31,9 +32,11 @@ struct MLP : tf::keras::Model<MLP> {
     return tf::nn::softmax(x);
   }
 };
+// [snippet:mlp]
 // [seed:mlp end]
 
 // [seed:cnn begin]
+// [snippet:cnn]
 // Two 5x5 "same" convolutions (32, 64 filters), each followed by 2x2 max pooling, then
 // Dense(1024, relu), Dense(10), softmax.
 struct CNN : tf::keras::Model<CNN> {
@@ -57,9 +60,11 @@ struct CNN : tf::keras::Model<CNN> {
     return tf::nn::softmax(y);
   }
 };
+// [snippet:cnn]
 // [seed:cnn end]
 
 // [seed:mnist_loader begin]
+// [snippet:mnist_loader]
 // MNIST scaled to [0, 1] with a channel axis, and random training batches.
 struct MNISTLoader {
   tf::keras::datasets::ImageDataset mnist;  // x_train, y_train, x_test, y_test (uint8)
@@ -77,6 +82,7 @@ struct MNISTLoader {
     return {tf::gather(train_data, index), tf::gather(train_label, index)};
   }
 };
+// [snippet:mnist_loader]
 // [seed:mnist_loader end]
 
 }  // namespace examples

@@ -1,6 +1,7 @@
 // A tiny Keras model, in one file for Compiler Explorer (README, "Compiler Explorer"): two
 // Gaussian blobs, a Sequential MLP, compile, fit, evaluate. There: add the libraries Eigen and
 // range-v3, compile with -std=c++20 -O2, and include single_include/tapeflow/all.hpp by its URL.
+// [snippet:program]
 #include <cstdint>
 #include <iostream>
 #include <vector>
@@ -31,3 +32,4 @@ int main() {
   std::cout << "accuracy: " << logs.at("sparse_categorical_accuracy") << "\n";
   return logs.at("sparse_categorical_accuracy") > 0.9 ? 0 : 1;
 }
+// [snippet:program]

@@ -2,6 +2,7 @@
 // for Compiler Explorer (README, "Compiler Explorer"). There: add the libraries Eigen and
 // range-v3, compile with -std=c++20 -O2, and include single_include/tapeflow/all.hpp by its URL.
 // (GZIP/ZLIB streams need zlib: define TAPEFLOW_WITH_ZLIB=1 before the include and link -lz.)
+// [snippet:program]
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -39,3 +40,4 @@ int main() {
   }
   return reader.records_read() == 3 && label_sum == 1 ? 0 : 1;
 }
+// [snippet:program]

@@ -84,14 +84,19 @@ tf::keras::datasets::ImageDataset synthetic_digits() {
 
 void run() {
   // [seed:data_pipeline begin]
+  // [snippet:mnist_dataset]
   auto [train_data, train_label, x_test, y_test] =
       synthetic ? synthetic_digits() : tf::keras::datasets::mnist::load_data(data_dir);
   auto images = tf::expand_dims(tf::cast<float>(train_data) / 255.0f, -1);  // [60000, 28, 28, 1]
   auto mnist_dataset = tf::data::from_tensor_slices(images, train_label);
+  // [snippet:mnist_dataset]
 
+  // [snippet:pipeline]
+  // [snippet:rot90]
   auto rot90 = [](const tf::Tensor<float, 3>& image, const tf::Tensor<std::uint8_t, 0>& label) {
     return std::tuple{tf::image::rot90(image), label};
   };
+  // [snippet:rot90]
   auto rotated = mnist_dataset | tf::data::map(rot90, {.num_parallel_calls = 2}) |
                  tf::data::shuffle(shuffle_buffer, {.seed = 42});
   auto batched = rotated | tf::data::batch(batch_size) | tf::data::prefetch(tf::data::autotune);
@@ -104,10 +109,12 @@ void run() {
     std::cout << "\nwrote " << out << "\n";
     break;  // stops the pipeline's threads
   }
+  // [snippet:pipeline]
   // [seed:data_pipeline end]
   if (no_epoch) {
     return;
   }
+  // [snippet:timed_epoch]
   auto ds = rotated | tf::data::batch(32) | tf::data::prefetch(tf::data::autotune);
   auto it = ds.iter();
   const auto t0 = std::chrono::steady_clock::now();
@@ -124,6 +131,7 @@ void run() {
               << st.buffer_size << ", input-bound "
               << static_cast<int>(100 * st.input_bound_fraction) << "%\n";
   }
+  // [snippet:timed_epoch]
 }
 }  // namespace
 

@@ -19,6 +19,7 @@ auto& learning_rate = parser.add_argument("--learning_rate", 5e-4f);
 
 int main(int argc, char** argv) {
   parser.parse_args(argc, argv);
+  // [snippet:linear_regression]
   // Years and prices, normalized to [0, 1] as the tutorial does.
   auto x_raw = tf::constant<float>({{2013}, {2014}, {2015}, {2016}, {2017}});
   auto y_raw = tf::constant<float>({{12000}, {14000}, {15000}, {16500}, {17500}});
@@ -39,5 +40,6 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << "a = " << a.value() << "\nb = " << b.value() << "\n";
+  // [snippet:linear_regression]
   return 0;
 }

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       "chapter's expected output.");
   parser.parse_args(argc, argv);
   // [seed:function_quiz begin]
+  // [snippet:quiz_tensors]
   // The quiz retraces six times on purpose; allow that without the retracing warning.
   auto f = tf::function(
       [](const auto& x) {
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   f(b_);
   f(c);
   f(d);
+  // [snippet:quiz_tensors]
+  // [snippet:quiz_numbers]
   // Plain numbers are part of the signature by value, as Python numbers are.
   f(1);
   f(2);
@@ -43,7 +46,9 @@ int main(int argc, char** argv) {
   f(0.1);
   f(0.2);
   f(0.1);
+  // [snippet:quiz_numbers]
 
+  // [snippet:quiz_variable]
   // Variables are captured by reference and read and written when the graph runs.
   tf::Variable<float, 0> var(0.0f);
   auto g = tf::function([&]() -> tf::Tensor<float, 0> {
@@ -53,6 +58,7 @@ int main(int argc, char** argv) {
   std::cout << g() << "\n";
   std::cout << g() << "\n";
   std::cout << g() << "\n";
+  // [snippet:quiz_variable]
   // [seed:function_quiz end]
   return 0;
 }

@@ -23,6 +23,7 @@ auto& train_examples = parser.add_argument("--train_examples", std::int64_t{6000
 auto& data_dir = parser.add_data_dir();
 
 // [seed:keras_custom begin]
+// [snippet:layer]
 // A fully connected layer whose weights are created from the first input's shape.
 struct MyLayer : tf::keras::Layer<MyLayer> {
   std::int64_t units;
@@ -38,7 +39,9 @@ struct MyLayer : tf::keras::Layer<MyLayer> {
     return tf::matmul(inputs, w) + b;
   }
 };
+// [snippet:layer]
 
+// [snippet:loss]
 // Mean squared error between the one-hot labels and the predicted probabilities.
 struct MeanSquaredError : tf::keras::losses::Loss {
   MeanSquaredError() : Loss("mean_squared_error") {}
@@ -48,7 +51,9 @@ struct MeanSquaredError : tf::keras::losses::Loss {
     return tf::reduce_mean(tf::square(probs - labels));
   }
 };
+// [snippet:loss]
 
+// [snippet:metric]
 // SparseCategoricalAccuracy, re-implemented with two state variables.
 struct SparseCategoricalAccuracy : tf::keras::metrics::Metric {
   tf::Variable<float, 0> total, count;
@@ -65,6 +70,7 @@ struct SparseCategoricalAccuracy : tf::keras::metrics::Metric {
   }
   float result() const override { return count.value().item() / total.value().item(); }
 };
+// [snippet:metric]
 // [seed:keras_custom end]
 
 void train_and_evaluate() {
@@ -74,6 +80,7 @@ void train_and_evaluate() {
   auto x = tf::slice(tf::cast<float>(x_train) / 255.0f, {0, 0, 0}, {n, -1, -1});
   auto y = tf::slice(y_train, {0}, {n});
 
+  // [snippet:use]
   auto model = tf::keras::Sequential(
       tf::keras::layers::Flatten(), MyLayer(100),
       tf::keras::layers::Dense(10, {.activation = tf::nn::softmax,
@@ -82,6 +89,7 @@ void train_and_evaluate() {
                  .loss = MeanSquaredError(),
                  .metrics = {SparseCategoricalAccuracy()}});
   model.fit(x, y, {.batch_size = 50, .epochs = epochs, .seed = 1});
+  // [snippet:use]
   model.summary();
   auto logs = model.evaluate(tf::cast<float>(x_test) / 255.0f, y_test, {.verbose = 0});
   std::cout << "test loss: " << logs["loss"]

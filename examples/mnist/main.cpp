@@ -34,6 +34,7 @@ auto& num_epochs = parser.add_argument("--num_epochs", 5);
 auto& batch_size = parser.add_argument("--batch_size", std::int64_t{50});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 
+// [snippet:train]
 void train(auto& model, MNISTLoader& data_loader) {
   tf::keras::optimizers::Adam optimizer({.learning_rate = learning_rate});
   auto num_batches = std::min(data_loader.num_train_data / batch_size * num_epochs, max_steps);
@@ -47,7 +48,9 @@ void train(auto& model, MNISTLoader& data_loader) {
     optimizer.apply_gradients(grads, model.variables());
   }
 }
+// [snippet:train]
 
+// [snippet:test]
 void test(auto& model, MNISTLoader& data_loader) {
   tf::keras::metrics::SparseCategoricalAccuracy sparse_categorical_accuracy;
   auto num_batches = data_loader.num_test_data / batch_size;
@@ -60,8 +63,10 @@ void test(auto& model, MNISTLoader& data_loader) {
   }
   std::printf("test accuracy: %f\n", sparse_categorical_accuracy.result());
 }
+// [snippet:test]
 // [seed:train_mnist end]
 
+// [snippet:fit]
 // The same training with Keras' compile and fit.
 template <class Model>
 void fit(Model& model, MNISTLoader& data_loader) {
@@ -71,6 +76,7 @@ void fit(Model& model, MNISTLoader& data_loader) {
   model.fit(data_loader.train_data, data_loader.train_label,
             {.batch_size = batch_size, .epochs = num_epochs, .seed = 0});
 }
+// [snippet:fit]
 
 template <class Model>
 int run(MNISTLoader& data_loader) {

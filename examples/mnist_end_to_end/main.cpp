@@ -50,6 +50,7 @@ int run() {
   tf::keras::optimizers::Adam optimizer({.learning_rate = learning_rate});
   tf::keras::losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
 
+  // [snippet:resume]
   tf::train::Checkpoint checkpoint({{"model", model}, {"optimizer", optimizer}});
   tf::train::CheckpointManager manager(checkpoint, save_dir, {.max_to_keep = 3});
   int first_epoch = 0;
@@ -59,6 +60,7 @@ int run() {
     first_epoch = std::stoi(latest.substr(latest.rfind('-') + 1));  // "ckpt-<epoch>"
     std::cout << "resumed from " << latest << "\n";
   }
+  // [snippet:resume]
   auto writer = tf::summary::create_file_writer(logdir);
 
   const auto start = std::chrono::steady_clock::now();
@@ -77,10 +79,12 @@ int run() {
       optimizer.apply_gradients(grads, model.trainable_variables());
       ++batches;
       ++step;
+      // [snippet:log_scalar]
       if (step % 100 == 0) {
         auto scope = writer.as_default();
         tf::summary::scalar("loss", loss, step);
       }
+      // [snippet:log_scalar]
       last_loss = loss.item();
     }
     const std::string path = manager.save({.checkpoint_number = epoch + 1});

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       "prints them, as the TensorFlow chapter's example does.");
   parser.parse_args(argc, argv);
   // [seed:tensor_array begin]
+  // [snippet:tensor_array]
   auto array_write_and_read = tf::function([] {
     tf::TensorArray<float, 0> arr(3);
     arr = arr.write(0, tf::constant(0.0f));
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   });
   auto [a, b, c] = array_write_and_read();
   std::cout << a << " " << b << " " << c << "\n";
+  // [snippet:tensor_array]
   // [seed:tensor_array end]
   return 0;
 }

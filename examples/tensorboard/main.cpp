@@ -31,6 +31,7 @@ auto& batch_size = parser.add_argument("--batch_size", std::int64_t{50});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 auto& logdir = parser.add_argument("--logdir", "./tensorboard");
 
+// [snippet:train]
 void train() {
   examples::MLP model;
   examples::MNISTLoader data_loader(data_dir);
@@ -53,10 +54,13 @@ void train() {
     optimizer.apply_gradients(grads, model.variables());
   }
   tf::summary::trace_export("model_trace", 0, {.profiler_outdir = logdir});
+  // [snippet:summary_image]
   tf::summary::image("samples", data_loader.get_batch(3).first, 0);
+  // [snippet:summary_image]
   summary_writer.close();
   std::printf("wrote %s\n", summary_writer.path().c_str());
 }
+// [snippet:train]
 // [seed:tensorboard end]
 }  // namespace
 

@@ -79,6 +79,7 @@ class DataLoader {
   }
 };
 
+// [snippet:rnn]
 struct RNN : tf::keras::Model<RNN> {
   std::int64_t num_chars;
   tf::keras::layers::LSTMCell cell{256};
@@ -113,6 +114,7 @@ struct RNN : tf::keras::Model<RNN> {
     return select;
   }
 };
+// [snippet:rnn]
 
 void train_and_sample() {
   DataLoader data_loader;

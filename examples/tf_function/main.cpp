@@ -29,6 +29,7 @@ auto& num_batches = parser.add_argument("--num_batches", std::int64_t{400});
 auto& batch_size = parser.add_argument("--batch_size", std::int64_t{50});
 auto& learning_rate = parser.add_argument("--learning_rate", 0.001);
 
+// [snippet:train]
 void train() {
   examples::MNISTLoader data_loader(data_dir);
   examples::CNN model;
@@ -54,6 +55,7 @@ void train() {
   std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start_time;
   std::printf("%f\n", seconds.count());
 }
+// [snippet:train]
 // [seed:tf_function end]
 }  // namespace
 

@@ -53,6 +53,7 @@ std::string make_synthetic(const std::string& root, int n) {
   for (const std::string animal : {"cats", "dogs"}) {
     fs::create_directories(root + "/train/" + animal);
     for (int i = 0; i < n; ++i) {
+      // [snippet:encode_jpeg]
       const std::int64_t h = 40 + 7 * i, w = 50 + 5 * i;
       std::vector<std::uint8_t> px(static_cast<std::size_t>(h * w * 3));
       for (std::size_t k = 0; k < px.size(); ++k) {
@@ -60,6 +61,7 @@ std::string make_synthetic(const std::string& root, int n) {
       }
       auto jpeg = tf::image::encode_jpeg(tf::constant(px, {h, w, 3}));
       tf::io::write_file(root + "/train/" + animal + "/" + std::to_string(i) + ".jpg", jpeg);
+      // [snippet:encode_jpeg]
     }
   }
   return root;
@@ -78,6 +80,7 @@ std::string cats_vs_dogs_dir() {
 
 void write_and_read() {
   // [seed:tfrecord begin]
+  // [snippet:filenames]
   auto data_dir = cats_vs_dogs_dir();
   auto train_cats_dir = data_dir + "/train/cats/", train_dogs_dir = data_dir + "/train/dogs/";
   auto tfrecord_file = output;
@@ -85,7 +88,9 @@ void write_and_read() {
   std::vector<std::int64_t> train_labels(train_filenames.size(), 0);  // cats 0, then dogs 1
   train_filenames.insert(train_filenames.end(), train_dog_filenames.begin(),
                          train_dog_filenames.end());
+  // [snippet:filenames]
   train_labels.resize(train_filenames.size(), 1);
+  // [snippet:write]
 
   auto compression_type = tf::io::compression_type(compression);
   tf::io::TFRecordWriter writer(tfrecord_file, {.compression = compression_type});
@@ -100,7 +105,9 @@ void write_and_read() {
   writer.close();
   std::cout << "wrote " << train_filenames.size() << " examples (" << fs::file_size(tfrecord_file)
             << " bytes) to " << tfrecord_file << "\n";
+  // [snippet:write]
 
+  // [snippet:read]
   auto raw_dataset = tf::data::TFRecordDataset(tfrecord_file, {.compression = compression_type});
   const tf::io::FeatureDescription feature_description{
       // tells the parser each feature's type and shape
@@ -113,6 +120,7 @@ void write_and_read() {
     return std::pair(image, feature_dict["label"].as<std::int64_t, 0>());
   };
   auto dataset = raw_dataset | tf::data::map(parse_example);
+  // [snippet:read]
   // [seed:tfrecord end]
 
   std::int64_t counts[2] = {0, 0}, shown = 0;

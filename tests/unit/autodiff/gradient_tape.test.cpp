@@ -10,12 +10,14 @@ namespace test_autodiff_gradient_tape {
 namespace tf = tapeflow;
 
 TEST_CASE("gradient of a variable read inside the tape", "[autodiff][gradient_tape]") {
+  // [snippet:variable]
   tf::Variable<float, 0> x(3.0f);
   tf::GradientTape tape;
   auto y = x * x;  // watched automatically: x is a trainable variable
   auto dy = tape.gradient(y, x);
   REQUIRE(dy.has_value());
   CHECK(dy->item() == 6.0f);
+  // [snippet:variable]
   CHECK(tape.watched_variable_ids() == std::vector<std::int64_t>{x.id()});
 }
 
@@ -69,12 +71,14 @@ TEST_CASE("a non-persistent tape allows one gradient call", "[autodiff][gradient
 }
 
 TEST_CASE("persistent tapes give several gradients", "[autodiff][gradient_tape]") {
+  // [snippet:persistent]
   auto x = tf::constant(3.0);
   tf::GradientTape tape({.persistent = true});
   tape.watch(x);
   auto y = x * x;
   auto z = y * y;
   CHECK(tape.gradient(z, x)->item() == Approx(108.0));  // 4 x^3
+  // [snippet:persistent]
   CHECK(tape.gradient(y, x)->item() == Approx(6.0));
 }
 

@@ -50,6 +50,7 @@ TEST_CASE("tensors print like TensorFlow", "[core][tensor]") {
 }
 
 TEST_CASE("tensor accessors", "[core][tensor]") {
+  // [snippet:accessors]
   auto m = tf::constant<float>({{1, 2, 3}, {4, 5, 6}});
   STATIC_REQUIRE(decltype(m)::rank() == 2);
   STATIC_REQUIRE(decltype(m)::dtype() == tf::DType::float32);
@@ -59,6 +60,7 @@ TEST_CASE("tensor accessors", "[core][tensor]") {
   CHECK(m(1, 2) == 6.0f);
   CHECK(m.numpy() == std::vector<float>{1, 2, 3, 4, 5, 6});
   CHECK(tf::constant(7).item() == 7);
+  // [snippet:accessors]
   CHECK_THROWS_AS(m.item(), tf::invalid_argument);
   CHECK_THROWS_AS(m(2, 0), tf::out_of_range);
   CHECK_THROWS_AS((tf::Tensor<float, 0>().item()), tf::failed_precondition);

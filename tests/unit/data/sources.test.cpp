@@ -31,6 +31,7 @@ std::vector<std::int64_t> ints(const D& ds) {
 }  // namespace
 
 TEST_CASE("from_tensor_slices slices dim 0 of one or several tensors", "[data][source]") {
+  // [snippet:from_tensor_slices]
   auto x = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
   auto y = tf::constant<std::int32_t>({7, 8, 9});
   auto ds = tf::data::from_tensor_slices(x, y);
@@ -48,6 +49,7 @@ TEST_CASE("from_tensor_slices slices dim 0 of one or several tensors", "[data][s
     ++i;
   }
   CHECK(i == 3);
+  // [snippet:from_tensor_slices]
   // re-iterable: a second epoch sees the same elements
   int j = 0;
   for (auto&& e : ds) {
@@ -55,6 +57,7 @@ TEST_CASE("from_tensor_slices slices dim 0 of one or several tensors", "[data][s
     ++j;
   }
   CHECK(j == 3);
+  // [snippet:iterator]
   // explicit iterator with next()
   auto it = ds.iter();
   auto [a0, b0] = *it.next();
@@ -64,6 +67,7 @@ TEST_CASE("from_tensor_slices slices dim 0 of one or several tensors", "[data][s
   CHECK(it.next().has_value());
   CHECK_FALSE(it.next().has_value());
   CHECK_THROWS_AS(it.get_next(), tf::out_of_range);
+  // [snippet:iterator]
   // a single tensor gives tensor elements, scalars from a vector
   CHECK(ints(tf::data::from_tensor_slices(tf::constant<std::int64_t>({4, 5}))) ==
         std::vector<std::int64_t>{4, 5});

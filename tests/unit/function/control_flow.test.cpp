@@ -53,6 +53,7 @@ TEST_CASE("cond eagerly calls one branch", "[function][control_flow]") {
 }
 
 TEST_CASE("traced cond takes both branches of one trace", "[function][control_flow]") {
+  // [snippet:traced_cond]
   int branch_traces = 0;
   auto f = tf::function([&](const tf::Tensor<float, 0>& x) {
     return tf::cond(
@@ -74,6 +75,7 @@ TEST_CASE("traced cond takes both branches of one trace", "[function][control_fl
   const std::string text = f.concrete_functions()[0]->to_string();
   CHECK_THAT(text, Catch::Contains("StatelessIf[then_branch=StatelessIf_true, "
                                    "else_branch=StatelessIf_false](Greater, arg0)"));
+  // [snippet:traced_cond]
 }
 
 namespace {
@@ -166,6 +168,7 @@ TEST_CASE("traced cond: branches must agree on shapes", "[function][control_flow
 }
 
 namespace {
+// [snippet:while_loop]
 // sum of 1..n
 tf::Tensor<i32, 0> sum_to(const tf::Tensor<i32, 0>& n) {
   auto [i, s] = tf::while_loop([&](const auto& i, const auto&) { return i <= n; },
@@ -176,6 +179,7 @@ tf::Tensor<i32, 0> sum_to(const tf::Tensor<i32, 0>& n) {
   (void)i;
   return s;
 }
+// [snippet:while_loop]
 // x ** n by repeated multiplication
 template <class T, std::size_t R>
 tf::Tensor<T, R> power(const tf::Tensor<T, R>& x, const tf::Tensor<i32, 0>& n) {

@@ -154,12 +154,14 @@ TEST_CASE("tuples, pairs and tensors computed from arguments", "[function][funct
 }
 
 TEST_CASE("input_signature pins the signature", "[function][function]") {
+  // [snippet:input_signature]
   auto f = tf::function(
       [](const tf::Tensor<float, 1>& x) { return tf::reduce_sum(x); },
       {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{-1}}}});
   CHECK(f(tf::constant<float>({1, 2})).item() == 3.0f);
   CHECK(f(tf::constant<float>({1, 2, 3})).item() == 6.0f);
   CHECK(f.trace_count() == 1);
+  // [snippet:input_signature]
   auto g = tf::function(
       [](const tf::Tensor<float, 1>& x) { return x; },
       {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{2}}}});

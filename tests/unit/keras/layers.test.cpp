@@ -227,10 +227,12 @@ TEST_CASE("Sequential: default names in order, object-graph children, variables"
 }
 
 TEST_CASE("Sequential::build and summary") {
+  // [snippet:build_summary]
   auto model = tf::keras::Sequential(layers::Dense(3, {.name = "hidden"}),
                                      layers::Dense(1, {.name = "out"}));
   model.build({4});
   std::ostringstream os;
+  // [snippet:build_summary]
   model.summary(os);
   const std::string s = os.str();
   // Keras 2's columns: 29, 26 and 10 characters.

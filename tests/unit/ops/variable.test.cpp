@@ -9,6 +9,7 @@ namespace test_ops_variable {
 namespace tf = tapeflow;
 
 TEST_CASE("Variable assign, assign_add, assign_sub", "[ops][variable]") {
+  // [snippet:variable]
   tf::Variable<float, 1> v(tf::constant<float>({1, 2, 3}), {.name = "v"});
   CHECK(v.name() == "v");
   CHECK(v.trainable());
@@ -18,6 +19,7 @@ TEST_CASE("Variable assign, assign_add, assign_sub", "[ops][variable]") {
   CHECK(v.value().numpy() == std::vector<float>{0, 1, 2});
   v.assign(tf::constant<float>({5, 6, 7}));
   CHECK(v.value().numpy() == std::vector<float>{5, 6, 7});
+  // [snippet:variable]
   CHECK_THROWS_WITH(v.assign(tf::constant<float>({1, 2})),
                     Catch::Contains("(2,)") && Catch::Contains("(3,)"));
 }

@@ -88,11 +88,13 @@ std::string output_shapes(std::vector<std::int64_t> dims) {
   return value;
 }
 
+// [snippet:mlp_function]
 auto mlp_function() {
   return tf::function([](const tf::Tensor<float, 2>& x, const tf::Tensor<float, 2>& w) {
     return tf::nn::relu(tf::matmul(x, w) + 1.0f);
   });
 }
+// [snippet:mlp_function]
 
 }  // namespace
 
@@ -138,6 +140,7 @@ TEST_CASE("trace_export writes traced graphs and a profile TensorBoard can list"
           "[summary][graph]") {
   const fs::path dir = fs::current_path() / "logs_trace";
   fs::remove_all(dir);
+  // [snippet:trace]
   auto writer = tf::summary::create_file_writer(dir);
   auto f = mlp_function();
   (void)f(tf::ones<float>({2, 3}),
@@ -149,6 +152,7 @@ TEST_CASE("trace_export writes traced graphs and a profile TensorBoard can list"
     auto scope = writer.as_default();
     CHECK(tf::summary::trace_export("model_trace", 0, {.profiler_outdir = dir.string()}));
   }
+  // [snippet:trace]
   CHECK(tf::detail::trace::observer().load() == nullptr);  // export stops tracing
   CHECK_THROWS_AS(tf::summary::trace_export("again", 0), tf::failed_precondition);
   writer.close();

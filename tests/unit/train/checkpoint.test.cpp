@@ -61,6 +61,7 @@ float max_diff(const tf::Tensor<float, 2>& a, const tf::Tensor<float, 2>& b) {
 
 TEST_CASE("save numbers from 1 and writes the state file", "[train][checkpoint]") {
   fs::remove_all("save_num");
+  // [snippet:save]
   tf::Variable<float, 1> v(tf::constant<float>({1, 2, 3}), {.name = "v"});
   tf::train::Checkpoint ckpt({{"v", v}});
   REQUIRE(ckpt.save("save_num/model.ckpt") == "save_num/model.ckpt-1");
@@ -72,6 +73,7 @@ TEST_CASE("save numbers from 1 and writes the state file", "[train][checkpoint]"
   REQUIRE(ckpt.save("save_num/model.ckpt") == "save_num/model.ckpt-2");
   REQUIRE(ckpt.save_counter().value().item() == 2);
   REQUIRE(tf::train::latest_checkpoint("save_num") == "save_num/model.ckpt-2");
+  // [snippet:save]
   REQUIRE(tf::train::latest_checkpoint("./save_num") == "./save_num/model.ckpt-2");
   auto reader = tf::train::load_checkpoint("save_num");
   REQUIRE(reader.keys() == std::vector<std::string>{"_CHECKPOINTABLE_OBJECT_GRAPH",

@@ -37,6 +37,7 @@ int count_files(const std::string& dir) {
 
 TEST_CASE("manager keeps the last max_to_keep and deletes older files", "[train][manager]") {
   fs::remove_all("mgr");
+  // [snippet:manager]
   tf::Variable<float, 1> v(tf::constant<float>({0, 0}));
   tf::train::Checkpoint ckpt({{"model", v}});
   tf::train::CheckpointManager manager(ckpt, "./mgr",
@@ -51,6 +52,7 @@ TEST_CASE("manager keeps the last max_to_keep and deletes older files", "[train]
                                                             "./mgr/model.ckpt-500",
                                                             "./mgr/model.ckpt-600"});
   REQUIRE(manager.latest_checkpoint() == "./mgr/model.ckpt-600");
+  // [snippet:manager]
   REQUIRE(tf::train::latest_checkpoint("./mgr") == "./mgr/model.ckpt-600");
   REQUIRE(!fs::exists("mgr/model.ckpt-300.index"));
   REQUIRE(!fs::exists("mgr/model.ckpt-300.data-00000-of-00001"));
