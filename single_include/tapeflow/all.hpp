@@ -268,13 +268,17 @@ inline constexpr std::int64_t unknown_cardinality = -2;
 /// stage ("shuffle/input/..."). Used by checkpoints of iterators (issue 7) and by tests.
 class IteratorState {
  public:
+  /// Stores `bytes` under `key`, replacing any entry already there.
   void put(const std::string& key, std::string bytes) { entries_[key] = std::move(bytes); }
+  /// Stores an int64 under `key` (its 8 native-endian bytes; read back with get_int).
   void put_int(const std::string& key, std::int64_t v) {
     std::string s(sizeof v, '\0');
     std::memcpy(s.data(), &v, sizeof v);
     put(key, std::move(s));
   }
+  /// Whether an entry named `key` exists.
   [[nodiscard]] bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+  /// The bytes stored under `key`; throws not_found if there is no such entry.
   [[nodiscard]] const std::string& get(const std::string& key) const {
     auto it = entries_.find(key);
     if (it == entries_.end()) {
@@ -282,6 +286,8 @@ class IteratorState {
     }
     return it->second;
   }
+  /// The int64 stored by put_int under `key`; throws not_found if there is no such entry and
+  /// data_loss if the entry is not 8 bytes long.
   [[nodiscard]] std::int64_t get_int(const std::string& key) const {
     const auto& s = get(key);
     if (s.size() != sizeof(std::int64_t)) {
@@ -295,6 +301,7 @@ class IteratorState {
   [[nodiscard]] const std::map<std::string, std::string>& entries() const noexcept {
     return entries_;
   }
+  /// All entries, mutable (to fill a state being deserialized).
   std::map<std::string, std::string>& entries() noexcept { return entries_; }
 
  private:
@@ -314,12 +321,15 @@ struct StageStats {
   std::int64_t elements = 0;        ///< elements delivered so far
 };
 
+/// One epoch's state: `next()` returns `std::optional<element_type>`, nullopt at the end.
 template <class I>
 concept dataset_iterator = requires(I& it) {
   typename I::element_type;
   { it.next() } -> std::same_as<std::optional<typename I::element_type>>;
 };
 
+/// A dataset_iterator with `save_state(state, prefix) const` and `restore_state(state, prefix)`
+/// (Iterator::save_state throws unimplemented for a stage without them).
 template <class I>
 concept saveable_iterator =
     dataset_iterator<I> && requires(I& it, const I& cit, IteratorState& s, const std::string& p) {
@@ -375,8 +385,9 @@ void collect_stats_of(const It& it, std::vector<StageStats>& out) {
 template <dataset_iterator Impl>
 class Iterator {
  public:
-  using element_type = typename Impl::element_type;
+  using element_type = typename Impl::element_type;  ///< the dataset's element type
 
+  /// Wraps the stage iterator of a fresh epoch (DatasetBase::iter() builds it).
   explicit Iterator(Impl impl) : impl_(std::make_unique<Impl>(std::move(impl))) {}
 
   /// The next element, or nullopt at the end of the epoch (Python raises StopIteration).
@@ -403,6 +414,7 @@ class Iterator {
     detail::collect_stats_of(*impl_, out);
     return out;
   }
+  /// The wrapped stage iterator (its own members, beyond `next()`).
   Impl& impl() noexcept { return *impl_; }
 
  private:
@@ -430,19 +442,23 @@ class RangeIterator {
   };
 
  public:
-  using value_type = typename Impl::element_type;
-  using reference = value_type&;
-  using pointer = value_type*;
-  using difference_type = std::ptrdiff_t;
-  using iterator_concept = std::input_iterator_tag;
-  using iterator_category = std::input_iterator_tag;
+  using value_type = typename Impl::element_type;     ///< the dataset's element type
+  using reference = value_type&;                      ///< `*it`: the element held by the epoch
+  using pointer = value_type*;                        ///< `it.operator->()`
+  using difference_type = std::ptrdiff_t;             ///< required by std::input_iterator
+  using iterator_concept = std::input_iterator_tag;   ///< a single-pass input iterator
+  using iterator_category = std::input_iterator_tag;  ///< also a C++17 input iterator
 
+  /// The end iterator (equal to `std::default_sentinel`).
   RangeIterator() = default;
   /// Starts the epoch: takes ownership of the stage iterators and reads the first element.
   explicit RangeIterator(Impl impl) : epoch_(std::make_shared<Epoch>(std::move(impl))) {}
 
+  /// The current element; valid until the next increment (undefined at the end).
   reference operator*() const { return *epoch_->current; }
+  /// Member access to the current element.
   value_type* operator->() const { return &*epoch_->current; }
+  /// Reads the next element of the epoch (every copy of this iterator advances too).
   RangeIterator& operator++() {
     epoch_->current = epoch_->impl.next();
     return *this;
@@ -453,6 +469,7 @@ class RangeIterator {
   friend bool operator==(const RangeIterator& it, std::default_sentinel_t) noexcept {
     return !it.epoch_ || !it.epoch_->current;
   }
+  /// True when both are at the end, or neither is and both belong to the same epoch.
   friend bool operator==(const RangeIterator& a, const RangeIterator& b) noexcept {
     const bool a_end = a == std::default_sentinel;
     const bool b_end = b == std::default_sentinel;
@@ -476,12 +493,13 @@ class RangeIterator {
 template <class Derived, class Element>
 class DatasetBase : public std::ranges::view_base, public ranges::view_base {
  public:
-  using element_type = Element;
+  using element_type = Element;  ///< what one step of an epoch yields
 
   /// Starts an epoch (Python: `iter(ds)`).
   [[nodiscard]] auto iter() const { return Iterator(self().make_iterator()); }
   /// Starts an epoch for range-for and range algorithms.
   [[nodiscard]] auto begin() const { return RangeIterator(self().make_iterator()); }
+  /// The end of any epoch (`std::default_sentinel`).
   [[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
  private:
@@ -567,8 +585,10 @@ inline constexpr std::size_t max_rank = 8;
 class Shape {
  public:
   Shape() = default;
+  /// A shape with the given dims, e.g. `Shape{2, 3}`; throws invalid_argument above max_rank.
   Shape(std::initializer_list<std::int64_t> dims)
       : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  /// A shape with the given dims; throws invalid_argument above max_rank.
   explicit Shape(std::span<const std::int64_t> dims) : rank_(dims.size()) {
     if (dims.size() > max_rank) {
       throw invalid_argument("Shape: rank " + std::to_string(dims.size()) +
@@ -576,17 +596,24 @@ class Shape {
     }
     std::copy(dims.begin(), dims.end(), dims_.begin());
   }
+  /// A shape with the dims of a static-rank tensor (Tensor::dims()).
   template <std::size_t Rank>
   explicit Shape(const std::array<std::int64_t, Rank>& dims)
       : Shape(std::span<const std::int64_t>(dims)) {}
 
+  /// Number of dimensions.
   [[nodiscard]] std::size_t rank() const noexcept { return rank_; }
+  /// Dimension `i` (-1 if unknown); `i` is not checked.
   [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  /// Writable dimension `i`; `i` is not checked.
   [[nodiscard]] std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  /// The `rank()` dimensions.
   [[nodiscard]] std::span<const std::int64_t> dims() const noexcept {
     return {dims_.data(), rank_};
   }
+  /// Iterator to the first dimension.
   [[nodiscard]] auto begin() const noexcept { return dims_.begin(); }
+  /// Iterator past the last dimension.
   [[nodiscard]] auto end() const noexcept {
     return dims_.begin() + static_cast<std::ptrdiff_t>(rank_);
   }
@@ -602,8 +629,10 @@ class Shape {
     }
     return n;
   }
+  /// Whether every dimension is known (TensorFlow: `TensorShape.is_fully_defined()`).
   [[nodiscard]] bool fully_defined() const noexcept { return num_elements() >= 0; }
 
+  /// Appends a dimension; throws invalid_argument when the rank is already max_rank.
   void push_back(std::int64_t dim) {
     if (rank_ == max_rank) {
       throw invalid_argument("Shape: rank exceeds tapeflow's maximum rank " +
@@ -612,6 +641,7 @@ class Shape {
     dims_[rank_++] = dim;
   }
 
+  /// Same rank and the same dimensions.
   friend bool operator==(const Shape& a, const Shape& b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }
@@ -895,40 +925,47 @@ enum class DType : int {
 template <class T>
 struct dtype_traits;
 
+/// `float` is TensorFlow's `tf.float32`.
 template <>
 struct dtype_traits<float> {
-  static constexpr DType value = DType::float32;
-  static constexpr std::string_view name = "float32";
+  static constexpr DType value = DType::float32;       ///< the DType of `float`
+  static constexpr std::string_view name = "float32";  ///< TensorFlow's dtype name
 };
+/// `double` is TensorFlow's `tf.float64`.
 template <>
 struct dtype_traits<double> {
-  static constexpr DType value = DType::float64;
-  static constexpr std::string_view name = "float64";
+  static constexpr DType value = DType::float64;       ///< the DType of `double`
+  static constexpr std::string_view name = "float64";  ///< TensorFlow's dtype name
 };
+/// `std::int32_t` is TensorFlow's `tf.int32`.
 template <>
 struct dtype_traits<std::int32_t> {
-  static constexpr DType value = DType::int32;
-  static constexpr std::string_view name = "int32";
+  static constexpr DType value = DType::int32;       ///< the DType of `std::int32_t`
+  static constexpr std::string_view name = "int32";  ///< TensorFlow's dtype name
 };
+/// `std::int64_t` is TensorFlow's `tf.int64`.
 template <>
 struct dtype_traits<std::int64_t> {
-  static constexpr DType value = DType::int64;
-  static constexpr std::string_view name = "int64";
+  static constexpr DType value = DType::int64;       ///< the DType of `std::int64_t`
+  static constexpr std::string_view name = "int64";  ///< TensorFlow's dtype name
 };
+/// `std::uint8_t` is TensorFlow's `tf.uint8`.
 template <>
 struct dtype_traits<std::uint8_t> {
-  static constexpr DType value = DType::uint8;
-  static constexpr std::string_view name = "uint8";
+  static constexpr DType value = DType::uint8;       ///< the DType of `std::uint8_t`
+  static constexpr std::string_view name = "uint8";  ///< TensorFlow's dtype name
 };
+/// `bool` is TensorFlow's `tf.bool`.
 template <>
 struct dtype_traits<bool> {
-  static constexpr DType value = DType::bool_;
-  static constexpr std::string_view name = "bool";
+  static constexpr DType value = DType::bool_;      ///< the DType of `bool`
+  static constexpr std::string_view name = "bool";  ///< TensorFlow's dtype name
 };
+/// `std::string` is TensorFlow's `tf.string`.
 template <>
 struct dtype_traits<std::string> {
-  static constexpr DType value = DType::string;
-  static constexpr std::string_view name = "string";
+  static constexpr DType value = DType::string;       ///< the DType of `std::string`
+  static constexpr std::string_view name = "string";  ///< TensorFlow's dtype name
 };
 
 /// Satisfied by the element types a tensor may hold.
@@ -943,6 +980,8 @@ concept floating_element = element_type<T> && std::floating_point<T>;
 template <class T>
 concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
 
+/// The DType of element type `T` (TensorFlow: `tf.as_dtype`), e.g. `dtype_v<float>` is
+/// `DType::float32`.
 template <element_type T>
 inline constexpr DType dtype_v = dtype_traits<T>::value;
 
@@ -1034,23 +1073,27 @@ class Tensor {
   static_assert(Rank <= max_rank, "tf::Tensor<T, Rank>: Rank exceeds tapeflow's maximum rank (8)");
 
  public:
-  using value_type = T;
-  static constexpr std::size_t rank_v = Rank;
-  using dims_type = std::array<std::int64_t, Rank>;
+  using value_type = T;                              ///< element type
+  static constexpr std::size_t rank_v = Rank;        ///< number of dimensions
+  using dims_type = std::array<std::int64_t, Rank>;  ///< the dimensions
 
   Tensor() noexcept = default;
+  /// Shares `other`'s buffer and identity (no element copy).
   Tensor(const Tensor& other) noexcept
       : buffer_(other.buffer_), id_(other.id_), dims_(other.dims_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   Tensor(Tensor&& other) noexcept
       : buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_), dims_(other.dims_) {}
+  /// Makes this share `other`'s buffer and identity.
   Tensor& operator=(const Tensor& other) noexcept {
     Tensor(other).swap(*this);
     return *this;
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   Tensor& operator=(Tensor&& other) noexcept {
     Tensor(std::move(other)).swap(*this);
     return *this;
@@ -1060,6 +1103,7 @@ class Tensor {
       buffer_->release();
     }
   }
+  /// Exchanges buffers, identities and dims with `other`.
   void swap(Tensor& other) noexcept {
     std::swap(buffer_, other.buffer_);
     std::swap(id_, other.id_);
@@ -1075,11 +1119,17 @@ class Tensor {
 
   /// Element type as a run-time value.
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// Number of dimensions (`Rank`).
   [[nodiscard]] static constexpr std::size_t rank() noexcept { return Rank; }
+  /// Dimensions as a run-time Shape (TensorFlow: `.shape`).
   [[nodiscard]] Shape shape() const { return Shape(dims_); }
+  /// Dimensions as a fixed-size array.
   [[nodiscard]] const dims_type& dims() const noexcept { return dims_; }
+  /// Size of dimension `axis`; `axis` is not checked.
   [[nodiscard]] std::int64_t dim(std::size_t axis) const noexcept { return dims_[axis]; }
+  /// Number of elements (product of dims; 1 for a scalar).
   [[nodiscard]] std::int64_t num_elements() const noexcept { return detail::product(dims_); }
+  /// Same as num_elements().
   [[nodiscard]] std::int64_t size() const noexcept { return num_elements(); }
 
   /// Whether this tensor holds a value (false for default-constructed and symbolic tensors).
@@ -1095,6 +1145,7 @@ class Tensor {
   [[nodiscard]] const T* data() const noexcept {
     return buffer_ ? buffer_->template data<T>() : nullptr;
   }
+  /// Read-only view of the elements in row-major order (empty when there is no value).
   [[nodiscard]] std::span<const T> values() const noexcept {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
@@ -1164,6 +1215,8 @@ class Tensor {
     return data()[offset];
   }
 
+  /// Throws failed_precondition, naming `what` (the calling member), when the tensor holds no
+  /// value (default-constructed, or symbolic inside a tf::function being traced).
   void require_value(const char* what) const {
     if (buffer_ == nullptr && is_symbolic()) {
       throw failed_precondition(
@@ -1704,14 +1757,17 @@ constexpr std::array<std::int64_t, R> unknown_dims() noexcept {
 ///                                               tf::data::Padding<std::int64_t, 0>{}})
 template <class T, std::size_t R>
 struct Padding {
+  /// Target size of each dim; -1 (the default for every dim): the largest in the batch.
   std::array<std::int64_t, R> padded_shape = detail::unknown_dims<R>();
-  T padding_value{};
+  T padding_value{};  ///< value of the padded positions (default: T{}, 0 or "")
 };
 
+/// Element traits of a tensor: slices and stacks on dim 0; its encoding is the dims, then the
+/// values (strings length-prefixed).
 template <class T, std::size_t R>
 struct element_traits<Tensor<T, R>> {
-  using type = Tensor<T, R>;
-  using batched_type = Tensor<T, R + 1>;
+  using type = Tensor<T, R>;              ///< the element type
+  using batched_type = Tensor<T, R + 1>;  ///< a batch of elements: one more leading dim
 
   /// Size of dim 0 (the batch dimension), for slicing.
   static std::int64_t leading_dim(const type& t) {
@@ -1754,7 +1810,7 @@ struct element_traits<Tensor<T, R>> {
     }
     return out;
   }
-  using padding_type = Padding<T, R>;
+  using padding_type = Padding<T, R>;  ///< padded_batch's specification for this tensor
   /// Stacks elements after padding each dim to `p.padded_shape` (-1: the largest in the
   /// batch) with `p.padding_value`; a padded_shape smaller than an element is invalid_argument.
   static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
@@ -1784,6 +1840,7 @@ struct element_traits<Tensor<T, R>> {
                                    const std::array<std::int64_t, R>& shape, const T& pad) {
     return padded_stack(items, padding_type{shape, pad});
   }
+  /// Bytes of the values (for strings: their lengths plus sizeof(std::string) each).
   static std::size_t byte_size(const type& t) {
     if constexpr (std::is_same_v<T, std::string>) {
       std::size_t n = 0;
@@ -1795,6 +1852,8 @@ struct element_traits<Tensor<T, R>> {
       return static_cast<std::size_t>(t.num_elements()) * sizeof(T);
     }
   }
+  /// Appends the encoding to `out`: the dims (int64 each), then the values in native byte
+  /// order (a string as a uint64 length and its bytes). Not portable across byte orders.
   static void encode(const type& t, std::string& out) {
     for (std::size_t k = 0; k < R; ++k) {
       const std::int64_t d = t.dim(k);
@@ -1810,6 +1869,8 @@ struct element_traits<Tensor<T, R>> {
       detail::put_raw(out, t.data(), static_cast<std::size_t>(t.num_elements()) * sizeof(T));
     }
   }
+  /// Reads one `encode`d tensor from the front of `in` and removes it from `in`; throws
+  /// data_loss if `in` is truncated or a dim is negative or above 2^40.
   static type decode(std::string_view& in) {
     std::array<std::int64_t, R> dims{};
     for (std::size_t k = 0; k < R; ++k) {
@@ -1870,14 +1931,19 @@ auto naming_component(F&& f, const std::string& component) {
 template <class E>
 using padding_t = typename element_traits<E>::padding_type;
 
+/// Element traits of a tuple (TensorFlow: a tuple structure): every operation applies to each
+/// component, in order.
 template <class... Es>
 struct element_traits<std::tuple<Es...>> {
-  using type = std::tuple<Es...>;
+  using type = std::tuple<Es...>;  ///< the element type
+  /// A batch: the tuple of the components' batches.
   using batched_type = std::tuple<typename element_traits<Es>::batched_type...>;
 
+  /// Size of dim 0 of the first component (the components should agree).
   static std::int64_t leading_dim(const type& t) {
     return element_traits<std::tuple_element_t<0, type>>::leading_dim(std::get<0>(t));
   }
+  /// The tuple of each component's element `i` along dim 0.
   static auto slice(const type& t, std::int64_t i) {
     return std::apply(
         [&](const auto&... c) {
@@ -1885,6 +1951,7 @@ struct element_traits<std::tuple<Es...>> {
         },
         t);
   }
+  /// Copies of component K of every item (a helper of stack and padded_stack).
   template <std::size_t K>
   static auto component(std::span<const type> items) {
     using C = std::tuple_element_t<K, type>;
@@ -1895,6 +1962,7 @@ struct element_traits<std::tuple<Es...>> {
     }
     return v;
   }
+  /// Stacks each component separately (see element_traits<Tensor<T, R>>::stack).
   static batched_type stack(std::span<const type> items) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return batched_type{element_traits<Es>::stack(std::span<const Es>(component<K>(items)))...};
@@ -1902,6 +1970,8 @@ struct element_traits<std::tuple<Es...>> {
   }
   /// One padding per component (TensorFlow: tuples of padded_shapes and padding_values).
   using padding_type = std::tuple<typename detail::padding_of<Es>::type...>;
+  /// Pads and stacks component K with padding `std::get<K>(p)`; an invalid_argument names
+  /// the component.
   static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return batched_type{detail::naming_component(
@@ -1912,6 +1982,7 @@ struct element_traits<std::tuple<Es...>> {
           "tuple component " + std::to_string(K))...};
     }(std::index_sequence_for<Es...>{});
   }
+  /// Sum of the components' byte sizes.
   static std::size_t byte_size(const type& t) {
     return std::apply(
         [](const auto&... c) {
@@ -1919,27 +1990,34 @@ struct element_traits<std::tuple<Es...>> {
         },
         t);
   }
+  /// Appends the components' encodings to `out`, in order.
   static void encode(const type& t, std::string& out) {
     std::apply(
         [&](const auto&... c) { (element_traits<std::decay_t<decltype(c)>>::encode(c, out), ...); },
         t);
   }
+  /// Reads the components' encodings from the front of `in`, in order (data_loss if truncated).
   static type decode(std::string_view& in) {
     // braced init evaluates left to right
     return type{element_traits<Es>::decode(in)...};
   }
 };
 
+/// Element traits of a pair (`(features, label)`): as a two-component tuple.
 template <class A, class B>
 struct element_traits<std::pair<A, B>> {
-  using type = std::pair<A, B>;
-  using tuple_traits = element_traits<std::tuple<A, B>>;
+  using type = std::pair<A, B>;                           ///< the element type
+  using tuple_traits = element_traits<std::tuple<A, B>>;  ///< traits of the equivalent tuple
+  /// A batch: the pair of the components' batches.
   using batched_type =
       std::pair<typename element_traits<A>::batched_type, typename element_traits<B>::batched_type>;
+  /// Size of dim 0 of `first`.
   static std::int64_t leading_dim(const type& t) { return element_traits<A>::leading_dim(t.first); }
+  /// The pair of each component's element `i` along dim 0.
   static auto slice(const type& t, std::int64_t i) {
     return std::pair{element_traits<A>::slice(t.first, i), element_traits<B>::slice(t.second, i)};
   }
+  /// Stacks `first` and `second` separately.
   static batched_type stack(std::span<const type> items) {
     std::vector<A> a;
     std::vector<B> b;
@@ -1950,8 +2028,11 @@ struct element_traits<std::pair<A, B>> {
     return {element_traits<A>::stack(std::span<const A>(a)),
             element_traits<B>::stack(std::span<const B>(b))};
   }
+  /// One padding per component (TensorFlow: pairs of padded_shapes and padding_values).
   using padding_type =
       std::pair<typename detail::padding_of<A>::type, typename detail::padding_of<B>::type>;
+  /// Pads and stacks `first` with `p.first` and `second` with `p.second`; an invalid_argument
+  /// names the component.
   static batched_type padded_stack(std::span<const type> items, const padding_type& p) {
     std::vector<A> a;
     std::vector<B> b;
@@ -1967,13 +2048,16 @@ struct element_traits<std::pair<A, B>> {
         "pair component 1");
     return {std::move(pa), std::move(pb)};
   }
+  /// Sum of the components' byte sizes.
   static std::size_t byte_size(const type& t) {
     return element_traits<A>::byte_size(t.first) + element_traits<B>::byte_size(t.second);
   }
+  /// Appends the encodings of `first`, then `second`, to `out`.
   static void encode(const type& t, std::string& out) {
     element_traits<A>::encode(t.first, out);
     element_traits<B>::encode(t.second, out);
   }
+  /// Reads `first`, then `second`, from the front of `in` (data_loss if truncated).
   static type decode(std::string_view& in) {
     A a = element_traits<A>::decode(in);
     B b = element_traits<B>::decode(in);
@@ -1981,7 +2065,7 @@ struct element_traits<std::pair<A, B>> {
   }
 };
 
-/// Bytes an element occupies (0 when the type has no traits).
+/// Bytes an element occupies (`sizeof(E)` when its traits have no byte_size).
 template <class E>
 std::size_t element_byte_size(const E& e) {
   if constexpr (requires { element_traits<E>::byte_size(e); }) {
@@ -1999,6 +2083,7 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `batch` (tf.data.Dataset.batch's keyword arguments).
 struct BatchOptions {
   bool drop_remainder = false;  ///< drop a last batch smaller than batch_size
 };
@@ -2044,8 +2129,10 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
   using E = element_t<D>;
 
  public:
+  /// A batch: `element_traits<E>::batched_type` (a tensor gains a leading dim).
   using element_type = typename element_traits<E>::batched_type;
   BatchDataset() = default;
+  /// Batches of `n` elements of `ds`, stacked by `stack`; invalid_argument if n <= 0.
   BatchDataset(D ds, std::int64_t n, BatchOptions o, Stack stack = {})
       : ds_(std::move(ds)), n_(n), o_(o), stack_(std::move(stack)) {
     detail::check_batch_size(n, Stack::name);
@@ -2079,9 +2166,11 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch: starts one of `ds` and gathers n of its elements per step.
   [[nodiscard]] iterator make_iterator() const {
     return iterator{ds_.make_iterator(), n_, o_, stack_};
   }
+  /// ceil(input / n), or floor with drop_remainder; infinite and unknown stay so.
   [[nodiscard]] std::int64_t cardinality() const {
     return detail::batched_cardinality(ds_.cardinality(), n_, o_.drop_remainder);
   }
@@ -2093,14 +2182,18 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
   Stack stack_{};
 };
 
+/// The dataset-first form of `batch` (`batch(ds, 32)`); batch_fn adds the pipeable one.
 struct batch_base_fn {
+  /// A BatchDataset of `ds` with `batch_size` (> 0, else invalid_argument) elements per batch.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t batch_size, BatchOptions o = {}) const {
     return BatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), batch_size, o);
   }
 };
+/// The type of `batch`: both the dataset-first and the pipeable form.
 struct batch_fn : batch_base_fn {
   using batch_base_fn::operator();
+  /// A closure batching the dataset piped into it: `ds | batch(32)`.
   auto operator()(std::int64_t batch_size, BatchOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(batch_base_fn{}, batch_size, o));
   }
@@ -2114,10 +2207,10 @@ inline constexpr batch_fn batch{};
 /// pass a padding spec: see padded_batch).
 template <class T, std::size_t R>
 struct PaddedBatchOptions {
-  bool drop_remainder = false;
+  bool drop_remainder = false;  ///< drop a last batch smaller than batch_size
   /// Target shape per dim; -1 (default) pads to the largest element in the batch.
   std::optional<std::array<std::int64_t, R>> padded_shapes{};
-  T padding_value{};
+  T padding_value{};  ///< value of the padded positions (default T{}: 0 or "")
 };
 
 /// `padded_batch` over a dataset D: a BatchDataset with the padded stacking policy.
@@ -2127,7 +2220,7 @@ using PaddedBatchDataset = BatchDataset<D, detail::padded_stack<element_t<D>>>;
 /// Options of padded_batch beside a padding spec (or alone: zero / empty-string padding to
 /// the largest element in the batch).
 struct PaddedBatchSimpleOptions {
-  bool drop_remainder = false;
+  bool drop_remainder = false;  ///< drop a last batch smaller than batch_size
 };
 
 namespace detail {
@@ -2157,6 +2250,8 @@ auto make_padded_batch(D&& ds, std::int64_t n, bool drop, P&& padding) {
 }
 }  // namespace detail
 
+/// The dataset-first form of `padded_batch` (`padded_batch(ds, 4, spec)`); padded_batch_fn
+/// adds the pipeable one. Each overload throws invalid_argument if batch_size <= 0.
 struct padded_batch_base_fn {
   /// Pads every component with zeros (empty strings) to the largest in the batch.
   template <dataset D>
@@ -2191,15 +2286,19 @@ struct padded_batch_base_fn {
                                      std::move(padding));
   }
 };
+/// The type of `padded_batch`: both the dataset-first and the pipeable forms.
 struct padded_batch_fn : padded_batch_base_fn {
   using padded_batch_base_fn::operator();
+  /// A closure padding to the batch maximum with zeros: `ds | padded_batch(4)`.
   auto operator()(std::int64_t batch_size, PaddedBatchSimpleOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(padded_batch_base_fn{}, batch_size, o));
   }
+  /// A closure for a dataset of `Tensor<T, R>`, with a target shape and padding value.
   template <class T, std::size_t R>
   auto operator()(std::int64_t batch_size, PaddedBatchOptions<T, R> o) const {
     return ranges::make_view_closure(ranges::bind_back(padded_batch_base_fn{}, batch_size, o));
   }
+  /// A closure with a padding spec (`padding_t<E>` of the element type E it will meet).
   template <detail::padding_spec_arg P>
     requires(!dataset<P>)
   auto operator()(std::int64_t batch_size, P padding, PaddedBatchSimpleOptions o = {}) const {
@@ -2259,17 +2358,22 @@ inline bool file_exists(const std::string& path) {
 }
 }  // namespace detail
 
+/// The dataset `cache` returns (`Dataset.cache`): replays the first complete epoch of `ds`
+/// from memory or from a file (see the file comment).
 template <dataset D>
 class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
  public:
-  using element_type = element_t<D>;
+  using element_type = element_t<D>;  ///< the input's element type
+  /// The in-memory cache, shared by copies of the dataset (and by their epochs).
   struct Store {
-    std::mutex m;
-    bool complete = false;
+    std::mutex m;           ///< guards the members below
+    bool complete = false;  ///< whether a complete epoch has been recorded
+    /// The recorded epoch (set once complete; later epochs replay it).
     std::shared_ptr<const std::vector<element_type>> elements;
   };
 
   CacheDataset() = default;
+  /// Caches `ds` in memory (`filename` empty) or in the file `filename`.
   CacheDataset(D ds, std::string filename)
       : ds_(std::move(ds)), filename_(std::move(filename)), store_(std::make_shared<Store>()) {}
 
@@ -2544,6 +2648,10 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
     }
   };
 
+  /// Starts an epoch: replays the memory record or the file if there is one, else records
+  /// while reading `ds`. File errors, here or during the epoch: not_found (cannot open or
+  /// create), data_loss (not a cache file, truncated), resource_exhausted (cannot write or
+  /// rename).
   [[nodiscard]] iterator make_iterator() const {
     using Mode = typename iterator::Mode;
     // a default-constructed dataset has no store: it records into one that no epoch replays
@@ -2576,6 +2684,7 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
     it.open_tmp();
     return it;
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -2584,14 +2693,18 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
   std::shared_ptr<Store> store_{};  // shared by copies: the memory cache outlives one epoch
 };
 
+/// The dataset-first form of `cache` (`cache(ds, filename)`); cache_fn adds the pipeable one.
 struct cache_base_fn {
+  /// A CacheDataset of `ds`: in memory if `filename` is empty (the default), else on disk.
   template <dataset D>
   auto operator()(D&& ds, std::string filename = {}) const {
     return CacheDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), std::move(filename));
   }
 };
+/// The type of `cache`: both the dataset-first and the pipeable form.
 struct cache_fn : cache_base_fn {
   using cache_base_fn::operator();
+  /// A closure caching the dataset piped into it: `ds | cache()`, `ds | cache(path)`.
   auto operator()(std::string filename = {}) const {
     return ranges::make_view_closure(ranges::bind_back(cache_base_fn{}, std::move(filename)));
   }
@@ -2623,12 +2736,15 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `enumerate` returns (`Dataset.enumerate`): `(index, element)` tuples.
 template <dataset D>
 class EnumerateDataset
     : public DatasetBase<EnumerateDataset<D>, std::tuple<Tensor<std::int64_t, 0>, element_t<D>>> {
  public:
+  /// `(i, element)`, i a scalar int64 tensor.
   using element_type = std::tuple<Tensor<std::int64_t, 0>, element_t<D>>;
   EnumerateDataset() = default;
+  /// Numbers the elements of `ds` from `start`.
   EnumerateDataset(D ds, std::int64_t start) : ds_(std::move(ds)), start_(start) {}
   struct iterator {
     using element_type = EnumerateDataset::element_type;
@@ -2651,7 +2767,9 @@ class EnumerateDataset
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds`, counting from `start` again.
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), start_}; }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -2659,18 +2777,24 @@ class EnumerateDataset
   std::int64_t start_ = 0;
 };
 
+/// The dataset-first form of `enumerate` (`enumerate(ds, start)`); enumerate_fn adds the
+/// pipeable one.
 struct enumerate_base_fn {
+  /// An EnumerateDataset of `ds` counting from `start` (default 0).
   template <dataset D>
   auto operator()(D&& ds, std::int64_t start = 0) const {
     return EnumerateDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), start);
   }
 };
+/// The type of `enumerate`: both the dataset-first and the pipeable form.
 struct enumerate_fn : enumerate_base_fn {
   using enumerate_base_fn::operator();
+  /// A closure numbering the dataset piped into it: `ds | enumerate()`.
   auto operator()(std::int64_t start = 0) const {
     return ranges::make_view_closure(ranges::bind_back(enumerate_base_fn{}, start));
   }
 };
+/// `ds | enumerate()`, `enumerate(ds, 1)`: pairs each element with its index.
 inline constexpr enumerate_fn enumerate{};
 
 }  // namespace data
@@ -2821,10 +2945,12 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `filter` returns (`Dataset.filter`): the elements of `ds` that `pred` accepts.
 template <dataset D, class Pred>
 class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
  public:
   FilterDataset() = default;
+  /// Keeps the elements of `ds` for which `pred` returns true (a bool or a scalar bool tensor).
   FilterDataset(D ds, Pred pred) : ds_(std::move(ds)), pred_(std::move(pred)) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -2846,9 +2972,12 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds`; failed_precondition for a default-constructed FilterDataset (it
+  /// has no predicate).
   [[nodiscard]] iterator make_iterator() const {
     return iterator{ds_.make_iterator(), pred_.get("tf::data::filter")};
   }
+  /// infinite_cardinality if the input is infinite, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
@@ -2858,14 +2987,18 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
   detail::Box<Pred> pred_{};
 };
 
+/// The dataset-first form of `filter` (`filter(ds, pred)`); filter_fn adds the pipeable one.
 struct filter_base_fn {
+  /// A FilterDataset of `ds` with predicate `pred` (tuple elements unpacked into its arguments).
   template <dataset D, class Pred>
   auto operator()(D&& ds, Pred pred) const {
     return FilterDataset<std::remove_cvref_t<D>, Pred>(std::forward<D>(ds), std::move(pred));
   }
 };
+/// The type of `filter`: both the dataset-first and the pipeable form.
 struct filter_fn : filter_base_fn {
   using filter_base_fn::operator();
+  /// A closure filtering the dataset piped into it: `ds | filter(pred)`.
   template <class Pred>
     requires(!dataset<Pred>)
   auto operator()(Pred pred) const {
@@ -3367,12 +3500,15 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `interleave` (tf.data.Dataset.interleave's keyword arguments).
 struct InterleaveOptions {
   int cycle_length = autotune;  ///< autotune: the number of hardware threads
-  int block_length = 1;
+  int block_length = 1;         ///< consecutive elements taken from one dataset per visit (>= 1)
   std::optional<int> num_parallel_calls{};  ///< set: open datasets are prefetched on threads
 };
 
+/// The dataset `interleave` returns (`Dataset.interleave`): the elements of the datasets
+/// `f(x)` for each input element x, visited round-robin (see the file comment).
 template <dataset D, class F>
 class InterleaveDataset
     : public DatasetBase<InterleaveDataset<D, F>,
@@ -3382,10 +3518,13 @@ class InterleaveDataset
   using InnerIt = iterator_impl_t<Inner>;
 
  public:
-  using element_type = element_t<Inner>;
+  using element_type = element_t<Inner>;  ///< the element type of the datasets f returns
+  /// The background thread that reads one open dataset ahead, with num_parallel_calls.
   using stage = detail::ParallelStage<InnerIt, detail::identity_fn, element_type>;
 
   InterleaveDataset() = default;
+  /// Interleaves `f(x)` over the elements x of `ds`; a cycle_length of autotune becomes the
+  /// number of hardware threads; invalid_argument if cycle_length or block_length is < 1.
   InterleaveDataset(D ds, F f, InterleaveOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
     if (o_.cycle_length == autotune) {
       o_.cycle_length = detail::hardware_threads();
@@ -3552,9 +3691,12 @@ class InterleaveDataset
       detail::restore_state_of(input, s, k);
     }
   };
+  /// Starts an epoch of `ds` (datasets are opened as the cycle needs them); failed_precondition
+  /// for a default-constructed InterleaveDataset (it has no function).
   [[nodiscard]] iterator make_iterator() const {
     return iterator{ds_.make_iterator(), f_.get("tf::data::interleave"), o_};
   }
+  /// 0 if the input is empty, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == 0 ? 0 : unknown_cardinality;
   }
@@ -3565,20 +3707,26 @@ class InterleaveDataset
   InterleaveOptions o_{.cycle_length = 1};
 };
 
+/// The dataset-first form of `interleave` (`interleave(ds, f, o)`); interleave_fn adds the
+/// pipeable one.
 struct interleave_base_fn {
+  /// An InterleaveDataset of `ds`: `f` maps an element (tuples unpacked) to a dataset.
   template <dataset D, class F>
   auto operator()(D&& ds, F f, InterleaveOptions o = {}) const {
     return InterleaveDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
   }
 };
+/// The type of `interleave`: both the dataset-first and the pipeable form.
 struct interleave_fn : interleave_base_fn {
   using interleave_base_fn::operator();
+  /// A closure interleaving the dataset piped into it: `ds | interleave(f, o)`.
   template <class F>
     requires(!dataset<F>)
   auto operator()(F f, InterleaveOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(interleave_base_fn{}, std::move(f), o));
   }
 };
+/// `ds | interleave(f, {.cycle_length = 4})`, `interleave(ds, f)`: see the file comment.
 inline constexpr interleave_fn interleave{};
 
 }  // namespace data
@@ -3611,6 +3759,7 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `map` (tf.data.Dataset.map's keyword arguments, plus the autotuner's budget).
 struct MapOptions {
   /// None: sequential on the consumer's thread; n >= 1: n threads; autotune: tuned.
   std::optional<int> num_parallel_calls{};
@@ -3628,15 +3777,21 @@ struct map_caller {
 };
 }  // namespace detail
 
+/// The dataset `map` returns (`Dataset.map`): `f` applied to each element of `ds`.
 template <dataset D, class F>
 class MapDataset
     : public DatasetBase<MapDataset<D, F>, detail::invoke_result_on_element_t<F, element_t<D>>> {
  public:
+  /// What `f` returns (decayed).
   using element_type = detail::invoke_result_on_element_t<F, element_t<D>>;
+  /// Calls `f` on one element, unpacking a tuple element when f does not take the tuple.
   using caller = detail::map_caller<F, element_t<D>>;
+  /// The worker threads of the parallel mode (num_parallel_calls set).
   using stage = detail::ParallelStage<iterator_impl_t<D>, caller, element_type>;
 
   MapDataset() = default;
+  /// Maps `ds` through `f`; invalid_argument if num_parallel_calls is set to neither >= 1 nor
+  /// autotune.
   MapDataset(D ds, F f, MapOptions o) : ds_(std::move(ds)), f_(std::move(f)), o_(o) {
     if (o.num_parallel_calls && *o.num_parallel_calls != autotune && *o.num_parallel_calls < 1) {
       throw invalid_argument("tf::data::map: num_parallel_calls must be >= 1 or autotune, got " +
@@ -3683,6 +3838,9 @@ class MapDataset
     }
   };
 
+  /// Starts an epoch of `ds`, with its worker threads if num_parallel_calls is set (n threads
+  /// and 2n buffered elements; autotune: tuned up to the hardware threads); failed_precondition
+  /// for a default-constructed MapDataset (it has no function).
   [[nodiscard]] iterator make_iterator() const {
     iterator it;
     if (!o_.num_parallel_calls) {
@@ -3708,6 +3866,7 @@ class MapDataset
                                           std::move(cfg));
     return it;
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -3716,14 +3875,18 @@ class MapDataset
   MapOptions o_{};
 };
 
+/// The dataset-first form of `map` (`map(ds, f, o)`); map_fn adds the pipeable one.
 struct map_base_fn {
+  /// A MapDataset of `ds` through `f`.
   template <dataset D, class F>
   auto operator()(D&& ds, F f, MapOptions o = {}) const {
     return MapDataset<std::remove_cvref_t<D>, F>(std::forward<D>(ds), std::move(f), o);
   }
 };
+/// The type of `map`: both the dataset-first and the pipeable form.
 struct map_fn : map_base_fn {
   using map_base_fn::operator();
+  /// A closure mapping the dataset piped into it: `ds | map(f, o)`.
   template <class F>
     requires(!dataset<F>)
   auto operator()(F f, MapOptions o = {}) const {
@@ -3762,18 +3925,24 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `prefetch` beside the buffer size (the autotuner's budget).
 struct PrefetchOptions {
   /// Bytes of prefetched elements the autotuner may hold.
   std::int64_t memory_budget = std::int64_t{256} << 20;
 };
 
+/// The dataset `prefetch` returns (`Dataset.prefetch`): `ds`, read ahead on a background
+/// thread.
 template <dataset D>
 class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
  public:
-  using element_type = element_t<D>;
+  using element_type = element_t<D>;  ///< the input's element type
+  /// The background thread and its buffer.
   using stage = detail::ParallelStage<iterator_impl_t<D>, detail::identity_fn, element_type>;
 
   PrefetchDataset() = default;
+  /// Prefetches up to `n` elements of `ds` (0: none, a pass-through; autotune: tuned within
+  /// `o.memory_budget`); invalid_argument for any other negative n.
   PrefetchDataset(D ds, std::int64_t n, PrefetchOptions o) : ds_(std::move(ds)), n_(n), o_(o) {
     if (n < 0 && n != autotune) {
       throw invalid_argument("tf::data::prefetch: buffer_size must be >= 0 or autotune");
@@ -3806,6 +3975,7 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
       }
     }
   };
+  /// Starts an epoch of `ds` and, unless n is 0, its background thread.
   [[nodiscard]] iterator make_iterator() const {
     iterator it;
     if (n_ == 0) {
@@ -3821,6 +3991,7 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
     it.parallel = std::make_unique<stage>(ds_.make_iterator(), detail::identity_fn{}, cfg);
     return it;
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -3829,14 +4000,19 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
   PrefetchOptions o_{};
 };
 
+/// The dataset-first form of `prefetch` (`prefetch(ds, n)`); prefetch_fn adds the pipeable
+/// one.
 struct prefetch_base_fn {
+  /// A PrefetchDataset of `ds` buffering `buffer_size` elements (>= 0, or autotune).
   template <dataset D>
   auto operator()(D&& ds, std::int64_t buffer_size, PrefetchOptions o = {}) const {
     return PrefetchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, o);
   }
 };
+/// The type of `prefetch`: both the dataset-first and the pipeable form.
 struct prefetch_fn : prefetch_base_fn {
   using prefetch_base_fn::operator();
+  /// A closure prefetching the dataset piped into it: `ds | prefetch(autotune)`.
   auto operator()(std::int64_t buffer_size, PrefetchOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(prefetch_base_fn{}, buffer_size, o));
   }
@@ -3863,7 +4039,11 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset-first form of `reduce` (`reduce(ds, init, f)`); reduce_fn adds the pipeable
+/// one.
 struct reduce_base_fn {
+  /// Runs one epoch of `ds`, folding each element into `state = f(std::move(state), element)`
+  /// from `init`; returns the final state (`init` for an empty dataset).
   template <dataset D, class S, class F>
   S operator()(const D& ds, S init, F f) const {
     auto it = ds.make_iterator();
@@ -3873,6 +4053,7 @@ struct reduce_base_fn {
     return init;
   }
 };
+/// The type of `reduce`: both the dataset-first and the pipeable form.
 struct reduce_fn : reduce_base_fn {
   using reduce_base_fn::operator();
   /// A value, not a view: pipeable (range-v3's make_pipeable) rather than a view closure.
@@ -3883,6 +4064,7 @@ struct reduce_fn : reduce_base_fn {
         ranges::bind_back(reduce_base_fn{}, std::move(init), std::move(f)));
   }
 };
+/// `reduce(ds, init, f)`, `ds | reduce(init, f)` (`Dataset.reduce`): a value, not a dataset.
 inline constexpr reduce_fn reduce{};
 
 }  // namespace data
@@ -3908,10 +4090,12 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `repeat` returns (`Dataset.repeat`): `count` epochs of `ds` in a row.
 template <dataset D>
 class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
  public:
   RepeatDataset() = default;
+  /// Repeats `ds` `count` times; count < 0: forever (but an empty `ds` stays empty).
   RepeatDataset(D ds, std::int64_t count) : ds_(std::move(ds)), count_(count) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -3956,7 +4140,10 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
       }
     }
   };
+  /// Starts an epoch; each repetition starts a new epoch of (a copy of) `ds`.
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_, count_}; }
+  /// input x count; 0 if either is 0; infinite when repeating forever or the input is infinite
+  /// (unknown if the input's count is unknown).
   [[nodiscard]] std::int64_t cardinality() const {
     const std::int64_t c = ds_.cardinality();
     if (c == 0 || count_ == 0) {
@@ -3973,18 +4160,23 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
   std::int64_t count_ = 0;
 };
 
+/// The dataset-first form of `repeat` (`repeat(ds, count)`); repeat_fn adds the pipeable one.
 struct repeat_base_fn {
+  /// A RepeatDataset of `ds`, `count` times (default -1: forever).
   template <dataset D>
   auto operator()(D&& ds, std::int64_t count = -1) const {
     return RepeatDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), count);
   }
 };
+/// The type of `repeat`: both the dataset-first and the pipeable form.
 struct repeat_fn : repeat_base_fn {
   using repeat_base_fn::operator();
+  /// A closure repeating the dataset piped into it: `ds | repeat(3)`, `ds | repeat()`.
   auto operator()(std::int64_t count = -1) const {
     return ranges::make_view_closure(ranges::bind_back(repeat_base_fn{}, count));
   }
 };
+/// `ds | repeat(count)`, `ds | repeat()` (forever), `repeat(ds, count)`.
 inline constexpr repeat_fn repeat{};
 
 }  // namespace data
@@ -4029,20 +4221,26 @@ namespace data {
 
 /// A shuffle buffer measured in bytes rather than elements.
 struct buffer_bytes {
-  std::int64_t bytes = 0;
+  std::int64_t bytes = 0;  ///< the budget in bytes (elements measured by element_byte_size)
+  /// A budget of `b` bytes (> 0, else shuffle throws invalid_argument).
   constexpr explicit buffer_bytes(std::int64_t b) : bytes(b) {}
 };
 
+/// Options of `shuffle` (tf.data.Dataset.shuffle's keyword arguments).
 struct ShuffleOptions {
   std::optional<std::uint64_t> seed{};   ///< None: a random seed per dataset
   bool reshuffle_each_iteration = true;  ///< a new order each epoch (TensorFlow's default)
 };
 
+/// The dataset `shuffle` returns (`Dataset.shuffle`): `ds` through a shuffle buffer (see the
+/// file comment).
 template <dataset D>
 class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
  public:
-  using element_type = element_t<D>;
+  using element_type = element_t<D>;  ///< the input's element type
   ShuffleDataset() = default;
+  /// Shuffles `ds` through a buffer of `count` elements if count > 0, else of `bytes` bytes;
+  /// invalid_argument if neither is > 0. Without `o.seed` a random seed is drawn here.
   ShuffleDataset(D ds, std::int64_t count, std::int64_t bytes, ShuffleOptions o)
       : ds_(std::move(ds)),
         count_(count),
@@ -4167,12 +4365,15 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
 
+  /// Starts an epoch of `ds`, its RNG seeded from (seed, epoch number) with
+  /// reshuffle_each_iteration, else from the seed alone; epochs are counted across copies.
   [[nodiscard]] iterator make_iterator() const {
     const std::uint64_t epoch = reshuffle_ && epoch_ ? (*epoch_)++ : 0;
     std::seed_seq seq{static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32),
                       static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
     return iterator{ds_.make_iterator(), count_, bytes_, std::mt19937_64(seq)};
   }
+  /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
  private:
@@ -4185,11 +4386,15 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
   std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};
 };
 
+/// The dataset-first form of `shuffle` (`shuffle(ds, n)`); shuffle_fn adds the pipeable one.
 struct shuffle_base_fn {
+  /// A ShuffleDataset of `ds` with a buffer of `buffer_size` (> 0, else invalid_argument)
+  /// elements.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t buffer_size, ShuffleOptions o = {}) const {
     return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, 0, o);
   }
+  /// A ShuffleDataset of `ds` with a buffer of `b.bytes` (> 0, else invalid_argument) bytes.
   template <dataset D>
   auto operator()(D&& ds, buffer_bytes b, ShuffleOptions o = {}) const {
     if (b.bytes <= 0) {
@@ -4198,11 +4403,14 @@ struct shuffle_base_fn {
     return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), 0, b.bytes, o);
   }
 };
+/// The type of `shuffle`: both the dataset-first and the pipeable forms.
 struct shuffle_fn : shuffle_base_fn {
   using shuffle_base_fn::operator();
+  /// A closure shuffling the dataset piped into it: `ds | shuffle(1000)`.
   auto operator()(std::int64_t buffer_size, ShuffleOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, buffer_size, o));
   }
+  /// A closure with a byte budget: `ds | shuffle(buffer_bytes(64 << 20))`.
   auto operator()(buffer_bytes b, ShuffleOptions o = {}) const {
     return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, b, o));
   }
@@ -4234,10 +4442,13 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `take` (Take = true: `Dataset.take`) or `skip` (false: `Dataset.skip`)
+/// returns.
 template <dataset D, bool Take>
 class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D>> {
  public:
   TakeSkipDataset() = default;
+  /// The first `n` elements of `ds` (take; n < 0: all), or all but them (skip; n < 0: none).
   TakeSkipDataset(D ds, std::int64_t n) : ds_(std::move(ds)), n_(n) {}
   struct iterator {
     using element_type = element_t<D>;
@@ -4271,7 +4482,10 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds` (take stops without reading past the n-th element).
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), n_}; }
+  /// take: min(input, n) (n if the input is infinite); skip: max(0, input - n); an unknown
+  /// input count stays unknown, and skip keeps an infinite one infinite.
   [[nodiscard]] std::int64_t cardinality() const {
     const std::int64_t c = ds_.cardinality();
     if constexpr (Take) {
@@ -4295,21 +4509,28 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
   std::int64_t n_ = 0;
 };
 
+/// The dataset-first form of `take` and `skip` (`take(ds, n)`); take_skip_fn adds the
+/// pipeable one.
 template <bool Take>
 struct take_skip_base_fn {
+  /// A TakeSkipDataset of `ds` taking or skipping `n` elements.
   template <dataset D>
   auto operator()(D&& ds, std::int64_t n) const {
     return TakeSkipDataset<std::remove_cvref_t<D>, Take>(std::forward<D>(ds), n);
   }
 };
+/// The type of `take` and `skip`: both the dataset-first and the pipeable form.
 template <bool Take>
 struct take_skip_fn : take_skip_base_fn<Take> {
   using take_skip_base_fn<Take>::operator();
+  /// A closure for the dataset piped into it: `ds | take(10)`, `ds | skip(1)`.
   auto operator()(std::int64_t n) const {
     return ranges::make_view_closure(ranges::bind_back(take_skip_base_fn<Take>{}, n));
   }
 };
+/// `ds | take(n)`: the first n elements (n = -1: all) (`Dataset.take`).
 inline constexpr take_skip_fn<true> take{};
+/// `ds | skip(n)`: all but the first n elements (n = -1: none) (`Dataset.skip`).
 inline constexpr take_skip_fn<false> skip{};
 
 }  // namespace data
@@ -4335,14 +4556,17 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `unbatch` returns (`Dataset.unbatch`): each element of `ds` split along dim 0.
 template <dataset D>
 class UnbatchDataset
     : public DatasetBase<UnbatchDataset<D>, decltype(element_traits<element_t<D>>::slice(
                                                 std::declval<const element_t<D>&>(), 0))> {
  public:
+  /// One slice of an input element (a tensor loses its leading dim).
   using element_type =
       decltype(element_traits<element_t<D>>::slice(std::declval<const element_t<D>&>(), 0));
   UnbatchDataset() = default;
+  /// Unbatches the elements of `ds`.
   explicit UnbatchDataset(D ds) : ds_(std::move(ds)) {}
   struct iterator {
     using element_type = UnbatchDataset::element_type;
@@ -4392,7 +4616,9 @@ class UnbatchDataset
     }
     void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
   };
+  /// Starts an epoch of `ds`.
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator()}; }
+  /// infinite_cardinality if the input is infinite, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
@@ -4401,17 +4627,21 @@ class UnbatchDataset
   D ds_;
 };
 
+/// The dataset-first form of `unbatch` (`unbatch(ds)`); unbatch_fn adds the pipeable one.
 struct unbatch_base_fn {
+  /// An UnbatchDataset of `ds`.
   template <dataset D>
   auto operator()(D&& ds) const {
     return UnbatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds));
   }
 };
+/// The type of `unbatch`: both the dataset-first and the pipeable form.
 struct unbatch_fn : unbatch_base_fn {
   using unbatch_base_fn::operator();
   /// Nothing to bind: the closure is the base function itself.
   auto operator()() const { return ranges::make_view_closure(unbatch_base_fn{}); }
 };
+/// `ds | unbatch()`, `unbatch(ds)`.
 inline constexpr unbatch_fn unbatch{};
 
 }  // namespace data
@@ -4440,6 +4670,8 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// A type-erased dataset of elements E, for pipelines chosen at run time or passed across
+/// function boundaries; copies share the wrapped pipeline. One virtual call per element.
 template <class E>
 class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   struct IteratorConcept {
@@ -4486,7 +4718,7 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   };
 
  public:
-  using element_type = E;
+  using element_type = E;  ///< the element type of every dataset it can hold
 
   /// Wraps any dataset with element type E. (The self check comes first: checking `dataset`
   /// on AnyDataset itself would recurse through this constructor.)
@@ -4507,18 +4739,21 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   /// An empty dataset (a placeholder to assign a pipeline to).
   AnyDataset() = default;
 
+  /// Starts an epoch of the wrapped dataset (an empty one if default-constructed).
   [[nodiscard]] iterator make_iterator() const {
     if (!impl_) {
       return iterator{std::make_unique<IteratorModel<EmptyIterator>>(EmptyIterator{})};
     }
     return iterator{impl_->make_iterator()};
   }
+  /// The wrapped dataset's cardinality; 0 if default-constructed.
   [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
 
  private:
   std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty
 };
 
+/// Deduces `AnyDataset<E>` from a dataset, `E` being its element type.
 template <dataset D>
 AnyDataset(D) -> AnyDataset<element_t<D>>;
 
@@ -4594,6 +4829,7 @@ TAPEFLOW_BEGIN_NAMESPACE
 class AnyTensor {
  public:
   AnyTensor() noexcept = default;
+  /// Erases the type of `t` (implicit): shares its buffer and keeps its id.
   template <class T, std::size_t Rank>
   AnyTensor(const Tensor<T, Rank>& t)  // NOLINT(google-explicit-constructor): erasure is lossless
       : dtype_(dtype_v<T>),
@@ -4604,17 +4840,20 @@ class AnyTensor {
       buffer_->retain();
     }
   }
+  /// Shares `other`'s buffer (no element copy).
   AnyTensor(const AnyTensor& other) noexcept
       : dtype_(other.dtype_), shape_(other.shape_), buffer_(other.buffer_), id_(other.id_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   AnyTensor(AnyTensor&& other) noexcept
       : dtype_(other.dtype_),
         shape_(other.shape_),
         buffer_(std::exchange(other.buffer_, nullptr)),
         id_(other.id_) {}
+  /// Makes this share `other`'s buffer (copy-and-swap).
   AnyTensor& operator=(AnyTensor other) noexcept {
     std::swap(dtype_, other.dtype_);
     std::swap(shape_, other.shape_);
@@ -4628,11 +4867,17 @@ class AnyTensor {
     }
   }
 
+  /// Element type (a run-time value).
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  /// Dimensions.
   [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  /// Number of dimensions.
   [[nodiscard]] std::size_t rank() const noexcept { return shape_.rank(); }
+  /// Number of elements (product of dims).
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
+  /// Whether this holds elements (false when default-constructed or symbolic).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// Identity of the tensor it was made from (Tensor::id), used by GradientTape.
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
   /// Whether this stands for a value inside a tf::function being traced.
   [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
@@ -4670,6 +4915,7 @@ class AnyTensor {
     return detail::tensor_access::wrap<T, Rank>(buffer_, dims, id_);
   }
 
+  /// Prints as TensorFlow's repr does: `tf.Tensor(<values>, shape=(...), dtype=...)`.
   // A template (of AnyTensor only) so that formatting every dtype compiles only in programs
   // that print an AnyTensor.
   template <std::same_as<AnyTensor> Any>
@@ -5013,9 +5259,11 @@ template <class... Ts>
 class TensorSliceDataset
     : public DatasetBase<TensorSliceDataset<Ts...>, typename detail::slices_element<Ts...>::type> {
  public:
+  /// One slice: `element_traits<T>::slice` of the single input, or a tuple of slices.
   using element_type = typename detail::slices_element<Ts...>::type;
 
   TensorSliceDataset() = default;  // no elements
+  /// Slices `ts...` (sharing their buffers); invalid_argument if their dim 0 sizes differ.
   explicit TensorSliceDataset(Ts... ts) : tensors_(std::move(ts)...) {
     n_ = element_traits<std::tuple_element_t<0, std::tuple<Ts...>>>::leading_dim(
         std::get<0>(tensors_));
@@ -5064,7 +5312,9 @@ class TensorSliceDataset
     }
   };
 
+  /// Starts an epoch at index 0.
   [[nodiscard]] iterator make_iterator() const { return iterator{tensors_, n_, 0}; }
+  /// The size of dim 0 (0 if default-constructed).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return n_; }
 
  private:
@@ -5083,6 +5333,7 @@ template <class E>
 class TensorDataset : public DatasetBase<TensorDataset<E>, E> {
  public:
   TensorDataset() = default;  // no elements
+  /// The dataset whose one element is `e`.
   explicit TensorDataset(E e) : e_(std::move(e)), engaged_(true) {}
   struct iterator {
     using element_type = E;
@@ -5102,7 +5353,9 @@ class TensorDataset : public DatasetBase<TensorDataset<E>, E> {
       done = s.get_int(prefix + "tensors/done") != 0;
     }
   };
+  /// Starts an epoch (which yields a copy of the element).
   [[nodiscard]] iterator make_iterator() const { return iterator{e_, !engaged_}; }
+  /// 1 (0 if default-constructed).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return engaged_ ? 1 : 0; }
 
  private:
@@ -5135,7 +5388,7 @@ namespace data {
 ///     auto img = x[image];   // Tensor<float, 3>; throws like get<float, 3>("image")
 template <class T, std::size_t R>
 struct FeatureKey {
-  std::string_view name;
+  std::string_view name;  ///< the key (must outlive the FeatureKey: typically a literal)
 };
 
 /// A named structure of tensors, the dict element of tf.data (see the file comment).
@@ -5146,9 +5399,11 @@ struct FeatureKey {
 ///     x.set("weight", tf::constant(1.0f));
 class Features {
  public:
-  using value_type = std::pair<std::string, AnyTensor>;
+  using value_type = std::pair<std::string, AnyTensor>;  ///< one (key, tensor) entry
+  /// Iterates the entries in insertion order.
   using const_iterator = std::vector<value_type>::const_iterator;
 
+  /// No features.
   Features() = default;
   /// `{{"image", x}, {"label", y}}`; a repeated key is invalid_argument.
   Features(std::initializer_list<value_type> entries) {
@@ -5171,6 +5426,7 @@ class Features {
     }
     return *this;
   }
+  /// `set` on a temporary (`return std::move(x).set(...)`); returns it as an rvalue.
   Features&& set(std::string key, AnyTensor value) && {
     set(std::move(key), std::move(value));
     return std::move(*this);
@@ -5186,9 +5442,11 @@ class Features {
     return false;
   }
 
+  /// Whether `key` is present.
   [[nodiscard]] bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
   /// The tensor under `key`; throws not_found naming the key and the keys present.
   [[nodiscard]] const AnyTensor& operator[](std::string_view key) const { return at(key); }
+  /// The tensor under `key`, as `operator[]`; throws not_found naming the keys present.
   [[nodiscard]] const AnyTensor& at(std::string_view key) const {
     if (const auto* e = find(key)) {
       return e->second;
@@ -5208,16 +5466,21 @@ class Features {
     }
     return t.unchecked_as<T, R>();
   }
+  /// `get<T, R>(key.name)`: typed access through a FeatureKey.
   template <class T, std::size_t R>
   [[nodiscard]] Tensor<T, R> operator[](const FeatureKey<T, R>& key) const {
     return get<T, R>(key.name);
   }
 
+  /// Number of features (keys).
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  /// Whether there are no features.
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
   /// (key, tensor) pairs in insertion order: `for (const auto& [key, t] : x)`.
   [[nodiscard]] const_iterator begin() const noexcept { return entries_.begin(); }
+  /// End of the entries.
   [[nodiscard]] const_iterator end() const noexcept { return entries_.end(); }
+  /// The keys in insertion order (Python: `list(x.keys())`).
   [[nodiscard]] std::vector<std::string> keys() const {
     std::vector<std::string> out;
     out.reserve(entries_.size());
@@ -5265,8 +5528,10 @@ class Features {
 /// padded_shape: the largest in the batch) with `padding_value` (a scalar of the feature's
 /// dtype; none: zero or the empty string).
 struct FeaturePadding {
+  /// Target size of each dim (one per dim of the feature, else invalid_argument); -1 or empty:
+  /// the largest in the batch.
   std::vector<std::int64_t> padded_shape{};
-  AnyTensor padding_value{};
+  AnyTensor padding_value{};  ///< scalar of the feature's dtype; empty: zero or ""
 };
 /// Per-key padding for a dataset of Features; keys not listed pad to the batch maximum with
 /// zeros. A key that no element has is invalid_argument.
@@ -5312,11 +5577,13 @@ inline void check_same_keys(std::span<const Features> items, const char* op) {
 
 // The members are templates (F is always Features) so that their bodies, and the type-erased
 // operations they call, are instantiated only where a pipeline uses Features elements.
+/// Element traits of Features: every operation applies per key; a batch is a Features of the
+/// stacked tensors.
 template <>
 struct element_traits<Features> {
-  using type = Features;
-  using batched_type = Features;
-  using padding_type = FeaturesPadding;
+  using type = Features;                 ///< the element type
+  using batched_type = Features;         ///< a batch: each key's tensors stacked on a new dim 0
+  using padding_type = FeaturesPadding;  ///< padded_batch's per-key specification
 
   /// The common dim 0 of every feature; invalid_argument naming the keys that disagree.
   template <class F = Features>
@@ -5344,6 +5611,7 @@ struct element_traits<Features> {
     }
     return n;
   }
+  /// Element `i` along dim 0 of every feature, under the same keys.
   template <class F = Features>
   static F slice(const F& f, std::int64_t i) {
     F out;
@@ -5352,6 +5620,8 @@ struct element_traits<Features> {
     }
     return out;
   }
+  /// Stacks each key's tensors on a new dim 0 (keys in the first item's order); elements with
+  /// different keys, dtypes or shapes are invalid_argument naming the feature.
   template <class F = Features>
   static F stack(std::span<const F> items) {
     detail::check_same_keys(items, "batch");
@@ -5364,6 +5634,9 @@ struct element_traits<Features> {
     }
     return out;
   }
+  /// Pads (per `p`; unlisted keys to the batch maximum with zeros) and stacks each key's
+  /// tensors; different keys, a padding for a missing key, or a dtype or rank mismatch are
+  /// invalid_argument.
   template <class F = Features>
   static F padded_stack(std::span<const F> items, const FeaturesPadding& p) {
     detail::check_same_keys(items, "padded_batch");
@@ -5389,6 +5662,7 @@ struct element_traits<Features> {
     }
     return out;
   }
+  /// Bytes of the keys plus those of the tensors (strings: lengths plus sizeof(std::string)).
   template <class F = Features>
   static std::size_t byte_size(const F& f) {
     std::size_t n = 0;
@@ -5409,6 +5683,8 @@ struct element_traits<Features> {
       detail::any_element<F>::encode_any(t, out);
     }
   }
+  /// Reads one `encode`d Features from the front of `in` and removes it from `in`; data_loss
+  /// if the encoding is truncated or corrupt.
   template <class F = Features>
   static F decode(std::string_view& in) {
     std::uint64_t n = 0;
@@ -5469,6 +5745,8 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `concatenate` returns (`Dataset.concatenate`): an epoch of `a`, then one of
+/// `b`.
 template <dataset A, dataset B>
 class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_t<A>> {
   static_assert(std::is_same_v<element_t<A>, element_t<B>>,
@@ -5476,6 +5754,7 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
 
  public:
   ConcatenateDataset() = default;
+  /// The elements of `a`, then those of `b` (the same element type, else a compile error).
   ConcatenateDataset(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
   struct iterator {
     using element_type = element_t<A>;
@@ -5508,7 +5787,9 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
       }
     }
   };
+  /// Starts an epoch of `a`; the epoch of `b` starts when `a`'s ends.
   [[nodiscard]] iterator make_iterator() const { return iterator{a_.make_iterator(), {}, b_}; }
+  /// The sum; infinite if either is infinite, else unknown if either is unknown.
   [[nodiscard]] std::int64_t cardinality() const {
     const std::int64_t x = a_.cardinality(), y = b_.cardinality();
     if (x == infinite_cardinality || y == infinite_cardinality) {
@@ -5525,19 +5806,25 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
   B b_;
 };
 
+/// The dataset-first form of `concatenate` (`concatenate(a, b)`); concatenate_fn adds the
+/// pipeable one.
 struct concatenate_base_fn {
+  /// A ConcatenateDataset: `a`, then `b`.
   template <dataset A, dataset B>
   auto operator()(A&& a, B b) const {
     return ConcatenateDataset<std::remove_cvref_t<A>, B>(std::forward<A>(a), std::move(b));
   }
 };
+/// The type of `concatenate`: both the dataset-first and the pipeable form.
 struct concatenate_fn : concatenate_base_fn {
   using concatenate_base_fn::operator();
+  /// A closure appending `b` to the dataset piped into it: `a | concatenate(b)`.
   template <dataset B>
   auto operator()(B b) const {
     return ranges::make_view_closure(ranges::bind_back(concatenate_base_fn{}, std::move(b)));
   }
 };
+/// `concatenate(a, b)`, `a | concatenate(b)`.
 inline constexpr concatenate_fn concatenate{};
 
 }  // namespace data
@@ -5592,6 +5879,8 @@ struct generator_cursor<G> {
 };
 }  // namespace detail
 
+/// The dataset `from_generator` returns (`tf.data.Dataset.from_generator`): each epoch calls
+/// the factory for a fresh generator (a callable or a range) and yields what it produces.
 template <class Factory>
 class GeneratorDataset
     : public DatasetBase<
@@ -5600,9 +5889,12 @@ class GeneratorDataset
   using Gen = std::invoke_result_t<const Factory&>;
 
  public:
+  /// E of the generator: the callable's `std::optional<E>`, or the range's value type.
   using element_type = typename detail::generator_element<Gen>::type;
 
   GeneratorDataset() = default;
+  /// Uses `f` as the per-epoch factory; `cardinality` is what cardinality() reports (not
+  /// checked against what the generator produces).
   explicit GeneratorDataset(Factory f, std::int64_t cardinality)
       : factory_(std::move(f)), cardinality_(cardinality) {}
 
@@ -5642,9 +5934,12 @@ class GeneratorDataset
           "from_generator)");
     }
   };
+  /// Starts an epoch: calls the factory; failed_precondition for a default-constructed
+  /// GeneratorDataset (it has no factory).
   [[nodiscard]] iterator make_iterator() const {
     return iterator{std::make_unique<Gen>(factory_.get("tf::data::from_generator")())};
   }
+  /// The cardinality given at construction (GeneratorOptions::cardinality).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return cardinality_; }
 
  private:
@@ -5658,6 +5953,8 @@ struct GeneratorOptions {
   std::int64_t cardinality = unknown_cardinality;
 };
 
+/// `from_generator(factory)`: `factory()` runs at the start of each epoch and returns a callable
+/// `() -> std::optional<E>` (nullopt ends the epoch) or a range of E (see the file comment).
 template <class Factory>
   requires std::invocable<const Factory&>
 auto from_generator(Factory factory, GeneratorOptions options = {}) {
@@ -5855,9 +6152,11 @@ class FromRangeDataset
   };
 
  public:
+  /// The range's value type, or its scalar tensor where it is a number or a string.
   using element_type = typename Conv::type;
 
   FromRangeDataset() = default;  // no elements
+  /// A dataset of the elements of `v`, which its copies share.
   explicit FromRangeDataset(V v) : state_(std::make_shared<State>(std::move(v))) {}
 
   struct iterator {
@@ -5930,6 +6229,8 @@ class FromRangeDataset
     }
   };
 
+  /// Starts an epoch from the range's begin(); for a single-pass range, a second epoch throws
+  /// failed_precondition.
   [[nodiscard]] iterator make_iterator() const {
     iterator i;
     if (!state_) {
@@ -5952,6 +6253,8 @@ class FromRangeDataset
     i.start();
     return i;
   }
+  /// The size of a sized range; infinite for an unreachable_sentinel_t end; else unknown (0 if
+  /// default-constructed).
   [[nodiscard]] std::int64_t cardinality() const {
     if (!state_) {
       return 0;
@@ -6014,6 +6317,7 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// Options of `list_files` (tf.data.Dataset.list_files's keyword arguments).
 struct ListFilesOptions {
   bool shuffle = true;                  ///< TensorFlow's default (shuffle=None) shuffles
   std::optional<std::uint64_t> seed{};  ///< fixed order per epoch sequence when set
@@ -6045,6 +6349,8 @@ inline std::vector<std::string> glob_files(const std::vector<std::string>& patte
 class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string, 0>> {
  public:
   ListFilesDataset() = default;  // no files
+  /// Globs `patterns` now (the matches, sorted and without duplicates, are fixed from here);
+  /// not_found if nothing matches, internal if glob fails. Without a seed one is drawn here.
   ListFilesDataset(std::vector<std::string> patterns, ListFilesOptions options)
       : files_(std::make_shared<const std::vector<std::string>>(detail::glob_files(patterns))),
         options_(options),
@@ -6093,6 +6399,8 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
       }
     }
   };
+  /// Starts an epoch: in sorted order, or with `shuffle` in an order drawn from (seed, epoch
+  /// number); epochs are counted across copies.
   [[nodiscard]] iterator make_iterator() const {
     if (!files_) {
       return iterator{};
@@ -6108,6 +6416,7 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
     }
     return iterator{std::move(order), files_, 0};
   }
+  /// The number of matched files.
   [[nodiscard]] std::int64_t cardinality() const noexcept {
     return files_ ? static_cast<std::int64_t>(files_->size()) : 0;
   }
@@ -6118,9 +6427,12 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
   std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};  // epochs started, shared by copies
 };
 
+/// `list_files("data/*.tfrecord")`: the files matching a glob pattern as scalar string tensors;
+/// not_found if none matches.
 inline ListFilesDataset list_files(const std::string& pattern, ListFilesOptions options = {}) {
   return {{pattern}, options};
 }
+/// The files matching any of several patterns (each file once).
 inline ListFilesDataset list_files(std::vector<std::string> patterns,
                                    ListFilesOptions options = {}) {
   return {std::move(patterns), options};
@@ -6148,6 +6460,7 @@ namespace data {
 class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
  public:
   RangeDataset() = default;  // no elements
+  /// start, start+step, ... up to (excluding) stop; invalid_argument if step is 0.
   RangeDataset(std::int64_t start, std::int64_t stop, std::int64_t step)
       : start_(start), stop_(stop), step_(step) {
     if (step == 0) {
@@ -6172,7 +6485,9 @@ class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
       cur = s.get_int(prefix + "range/cur");
     }
   };
+  /// Starts an epoch at `start`.
   [[nodiscard]] iterator make_iterator() const { return {start_, stop_, step_}; }
+  /// ceil((stop - start) / step), or 0 if the range is empty.
   [[nodiscard]] std::int64_t cardinality() const noexcept {
     const std::int64_t span = step_ > 0 ? stop_ - start_ : start_ - stop_;
     const std::int64_t st = step_ > 0 ? step_ : -step_;
@@ -6183,7 +6498,10 @@ class RangeDataset : public DatasetBase<RangeDataset, Tensor<std::int64_t, 0>> {
   std::int64_t start_ = 0, stop_ = 0, step_ = 1;
 };
 
+/// `range(stop)`: 0, 1, ..., stop - 1 (`tf.data.Dataset.range`).
 inline RangeDataset range(std::int64_t stop) { return {0, stop, 1}; }
+/// `range(start, stop, step)`: start, start+step, ... before stop; invalid_argument if step
+/// is 0.
 inline RangeDataset range(std::int64_t start, std::int64_t stop, std::int64_t step = 1) {
   return {start, stop, step};
 }
@@ -6209,11 +6527,13 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
 
+/// The dataset `zip` returns (`tf.data.Dataset.zip`): tuples of one element of each input.
 template <dataset... Ds>
 class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds>...>> {
  public:
-  using element_type = std::tuple<element_t<Ds>...>;
+  using element_type = std::tuple<element_t<Ds>...>;  ///< one element of each input, in order
   ZipDataset() = default;
+  /// Zips the datasets `ds...`.
   explicit ZipDataset(Ds... ds) : ds_(std::move(ds)...) {}
 
   struct iterator {
@@ -6244,9 +6564,11 @@ class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds
       }(std::index_sequence_for<Ds...>{});
     }
   };
+  /// Starts an epoch of every input; it ends with the first input that ends.
   [[nodiscard]] iterator make_iterator() const {
     return std::apply([](const auto&... d) { return iterator{{d.make_iterator()...}}; }, ds_);
   }
+  /// The smallest finite input count; unknown if any input's is unknown; infinite if all are.
   [[nodiscard]] std::int64_t cardinality() const {
     return std::apply(
         [](const auto&... d) {
@@ -6268,6 +6590,7 @@ class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds
   std::tuple<Ds...> ds_;
 };
 
+/// `zip(a, b, ...)`: tuples `(a_i, b_i, ...)`, ending with the shortest input.
 template <dataset D, dataset... Ds>
 auto zip(D d, Ds... ds) {
   return ZipDataset<D, Ds...>(std::move(d), std::move(ds)...);
@@ -6375,7 +6698,7 @@ enum class Compression {
 
 /// Options of `TFRecordWriter` (TensorFlow: `tf.io.TFRecordOptions`).
 struct TFRecordOptions {
-  Compression compression = Compression::none;
+  Compression compression = Compression::none;  ///< ZLIB/GZIP stream around the records, or none
   /// zlib level 0..9, or -1 for zlib's default (6), as TensorFlow.
   int compression_level = -1;
   /// Bytes buffered before compressing/writing (TensorFlow uses 256 KiB).
@@ -6384,7 +6707,7 @@ struct TFRecordOptions {
 
 /// Options of `TFRecordReader`.
 struct TFRecordReaderOptions {
-  Compression compression = Compression::none;
+  Compression compression = Compression::none;  ///< must match how the file was written
   /// Read buffer in bytes (TensorFlow's TFRecordDataset default: 256 KiB).
   std::size_t buffer_size = 256 * 1024;
   /// Skip corrupted records (bad CRC, truncated tail) instead of raising data_loss; the count
@@ -7000,6 +7323,7 @@ namespace io {
                                                  std::size_t n) noexcept {
   return ~detail::crc32c_impl::dispatch()(~crc, static_cast<const unsigned char*>(data), n);
 }
+/// Extends `crc` by the bytes of `data`.
 [[nodiscard]] inline std::uint32_t crc32c_extend(std::uint32_t crc,
                                                  std::string_view data) noexcept {
   return crc32c_extend(crc, data.data(), data.size());
@@ -7017,10 +7341,12 @@ inline std::uint32_t crc32c_extend_copy(std::uint32_t crc, void* dst, const void
 [[nodiscard]] inline std::uint32_t crc32c(const void* data, std::size_t n) noexcept {
   return crc32c_extend(0, data, n);
 }
+/// CRC-32C of the bytes of `data`.
 [[nodiscard]] inline std::uint32_t crc32c(std::string_view data) noexcept {
   return crc32c_extend(0, data.data(), data.size());
 }
 
+/// The constant `mask_crc32c` adds after rotating (TensorFlow's `kMaskDelta`).
 inline constexpr std::uint32_t crc32c_mask_delta = 0xA282EAD8U;
 
 /// TensorFlow's CRC masking (rotate right 15, add 0xA282EAD8): stored CRCs are masked so a
@@ -7038,6 +7364,7 @@ inline constexpr std::uint32_t crc32c_mask_delta = 0xA282EAD8U;
 [[nodiscard]] inline std::uint32_t masked_crc32c(const void* data, std::size_t n) noexcept {
   return mask_crc32c(crc32c(data, n));
 }
+/// Masked CRC-32C of the bytes of `data`.
 [[nodiscard]] inline std::uint32_t masked_crc32c(std::string_view data) noexcept {
   return mask_crc32c(crc32c(data));
 }
@@ -7382,6 +7709,8 @@ namespace io {
 /// `.skip_corrupt = true` such records are skipped and counted instead.
 class TFRecordReader {
  public:
+  /// Opens the file at `path`; throws not_found if it does not exist (failed_precondition
+  /// when it may not be read).
   explicit TFRecordReader(const std::string& path, TFRecordReaderOptions options = {})
       : TFRecordReader(std::make_unique<detail::byte_stream::FileSource>(path), path, options) {}
 
@@ -7431,6 +7760,7 @@ class TFRecordReader {
   [[nodiscard]] std::int64_t records_read() const noexcept { return records_; }
   /// Corrupt records (or runs of corrupt bytes) skipped with `.skip_corrupt`.
   [[nodiscard]] std::int64_t corrupt_records_skipped() const noexcept { return skipped_; }
+  /// The file's path (or from_memory's `name`), as errors show it.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
   /// Discards bytes up to stream offset `target` (>= offset()); used to restore a position.
@@ -7720,10 +8050,14 @@ using Record = Tensor<std::string, 0>;
 // overwritten with the next record and handed out again under a fresh tensor id. Tensors stay
 // immutable for everyone who can see them. Strings grown past `max_recycled_bytes` are not
 // kept, so the pool never pins a huge record's memory.
+/// Internal to TFRecordDataset: recycles the record tensors of one reader (Note [Record
+/// recycling] above).
 class RecordPool {
  public:
+  /// Strings with a larger capacity (1 MiB) are not reused.
   static constexpr std::size_t max_recycled_bytes = std::size_t{1} << 20;
 
+  /// A pool remembering the last `slots` (at least 1) tensors it handed out.
   explicit RecordPool(std::size_t slots = 4) : ring_(std::max<std::size_t>(slots, 1)) {}
 
   /// A string to read the next record into; `hand_out()` then returns it as a tensor.
@@ -7766,13 +8100,18 @@ class RecordPool {
 
 /// Reads one file on its own thread, keeping up to `capacity` records ready, each with the
 /// stream offset just after it (the position to resume from once it has been consumed).
+/// Internal to TFRecordDataset (num_parallel_reads > 1).
 class FileWorker {
  public:
+  /// One record read ahead.
   struct Item {
-    Record record;
-    std::uint64_t end_offset = 0;
+    Record record;                 ///< the record, a scalar string tensor
+    std::uint64_t end_offset = 0;  ///< stream offset just after the record
   };
 
+  /// Starts the thread reading `path` from `start_offset`; corrupt records skipped (with
+  /// options.skip_corrupt) are added to `*skipped` at the end of the file. Errors (not_found,
+  /// data_loss) are rethrown by next().
   FileWorker(std::string path, io::TFRecordReaderOptions options,
              std::shared_ptr<std::atomic<std::int64_t>> skipped, std::uint64_t start_offset = 0,
              std::size_t capacity = 32)
@@ -7867,6 +8206,9 @@ class FileWorker {
 class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 0>> {
  public:
   TFRecordDataset() = default;  // no files
+  /// The records of `filenames`, read in order (or interleaved with num_parallel_reads > 1);
+  /// invalid_argument if num_parallel_reads is neither >= 1 nor autotune. Files are opened
+  /// only while iterating.
   TFRecordDataset(std::vector<std::string> filenames, TFRecordDatasetOptions options = {})
       : files_(std::make_shared<const std::vector<std::string>>(std::move(filenames))),
         options_(options),
@@ -7878,10 +8220,12 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
           std::to_string(options_.num_parallel_reads));
     }
   }
+  /// `TFRecordDataset({"a.tfrecord", "b.tfrecord"})`.
   TFRecordDataset(std::initializer_list<std::string> filenames, TFRecordDatasetOptions options = {})
       : TFRecordDataset(std::vector<std::string>(filenames), options) {}
   // No `const char*` overload: `TFRecordDataset({"a.tfrecord"})` would choose it (a braced
   // scalar, which Clang warns about) over the initializer_list; literals convert to this one.
+  /// The records of one file.
   TFRecordDataset(const std::string& filename, TFRecordDatasetOptions options = {})
       : TFRecordDataset(std::vector<std::string>{filename}, options) {}
   /// File names from a string tensor (e.g. a batch of `list_files`).
@@ -8071,6 +8415,9 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
     std::size_t open_ = 0;
   };
 
+  /// Starts an epoch from the first file. With num_parallel_reads > 1 (autotune: the number of
+  /// hardware threads), min(num_parallel_reads, files) files are read at once, each on its own
+  /// thread.
   [[nodiscard]] iterator make_iterator() const {
     if (!files_) {  // default-constructed
       return {std::make_shared<const std::vector<std::string>>(), options_,
@@ -8080,6 +8427,7 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
   }
   /// Unknown without reading the files (as TensorFlow).
   [[nodiscard]] std::int64_t cardinality() const noexcept { return unknown_cardinality; }
+  /// The files, in reading order (empty if default-constructed).
   [[nodiscard]] const std::vector<std::string>& filenames() const noexcept {
     static const std::vector<std::string> none;
     return files_ ? *files_ : none;
@@ -8169,6 +8517,7 @@ concept tensor_of =
 /// Element type and rank of a tensor operand.
 template <tensor_like X>
 using value_type_of = typename std::remove_cvref_t<X>::value_type;
+/// The rank of a tensor operand (a `Tensor` or `Variable`) as a compile-time constant.
 template <tensor_like X>
 inline constexpr std::size_t rank_of = std::remove_cvref_t<X>::rank_v;
 /// The tensor type an operand reads as.
@@ -8227,6 +8576,8 @@ namespace backend::cpu {
 /// A fixed set of worker threads running one `parallel_for` at a time.
 class ThreadPool {
  public:
+  /// Starts `num_threads - 1` workers (the caller of parallel_for is the last thread);
+  /// values below 1 count as 1.
   explicit ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
     for (int i = 1; i < num_threads_; ++i) {
       workers_.emplace_back([this, i] { worker_loop(i); });
@@ -8245,6 +8596,7 @@ class ThreadPool {
     }
   }
 
+  /// Threads a parallel_for can use, the caller's included (at least 1).
   [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
 
   /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
@@ -8646,6 +8998,7 @@ struct Cpu {};
 /// `no_kernel_for_backend`.
 template <class Op, class Backend>
 struct kernel {
+  /// Runs `op` on `args` (its inputs and outputs) on this backend.
   template <class... Args>
   static void run(const Op& op, Args&&... args) {
     if constexpr (std::same_as<Backend, backend::Cpu>) {
@@ -9286,35 +9639,50 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cpu {
 
 #if defined(__AVX512F__)
+/// Width in bytes of the widest SIMD vector this build targets (64: AVX-512).
 inline constexpr int kVectorBytes = 64;
 #elif defined(__AVX__)
+/// Width in bytes of the widest SIMD vector this build targets (32: AVX).
 inline constexpr int kVectorBytes = 32;
 #else
+/// Width in bytes of the widest SIMD vector this build targets (16: SSE2, NEON or similar).
 inline constexpr int kVectorBytes = 16;
 #endif
 
-// Whether the generic vector-extension kernel can hold T (bool and long double cannot).
+/// Whether the generic vector-extension kernel can hold `T` (bool and long double cannot).
 template <class T>
 inline constexpr bool kVectorizable =
     std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
 
+/// A SIMD vector of `T` built on the GCC/Clang vector extensions (`kVectorBytes` wide); the
+/// portable fallback of VecFor.
 template <class T>
 struct GenericVec {
+  /// The vector register type.
   typedef T V __attribute__((vector_size(kVectorBytes)));
+  /// Elements of `T` per vector.
   static constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(T));
+  /// All lanes zero.
   static TAPEFLOW_ALWAYS_INLINE V zero() { return V{}; }
+  /// Loads `kLanes` elements from `p` (no alignment required).
   static TAPEFLOW_ALWAYS_INLINE V load(T const* p) {
     V v;
     std::memcpy(&v, p, sizeof v);
     return v;
   }
+  /// Stores the `kLanes` elements of `v` to `p` (no alignment required).
   static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+  /// Every lane set to `x`.
   static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
+  /// Lane-wise `a + b`.
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  /// Lane-wise `acc + a * b` (not necessarily fused in this generic version).
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
 };
 
 #if defined(__AVX512F__)
+/// The float SIMD vector operations on AVX-512: the GenericVec interface over `__m512` (16 lanes,
+/// fused multiply-add).
 struct VecF32 {
   using V = __m512;
   static constexpr int kLanes = 16;
@@ -9325,6 +9693,8 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
 };
+/// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
+/// fused multiply-add).
 struct VecF64 {
   using V = __m512d;
   static constexpr int kLanes = 8;
@@ -9336,6 +9706,8 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
+/// The float SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256` (8 lanes,
+/// fused multiply-add).
 struct VecF32 {
   using V = __m256;
   static constexpr int kLanes = 8;
@@ -9346,6 +9718,8 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
 };
+/// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
+/// lanes, fused multiply-add).
 struct VecF64 {
   using V = __m256d;
   static constexpr int kLanes = 4;
@@ -9357,21 +9731,26 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
 };
 #else
+/// The float SIMD vector operations: the generic vector-extension version on this target.
 using VecF32 = GenericVec<float>;
+/// The double SIMD vector operations: the generic vector-extension version on this target.
 using VecF64 = GenericVec<double>;
 #endif
 
+/// The SIMD vector type kernels use for `T`: GenericVec unless specialised below.
 template <class T>
 struct VecFor {
-  using type = GenericVec<T>;
+  using type = GenericVec<T>;  ///< the vector operations for `T`
 };
+/// float: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
 template <>
 struct VecFor<float> {
-  using type = VecF32;
+  using type = VecF32;  ///< the vector operations for float
 };
+/// double: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
 template <>
 struct VecFor<double> {
-  using type = VecF64;
+  using type = VecF64;  ///< the vector operations for double
 };
 
 }  // namespace backend::cpu
@@ -9419,9 +9798,9 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// An op's output dtype and rank (types) and shape (value), returned by its `infer`.
 template <class T, std::size_t Rank>
 struct OutSpec {
-  using value_type = T;
-  static constexpr std::size_t rank = Rank;
-  std::array<std::int64_t, Rank> dims;
+  using value_type = T;                      ///< output element type
+  static constexpr std::size_t rank = Rank;  ///< output rank
+  std::array<std::int64_t, Rank> dims;       ///< output dimensions
 };
 
 /// An op's attributes as (TensorFlow attribute name, value text) pairs, e.g. {"padding", "SAME"}.
@@ -9442,6 +9821,7 @@ inline std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 /// Marks an input that has no gradient (integer indices, labels).
 struct no_gradient_t {};
+/// The value an op's gradient returns for an input that gets no gradient.
 inline constexpr no_gradient_t no_gradient{};
 
 /// Satisfied by op structs (see Note [One definition per op]).
@@ -10124,57 +10504,73 @@ auto minimum(const X& a, const Y& b) {
   return detail::binary<ops::Minimum>(a, b);
 }
 
+/// Elementwise a + b with NumPy broadcasting (tf.add); throws invalid_argument for shapes that do
+/// not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator+(const X& a, const Y& b) {
   return add(a, b);
 }
+/// Elementwise a - b with NumPy broadcasting (tf.subtract); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator-(const X& a, const Y& b) {
   return subtract(a, b);
 }
+/// Elementwise a * b with NumPy broadcasting (tf.multiply); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator*(const X& a, const Y& b) {
   return multiply(a, b);
 }
+/// Elementwise a / b with NumPy broadcasting (tf.divide); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator/(const X& a, const Y& b) {
   return divide(a, b);
 }
+/// Tensor + number (tf.add); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator+(const X& a, S b) {
   return add(a, b);
 }
+/// Number + tensor (tf.add); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator+(S a, const X& b) {
   return add(a, b);
 }
+/// Tensor - number (tf.subtract); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator-(const X& a, S b) {
   return subtract(a, b);
 }
+/// Number - tensor (tf.subtract); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator-(S a, const X& b) {
   return subtract(a, b);
 }
+/// Tensor * number (tf.multiply); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator*(const X& a, S b) {
   return multiply(a, b);
 }
+/// Number * tensor (tf.multiply); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator*(S a, const X& b) {
   return multiply(a, b);
 }
+/// Tensor / number (tf.divide); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator/(const X& a, S b) {
   return divide(a, b);
 }
+/// Number / tensor (tf.divide); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator/(S a, const X& b) {
@@ -10276,19 +10672,23 @@ template <element_type T>
 Tensor<T, 0> constant(T value) {
   return Tensor<T, 0>(std::move(value));
 }
+/// The same for a braced list: a rank-1 tensor.
 template <element_type T>
 Tensor<T, 1> constant(std::initializer_list<T> values) {
   return detail::from_nested<T, 1>(values);
 }
+/// The same for a rank-2 nested list; throws invalid_argument if the rows are ragged.
 template <element_type T>
 Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
   return detail::from_nested<T, 2>(values);
 }
+/// The same for a rank-3 nested list; throws invalid_argument if it is ragged.
 template <element_type T>
 Tensor<T, 3> constant(
     std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
   return detail::from_nested<T, 3>(values);
 }
+/// The same for a rank-4 nested list; throws invalid_argument if it is ragged.
 template <element_type T>
 Tensor<T, 4> constant(
     std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
@@ -10299,6 +10699,7 @@ Tensor<T, 4> constant(
 inline Tensor<std::string, 0> constant(const char* value) {
   return Tensor<std::string, 0>(std::string(value));
 }
+/// A rank-1 string tensor from braced string literals: `tf::constant({"a", "b"})`.
 inline Tensor<std::string, 1> constant(std::initializer_list<const char*> values) {
   auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
@@ -10317,10 +10718,12 @@ Tensor<T, Rank> constant(std::span<const T> values, const std::array<std::int64_
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
+/// The same copying from a `std::vector`; throws invalid_argument if the sizes disagree.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int64_t, Rank>& dims) {
   return constant<T, Rank>(std::span<const T>(values), dims);
 }
+/// A rank-1 tensor copying all of `values`.
 template <element_type T>
 Tensor<T, 1> constant(const std::vector<T>& values) {
   return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
@@ -10332,6 +10735,7 @@ Tensor<T, Rank> constant(std::span<const T> values, std::int64_t const (&dims)[R
   std::copy(dims, dims + Rank, d.begin());
   return constant<T, Rank>(values, d);
 }
+/// The same copying from a `std::vector`, the shape in braces.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> constant(const std::vector<T>& values, std::int64_t const (&dims)[Rank]) {
   std::array<std::int64_t, Rank> d;
@@ -10357,6 +10761,7 @@ Tensor<T, Rank> from_vector(std::vector<T> values, const std::array<std::int64_t
   std::move(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
+/// The same with the shape in braces, its rank deduced: `tf::from_vector(std::move(v), {2, 3})`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> from_vector(std::vector<T> values, std::int64_t const (&dims)[Rank]) {
   std::array<std::int64_t, Rank> d;
@@ -10384,6 +10789,7 @@ Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
   std::copy(dims, dims + Rank, d.begin());
   return fill<T, Rank>(d, T{});
 }
+/// The same with the shape as a `std::array`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> zeros(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T{});
@@ -10395,10 +10801,12 @@ Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
   std::copy(dims, dims + Rank, d.begin());
   return fill<T, Rank>(d, T(1));
 }
+/// The same with the shape as a `std::array`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> ones(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T(1));
 }
+/// The same with the shape in braces, its rank deduced: `tf::fill({2, 3}, 1.5f)`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> fill(std::int64_t const (&dims)[Rank], T value) {
   std::array<std::int64_t, Rank> d;
@@ -10410,15 +10818,17 @@ template <element_type T>
 Tensor<T, 0> zeros() {
   return Tensor<T, 0>(T{});
 }
+/// A scalar one: `tf::ones<float>()`.
 template <element_type T>
 Tensor<T, 0> ones() {
   return Tensor<T, 0>(T(1));
 }
-/// Zeros/ones with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`, `tf.ones_like`).
+/// Zeros with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`).
 template <class T, std::size_t Rank>
 Tensor<T, Rank> zeros_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T{});
 }
+/// Ones with the shape and dtype of `like` (TensorFlow: `tf.ones_like`).
 template <class T, std::size_t Rank>
 Tensor<T, Rank> ones_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T(1));
@@ -10694,36 +11104,47 @@ tensor_type_of<X> logical_not(const X& x) {
   return detail::execute(ops::LogicalNot{}, detail::as_tensor(x));
 }
 
+/// Elementwise a < b as a bool tensor, with broadcasting (tf.less); a number operand is a constant
+/// of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator<(const X& a, const Y& b) {
   return less(a, b);
 }
+/// Elementwise a <= b as a bool tensor, with broadcasting (tf.less_equal); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator<=(const X& a, const Y& b) {
   return less_equal(a, b);
 }
+/// Elementwise a > b as a bool tensor, with broadcasting (tf.greater); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator>(const X& a, const Y& b) {
   return greater(a, b);
 }
+/// Elementwise a >= b as a bool tensor, with broadcasting (tf.greater_equal); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator>=(const X& a, const Y& b) {
   return greater_equal(a, b);
 }
+/// Elementwise logical AND of bool tensors, with broadcasting (tf.logical_and).
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
 auto operator&(const X& a, const Y& b) {
   return logical_and(a, b);
 }
+/// Elementwise logical OR of bool tensors, with broadcasting (tf.logical_or).
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
 auto operator|(const X& a, const Y& b) {
   return logical_or(a, b);
 }
+/// Elementwise logical NOT of a bool tensor (tf.logical_not).
 template <tensor_like X>
   requires std::same_as<value_type_of<X>, bool>
 auto operator!(const X& a) {
@@ -10981,6 +11402,7 @@ template <tensor_like X>
 tensor_type_of<X> sigmoid(const X& x) {
   return tapeflow::sigmoid(x);
 }
+/// `tf::tanh`, also under tf::nn as in TensorFlow (`tf.nn.tanh`).
 template <tensor_like X>
 tensor_type_of<X> tanh(const X& x) {
   return tapeflow::tanh(x);
@@ -11110,6 +11532,7 @@ Tensor<value_type_of<X>, N> reshape(const X& x, std::int64_t const (&dims)[N]) {
   std::copy(dims, dims + N, d.begin());
   return detail::execute(ops::Reshape<N>{d}, detail::as_tensor(x));
 }
+/// The same with the new shape as a `std::array`.
 template <tensor_like X, std::size_t N>
 Tensor<value_type_of<X>, N> reshape(const X& x, const std::array<std::int64_t, N>& dims) {
   return detail::execute(ops::Reshape<N>{dims}, detail::as_tensor(x));
@@ -11183,6 +11606,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Tag asking a reduction to keep reduced axes with size 1 (TensorFlow: `keepdims=True`).
 struct keepdims_t {};
+/// The keepdims tag: `tf::reduce_sum(x, 1, tf::keepdims)` keeps reduced axes with size 1
+/// (TensorFlow: `keepdims=True`).
 inline constexpr keepdims_t keepdims{};
 
 namespace detail {
@@ -11592,6 +12017,10 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Converts `image` to element type `Out`, rescaling values (TensorFlow:
+/// `tf.image.convert_image_dtype`): integer images are in [0, MAX], floating ones in [0, 1].
+/// int -> float divides by MAX; float -> int multiplies by MAX + 0.5, truncates and clamps to
+/// [0, MAX]; float -> float is a cast; int -> int rescales by the ratio of the maxima.
 template <class Out, class In, std::size_t R>
   requires(std::is_arithmetic_v<Out> && std::is_arithmetic_v<In> && !std::same_as<Out, bool> &&
            !std::same_as<In, bool>)
@@ -11688,15 +12117,18 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Options of decode_jpeg (tf.io.decode_jpeg's keyword arguments).
 struct DecodeJpegOptions {
-  int channels = 0;  ///< 0: as stored; 1: grayscale; 3: RGB
+  int channels = 0;  ///< 0: as stored; 1: grayscale; 3: RGB (others: invalid_argument)
   /// "" / "INTEGER_FAST" (TensorFlow's default) or "INTEGER_ACCURATE".
   std::string dct_method{};
+  /// Smooth (not replicated) upsampling of subsampled chroma, TensorFlow's default.
   bool fancy_upscaling = true;
   /// Accept a truncated file (the missing rows are grey), as TensorFlow's option of that name.
   bool try_recover_truncated = false;
 };
 
+/// Options of encode_jpeg (tf.io.encode_jpeg's keyword arguments).
 struct EncodeJpegOptions {
   int quality = 95;  ///< 0..100 (TensorFlow's default)
 };
@@ -11880,8 +12312,10 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Options of decode_png (tf.io.decode_png's keyword arguments).
 struct DecodePngOptions {
-  int channels = 0;  ///< 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
+  /// 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (others: invalid_argument).
+  int channels = 0;
 };
 
 #if TAPEFLOW_WITH_PNG
@@ -12118,11 +12552,15 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Reverses the width axis of a [h, w, c] image or [n, h, w, c] batch (TensorFlow:
+/// `tf.image.flip_left_right`); one ReverseV2 op.
 template <class T, std::size_t R>
   requires(R == 3 || R == 4)
 Tensor<T, R> flip_left_right(const Tensor<T, R>& image) {
   return reverse(image, {static_cast<int>(R) - 2});  // the width axis
 }
+/// Reverses the height axis of a [h, w, c] image or [n, h, w, c] batch (TensorFlow:
+/// `tf.image.flip_up_down`); one ReverseV2 op.
 template <class T, std::size_t R>
   requires(R == 3 || R == 4)
 Tensor<T, R> flip_up_down(const Tensor<T, R>& image) {
@@ -12156,10 +12594,12 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Interpolation of resize (TensorFlow: `tf.image.ResizeMethod`, BILINEAR and NEAREST_NEIGHBOR).
 enum class ResizeMethod { bilinear, nearest_neighbor };
 
+/// Options of resize (tf.image.resize's keyword arguments).
 struct ResizeOptions {
-  ResizeMethod method = ResizeMethod::bilinear;
+  ResizeMethod method = ResizeMethod::bilinear;  ///< interpolation (TensorFlow's default)
 };
 
 namespace detail {
@@ -12699,6 +13139,7 @@ tensor_type_of<X> transpose(X const& x, int const (&perm)[N]) {
   std::copy(perm, perm + N, op.perm.begin());
   return detail::execute(op, detail::as_tensor(x));
 }
+/// The same with the permutation as a `std::array`.
 template <tensor_like X>
 tensor_type_of<X> transpose(X const& x, std::array<int, rank_of<X>> const& perm) {
   return detail::execute(ops::Transpose<rank_of<X>>{perm}, detail::as_tensor(x));
@@ -12711,6 +13152,8 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Rotates a [h, w, c] image or [n, h, w, c] batch by `k` * 90 degrees counter-clockwise
+/// (TensorFlow: `tf.image.rot90`); any integer `k`, taken modulo 4.
 template <class T, std::size_t R>
   requires(R == 3 || R == 4)
 Tensor<T, R> rot90(const Tensor<T, R>& image, int k = 1) {
@@ -13245,17 +13688,20 @@ namespace io {
 
 /// `tf.train.BytesList`: strings or raw bytes (an encoded image, ...).
 struct BytesList {
-  std::vector<std::string> value{};
+  std::vector<std::string> value{};  ///< the elements
+  /// Same elements in the same order.
   friend bool operator==(const BytesList&, const BytesList&) = default;
 };
 /// `tf.train.FloatList`.
 struct FloatList {
-  std::vector<float> value{};
+  std::vector<float> value{};  ///< the elements
+  /// Same elements in the same order.
   friend bool operator==(const FloatList&, const FloatList&) = default;
 };
 /// `tf.train.Int64List`.
 struct Int64List {
-  std::vector<std::int64_t> value{};
+  std::vector<std::int64_t> value{};  ///< the elements
+  /// Same elements in the same order.
   friend bool operator==(const Int64List&, const Int64List&) = default;
 };
 
@@ -13263,21 +13709,28 @@ struct Int64List {
 /// no kind set counts as absent when parsed).
 class Feature {
  public:
+  /// Which list a Feature holds (the protobuf `oneof kind`); `none` when unset.
   enum class Kind { none, bytes_list, float_list, int64_list };
 
   Feature() = default;
+  /// A Feature holding `v` (`tf.train.Feature(bytes_list=v)`).
   Feature(BytesList v) : kind_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
+  /// A Feature holding `v` (`tf.train.Feature(float_list=v)`).
   Feature(FloatList v) : kind_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
+  /// A Feature holding `v` (`tf.train.Feature(int64_list=v)`).
   Feature(Int64List v) : kind_(std::move(v)) {}  // NOLINT(google-explicit-constructor)
 
+  /// Which list this Feature holds (protobuf: `WhichOneof("kind")`).
   [[nodiscard]] Kind kind() const noexcept { return static_cast<Kind>(kind_.index()); }
   /// The list if this Feature holds that kind, else nullptr.
   [[nodiscard]] const BytesList* bytes_list() const noexcept {
     return std::get_if<BytesList>(&kind_);
   }
+  /// The list if this Feature holds that kind, else nullptr.
   [[nodiscard]] const FloatList* float_list() const noexcept {
     return std::get_if<FloatList>(&kind_);
   }
+  /// The list if this Feature holds that kind, else nullptr.
   [[nodiscard]] const Int64List* int64_list() const noexcept {
     return std::get_if<Int64List>(&kind_);
   }
@@ -13355,6 +13808,7 @@ class Feature {
     }
   }
 
+  /// Same kind and the same elements.
   friend bool operator==(const Feature&, const Feature&) = default;
 
  private:
@@ -13363,36 +13817,45 @@ class Feature {
 
 /// A Feature holding the given strings/bytes (`tf.train.Feature(bytes_list=...)`).
 inline Feature bytes_feature(std::string value) { return BytesList{{std::move(value)}}; }
+/// A bytes Feature holding all of `values`.
 inline Feature bytes_feature(std::vector<std::string> values) {
   return BytesList{std::move(values)};
 }
+/// A bytes Feature from a braced list: `bytes_feature({"a", "b"})`.
 inline Feature bytes_feature(std::initializer_list<std::string> values) {
   return BytesList{std::vector<std::string>(values)};
 }
 /// A Feature holding the given floats.
 inline Feature float_feature(float value) { return FloatList{{value}}; }
+/// A float Feature holding all of `values`.
 inline Feature float_feature(std::vector<float> values) { return FloatList{std::move(values)}; }
+/// A float Feature from a braced list.
 inline Feature float_feature(std::initializer_list<float> values) {
   return FloatList{std::vector<float>(values)};
 }
 /// A Feature holding the given int64 values.
 inline Feature int64_feature(std::int64_t value) { return Int64List{{value}}; }
+/// An int64 Feature holding all of `values`.
 inline Feature int64_feature(std::vector<std::int64_t> values) {
   return Int64List{std::move(values)};
 }
+/// An int64 Feature from a braced list.
 inline Feature int64_feature(std::initializer_list<std::int64_t> values) {
   return Int64List{std::vector<std::int64_t>(values)};
 }
 
 /// `tf.train.Features`: named Features, kept sorted by name.
 struct Features {
-  std::map<std::string, Feature, std::less<>> feature{};
+  std::map<std::string, Feature, std::less<>> feature{};  ///< features by name
 
   Features() = default;
+  /// Features with the given map.
   Features(std::map<std::string, Feature, std::less<>> f)  // NOLINT(google-explicit-constructor)
       : feature(std::move(f)) {}
+  /// Features from `{name, feature}` pairs, e.g. `{{"label", tf::train::int64_feature(1)}}`.
   Features(std::initializer_list<std::pair<const std::string, Feature>> f) : feature(f) {}
 
+  /// Appends this message's fields (its map entries) to `w`.
   void serialize_to(detail::wire::Writer& w) const {
     for (const auto& kv : feature) {  // (no structured bindings: clang 14 cannot capture them)
       const std::string& key = kv.first;
@@ -13427,6 +13890,7 @@ struct Features {
     }
   }
 
+  /// Same names with equal features.
   friend bool operator==(const Features&, const Features&) = default;
 };
 
@@ -13436,14 +13900,18 @@ class Example {
   Example() = default;
   /// An Example whose `features` field is set (even if empty).
   explicit Example(Features f) : features_(std::move(f)) {}
+  /// An Example with these `{name, feature}` pairs as its features.
   Example(std::initializer_list<std::pair<const std::string, Feature>> f)
       : features_(Features(f)) {}
 
+  /// Whether the `features` field is set (protobuf: `HasField("features")`).
   [[nodiscard]] bool has_features() const noexcept { return features_.has_value(); }
+  /// The features (an empty Features when the field is unset).
   [[nodiscard]] const Features& features() const noexcept {
     static const Features empty;
     return features_ ? *features_ : empty;
   }
+  /// The features, writable; sets the field (empty) if it was unset.
   Features& mutable_features() {
     if (!features_) {
       features_.emplace();
@@ -13494,6 +13962,7 @@ class Example {
     return e;
   }
 
+  /// Same features, set or unset alike.
   friend bool operator==(const Example&, const Example&) = default;
 
  private:
@@ -13551,6 +14020,7 @@ inline Tensor<std::string, 0> read_file(const std::string& filename) {
   }
   return Tensor<std::string, 0>(std::move(out));
 }
+/// The same with the file name as a scalar string tensor.
 inline Tensor<std::string, 0> read_file(const Tensor<std::string, 0>& filename) {
   return read_file(filename.item());
 }
@@ -13567,6 +14037,7 @@ inline void write_file(const std::string& filename, std::string_view contents) {
     throw resource_exhausted("tf::io::write_file: short write to '" + filename + "'");
   }
 }
+/// The same with the contents as a scalar string tensor.
 inline void write_file(const std::string& filename, const Tensor<std::string, 0>& contents) {
   write_file(filename, std::string_view(contents.item()));
 }
@@ -13625,15 +14096,22 @@ template <example_dtype T>
 class DefaultValue {
  public:
   DefaultValue() = default;
+  /// A default of one value.
   DefaultValue(T v) : values_(std::vector<T>{std::move(v)}) {}  // NOLINT
+  /// A default of these values (row-major).
   DefaultValue(std::initializer_list<T> v) : values_(std::vector<T>(v)) {}
+  /// A default of these values (row-major).
   DefaultValue(std::vector<T> v) : values_(std::move(v)) {}  // NOLINT
-  DefaultValue(const char* v)                                // NOLINT
+  /// A string default of one value (string features only).
+  DefaultValue(const char* v)  // NOLINT
     requires std::same_as<T, std::string>
       : values_(std::vector<T>{std::string(v)}) {}
+  /// No default (Python's `default_value=None`), as when default-constructed.
   DefaultValue(std::nullopt_t) {}  // NOLINT
 
+  /// Whether a default was given.
   [[nodiscard]] bool has_value() const noexcept { return values_.has_value(); }
+  /// The default values, row-major; only valid when has_value().
   [[nodiscard]] const std::vector<T>& values() const { return *values_; }
 
  private:
@@ -13644,8 +14122,12 @@ class DefaultValue {
 /// (TensorFlow: `tf.io.FixedLenFeature(shape, dtype, default_value)`).
 template <example_dtype T>
 struct FixedLenFeature {
-  using value_type = T;
+  using value_type = T;  ///< dtype of the values (TensorFlow's `dtype`)
+  /// Shape of one example's tensor (empty: a scalar); must be fully defined (no -1), else
+  /// invalid_argument when parsing.
   std::vector<std::int64_t> shape{};
+  /// Values used when an example lacks the feature, product(shape) of them; without one a
+  /// missing feature is invalid_argument ("... is required but could not be found.").
   DefaultValue<T> default_value{};
 };
 
@@ -13653,7 +14135,7 @@ struct FixedLenFeature {
 /// (TensorFlow: `tf.io.VarLenFeature(dtype)`).
 template <example_dtype T>
 struct VarLenFeature {
-  using value_type = T;
+  using value_type = T;  ///< dtype of the values (TensorFlow's `dtype`)
 };
 
 /// A feature with any number of rows of a fixed `shape`, parsed into a dense tensor of shape
@@ -13665,9 +14147,13 @@ struct VarLenFeature {
 ///     {"tokens", tf::io::FixedLenSequenceFeature<std::int64_t>{.allow_missing = true}}
 template <example_dtype T>
 struct FixedLenSequenceFeature {
-  using value_type = T;
+  using value_type = T;  ///< dtype of the values (TensorFlow's `dtype`)
+  /// Shape of one row; fully defined (no -1) and with at least one element, else
+  /// invalid_argument when parsing.
   std::vector<std::int64_t> shape{};
+  /// Must be true to parse Examples (false is invalid_argument, as TensorFlow's ValueError).
   bool allow_missing = false;
+  /// The padding value: a single value (others are invalid_argument); unset pads with 0 / "".
   DefaultValue<T> default_value{};
 };
 
@@ -13685,20 +14171,23 @@ using FeatureDescription = std::map<std::string, FeatureSpec, std::less<>>;
 /// dense tensor of `dense_shape`.
 template <class T>
 struct SparseTensor {
-  Tensor<std::int64_t, 2> indices;
-  Tensor<T, 1> values;
-  Tensor<std::int64_t, 1> dense_shape;
+  Tensor<std::int64_t, 2> indices;      ///< [N, dense rank]: the position of each value
+  Tensor<T, 1> values;                  ///< [N]: the values, in row-major order of position
+  Tensor<std::int64_t, 1> dense_shape;  ///< shape of the dense tensor they belong to
 };
 
 /// One parsed feature: a dense tensor (FixedLenFeature, FixedLenSequenceFeature) or a
 /// SparseTensor (VarLenFeature).
 class ParsedFeature {
  public:
+  /// A dense tensor or a SparseTensor of one of the three Example dtypes.
   using Storage = std::variant<AnyTensor, SparseTensor<float>, SparseTensor<std::int64_t>,
                                SparseTensor<std::string>>;
   ParsedFeature() = default;
+  /// A parsed feature holding `s`.
   explicit ParsedFeature(Storage s) : value_(std::move(s)) {}
 
+  /// Whether this is a SparseTensor (a VarLenFeature's result).
   [[nodiscard]] bool is_sparse() const noexcept { return value_.index() != 0; }
   /// The dense result, type-erased.
   [[nodiscard]] const AnyTensor& dense() const {
@@ -13723,6 +14212,7 @@ class ParsedFeature {
     throw invalid_argument("tf::io::ParsedFeature::sparse<" + std::string(dtype_traits<T>::name) +
                            ">(): the feature is dense or of another dtype");
   }
+  /// The result as a variant, for std::visit.
   [[nodiscard]] const Storage& storage() const noexcept { return value_; }
 
  private:
@@ -13741,11 +14231,17 @@ class ParsedExample {
     }
     return it->second;
   }
+  /// Same as `operator[]`: throws not_found for names not in the description.
   [[nodiscard]] const ParsedFeature& at(std::string_view key) const { return (*this)[key]; }
+  /// Whether a feature named `key` was parsed.
   [[nodiscard]] bool contains(std::string_view key) const { return values_.contains(key); }
+  /// Number of features.
   [[nodiscard]] std::size_t size() const noexcept { return values_.size(); }
+  /// Iterator to the first (name, ParsedFeature) pair, in name order.
   [[nodiscard]] auto begin() const noexcept { return values_.begin(); }
+  /// Iterator past the last pair.
   [[nodiscard]] auto end() const noexcept { return values_.end(); }
+  /// Adds (or replaces) the feature named `key`.
   void insert(std::string key, ParsedFeature value) {
     values_.insert_or_assign(std::move(key), std::move(value));
   }
@@ -14299,14 +14795,17 @@ namespace io {
   const std::string_view one[1] = {serialized};
   return detail::example_parse::parse("tf::io::parse_single_example", one, features, false);
 }
+/// The same with the serialized Example as a `std::string`.
 [[nodiscard]] inline ParsedExample parse_single_example(const std::string& serialized,
                                                         const FeatureDescription& features) {
   return parse_single_example(std::string_view(serialized), features);
 }
+/// The same with the serialized Example as a NUL-terminated string.
 [[nodiscard]] inline ParsedExample parse_single_example(const char* serialized,
                                                         const FeatureDescription& features) {
   return parse_single_example(std::string_view(serialized), features);
 }
+/// The same with the serialized Example as a scalar string tensor.
 [[nodiscard]] inline ParsedExample parse_single_example(const Tensor<std::string, 0>& serialized,
                                                         const FeatureDescription& features) {
   return parse_single_example(std::string_view(serialized.item()), features);
@@ -14320,11 +14819,13 @@ namespace io {
                                                  const FeatureDescription& features) {
   return detail::example_parse::parse("tf::io::parse_example", serialized, features, true);
 }
+/// The same with the serialized Examples as `std::string`s.
 [[nodiscard]] inline ParsedExample parse_example(std::span<const std::string> serialized,
                                                  const FeatureDescription& features) {
   std::vector<std::string_view> views(serialized.begin(), serialized.end());
   return parse_example(std::span<const std::string_view>(views), features);
 }
+/// The same with the serialized Examples as a rank-1 string tensor.
 [[nodiscard]] inline ParsedExample parse_example(const Tensor<std::string, 1>& serialized,
                                                  const FeatureDescription& features) {
   return parse_example(serialized.values(), features);
@@ -14358,6 +14859,7 @@ namespace io {
 
 /// Bytes of framing around each record's payload (12 before, 4 after).
 inline constexpr std::size_t tfrecord_header_size = 12;
+/// Bytes of framing after each record's payload: its masked CRC-32C.
 inline constexpr std::size_t tfrecord_footer_size = 4;
 
 /// The 12-byte header of a record of `length` bytes: length LE + masked CRC of those 8 bytes.
@@ -14399,9 +14901,12 @@ inline void append_tfrecord(std::string& out, std::string_view payload) {
 /// for a full disk, ...). A destructor cannot report errors: call `close()` to see them.
 class TFRecordWriter {
  public:
+  /// Creates (truncates) the file at `path`.
   explicit TFRecordWriter(const std::string& path, TFRecordOptions options = {})
       : path_(path), sink_(std::make_unique<detail::byte_stream::Sink>(path, options)) {}
+  /// Takes over `other`'s open file; `other` is left closed.
   TFRecordWriter(TFRecordWriter&&) noexcept = default;
+  /// Closes this writer's file (errors ignored), then takes over `other`'s.
   TFRecordWriter& operator=(TFRecordWriter&& other) noexcept {
     if (this != &other) {
       close_quietly();
@@ -14436,7 +14941,9 @@ class TFRecordWriter {
       sink_->close();
     }
   }
+  /// Whether records can still be written (false after close() or a move).
   [[nodiscard]] bool is_open() const noexcept { return sink_ && sink_->is_open(); }
+  /// The file's path.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:
@@ -14749,6 +15256,7 @@ namespace keras {
 ///     tf::keras::layers::Dense(100, {.activation = tf::nn::relu});
 class Activation {
  public:
+  /// The stored function, on [-1, last axis] views of the input.
   using Fn = std::function<Tensor<float, 2>(const Tensor<float, 2>&)>;
   Activation() = default;
   /// A unary function such as `tf::nn::relu` (its float/rank-2 instance is taken).
@@ -14761,6 +15269,8 @@ class Activation {
   /// the activations are compiled where a name is used: detail/deferred.hpp.)
   template <class Deferred = void>
   Activation(const char* name) : Activation(std::string(name)) {}  // NOLINT
+  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "sigmoid", "tanh",
+  /// "softmax"; throws invalid_argument for any other name.
   template <class Deferred = void>
   Activation(const std::string& name) {  // NOLINT
     using detail::deferred;
@@ -14786,6 +15296,7 @@ class Activation {
   /// Whether this is the identity.
   [[nodiscard]] bool is_linear() const noexcept { return !fn_; }
 
+  /// Applies the function to `x` (rank >= 1) viewed as [-1, last axis]; same shape out.
   template <std::size_t R>
   Tensor<float, R> operator()(const Tensor<float, R>& x) const {
     if (!fn_) {
@@ -15168,8 +15679,10 @@ class Variable {
   std::shared_ptr<State> state_;
 };
 
+/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
 template <class T, std::size_t Rank>
 Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
 template <element_type T>
 Variable(T, VariableOptions = {}) -> Variable<T, 0>;
 
@@ -15330,7 +15843,9 @@ struct GradientTapeOptions {
 /// (TensorFlow: `tf.UnconnectedGradients`).
 enum class UnconnectedGradients { none, zero };
 
+/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
 struct GradientOptions {
+  /// What to return for a source the target does not depend on (default: `std::nullopt`).
   UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
 };
 
@@ -15350,6 +15865,7 @@ struct GradientOptions {
 /// ops of their own thread.
 class GradientTape {
  public:
+  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
   explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
     recorder_->persistent = options.persistent;
     recorder_->watch_accessed_variables = options.watch_accessed_variables;
@@ -15375,6 +15891,7 @@ class GradientTape {
       recorder_->watch(x.id());
     }
   }
+  /// Ensures a type-erased tensor or variable is traced.
   void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
 
   /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
@@ -15465,6 +15982,7 @@ class GradientTape {
     }
     return out;
   }
+  /// A vector of tensors: a vector of optional gradients, in the same order.
   template <tensor_like Target, class T, std::size_t R>
   std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
                                                     const std::vector<Tensor<T, R>>& sources,
@@ -16217,8 +16735,8 @@ inline void set_seed(std::int64_t seed) {
 
 /// Keyword arguments of `normal` and `truncated_normal`.
 struct NormalOptions {
-  double mean = 0.0;
-  double stddev = 1.0;
+  double mean = 0.0;    ///< mean of the distribution
+  double stddev = 1.0;  ///< standard deviation (of the untruncated distribution)
   /// The op seed; with or without a global seed (see `set_seed`) it makes the values
   /// reproducible. std::nullopt: depends on the global seed, or is nondeterministic.
   std::optional<std::int64_t> seed = std::nullopt;
@@ -16228,8 +16746,11 @@ struct NormalOptions {
 /// defaults to 1; integer T needs it (as in TensorFlow).
 template <class T>
 struct UniformOptions {
-  T minval = T(0);
+  T minval = T(0);  ///< lower bound, included
+  /// Upper bound, excluded; 1 when unset for floating T, required for integer T
+  /// (invalid_argument otherwise).
   std::optional<T> maxval = std::nullopt;
+  /// The op seed, as NormalOptions::seed.
   std::optional<std::int64_t> seed = std::nullopt;
 };
 
@@ -16247,6 +16768,7 @@ Tensor<T, R> normal(std::array<std::int64_t, R> const& shape, NormalOptions cons
   auto z = detail::execute(ops::RandomStandardNormal<T, R>{shape, s.seed, s.seed2});
   return detail::random_impl::scale_shift(z, options.stddev, options.mean);
 }
+/// The same with the shape in braces, its rank deduced: `normal<float>({784, 10})`.
 template <class T = float, std::size_t R>
 Tensor<T, R> normal(std::int64_t const (&shape)[R], NormalOptions const& options = {}) {
   return normal<T, R>(detail::random_impl::to_array(shape), options);
@@ -16264,6 +16786,7 @@ Tensor<T, R> truncated_normal(std::array<std::int64_t, R> const& shape,
   auto z = detail::execute(ops::TruncatedNormal<T, R>{shape, s.seed, s.seed2});
   return detail::random_impl::scale_shift(z, options.stddev, options.mean);
 }
+/// The same with the shape in braces, its rank deduced.
 template <class T = float, std::size_t R>
 Tensor<T, R> truncated_normal(std::int64_t const (&shape)[R], NormalOptions const& options = {}) {
   return truncated_normal<T, R>(detail::random_impl::to_array(shape), options);
@@ -16300,6 +16823,7 @@ Tensor<T, R> uniform(std::array<std::int64_t, R> const& shape,
         ops::RandomUniformInt<T, R>{shape, options.minval, *options.maxval, s.seed, s.seed2});
   }
 }
+/// The same with the shape in braces, its rank deduced: `uniform<float>({2, 3})`.
 template <class T = float, std::size_t R>
 Tensor<T, R> uniform(std::int64_t const (&shape)[R], UniformOptions<T> const& options = {}) {
   return uniform<T, R>(detail::random_impl::to_array(shape), options);
@@ -16335,6 +16859,7 @@ inline std::pair<double, double> compute_fans(const Shape& shape) {
   return {double(shape[r - 2]) * receptive, double(shape[r - 1]) * receptive};
 }
 
+/// The values of a rank-1 tensor (how the random initializers return their draws).
 inline std::vector<float> to_vector(const Tensor<float, 1>& t) { return t.numpy(); }
 
 /// All zeros (tf.keras.initializers.Zeros).
@@ -16353,17 +16878,21 @@ inline Initializer Constant(float value) {
 
 /// Options of the random initializers (a seed makes them reproducible).
 struct SeedOptions {
+  /// Op seed of the draws (Note [Random seeds] in ops/random/random.hpp); unset: nondeterministic
+  /// unless a global seed is set.
   std::optional<std::int64_t> seed = std::nullopt;
 };
+/// Options of RandomNormal (Keras' `mean`, `stddev`, `seed`).
 struct RandomNormalOptions {
-  double mean = 0.0;
-  double stddev = 0.05;
-  std::optional<std::int64_t> seed = std::nullopt;
+  double mean = 0.0;                                ///< mean of the normal distribution
+  double stddev = 0.05;                             ///< standard deviation (Keras' default 0.05)
+  std::optional<std::int64_t> seed = std::nullopt;  ///< as SeedOptions::seed
 };
+/// Options of RandomUniform (Keras' `minval`, `maxval`, `seed`).
 struct RandomUniformOptions {
-  double minval = -0.05;
-  double maxval = 0.05;
-  std::optional<std::int64_t> seed = std::nullopt;
+  double minval = -0.05;                            ///< lower bound (inclusive)
+  double maxval = 0.05;                             ///< upper bound (exclusive)
+  std::optional<std::int64_t> seed = std::nullopt;  ///< as SeedOptions::seed
 };
 
 /// N(mean, stddev) (tf.keras.initializers.RandomNormal; Keras' default stddev 0.05).
@@ -16556,7 +17085,7 @@ class Trackable;
 
 /// One edge of the object graph: a named child that is an object or a variable.
 struct TrackableReference {
-  std::string name = {};
+  std::string name = {};  ///< the child's local name (its object-graph edge label)
   /// A long-lived child object (a member layer, the compiled optimizer, ...).
   Trackable* object = nullptr;
   /// Or a node made for this listing: the lists and dicts Python wraps attributes in
@@ -16565,6 +17094,7 @@ struct TrackableReference {
   /// Or a variable.
   AnyVariable variable = {};
 
+  /// The child object (`object`, else `owned`), or nullptr when the child is a variable.
   [[nodiscard]] Trackable* target() const noexcept {
     return object != nullptr ? object : owned.get();
   }
@@ -16573,9 +17103,9 @@ struct TrackableReference {
 /// A slot of a tf_keras legacy optimizer: per-variable state the object graph stores as a
 /// slot reference (`<var>/.OPTIMIZER_SLOT/<optimizer>/<slot>`) rather than as a child.
 struct SlotVariableReference {
-  AnyVariable original;
-  std::string slot_name;
-  AnyVariable slot;
+  AnyVariable original;   ///< the variable the slot belongs to
+  std::string slot_name;  ///< e.g. "m", "v", "momentum"
+  AnyVariable slot;       ///< the slot variable itself
 };
 
 /// A node of the object graph (tf.train Trackable): lists its children for a layout.
@@ -16593,12 +17123,17 @@ struct SlotVariableReference {
 /// applies the values it holds for them then (deferred restoration).
 class Trackable {
  public:
+  /// Called by notify_children_changed (a checkpoint restore installs one).
   using ChildrenChangedHook = std::function<void()>;
 
   Trackable() = default;
+  /// Copies the base state, the children-changed hook included.
   Trackable(const Trackable&) = default;
+  /// Moves the base state, the children-changed hook included.
   Trackable(Trackable&&) noexcept = default;
+  /// Copies the base state, the children-changed hook included.
   Trackable& operator=(const Trackable&) = default;
+  /// Moves the base state, the children-changed hook included.
   Trackable& operator=(Trackable&&) noexcept = default;
   virtual ~Trackable() = default;
 
@@ -16636,6 +17171,7 @@ class Trackable {
 class TrackableList final : public Trackable {
  public:
   TrackableList() = default;
+  /// A list of these children (their names are replaced by their positions).
   explicit TrackableList(std::vector<TrackableReference> items) : items_(std::move(items)) {}
   /// A list of variables.
   static std::shared_ptr<TrackableList> of(const std::vector<AnyVariable>& vars) {
@@ -16645,6 +17181,7 @@ class TrackableList final : public Trackable {
     }
     return list;
   }
+  /// Appends a child (named by its position).
   void push_back(TrackableReference item) { items_.push_back(std::move(item)); }
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
     auto out = items_;
@@ -16663,6 +17200,7 @@ class TrackableList final : public Trackable {
 class TrackableNode final : public Trackable {
  public:
   TrackableNode() = default;
+  /// A node with these named children.
   explicit TrackableNode(std::vector<TrackableReference> children)
       : children_(std::move(children)) {}
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
@@ -16722,13 +17260,13 @@ inline std::string unique_layer_name(const std::string& base) {
 
 /// Keyword arguments every layer takes.
 struct LayerOptions {
-  std::optional<std::string> name = std::nullopt;
-  bool trainable = true;
+  std::optional<std::string> name = std::nullopt;  ///< used verbatim; default: a unique name
+  bool trainable = true;  ///< whether training updates its weights (Keras' `trainable`)
 };
 
 /// Keyword arguments of a call: `layer(x, {.training = true})` (Keras: `layer(x, training=True)`).
 struct CallOptions {
-  bool training = false;
+  bool training = false;  ///< training mode (Dropout drops only then); default inference
 };
 
 template <class Derived = void>
@@ -16767,8 +17305,12 @@ class Layer<void> : public Trackable {
   }
   /// The Keras class name summary() shows ("Dense", "Conv2D", ...).
   [[nodiscard]] virtual std::string class_name() const { return "Layer"; }
+  /// Whether `build` has run (Keras: `layer.built`).
   [[nodiscard]] bool built() const noexcept { return built_; }
+  /// Whether training updates this layer's weights (Keras: `layer.trainable`).
   [[nodiscard]] bool trainable() const noexcept { return trainable_; }
+  /// Freezes (false) or unfreezes the layer (Keras: `layer.trainable = t`): a frozen layer's
+  /// `trainable_variables` is empty, its children's weights included.
   void set_trainable(bool t) noexcept { trainable_ = t; }
 
   /// Weights of this layer and its children, depth first, own weights first (Keras order).
@@ -16777,6 +17319,7 @@ class Layer<void> : public Trackable {
     collect(out, [](const AnyVariable&) { return true; });
     return out;
   }
+  /// The same as `variables()` (Keras: `layer.weights`).
   [[nodiscard]] std::vector<AnyVariable> weights() { return variables(); }
   /// The weights a training step updates (trainable weights of trainable layers).
   [[nodiscard]] std::vector<AnyVariable> trainable_variables() {
@@ -16787,6 +17330,8 @@ class Layer<void> : public Trackable {
     }
     return out;
   }
+  /// The weights `trainable_variables` leaves out: non-trainable weights and those of frozen
+  /// layers (Keras: `non_trainable_weights`).
   [[nodiscard]] std::vector<AnyVariable> non_trainable_variables() {
     auto all = variables();
     auto tr = trainable_variables();
@@ -16869,6 +17414,7 @@ class Layer<void> : public Trackable {
     notify_children_changed();
     return v;
   }
+  /// `add_weight` with the shape as a braced list: `add_weight<float, 2>("w", {in, units})`.
   template <class T = float, std::size_t R>
   Variable<T, R> add_weight(
       const std::string& name, std::int64_t const (&dims)[R],
@@ -16911,11 +17457,17 @@ class Layer<void> : public Trackable {
   }
 
  protected:
+  /// Member-wise copy (for derived layers); the copy's weights are handles to the same
+  /// variables.
   Layer(const Layer&) = default;
+  /// Moves the layer; tracked children stay valid (they are stored as offsets).
   Layer(Layer&&) noexcept = default;
+  /// Copy-assigns, as the copy constructor copies.
   Layer& operator=(const Layer&) = default;
+  /// Move-assigns, as the move constructor moves.
   Layer& operator=(Layer&&) noexcept = default;
 
+  /// Marks the layer built (or not), for layers that build outside `ensure_built`.
   void set_built(bool b = true) noexcept { built_ = b; }
   /// Keras 3 tracks weight `name` under another attribute (Dense: "kernel" -> "_kernel").
   void keras3_attribute(std::string name, std::string keras3_name) {
@@ -17074,6 +17626,8 @@ class Layer : public Layer<void> {
  public:
   /// Named after the class in snake_case ("MyLayer" -> "my_layer", uniquified).
   Layer() : Layer<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  /// Takes the common layer options; without `options.name`, named as the default constructor
+  /// names it.
   explicit Layer(LayerOptions options)
       : Layer<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Layer<void>::Layer;
@@ -17096,6 +17650,7 @@ class Layer : public Layer<void> {
   }
 
  protected:
+  /// `sizeof(Derived)`, which bounds `track`'s membership check.
   [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
 };
 
@@ -17652,17 +18207,23 @@ Tensor<float, R - 1> binary_crossentropy(const Tensor<float, R>& y_true,
 ///     };
 class Loss {
  public:
+  /// A loss named `name` (Keras' `name` argument; used in error messages).
   explicit Loss(std::string name = "loss") : name_(std::move(name)) {}
+  /// Copyable, so derived losses can be.
   Loss(const Loss&) = default;
+  /// Movable, so derived losses can be.
   Loss(Loss&&) noexcept = default;
+  /// Copy-assignable, so derived losses can be.
   Loss& operator=(const Loss&) = default;
+  /// Move-assignable, so derived losses can be.
   Loss& operator=(Loss&&) noexcept = default;
   virtual ~Loss() = default;
 
   /// Per-example (or already reduced) losses, float, any rank.
   [[nodiscard]] virtual AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const = 0;
 
-  /// The mean of `call`'s values: a float scalar the tape can differentiate.
+  /// The mean of `call`'s values: a float scalar the tape can differentiate. Throws
+  /// invalid_argument when `call` returns a non-float tensor or one of rank above 3.
   template <class Deferred = void>
   Tensor<float, 0> operator()(const AnyTensor& y_true, const AnyTensor& y_pred) const {
     const auto v = impl::deferred<Deferred>(call(y_true, y_pred));
@@ -17679,6 +18240,7 @@ class Loss {
       }
     });
   }
+  /// The loss's name ("sparse_categorical_crossentropy", ...).
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
  private:
@@ -17698,8 +18260,9 @@ Tensor<float, R> float_of(const AnyTensor& t) {
 }
 }  // namespace impl
 
+/// Keyword arguments of the crossentropy loss classes.
 struct CrossentropyOptions {
-  bool from_logits = false;
+  bool from_logits = false;  ///< y_pred holds logits rather than probabilities
 };
 
 namespace impl {
@@ -17776,6 +18339,7 @@ class BuiltinLoss : public Loss {
   }
 
  protected:
+  /// A loss named `name` computing `fn(y_true, y_pred, from_logits)` per example.
   BuiltinLoss(std::string name, LossFn fn, bool from_logits)
       : Loss(std::move(name)), fn_(fn), from_logits_(from_logits) {}
 
@@ -17788,6 +18352,9 @@ class BuiltinLoss : public Loss {
 /// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
 class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
  public:
+  /// Named "sparse_categorical_crossentropy". Predictions [N, C] or [N, T, C]; labels uint8,
+  /// int32 or int64 of shape [N] or [N, 1] ([N, T] or [N, T, 1]). Calls with other dtypes or
+  /// ranks throw invalid_argument.
   template <class Deferred = void>
   explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
       : BuiltinLoss("sparse_categorical_crossentropy", &impl::sparse_categorical_call<Deferred>,
@@ -17797,6 +18364,7 @@ class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
 /// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
 class CategoricalCrossentropy : public impl::BuiltinLoss {
  public:
+  /// Named "categorical_crossentropy"; labels and predictions share their shape.
   template <class Deferred = void>
   explicit CategoricalCrossentropy(CrossentropyOptions o = {})
       : BuiltinLoss("categorical_crossentropy", &impl::categorical_call<Deferred>, o.from_logits) {}
@@ -17805,6 +18373,7 @@ class CategoricalCrossentropy : public impl::BuiltinLoss {
 /// tf.keras.losses.BinaryCrossentropy.
 class BinaryCrossentropy : public impl::BuiltinLoss {
  public:
+  /// Named "binary_crossentropy"; labels (0/1 or soft) and predictions share their shape.
   template <class Deferred = void>
   explicit BinaryCrossentropy(CrossentropyOptions o = {})
       : BuiltinLoss("binary_crossentropy", &impl::binary_call<Deferred>, o.from_logits) {}
@@ -17813,6 +18382,7 @@ class BinaryCrossentropy : public impl::BuiltinLoss {
 /// tf.keras.losses.MeanSquaredError.
 class MeanSquaredError : public impl::BuiltinLoss {
  public:
+  /// Named "mean_squared_error"; labels and predictions share their shape.
   template <class Deferred = void>
   MeanSquaredError()
       : BuiltinLoss("mean_squared_error", &impl::mean_squared_call<Deferred>, false) {}
@@ -17822,12 +18392,17 @@ class MeanSquaredError : public impl::BuiltinLoss {
 class LossHandle {
  public:
   LossHandle() = default;
+  /// Holds a copy of `loss` (any class derived from Loss): `.loss =
+  /// SparseCategoricalCrossentropy()`.
   template <class L>
     requires std::derived_from<std::remove_cvref_t<L>, Loss>
   LossHandle(L&& loss)  // NOLINT(google-explicit-constructor)
       : p_(std::make_shared<std::remove_cvref_t<L>>(std::forward<L>(loss))) {}
+  /// Shares `p` (a loss owned elsewhere too).
   LossHandle(std::shared_ptr<const Loss> p) : p_(std::move(p)) {}  // NOLINT
+  /// Whether it holds a loss.
   [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  /// The loss; throws failed_precondition when empty.
   [[nodiscard]] const Loss& get() const {
     if (!p_) {
       throw failed_precondition("tf::keras: no loss (pass .loss to compile)");
@@ -18054,15 +18629,23 @@ inline void require_value(const AnyTensor& t, const char* what) {
 /// a metric share it (as Python references do) and checkpoints can save it.
 ///
 ///     struct MyAccuracy : tf::keras::metrics::Metric {
-///       tf::Variable<float, 0> total, count;
-///       MyAccuracy() : Metric("my_accuracy") { total = add_weight("total"); count =
-///       add_weight("count"); } void update_state(const tf::AnyTensor& y_true, const tf::AnyTensor&
-///       y_pred) override {...} float result() const override { return count.value().item() /
-///       total.value().item(); }
+///       tf::Variable<float, 0> correct, count;
+///       MyAccuracy() : Metric("my_accuracy") {
+///         correct = add_weight("correct");
+///         count = add_weight("count");
+///       }
+///       void update_state(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) override {
+///         ...
+///       }
+///       float result() const override {
+///         return correct.value().item() / count.value().item();
+///       }
 ///     };
 class Metric : public Trackable {
  public:
+  /// A metric named `name`: the key of its value in fit's logs, and its variables' prefix.
   explicit Metric(std::string name) : name_(std::move(name)) {}
+  /// The metric's name ("sparse_categorical_accuracy", ...).
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
   /// Accumulates a batch of labels and predictions.
@@ -18075,6 +18658,8 @@ class Metric : public Trackable {
       v.assign(Tensor<float, 0>(0.0f));
     }
   }
+  /// The state variables under the names given to `add_weight` ("total", "count"), as
+  /// TensorFlow's checkpoints hold them.
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
     std::vector<TrackableReference> out;
     for (auto& [n, v] : state_) {
@@ -18100,6 +18685,7 @@ class Metric : public Trackable {
 /// variables "total" and "count".
 class Mean : public Metric {
  public:
+  /// A mean named `name`, starting empty (its result is 0 until updated).
   explicit Mean(std::string name = "mean") : Metric(std::move(name)) {
     total_ = add_weight("total");
     count_ = add_weight("count");
@@ -18115,13 +18701,16 @@ class Mean : public Metric {
   }
   /// Adds one value with a weight (e.g. a batch loss weighted by the batch size).
   void update_state(double value, double weight = 1.0) { add(value * weight, weight); }
+  /// As a compiled metric: adds the elements of the second argument (the first is ignored).
   void update_state(const AnyTensor&, const AnyTensor& values) override { update_state(values); }
+  /// total / count; 0 when nothing was added.
   [[nodiscard]] float result() const override {
     const float c = count_.value().item();
     return c == 0 ? 0.0f : total_.value().item() / c;
   }
 
  protected:
+  /// Adds `total` to the running sum and `count` to the running weight (for subclasses).
   void add(double total, double count) {
     total_.assign(Tensor<float, 0>(float(double(total_.value().item()) + total)));
     count_.assign(Tensor<float, 0>(float(double(count_.value().item()) + count)));
@@ -18136,9 +18725,12 @@ class Mean : public Metric {
 /// (tf.keras.metrics.SparseCategoricalAccuracy). Labels [N] or [N, 1], any numeric dtype.
 class SparseCategoricalAccuracy : public Mean {
  public:
+  /// An accuracy named `name`.
   explicit SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy")
       : Mean(std::move(name)) {}
   using Mean::update_state;
+  /// Adds a batch: one label per row of `y_pred` (the last axis holds the classes); throws
+  /// invalid_argument when the counts differ.
   void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
     impl::require_value(y_true, "SparseCategoricalAccuracy::update_state");
     impl::require_value(y_pred, "SparseCategoricalAccuracy::update_state");
@@ -18164,8 +18756,11 @@ class SparseCategoricalAccuracy : public Mean {
 /// (tf.keras.metrics.CategoricalAccuracy).
 class CategoricalAccuracy : public Mean {
  public:
+  /// An accuracy named `name`.
   explicit CategoricalAccuracy(std::string name = "categorical_accuracy") : Mean(std::move(name)) {}
   using Mean::update_state;
+  /// Adds a batch; throws invalid_argument unless labels and predictions have the same shape
+  /// (rank >= 1).
   void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
     impl::require_value(y_true, "CategoricalAccuracy::update_state");
     impl::require_value(y_pred, "CategoricalAccuracy::update_state");
@@ -18187,8 +18782,11 @@ class CategoricalAccuracy : public Mean {
 /// Fraction of elements where prediction equals label (tf.keras.metrics.Accuracy).
 class Accuracy : public Mean {
  public:
+  /// An accuracy named `name`.
   explicit Accuracy(std::string name = "accuracy") : Mean(std::move(name)) {}
   using Mean::update_state;
+  /// Adds a batch, compared element by element; throws invalid_argument when the element
+  /// counts differ.
   void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
     impl::require_value(y_true, "Accuracy::update_state");
     impl::require_value(y_pred, "Accuracy::update_state");
@@ -18223,12 +18821,16 @@ Tensor<float, R - 1> categorical_accuracy(const Tensor<float, R>& y_true,
 /// A shared handle to a metric (what `compile` stores); converts from any Metric.
 class MetricHandle {
  public:
+  /// Holds a copy of `m` (any class derived from Metric); the copy shares m's state variables.
   template <class M>
     requires std::derived_from<std::remove_cvref_t<M>, Metric>
   MetricHandle(M&& m)  // NOLINT(google-explicit-constructor)
       : p_(std::make_shared<std::remove_cvref_t<M>>(std::forward<M>(m))) {}
+  /// Shares `p` (a metric also read elsewhere); must not be null.
   MetricHandle(std::shared_ptr<Metric> p) : p_(std::move(p)) {}  // NOLINT
+  /// The metric.
   [[nodiscard]] Metric& get() const { return *p_; }
+  /// Member access to the metric: `handle->result()`.
   [[nodiscard]] Metric* operator->() const { return p_.get(); }
 
  private:
@@ -18288,11 +18890,12 @@ namespace schedules {
 /// A learning-rate schedule: the rate at optimizer step `step` (0 for the first update).
 using LearningRateSchedule = std::function<double(std::int64_t step)>;
 
+/// Options of ExponentialDecay (Keras' keyword arguments; these defaults are tapeflow's).
 struct ExponentialDecayOptions {
-  double initial_learning_rate = 0.01;
-  double decay_steps = 1000;
-  double decay_rate = 0.96;
-  bool staircase = false;
+  double initial_learning_rate = 0.01;  ///< the rate at step 0
+  double decay_steps = 1000;            ///< steps per factor of decay_rate (> 0)
+  double decay_rate = 0.96;             ///< factor applied every decay_steps steps
+  bool staircase = false;               ///< decay in whole periods (floor of the exponent)
 };
 /// initial * decay_rate ^ (step / decay_steps) (floor of the exponent with staircase)
 /// (tf.keras.optimizers.schedules.ExponentialDecay).
@@ -18330,10 +18933,11 @@ inline LearningRateSchedule PiecewiseConstantDecay(std::vector<std::int64_t> bou
   };
 }
 
+/// Options of CosineDecay (Keras' keyword arguments; these defaults are tapeflow's).
 struct CosineDecayOptions {
-  double initial_learning_rate = 0.01;
-  double decay_steps = 1000;
-  double alpha = 0.0;
+  double initial_learning_rate = 0.01;  ///< the rate at step 0
+  double decay_steps = 1000;            ///< steps to decay over (> 0); constant afterwards
+  double alpha = 0.0;                   ///< final rate as a fraction of initial_learning_rate
 };
 /// initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
 /// (tf.keras.optimizers.schedules.CosineDecay).
@@ -19201,8 +19805,11 @@ namespace utils {
 /// 2: only the summary line. The summary line is printed by `update(..., finalize = true)`.
 class Progbar {
  public:
+  /// (name, value) pairs shown after the bar, in order.
   using Values = std::vector<std::pair<std::string, double>>;
 
+  /// A bar for `target` steps (nullopt: unknown, shown as "n/Unknown") written to `out`.
+  /// `dynamic` (redraw in place) defaults to whether `out` is std::cout on a terminal.
   explicit Progbar(std::optional<std::int64_t> target, int verbose = 1,
                    std::ostream& out = std::cout, std::optional<bool> dynamic = std::nullopt)
       : target_(target), verbose_(verbose), out_(out), start_(clock::now()) {
@@ -19346,28 +19953,41 @@ using Logs = std::map<std::string, double>;
 class Callback {
  public:
   Callback() = default;
+  /// Copyable, so derived callbacks can be.
   Callback(const Callback&) = default;
+  /// Copy-assignable, so derived callbacks can be.
   Callback& operator=(const Callback&) = default;
   virtual ~Callback() = default;
+  /// Called once before the first epoch (the logs are empty).
   virtual void on_train_begin(const Logs&) {}
+  /// Called once after the last epoch (the logs are empty).
   virtual void on_train_end(const Logs&) {}
+  /// Called before each epoch with its 0-based index (the logs are empty).
   virtual void on_epoch_begin(int, const Logs&) {}
+  /// Called after each epoch with its 0-based index and logs: mean loss, metrics, and the
+  /// `val_` values when fit has validation data.
   virtual void on_epoch_end(int, const Logs&) {}
+  /// Called after each training batch with its 0-based index within the epoch and the epoch's
+  /// running loss and metrics.
   virtual void on_train_batch_end(std::int64_t, const Logs&) {}
 };
 
 /// A callback from lambdas (tf.keras.callbacks.LambdaCallback).
 struct LambdaCallback : Callback {
-  std::function<void(int, const Logs&)> epoch_end;
-  std::function<void(std::int64_t, const Logs&)> batch_end;
+  std::function<void(int, const Logs&)> epoch_end;  ///< on_epoch_end's action; may be empty
+  std::function<void(std::int64_t, const Logs&)> batch_end;  ///< on_train_batch_end's action
+  /// Runs `on_epoch_end` after each epoch and `on_batch_end` after each training batch (either
+  /// may be empty: Keras' `LambdaCallback(on_epoch_end=..., on_train_batch_end=...)`).
   explicit LambdaCallback(std::function<void(int, const Logs&)> on_epoch_end = {},
                           std::function<void(std::int64_t, const Logs&)> on_batch_end = {})
       : epoch_end(std::move(on_epoch_end)), batch_end(std::move(on_batch_end)) {}
+  /// Calls `epoch_end` when set.
   void on_epoch_end(int e, const Logs& l) override {
     if (epoch_end) {
       epoch_end(e, l);
     }
   }
+  /// Calls `batch_end` when set.
   void on_train_batch_end(std::int64_t b, const Logs& l) override {
     if (batch_end) {
       batch_end(b, l);
@@ -19377,38 +19997,41 @@ struct LambdaCallback : Callback {
 
 /// Arguments of `Model::compile`.
 struct CompileOptions {
+  /// Updates the weights in fit; required by fit (failed_precondition otherwise).
   optimizers::OptimizerHandle optimizer = {};
+  /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
   losses::LossHandle loss = {};
-  std::vector<metrics::MetricHandle> metrics = {};
+  std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
 };
 
 /// Arguments of `Model::fit`.
 struct FitOptions {
   std::int64_t batch_size = 32;  ///< for in-memory tensors
-  int epochs = 1;
-  int verbose = 1;      ///< 0 silent, 1 progress bar, 2 one line per epoch
-  bool shuffle = true;  ///< reshuffle in-memory tensors every epoch
+  int epochs = 1;                ///< passes over the data
+  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 one line per epoch
+  bool shuffle = true;           ///< reshuffle in-memory tensors every epoch
+  /// (inputs, labels) evaluated after each epoch, logged with a `val_` prefix ("val_loss").
   std::optional<std::pair<AnyTensor, AnyTensor>> validation_data = std::nullopt;
-  std::vector<std::shared_ptr<Callback>> callbacks = {};
-  std::optional<std::uint64_t> seed = std::nullopt;  ///< shuffling seed
+  std::vector<std::shared_ptr<Callback>> callbacks = {};  ///< called in order
+  std::optional<std::uint64_t> seed = std::nullopt;       ///< shuffling seed
 };
 
 /// Arguments of `Model::evaluate`.
 struct EvaluateOptions {
-  std::int64_t batch_size = 32;
-  int verbose = 1;
+  std::int64_t batch_size = 32;  ///< for in-memory tensors
+  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 only the final line
 };
 
 /// Arguments of `Model::predict`.
 struct PredictOptions {
-  std::int64_t batch_size = 32;
-  int verbose = 0;
+  std::int64_t batch_size = 32;  ///< examples per forward pass
+  int verbose = 0;               ///< 0 silent, 1 progress bar, 2 only the final line
 };
 
 /// What fit returns: per-epoch values of every logged metric (tf.keras.callbacks.History).
 struct History {
-  std::map<std::string, std::vector<double>> history;
-  int epochs = 0;
+  std::map<std::string, std::vector<double>> history;  ///< name -> one value per epoch
+  int epochs = 0;                                      ///< epochs run
 };
 
 template <class Derived = void>
@@ -19420,6 +20043,7 @@ class Model;
 template <>
 class Model<void> : public Layer<void> {
  public:
+  /// `base_name` is uniquified ("model" -> "model_1"); `options.name` is used verbatim.
   explicit Model(const std::string& base_name = "model", LayerOptions options = {})
       : Layer<void>(base_name, std::move(options)) {}
 
@@ -19437,7 +20061,9 @@ class Model<void> : public Layer<void> {
     compiled_ = std::move(options);
     is_compiled_ = true;
   }
+  /// Whether `compile` has been called.
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
+  /// The compiled optimizer (Keras: `model.optimizer`); throws failed_precondition when none.
   [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
 
   /// Compiled models track their optimizer as child "optimizer" (Keras 3 and tf_keras).
@@ -19609,10 +20235,12 @@ class Model<void> : public Layer<void> {
  protected:
   /// Rows of the summary table: "name (Type)", output shape text, parameter count.
   struct SummaryRow {
-    std::string label;
-    std::string shape;
-    std::int64_t params;
+    std::string label;    ///< "name (Type)"
+    std::string shape;    ///< output shape, e.g. "(None, 10)"
+    std::int64_t params;  ///< parameter count
   };
+  /// One row per child layer (its name, "multiple", its parameter count); Sequential overrides
+  /// it with the layers' types and output shapes.
   virtual std::vector<SummaryRow> summary_rows() {
     std::vector<SummaryRow> rows;
     for (Layer<>* l : sublayers()) {
@@ -19633,6 +20261,7 @@ class Model<void> : public Layer<void> {
     return AnyTensor((self.*fn)(detail::keras_impl::as_float<R>(x), training));
   }
 
+  /// Keras' text of an output shape, the batch axis as None: [32, 10] -> "(None, 10)".
   static std::string shape_text(const Shape& s) {
     std::string t = "(None";
     for (std::size_t i = 1; i < s.rank(); ++i) {
@@ -19817,6 +20446,8 @@ class Model : public Model<void> {
  public:
   /// Named after the class in snake_case ("MLP" -> "mlp", uniquified).
   Model() : Model<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  /// Takes the common layer options; without `options.name`, named as the default constructor
+  /// names it.
   explicit Model(LayerOptions options)
       : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
   using Model<void>::Model;
@@ -19846,6 +20477,7 @@ class Model : public Model<void> {
   }
 
  protected:
+  /// `sizeof(Derived)`, which bounds `track`'s membership check.
   [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
 };
 
@@ -20441,6 +21073,7 @@ class DefaultWriterScope {
  public:
   DefaultWriterScope(const DefaultWriterScope&) = delete;
   DefaultWriterScope& operator=(const DefaultWriterScope&) = delete;
+  /// Takes over `other`'s duty to restore the previous default; `other` then restores nothing.
   DefaultWriterScope(DefaultWriterScope&& other) noexcept
       : saved_(std::move(other.saved_)), active_(std::exchange(other.active_, false)) {}
   DefaultWriterScope& operator=(DefaultWriterScope&&) = delete;
@@ -20502,7 +21135,9 @@ class SummaryWriter {
   }
   /// The event file's path (empty for a no-op writer).
   [[nodiscard]] std::filesystem::path path() const { return state_ ? state_->path() : ""; }
+  /// The directory given to create_file_writer (empty for a no-op writer).
   [[nodiscard]] std::filesystem::path logdir() const { return state_ ? state_->logdir() : ""; }
+  /// Whether this is a no-op writer (default-constructed or create_noop_writer()).
   [[nodiscard]] bool is_noop() const noexcept { return state_ == nullptr; }
 
   /// Internal: the shared state (summary ops write through it).
@@ -20645,6 +21280,8 @@ struct TensorBoardOptions {
 ///     // tensorboard --logdir ./logs   (runs "train" and "validation")
 class TensorBoard : public Callback {
  public:
+  /// Logs under `log_dir` (created when training begins); throws invalid_argument for an
+  /// `update_freq` other than "epoch", "batch" or a positive number.
   explicit TensorBoard(std::filesystem::path log_dir = "logs", TensorBoardOptions options = {})
       : log_dir_(std::move(log_dir)) {
     if (const auto* s = std::get_if<std::string>(&options.update_freq)) {
@@ -20675,11 +21312,13 @@ class TensorBoard : public Callback {
     }
   }
 
+  /// Opens the train writer (`<log_dir>/train`) unless open already (from an earlier fit).
   void on_train_begin(const Logs&) override {
     if (train_.is_noop()) {
       train_ = summary::create_file_writer(log_dir_ / "train");
     }
   }
+  /// Writes `batch_<metric>` scalars when update_freq asks for this batch.
   void on_train_batch_end(std::int64_t, const Logs& logs) override {
     const std::int64_t step = batches_++;
     if (every_ > 0 && (step + 1) % every_ == 0) {
@@ -20689,6 +21328,8 @@ class TensorBoard : public Callback {
       }
     }
   }
+  /// Writes `epoch_<metric>` scalars at step `epoch`: training values to the train writer,
+  /// `val_` values to the validation writer (opened on first use).
   void on_epoch_end(int epoch, const Logs& logs) override {
     for (const auto& [name, value] : logs) {
       const bool validation = name.rfind("val_", 0) == 0;
@@ -20699,13 +21340,15 @@ class TensorBoard : public Callback {
       summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
     }
   }
+  /// Flushes both writers (they stay open for later fit calls).
   void on_train_end(const Logs&) override {
     train_.flush();
     validation_.flush();
   }
 
-  /// The train and validation writers (no-op until fit starts / validation values appear).
+  /// The train writer (a no-op writer until fit starts).
   [[nodiscard]] const summary::SummaryWriter& train_writer() const noexcept { return train_; }
+  /// The validation writer (a no-op writer until validation values appear).
   [[nodiscard]] const summary::SummaryWriter& validation_writer() const noexcept {
     return validation_;
   }
@@ -22029,11 +22672,16 @@ enum class Padding { valid, same };
 /// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
 class PaddingArg {
  public:
-  PaddingArg(Padding padding) noexcept : value_(padding) {}   // NOLINT(google-explicit-constructor)
+  /// The given padding.
+  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
   PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-  PaddingArg(char const* text) : value_(parse(text)) {}       // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
 
+  /// The padding chosen.
   [[nodiscard]] Padding value() const noexcept { return value_; }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
   operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
 
  private:
@@ -22058,13 +22706,17 @@ constexpr std::string_view padding_name(Padding padding) noexcept {
 /// A (height, width) pair: window sizes, strides, dilations. One number means both
 /// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
 struct Size2D {
-  std::int64_t h = 1;
-  std::int64_t w = 1;
+  std::int64_t h = 1;  ///< height (rows)
+  std::int64_t w = 1;  ///< width (columns)
   constexpr Size2D() noexcept = default;
+  /// `{both, both}`.
   constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
       : h(both), w(both) {}
+  /// `{height, width}`.
   constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
+  /// Same height and width.
   friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
+  /// "(h, w)", as TensorFlow prints a pair in errors.
   [[nodiscard]] std::string to_string() const {
     return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
   }
@@ -23007,14 +23659,16 @@ namespace layers {
 
 /// Keyword arguments of Conv2D (Keras: strides, padding "valid"/"same", activation, ...).
 struct Conv2DOptions {
-  nn::Size2D strides = 1;
+  nn::Size2D strides = 1;  ///< step of the window along height and width
+  /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
   nn::PaddingArg padding = nn::Padding::valid;
-  nn::Size2D dilation_rate = 1;
-  Activation activation = {};
-  bool use_bias = true;
+  nn::Size2D dilation_rate = 1;  ///< spacing between kernel taps (atrous convolution); 1: dense
+  Activation activation = {};    ///< applied to the output; default linear (none)
+  bool use_bias = true;          ///< whether to add a bias per filter
+  /// Initial values of the kernel [kh, kw, C, filters]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
-  initializers::Initializer bias_initializer = initializers::Zeros();
-  std::optional<std::string> name = std::nullopt;
+  initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
+  std::optional<std::string> name = std::nullopt;  ///< default "conv2d", "conv2d_1", ...
 };
 
 /// A 2-D convolution layer (tf.keras.layers.Conv2D): [N, H, W, C] -> [N, H', W', filters];
@@ -23023,10 +23677,13 @@ struct Conv2DOptions {
 ///     tf::keras::layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu})
 class Conv2D : public Layer<Conv2D> {
  public:
-  static constexpr int input_rank = 4;
-  static constexpr int min_input_rank = 4;
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
   static constexpr int output_rank(int) { return 4; }
 
+  /// `filters` output channels from a `kernel_size` window (one number: square); throws
+  /// invalid_argument unless filters > 0.
   Conv2D(std::int64_t filters, nn::Size2D kernel_size, Conv2DOptions options = {})
       : Layer("conv2d", {.name = options.name}),
         filters_(filters),
@@ -23039,7 +23696,9 @@ class Conv2D : public Layer<Conv2D> {
     }
   }
 
+  /// The kernel [kh, kw, C, filters] (after build).
   [[nodiscard]] const Variable<float, 4>& kernel() const noexcept { return kernel_; }
+  /// The bias [filters] (after build; never created with `use_bias = false`).
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
   /// Creates the weights for NHWC inputs with input_shape[3] channels.
@@ -23056,8 +23715,11 @@ class Conv2D : public Layer<Conv2D> {
     }
   }
 
+  /// "Conv2D".
   [[nodiscard]] std::string class_name() const override { return "Conv2D"; }
 
+  /// activation(conv2d(x, kernel) + bias) on NHWC `x`; throws invalid_argument (from
+  /// `tf::nn::conv2d`) when x's channels differ from those the layer was built for.
   Tensor<float, 4> call(const Tensor<float, 4>& x) {
     auto y = nn::conv2d(x, kernel_,
                         {.strides = options_.strides,
@@ -23111,8 +23773,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Options of matmul (TensorFlow's keyword arguments).
 struct MatMulOptions {
-  bool transpose_a = false;
-  bool transpose_b = false;
+  bool transpose_a = false;  ///< use `a` with its last two axes swapped
+  bool transpose_b = false;  ///< use `b` with its last two axes swapped
 };
 
 namespace ops {
@@ -23265,11 +23927,12 @@ namespace layers {
 
 /// Keyword arguments of Dense.
 struct DenseOptions {
-  Activation activation = {};
-  bool use_bias = true;
+  Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;        ///< whether to add a bias vector
+  /// Initial values of the kernel [in, units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
-  initializers::Initializer bias_initializer = initializers::Zeros();
-  std::optional<std::string> name = std::nullopt;
+  initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
+  std::optional<std::string> name = std::nullopt;  ///< default "dense", "dense_1", ...
 };
 
 /// A densely connected layer (tf.keras.layers.Dense). Input [..., in] -> [..., units]; the
@@ -23279,9 +23942,12 @@ struct DenseOptions {
 ///     auto y = dense(x);  // x: Tensor<float, 2> [N, in] -> [N, 10]
 class Dense : public Layer<Dense> {
  public:
+  /// Inputs need rank >= 2 ([batch, ..., in]; Sequential checks it at compile time).
   static constexpr int min_input_rank = 2;
+  /// The output has the input's rank (only the last axis changes).
   static constexpr int output_rank(int in) { return in; }
 
+  /// A layer with `units` outputs per example; throws invalid_argument unless units > 0.
   explicit Dense(std::int64_t units, DenseOptions options = {})
       : Layer("dense", {.name = options.name}), units_(units), options_(std::move(options)) {
     keras3_attribute("kernel", "_kernel");  // Keras 3's Dense keeps its kernel in `_kernel`
@@ -23291,9 +23957,11 @@ class Dense : public Layer<Dense> {
     }
   }
 
+  /// Size of the output's last axis.
   [[nodiscard]] std::int64_t units() const noexcept { return units_; }
   /// The kernel [in, units] (after build).
   [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  /// The bias [units] (after build; never created with `use_bias = false`).
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
   /// Creates the weights for inputs whose last axis is input_shape[-1].
@@ -23309,8 +23977,11 @@ class Dense : public Layer<Dense> {
     }
   }
 
+  /// "Dense".
   [[nodiscard]] std::string class_name() const override { return "Dense"; }
 
+  /// activation(x @ kernel + bias) on the last axis: [..., in] -> [..., units]. Throws
+  /// invalid_argument when x's last axis is not the `in` the layer was built for.
   template <std::size_t R>
   Tensor<float, R> call(const Tensor<float, R>& x) {
     static_assert(R >= 2,
@@ -23441,18 +24112,23 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
 namespace layers {
 
+/// Keyword arguments of Dropout.
 struct DropoutOptions {
+  /// Op seed of the mask (`tf::nn::dropout`'s; Note [Random seeds] in ops/random/random.hpp).
   std::optional<std::int64_t> seed = std::nullopt;
-  std::optional<std::string> name = std::nullopt;
+  std::optional<std::string> name = std::nullopt;  ///< default "dropout", "dropout_1", ...
 };
 
 /// Sets inputs to zero with probability `rate` (scaling the rest by 1 / (1 - rate)) when
 /// called with `training = true`; the identity otherwise (tf.keras.layers.Dropout).
 class Dropout : public Layer<Dropout> {
  public:
+  /// Any rank is accepted.
   static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
   static constexpr int output_rank(int in) { return in; }
 
+  /// Drops with probability `rate`; throws invalid_argument unless 0 <= rate < 1.
   explicit Dropout(double rate, DropoutOptions options = {})
       : Layer("dropout", {.name = options.name}), rate_(rate), seed_(options.seed) {
     if (!(rate >= 0.0 && rate < 1.0)) {
@@ -23461,7 +24137,9 @@ class Dropout : public Layer<Dropout> {
     }
   }
 
+  /// "Dropout".
   [[nodiscard]] std::string class_name() const override { return "Dropout"; }
+  /// `tf::nn::dropout(x, rate)` when `training`, else `x` unchanged.
   template <class T, std::size_t R>
   Tensor<T, R> call(const Tensor<T, R>& x, bool training = false) {
     if (!training || rate_ == 0.0) {
@@ -23822,18 +24500,23 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
 namespace layers {
 
+/// Keyword arguments of Embedding.
 struct EmbeddingOptions {
+  /// Initial values of the table; default uniform in [-0.05, 0.05] (as Keras).
   initializers::Initializer embeddings_initializer = initializers::RandomUniform();
-  std::optional<std::string> name = std::nullopt;
+  std::optional<std::string> name = std::nullopt;  ///< default "embedding", "embedding_1", ...
 };
 
 /// Looks up rows of an [input_dim, output_dim] table (weight "embeddings"):
 /// ids [N, ...] (int32/int64) -> [N, ..., output_dim] (tf.keras.layers.Embedding).
 class Embedding : public Layer<Embedding> {
  public:
-  static constexpr int min_input_rank = 1;
+  static constexpr int min_input_rank = 1;  ///< needs the batch axis
+  /// One axis more than the ids (output_dim); unknown (-1) stays unknown.
   static constexpr int output_rank(int in) { return in < 0 ? -1 : in + 1; }
 
+  /// A table of `input_dim` rows (the vocabulary size: ids in [0, input_dim)) of `output_dim`
+  /// floats; throws invalid_argument unless both are positive.
   Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options = {})
       : Layer("embedding", {.name = options.name}),
         input_dim_(input_dim),
@@ -23846,13 +24529,18 @@ class Embedding : public Layer<Embedding> {
           "positive");
     }
   }
+  /// "Embedding".
   [[nodiscard]] std::string class_name() const override { return "Embedding"; }
+  /// The table [input_dim, output_dim] (after build).
   [[nodiscard]] const Variable<float, 2>& embeddings() const noexcept { return embeddings_; }
 
+  /// Creates the table (its shape does not depend on the input's).
   void build(const Shape&) override {
     embeddings_ = add_weight<float, 2>("embeddings", {input_dim_, output_dim_},
                                        options_.embeddings_initializer);
   }
+  /// The rows of `ids` (int32 or int64): [N, ...] -> [N, ..., output_dim]; an id outside
+  /// [0, input_dim) throws invalid_argument (from `tf::gather`).
   template <class I, std::size_t R>
   Tensor<float, R + 1> call(const Tensor<I, R>& ids) {
     static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
@@ -23891,12 +24579,16 @@ namespace layers {
 /// (tf.keras.layers.Flatten). Free: the buffer is shared.
 class Flatten : public Layer<Flatten> {
  public:
-  static constexpr int min_input_rank = 1;
+  static constexpr int min_input_rank = 1;  ///< needs the batch axis
+  /// [N, features] out.
   static constexpr int output_rank(int) { return 2; }
 
+  /// Takes the common layer options (default name "flatten", "flatten_1", ...).
   explicit Flatten(LayerOptions options = {}) : Layer("flatten", options) {}
 
+  /// "Flatten".
   [[nodiscard]] std::string class_name() const override { return "Flatten"; }
+  /// `x` [N, d1, d2, ...] (any dtype) reshaped to [N, d1 * d2 * ...].
   template <class T, std::size_t R>
   Tensor<T, 2> call(const Tensor<T, R>& x) {
     static_assert(R >= 1, "tf::keras::layers::Flatten: input must have a batch axis");
@@ -23912,13 +24604,19 @@ class Flatten : public Layer<Flatten> {
 template <std::size_t N>
 class Reshape : public Layer<Reshape<N>> {
  public:
-  static constexpr int min_input_rank = 1;
+  static constexpr int min_input_rank = 1;  ///< needs the batch axis
+  /// The batch axis plus the N axes of `target_shape`.
   static constexpr int output_rank(int) { return int(N) + 1; }
 
+  /// Reshapes examples to `target_shape` (per example, without the batch axis; one entry may
+  /// be -1); default name "reshape", "reshape_1", ...
   explicit Reshape(std::array<std::int64_t, N> target_shape, LayerOptions options = {})
       : Layer<Reshape<N>>("reshape", options), target_(target_shape) {}
 
+  /// "Reshape".
   [[nodiscard]] std::string class_name() const override { return "Reshape"; }
+  /// `x` [N, ...] (any dtype) reshaped to [N, target_shape...]; throws invalid_argument (from
+  /// `tf::reshape`) when the element counts do not match.
   template <class T, std::size_t R>
   Tensor<T, N + 1> call(const Tensor<T, R>& x) {
     std::array<std::int64_t, N + 1> dims{};
@@ -23932,6 +24630,7 @@ class Reshape : public Layer<Reshape<N>> {
  private:
   std::array<std::int64_t, N> target_;
 };
+/// Deduces `Reshape<N>` from a braced target shape of N entries: `Reshape({28, 28, 1})`.
 template <std::size_t N>
 Reshape(const std::int64_t (&)[N], LayerOptions = {}) -> Reshape<N>;
 
@@ -24207,6 +24906,7 @@ tensor_type_of<X> pad(X const& x, std::int64_t const (&paddings)[N][2],
   }
   return pad(x, p, constant_value);
 }
+/// The same with the paddings as a `std::array` of {before, after} pairs, one per axis.
 template <tensor_like X>
 tensor_type_of<X> pad(X const& x,
                       std::array<std::array<std::int64_t, 2>, rank_of<X>> const& paddings,
@@ -24410,6 +25110,7 @@ tensor_type_of<X> slice(X const& x, std::int64_t const (&begin)[N], std::int64_t
   std::copy(size, size + N, op.size.begin());
   return detail::execute(op, detail::as_tensor(x));
 }
+/// The same with `begin` and `size` as `std::array`s.
 template <tensor_like X>
 tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& begin,
                         std::array<std::int64_t, rank_of<X>> const& size) {
@@ -24420,8 +25121,8 @@ tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& 
 /// of axis a is ignored and the slice starts at the first (ends past the last) element in the
 /// stride's direction.
 struct StridedSliceOptions {
-  std::int64_t begin_mask = 0;
-  std::int64_t end_mask = 0;
+  std::int64_t begin_mask = 0;  ///< bit a: ignore `begin` of axis a
+  std::int64_t end_mask = 0;    ///< bit a: ignore `end` of axis a
 };
 
 /// Python-style `x[b0:e0:s0, b1:e1:s1, ...]` (TensorFlow: `tf.strided_slice`; the rank is kept,
@@ -24602,6 +25303,7 @@ Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
       "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
   return detail::execute(ops::Pack{axis}, values);
 }
+/// The same for a braced list of tensors: `tf::stack({a, b})`.
 template <class T, std::size_t R>
 Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
   return stack(std::vector<Tensor<T, R>>(values), axis);
@@ -24628,12 +25330,15 @@ namespace layers {
 /// The state of an LSTM: {h, c}, each [batch, units] (Keras: a list [h, c]).
 using LSTMState = std::array<Tensor<float, 2>, 2>;
 
+/// Keyword arguments of LSTMCell.
 struct LSTMCellOptions {
+  /// Initial values of the kernel [in, 4 units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
+  /// Initial values of the recurrent kernel [units, 4 units]; default orthogonal (as Keras).
   initializers::Initializer recurrent_initializer = initializers::Orthogonal();
   /// Zeros with the forget gate's bias at 1 (Keras' unit_forget_bias=True) when unset.
   std::optional<initializers::Initializer> bias_initializer = std::nullopt;
-  std::optional<std::string> name = std::nullopt;
+  std::optional<std::string> name = std::nullopt;  ///< default "lstm_cell", "lstm_cell_1", ...
 };
 
 /// One LSTM step (tf.keras.layers.LSTMCell): weights "kernel" [in, 4 units],
@@ -24646,20 +25351,24 @@ struct LSTMCellOptions {
 ///     auto [output, new_state] = cell(x_t, state);
 class LSTMCell : public Layer<LSTMCell> {
  public:
-  static constexpr int input_rank = 2;
-  static constexpr int min_input_rank = 2;
+  static constexpr int input_rank = 2;      ///< one step's input [batch, features]
+  static constexpr int min_input_rank = 2;  ///< as `input_rank`
 
+  /// A cell with `units` hidden units; throws invalid_argument unless units > 0.
   explicit LSTMCell(std::int64_t units, LSTMCellOptions options = {})
       : Layer("lstm_cell", {.name = options.name}), units_(units), options_(std::move(options)) {
     if (units <= 0) {
       throw invalid_argument("tf::keras::layers::LSTMCell: units must be positive");
     }
   }
+  /// "LSTMCell".
   [[nodiscard]] std::string class_name() const override { return "LSTMCell"; }
+  /// Size of h and c (the output's last axis).
   [[nodiscard]] std::int64_t units() const noexcept { return units_; }
 
+  /// Options of `get_initial_state` (Keras: its `batch_size` argument).
   struct InitialStateOptions {
-    std::int64_t batch_size = 1;
+    std::int64_t batch_size = 1;  ///< rows of h and c
   };
   /// Zero h and c of shape [batch_size, units] (Keras: `cell.get_initial_state`).
   [[nodiscard]] LSTMState get_initial_state(InitialStateOptions o) const {
@@ -24708,10 +25417,13 @@ class LSTMCell : public Layer<LSTMCell> {
     return {h2, LSTMState{h2, c2}};
   }
 
+  /// The input kernel [in, 4 units], gates i, f, c, o (after build).
   [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  /// The recurrent kernel [units, 4 units], gates i, f, c, o (after build).
   [[nodiscard]] const Variable<float, 2>& recurrent_kernel() const noexcept {
     return recurrent_kernel_;
   }
+  /// The bias [4 units], gates i, f, c, o (after build).
   [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
 
   /// tf_keras's LSTMCell tracks the list `state_size = [units, units]` (set in its
@@ -24735,10 +25447,11 @@ class LSTMCell : public Layer<LSTMCell> {
   Variable<float, 1> bias_;
 };
 
+/// Keyword arguments of LSTM. Keras's `return_sequences` is not an option: the output's rank is
+/// a type, so `LSTM::call` returns the last step's output and `LSTM::sequences` every step's.
 struct LSTMOptions {
-  bool return_sequences = false;
-  LSTMCellOptions cell = {};
-  std::optional<std::string> name = std::nullopt;
+  LSTMCellOptions cell = {};  ///< options of the cell (its initializers; its name)
+  std::optional<std::string> name = std::nullopt;  ///< default "lstm", "lstm_1", ...
 };
 
 /// An LSTM over [batch, time, features] (tf.keras.layers.LSTM): the last output [batch, units]
@@ -24746,17 +25459,22 @@ struct LSTMOptions {
 /// object-graph child "cell".
 class LSTM : public Layer<LSTM> {
  public:
-  static constexpr int input_rank = 3;
-  static constexpr int min_input_rank = 3;
+  static constexpr int input_rank = 3;      ///< [batch, time, features] only
+  static constexpr int min_input_rank = 3;  ///< as `input_rank`
+  /// `call` gives the last output [batch, units].
   static constexpr int output_rank(int) { return 2; }
 
+  /// An LSTM with `units` hidden units; throws invalid_argument unless units > 0.
   explicit LSTM(std::int64_t units, LSTMOptions options = {})
       : Layer("lstm", {.name = options.name}), cell_(units, options.cell) {
     track("cell", cell_);
   }
   LSTM(const LSTM& other) = delete;
+  /// Moves the layer with its cell (which stays tracked as "cell").
   LSTM(LSTM&& other) noexcept = default;
+  /// "LSTM".
   [[nodiscard]] std::string class_name() const override { return "LSTM"; }
+  /// The cell: its weights are the layer's (Keras: `lstm.cell`).
   [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
 
   /// tf_keras's RNN layers track the list `state_spec` once built (after `cell`): a node
@@ -25404,22 +26122,28 @@ namespace layers {
 
 /// Keyword arguments of the pooling layers; strides default to pool_size (as in Keras).
 struct Pooling2DOptions {
-  std::optional<nn::Size2D> strides = std::nullopt;
+  std::optional<nn::Size2D> strides = std::nullopt;  ///< window step; default pool_size
+  /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
   nn::PaddingArg padding = nn::Padding::valid;
+  /// Default "max_pooling2d" / "average_pooling2d", uniquified ("max_pooling2d_1", ...).
   std::optional<std::string> name = std::nullopt;
 };
 
 /// Max over pool_size windows (tf.keras.layers.MaxPooling2D; default 2x2, stride 2).
 class MaxPooling2D : public Layer<MaxPooling2D> {
  public:
-  static constexpr int input_rank = 4;
-  static constexpr int min_input_rank = 4;
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
   static constexpr int output_rank(int) { return 4; }
 
+  /// Pools `pool_size` windows (one number: square); default name "max_pooling2d", ...
   explicit MaxPooling2D(nn::Size2D pool_size = 2, Pooling2DOptions options = {})
       : Layer("max_pooling2d", {.name = options.name}), pool_(pool_size), options_(options) {}
 
+  /// "MaxPooling2D".
   [[nodiscard]] std::string class_name() const override { return "MaxPooling2D"; }
+  /// `tf::nn::max_pool2d` of NHWC `x` with the layer's window, strides and padding.
   Tensor<float, 4> call(const Tensor<float, 4>& x) {
     return nn::max_pool2d(x, pool_, options_.strides.value_or(pool_), options_.padding);
   }
@@ -25432,14 +26156,18 @@ class MaxPooling2D : public Layer<MaxPooling2D> {
 /// Mean over pool_size windows (tf.keras.layers.AveragePooling2D).
 class AveragePooling2D : public Layer<AveragePooling2D> {
  public:
-  static constexpr int input_rank = 4;
-  static constexpr int min_input_rank = 4;
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
   static constexpr int output_rank(int) { return 4; }
 
+  /// Pools `pool_size` windows (one number: square); default name "average_pooling2d", ...
   explicit AveragePooling2D(nn::Size2D pool_size = 2, Pooling2DOptions options = {})
       : Layer("average_pooling2d", {.name = options.name}), pool_(pool_size), options_(options) {}
 
+  /// "AveragePooling2D".
   [[nodiscard]] std::string class_name() const override { return "AveragePooling2D"; }
+  /// `tf::nn::avg_pool2d` of NHWC `x` with the layer's window, strides and padding.
   Tensor<float, 4> call(const Tensor<float, 4>& x) {
     return nn::avg_pool2d(x, pool_, options_.strides.value_or(pool_), options_.padding);
   }
@@ -25449,8 +26177,9 @@ class AveragePooling2D : public Layer<AveragePooling2D> {
   Pooling2DOptions options_;
 };
 
-/// Keras' shorter names for the same layers (tf.keras.layers.MaxPool2D, AvgPool2D).
+/// Keras' shorter name for MaxPooling2D (tf.keras.layers.MaxPool2D).
 using MaxPool2D = MaxPooling2D;
+/// Keras' shorter name for AveragePooling2D (tf.keras.layers.AvgPool2D).
 using AvgPool2D = AveragePooling2D;
 
 }  // namespace layers
@@ -25564,11 +26293,14 @@ class Sequential : public Model<> {
                 "give rank 2)");
 
  public:
-  static constexpr std::size_t num_layers = sizeof...(Layers);
+  static constexpr std::size_t num_layers = sizeof...(Layers);  ///< `len(model.layers)`
 
+  /// Stacks `layers` (moved in), named "sequential", "sequential_1", ...; unnamed layers get
+  /// their default names now, in order.
   explicit Sequential(Layers... layers) : Model<>("sequential"), layers_(std::move(layers)...) {
     name_layers();
   }
+  /// Stacks `layers` with the model's name and trainability from `options`.
   Sequential(LayerOptions options, Layers... layers)
       : Model<>("sequential", std::move(options)), layers_(std::move(layers)...) {
     name_layers();
@@ -25598,6 +26330,8 @@ class Sequential : public Model<> {
     return (*this)(x, options.training);
   }
 
+  /// fit/evaluate/predict's entry: runs a batch of rank 2 to 4 (cast to float32); throws
+  /// invalid_argument for other ranks or ranks the first layers reject.
   AnyTensor call_any(const AnyTensor& x, bool training) override {
     return detail::keras_impl::with_rank(x.rank(), "Sequential", [&]<std::size_t R>() -> AnyTensor {
       if constexpr (R >= 2 && R <= 4 &&
@@ -25623,11 +26357,14 @@ class Sequential : public Model<> {
   }
 
   using Model<>::build;  // Layer's build(input_shape), beside the one taking dims
+  /// The layers, in order (Keras: `model.layers`).
   std::vector<Layer<>*> sublayers() override {
     std::vector<Layer<>*> out;
     std::apply([&](auto&... l) { (out.push_back(&l), ...); }, layers_);
     return out;
   }
+  /// The object-graph children of the class comment for `layout`, as TensorFlow's checkpoint
+  /// keys name them.
   std::vector<TrackableReference> trackable_children(Layout layout) override {
     std::vector<TrackableReference> out;
     if (layout == Layout::keras3) {
@@ -25667,9 +26404,12 @@ class Sequential : public Model<> {
     }
     return out;
   }
+  /// "Sequential".
   [[nodiscard]] std::string class_name() const override { return "Sequential"; }
 
  protected:
+  /// One row per layer: "name (Type)", its last output shape ("(unbuilt)" before an eager call) and
+  /// its parameter count.
   std::vector<SummaryRow> summary_rows() override {
     std::vector<SummaryRow> rows;
     std::size_t i = 0;
@@ -25720,6 +26460,7 @@ class Sequential : public Model<> {
   std::vector<Shape> shapes_;
 };
 
+/// Deduces `Sequential<Layers...>` from the layers passed, in order.
 template <class... Layers>
 Sequential(Layers...) -> Sequential<Layers...>;
 
@@ -25754,6 +26495,7 @@ namespace summary {
 struct AudioOptions {
   /// At most this many clips of the batch are written.
   std::int64_t max_outputs = 3;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 
@@ -25834,34 +26576,35 @@ namespace summary {
 /// A decoded TensorProto (only the fields summaries use).
 struct TensorProtoData {
   int dtype = 0;  ///< TensorFlow DataType number (1 float, 2 double, 7 string, ...)
-  std::vector<std::int64_t> shape;
-  std::string tensor_content;
-  std::vector<float> float_val;
-  std::vector<double> double_val;
-  std::vector<std::int32_t> int_val;
-  std::vector<std::int64_t> int64_val;
-  std::vector<std::string> string_val;
+  std::vector<std::int64_t> shape;      ///< dimension sizes (empty: a scalar)
+  std::string tensor_content;           ///< packed element bytes, when used instead of the lists
+  std::vector<float> float_val;         ///< float32 elements (when not in tensor_content)
+  std::vector<double> double_val;       ///< float64 elements
+  std::vector<std::int32_t> int_val;    ///< int32 (and smaller integer) elements
+  std::vector<std::int64_t> int64_val;  ///< int64 elements
+  std::vector<std::string> string_val;  ///< string elements
 };
 
 /// A decoded Summary.Value.
 struct SummaryValueData {
-  std::string tag;
-  std::optional<float> simple_value;
-  std::optional<TensorProtoData> tensor;
-  bool has_metadata = false;
-  std::string plugin_name;
-  std::string plugin_content;
-  std::string summary_description;
+  std::string tag;                        ///< the summary's name
+  std::optional<float> simple_value;      ///< a TF1-style scalar, when present
+  std::optional<TensorProtoData> tensor;  ///< the value as a tensor (TF2 summaries)
+  bool has_metadata = false;              ///< whether a SummaryMetadata was present
+  std::string plugin_name;                ///< metadata's plugin ("scalars", "images", ...)
+  std::string plugin_content;             ///< metadata's serialized plugin-specific data
+  std::string summary_description;        ///< metadata's description (markdown)
 };
 
 /// A decoded Event.
 struct EventData {
-  double wall_time = 0.0;
-  std::int64_t step = 0;
-  std::string file_version;
+  double wall_time = 0.0;                ///< seconds since the Unix epoch
+  std::int64_t step = 0;                 ///< the step it was written at
+  std::string file_version;              ///< "brain.Event:2" in a file's first event, else empty
   std::optional<std::string> graph_def;  ///< serialized GraphDef
-  bool has_summary = false;
-  std::vector<SummaryValueData> values;
+  bool has_summary = false;              ///< whether the event carries a Summary
+  std::vector<SummaryValueData> values;  ///< the Summary's values
+  /// SourceMetadata.writer of a file's first event ("tapeflow.summary" for ours).
   std::string source_writer;
   std::uint64_t offset = 0;  ///< byte offset of the record in its file
 };
@@ -26184,6 +26927,8 @@ inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
 /// assignments ordered); each value is released after its last use.
 class ConcreteFunction {
  public:
+  /// Takes a finished trace and plans its execution (fusion groups, when each value is
+  /// released); `name` is the tf::function's (FunctionOptions::name). Built by Function.
   ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
       : graph_(std::move(graph)), name_(std::move(name)) {
     // Last node reading each slot; outputs and constants are never released.
@@ -26282,6 +27027,7 @@ class ConcreteFunction {
     return outputs;
   }
 
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
@@ -26291,9 +27037,11 @@ class ConcreteFunction {
     }
     return sizes;
   }
+  /// The graph's nodes, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
     return graph_->nodes;
   }
+  /// The traced graph itself (slots, arguments, constants, outputs).
   [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *graph_; }
 
   /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape".
@@ -26775,6 +27523,7 @@ namespace summary {
 struct HistogramOptions {
   /// Number of equal-width buckets between the data's min and max.
   std::int64_t buckets = 30;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 
@@ -26919,6 +27668,7 @@ namespace summary {
 struct ImageOptions {
   /// At most this many images of the batch are written.
   std::int64_t max_outputs = 3;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 
@@ -27015,6 +27765,7 @@ namespace summary {
 
 /// Options of text().
 struct TextOptions {
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
   std::string description{};
 };
 
@@ -27957,8 +28708,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
 /// accept any size.
 struct TensorSpec {
-  DType dtype = DType::float32;
-  Shape shape;
+  DType dtype = DType::float32;  ///< required element type
+  Shape shape;                   ///< required shape; -1 dims match any size
 };
 
 /// How tensor shapes enter the signature (see the header comment).
@@ -28238,9 +28989,14 @@ struct result_traits<std::pair<A, B>> {
 template <class F>
 class Function {
  public:
+  /// Wraps the callable `f`; nothing is traced until the first call.
   explicit Function(F f, FunctionOptions options = {})
       : f_(std::move(f)), options_(std::move(options)) {}
 
+  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
+  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
+  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
+  /// match FunctionOptions::input_signature.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
     return call(detail::fn::normalize(std::forward<Args>(args))...);
@@ -28668,6 +29424,7 @@ Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
       "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
   return detail::execute(ops::ConcatV2{axis}, values);
 }
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
 template <class T, std::size_t R>
 Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
   return concat(std::vector<Tensor<T, R>>(values), axis);
@@ -28748,9 +29505,9 @@ class TensorArray {
                 "tapeflow's maximum rank (8)");
 
  public:
-  using value_type = T;
-  using tensor_type = Tensor<T, Rank>;
-  static constexpr std::size_t rank_v = Rank;
+  using value_type = T;                        ///< element type of the stored tensors
+  using tensor_type = Tensor<T, Rank>;         ///< type of one element of the array
+  static constexpr std::size_t rank_v = Rank;  ///< rank of one element
 
   /// An array of `size` unwritten elements. Throws invalid_argument for a negative size or an
   /// `element_shape` whose rank is not `Rank`.
@@ -28932,6 +29689,7 @@ class TensorArray {
     }
     return out.with_writes(std::move(writes), "unstack");
   }
+  /// unstack() of a variable's current value.
   template <tensor_of<T, Rank + 1> V>
   [[nodiscard]] TensorArray unstack(const V& value) const {
     return unstack(detail::as_tensor(value));
@@ -28962,6 +29720,7 @@ class TensorArray {
     }
     return with_writes(std::move(writes), "scatter");
   }
+  /// scatter() of a variable's current value.
   template <tensor_of<T, Rank + 1> V>
   [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
                                     const V& value) const {
@@ -30077,6 +30836,8 @@ struct CheckpointState {
   std::string model_checkpoint_path{};                    ///< newest prefix
   std::vector<std::string> all_model_checkpoint_paths{};  ///< oldest to newest
   std::vector<double> all_model_checkpoint_timestamps{};  ///< seconds since the epoch
+  /// When the last checkpoint kept by keep_checkpoint_every_n_hours was made (seconds since the
+  /// epoch); written by CheckpointManager.
   std::optional<double> last_preserved_timestamp{};
 };
 
@@ -30858,8 +31619,8 @@ namespace train {
 
 /// Dtype and shape of one bundle entry.
 struct TensorInfo {
-  DType dtype = DType::invalid;
-  Shape shape{};
+  DType dtype = DType::invalid;  ///< element type
+  Shape shape{};                 ///< dimensions
 };
 
 namespace detail_bundle {
@@ -30964,13 +31725,14 @@ inline bool supported(DType d) {
   }
 }
 
+/// A decoded BundleEntryProto: where one tensor lies in the data files.
 struct Entry {
-  TensorInfo info;
-  std::int32_t shard = 0;
-  std::int64_t offset = 0;
-  std::int64_t size = 0;
-  std::uint32_t crc = 0;
-  bool has_slices = false;
+  TensorInfo info;          ///< dtype and shape
+  std::int32_t shard = 0;   ///< which data file (`.data-<shard>-of-<n>`)
+  std::int64_t offset = 0;  ///< byte offset in that file
+  std::int64_t size = 0;    ///< bytes
+  std::uint32_t crc = 0;    ///< masked CRC32C of the bytes
+  bool has_slices = false;  ///< a partitioned (sliced) variable, which we cannot read
 };
 
 inline Entry parse_entry(std::string_view value, const std::string& key, const std::string& file) {
@@ -31050,6 +31812,8 @@ inline Entry parse_entry(std::string_view value, const std::string& key, const s
 ///     w.finish();   // model.index, model.data-00000-of-00001
 class BundleWriter {
  public:
+  /// Starts a bundle at `prefix` (creating its directory), writing to a temporary data file;
+  /// throws not_found if that file cannot be created.
   explicit BundleWriter(std::string prefix)
       : prefix_(std::move(prefix)), suffix_(detail_state::temp_suffix()) {
     const std::string dir = detail_state::dirname(prefix_);
@@ -31209,7 +31973,9 @@ class CheckpointReader {
     from_index_bytes(index_bytes, prefix_ + ".index");
   }
 
+  /// The checkpoint prefix (without `.index`).
   [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
+  /// Whether the checkpoint has a tensor named `key`.
   [[nodiscard]] bool has_tensor(const std::string& key) const { return entries_.count(key) != 0; }
   /// Every key but the header, sorted.
   [[nodiscard]] std::vector<std::string> keys() const {
@@ -31219,7 +31985,9 @@ class CheckpointReader {
     }
     return out;
   }
+  /// Dtype and shape of tensor `key`; throws not_found if there is none.
   [[nodiscard]] const TensorInfo& info(const std::string& key) const { return entry(key).info; }
+  /// Key -> shape of every tensor (TensorFlow: `get_variable_to_shape_map()`).
   [[nodiscard]] std::map<std::string, Shape> get_variable_to_shape_map() const {
     std::map<std::string, Shape> out;
     for (const auto& [k, e] : entries_) {
@@ -31227,6 +31995,7 @@ class CheckpointReader {
     }
     return out;
   }
+  /// Key -> dtype of every tensor (TensorFlow: `get_variable_to_dtype_map()`).
   [[nodiscard]] std::map<std::string, DType> get_variable_to_dtype_map() const {
     std::map<std::string, DType> out;
     for (const auto& [k, e] : entries_) {
@@ -31458,10 +32227,13 @@ inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
 /// node without values). Holds a reference: the object must outlive the Checkpoint.
 class CheckpointObject {
  public:
+  /// A trackable object (layer, model, optimizer, metric, ...): a node with its children.
   CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
+  /// A variable: its value is stored under `<path>/.ATTRIBUTES/VARIABLE_VALUE`.
   template <class T, std::size_t R>
   CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
       : variable_(AnyVariable(v)) {}
+  /// A type-erased variable, stored as a typed one is.
   CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
       : variable_(std::move(v)) {}
   /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
@@ -31503,12 +32275,15 @@ class CheckpointObject {
 
   /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
   struct StateFns {
-    std::function<std::string()> save;
-    std::function<void(const std::string&)> restore;
+    std::function<std::string()> save;                ///< serializes the state
+    std::function<void(const std::string&)> restore;  ///< applies what `save` returned
   };
 
+  /// The trackable object, or nullptr when this is another kind.
   [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
+  /// The variable (without a value when this is another kind).
   [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
+  /// The state functions of a dataset iterator, or null when this is another kind.
   [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
   /// The tf::function's address when this object is one (its identity in the graph).
   [[nodiscard]] const void* function() const noexcept { return function_; }
@@ -31542,6 +32317,7 @@ struct RestoreReport {
   std::vector<std::string> pending;     ///< keys waiting for a variable to be created
   std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
 
+  /// Prints the layout, then each list with its count, one entry per line.
   friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
     os << "layout: " << layout_name(r.layout) << "\n";
     auto list = [&](const char* name, const std::vector<std::string>& v) {
@@ -31567,12 +32343,12 @@ using Root = std::vector<std::pair<std::string, CheckpointObject>>;
 
 /// A live object in the graph walk (Note [Checkpoint object graph]).
 struct Live {
-  Trackable* trackable = nullptr;
-  std::shared_ptr<Trackable> owned;  // keeps a node made by a listing alive
-  AnyVariable variable;
-  std::shared_ptr<CheckpointObject::StateFns> state;
-  const void* function = nullptr;
-  const Root* root = nullptr;
+  Trackable* trackable = nullptr;                     ///< a trackable object, or nullptr
+  std::shared_ptr<Trackable> owned;                   ///< keeps a node made by a listing alive
+  AnyVariable variable;                               ///< a variable (no value if this is not one)
+  std::shared_ptr<CheckpointObject::StateFns> state;  ///< an iterator's state functions
+  const void* function = nullptr;                     ///< a tf::function's address
+  const Root* root = nullptr;  ///< the Checkpoint's named objects (root node)
 };
 
 inline Live live_of(const CheckpointObject& o) {
@@ -31620,10 +32396,11 @@ inline std::pair<int, std::int64_t> identity(const Live& l) {
 
 /// The live object graph, numbered as TensorFlow numbers it.
 struct LiveGraph {
-  std::vector<Live> nodes;
-  std::vector<std::string> paths;  // escaped, "" for the root
-  og::Graph graph;
-  std::vector<std::pair<std::string, AnyVariable>> values;  // key -> variable
+  std::vector<Live> nodes;         ///< the live object of each node, by node id
+  std::vector<std::string> paths;  ///< each node's escaped path, "" for the root
+  og::Graph graph;                 ///< the TrackableObjectGraph to write
+  std::vector<std::pair<std::string, AnyVariable>> values;  ///< checkpoint key -> variable
+  /// Checkpoint key -> iterator state functions.
   std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
 };
 
@@ -31739,22 +32516,24 @@ inline Layout detect_layout(const og::Graph& graph) {
 
 /// Shared by a load status and the deferred-restoration hooks it installs.
 struct RestoreState {
-  std::shared_ptr<CheckpointReader> reader;
-  Root root;
-  og::Graph graph;
-  Layout layout = Layout::keras3;
-  RestoreOptions options;
-  std::set<std::string> consumed;
-  std::set<std::int64_t> restored_ids;
-  std::set<std::string> pending;  // keys whose live object does not exist yet (last pass)
-  std::vector<std::string> mismatched;
-  std::map<Trackable*, std::set<std::int32_t>> hooked;  // object -> its checkpoint nodes
-  std::map<std::int32_t, AnyVariable> variable_nodes;   // bound by any pass (slot owners)
-  bool in_pass = false;
-  bool rerun = false;
-  bool expect_partial = false;
-  bool no_checkpoint = false;
+  std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
+  Root root;                                 ///< the Checkpoint's named objects
+  og::Graph graph;                           ///< the checkpoint's object graph
+  Layout layout = Layout::keras3;            ///< the layout detected in it
+  RestoreOptions options;                    ///< as given to restore
+  std::set<std::string> consumed;            ///< keys applied (or recorded as mismatched)
+  std::set<std::int64_t> restored_ids;       ///< ids of the variables assigned
+  std::set<std::string> pending;        ///< keys whose live object does not exist yet (last pass)
+  std::vector<std::string> mismatched;  ///< "key: why" (skip_mismatch only)
+  std::map<Trackable*, std::set<std::int32_t>> hooked;  ///< object -> its checkpoint nodes
+  std::map<std::int32_t, AnyVariable> variable_nodes;   ///< bound by any pass (slot owners)
+  bool in_pass = false;         ///< a pass is running (a nested hook call sets `rerun`)
+  bool rerun = false;           ///< children appeared during the pass: run it again
+  bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
+  bool no_checkpoint = false;   ///< restore was given an empty path
 
+  /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
+  /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
   void restore_var(const std::string& key, const AnyVariable& var) {
     if (consumed.count(key) != 0) {
       return;  // each value is applied once: later passes must not undo training
@@ -31777,6 +32556,7 @@ struct RestoreState {
     restored_ids.insert(var.id());
   }
 
+  /// Applies iterator state `key` to `state` once; data_loss if it is not a string scalar.
   void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
     if (consumed.count(key) != 0) {
       return;
@@ -31842,7 +32622,7 @@ struct RestoreState {
       });
     }
   }
-  std::weak_ptr<RestoreState> self;
+  std::weak_ptr<RestoreState> self;  ///< this object, for the hooks it installs
 
  private:
   void pass_once(std::int32_t start, const Live& start_live) {
@@ -31945,6 +32725,7 @@ struct RestoreState {
 /// The result of `Checkpoint::restore` (TensorFlow: CheckpointLoadStatus).
 class CheckpointLoadStatus {
  public:
+  /// Wraps the state of a restore (made by Checkpoint::restore).
   explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
 
   /// The layout detected in the checkpoint (Note [Object-graph layouts]).
@@ -32034,12 +32815,16 @@ class Checkpoint {
  public:
   /// One named object: `{"model", model}`.
   struct Item {
-    std::string name;
-    CheckpointObject object;
+    std::string name;         ///< the object's local name under the root
+    CheckpointObject object;  ///< the object (held by reference)
   };
 
+  /// A checkpoint of the named objects, e.g. `{{"model", model}, {"optimizer", opt}}`
+  /// (TensorFlow's keyword arguments). Throws invalid_argument for a duplicate name or the
+  /// reserved name "save_counter".
   Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
       : Checkpoint(std::vector<Item>(items), options) {}
+  /// As the initializer-list constructor, from a vector.
   explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
       : options_(options) {
     for (const auto& it : items) {
@@ -32071,6 +32856,7 @@ class Checkpoint {
   /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
   /// touching the `checkpoint` state file. Returns `file_prefix`.
   std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
+  /// write() with these options instead of the checkpoint's.
   std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
     const auto live = detail_ckpt::build(root_, options.layout);
     BundleWriter w(file_prefix);
@@ -32088,6 +32874,7 @@ class Checkpoint {
   /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
   /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
   std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
+  /// save() with these options instead of the checkpoint's.
   std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
     save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
     const std::string path =
@@ -32171,8 +32958,10 @@ namespace train {
 
 /// Keyword arguments of CheckpointManager (Python's defaults; max_to_keep None = keep all).
 struct CheckpointManagerOptions {
-  std::string checkpoint_name = "ckpt";
+  std::string checkpoint_name = "ckpt";  ///< file name prefix inside the directory
+  /// How many recent checkpoints to keep (>= 0, else invalid_argument); unset keeps all.
   std::optional<int> max_to_keep = std::nullopt;
+  /// Of the checkpoints max_to_keep would delete, keep one every this many hours for good.
   std::optional<double> keep_checkpoint_every_n_hours = std::nullopt;
 };
 
@@ -32191,6 +32980,9 @@ struct CheckpointManagerSaveOptions {
 /// Holds a reference to `checkpoint`, which must outlive it.
 class CheckpointManager {
  public:
+  /// Manages `checkpoint`'s saves in `directory`, resuming from the directory's `checkpoint`
+  /// state file if an earlier run left one (its latest checkpoint and the checkpoints it
+  /// manages). Throws invalid_argument for a negative max_to_keep.
   CheckpointManager(Checkpoint& checkpoint, std::string directory,
                     CheckpointManagerOptions options = {})
       : ckpt_(&checkpoint), dir_(std::move(directory)), o_(std::move(options)) {
@@ -32227,6 +33019,7 @@ class CheckpointManager {
   }
   /// The newest checkpoint (from the state file at construction, then the last save), or "".
   [[nodiscard]] std::string latest_checkpoint() const { return latest_; }
+  /// The directory given to the constructor.
   [[nodiscard]] const std::string& directory() const noexcept { return dir_; }
 
   /// Saves `<directory>/<checkpoint_name>-<N>`, records it, deletes checkpoints beyond

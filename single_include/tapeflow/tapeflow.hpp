@@ -232,40 +232,47 @@ enum class DType : int {
 template <class T>
 struct dtype_traits;
 
+/// `float` is TensorFlow's `tf.float32`.
 template <>
 struct dtype_traits<float> {
-  static constexpr DType value = DType::float32;
-  static constexpr std::string_view name = "float32";
+  static constexpr DType value = DType::float32;       ///< the DType of `float`
+  static constexpr std::string_view name = "float32";  ///< TensorFlow's dtype name
 };
+/// `double` is TensorFlow's `tf.float64`.
 template <>
 struct dtype_traits<double> {
-  static constexpr DType value = DType::float64;
-  static constexpr std::string_view name = "float64";
+  static constexpr DType value = DType::float64;       ///< the DType of `double`
+  static constexpr std::string_view name = "float64";  ///< TensorFlow's dtype name
 };
+/// `std::int32_t` is TensorFlow's `tf.int32`.
 template <>
 struct dtype_traits<std::int32_t> {
-  static constexpr DType value = DType::int32;
-  static constexpr std::string_view name = "int32";
+  static constexpr DType value = DType::int32;       ///< the DType of `std::int32_t`
+  static constexpr std::string_view name = "int32";  ///< TensorFlow's dtype name
 };
+/// `std::int64_t` is TensorFlow's `tf.int64`.
 template <>
 struct dtype_traits<std::int64_t> {
-  static constexpr DType value = DType::int64;
-  static constexpr std::string_view name = "int64";
+  static constexpr DType value = DType::int64;       ///< the DType of `std::int64_t`
+  static constexpr std::string_view name = "int64";  ///< TensorFlow's dtype name
 };
+/// `std::uint8_t` is TensorFlow's `tf.uint8`.
 template <>
 struct dtype_traits<std::uint8_t> {
-  static constexpr DType value = DType::uint8;
-  static constexpr std::string_view name = "uint8";
+  static constexpr DType value = DType::uint8;       ///< the DType of `std::uint8_t`
+  static constexpr std::string_view name = "uint8";  ///< TensorFlow's dtype name
 };
+/// `bool` is TensorFlow's `tf.bool`.
 template <>
 struct dtype_traits<bool> {
-  static constexpr DType value = DType::bool_;
-  static constexpr std::string_view name = "bool";
+  static constexpr DType value = DType::bool_;      ///< the DType of `bool`
+  static constexpr std::string_view name = "bool";  ///< TensorFlow's dtype name
 };
+/// `std::string` is TensorFlow's `tf.string`.
 template <>
 struct dtype_traits<std::string> {
-  static constexpr DType value = DType::string;
-  static constexpr std::string_view name = "string";
+  static constexpr DType value = DType::string;       ///< the DType of `std::string`
+  static constexpr std::string_view name = "string";  ///< TensorFlow's dtype name
 };
 
 /// Satisfied by the element types a tensor may hold.
@@ -280,6 +287,8 @@ concept floating_element = element_type<T> && std::floating_point<T>;
 template <class T>
 concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
 
+/// The DType of element type `T` (TensorFlow: `tf.as_dtype`), e.g. `dtype_v<float>` is
+/// `DType::float32`.
 template <element_type T>
 inline constexpr DType dtype_v = dtype_traits<T>::value;
 
@@ -361,8 +370,10 @@ inline constexpr std::size_t max_rank = 8;
 class Shape {
  public:
   Shape() = default;
+  /// A shape with the given dims, e.g. `Shape{2, 3}`; throws invalid_argument above max_rank.
   Shape(std::initializer_list<std::int64_t> dims)
       : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+  /// A shape with the given dims; throws invalid_argument above max_rank.
   explicit Shape(std::span<const std::int64_t> dims) : rank_(dims.size()) {
     if (dims.size() > max_rank) {
       throw invalid_argument("Shape: rank " + std::to_string(dims.size()) +
@@ -370,17 +381,24 @@ class Shape {
     }
     std::copy(dims.begin(), dims.end(), dims_.begin());
   }
+  /// A shape with the dims of a static-rank tensor (Tensor::dims()).
   template <std::size_t Rank>
   explicit Shape(const std::array<std::int64_t, Rank>& dims)
       : Shape(std::span<const std::int64_t>(dims)) {}
 
+  /// Number of dimensions.
   [[nodiscard]] std::size_t rank() const noexcept { return rank_; }
+  /// Dimension `i` (-1 if unknown); `i` is not checked.
   [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  /// Writable dimension `i`; `i` is not checked.
   [[nodiscard]] std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  /// The `rank()` dimensions.
   [[nodiscard]] std::span<const std::int64_t> dims() const noexcept {
     return {dims_.data(), rank_};
   }
+  /// Iterator to the first dimension.
   [[nodiscard]] auto begin() const noexcept { return dims_.begin(); }
+  /// Iterator past the last dimension.
   [[nodiscard]] auto end() const noexcept {
     return dims_.begin() + static_cast<std::ptrdiff_t>(rank_);
   }
@@ -396,8 +414,10 @@ class Shape {
     }
     return n;
   }
+  /// Whether every dimension is known (TensorFlow: `TensorShape.is_fully_defined()`).
   [[nodiscard]] bool fully_defined() const noexcept { return num_elements() >= 0; }
 
+  /// Appends a dimension; throws invalid_argument when the rank is already max_rank.
   void push_back(std::int64_t dim) {
     if (rank_ == max_rank) {
       throw invalid_argument("Shape: rank exceeds tapeflow's maximum rank " +
@@ -406,6 +426,7 @@ class Shape {
     dims_[rank_++] = dim;
   }
 
+  /// Same rank and the same dimensions.
   friend bool operator==(const Shape& a, const Shape& b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }
@@ -686,23 +707,27 @@ class Tensor {
   static_assert(Rank <= max_rank, "tf::Tensor<T, Rank>: Rank exceeds tapeflow's maximum rank (8)");
 
  public:
-  using value_type = T;
-  static constexpr std::size_t rank_v = Rank;
-  using dims_type = std::array<std::int64_t, Rank>;
+  using value_type = T;                              ///< element type
+  static constexpr std::size_t rank_v = Rank;        ///< number of dimensions
+  using dims_type = std::array<std::int64_t, Rank>;  ///< the dimensions
 
   Tensor() noexcept = default;
+  /// Shares `other`'s buffer and identity (no element copy).
   Tensor(const Tensor& other) noexcept
       : buffer_(other.buffer_), id_(other.id_), dims_(other.dims_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   Tensor(Tensor&& other) noexcept
       : buffer_(std::exchange(other.buffer_, nullptr)), id_(other.id_), dims_(other.dims_) {}
+  /// Makes this share `other`'s buffer and identity.
   Tensor& operator=(const Tensor& other) noexcept {
     Tensor(other).swap(*this);
     return *this;
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   Tensor& operator=(Tensor&& other) noexcept {
     Tensor(std::move(other)).swap(*this);
     return *this;
@@ -712,6 +737,7 @@ class Tensor {
       buffer_->release();
     }
   }
+  /// Exchanges buffers, identities and dims with `other`.
   void swap(Tensor& other) noexcept {
     std::swap(buffer_, other.buffer_);
     std::swap(id_, other.id_);
@@ -727,11 +753,17 @@ class Tensor {
 
   /// Element type as a run-time value.
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// Number of dimensions (`Rank`).
   [[nodiscard]] static constexpr std::size_t rank() noexcept { return Rank; }
+  /// Dimensions as a run-time Shape (TensorFlow: `.shape`).
   [[nodiscard]] Shape shape() const { return Shape(dims_); }
+  /// Dimensions as a fixed-size array.
   [[nodiscard]] const dims_type& dims() const noexcept { return dims_; }
+  /// Size of dimension `axis`; `axis` is not checked.
   [[nodiscard]] std::int64_t dim(std::size_t axis) const noexcept { return dims_[axis]; }
+  /// Number of elements (product of dims; 1 for a scalar).
   [[nodiscard]] std::int64_t num_elements() const noexcept { return detail::product(dims_); }
+  /// Same as num_elements().
   [[nodiscard]] std::int64_t size() const noexcept { return num_elements(); }
 
   /// Whether this tensor holds a value (false for default-constructed and symbolic tensors).
@@ -747,6 +779,7 @@ class Tensor {
   [[nodiscard]] const T* data() const noexcept {
     return buffer_ ? buffer_->template data<T>() : nullptr;
   }
+  /// Read-only view of the elements in row-major order (empty when there is no value).
   [[nodiscard]] std::span<const T> values() const noexcept {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
@@ -816,6 +849,8 @@ class Tensor {
     return data()[offset];
   }
 
+  /// Throws failed_precondition, naming `what` (the calling member), when the tensor holds no
+  /// value (default-constructed, or symbolic inside a tf::function being traced).
   void require_value(const char* what) const {
     if (buffer_ == nullptr && is_symbolic()) {
       throw failed_precondition(
@@ -1272,6 +1307,7 @@ TAPEFLOW_BEGIN_NAMESPACE
 class AnyTensor {
  public:
   AnyTensor() noexcept = default;
+  /// Erases the type of `t` (implicit): shares its buffer and keeps its id.
   template <class T, std::size_t Rank>
   AnyTensor(const Tensor<T, Rank>& t)  // NOLINT(google-explicit-constructor): erasure is lossless
       : dtype_(dtype_v<T>),
@@ -1282,17 +1318,20 @@ class AnyTensor {
       buffer_->retain();
     }
   }
+  /// Shares `other`'s buffer (no element copy).
   AnyTensor(const AnyTensor& other) noexcept
       : dtype_(other.dtype_), shape_(other.shape_), buffer_(other.buffer_), id_(other.id_) {
     if (buffer_ != nullptr) {
       buffer_->retain();
     }
   }
+  /// Takes `other`'s buffer; `other` is left without a value.
   AnyTensor(AnyTensor&& other) noexcept
       : dtype_(other.dtype_),
         shape_(other.shape_),
         buffer_(std::exchange(other.buffer_, nullptr)),
         id_(other.id_) {}
+  /// Makes this share `other`'s buffer (copy-and-swap).
   AnyTensor& operator=(AnyTensor other) noexcept {
     std::swap(dtype_, other.dtype_);
     std::swap(shape_, other.shape_);
@@ -1306,11 +1345,17 @@ class AnyTensor {
     }
   }
 
+  /// Element type (a run-time value).
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  /// Dimensions.
   [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  /// Number of dimensions.
   [[nodiscard]] std::size_t rank() const noexcept { return shape_.rank(); }
+  /// Number of elements (product of dims).
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
+  /// Whether this holds elements (false when default-constructed or symbolic).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// Identity of the tensor it was made from (Tensor::id), used by GradientTape.
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
   /// Whether this stands for a value inside a tf::function being traced.
   [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
@@ -1348,6 +1393,7 @@ class AnyTensor {
     return detail::tensor_access::wrap<T, Rank>(buffer_, dims, id_);
   }
 
+  /// Prints as TensorFlow's repr does: `tf.Tensor(<values>, shape=(...), dtype=...)`.
   // A template (of AnyTensor only) so that formatting every dtype compiles only in programs
   // that print an AnyTensor.
   template <std::same_as<AnyTensor> Any>
@@ -1459,19 +1505,23 @@ template <element_type T>
 Tensor<T, 0> constant(T value) {
   return Tensor<T, 0>(std::move(value));
 }
+/// The same for a braced list: a rank-1 tensor.
 template <element_type T>
 Tensor<T, 1> constant(std::initializer_list<T> values) {
   return detail::from_nested<T, 1>(values);
 }
+/// The same for a rank-2 nested list; throws invalid_argument if the rows are ragged.
 template <element_type T>
 Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
   return detail::from_nested<T, 2>(values);
 }
+/// The same for a rank-3 nested list; throws invalid_argument if it is ragged.
 template <element_type T>
 Tensor<T, 3> constant(
     std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
   return detail::from_nested<T, 3>(values);
 }
+/// The same for a rank-4 nested list; throws invalid_argument if it is ragged.
 template <element_type T>
 Tensor<T, 4> constant(
     std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
@@ -1482,6 +1532,7 @@ Tensor<T, 4> constant(
 inline Tensor<std::string, 0> constant(const char* value) {
   return Tensor<std::string, 0>(std::string(value));
 }
+/// A rank-1 string tensor from braced string literals: `tf::constant({"a", "b"})`.
 inline Tensor<std::string, 1> constant(std::initializer_list<const char*> values) {
   auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
@@ -1500,10 +1551,12 @@ Tensor<T, Rank> constant(std::span<const T> values, const std::array<std::int64_
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
+/// The same copying from a `std::vector`; throws invalid_argument if the sizes disagree.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int64_t, Rank>& dims) {
   return constant<T, Rank>(std::span<const T>(values), dims);
 }
+/// A rank-1 tensor copying all of `values`.
 template <element_type T>
 Tensor<T, 1> constant(const std::vector<T>& values) {
   return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
@@ -1515,6 +1568,7 @@ Tensor<T, Rank> constant(std::span<const T> values, std::int64_t const (&dims)[R
   std::copy(dims, dims + Rank, d.begin());
   return constant<T, Rank>(values, d);
 }
+/// The same copying from a `std::vector`, the shape in braces.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> constant(const std::vector<T>& values, std::int64_t const (&dims)[Rank]) {
   std::array<std::int64_t, Rank> d;
@@ -1540,6 +1594,7 @@ Tensor<T, Rank> from_vector(std::vector<T> values, const std::array<std::int64_t
   std::move(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
+/// The same with the shape in braces, its rank deduced: `tf::from_vector(std::move(v), {2, 3})`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> from_vector(std::vector<T> values, std::int64_t const (&dims)[Rank]) {
   std::array<std::int64_t, Rank> d;
@@ -1567,6 +1622,7 @@ Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
   std::copy(dims, dims + Rank, d.begin());
   return fill<T, Rank>(d, T{});
 }
+/// The same with the shape as a `std::array`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> zeros(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T{});
@@ -1578,10 +1634,12 @@ Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
   std::copy(dims, dims + Rank, d.begin());
   return fill<T, Rank>(d, T(1));
 }
+/// The same with the shape as a `std::array`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> ones(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T(1));
 }
+/// The same with the shape in braces, its rank deduced: `tf::fill({2, 3}, 1.5f)`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> fill(std::int64_t const (&dims)[Rank], T value) {
   std::array<std::int64_t, Rank> d;
@@ -1593,15 +1651,17 @@ template <element_type T>
 Tensor<T, 0> zeros() {
   return Tensor<T, 0>(T{});
 }
+/// A scalar one: `tf::ones<float>()`.
 template <element_type T>
 Tensor<T, 0> ones() {
   return Tensor<T, 0>(T(1));
 }
-/// Zeros/ones with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`, `tf.ones_like`).
+/// Zeros with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`).
 template <class T, std::size_t Rank>
 Tensor<T, Rank> zeros_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T{});
 }
+/// Ones with the shape and dtype of `like` (TensorFlow: `tf.ones_like`).
 template <class T, std::size_t Rank>
 Tensor<T, Rank> ones_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T(1));
@@ -1672,6 +1732,7 @@ concept tensor_of =
 /// Element type and rank of a tensor operand.
 template <tensor_like X>
 using value_type_of = typename std::remove_cvref_t<X>::value_type;
+/// The rank of a tensor operand (a `Tensor` or `Variable`) as a compile-time constant.
 template <tensor_like X>
 inline constexpr std::size_t rank_of = std::remove_cvref_t<X>::rank_v;
 /// The tensor type an operand reads as.
@@ -1734,6 +1795,7 @@ struct Cpu {};
 /// `no_kernel_for_backend`.
 template <class Op, class Backend>
 struct kernel {
+  /// Runs `op` on `args` (its inputs and outputs) on this backend.
   template <class... Args>
   static void run(const Op& op, Args&&... args) {
     if constexpr (std::same_as<Backend, backend::Cpu>) {
@@ -2374,35 +2436,50 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cpu {
 
 #if defined(__AVX512F__)
+/// Width in bytes of the widest SIMD vector this build targets (64: AVX-512).
 inline constexpr int kVectorBytes = 64;
 #elif defined(__AVX__)
+/// Width in bytes of the widest SIMD vector this build targets (32: AVX).
 inline constexpr int kVectorBytes = 32;
 #else
+/// Width in bytes of the widest SIMD vector this build targets (16: SSE2, NEON or similar).
 inline constexpr int kVectorBytes = 16;
 #endif
 
-// Whether the generic vector-extension kernel can hold T (bool and long double cannot).
+/// Whether the generic vector-extension kernel can hold `T` (bool and long double cannot).
 template <class T>
 inline constexpr bool kVectorizable =
     std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
 
+/// A SIMD vector of `T` built on the GCC/Clang vector extensions (`kVectorBytes` wide); the
+/// portable fallback of VecFor.
 template <class T>
 struct GenericVec {
+  /// The vector register type.
   typedef T V __attribute__((vector_size(kVectorBytes)));
+  /// Elements of `T` per vector.
   static constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(T));
+  /// All lanes zero.
   static TAPEFLOW_ALWAYS_INLINE V zero() { return V{}; }
+  /// Loads `kLanes` elements from `p` (no alignment required).
   static TAPEFLOW_ALWAYS_INLINE V load(T const* p) {
     V v;
     std::memcpy(&v, p, sizeof v);
     return v;
   }
+  /// Stores the `kLanes` elements of `v` to `p` (no alignment required).
   static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+  /// Every lane set to `x`.
   static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
+  /// Lane-wise `a + b`.
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  /// Lane-wise `acc + a * b` (not necessarily fused in this generic version).
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
 };
 
 #if defined(__AVX512F__)
+/// The float SIMD vector operations on AVX-512: the GenericVec interface over `__m512` (16 lanes,
+/// fused multiply-add).
 struct VecF32 {
   using V = __m512;
   static constexpr int kLanes = 16;
@@ -2413,6 +2490,8 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
 };
+/// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
+/// fused multiply-add).
 struct VecF64 {
   using V = __m512d;
   static constexpr int kLanes = 8;
@@ -2424,6 +2503,8 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
+/// The float SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256` (8 lanes,
+/// fused multiply-add).
 struct VecF32 {
   using V = __m256;
   static constexpr int kLanes = 8;
@@ -2434,6 +2515,8 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
 };
+/// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
+/// lanes, fused multiply-add).
 struct VecF64 {
   using V = __m256d;
   static constexpr int kLanes = 4;
@@ -2445,21 +2528,26 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
 };
 #else
+/// The float SIMD vector operations: the generic vector-extension version on this target.
 using VecF32 = GenericVec<float>;
+/// The double SIMD vector operations: the generic vector-extension version on this target.
 using VecF64 = GenericVec<double>;
 #endif
 
+/// The SIMD vector type kernels use for `T`: GenericVec unless specialised below.
 template <class T>
 struct VecFor {
-  using type = GenericVec<T>;
+  using type = GenericVec<T>;  ///< the vector operations for `T`
 };
+/// float: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
 template <>
 struct VecFor<float> {
-  using type = VecF32;
+  using type = VecF32;  ///< the vector operations for float
 };
+/// double: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
 template <>
 struct VecFor<double> {
-  using type = VecF64;
+  using type = VecF64;  ///< the vector operations for double
 };
 
 }  // namespace backend::cpu
@@ -2491,6 +2579,8 @@ namespace backend::cpu {
 /// A fixed set of worker threads running one `parallel_for` at a time.
 class ThreadPool {
  public:
+  /// Starts `num_threads - 1` workers (the caller of parallel_for is the last thread);
+  /// values below 1 count as 1.
   explicit ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
     for (int i = 1; i < num_threads_; ++i) {
       workers_.emplace_back([this, i] { worker_loop(i); });
@@ -2509,6 +2599,7 @@ class ThreadPool {
     }
   }
 
+  /// Threads a parallel_for can use, the caller's included (at least 1).
   [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
 
   /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
@@ -2746,9 +2837,9 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// An op's output dtype and rank (types) and shape (value), returned by its `infer`.
 template <class T, std::size_t Rank>
 struct OutSpec {
-  using value_type = T;
-  static constexpr std::size_t rank = Rank;
-  std::array<std::int64_t, Rank> dims;
+  using value_type = T;                      ///< output element type
+  static constexpr std::size_t rank = Rank;  ///< output rank
+  std::array<std::int64_t, Rank> dims;       ///< output dimensions
 };
 
 /// An op's attributes as (TensorFlow attribute name, value text) pairs, e.g. {"padding", "SAME"}.
@@ -2769,6 +2860,7 @@ inline std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 /// Marks an input that has no gradient (integer indices, labels).
 struct no_gradient_t {};
+/// The value an op's gradient returns for an input that gets no gradient.
 inline constexpr no_gradient_t no_gradient{};
 
 /// Satisfied by op structs (see Note [One definition per op]).
@@ -3484,8 +3576,10 @@ class Variable {
   std::shared_ptr<State> state_;
 };
 
+/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
 template <class T, std::size_t Rank>
 Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
 template <element_type T>
 Variable(T, VariableOptions = {}) -> Variable<T, 0>;
 
@@ -3646,7 +3740,9 @@ struct GradientTapeOptions {
 /// (TensorFlow: `tf.UnconnectedGradients`).
 enum class UnconnectedGradients { none, zero };
 
+/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
 struct GradientOptions {
+  /// What to return for a source the target does not depend on (default: `std::nullopt`).
   UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
 };
 
@@ -3666,6 +3762,7 @@ struct GradientOptions {
 /// ops of their own thread.
 class GradientTape {
  public:
+  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
   explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
     recorder_->persistent = options.persistent;
     recorder_->watch_accessed_variables = options.watch_accessed_variables;
@@ -3691,6 +3788,7 @@ class GradientTape {
       recorder_->watch(x.id());
     }
   }
+  /// Ensures a type-erased tensor or variable is traced.
   void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
 
   /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
@@ -3781,6 +3879,7 @@ class GradientTape {
     }
     return out;
   }
+  /// A vector of tensors: a vector of optional gradients, in the same order.
   template <tensor_like Target, class T, std::size_t R>
   std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
                                                     const std::vector<Tensor<T, R>>& sources,
@@ -4540,57 +4639,73 @@ auto minimum(const X& a, const Y& b) {
   return detail::binary<ops::Minimum>(a, b);
 }
 
+/// Elementwise a + b with NumPy broadcasting (tf.add); throws invalid_argument for shapes that do
+/// not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator+(const X& a, const Y& b) {
   return add(a, b);
 }
+/// Elementwise a - b with NumPy broadcasting (tf.subtract); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator-(const X& a, const Y& b) {
   return subtract(a, b);
 }
+/// Elementwise a * b with NumPy broadcasting (tf.multiply); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator*(const X& a, const Y& b) {
   return multiply(a, b);
 }
+/// Elementwise a / b with NumPy broadcasting (tf.divide); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator/(const X& a, const Y& b) {
   return divide(a, b);
 }
+/// Tensor + number (tf.add); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator+(const X& a, S b) {
   return add(a, b);
 }
+/// Number + tensor (tf.add); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator+(S a, const X& b) {
   return add(a, b);
 }
+/// Tensor - number (tf.subtract); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator-(const X& a, S b) {
   return subtract(a, b);
 }
+/// Number - tensor (tf.subtract); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator-(S a, const X& b) {
   return subtract(a, b);
 }
+/// Tensor * number (tf.multiply); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator*(const X& a, S b) {
   return multiply(a, b);
 }
+/// Number * tensor (tf.multiply); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator*(S a, const X& b) {
   return multiply(a, b);
 }
+/// Tensor / number (tf.divide); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator/(const X& a, S b) {
   return divide(a, b);
 }
+/// Number / tensor (tf.divide); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator/(S a, const X& b) {
@@ -4850,36 +4965,47 @@ tensor_type_of<X> logical_not(const X& x) {
   return detail::execute(ops::LogicalNot{}, detail::as_tensor(x));
 }
 
+/// Elementwise a < b as a bool tensor, with broadcasting (tf.less); a number operand is a constant
+/// of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator<(const X& a, const Y& b) {
   return less(a, b);
 }
+/// Elementwise a <= b as a bool tensor, with broadcasting (tf.less_equal); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator<=(const X& a, const Y& b) {
   return less_equal(a, b);
 }
+/// Elementwise a > b as a bool tensor, with broadcasting (tf.greater); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator>(const X& a, const Y& b) {
   return greater(a, b);
 }
+/// Elementwise a >= b as a bool tensor, with broadcasting (tf.greater_equal); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator>=(const X& a, const Y& b) {
   return greater_equal(a, b);
 }
+/// Elementwise logical AND of bool tensors, with broadcasting (tf.logical_and).
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
 auto operator&(const X& a, const Y& b) {
   return logical_and(a, b);
 }
+/// Elementwise logical OR of bool tensors, with broadcasting (tf.logical_or).
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
 auto operator|(const X& a, const Y& b) {
   return logical_or(a, b);
 }
+/// Elementwise logical NOT of a bool tensor (tf.logical_not).
 template <tensor_like X>
   requires std::same_as<value_type_of<X>, bool>
 auto operator!(const X& a) {
@@ -5137,6 +5263,7 @@ template <tensor_like X>
 tensor_type_of<X> sigmoid(const X& x) {
   return tapeflow::sigmoid(x);
 }
+/// `tf::tanh`, also under tf::nn as in TensorFlow (`tf.nn.tanh`).
 template <tensor_like X>
 tensor_type_of<X> tanh(const X& x) {
   return tapeflow::tanh(x);
@@ -5266,6 +5393,7 @@ Tensor<value_type_of<X>, N> reshape(const X& x, std::int64_t const (&dims)[N]) {
   std::copy(dims, dims + N, d.begin());
   return detail::execute(ops::Reshape<N>{d}, detail::as_tensor(x));
 }
+/// The same with the new shape as a `std::array`.
 template <tensor_like X, std::size_t N>
 Tensor<value_type_of<X>, N> reshape(const X& x, const std::array<std::int64_t, N>& dims) {
   return detail::execute(ops::Reshape<N>{dims}, detail::as_tensor(x));
@@ -5339,6 +5467,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Tag asking a reduction to keep reduced axes with size 1 (TensorFlow: `keepdims=True`).
 struct keepdims_t {};
+/// The keepdims tag: `tf::reduce_sum(x, 1, tf::keepdims)` keeps reduced axes with size 1
+/// (TensorFlow: `keepdims=True`).
 inline constexpr keepdims_t keepdims{};
 
 namespace detail {
@@ -6206,6 +6336,8 @@ inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
 /// assignments ordered); each value is released after its last use.
 class ConcreteFunction {
  public:
+  /// Takes a finished trace and plans its execution (fusion groups, when each value is
+  /// released); `name` is the tf::function's (FunctionOptions::name). Built by Function.
   ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
       : graph_(std::move(graph)), name_(std::move(name)) {
     // Last node reading each slot; outputs and constants are never released.
@@ -6304,6 +6436,7 @@ class ConcreteFunction {
     return outputs;
   }
 
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
@@ -6313,9 +6446,11 @@ class ConcreteFunction {
     }
     return sizes;
   }
+  /// The graph's nodes, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
     return graph_->nodes;
   }
+  /// The traced graph itself (slots, arguments, constants, outputs).
   [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *graph_; }
 
   /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape".
@@ -6618,8 +6753,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
 /// accept any size.
 struct TensorSpec {
-  DType dtype = DType::float32;
-  Shape shape;
+  DType dtype = DType::float32;  ///< required element type
+  Shape shape;                   ///< required shape; -1 dims match any size
 };
 
 /// How tensor shapes enter the signature (see the header comment).
@@ -6899,9 +7034,14 @@ struct result_traits<std::pair<A, B>> {
 template <class F>
 class Function {
  public:
+  /// Wraps the callable `f`; nothing is traced until the first call.
   explicit Function(F f, FunctionOptions options = {})
       : f_(std::move(f)), options_(std::move(options)) {}
 
+  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
+  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
+  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
+  /// match FunctionOptions::input_signature.
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
     return call(detail::fn::normalize(std::forward<Args>(args))...);
@@ -7475,6 +7615,7 @@ tensor_type_of<X> pad(X const& x, std::int64_t const (&paddings)[N][2],
   }
   return pad(x, p, constant_value);
 }
+/// The same with the paddings as a `std::array` of {before, after} pairs, one per axis.
 template <tensor_like X>
 tensor_type_of<X> pad(X const& x,
                       std::array<std::array<std::int64_t, 2>, rank_of<X>> const& paddings,
@@ -7678,6 +7819,7 @@ tensor_type_of<X> slice(X const& x, std::int64_t const (&begin)[N], std::int64_t
   std::copy(size, size + N, op.size.begin());
   return detail::execute(op, detail::as_tensor(x));
 }
+/// The same with `begin` and `size` as `std::array`s.
 template <tensor_like X>
 tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& begin,
                         std::array<std::int64_t, rank_of<X>> const& size) {
@@ -7688,8 +7830,8 @@ tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& 
 /// of axis a is ignored and the slice starts at the first (ends past the last) element in the
 /// stride's direction.
 struct StridedSliceOptions {
-  std::int64_t begin_mask = 0;
-  std::int64_t end_mask = 0;
+  std::int64_t begin_mask = 0;  ///< bit a: ignore `begin` of axis a
+  std::int64_t end_mask = 0;    ///< bit a: ignore `end` of axis a
 };
 
 /// Python-style `x[b0:e0:s0, b1:e1:s1, ...]` (TensorFlow: `tf.strided_slice`; the rank is kept,
@@ -7836,6 +7978,7 @@ Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
       "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
   return detail::execute(ops::ConcatV2{axis}, values);
 }
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
 template <class T, std::size_t R>
 Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
   return concat(std::vector<Tensor<T, R>>(values), axis);
@@ -8189,6 +8332,7 @@ tensor_type_of<X> transpose(X const& x, int const (&perm)[N]) {
   std::copy(perm, perm + N, op.perm.begin());
   return detail::execute(op, detail::as_tensor(x));
 }
+/// The same with the permutation as a `std::array`.
 template <tensor_like X>
 tensor_type_of<X> transpose(X const& x, std::array<int, rank_of<X>> const& perm) {
   return detail::execute(ops::Transpose<rank_of<X>>{perm}, detail::as_tensor(x));
@@ -8652,6 +8796,7 @@ Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
       "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
   return detail::execute(ops::Pack{axis}, values);
 }
+/// The same for a braced list of tensors: `tf::stack({a, b})`.
 template <class T, std::size_t R>
 Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
   return stack(std::vector<Tensor<T, R>>(values), axis);
@@ -8742,9 +8887,9 @@ class TensorArray {
                 "tapeflow's maximum rank (8)");
 
  public:
-  using value_type = T;
-  using tensor_type = Tensor<T, Rank>;
-  static constexpr std::size_t rank_v = Rank;
+  using value_type = T;                        ///< element type of the stored tensors
+  using tensor_type = Tensor<T, Rank>;         ///< type of one element of the array
+  static constexpr std::size_t rank_v = Rank;  ///< rank of one element
 
   /// An array of `size` unwritten elements. Throws invalid_argument for a negative size or an
   /// `element_shape` whose rank is not `Rank`.
@@ -8926,6 +9071,7 @@ class TensorArray {
     }
     return out.with_writes(std::move(writes), "unstack");
   }
+  /// unstack() of a variable's current value.
   template <tensor_of<T, Rank + 1> V>
   [[nodiscard]] TensorArray unstack(const V& value) const {
     return unstack(detail::as_tensor(value));
@@ -8956,6 +9102,7 @@ class TensorArray {
     }
     return with_writes(std::move(writes), "scatter");
   }
+  /// scatter() of a variable's current value.
   template <tensor_of<T, Rank + 1> V>
   [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
                                     const V& value) const {
@@ -10872,8 +11019,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Options of matmul (TensorFlow's keyword arguments).
 struct MatMulOptions {
-  bool transpose_a = false;
-  bool transpose_b = false;
+  bool transpose_a = false;  ///< use `a` with its last two axes swapped
+  bool transpose_b = false;  ///< use `b` with its last two axes swapped
 };
 
 namespace ops {
@@ -11385,11 +11532,16 @@ enum class Padding { valid, same };
 /// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
 class PaddingArg {
  public:
-  PaddingArg(Padding padding) noexcept : value_(padding) {}   // NOLINT(google-explicit-constructor)
+  /// The given padding.
+  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
   PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-  PaddingArg(char const* text) : value_(parse(text)) {}       // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
 
+  /// The padding chosen.
   [[nodiscard]] Padding value() const noexcept { return value_; }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
   operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
 
  private:
@@ -11414,13 +11566,17 @@ constexpr std::string_view padding_name(Padding padding) noexcept {
 /// A (height, width) pair: window sizes, strides, dilations. One number means both
 /// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
 struct Size2D {
-  std::int64_t h = 1;
-  std::int64_t w = 1;
+  std::int64_t h = 1;  ///< height (rows)
+  std::int64_t w = 1;  ///< width (columns)
   constexpr Size2D() noexcept = default;
+  /// `{both, both}`.
   constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
       : h(both), w(both) {}
+  /// `{height, width}`.
   constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
+  /// Same height and width.
   friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
+  /// "(h, w)", as TensorFlow prints a pair in errors.
   [[nodiscard]] std::string to_string() const {
     return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
   }
@@ -13255,8 +13411,8 @@ inline void set_seed(std::int64_t seed) {
 
 /// Keyword arguments of `normal` and `truncated_normal`.
 struct NormalOptions {
-  double mean = 0.0;
-  double stddev = 1.0;
+  double mean = 0.0;    ///< mean of the distribution
+  double stddev = 1.0;  ///< standard deviation (of the untruncated distribution)
   /// The op seed; with or without a global seed (see `set_seed`) it makes the values
   /// reproducible. std::nullopt: depends on the global seed, or is nondeterministic.
   std::optional<std::int64_t> seed = std::nullopt;
@@ -13266,8 +13422,11 @@ struct NormalOptions {
 /// defaults to 1; integer T needs it (as in TensorFlow).
 template <class T>
 struct UniformOptions {
-  T minval = T(0);
+  T minval = T(0);  ///< lower bound, included
+  /// Upper bound, excluded; 1 when unset for floating T, required for integer T
+  /// (invalid_argument otherwise).
   std::optional<T> maxval = std::nullopt;
+  /// The op seed, as NormalOptions::seed.
   std::optional<std::int64_t> seed = std::nullopt;
 };
 
@@ -13285,6 +13444,7 @@ Tensor<T, R> normal(std::array<std::int64_t, R> const& shape, NormalOptions cons
   auto z = detail::execute(ops::RandomStandardNormal<T, R>{shape, s.seed, s.seed2});
   return detail::random_impl::scale_shift(z, options.stddev, options.mean);
 }
+/// The same with the shape in braces, its rank deduced: `normal<float>({784, 10})`.
 template <class T = float, std::size_t R>
 Tensor<T, R> normal(std::int64_t const (&shape)[R], NormalOptions const& options = {}) {
   return normal<T, R>(detail::random_impl::to_array(shape), options);
@@ -13302,6 +13462,7 @@ Tensor<T, R> truncated_normal(std::array<std::int64_t, R> const& shape,
   auto z = detail::execute(ops::TruncatedNormal<T, R>{shape, s.seed, s.seed2});
   return detail::random_impl::scale_shift(z, options.stddev, options.mean);
 }
+/// The same with the shape in braces, its rank deduced.
 template <class T = float, std::size_t R>
 Tensor<T, R> truncated_normal(std::int64_t const (&shape)[R], NormalOptions const& options = {}) {
   return truncated_normal<T, R>(detail::random_impl::to_array(shape), options);
@@ -13338,6 +13499,7 @@ Tensor<T, R> uniform(std::array<std::int64_t, R> const& shape,
         ops::RandomUniformInt<T, R>{shape, options.minval, *options.maxval, s.seed, s.seed2});
   }
 }
+/// The same with the shape in braces, its rank deduced: `uniform<float>({2, 3})`.
 template <class T = float, std::size_t R>
 Tensor<T, R> uniform(std::int64_t const (&shape)[R], UniformOptions<T> const& options = {}) {
   return uniform<T, R>(detail::random_impl::to_array(shape), options);

@@ -80,19 +80,23 @@ template <element_type T>
 Tensor<T, 0> constant(T value) {
   return Tensor<T, 0>(std::move(value));
 }
+/// The same for a braced list: a rank-1 tensor.
 template <element_type T>
 Tensor<T, 1> constant(std::initializer_list<T> values) {
   return detail::from_nested<T, 1>(values);
 }
+/// The same for a rank-2 nested list; throws invalid_argument if the rows are ragged.
 template <element_type T>
 Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
   return detail::from_nested<T, 2>(values);
 }
+/// The same for a rank-3 nested list; throws invalid_argument if it is ragged.
 template <element_type T>
 Tensor<T, 3> constant(
     std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
   return detail::from_nested<T, 3>(values);
 }
+/// The same for a rank-4 nested list; throws invalid_argument if it is ragged.
 template <element_type T>
 Tensor<T, 4> constant(
     std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
@@ -103,6 +107,7 @@ Tensor<T, 4> constant(
 inline Tensor<std::string, 0> constant(const char* value) {
   return Tensor<std::string, 0>(std::string(value));
 }
+/// A rank-1 string tensor from braced string literals: `tf::constant({"a", "b"})`.
 inline Tensor<std::string, 1> constant(std::initializer_list<const char*> values) {
   auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
@@ -121,10 +126,12 @@ Tensor<T, Rank> constant(std::span<const T> values, const std::array<std::int64_
   std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
+/// The same copying from a `std::vector`; throws invalid_argument if the sizes disagree.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int64_t, Rank>& dims) {
   return constant<T, Rank>(std::span<const T>(values), dims);
 }
+/// A rank-1 tensor copying all of `values`.
 template <element_type T>
 Tensor<T, 1> constant(const std::vector<T>& values) {
   return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
@@ -136,6 +143,7 @@ Tensor<T, Rank> constant(std::span<const T> values, std::int64_t const (&dims)[R
   std::copy(dims, dims + Rank, d.begin());
   return constant<T, Rank>(values, d);
 }
+/// The same copying from a `std::vector`, the shape in braces.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> constant(const std::vector<T>& values, std::int64_t const (&dims)[Rank]) {
   std::array<std::int64_t, Rank> d;
@@ -161,6 +169,7 @@ Tensor<T, Rank> from_vector(std::vector<T> values, const std::array<std::int64_t
   std::move(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
   return t;
 }
+/// The same with the shape in braces, its rank deduced: `tf::from_vector(std::move(v), {2, 3})`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> from_vector(std::vector<T> values, std::int64_t const (&dims)[Rank]) {
   std::array<std::int64_t, Rank> d;
@@ -188,6 +197,7 @@ Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
   std::copy(dims, dims + Rank, d.begin());
   return fill<T, Rank>(d, T{});
 }
+/// The same with the shape as a `std::array`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> zeros(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T{});
@@ -199,10 +209,12 @@ Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
   std::copy(dims, dims + Rank, d.begin());
   return fill<T, Rank>(d, T(1));
 }
+/// The same with the shape as a `std::array`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> ones(const std::array<std::int64_t, Rank>& dims) {
   return fill<T, Rank>(dims, T(1));
 }
+/// The same with the shape in braces, its rank deduced: `tf::fill({2, 3}, 1.5f)`.
 template <element_type T, std::size_t Rank>
 Tensor<T, Rank> fill(std::int64_t const (&dims)[Rank], T value) {
   std::array<std::int64_t, Rank> d;
@@ -214,15 +226,17 @@ template <element_type T>
 Tensor<T, 0> zeros() {
   return Tensor<T, 0>(T{});
 }
+/// A scalar one: `tf::ones<float>()`.
 template <element_type T>
 Tensor<T, 0> ones() {
   return Tensor<T, 0>(T(1));
 }
-/// Zeros/ones with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`, `tf.ones_like`).
+/// Zeros with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`).
 template <class T, std::size_t Rank>
 Tensor<T, Rank> zeros_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T{});
 }
+/// Ones with the shape and dtype of `like` (TensorFlow: `tf.ones_like`).
 template <class T, std::size_t Rank>
 Tensor<T, Rank> ones_like(const Tensor<T, Rank>& like) {
   return fill<T, Rank>(like.dims(), T(1));

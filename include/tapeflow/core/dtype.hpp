@@ -89,6 +89,8 @@ concept floating_element = element_type<T> && std::floating_point<T>;
 template <class T>
 concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
 
+/// The DType of element type `T` (TensorFlow: `tf.as_dtype`), e.g. `dtype_v<float>` is
+/// `DType::float32`.
 template <element_type T>
 inline constexpr DType dtype_v = dtype_traits<T>::value;
 

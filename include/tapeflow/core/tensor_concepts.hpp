@@ -33,6 +33,7 @@ concept tensor_of =
 /// Element type and rank of a tensor operand.
 template <tensor_like X>
 using value_type_of = typename std::remove_cvref_t<X>::value_type;
+/// The rank of a tensor operand (a `Tensor` or `Variable`) as a compile-time constant.
 template <tensor_like X>
 inline constexpr std::size_t rank_of = std::remove_cvref_t<X>::rank_v;
 /// The tensor type an operand reads as.

@@ -103,6 +103,7 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty
 };
 
+/// Deduces `AnyDataset<E>` from a dataset, `E` being its element type.
 template <dataset D>
 AnyDataset(D) -> AnyDataset<element_t<D>>;
 

@@ -18,6 +18,10 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Converts `image` to element type `Out`, rescaling values (TensorFlow:
+/// `tf.image.convert_image_dtype`): integer images are in [0, MAX], floating ones in [0, 1].
+/// int -> float divides by MAX; float -> int multiplies by MAX + 0.5, truncates and clamps to
+/// [0, MAX]; float -> float is a cast; int -> int rescales by the ratio of the maxima.
 template <class Out, class In, std::size_t R>
   requires(std::is_arithmetic_v<Out> && std::is_arithmetic_v<In> && !std::same_as<Out, bool> &&
            !std::same_as<In, bool>)

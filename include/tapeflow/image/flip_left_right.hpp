@@ -12,11 +12,15 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Reverses the width axis of a [h, w, c] image or [n, h, w, c] batch (TensorFlow:
+/// `tf.image.flip_left_right`); one ReverseV2 op.
 template <class T, std::size_t R>
   requires(R == 3 || R == 4)
 Tensor<T, R> flip_left_right(const Tensor<T, R>& image) {
   return reverse(image, {static_cast<int>(R) - 2});  // the width axis
 }
+/// Reverses the height axis of a [h, w, c] image or [n, h, w, c] batch (TensorFlow:
+/// `tf.image.flip_up_down`); one ReverseV2 op.
 template <class T, std::size_t R>
   requires(R == 3 || R == 4)
 Tensor<T, R> flip_up_down(const Tensor<T, R>& image) {

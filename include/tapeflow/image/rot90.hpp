@@ -14,6 +14,8 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
 
+/// Rotates a [h, w, c] image or [n, h, w, c] batch by `k` * 90 degrees counter-clockwise
+/// (TensorFlow: `tf.image.rot90`); any integer `k`, taken modulo 4.
 template <class T, std::size_t R>
   requires(R == 3 || R == 4)
 Tensor<T, R> rot90(const Tensor<T, R>& image, int k = 1) {

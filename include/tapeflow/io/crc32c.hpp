@@ -584,6 +584,7 @@ namespace io {
                                                  std::size_t n) noexcept {
   return ~detail::crc32c_impl::dispatch()(~crc, static_cast<const unsigned char*>(data), n);
 }
+/// Extends `crc` by the bytes of `data`.
 [[nodiscard]] inline std::uint32_t crc32c_extend(std::uint32_t crc,
                                                  std::string_view data) noexcept {
   return crc32c_extend(crc, data.data(), data.size());
@@ -601,10 +602,12 @@ inline std::uint32_t crc32c_extend_copy(std::uint32_t crc, void* dst, const void
 [[nodiscard]] inline std::uint32_t crc32c(const void* data, std::size_t n) noexcept {
   return crc32c_extend(0, data, n);
 }
+/// CRC-32C of the bytes of `data`.
 [[nodiscard]] inline std::uint32_t crc32c(std::string_view data) noexcept {
   return crc32c_extend(0, data.data(), data.size());
 }
 
+/// The constant `mask_crc32c` adds after rotating (TensorFlow's `kMaskDelta`).
 inline constexpr std::uint32_t crc32c_mask_delta = 0xA282EAD8U;
 
 /// TensorFlow's CRC masking (rotate right 15, add 0xA282EAD8): stored CRCs are masked so a
@@ -622,6 +625,7 @@ inline constexpr std::uint32_t crc32c_mask_delta = 0xA282EAD8U;
 [[nodiscard]] inline std::uint32_t masked_crc32c(const void* data, std::size_t n) noexcept {
   return mask_crc32c(crc32c(data, n));
 }
+/// Masked CRC-32C of the bytes of `data`.
 [[nodiscard]] inline std::uint32_t masked_crc32c(std::string_view data) noexcept {
   return mask_crc32c(crc32c(data));
 }

@@ -163,23 +163,29 @@ class Feature {
 
 /// A Feature holding the given strings/bytes (`tf.train.Feature(bytes_list=...)`).
 inline Feature bytes_feature(std::string value) { return BytesList{{std::move(value)}}; }
+/// A bytes Feature holding all of `values`.
 inline Feature bytes_feature(std::vector<std::string> values) {
   return BytesList{std::move(values)};
 }
+/// A bytes Feature from a braced list: `bytes_feature({"a", "b"})`.
 inline Feature bytes_feature(std::initializer_list<std::string> values) {
   return BytesList{std::vector<std::string>(values)};
 }
 /// A Feature holding the given floats.
 inline Feature float_feature(float value) { return FloatList{{value}}; }
+/// A float Feature holding all of `values`.
 inline Feature float_feature(std::vector<float> values) { return FloatList{std::move(values)}; }
+/// A float Feature from a braced list.
 inline Feature float_feature(std::initializer_list<float> values) {
   return FloatList{std::vector<float>(values)};
 }
 /// A Feature holding the given int64 values.
 inline Feature int64_feature(std::int64_t value) { return Int64List{{value}}; }
+/// An int64 Feature holding all of `values`.
 inline Feature int64_feature(std::vector<std::int64_t> values) {
   return Int64List{std::move(values)};
 }
+/// An int64 Feature from a braced list.
 inline Feature int64_feature(std::initializer_list<std::int64_t> values) {
   return Int64List{std::vector<std::int64_t>(values)};
 }

@@ -35,6 +35,7 @@ inline Tensor<std::string, 0> read_file(const std::string& filename) {
   }
   return Tensor<std::string, 0>(std::move(out));
 }
+/// The same with the file name as a scalar string tensor.
 inline Tensor<std::string, 0> read_file(const Tensor<std::string, 0>& filename) {
   return read_file(filename.item());
 }
@@ -51,6 +52,7 @@ inline void write_file(const std::string& filename, std::string_view contents) {
     throw resource_exhausted("tf::io::write_file: short write to '" + filename + "'");
   }
 }
+/// The same with the contents as a scalar string tensor.
 inline void write_file(const std::string& filename, const Tensor<std::string, 0>& contents) {
   write_file(filename, std::string_view(contents.item()));
 }

@@ -750,14 +750,17 @@ namespace io {
   const std::string_view one[1] = {serialized};
   return detail::example_parse::parse("tf::io::parse_single_example", one, features, false);
 }
+/// The same with the serialized Example as a `std::string`.
 [[nodiscard]] inline ParsedExample parse_single_example(const std::string& serialized,
                                                         const FeatureDescription& features) {
   return parse_single_example(std::string_view(serialized), features);
 }
+/// The same with the serialized Example as a NUL-terminated string.
 [[nodiscard]] inline ParsedExample parse_single_example(const char* serialized,
                                                         const FeatureDescription& features) {
   return parse_single_example(std::string_view(serialized), features);
 }
+/// The same with the serialized Example as a scalar string tensor.
 [[nodiscard]] inline ParsedExample parse_single_example(const Tensor<std::string, 0>& serialized,
                                                         const FeatureDescription& features) {
   return parse_single_example(std::string_view(serialized.item()), features);
@@ -771,11 +774,13 @@ namespace io {
                                                  const FeatureDescription& features) {
   return detail::example_parse::parse("tf::io::parse_example", serialized, features, true);
 }
+/// The same with the serialized Examples as `std::string`s.
 [[nodiscard]] inline ParsedExample parse_example(std::span<const std::string> serialized,
                                                  const FeatureDescription& features) {
   std::vector<std::string_view> views(serialized.begin(), serialized.end());
   return parse_example(std::span<const std::string_view>(views), features);
 }
+/// The same with the serialized Examples as a rank-1 string tensor.
 [[nodiscard]] inline ParsedExample parse_example(const Tensor<std::string, 1>& serialized,
                                                  const FeatureDescription& features) {
   return parse_example(serialized.values(), features);

@@ -19,6 +19,7 @@ namespace io {
 
 /// Bytes of framing around each record's payload (12 before, 4 after).
 inline constexpr std::size_t tfrecord_header_size = 12;
+/// Bytes of framing after each record's payload: its masked CRC-32C.
 inline constexpr std::size_t tfrecord_footer_size = 4;
 
 /// The 12-byte header of a record of `length` bytes: length LE + masked CRC of those 8 bytes.

@@ -277,6 +277,7 @@ class Sequential : public Model<> {
   std::vector<Shape> shapes_;
 };
 
+/// Deduces `Sequential<Layers...>` from the layers passed, in order.
 template <class... Layers>
 Sequential(Layers...) -> Sequential<Layers...>;
 

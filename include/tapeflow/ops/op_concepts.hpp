@@ -62,6 +62,7 @@ inline std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 /// Marks an input that has no gradient (integer indices, labels).
 struct no_gradient_t {};
+/// The value an op's gradient returns for an input that gets no gradient.
 inline constexpr no_gradient_t no_gradient{};
 
 /// Satisfied by op structs (see Note [One definition per op]).

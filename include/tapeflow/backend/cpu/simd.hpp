@@ -18,14 +18,17 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cpu {
 
 #if defined(__AVX512F__)
+/// Width in bytes of the widest SIMD vector this build targets (64: AVX-512).
 inline constexpr int kVectorBytes = 64;
 #elif defined(__AVX__)
+/// Width in bytes of the widest SIMD vector this build targets (32: AVX).
 inline constexpr int kVectorBytes = 32;
 #else
+/// Width in bytes of the widest SIMD vector this build targets (16: SSE2, NEON or similar).
 inline constexpr int kVectorBytes = 16;
 #endif
 
-// Whether the generic vector-extension kernel can hold T (bool and long double cannot).
+/// Whether the generic vector-extension kernel can hold `T` (bool and long double cannot).
 template <class T>
 inline constexpr bool kVectorizable =
     std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
@@ -57,6 +60,8 @@ struct GenericVec {
 };
 
 #if defined(__AVX512F__)
+/// The float SIMD vector operations on AVX-512: the GenericVec interface over `__m512` (16 lanes,
+/// fused multiply-add).
 struct VecF32 {
   using V = __m512;
   static constexpr int kLanes = 16;
@@ -67,6 +72,8 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
 };
+/// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
+/// fused multiply-add).
 struct VecF64 {
   using V = __m512d;
   static constexpr int kLanes = 8;
@@ -78,6 +85,8 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
+/// The float SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256` (8 lanes,
+/// fused multiply-add).
 struct VecF32 {
   using V = __m256;
   static constexpr int kLanes = 8;
@@ -88,6 +97,8 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
 };
+/// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
+/// lanes, fused multiply-add).
 struct VecF64 {
   using V = __m256d;
   static constexpr int kLanes = 4;
@@ -99,7 +110,9 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
 };
 #else
+/// The float SIMD vector operations: the generic vector-extension version on this target.
 using VecF32 = GenericVec<float>;
+/// The double SIMD vector operations: the generic vector-extension version on this target.
 using VecF64 = GenericVec<double>;
 #endif
 

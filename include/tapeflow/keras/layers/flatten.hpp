@@ -70,6 +70,7 @@ class Reshape : public Layer<Reshape<N>> {
  private:
   std::array<std::int64_t, N> target_;
 };
+/// Deduces `Reshape<N>` from a braced target shape of N entries: `Reshape({28, 28, 1})`.
 template <std::size_t N>
 Reshape(const std::int64_t (&)[N], LayerOptions = {}) -> Reshape<N>;
 

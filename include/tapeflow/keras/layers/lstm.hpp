@@ -147,11 +147,9 @@ class LSTMCell : public Layer<LSTMCell> {
   Variable<float, 1> bias_;
 };
 
-/// Keyword arguments of LSTM.
+/// Keyword arguments of LSTM. Keras's `return_sequences` is not an option: the output's rank is
+/// a type, so `LSTM::call` returns the last step's output and `LSTM::sequences` every step's.
 struct LSTMOptions {
-  /// Not used: the output's rank is fixed at compile time, so `LSTM::call` always returns the
-  /// last output; call `LSTM::sequences` for every step's (Keras: return_sequences=True).
-  bool return_sequences = false;
   LSTMCellOptions cell = {};  ///< options of the cell (its initializers; its name)
   std::optional<std::string> name = std::nullopt;  ///< default "lstm", "lstm_1", ...
 };

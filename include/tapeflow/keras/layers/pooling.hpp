@@ -70,8 +70,9 @@ class AveragePooling2D : public Layer<AveragePooling2D> {
   Pooling2DOptions options_;
 };
 
-/// Keras' shorter names for the same layers (tf.keras.layers.MaxPool2D, AvgPool2D).
+/// Keras' shorter name for MaxPooling2D (tf.keras.layers.MaxPool2D).
 using MaxPool2D = MaxPooling2D;
+/// Keras' shorter name for AveragePooling2D (tf.keras.layers.AvgPool2D).
 using AvgPool2D = AveragePooling2D;
 
 }  // namespace layers

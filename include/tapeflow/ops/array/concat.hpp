@@ -127,6 +127,7 @@ Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
       "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
   return detail::execute(ops::ConcatV2{axis}, values);
 }
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
 template <class T, std::size_t R>
 Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
   return concat(std::vector<Tensor<T, R>>(values), axis);

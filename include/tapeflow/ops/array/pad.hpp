@@ -241,6 +241,7 @@ tensor_type_of<X> pad(X const& x, std::int64_t const (&paddings)[N][2],
   }
   return pad(x, p, constant_value);
 }
+/// The same with the paddings as a `std::array` of {before, after} pairs, one per axis.
 template <tensor_like X>
 tensor_type_of<X> pad(X const& x,
                       std::array<std::array<std::int64_t, 2>, rank_of<X>> const& paddings,

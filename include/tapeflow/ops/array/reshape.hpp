@@ -104,6 +104,7 @@ Tensor<value_type_of<X>, N> reshape(const X& x, std::int64_t const (&dims)[N]) {
   std::copy(dims, dims + N, d.begin());
   return detail::execute(ops::Reshape<N>{d}, detail::as_tensor(x));
 }
+/// The same with the new shape as a `std::array`.
 template <tensor_like X, std::size_t N>
 Tensor<value_type_of<X>, N> reshape(const X& x, const std::array<std::int64_t, N>& dims) {
   return detail::execute(ops::Reshape<N>{dims}, detail::as_tensor(x));

@@ -203,6 +203,7 @@ tensor_type_of<X> slice(X const& x, std::int64_t const (&begin)[N], std::int64_t
   std::copy(size, size + N, op.size.begin());
   return detail::execute(op, detail::as_tensor(x));
 }
+/// The same with `begin` and `size` as `std::array`s.
 template <tensor_like X>
 tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& begin,
                         std::array<std::int64_t, rank_of<X>> const& size) {

@@ -149,6 +149,7 @@ Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
       "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
   return detail::execute(ops::Pack{axis}, values);
 }
+/// The same for a braced list of tensors: `tf::stack({a, b})`.
 template <class T, std::size_t R>
 Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
   return stack(std::vector<Tensor<T, R>>(values), axis);

@@ -334,6 +334,7 @@ tensor_type_of<X> transpose(X const& x, int const (&perm)[N]) {
   std::copy(perm, perm + N, op.perm.begin());
   return detail::execute(op, detail::as_tensor(x));
 }
+/// The same with the permutation as a `std::array`.
 template <tensor_like X>
 tensor_type_of<X> transpose(X const& x, std::array<int, rank_of<X>> const& perm) {
   return detail::execute(ops::Transpose<rank_of<X>>{perm}, detail::as_tensor(x));

@@ -269,57 +269,73 @@ auto minimum(const X& a, const Y& b) {
   return detail::binary<ops::Minimum>(a, b);
 }
 
+/// Elementwise a + b with NumPy broadcasting (tf.add); throws invalid_argument for shapes that do
+/// not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator+(const X& a, const Y& b) {
   return add(a, b);
 }
+/// Elementwise a - b with NumPy broadcasting (tf.subtract); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator-(const X& a, const Y& b) {
   return subtract(a, b);
 }
+/// Elementwise a * b with NumPy broadcasting (tf.multiply); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator*(const X& a, const Y& b) {
   return multiply(a, b);
 }
+/// Elementwise a / b with NumPy broadcasting (tf.divide); throws invalid_argument for shapes that
+/// do not broadcast.
 template <tensor_like X, tensor_like Y>
 auto operator/(const X& a, const Y& b) {
   return divide(a, b);
 }
+/// Tensor + number (tf.add); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator+(const X& a, S b) {
   return add(a, b);
 }
+/// Number + tensor (tf.add); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator+(S a, const X& b) {
   return add(a, b);
 }
+/// Tensor - number (tf.subtract); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator-(const X& a, S b) {
   return subtract(a, b);
 }
+/// Number - tensor (tf.subtract); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator-(S a, const X& b) {
   return subtract(a, b);
 }
+/// Tensor * number (tf.multiply); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator*(const X& a, S b) {
   return multiply(a, b);
 }
+/// Number * tensor (tf.multiply); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator*(S a, const X& b) {
   return multiply(a, b);
 }
+/// Tensor / number (tf.divide); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator/(const X& a, S b) {
   return divide(a, b);
 }
+/// Number / tensor (tf.divide); the number is a constant of the tensor's dtype.
 template <tensor_like X, class S>
   requires std::is_arithmetic_v<S>
 auto operator/(S a, const X& b) {

@@ -89,36 +89,47 @@ tensor_type_of<X> logical_not(const X& x) {
   return detail::execute(ops::LogicalNot{}, detail::as_tensor(x));
 }
 
+/// Elementwise a < b as a bool tensor, with broadcasting (tf.less); a number operand is a constant
+/// of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator<(const X& a, const Y& b) {
   return less(a, b);
 }
+/// Elementwise a <= b as a bool tensor, with broadcasting (tf.less_equal); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator<=(const X& a, const Y& b) {
   return less_equal(a, b);
 }
+/// Elementwise a > b as a bool tensor, with broadcasting (tf.greater); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator>(const X& a, const Y& b) {
   return greater(a, b);
 }
+/// Elementwise a >= b as a bool tensor, with broadcasting (tf.greater_equal); a number operand is a
+/// constant of the tensor's dtype.
 template <class X, class Y>
   requires detail::binary_operands<X, Y>
 auto operator>=(const X& a, const Y& b) {
   return greater_equal(a, b);
 }
+/// Elementwise logical AND of bool tensors, with broadcasting (tf.logical_and).
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
 auto operator&(const X& a, const Y& b) {
   return logical_and(a, b);
 }
+/// Elementwise logical OR of bool tensors, with broadcasting (tf.logical_or).
 template <tensor_like X, tensor_like Y>
   requires std::same_as<value_type_of<X>, bool> && std::same_as<value_type_of<Y>, bool>
 auto operator|(const X& a, const Y& b) {
   return logical_or(a, b);
 }
+/// Elementwise logical NOT of a bool tensor (tf.logical_not).
 template <tensor_like X>
   requires std::same_as<value_type_of<X>, bool>
 auto operator!(const X& a) {

@@ -255,6 +255,7 @@ template <tensor_like X>
 tensor_type_of<X> sigmoid(const X& x) {
   return tapeflow::sigmoid(x);
 }
+/// `tf::tanh`, also under tf::nn as in TensorFlow (`tf.nn.tanh`).
 template <tensor_like X>
 tensor_type_of<X> tanh(const X& x) {
   return tapeflow::tanh(x);

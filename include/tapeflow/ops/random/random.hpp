@@ -440,6 +440,7 @@ Tensor<T, R> normal(std::array<std::int64_t, R> const& shape, NormalOptions cons
   auto z = detail::execute(ops::RandomStandardNormal<T, R>{shape, s.seed, s.seed2});
   return detail::random_impl::scale_shift(z, options.stddev, options.mean);
 }
+/// The same with the shape in braces, its rank deduced: `normal<float>({784, 10})`.
 template <class T = float, std::size_t R>
 Tensor<T, R> normal(std::int64_t const (&shape)[R], NormalOptions const& options = {}) {
   return normal<T, R>(detail::random_impl::to_array(shape), options);
@@ -457,6 +458,7 @@ Tensor<T, R> truncated_normal(std::array<std::int64_t, R> const& shape,
   auto z = detail::execute(ops::TruncatedNormal<T, R>{shape, s.seed, s.seed2});
   return detail::random_impl::scale_shift(z, options.stddev, options.mean);
 }
+/// The same with the shape in braces, its rank deduced.
 template <class T = float, std::size_t R>
 Tensor<T, R> truncated_normal(std::int64_t const (&shape)[R], NormalOptions const& options = {}) {
   return truncated_normal<T, R>(detail::random_impl::to_array(shape), options);
@@ -493,6 +495,7 @@ Tensor<T, R> uniform(std::array<std::int64_t, R> const& shape,
         ops::RandomUniformInt<T, R>{shape, options.minval, *options.maxval, s.seed, s.seed2});
   }
 }
+/// The same with the shape in braces, its rank deduced: `uniform<float>({2, 3})`.
 template <class T = float, std::size_t R>
 Tensor<T, R> uniform(std::int64_t const (&shape)[R], UniformOptions<T> const& options = {}) {
   return uniform<T, R>(detail::random_impl::to_array(shape), options);

@@ -40,6 +40,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 /// Tag asking a reduction to keep reduced axes with size 1 (TensorFlow: `keepdims=True`).
 struct keepdims_t {};
+/// The keepdims tag: `tf::reduce_sum(x, 1, tf::keepdims)` keeps reduced axes with size 1
+/// (TensorFlow: `keepdims=True`).
 inline constexpr keepdims_t keepdims{};
 
 namespace detail {

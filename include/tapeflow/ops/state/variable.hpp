@@ -166,8 +166,10 @@ class Variable {
   std::shared_ptr<State> state_;
 };
 
+/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
 template <class T, std::size_t Rank>
 Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
 template <element_type T>
 Variable(T, VariableOptions = {}) -> Variable<T, 0>;
 
