@@ -72,6 +72,20 @@ def combos():
         yield "ops::Conv2D", [T(t, 4), T(t, 4)]
         yield "ops::MaxPool", [T(t, 4)]
         yield "ops::AvgPool", [T(t, 4)]
+    # Variable reads and writes, and the optimizers' updates (every program with a Variable or
+    # a Keras optimizer runs them).
+    scalar = T("float", 0)
+    for r in range(MAX_RANK + 1):
+        yield f"ops::ReadVariableOp<float, {r}>", []
+        for kind in ["assign", "add", "sub"]:
+            yield f"ops::VariableUpdateOp<float, {r}, VariableUpdate::{kind}>", [T("float", r)]
+        grad = T("float", r)
+        yield "ops::ResourceApplyGradientDescent", [scalar, grad]
+        yield "ops::ResourceApplyKerasMomentum", [scalar, grad, scalar]
+        yield "ops::ResourceApplyAdam", [scalar] * 6 + [grad]
+        yield "ops::ResourceApplyRMSProp", [scalar] * 3 + [grad]
+    yield "ops::ReadVariableOp<std::int64_t, 0>", []  # the optimizers' iterations
+    yield "ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>", [T("std::int64_t", 0)]
 
 
 def declaration(op, inputs, extern):
@@ -106,6 +120,8 @@ def header_text(items):
 #include <tapeflow/ops/nn/pooling.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
+#include <tapeflow/ops/state/variable_ops.hpp>
+#include <tapeflow/ops/training/resource_apply.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {{

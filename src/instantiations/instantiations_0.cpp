@@ -164,6 +164,28 @@ template execute_result_t<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float
 execute<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int64_t, 1>>(const ops::SparseSoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<std::int64_t, 1>&);
 template execute_result_t<ops::Transpose<4>, Tensor<float, 4>>
 execute<ops::Transpose<4>, Tensor<float, 4>>(const ops::Transpose<4>&, const Tensor<float, 4>&);
+template execute_result_t<ops::ReadVariableOp<float, 0>>
+execute<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+template execute_result_t<ops::ReadVariableOp<float, 1>>
+execute<ops::ReadVariableOp<float, 1>>(const ops::ReadVariableOp<float, 1>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+template execute_result_t<ops::ReadVariableOp<float, 2>>
+execute<ops::ReadVariableOp<float, 2>>(const ops::ReadVariableOp<float, 2>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+template execute_result_t<ops::ReadVariableOp<float, 3>>
+execute<ops::ReadVariableOp<float, 3>>(const ops::ReadVariableOp<float, 3>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+template execute_result_t<ops::ReadVariableOp<float, 4>>
+execute<ops::ReadVariableOp<float, 4>>(const ops::ReadVariableOp<float, 4>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+template execute_result_t<ops::ReadVariableOp<std::int64_t, 0>>
+execute<ops::ReadVariableOp<std::int64_t, 0>>(const ops::ReadVariableOp<std::int64_t, 0>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE
