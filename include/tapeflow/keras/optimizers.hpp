@@ -331,13 +331,11 @@ class Optimizer : public train::Trackable {
     return detail::visit_rank<0, 5>(var.rank(),
                                     "tf::keras::optimizers: variable '" + var.name() + "'", f);
   }
-  /// Runs `op` on `inputs...` and then the gradient, typed by the variable's rank.
-  template <class Op, class... Inputs>
-  static void run_update(const Op& op, const AnyVariable& var, const AnyTensor& grad,
-                         const Inputs&... inputs) {
-    with_rank(var, [&]<std::size_t R>() {
-      (void)detail::execute(op, inputs..., grad.unchecked_as<float, R>());
-    });
+  /// Calls `run(grad)` with the gradient typed by the variable's rank (the update ops take it
+  /// among other inputs, in TensorFlow's order).
+  template <class Run>
+  static void run_update(const AnyVariable& var, const AnyTensor& grad, Run&& run) {
+    with_rank(var, [&]<std::size_t R>() { (void)run(grad.unchecked_as<float, R>()); });
   }
   /// A scalar hyperparameter as an input of the update ops.
   static Tensor<float, 0> scalar(double v) { return Tensor<float, 0>(float(v)); }
@@ -426,22 +424,21 @@ class SGD : public Optimizer {
     const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
     return {{"momentums", has ? "momentum" : nullptr}};
   }
-  void prepare_step(const Tensor<float, 0>&) override { momentum_ = scalar(o_.momentum); }
   void apply_update(const AnyVariable& var, const AnyTensor& grad,
                     const Tensor<float, 0>& lr) override {
     if (o_.momentum == 0.0) {
-      run_update(ops::ResourceApplyGradientDescent{var}, var, grad, lr);
+      run_update(var, grad, [&](const auto& g) {
+        return detail::execute(ops::ResourceApplyGradientDescent{var}, lr, g);
+      });
     } else {
       const ops::ResourceApplyKerasMomentum op{var, slot(var, "momentum"), o_.nesterov};
-      with_rank(var, [&]<std::size_t R>() {
-        (void)detail::execute(op, lr, grad.unchecked_as<float, R>(), momentum_);
-      });
+      run_update(var, grad, [&](const auto& g) { return detail::execute(op, lr, g, momentum_); });
     }
   }
 
  private:
   SGDOptions o_;
-  Tensor<float, 0> momentum_;  // this step's input to ResourceApplyKerasMomentum
+  Tensor<float, 0> momentum_ = scalar(o_.momentum);  // ResourceApplyKerasMomentum's input
 };
 
 /// Keyword arguments of Adam (Keras defaults).
@@ -474,21 +471,23 @@ class Adam : public Optimizer {
   // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
   void prepare_step(const Tensor<float, 0>&) override {
     const auto t = cast<float>(iterations_variable().value()) + 1.0f;
-    beta_1_ = scalar(o_.beta_1);
-    beta_2_ = scalar(o_.beta_2);
-    epsilon_ = scalar(o_.epsilon);
     beta_1_power_ = pow(beta_1_, t);
     beta_2_power_ = pow(beta_2_, t);
   }
   void apply_update(const AnyVariable& var, const AnyTensor& grad,
                     const Tensor<float, 0>& lr) override {
-    run_update(ops::ResourceApplyAdam{var, slot(var, "m"), slot(var, "v")}, var, grad,
-               beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_);
+    const ops::ResourceApplyAdam op{var, slot(var, "m"), slot(var, "v")};
+    run_update(var, grad, [&](const auto& g) {
+      return detail::execute(op, beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_, g);
+    });
   }
 
  private:
   AdamOptions o_;
-  Tensor<float, 0> beta_1_, beta_2_, epsilon_, beta_1_power_, beta_2_power_;
+  // The update ops' inputs: constants made once; the powers computed at each step.
+  Tensor<float, 0> beta_1_ = scalar(o_.beta_1), beta_2_ = scalar(o_.beta_2);
+  Tensor<float, 0> epsilon_ = scalar(o_.epsilon);
+  Tensor<float, 0> beta_1_power_, beta_2_power_;
 };
 
 /// Keyword arguments of RMSprop (Keras defaults).
@@ -517,18 +516,16 @@ class RMSprop : public Optimizer {
       train::Layout) const override {
     return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
   }
-  void prepare_step(const Tensor<float, 0>&) override {
-    rho_ = scalar(o_.rho);
-    epsilon_ = scalar(o_.epsilon);
-  }
   void apply_update(const AnyVariable& var, const AnyTensor& grad,
                     const Tensor<float, 0>& lr) override {
-    run_update(ops::ResourceApplyRMSProp{var, slot(var, "rms")}, var, grad, lr, rho_, epsilon_);
+    const ops::ResourceApplyRMSProp op{var, slot(var, "rms")};
+    run_update(var, grad,
+               [&](const auto& g) { return detail::execute(op, lr, rho_, epsilon_, g); });
   }
 
  private:
   RMSpropOptions o_;
-  Tensor<float, 0> rho_, epsilon_;
+  Tensor<float, 0> rho_ = scalar(o_.rho), epsilon_ = scalar(o_.epsilon);  // update op inputs
 };
 
 /// A shared handle to an optimizer (what `compile` stores); converts from any Optimizer, and
