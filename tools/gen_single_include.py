@@ -10,7 +10,9 @@ here and to 1 in include/), so the single header needs Eigen and range-v3 and no
 
 The generator refuses what it cannot flatten faithfully: a tapeflow include under a
 preprocessor condition (other than `#if __has_include(<tapeflow/...>)`, which it resolves from
-include/ itself: the single header has no include/ to look at), or a missing header.
+include/ itself: the single header has no include/ to look at), or a missing header. Kernel
+bodies under `#ifndef TAPEFLOW_PRECOMPILED` (which programs linking tapeflow::instantiations
+skip) are always inlined: a single-header user links no library.
 
 Usage: tools/gen_single_include.py            rewrite single_include/
        tools/gen_single_include.py --check    exit 1 when single_include/ is out of date (a CTest test)
@@ -43,6 +45,10 @@ ENDIF_RE = re.compile(r"^\s*#\s*endif\b")
 ELSE_RE = re.compile(r"^\s*#\s*(else|elif|elifdef|elifndef)\b")
 # An include guard's opening line (version.hpp): not a condition on what it includes.
 GUARD_RE = re.compile(r"^\s*#\s*ifndef\s+TAPEFLOW_[A-Z0-9_]*_HPP\s*$")
+# Kernel bodies that programs linking tapeflow::instantiations skip: a single-header user links
+# nothing, so the single header always has them (the condition is dropped).
+NOT_PRECOMPILED_RE = re.compile(r"^\s*#\s*ifndef\s+TAPEFLOW_PRECOMPILED\s*$")
+DROPPED = "dropped"  # a condition whose lines the output leaves out
 
 
 class GenerationError(Exception):
@@ -94,6 +100,9 @@ def flatten(header, seen, out):
             continue
         if QUOTE_INCLUDE_RE.match(line):
             raise GenerationError(f"{where}: quoted include; tapeflow headers use <tapeflow/...>")
+        if NOT_PRECOMPILED_RE.match(line):
+            conditions.append(DROPPED)
+            continue
         if IF_RE.match(line):
             resolved = GUARD_RE.match(line) is not None
             if HAS_INCLUDE_RE.search(line):
@@ -107,14 +116,16 @@ def flatten(header, seen, out):
         if ELSE_RE.match(line):
             if not conditions:
                 raise GenerationError(f"{where}: #else without #if")
+            if conditions[-1] is DROPPED:
+                raise GenerationError(f"{where}: #else in a #ifndef TAPEFLOW_PRECOMPILED block")
             conditions[-1] = False  # an include here would depend on the condition
             out.append(line)
             continue
         if ENDIF_RE.match(line):
             if not conditions:
                 raise GenerationError(f"{where}: #endif without #if")
-            conditions.pop()
-            out.append(line)
+            if conditions.pop() is not DROPPED:
+                out.append(line)
             continue
         m = INCLUDE_RE.match(line)
         if m is None:

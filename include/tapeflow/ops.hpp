@@ -1,6 +1,6 @@
 // Umbrella for every op (tf::, tf::math, tf::nn, tf::random). Includes Eigen's Tensor module
-// through core/eigen.hpp (about 2 s of compile time); kernels instantiate only for the ops you
-// call.
+// through the kernel bodies (about 1-2 s of compile time; none with TAPEFLOW_PRECOMPILED, when
+// tapeflow::instantiations has them compiled); kernels instantiate only for the ops you call.
 #pragma once
 
 #include <tapeflow/ops/array/concat.hpp>             // IWYU pragma: export

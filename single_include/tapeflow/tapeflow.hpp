@@ -27,9 +27,9 @@
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TAPEFLOW_HPP
 // tapeflow: TensorFlow 2's everyday modules for C++. This umbrella is the core TensorFlow API
 // (`tf.*`): tensors, variables, every op, GradientTape, tf.function with tf.cond,
-// tf.while_loop and tf.TensorArray, and tf.print. It costs Eigen's Tensor module (about 2 s)
-// plus the templates you instantiate; linking tapeflow::instantiations removes most of the
-// latter (README, "Faster builds").
+// tf.while_loop and tf.TensorArray, and tf.print. It costs Eigen's Tensor module (about 1 s)
+// plus the templates you instantiate; linking tapeflow::instantiations removes Eigen and most
+// of the latter (README, "Faster builds").
 //
 // The other modules have their own umbrellas, as TensorFlow's submodules: <tapeflow/data.hpp>
 // (tf.data), <tapeflow/image.hpp> (tf.image), <tapeflow/io.hpp> (tf.io: TFRecord, Example),
@@ -1274,6 +1274,20 @@ std::string array_text(std::span<const T> values, const Shape& shape) {
   emit(emit, 0, "");
   return out;
 }
+
+// With TAPEFLOW_PRECOMPILED, printing is compiled once, in tapeflow::instantiations.
+#ifdef TAPEFLOW_PRECOMPILED
+#define TAPEFLOW_PRINTING(T) \
+  extern template std::string array_text<T>(std::span<const T>, const Shape&);
+TAPEFLOW_PRINTING(float)
+TAPEFLOW_PRINTING(double)
+TAPEFLOW_PRINTING(std::int32_t)
+TAPEFLOW_PRINTING(std::uint8_t)
+TAPEFLOW_PRINTING(std::string)
+TAPEFLOW_PRINTING(std::int64_t)
+TAPEFLOW_PRINTING(bool)
+#undef TAPEFLOW_PRINTING
+#endif
 
 }  // namespace detail::format
 
@@ -4194,82 +4208,50 @@ TAPEFLOW_END_NAMESPACE
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
 // Elementwise kernels: an op's element rule is an Eigen expression on rank-1 maps, applied
 // in contiguous runs so each (op, dtype) instantiates one small Eigen kernel whatever the
-// rank, and large tensors are split over the intra-op thread pool.
+// rank, and large tensors are split over the intra-op thread pool. This header declares the
+// runs and does the broadcasting; elementwise_kernels.hpp has their Eigen bodies.
 // IWYU pragma: private, include <tapeflow/ops.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 
-// ---- begin <tapeflow/core/eigen.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
-// The one place tapeflow includes Eigen (its Tensor module). Only op kernels reach it, so
-// headers that move bytes or shapes stay fast to compile (MAINTAINERS.md, "Compile time").
-
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#pragma GCC diagnostic ignored "-Wdeprecated"
-#endif
-#include <unsupported/Eigen/CXX11/Tensor>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
-// ---- end <tapeflow/core/eigen.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
-template <class T>
-using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Index>>;
-template <class T>
-using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
+/// out[i] = Rule{}(x[i]) for i < n: one contiguous run, single-threaded. Defined with Eigen in
+/// ops/detail/elementwise_kernels.hpp; `Rule` depends only on the op (never on rank), so each
+/// (op, dtype) has one kernel, which tapeflow::instantiations compiles once for every built-in
+/// op (MAINTAINERS.md, "Compile time").
+template <class U, class T, class Rule>
+void unary_run(U* out, const T* x, std::int64_t n);
 
-/// out = expr(in) over n contiguous elements. `Expr` should depend only on the op (not on
-/// rank), so each (op, dtype) instantiates one Eigen kernel.
-template <class U, class T, class Expr>
-void unary_kernel(U* o, const T* x, std::int64_t n, Expr expr) {
+/// One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
+/// a single broadcast value (step 0). Defined with Eigen in ops/detail/elementwise_kernels.hpp.
+template <class U, class T, class Rule>
+void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
+                std::int64_t len);
+
+/// out = Rule{}(in) over n contiguous elements, split over the intra-op thread pool.
+template <class Rule, class U, class T>
+void unary_kernel(U* o, const T* x, std::int64_t n) {
   backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    VecMap<U>(o + b, e - b) = expr(ConstVecMap<T>(x + b, e - b));
+    unary_run<U, T, Rule>(o + b, x + b, e - b);
   });
 }
 
-/// out = expr(in), elementwise, any rank (same shape).
-template <class U, class T, std::size_t R, class Expr>
-void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in, Expr expr) {
-  unary_kernel(tensor_access::mutable_data(out), in.data(), in.num_elements(), expr);
+/// out = Rule{}(in), elementwise, any rank (same shape).
+template <class Rule, class U, class T, std::size_t R>
+void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in) {
+  unary_kernel<Rule>(tensor_access::mutable_data(out), in.data(), in.num_elements());
 }
 
-// One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
-// a single broadcast value (step 0). Broadcast values are copied into a small buffer so every
-// case evaluates the same (map, map) Eigen expression: one kernel instantiation per op and
-// dtype instead of one per broadcast pattern, which keeps compile times down.
-template <class U, class T, class Expr>
-void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
-                std::int64_t len, Expr& expr) {
-  if (a_contiguous && b_contiguous) {
-    VecMap<U>(out, len) = expr(ConstVecMap<T>(a, len), ConstVecMap<T>(b, len));
-    return;
-  }
-  constexpr std::int64_t chunk = 512;
-  alignas(64) T fill[chunk];
-  const T value = a_contiguous ? *b : *a;
-  std::fill_n(fill, std::min(chunk, len), value);
-  for (std::int64_t s = 0; s < len; s += chunk) {
-    const std::int64_t n = std::min(chunk, len - s);
-    ConstVecMap<T> xa(a_contiguous ? a + s : fill, n);
-    ConstVecMap<T> xb(b_contiguous ? b + s : fill, n);
-    VecMap<U>(out + s, n) = expr(xa, xb);
-  }
-}
-
-/// out = expr(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
+/// out = Rule{}(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
 /// Rank-independent, so each (op, dtype) instantiates it once.
-template <class U, class T, class Expr>
+template <class Rule, class U, class T>
 void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const BroadcastDims& da,
-                   const T* pb, const BroadcastDims& db, Expr& expr) {
+                   const T* pb, const BroadcastDims& db) {
   constexpr std::size_t R = max_rank;
   std::int64_t n = 1;
   std::int64_t na = 1;
@@ -4286,8 +4268,8 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
     // Same shapes, or one side a single value.
     backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t s, std::int64_t e) {
       // A length-1 side counts as contiguous when the output has one element too.
-      binary_run(o + s, na == n ? pa + s : pa, na == n, nb == n ? pb + s : pb, nb == n, e - s,
-                 expr);
+      binary_run<U, T, Rule>(o + s, na == n ? pa + s : pa, na == n, nb == n ? pb + s : pb, nb == n,
+                             e - s);
     });
     return;
   }
@@ -4341,15 +4323,15 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
                                    off_a += idx * sa[i];
                                    off_b += idx * sb[i];
                                  }
-                                 binary_run(o + r * inner, pa + off_a, inner_a, pb + off_b, inner_b,
-                                            inner, expr);
+                                 binary_run<U, T, Rule>(o + r * inner, pa + off_a, inner_a,
+                                                        pb + off_b, inner_b, inner);
                                }
                              });
 }
 
-/// Typed entry: out = expr(a, b) with NumPy broadcasting. `Expr` should depend only on the op.
-template <class U, std::size_t R, class T, std::size_t A, std::size_t B, class Expr>
-void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b, Expr expr) {
+/// Typed entry: out = Rule{}(a, b) with NumPy broadcasting. `Rule` should depend only on the op.
+template <class Rule, class U, std::size_t R, class T, std::size_t A, std::size_t B>
+void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) {
   auto aligned = [](const auto& dims) {
     BroadcastDims out_dims;
     out_dims.rank = R;
@@ -4357,12 +4339,83 @@ void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>&
     std::copy(d.begin(), d.end(), out_dims.d.begin());
     return out_dims;
   };
-  binary_kernel(tensor_access::mutable_data(out), aligned(out.dims()), a.data(), aligned(a.dims()),
-                b.data(), aligned(b.dims()), expr);
+  binary_kernel<Rule>(tensor_access::mutable_data(out), aligned(out.dims()), a.data(),
+                      aligned(a.dims()), b.data(), aligned(b.dims()));
 }
 
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE
+
+// The kernels' Eigen bodies; with TAPEFLOW_PRECOMPILED they come compiled from
+// tapeflow::instantiations, and programs do not parse Eigen.
+// ---- begin <tapeflow/ops/detail/elementwise_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
+// The Eigen bodies of the elementwise runs declared in ops/detail/elementwise.hpp. Header-only
+// programs get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
+// tapeflow::instantiations (src/instantiations/kernels.cpp) and programs skip Eigen's parse.
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+// ---- begin <tapeflow/core/eigen.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
+// The one place tapeflow includes Eigen (its Tensor module). Only op kernels reach it, so
+// headers that move bytes or shapes stay fast to compile (MAINTAINERS.md, "Compile time").
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic ignored "-Wdeprecated"
+#endif
+#include <unsupported/Eigen/CXX11/Tensor>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
+// ---- end <tapeflow/core/eigen.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Index>>;
+template <class T>
+using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
+
+template <class U, class T, class Rule>
+void unary_run(U* out, const T* x, std::int64_t n) {
+  VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
+}
+
+// A broadcast value is copied into a small buffer so every case evaluates the same (map, map)
+// expression: one kernel per op and dtype instead of one per broadcast pattern.
+template <class U, class T, class Rule>
+void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
+                std::int64_t len) {
+  const Rule rule{};
+  if (a_contiguous && b_contiguous) {
+    VecMap<U>(out, len) = rule(ConstVecMap<T>(a, len), ConstVecMap<T>(b, len));
+    return;
+  }
+  constexpr std::int64_t chunk = 512;
+  alignas(64) T fill[chunk];
+  const T value = a_contiguous ? *b : *a;
+  std::fill_n(fill, std::min(chunk, len), value);
+  for (std::int64_t s = 0; s < len; s += chunk) {
+    const std::int64_t n = std::min(chunk, len - s);
+    ConstVecMap<T> xa(a_contiguous ? a + s : fill, n);
+    ConstVecMap<T> xb(b_contiguous ? b + s : fill, n);
+    VecMap<U>(out + s, n) = rule(xa, xb);
+  }
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
+// ---- end <tapeflow/ops/detail/elementwise_kernels.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
 // ---- end <tapeflow/ops/detail/elementwise.hpp>
 // ---- begin <tapeflow/ops/detail/forward.hpp>
@@ -4413,6 +4466,9 @@ template <class Derived>
 struct BinaryElementwise {
   template <class T>
   using result = T;
+  /// The dtypes the op accepts (`Derived` may narrow or widen them).
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
   // The element rule as a rank-independent type: one Eigen kernel per (op, dtype).
   struct ElementRule {
     auto operator()(const auto& x, const auto& y) const { return Derived::expr(x, y); }
@@ -4421,19 +4477,20 @@ struct BinaryElementwise {
   template <class T>
   static void fused_kernel(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                            std::int64_t n) {
-    ElementRule rule;
-    detail::binary_run(static_cast<T*>(out), static_cast<const T*>(a), a_vec,
-                       static_cast<const T*>(b), b_vec, n, rule);
+    detail::binary_run<T, T, ElementRule>(static_cast<T*>(out), static_cast<const T*>(a), a_vec,
+                                          static_cast<const T*>(b), b_vec, n);
   }
 
   template <class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<T, A>& a, const Tensor<T, B>& b) const {
+    static_assert(Derived::template admits<T>,
+                  "tf binary op: this op does not accept the tensors' dtype");
     auto dims = detail::broadcast_dims(Derived::name, a.dims(), b.dims());
     return OutSpec<typename Derived::template result<T>, dims.size()>{dims};
   }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
   void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
-    detail::binary_kernel(out, a, b, ElementRule{});
+    detail::binary_kernel<ElementRule>(out, a, b);
   }
 };
 
@@ -4849,7 +4906,7 @@ struct Cast {
         o[i] = v[i] != T(0);
       }
     } else {
-      detail::unary_kernel(out, x, CastRule{});
+      detail::unary_kernel<CastRule>(out, x);
     }
   }
   template <class T, std::size_t R>
@@ -4886,6 +4943,7 @@ TAPEFLOW_END_NAMESPACE
 // `==` and `!=` are not overloaded (they stay value comparisons for C++ algorithms): use
 // tf::equal / tf::not_equal. `< <= > >=`, `&`, `|`, `!` are elementwise as in TensorFlow.
 
+#include <concepts>
 #include <cstddef>
 #include <string_view>
 
@@ -4893,23 +4951,29 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
 
-#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, expression)               \
+/// The dtypes comparisons accept: numbers and bools.
+template <class T>
+inline constexpr bool comparable_element = numeric_element<T> || std::same_as<T, bool>;
+
+#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, accepts, expression)      \
   struct Op : BinaryElementwise<Op> {                                     \
     static constexpr std::string_view name = tf_name;                     \
     static constexpr bool differentiable = false;                         \
     template <class T>                                                    \
     using result = bool;                                                  \
+    template <class T>                                                    \
+    static constexpr bool admits = accepts;                               \
     static auto expr(auto const& x, auto const& y) { return expression; } \
   };
 
-TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", x == y)
-TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", x != y)
-TAPEFLOW_DEFINE_COMPARISON(Less, "Less", x < y)
-TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", x <= y)
-TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", x > y)
-TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", x >= y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", x&& y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", x || y)
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y)
 
 #undef TAPEFLOW_DEFINE_COMPARISON
 
@@ -5062,8 +5126,7 @@ struct UnaryElementwise {
   /// One run of n outputs for the executor's fused chains.
   template <class T>
   static void fused_kernel(void* out, const void* a, bool, const void*, bool, std::int64_t n) {
-    detail::VecMap<T>(static_cast<T*>(out), n) =
-        ElementRule{}(detail::ConstVecMap<T>(static_cast<const T*>(a), n));
+    detail::unary_run<T, T, ElementRule>(static_cast<T*>(out), static_cast<const T*>(a), n);
   }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& x) const {
@@ -5073,7 +5136,7 @@ struct UnaryElementwise {
   }
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
-    detail::unary_kernel(out, x, ElementRule{});
+    detail::unary_kernel<ElementRule>(out, x);
   }
 };
 
@@ -5598,6 +5661,13 @@ void sum_middle(const T* in, T* out, std::int64_t outer, std::int64_t red, std::
   }
 }
 
+/// [rows, red, inner] -> [rows, inner], single-threaded. Defined with Eigen in
+/// ops/detail/reduce_kernels.hpp (compiled in tapeflow::instantiations under
+/// TAPEFLOW_PRECOMPILED).
+template <ops::ReduceKind Kind, class T>
+void reduce_middle_run(const T* in, T* out, std::int64_t rows, std::int64_t red,
+                       std::int64_t inner);
+
 // [outer, red, inner] -> [outer, inner]. A free function of (kind, dtype) only, so every
 // rank of a reduction shares one Eigen kernel.
 template <ops::ReduceKind Kind, class T>
@@ -5608,22 +5678,11 @@ void reduce3(const T* in, T* out, std::int64_t outer, std::int64_t red, std::int
       return;
     }
   }
-  using In3 = Eigen::TensorMap<Eigen::Tensor<const T, 3, Eigen::RowMajor, Eigen::Index>>;
-  using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
-  const Eigen::array<Eigen::Index, 1> along{1};
   std::int64_t const per_outer = red * inner;
   backend::cpu::parallel_for(
       outer, std::max<std::int64_t>(1, parallel_grain / std::max<std::int64_t>(per_outer, 1)),
       [&](std::int64_t s, std::int64_t e) {
-        In3 src(in + s * per_outer, e - s, red, inner);
-        Out2 dst(out + s * inner, e - s, inner);
-        if constexpr (Kind == ops::ReduceKind::max) {
-          dst = src.maximum(along);
-        } else if constexpr (Kind == ops::ReduceKind::min) {
-          dst = src.minimum(along);
-        } else {
-          dst = src.sum(along);
-        }
+        reduce_middle_run<Kind>(in + s * per_outer, out + s * inner, e - s, red, inner);
       });
 }
 }  // namespace detail
@@ -5868,6 +5927,42 @@ TAPEFLOW_DEFINE_REDUCTION(reduce_min, min)
 #undef TAPEFLOW_DEFINE_REDUCTION
 
 TAPEFLOW_END_NAMESPACE
+
+// ---- begin <tapeflow/ops/detail/reduce_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_REDUCE_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_REDUCE_KERNELS_HPP
+// The Eigen body of the reductions' middle-axis run declared in ops/reduce/reduce.hpp.
+// Header-only programs get it through that header; with TAPEFLOW_PRECOMPILED it is compiled
+// once in tapeflow::instantiations (src/instantiations/kernels.cpp).
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <ops::ReduceKind Kind, class T>
+void reduce_middle_run(const T* in, T* out, std::int64_t rows, std::int64_t red,
+                       std::int64_t inner) {
+  using In3 = Eigen::TensorMap<Eigen::Tensor<const T, 3, Eigen::RowMajor, Eigen::Index>>;
+  using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
+  const Eigen::array<Eigen::Index, 1> along{1};
+  In3 src(in, rows, red, inner);
+  Out2 dst(out, rows, inner);
+  if constexpr (Kind == ops::ReduceKind::max) {
+    dst = src.maximum(along);
+  } else if constexpr (Kind == ops::ReduceKind::min) {
+    dst = src.minimum(along);
+  } else {
+    dst = src.sum(along);
+  }
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_REDUCE_KERNELS_HPP
+// ---- end <tapeflow/ops/detail/reduce_kernels.hpp>
 
 #undef TAPEFLOW_REDUCE_UNROLL
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_REDUCE_REDUCE_HPP
@@ -9996,8 +10091,8 @@ TAPEFLOW_END_NAMESPACE
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_HPP
 // Umbrella for every op (tf::, tf::math, tf::nn, tf::random). Includes Eigen's Tensor module
-// through core/eigen.hpp (about 2 s of compile time); kernels instantiate only for the ops you
-// call.
+// through the kernel bodies (about 1-2 s of compile time; none with TAPEFLOW_PRECOMPILED, when
+// tapeflow::instantiations has them compiled); kernels instantiate only for the ops you call.
 
 // ---- begin <tapeflow/ops/array/one_hot.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
@@ -12578,83 +12673,11 @@ void split_at_axis(std::array<std::int64_t, R> const& dims, int axis, std::int64
   }
 }
 
-/// (Log-)softmax of `x` along the middle axis of [outer, n, inner] into `y`.
+/// (Log-)softmax of `x` along the middle axis of [outer, n, inner] into `y`. Defined with
+/// Eigen in ops/detail/softmax_kernels.hpp (compiled in tapeflow::instantiations under
+/// TAPEFLOW_PRECOMPILED).
 template <bool Log, class T>
-void softmax_kernel(T const* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
-  using tapeflow::detail::ConstVecMap;
-  using tapeflow::detail::VecMap;
-  if (outer * n * inner == 0) {
-    return;
-  }
-  std::int64_t const slab = n * inner;
-  std::int64_t const grain =
-      std::max<std::int64_t>(1, tapeflow::detail::parallel_grain / std::max<std::int64_t>(slab, 1));
-  backend::cpu::parallel_for(outer, grain, [&](std::int64_t begin, std::int64_t end) {
-    if (inner == 1) {
-      // Rows are contiguous: one vector expression per row.
-      for (std::int64_t r = begin; r < end; ++r) {
-        T const* xr = x + r * n;
-        T* yr = y + r * n;
-        T const m = *std::max_element(xr, xr + n);
-        ConstVecMap<T> in(xr, n);
-        VecMap<T> out(yr, n);
-        out = (in - in.constant(m)).exp();
-        T sum = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          sum += yr[j];
-        }
-        if constexpr (Log) {
-          // (x - m) - log(sum), not x - (m + log(sum)): m + log(sum) would round away log(sum).
-          out = (in - in.constant(m)) - in.constant(std::log(sum));
-        } else {
-          out = out * out.constant(T(1) / sum);
-        }
-      }
-      return;
-    }
-    // Strided axis: work on whole `inner`-long rows, keeping a running max and sum per column.
-    std::vector<T> m(static_cast<std::size_t>(inner));
-    std::vector<T> s(static_cast<std::size_t>(inner));
-    for (std::int64_t r = begin; r < end; ++r) {
-      T const* xs = x + r * slab;
-      T* ys = y + r * slab;
-      std::copy_n(xs, inner, m.data());
-      for (std::int64_t j = 1; j < n; ++j) {
-        T const* row = xs + j * inner;
-        for (std::int64_t i = 0; i < inner; ++i) {
-          m[static_cast<std::size_t>(i)] = std::max(m[static_cast<std::size_t>(i)], row[i]);
-        }
-      }
-      ConstVecMap<T> mv(m.data(), inner);
-      std::fill(s.begin(), s.end(), T(0));
-      for (std::int64_t j = 0; j < n; ++j) {
-        VecMap<T> out(ys + j * inner, inner);
-        out = (ConstVecMap<T>(xs + j * inner, inner) - mv).exp();
-        for (std::int64_t i = 0; i < inner; ++i) {
-          s[static_cast<std::size_t>(i)] += ys[j * inner + i];
-        }
-      }
-      if constexpr (Log) {
-        for (std::int64_t i = 0; i < inner; ++i) {
-          s[static_cast<std::size_t>(i)] = std::log(s[static_cast<std::size_t>(i)]);
-        }
-        ConstVecMap<T> log_sum(s.data(), inner);
-        for (std::int64_t j = 0; j < n; ++j) {
-          VecMap<T>(ys + j * inner, inner) = (ConstVecMap<T>(xs + j * inner, inner) - mv) - log_sum;
-        }
-      } else {
-        for (std::int64_t i = 0; i < inner; ++i) {
-          s[static_cast<std::size_t>(i)] = T(1) / s[static_cast<std::size_t>(i)];
-        }
-        ConstVecMap<T> inv(s.data(), inner);
-        for (std::int64_t j = 0; j < n; ++j) {
-          VecMap<T> out(ys + j * inner, inner);
-          out = out * inv;
-        }
-      }
-    }
-  });
-}
+void softmax_kernel(T const* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner);
 
 /// The normalised axis of a softmax-like op for the rule checks shared by both ops.
 template <class T, std::size_t R>
@@ -12762,6 +12785,105 @@ tensor_type_of<X> log_softmax(X const& logits, int axis = -1) {
 
 }  // namespace nn
 TAPEFLOW_END_NAMESPACE
+
+// ---- begin <tapeflow/ops/detail/softmax_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_SOFTMAX_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_SOFTMAX_KERNELS_HPP
+// The Eigen body of softmax and log_softmax's kernel declared in ops/nn/softmax.hpp.
+// Header-only programs get it through that header; with TAPEFLOW_PRECOMPILED it is compiled
+// once in tapeflow::instantiations (src/instantiations/kernels.cpp).
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+template <bool Log, class T>
+void softmax_kernel(T const* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
+  using tapeflow::detail::ConstVecMap;
+  using tapeflow::detail::VecMap;
+  if (outer * n * inner == 0) {
+    return;
+  }
+  std::int64_t const slab = n * inner;
+  std::int64_t const grain =
+      std::max<std::int64_t>(1, tapeflow::detail::parallel_grain / std::max<std::int64_t>(slab, 1));
+  backend::cpu::parallel_for(outer, grain, [&](std::int64_t begin, std::int64_t end) {
+    if (inner == 1) {
+      // Rows are contiguous: one vector expression per row.
+      for (std::int64_t r = begin; r < end; ++r) {
+        T const* xr = x + r * n;
+        T* yr = y + r * n;
+        T const m = *std::max_element(xr, xr + n);
+        ConstVecMap<T> in(xr, n);
+        VecMap<T> out(yr, n);
+        out = (in - in.constant(m)).exp();
+        T sum = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          sum += yr[j];
+        }
+        if constexpr (Log) {
+          // (x - m) - log(sum), not x - (m + log(sum)): m + log(sum) would round away log(sum).
+          out = (in - in.constant(m)) - in.constant(std::log(sum));
+        } else {
+          out = out * out.constant(T(1) / sum);
+        }
+      }
+      return;
+    }
+    // Strided axis: work on whole `inner`-long rows, keeping a running max and sum per column.
+    std::vector<T> m(static_cast<std::size_t>(inner));
+    std::vector<T> s(static_cast<std::size_t>(inner));
+    for (std::int64_t r = begin; r < end; ++r) {
+      T const* xs = x + r * slab;
+      T* ys = y + r * slab;
+      std::copy_n(xs, inner, m.data());
+      for (std::int64_t j = 1; j < n; ++j) {
+        T const* row = xs + j * inner;
+        for (std::int64_t i = 0; i < inner; ++i) {
+          m[static_cast<std::size_t>(i)] = std::max(m[static_cast<std::size_t>(i)], row[i]);
+        }
+      }
+      ConstVecMap<T> mv(m.data(), inner);
+      std::fill(s.begin(), s.end(), T(0));
+      for (std::int64_t j = 0; j < n; ++j) {
+        VecMap<T> out(ys + j * inner, inner);
+        out = (ConstVecMap<T>(xs + j * inner, inner) - mv).exp();
+        for (std::int64_t i = 0; i < inner; ++i) {
+          s[static_cast<std::size_t>(i)] += ys[j * inner + i];
+        }
+      }
+      if constexpr (Log) {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          s[static_cast<std::size_t>(i)] = std::log(s[static_cast<std::size_t>(i)]);
+        }
+        ConstVecMap<T> log_sum(s.data(), inner);
+        for (std::int64_t j = 0; j < n; ++j) {
+          VecMap<T>(ys + j * inner, inner) = (ConstVecMap<T>(xs + j * inner, inner) - mv) - log_sum;
+        }
+      } else {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          s[static_cast<std::size_t>(i)] = T(1) / s[static_cast<std::size_t>(i)];
+        }
+        ConstVecMap<T> inv(s.data(), inner);
+        for (std::int64_t j = 0; j < n; ++j) {
+          VecMap<T> out(ys + j * inner, inner);
+          out = out * inv;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_SOFTMAX_KERNELS_HPP
+// ---- end <tapeflow/ops/detail/softmax_kernels.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_SOFTMAX_HPP
 // ---- end <tapeflow/ops/nn/softmax.hpp>
 
@@ -14169,8 +14291,6 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <string_view>
 
-#include <Eigen/Core>
-
 // ---- begin <tapeflow/core/detail/flush_denormals.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
@@ -14232,10 +14352,20 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
-/// The rules are whole-array expressions over flat float buffers, which Eigen vectorizes
-/// (sqrt included) whatever the user's -fno-math-errno setting.
-using FlatArray = Eigen::Map<Eigen::ArrayXf>;
-using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
+// One block of each update: `old` is the variable's value, `out` receives the new one (often
+// the same buffer), slots are updated in place. Defined with Eigen in
+// ops/detail/resource_apply_kernels.hpp (compiled in tapeflow::instantiations under
+// TAPEFLOW_PRECOMPILED); the formulas are on the ops below.
+template <class T>
+void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr);
+template <class T>
+void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* g, T lr, T mu,
+                          bool nesterov);
+template <class T>
+void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* g, T beta1, T beta2,
+                T alpha, T epsilon);
+template <class T>
+void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* g, T lr, T rho, T epsilon);
 
 /// The checks every update shares: a float32 variable (and slots) with the gradient's shape.
 template <class Op>
@@ -14314,8 +14444,7 @@ struct ResourceApplyGradientDescent {
     detail::apply_update_kernel<0>(
         var, {}, delta.data(),
         [&](std::int64_t n, const float* old, float* v, float**, const float* g) {
-          detail::FlatArray(v, n) =
-              detail::ConstFlatArray(old, n) - lr * detail::ConstFlatArray(g, n);
+          detail::gradient_descent_block(n, old, v, g, lr);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -14349,15 +14478,8 @@ struct ResourceApplyKerasMomentum {
     const bool nesterov = use_nesterov;
     detail::apply_update_kernel<1>(
         var, {accum}, grad.data(),
-        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-          detail::FlatArray a(s[0], n);
-          const detail::ConstFlatArray g(gp, n);
-          a = mu * a - lr * g;
-          if (nesterov) {
-            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + mu * a - lr * g;
-          } else {
-            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + a;
-          }
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
+          detail::keras_momentum_block(n, old, v, s[0], g, lr, mu, nesterov);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -14395,14 +14517,8 @@ struct ResourceApplyAdam {
                         (1.0f - detail::scalar(beta1_power));
     detail::apply_update_kernel<2>(
         var, {m, v}, grad.data(),
-        [&](std::int64_t n, const float* old, float* out, float** s, const float* gp) {
-          detail::FlatArray mean(s[0], n);
-          detail::FlatArray second(s[1], n);
-          const detail::ConstFlatArray g(gp, n);
-          mean = b1 * mean + (1.0f - b1) * g;
-          second = b2 * second + (1.0f - b2) * g.square();
-          detail::FlatArray(out, n) =
-              detail::ConstFlatArray(old, n) - alpha * mean / (second.sqrt() + eps);
+        [&](std::int64_t n, const float* old, float* out, float** s, const float* g) {
+          detail::adam_block(n, old, out, s[0], s[1], g, b1, b2, alpha, eps);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -14433,11 +14549,8 @@ struct ResourceApplyRMSProp {
     const float eps = detail::scalar(epsilon);
     detail::apply_update_kernel<1>(
         var, {ms}, grad.data(),
-        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-          detail::FlatArray r(s[0], n);
-          const detail::ConstFlatArray g(gp, n);
-          r = rho * r + (1.0f - rho) * g.square();
-          detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) - lr * g / (r + eps).sqrt();
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
+          detail::rmsprop_block(n, old, v, s[0], g, lr, rho, eps);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -14445,6 +14558,70 @@ struct ResourceApplyRMSProp {
 
 }  // namespace ops
 TAPEFLOW_END_NAMESPACE
+
+// ---- begin <tapeflow/ops/detail/resource_apply_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
+// The Eigen bodies of the optimizer updates' blocks declared in
+// ops/training/resource_apply.hpp: whole-array expressions over flat buffers, which Eigen
+// vectorizes (sqrt included) whatever the user's -fno-math-errno setting. Header-only programs
+// get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
+// tapeflow::instantiations (src/instantiations/kernels.cpp).
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+using FlatArray = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstFlatArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <class T>
+void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr) {
+  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * ConstFlatArray<T>(g, n);
+}
+
+template <class T>
+void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* gp, T lr, T mu,
+                          bool nesterov) {
+  FlatArray<T> a(accum, n);
+  const ConstFlatArray<T> g(gp, n);
+  a = mu * a - lr * g;
+  if (nesterov) {
+    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + mu * a - lr * g;
+  } else {
+    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + a;
+  }
+}
+
+template <class T>
+void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* gp, T beta1, T beta2,
+                T alpha, T epsilon) {
+  FlatArray<T> mean(m, n);
+  FlatArray<T> second(v, n);
+  const ConstFlatArray<T> g(gp, n);
+  mean = beta1 * mean + (T(1) - beta1) * g;
+  second = beta2 * second + (T(1) - beta2) * g.square();
+  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - alpha * mean / (second.sqrt() + epsilon);
+}
+
+template <class T>
+void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* gp, T lr, T rho,
+                   T epsilon) {
+  FlatArray<T> r(ms, n);
+  const ConstFlatArray<T> g(gp, n);
+  r = rho * r + (T(1) - rho) * g.square();
+  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * g / (r + epsilon).sqrt();
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
+// ---- end <tapeflow/ops/detail/resource_apply_kernels.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
 // ---- end <tapeflow/ops/training/resource_apply.hpp>
 

@@ -336,6 +336,20 @@ std::string array_text(std::span<const T> values, const Shape& shape) {
   return out;
 }
 
+// With TAPEFLOW_PRECOMPILED, printing is compiled once, in tapeflow::instantiations.
+#ifdef TAPEFLOW_PRECOMPILED
+#define TAPEFLOW_PRINTING(T) \
+  extern template std::string array_text<T>(std::span<const T>, const Shape&);
+TAPEFLOW_PRINTING(float)
+TAPEFLOW_PRINTING(double)
+TAPEFLOW_PRINTING(std::int32_t)
+TAPEFLOW_PRINTING(std::uint8_t)
+TAPEFLOW_PRINTING(std::string)
+TAPEFLOW_PRINTING(std::int64_t)
+TAPEFLOW_PRINTING(bool)
+#undef TAPEFLOW_PRINTING
+#endif
+
 }  // namespace detail::format
 
 /// Prints like TensorFlow's `str(tensor)`: `tf.Tensor([1 2 3], shape=(3,), dtype=int32)`.

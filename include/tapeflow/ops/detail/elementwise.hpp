@@ -1,6 +1,7 @@
 // Elementwise kernels: an op's element rule is an Eigen expression on rank-1 maps, applied
 // in contiguous runs so each (op, dtype) instantiates one small Eigen kernel whatever the
-// rank, and large tensors are split over the intra-op thread pool.
+// rank, and large tensors are split over the intra-op thread pool. This header declares the
+// runs and does the broadcasting; elementwise_kernels.hpp has their Eigen bodies.
 // IWYU pragma: private, include <tapeflow/ops.hpp>
 #pragma once
 
@@ -9,7 +10,6 @@
 #include <cstdint>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
-#include <tapeflow/core/eigen.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/broadcast.hpp>
@@ -17,54 +17,38 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
-template <class T>
-using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Index>>;
-template <class T>
-using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
+/// out[i] = Rule{}(x[i]) for i < n: one contiguous run, single-threaded. Defined with Eigen in
+/// ops/detail/elementwise_kernels.hpp; `Rule` depends only on the op (never on rank), so each
+/// (op, dtype) has one kernel, which tapeflow::instantiations compiles once for every built-in
+/// op (MAINTAINERS.md, "Compile time").
+template <class U, class T, class Rule>
+void unary_run(U* out, const T* x, std::int64_t n);
 
-/// out = expr(in) over n contiguous elements. `Expr` should depend only on the op (not on
-/// rank), so each (op, dtype) instantiates one Eigen kernel.
-template <class U, class T, class Expr>
-void unary_kernel(U* o, const T* x, std::int64_t n, Expr expr) {
+/// One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
+/// a single broadcast value (step 0). Defined with Eigen in ops/detail/elementwise_kernels.hpp.
+template <class U, class T, class Rule>
+void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
+                std::int64_t len);
+
+/// out = Rule{}(in) over n contiguous elements, split over the intra-op thread pool.
+template <class Rule, class U, class T>
+void unary_kernel(U* o, const T* x, std::int64_t n) {
   backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    VecMap<U>(o + b, e - b) = expr(ConstVecMap<T>(x + b, e - b));
+    unary_run<U, T, Rule>(o + b, x + b, e - b);
   });
 }
 
-/// out = expr(in), elementwise, any rank (same shape).
-template <class U, class T, std::size_t R, class Expr>
-void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in, Expr expr) {
-  unary_kernel(tensor_access::mutable_data(out), in.data(), in.num_elements(), expr);
+/// out = Rule{}(in), elementwise, any rank (same shape).
+template <class Rule, class U, class T, std::size_t R>
+void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in) {
+  unary_kernel<Rule>(tensor_access::mutable_data(out), in.data(), in.num_elements());
 }
 
-// One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
-// a single broadcast value (step 0). Broadcast values are copied into a small buffer so every
-// case evaluates the same (map, map) Eigen expression: one kernel instantiation per op and
-// dtype instead of one per broadcast pattern, which keeps compile times down.
-template <class U, class T, class Expr>
-void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
-                std::int64_t len, Expr& expr) {
-  if (a_contiguous && b_contiguous) {
-    VecMap<U>(out, len) = expr(ConstVecMap<T>(a, len), ConstVecMap<T>(b, len));
-    return;
-  }
-  constexpr std::int64_t chunk = 512;
-  alignas(64) T fill[chunk];
-  const T value = a_contiguous ? *b : *a;
-  std::fill_n(fill, std::min(chunk, len), value);
-  for (std::int64_t s = 0; s < len; s += chunk) {
-    const std::int64_t n = std::min(chunk, len - s);
-    ConstVecMap<T> xa(a_contiguous ? a + s : fill, n);
-    ConstVecMap<T> xb(b_contiguous ? b + s : fill, n);
-    VecMap<U>(out + s, n) = expr(xa, xb);
-  }
-}
-
-/// out = expr(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
+/// out = Rule{}(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
 /// Rank-independent, so each (op, dtype) instantiates it once.
-template <class U, class T, class Expr>
+template <class Rule, class U, class T>
 void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const BroadcastDims& da,
-                   const T* pb, const BroadcastDims& db, Expr& expr) {
+                   const T* pb, const BroadcastDims& db) {
   constexpr std::size_t R = max_rank;
   std::int64_t n = 1;
   std::int64_t na = 1;
@@ -81,8 +65,8 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
     // Same shapes, or one side a single value.
     backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t s, std::int64_t e) {
       // A length-1 side counts as contiguous when the output has one element too.
-      binary_run(o + s, na == n ? pa + s : pa, na == n, nb == n ? pb + s : pb, nb == n, e - s,
-                 expr);
+      binary_run<U, T, Rule>(o + s, na == n ? pa + s : pa, na == n, nb == n ? pb + s : pb, nb == n,
+                             e - s);
     });
     return;
   }
@@ -136,15 +120,15 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
                                    off_a += idx * sa[i];
                                    off_b += idx * sb[i];
                                  }
-                                 binary_run(o + r * inner, pa + off_a, inner_a, pb + off_b, inner_b,
-                                            inner, expr);
+                                 binary_run<U, T, Rule>(o + r * inner, pa + off_a, inner_a,
+                                                        pb + off_b, inner_b, inner);
                                }
                              });
 }
 
-/// Typed entry: out = expr(a, b) with NumPy broadcasting. `Expr` should depend only on the op.
-template <class U, std::size_t R, class T, std::size_t A, std::size_t B, class Expr>
-void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b, Expr expr) {
+/// Typed entry: out = Rule{}(a, b) with NumPy broadcasting. `Rule` should depend only on the op.
+template <class Rule, class U, std::size_t R, class T, std::size_t A, std::size_t B>
+void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) {
   auto aligned = [](const auto& dims) {
     BroadcastDims out_dims;
     out_dims.rank = R;
@@ -152,9 +136,15 @@ void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>&
     std::copy(d.begin(), d.end(), out_dims.d.begin());
     return out_dims;
   };
-  binary_kernel(tensor_access::mutable_data(out), aligned(out.dims()), a.data(), aligned(a.dims()),
-                b.data(), aligned(b.dims()), expr);
+  binary_kernel<Rule>(tensor_access::mutable_data(out), aligned(out.dims()), a.data(),
+                      aligned(a.dims()), b.data(), aligned(b.dims()));
 }
 
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE
+
+// The kernels' Eigen bodies; with TAPEFLOW_PRECOMPILED they come compiled from
+// tapeflow::instantiations, and programs do not parse Eigen.
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/detail/elementwise_kernels.hpp>
+#endif

@@ -43,6 +43,9 @@ template <class Derived>
 struct BinaryElementwise {
   template <class T>
   using result = T;
+  /// The dtypes the op accepts (`Derived` may narrow or widen them).
+  template <class T>
+  static constexpr bool admits = numeric_element<T>;
   // The element rule as a rank-independent type: one Eigen kernel per (op, dtype).
   struct ElementRule {
     auto operator()(const auto& x, const auto& y) const { return Derived::expr(x, y); }
@@ -51,19 +54,20 @@ struct BinaryElementwise {
   template <class T>
   static void fused_kernel(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                            std::int64_t n) {
-    ElementRule rule;
-    detail::binary_run(static_cast<T*>(out), static_cast<const T*>(a), a_vec,
-                       static_cast<const T*>(b), b_vec, n, rule);
+    detail::binary_run<T, T, ElementRule>(static_cast<T*>(out), static_cast<const T*>(a), a_vec,
+                                          static_cast<const T*>(b), b_vec, n);
   }
 
   template <class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<T, A>& a, const Tensor<T, B>& b) const {
+    static_assert(Derived::template admits<T>,
+                  "tf binary op: this op does not accept the tensors' dtype");
     auto dims = detail::broadcast_dims(Derived::name, a.dims(), b.dims());
     return OutSpec<typename Derived::template result<T>, dims.size()>{dims};
   }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
   void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
-    detail::binary_kernel(out, a, b, ElementRule{});
+    detail::binary_kernel<ElementRule>(out, a, b);
   }
 };
 

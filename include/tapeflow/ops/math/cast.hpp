@@ -41,7 +41,7 @@ struct Cast {
         o[i] = v[i] != T(0);
       }
     } else {
-      detail::unary_kernel(out, x, CastRule{});
+      detail::unary_kernel<CastRule>(out, x);
     }
   }
   template <class T, std::size_t R>

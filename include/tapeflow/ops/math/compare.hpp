@@ -4,6 +4,7 @@
 // tf::equal / tf::not_equal. `< <= > >=`, `&`, `|`, `!` are elementwise as in TensorFlow.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <string_view>
 
@@ -17,23 +18,29 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
 
-#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, expression)               \
+/// The dtypes comparisons accept: numbers and bools.
+template <class T>
+inline constexpr bool comparable_element = numeric_element<T> || std::same_as<T, bool>;
+
+#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, accepts, expression)      \
   struct Op : BinaryElementwise<Op> {                                     \
     static constexpr std::string_view name = tf_name;                     \
     static constexpr bool differentiable = false;                         \
     template <class T>                                                    \
     using result = bool;                                                  \
+    template <class T>                                                    \
+    static constexpr bool admits = accepts;                               \
     static auto expr(auto const& x, auto const& y) { return expression; } \
   };
 
-TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", x == y)
-TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", x != y)
-TAPEFLOW_DEFINE_COMPARISON(Less, "Less", x < y)
-TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", x <= y)
-TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", x > y)
-TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", x >= y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", x&& y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", x || y)
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y)
+TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y)
 
 #undef TAPEFLOW_DEFINE_COMPARISON
 

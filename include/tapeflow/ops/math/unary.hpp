@@ -54,8 +54,7 @@ struct UnaryElementwise {
   /// One run of n outputs for the executor's fused chains.
   template <class T>
   static void fused_kernel(void* out, const void* a, bool, const void*, bool, std::int64_t n) {
-    detail::VecMap<T>(static_cast<T*>(out), n) =
-        ElementRule{}(detail::ConstVecMap<T>(static_cast<const T*>(a), n));
+    detail::unary_run<T, T, ElementRule>(static_cast<T*>(out), static_cast<const T*>(a), n);
   }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& x) const {
@@ -65,7 +64,7 @@ struct UnaryElementwise {
   }
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
-    detail::unary_kernel(out, x, ElementRule{});
+    detail::unary_kernel<ElementRule>(out, x);
   }
 };
 

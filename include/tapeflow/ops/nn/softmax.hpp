@@ -14,7 +14,6 @@
 #include <vector>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
-#include <tapeflow/core/eigen.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -53,83 +52,11 @@ void split_at_axis(std::array<std::int64_t, R> const& dims, int axis, std::int64
   }
 }
 
-/// (Log-)softmax of `x` along the middle axis of [outer, n, inner] into `y`.
+/// (Log-)softmax of `x` along the middle axis of [outer, n, inner] into `y`. Defined with
+/// Eigen in ops/detail/softmax_kernels.hpp (compiled in tapeflow::instantiations under
+/// TAPEFLOW_PRECOMPILED).
 template <bool Log, class T>
-void softmax_kernel(T const* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner) {
-  using tapeflow::detail::ConstVecMap;
-  using tapeflow::detail::VecMap;
-  if (outer * n * inner == 0) {
-    return;
-  }
-  std::int64_t const slab = n * inner;
-  std::int64_t const grain =
-      std::max<std::int64_t>(1, tapeflow::detail::parallel_grain / std::max<std::int64_t>(slab, 1));
-  backend::cpu::parallel_for(outer, grain, [&](std::int64_t begin, std::int64_t end) {
-    if (inner == 1) {
-      // Rows are contiguous: one vector expression per row.
-      for (std::int64_t r = begin; r < end; ++r) {
-        T const* xr = x + r * n;
-        T* yr = y + r * n;
-        T const m = *std::max_element(xr, xr + n);
-        ConstVecMap<T> in(xr, n);
-        VecMap<T> out(yr, n);
-        out = (in - in.constant(m)).exp();
-        T sum = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          sum += yr[j];
-        }
-        if constexpr (Log) {
-          // (x - m) - log(sum), not x - (m + log(sum)): m + log(sum) would round away log(sum).
-          out = (in - in.constant(m)) - in.constant(std::log(sum));
-        } else {
-          out = out * out.constant(T(1) / sum);
-        }
-      }
-      return;
-    }
-    // Strided axis: work on whole `inner`-long rows, keeping a running max and sum per column.
-    std::vector<T> m(static_cast<std::size_t>(inner));
-    std::vector<T> s(static_cast<std::size_t>(inner));
-    for (std::int64_t r = begin; r < end; ++r) {
-      T const* xs = x + r * slab;
-      T* ys = y + r * slab;
-      std::copy_n(xs, inner, m.data());
-      for (std::int64_t j = 1; j < n; ++j) {
-        T const* row = xs + j * inner;
-        for (std::int64_t i = 0; i < inner; ++i) {
-          m[static_cast<std::size_t>(i)] = std::max(m[static_cast<std::size_t>(i)], row[i]);
-        }
-      }
-      ConstVecMap<T> mv(m.data(), inner);
-      std::fill(s.begin(), s.end(), T(0));
-      for (std::int64_t j = 0; j < n; ++j) {
-        VecMap<T> out(ys + j * inner, inner);
-        out = (ConstVecMap<T>(xs + j * inner, inner) - mv).exp();
-        for (std::int64_t i = 0; i < inner; ++i) {
-          s[static_cast<std::size_t>(i)] += ys[j * inner + i];
-        }
-      }
-      if constexpr (Log) {
-        for (std::int64_t i = 0; i < inner; ++i) {
-          s[static_cast<std::size_t>(i)] = std::log(s[static_cast<std::size_t>(i)]);
-        }
-        ConstVecMap<T> log_sum(s.data(), inner);
-        for (std::int64_t j = 0; j < n; ++j) {
-          VecMap<T>(ys + j * inner, inner) = (ConstVecMap<T>(xs + j * inner, inner) - mv) - log_sum;
-        }
-      } else {
-        for (std::int64_t i = 0; i < inner; ++i) {
-          s[static_cast<std::size_t>(i)] = T(1) / s[static_cast<std::size_t>(i)];
-        }
-        ConstVecMap<T> inv(s.data(), inner);
-        for (std::int64_t j = 0; j < n; ++j) {
-          VecMap<T> out(ys + j * inner, inner);
-          out = out * inv;
-        }
-      }
-    }
-  });
-}
+void softmax_kernel(T const* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner);
 
 /// The normalised axis of a softmax-like op for the rule checks shared by both ops.
 template <class T, std::size_t R>
@@ -237,3 +164,7 @@ tensor_type_of<X> log_softmax(X const& logits, int axis = -1) {
 
 }  // namespace nn
 TAPEFLOW_END_NAMESPACE
+
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/detail/softmax_kernels.hpp>
+#endif

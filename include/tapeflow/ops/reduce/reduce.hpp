@@ -17,7 +17,6 @@
 #include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
-#include <tapeflow/core/eigen.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -171,6 +170,13 @@ void sum_middle(const T* in, T* out, std::int64_t outer, std::int64_t red, std::
   }
 }
 
+/// [rows, red, inner] -> [rows, inner], single-threaded. Defined with Eigen in
+/// ops/detail/reduce_kernels.hpp (compiled in tapeflow::instantiations under
+/// TAPEFLOW_PRECOMPILED).
+template <ops::ReduceKind Kind, class T>
+void reduce_middle_run(const T* in, T* out, std::int64_t rows, std::int64_t red,
+                       std::int64_t inner);
+
 // [outer, red, inner] -> [outer, inner]. A free function of (kind, dtype) only, so every
 // rank of a reduction shares one Eigen kernel.
 template <ops::ReduceKind Kind, class T>
@@ -181,22 +187,11 @@ void reduce3(const T* in, T* out, std::int64_t outer, std::int64_t red, std::int
       return;
     }
   }
-  using In3 = Eigen::TensorMap<Eigen::Tensor<const T, 3, Eigen::RowMajor, Eigen::Index>>;
-  using Out2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>>;
-  const Eigen::array<Eigen::Index, 1> along{1};
   std::int64_t const per_outer = red * inner;
   backend::cpu::parallel_for(
       outer, std::max<std::int64_t>(1, parallel_grain / std::max<std::int64_t>(per_outer, 1)),
       [&](std::int64_t s, std::int64_t e) {
-        In3 src(in + s * per_outer, e - s, red, inner);
-        Out2 dst(out + s * inner, e - s, inner);
-        if constexpr (Kind == ops::ReduceKind::max) {
-          dst = src.maximum(along);
-        } else if constexpr (Kind == ops::ReduceKind::min) {
-          dst = src.minimum(along);
-        } else {
-          dst = src.sum(along);
-        }
+        reduce_middle_run<Kind>(in + s * per_outer, out + s * inner, e - s, red, inner);
       });
 }
 }  // namespace detail
@@ -441,5 +436,9 @@ TAPEFLOW_DEFINE_REDUCTION(reduce_min, min)
 #undef TAPEFLOW_DEFINE_REDUCTION
 
 TAPEFLOW_END_NAMESPACE
+
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/detail/reduce_kernels.hpp>
+#endif
 
 #undef TAPEFLOW_REDUCE_UNROLL

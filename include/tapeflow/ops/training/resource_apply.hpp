@@ -12,8 +12,6 @@
 #include <string>
 #include <string_view>
 
-#include <Eigen/Core>
-
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/detail/flush_denormals.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -25,10 +23,20 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
-/// The rules are whole-array expressions over flat float buffers, which Eigen vectorizes
-/// (sqrt included) whatever the user's -fno-math-errno setting.
-using FlatArray = Eigen::Map<Eigen::ArrayXf>;
-using ConstFlatArray = Eigen::Map<const Eigen::ArrayXf>;
+// One block of each update: `old` is the variable's value, `out` receives the new one (often
+// the same buffer), slots are updated in place. Defined with Eigen in
+// ops/detail/resource_apply_kernels.hpp (compiled in tapeflow::instantiations under
+// TAPEFLOW_PRECOMPILED); the formulas are on the ops below.
+template <class T>
+void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr);
+template <class T>
+void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* g, T lr, T mu,
+                          bool nesterov);
+template <class T>
+void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* g, T beta1, T beta2,
+                T alpha, T epsilon);
+template <class T>
+void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* g, T lr, T rho, T epsilon);
 
 /// The checks every update shares: a float32 variable (and slots) with the gradient's shape.
 template <class Op>
@@ -107,8 +115,7 @@ struct ResourceApplyGradientDescent {
     detail::apply_update_kernel<0>(
         var, {}, delta.data(),
         [&](std::int64_t n, const float* old, float* v, float**, const float* g) {
-          detail::FlatArray(v, n) =
-              detail::ConstFlatArray(old, n) - lr * detail::ConstFlatArray(g, n);
+          detail::gradient_descent_block(n, old, v, g, lr);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -142,15 +149,8 @@ struct ResourceApplyKerasMomentum {
     const bool nesterov = use_nesterov;
     detail::apply_update_kernel<1>(
         var, {accum}, grad.data(),
-        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-          detail::FlatArray a(s[0], n);
-          const detail::ConstFlatArray g(gp, n);
-          a = mu * a - lr * g;
-          if (nesterov) {
-            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + mu * a - lr * g;
-          } else {
-            detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) + a;
-          }
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
+          detail::keras_momentum_block(n, old, v, s[0], g, lr, mu, nesterov);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -188,14 +188,8 @@ struct ResourceApplyAdam {
                         (1.0f - detail::scalar(beta1_power));
     detail::apply_update_kernel<2>(
         var, {m, v}, grad.data(),
-        [&](std::int64_t n, const float* old, float* out, float** s, const float* gp) {
-          detail::FlatArray mean(s[0], n);
-          detail::FlatArray second(s[1], n);
-          const detail::ConstFlatArray g(gp, n);
-          mean = b1 * mean + (1.0f - b1) * g;
-          second = b2 * second + (1.0f - b2) * g.square();
-          detail::FlatArray(out, n) =
-              detail::ConstFlatArray(old, n) - alpha * mean / (second.sqrt() + eps);
+        [&](std::int64_t n, const float* old, float* out, float** s, const float* g) {
+          detail::adam_block(n, old, out, s[0], s[1], g, b1, b2, alpha, eps);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -226,11 +220,8 @@ struct ResourceApplyRMSProp {
     const float eps = detail::scalar(epsilon);
     detail::apply_update_kernel<1>(
         var, {ms}, grad.data(),
-        [&](std::int64_t n, const float* old, float* v, float** s, const float* gp) {
-          detail::FlatArray r(s[0], n);
-          const detail::ConstFlatArray g(gp, n);
-          r = rho * r + (1.0f - rho) * g.square();
-          detail::FlatArray(v, n) = detail::ConstFlatArray(old, n) - lr * g / (r + eps).sqrt();
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
+          detail::rmsprop_block(n, old, v, s[0], g, lr, rho, eps);
         });
     *detail::tensor_access::mutable_data(done) = true;
   }
@@ -238,3 +229,7 @@ struct ResourceApplyRMSProp {
 
 }  // namespace ops
 TAPEFLOW_END_NAMESPACE
+
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/detail/resource_apply_kernels.hpp>
+#endif
