@@ -34,6 +34,7 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/attr_value.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -304,7 +305,8 @@ void append_if(trace::Graph& outer, std::int32_t pred_slot,
   std::shared_ptr<const ConcreteFunction> fns[2] = {
       std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
       std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
-  added.attrs = {{"then_branch", fns[0]->name()}, {"else_branch", fns[1]->name()}};
+  added.attrs = {{"then_branch", FunctionName{fns[0]->name()}},
+                 {"else_branch", FunctionName{fns[1]->name()}}};
   added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                stash](std::span<const AnyTensor> values) -> AnyTensor {
     const bool take = values[0].unchecked_as<bool, 0>().item();
@@ -634,9 +636,10 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
       std::make_shared<const ConcreteFunction>(std::move(cond_graph), added.name + "_cond");
   auto body_fn_graph =
       std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
-  added.attrs = {{"cond", cond_fn_graph->name()}, {"body", body_fn_graph->name()}};
+  added.attrs = {{"cond", FunctionName{cond_fn_graph->name()}},
+                 {"body", FunctionName{body_fn_graph->name()}}};
   if (max >= 0) {
-    added.attrs.emplace_back("maximum_iterations", std::to_string(max));
+    added.attrs.emplace_back("maximum_iterations", AttrValue(max));
   }
   added.run = [cond_fn_graph, body_fn_graph, num_vars, where_cond = std::move(where_cond),
                where_body, max, stash, history](std::span<const AnyTensor> values) -> AnyTensor {

@@ -11,10 +11,12 @@
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/attr_value.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -25,6 +27,49 @@
 TAPEFLOW_BEGIN_NAMESPACE
 
 namespace detail {
+/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
+inline std::string element_text(const AnyTensor& t, std::int64_t i) {
+  const void* data = t.raw_data();
+  switch (t.dtype()) {
+    case DType::int32:
+      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
+    case DType::int64:
+      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
+    case DType::uint8:
+      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
+    case DType::bool_:
+      return static_cast<const bool*>(data)[i] ? "true" : "false";
+    case DType::float32:
+      return AttrValue(static_cast<const float*>(data)[i]).to_string();
+    case DType::float64:
+      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
+    case DType::string:
+      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
+    default:
+      return "?";
+  }
+}
+
+/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
+inline std::string const_input_text(const AnyTensor& t) {
+  if (!t.has_value()) {
+    return "?";
+  }
+  const Shape& shape = t.shape();
+  std::int64_t next = 0;
+  auto emit = [&](auto& self, std::size_t axis) -> std::string {
+    if (axis == shape.rank()) {
+      return element_text(t, next++);
+    }
+    std::string out = "[";
+    for (std::int64_t i = 0; i < shape[axis]; ++i) {
+      out += (i > 0 ? ", " : "") + self(self, axis + 1);
+    }
+    return out + "]";
+  };
+  return emit(emit, 0);
+}
+
 template <class T, std::size_t... R>
 AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
   AnyTensor out;
@@ -188,12 +233,21 @@ class ConcreteFunction {
         slot_names[static_cast<std::size_t>(node.output)] = node.name;
       }
       out += "  " + node.name + " = " + node.op;
-      if (!node.attrs.empty()) {
-        out += "[";
-        for (std::size_t i = 0; i < node.attrs.size(); ++i) {
-          out += (i ? ", " : "") + node.attrs[i].first + "=" + node.attrs[i].second;
+      // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+      // attributes here. Type attributes are left out: the output's dtype shows them.
+      std::string params;
+      for (const auto& attr : node.attrs) {
+        const auto& v = attr.second.value();
+        if (!std::holds_alternative<DType>(v) && !std::holds_alternative<std::vector<DType>>(v)) {
+          params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
         }
-        out += "]";
+      }
+      for (const auto& input : node.const_inputs) {
+        params += (params.empty() ? "" : ", ") + input.first + "=" +
+                  detail::const_input_text(input.second);
+      }
+      if (!params.empty()) {
+        out += "[" + params + "]";
       }
       out += "(";
       for (std::size_t i = 0; i < node.inputs.size(); ++i) {

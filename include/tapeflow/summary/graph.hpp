@@ -151,7 +151,7 @@ inline std::string graph_def(const ConcreteFunction& fn) {
         detail::attr_output_shapes(n, node.shape);
       }
       for (const auto& [key, value] : node.attrs) {
-        detail::attr_string(n, key, value);
+        detail::attr_string(n, key, value.to_string());  // as text, for TensorBoard's labels
       }
     });
   }

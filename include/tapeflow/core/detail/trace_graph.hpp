@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/attr_value.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -76,11 +77,33 @@ class NodeFn {
   State* state_ = nullptr;
 };
 
-/// One node: an op applied to value slots, producing at most one value slot.
+/// One node: an op applied to value slots, producing at most one value slot. The export
+/// fields come from the op struct (Note [One definition per op] in ops/op_concepts.hpp): what
+/// a SavedModel exporter writes as a TensorFlow NodeDef.
 struct GraphNode {
   std::string name;  // unique within the graph, e.g. "MatMul_2"
   std::string op;    // TensorFlow op name
-  std::vector<std::pair<std::string, std::string>> attrs;
+  /// TensorFlow's attributes, typed (the op's `attributes()`); `type_attr` is not among them.
+  OpAttributes attrs;
+  /// The attribute holding the dtype of the first tensor input (or of the output for ops
+  /// without tensor inputs), e.g. "T"; empty when the op has none.
+  std::string type_attr;
+  /// The value of `type_attr`.
+  DType type_attr_dtype = DType::invalid;
+  /// TensorFlow's output argument name, e.g. "z"; `no_output_arg` ("^") for TensorFlow ops
+  /// without output; empty when the op has no TensorFlow equivalent (not exportable).
+  std::string output_arg;
+  /// TensorFlow inputs the op holds as members (TensorFlow input name, constant value), in
+  /// TensorFlow's order: they go into the NodeDef's inputs before `inputs[const_inputs_at]`.
+  std::vector<std::pair<std::string, AnyTensor>> const_inputs;
+  /// Where `const_inputs` go among `inputs` (`inputs.size()`: after them all).
+  std::size_t const_inputs_at = 0;
+  /// Ids of the variables the op reads or writes (`Variable::id()`), in TensorFlow's order:
+  /// resource inputs that come before all other inputs of the NodeDef.
+  std::vector<std::int64_t> resources;
+  /// Why TensorFlow's op cannot express this node (e.g. Softmax over a non-last axis); empty
+  /// when it can.
+  std::string export_error;
   std::vector<std::int32_t> inputs;  // value slots
   std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
   /// Reads or changes state beyond its inputs (variables, output streams, random generators):

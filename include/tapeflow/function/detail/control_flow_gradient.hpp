@@ -28,6 +28,7 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/attr_value.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -192,7 +193,7 @@ inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
   for (std::size_t k = 1; k < outputs.size(); ++k) {
     trace::GraphNode extract;
     extract.op = out_op;
-    extract.attrs = {{"index", std::to_string(k)}};
+    extract.attrs = {{"index", AttrValue(static_cast<std::int64_t>(k))}};
     extract.dtype = outputs[k].dtype();
     extract.shape = outputs[k].shape();
     extract.inputs = {out_slot};

@@ -236,19 +236,78 @@ X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t siz
   }
 }
 
+/// The dtype of an op's first tensor input (of a list input, of its tensors), or of its
+/// output when it has no tensor input: the value of the op's `type_attr`.
+template <class Out, class... In>
+constexpr DType type_attr_dtype() {
+  if constexpr (sizeof...(In) == 0) {
+    return dtype_v<typename Out::value_type>;
+  } else {
+    using First = std::tuple_element_t<0, std::tuple<In...>>;
+    if constexpr (is_tensor_list<First>::value) {
+      return dtype_v<typename First::value_type::value_type>;
+    } else {
+      return dtype_v<typename First::value_type>;
+    }
+  }
+}
+
+/// Copies what graph export needs from the op into a traced node: attributes, type attribute,
+/// output argument, inputs held as members, variables, and why it cannot export, if so (Note
+/// [One definition per op]). `sizes` holds the number of tensors of each input.
+template <class Out, class Op, class... In>
+void set_export_metadata(trace::GraphNode& node, const Op& op,
+                         const std::array<std::size_t, sizeof...(In)>& sizes, const In&... in) {
+  if constexpr (requires { op.attributes(in...); }) {
+    node.attrs = op.attributes(in...);
+  } else if constexpr (requires { op.attributes(); }) {
+    node.attrs = op.attributes();
+  }
+  if constexpr (requires { Op::type_attr; }) {
+    node.type_attr = std::string(Op::type_attr);
+    if (!node.type_attr.empty()) {
+      node.type_attr_dtype = type_attr_dtype<Out, In...>();
+    }
+  }
+  if constexpr (requires { Op::output_arg; }) {
+    node.output_arg = std::string(Op::output_arg);
+  }
+  node.const_inputs_at = 0;
+  for (std::size_t s : sizes) {
+    node.const_inputs_at += s;
+  }
+  if constexpr (requires { op.graph_inputs(); }) {
+    node.const_inputs = op.graph_inputs();
+    if constexpr (requires { Op::graph_inputs_at; }) {
+      static_assert(Op::graph_inputs_at <= sizeof...(In),
+                    "an op's graph_inputs_at must name one of its tensor inputs");
+      node.const_inputs_at = 0;
+      for (std::size_t i = 0; i < Op::graph_inputs_at; ++i) {
+        node.const_inputs_at += sizes[i];
+      }
+    }
+  }
+  if constexpr (requires { op.resources(); }) {
+    node.resources = op.resources();
+  }
+  if constexpr (requires { op.export_error(in...); }) {
+    node.export_error = op.export_error(in...);
+  } else if constexpr (requires { op.export_error(); }) {
+    node.export_error = op.export_error();
+  }
+}
+
 /// The part of a traced node that does not depend on the op's types: compiled once, not once
-/// per op (tracing is cold; Note [Tracing]).
-TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, std::string_view op,
-                                             OpAttributes attrs, DType dtype, const Shape& shape,
+/// per op (tracing is cold; Note [Tracing]). `node` arrives with its export metadata set.
+TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNode node,
+                                             std::string_view op, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
                                              bool stateful, std::int64_t out_id) {
-  trace::GraphNode node;
   node.op = std::string(op);
   node.stateful = stateful;
   node.dtype = dtype;
   node.shape = shape;
-  node.attrs = std::move(attrs);
   node.inputs = std::move(inputs);
   node.run = std::move(run);
   node.fused_kernel = fused;
@@ -276,10 +335,9 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }();
   using Out = decltype(out);
   using OutT = typename Out::value_type;
-  OpAttributes attrs;
-  if constexpr (requires { op.attributes(); }) {
-    attrs = op.attributes();
-  }
+  const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
+  trace::GraphNode node;
+  set_export_metadata<Out>(node, op, sizes, in...);
   decltype(trace::GraphNode::fused_kernel) fused = nullptr;
   if constexpr (std::is_floating_point_v<OutT> &&
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
@@ -288,9 +346,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
-  const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
   append_traced_node(
-      graph, Op::name, std::move(attrs), dtype_v<OutT>, out.shape(), std::move(inputs),
+      graph, std::move(node), Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
       [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
         std::array<std::size_t, sizeof...(In)> offsets{};
         for (std::size_t i = 1; i < sizes.size(); ++i) {
