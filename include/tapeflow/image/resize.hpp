@@ -160,6 +160,16 @@ void resize_bilinear_kernel(const Tensor<T, R>& images, Tensor<float, R>& out) {
   }
 }
 
+/// Why a resize op on a rank-`rank` input does not export (TensorFlow's takes [N, H, W, C]
+/// only; tf.image.resize adds the batch axis around it), or "" when it does.
+inline std::string resize_export_error(std::string_view op, std::size_t rank) {
+  if (rank == 4) {
+    return {};
+  }
+  return std::string(op) + " of a rank-" + std::to_string(rank) +
+         " image: TensorFlow's op takes a batch of images [N, H, W, C] only";
+}
+
 }  // namespace detail
 }  // namespace image
 
@@ -170,10 +180,17 @@ namespace ops {
 template <std::size_t R>
 struct ResizeNearestNeighbor {
   static constexpr std::string_view name = "ResizeNearestNeighbor";
+  static constexpr std::string_view type_attr = "T";                ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = "resized_images";  ///< TensorFlow's output
   static constexpr bool differentiable = false;
   std::array<std::int64_t, 2> size{};
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"size", detail::list_text(size.data(), 2)}, {"half_pixel_centers", "true"}};
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"half_pixel_centers", true}}; }
+  /// TensorFlow's `size` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"size", detail::int32_vector(size)}}; }
+  /// TensorFlow's op takes a batch of images (rank 4) only.
+  [[nodiscard]] std::string export_error() const {
+    return image::detail::resize_export_error(name, R);
   }
   template <class T>
   OutSpec<T, R> infer(const Tensor<T, R>& images) const {
@@ -189,10 +206,17 @@ struct ResizeNearestNeighbor {
 template <std::size_t R>
 struct ResizeBilinear {
   static constexpr std::string_view name = "ResizeBilinear";
+  static constexpr std::string_view type_attr = "T";                ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = "resized_images";  ///< TensorFlow's output
   static constexpr bool differentiable = false;
   std::array<std::int64_t, 2> size{};
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"size", detail::list_text(size.data(), 2)}, {"half_pixel_centers", "true"}};
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"half_pixel_centers", true}}; }
+  /// TensorFlow's `size` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"size", detail::int32_vector(size)}}; }
+  /// TensorFlow's op takes a batch of images (rank 4) only.
+  [[nodiscard]] std::string export_error() const {
+    return image::detail::resize_export_error(name, R);
   }
   template <class T>
   OutSpec<float, R> infer(const Tensor<T, R>& images) const {

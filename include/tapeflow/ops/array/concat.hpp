@@ -27,8 +27,19 @@ namespace ops {
 /// agree on every other axis (TensorFlow op "ConcatV2").
 struct ConcatV2 {
   static constexpr std::string_view name = "ConcatV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   int axis = 0;
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

@@ -34,8 +34,20 @@ namespace ops {
 /// TensorFlow's CPU.
 struct GatherV2 {
   static constexpr std::string_view name = "GatherV2";
+  static constexpr std::string_view type_attr = "Tparams";  ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   int axis = 0;
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's attributes: the types of `indices` and of the `axis` input (`batch_dims`
+  /// stays 0, its default).
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Taxis", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

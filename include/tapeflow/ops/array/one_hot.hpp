@@ -27,11 +27,27 @@ namespace ops {
 template <class U>
 struct OneHot {
   static constexpr std::string_view name = "OneHot";
+  static constexpr std::string_view type_attr = "TI";       ///< TensorFlow's indices dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   std::int64_t depth = 0;
   U on_value{};
   U off_value{};
   int axis = -1;
+
+  /// TensorFlow's attributes: the output dtype and the new axis (TensorFlow's is -1 for the
+  /// last one or non-negative, so other negative axes are counted from the front).
+  template <class I, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<I, R> const&) const {
+    const int tf_axis = axis >= -1 ? axis : axis + static_cast<int>(R) + 1;
+    return {{"T", dtype_v<U>}, {"axis", tf_axis}};
+  }
+  /// TensorFlow's `depth`, `on_value` and `off_value` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"depth", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(depth))},
+            {"on_value", Tensor<U, 0>(on_value)},
+            {"off_value", Tensor<U, 0>(off_value)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

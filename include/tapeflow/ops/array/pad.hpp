@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -134,6 +135,17 @@ template <std::size_t R>
 struct PadRule {
   std::array<std::array<std::int64_t, 2>, R> paddings{};
 
+  /// TensorFlow's `paddings` input: an int32 [R, 2] constant.
+  [[nodiscard]] AnyTensor paddings_input() const {
+    auto t = Tensor<std::int32_t, 2>::uninitialized({static_cast<std::int64_t>(R), 2});
+    std::int32_t* out = tensor_access::mutable_data(t);
+    for (std::size_t a = 0; a < R; ++a) {
+      out[2 * a] = static_cast<std::int32_t>(paddings[a][0]);
+      out[2 * a + 1] = static_cast<std::int32_t>(paddings[a][1]);
+    }
+    return t;
+  }
+
   [[nodiscard]] std::string paddings_text() const {
     std::string text = "(";
     for (std::size_t a = 0; a < R; ++a) {
@@ -185,6 +197,13 @@ namespace ops {
 template <std::size_t R>
 struct Pad : detail::PadRule<R> {
   static constexpr std::string_view name = "Pad";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+
+  /// TensorFlow's attributes: the type of the `paddings` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
+  /// TensorFlow's `paddings` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
 
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& x) const {
@@ -205,6 +224,14 @@ struct Pad : detail::PadRule<R> {
 template <std::size_t R>
 struct PadV2 : detail::PadRule<R> {
   static constexpr std::string_view name = "PadV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, paddings, value
+
+  /// TensorFlow's attributes: the type of the `paddings` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
+  /// TensorFlow's `paddings` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
 
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 0> const&) const {

@@ -13,6 +13,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/detail/forward.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
@@ -21,10 +22,14 @@ namespace ops {
 template <std::size_t OutRank>
 struct Reshape {
   static constexpr std::string_view name = "Reshape";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::array<std::int64_t, OutRank> dims;
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"shape", detail::list_text(dims.data(), OutRank)}};
-  }
+
+  /// TensorFlow's attributes: the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tshape", DType::int32}}; }
+  /// TensorFlow's `shape` input, held here as `dims`.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"shape", detail::int32_vector(dims)}}; }
 
   template <class T, std::size_t R>
   std::array<std::int64_t, OutRank> resolve(const Tensor<T, R>& x) const {
@@ -72,6 +77,8 @@ struct Reshape {
 /// (TensorFlow op "StopGradient").
 struct StopGradient {
   static constexpr std::string_view name = "StopGradient";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   template <class T, std::size_t R>
   Tensor<T, R> forward(const Tensor<T, R>& x) const {
@@ -83,6 +90,8 @@ struct StopGradient {
 /// The same value under a new identity (TensorFlow op "Identity").
 struct Identity {
   static constexpr std::string_view name = "Identity";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   template <class T, std::size_t R>
   Tensor<T, R> forward(const Tensor<T, R>& x) const {
     return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(),

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -23,16 +24,21 @@ namespace ops {
 template <std::size_t R>
 struct ReverseV2 {
   static constexpr std::string_view name = "ReverseV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::array<bool, R> reversed{};
 
-  [[nodiscard]] OpAttributes attributes() const {
-    std::string axes = "[";
+  /// TensorFlow's attributes: the type of the `axis` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tidx", DType::int32}}; }
+  /// TensorFlow's `axis` input: the reversed axes, held here as `reversed`.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    std::vector<int> axes;
     for (std::size_t a = 0; a < R; ++a) {
       if (reversed[a]) {
-        axes += (axes.size() > 1 ? ", " : "") + std::to_string(a);
+        axes.push_back(static_cast<int>(a));
       }
     }
-    return {{"axis", axes + "]"}};
+    return {{"axis", detail::int32_vector(axes.data(), axes.size())}};
   }
 
   template <class T>

@@ -29,8 +29,17 @@ namespace ops {
 template <std::size_t R>
 struct Slice {
   static constexpr std::string_view name = "Slice";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::array<std::int64_t, R> begin{};
   std::array<std::int64_t, R> size{};
+
+  /// TensorFlow's attributes: the type of the `begin` and `size` inputs.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Index", DType::int32}}; }
+  /// TensorFlow's `begin` and `size` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"begin", detail::int32_vector(begin)}, {"size", detail::int32_vector(size)}};
+  }
 
   /// The size with -1 resolved; throws invalid_argument for a box outside `dims`.
   [[nodiscard]] std::array<std::int64_t, R> resolve(std::array<std::int64_t, R> const& dims) const {
@@ -86,6 +95,20 @@ struct StridedSliceRule {
   std::int64_t begin_mask = 0;
   std::int64_t end_mask = 0;
 
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the masks and the type of `begin`, `end` and `strides` (no
+  /// ellipsis, new-axis or shrink masks: they stay 0).
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"Index", DType::int32}, {"begin_mask", begin_mask}, {"end_mask", end_mask}};
+  }
+  /// TensorFlow's `begin`, `end` and `strides` inputs, held here as members.
+  [[nodiscard]] GraphInputs strided_inputs() const {
+    return {{"begin", detail::int32_vector(begin)},
+            {"end", detail::int32_vector(end)},
+            {"strides", detail::int32_vector(strides)}};
+  }
+
   struct Resolved {
     std::array<std::int64_t, R> start{};
     std::array<std::int64_t, R> count{};
@@ -126,6 +149,9 @@ template <std::size_t R>
 struct StridedSlice : StridedSliceRule<R> {
   static constexpr std::string_view name = "StridedSlice";
 
+  /// TensorFlow's `begin`, `end` and `strides` inputs.
+  [[nodiscard]] GraphInputs graph_inputs() const { return this->strided_inputs(); }
+
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& x) const {
     return {this->resolve(name, x.dims()).count};
@@ -148,7 +174,15 @@ struct StridedSlice : StridedSliceRule<R> {
 template <std::size_t R>
 struct StridedSliceGrad : StridedSliceRule<R> {
   static constexpr std::string_view name = "StridedSliceGrad";
-  std::array<std::int64_t, R> shape{};  // the forward input's shape
+  static constexpr std::size_t graph_inputs_at = 0;  ///< TensorFlow's: shape, ..., dy
+  std::array<std::int64_t, R> shape{};               // the forward input's shape
+
+  /// TensorFlow's `shape`, `begin`, `end` and `strides` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    GraphInputs inputs = this->strided_inputs();
+    inputs.insert(inputs.begin(), {"shape", detail::int32_vector(shape)});
+    return inputs;
+  }
 
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& dy) const {

@@ -65,8 +65,15 @@ namespace ops {
 /// (TensorFlow op "Pack").
 struct Pack {
   static constexpr std::string_view name = "Pack";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   int axis = 0;
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's attributes: the number of tensors and the new axis.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"axis", axis}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

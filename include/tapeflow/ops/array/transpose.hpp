@@ -252,10 +252,14 @@ namespace ops {
 template <std::size_t R>
 struct Transpose {
   static constexpr std::string_view name = "Transpose";
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
   std::array<int, R> perm{};
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"perm", detail::list_text(perm.data(), R)}};
-  }
+
+  /// TensorFlow's attributes: the type of the `perm` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tperm", DType::int32}}; }
+  /// TensorFlow's `perm` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"perm", detail::int32_vector(perm)}}; }
 
   /// The permutation with negative entries resolved; throws unless it is one.
   [[nodiscard]] std::array<std::size_t, R> resolved() const {

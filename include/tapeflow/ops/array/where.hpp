@@ -15,12 +15,22 @@
 #include <tapeflow/ops/detail/broadcast.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>  // detail::unbroadcast (the gradient)
+#include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
 
 struct SelectV2 {
   static constexpr std::string_view name = "SelectV2";
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+
+  /// TensorFlow's attributes: the dtype of `t` and `e` (the first input, the condition, is
+  /// bool and has no attribute).
+  template <std::size_t C, class T, std::size_t A, std::size_t B>
+  [[nodiscard]] OpAttributes attributes(const Tensor<bool, C>&, const Tensor<T, A>&,
+                                        const Tensor<T, B>&) const {
+    return {{"T", dtype_v<T>}};
+  }
 
   template <std::size_t C, class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<bool, C>& c, const Tensor<T, A>& x, const Tensor<T, B>& y) const {

@@ -32,10 +32,13 @@ namespace ops {
 /// Matrix product over the last two axes; leading (batch) axes broadcast as in NumPy.
 struct MatMul {
   static constexpr std::string_view name = "BatchMatMulV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   bool transpose_a = false;
   bool transpose_b = false;
+  /// TensorFlow's attributes: whether each operand is used transposed.
   [[nodiscard]] OpAttributes attributes() const {
-    return {{"adj_x", detail::bool_text(transpose_a)}, {"adj_y", detail::bool_text(transpose_b)}};
+    return {{"adj_x", transpose_a}, {"adj_y", transpose_b}};
   }
 
   template <class T, std::size_t A, std::size_t B>

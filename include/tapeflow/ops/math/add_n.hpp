@@ -63,7 +63,10 @@ struct AddN {
                       static_cast<const T*>(b), b_vec, n);
   }
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"N", "2"}}; }
+  static constexpr std::string_view type_attr = "T";     ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "sum";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the number of inputs.
+  [[nodiscard]] OpAttributes attributes() const { return {{"N", 2}}; }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& a, const Tensor<T, R>& b) const {

@@ -31,8 +31,19 @@ namespace ops {
 template <bool IsMax, class Index>
 struct ArgExtremum {
   static constexpr std::string_view name = IsMax ? "ArgMax" : "ArgMin";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   int axis = 0;
+
+  /// TensorFlow's attributes: the index types of `dimension` and of the output.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"Tidx", DType::int32}, {"output_type", dtype_v<Index>}};
+  }
+  /// TensorFlow's `dimension` input, held here as `axis`.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"dimension", Tensor<std::int32_t, 0>(axis)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {

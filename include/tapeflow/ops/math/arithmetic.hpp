@@ -5,6 +5,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -41,6 +42,8 @@ namespace ops {
 /// Shared rules of binary elementwise ops: same dtype, NumPy broadcasting of shapes.
 template <class Derived>
 struct BinaryElementwise {
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "z";  ///< TensorFlow's output argument
   template <class T>
   using result = T;
   /// The dtypes the op accepts (`Derived` may narrow or widen them).
@@ -108,6 +111,18 @@ struct Mul : BinaryElementwise<Mul> {
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
   static auto expr(const auto& x, const auto& y) { return x / y; }
+  /// TensorFlow's RealDiv has no integer kernel; integer division truncating toward zero is
+  /// its "TruncateDiv".
+  template <class T, std::size_t A, std::size_t B>
+  [[nodiscard]] std::string export_error(const Tensor<T, A>&, const Tensor<T, B>&) const {
+    if constexpr (std::is_integral_v<T>) {
+      return "RealDiv of " + std::string(dtype_traits<T>::name) +
+             " tensors: TensorFlow's RealDiv has no integer kernel (integer division is "
+             "TruncateDiv there)";
+    } else {
+      return {};
+    }
+  }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
   void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
     if constexpr (std::is_integral_v<T>) {

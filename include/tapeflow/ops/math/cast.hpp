@@ -22,9 +22,10 @@ struct Cast {
     auto operator()(const auto& v) const { return v.template cast<U>(); }
   };
   static constexpr std::string_view name = "Cast";
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"DstT", std::string(dtype_traits<U>::name)}};
-  }
+  static constexpr std::string_view type_attr = "SrcT";  ///< TensorFlow's input dtype attribute
+  static constexpr std::string_view output_arg = "y";    ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the output dtype (`Truncate` stays false, its default).
+  [[nodiscard]] OpAttributes attributes() const { return {{"DstT", dtype_v<U>}}; }
   template <class T, std::size_t R>
   OutSpec<U, R> infer(const Tensor<T, R>& x) const {
     static_assert(numeric_element<T> || std::same_as<T, bool>,

@@ -6,6 +6,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include <tapeflow/core/tensor.hpp>
@@ -22,30 +23,42 @@ namespace ops {
 template <class T>
 inline constexpr bool comparable_element = numeric_element<T> || std::same_as<T, bool>;
 
-#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, accepts, expression)      \
-  struct Op : BinaryElementwise<Op> {                                     \
-    static constexpr std::string_view name = tf_name;                     \
-    static constexpr bool differentiable = false;                         \
-    template <class T>                                                    \
-    using result = bool;                                                  \
-    template <class T>                                                    \
-    static constexpr bool admits = accepts;                               \
-    static auto expr(auto const& x, auto const& y) { return expression; } \
+// `tf_type_attr`: TensorFlow's dtype attribute ("" for the logical ops, which have none);
+// `tf_bool`: whether TensorFlow's op takes bool operands (its ordering ones take numbers only).
+#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, accepts, expression, tf_type_attr, tf_bool)   \
+  struct Op : BinaryElementwise<Op> {                                                         \
+    static constexpr std::string_view name = tf_name;                                         \
+    static constexpr std::string_view type_attr = tf_type_attr;                               \
+    static constexpr bool differentiable = false;                                             \
+    template <class T>                                                                        \
+    using result = bool;                                                                      \
+    template <class T>                                                                        \
+    static constexpr bool admits = accepts;                                                   \
+    static auto expr(auto const& x, auto const& y) { return expression; }                     \
+    template <class T, std::size_t A, std::size_t B>                                          \
+    [[nodiscard]] std::string export_error(Tensor<T, A> const&, Tensor<T, B> const&) const {  \
+      if constexpr (std::same_as<T, bool> && !(tf_bool)) {                                    \
+        return std::string(name) + " of bool tensors: TensorFlow's op compares numbers only"; \
+      } else {                                                                                \
+        return {};                                                                            \
+      }                                                                                       \
+    }                                                                                         \
   };
 
-TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y)
-TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y)
-TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y)
-TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y)
-TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y)
-TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y)
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y, "T", true)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y, "T", true)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y, "", true)
+TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y, "", true)
 
 #undef TAPEFLOW_DEFINE_COMPARISON
 
 struct LogicalNot {
   static constexpr std::string_view name = "LogicalNot";
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   template <std::size_t R>
   OutSpec<bool, R> infer(const Tensor<bool, R>& x) const {

@@ -62,7 +62,19 @@ namespace ops {
 /// ids >= num_segments are an error (as on TensorFlow's CPU).
 struct UnsortedSegmentSum {
   static constexpr std::string_view name = "UnsortedSegmentSum";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::int64_t num_segments = 0;
+
+  /// TensorFlow's attributes: the types of `segment_ids` and `num_segments`.
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Tnumsegments", DType::int32}};
+  }
+  /// TensorFlow's `num_segments` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"num_segments", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(num_segments))}};
+  }
 
   template <class T, std::size_t R, class I, std::size_t S>
   OutSpec<T, R - S + 1> infer(Tensor<T, R> const& data, Tensor<I, S> const& ids) const {

@@ -47,6 +47,8 @@ namespace ops {
 /// Shared rules of unary elementwise ops: same shape; `Derived::admits<T>` restricts dtypes.
 template <class Derived>
 struct UnaryElementwise {
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
   // The element rule as a rank-independent type: one Eigen kernel per (op, dtype).
   struct ElementRule {
     auto operator()(const auto& x) const { return Derived::expr(x); }
@@ -166,6 +168,7 @@ struct Sigmoid : UnaryElementwise<Sigmoid> {
 
 struct Relu : UnaryElementwise<Relu> {
   static constexpr std::string_view name = "Relu";
+  static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output
   template <class T>
   static constexpr bool admits = numeric_element<T>;
   static auto expr(const auto& x) {
@@ -180,6 +183,8 @@ struct Relu : UnaryElementwise<Relu> {
 /// (TensorFlow op "ReluGrad"; `features` is Relu's input or output, which agree in sign).
 struct ReluGrad {
   static constexpr std::string_view name = "ReluGrad";
+  static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
     static_assert(floating_element<T>, "ReluGrad: operands must be float or double");

@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -69,12 +70,13 @@ struct ConvWindow {
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
   nn::Size2D dilations = 1;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
   [[nodiscard]] OpAttributes attributes() const {
-    const std::int64_t s[4] = {1, strides.h, strides.w, 1};
-    const std::int64_t d[4] = {1, dilations.h, dilations.w, 1};
-    return {{"strides", detail::list_text(s, 4)},
+    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
             {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", detail::list_text(d, 4)},
+            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
             {"data_format", "NHWC"}};
   }
 };
@@ -157,7 +159,13 @@ struct Conv2D : ConvWindow {
 /// `input_sizes`, is the attribute `input_sizes` here). Also the transposed convolution.
 struct Conv2DBackpropInput : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropInput";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
   std::array<std::int64_t, 4> input_sizes{};
+
+  /// TensorFlow's `input_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"input_sizes", detail::int32_vector(input_sizes)}};
+  }
 
   template <class T, std::size_t F, std::size_t R>
   OutSpec<T, 4> infer(Tensor<T, F> const& filter, Tensor<T, R> const& out_backprop) const {
@@ -185,7 +193,13 @@ struct Conv2DBackpropInput : ConvWindow {
 /// `filter_sizes`, is the attribute `filter_sizes` here).
 struct Conv2DBackpropFilter : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropFilter";
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
   std::array<std::int64_t, 4> filter_sizes{};
+
+  /// TensorFlow's `filter_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"filter_sizes", detail::int32_vector(filter_sizes)}};
+  }
 
   template <class T, std::size_t R, std::size_t D>
   OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, D> const& out_backprop) const {

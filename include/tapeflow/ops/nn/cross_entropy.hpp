@@ -52,6 +52,15 @@ Tensor<T, R + 1> with_unit_last_axis(Tensor<T, R> const& dy) {
   dims[R] = 1;
   return tapeflow::detail::execute(ops::Reshape<R + 1>{dims}, dy);
 }
+/// Why a cross-entropy op on rank-`rank` logits does not export (TensorFlow's takes [N, C]
+/// logits only), or "" when it does.
+inline std::string xent_export_error(std::string_view op, std::size_t rank) {
+  if (rank == 2) {
+    return {};
+  }
+  return std::string(op) + " on rank-" + std::to_string(rank) +
+         " logits: TensorFlow's op takes [batch, classes] logits only";
+}
 }  // namespace detail::nn_impl
 
 namespace ops {
@@ -61,6 +70,19 @@ namespace ops {
 /// Throws invalid_argument for a label outside [0, C).
 struct SparseSoftmaxCrossEntropyWithLogits {
   static constexpr std::string_view name = "SparseSoftmaxCrossEntropyWithLogits";
+  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
+
+  /// TensorFlow's attributes: the labels' dtype.
+  template <class T, std::size_t R, class I, std::size_t L>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, L> const&) const {
+    return {{"Tlabels", dtype_v<I>}};
+  }
+  /// TensorFlow's op takes [N, C] logits only.
+  template <class T, std::size_t R, class I, std::size_t L>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<I, L> const&) const {
+    return detail::nn_impl::xent_export_error(name, R);
+  }
 
   template <class T, std::size_t R, class I, std::size_t L>
   OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<I, L> const& labels) const {
@@ -133,6 +155,14 @@ struct SparseSoftmaxCrossEntropyWithLogits {
 /// (TensorFlow op "SoftmaxCrossEntropyWithLogits", inputs in its order: features, labels).
 struct SoftmaxCrossEntropyWithLogits {
   static constexpr std::string_view name = "SoftmaxCrossEntropyWithLogits";
+  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
+
+  /// TensorFlow's op takes [N, C] logits only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<T, R> const&) const {
+    return detail::nn_impl::xent_export_error(name, R);
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<T, R> const& labels) const {

@@ -50,11 +50,12 @@ struct PoolWindow {
   nn::Size2D ksize = 1;
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry ksize and strides).
   [[nodiscard]] OpAttributes attributes() const {
-    const std::int64_t k[4] = {1, ksize.h, ksize.w, 1};
-    const std::int64_t s[4] = {1, strides.h, strides.w, 1};
-    return {{"ksize", detail::list_text(k, 4)},
-            {"strides", detail::list_text(s, 4)},
+    return {{"ksize", std::vector<std::int64_t>{1, ksize.h, ksize.w, 1}},
+            {"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
             {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
             {"data_format", "NHWC"}};
   }
@@ -481,7 +482,13 @@ struct AvgPool : PoolWindow {
 /// `orig_input_shape` (TensorFlow op "AvgPoolGrad"; its first input is the attribute here).
 struct AvgPoolGrad : PoolWindow {
   static constexpr std::string_view name = "AvgPoolGrad";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `orig_input_shape` is TensorFlow's first
   std::array<std::int64_t, 4> orig_input_shape{};
+
+  /// TensorFlow's `orig_input_shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"orig_input_shape", detail::int32_vector(orig_input_shape)}};
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, 4> infer(Tensor<T, R> const& grad) const {

@@ -69,6 +69,16 @@ void check_softmax_input(std::string_view op, int axis, Tensor<T, R> const& x) {
                            " is out of range for a tensor of shape " + x.shape().to_string());
   }
 }
+/// Why a softmax-like op over `axis` of a rank-`rank` input does not export (TensorFlow's op
+/// normalises the last axis only), or "" when it does.
+inline std::string softmax_export_error(std::string_view op, int axis, std::size_t rank) {
+  if (axis + 1 == static_cast<int>(rank)) {
+    return {};
+  }
+  return std::string(op) + " over axis " + std::to_string(axis) + " of a rank-" +
+         std::to_string(rank) +
+         " tensor: TensorFlow's op has no axis attribute and normalises the last axis only";
+}
 }  // namespace detail::nn_impl
 
 namespace ops {
@@ -76,8 +86,15 @@ namespace ops {
 /// softmax(x)_i = exp(x_i) / sum_j exp(x_j) along `axis` (TensorFlow op "Softmax").
 struct Softmax {
   static constexpr std::string_view name = "Softmax";
-  int axis = -1;  // normalised (>= 0) by tf::nn::softmax
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+  static constexpr std::string_view type_attr = "T";         ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "softmax";  ///< TensorFlow's output argument
+  int axis = -1;                                             // normalised (>= 0) by tf::nn::softmax
+
+  /// TensorFlow's Softmax has no axis attribute: it normalises the last axis only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&) const {
+    return detail::nn_impl::softmax_export_error(name, axis, R);
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(Tensor<T, R> const& logits) const {
@@ -101,8 +118,15 @@ struct Softmax {
 /// log(softmax(x)) = x - log(sum exp(x)) along `axis` (TensorFlow op "LogSoftmax").
 struct LogSoftmax {
   static constexpr std::string_view name = "LogSoftmax";
+  static constexpr std::string_view type_attr = "T";            ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "logsoftmax";  ///< TensorFlow's output argument
   int axis = -1;  // normalised (>= 0) by tf::nn::log_softmax
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's LogSoftmax has no axis attribute: it normalises the last axis only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&) const {
+    return detail::nn_impl::softmax_export_error(name, axis, R);
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(Tensor<T, R> const& logits) const {

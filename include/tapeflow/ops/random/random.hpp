@@ -263,11 +263,22 @@ namespace ops {
 template <class T, std::size_t R>
 struct RandomStandardNormal {
   static constexpr std::string_view name = "RandomStandardNormal";
+  static constexpr std::string_view type_attr = "dtype";    ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(floating_element<T>, "tf::random::normal<T>: T must be float or double");
@@ -288,11 +299,22 @@ struct RandomStandardNormal {
 template <class T, std::size_t R>
 struct TruncatedNormal {
   static constexpr std::string_view name = "TruncatedNormal";
+  static constexpr std::string_view type_attr = "dtype";    ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(floating_element<T>,
@@ -323,11 +345,22 @@ struct TruncatedNormal {
 template <class T, std::size_t R>
 struct RandomUniform {
   static constexpr std::string_view name = "RandomUniform";
+  static constexpr std::string_view type_attr = "dtype";    ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(floating_element<T>, "RandomUniform: T must be float or double");
@@ -360,6 +393,8 @@ struct RandomUniform {
 template <class T, std::size_t R>
 struct RandomUniformInt {
   static constexpr std::string_view name = "RandomUniformInt";
+  static constexpr std::string_view type_attr = "Tout";     ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
@@ -367,6 +402,17 @@ struct RandomUniformInt {
   T maxval = 0;
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape`, `minval` and `maxval` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)},
+            {"minval", Tensor<T, 0>(minval)},
+            {"maxval", Tensor<T, 0>(maxval)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>,

@@ -205,14 +205,19 @@ struct Reduce {
                                            : Kind == ReduceKind::mean ? "Mean"
                                            : Kind == ReduceKind::max  ? "Max"
                                                                       : "Min";
-  std::array<int, max_rank> axes{};  // normalised, sorted, unique
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  std::array<int, max_rank> axes{};                         // normalised, sorted, unique
   std::size_t num_axes = 0;
   bool keep_dims = false;
+
+  /// TensorFlow's attributes: keep_dims and the type of the `reduction_indices` input.
   [[nodiscard]] OpAttributes attributes() const {
-    // TensorFlow passes the axes as a second input (reduction_indices); here they are an
-    // attribute of the node.
-    return {{"keep_dims", detail::bool_text(keep_dims)},
-            {"reduction_indices", detail::list_text(axes.data(), num_axes)}};
+    return {{"keep_dims", keep_dims}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `reduction_indices` input (the axes), held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"reduction_indices", detail::int32_vector(axes.data(), num_axes)}};
   }
 
   [[nodiscard]] bool reduced(std::size_t axis) const noexcept {
