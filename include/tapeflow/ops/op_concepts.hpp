@@ -109,19 +109,6 @@ AnyTensor int32_vector(const std::array<Int, N>& values) {
 }
 }  // namespace detail
 
-namespace detail {
-/// "[1, 2, 2, 1]": a list attribute's text.
-template <class Int>
-std::string list_text(const Int* values, std::size_t n) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < n; ++i) {
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  }
-  return out + "]";
-}
-inline std::string bool_text(bool b) { return b ? "true" : "false"; }
-}  // namespace detail
-
 /// Marks an input that has no gradient (integer indices, labels).
 struct no_gradient_t {};
 /// The value an op's gradient returns for an input that gets no gradient.

@@ -14,6 +14,7 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -82,9 +83,32 @@ namespace ops {
 /// bool; the op exists for its effect, which the executor keeps in program order.
 struct PrintV2 {
   static constexpr std::string_view name = "PrintV2";
-  static constexpr bool stateful = true;  // writes to a stream
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;                         // writes to a stream
   static constexpr bool differentiable = false;
   std::ostream* stream = &std::cout;
+
+  /// TensorFlow's attributes: the stream ("stdout" or "stderr").
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"output_stream", stream == &std::cerr ? "stderr" : "stdout"}};
+  }
+  /// TensorFlow's PrintV2 prints a string scalar to stdout or stderr; other tensors are
+  /// formatted by a StringFormat op first, which this op does itself.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(const Tensor<T, R>&) const {
+    if (stream != &std::cout && stream != &std::cerr) {
+      return "PrintV2 to a stream other than std::cout or std::cerr: TensorFlow's op writes to "
+             "stdout, stderr or the log only";
+    }
+    if constexpr (!std::is_same_v<T, std::string> || R != 0) {
+      return "PrintV2 of a " + std::string(dtype_traits<T>::name) + " tensor of rank " +
+             std::to_string(R) +
+             ": TensorFlow's op prints a string scalar (tf.print formats tensors with "
+             "StringFormat first)";
+    } else {
+      return {};
+    }
+  }
 
   template <class T, std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<T, R>&) const {

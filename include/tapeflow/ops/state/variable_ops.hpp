@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -25,6 +26,9 @@ template <class T, std::size_t Rank>
 struct VariableState {
   Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
   std::string name;
+  // The variable's identity for its whole life: Variable::id() and AnyVariable::id() return
+  // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
+  // variables a checkpoint walk finds.
   std::int64_t id = 0;
 };
 
@@ -59,10 +63,13 @@ namespace ops {
 template <class T, std::size_t Rank>
 struct ReadVariableOp {
   static constexpr std::string_view name = "ReadVariableOp";
+  static constexpr std::string_view type_attr = "dtype";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "value";  ///< TensorFlow's output argument
   static constexpr bool stateful = true;
   std::shared_ptr<detail::VariableState<T, Rank>> resource;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+  /// The variable read: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
   [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
 };
 
@@ -76,11 +83,14 @@ struct VariableUpdateOp {
       Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
       : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
                                              : "AssignSubVariableOp";
+  static constexpr std::string_view type_attr = "dtype";         ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   std::shared_ptr<detail::VariableState<T, Rank>> resource;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+  /// The variable written: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
 
   OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
     if (value.dims() != resource->value.dims()) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/detail/flush_denormals.hpp>
@@ -98,11 +99,14 @@ namespace ops {
 /// var -= alpha * delta (TensorFlow op "ResourceApplyGradientDescent").
 struct ResourceApplyGradientDescent {
   static constexpr std::string_view name = "ResourceApplyGradientDescent";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  /// TensorFlow's resource input: `var`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id()}; }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
     detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
@@ -126,15 +130,18 @@ struct ResourceApplyGradientDescent {
 /// (use_nesterov: var += momentum * accum - lr * grad).
 struct ResourceApplyKerasMomentum {
   static constexpr std::string_view name = "ResourceApplyKerasMomentum";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
   AnyVariable accum;
   bool use_nesterov = false;
 
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"use_nesterov", detail::bool_text(use_nesterov)}, {"variable", var.name()}};
-  }
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", use_nesterov}}; }
+  /// TensorFlow's resource inputs: `var`, `accum`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), accum.id()}; }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
                          const Tensor<float, 0>&) const {
@@ -161,15 +168,18 @@ struct ResourceApplyKerasMomentum {
 /// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon).
 struct ResourceApplyAdam {
   static constexpr std::string_view name = "ResourceApplyAdam";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
   AnyVariable m;
   AnyVariable v;
 
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"use_nesterov", "false"}, {"variable", var.name()}};
-  }
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", false}}; }
+  /// TensorFlow's resource inputs: `var`, `m`, `v`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), m.id(), v.id()}; }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
                          const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
@@ -201,12 +211,21 @@ struct ResourceApplyAdam {
 /// root, as TensorFlow's kernel, Keras 3 and tf_keras have it).
 struct ResourceApplyRMSProp {
   static constexpr std::string_view name = "ResourceApplyRMSProp";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
   AnyVariable ms;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  /// The resource inputs this op has: `var`, `ms` (TensorFlow's also takes `mom`).
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), ms.id()}; }
+  /// TensorFlow's ResourceApplyRMSProp always takes a momentum accumulator and a momentum.
+  [[nodiscard]] std::string export_error() const {
+    return "ResourceApplyRMSProp without momentum: TensorFlow's op needs the `mom` slot and "
+           "`momentum` input, which Keras's RMSprop(momentum=0) does not create (Keras updates "
+           "with plain ops there)";
+  }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
                          const Tensor<float, R>& grad) const {
