@@ -21,6 +21,7 @@ TAPEFLOW_BEGIN_NAMESPACE
 /// e.g. the branches of an `If`.
 struct FunctionName {
   std::string name;  ///< the function's name in the library
+  /// Same name.
   friend bool operator==(const FunctionName&, const FunctionName&) = default;
 };
 
@@ -105,6 +106,7 @@ class AttrValue {
         value_);
   }
 
+  /// Same kind and same value.
   friend bool operator==(const AttrValue&, const AttrValue&) = default;
 
  private:
