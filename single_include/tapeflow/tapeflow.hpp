@@ -1848,6 +1848,126 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/core/attr_value.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ATTR_VALUE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ATTR_VALUE_HPP
+// `tf::AttrValue`: the value of one TensorFlow op attribute, typed as TensorFlow's AttrValue
+// proto types it (docs/formats.md 8.1), so a traced graph exports with the attribute kinds
+// TensorFlow's op registry checks (a `type` attr is a DataType, `transpose_a` a bool, `strides`
+// a list of ints), and ConcreteFunction::to_string shows it as text.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// A function attribute (AttrValue `func`): the name of a function in the graph's library,
+/// e.g. the branches of an `If`.
+struct FunctionName {
+  std::string name;  ///< the function's name in the library
+  /// Same name.
+  friend bool operator==(const FunctionName&, const FunctionName&) = default;
+};
+
+/// One attribute value, as TensorFlow's AttrValue: `s` (string), `i` (int), `f` (float),
+/// `b` (bool), `type` (DType), `shape`, `list(int)`, `list(type)` or `func`.
+class AttrValue {
+ public:
+  /// The value kinds, in the order of `value()`'s alternatives.
+  using Value = std::variant<std::string, std::int64_t, float, bool, DType, Shape,
+                             std::vector<std::int64_t>, std::vector<DType>, FunctionName>;
+
+  AttrValue() = default;
+  /// A string attribute (`s`), e.g. padding "SAME".
+  AttrValue(std::string s) : value_(std::move(s)) {}  // NOLINT(google-explicit-constructor)
+  /// A string attribute (`s`).
+  AttrValue(const char* s) : value_(std::string(s)) {}  // NOLINT(google-explicit-constructor)
+  /// A string attribute (`s`).
+  AttrValue(std::string_view s) : value_(std::string(s)) {}  // NOLINT(google-explicit-constructor)
+  /// An int attribute (`i`).
+  AttrValue(std::int64_t i) : value_(i) {}  // NOLINT(google-explicit-constructor)
+  /// An int attribute (`i`).
+  AttrValue(int i) : value_(std::int64_t{i}) {}  // NOLINT(google-explicit-constructor)
+  /// A float attribute (`f`).
+  AttrValue(float f) : value_(f) {}  // NOLINT(google-explicit-constructor)
+  /// A bool attribute (`b`).
+  AttrValue(bool b) : value_(b) {}  // NOLINT(google-explicit-constructor)
+  /// A type attribute (`type`), e.g. `T`.
+  AttrValue(DType t) : value_(t) {}  // NOLINT(google-explicit-constructor)
+  /// A shape attribute (`shape`); -1 dims are unknown.
+  AttrValue(Shape s) : value_(std::move(s)) {}  // NOLINT(google-explicit-constructor)
+  /// A list of ints (`list(int)`), e.g. strides.
+  AttrValue(std::vector<std::int64_t> l)  // NOLINT(google-explicit-constructor)
+      : value_(std::move(l)) {}
+  /// A list of types (`list(type)`), e.g. `Tout`.
+  AttrValue(std::vector<DType> l) : value_(std::move(l)) {}  // NOLINT(google-explicit-constructor)
+  /// A function (`func`).
+  AttrValue(FunctionName f) : value_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+
+  /// The typed value.
+  [[nodiscard]] const Value& value() const noexcept { return value_; }
+
+  /// The value as text, as ConcreteFunction::to_string shows it: `SAME`, `2`, `0.5`, `true`,
+  /// `float32`, `(2, 3)`, `[1, 2]`, `[float32, int32]`, or the function's name.
+  [[nodiscard]] std::string to_string() const {
+    return std::visit(
+        [](const auto& v) -> std::string {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            return v;
+          } else if constexpr (std::is_same_v<V, std::int64_t>) {
+            return std::to_string(v);
+          } else if constexpr (std::is_same_v<V, float>) {
+            std::string text = std::to_string(v);
+            // "0.500000" -> "0.5": trailing zeros say nothing.
+            while (text.size() > 1 && text.back() == '0' && text[text.size() - 2] != '.') {
+              text.pop_back();
+            }
+            return text;
+          } else if constexpr (std::is_same_v<V, bool>) {
+            return v ? "true" : "false";
+          } else if constexpr (std::is_same_v<V, DType>) {
+            return std::string(dtype_name(v));
+          } else if constexpr (std::is_same_v<V, Shape>) {
+            return v.to_string();
+          } else if constexpr (std::is_same_v<V, FunctionName>) {
+            return v.name;
+          } else {
+            std::string out = "[";
+            for (std::size_t i = 0; i < v.size(); ++i) {
+              if (i > 0) {
+                out += ", ";
+              }
+              if constexpr (std::is_same_v<V, std::vector<DType>>) {
+                out += dtype_name(v[i]);
+              } else {
+                out += std::to_string(v[i]);
+              }
+            }
+            return out + "]";
+          }
+        },
+        value_);
+  }
+
+  /// Same kind and same value.
+  friend bool operator==(const AttrValue&, const AttrValue&) = default;
+
+ private:
+  Value value_ = std::string();
+};
+
+/// An op's attributes: (TensorFlow attribute name, value) pairs, e.g. {"padding", "SAME"}.
+using OpAttributes = std::vector<std::pair<std::string, AttrValue>>;
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ATTR_VALUE_HPP
+// ---- end <tapeflow/core/attr_value.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::trace {
@@ -1900,11 +2020,33 @@ class NodeFn {
   State* state_ = nullptr;
 };
 
-/// One node: an op applied to value slots, producing at most one value slot.
+/// One node: an op applied to value slots, producing at most one value slot. The export
+/// fields come from the op struct (Note [One definition per op] in ops/op_concepts.hpp): what
+/// a SavedModel exporter writes as a TensorFlow NodeDef.
 struct GraphNode {
   std::string name;  // unique within the graph, e.g. "MatMul_2"
   std::string op;    // TensorFlow op name
-  std::vector<std::pair<std::string, std::string>> attrs;
+  /// TensorFlow's attributes, typed (the op's `attributes()`); `type_attr` is not among them.
+  OpAttributes attrs;
+  /// The attribute holding the dtype of the first tensor input (or of the output for ops
+  /// without tensor inputs), e.g. "T"; empty when the op has none.
+  std::string type_attr;
+  /// The value of `type_attr`.
+  DType type_attr_dtype = DType::invalid;
+  /// TensorFlow's output argument name, e.g. "z"; `no_output_arg` ("^") for TensorFlow ops
+  /// without output; empty when the op has no TensorFlow equivalent (not exportable).
+  std::string output_arg;
+  /// TensorFlow inputs the op holds as members (TensorFlow input name, constant value), in
+  /// TensorFlow's order: they go into the NodeDef's inputs before `inputs[const_inputs_at]`.
+  std::vector<std::pair<std::string, AnyTensor>> const_inputs;
+  /// Where `const_inputs` go among `inputs` (`inputs.size()`: after them all).
+  std::size_t const_inputs_at = 0;
+  /// Ids of the variables the op reads or writes (`Variable::id()`), in TensorFlow's order:
+  /// resource inputs that come before all other inputs of the NodeDef.
+  std::vector<std::int64_t> resources;
+  /// Why TensorFlow's op cannot express this node (e.g. Softmax over a non-last axis); empty
+  /// when it can.
+  std::string export_error;
   std::vector<std::int32_t> inputs;  // value slots
   std::int32_t output = -1;          // value slot, -1 for ops without output (assign, print)
   /// Reads or changes state beyond its inputs (variables, output streams, random generators):
@@ -2817,10 +2959,12 @@ TAPEFLOW_END_NAMESPACE
 //
 // Note [One definition per op]: an op is one struct holding its TensorFlow name, its
 // attributes (data members), its rules and its CPU kernel, and its gradient written in other
-// ops. Eager execution, the tape and graph capture read only this struct:
+// ops. Eager execution, the tape, graph capture and graph export read only this struct:
 //
 //     struct Tanh {
 //       static constexpr std::string_view name = "Tanh";
+//       static constexpr std::string_view type_attr = "T";     // export: the dtype attribute
+//       static constexpr std::string_view output_arg = "y";    // export: TensorFlow's output
 //       template <class T, std::size_t R>                      // dtype/rank rule: the return type
 //       OutSpec<T, R> infer(Tensor<T, R> const& x) const;       // shape rule: the value (throws)
 //       template <class T, std::size_t R>
@@ -2833,13 +2977,44 @@ TAPEFLOW_END_NAMESPACE
 // An op may instead define `forward(inputs...)` returning its output directly (ops that share
 // their input's buffer, such as reshape). `static constexpr bool differentiable = false` marks
 // ops that stop gradients (stop_gradient, comparisons); an op that has neither a gradient nor
-// that flag raises `unimplemented` if a gradient is asked through it. An op with attributes
-// lists them, under TensorFlow's attribute names, in `attributes()`: graph export and
-// ConcreteFunction::to_string show them.
+// that flag raises `unimplemented` if a gradient is asked through it.
+//
+// What a SavedModel exporter needs to write the op as a TensorFlow NodeDef is read from the
+// struct too (the traced node carries it, core/detail/trace_graph.hpp; TensorFlow's op
+// registry rejects a NodeDef with an unknown attribute or a wrongly typed one; docs/formats.md
+// 8.1):
+//   - `name`: TensorFlow's op name.
+//   - `attributes()`, or `attributes(inputs...)` when they depend on the inputs' dtypes or list
+//     sizes (GatherV2's `Tindices`, ConcatV2's `N`): the NodeDef's attributes under TensorFlow's
+//     names and AttrValue kinds (`tf::AttrValue`: a bool attr as bool, a list as
+//     `std::vector<std::int64_t>`, a type as DType), and nothing TensorFlow's OpDef lacks. Type
+//     attributes other than `type_attr` are listed (Cast's `DstT`, Reshape's `Tshape`);
+//     attributes left at TensorFlow's default may be left out (TensorFlow's own files strip
+//     them). ConcreteFunction::to_string shows the non-type ones.
+//   - `type_attr`: the attribute holding the dtype of the op's first tensor input ("T",
+//     "SrcT", "Tparams", ...), or of its output when it has no tensor input
+//     (ReadVariableOp's "dtype"); the tracer sets it from that dtype. Absent (or empty, in an
+//     op whose base declares one) when the op has none (LogicalAnd).
+//   - `output_arg`: the name of TensorFlow's (first) output argument ("z", "product",
+//     "activations", ...); `no_output_arg` for TensorFlow ops without outputs (assignments,
+//     ResourceApply*, PrintV2), whose placeholder output here is no TensorFlow tensor. An op
+//     without `output_arg` has no TensorFlow equivalent and does not export.
+//   - `graph_inputs()` (optional): TensorFlow inputs that the op holds as members here (the
+//     reduction axes, a reshape's shape, a transpose's perm), as (TensorFlow input name,
+//     constant tensor) in TensorFlow's order. They follow the tensor inputs, unless the op says
+//     `static constexpr std::size_t graph_inputs_at = k`: then they come before tensor input k
+//     (Conv2DBackpropInput's `input_sizes`, the first input).
+//   - `resources()` (optional): ids of the variables the op reads or writes (`Variable::id()`,
+//     `AnyVariable::id()`), in TensorFlow's order; TensorFlow passes them as resource inputs
+//     before all others.
+//   - `export_error()`, or `export_error(inputs...)` (optional): empty when TensorFlow's op can
+//     express this one, else why not (Softmax over an axis that is not the last).
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -2856,20 +3031,34 @@ struct OutSpec {
   std::array<std::int64_t, Rank> dims;       ///< output dimensions
 };
 
-/// An op's attributes as (TensorFlow attribute name, value text) pairs, e.g. {"padding", "SAME"}.
-using OpAttributes = std::vector<std::pair<std::string, std::string>>;
+/// TensorFlow inputs that an op holds as members (see Note [One definition per op]):
+/// (TensorFlow input argument name, constant value), e.g. {"shape", [2, 3]} for Reshape.
+using GraphInputs = std::vector<std::pair<std::string, AnyTensor>>;
+
+/// The `output_arg` of an op whose TensorFlow op has no output (AssignVariableOp,
+/// ResourceApply*, PrintV2): the node exports, but its placeholder output is no TensorFlow
+/// tensor, so what depends on it depends on the node (a control input, "^name").
+inline constexpr std::string_view no_output_arg = "^";
 
 namespace detail {
-/// "[1, 2, 2, 1]": a list attribute's text.
+/// An int32 vector constant (TensorFlow's default index type) for `graph_inputs()`. Values
+/// beyond int32 saturate (TensorFlow's StridedSlice clamps its bounds the same way).
 template <class Int>
-std::string list_text(const Int* values, std::size_t n) {
-  std::string out = "[";
+AnyTensor int32_vector(const Int* values, std::size_t n) {
+  auto t = Tensor<std::int32_t, 1>::uninitialized({static_cast<std::int64_t>(n)});
+  std::int32_t* out = tensor_access::mutable_data(t);
   for (std::size_t i = 0; i < n; ++i) {
-    out += (i ? ", " : "") + std::to_string(values[i]);
+    const auto v = static_cast<std::int64_t>(values[i]);
+    out[i] = static_cast<std::int32_t>(std::clamp<std::int64_t>(
+        v, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
   }
-  return out + "]";
+  return t;
 }
-inline std::string bool_text(bool b) { return b ? "true" : "false"; }
+/// The same from an array.
+template <class Int, std::size_t N>
+AnyTensor int32_vector(const std::array<Int, N>& values) {
+  return int32_vector(values.data(), N);
+}
 }  // namespace detail
 
 /// Marks an input that has no gradient (integer indices, labels).
@@ -2924,7 +3113,10 @@ struct AddN {
                       static_cast<const T*>(b), b_vec, n);
   }
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"N", "2"}}; }
+  static constexpr std::string_view type_attr = "T";     ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "sum";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the number of inputs.
+  [[nodiscard]] OpAttributes attributes() const { return {{"N", 2}}; }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& a, const Tensor<T, R>& b) const {
@@ -3169,19 +3361,78 @@ X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t siz
   }
 }
 
+/// The dtype of an op's first tensor input (of a list input, of its tensors), or of its
+/// output when it has no tensor input: the value of the op's `type_attr`.
+template <class Out, class... In>
+constexpr DType type_attr_dtype() {
+  if constexpr (sizeof...(In) == 0) {
+    return dtype_v<typename Out::value_type>;
+  } else {
+    using First = std::tuple_element_t<0, std::tuple<In...>>;
+    if constexpr (is_tensor_list<First>::value) {
+      return dtype_v<typename First::value_type::value_type>;
+    } else {
+      return dtype_v<typename First::value_type>;
+    }
+  }
+}
+
+/// Copies what graph export needs from the op into a traced node: attributes, type attribute,
+/// output argument, inputs held as members, variables, and why it cannot export, if so (Note
+/// [One definition per op]). `sizes` holds the number of tensors of each input.
+template <class Out, class Op, class... In>
+void set_export_metadata(trace::GraphNode& node, const Op& op,
+                         const std::array<std::size_t, sizeof...(In)>& sizes, const In&... in) {
+  if constexpr (requires { op.attributes(in...); }) {
+    node.attrs = op.attributes(in...);
+  } else if constexpr (requires { op.attributes(); }) {
+    node.attrs = op.attributes();
+  }
+  if constexpr (requires { Op::type_attr; }) {
+    node.type_attr = std::string(Op::type_attr);
+    if (!node.type_attr.empty()) {
+      node.type_attr_dtype = type_attr_dtype<Out, In...>();
+    }
+  }
+  if constexpr (requires { Op::output_arg; }) {
+    node.output_arg = std::string(Op::output_arg);
+  }
+  node.const_inputs_at = 0;
+  for (std::size_t s : sizes) {
+    node.const_inputs_at += s;
+  }
+  if constexpr (requires { op.graph_inputs(); }) {
+    node.const_inputs = op.graph_inputs();
+    if constexpr (requires { Op::graph_inputs_at; }) {
+      static_assert(Op::graph_inputs_at <= sizeof...(In),
+                    "an op's graph_inputs_at must name one of its tensor inputs");
+      node.const_inputs_at = 0;
+      for (std::size_t i = 0; i < Op::graph_inputs_at; ++i) {
+        node.const_inputs_at += sizes[i];
+      }
+    }
+  }
+  if constexpr (requires { op.resources(); }) {
+    node.resources = op.resources();
+  }
+  if constexpr (requires { op.export_error(in...); }) {
+    node.export_error = op.export_error(in...);
+  } else if constexpr (requires { op.export_error(); }) {
+    node.export_error = op.export_error();
+  }
+}
+
 /// The part of a traced node that does not depend on the op's types: compiled once, not once
-/// per op (tracing is cold; Note [Tracing]).
-TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, std::string_view op,
-                                             OpAttributes attrs, DType dtype, const Shape& shape,
+/// per op (tracing is cold; Note [Tracing]). `node` arrives with its export metadata set.
+TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNode node,
+                                             std::string_view op, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
                                              bool stateful, std::int64_t out_id) {
-  trace::GraphNode node;
   node.op = std::string(op);
   node.stateful = stateful;
   node.dtype = dtype;
   node.shape = shape;
-  node.attrs = std::move(attrs);
   node.inputs = std::move(inputs);
   node.run = std::move(run);
   node.fused_kernel = fused;
@@ -3209,10 +3460,9 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }();
   using Out = decltype(out);
   using OutT = typename Out::value_type;
-  OpAttributes attrs;
-  if constexpr (requires { op.attributes(); }) {
-    attrs = op.attributes();
-  }
+  const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
+  trace::GraphNode node;
+  set_export_metadata<Out>(node, op, sizes, in...);
   decltype(trace::GraphNode::fused_kernel) fused = nullptr;
   if constexpr (std::is_floating_point_v<OutT> &&
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
@@ -3221,9 +3471,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
-  const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
   append_traced_node(
-      graph, Op::name, std::move(attrs), dtype_v<OutT>, out.shape(), std::move(inputs),
+      graph, std::move(node), Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
       [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
         std::array<std::size_t, sizeof...(In)> offsets{};
         for (std::size_t i = 1; i < sizes.size(); ++i) {
@@ -3324,6 +3573,7 @@ TAPEFLOW_END_NAMESPACE
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -3335,6 +3585,9 @@ template <class T, std::size_t Rank>
 struct VariableState {
   Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
   std::string name;
+  // The variable's identity for its whole life: Variable::id() and AnyVariable::id() return
+  // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
+  // variables a checkpoint walk finds.
   std::int64_t id = 0;
 };
 
@@ -3369,10 +3622,13 @@ namespace ops {
 template <class T, std::size_t Rank>
 struct ReadVariableOp {
   static constexpr std::string_view name = "ReadVariableOp";
+  static constexpr std::string_view type_attr = "dtype";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "value";  ///< TensorFlow's output argument
   static constexpr bool stateful = true;
   std::shared_ptr<detail::VariableState<T, Rank>> resource;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+  /// The variable read: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
   [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
 };
 
@@ -3386,11 +3642,14 @@ struct VariableUpdateOp {
       Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
       : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
                                              : "AssignSubVariableOp";
+  static constexpr std::string_view type_attr = "dtype";         ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   std::shared_ptr<detail::VariableState<T, Rank>> resource;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", resource->name}}; }
+  /// The variable written: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
 
   OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
     if (value.dims() != resource->value.dims()) {
@@ -4199,6 +4458,7 @@ TAPEFLOW_END_NAMESPACE
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -4464,6 +4724,8 @@ namespace ops {
 /// Shared rules of binary elementwise ops: same dtype, NumPy broadcasting of shapes.
 template <class Derived>
 struct BinaryElementwise {
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "z";  ///< TensorFlow's output argument
   template <class T>
   using result = T;
   /// The dtypes the op accepts (`Derived` may narrow or widen them).
@@ -4531,6 +4793,18 @@ struct Mul : BinaryElementwise<Mul> {
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
   static auto expr(const auto& x, const auto& y) { return x / y; }
+  /// TensorFlow's RealDiv has no integer kernel; integer division truncating toward zero is
+  /// its "TruncateDiv".
+  template <class T, std::size_t A, std::size_t B>
+  [[nodiscard]] std::string export_error(const Tensor<T, A>&, const Tensor<T, B>&) const {
+    if constexpr (std::is_integral_v<T>) {
+      return "RealDiv of " + std::string(dtype_traits<T>::name) +
+             " tensors: TensorFlow's RealDiv has no integer kernel (integer division is "
+             "TruncateDiv there)";
+    } else {
+      return {};
+    }
+  }
   template <class U, std::size_t R, class T, std::size_t A, std::size_t B>
   void compute(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) const {
     if constexpr (std::is_integral_v<T>) {
@@ -4789,6 +5063,15 @@ namespace ops {
 
 struct SelectV2 {
   static constexpr std::string_view name = "SelectV2";
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+
+  /// TensorFlow's attributes: the dtype of `t` and `e` (the first input, the condition, is
+  /// bool and has no attribute).
+  template <std::size_t C, class T, std::size_t A, std::size_t B>
+  [[nodiscard]] OpAttributes attributes(const Tensor<bool, C>&, const Tensor<T, A>&,
+                                        const Tensor<T, B>&) const {
+    return {{"T", dtype_v<T>}};
+  }
 
   template <std::size_t C, class T, std::size_t A, std::size_t B>
   auto infer(const Tensor<bool, C>& c, const Tensor<T, A>& x, const Tensor<T, B>& y) const {
@@ -4887,9 +5170,10 @@ struct Cast {
     auto operator()(const auto& v) const { return v.template cast<U>(); }
   };
   static constexpr std::string_view name = "Cast";
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"DstT", std::string(dtype_traits<U>::name)}};
-  }
+  static constexpr std::string_view type_attr = "SrcT";  ///< TensorFlow's input dtype attribute
+  static constexpr std::string_view output_arg = "y";    ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the output dtype (`Truncate` stays false, its default).
+  [[nodiscard]] OpAttributes attributes() const { return {{"DstT", dtype_v<U>}}; }
   template <class T, std::size_t R>
   OutSpec<U, R> infer(const Tensor<T, R>& x) const {
     static_assert(numeric_element<T> || std::same_as<T, bool>,
@@ -4945,6 +5229,7 @@ TAPEFLOW_END_NAMESPACE
 
 #include <concepts>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 
@@ -4955,30 +5240,42 @@ namespace ops {
 template <class T>
 inline constexpr bool comparable_element = numeric_element<T> || std::same_as<T, bool>;
 
-#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, accepts, expression)      \
-  struct Op : BinaryElementwise<Op> {                                     \
-    static constexpr std::string_view name = tf_name;                     \
-    static constexpr bool differentiable = false;                         \
-    template <class T>                                                    \
-    using result = bool;                                                  \
-    template <class T>                                                    \
-    static constexpr bool admits = accepts;                               \
-    static auto expr(auto const& x, auto const& y) { return expression; } \
+// `tf_type_attr`: TensorFlow's dtype attribute ("" for the logical ops, which have none);
+// `tf_bool`: whether TensorFlow's op takes bool operands (its ordering ones take numbers only).
+#define TAPEFLOW_DEFINE_COMPARISON(Op, tf_name, accepts, expression, tf_type_attr, tf_bool)   \
+  struct Op : BinaryElementwise<Op> {                                                         \
+    static constexpr std::string_view name = tf_name;                                         \
+    static constexpr std::string_view type_attr = tf_type_attr;                               \
+    static constexpr bool differentiable = false;                                             \
+    template <class T>                                                                        \
+    using result = bool;                                                                      \
+    template <class T>                                                                        \
+    static constexpr bool admits = accepts;                                                   \
+    static auto expr(auto const& x, auto const& y) { return expression; }                     \
+    template <class T, std::size_t A, std::size_t B>                                          \
+    [[nodiscard]] std::string export_error(Tensor<T, A> const&, Tensor<T, B> const&) const {  \
+      if constexpr (std::same_as<T, bool> && !(tf_bool)) {                                    \
+        return std::string(name) + " of bool tensors: TensorFlow's op compares numbers only"; \
+      } else {                                                                                \
+        return {};                                                                            \
+      }                                                                                       \
+    }                                                                                         \
   };
 
-TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y)
-TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y)
-TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y)
-TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y)
-TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y)
-TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y)
-TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y)
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y, "T", true)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y, "T", true)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y, "", true)
+TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y, "", true)
 
 #undef TAPEFLOW_DEFINE_COMPARISON
 
 struct LogicalNot {
   static constexpr std::string_view name = "LogicalNot";
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   template <std::size_t R>
   OutSpec<bool, R> infer(const Tensor<bool, R>& x) const {
@@ -5119,6 +5416,8 @@ namespace ops {
 /// Shared rules of unary elementwise ops: same shape; `Derived::admits<T>` restricts dtypes.
 template <class Derived>
 struct UnaryElementwise {
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
   // The element rule as a rank-independent type: one Eigen kernel per (op, dtype).
   struct ElementRule {
     auto operator()(const auto& x) const { return Derived::expr(x); }
@@ -5238,6 +5537,7 @@ struct Sigmoid : UnaryElementwise<Sigmoid> {
 
 struct Relu : UnaryElementwise<Relu> {
   static constexpr std::string_view name = "Relu";
+  static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output
   template <class T>
   static constexpr bool admits = numeric_element<T>;
   static auto expr(const auto& x) {
@@ -5252,6 +5552,8 @@ struct Relu : UnaryElementwise<Relu> {
 /// (TensorFlow op "ReluGrad"; `features` is Relu's input or output, which agree in sign).
 struct ReluGrad {
   static constexpr std::string_view name = "ReluGrad";
+  static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
     static_assert(floating_element<T>, "ReluGrad: operands must be float or double");
@@ -5373,10 +5675,14 @@ namespace ops {
 template <std::size_t OutRank>
 struct Reshape {
   static constexpr std::string_view name = "Reshape";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::array<std::int64_t, OutRank> dims;
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"shape", detail::list_text(dims.data(), OutRank)}};
-  }
+
+  /// TensorFlow's attributes: the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tshape", DType::int32}}; }
+  /// TensorFlow's `shape` input, held here as `dims`.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"shape", detail::int32_vector(dims)}}; }
 
   template <class T, std::size_t R>
   std::array<std::int64_t, OutRank> resolve(const Tensor<T, R>& x) const {
@@ -5424,6 +5730,8 @@ struct Reshape {
 /// (TensorFlow op "StopGradient").
 struct StopGradient {
   static constexpr std::string_view name = "StopGradient";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   template <class T, std::size_t R>
   Tensor<T, R> forward(const Tensor<T, R>& x) const {
@@ -5435,6 +5743,8 @@ struct StopGradient {
 /// The same value under a new identity (TensorFlow op "Identity").
 struct Identity {
   static constexpr std::string_view name = "Identity";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   template <class T, std::size_t R>
   Tensor<T, R> forward(const Tensor<T, R>& x) const {
     return detail::tensor_access::wrap<T, R>(detail::tensor_access::buffer(x), x.dims(),
@@ -5696,14 +6006,19 @@ struct Reduce {
                                            : Kind == ReduceKind::mean ? "Mean"
                                            : Kind == ReduceKind::max  ? "Max"
                                                                       : "Min";
-  std::array<int, max_rank> axes{};  // normalised, sorted, unique
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  std::array<int, max_rank> axes{};                         // normalised, sorted, unique
   std::size_t num_axes = 0;
   bool keep_dims = false;
+
+  /// TensorFlow's attributes: keep_dims and the type of the `reduction_indices` input.
   [[nodiscard]] OpAttributes attributes() const {
-    // TensorFlow passes the axes as a second input (reduction_indices); here they are an
-    // attribute of the node.
-    return {{"keep_dims", detail::bool_text(keep_dims)},
-            {"reduction_indices", detail::list_text(axes.data(), num_axes)}};
+    return {{"keep_dims", keep_dims}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `reduction_indices` input (the axes), held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"reduction_indices", detail::int32_vector(axes.data(), num_axes)}};
   }
 
   [[nodiscard]] bool reduced(std::size_t axis) const noexcept {
@@ -6123,7 +6438,7 @@ inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
   for (std::size_t k = 1; k < outputs.size(); ++k) {
     trace::GraphNode extract;
     extract.op = out_op;
-    extract.attrs = {{"index", std::to_string(k)}};
+    extract.attrs = {{"index", AttrValue(static_cast<std::int64_t>(k))}};
     extract.dtype = outputs[k].dtype();
     extract.shape = outputs[k].shape();
     extract.inputs = {out_slot};
@@ -6399,12 +6714,56 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
 
 namespace detail {
+/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
+inline std::string element_text(const AnyTensor& t, std::int64_t i) {
+  const void* data = t.raw_data();
+  switch (t.dtype()) {
+    case DType::int32:
+      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
+    case DType::int64:
+      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
+    case DType::uint8:
+      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
+    case DType::bool_:
+      return static_cast<const bool*>(data)[i] ? "true" : "false";
+    case DType::float32:
+      return AttrValue(static_cast<const float*>(data)[i]).to_string();
+    case DType::float64:
+      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
+    case DType::string:
+      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
+    default:
+      return "?";
+  }
+}
+
+/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
+inline std::string const_input_text(const AnyTensor& t) {
+  if (!t.has_value()) {
+    return "?";
+  }
+  const Shape& shape = t.shape();
+  std::int64_t next = 0;
+  auto emit = [&](auto& self, std::size_t axis) -> std::string {
+    if (axis == shape.rank()) {
+      return element_text(t, next++);
+    }
+    std::string out = "[";
+    for (std::int64_t i = 0; i < shape[axis]; ++i) {
+      out += (i > 0 ? ", " : "") + self(self, axis + 1);
+    }
+    return out + "]";
+  };
+  return emit(emit, 0);
+}
+
 template <class T, std::size_t... R>
 AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
   AnyTensor out;
@@ -6568,12 +6927,21 @@ class ConcreteFunction {
         slot_names[static_cast<std::size_t>(node.output)] = node.name;
       }
       out += "  " + node.name + " = " + node.op;
-      if (!node.attrs.empty()) {
-        out += "[";
-        for (std::size_t i = 0; i < node.attrs.size(); ++i) {
-          out += (i ? ", " : "") + node.attrs[i].first + "=" + node.attrs[i].second;
+      // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+      // attributes here. Type attributes are left out: the output's dtype shows them.
+      std::string params;
+      for (const auto& attr : node.attrs) {
+        const auto& v = attr.second.value();
+        if (!std::holds_alternative<DType>(v) && !std::holds_alternative<std::vector<DType>>(v)) {
+          params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
         }
-        out += "]";
+      }
+      for (const auto& input : node.const_inputs) {
+        params += (params.empty() ? "" : ", ") + input.first + "=" +
+                  detail::const_input_text(input.second);
+      }
+      if (!params.empty()) {
+        out += "[" + params + "]";
       }
       out += "(";
       for (std::size_t i = 0; i < node.inputs.size(); ++i) {
@@ -7603,6 +7971,17 @@ template <std::size_t R>
 struct PadRule {
   std::array<std::array<std::int64_t, 2>, R> paddings{};
 
+  /// TensorFlow's `paddings` input: an int32 [R, 2] constant.
+  [[nodiscard]] AnyTensor paddings_input() const {
+    auto t = Tensor<std::int32_t, 2>::uninitialized({static_cast<std::int64_t>(R), 2});
+    std::int32_t* out = tensor_access::mutable_data(t);
+    for (std::size_t a = 0; a < R; ++a) {
+      out[2 * a] = static_cast<std::int32_t>(paddings[a][0]);
+      out[2 * a + 1] = static_cast<std::int32_t>(paddings[a][1]);
+    }
+    return t;
+  }
+
   [[nodiscard]] std::string paddings_text() const {
     std::string text = "(";
     for (std::size_t a = 0; a < R; ++a) {
@@ -7654,6 +8033,13 @@ namespace ops {
 template <std::size_t R>
 struct Pad : detail::PadRule<R> {
   static constexpr std::string_view name = "Pad";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+
+  /// TensorFlow's attributes: the type of the `paddings` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
+  /// TensorFlow's `paddings` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
 
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& x) const {
@@ -7674,6 +8060,14 @@ struct Pad : detail::PadRule<R> {
 template <std::size_t R>
 struct PadV2 : detail::PadRule<R> {
   static constexpr std::string_view name = "PadV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, paddings, value
+
+  /// TensorFlow's attributes: the type of the `paddings` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
+  /// TensorFlow's `paddings` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
 
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 0> const&) const {
@@ -7740,8 +8134,17 @@ namespace ops {
 template <std::size_t R>
 struct Slice {
   static constexpr std::string_view name = "Slice";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::array<std::int64_t, R> begin{};
   std::array<std::int64_t, R> size{};
+
+  /// TensorFlow's attributes: the type of the `begin` and `size` inputs.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Index", DType::int32}}; }
+  /// TensorFlow's `begin` and `size` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"begin", detail::int32_vector(begin)}, {"size", detail::int32_vector(size)}};
+  }
 
   /// The size with -1 resolved; throws invalid_argument for a box outside `dims`.
   [[nodiscard]] std::array<std::int64_t, R> resolve(std::array<std::int64_t, R> const& dims) const {
@@ -7797,6 +8200,20 @@ struct StridedSliceRule {
   std::int64_t begin_mask = 0;
   std::int64_t end_mask = 0;
 
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the masks and the type of `begin`, `end` and `strides` (no
+  /// ellipsis, new-axis or shrink masks: they stay 0).
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"Index", DType::int32}, {"begin_mask", begin_mask}, {"end_mask", end_mask}};
+  }
+  /// TensorFlow's `begin`, `end` and `strides` inputs, held here as members.
+  [[nodiscard]] GraphInputs strided_inputs() const {
+    return {{"begin", detail::int32_vector(begin)},
+            {"end", detail::int32_vector(end)},
+            {"strides", detail::int32_vector(strides)}};
+  }
+
   struct Resolved {
     std::array<std::int64_t, R> start{};
     std::array<std::int64_t, R> count{};
@@ -7837,6 +8254,9 @@ template <std::size_t R>
 struct StridedSlice : StridedSliceRule<R> {
   static constexpr std::string_view name = "StridedSlice";
 
+  /// TensorFlow's `begin`, `end` and `strides` inputs.
+  [[nodiscard]] GraphInputs graph_inputs() const { return this->strided_inputs(); }
+
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& x) const {
     return {this->resolve(name, x.dims()).count};
@@ -7859,7 +8279,15 @@ struct StridedSlice : StridedSliceRule<R> {
 template <std::size_t R>
 struct StridedSliceGrad : StridedSliceRule<R> {
   static constexpr std::string_view name = "StridedSliceGrad";
-  std::array<std::int64_t, R> shape{};  // the forward input's shape
+  static constexpr std::size_t graph_inputs_at = 0;  ///< TensorFlow's: shape, ..., dy
+  std::array<std::int64_t, R> shape{};               // the forward input's shape
+
+  /// TensorFlow's `shape`, `begin`, `end` and `strides` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    GraphInputs inputs = this->strided_inputs();
+    inputs.insert(inputs.begin(), {"shape", detail::int32_vector(shape)});
+    return inputs;
+  }
 
   template <class T>
   OutSpec<T, R> infer(Tensor<T, R> const& dy) const {
@@ -7973,8 +8401,19 @@ namespace ops {
 /// agree on every other axis (TensorFlow op "ConcatV2").
 struct ConcatV2 {
   static constexpr std::string_view name = "ConcatV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   int axis = 0;
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {
@@ -8345,10 +8784,14 @@ namespace ops {
 template <std::size_t R>
 struct Transpose {
   static constexpr std::string_view name = "Transpose";
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
   std::array<int, R> perm{};
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"perm", detail::list_text(perm.data(), R)}};
-  }
+
+  /// TensorFlow's attributes: the type of the `perm` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tperm", DType::int32}}; }
+  /// TensorFlow's `perm` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"perm", detail::int32_vector(perm)}}; }
 
   /// The permutation with negative entries resolved; throws unless it is one.
   [[nodiscard]] std::array<std::size_t, R> resolved() const {
@@ -8492,7 +8935,19 @@ namespace ops {
 /// ids >= num_segments are an error (as on TensorFlow's CPU).
 struct UnsortedSegmentSum {
   static constexpr std::string_view name = "UnsortedSegmentSum";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::int64_t num_segments = 0;
+
+  /// TensorFlow's attributes: the types of `segment_ids` and `num_segments`.
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Tnumsegments", DType::int32}};
+  }
+  /// TensorFlow's `num_segments` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"num_segments", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(num_segments))}};
+  }
 
   template <class T, std::size_t R, class I, std::size_t S>
   OutSpec<T, R - S + 1> infer(Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
@@ -8603,8 +9058,20 @@ namespace ops {
 /// TensorFlow's CPU.
 struct GatherV2 {
   static constexpr std::string_view name = "GatherV2";
+  static constexpr std::string_view type_attr = "Tparams";  ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   int axis = 0;
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's attributes: the types of `indices` and of the `axis` input (`batch_dims`
+  /// stays 0, its default).
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Taxis", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {
@@ -8807,8 +9274,15 @@ namespace ops {
 /// (TensorFlow op "Pack").
 struct Pack {
   static constexpr std::string_view name = "Pack";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   int axis = 0;
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's attributes: the number of tensors and the new axis.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"axis", axis}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {
@@ -9698,7 +10172,8 @@ void append_if(trace::Graph& outer, std::int32_t pred_slot,
   std::shared_ptr<const ConcreteFunction> fns[2] = {
       std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
       std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
-  added.attrs = {{"then_branch", fns[0]->name()}, {"else_branch", fns[1]->name()}};
+  added.attrs = {{"then_branch", FunctionName{fns[0]->name()}},
+                 {"else_branch", FunctionName{fns[1]->name()}}};
   added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                stash](std::span<const AnyTensor> values) -> AnyTensor {
     const bool take = values[0].unchecked_as<bool, 0>().item();
@@ -10028,9 +10503,10 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
       std::make_shared<const ConcreteFunction>(std::move(cond_graph), added.name + "_cond");
   auto body_fn_graph =
       std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
-  added.attrs = {{"cond", cond_fn_graph->name()}, {"body", body_fn_graph->name()}};
+  added.attrs = {{"cond", FunctionName{cond_fn_graph->name()}},
+                 {"body", FunctionName{body_fn_graph->name()}}};
   if (max >= 0) {
-    added.attrs.emplace_back("maximum_iterations", std::to_string(max));
+    added.attrs.emplace_back("maximum_iterations", AttrValue(max));
   }
   added.run = [cond_fn_graph, body_fn_graph, num_vars, where_cond = std::move(where_cond),
                where_body, max, stash, history](std::span<const AnyTensor> values) -> AnyTensor {
@@ -10118,11 +10594,27 @@ namespace ops {
 template <class U>
 struct OneHot {
   static constexpr std::string_view name = "OneHot";
+  static constexpr std::string_view type_attr = "TI";       ///< TensorFlow's indices dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   std::int64_t depth = 0;
   U on_value{};
   U off_value{};
   int axis = -1;
+
+  /// TensorFlow's attributes: the output dtype and the new axis (TensorFlow's is -1 for the
+  /// last one or non-negative, so other negative axes are counted from the front).
+  template <class I, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<I, R> const&) const {
+    const int tf_axis = axis >= -1 ? axis : axis + static_cast<int>(R) + 1;
+    return {{"T", dtype_v<U>}, {"axis", tf_axis}};
+  }
+  /// TensorFlow's `depth`, `on_value` and `off_value` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"depth", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(depth))},
+            {"on_value", Tensor<U, 0>(on_value)},
+            {"off_value", Tensor<U, 0>(off_value)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {
@@ -10212,6 +10704,7 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -10221,16 +10714,21 @@ namespace ops {
 template <std::size_t R>
 struct ReverseV2 {
   static constexpr std::string_view name = "ReverseV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   std::array<bool, R> reversed{};
 
-  [[nodiscard]] OpAttributes attributes() const {
-    std::string axes = "[";
+  /// TensorFlow's attributes: the type of the `axis` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tidx", DType::int32}}; }
+  /// TensorFlow's `axis` input: the reversed axes, held here as `reversed`.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    std::vector<int> axes;
     for (std::size_t a = 0; a < R; ++a) {
       if (reversed[a]) {
-        axes += (axes.size() > 1 ? ", " : "") + std::to_string(a);
+        axes.push_back(static_cast<int>(a));
       }
     }
-    return {{"axis", axes + "]"}};
+    return {{"axis", detail::int32_vector(axes.data(), axes.size())}};
   }
 
   template <class T>
@@ -11123,10 +11621,13 @@ namespace ops {
 /// Matrix product over the last two axes; leading (batch) axes broadcast as in NumPy.
 struct MatMul {
   static constexpr std::string_view name = "BatchMatMulV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   bool transpose_a = false;
   bool transpose_b = false;
+  /// TensorFlow's attributes: whether each operand is used transposed.
   [[nodiscard]] OpAttributes attributes() const {
-    return {{"adj_x", detail::bool_text(transpose_a)}, {"adj_y", detail::bool_text(transpose_b)}};
+    return {{"adj_x", transpose_a}, {"adj_y", transpose_b}};
   }
 
   template <class T, std::size_t A, std::size_t B>
@@ -11288,8 +11789,19 @@ namespace ops {
 template <bool IsMax, class Index>
 struct ArgExtremum {
   static constexpr std::string_view name = IsMax ? "ArgMax" : "ArgMin";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   int axis = 0;
+
+  /// TensorFlow's attributes: the index types of `dimension` and of the output.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"Tidx", DType::int32}, {"output_type", dtype_v<Index>}};
+  }
+  /// TensorFlow's `dimension` input, held here as `axis`.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"dimension", Tensor<std::int32_t, 0>(axis)}};
+  }
 
   template <std::size_t R>
   [[nodiscard]] std::size_t resolved_axis() const {
@@ -11455,6 +11967,7 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 // ---- begin <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
@@ -12355,12 +12868,13 @@ struct ConvWindow {
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
   nn::Size2D dilations = 1;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
   [[nodiscard]] OpAttributes attributes() const {
-    const std::int64_t s[4] = {1, strides.h, strides.w, 1};
-    const std::int64_t d[4] = {1, dilations.h, dilations.w, 1};
-    return {{"strides", detail::list_text(s, 4)},
+    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
             {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", detail::list_text(d, 4)},
+            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
             {"data_format", "NHWC"}};
   }
 };
@@ -12443,7 +12957,13 @@ struct Conv2D : ConvWindow {
 /// `input_sizes`, is the attribute `input_sizes` here). Also the transposed convolution.
 struct Conv2DBackpropInput : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropInput";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
   std::array<std::int64_t, 4> input_sizes{};
+
+  /// TensorFlow's `input_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"input_sizes", detail::int32_vector(input_sizes)}};
+  }
 
   template <class T, std::size_t F, std::size_t R>
   OutSpec<T, 4> infer(Tensor<T, F> const& filter, Tensor<T, R> const& out_backprop) const {
@@ -12471,7 +12991,13 @@ struct Conv2DBackpropInput : ConvWindow {
 /// `filter_sizes`, is the attribute `filter_sizes` here).
 struct Conv2DBackpropFilter : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropFilter";
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
   std::array<std::int64_t, 4> filter_sizes{};
+
+  /// TensorFlow's `filter_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"filter_sizes", detail::int32_vector(filter_sizes)}};
+  }
 
   template <class T, std::size_t R, std::size_t D>
   OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, D> const& out_backprop) const {
@@ -12690,6 +13216,16 @@ void check_softmax_input(std::string_view op, int axis, Tensor<T, R> const& x) {
                            " is out of range for a tensor of shape " + x.shape().to_string());
   }
 }
+/// Why a softmax-like op over `axis` of a rank-`rank` input does not export (TensorFlow's op
+/// normalises the last axis only), or "" when it does.
+inline std::string softmax_export_error(std::string_view op, int axis, std::size_t rank) {
+  if (axis + 1 == static_cast<int>(rank)) {
+    return {};
+  }
+  return std::string(op) + " over axis " + std::to_string(axis) + " of a rank-" +
+         std::to_string(rank) +
+         " tensor: TensorFlow's op has no axis attribute and normalises the last axis only";
+}
 }  // namespace detail::nn_impl
 
 namespace ops {
@@ -12697,8 +13233,15 @@ namespace ops {
 /// softmax(x)_i = exp(x_i) / sum_j exp(x_j) along `axis` (TensorFlow op "Softmax").
 struct Softmax {
   static constexpr std::string_view name = "Softmax";
-  int axis = -1;  // normalised (>= 0) by tf::nn::softmax
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+  static constexpr std::string_view type_attr = "T";         ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "softmax";  ///< TensorFlow's output argument
+  int axis = -1;                                             // normalised (>= 0) by tf::nn::softmax
+
+  /// TensorFlow's Softmax has no axis attribute: it normalises the last axis only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&) const {
+    return detail::nn_impl::softmax_export_error(name, axis, R);
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(Tensor<T, R> const& logits) const {
@@ -12722,8 +13265,15 @@ struct Softmax {
 /// log(softmax(x)) = x - log(sum exp(x)) along `axis` (TensorFlow op "LogSoftmax").
 struct LogSoftmax {
   static constexpr std::string_view name = "LogSoftmax";
+  static constexpr std::string_view type_attr = "T";            ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "logsoftmax";  ///< TensorFlow's output argument
   int axis = -1;  // normalised (>= 0) by tf::nn::log_softmax
-  [[nodiscard]] OpAttributes attributes() const { return {{"axis", std::to_string(axis)}}; }
+
+  /// TensorFlow's LogSoftmax has no axis attribute: it normalises the last axis only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&) const {
+    return detail::nn_impl::softmax_export_error(name, axis, R);
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(Tensor<T, R> const& logits) const {
@@ -12910,6 +13460,15 @@ Tensor<T, R + 1> with_unit_last_axis(Tensor<T, R> const& dy) {
   dims[R] = 1;
   return tapeflow::detail::execute(ops::Reshape<R + 1>{dims}, dy);
 }
+/// Why a cross-entropy op on rank-`rank` logits does not export (TensorFlow's takes [N, C]
+/// logits only), or "" when it does.
+inline std::string xent_export_error(std::string_view op, std::size_t rank) {
+  if (rank == 2) {
+    return {};
+  }
+  return std::string(op) + " on rank-" + std::to_string(rank) +
+         " logits: TensorFlow's op takes [batch, classes] logits only";
+}
 }  // namespace detail::nn_impl
 
 namespace ops {
@@ -12919,6 +13478,19 @@ namespace ops {
 /// Throws invalid_argument for a label outside [0, C).
 struct SparseSoftmaxCrossEntropyWithLogits {
   static constexpr std::string_view name = "SparseSoftmaxCrossEntropyWithLogits";
+  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
+
+  /// TensorFlow's attributes: the labels' dtype.
+  template <class T, std::size_t R, class I, std::size_t L>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, L> const&) const {
+    return {{"Tlabels", dtype_v<I>}};
+  }
+  /// TensorFlow's op takes [N, C] logits only.
+  template <class T, std::size_t R, class I, std::size_t L>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<I, L> const&) const {
+    return detail::nn_impl::xent_export_error(name, R);
+  }
 
   template <class T, std::size_t R, class I, std::size_t L>
   OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<I, L> const& labels) const {
@@ -12991,6 +13563,14 @@ struct SparseSoftmaxCrossEntropyWithLogits {
 /// (TensorFlow op "SoftmaxCrossEntropyWithLogits", inputs in its order: features, labels).
 struct SoftmaxCrossEntropyWithLogits {
   static constexpr std::string_view name = "SoftmaxCrossEntropyWithLogits";
+  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
+
+  /// TensorFlow's op takes [N, C] logits only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<T, R> const&) const {
+    return detail::nn_impl::xent_export_error(name, R);
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<T, R> const& labels) const {
@@ -13389,11 +13969,22 @@ namespace ops {
 template <class T, std::size_t R>
 struct RandomStandardNormal {
   static constexpr std::string_view name = "RandomStandardNormal";
+  static constexpr std::string_view type_attr = "dtype";    ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(floating_element<T>, "tf::random::normal<T>: T must be float or double");
@@ -13414,11 +14005,22 @@ struct RandomStandardNormal {
 template <class T, std::size_t R>
 struct TruncatedNormal {
   static constexpr std::string_view name = "TruncatedNormal";
+  static constexpr std::string_view type_attr = "dtype";    ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(floating_element<T>,
@@ -13449,11 +14051,22 @@ struct TruncatedNormal {
 template <class T, std::size_t R>
 struct RandomUniform {
   static constexpr std::string_view name = "RandomUniform";
+  static constexpr std::string_view type_attr = "dtype";    ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(floating_element<T>, "RandomUniform: T must be float or double");
@@ -13486,6 +14099,8 @@ struct RandomUniform {
 template <class T, std::size_t R>
 struct RandomUniformInt {
   static constexpr std::string_view name = "RandomUniformInt";
+  static constexpr std::string_view type_attr = "Tout";     ///< TensorFlow's output dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   static constexpr bool differentiable = false;
   static constexpr bool stateful = true;
   std::array<std::int64_t, R> shape{};
@@ -13493,6 +14108,17 @@ struct RandomUniformInt {
   T maxval = 0;
   std::int64_t seed = 0;
   std::int64_t seed2 = 0;
+
+  /// TensorFlow's attributes: the seed pair and the type of the `shape` input.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"seed", seed}, {"seed2", seed2}, {"T", DType::int32}};
+  }
+  /// TensorFlow's `shape`, `minval` and `maxval` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"shape", detail::int32_vector(shape)},
+            {"minval", Tensor<T, 0>(minval)},
+            {"maxval", Tensor<T, 0>(maxval)}};
+  }
 
   OutSpec<T, R> infer() const {
     static_assert(std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>,
@@ -13738,11 +14364,12 @@ struct PoolWindow {
   nn::Size2D ksize = 1;
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry ksize and strides).
   [[nodiscard]] OpAttributes attributes() const {
-    const std::int64_t k[4] = {1, ksize.h, ksize.w, 1};
-    const std::int64_t s[4] = {1, strides.h, strides.w, 1};
-    return {{"ksize", detail::list_text(k, 4)},
-            {"strides", detail::list_text(s, 4)},
+    return {{"ksize", std::vector<std::int64_t>{1, ksize.h, ksize.w, 1}},
+            {"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
             {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
             {"data_format", "NHWC"}};
   }
@@ -14169,7 +14796,13 @@ struct AvgPool : PoolWindow {
 /// `orig_input_shape` (TensorFlow op "AvgPoolGrad"; its first input is the attribute here).
 struct AvgPoolGrad : PoolWindow {
   static constexpr std::string_view name = "AvgPoolGrad";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `orig_input_shape` is TensorFlow's first
   std::array<std::int64_t, 4> orig_input_shape{};
+
+  /// TensorFlow's `orig_input_shape` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"orig_input_shape", detail::int32_vector(orig_input_shape)}};
+  }
 
   template <class T, std::size_t R>
   OutSpec<T, 4> infer(Tensor<T, R> const& grad) const {
@@ -14290,6 +14923,7 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // ---- begin <tapeflow/core/detail/flush_denormals.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
@@ -14427,11 +15061,14 @@ namespace ops {
 /// var -= alpha * delta (TensorFlow op "ResourceApplyGradientDescent").
 struct ResourceApplyGradientDescent {
   static constexpr std::string_view name = "ResourceApplyGradientDescent";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  /// TensorFlow's resource input: `var`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id()}; }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
     detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
@@ -14455,15 +15092,18 @@ struct ResourceApplyGradientDescent {
 /// (use_nesterov: var += momentum * accum - lr * grad).
 struct ResourceApplyKerasMomentum {
   static constexpr std::string_view name = "ResourceApplyKerasMomentum";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
   AnyVariable accum;
   bool use_nesterov = false;
 
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"use_nesterov", detail::bool_text(use_nesterov)}, {"variable", var.name()}};
-  }
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", use_nesterov}}; }
+  /// TensorFlow's resource inputs: `var`, `accum`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), accum.id()}; }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
                          const Tensor<float, 0>&) const {
@@ -14490,15 +15130,18 @@ struct ResourceApplyKerasMomentum {
 /// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon).
 struct ResourceApplyAdam {
   static constexpr std::string_view name = "ResourceApplyAdam";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
   AnyVariable m;
   AnyVariable v;
 
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"use_nesterov", "false"}, {"variable", var.name()}};
-  }
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", false}}; }
+  /// TensorFlow's resource inputs: `var`, `m`, `v`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), m.id(), v.id()}; }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
                          const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
@@ -14530,12 +15173,21 @@ struct ResourceApplyAdam {
 /// root, as TensorFlow's kernel, Keras 3 and tf_keras have it).
 struct ResourceApplyRMSProp {
   static constexpr std::string_view name = "ResourceApplyRMSProp";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
   static constexpr bool stateful = true;
   static constexpr bool differentiable = false;
   AnyVariable var;
   AnyVariable ms;
 
-  [[nodiscard]] OpAttributes attributes() const { return {{"variable", var.name()}}; }
+  /// The resource inputs this op has: `var`, `ms` (TensorFlow's also takes `mom`).
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), ms.id()}; }
+  /// TensorFlow's ResourceApplyRMSProp always takes a momentum accumulator and a momentum.
+  [[nodiscard]] std::string export_error() const {
+    return "ResourceApplyRMSProp without momentum: TensorFlow's op needs the `mom` slot and "
+           "`momentum` input, which Keras's RMSprop(momentum=0) does not create (Keras updates "
+           "with plain ops there)";
+  }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
                          const Tensor<float, R>& grad) const {
@@ -14711,9 +15363,32 @@ namespace ops {
 /// bool; the op exists for its effect, which the executor keeps in program order.
 struct PrintV2 {
   static constexpr std::string_view name = "PrintV2";
-  static constexpr bool stateful = true;  // writes to a stream
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;                         // writes to a stream
   static constexpr bool differentiable = false;
   std::ostream* stream = &std::cout;
+
+  /// TensorFlow's attributes: the stream ("stdout" or "stderr").
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"output_stream", stream == &std::cerr ? "stderr" : "stdout"}};
+  }
+  /// TensorFlow's PrintV2 prints a string scalar to stdout or stderr; other tensors are
+  /// formatted by a StringFormat op first, which this op does itself.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(const Tensor<T, R>&) const {
+    if (stream != &std::cout && stream != &std::cerr) {
+      return "PrintV2 to a stream other than std::cout or std::cerr: TensorFlow's op writes to "
+             "stdout, stderr or the log only";
+    }
+    if constexpr (!std::is_same_v<T, std::string> || R != 0) {
+      return "PrintV2 of a " + std::string(dtype_traits<T>::name) + " tensor of rank " +
+             std::to_string(R) +
+             ": TensorFlow's op prints a string scalar (tf.print formats tensors with "
+             "StringFormat first)";
+    } else {
+      return {};
+    }
+  }
 
   template <class T, std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<T, R>&) const {
