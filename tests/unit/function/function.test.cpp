@@ -315,4 +315,23 @@ TEST_CASE("graph nodes carry the ops' attributes", "[function][function]") {
   CHECK_THAT(text, Catch::Contains("Sum[keep_dims=true, reduction_indices=[1]]"));
 }
 
+TEST_CASE("slices and unstack trace over an unknown batch dim", "[function][function]") {
+  // A pinned signature with a free batch (-1): the shape rules check the known dims only and
+  // the graph computes with the batch of each call.
+  auto f = tf::function(
+      [](const tf::Tensor<float, 3>& x) {
+        auto steps = tf::unstack(x, 1);
+        return steps[0] + steps[1];
+      },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{-1, 2, 2}}}});
+  auto x = tf::constant<float>({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}, {{9, 10}, {11, 12}}});
+  auto y = f(x);
+  CHECK(y.dims() == std::array<std::int64_t, 2>{3, 2});
+  CHECK(std::vector<float>(y.values().begin(), y.values().end()) ==
+        std::vector<float>{4, 6, 12, 14, 20, 22});
+  auto one = f(tf::constant<float>({{{1, 1}, {2, 2}}}));
+  CHECK(std::vector<float>(one.values().begin(), one.values().end()) == std::vector<float>{3, 3});
+  CHECK(f.trace_count() == 1);
+}
+
 }  // namespace test_function_function
