@@ -26,8 +26,8 @@
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_ALL_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_ALL_HPP
 // Every tapeflow module: the core API (<tapeflow/tapeflow.hpp>) plus tf.data, tf.image, tf.io,
-// tf.summary, tf.train and tf.keras. Convenient for small programs; it costs what all of
-// them cost to parse (tf.keras most), so larger code bases include the modules they use.
+// tf.summary, tf.train, tf.saved_model and tf.keras. Convenient for small programs; it costs what
+// all of them cost to parse (tf.keras most), so larger code bases include the modules they use.
 
 // ---- begin <tapeflow/data.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_HPP
@@ -25684,7 +25684,8 @@ struct Slice {
     return {{"begin", detail::int32_vector(begin)}, {"size", detail::int32_vector(size)}};
   }
 
-  /// The size with -1 resolved; throws invalid_argument for a box outside `dims`.
+  /// The size with -1 resolved; throws invalid_argument for a box outside `dims` (on an unknown
+  /// dim, -1 in a trace, the size stays as given).
   [[nodiscard]] std::array<std::int64_t, R> resolve(std::array<std::int64_t, R> const& dims) const {
     std::array<std::int64_t, R> out{};
     for (std::size_t a = 0; a < R; ++a) {
@@ -25693,6 +25694,15 @@ struct Slice {
                                " (begin " + detail::int_list_text(begin) + ", size " +
                                detail::int_list_text(size) + ")");
       };
+      if (dims[a] < 0) {
+        // An unknown dim (a traced function's free batch): checked when the graph runs.
+        if (begin[a] < 0 || size[a] < -1) {
+          fail("begin[" + std::to_string(a) + "] and size[" + std::to_string(a) +
+               "] must be >= 0 (size -1: to the end)");
+        }
+        out[a] = size[a];
+        continue;
+      }
       if (begin[a] < 0 || begin[a] > dims[a]) {
         fail("begin[" + std::to_string(a) + "] = " + std::to_string(begin[a]) + " is not in [0, " +
              std::to_string(dims[a]) + "]");
@@ -27254,355 +27264,47 @@ TAPEFLOW_END_NAMESPACE
 // ---- end <tapeflow/keras/sequential.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_HPP
 // ---- end <tapeflow/keras.hpp>
-// ---- begin <tapeflow/summary.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_HPP
-// Umbrella for tf::summary: TensorBoard event files, summaries, graph and profile traces.
+// ---- begin <tapeflow/saved_model.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_HPP
+// tapeflow's saved_model module (TensorFlow: `tf.saved_model`): export models and their traced
+// functions as SavedModels that TensorFlow loads and serves.
 
-// ---- begin <tapeflow/summary/audio.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_AUDIO_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_AUDIO_HPP
-// tf::summary::audio (TensorFlow: `tf.summary.audio`).
+// ---- begin <tapeflow/saved_model/save.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_SAVE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_SAVE_HPP
+// `tf::saved_model::save` (tf.saved_model.save): writes a trackable object and its traced
+// functions as a SavedModel that TensorFlow loads and serves (docs/formats.md 12).
+//
+// Note [SavedModel export]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// What we write (docs/formats.md 12.7, "the smallest model that loads", plus what the TF1
+// loader behind `saved_model_cli run` needs):
+//  * variables/variables.{index,data-00000-of-00001}: the object's checkpoint, walked as
+//    tf::train::Checkpoint walks it (Keras 3 names), so node ids and keys match the object graph;
+//  * saved_model.pb with one MetaGraphDef tagged "serve":
+//    - one FunctionDef per signature, translated node by node from the traced graph: every field
+//      comes from the op struct through the traced node (TensorFlow name, typed attrs, output
+//      argument, constant inputs, variables read; Note [One definition per op]). Data arguments
+//      come first, in sorted key order, then one DT_RESOURCE argument per variable read;
+//    - the object graph: the checkpoint's nodes (user objects and variables), then a
+//      `signatures` child of the root (`signature_map`) with one bare concrete function per
+//      signature, whose bound inputs are the variables' node ids in resource-argument order;
+//    - for the TF1 loader: a VarHandleOp per variable, a Placeholder per input, one
+//      StatefulPartitionedCall per signature, a saver (RestoreV2 + AssignVariableOp, SaveV2)
+//      and the SignatureDefs.
+// An op TensorFlow cannot express, or a variable the object does not track, fails the export
+// with `unimplemented` / `failed_precondition` before any file is written.
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace summary {
-
-/// Options of audio().
-struct AudioOptions {
-  /// At most this many clips of the batch are written.
-  std::int64_t max_outputs = 3;
-  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
-  std::string description{};
-};
-
-namespace detail {
-/// The serialized Summary.Value of an audio summary: DT_STRING [k, 2] = (wav, "") rows.
-inline std::string audio_value(std::string_view name, const Tensor<float, 3>& data,
-                               std::int64_t sample_rate, const AudioOptions& options) {
-  data.require_value("summary::audio");
-  if (sample_rate <= 0 || sample_rate > 0xFFFFFFF) {
-    throw invalid_argument("tf::summary::audio: sample_rate must be positive, got " +
-                           std::to_string(sample_rate));
-  }
-  const auto& d = data.dims();
-  if (d[2] < 1 || d[2] > 0xFFFF) {
-    throw invalid_argument("tf::summary::audio: '" + std::string(name) +
-                           "': expected [k, frames, channels] with channels >= 1, got " +
-                           data.shape().to_string());
-  }
-  const std::int64_t k = std::min(d[0], std::max<std::int64_t>(options.max_outputs, 0));
-  std::vector<std::string> strings;
-  for (std::int64_t i = 0; i < k; ++i) {
-    strings.push_back(encode_wav(data.data() + i * d[1] * d[2], d[1], d[2],
-                                 static_cast<std::uint32_t>(sample_rate)));
-    strings.emplace_back();  // the (empty) label column
-  }
-  const std::int64_t dims[2] = {k, 2};
-  return summary_value(
-      name, [&](wire::Writer& t) { write_tensor_strings(t, dims, strings); }, "audio",
-      std::string_view("\x10\x0b", 2), options.description);  // AudioPluginData{encoding: WAV}
-}
-}  // namespace detail
-
-/// Writes up to `max_outputs` clips of a `[k, frames, channels]` batch of samples in
-/// [-1, 1] as 16-bit WAV (TensorFlow: `tf.summary.audio`).
-inline bool audio(std::string_view name, const Tensor<float, 3>& data, std::int64_t sample_rate,
-                  std::optional<std::int64_t> step = {}, const AudioOptions& options = {}) {
-  detail::WriterState* writer = detail::active_writer();
-  if (writer == nullptr) {
-    return false;
-  }
-  detail::Item item;
-  item.kind = detail::Item::Kind::value;
-  item.step = detail::resolve_step(step, "audio");
-  item.wall_time = detail::wall_time_now();
-  item.bytes = detail::audio_value(name, data, sample_rate, options);
-  writer->push(std::move(item));
-  return true;
-}
-
-}  // namespace summary
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_AUDIO_HPP
-// ---- end <tapeflow/summary/audio.hpp>
-// ---- begin <tapeflow/summary/event_reader.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_EVENT_READER_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_EVENT_READER_HPP
-// Reading event files back (TensorFlow: `tf.compat.v1.train.summary_iterator`).
-//
-// Decodes the Event fields summaries use (docs/formats.md 6.3, 6.4, 5.2); unknown fields are
-// skipped. A bad CRC or a malformed message raises data_loss naming the file and byte offset;
-// a truncated last record (a file still being written) ends the read, as TensorBoard does.
-
-#include <bit>
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <optional>
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace summary {
-
-/// A decoded TensorProto (only the fields summaries use).
-struct TensorProtoData {
-  int dtype = 0;  ///< TensorFlow DataType number (1 float, 2 double, 7 string, ...)
-  std::vector<std::int64_t> shape;      ///< dimension sizes (empty: a scalar)
-  std::string tensor_content;           ///< packed element bytes, when used instead of the lists
-  std::vector<float> float_val;         ///< float32 elements (when not in tensor_content)
-  std::vector<double> double_val;       ///< float64 elements
-  std::vector<std::int32_t> int_val;    ///< int32 (and smaller integer) elements
-  std::vector<std::int64_t> int64_val;  ///< int64 elements
-  std::vector<std::string> string_val;  ///< string elements
-};
-
-/// A decoded Summary.Value.
-struct SummaryValueData {
-  std::string tag;                        ///< the summary's name
-  std::optional<float> simple_value;      ///< a TF1-style scalar, when present
-  std::optional<TensorProtoData> tensor;  ///< the value as a tensor (TF2 summaries)
-  bool has_metadata = false;              ///< whether a SummaryMetadata was present
-  std::string plugin_name;                ///< metadata's plugin ("scalars", "images", ...)
-  std::string plugin_content;             ///< metadata's serialized plugin-specific data
-  std::string summary_description;        ///< metadata's description (markdown)
-};
-
-/// A decoded Event.
-struct EventData {
-  double wall_time = 0.0;                ///< seconds since the Unix epoch
-  std::int64_t step = 0;                 ///< the step it was written at
-  std::string file_version;              ///< "brain.Event:2" in a file's first event, else empty
-  std::optional<std::string> graph_def;  ///< serialized GraphDef
-  bool has_summary = false;              ///< whether the event carries a Summary
-  std::vector<SummaryValueData> values;  ///< the Summary's values
-  /// SourceMetadata.writer of a file's first event ("tapeflow.summary" for ours).
-  std::string source_writer;
-  std::uint64_t offset = 0;  ///< byte offset of the record in its file
-};
-
-namespace detail {
-
-namespace wire = tapeflow::detail::wire;
-
-inline TensorProtoData parse_tensor(wire::Reader r) {
-  TensorProtoData t;
-  while (auto tag = r.next()) {
-    switch (tag->field) {
-      case 1:
-        t.dtype = r.int32();
-        break;
-      case 2: {
-        auto shape = r.message("TensorShapeProto");
-        while (auto st = shape.next()) {
-          if (st->field == 2 && st->type == wire::WireType::len) {
-            auto dim = shape.message("TensorShapeProto.Dim");
-            std::int64_t size = 0;
-            while (auto dt = dim.next()) {
-              if (dt->field == 1 && dt->type == wire::WireType::varint) {
-                size = dim.int64();
-              } else {
-                dim.skip(*dt);
-              }
-            }
-            t.shape.push_back(size);
-          } else {
-            shape.skip(*st);
-          }
-        }
-        break;
-      }
-      case 4:
-        t.tensor_content = std::string(r.bytes());
-        break;
-      case 5:
-        r.repeated_fixed32(
-            *tag, [&](std::uint32_t v) { t.float_val.push_back(std::bit_cast<float>(v)); });
-        break;
-      case 6:
-        r.repeated_fixed64(
-            *tag, [&](std::uint64_t v) { t.double_val.push_back(std::bit_cast<double>(v)); });
-        break;
-      case 7:
-        r.repeated_varint(*tag, [&](std::uint64_t v) {
-          t.int_val.push_back(static_cast<std::int32_t>(static_cast<std::uint32_t>(v)));
-        });
-        break;
-      case 8:
-        t.string_val.emplace_back(r.bytes());
-        break;
-      case 10:
-        r.repeated_varint(
-            *tag, [&](std::uint64_t v) { t.int64_val.push_back(static_cast<std::int64_t>(v)); });
-        break;
-      default:
-        r.skip(*tag);
-    }
-  }
-  return t;
-}
-
-inline SummaryValueData parse_value(wire::Reader r) {
-  SummaryValueData v;
-  while (auto tag = r.next()) {
-    if (tag->field == 1 && tag->type == wire::WireType::len) {
-      v.tag = std::string(r.bytes());
-    } else if (tag->field == 2 && tag->type == wire::WireType::i32) {
-      v.simple_value = r.float32();
-    } else if (tag->field == 8 && tag->type == wire::WireType::len) {
-      v.tensor = parse_tensor(r.message("TensorProto"));
-    } else if (tag->field == 9 && tag->type == wire::WireType::len) {
-      v.has_metadata = true;
-      auto m = r.message("SummaryMetadata");
-      while (auto mt = m.next()) {
-        if (mt->field == 1 && mt->type == wire::WireType::len) {
-          auto p = m.message("PluginData");
-          while (auto pt = p.next()) {
-            if (pt->field == 1 && pt->type == wire::WireType::len) {
-              v.plugin_name = std::string(p.bytes());
-            } else if (pt->field == 2 && pt->type == wire::WireType::len) {
-              v.plugin_content = std::string(p.bytes());
-            } else {
-              p.skip(*pt);
-            }
-          }
-        } else if (mt->field == 3 && mt->type == wire::WireType::len) {
-          v.summary_description = std::string(m.bytes());
-        } else {
-          m.skip(*mt);
-        }
-      }
-    } else {
-      r.skip(*tag);
-    }
-  }
-  return v;
-}
-
-}  // namespace detail
-
-/// Decodes one serialized Event; `base_offset` only labels error messages.
-inline EventData parse_event(std::string_view payload, std::uint64_t base_offset = 0) {
-  namespace wire = tapeflow::detail::wire;
-  EventData e;
-  wire::Reader r(payload, "Event", base_offset);
-  while (auto tag = r.next()) {
-    if (tag->field == 1 && tag->type == wire::WireType::i64) {
-      e.wall_time = r.float64();
-    } else if (tag->field == 2 && tag->type == wire::WireType::varint) {
-      e.step = r.int64();
-    } else if (tag->field == 3 && tag->type == wire::WireType::len) {
-      e.file_version = std::string(r.bytes());
-    } else if (tag->field == 4 && tag->type == wire::WireType::len) {
-      e.graph_def = std::string(r.bytes());
-    } else if (tag->field == 5 && tag->type == wire::WireType::len) {
-      e.has_summary = true;
-      auto s = r.message("Summary");
-      while (auto st = s.next()) {
-        if (st->field == 1 && st->type == wire::WireType::len) {
-          e.values.push_back(detail::parse_value(s.message("Summary.Value")));
-        } else {
-          s.skip(*st);
-        }
-      }
-    } else if (tag->field == 10 && tag->type == wire::WireType::len) {
-      auto m = r.message("SourceMetadata");
-      while (auto mt = m.next()) {
-        if (mt->field == 1 && mt->type == wire::WireType::len) {
-          e.source_writer = std::string(m.bytes());
-        } else {
-          m.skip(*mt);
-        }
-      }
-    } else {
-      r.skip(*tag);
-    }
-  }
-  return e;
-}
-
-/// The raw record payloads of a TFRecord file, CRC-checked. A truncated final record is
-/// dropped (it may still be being written).
-inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
-    const std::filesystem::path& path) {
-  namespace wire = tapeflow::detail::wire;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw not_found("tf::summary: cannot open event file '" + path.string() + "'");
-  }
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::pair<std::uint64_t, std::string>> records;
-  std::size_t pos = 0;
-  while (bytes.size() - pos >= 12) {
-    const std::uint64_t n = wire::load_fixed64(bytes.data() + pos);
-    if (io::masked_crc32c(bytes.data() + pos, 8) != wire::load_fixed32(bytes.data() + pos + 8)) {
-      throw data_loss("tf::summary: '" + path.string() +
-                      "': corrupted record length at byte offset " + std::to_string(pos));
-    }
-    if (n > bytes.size() - pos - 12 || bytes.size() - pos - 12 - n < 4) {
-      break;  // truncated: not written yet
-    }
-    std::string_view payload(bytes.data() + pos + 12, static_cast<std::size_t>(n));
-    if (io::masked_crc32c(payload) != wire::load_fixed32(bytes.data() + pos + 12 + n)) {
-      throw data_loss("tf::summary: '" + path.string() +
-                      "': corrupted record payload at byte offset " + std::to_string(pos));
-    }
-    records.emplace_back(pos, std::string(payload));
-    pos += 16 + static_cast<std::size_t>(n);
-  }
-  return records;
-}
-
-/// Every event of an event file, in order (TensorFlow:
-/// `tf.compat.v1.train.summary_iterator(path)`).
-inline std::vector<EventData> summary_iterator(const std::filesystem::path& path) {
-  std::vector<EventData> events;
-  for (auto& [offset, payload] : read_records(path)) {
-    try {
-      events.push_back(parse_event(payload, offset + 12));
-    } catch (const data_loss& e) {
-      throw data_loss("tf::summary: '" + path.string() + "': " + e.what());
-    }
-    events.back().offset = offset;
-  }
-  return events;
-}
-
-}  // namespace summary
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_EVENT_READER_HPP
-// ---- end <tapeflow/summary/event_reader.hpp>
-// ---- begin <tapeflow/summary/graph.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_GRAPH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_GRAPH_HPP
-// A traced tf::function as a TensorFlow GraphDef, for TensorBoard's Graphs tab
-// (TensorFlow: `concrete_function.graph.as_graph_def()`, `tf.summary.graph`).
-//
-// The graph is read, never changed: arguments become `_Arg` nodes, captured tensors `Const`
-// nodes, every traced op a node named as in ConcreteFunction::to_string(), and each returned
-// value a `_Retval` node, as in the pre-optimization graphs TensorFlow's trace_export writes.
-// Every node carries `T` (its dtype) and `_output_shapes`, which TensorBoard uses to label
-// edges. docs/formats.md 8.1.
-
-#include <cstdint>
-#include <cstring>
-#include <functional>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <unordered_set>
 #include <vector>
 
 // ---- begin <tapeflow/function/graph.hpp>
@@ -28175,6 +27877,4057 @@ class ConcreteFunction {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
 // ---- end <tapeflow/function/graph.hpp>
+// ---- begin <tapeflow/io/detail/graph_proto.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_PROTO_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_PROTO_HPP
+// Graph-side protobuf messages written by hand: TensorShapeProto, TensorProto, VersionDef,
+// AttrValue and NodeDef (docs/formats.md 5.2-5.4, 8.1, 12.6).
+//
+// They sit in io because every graph TensorFlow reads is made of them: SavedModel's GraphDef and
+// FunctionDefs (saved_model/detail/proto.hpp) today, and any GraphDef writer after it. Output is
+// what TensorFlow's deterministic serializer gives for the same message: fields in number order,
+// proto3 defaults left out, map entries in TensorFlow's key order (docs/formats.md 12.6), so
+// two saves of one model are equal files and tests can compare bytes.
+// IWYU pragma: private, include <tapeflow/io.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::graph_proto {
+
+/// DT_RESOURCE (docs/formats.md 5.1): the dtype of a variable handle in graphs. No tensor holds
+/// one, so `DType` has no enumerator for it; the enum's fixed underlying type holds the value.
+inline constexpr DType dt_resource = static_cast<DType>(20);
+
+/// TensorShapeProto (docs/formats.md 5.3): dims outermost first, -1 for an unknown size, or an
+/// unknown rank (then no dims). Converts from a `Shape`.
+struct TensorShapeProto {
+  std::vector<std::int64_t> dims{};  ///< sizes, -1 unknown; empty for a scalar
+  bool unknown_rank = false;         ///< the rank itself is unknown (dims must be empty)
+
+  TensorShapeProto() = default;
+  /// The dims of `shape` (its -1 dims stay unknown).
+  TensorShapeProto(const Shape& shape)  // NOLINT(google-explicit-constructor): lossless
+      : dims(shape.begin(), shape.end()) {}
+  /// Known rank, the given dims.
+  TensorShapeProto(std::initializer_list<std::int64_t> d) : dims(d) {}
+  /// A shape of unknown rank (TensorFlow: `TensorShape(None)`).
+  [[nodiscard]] static TensorShapeProto unknown() {
+    TensorShapeProto s;
+    s.unknown_rank = true;
+    return s;
+  }
+  friend bool operator==(const TensorShapeProto&, const TensorShapeProto&) = default;
+};
+
+/// VersionDef (docs/formats.md 5.4).
+struct VersionDef {
+  std::int32_t producer = 0;                  ///< version of the writer
+  std::int32_t min_consumer = 0;              ///< oldest reader version that may read it
+  std::vector<std::int32_t> bad_consumers{};  ///< reader versions that must not read it
+};
+
+/// The attribute map of a NodeDef or FunctionDef (map<string, AttrValue>): the kinds
+/// `tf::AttrValue` has, plus the two that traced ops never carry but graphs need: a tensor
+/// (a Const's `value`) and a list of shapes (`_output_shapes`, `_input_shapes`). Keys must be
+/// unique across the three lists; they are written in MapKeyOrder.
+struct Attributes {
+  OpAttributes values{};  ///< s, i, f, b, type, shape, lists, func
+  std::vector<std::pair<std::string, AnyTensor>> tensors{};  ///< `tensor` attributes
+  /// `list(shape)` attributes.
+  std::vector<std::pair<std::string, std::vector<TensorShapeProto>>> shape_lists{};
+
+  /// Whether no attribute is set.
+  [[nodiscard]] bool empty() const noexcept {
+    return values.empty() && tensors.empty() && shape_lists.empty();
+  }
+};
+
+/// NodeDef (docs/formats.md 8.1). Inputs are written as given: `node`, `node:k`, `^node` at the
+/// top level; `node:outarg:i` or an argument name inside a function (docs/formats.md 12.5).
+struct NodeDef {
+  std::string name{};                 ///< unique in its graph or function
+  std::string op{};                   ///< registered op name, or a library function's name
+  std::vector<std::string> inputs{};  ///< data inputs first, then `^control` inputs
+  std::string device{};               ///< e.g. `/device:CPU:0`; usually empty
+  Attributes attrs{};                 ///< written in MapKeyOrder
+};
+
+/// The order TensorFlow writes string map keys in (docs/formats.md 12.6): bytewise, except that
+/// a key that is a prefix of another comes after it ("Tshape" before "T"). TensorFlow 2.21
+/// serializes SavedModels with Python protobuf's deterministic mode, whose sort has this quirk;
+/// following it makes our files equal to TensorFlow's byte for byte.
+struct MapKeyOrder {
+  using is_transparent = void;  ///< compares any string-like keys
+  /// Whether `a` is written before `b`.
+  [[nodiscard]] bool operator()(std::string_view a, std::string_view b) const noexcept {
+    const std::size_t common = std::min(a.size(), b.size());
+    const int c = common == 0 ? 0 : std::memcmp(a.data(), b.data(), common);
+    if (c != 0) {
+      return c < 0;
+    }
+    return a.size() > b.size();
+  }
+};
+
+/// Field numbers (docs/formats.md 5.2, 5.3, 5.4, 8.1).
+namespace field {
+inline constexpr std::uint32_t shape_dim = 2, shape_unknown_rank = 3, dim_size = 1;
+inline constexpr std::uint32_t tensor_dtype = 1, tensor_shape = 2, tensor_content = 4,
+                               tensor_float_val = 5, tensor_double_val = 6, tensor_int_val = 7,
+                               tensor_string_val = 8, tensor_int64_val = 10, tensor_bool_val = 11;
+inline constexpr std::uint32_t version_producer = 1, version_min_consumer = 2,
+                               version_bad_consumers = 3;
+inline constexpr std::uint32_t attr_list = 1, attr_s = 2, attr_i = 3, attr_f = 4, attr_b = 5,
+                               attr_type = 6, attr_shape = 7, attr_tensor = 8, attr_func = 10;
+inline constexpr std::uint32_t list_i = 3, list_type = 6, list_shape = 7;
+inline constexpr std::uint32_t name_attr_list_name = 1;
+inline constexpr std::uint32_t node_name = 1, node_op = 2, node_input = 3, node_device = 4,
+                               node_attr = 5;
+inline constexpr std::uint32_t map_key = 1, map_value = 2;
+}  // namespace field
+
+/// Writes a TensorShapeProto's fields: one Dim per dim (size left out when 0), or unknown_rank.
+inline void write(wire::Writer& w, const TensorShapeProto& shape) {
+  if (shape.unknown_rank && !shape.dims.empty()) {
+    throw invalid_argument("TensorShapeProto: a shape of unknown rank cannot have dims");
+  }
+  for (auto d : shape.dims) {
+    w.message_field(field::shape_dim,
+                    [&](wire::Writer& dim) { dim.int64_field_if_nonzero(field::dim_size, d); });
+  }
+  w.bool_field_if_true(field::shape_unknown_rank, shape.unknown_rank);
+}
+
+/// Writes a VersionDef's fields (zeros left out, so {1, 0} is `08 01`).
+inline void write(wire::Writer& w, const VersionDef& v) {
+  w.int32_field_if_nonzero(field::version_producer, v.producer);
+  w.int32_field_if_nonzero(field::version_min_consumer, v.min_consumer);
+  w.packed_varint<std::int32_t>(field::version_bad_consumers, v.bad_consumers);
+}
+
+/// Writes a TensorProto's fields for a tensor with a value, as TensorFlow's `make_tensor_proto`
+/// does (docs/formats.md 5.2, 12.6): dtype, shape, then strings in `string_val`, bools in
+/// `bool_val`, other dtypes as `tensor_content` when they have more than one element and in their
+/// typed field otherwise (an empty tensor has neither). Throws invalid_argument for a tensor
+/// without a value (symbolic or default-constructed).
+inline void write(wire::Writer& w, const AnyTensor& t) {
+  if (!t.has_value()) {
+    throw invalid_argument("TensorProto: the " + std::string(dtype_name(t.dtype())) +
+                           " tensor of shape " + t.shape().to_string() + " has no value");
+  }
+  const DType dtype = t.dtype();
+  w.int32_field_if_nonzero(field::tensor_dtype, static_cast<std::int32_t>(dtype));
+  w.message_field(field::tensor_shape,
+                  [&](wire::Writer& s) { write(s, TensorShapeProto(t.shape())); });
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  visit_dtype(dtype, [&]<class T>() {
+    std::span<const T> values(static_cast<const T*>(t.raw_data()), n);
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (const auto& s : values) {
+        w.bytes_field(field::tensor_string_val, s);
+      }
+    } else if constexpr (std::is_same_v<T, bool>) {
+      w.packed_varint<bool>(field::tensor_bool_val, values);
+    } else if (n > 1) {
+      static_assert(std::endian::native == std::endian::little,
+                    "tensor_content is little-endian; big-endian hosts are not supported");
+      w.bytes_field(field::tensor_content,
+                    std::string_view(reinterpret_cast<const char*>(values.data()), n * sizeof(T)));
+    } else if constexpr (std::is_same_v<T, float>) {
+      w.packed_float(field::tensor_float_val, values);
+    } else if constexpr (std::is_same_v<T, double>) {
+      w.packed_double(field::tensor_double_val, values);
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      w.packed_varint<std::int64_t>(field::tensor_int64_val, values);
+    } else {
+      // int32, uint8 (and the other small integer types): int_val.
+      std::vector<std::int32_t> ints(values.begin(), values.end());
+      w.packed_varint<std::int32_t>(field::tensor_int_val, ints);
+    }
+  });
+}
+
+/// Writes an AttrValue's fields: the one kind `value` holds (docs/formats.md 8.1). A oneof
+/// member is written even when it holds its default (`s: ""` is `12 00`, an empty list
+/// `0a 00`). A template so that a Shape or a string never converts to an AttrValue here.
+template <std::same_as<AttrValue> Value>
+void write(wire::Writer& w, const Value& value) {
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          w.bytes_field(field::attr_s, v);
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
+          w.int64_field(field::attr_i, v);
+        } else if constexpr (std::is_same_v<V, float>) {
+          w.float_field(field::attr_f, v);
+        } else if constexpr (std::is_same_v<V, bool>) {
+          w.bool_field(field::attr_b, v);
+        } else if constexpr (std::is_same_v<V, DType>) {
+          w.int32_field(field::attr_type, static_cast<std::int32_t>(v));
+        } else if constexpr (std::is_same_v<V, Shape>) {
+          w.message_field(field::attr_shape,
+                          [&](wire::Writer& s) { write(s, TensorShapeProto(v)); });
+        } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
+          w.message_field(field::attr_list, [&](wire::Writer& list) {
+            list.packed_varint<std::int64_t>(field::list_i, v);
+          });
+        } else if constexpr (std::is_same_v<V, std::vector<DType>>) {
+          w.message_field(field::attr_list, [&](wire::Writer& list) {
+            list.packed_varint<DType>(field::list_type, v);
+          });
+        } else {
+          static_assert(std::is_same_v<V, FunctionName>);
+          w.message_field(field::attr_func, [&](wire::Writer& f) {
+            f.bytes_field_if_nonempty(field::name_attr_list_name, v.name);
+          });
+        }
+      },
+      value.value());
+}
+
+/// Writes the fields of an AttrValue holding a list of shapes (`list { shape ... }`).
+inline void write_shape_list(wire::Writer& w, std::span<const TensorShapeProto> shapes) {
+  w.message_field(field::attr_list, [&](wire::Writer& list) {
+    for (const auto& s : shapes) {
+      list.message_field(field::list_shape, [&](wire::Writer& m) { write(m, s); });
+    }
+  });
+}
+
+/// Writes a map<string, AttrValue> as entries {1 key, 2 value} under `field_number`, in
+/// MapKeyOrder (docs/formats.md 1.4, 12.6). Throws invalid_argument on a repeated key.
+inline void write_attr_map(wire::Writer& w, std::uint32_t field_number, const Attributes& attrs) {
+  // (key, kind, index into that kind's list), sorted by key.
+  struct Ref {
+    std::string_view key;
+    int kind;
+    std::size_t index;
+  };
+  std::vector<Ref> refs;
+  refs.reserve(attrs.values.size() + attrs.tensors.size() + attrs.shape_lists.size());
+  for (std::size_t i = 0; i < attrs.values.size(); ++i) {
+    refs.push_back({attrs.values[i].first, 0, i});
+  }
+  for (std::size_t i = 0; i < attrs.tensors.size(); ++i) {
+    refs.push_back({attrs.tensors[i].first, 1, i});
+  }
+  for (std::size_t i = 0; i < attrs.shape_lists.size(); ++i) {
+    refs.push_back({attrs.shape_lists[i].first, 2, i});
+  }
+  std::sort(refs.begin(), refs.end(),
+            [](const Ref& a, const Ref& b) { return MapKeyOrder{}(a.key, b.key); });
+  for (std::size_t i = 1; i < refs.size(); ++i) {
+    if (refs[i].key == refs[i - 1].key) {
+      throw invalid_argument("attribute '" + std::string(refs[i].key) + "' is set twice");
+    }
+  }
+  for (const Ref& ref : refs) {
+    w.message_field(field_number, [&](wire::Writer& entry) {
+      entry.string_field(field::map_key, ref.key);
+      entry.message_field(field::map_value, [&](wire::Writer& v) {
+        if (ref.kind == 0) {
+          write(v, attrs.values[ref.index].second);
+        } else if (ref.kind == 1) {
+          v.message_field(field::attr_tensor,
+                          [&](wire::Writer& t) { write(t, attrs.tensors[ref.index].second); });
+        } else {
+          write_shape_list(v, attrs.shape_lists[ref.index].second);
+        }
+      });
+    });
+  }
+}
+
+/// Writes a NodeDef's fields: name, op, inputs, device, then the attributes in MapKeyOrder.
+inline void write(wire::Writer& w, const NodeDef& node) {
+  w.bytes_field_if_nonempty(field::node_name, node.name);
+  w.bytes_field_if_nonempty(field::node_op, node.op);
+  for (const auto& input : node.inputs) {
+    w.string_field(field::node_input, input);
+  }
+  w.bytes_field_if_nonempty(field::node_device, node.device);
+  write_attr_map(w, field::node_attr, node.attrs);
+}
+
+/// The serialized message: `serialize(node)`, `serialize(shape)`, `serialize(attr_value)`,
+/// `serialize(tensor)`, `serialize(version)`.
+template <class Message>
+  requires requires(wire::Writer& w, const Message& m) { write(w, m); }
+[[nodiscard]] std::string serialize(const Message& message) {
+  std::string out{};
+  wire::Writer w(out);
+  write(w, message);
+  return out;
+}
+
+}  // namespace detail::graph_proto
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_PROTO_HPP
+// ---- end <tapeflow/io/detail/graph_proto.hpp>
+// ---- begin <tapeflow/saved_model/detail/proto.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_DETAIL_PROTO_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_DETAIL_PROTO_HPP
+// The messages of `saved_model.pb` as plain structs, and their exact protobuf encoding
+// (docs/formats.md 12).
+//
+// tf::saved_model::save fills these from traced functions and the object graph; this header
+// only says how they go on the wire, so the exporter never deals with tags and the encoding
+// is tested on its own. What is modelled is what a C++ writer needs for a SavedModel that
+// TensorFlow loads and serves (docs/formats.md 12.7) plus the optional parts TensorFlow itself
+// writes; everything else is left out rather than half-modelled. Output follows TensorFlow's
+// serializer: fields in number order, proto3 defaults left out except where presence carries
+// meaning, map entries in TensorFlow's order (the maps' comparators keep them so).
+// IWYU pragma: private
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace saved_model::detail {
+
+namespace wire = tapeflow::detail::wire;
+namespace graph_proto = tapeflow::detail::graph_proto;
+using graph_proto::Attributes;
+using graph_proto::dt_resource;
+using graph_proto::NodeDef;
+using graph_proto::TensorShapeProto;
+using graph_proto::VersionDef;
+
+/// A map<string, V> field: iterates in the order TensorFlow writes the entries
+/// (graph_proto::MapKeyOrder, docs/formats.md 12.6).
+template <class V>
+using StringMap = std::map<std::string, V, graph_proto::MapKeyOrder>;
+
+// ---------------------------------------------------------------------------------------------
+// StructuredValue (docs/formats.md 12.4): Python values in the object graph (signatures,
+// argument specs), recursive.
+
+struct StructuredValue;
+
+/// NoneValue: Python's `None`.
+struct NoneValue {};
+/// TensorSpecProto: a `tf.TensorSpec` (name, shape, dtype).
+struct TensorSpecProto {
+  std::string name{};            ///< the argument or output name; may be empty
+  TensorShapeProto shape{};      ///< always written (a scalar's is empty)
+  DType dtype = DType::invalid;  ///< element type (DT_RESOURCE allowed)
+};
+/// ListValue: a Python list.
+struct ListValue {
+  std::vector<StructuredValue> values;  ///< the elements
+};
+/// TupleValue: a Python tuple.
+struct TupleValue {
+  std::vector<StructuredValue> values;  ///< the elements
+};
+/// DictValue: a Python dict with string keys.
+struct DictValue {
+  StringMap<StructuredValue> fields;  ///< key -> value
+};
+struct PairValue;
+/// NamedTupleValue: a `collections.namedtuple` instance (e.g. FullArgSpec), fields in order.
+struct NamedTupleValue {
+  std::string name{};             ///< the type's name
+  std::vector<PairValue> values;  ///< (field name, value), in declaration order
+};
+
+/// StructuredValue: one of the kinds below. A default one is None: an empty StructuredValue
+/// is not valid where TensorFlow decodes one (docs/formats.md 12.4), so every value has a
+/// kind. int64 values are written ZigZag (the field is sint64).
+struct StructuredValue {
+  /// The kinds, in the order of StructuredValue's oneof fields 1, 11, 12, 13, 14, 31, 32, 33,
+  /// 51, 52, 53, 54.
+  using Kind =
+      std::variant<NoneValue, double, std::int64_t, std::string, bool, TensorShapeProto, DType,
+                   TensorSpecProto, ListValue, TupleValue, DictValue, NamedTupleValue>;
+  Kind kind;  ///< the value (default: None)
+};
+
+/// PairValue: one field of a NamedTupleValue.
+struct PairValue {
+  std::string key{};        ///< field name
+  StructuredValue value{};  ///< field value
+};
+
+/// `None`.
+[[nodiscard]] inline StructuredValue none_value() { return {NoneValue{}}; }
+/// A Python float.
+[[nodiscard]] inline StructuredValue float64_value(double v) { return {v}; }
+/// A Python int.
+[[nodiscard]] inline StructuredValue int64_value(std::int64_t v) { return {v}; }
+/// A Python str.
+[[nodiscard]] inline StructuredValue string_value(std::string v) { return {std::move(v)}; }
+/// A Python bool.
+[[nodiscard]] inline StructuredValue bool_value(bool v) { return {v}; }
+/// A `tf.TensorShape`.
+[[nodiscard]] inline StructuredValue tensor_shape_value(TensorShapeProto v) {
+  return {std::move(v)};
+}
+/// A `tf.DType`.
+[[nodiscard]] inline StructuredValue tensor_dtype_value(DType v) { return {v}; }
+/// A `tf.TensorSpec(shape, dtype, name)`.
+[[nodiscard]] inline StructuredValue tensor_spec_value(std::string name, TensorShapeProto shape,
+                                                       DType dtype) {
+  return {TensorSpecProto{std::move(name), std::move(shape), dtype}};
+}
+/// A list.
+[[nodiscard]] inline StructuredValue list_value(std::vector<StructuredValue> values) {
+  return {ListValue{std::move(values)}};
+}
+/// A tuple.
+[[nodiscard]] inline StructuredValue tuple_value(std::vector<StructuredValue> values) {
+  return {TupleValue{std::move(values)}};
+}
+/// A dict.
+[[nodiscard]] inline StructuredValue dict_value(StringMap<StructuredValue> fields) {
+  return {DictValue{std::move(fields)}};
+}
+/// A named tuple.
+[[nodiscard]] inline StructuredValue named_tuple_value(std::string name,
+                                                       std::vector<PairValue> values) {
+  return {NamedTupleValue{std::move(name), std::move(values)}};
+}
+
+/// Python's `inspect.FullArgSpec` of a function taking `args` positionally and `kwonlyargs` by
+/// keyword only, with no *args, **kwargs, defaults or annotations (docs/formats.md 12.4):
+/// FunctionSpec.fullargspec. A signature's wrapper takes its inputs as `kwonlyargs`; a
+/// tf.function as `args`.
+[[nodiscard]] inline StructuredValue full_arg_spec(
+    const std::vector<std::string>& args, const std::vector<std::string>& kwonlyargs = {}) {
+  auto strings = [](const std::vector<std::string>& names) {
+    std::vector<StructuredValue> out;
+    out.reserve(names.size());
+    for (const auto& n : names) {
+      out.push_back(string_value(n));
+    }
+    return list_value(std::move(out));
+  };
+  return named_tuple_value("FullArgSpec", {{"args", strings(args)},
+                                           {"varargs", none_value()},
+                                           {"varkw", none_value()},
+                                           {"defaults", none_value()},
+                                           {"kwonlyargs", strings(kwonlyargs)},
+                                           {"kwonlydefaults", none_value()},
+                                           {"annotations", dict_value({})}});
+}
+
+/// A call's canonical arguments `(args, kwargs)`: the tuple of positional values and the dict
+/// of keyword values (SavedConcreteFunction.canonicalized_input_signature, docs/formats.md
+/// 12.3). A signature wrapper has `((), {key: TensorSpec(name=key)})`, a traced function
+/// `((TensorSpec(name=arg), ...), {})`.
+[[nodiscard]] inline StructuredValue call_signature(std::vector<StructuredValue> args,
+                                                    StringMap<StructuredValue> kwargs = {}) {
+  return tuple_value({tuple_value(std::move(args)), dict_value(std::move(kwargs))});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Functions and graphs (docs/formats.md 8.1, 12.2).
+
+/// OpDef.ArgDef: one argument or result of a function, with a fixed dtype.
+struct ArgDef {
+  std::string name{};           ///< the name function nodes and `ret` refer to
+  DType type = DType::invalid;  ///< its dtype (dt_resource for a captured variable)
+};
+
+/// OpDef, as a FunctionDef's signature.
+struct OpDef {
+  std::string name{};                         ///< the function's name in the library
+  std::vector<ArgDef> input_arg{};            ///< arguments, in call order
+  std::vector<ArgDef> output_arg{};           ///< results, in order
+  bool is_stateful = false;                   ///< the body holds stateful ops
+  std::vector<std::string> control_output{};  ///< the keys of FunctionDef.control_ret
+};
+
+/// FunctionDef: one function of the graph's library.
+struct FunctionDef {
+  OpDef signature{};  ///< name, arguments, results
+  Attributes attr{};  ///< function attributes (`_input_shapes`, ...)
+  /// Per argument index (`_user_specified_name`, ...); highest index first, as TensorFlow
+  /// writes them (docs/formats.md 12.6).
+  std::map<std::uint32_t, Attributes, std::greater<>> arg_attr{};
+  std::vector<NodeDef> node_def{};       ///< the body; inputs as `node:outarg:i`
+  StringMap<std::string> ret{};          ///< output_arg name -> `node:outarg:i` or an arg
+  StringMap<std::string> control_ret{};  ///< control output -> node name
+};
+
+/// GraphDef: the top-level nodes and the function library.
+struct GraphDef {
+  std::vector<NodeDef> node{};           ///< top-level nodes (the TF1 view of the model)
+  std::vector<FunctionDef> library{};    ///< FunctionDefLibrary.function; written when any
+  std::optional<VersionDef> versions{};  ///< producer / min_consumer
+};
+
+// ---------------------------------------------------------------------------------------------
+// MetaGraphDef parts (docs/formats.md 12.1, 12.2).
+
+/// MetaGraphDef.MetaInfoDef.
+struct MetaInfoDef {
+  std::vector<std::string> tags{};       ///< tag set, `{"serve"}` for serving
+  std::string tensorflow_version{};      ///< e.g. "2.21.0"
+  std::string tensorflow_git_version{};  ///< e.g. "v2.21.0-rc1-5-ga481b10260d"
+  bool stripped_default_attrs = false;   ///< attrs equal to the op's default were left out
+};
+
+/// TensorInfo: a tensor of the top-level graph by name (the `name` encoding), with its dtype and
+/// shape.
+struct TensorInfo {
+  std::string name{};                              ///< `node:k` (or `node` for output 0)
+  DType dtype = DType::invalid;                    ///< element type
+  std::optional<TensorShapeProto> tensor_shape{};  ///< static shape, when known
+};
+
+/// SignatureDef: a serving signature.
+struct SignatureDef {
+  StringMap<TensorInfo> inputs{};   ///< input key -> placeholder tensor
+  StringMap<TensorInfo> outputs{};  ///< output key -> result tensor
+  std::string method_name{};        ///< e.g. "tensorflow/serving/predict"
+};
+
+/// SaverDef.version.
+enum class SaverVersion : std::int32_t {
+  legacy = 0,  ///< TF1's first format
+  v1 = 1,      ///< TF1 checkpoint format
+  v2 = 2,      ///< tensor bundles (what tapeflow writes)
+};
+
+/// SaverDef: how the TF1 loader restores variables from `variables/variables`.
+struct SaverDef {
+  std::string filename_tensor_name{};          ///< string placeholder fed the checkpoint prefix
+  std::string save_tensor_name{};              ///< tensor whose evaluation saves (must be set)
+  std::string restore_op_name{};               ///< op that restores every variable
+  std::int32_t max_to_keep = 0;                ///< checkpoints kept (0: left out)
+  bool sharded = false;                        ///< sharded save
+  float keep_checkpoint_every_n_hours = 0.0F;  ///< also keep one per this many hours
+  SaverVersion version = SaverVersion::v2;     ///< checkpoint format
+};
+
+/// CollectionDef with a `node_list` (the one kind TF2 writes: `saved_model_main_op`).
+struct CollectionDef {
+  std::vector<std::string> node_list{};  ///< node names
+};
+
+// ---------------------------------------------------------------------------------------------
+// SavedObjectGraph (docs/formats.md 12.3).
+
+/// ObjectReference: an edge of the object graph.
+struct ObjectReference {
+  std::int32_t node_id = 0;  ///< index into SavedObjectGraph.nodes
+  std::string local_name{};  ///< the attribute name on the parent
+};
+
+/// SavedUserObject: a plain Python object (`_generic_user_object`) or a wrapper the loader
+/// revives by identifier (`signature_map`, `trackable_list_wrapper`, ...).
+struct SavedUserObject {
+  std::string identifier{};                              ///< e.g. "_generic_user_object"
+  VersionDef version{.producer = 1, .min_consumer = 1};  ///< always written: the loader needs it
+  std::string metadata{};                                ///< empty for the objects tapeflow writes
+};
+
+/// SavedVariable.synchronization (tf.VariableSynchronization).
+enum class VariableSynchronization : std::int32_t {
+  auto_ = 0,
+  none = 1,
+  on_write = 2,
+  on_read = 3
+};
+/// SavedVariable.aggregation (tf.VariableAggregation).
+enum class VariableAggregation : std::int32_t {
+  none = 0,
+  sum = 1,
+  mean = 2,
+  only_first_replica = 3
+};
+
+/// SavedVariable: a tf.Variable.
+struct SavedVariable {
+  DType dtype = DType::invalid;  ///< element type
+  TensorShapeProto shape{};      ///< always written: restore checks it
+  bool trainable = false;        ///< in trainable_variables
+  VariableSynchronization synchronization = VariableSynchronization::auto_;  ///< left 0 by TF
+  VariableAggregation aggregation = VariableAggregation::none;               ///< left 0 by TF
+  std::string name{};    ///< e.g. "dense/kernel" (not unique)
+  std::string device{};  ///< usually empty
+};
+
+/// FunctionSpec.jit_compile.
+enum class JitCompile : std::int32_t { default_ = 0, on = 1, off = 2 };
+
+/// FunctionSpec: how Python calls a function (both StructuredValues are always written).
+struct FunctionSpec {
+  StructuredValue fullargspec{};                  ///< full_arg_spec(...)
+  bool is_method = false;                         ///< bound method (self is implicit)
+  StructuredValue input_signature{};              ///< None, or a tuple of TensorSpecs
+  JitCompile jit_compile = JitCompile::default_;  ///< XLA compilation
+};
+
+/// SavedFunction: a tf.function and its traced concrete functions.
+struct SavedFunction {
+  std::vector<std::string> concrete_functions{};  ///< keys of concrete_functions
+  FunctionSpec function_spec{};                   ///< its Python signature
+};
+
+/// SavedBareConcreteFunction: one concrete function (a signature, a `trace_0` child).
+struct SavedBareConcreteFunction {
+  std::string concrete_function_name{};           ///< key of concrete_functions
+  std::vector<std::string> argument_keywords{};   ///< keyword names of its arguments
+  std::int64_t allowed_positional_arguments = 0;  ///< how many may be passed by position
+  std::optional<FunctionSpec> function_spec{};    ///< as TensorFlow writes it; not needed to load
+};
+
+/// SavedConstant: a captured eager tensor, the top-level Const node that holds it.
+struct SavedConstant {
+  std::string operation{};  ///< the Const node's name
+};
+
+/// SavedObject: one node of the object graph (its kind, edges and dependencies).
+struct SavedObject {
+  /// SavedObject's `kind` oneof (fields 4, 6, 7, 8, 9).
+  using Kind = std::variant<SavedUserObject, SavedFunction, SavedVariable,
+                            SavedBareConcreteFunction, SavedConstant>;
+  std::vector<ObjectReference> children{};      ///< named edges, in order
+  Kind kind{};                                  ///< what the node is
+  std::string registered_name{};                ///< a registered class, e.g. "tf.TrackableConstant"
+  std::vector<ObjectReference> dependencies{};  ///< objects to restore first
+};
+
+/// SavedConcreteFunction: what the loader needs to call a library function.
+struct SavedConcreteFunction {
+  std::vector<std::int32_t> bound_inputs{};         ///< node ids of the captures, in arg order
+  StructuredValue canonicalized_input_signature{};  ///< call_signature(args, kwargs)
+  StructuredValue output_signature{};               ///< a TensorSpec, or a dict of them
+};
+
+/// SavedObjectGraph: node 0 is the root.
+struct SavedObjectGraph {
+  std::vector<SavedObject> nodes{};                       ///< by node id
+  StringMap<SavedConcreteFunction> concrete_functions{};  ///< by FunctionDef name
+};
+
+// ---------------------------------------------------------------------------------------------
+// The file.
+
+/// MetaGraphDef: one tagged graph with its signatures and object graph.
+struct MetaGraphDef {
+  MetaInfoDef meta_info_def{};                         ///< tags, versions
+  GraphDef graph_def{};                                ///< nodes and library
+  std::optional<SaverDef> saver_def{};                 ///< for the TF1 loader
+  StringMap<CollectionDef> collection_def{};           ///< e.g. saved_model_main_op
+  StringMap<SignatureDef> signature_def{};             ///< e.g. serving_default
+  std::optional<SavedObjectGraph> object_graph_def{};  ///< present: the TF2 loader is used
+};
+
+/// SavedModel: the content of `saved_model.pb`.
+struct SavedModel {
+  std::int64_t saved_model_schema_version = 1;  ///< always 1
+  std::vector<MetaGraphDef> meta_graphs{};      ///< one, tagged "serve"
+};
+
+// ---------------------------------------------------------------------------------------------
+// Encoding. Field numbers: docs/formats.md 12.2-12.4.
+
+namespace field {
+inline constexpr std::uint32_t map_key = 1, map_value = 2;
+}  // namespace field
+
+/// Writes a TensorSpecProto's fields (the shape always).
+inline void write(wire::Writer& w, const TensorSpecProto& spec) {
+  w.bytes_field_if_nonempty(1, spec.name);
+  w.message_field(2, [&](wire::Writer& s) { graph_proto::write(s, spec.shape); });
+  w.int32_field_if_nonzero(3, static_cast<std::int32_t>(spec.dtype));
+}
+
+/// Writes a StructuredValue's fields: its one kind, always (a oneof member).
+inline void write(wire::Writer& w, const StructuredValue& v) {
+  auto values = [](wire::Writer& m, const std::vector<StructuredValue>& items) {
+    for (const auto& item : items) {
+      m.message_field(1, [&](wire::Writer& e) { write(e, item); });
+    }
+  };
+  std::visit(
+      [&](const auto& k) {
+        using K = std::decay_t<decltype(k)>;
+        if constexpr (std::is_same_v<K, NoneValue>) {
+          w.message_field(1, [](wire::Writer&) {});
+        } else if constexpr (std::is_same_v<K, double>) {
+          w.double_field(11, k);
+        } else if constexpr (std::is_same_v<K, std::int64_t>) {
+          // sint64: ZigZag, so small negative numbers stay short.
+          const auto u = static_cast<std::uint64_t>(k);
+          w.uint64_field(12, (u << 1) ^ (k < 0 ? ~std::uint64_t{0} : 0));
+        } else if constexpr (std::is_same_v<K, std::string>) {
+          w.bytes_field(13, k);
+        } else if constexpr (std::is_same_v<K, bool>) {
+          w.bool_field(14, k);
+        } else if constexpr (std::is_same_v<K, TensorShapeProto>) {
+          w.message_field(31, [&](wire::Writer& s) { graph_proto::write(s, k); });
+        } else if constexpr (std::is_same_v<K, DType>) {
+          w.int32_field(32, static_cast<std::int32_t>(k));
+        } else if constexpr (std::is_same_v<K, TensorSpecProto>) {
+          w.message_field(33, [&](wire::Writer& s) { write(s, k); });
+        } else if constexpr (std::is_same_v<K, ListValue>) {
+          w.message_field(51, [&](wire::Writer& m) { values(m, k.values); });
+        } else if constexpr (std::is_same_v<K, TupleValue>) {
+          w.message_field(52, [&](wire::Writer& m) { values(m, k.values); });
+        } else if constexpr (std::is_same_v<K, DictValue>) {
+          w.message_field(53, [&](wire::Writer& m) {
+            for (const auto& entry : k.fields) {
+              m.message_field(1, [&](wire::Writer& e) {
+                e.string_field(field::map_key, entry.first);
+                e.message_field(field::map_value, [&](wire::Writer& x) { write(x, entry.second); });
+              });
+            }
+          });
+        } else {
+          static_assert(std::is_same_v<K, NamedTupleValue>);
+          w.message_field(54, [&](wire::Writer& m) {
+            m.bytes_field_if_nonempty(1, k.name);
+            for (const auto& pair : k.values) {
+              m.message_field(2, [&](wire::Writer& p) {
+                p.bytes_field_if_nonempty(1, pair.key);
+                p.message_field(2, [&](wire::Writer& x) { write(x, pair.value); });
+              });
+            }
+          });
+        }
+      },
+      v.kind);
+}
+
+/// Writes map<string, V> entries under `field_number`, `write_value` filling each value.
+template <class Map, class WriteValue>
+void write_string_map(wire::Writer& w, std::uint32_t field_number, const Map& map,
+                      WriteValue&& write_value) {
+  for (const auto& entry : map) {
+    w.message_field(field_number, [&](wire::Writer& e) {
+      e.string_field(field::map_key, entry.first);
+      e.message_field(field::map_value, [&](wire::Writer& v) { write_value(v, entry.second); });
+    });
+  }
+}
+
+/// Writes map<string, string> entries under `field_number` (both always, as in every entry).
+inline void write_string_string_map(wire::Writer& w, std::uint32_t field_number,
+                                    const StringMap<std::string>& map) {
+  for (const auto& entry : map) {
+    w.message_field(field_number, [&](wire::Writer& e) {
+      e.string_field(field::map_key, entry.first);
+      e.string_field(field::map_value, entry.second);
+    });
+  }
+}
+
+/// Writes an ArgDef's fields.
+inline void write(wire::Writer& w, const ArgDef& arg) {
+  w.bytes_field_if_nonempty(1, arg.name);
+  w.int32_field_if_nonzero(3, static_cast<std::int32_t>(arg.type));
+}
+
+/// Writes an OpDef's fields (1 name, 2 input_arg, 3 output_arg, 17 is_stateful,
+/// 20 control_output).
+inline void write(wire::Writer& w, const OpDef& op) {
+  w.bytes_field_if_nonempty(1, op.name);
+  for (const auto& a : op.input_arg) {
+    w.message_field(2, [&](wire::Writer& m) { write(m, a); });
+  }
+  for (const auto& a : op.output_arg) {
+    w.message_field(3, [&](wire::Writer& m) { write(m, a); });
+  }
+  w.bool_field_if_true(17, op.is_stateful);
+  for (const auto& c : op.control_output) {
+    w.string_field(20, c);
+  }
+}
+
+/// Writes a FunctionDef's fields (1 signature, 3 node_def, 4 ret, 5 attr, 6 control_ret,
+/// 7 arg_attr: map<uint32, ArgAttrs{1 attr}>, highest index first as TensorFlow writes it).
+inline void write(wire::Writer& w, const FunctionDef& f) {
+  w.message_field(1, [&](wire::Writer& m) { write(m, f.signature); });
+  for (const auto& node : f.node_def) {
+    w.message_field(3, [&](wire::Writer& m) { graph_proto::write(m, node); });
+  }
+  write_string_string_map(w, 4, f.ret);
+  graph_proto::write_attr_map(w, 5, f.attr);
+  write_string_string_map(w, 6, f.control_ret);
+  for (const auto& entry : f.arg_attr) {
+    w.message_field(7, [&](wire::Writer& e) {
+      e.uint64_field(field::map_key, entry.first);
+      e.message_field(field::map_value, [&](wire::Writer& arg_attrs) {
+        graph_proto::write_attr_map(arg_attrs, 1, entry.second);
+      });
+    });
+  }
+}
+
+/// Writes a GraphDef's fields (1 node, 2 library when it has functions, 4 versions).
+inline void write(wire::Writer& w, const GraphDef& g) {
+  for (const auto& node : g.node) {
+    w.message_field(1, [&](wire::Writer& m) { graph_proto::write(m, node); });
+  }
+  if (!g.library.empty()) {
+    w.message_field(2, [&](wire::Writer& lib) {
+      for (const auto& f : g.library) {
+        lib.message_field(1, [&](wire::Writer& m) { write(m, f); });
+      }
+    });
+  }
+  if (g.versions) {
+    w.message_field(4, [&](wire::Writer& m) { graph_proto::write(m, *g.versions); });
+  }
+}
+
+/// Writes a MetaInfoDef's fields (4 tags, 5 tensorflow_version, 6 tensorflow_git_version,
+/// 7 stripped_default_attrs).
+inline void write(wire::Writer& w, const MetaInfoDef& info) {
+  for (const auto& tag : info.tags) {
+    w.string_field(4, tag);
+  }
+  w.bytes_field_if_nonempty(5, info.tensorflow_version);
+  w.bytes_field_if_nonempty(6, info.tensorflow_git_version);
+  w.bool_field_if_true(7, info.stripped_default_attrs);
+}
+
+/// Writes a TensorInfo's fields (1 name, always: the oneof member in use; 2 dtype;
+/// 3 tensor_shape).
+inline void write(wire::Writer& w, const TensorInfo& info) {
+  w.string_field(1, info.name);
+  w.int32_field_if_nonzero(2, static_cast<std::int32_t>(info.dtype));
+  if (info.tensor_shape) {
+    w.message_field(3, [&](wire::Writer& s) { graph_proto::write(s, *info.tensor_shape); });
+  }
+}
+
+/// Writes a SignatureDef's fields (1 inputs, 2 outputs, 3 method_name).
+inline void write(wire::Writer& w, const SignatureDef& sig) {
+  auto info = [](wire::Writer& v, const TensorInfo& t) { write(v, t); };
+  write_string_map(w, 1, sig.inputs, info);
+  write_string_map(w, 2, sig.outputs, info);
+  w.bytes_field_if_nonempty(3, sig.method_name);
+}
+
+/// Writes a SaverDef's fields (1-3 names, 4 max_to_keep, 5 sharded,
+/// 6 keep_checkpoint_every_n_hours, 7 version).
+inline void write(wire::Writer& w, const SaverDef& s) {
+  w.bytes_field_if_nonempty(1, s.filename_tensor_name);
+  w.bytes_field_if_nonempty(2, s.save_tensor_name);
+  w.bytes_field_if_nonempty(3, s.restore_op_name);
+  w.int32_field_if_nonzero(4, s.max_to_keep);
+  w.bool_field_if_true(5, s.sharded);
+  w.float_field_if_nonzero(6, s.keep_checkpoint_every_n_hours);
+  w.int32_field_if_nonzero(7, static_cast<std::int32_t>(s.version));
+}
+
+/// Writes a CollectionDef's fields: node_list {1 value...} (a oneof member: always).
+inline void write(wire::Writer& w, const CollectionDef& c) {
+  w.message_field(1, [&](wire::Writer& list) {
+    for (const auto& v : c.node_list) {
+      list.string_field(1, v);
+    }
+  });
+}
+
+/// Writes an ObjectReference's fields.
+inline void write(wire::Writer& w, const ObjectReference& r) {
+  w.int32_field_if_nonzero(1, r.node_id);
+  w.bytes_field_if_nonempty(2, r.local_name);
+}
+
+/// Writes a FunctionSpec's fields (1 fullargspec, 2 is_method, 5 input_signature,
+/// 6 jit_compile).
+inline void write(wire::Writer& w, const FunctionSpec& spec) {
+  w.message_field(1, [&](wire::Writer& m) { write(m, spec.fullargspec); });
+  w.bool_field_if_true(2, spec.is_method);
+  w.message_field(5, [&](wire::Writer& m) { write(m, spec.input_signature); });
+  w.int32_field_if_nonzero(6, static_cast<std::int32_t>(spec.jit_compile));
+}
+
+/// Writes the fields of one kind of SavedObject (the message body, not its field tag).
+inline void write(wire::Writer& w, const SavedUserObject& o) {
+  w.bytes_field_if_nonempty(1, o.identifier);
+  w.message_field(2, [&](wire::Writer& m) { graph_proto::write(m, o.version); });
+  w.bytes_field_if_nonempty(3, o.metadata);
+}
+/// SavedVariable's fields (1 dtype, 2 shape always, 3 trainable, 4 synchronization,
+/// 5 aggregation, 6 name, 7 device).
+inline void write(wire::Writer& w, const SavedVariable& v) {
+  w.int32_field_if_nonzero(1, static_cast<std::int32_t>(v.dtype));
+  w.message_field(2, [&](wire::Writer& m) { graph_proto::write(m, v.shape); });
+  w.bool_field_if_true(3, v.trainable);
+  w.int32_field_if_nonzero(4, static_cast<std::int32_t>(v.synchronization));
+  w.int32_field_if_nonzero(5, static_cast<std::int32_t>(v.aggregation));
+  w.bytes_field_if_nonempty(6, v.name);
+  w.bytes_field_if_nonempty(7, v.device);
+}
+/// SavedFunction's fields (1 concrete_functions, 2 function_spec always).
+inline void write(wire::Writer& w, const SavedFunction& f) {
+  for (const auto& name : f.concrete_functions) {
+    w.string_field(1, name);
+  }
+  w.message_field(2, [&](wire::Writer& m) { write(m, f.function_spec); });
+}
+/// SavedBareConcreteFunction's fields (1 name, 2 argument_keywords,
+/// 3 allowed_positional_arguments, 4 function_spec).
+inline void write(wire::Writer& w, const SavedBareConcreteFunction& f) {
+  w.bytes_field_if_nonempty(1, f.concrete_function_name);
+  for (const auto& k : f.argument_keywords) {
+    w.string_field(2, k);
+  }
+  w.int64_field_if_nonzero(3, f.allowed_positional_arguments);
+  if (f.function_spec) {
+    w.message_field(4, [&](wire::Writer& m) { write(m, *f.function_spec); });
+  }
+}
+/// SavedConstant's fields (1 operation).
+inline void write(wire::Writer& w, const SavedConstant& c) {
+  w.bytes_field_if_nonempty(1, c.operation);
+}
+
+/// Writes a SavedObject's fields (1 children, the kind at 4/6/7/8/9, 13 registered_name,
+/// 15 dependencies).
+inline void write(wire::Writer& w, const SavedObject& o) {
+  for (const auto& c : o.children) {
+    w.message_field(1, [&](wire::Writer& m) { write(m, c); });
+  }
+  const std::uint32_t kind_field = std::visit(
+      [](const auto& k) -> std::uint32_t {
+        using K = std::decay_t<decltype(k)>;
+        if constexpr (std::is_same_v<K, SavedUserObject>) {
+          return 4;
+        } else if constexpr (std::is_same_v<K, SavedFunction>) {
+          return 6;
+        } else if constexpr (std::is_same_v<K, SavedVariable>) {
+          return 7;
+        } else if constexpr (std::is_same_v<K, SavedBareConcreteFunction>) {
+          return 8;
+        } else {
+          static_assert(std::is_same_v<K, SavedConstant>);
+          return 9;
+        }
+      },
+      o.kind);
+  w.message_field(kind_field, [&](wire::Writer& m) {
+    std::visit([&](const auto& k) { write(m, k); }, o.kind);
+  });
+  w.bytes_field_if_nonempty(13, o.registered_name);
+  for (const auto& d : o.dependencies) {
+    w.message_field(15, [&](wire::Writer& m) { write(m, d); });
+  }
+}
+
+/// Writes a SavedConcreteFunction's fields (2 bound_inputs packed, 3 and 4 always).
+inline void write(wire::Writer& w, const SavedConcreteFunction& f) {
+  w.packed_varint<std::int32_t>(2, f.bound_inputs);
+  w.message_field(3, [&](wire::Writer& m) { write(m, f.canonicalized_input_signature); });
+  w.message_field(4, [&](wire::Writer& m) { write(m, f.output_signature); });
+}
+
+/// Writes a SavedObjectGraph's fields (1 nodes, 2 concrete_functions).
+inline void write(wire::Writer& w, const SavedObjectGraph& g) {
+  for (const auto& node : g.nodes) {
+    w.message_field(1, [&](wire::Writer& m) { write(m, node); });
+  }
+  write_string_map(w, 2, g.concrete_functions,
+                   [](wire::Writer& v, const SavedConcreteFunction& f) { write(v, f); });
+}
+
+/// Writes a MetaGraphDef's fields (1 meta_info_def, 2 graph_def, 3 saver_def, 4 collection_def,
+/// 5 signature_def, 7 object_graph_def).
+inline void write(wire::Writer& w, const MetaGraphDef& mg) {
+  w.message_field(1, [&](wire::Writer& m) { write(m, mg.meta_info_def); });
+  w.message_field(2, [&](wire::Writer& m) { write(m, mg.graph_def); });
+  if (mg.saver_def) {
+    w.message_field(3, [&](wire::Writer& m) { write(m, *mg.saver_def); });
+  }
+  write_string_map(w, 4, mg.collection_def,
+                   [](wire::Writer& v, const CollectionDef& c) { write(v, c); });
+  write_string_map(w, 5, mg.signature_def,
+                   [](wire::Writer& v, const SignatureDef& s) { write(v, s); });
+  if (mg.object_graph_def) {
+    w.message_field(7, [&](wire::Writer& m) { write(m, *mg.object_graph_def); });
+  }
+}
+
+/// Writes a SavedModel's fields (1 saved_model_schema_version, 2 meta_graphs).
+inline void write(wire::Writer& w, const SavedModel& sm) {
+  w.int64_field_if_nonzero(1, sm.saved_model_schema_version);
+  for (const auto& mg : sm.meta_graphs) {
+    w.message_field(2, [&](wire::Writer& m) { write(m, mg); });
+  }
+}
+
+/// The serialized message, e.g. `serialize(saved_model)` is the content of `saved_model.pb`.
+template <class Message>
+  requires requires(wire::Writer& w, const Message& m) { write(w, m); }
+[[nodiscard]] std::string serialize(const Message& message) {
+  std::string out{};
+  wire::Writer w(out);
+  write(w, message);
+  return out;
+}
+
+}  // namespace saved_model::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_DETAIL_PROTO_HPP
+// ---- end <tapeflow/saved_model/detail/proto.hpp>
+// ---- begin <tapeflow/train/checkpoint.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
+// `tf::train::Checkpoint` (tf.train.Checkpoint): object-based save and restore in TensorFlow's
+// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, docs/formats.md), so
+// checkpoints move between C++ and Python, under Keras 3 and tf_keras names alike.
+//
+// Note [Checkpoint object graph]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The root is the Checkpoint; its children are the named objects given to the constructor plus
+// `save_counter`, ordered by name as TensorFlow orders keyword arguments. Objects are walked
+// breadth first through `train::Trackable::trackable_children(layout)`; each object gets one
+// node (objects by address, variables by id), its first BFS path names it, and a variable's
+// value is stored under `<escaped path>/.ATTRIBUTES/VARIABLE_VALUE`. tf_keras legacy optimizer
+// slots become nodes after all others, keyed `<variable path>/.OPTIMIZER_SLOT/<optimizer
+// path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`.
+//
+// Restore detects the layout from the file's local names (Note [Object-graph layouts]) and
+// binds checkpoint nodes to live objects by local name only, so node numbering and key text
+// never matter. Values whose live object does not exist yet (an unbuilt Keras layer, an
+// optimizer before its first step) wait: every object reached installs a hook that reruns the
+// binding pass when it creates children, and each value is applied once.
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/train/checkpoint_state.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
+// The `checkpoint` state file (docs/formats.md 10): `tf::train::latest_checkpoint(dir)`,
+// `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace train {
+
+/// Contents of a directory's `checkpoint` file (TensorFlow's CheckpointState proto).
+struct CheckpointState {
+  std::string model_checkpoint_path{};                    ///< newest prefix
+  std::vector<std::string> all_model_checkpoint_paths{};  ///< oldest to newest
+  std::vector<double> all_model_checkpoint_timestamps{};  ///< seconds since the epoch
+  /// When the last checkpoint kept by keep_checkpoint_every_n_hours was made (seconds since the
+  /// epoch); written by CheckpointManager.
+  std::optional<double> last_preserved_timestamp{};
+};
+
+namespace detail_state {
+inline double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+inline std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || std::filesystem::path(name).is_absolute()) {
+    return name;
+  }
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+inline std::string dirname(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash == 0 ? 1 : slash);
+}
+inline std::string basename(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+/// A unique-enough suffix for temporary files (TF: ".tempstate<random>").
+inline std::string temp_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                          static_cast<std::uint64_t>(now_seconds() * 1e6)};
+  return ".tempstate" + std::to_string(rng());
+}
+inline std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+inline std::string number(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+/// Parses a text-format string literal starting at `s[i]` (a quote); nullopt if malformed.
+inline std::optional<std::string> unquote(const std::string& s, std::size_t& i) {
+  const char q = s[i++];
+  std::string out;
+  while (i < s.size() && s[i] != q) {
+    char c = s[i++];
+    if (c == '\\' && i < s.size()) {
+      c = s[i++];
+      if (c == 'n') {
+        c = '\n';
+      } else if (c == 't') {
+        c = '\t';
+      } else if (c >= '0' && c <= '7') {
+        int v = c - '0';
+        for (int k = 0; k < 2 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++k) {
+          v = v * 8 + (s[i++] - '0');
+        }
+        c = static_cast<char>(v);
+      }
+    }
+    out += c;
+  }
+  if (i >= s.size()) {
+    return std::nullopt;
+  }
+  ++i;
+  return out;
+}
+}  // namespace detail_state
+
+/// Serializes a state in protobuf text format, as TensorFlow writes it.
+inline std::string to_text(const CheckpointState& s) {
+  using namespace detail_state;
+  std::string out = "model_checkpoint_path: " + quote(s.model_checkpoint_path) + "\n";
+  for (const auto& p : s.all_model_checkpoint_paths) {
+    out += "all_model_checkpoint_paths: " + quote(p) + "\n";
+  }
+  for (double t : s.all_model_checkpoint_timestamps) {
+    out += "all_model_checkpoint_timestamps: " + number(t) + "\n";
+  }
+  if (s.last_preserved_timestamp) {
+    out += "last_preserved_timestamp: " + number(*s.last_preserved_timestamp) + "\n";
+  }
+  return out;
+}
+
+/// Parses the text format; nullopt when garbled or without model_checkpoint_path (TF then
+/// treats the directory as having no checkpoint).
+inline std::optional<CheckpointState> parse_checkpoint_state(const std::string& text) {
+  CheckpointState st;
+  bool has_model = false;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto colon = line.find(':');
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') {
+      continue;
+    }
+    if (colon == std::string::npos) {
+      return std::nullopt;
+    }
+    std::string name = line.substr(first, colon - first);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) {
+      name.pop_back();
+    }
+    std::size_t i = line.find_first_not_of(" \t", colon + 1);
+    if (i == std::string::npos) {
+      return std::nullopt;
+    }
+    if (name == "model_checkpoint_path" || name == "all_model_checkpoint_paths") {
+      if (line[i] != '"' && line[i] != '\'') {
+        return std::nullopt;
+      }
+      auto v = detail_state::unquote(line, i);
+      if (!v) {
+        return std::nullopt;
+      }
+      if (name == "model_checkpoint_path") {
+        st.model_checkpoint_path = *v;
+        has_model = true;
+      } else {
+        st.all_model_checkpoint_paths.push_back(*v);
+      }
+    } else {
+      std::string num = line.substr(i);
+      while (!num.empty() && (num.back() == ' ' || num.back() == '\r')) {
+        num.pop_back();
+      }
+      double v = 0;
+      try {
+        std::size_t used = 0;
+        v = std::stod(num, &used);
+        if (used != num.size()) {
+          return std::nullopt;
+        }
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      if (name == "all_model_checkpoint_timestamps") {
+        st.all_model_checkpoint_timestamps.push_back(v);
+      } else if (name == "last_preserved_timestamp") {
+        st.last_preserved_timestamp = v;
+      }  // unknown fields are ignored
+    }
+  }
+  if (!has_model) {
+    return std::nullopt;
+  }
+  return st;
+}
+
+/// Reads `<dir>/checkpoint` (TF: tf.train.get_checkpoint_state). Relative paths are joined onto
+/// `dir`. nullopt when there is no file or it cannot be parsed.
+inline std::optional<CheckpointState> get_checkpoint_state(const std::string& dir) {
+  std::ifstream in(detail_state::join(dir, "checkpoint"), std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto st = parse_checkpoint_state(text.str());
+  if (!st) {
+    return std::nullopt;
+  }
+  st->model_checkpoint_path = detail_state::join(dir, st->model_checkpoint_path);
+  for (auto& p : st->all_model_checkpoint_paths) {
+    p = detail_state::join(dir, p);
+  }
+  return st;
+}
+
+/// The newest checkpoint prefix recorded in `dir` ("./save/model.ckpt-10"), or an empty string
+/// when there is none or its index file is missing (TensorFlow returns None).
+inline std::string latest_checkpoint(const std::string& dir) {
+  auto st = get_checkpoint_state(dir);
+  if (!st) {
+    return {};
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(st->model_checkpoint_path + ".index", ec)) {
+    return {};
+  }
+  return st->model_checkpoint_path;
+}
+
+namespace detail_state {
+/// Writes `contents` to `path` atomically: a temporary in the same directory, then rename.
+inline void atomic_write(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + temp_suffix();
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) {
+      throw not_found("tf::train: cannot create '" + tmp + "'");
+    }
+    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+    if (std::fclose(f) != 0 || !ok) {
+      std::remove(tmp.c_str());
+      throw resource_exhausted("tf::train: short write to '" + tmp + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw internal("tf::train: cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  }
+}
+/// Writes `<dir>/checkpoint` with paths made relative to `dir` when they lie inside it.
+inline void write_state(const std::string& dir, CheckpointState st) {
+  auto rel = [&](std::string& p) {
+    const std::string d = dir.empty() ? std::string() : (dir.back() == '/' ? dir : dir + "/");
+    if (!d.empty() && p.rfind(d, 0) == 0) {
+      p = p.substr(d.size());
+    } else if (d.empty()) {
+      p = basename(p);
+    }
+  };
+  rel(st.model_checkpoint_path);
+  for (auto& p : st.all_model_checkpoint_paths) {
+    rel(p);
+  }
+  atomic_write(join(dir.empty() ? "." : dir, "checkpoint"), to_text(st));
+}
+}  // namespace detail_state
+
+}  // namespace train
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
+// ---- end <tapeflow/train/checkpoint_state.hpp>
+// ---- begin <tapeflow/train/detail/object_graph.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
+// TrackableObjectGraph (docs/formats.md 11.2): the `_CHECKPOINTABLE_OBJECT_GRAPH` entry of a TF2
+// object-based checkpoint, encoded and decoded field by field.
+// IWYU pragma: private, include <tapeflow/train.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::object_graph {
+
+struct ObjectReference {
+  std::int32_t node_id = 0;
+  std::string local_name;
+};
+struct SerializedTensor {
+  std::string name;
+  std::string full_name;
+  std::string checkpoint_key;
+};
+struct SlotVariableReference {
+  std::int32_t original_variable_node_id = 0;
+  std::string slot_name;
+  std::int32_t slot_variable_node_id = 0;
+};
+struct Node {
+  std::vector<ObjectReference> children;
+  std::vector<SerializedTensor> attributes;
+  std::vector<SlotVariableReference> slot_variables;
+  std::optional<bool> has_checkpoint_values;
+};
+struct Graph {
+  std::vector<Node> nodes;
+};
+
+/// TF's escaping of a local name in a checkpoint key: "." -> "..", "/" -> ".S".
+inline std::string escape(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '.') {
+      out += "..";
+    } else if (c == '/') {
+      out += ".S";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+inline std::string encode(const Graph& g) {
+  std::string out;
+  wire::Writer w(out);
+  for (const auto& n : g.nodes) {
+    w.message_field(1, [&](wire::Writer& nw) {
+      for (const auto& c : n.children) {
+        nw.message_field(1, [&](wire::Writer& cw) {
+          cw.int32_field_if_nonzero(1, c.node_id);
+          cw.bytes_field_if_nonempty(2, c.local_name);
+        });
+      }
+      for (const auto& a : n.attributes) {
+        nw.message_field(2, [&](wire::Writer& aw) {
+          aw.bytes_field_if_nonempty(1, a.name);
+          aw.bytes_field_if_nonempty(2, a.full_name);
+          aw.bytes_field_if_nonempty(3, a.checkpoint_key);
+        });
+      }
+      for (const auto& s : n.slot_variables) {
+        nw.message_field(3, [&](wire::Writer& sw) {
+          sw.int32_field_if_nonzero(1, s.original_variable_node_id);
+          sw.bytes_field_if_nonempty(2, s.slot_name);
+          sw.int32_field_if_nonzero(3, s.slot_variable_node_id);
+        });
+      }
+      if (n.has_checkpoint_values) {
+        nw.message_field(
+            5, [&](wire::Writer& bw) { bw.bool_field_if_true(1, *n.has_checkpoint_values); });
+      }
+    });
+  }
+  return out;
+}
+
+/// Decodes; data_loss (naming `file`) on malformed bytes or out-of-range node ids.
+inline Graph decode(std::string_view bytes, const std::string& file) {
+  Graph g;
+  try {
+    wire::Reader r(bytes, "TrackableObjectGraph");
+    while (auto t = r.next()) {
+      if (t->field != 1 || t->type != wire::WireType::len) {
+        r.skip(*t);
+        continue;
+      }
+      Node n;
+      auto nr = r.message("TrackableObject");
+      while (auto nt = nr.next()) {
+        if (nt->type != wire::WireType::len) {
+          nr.skip(*nt);
+          continue;
+        }
+        if (nt->field == 1) {
+          ObjectReference c;
+          auto cr = nr.message("ObjectReference");
+          while (auto ct = cr.next()) {
+            if (ct->field == 1 && ct->type == wire::WireType::varint) {
+              c.node_id = cr.int32();
+            } else if (ct->field == 2 && ct->type == wire::WireType::len) {
+              c.local_name = std::string(cr.bytes());
+            } else {
+              cr.skip(*ct);
+            }
+          }
+          n.children.push_back(std::move(c));
+        } else if (nt->field == 2) {
+          SerializedTensor a;
+          auto ar = nr.message("SerializedTensor");
+          while (auto at = ar.next()) {
+            if (at->type == wire::WireType::len && at->field >= 1 && at->field <= 3) {
+              std::string v(ar.bytes());
+              (at->field == 1 ? a.name : at->field == 2 ? a.full_name : a.checkpoint_key) = v;
+            } else {
+              ar.skip(*at);
+            }
+          }
+          n.attributes.push_back(std::move(a));
+        } else if (nt->field == 3) {
+          SlotVariableReference s;
+          auto sr = nr.message("SlotVariableReference");
+          while (auto st = sr.next()) {
+            if (st->field == 1 && st->type == wire::WireType::varint) {
+              s.original_variable_node_id = sr.int32();
+            } else if (st->field == 2 && st->type == wire::WireType::len) {
+              s.slot_name = std::string(sr.bytes());
+            } else if (st->field == 3 && st->type == wire::WireType::varint) {
+              s.slot_variable_node_id = sr.int32();
+            } else {
+              sr.skip(*st);
+            }
+          }
+          n.slot_variables.push_back(std::move(s));
+        } else if (nt->field == 5) {
+          auto br = nr.message("BoolValue");
+          bool v = false;
+          while (auto bt = br.next()) {
+            if (bt->field == 1 && bt->type == wire::WireType::varint) {
+              v = br.boolean();
+            } else {
+              br.skip(*bt);
+            }
+          }
+          n.has_checkpoint_values = v;
+        } else {
+          nr.skip(*nt);
+        }
+      }
+      g.nodes.push_back(std::move(n));
+    }
+  } catch (const data_loss& e) {
+    throw data_loss("checkpoint '" + file + "': corrupt _CHECKPOINTABLE_OBJECT_GRAPH: " + e.what());
+  }
+  const auto count = static_cast<std::int32_t>(g.nodes.size());
+  auto check = [&](std::int32_t id) {
+    if (id < 0 || id >= count) {
+      throw data_loss("checkpoint '" + file + "': object graph references node " +
+                      std::to_string(id) + " of " + std::to_string(count));
+    }
+  };
+  for (const auto& n : g.nodes) {
+    for (const auto& c : n.children) {
+      check(c.node_id);
+    }
+    for (const auto& s : n.slot_variables) {
+      check(s.original_variable_node_id);
+      check(s.slot_variable_node_id);
+    }
+  }
+  return g;
+}
+
+}  // namespace detail::object_graph
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
+// ---- end <tapeflow/train/detail/object_graph.hpp>
+// ---- begin <tapeflow/train/tensor_bundle.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
+// Tensor bundle V2, TensorFlow's checkpoint container (docs/formats.md 9): `BundleWriter` writes
+// `P.index` + `P.data-00000-of-00001`; `CheckpointReader` (`tf::train::load_checkpoint`)
+// lists and reads them, whoever wrote them.
+//
+// Crash safety: the data file and the index are written under temporary names and renamed
+// (data first, index last), so a prefix whose `.index` exists is complete. Reading verifies
+// the index CRCs, each tensor's size against its dtype and shape, and each tensor's CRC.
+// Errors are `tf::data_loss` / `not_found` / `invalid_argument` naming the key and the file.
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/train/detail/table.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
+// The `.index` file of a tensor bundle: a LevelDB-format SSTable (docs/formats.md 9.2).
+//
+// The writer reproduces TensorFlow's choices (256 KiB blocks, restart interval 16 in data
+// blocks and 1 in the index block, no compression, empty metaindex, LevelDB's separator and
+// successor keys) so our index files are byte-identical to TF's for the same entries. The
+// reader verifies the footer magic and every block CRC and bounds-checks every length; it
+// loads the whole (small) index into memory. Errors are `tf::data_loss` naming the file, the
+// byte offset and, once known, the key.
+// IWYU pragma: private, include <tapeflow/train.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::sstable {
+
+inline constexpr std::size_t block_size = 262144;
+inline constexpr std::uint64_t table_magic = 0xdb4775248b80fb57ULL;
+inline constexpr std::size_t footer_size = 48;
+inline constexpr std::size_t trailer_size = 5;
+
+/// A block: prefix-compressed entries, restart offsets, restart count (docs/formats.md 9.2).
+class BlockBuilder {
+ public:
+  explicit BlockBuilder(int restart_interval) : interval_(restart_interval) {
+    restarts_.push_back(0);
+  }
+  void add(std::string_view key, std::string_view value) {
+    std::size_t shared = 0;
+    if (counter_ < interval_) {
+      const std::size_t n = std::min(last_key_.size(), key.size());
+      while (shared < n && last_key_[shared] == key[shared]) {
+        ++shared;
+      }
+    } else {
+      restarts_.push_back(static_cast<std::uint32_t>(buffer_.size()));
+      counter_ = 0;
+    }
+    wire::append_varint(buffer_, shared);
+    wire::append_varint(buffer_, key.size() - shared);
+    wire::append_varint(buffer_, value.size());
+    buffer_.append(key.substr(shared));
+    buffer_.append(value);
+    last_key_.assign(key);
+    ++counter_;
+    ++entries_;
+  }
+  [[nodiscard]] std::size_t size_estimate() const noexcept {
+    return buffer_.size() + restarts_.size() * 4 + 4;
+  }
+  [[nodiscard]] bool empty() const noexcept { return entries_ == 0; }
+  /// The finished block bytes; the builder is reset.
+  std::string finish() {
+    std::string out = std::move(buffer_);
+    for (std::uint32_t r : restarts_) {
+      wire::append_fixed32(out, r);
+    }
+    wire::append_fixed32(out, static_cast<std::uint32_t>(restarts_.size()));
+    buffer_.clear();
+    restarts_.assign(1, 0);
+    counter_ = 0;
+    entries_ = 0;
+    last_key_.clear();
+    return out;
+  }
+
+ private:
+  int interval_;
+  std::string buffer_;
+  std::vector<std::uint32_t> restarts_;
+  int counter_ = 0;
+  std::size_t entries_ = 0;
+  std::string last_key_;
+};
+
+/// LevelDB's FindShortestSeparator (bytewise comparator).
+inline std::string shortest_separator(const std::string& a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) {
+    ++i;
+  }
+  if (i < n) {
+    const auto c = static_cast<unsigned char>(a[i]);
+    if (c < 0xFF && c + 1 < static_cast<unsigned char>(b[i])) {
+      std::string s = a.substr(0, i + 1);
+      s[i] = static_cast<char>(c + 1);
+      return s;
+    }
+  }
+  return a;
+}
+/// LevelDB's FindShortSuccessor.
+inline std::string short_successor(const std::string& a) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (static_cast<unsigned char>(a[i]) != 0xFF) {
+      std::string s = a.substr(0, i + 1);
+      s[i] = static_cast<char>(static_cast<unsigned char>(a[i]) + 1);
+      return s;
+    }
+  }
+  return a;
+}
+
+inline void append_handle(std::string& out, std::uint64_t offset, std::uint64_t size) {
+  wire::append_varint(out, offset);
+  wire::append_varint(out, size);
+}
+
+/// Builds a whole table in memory (index files are small: one entry per tensor).
+class TableBuilder {
+ public:
+  /// Keys must arrive in strictly increasing bytewise order (internal error otherwise).
+  void add(std::string_view key, std::string_view value) {
+    if (entries_ > 0 && !(std::string_view(last_key_) < key)) {
+      throw internal("tensor bundle index: key '" + std::string(key) +
+                     "' added out of order after '" + last_key_ + "'");
+    }
+    if (pending_index_) {
+      add_index_entry(shortest_separator(last_key_, key));
+    }
+    if (key.size() + value.size() >= 2 * block_size && !data_.empty()) {
+      flush();
+      if (pending_index_) {
+        add_index_entry(shortest_separator(last_key_, key));
+      }
+    }
+    data_.add(key, value);
+    last_key_.assign(key);
+    ++entries_;
+    if (data_.size_estimate() >= block_size) {
+      flush();
+    }
+  }
+  /// The complete file contents.
+  std::string finish() {
+    flush();
+    BlockBuilder meta(16);
+    const auto [meta_off, meta_size] = write_block(meta.finish());
+    if (pending_index_) {
+      add_index_entry(short_successor(last_key_));
+    }
+    const auto [index_off, index_size] = write_block(index_.finish());
+    std::string footer;
+    append_handle(footer, meta_off, meta_size);
+    append_handle(footer, index_off, index_size);
+    footer.resize(40, '\0');
+    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic & 0xFFFFFFFFU));
+    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic >> 32));
+    out_ += footer;
+    return std::move(out_);
+  }
+
+ private:
+  void add_index_entry(const std::string& key) {
+    std::string handle;
+    append_handle(handle, pending_offset_, pending_size_);
+    index_.add(key, handle);
+    pending_index_ = false;
+  }
+  void flush() {
+    if (data_.empty()) {
+      return;
+    }
+    std::tie(pending_offset_, pending_size_) = write_block(data_.finish());
+    pending_index_ = true;
+  }
+  std::pair<std::uint64_t, std::uint64_t> write_block(const std::string& block) {
+    const std::uint64_t offset = out_.size();
+    out_ += block;
+    out_.push_back('\0');  // compression type: none
+    std::uint32_t crc = io::crc32c(block);
+    crc = io::crc32c_extend(crc, "\0", 1);
+    wire::append_fixed32(out_, io::mask_crc32c(crc));
+    return {offset, block.size()};
+  }
+
+  std::string out_;
+  BlockBuilder data_{16};
+  BlockBuilder index_{1};
+  std::string last_key_;
+  std::size_t entries_ = 0;
+  bool pending_index_ = false;
+  std::uint64_t pending_offset_ = 0;
+  std::uint64_t pending_size_ = 0;
+};
+
+/// Parses a whole table: key -> value, in key order. `file` names the file in errors.
+class TableReader {
+ public:
+  TableReader(std::string_view bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
+
+  std::vector<std::pair<std::string, std::string>> read_all() {
+    if (bytes_.size() < footer_size) {
+      fail(0, "file of " + std::to_string(bytes_.size()) +
+                  " bytes is shorter than the 48-byte table footer (truncated?)");
+    }
+    const std::size_t foot = bytes_.size() - footer_size;
+    const std::uint64_t magic = wire::load_fixed64(bytes_.data() + foot + 40);
+    if (magic != table_magic) {
+      fail(foot + 40, "bad table magic number (not a tensor bundle index, or corrupt)");
+    }
+    wire::Reader footer(bytes_.substr(foot, 40), "table footer", foot);
+    (void)handle(footer);  // metaindex: TF never reads it either
+    const auto [index_off, index_size] = handle(footer);
+    std::vector<std::pair<std::string, std::string>> index_entries;
+    parse_block(read_block(index_off, index_size), index_off, index_entries);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [key, value] : index_entries) {
+      wire::Reader h(value, "index block handle", index_off);
+      const auto [off, size] = handle(h);
+      parse_block(read_block(off, size), off, out);
+    }
+    for (std::size_t i = 1; i < out.size(); ++i) {
+      if (!(out[i - 1].first < out[i].first)) {
+        fail(0, "keys out of order at '" + out[i].first + "'");
+      }
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const {
+    throw data_loss("tensor bundle index '" + file_ + "': " + what + " (byte offset " +
+                    std::to_string(offset) + ")");
+  }
+  std::pair<std::uint64_t, std::uint64_t> handle(wire::Reader& r) const {
+    try {
+      const std::uint64_t off = r.varint();
+      const std::uint64_t size = r.varint();
+      return {off, size};
+    } catch (const data_loss& e) {
+      fail(r.offset(), std::string("bad block handle: ") + e.what());
+    }
+  }
+  std::string_view read_block(std::uint64_t off, std::uint64_t size) const {
+    if (off > bytes_.size() || size > bytes_.size() - off ||
+        trailer_size > bytes_.size() - off - size) {
+      fail(off, "block of " + std::to_string(size) + " bytes runs past the end of the file");
+    }
+    std::string_view block = bytes_.substr(off, size);
+    const auto type = static_cast<unsigned char>(bytes_[off + size]);
+    const std::uint32_t stored = wire::load_fixed32(bytes_.data() + off + size + 1);
+    const std::uint32_t actual =
+        io::mask_crc32c(io::crc32c_extend(io::crc32c(block), bytes_.data() + off + size, 1));
+    if (stored != actual) {
+      fail(off, "block checksum mismatch (corrupt index)");
+    }
+    if (type != 0) {
+      fail(off + size, "compressed block (type " + std::to_string(type) + ") is not supported");
+    }
+    return block;
+  }
+  void parse_block(std::string_view block, std::uint64_t base,
+                   std::vector<std::pair<std::string, std::string>>& out) const {
+    if (block.size() < 4) {
+      fail(base, "block shorter than its restart count");
+    }
+    const std::uint32_t num_restarts = wire::load_fixed32(block.data() + block.size() - 4);
+    if (num_restarts == 0 || num_restarts > (block.size() - 4) / 4) {
+      fail(base, "bad restart count " + std::to_string(num_restarts));
+    }
+    const std::size_t limit = block.size() - 4 - std::size_t(num_restarts) * 4;
+    std::size_t pos = 0;
+    std::string key;
+    while (pos < limit) {
+      const std::size_t at = pos;
+      const std::uint64_t shared = varint(block, limit, pos, base + at, key);
+      const std::uint64_t non_shared = varint(block, limit, pos, base + at, key);
+      const std::uint64_t value_len = varint(block, limit, pos, base + at, key);
+      if (shared > key.size() || non_shared > limit - pos || value_len > limit - pos - non_shared) {
+        fail(base + at, "corrupt block entry after key '" + key + "'");
+      }
+      key.resize(shared);
+      key.append(block.substr(pos, non_shared));
+      pos += non_shared;
+      out.emplace_back(key, std::string(block.substr(pos, value_len)));
+      pos += value_len;
+    }
+  }
+  std::uint64_t varint(std::string_view block, std::size_t limit, std::size_t& pos,
+                       std::uint64_t at, const std::string& key) const {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 35; shift += 7) {  // varint32
+      if (pos >= limit) {
+        break;
+      }
+      const auto b = static_cast<unsigned char>(block[pos++]);
+      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) {
+        return v;
+      }
+    }
+    fail(at, "truncated or overlong varint in block entry after key '" + key + "'");
+  }
+
+  std::string_view bytes_;
+  std::string file_;
+};
+
+}  // namespace detail::sstable
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
+// ---- end <tapeflow/train/detail/table.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace train {
+
+/// Dtype and shape of one bundle entry.
+struct TensorInfo {
+  DType dtype = DType::invalid;  ///< element type
+  Shape shape{};                 ///< dimensions
+};
+
+namespace detail_bundle {
+
+/// Test hook: called at each stage of a save ("data", "index", "rename_data", "rename_index",
+/// "state"); a hook that throws simulates a failure at that point.
+inline std::function<void(const std::string& stage)>& fault_hook() {
+  static std::function<void(const std::string&)> hook;
+  return hook;
+}
+inline void stage(const char* name) {
+  if (fault_hook()) {
+    fault_hook()(name);
+  }
+}
+
+inline std::string data_file(const std::string& prefix, int shard = 0, int num_shards = 1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ".data-%05d-of-%05d", shard, num_shards);
+  return prefix + buf;
+}
+
+inline std::string encode_shape(const Shape& s) {
+  std::string out;
+  detail::wire::Writer w(out);
+  for (auto d : s.dims()) {
+    w.message_field(2, [&](detail::wire::Writer& dim) { dim.int64_field(1, d); });
+  }
+  return out;
+}
+
+/// A tensor of `dtype` and `shape` whose bytes `fill(void* data)` writes (numeric types) or
+/// whose strings `fill(std::string* data)` assigns.
+template <class Fill>
+AnyTensor make_tensor(DType dtype, const Shape& shape, Fill&& fill) {
+  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
+    AnyTensor out;
+    [&]<std::size_t... R>(std::index_sequence<R...>) {
+      (void)((shape.rank() == R ? (
+                                      out =
+                                          [&] {
+                                            std::array<std::int64_t, R> dims{};
+                                            for (std::size_t i = 0; i < R; ++i) {
+                                              dims[i] = shape[i];
+                                            }
+                                            auto t = Tensor<T, R>::uninitialized(dims);
+                                            fill(tapeflow::detail::tensor_access::mutable_data(t));
+                                            return AnyTensor(t);
+                                          }(),
+                                      true)
+                                : false) ||
+             ...);
+    }(std::make_index_sequence<max_rank + 1>{});
+    return out;
+  });
+}
+
+/// The payload bytes and masked CRC TF stores for a tensor (docs/formats.md 9.5).
+inline std::pair<std::string, std::uint32_t> encode_payload(const AnyTensor& t) {
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  if (t.dtype() != DType::string) {
+    const std::size_t bytes = n * dtype_size(t.dtype());
+    std::string payload(static_cast<const char*>(t.raw_data()), bytes);
+    return {payload, io::masked_crc32c(payload)};
+  }
+  const auto* s = static_cast<const std::string*>(t.raw_data());
+  std::string payload;
+  std::uint32_t crc = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    detail::wire::append_varint(payload, s[i].size());
+    std::string fixed;
+    if (s[i].size() <= 0xFFFFFFFFU) {
+      detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(s[i].size()));
+    } else {
+      detail::wire::append_fixed64(fixed, s[i].size());
+    }
+    crc = io::crc32c_extend(crc, fixed);
+  }
+  std::string masked;
+  detail::wire::append_fixed32(masked, io::mask_crc32c(crc));
+  payload += masked;
+  crc = io::crc32c_extend(crc, masked);
+  for (std::size_t i = 0; i < n; ++i) {
+    payload += s[i];
+    crc = io::crc32c_extend(crc, s[i]);
+  }
+  return {payload, io::mask_crc32c(crc)};
+}
+
+inline bool supported(DType d) {
+  switch (d) {
+    case DType::float32:
+    case DType::float64:
+    case DType::int32:
+    case DType::uint8:
+    case DType::string:
+    case DType::int64:
+    case DType::bool_:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// A decoded BundleEntryProto: where one tensor lies in the data files.
+struct Entry {
+  TensorInfo info;          ///< dtype and shape
+  std::int32_t shard = 0;   ///< which data file (`.data-<shard>-of-<n>`)
+  std::int64_t offset = 0;  ///< byte offset in that file
+  std::int64_t size = 0;    ///< bytes
+  std::uint32_t crc = 0;    ///< masked CRC32C of the bytes
+  bool has_slices = false;  ///< a partitioned (sliced) variable, which we cannot read
+};
+
+inline Entry parse_entry(std::string_view value, const std::string& key, const std::string& file) {
+  Entry e;
+  try {
+    detail::wire::Reader r(value, "BundleEntryProto");
+    std::vector<std::int64_t> dims;
+    while (auto tag = r.next()) {
+      switch (tag->field) {
+        case 1:
+          e.info.dtype = static_cast<DType>(r.int32());
+          break;
+        case 2: {
+          auto sr = r.message("TensorShapeProto");
+          while (auto st = sr.next()) {
+            if (st->field == 2) {
+              auto dr = sr.message("TensorShapeProto.Dim");
+              std::int64_t size = 0;
+              while (auto dt = dr.next()) {
+                if (dt->field == 1) {
+                  size = dr.int64();
+                } else {
+                  dr.skip(*dt);
+                }
+              }
+              dims.push_back(size);
+            } else {
+              sr.skip(*st);
+            }
+          }
+          break;
+        }
+        case 3:
+          e.shard = r.int32();
+          break;
+        case 4:
+          e.offset = r.int64();
+          break;
+        case 5:
+          e.size = r.int64();
+          break;
+        case 6:
+          e.crc = r.fixed32();
+          break;
+        case 7:
+          e.has_slices = true;
+          r.skip(*tag);
+          break;
+        default:
+          r.skip(*tag);
+      }
+    }
+    std::int64_t count = 1;
+    for (auto d : dims) {
+      if (d < 0 || (d > 0 && count > (std::int64_t{1} << 50) / d)) {
+        throw data_loss("bad dimension " + std::to_string(d));
+      }
+      count *= d;
+    }
+    e.info.shape = Shape(std::span<const std::int64_t>(dims));
+  } catch (const error& ex) {
+    throw data_loss("tensor bundle '" + file + "': bad entry for key '" + key + "': " + ex.what());
+  }
+  if (e.offset < 0 || e.size < 0 || e.shard < 0) {
+    throw data_loss("tensor bundle '" + file + "': bad offset/size for key '" + key + "'");
+  }
+  return e;
+}
+
+}  // namespace detail_bundle
+
+/// Writes one tensor bundle (TensorFlow: BundleWriter). Tensors go to the data file in the order
+/// added; the index is sorted by key. Nothing is visible under the prefix until `finish()`.
+///
+///     tf::train::BundleWriter w("/tmp/ckpt/model");
+///     w.add("w", tf::constant<float>({1, 2}));
+///     w.finish();   // model.index, model.data-00000-of-00001
+class BundleWriter {
+ public:
+  /// Starts a bundle at `prefix` (creating its directory), writing to a temporary data file;
+  /// throws not_found if that file cannot be created.
+  explicit BundleWriter(std::string prefix)
+      : prefix_(std::move(prefix)), suffix_(detail_state::temp_suffix()) {
+    const std::string dir = detail_state::dirname(prefix_);
+    if (!dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+    }
+    data_tmp_ = detail_bundle::data_file(prefix_) + suffix_;
+    data_ = std::fopen(data_tmp_.c_str(), "wb");
+    if (data_ == nullptr) {
+      throw not_found("tf::train::BundleWriter: cannot create '" + data_tmp_ + "'");
+    }
+  }
+  BundleWriter(const BundleWriter&) = delete;
+  BundleWriter& operator=(const BundleWriter&) = delete;
+  ~BundleWriter() { abandon(); }
+
+  /// Appends a tensor under `key` (keys must be unique and non-empty).
+  void add(const std::string& key, const AnyTensor& t) {
+    if (key.empty() || entries_.count(key) != 0) {
+      throw invalid_argument(
+          "tf::train::BundleWriter: " +
+          (key.empty() ? std::string("empty key") : "duplicate key '" + key + "'") + " in '" +
+          prefix_ + "'");
+    }
+    if (!t.has_value() || !detail_bundle::supported(t.dtype())) {
+      throw invalid_argument("tf::train::BundleWriter: tensor for key '" + key +
+                             "' has no value or an unsupported dtype");
+    }
+    // Numeric tensors are written straight from their buffer (no copy); strings are encoded.
+    std::string encoded;
+    std::string_view payload;
+    std::uint32_t crc = 0;
+    if (t.dtype() == DType::string) {
+      std::tie(encoded, crc) = detail_bundle::encode_payload(t);
+      payload = encoded;
+    } else {
+      payload =
+          std::string_view(static_cast<const char*>(t.raw_data()),
+                           static_cast<std::size_t>(t.num_elements()) * dtype_size(t.dtype()));
+      crc = io::masked_crc32c(payload);
+    }
+    std::string entry;
+    detail::wire::Writer w(entry);
+    w.int32_field(1, static_cast<std::int32_t>(t.dtype()));
+    w.bytes_field(2, detail_bundle::encode_shape(t.shape()));
+    w.int64_field_if_nonzero(4, offset_);
+    w.int64_field_if_nonzero(5, static_cast<std::int64_t>(payload.size()));
+    w.fixed32_field(6, crc);
+    if (!payload.empty() &&
+        std::fwrite(payload.data(), 1, payload.size(), data_) != payload.size()) {
+      throw resource_exhausted("tf::train::BundleWriter: short write to '" + data_tmp_ +
+                               "' for key '" + key + "'");
+    }
+    offset_ += static_cast<std::int64_t>(payload.size());
+    entries_.emplace(key, std::move(entry));
+  }
+
+  /// Writes the index and moves both files into place. Returns the prefix.
+  std::string finish() {
+    if (data_ == nullptr) {
+      throw failed_precondition("tf::train::BundleWriter: finish() called twice for '" + prefix_ +
+                                "'");
+    }
+    const bool ok = std::fflush(data_) == 0;
+    const bool closed = std::fclose(data_) == 0;
+    data_ = nullptr;
+    if (!ok || !closed) {
+      abandon();
+      throw resource_exhausted("tf::train::BundleWriter: cannot write '" + data_tmp_ + "'");
+    }
+    try {
+      detail_bundle::stage("data");
+      detail::sstable::TableBuilder table;
+      std::string header;
+      detail::wire::Writer h(header);
+      h.int32_field(1, 1);
+      h.message_field(3, [](detail::wire::Writer& v) { v.int32_field(1, 1); });
+      table.add("", header);
+      for (const auto& [k, v] : entries_) {
+        table.add(k, v);
+      }
+      index_tmp_ = prefix_ + ".index" + suffix_;
+      detail_state::atomic_write(index_tmp_, table.finish());  // complete before renamed
+      detail_bundle::stage("index");
+      rename(data_tmp_, detail_bundle::data_file(prefix_));
+      detail_bundle::stage("rename_data");
+      rename(index_tmp_, prefix_ + ".index");
+      index_tmp_.clear();
+      data_tmp_.clear();
+      detail_bundle::stage("rename_index");
+    } catch (...) {
+      abandon();
+      throw;
+    }
+    return prefix_;
+  }
+
+ private:
+  static void rename(const std::string& from, const std::string& to) {
+    std::error_code ec;
+    std::filesystem::rename(from, to, ec);
+    if (ec) {
+      throw internal("tf::train::BundleWriter: cannot rename '" + from + "' to '" + to +
+                     "': " + ec.message());
+    }
+  }
+  void abandon() noexcept {
+    if (data_ != nullptr) {
+      std::fclose(data_);
+      data_ = nullptr;
+    }
+    if (!data_tmp_.empty()) {
+      std::remove(data_tmp_.c_str());
+      data_tmp_.clear();
+    }
+    if (!index_tmp_.empty()) {
+      std::remove(index_tmp_.c_str());
+      index_tmp_.clear();
+    }
+  }
+
+  std::string prefix_;
+  std::string suffix_;
+  std::string data_tmp_;
+  std::string index_tmp_;
+  std::FILE* data_ = nullptr;
+  std::int64_t offset_ = 0;
+  std::map<std::string, std::string> entries_;
+};
+
+/// Reads a tensor bundle (TensorFlow: `tf.train.load_checkpoint`'s CheckpointReader).
+///
+///     auto reader = tf::train::load_checkpoint("./save");          // directory or prefix
+///     for (auto& [key, shape] : reader.get_variable_to_shape_map()) ...
+///     tf::AnyTensor w = reader.get_tensor("w/.ATTRIBUTES/VARIABLE_VALUE");
+class CheckpointReader {
+ public:
+  /// Opens `prefix.index`; not_found if missing, data_loss if corrupt.
+  explicit CheckpointReader(std::string prefix) : prefix_(std::move(prefix)) {
+    const std::string index = prefix_ + ".index";
+    std::FILE* f = std::fopen(index.c_str(), "rb");
+    if (f == nullptr) {
+      throw not_found("tf::train::CheckpointReader: no checkpoint index '" + index + "'");
+    }
+    std::string bytes;
+    char buf[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+      bytes.append(buf, n);
+    }
+    std::fclose(f);
+    from_index_bytes(bytes, index);
+  }
+  /// Parses index bytes already in memory (fuzzing, tests); data files resolve from `prefix`.
+  CheckpointReader(std::string prefix, std::string_view index_bytes) : prefix_(std::move(prefix)) {
+    from_index_bytes(index_bytes, prefix_ + ".index");
+  }
+
+  /// The checkpoint prefix (without `.index`).
+  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
+  /// Whether the checkpoint has a tensor named `key`.
+  [[nodiscard]] bool has_tensor(const std::string& key) const { return entries_.count(key) != 0; }
+  /// Every key but the header, sorted.
+  [[nodiscard]] std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& [k, e] : entries_) {
+      out.push_back(k);
+    }
+    return out;
+  }
+  /// Dtype and shape of tensor `key`; throws not_found if there is none.
+  [[nodiscard]] const TensorInfo& info(const std::string& key) const { return entry(key).info; }
+  /// Key -> shape of every tensor (TensorFlow: `get_variable_to_shape_map()`).
+  [[nodiscard]] std::map<std::string, Shape> get_variable_to_shape_map() const {
+    std::map<std::string, Shape> out;
+    for (const auto& [k, e] : entries_) {
+      out.emplace(k, e.info.shape);
+    }
+    return out;
+  }
+  /// Key -> dtype of every tensor (TensorFlow: `get_variable_to_dtype_map()`).
+  [[nodiscard]] std::map<std::string, DType> get_variable_to_dtype_map() const {
+    std::map<std::string, DType> out;
+    for (const auto& [k, e] : entries_) {
+      out.emplace(k, e.info.dtype);
+    }
+    return out;
+  }
+
+  /// Reads and verifies one tensor.
+  [[nodiscard]] AnyTensor get_tensor(const std::string& key) const {
+    const auto& e = entry(key);
+    const std::string file = detail_bundle::data_file(prefix_, e.shard, num_shards_);
+    if (e.has_slices) {
+      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' in '" + file +
+                          "' is a partitioned (sliced) variable");
+    }
+    if (!detail_bundle::supported(e.info.dtype)) {
+      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' has dtype " +
+                          std::to_string(static_cast<int>(e.info.dtype)) + ", not supported");
+    }
+    const std::int64_t n = e.info.shape.num_elements();
+    if (e.info.dtype != DType::string &&
+        e.size != n * static_cast<std::int64_t>(dtype_size(e.info.dtype))) {
+      throw data_loss("tf::train::CheckpointReader: key '" + key + "' in '" + file + "': size " +
+                      std::to_string(e.size) + " does not fit " + std::to_string(n) +
+                      " elements of " + std::string(dtype_name(e.info.dtype)));
+    }
+    if (e.info.dtype != DType::string) {
+      // Read straight into the new tensor's buffer, then check the CRC there.
+      return detail_bundle::make_tensor(e.info.dtype, e.info.shape, [&](auto* d) {
+        if constexpr (!std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
+          read_range(file, e.offset, e.size, key, reinterpret_cast<char*>(d));
+          if (io::masked_crc32c(d, static_cast<std::size_t>(e.size)) != e.crc) {
+            throw data_loss("tf::train::CheckpointReader: checksum mismatch for key '" + key +
+                            "' in '" + file + "' at byte offset " + std::to_string(e.offset));
+          }
+        }
+      });
+    }
+    const std::string payload = read_string_range(file, e.offset, e.size, key);
+    return decode_strings(payload, n, e, key, file);
+  }
+
+ private:
+  const detail_bundle::Entry& entry(const std::string& key) const {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      throw not_found("tf::train::CheckpointReader: key '" + key + "' not found in checkpoint '" +
+                      prefix_ + "'");
+    }
+    return it->second;
+  }
+  void from_index_bytes(std::string_view bytes, const std::string& file) {
+    detail::sstable::TableReader table(bytes, file);
+    auto all = table.read_all();
+    if (all.empty() || !all.front().first.empty()) {
+      throw data_loss("tensor bundle index '" + file + "': no header entry");
+    }
+    try {
+      detail::wire::Reader r(all.front().second, "BundleHeaderProto");
+      while (auto tag = r.next()) {
+        if (tag->field == 1) {
+          num_shards_ = r.int32();
+        } else if (tag->field == 2) {
+          if (r.int32() != 0) {
+            throw unimplemented("big-endian tensor bundles are not supported");
+          }
+        } else {
+          r.skip(*tag);
+        }
+      }
+    } catch (const data_loss& ex) {
+      throw data_loss("tensor bundle index '" + file + "': bad header: " + ex.what());
+    }
+    if (num_shards_ < 1 || num_shards_ > 99999) {
+      throw data_loss("tensor bundle index '" + file + "': bad shard count " +
+                      std::to_string(num_shards_));
+    }
+    for (std::size_t i = 1; i < all.size(); ++i) {
+      auto e = detail_bundle::parse_entry(all[i].second, all[i].first, file);
+      if (e.shard >= num_shards_) {
+        throw data_loss("tensor bundle index '" + file + "': key '" + all[i].first +
+                        "' names shard " + std::to_string(e.shard) + " of " +
+                        std::to_string(num_shards_));
+      }
+      entries_.emplace(std::move(all[i].first), e);
+    }
+  }
+  // Reads `size` bytes at `offset` of `file` into `out`, checking the file is long enough
+  // first (a corrupt index must not make us allocate or read its claimed size).
+  static void read_range(const std::string& file, std::int64_t offset, std::int64_t size,
+                         const std::string& key, char* out) {
+    if (size == 0) {
+      return;
+    }
+    std::FILE* f = std::fopen(file.c_str(), "rb");
+    if (f == nullptr) {
+      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
+                      "') cannot be opened");
+    }
+    const bool fits =
+        fseeko(f, 0, SEEK_END) == 0 && ftello(f) >= offset && ftello(f) - offset >= size;
+    const bool ok =
+        fits && fseeko(f, offset, SEEK_SET) == 0 &&
+        std::fread(out, 1, static_cast<std::size_t>(size), f) == static_cast<std::size_t>(size);
+    std::fclose(f);
+    if (!ok) {
+      throw data_loss("tf::train::CheckpointReader: data file '" + file +
+                      "' is shorter than the "
+                      "index says: key '" +
+                      key + "' needs bytes " + std::to_string(offset) + ".." +
+                      std::to_string(offset + size));
+    }
+  }
+  static std::string read_string_range(const std::string& file, std::int64_t offset,
+                                       std::int64_t size, const std::string& key) {
+    std::error_code ec;
+    const auto file_size = std::filesystem::file_size(file, ec);
+    if (ec) {
+      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
+                      "') cannot be opened");
+    }
+    if (static_cast<std::uint64_t>(offset) > file_size ||
+        static_cast<std::uint64_t>(size) > file_size - static_cast<std::uint64_t>(offset)) {
+      throw data_loss("tf::train::CheckpointReader: data file '" + file +
+                      "' is shorter than the index says: key '" + key + "' needs bytes " +
+                      std::to_string(offset) + ".." + std::to_string(offset + size));
+    }
+    std::string out(static_cast<std::size_t>(size), '\0');
+    read_range(file, offset, size, key, out.data());
+    return out;
+  }
+  static AnyTensor decode_strings(const std::string& payload, std::int64_t n,
+                                  const detail_bundle::Entry& e, const std::string& key,
+                                  const std::string& file) {
+    auto bad = [&](const std::string& what) -> data_loss {
+      return data_loss("tf::train::CheckpointReader: string tensor '" + key + "' in '" + file +
+                       "': " + what);
+    };
+    std::vector<std::uint64_t> lens;
+    std::size_t pos = 0;
+    std::uint32_t crc = 0;
+    detail::wire::Reader r(payload, "string lengths");
+    try {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint64_t len = r.varint();
+        lens.push_back(len);
+        std::string fixed;
+        if (len <= 0xFFFFFFFFU) {
+          detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(len));
+        } else {
+          detail::wire::append_fixed64(fixed, len);
+        }
+        crc = io::crc32c_extend(crc, fixed);
+      }
+      pos = r.position();
+    } catch (const data_loss&) {
+      throw bad("truncated length list");
+    }
+    if (payload.size() - pos < 4) {
+      throw bad("missing length checksum");
+    }
+    if (detail::wire::load_fixed32(payload.data() + pos) != io::mask_crc32c(crc)) {
+      throw bad("length checksum mismatch");
+    }
+    crc = io::crc32c_extend(crc, payload.data() + pos, 4);
+    pos += 4;
+    std::uint64_t total = 0;
+    for (auto l : lens) {
+      total += l;
+      if (total > payload.size() - pos) {
+        throw bad("data shorter than the string lengths say");
+      }
+    }
+    crc = io::crc32c_extend(crc, payload.data() + pos, payload.size() - pos);
+    if (io::mask_crc32c(crc) != e.crc) {
+      throw bad("checksum mismatch");
+    }
+    return detail_bundle::make_tensor(DType::string, e.info.shape, [&](auto* d) {
+      if constexpr (std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
+        for (std::size_t i = 0; i < lens.size(); ++i) {
+          d[i].assign(payload.data() + pos, lens[i]);
+          pos += lens[i];
+        }
+      }
+    });
+  }
+
+  std::string prefix_;
+  int num_shards_ = 1;
+  std::map<std::string, detail_bundle::Entry> entries_;
+};
+
+/// Opens a checkpoint by prefix, or by directory (its latest checkpoint), like
+/// `tf.train.load_checkpoint`; not_found when neither exists.
+inline CheckpointReader load_checkpoint(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::string latest = latest_checkpoint(path);
+    if (latest.empty()) {
+      throw not_found("tf::train::load_checkpoint: no checkpoint found in directory '" + path +
+                      "'");
+    }
+    return CheckpointReader(latest);
+  }
+  return CheckpointReader(path);
+}
+
+/// (key, shape) of every tensor in a checkpoint (`tf.train.list_variables`).
+inline std::vector<std::pair<std::string, Shape>> list_variables(const std::string& path) {
+  auto m = load_checkpoint(path).get_variable_to_shape_map();
+  return {m.begin(), m.end()};
+}
+
+}  // namespace train
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
+// ---- end <tapeflow/train/tensor_bundle.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace train {
+
+/// The object-graph key of the serialized TrackableObjectGraph.
+inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
+
+/// Something a checkpoint tracks (a model of `train::trackable`): a Keras layer, model,
+/// optimizer or metric (any `train::Trackable`), a `tf::Variable`, a dataset iterator (anything
+/// with `save_state()` / `restore_state(s)`, e.g. `tf::data::Iterator`) or a `tf::function` (a
+/// node without values). Holds a reference: the object must outlive the Checkpoint.
+class CheckpointObject {
+ public:
+  /// A trackable object (layer, model, optimizer, metric, ...): a node with its children.
+  CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
+  /// A variable: its value is stored under `<path>/.ATTRIBUTES/VARIABLE_VALUE`.
+  template <class T, std::size_t R>
+  CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
+      : variable_(AnyVariable(v)) {}
+  /// A type-erased variable, stored as a typed one is.
+  CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
+      : variable_(std::move(v)) {}
+  /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
+  /// tensor under `<path>/.ATTRIBUTES/ITERATOR_STATE`.
+  template <class It>
+    requires(!std::derived_from<It, Trackable> && stateful_iterator<It>)
+  CheckpointObject(It& it)  // NOLINT(google-explicit-constructor)
+      : state_(std::make_shared<StateFns>()) {
+    state_->save = [&it] {
+      std::string out;
+      const auto s = it.save_state();
+      tapeflow::detail::wire::append_varint(out, s.entries().size());
+      for (const auto& [k, v] : s.entries()) {
+        tapeflow::detail::wire::append_varint(out, k.size());
+        out += k;
+        tapeflow::detail::wire::append_varint(out, v.size());
+        out += v;
+      }
+      return out;
+    };
+    state_->restore = [&it](const std::string& bytes) {
+      auto s = it.save_state();
+      s.entries().clear();
+      tapeflow::detail::wire::Reader r(bytes, "iterator state");
+      const std::uint64_t n = r.varint();
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::string k(r.bytes());
+        s.entries()[k] = std::string(r.bytes());
+      }
+      it.restore_state(s);
+    };
+  }
+  /// A traced function: a node of its own with no values (TensorFlow tracks tf.functions the
+  /// same way; the SavedModel writer exports them).
+  template <class F>
+    requires(!std::derived_from<F, Trackable> && !stateful_iterator<F> && traced_function<F>)
+  CheckpointObject(F& f)  // NOLINT(google-explicit-constructor)
+      : function_(&f) {}
+
+  /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
+  struct StateFns {
+    std::function<std::string()> save;                ///< serializes the state
+    std::function<void(const std::string&)> restore;  ///< applies what `save` returned
+  };
+
+  /// The trackable object, or nullptr when this is another kind.
+  [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
+  /// The variable (without a value when this is another kind).
+  [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
+  /// The state functions of a dataset iterator, or null when this is another kind.
+  [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
+  /// The tf::function's address when this object is one (its identity in the graph).
+  [[nodiscard]] const void* function() const noexcept { return function_; }
+
+ private:
+  Trackable* trackable_ = nullptr;
+  AnyVariable variable_;
+  std::shared_ptr<StateFns> state_;
+  const void* function_ = nullptr;
+};
+
+/// Options of `Checkpoint::save` / `write` (TensorFlow: tf.train.CheckpointOptions).
+struct CheckpointOptions {
+  /// Whose object-graph names to write. Keras 3 is what `pip install tensorflow` gives today;
+  /// tf_keras and its legacy optimizers for programs on Keras 2.
+  Layout layout = Layout::keras3;
+};
+
+/// Options of `Checkpoint::restore`.
+struct RestoreOptions {
+  /// Record dtype/shape mismatches in the report instead of throwing invalid_argument.
+  bool skip_mismatch = false;
+};
+
+/// What a restore did, by checkpoint key (variables) or variable name (missing).
+struct RestoreReport {
+  Layout layout = Layout::keras3;       ///< the layout detected in the checkpoint
+  std::vector<std::string> matched;     ///< keys restored into a live variable
+  std::vector<std::string> missing;     ///< live variables with no value in the checkpoint
+  std::vector<std::string> unexpected;  ///< checkpoint keys no live object took (yet)
+  std::vector<std::string> pending;     ///< keys waiting for a variable to be created
+  std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
+
+  /// Prints the layout, then each list with its count, one entry per line.
+  friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
+    os << "layout: " << layout_name(r.layout) << "\n";
+    auto list = [&](const char* name, const std::vector<std::string>& v) {
+      os << name << " (" << v.size() << ")";
+      for (const auto& s : v) {
+        os << "\n  " << s;
+      }
+      os << "\n";
+    };
+    list("matched", r.matched);
+    list("missing", r.missing);
+    list("unexpected", r.unexpected);
+    list("pending", r.pending);
+    list("mismatched", r.mismatched);
+    return os;
+  }
+};
+
+namespace detail_ckpt {
+
+namespace og = tapeflow::detail::object_graph;
+using Root = std::vector<std::pair<std::string, CheckpointObject>>;
+
+/// A live object in the graph walk (Note [Checkpoint object graph]).
+struct Live {
+  Trackable* trackable = nullptr;                     ///< a trackable object, or nullptr
+  std::shared_ptr<Trackable> owned;                   ///< keeps a node made by a listing alive
+  AnyVariable variable;                               ///< a variable (no value if this is not one)
+  std::shared_ptr<CheckpointObject::StateFns> state;  ///< an iterator's state functions
+  const void* function = nullptr;                     ///< a tf::function's address
+  const Root* root = nullptr;  ///< the Checkpoint's named objects (root node)
+};
+
+inline Live live_of(const CheckpointObject& o) {
+  return Live{o.trackable(), nullptr, o.variable(), o.state(), o.function(), nullptr};
+}
+
+/// Named children of a live object under `layout`.
+inline std::vector<std::pair<std::string, Live>> children_of(const Live& l, Layout layout) {
+  std::vector<std::pair<std::string, Live>> out;
+  if (l.root != nullptr) {
+    for (const auto& [name, obj] : *l.root) {
+      out.emplace_back(name, live_of(obj));
+    }
+  } else if (l.trackable != nullptr) {
+    for (auto& c : l.trackable->trackable_children(layout)) {
+      if (c.target() != nullptr) {
+        out.emplace_back(c.name, Live{c.target(), c.owned, {}, nullptr, nullptr, nullptr});
+      } else if (c.variable.has_value()) {
+        out.emplace_back(c.name, Live{nullptr, nullptr, c.variable, nullptr, nullptr, nullptr});
+      }
+    }
+  }
+  return out;
+}
+
+/// What makes two live objects the same node: objects by address, variables by id.
+inline std::pair<int, std::int64_t> identity(const Live& l) {
+  auto address = [](const void* p) {
+    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
+  };
+  if (l.root != nullptr) {
+    return {0, address(l.root)};
+  }
+  if (l.trackable != nullptr) {
+    return {0, address(l.trackable)};
+  }
+  if (l.state) {
+    return {1, address(l.state.get())};
+  }
+  if (l.function != nullptr) {
+    return {3, address(l.function)};
+  }
+  return {2, l.variable.id()};
+}
+
+/// The live object graph, numbered as TensorFlow numbers it.
+struct LiveGraph {
+  std::vector<Live> nodes;         ///< the live object of each node, by node id
+  std::vector<std::string> paths;  ///< each node's escaped path, "" for the root
+  og::Graph graph;                 ///< the TrackableObjectGraph to write
+  std::vector<std::pair<std::string, AnyVariable>> values;  ///< checkpoint key -> variable
+  /// Checkpoint key -> iterator state functions.
+  std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
+};
+
+/// Sets has_checkpoint_values: the node or a descendant holds values (iterating to a fixpoint,
+/// since a node can be reached again through a later edge).
+inline void mark_checkpoint_values(og::Graph& graph) {
+  std::vector<char> hv(graph.nodes.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = graph.nodes.size(); i-- > 0;) {
+      const auto& n = graph.nodes[i];
+      bool v = !n.attributes.empty() || !n.slot_variables.empty();
+      for (const auto& c : n.children) {
+        v = v || hv[static_cast<std::size_t>(c.node_id)] != 0;
+      }
+      if (v && hv[i] == 0) {
+        hv[i] = 1;
+        changed = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < hv.size(); ++i) {
+    graph.nodes[i].has_checkpoint_values = hv[i] != 0;
+  }
+}
+
+inline LiveGraph build(const Root& root, Layout layout) {
+  LiveGraph g;
+  g.nodes.push_back(Live{nullptr, nullptr, {}, nullptr, nullptr, &root});
+  g.paths.emplace_back();
+  g.graph.nodes.emplace_back();
+  std::map<std::pair<int, std::int64_t>, std::size_t> ids;  // identity -> node id
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Live cur = g.nodes[i];
+    for (auto& [name, child] : children_of(cur, layout)) {
+      auto [pos, inserted] = ids.emplace(identity(child), g.nodes.size());
+      const std::size_t id = pos->second;
+      if (inserted) {
+        g.nodes.push_back(child);
+        const std::string esc = og::escape(name);
+        g.paths.push_back(g.paths[i].empty() ? esc : g.paths[i] + "/" + esc);
+        g.graph.nodes.emplace_back();
+      }
+      g.graph.nodes[i].children.push_back({static_cast<std::int32_t>(id), name});
+    }
+  }
+  const std::size_t normal = g.nodes.size();
+  for (std::size_t i = 0; i < normal; ++i) {
+    const Live& n = g.nodes[i];
+    if (n.variable.has_value()) {
+      const std::string key = g.paths[i] + "/.ATTRIBUTES/VARIABLE_VALUE";
+      g.graph.nodes[i].attributes.push_back({"VARIABLE_VALUE", n.variable.name(), key});
+      g.values.emplace_back(key, n.variable);
+    } else if (n.state) {
+      const std::string key = g.paths[i] + "/.ATTRIBUTES/ITERATOR_STATE";
+      g.graph.nodes[i].attributes.push_back({"ITERATOR_STATE", "", key});
+      g.states.emplace_back(key, n.state);
+    }
+  }
+  for (std::size_t i = 0; i < normal; ++i) {
+    if (g.nodes[i].trackable == nullptr) {
+      continue;
+    }
+    for (const auto& s : g.nodes[i].trackable->trackable_slot_variables(layout)) {
+      auto found = ids.find({2, s.original.id()});
+      if (found == ids.end()) {
+        continue;  // a slot of a variable this checkpoint does not track
+      }
+      const std::size_t orig = found->second;
+      const auto id = static_cast<std::int32_t>(g.nodes.size());
+      g.nodes.push_back(Live{nullptr, nullptr, s.slot, nullptr, nullptr, nullptr});
+      const std::string key = g.paths[orig] + "/.OPTIMIZER_SLOT/" + g.paths[i] + "/" +
+                              og::escape(s.slot_name) + "/.ATTRIBUTES/VARIABLE_VALUE";
+      g.paths.push_back(key);
+      g.graph.nodes.emplace_back();
+      g.graph.nodes.back().attributes.push_back({"VARIABLE_VALUE", s.slot.name(), key});
+      g.values.emplace_back(key, s.slot);
+      g.graph.nodes[i].slot_variables.push_back({static_cast<std::int32_t>(orig), s.slot_name, id});
+    }
+  }
+  mark_checkpoint_values(g.graph);
+  return g;
+}
+
+/// The layout a checkpoint was written in, from local names only Keras 3 (or only tf_keras's
+/// optimizers) use (Note [Object-graph layouts]); a file with none of them restores the same
+/// way under every layout.
+inline Layout detect_layout(const og::Graph& graph) {
+  bool tf_keras_optimizer = false, legacy = false, tf_keras_layers = false;
+  for (const auto& n : graph.nodes) {
+    legacy = legacy || !n.slot_variables.empty();
+    for (const auto& c : n.children) {
+      const std::string& name = c.local_name;
+      if (name == "_kernel" || name == "_embeddings" || name == "_functional" ||
+          name == "_operations" || name == "_trainable_variables" ||
+          name == "_trainable_variables_indices") {
+        return Layout::keras3;
+      }
+      tf_keras_optimizer = tf_keras_optimizer || name == "_index_dict";
+      legacy = legacy || name == "iter";
+      tf_keras_layers = tf_keras_layers || name.starts_with("layer_with_weights-") ||
+                        name == "kernel" || name == "embeddings";
+    }
+  }
+  if (tf_keras_optimizer) {
+    return Layout::tf_keras;
+  }
+  if (legacy) {
+    return Layout::tf_keras_legacy;
+  }
+  return tf_keras_layers ? Layout::tf_keras : Layout::keras3;
+}
+
+/// Shared by a load status and the deferred-restoration hooks it installs.
+struct RestoreState {
+  std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
+  Root root;                                 ///< the Checkpoint's named objects
+  og::Graph graph;                           ///< the checkpoint's object graph
+  Layout layout = Layout::keras3;            ///< the layout detected in it
+  RestoreOptions options;                    ///< as given to restore
+  std::set<std::string> consumed;            ///< keys applied (or recorded as mismatched)
+  std::set<std::int64_t> restored_ids;       ///< ids of the variables assigned
+  std::set<std::string> pending;        ///< keys whose live object does not exist yet (last pass)
+  std::vector<std::string> mismatched;  ///< "key: why" (skip_mismatch only)
+  std::map<Trackable*, std::set<std::int32_t>> hooked;  ///< object -> its checkpoint nodes
+  std::map<std::int32_t, AnyVariable> variable_nodes;   ///< bound by any pass (slot owners)
+  bool in_pass = false;         ///< a pass is running (a nested hook call sets `rerun`)
+  bool rerun = false;           ///< children appeared during the pass: run it again
+  bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
+  bool no_checkpoint = false;   ///< restore was given an empty path
+
+  /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
+  /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
+  void restore_var(const std::string& key, const AnyVariable& var) {
+    if (consumed.count(key) != 0) {
+      return;  // each value is applied once: later passes must not undo training
+    }
+    const TensorInfo& info = reader->info(key);
+    if (info.dtype != var.dtype() || info.shape != var.shape()) {
+      std::string why = "checkpoint has " + std::string(dtype_name(info.dtype)) + " " +
+                        info.shape.to_string() + ", variable '" + var.name() + "' is " +
+                        std::string(dtype_name(var.dtype())) + " " + var.shape().to_string();
+      if (!options.skip_mismatch) {
+        throw invalid_argument("tf::train::Checkpoint::restore: key '" + key + "' in '" +
+                               reader->prefix() + ".index': " + why);
+      }
+      mismatched.push_back(key + ": " + why);
+      consumed.insert(key);
+      return;
+    }
+    var.assign(reader->get_tensor(key));
+    consumed.insert(key);
+    restored_ids.insert(var.id());
+  }
+
+  /// Applies iterator state `key` to `state` once; data_loss if it is not a string scalar.
+  void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
+    if (consumed.count(key) != 0) {
+      return;
+    }
+    auto t = reader->get_tensor(key);
+    if (t.dtype() != DType::string || t.num_elements() != 1) {
+      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" + reader->prefix() +
+                      ".index' is not a string scalar");
+    }
+    state.restore(*static_cast<const std::string*>(t.raw_data()));
+    consumed.insert(key);
+  }
+
+  /// The value keys of node `id` and everything below it.
+  void collect_keys(std::int32_t id, std::set<std::int32_t>& seen, std::set<std::string>& out) {
+    if (!seen.insert(id).second) {
+      return;
+    }
+    const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+    for (const auto& a : node.attributes) {
+      if (reader->has_tensor(a.checkpoint_key)) {
+        out.insert(a.checkpoint_key);
+      }
+    }
+    for (const auto& c : node.children) {
+      collect_keys(c.node_id, seen, out);
+    }
+    for (const auto& s : node.slot_variables) {
+      collect_keys(s.slot_variable_node_id, seen, out);
+    }
+  }
+
+  /// A binding pass from checkpoint node `start`, bound to `live`: applies every value below
+  /// it whose live object exists and has not been restored yet, and records what still waits.
+  /// Hooks rerun it from the object that created children, so a pass touches only that
+  /// object and what it owns (never objects of the root that may have died since).
+  void pass(std::int32_t start, const Live& live) {
+    if (in_pass) {
+      rerun = true;  // a listing created children (lazy slots): bind them after this pass
+      return;
+    }
+    in_pass = true;
+    try {
+      do {
+        rerun = false;
+        pass_once(start, live);
+      } while (rerun);
+    } catch (...) {
+      in_pass = false;
+      throw;
+    }
+    in_pass = false;
+  }
+
+  /// Installs the hook of `t`, bound (this pass) to checkpoint node `id`.
+  void hook(const std::shared_ptr<RestoreState>& self, Trackable* t, std::int32_t id) {
+    auto& ids = hooked[t];
+    if (ids.insert(id).second && ids.size() == 1) {
+      t->set_children_changed_hook([self, t] {
+        for (const std::int32_t n : self->hooked[t]) {
+          self->pass(n, Live{t, nullptr, {}, nullptr, nullptr, nullptr});
+        }
+      });
+    }
+  }
+  std::weak_ptr<RestoreState> self;  ///< this object, for the hooks it installs
+
+ private:
+  void pass_once(std::int32_t start, const Live& start_live) {
+    std::map<std::int32_t, Live> bound;
+    bound.emplace(start, start_live);
+    // Whether the object a node belongs to may still create children; nodes made by a
+    // listing (lists, dicts) belong to the object that listed them.
+    std::map<std::int32_t, bool> may_grow{
+        {start, start_live.trackable != nullptr && start_live.trackable->may_create_children()}};
+    std::vector<std::int32_t> queue{start};
+    std::set<std::string> waiting;
+    std::set<std::int32_t> waiting_seen;
+    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+      const std::int32_t id = queue[qi];
+      const Live live = bound.at(id);
+      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+      if (live.variable.has_value()) {
+        variable_nodes.emplace(id, live.variable);
+      }
+      for (const auto& a : node.attributes) {
+        if (!reader->has_tensor(a.checkpoint_key)) {
+          continue;
+        }
+        if (a.name == "VARIABLE_VALUE" && live.variable.has_value()) {
+          restore_var(a.checkpoint_key, live.variable);
+        } else if (a.name == "ITERATOR_STATE" && live.state) {
+          restore_state(a.checkpoint_key, *live.state);
+        }
+      }
+      if (live.trackable != nullptr && !live.owned) {
+        hook(self.lock(), live.trackable, id);
+      }
+      const auto kids = children_of(live, layout);
+      for (const auto& c : node.children) {
+        if (bound.count(c.node_id) != 0) {
+          continue;
+        }
+        const Live* match = nullptr;
+        for (const auto& [name, l] : kids) {
+          if (name == c.local_name) {
+            match = &l;
+            break;
+          }
+        }
+        if (match != nullptr) {
+          bound.emplace(c.node_id, *match);
+          may_grow[c.node_id] =
+              match->owned ? may_grow[id]
+                           : match->trackable != nullptr && match->trackable->may_create_children();
+          queue.push_back(c.node_id);
+        } else if (may_grow[id]) {
+          // Not there yet (weights are created on a layer's first call, slots on an
+          // optimizer's first step): the values below wait for the object's hook.
+          collect_keys(c.node_id, waiting_seen, waiting);
+        }
+      }
+    }
+    // tf_keras legacy optimizer slots, by (original variable, slot name).
+    for (const auto& [id, live] : bound) {
+      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+      if (live.trackable == nullptr || node.slot_variables.empty()) {
+        continue;
+      }
+      const auto slots = live.trackable->trackable_slot_variables(layout);
+      for (const auto& ref : node.slot_variables) {
+        std::string key;
+        for (const auto& a :
+             graph.nodes[static_cast<std::size_t>(ref.slot_variable_node_id)].attributes) {
+          if (a.name == "VARIABLE_VALUE" && reader->has_tensor(a.checkpoint_key)) {
+            key = a.checkpoint_key;
+          }
+        }
+        if (key.empty()) {
+          continue;
+        }
+        // The original variable may have been bound by an earlier pass from another object.
+        auto orig = variable_nodes.find(ref.original_variable_node_id);
+        const SlotVariableReference* slot = nullptr;
+        if (orig != variable_nodes.end()) {
+          for (const auto& s : slots) {
+            if (s.slot_name == ref.slot_name && s.original.same_as(orig->second)) {
+              slot = &s;
+            }
+          }
+        }
+        if (slot != nullptr) {
+          restore_var(key, slot->slot);
+        } else if (live.trackable->may_create_children()) {
+          waiting.insert(key);
+        }
+      }
+    }
+    pending.insert(waiting.begin(), waiting.end());
+    std::erase_if(pending, [&](const std::string& k) { return consumed.count(k) != 0; });
+  }
+};
+
+}  // namespace detail_ckpt
+
+/// The result of `Checkpoint::restore` (TensorFlow: CheckpointLoadStatus).
+class CheckpointLoadStatus {
+ public:
+  /// Wraps the state of a restore (made by Checkpoint::restore).
+  explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
+
+  /// The layout detected in the checkpoint (Note [Object-graph layouts]).
+  [[nodiscard]] Layout layout() const noexcept { return s_->layout; }
+
+  /// Keys matched, missing, unexpected, pending and mismatched, as of now.
+  [[nodiscard]] RestoreReport report() const {
+    RestoreReport r;
+    r.layout = s_->layout;
+    std::set<std::string> bad;
+    for (const auto& m : s_->mismatched) {
+      bad.insert(m.substr(0, m.find(": ")));
+    }
+    for (const auto& k : s_->consumed) {
+      if (bad.count(k) == 0) {
+        r.matched.push_back(k);
+      }
+    }
+    r.mismatched = s_->mismatched;
+    r.pending.assign(s_->pending.begin(), s_->pending.end());
+    if (s_->reader) {
+      for (const auto& k : s_->reader->keys()) {
+        if (k != object_graph_key && s_->consumed.count(k) == 0 && s_->pending.count(k) == 0) {
+          r.unexpected.push_back(k);
+        }
+      }
+    }
+    const auto live = detail_ckpt::build(s_->root, s_->layout);
+    for (const auto& [key, var] : live.values) {
+      const bool counter_absent = key == "save_counter/.ATTRIBUTES/VARIABLE_VALUE" &&
+                                  (!s_->reader || !s_->reader->has_tensor(key));
+      if (s_->restored_ids.count(var.id()) == 0 && !counter_absent) {
+        r.missing.push_back(key + " (" + var.name() + ")");
+      }
+    }
+    for (const auto& [key, st] : live.states) {
+      if (s_->consumed.count(key) == 0) {
+        r.missing.push_back(key);
+      }
+    }
+    return r;
+  }
+
+  /// Throws failed_precondition unless every checkpoint value went into a live object and every
+  /// live variable got a value (values waiting for unbuilt layers count as not consumed).
+  const CheckpointLoadStatus& assert_consumed() const {
+    auto r = report();
+    if (s_->no_checkpoint || !r.unexpected.empty() || !r.pending.empty() || !r.missing.empty() ||
+        !r.mismatched.empty()) {
+      fail("assert_consumed", r);
+    }
+    return *this;
+  }
+  /// Throws failed_precondition unless every variable that exists now was restored.
+  const CheckpointLoadStatus& assert_existing_objects_matched() const {
+    auto r = report();
+    if (s_->no_checkpoint || !r.missing.empty() || !r.mismatched.empty()) {
+      fail("assert_existing_objects_matched", r);
+    }
+    return *this;
+  }
+  /// Marks a partial restore as intended (TensorFlow then stays quiet about unused values).
+  const CheckpointLoadStatus& expect_partial() const {
+    s_->expect_partial = true;
+    return *this;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what, const RestoreReport& r) const {
+    std::ostringstream os;
+    os << "tf::train::CheckpointLoadStatus::" << what << ": checkpoint '"
+       << (s_->reader ? s_->reader->prefix() : std::string("<none>")) << "' does not match:\n"
+       << r;
+    throw failed_precondition(os.str());
+  }
+  std::shared_ptr<detail_ckpt::RestoreState> s_;
+};
+
+/// Groups trackable objects under names and saves/restores them (tf.train.Checkpoint).
+///
+///     tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", optimizer}});
+///     auto path = ckpt.save("./save/model.ckpt");          // "./save/model.ckpt-1"
+///     ckpt.restore(tf::train::latest_checkpoint("./save")).assert_consumed();
+///
+/// The named objects are held by reference and must outlive the Checkpoint.
+class Checkpoint {
+ public:
+  /// One named object: `{"model", model}`.
+  struct Item {
+    std::string name;         ///< the object's local name under the root
+    CheckpointObject object;  ///< the object (held by reference)
+  };
+
+  /// A checkpoint of the named objects, e.g. `{{"model", model}, {"optimizer", opt}}`
+  /// (TensorFlow's keyword arguments). Throws invalid_argument for a duplicate name or the
+  /// reserved name "save_counter".
+  Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
+      : Checkpoint(std::vector<Item>(items), options) {}
+  /// As the initializer-list constructor, from a vector.
+  explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
+      : options_(options) {
+    for (const auto& it : items) {
+      if (it.name == "save_counter") {
+        throw invalid_argument("tf::train::Checkpoint: 'save_counter' is reserved");
+      }
+      for (const auto& [n, o] : root_) {
+        if (n == it.name) {
+          throw invalid_argument("tf::train::Checkpoint: duplicate name '" + it.name + "'");
+        }
+      }
+      root_.emplace_back(it.name, it.object);
+    }
+    root_.emplace_back("save_counter", CheckpointObject(save_counter_));
+    // TensorFlow orders a Checkpoint's keyword children by name; the order decides node ids
+    // and, through breadth-first naming, which path keys a variable reached twice.
+    std::stable_sort(root_.begin(), root_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+
+  /// The options save and write use unless given others.
+  [[nodiscard]] const CheckpointOptions& options() const noexcept { return options_; }
+
+  /// Number of `save()` calls so far (restored by `restore`).
+  [[nodiscard]] const Variable<std::int64_t, 0>& save_counter() const noexcept {
+    return save_counter_;
+  }
+
+  /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
+  /// touching the `checkpoint` state file. Returns `file_prefix`.
+  std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
+  /// write() with these options instead of the checkpoint's.
+  std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
+    const auto live = detail_ckpt::build(root_, options.layout);
+    BundleWriter w(file_prefix);
+    for (const auto& [key, var] : live.values) {
+      w.add(key, var.value());
+    }
+    for (const auto& [key, st] : live.states) {
+      w.add(key, AnyTensor(Tensor<std::string, 0>(st->save())));
+    }
+    w.add(object_graph_key,
+          AnyTensor(Tensor<std::string, 0>(detail::object_graph::encode(live.graph))));
+    return w.finish();
+  }
+
+  /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
+  /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
+  std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
+  /// save() with these options instead of the checkpoint's.
+  std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
+    save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
+    const std::string path =
+        write(file_prefix + "-" + std::to_string(save_counter_.value().item()), options);
+    detail_bundle::stage("state");
+    CheckpointState st;
+    st.model_checkpoint_path = path;
+    st.all_model_checkpoint_paths = {path};
+    detail_state::write_state(detail_state::dirname(file_prefix), st);
+    return path;
+  }
+
+  /// Restores from a prefix (e.g. `latest_checkpoint(dir)`); an empty path restores nothing
+  /// (TensorFlow: restore(None)). Values for variables not created yet are applied when the
+  /// variables are created. Throws not_found / data_loss for missing or corrupt files and
+  /// invalid_argument on a dtype or shape mismatch (unless `skip_mismatch`).
+  CheckpointLoadStatus restore(const std::string& save_path, RestoreOptions options = {}) {
+    auto s = std::make_shared<detail_ckpt::RestoreState>();
+    s->self = s;
+    s->root = root_;
+    s->options = options;
+    if (save_path.empty()) {
+      s->no_checkpoint = true;
+      return CheckpointLoadStatus(s);
+    }
+    s->reader = std::make_shared<CheckpointReader>(save_path);
+    if (!s->reader->has_tensor(object_graph_key)) {
+      throw invalid_argument("tf::train::Checkpoint::restore: '" + save_path +
+                             ".index' has no _CHECKPOINTABLE_OBJECT_GRAPH (a TF1 name-based "
+                             "checkpoint); read it with tf::train::load_checkpoint");
+    }
+    auto graph_t = s->reader->get_tensor(object_graph_key);
+    if (graph_t.dtype() != DType::string || graph_t.num_elements() != 1) {
+      throw data_loss("tf::train::Checkpoint::restore: '" + save_path +
+                      ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
+    }
+    s->graph = tapeflow::detail::object_graph::decode(
+        *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
+    if (s->graph.nodes.empty()) {
+      throw data_loss("tf::train::Checkpoint::restore: '" + save_path + "': empty object graph");
+    }
+    s->layout = detail_ckpt::detect_layout(s->graph);
+    s->pass(0, detail_ckpt::Live{nullptr, nullptr, {}, nullptr, nullptr, &s->root});
+    return CheckpointLoadStatus(s);
+  }
+  /// Same as restore (TensorFlow's `read`, the counterpart of `write`).
+  CheckpointLoadStatus read(const std::string& save_path, RestoreOptions options = {}) {
+    return restore(save_path, options);
+  }
+
+ private:
+  CheckpointOptions options_;
+  std::vector<std::pair<std::string, CheckpointObject>> root_;
+  Variable<std::int64_t, 0> save_counter_{std::int64_t{0},
+                                          {.name = "save_counter", .trainable = false}};
+};
+
+}  // namespace train
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
+// ---- end <tapeflow/train/checkpoint.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace saved_model {
+
+/// One serving signature: a traced function and the names its inputs and outputs have in the
+/// SignatureDef (TensorFlow takes them from the Python argument names and the returned dict).
+struct Signature {
+  /// The traced graph to serve (e.g. `fn.concrete_functions().front()`).
+  const ConcreteFunction* function = nullptr;
+  /// One key per tensor argument, in argument order; default `inputs` for a single argument
+  /// (as Keras 3's export names it), else `input_0`, `input_1`, ...
+  std::vector<std::string> input_names = {};
+  /// One key per output; default `output_0`, `output_1`, ...
+  std::vector<std::string> output_names = {};
+};
+
+/// Options of `save` (TensorFlow: the `signatures` argument of tf.saved_model.save).
+struct SaveOptions {
+  /// Signature name -> signature; TensorFlow Serving and `saved_model_cli` use
+  /// "serving_default".
+  std::vector<std::pair<std::string, Signature>> signatures = {};
+};
+
+namespace detail {
+
+namespace gp = tapeflow::detail::graph_proto;
+namespace pr = tapeflow::saved_model::detail;
+
+/// A name TensorFlow accepts as an argument name: lower case letters, digits and underscores,
+/// starting with a letter.
+inline std::string arg_name(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c >= 'A' && c <= 'Z') {
+      out += static_cast<char>(c - 'A' + 'a');
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      out += c;
+    } else {
+      out += '_';
+    }
+  }
+  if (out.empty() || out[0] < 'a' || out[0] > 'z') {
+    out = "a" + out;
+  }
+  return out;
+}
+
+/// The shape TensorFlow records for a value: its dims, -1 where unknown.
+inline gp::TensorShapeProto shape_proto(const Shape& s) { return gp::TensorShapeProto(s); }
+
+/// A variable the exported functions read: its node in the object graph and its key.
+struct ExportedVariable {
+  AnyVariable variable;
+  std::int32_t node_id = 0;
+  std::string handle;  // top-level VarHandleOp name
+  std::string key;     // bundle key
+};
+
+/// The object graph walk shared with tf::train::Checkpoint.
+struct ObjectWalk {
+  train::detail_ckpt::Root root;
+  std::vector<train::TrackableReference> keep_alive;  // owned list nodes of the root's children
+  train::detail_ckpt::LiveGraph live;
+  std::map<std::int64_t, ExportedVariable> variables;  // by variable id
+};
+
+inline ObjectWalk walk(train::Trackable& obj) {
+  ObjectWalk w;
+  w.keep_alive = obj.trackable_children(train::Layout::keras3);
+  for (const auto& c : w.keep_alive) {
+    if (c.target() != nullptr) {
+      w.root.emplace_back(c.name, train::CheckpointObject(*c.target()));
+    } else if (c.variable.has_value()) {
+      w.root.emplace_back(c.name, train::CheckpointObject(c.variable));
+    }
+  }
+  w.live = train::detail_ckpt::build(w.root, train::Layout::keras3);
+  for (std::size_t i = 0; i < w.live.nodes.size(); ++i) {
+    const AnyVariable& v = w.live.nodes[i].variable;
+    if (v.has_value()) {
+      const std::string handle =
+          w.variables.empty() ? "Variable" : "Variable_" + std::to_string(w.variables.size());
+      w.variables.emplace(v.id(),
+                          ExportedVariable{v, static_cast<std::int32_t>(i), handle,
+                                           w.live.paths[i] + "/.ATTRIBUTES/VARIABLE_VALUE"});
+    }
+  }
+  return w;
+}
+
+/// A traced function translated to a FunctionDef.
+struct TranslatedFunction {
+  pr::FunctionDef def;
+  std::vector<std::int64_t> captures;            // variable ids, in resource-argument order
+  std::vector<std::string> input_keys;           // sorted, as the data arguments
+  std::vector<std::pair<DType, Shape>> inputs;   // per sorted key
+  std::vector<std::string> output_keys;          // sorted, as the results
+  std::vector<std::pair<DType, Shape>> outputs;  // per sorted key
+};
+
+inline std::string fail_prefix(const std::string& fn,
+                               const tapeflow::detail::trace::GraphNode* node) {
+  std::string s = "tf::saved_model::save: function '" + fn + "'";
+  if (node != nullptr) {
+    s += ", node '" + node->name + "' (" + node->op + ")";
+  }
+  return s + ": ";
+}
+
+inline TranslatedFunction translate(const std::string& function_name, const Signature& sig,
+                                    const ObjectWalk& objects) {
+  const ConcreteFunction& cf = *sig.function;
+  const tapeflow::detail::trace::Graph& g = cf.graph();
+  const std::string label = cf.name().empty() ? function_name : cf.name();
+  TranslatedFunction out;
+  pr::FunctionDef& def = out.def;
+  def.signature.name = function_name;
+
+  // Input keys, then the data arguments in sorted key order.
+  const std::size_t num_args = g.arg_slots.size();
+  std::vector<std::string> keys = sig.input_names;
+  if (keys.empty()) {
+    for (std::size_t i = 0; i < num_args; ++i) {
+      keys.push_back(num_args == 1 ? "inputs" : "input_" + std::to_string(i));
+    }
+  }
+  if (keys.size() != num_args) {
+    throw invalid_argument(fail_prefix(label, nullptr) + std::to_string(keys.size()) +
+                           " input names for " + std::to_string(num_args) + " tensor arguments");
+  }
+  std::vector<std::size_t> order(num_args);
+  for (std::size_t i = 0; i < num_args; ++i) {
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::map<std::int32_t, std::string> slot_ref;  // value slot -> reference inside the function
+  std::set<std::string> used;
+  for (std::size_t k = 0; k < num_args; ++k) {
+    const std::size_t i = order[k];
+    const std::string name = arg_name(keys[i]);
+    if (!used.insert(name).second) {
+      throw invalid_argument(fail_prefix(label, nullptr) + "input name '" + keys[i] +
+                             "' is given twice (or two names map to '" + name + "')");
+    }
+    def.signature.input_arg.push_back({name, g.arg_dtypes()[i]});
+    slot_ref[g.arg_slots[i]] = name;
+    out.input_keys.push_back(keys[i]);
+    out.inputs.emplace_back(g.arg_dtypes()[i], g.arg_shapes()[i]);
+  }
+
+  // Resource arguments: one per variable the body reads or writes, in first-use order.
+  std::map<std::int64_t, std::string> resource_ref;
+  for (const auto& node : g.nodes) {
+    for (std::int64_t id : node.resources) {
+      if (resource_ref.count(id) > 0) {
+        continue;
+      }
+      auto found = objects.variables.find(id);
+      if (found == objects.variables.end()) {
+        throw failed_precondition(fail_prefix(label, &node) +
+                                  "reads a variable that the saved object does not track; "
+                                  "make it an attribute (a tracked child) of the object");
+      }
+      std::string name = arg_name(found->second.variable.name()) + "_resource";
+      while (!used.insert(name).second) {
+        name += "_";
+      }
+      def.signature.input_arg.push_back({name, gp::dt_resource});
+      resource_ref[id] = name;
+      out.captures.push_back(id);
+    }
+  }
+
+  // Nodes. Names are unique within the trace; constants get fresh names beside them.
+  std::set<std::string> node_names;
+  for (const auto& node : g.nodes) {
+    node_names.insert(node.name);
+  }
+  auto fresh = [&](const std::string& base) {
+    std::string name = base;
+    for (int k = 1; node_names.count(name) > 0; ++k) {
+      name = base + "_" + std::to_string(k);
+    }
+    node_names.insert(name);
+    return name;
+  };
+  auto const_node = [&](const std::string& name, const AnyTensor& value) {
+    gp::NodeDef c;
+    c.name = name;
+    c.op = "Const";
+    c.attrs.values.emplace_back("dtype", value.dtype());
+    c.attrs.tensors.emplace_back("value", value);
+    def.node_def.push_back(std::move(c));
+    return name + ":output:0";
+  };
+  for (const auto& [slot, value] : g.constants) {
+    slot_ref[slot] = const_node(fresh("Const"), value);
+  }
+  for (const auto& node : g.nodes) {
+    if (!node.export_error.empty()) {
+      throw unimplemented(fail_prefix(label, &node) + node.export_error);
+    }
+    if (node.output_arg.empty()) {
+      throw unimplemented(fail_prefix(label, &node) + "op " + node.op +
+                          " has no TensorFlow equivalent to export");
+    }
+    gp::NodeDef n;
+    n.name = node.name;
+    n.op = node.op;
+    for (std::int64_t id : node.resources) {
+      n.inputs.push_back(resource_ref.at(id));
+    }
+    std::vector<std::string> consts;
+    for (const auto& [input_name, value] : node.const_inputs) {
+      consts.push_back(const_node(fresh(node.name + "/" + input_name), value));
+    }
+    for (std::size_t i = 0; i <= node.inputs.size(); ++i) {
+      if (i == node.const_inputs_at) {
+        n.inputs.insert(n.inputs.end(), consts.begin(), consts.end());
+      }
+      if (i == node.inputs.size()) {
+        break;
+      }
+      auto ref = slot_ref.find(node.inputs[i]);
+      if (ref == slot_ref.end()) {
+        throw internal(fail_prefix(label, &node) + "input slot " + std::to_string(node.inputs[i]) +
+                       " has no producer");
+      }
+      n.inputs.push_back(ref->second);
+    }
+    if (!node.type_attr.empty()) {
+      n.attrs.values.emplace_back(node.type_attr, node.type_attr_dtype);
+    }
+    for (const auto& attr : node.attrs) {
+      n.attrs.values.push_back(attr);
+    }
+    if (node.output >= 0) {
+      if (node.output_arg == no_output_arg) {
+        def.control_ret[node.name] = node.name;
+        def.signature.control_output.push_back(node.name);
+      } else {
+        slot_ref[node.output] = node.name + ":" + node.output_arg + ":0";
+      }
+    }
+    def.signature.is_stateful = def.signature.is_stateful || node.stateful;
+    def.node_def.push_back(std::move(n));
+  }
+  std::sort(def.signature.control_output.begin(), def.signature.control_output.end());
+
+  // Results, in sorted key order.
+  const std::size_t num_outputs = g.output_slots.size();
+  std::vector<std::string> out_keys = sig.output_names;
+  if (out_keys.empty()) {
+    for (std::size_t i = 0; i < num_outputs; ++i) {
+      out_keys.push_back("output_" + std::to_string(i));
+    }
+  }
+  if (out_keys.size() != num_outputs) {
+    throw invalid_argument(fail_prefix(label, nullptr) + std::to_string(out_keys.size()) +
+                           " output names for " + std::to_string(num_outputs) + " outputs");
+  }
+  std::vector<std::size_t> out_order(num_outputs);
+  for (std::size_t i = 0; i < num_outputs; ++i) {
+    out_order[i] = i;
+  }
+  std::sort(out_order.begin(), out_order.end(),
+            [&](std::size_t a, std::size_t b) { return out_keys[a] < out_keys[b]; });
+  // dtype and shape of each value slot (arguments, constants, node outputs).
+  std::map<std::int32_t, std::pair<DType, Shape>> slot_type;
+  for (std::size_t i = 0; i < num_args; ++i) {
+    slot_type[g.arg_slots[i]] = {g.arg_dtypes()[i], g.arg_shapes()[i]};
+  }
+  for (const auto& [slot, value] : g.constants) {
+    slot_type[slot] = {value.dtype(), value.shape()};
+  }
+  for (const auto& node : g.nodes) {
+    if (node.output >= 0) {
+      slot_type[node.output] = {node.dtype, node.shape};
+    }
+  }
+  for (std::size_t k = 0; k < num_outputs; ++k) {
+    const std::size_t i = out_order[k];
+    const std::string name = arg_name(out_keys[i]);
+    const std::int32_t slot = g.output_slots[i];
+    const auto& [dtype, shape] = slot_type.at(slot);
+    def.signature.output_arg.push_back({name, dtype});
+    def.ret[name] = slot_ref.at(slot);
+    out.output_keys.push_back(out_keys[i]);
+    out.outputs.emplace_back(dtype, shape);
+  }
+  return out;
+}
+
+/// A top-level node.
+inline gp::NodeDef node(std::string name, std::string op, std::vector<std::string> inputs,
+                        OpAttributes attrs) {
+  gp::NodeDef n;
+  n.name = std::move(name);
+  n.op = std::move(op);
+  n.inputs = std::move(inputs);
+  n.attrs.values = std::move(attrs);
+  return n;
+}
+
+/// A string vector constant.
+inline AnyTensor strings(const std::vector<std::string>& values) {
+  Tensor<std::string, 1> t =
+      Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), tapeflow::detail::tensor_access::mutable_data(t));
+  return AnyTensor(t);
+}
+
+inline void save_impl(ObjectWalk& objects, const std::string& dir, const SaveOptions& options) {
+  namespace fs = std::filesystem;
+  pr::MetaGraphDef mg;
+  mg.meta_info_def.tags = {"serve"};
+  // tensorflow_version stays empty: saved_model_cli parses it as a TensorFlow version.
+  mg.graph_def.versions = gp::VersionDef{.producer = 2474, .min_consumer = 12};
+
+  // Variables: handles at the top level, nodes in the object graph.
+  std::vector<const ExportedVariable*> variables;
+  for (const auto& [id, v] : objects.variables) {
+    variables.push_back(&v);
+  }
+  std::sort(variables.begin(), variables.end(),
+            [](const auto* a, const auto* b) { return a->node_id < b->node_id; });
+  pr::SavedObjectGraph og;
+  for (std::size_t i = 0; i < objects.live.nodes.size(); ++i) {
+    pr::SavedObject o;
+    for (const auto& c : objects.live.graph.nodes[i].children) {
+      o.children.push_back({c.node_id, c.local_name});
+    }
+    const AnyVariable& v = objects.live.nodes[i].variable;
+    if (v.has_value()) {
+      o.kind = pr::SavedVariable{.dtype = v.dtype(),
+                                 .shape = shape_proto(v.shape()),
+                                 .trainable = v.trainable(),
+                                 .name = v.name()};
+    } else {
+      o.kind = pr::SavedUserObject{.identifier = "_generic_user_object"};
+    }
+    og.nodes.push_back(std::move(o));
+  }
+  for (const ExportedVariable* v : variables) {
+    mg.graph_def.node.push_back(node(v->handle, "VarHandleOp", {},
+                                     {{"dtype", v->variable.dtype()},
+                                      {"shape", v->variable.shape()},
+                                      {"shared_name", v->handle}}));
+  }
+
+  // Signatures.
+  const auto signatures_id = static_cast<std::int32_t>(og.nodes.size());
+  og.nodes[0].children.push_back({signatures_id, "signatures"});
+  og.nodes.push_back(pr::SavedObject{.kind = pr::SavedUserObject{.identifier = "signature_map"}});
+  std::set<std::string> signature_names;
+  std::int64_t uid = 1;
+  for (std::size_t s = 0; s < options.signatures.size(); ++s) {
+    const auto& [sig_name, sig] = options.signatures[s];
+    if (sig.function == nullptr) {
+      throw invalid_argument("tf::saved_model::save: signature '" + sig_name +
+                             "' has no traced function (call the tf::function once first)");
+    }
+    if (!signature_names.insert(sig_name).second) {
+      throw invalid_argument("tf::saved_model::save: signature '" + sig_name + "' given twice");
+    }
+    std::string base = sig.function->name().empty() ? sig_name : sig.function->name();
+    const std::string fn_name = "__inference_" + arg_name(base) + "_" + std::to_string(uid++);
+    TranslatedFunction t = translate(fn_name, sig, objects);
+
+    // The top-level call (TF1 loader, saved_model_cli run).
+    const std::string call =
+        s == 0 ? "StatefulPartitionedCall" : "StatefulPartitionedCall_" + std::to_string(s);
+    std::vector<std::string> call_inputs;
+    std::vector<DType> tin, tout;
+    pr::SignatureDef sd;
+    sd.method_name = "tensorflow/serving/predict";
+    for (std::size_t i = 0; i < t.input_keys.size(); ++i) {
+      const std::string placeholder = sig_name + "_" + arg_name(t.input_keys[i]);
+      mg.graph_def.node.push_back(
+          node(placeholder, "Placeholder", {},
+               {{"dtype", t.inputs[i].first}, {"shape", t.inputs[i].second}}));
+      call_inputs.push_back(placeholder);
+      tin.push_back(t.inputs[i].first);
+      sd.inputs[t.input_keys[i]] =
+          pr::TensorInfo{placeholder + ":0", t.inputs[i].first, shape_proto(t.inputs[i].second)};
+    }
+    std::vector<std::int32_t> bound;
+    for (std::int64_t id : t.captures) {
+      const ExportedVariable& v = objects.variables.at(id);
+      call_inputs.push_back(v.handle);
+      tin.push_back(gp::dt_resource);
+      bound.push_back(v.node_id);
+    }
+    for (std::size_t i = 0; i < t.output_keys.size(); ++i) {
+      tout.push_back(t.outputs[i].first);
+      sd.outputs[t.output_keys[i]] = pr::TensorInfo{
+          call + ":" + std::to_string(i), t.outputs[i].first, shape_proto(t.outputs[i].second)};
+    }
+    mg.graph_def.node.push_back(node(call, "StatefulPartitionedCall", call_inputs,
+                                     {{"Tin", tin}, {"Tout", tout}, {"f", FunctionName{fn_name}}}));
+    mg.signature_def[sig_name] = std::move(sd);
+
+    // The object graph: signature_map child, concrete function with its Python signature.
+    const auto fn_node = static_cast<std::int32_t>(og.nodes.size());
+    og.nodes[static_cast<std::size_t>(signatures_id)].children.push_back({fn_node, sig_name});
+    og.nodes.push_back(
+        pr::SavedObject{.kind = pr::SavedBareConcreteFunction{
+                            .concrete_function_name = fn_name,
+                            .argument_keywords = t.input_keys,
+                            .allowed_positional_arguments = t.input_keys.size() == 1 ? 1 : 0}});
+    pr::StringMap<pr::StructuredValue> kwargs;
+    for (std::size_t i = 0; i < t.input_keys.size(); ++i) {
+      kwargs[t.input_keys[i]] = pr::tensor_spec_value(
+          t.input_keys[i], shape_proto(t.inputs[i].second), t.inputs[i].first);
+    }
+    pr::StringMap<pr::StructuredValue> results;
+    for (std::size_t i = 0; i < t.output_keys.size(); ++i) {
+      results[t.output_keys[i]] = pr::tensor_spec_value(
+          t.output_keys[i], shape_proto(t.outputs[i].second), t.outputs[i].first);
+    }
+    og.concrete_functions[fn_name] = pr::SavedConcreteFunction{
+        .bound_inputs = bound,
+        .canonicalized_input_signature = pr::call_signature({}, std::move(kwargs)),
+        .output_signature = pr::dict_value(std::move(results))};
+    mg.graph_def.library.push_back(std::move(t.def));
+  }
+
+  // The saver the TF1 loader runs: RestoreV2 + AssignVariableOp to restore, SaveV2 to save.
+  std::vector<std::string> keys, slices;
+  std::vector<DType> dtypes;
+  for (const ExportedVariable* v : variables) {
+    keys.push_back(v->key);
+    slices.emplace_back();
+    dtypes.push_back(v->variable.dtype());
+  }
+  mg.graph_def.node.push_back(
+      node("saver_filename", "Placeholder", {}, {{"dtype", DType::string}, {"shape", Shape{}}}));
+  auto add_const = [&](const std::string& name, const AnyTensor& value) {
+    gp::NodeDef c = node(name, "Const", {}, {{"dtype", value.dtype()}});
+    c.attrs.tensors.emplace_back("value", value);
+    mg.graph_def.node.push_back(std::move(c));
+  };
+  add_const("saver/tensor_names", strings(keys));
+  add_const("saver/shape_and_slices", strings(slices));
+  std::vector<std::string> restore_deps;
+  if (!variables.empty()) {
+    mg.graph_def.node.push_back(node(
+        "saver/RestoreV2", "RestoreV2",
+        {"saver_filename", "saver/tensor_names", "saver/shape_and_slices"}, {{"dtypes", dtypes}}));
+    std::vector<std::string> save_inputs = {"saver_filename", "saver/tensor_names",
+                                            "saver/shape_and_slices"};
+    for (std::size_t i = 0; i < variables.size(); ++i) {
+      const std::string assign = "saver/Assign_" + std::to_string(i);
+      mg.graph_def.node.push_back(
+          node(assign, "AssignVariableOp",
+               {variables[i]->handle, "saver/RestoreV2" + (i == 0 ? "" : ":" + std::to_string(i))},
+               {{"dtype", dtypes[i]}}));
+      restore_deps.push_back("^" + assign);
+      const std::string read = "saver/Read_" + std::to_string(i);
+      mg.graph_def.node.push_back(
+          node(read, "ReadVariableOp", {variables[i]->handle}, {{"dtype", dtypes[i]}}));
+      save_inputs.push_back(read);
+    }
+    mg.graph_def.node.push_back(node("saver/SaveV2", "SaveV2", save_inputs, {{"dtypes", dtypes}}));
+  }
+  mg.graph_def.node.push_back(node("saver/restore_all", "NoOp", restore_deps, {}));
+  mg.graph_def.node.push_back(
+      node("saver/Identity", "Identity",
+           variables.empty() ? std::vector<std::string>{"saver_filename"}
+                             : std::vector<std::string>{"saver_filename", "^saver/SaveV2"},
+           {{"T", DType::string}}));
+  mg.saver_def = pr::SaverDef{.filename_tensor_name = "saver_filename:0",
+                              .save_tensor_name = "saver/Identity:0",
+                              .restore_op_name = "saver/restore_all"};
+  mg.object_graph_def = std::move(og);
+
+  pr::SavedModel model;
+  model.meta_graphs.push_back(std::move(mg));
+  const std::string bytes = pr::serialize(model);
+
+  // Files: the variables first, then saved_model.pb, each written whole before it appears
+  // (BundleWriter and the staged rename), so a crash never leaves a loadable half-model.
+  fs::create_directories(fs::path(dir) / "variables");
+  train::BundleWriter w((fs::path(dir) / "variables" / "variables").string());
+  for (const auto& [key, var] : objects.live.values) {
+    w.add(key, var.value());
+  }
+  w.add(train::object_graph_key, AnyTensor(Tensor<std::string, 0>(
+                                     tapeflow::detail::object_graph::encode(objects.live.graph))));
+  w.finish();
+  train::detail_state::atomic_write((fs::path(dir) / "saved_model.pb").string(), bytes);
+}
+
+}  // namespace detail
+
+/// Writes `obj` (a Keras model or layer, or any train::Trackable) to `dir` as a SavedModel
+/// (TensorFlow: `tf.saved_model.save(obj, dir, signatures=...)`): `saved_model.pb` and
+/// `variables/`, loadable by `tf.saved_model.load`, `saved_model_cli` and Keras 3's TFSMLayer
+/// (Note [SavedModel export]). Throws unimplemented naming the node when a traced op has no
+/// TensorFlow form, failed_precondition when a function reads a variable `obj` does not track.
+///
+///     auto serve = tf::function(
+///         [&](const tf::Tensor<float, 2>& x) { return model(x); },
+///         {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, {-1, 784}}}});
+///     serve(x_batch);  // traces
+///     tf::saved_model::save(model, "mlp", {.signatures = {{"serving_default",
+///         tf::saved_model::Signature{.function = serve.concrete_functions().front()}}}});
+inline void save(train::Trackable& obj, const std::string& dir, const SaveOptions& options = {}) {
+  auto objects = detail::walk(obj);
+  detail::save_impl(objects, dir, options);
+}
+
+}  // namespace saved_model
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_SAVE_HPP
+// ---- end <tapeflow/saved_model/save.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SAVED_MODEL_HPP
+// ---- end <tapeflow/saved_model.hpp>
+// ---- begin <tapeflow/summary.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_HPP
+// Umbrella for tf::summary: TensorBoard event files, summaries, graph and profile traces.
+
+// ---- begin <tapeflow/summary/audio.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_AUDIO_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_AUDIO_HPP
+// tf::summary::audio (TensorFlow: `tf.summary.audio`).
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace summary {
+
+/// Options of audio().
+struct AudioOptions {
+  /// At most this many clips of the batch are written.
+  std::int64_t max_outputs = 3;
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
+  std::string description{};
+};
+
+namespace detail {
+/// The serialized Summary.Value of an audio summary: DT_STRING [k, 2] = (wav, "") rows.
+inline std::string audio_value(std::string_view name, const Tensor<float, 3>& data,
+                               std::int64_t sample_rate, const AudioOptions& options) {
+  data.require_value("summary::audio");
+  if (sample_rate <= 0 || sample_rate > 0xFFFFFFF) {
+    throw invalid_argument("tf::summary::audio: sample_rate must be positive, got " +
+                           std::to_string(sample_rate));
+  }
+  const auto& d = data.dims();
+  if (d[2] < 1 || d[2] > 0xFFFF) {
+    throw invalid_argument("tf::summary::audio: '" + std::string(name) +
+                           "': expected [k, frames, channels] with channels >= 1, got " +
+                           data.shape().to_string());
+  }
+  const std::int64_t k = std::min(d[0], std::max<std::int64_t>(options.max_outputs, 0));
+  std::vector<std::string> strings;
+  for (std::int64_t i = 0; i < k; ++i) {
+    strings.push_back(encode_wav(data.data() + i * d[1] * d[2], d[1], d[2],
+                                 static_cast<std::uint32_t>(sample_rate)));
+    strings.emplace_back();  // the (empty) label column
+  }
+  const std::int64_t dims[2] = {k, 2};
+  return summary_value(
+      name, [&](wire::Writer& t) { write_tensor_strings(t, dims, strings); }, "audio",
+      std::string_view("\x10\x0b", 2), options.description);  // AudioPluginData{encoding: WAV}
+}
+}  // namespace detail
+
+/// Writes up to `max_outputs` clips of a `[k, frames, channels]` batch of samples in
+/// [-1, 1] as 16-bit WAV (TensorFlow: `tf.summary.audio`).
+inline bool audio(std::string_view name, const Tensor<float, 3>& data, std::int64_t sample_rate,
+                  std::optional<std::int64_t> step = {}, const AudioOptions& options = {}) {
+  detail::WriterState* writer = detail::active_writer();
+  if (writer == nullptr) {
+    return false;
+  }
+  detail::Item item;
+  item.kind = detail::Item::Kind::value;
+  item.step = detail::resolve_step(step, "audio");
+  item.wall_time = detail::wall_time_now();
+  item.bytes = detail::audio_value(name, data, sample_rate, options);
+  writer->push(std::move(item));
+  return true;
+}
+
+}  // namespace summary
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_AUDIO_HPP
+// ---- end <tapeflow/summary/audio.hpp>
+// ---- begin <tapeflow/summary/event_reader.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_EVENT_READER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_EVENT_READER_HPP
+// Reading event files back (TensorFlow: `tf.compat.v1.train.summary_iterator`).
+//
+// Decodes the Event fields summaries use (docs/formats.md 6.3, 6.4, 5.2); unknown fields are
+// skipped. A bad CRC or a malformed message raises data_loss naming the file and byte offset;
+// a truncated last record (a file still being written) ends the read, as TensorBoard does.
+
+#include <bit>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace summary {
+
+/// A decoded TensorProto (only the fields summaries use).
+struct TensorProtoData {
+  int dtype = 0;  ///< TensorFlow DataType number (1 float, 2 double, 7 string, ...)
+  std::vector<std::int64_t> shape;      ///< dimension sizes (empty: a scalar)
+  std::string tensor_content;           ///< packed element bytes, when used instead of the lists
+  std::vector<float> float_val;         ///< float32 elements (when not in tensor_content)
+  std::vector<double> double_val;       ///< float64 elements
+  std::vector<std::int32_t> int_val;    ///< int32 (and smaller integer) elements
+  std::vector<std::int64_t> int64_val;  ///< int64 elements
+  std::vector<std::string> string_val;  ///< string elements
+};
+
+/// A decoded Summary.Value.
+struct SummaryValueData {
+  std::string tag;                        ///< the summary's name
+  std::optional<float> simple_value;      ///< a TF1-style scalar, when present
+  std::optional<TensorProtoData> tensor;  ///< the value as a tensor (TF2 summaries)
+  bool has_metadata = false;              ///< whether a SummaryMetadata was present
+  std::string plugin_name;                ///< metadata's plugin ("scalars", "images", ...)
+  std::string plugin_content;             ///< metadata's serialized plugin-specific data
+  std::string summary_description;        ///< metadata's description (markdown)
+};
+
+/// A decoded Event.
+struct EventData {
+  double wall_time = 0.0;                ///< seconds since the Unix epoch
+  std::int64_t step = 0;                 ///< the step it was written at
+  std::string file_version;              ///< "brain.Event:2" in a file's first event, else empty
+  std::optional<std::string> graph_def;  ///< serialized GraphDef
+  bool has_summary = false;              ///< whether the event carries a Summary
+  std::vector<SummaryValueData> values;  ///< the Summary's values
+  /// SourceMetadata.writer of a file's first event ("tapeflow.summary" for ours).
+  std::string source_writer;
+  std::uint64_t offset = 0;  ///< byte offset of the record in its file
+};
+
+namespace detail {
+
+namespace wire = tapeflow::detail::wire;
+
+inline TensorProtoData parse_tensor(wire::Reader r) {
+  TensorProtoData t;
+  while (auto tag = r.next()) {
+    switch (tag->field) {
+      case 1:
+        t.dtype = r.int32();
+        break;
+      case 2: {
+        auto shape = r.message("TensorShapeProto");
+        while (auto st = shape.next()) {
+          if (st->field == 2 && st->type == wire::WireType::len) {
+            auto dim = shape.message("TensorShapeProto.Dim");
+            std::int64_t size = 0;
+            while (auto dt = dim.next()) {
+              if (dt->field == 1 && dt->type == wire::WireType::varint) {
+                size = dim.int64();
+              } else {
+                dim.skip(*dt);
+              }
+            }
+            t.shape.push_back(size);
+          } else {
+            shape.skip(*st);
+          }
+        }
+        break;
+      }
+      case 4:
+        t.tensor_content = std::string(r.bytes());
+        break;
+      case 5:
+        r.repeated_fixed32(
+            *tag, [&](std::uint32_t v) { t.float_val.push_back(std::bit_cast<float>(v)); });
+        break;
+      case 6:
+        r.repeated_fixed64(
+            *tag, [&](std::uint64_t v) { t.double_val.push_back(std::bit_cast<double>(v)); });
+        break;
+      case 7:
+        r.repeated_varint(*tag, [&](std::uint64_t v) {
+          t.int_val.push_back(static_cast<std::int32_t>(static_cast<std::uint32_t>(v)));
+        });
+        break;
+      case 8:
+        t.string_val.emplace_back(r.bytes());
+        break;
+      case 10:
+        r.repeated_varint(
+            *tag, [&](std::uint64_t v) { t.int64_val.push_back(static_cast<std::int64_t>(v)); });
+        break;
+      default:
+        r.skip(*tag);
+    }
+  }
+  return t;
+}
+
+inline SummaryValueData parse_value(wire::Reader r) {
+  SummaryValueData v;
+  while (auto tag = r.next()) {
+    if (tag->field == 1 && tag->type == wire::WireType::len) {
+      v.tag = std::string(r.bytes());
+    } else if (tag->field == 2 && tag->type == wire::WireType::i32) {
+      v.simple_value = r.float32();
+    } else if (tag->field == 8 && tag->type == wire::WireType::len) {
+      v.tensor = parse_tensor(r.message("TensorProto"));
+    } else if (tag->field == 9 && tag->type == wire::WireType::len) {
+      v.has_metadata = true;
+      auto m = r.message("SummaryMetadata");
+      while (auto mt = m.next()) {
+        if (mt->field == 1 && mt->type == wire::WireType::len) {
+          auto p = m.message("PluginData");
+          while (auto pt = p.next()) {
+            if (pt->field == 1 && pt->type == wire::WireType::len) {
+              v.plugin_name = std::string(p.bytes());
+            } else if (pt->field == 2 && pt->type == wire::WireType::len) {
+              v.plugin_content = std::string(p.bytes());
+            } else {
+              p.skip(*pt);
+            }
+          }
+        } else if (mt->field == 3 && mt->type == wire::WireType::len) {
+          v.summary_description = std::string(m.bytes());
+        } else {
+          m.skip(*mt);
+        }
+      }
+    } else {
+      r.skip(*tag);
+    }
+  }
+  return v;
+}
+
+}  // namespace detail
+
+/// Decodes one serialized Event; `base_offset` only labels error messages.
+inline EventData parse_event(std::string_view payload, std::uint64_t base_offset = 0) {
+  namespace wire = tapeflow::detail::wire;
+  EventData e;
+  wire::Reader r(payload, "Event", base_offset);
+  while (auto tag = r.next()) {
+    if (tag->field == 1 && tag->type == wire::WireType::i64) {
+      e.wall_time = r.float64();
+    } else if (tag->field == 2 && tag->type == wire::WireType::varint) {
+      e.step = r.int64();
+    } else if (tag->field == 3 && tag->type == wire::WireType::len) {
+      e.file_version = std::string(r.bytes());
+    } else if (tag->field == 4 && tag->type == wire::WireType::len) {
+      e.graph_def = std::string(r.bytes());
+    } else if (tag->field == 5 && tag->type == wire::WireType::len) {
+      e.has_summary = true;
+      auto s = r.message("Summary");
+      while (auto st = s.next()) {
+        if (st->field == 1 && st->type == wire::WireType::len) {
+          e.values.push_back(detail::parse_value(s.message("Summary.Value")));
+        } else {
+          s.skip(*st);
+        }
+      }
+    } else if (tag->field == 10 && tag->type == wire::WireType::len) {
+      auto m = r.message("SourceMetadata");
+      while (auto mt = m.next()) {
+        if (mt->field == 1 && mt->type == wire::WireType::len) {
+          e.source_writer = std::string(m.bytes());
+        } else {
+          m.skip(*mt);
+        }
+      }
+    } else {
+      r.skip(*tag);
+    }
+  }
+  return e;
+}
+
+/// The raw record payloads of a TFRecord file, CRC-checked. A truncated final record is
+/// dropped (it may still be being written).
+inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
+    const std::filesystem::path& path) {
+  namespace wire = tapeflow::detail::wire;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw not_found("tf::summary: cannot open event file '" + path.string() + "'");
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::pair<std::uint64_t, std::string>> records;
+  std::size_t pos = 0;
+  while (bytes.size() - pos >= 12) {
+    const std::uint64_t n = wire::load_fixed64(bytes.data() + pos);
+    if (io::masked_crc32c(bytes.data() + pos, 8) != wire::load_fixed32(bytes.data() + pos + 8)) {
+      throw data_loss("tf::summary: '" + path.string() +
+                      "': corrupted record length at byte offset " + std::to_string(pos));
+    }
+    if (n > bytes.size() - pos - 12 || bytes.size() - pos - 12 - n < 4) {
+      break;  // truncated: not written yet
+    }
+    std::string_view payload(bytes.data() + pos + 12, static_cast<std::size_t>(n));
+    if (io::masked_crc32c(payload) != wire::load_fixed32(bytes.data() + pos + 12 + n)) {
+      throw data_loss("tf::summary: '" + path.string() +
+                      "': corrupted record payload at byte offset " + std::to_string(pos));
+    }
+    records.emplace_back(pos, std::string(payload));
+    pos += 16 + static_cast<std::size_t>(n);
+  }
+  return records;
+}
+
+/// Every event of an event file, in order (TensorFlow:
+/// `tf.compat.v1.train.summary_iterator(path)`).
+inline std::vector<EventData> summary_iterator(const std::filesystem::path& path) {
+  std::vector<EventData> events;
+  for (auto& [offset, payload] : read_records(path)) {
+    try {
+      events.push_back(parse_event(payload, offset + 12));
+    } catch (const data_loss& e) {
+      throw data_loss("tf::summary: '" + path.string() + "': " + e.what());
+    }
+    events.back().offset = offset;
+  }
+  return events;
+}
+
+}  // namespace summary
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_EVENT_READER_HPP
+// ---- end <tapeflow/summary/event_reader.hpp>
+// ---- begin <tapeflow/summary/graph.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_GRAPH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_GRAPH_HPP
+// A traced tf::function as a TensorFlow GraphDef, for TensorBoard's Graphs tab
+// (TensorFlow: `concrete_function.graph.as_graph_def()`, `tf.summary.graph`).
+//
+// The graph is read, never changed: arguments become `_Arg` nodes, captured tensors `Const`
+// nodes, every traced op a node named as in ConcreteFunction::to_string(), and each returned
+// value a `_Retval` node, as in the pre-optimization graphs TensorFlow's trace_export writes.
+// Every node carries `T` (its dtype) and `_output_shapes`, which TensorBoard uses to label
+// edges. docs/formats.md 8.1.
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace summary {
@@ -31642,2173 +35395,6 @@ TAPEFLOW_END_NAMESPACE
 // tapeflow's train module (TensorFlow: `tf.train`): object-based checkpoints in TensorFlow's
 // tensor-bundle format, the `checkpoint` state file and CheckpointManager.
 
-// ---- begin <tapeflow/train/checkpoint.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
-// `tf::train::Checkpoint` (tf.train.Checkpoint): object-based save and restore in TensorFlow's
-// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, docs/formats.md), so
-// checkpoints move between C++ and Python, under Keras 3 and tf_keras names alike.
-//
-// Note [Checkpoint object graph]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// The root is the Checkpoint; its children are the named objects given to the constructor plus
-// `save_counter`, ordered by name as TensorFlow orders keyword arguments. Objects are walked
-// breadth first through `train::Trackable::trackable_children(layout)`; each object gets one
-// node (objects by address, variables by id), its first BFS path names it, and a variable's
-// value is stored under `<escaped path>/.ATTRIBUTES/VARIABLE_VALUE`. tf_keras legacy optimizer
-// slots become nodes after all others, keyed `<variable path>/.OPTIMIZER_SLOT/<optimizer
-// path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`.
-//
-// Restore detects the layout from the file's local names (Note [Object-graph layouts]) and
-// binds checkpoint nodes to live objects by local name only, so node numbering and key text
-// never matter. Values whose live object does not exist yet (an unbuilt Keras layer, an
-// optimizer before its first step) wait: every object reached installs a hook that reruns the
-// binding pass when it creates children, and each value is applied once.
-
-#include <algorithm>
-#include <concepts>
-#include <cstdint>
-#include <functional>
-#include <initializer_list>
-#include <map>
-#include <memory>
-#include <optional>
-#include <ostream>
-#include <set>
-#include <sstream>
-#include <string>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/train/checkpoint_state.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
-// The `checkpoint` state file (docs/formats.md 10): `tf::train::latest_checkpoint(dir)`,
-// `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
-
-#include <charconv>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <exception>
-#include <filesystem>
-#include <fstream>
-#include <optional>
-#include <random>
-#include <sstream>
-#include <string>
-#include <system_error>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace train {
-
-/// Contents of a directory's `checkpoint` file (TensorFlow's CheckpointState proto).
-struct CheckpointState {
-  std::string model_checkpoint_path{};                    ///< newest prefix
-  std::vector<std::string> all_model_checkpoint_paths{};  ///< oldest to newest
-  std::vector<double> all_model_checkpoint_timestamps{};  ///< seconds since the epoch
-  /// When the last checkpoint kept by keep_checkpoint_every_n_hours was made (seconds since the
-  /// epoch); written by CheckpointManager.
-  std::optional<double> last_preserved_timestamp{};
-};
-
-namespace detail_state {
-inline double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-inline std::string join(const std::string& dir, const std::string& name) {
-  if (dir.empty() || std::filesystem::path(name).is_absolute()) {
-    return name;
-  }
-  return dir.back() == '/' ? dir + name : dir + "/" + name;
-}
-inline std::string dirname(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash == 0 ? 1 : slash);
-}
-inline std::string basename(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-/// A unique-enough suffix for temporary files (TF: ".tempstate<random>").
-inline std::string temp_suffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^
-                                          static_cast<std::uint64_t>(now_seconds() * 1e6)};
-  return ".tempstate" + std::to_string(rng());
-}
-inline std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out + "\"";
-}
-inline std::string number(double v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-/// Parses a text-format string literal starting at `s[i]` (a quote); nullopt if malformed.
-inline std::optional<std::string> unquote(const std::string& s, std::size_t& i) {
-  const char q = s[i++];
-  std::string out;
-  while (i < s.size() && s[i] != q) {
-    char c = s[i++];
-    if (c == '\\' && i < s.size()) {
-      c = s[i++];
-      if (c == 'n') {
-        c = '\n';
-      } else if (c == 't') {
-        c = '\t';
-      } else if (c >= '0' && c <= '7') {
-        int v = c - '0';
-        for (int k = 0; k < 2 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++k) {
-          v = v * 8 + (s[i++] - '0');
-        }
-        c = static_cast<char>(v);
-      }
-    }
-    out += c;
-  }
-  if (i >= s.size()) {
-    return std::nullopt;
-  }
-  ++i;
-  return out;
-}
-}  // namespace detail_state
-
-/// Serializes a state in protobuf text format, as TensorFlow writes it.
-inline std::string to_text(const CheckpointState& s) {
-  using namespace detail_state;
-  std::string out = "model_checkpoint_path: " + quote(s.model_checkpoint_path) + "\n";
-  for (const auto& p : s.all_model_checkpoint_paths) {
-    out += "all_model_checkpoint_paths: " + quote(p) + "\n";
-  }
-  for (double t : s.all_model_checkpoint_timestamps) {
-    out += "all_model_checkpoint_timestamps: " + number(t) + "\n";
-  }
-  if (s.last_preserved_timestamp) {
-    out += "last_preserved_timestamp: " + number(*s.last_preserved_timestamp) + "\n";
-  }
-  return out;
-}
-
-/// Parses the text format; nullopt when garbled or without model_checkpoint_path (TF then
-/// treats the directory as having no checkpoint).
-inline std::optional<CheckpointState> parse_checkpoint_state(const std::string& text) {
-  CheckpointState st;
-  bool has_model = false;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const auto colon = line.find(':');
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') {
-      continue;
-    }
-    if (colon == std::string::npos) {
-      return std::nullopt;
-    }
-    std::string name = line.substr(first, colon - first);
-    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) {
-      name.pop_back();
-    }
-    std::size_t i = line.find_first_not_of(" \t", colon + 1);
-    if (i == std::string::npos) {
-      return std::nullopt;
-    }
-    if (name == "model_checkpoint_path" || name == "all_model_checkpoint_paths") {
-      if (line[i] != '"' && line[i] != '\'') {
-        return std::nullopt;
-      }
-      auto v = detail_state::unquote(line, i);
-      if (!v) {
-        return std::nullopt;
-      }
-      if (name == "model_checkpoint_path") {
-        st.model_checkpoint_path = *v;
-        has_model = true;
-      } else {
-        st.all_model_checkpoint_paths.push_back(*v);
-      }
-    } else {
-      std::string num = line.substr(i);
-      while (!num.empty() && (num.back() == ' ' || num.back() == '\r')) {
-        num.pop_back();
-      }
-      double v = 0;
-      try {
-        std::size_t used = 0;
-        v = std::stod(num, &used);
-        if (used != num.size()) {
-          return std::nullopt;
-        }
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-      if (name == "all_model_checkpoint_timestamps") {
-        st.all_model_checkpoint_timestamps.push_back(v);
-      } else if (name == "last_preserved_timestamp") {
-        st.last_preserved_timestamp = v;
-      }  // unknown fields are ignored
-    }
-  }
-  if (!has_model) {
-    return std::nullopt;
-  }
-  return st;
-}
-
-/// Reads `<dir>/checkpoint` (TF: tf.train.get_checkpoint_state). Relative paths are joined onto
-/// `dir`. nullopt when there is no file or it cannot be parsed.
-inline std::optional<CheckpointState> get_checkpoint_state(const std::string& dir) {
-  std::ifstream in(detail_state::join(dir, "checkpoint"), std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto st = parse_checkpoint_state(text.str());
-  if (!st) {
-    return std::nullopt;
-  }
-  st->model_checkpoint_path = detail_state::join(dir, st->model_checkpoint_path);
-  for (auto& p : st->all_model_checkpoint_paths) {
-    p = detail_state::join(dir, p);
-  }
-  return st;
-}
-
-/// The newest checkpoint prefix recorded in `dir` ("./save/model.ckpt-10"), or an empty string
-/// when there is none or its index file is missing (TensorFlow returns None).
-inline std::string latest_checkpoint(const std::string& dir) {
-  auto st = get_checkpoint_state(dir);
-  if (!st) {
-    return {};
-  }
-  std::error_code ec;
-  if (!std::filesystem::exists(st->model_checkpoint_path + ".index", ec)) {
-    return {};
-  }
-  return st->model_checkpoint_path;
-}
-
-namespace detail_state {
-/// Writes `contents` to `path` atomically: a temporary in the same directory, then rename.
-inline void atomic_write(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + temp_suffix();
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) {
-      throw not_found("tf::train: cannot create '" + tmp + "'");
-    }
-    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-    if (std::fclose(f) != 0 || !ok) {
-      std::remove(tmp.c_str());
-      throw resource_exhausted("tf::train: short write to '" + tmp + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw internal("tf::train: cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-  }
-}
-/// Writes `<dir>/checkpoint` with paths made relative to `dir` when they lie inside it.
-inline void write_state(const std::string& dir, CheckpointState st) {
-  auto rel = [&](std::string& p) {
-    const std::string d = dir.empty() ? std::string() : (dir.back() == '/' ? dir : dir + "/");
-    if (!d.empty() && p.rfind(d, 0) == 0) {
-      p = p.substr(d.size());
-    } else if (d.empty()) {
-      p = basename(p);
-    }
-  };
-  rel(st.model_checkpoint_path);
-  for (auto& p : st.all_model_checkpoint_paths) {
-    rel(p);
-  }
-  atomic_write(join(dir.empty() ? "." : dir, "checkpoint"), to_text(st));
-}
-}  // namespace detail_state
-
-}  // namespace train
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
-// ---- end <tapeflow/train/checkpoint_state.hpp>
-// ---- begin <tapeflow/train/detail/object_graph.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
-// TrackableObjectGraph (docs/formats.md 11.2): the `_CHECKPOINTABLE_OBJECT_GRAPH` entry of a TF2
-// object-based checkpoint, encoded and decoded field by field.
-// IWYU pragma: private, include <tapeflow/train.hpp>
-
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::object_graph {
-
-struct ObjectReference {
-  std::int32_t node_id = 0;
-  std::string local_name;
-};
-struct SerializedTensor {
-  std::string name;
-  std::string full_name;
-  std::string checkpoint_key;
-};
-struct SlotVariableReference {
-  std::int32_t original_variable_node_id = 0;
-  std::string slot_name;
-  std::int32_t slot_variable_node_id = 0;
-};
-struct Node {
-  std::vector<ObjectReference> children;
-  std::vector<SerializedTensor> attributes;
-  std::vector<SlotVariableReference> slot_variables;
-  std::optional<bool> has_checkpoint_values;
-};
-struct Graph {
-  std::vector<Node> nodes;
-};
-
-/// TF's escaping of a local name in a checkpoint key: "." -> "..", "/" -> ".S".
-inline std::string escape(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    if (c == '.') {
-      out += "..";
-    } else if (c == '/') {
-      out += ".S";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-inline std::string encode(const Graph& g) {
-  std::string out;
-  wire::Writer w(out);
-  for (const auto& n : g.nodes) {
-    w.message_field(1, [&](wire::Writer& nw) {
-      for (const auto& c : n.children) {
-        nw.message_field(1, [&](wire::Writer& cw) {
-          cw.int32_field_if_nonzero(1, c.node_id);
-          cw.bytes_field_if_nonempty(2, c.local_name);
-        });
-      }
-      for (const auto& a : n.attributes) {
-        nw.message_field(2, [&](wire::Writer& aw) {
-          aw.bytes_field_if_nonempty(1, a.name);
-          aw.bytes_field_if_nonempty(2, a.full_name);
-          aw.bytes_field_if_nonempty(3, a.checkpoint_key);
-        });
-      }
-      for (const auto& s : n.slot_variables) {
-        nw.message_field(3, [&](wire::Writer& sw) {
-          sw.int32_field_if_nonzero(1, s.original_variable_node_id);
-          sw.bytes_field_if_nonempty(2, s.slot_name);
-          sw.int32_field_if_nonzero(3, s.slot_variable_node_id);
-        });
-      }
-      if (n.has_checkpoint_values) {
-        nw.message_field(
-            5, [&](wire::Writer& bw) { bw.bool_field_if_true(1, *n.has_checkpoint_values); });
-      }
-    });
-  }
-  return out;
-}
-
-/// Decodes; data_loss (naming `file`) on malformed bytes or out-of-range node ids.
-inline Graph decode(std::string_view bytes, const std::string& file) {
-  Graph g;
-  try {
-    wire::Reader r(bytes, "TrackableObjectGraph");
-    while (auto t = r.next()) {
-      if (t->field != 1 || t->type != wire::WireType::len) {
-        r.skip(*t);
-        continue;
-      }
-      Node n;
-      auto nr = r.message("TrackableObject");
-      while (auto nt = nr.next()) {
-        if (nt->type != wire::WireType::len) {
-          nr.skip(*nt);
-          continue;
-        }
-        if (nt->field == 1) {
-          ObjectReference c;
-          auto cr = nr.message("ObjectReference");
-          while (auto ct = cr.next()) {
-            if (ct->field == 1 && ct->type == wire::WireType::varint) {
-              c.node_id = cr.int32();
-            } else if (ct->field == 2 && ct->type == wire::WireType::len) {
-              c.local_name = std::string(cr.bytes());
-            } else {
-              cr.skip(*ct);
-            }
-          }
-          n.children.push_back(std::move(c));
-        } else if (nt->field == 2) {
-          SerializedTensor a;
-          auto ar = nr.message("SerializedTensor");
-          while (auto at = ar.next()) {
-            if (at->type == wire::WireType::len && at->field >= 1 && at->field <= 3) {
-              std::string v(ar.bytes());
-              (at->field == 1 ? a.name : at->field == 2 ? a.full_name : a.checkpoint_key) = v;
-            } else {
-              ar.skip(*at);
-            }
-          }
-          n.attributes.push_back(std::move(a));
-        } else if (nt->field == 3) {
-          SlotVariableReference s;
-          auto sr = nr.message("SlotVariableReference");
-          while (auto st = sr.next()) {
-            if (st->field == 1 && st->type == wire::WireType::varint) {
-              s.original_variable_node_id = sr.int32();
-            } else if (st->field == 2 && st->type == wire::WireType::len) {
-              s.slot_name = std::string(sr.bytes());
-            } else if (st->field == 3 && st->type == wire::WireType::varint) {
-              s.slot_variable_node_id = sr.int32();
-            } else {
-              sr.skip(*st);
-            }
-          }
-          n.slot_variables.push_back(std::move(s));
-        } else if (nt->field == 5) {
-          auto br = nr.message("BoolValue");
-          bool v = false;
-          while (auto bt = br.next()) {
-            if (bt->field == 1 && bt->type == wire::WireType::varint) {
-              v = br.boolean();
-            } else {
-              br.skip(*bt);
-            }
-          }
-          n.has_checkpoint_values = v;
-        } else {
-          nr.skip(*nt);
-        }
-      }
-      g.nodes.push_back(std::move(n));
-    }
-  } catch (const data_loss& e) {
-    throw data_loss("checkpoint '" + file + "': corrupt _CHECKPOINTABLE_OBJECT_GRAPH: " + e.what());
-  }
-  const auto count = static_cast<std::int32_t>(g.nodes.size());
-  auto check = [&](std::int32_t id) {
-    if (id < 0 || id >= count) {
-      throw data_loss("checkpoint '" + file + "': object graph references node " +
-                      std::to_string(id) + " of " + std::to_string(count));
-    }
-  };
-  for (const auto& n : g.nodes) {
-    for (const auto& c : n.children) {
-      check(c.node_id);
-    }
-    for (const auto& s : n.slot_variables) {
-      check(s.original_variable_node_id);
-      check(s.slot_variable_node_id);
-    }
-  }
-  return g;
-}
-
-}  // namespace detail::object_graph
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
-// ---- end <tapeflow/train/detail/object_graph.hpp>
-// ---- begin <tapeflow/train/tensor_bundle.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
-// Tensor bundle V2, TensorFlow's checkpoint container (docs/formats.md 9): `BundleWriter` writes
-// `P.index` + `P.data-00000-of-00001`; `CheckpointReader` (`tf::train::load_checkpoint`)
-// lists and reads them, whoever wrote them.
-//
-// Crash safety: the data file and the index are written under temporary names and renamed
-// (data first, index last), so a prefix whose `.index` exists is complete. Reading verifies
-// the index CRCs, each tensor's size against its dtype and shape, and each tensor's CRC.
-// Errors are `tf::data_loss` / `not_found` / `invalid_argument` naming the key and the file.
-
-#include <array>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/train/detail/table.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
-// The `.index` file of a tensor bundle: a LevelDB-format SSTable (docs/formats.md 9.2).
-//
-// The writer reproduces TensorFlow's choices (256 KiB blocks, restart interval 16 in data
-// blocks and 1 in the index block, no compression, empty metaindex, LevelDB's separator and
-// successor keys) so our index files are byte-identical to TF's for the same entries. The
-// reader verifies the footer magic and every block CRC and bounds-checks every length; it
-// loads the whole (small) index into memory. Errors are `tf::data_loss` naming the file, the
-// byte offset and, once known, the key.
-// IWYU pragma: private, include <tapeflow/train.hpp>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <map>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::sstable {
-
-inline constexpr std::size_t block_size = 262144;
-inline constexpr std::uint64_t table_magic = 0xdb4775248b80fb57ULL;
-inline constexpr std::size_t footer_size = 48;
-inline constexpr std::size_t trailer_size = 5;
-
-/// A block: prefix-compressed entries, restart offsets, restart count (docs/formats.md 9.2).
-class BlockBuilder {
- public:
-  explicit BlockBuilder(int restart_interval) : interval_(restart_interval) {
-    restarts_.push_back(0);
-  }
-  void add(std::string_view key, std::string_view value) {
-    std::size_t shared = 0;
-    if (counter_ < interval_) {
-      const std::size_t n = std::min(last_key_.size(), key.size());
-      while (shared < n && last_key_[shared] == key[shared]) {
-        ++shared;
-      }
-    } else {
-      restarts_.push_back(static_cast<std::uint32_t>(buffer_.size()));
-      counter_ = 0;
-    }
-    wire::append_varint(buffer_, shared);
-    wire::append_varint(buffer_, key.size() - shared);
-    wire::append_varint(buffer_, value.size());
-    buffer_.append(key.substr(shared));
-    buffer_.append(value);
-    last_key_.assign(key);
-    ++counter_;
-    ++entries_;
-  }
-  [[nodiscard]] std::size_t size_estimate() const noexcept {
-    return buffer_.size() + restarts_.size() * 4 + 4;
-  }
-  [[nodiscard]] bool empty() const noexcept { return entries_ == 0; }
-  /// The finished block bytes; the builder is reset.
-  std::string finish() {
-    std::string out = std::move(buffer_);
-    for (std::uint32_t r : restarts_) {
-      wire::append_fixed32(out, r);
-    }
-    wire::append_fixed32(out, static_cast<std::uint32_t>(restarts_.size()));
-    buffer_.clear();
-    restarts_.assign(1, 0);
-    counter_ = 0;
-    entries_ = 0;
-    last_key_.clear();
-    return out;
-  }
-
- private:
-  int interval_;
-  std::string buffer_;
-  std::vector<std::uint32_t> restarts_;
-  int counter_ = 0;
-  std::size_t entries_ = 0;
-  std::string last_key_;
-};
-
-/// LevelDB's FindShortestSeparator (bytewise comparator).
-inline std::string shortest_separator(const std::string& a, std::string_view b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  while (i < n && a[i] == b[i]) {
-    ++i;
-  }
-  if (i < n) {
-    const auto c = static_cast<unsigned char>(a[i]);
-    if (c < 0xFF && c + 1 < static_cast<unsigned char>(b[i])) {
-      std::string s = a.substr(0, i + 1);
-      s[i] = static_cast<char>(c + 1);
-      return s;
-    }
-  }
-  return a;
-}
-/// LevelDB's FindShortSuccessor.
-inline std::string short_successor(const std::string& a) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (static_cast<unsigned char>(a[i]) != 0xFF) {
-      std::string s = a.substr(0, i + 1);
-      s[i] = static_cast<char>(static_cast<unsigned char>(a[i]) + 1);
-      return s;
-    }
-  }
-  return a;
-}
-
-inline void append_handle(std::string& out, std::uint64_t offset, std::uint64_t size) {
-  wire::append_varint(out, offset);
-  wire::append_varint(out, size);
-}
-
-/// Builds a whole table in memory (index files are small: one entry per tensor).
-class TableBuilder {
- public:
-  /// Keys must arrive in strictly increasing bytewise order (internal error otherwise).
-  void add(std::string_view key, std::string_view value) {
-    if (entries_ > 0 && !(std::string_view(last_key_) < key)) {
-      throw internal("tensor bundle index: key '" + std::string(key) +
-                     "' added out of order after '" + last_key_ + "'");
-    }
-    if (pending_index_) {
-      add_index_entry(shortest_separator(last_key_, key));
-    }
-    if (key.size() + value.size() >= 2 * block_size && !data_.empty()) {
-      flush();
-      if (pending_index_) {
-        add_index_entry(shortest_separator(last_key_, key));
-      }
-    }
-    data_.add(key, value);
-    last_key_.assign(key);
-    ++entries_;
-    if (data_.size_estimate() >= block_size) {
-      flush();
-    }
-  }
-  /// The complete file contents.
-  std::string finish() {
-    flush();
-    BlockBuilder meta(16);
-    const auto [meta_off, meta_size] = write_block(meta.finish());
-    if (pending_index_) {
-      add_index_entry(short_successor(last_key_));
-    }
-    const auto [index_off, index_size] = write_block(index_.finish());
-    std::string footer;
-    append_handle(footer, meta_off, meta_size);
-    append_handle(footer, index_off, index_size);
-    footer.resize(40, '\0');
-    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic & 0xFFFFFFFFU));
-    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic >> 32));
-    out_ += footer;
-    return std::move(out_);
-  }
-
- private:
-  void add_index_entry(const std::string& key) {
-    std::string handle;
-    append_handle(handle, pending_offset_, pending_size_);
-    index_.add(key, handle);
-    pending_index_ = false;
-  }
-  void flush() {
-    if (data_.empty()) {
-      return;
-    }
-    std::tie(pending_offset_, pending_size_) = write_block(data_.finish());
-    pending_index_ = true;
-  }
-  std::pair<std::uint64_t, std::uint64_t> write_block(const std::string& block) {
-    const std::uint64_t offset = out_.size();
-    out_ += block;
-    out_.push_back('\0');  // compression type: none
-    std::uint32_t crc = io::crc32c(block);
-    crc = io::crc32c_extend(crc, "\0", 1);
-    wire::append_fixed32(out_, io::mask_crc32c(crc));
-    return {offset, block.size()};
-  }
-
-  std::string out_;
-  BlockBuilder data_{16};
-  BlockBuilder index_{1};
-  std::string last_key_;
-  std::size_t entries_ = 0;
-  bool pending_index_ = false;
-  std::uint64_t pending_offset_ = 0;
-  std::uint64_t pending_size_ = 0;
-};
-
-/// Parses a whole table: key -> value, in key order. `file` names the file in errors.
-class TableReader {
- public:
-  TableReader(std::string_view bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
-
-  std::vector<std::pair<std::string, std::string>> read_all() {
-    if (bytes_.size() < footer_size) {
-      fail(0, "file of " + std::to_string(bytes_.size()) +
-                  " bytes is shorter than the 48-byte table footer (truncated?)");
-    }
-    const std::size_t foot = bytes_.size() - footer_size;
-    const std::uint64_t magic = wire::load_fixed64(bytes_.data() + foot + 40);
-    if (magic != table_magic) {
-      fail(foot + 40, "bad table magic number (not a tensor bundle index, or corrupt)");
-    }
-    wire::Reader footer(bytes_.substr(foot, 40), "table footer", foot);
-    (void)handle(footer);  // metaindex: TF never reads it either
-    const auto [index_off, index_size] = handle(footer);
-    std::vector<std::pair<std::string, std::string>> index_entries;
-    parse_block(read_block(index_off, index_size), index_off, index_entries);
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [key, value] : index_entries) {
-      wire::Reader h(value, "index block handle", index_off);
-      const auto [off, size] = handle(h);
-      parse_block(read_block(off, size), off, out);
-    }
-    for (std::size_t i = 1; i < out.size(); ++i) {
-      if (!(out[i - 1].first < out[i].first)) {
-        fail(0, "keys out of order at '" + out[i].first + "'");
-      }
-    }
-    return out;
-  }
-
- private:
-  [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const {
-    throw data_loss("tensor bundle index '" + file_ + "': " + what + " (byte offset " +
-                    std::to_string(offset) + ")");
-  }
-  std::pair<std::uint64_t, std::uint64_t> handle(wire::Reader& r) const {
-    try {
-      const std::uint64_t off = r.varint();
-      const std::uint64_t size = r.varint();
-      return {off, size};
-    } catch (const data_loss& e) {
-      fail(r.offset(), std::string("bad block handle: ") + e.what());
-    }
-  }
-  std::string_view read_block(std::uint64_t off, std::uint64_t size) const {
-    if (off > bytes_.size() || size > bytes_.size() - off ||
-        trailer_size > bytes_.size() - off - size) {
-      fail(off, "block of " + std::to_string(size) + " bytes runs past the end of the file");
-    }
-    std::string_view block = bytes_.substr(off, size);
-    const auto type = static_cast<unsigned char>(bytes_[off + size]);
-    const std::uint32_t stored = wire::load_fixed32(bytes_.data() + off + size + 1);
-    const std::uint32_t actual =
-        io::mask_crc32c(io::crc32c_extend(io::crc32c(block), bytes_.data() + off + size, 1));
-    if (stored != actual) {
-      fail(off, "block checksum mismatch (corrupt index)");
-    }
-    if (type != 0) {
-      fail(off + size, "compressed block (type " + std::to_string(type) + ") is not supported");
-    }
-    return block;
-  }
-  void parse_block(std::string_view block, std::uint64_t base,
-                   std::vector<std::pair<std::string, std::string>>& out) const {
-    if (block.size() < 4) {
-      fail(base, "block shorter than its restart count");
-    }
-    const std::uint32_t num_restarts = wire::load_fixed32(block.data() + block.size() - 4);
-    if (num_restarts == 0 || num_restarts > (block.size() - 4) / 4) {
-      fail(base, "bad restart count " + std::to_string(num_restarts));
-    }
-    const std::size_t limit = block.size() - 4 - std::size_t(num_restarts) * 4;
-    std::size_t pos = 0;
-    std::string key;
-    while (pos < limit) {
-      const std::size_t at = pos;
-      const std::uint64_t shared = varint(block, limit, pos, base + at, key);
-      const std::uint64_t non_shared = varint(block, limit, pos, base + at, key);
-      const std::uint64_t value_len = varint(block, limit, pos, base + at, key);
-      if (shared > key.size() || non_shared > limit - pos || value_len > limit - pos - non_shared) {
-        fail(base + at, "corrupt block entry after key '" + key + "'");
-      }
-      key.resize(shared);
-      key.append(block.substr(pos, non_shared));
-      pos += non_shared;
-      out.emplace_back(key, std::string(block.substr(pos, value_len)));
-      pos += value_len;
-    }
-  }
-  std::uint64_t varint(std::string_view block, std::size_t limit, std::size_t& pos,
-                       std::uint64_t at, const std::string& key) const {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 35; shift += 7) {  // varint32
-      if (pos >= limit) {
-        break;
-      }
-      const auto b = static_cast<unsigned char>(block[pos++]);
-      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) {
-        return v;
-      }
-    }
-    fail(at, "truncated or overlong varint in block entry after key '" + key + "'");
-  }
-
-  std::string_view bytes_;
-  std::string file_;
-};
-
-}  // namespace detail::sstable
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
-// ---- end <tapeflow/train/detail/table.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace train {
-
-/// Dtype and shape of one bundle entry.
-struct TensorInfo {
-  DType dtype = DType::invalid;  ///< element type
-  Shape shape{};                 ///< dimensions
-};
-
-namespace detail_bundle {
-
-/// Test hook: called at each stage of a save ("data", "index", "rename_data", "rename_index",
-/// "state"); a hook that throws simulates a failure at that point.
-inline std::function<void(const std::string& stage)>& fault_hook() {
-  static std::function<void(const std::string&)> hook;
-  return hook;
-}
-inline void stage(const char* name) {
-  if (fault_hook()) {
-    fault_hook()(name);
-  }
-}
-
-inline std::string data_file(const std::string& prefix, int shard = 0, int num_shards = 1) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ".data-%05d-of-%05d", shard, num_shards);
-  return prefix + buf;
-}
-
-inline std::string encode_shape(const Shape& s) {
-  std::string out;
-  detail::wire::Writer w(out);
-  for (auto d : s.dims()) {
-    w.message_field(2, [&](detail::wire::Writer& dim) { dim.int64_field(1, d); });
-  }
-  return out;
-}
-
-/// A tensor of `dtype` and `shape` whose bytes `fill(void* data)` writes (numeric types) or
-/// whose strings `fill(std::string* data)` assigns.
-template <class Fill>
-AnyTensor make_tensor(DType dtype, const Shape& shape, Fill&& fill) {
-  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-    AnyTensor out;
-    [&]<std::size_t... R>(std::index_sequence<R...>) {
-      (void)((shape.rank() == R ? (
-                                      out =
-                                          [&] {
-                                            std::array<std::int64_t, R> dims{};
-                                            for (std::size_t i = 0; i < R; ++i) {
-                                              dims[i] = shape[i];
-                                            }
-                                            auto t = Tensor<T, R>::uninitialized(dims);
-                                            fill(tapeflow::detail::tensor_access::mutable_data(t));
-                                            return AnyTensor(t);
-                                          }(),
-                                      true)
-                                : false) ||
-             ...);
-    }(std::make_index_sequence<max_rank + 1>{});
-    return out;
-  });
-}
-
-/// The payload bytes and masked CRC TF stores for a tensor (docs/formats.md 9.5).
-inline std::pair<std::string, std::uint32_t> encode_payload(const AnyTensor& t) {
-  const auto n = static_cast<std::size_t>(t.num_elements());
-  if (t.dtype() != DType::string) {
-    const std::size_t bytes = n * dtype_size(t.dtype());
-    std::string payload(static_cast<const char*>(t.raw_data()), bytes);
-    return {payload, io::masked_crc32c(payload)};
-  }
-  const auto* s = static_cast<const std::string*>(t.raw_data());
-  std::string payload;
-  std::uint32_t crc = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    detail::wire::append_varint(payload, s[i].size());
-    std::string fixed;
-    if (s[i].size() <= 0xFFFFFFFFU) {
-      detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(s[i].size()));
-    } else {
-      detail::wire::append_fixed64(fixed, s[i].size());
-    }
-    crc = io::crc32c_extend(crc, fixed);
-  }
-  std::string masked;
-  detail::wire::append_fixed32(masked, io::mask_crc32c(crc));
-  payload += masked;
-  crc = io::crc32c_extend(crc, masked);
-  for (std::size_t i = 0; i < n; ++i) {
-    payload += s[i];
-    crc = io::crc32c_extend(crc, s[i]);
-  }
-  return {payload, io::mask_crc32c(crc)};
-}
-
-inline bool supported(DType d) {
-  switch (d) {
-    case DType::float32:
-    case DType::float64:
-    case DType::int32:
-    case DType::uint8:
-    case DType::string:
-    case DType::int64:
-    case DType::bool_:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/// A decoded BundleEntryProto: where one tensor lies in the data files.
-struct Entry {
-  TensorInfo info;          ///< dtype and shape
-  std::int32_t shard = 0;   ///< which data file (`.data-<shard>-of-<n>`)
-  std::int64_t offset = 0;  ///< byte offset in that file
-  std::int64_t size = 0;    ///< bytes
-  std::uint32_t crc = 0;    ///< masked CRC32C of the bytes
-  bool has_slices = false;  ///< a partitioned (sliced) variable, which we cannot read
-};
-
-inline Entry parse_entry(std::string_view value, const std::string& key, const std::string& file) {
-  Entry e;
-  try {
-    detail::wire::Reader r(value, "BundleEntryProto");
-    std::vector<std::int64_t> dims;
-    while (auto tag = r.next()) {
-      switch (tag->field) {
-        case 1:
-          e.info.dtype = static_cast<DType>(r.int32());
-          break;
-        case 2: {
-          auto sr = r.message("TensorShapeProto");
-          while (auto st = sr.next()) {
-            if (st->field == 2) {
-              auto dr = sr.message("TensorShapeProto.Dim");
-              std::int64_t size = 0;
-              while (auto dt = dr.next()) {
-                if (dt->field == 1) {
-                  size = dr.int64();
-                } else {
-                  dr.skip(*dt);
-                }
-              }
-              dims.push_back(size);
-            } else {
-              sr.skip(*st);
-            }
-          }
-          break;
-        }
-        case 3:
-          e.shard = r.int32();
-          break;
-        case 4:
-          e.offset = r.int64();
-          break;
-        case 5:
-          e.size = r.int64();
-          break;
-        case 6:
-          e.crc = r.fixed32();
-          break;
-        case 7:
-          e.has_slices = true;
-          r.skip(*tag);
-          break;
-        default:
-          r.skip(*tag);
-      }
-    }
-    std::int64_t count = 1;
-    for (auto d : dims) {
-      if (d < 0 || (d > 0 && count > (std::int64_t{1} << 50) / d)) {
-        throw data_loss("bad dimension " + std::to_string(d));
-      }
-      count *= d;
-    }
-    e.info.shape = Shape(std::span<const std::int64_t>(dims));
-  } catch (const error& ex) {
-    throw data_loss("tensor bundle '" + file + "': bad entry for key '" + key + "': " + ex.what());
-  }
-  if (e.offset < 0 || e.size < 0 || e.shard < 0) {
-    throw data_loss("tensor bundle '" + file + "': bad offset/size for key '" + key + "'");
-  }
-  return e;
-}
-
-}  // namespace detail_bundle
-
-/// Writes one tensor bundle (TensorFlow: BundleWriter). Tensors go to the data file in the order
-/// added; the index is sorted by key. Nothing is visible under the prefix until `finish()`.
-///
-///     tf::train::BundleWriter w("/tmp/ckpt/model");
-///     w.add("w", tf::constant<float>({1, 2}));
-///     w.finish();   // model.index, model.data-00000-of-00001
-class BundleWriter {
- public:
-  /// Starts a bundle at `prefix` (creating its directory), writing to a temporary data file;
-  /// throws not_found if that file cannot be created.
-  explicit BundleWriter(std::string prefix)
-      : prefix_(std::move(prefix)), suffix_(detail_state::temp_suffix()) {
-    const std::string dir = detail_state::dirname(prefix_);
-    if (!dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-    }
-    data_tmp_ = detail_bundle::data_file(prefix_) + suffix_;
-    data_ = std::fopen(data_tmp_.c_str(), "wb");
-    if (data_ == nullptr) {
-      throw not_found("tf::train::BundleWriter: cannot create '" + data_tmp_ + "'");
-    }
-  }
-  BundleWriter(const BundleWriter&) = delete;
-  BundleWriter& operator=(const BundleWriter&) = delete;
-  ~BundleWriter() { abandon(); }
-
-  /// Appends a tensor under `key` (keys must be unique and non-empty).
-  void add(const std::string& key, const AnyTensor& t) {
-    if (key.empty() || entries_.count(key) != 0) {
-      throw invalid_argument(
-          "tf::train::BundleWriter: " +
-          (key.empty() ? std::string("empty key") : "duplicate key '" + key + "'") + " in '" +
-          prefix_ + "'");
-    }
-    if (!t.has_value() || !detail_bundle::supported(t.dtype())) {
-      throw invalid_argument("tf::train::BundleWriter: tensor for key '" + key +
-                             "' has no value or an unsupported dtype");
-    }
-    // Numeric tensors are written straight from their buffer (no copy); strings are encoded.
-    std::string encoded;
-    std::string_view payload;
-    std::uint32_t crc = 0;
-    if (t.dtype() == DType::string) {
-      std::tie(encoded, crc) = detail_bundle::encode_payload(t);
-      payload = encoded;
-    } else {
-      payload =
-          std::string_view(static_cast<const char*>(t.raw_data()),
-                           static_cast<std::size_t>(t.num_elements()) * dtype_size(t.dtype()));
-      crc = io::masked_crc32c(payload);
-    }
-    std::string entry;
-    detail::wire::Writer w(entry);
-    w.int32_field(1, static_cast<std::int32_t>(t.dtype()));
-    w.bytes_field(2, detail_bundle::encode_shape(t.shape()));
-    w.int64_field_if_nonzero(4, offset_);
-    w.int64_field_if_nonzero(5, static_cast<std::int64_t>(payload.size()));
-    w.fixed32_field(6, crc);
-    if (!payload.empty() &&
-        std::fwrite(payload.data(), 1, payload.size(), data_) != payload.size()) {
-      throw resource_exhausted("tf::train::BundleWriter: short write to '" + data_tmp_ +
-                               "' for key '" + key + "'");
-    }
-    offset_ += static_cast<std::int64_t>(payload.size());
-    entries_.emplace(key, std::move(entry));
-  }
-
-  /// Writes the index and moves both files into place. Returns the prefix.
-  std::string finish() {
-    if (data_ == nullptr) {
-      throw failed_precondition("tf::train::BundleWriter: finish() called twice for '" + prefix_ +
-                                "'");
-    }
-    const bool ok = std::fflush(data_) == 0;
-    const bool closed = std::fclose(data_) == 0;
-    data_ = nullptr;
-    if (!ok || !closed) {
-      abandon();
-      throw resource_exhausted("tf::train::BundleWriter: cannot write '" + data_tmp_ + "'");
-    }
-    try {
-      detail_bundle::stage("data");
-      detail::sstable::TableBuilder table;
-      std::string header;
-      detail::wire::Writer h(header);
-      h.int32_field(1, 1);
-      h.message_field(3, [](detail::wire::Writer& v) { v.int32_field(1, 1); });
-      table.add("", header);
-      for (const auto& [k, v] : entries_) {
-        table.add(k, v);
-      }
-      index_tmp_ = prefix_ + ".index" + suffix_;
-      detail_state::atomic_write(index_tmp_, table.finish());  // complete before renamed
-      detail_bundle::stage("index");
-      rename(data_tmp_, detail_bundle::data_file(prefix_));
-      detail_bundle::stage("rename_data");
-      rename(index_tmp_, prefix_ + ".index");
-      index_tmp_.clear();
-      data_tmp_.clear();
-      detail_bundle::stage("rename_index");
-    } catch (...) {
-      abandon();
-      throw;
-    }
-    return prefix_;
-  }
-
- private:
-  static void rename(const std::string& from, const std::string& to) {
-    std::error_code ec;
-    std::filesystem::rename(from, to, ec);
-    if (ec) {
-      throw internal("tf::train::BundleWriter: cannot rename '" + from + "' to '" + to +
-                     "': " + ec.message());
-    }
-  }
-  void abandon() noexcept {
-    if (data_ != nullptr) {
-      std::fclose(data_);
-      data_ = nullptr;
-    }
-    if (!data_tmp_.empty()) {
-      std::remove(data_tmp_.c_str());
-      data_tmp_.clear();
-    }
-    if (!index_tmp_.empty()) {
-      std::remove(index_tmp_.c_str());
-      index_tmp_.clear();
-    }
-  }
-
-  std::string prefix_;
-  std::string suffix_;
-  std::string data_tmp_;
-  std::string index_tmp_;
-  std::FILE* data_ = nullptr;
-  std::int64_t offset_ = 0;
-  std::map<std::string, std::string> entries_;
-};
-
-/// Reads a tensor bundle (TensorFlow: `tf.train.load_checkpoint`'s CheckpointReader).
-///
-///     auto reader = tf::train::load_checkpoint("./save");          // directory or prefix
-///     for (auto& [key, shape] : reader.get_variable_to_shape_map()) ...
-///     tf::AnyTensor w = reader.get_tensor("w/.ATTRIBUTES/VARIABLE_VALUE");
-class CheckpointReader {
- public:
-  /// Opens `prefix.index`; not_found if missing, data_loss if corrupt.
-  explicit CheckpointReader(std::string prefix) : prefix_(std::move(prefix)) {
-    const std::string index = prefix_ + ".index";
-    std::FILE* f = std::fopen(index.c_str(), "rb");
-    if (f == nullptr) {
-      throw not_found("tf::train::CheckpointReader: no checkpoint index '" + index + "'");
-    }
-    std::string bytes;
-    char buf[1 << 16];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-      bytes.append(buf, n);
-    }
-    std::fclose(f);
-    from_index_bytes(bytes, index);
-  }
-  /// Parses index bytes already in memory (fuzzing, tests); data files resolve from `prefix`.
-  CheckpointReader(std::string prefix, std::string_view index_bytes) : prefix_(std::move(prefix)) {
-    from_index_bytes(index_bytes, prefix_ + ".index");
-  }
-
-  /// The checkpoint prefix (without `.index`).
-  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
-  /// Whether the checkpoint has a tensor named `key`.
-  [[nodiscard]] bool has_tensor(const std::string& key) const { return entries_.count(key) != 0; }
-  /// Every key but the header, sorted.
-  [[nodiscard]] std::vector<std::string> keys() const {
-    std::vector<std::string> out;
-    for (const auto& [k, e] : entries_) {
-      out.push_back(k);
-    }
-    return out;
-  }
-  /// Dtype and shape of tensor `key`; throws not_found if there is none.
-  [[nodiscard]] const TensorInfo& info(const std::string& key) const { return entry(key).info; }
-  /// Key -> shape of every tensor (TensorFlow: `get_variable_to_shape_map()`).
-  [[nodiscard]] std::map<std::string, Shape> get_variable_to_shape_map() const {
-    std::map<std::string, Shape> out;
-    for (const auto& [k, e] : entries_) {
-      out.emplace(k, e.info.shape);
-    }
-    return out;
-  }
-  /// Key -> dtype of every tensor (TensorFlow: `get_variable_to_dtype_map()`).
-  [[nodiscard]] std::map<std::string, DType> get_variable_to_dtype_map() const {
-    std::map<std::string, DType> out;
-    for (const auto& [k, e] : entries_) {
-      out.emplace(k, e.info.dtype);
-    }
-    return out;
-  }
-
-  /// Reads and verifies one tensor.
-  [[nodiscard]] AnyTensor get_tensor(const std::string& key) const {
-    const auto& e = entry(key);
-    const std::string file = detail_bundle::data_file(prefix_, e.shard, num_shards_);
-    if (e.has_slices) {
-      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' in '" + file +
-                          "' is a partitioned (sliced) variable");
-    }
-    if (!detail_bundle::supported(e.info.dtype)) {
-      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' has dtype " +
-                          std::to_string(static_cast<int>(e.info.dtype)) + ", not supported");
-    }
-    const std::int64_t n = e.info.shape.num_elements();
-    if (e.info.dtype != DType::string &&
-        e.size != n * static_cast<std::int64_t>(dtype_size(e.info.dtype))) {
-      throw data_loss("tf::train::CheckpointReader: key '" + key + "' in '" + file + "': size " +
-                      std::to_string(e.size) + " does not fit " + std::to_string(n) +
-                      " elements of " + std::string(dtype_name(e.info.dtype)));
-    }
-    if (e.info.dtype != DType::string) {
-      // Read straight into the new tensor's buffer, then check the CRC there.
-      return detail_bundle::make_tensor(e.info.dtype, e.info.shape, [&](auto* d) {
-        if constexpr (!std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
-          read_range(file, e.offset, e.size, key, reinterpret_cast<char*>(d));
-          if (io::masked_crc32c(d, static_cast<std::size_t>(e.size)) != e.crc) {
-            throw data_loss("tf::train::CheckpointReader: checksum mismatch for key '" + key +
-                            "' in '" + file + "' at byte offset " + std::to_string(e.offset));
-          }
-        }
-      });
-    }
-    const std::string payload = read_string_range(file, e.offset, e.size, key);
-    return decode_strings(payload, n, e, key, file);
-  }
-
- private:
-  const detail_bundle::Entry& entry(const std::string& key) const {
-    auto it = entries_.find(key);
-    if (it == entries_.end()) {
-      throw not_found("tf::train::CheckpointReader: key '" + key + "' not found in checkpoint '" +
-                      prefix_ + "'");
-    }
-    return it->second;
-  }
-  void from_index_bytes(std::string_view bytes, const std::string& file) {
-    detail::sstable::TableReader table(bytes, file);
-    auto all = table.read_all();
-    if (all.empty() || !all.front().first.empty()) {
-      throw data_loss("tensor bundle index '" + file + "': no header entry");
-    }
-    try {
-      detail::wire::Reader r(all.front().second, "BundleHeaderProto");
-      while (auto tag = r.next()) {
-        if (tag->field == 1) {
-          num_shards_ = r.int32();
-        } else if (tag->field == 2) {
-          if (r.int32() != 0) {
-            throw unimplemented("big-endian tensor bundles are not supported");
-          }
-        } else {
-          r.skip(*tag);
-        }
-      }
-    } catch (const data_loss& ex) {
-      throw data_loss("tensor bundle index '" + file + "': bad header: " + ex.what());
-    }
-    if (num_shards_ < 1 || num_shards_ > 99999) {
-      throw data_loss("tensor bundle index '" + file + "': bad shard count " +
-                      std::to_string(num_shards_));
-    }
-    for (std::size_t i = 1; i < all.size(); ++i) {
-      auto e = detail_bundle::parse_entry(all[i].second, all[i].first, file);
-      if (e.shard >= num_shards_) {
-        throw data_loss("tensor bundle index '" + file + "': key '" + all[i].first +
-                        "' names shard " + std::to_string(e.shard) + " of " +
-                        std::to_string(num_shards_));
-      }
-      entries_.emplace(std::move(all[i].first), e);
-    }
-  }
-  // Reads `size` bytes at `offset` of `file` into `out`, checking the file is long enough
-  // first (a corrupt index must not make us allocate or read its claimed size).
-  static void read_range(const std::string& file, std::int64_t offset, std::int64_t size,
-                         const std::string& key, char* out) {
-    if (size == 0) {
-      return;
-    }
-    std::FILE* f = std::fopen(file.c_str(), "rb");
-    if (f == nullptr) {
-      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
-                      "') cannot be opened");
-    }
-    const bool fits =
-        fseeko(f, 0, SEEK_END) == 0 && ftello(f) >= offset && ftello(f) - offset >= size;
-    const bool ok =
-        fits && fseeko(f, offset, SEEK_SET) == 0 &&
-        std::fread(out, 1, static_cast<std::size_t>(size), f) == static_cast<std::size_t>(size);
-    std::fclose(f);
-    if (!ok) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the "
-                      "index says: key '" +
-                      key + "' needs bytes " + std::to_string(offset) + ".." +
-                      std::to_string(offset + size));
-    }
-  }
-  static std::string read_string_range(const std::string& file, std::int64_t offset,
-                                       std::int64_t size, const std::string& key) {
-    std::error_code ec;
-    const auto file_size = std::filesystem::file_size(file, ec);
-    if (ec) {
-      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
-                      "') cannot be opened");
-    }
-    if (static_cast<std::uint64_t>(offset) > file_size ||
-        static_cast<std::uint64_t>(size) > file_size - static_cast<std::uint64_t>(offset)) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the index says: key '" + key + "' needs bytes " +
-                      std::to_string(offset) + ".." + std::to_string(offset + size));
-    }
-    std::string out(static_cast<std::size_t>(size), '\0');
-    read_range(file, offset, size, key, out.data());
-    return out;
-  }
-  static AnyTensor decode_strings(const std::string& payload, std::int64_t n,
-                                  const detail_bundle::Entry& e, const std::string& key,
-                                  const std::string& file) {
-    auto bad = [&](const std::string& what) -> data_loss {
-      return data_loss("tf::train::CheckpointReader: string tensor '" + key + "' in '" + file +
-                       "': " + what);
-    };
-    std::vector<std::uint64_t> lens;
-    std::size_t pos = 0;
-    std::uint32_t crc = 0;
-    detail::wire::Reader r(payload, "string lengths");
-    try {
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::uint64_t len = r.varint();
-        lens.push_back(len);
-        std::string fixed;
-        if (len <= 0xFFFFFFFFU) {
-          detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(len));
-        } else {
-          detail::wire::append_fixed64(fixed, len);
-        }
-        crc = io::crc32c_extend(crc, fixed);
-      }
-      pos = r.position();
-    } catch (const data_loss&) {
-      throw bad("truncated length list");
-    }
-    if (payload.size() - pos < 4) {
-      throw bad("missing length checksum");
-    }
-    if (detail::wire::load_fixed32(payload.data() + pos) != io::mask_crc32c(crc)) {
-      throw bad("length checksum mismatch");
-    }
-    crc = io::crc32c_extend(crc, payload.data() + pos, 4);
-    pos += 4;
-    std::uint64_t total = 0;
-    for (auto l : lens) {
-      total += l;
-      if (total > payload.size() - pos) {
-        throw bad("data shorter than the string lengths say");
-      }
-    }
-    crc = io::crc32c_extend(crc, payload.data() + pos, payload.size() - pos);
-    if (io::mask_crc32c(crc) != e.crc) {
-      throw bad("checksum mismatch");
-    }
-    return detail_bundle::make_tensor(DType::string, e.info.shape, [&](auto* d) {
-      if constexpr (std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
-        for (std::size_t i = 0; i < lens.size(); ++i) {
-          d[i].assign(payload.data() + pos, lens[i]);
-          pos += lens[i];
-        }
-      }
-    });
-  }
-
-  std::string prefix_;
-  int num_shards_ = 1;
-  std::map<std::string, detail_bundle::Entry> entries_;
-};
-
-/// Opens a checkpoint by prefix, or by directory (its latest checkpoint), like
-/// `tf.train.load_checkpoint`; not_found when neither exists.
-inline CheckpointReader load_checkpoint(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::string latest = latest_checkpoint(path);
-    if (latest.empty()) {
-      throw not_found("tf::train::load_checkpoint: no checkpoint found in directory '" + path +
-                      "'");
-    }
-    return CheckpointReader(latest);
-  }
-  return CheckpointReader(path);
-}
-
-/// (key, shape) of every tensor in a checkpoint (`tf.train.list_variables`).
-inline std::vector<std::pair<std::string, Shape>> list_variables(const std::string& path) {
-  auto m = load_checkpoint(path).get_variable_to_shape_map();
-  return {m.begin(), m.end()};
-}
-
-}  // namespace train
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
-// ---- end <tapeflow/train/tensor_bundle.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace train {
-
-/// The object-graph key of the serialized TrackableObjectGraph.
-inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
-
-/// Something a checkpoint tracks (a model of `train::trackable`): a Keras layer, model,
-/// optimizer or metric (any `train::Trackable`), a `tf::Variable`, a dataset iterator (anything
-/// with `save_state()` / `restore_state(s)`, e.g. `tf::data::Iterator`) or a `tf::function` (a
-/// node without values). Holds a reference: the object must outlive the Checkpoint.
-class CheckpointObject {
- public:
-  /// A trackable object (layer, model, optimizer, metric, ...): a node with its children.
-  CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
-  /// A variable: its value is stored under `<path>/.ATTRIBUTES/VARIABLE_VALUE`.
-  template <class T, std::size_t R>
-  CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
-      : variable_(AnyVariable(v)) {}
-  /// A type-erased variable, stored as a typed one is.
-  CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
-      : variable_(std::move(v)) {}
-  /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
-  /// tensor under `<path>/.ATTRIBUTES/ITERATOR_STATE`.
-  template <class It>
-    requires(!std::derived_from<It, Trackable> && stateful_iterator<It>)
-  CheckpointObject(It& it)  // NOLINT(google-explicit-constructor)
-      : state_(std::make_shared<StateFns>()) {
-    state_->save = [&it] {
-      std::string out;
-      const auto s = it.save_state();
-      tapeflow::detail::wire::append_varint(out, s.entries().size());
-      for (const auto& [k, v] : s.entries()) {
-        tapeflow::detail::wire::append_varint(out, k.size());
-        out += k;
-        tapeflow::detail::wire::append_varint(out, v.size());
-        out += v;
-      }
-      return out;
-    };
-    state_->restore = [&it](const std::string& bytes) {
-      auto s = it.save_state();
-      s.entries().clear();
-      tapeflow::detail::wire::Reader r(bytes, "iterator state");
-      const std::uint64_t n = r.varint();
-      for (std::uint64_t i = 0; i < n; ++i) {
-        std::string k(r.bytes());
-        s.entries()[k] = std::string(r.bytes());
-      }
-      it.restore_state(s);
-    };
-  }
-  /// A traced function: a node of its own with no values (TensorFlow tracks tf.functions the
-  /// same way; the SavedModel writer exports them).
-  template <class F>
-    requires(!std::derived_from<F, Trackable> && !stateful_iterator<F> && traced_function<F>)
-  CheckpointObject(F& f)  // NOLINT(google-explicit-constructor)
-      : function_(&f) {}
-
-  /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
-  struct StateFns {
-    std::function<std::string()> save;                ///< serializes the state
-    std::function<void(const std::string&)> restore;  ///< applies what `save` returned
-  };
-
-  /// The trackable object, or nullptr when this is another kind.
-  [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
-  /// The variable (without a value when this is another kind).
-  [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
-  /// The state functions of a dataset iterator, or null when this is another kind.
-  [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
-  /// The tf::function's address when this object is one (its identity in the graph).
-  [[nodiscard]] const void* function() const noexcept { return function_; }
-
- private:
-  Trackable* trackable_ = nullptr;
-  AnyVariable variable_;
-  std::shared_ptr<StateFns> state_;
-  const void* function_ = nullptr;
-};
-
-/// Options of `Checkpoint::save` / `write` (TensorFlow: tf.train.CheckpointOptions).
-struct CheckpointOptions {
-  /// Whose object-graph names to write. Keras 3 is what `pip install tensorflow` gives today;
-  /// tf_keras and its legacy optimizers for programs on Keras 2.
-  Layout layout = Layout::keras3;
-};
-
-/// Options of `Checkpoint::restore`.
-struct RestoreOptions {
-  /// Record dtype/shape mismatches in the report instead of throwing invalid_argument.
-  bool skip_mismatch = false;
-};
-
-/// What a restore did, by checkpoint key (variables) or variable name (missing).
-struct RestoreReport {
-  Layout layout = Layout::keras3;       ///< the layout detected in the checkpoint
-  std::vector<std::string> matched;     ///< keys restored into a live variable
-  std::vector<std::string> missing;     ///< live variables with no value in the checkpoint
-  std::vector<std::string> unexpected;  ///< checkpoint keys no live object took (yet)
-  std::vector<std::string> pending;     ///< keys waiting for a variable to be created
-  std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
-
-  /// Prints the layout, then each list with its count, one entry per line.
-  friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
-    os << "layout: " << layout_name(r.layout) << "\n";
-    auto list = [&](const char* name, const std::vector<std::string>& v) {
-      os << name << " (" << v.size() << ")";
-      for (const auto& s : v) {
-        os << "\n  " << s;
-      }
-      os << "\n";
-    };
-    list("matched", r.matched);
-    list("missing", r.missing);
-    list("unexpected", r.unexpected);
-    list("pending", r.pending);
-    list("mismatched", r.mismatched);
-    return os;
-  }
-};
-
-namespace detail_ckpt {
-
-namespace og = tapeflow::detail::object_graph;
-using Root = std::vector<std::pair<std::string, CheckpointObject>>;
-
-/// A live object in the graph walk (Note [Checkpoint object graph]).
-struct Live {
-  Trackable* trackable = nullptr;                     ///< a trackable object, or nullptr
-  std::shared_ptr<Trackable> owned;                   ///< keeps a node made by a listing alive
-  AnyVariable variable;                               ///< a variable (no value if this is not one)
-  std::shared_ptr<CheckpointObject::StateFns> state;  ///< an iterator's state functions
-  const void* function = nullptr;                     ///< a tf::function's address
-  const Root* root = nullptr;  ///< the Checkpoint's named objects (root node)
-};
-
-inline Live live_of(const CheckpointObject& o) {
-  return Live{o.trackable(), nullptr, o.variable(), o.state(), o.function(), nullptr};
-}
-
-/// Named children of a live object under `layout`.
-inline std::vector<std::pair<std::string, Live>> children_of(const Live& l, Layout layout) {
-  std::vector<std::pair<std::string, Live>> out;
-  if (l.root != nullptr) {
-    for (const auto& [name, obj] : *l.root) {
-      out.emplace_back(name, live_of(obj));
-    }
-  } else if (l.trackable != nullptr) {
-    for (auto& c : l.trackable->trackable_children(layout)) {
-      if (c.target() != nullptr) {
-        out.emplace_back(c.name, Live{c.target(), c.owned, {}, nullptr, nullptr, nullptr});
-      } else if (c.variable.has_value()) {
-        out.emplace_back(c.name, Live{nullptr, nullptr, c.variable, nullptr, nullptr, nullptr});
-      }
-    }
-  }
-  return out;
-}
-
-/// What makes two live objects the same node: objects by address, variables by id.
-inline std::pair<int, std::int64_t> identity(const Live& l) {
-  auto address = [](const void* p) {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
-  };
-  if (l.root != nullptr) {
-    return {0, address(l.root)};
-  }
-  if (l.trackable != nullptr) {
-    return {0, address(l.trackable)};
-  }
-  if (l.state) {
-    return {1, address(l.state.get())};
-  }
-  if (l.function != nullptr) {
-    return {3, address(l.function)};
-  }
-  return {2, l.variable.id()};
-}
-
-/// The live object graph, numbered as TensorFlow numbers it.
-struct LiveGraph {
-  std::vector<Live> nodes;         ///< the live object of each node, by node id
-  std::vector<std::string> paths;  ///< each node's escaped path, "" for the root
-  og::Graph graph;                 ///< the TrackableObjectGraph to write
-  std::vector<std::pair<std::string, AnyVariable>> values;  ///< checkpoint key -> variable
-  /// Checkpoint key -> iterator state functions.
-  std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
-};
-
-/// Sets has_checkpoint_values: the node or a descendant holds values (iterating to a fixpoint,
-/// since a node can be reached again through a later edge).
-inline void mark_checkpoint_values(og::Graph& graph) {
-  std::vector<char> hv(graph.nodes.size(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t i = graph.nodes.size(); i-- > 0;) {
-      const auto& n = graph.nodes[i];
-      bool v = !n.attributes.empty() || !n.slot_variables.empty();
-      for (const auto& c : n.children) {
-        v = v || hv[static_cast<std::size_t>(c.node_id)] != 0;
-      }
-      if (v && hv[i] == 0) {
-        hv[i] = 1;
-        changed = true;
-      }
-    }
-  }
-  for (std::size_t i = 0; i < hv.size(); ++i) {
-    graph.nodes[i].has_checkpoint_values = hv[i] != 0;
-  }
-}
-
-inline LiveGraph build(const Root& root, Layout layout) {
-  LiveGraph g;
-  g.nodes.push_back(Live{nullptr, nullptr, {}, nullptr, nullptr, &root});
-  g.paths.emplace_back();
-  g.graph.nodes.emplace_back();
-  std::map<std::pair<int, std::int64_t>, std::size_t> ids;  // identity -> node id
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const Live cur = g.nodes[i];
-    for (auto& [name, child] : children_of(cur, layout)) {
-      auto [pos, inserted] = ids.emplace(identity(child), g.nodes.size());
-      const std::size_t id = pos->second;
-      if (inserted) {
-        g.nodes.push_back(child);
-        const std::string esc = og::escape(name);
-        g.paths.push_back(g.paths[i].empty() ? esc : g.paths[i] + "/" + esc);
-        g.graph.nodes.emplace_back();
-      }
-      g.graph.nodes[i].children.push_back({static_cast<std::int32_t>(id), name});
-    }
-  }
-  const std::size_t normal = g.nodes.size();
-  for (std::size_t i = 0; i < normal; ++i) {
-    const Live& n = g.nodes[i];
-    if (n.variable.has_value()) {
-      const std::string key = g.paths[i] + "/.ATTRIBUTES/VARIABLE_VALUE";
-      g.graph.nodes[i].attributes.push_back({"VARIABLE_VALUE", n.variable.name(), key});
-      g.values.emplace_back(key, n.variable);
-    } else if (n.state) {
-      const std::string key = g.paths[i] + "/.ATTRIBUTES/ITERATOR_STATE";
-      g.graph.nodes[i].attributes.push_back({"ITERATOR_STATE", "", key});
-      g.states.emplace_back(key, n.state);
-    }
-  }
-  for (std::size_t i = 0; i < normal; ++i) {
-    if (g.nodes[i].trackable == nullptr) {
-      continue;
-    }
-    for (const auto& s : g.nodes[i].trackable->trackable_slot_variables(layout)) {
-      auto found = ids.find({2, s.original.id()});
-      if (found == ids.end()) {
-        continue;  // a slot of a variable this checkpoint does not track
-      }
-      const std::size_t orig = found->second;
-      const auto id = static_cast<std::int32_t>(g.nodes.size());
-      g.nodes.push_back(Live{nullptr, nullptr, s.slot, nullptr, nullptr, nullptr});
-      const std::string key = g.paths[orig] + "/.OPTIMIZER_SLOT/" + g.paths[i] + "/" +
-                              og::escape(s.slot_name) + "/.ATTRIBUTES/VARIABLE_VALUE";
-      g.paths.push_back(key);
-      g.graph.nodes.emplace_back();
-      g.graph.nodes.back().attributes.push_back({"VARIABLE_VALUE", s.slot.name(), key});
-      g.values.emplace_back(key, s.slot);
-      g.graph.nodes[i].slot_variables.push_back({static_cast<std::int32_t>(orig), s.slot_name, id});
-    }
-  }
-  mark_checkpoint_values(g.graph);
-  return g;
-}
-
-/// The layout a checkpoint was written in, from local names only Keras 3 (or only tf_keras's
-/// optimizers) use (Note [Object-graph layouts]); a file with none of them restores the same
-/// way under every layout.
-inline Layout detect_layout(const og::Graph& graph) {
-  bool tf_keras_optimizer = false, legacy = false, tf_keras_layers = false;
-  for (const auto& n : graph.nodes) {
-    legacy = legacy || !n.slot_variables.empty();
-    for (const auto& c : n.children) {
-      const std::string& name = c.local_name;
-      if (name == "_kernel" || name == "_embeddings" || name == "_functional" ||
-          name == "_operations" || name == "_trainable_variables" ||
-          name == "_trainable_variables_indices") {
-        return Layout::keras3;
-      }
-      tf_keras_optimizer = tf_keras_optimizer || name == "_index_dict";
-      legacy = legacy || name == "iter";
-      tf_keras_layers = tf_keras_layers || name.starts_with("layer_with_weights-") ||
-                        name == "kernel" || name == "embeddings";
-    }
-  }
-  if (tf_keras_optimizer) {
-    return Layout::tf_keras;
-  }
-  if (legacy) {
-    return Layout::tf_keras_legacy;
-  }
-  return tf_keras_layers ? Layout::tf_keras : Layout::keras3;
-}
-
-/// Shared by a load status and the deferred-restoration hooks it installs.
-struct RestoreState {
-  std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
-  Root root;                                 ///< the Checkpoint's named objects
-  og::Graph graph;                           ///< the checkpoint's object graph
-  Layout layout = Layout::keras3;            ///< the layout detected in it
-  RestoreOptions options;                    ///< as given to restore
-  std::set<std::string> consumed;            ///< keys applied (or recorded as mismatched)
-  std::set<std::int64_t> restored_ids;       ///< ids of the variables assigned
-  std::set<std::string> pending;        ///< keys whose live object does not exist yet (last pass)
-  std::vector<std::string> mismatched;  ///< "key: why" (skip_mismatch only)
-  std::map<Trackable*, std::set<std::int32_t>> hooked;  ///< object -> its checkpoint nodes
-  std::map<std::int32_t, AnyVariable> variable_nodes;   ///< bound by any pass (slot owners)
-  bool in_pass = false;         ///< a pass is running (a nested hook call sets `rerun`)
-  bool rerun = false;           ///< children appeared during the pass: run it again
-  bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
-  bool no_checkpoint = false;   ///< restore was given an empty path
-
-  /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
-  /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
-  void restore_var(const std::string& key, const AnyVariable& var) {
-    if (consumed.count(key) != 0) {
-      return;  // each value is applied once: later passes must not undo training
-    }
-    const TensorInfo& info = reader->info(key);
-    if (info.dtype != var.dtype() || info.shape != var.shape()) {
-      std::string why = "checkpoint has " + std::string(dtype_name(info.dtype)) + " " +
-                        info.shape.to_string() + ", variable '" + var.name() + "' is " +
-                        std::string(dtype_name(var.dtype())) + " " + var.shape().to_string();
-      if (!options.skip_mismatch) {
-        throw invalid_argument("tf::train::Checkpoint::restore: key '" + key + "' in '" +
-                               reader->prefix() + ".index': " + why);
-      }
-      mismatched.push_back(key + ": " + why);
-      consumed.insert(key);
-      return;
-    }
-    var.assign(reader->get_tensor(key));
-    consumed.insert(key);
-    restored_ids.insert(var.id());
-  }
-
-  /// Applies iterator state `key` to `state` once; data_loss if it is not a string scalar.
-  void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
-    if (consumed.count(key) != 0) {
-      return;
-    }
-    auto t = reader->get_tensor(key);
-    if (t.dtype() != DType::string || t.num_elements() != 1) {
-      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" + reader->prefix() +
-                      ".index' is not a string scalar");
-    }
-    state.restore(*static_cast<const std::string*>(t.raw_data()));
-    consumed.insert(key);
-  }
-
-  /// The value keys of node `id` and everything below it.
-  void collect_keys(std::int32_t id, std::set<std::int32_t>& seen, std::set<std::string>& out) {
-    if (!seen.insert(id).second) {
-      return;
-    }
-    const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-    for (const auto& a : node.attributes) {
-      if (reader->has_tensor(a.checkpoint_key)) {
-        out.insert(a.checkpoint_key);
-      }
-    }
-    for (const auto& c : node.children) {
-      collect_keys(c.node_id, seen, out);
-    }
-    for (const auto& s : node.slot_variables) {
-      collect_keys(s.slot_variable_node_id, seen, out);
-    }
-  }
-
-  /// A binding pass from checkpoint node `start`, bound to `live`: applies every value below
-  /// it whose live object exists and has not been restored yet, and records what still waits.
-  /// Hooks rerun it from the object that created children, so a pass touches only that
-  /// object and what it owns (never objects of the root that may have died since).
-  void pass(std::int32_t start, const Live& live) {
-    if (in_pass) {
-      rerun = true;  // a listing created children (lazy slots): bind them after this pass
-      return;
-    }
-    in_pass = true;
-    try {
-      do {
-        rerun = false;
-        pass_once(start, live);
-      } while (rerun);
-    } catch (...) {
-      in_pass = false;
-      throw;
-    }
-    in_pass = false;
-  }
-
-  /// Installs the hook of `t`, bound (this pass) to checkpoint node `id`.
-  void hook(const std::shared_ptr<RestoreState>& self, Trackable* t, std::int32_t id) {
-    auto& ids = hooked[t];
-    if (ids.insert(id).second && ids.size() == 1) {
-      t->set_children_changed_hook([self, t] {
-        for (const std::int32_t n : self->hooked[t]) {
-          self->pass(n, Live{t, nullptr, {}, nullptr, nullptr, nullptr});
-        }
-      });
-    }
-  }
-  std::weak_ptr<RestoreState> self;  ///< this object, for the hooks it installs
-
- private:
-  void pass_once(std::int32_t start, const Live& start_live) {
-    std::map<std::int32_t, Live> bound;
-    bound.emplace(start, start_live);
-    // Whether the object a node belongs to may still create children; nodes made by a
-    // listing (lists, dicts) belong to the object that listed them.
-    std::map<std::int32_t, bool> may_grow{
-        {start, start_live.trackable != nullptr && start_live.trackable->may_create_children()}};
-    std::vector<std::int32_t> queue{start};
-    std::set<std::string> waiting;
-    std::set<std::int32_t> waiting_seen;
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const std::int32_t id = queue[qi];
-      const Live live = bound.at(id);
-      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-      if (live.variable.has_value()) {
-        variable_nodes.emplace(id, live.variable);
-      }
-      for (const auto& a : node.attributes) {
-        if (!reader->has_tensor(a.checkpoint_key)) {
-          continue;
-        }
-        if (a.name == "VARIABLE_VALUE" && live.variable.has_value()) {
-          restore_var(a.checkpoint_key, live.variable);
-        } else if (a.name == "ITERATOR_STATE" && live.state) {
-          restore_state(a.checkpoint_key, *live.state);
-        }
-      }
-      if (live.trackable != nullptr && !live.owned) {
-        hook(self.lock(), live.trackable, id);
-      }
-      const auto kids = children_of(live, layout);
-      for (const auto& c : node.children) {
-        if (bound.count(c.node_id) != 0) {
-          continue;
-        }
-        const Live* match = nullptr;
-        for (const auto& [name, l] : kids) {
-          if (name == c.local_name) {
-            match = &l;
-            break;
-          }
-        }
-        if (match != nullptr) {
-          bound.emplace(c.node_id, *match);
-          may_grow[c.node_id] =
-              match->owned ? may_grow[id]
-                           : match->trackable != nullptr && match->trackable->may_create_children();
-          queue.push_back(c.node_id);
-        } else if (may_grow[id]) {
-          // Not there yet (weights are created on a layer's first call, slots on an
-          // optimizer's first step): the values below wait for the object's hook.
-          collect_keys(c.node_id, waiting_seen, waiting);
-        }
-      }
-    }
-    // tf_keras legacy optimizer slots, by (original variable, slot name).
-    for (const auto& [id, live] : bound) {
-      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-      if (live.trackable == nullptr || node.slot_variables.empty()) {
-        continue;
-      }
-      const auto slots = live.trackable->trackable_slot_variables(layout);
-      for (const auto& ref : node.slot_variables) {
-        std::string key;
-        for (const auto& a :
-             graph.nodes[static_cast<std::size_t>(ref.slot_variable_node_id)].attributes) {
-          if (a.name == "VARIABLE_VALUE" && reader->has_tensor(a.checkpoint_key)) {
-            key = a.checkpoint_key;
-          }
-        }
-        if (key.empty()) {
-          continue;
-        }
-        // The original variable may have been bound by an earlier pass from another object.
-        auto orig = variable_nodes.find(ref.original_variable_node_id);
-        const SlotVariableReference* slot = nullptr;
-        if (orig != variable_nodes.end()) {
-          for (const auto& s : slots) {
-            if (s.slot_name == ref.slot_name && s.original.same_as(orig->second)) {
-              slot = &s;
-            }
-          }
-        }
-        if (slot != nullptr) {
-          restore_var(key, slot->slot);
-        } else if (live.trackable->may_create_children()) {
-          waiting.insert(key);
-        }
-      }
-    }
-    pending.insert(waiting.begin(), waiting.end());
-    std::erase_if(pending, [&](const std::string& k) { return consumed.count(k) != 0; });
-  }
-};
-
-}  // namespace detail_ckpt
-
-/// The result of `Checkpoint::restore` (TensorFlow: CheckpointLoadStatus).
-class CheckpointLoadStatus {
- public:
-  /// Wraps the state of a restore (made by Checkpoint::restore).
-  explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
-
-  /// The layout detected in the checkpoint (Note [Object-graph layouts]).
-  [[nodiscard]] Layout layout() const noexcept { return s_->layout; }
-
-  /// Keys matched, missing, unexpected, pending and mismatched, as of now.
-  [[nodiscard]] RestoreReport report() const {
-    RestoreReport r;
-    r.layout = s_->layout;
-    std::set<std::string> bad;
-    for (const auto& m : s_->mismatched) {
-      bad.insert(m.substr(0, m.find(": ")));
-    }
-    for (const auto& k : s_->consumed) {
-      if (bad.count(k) == 0) {
-        r.matched.push_back(k);
-      }
-    }
-    r.mismatched = s_->mismatched;
-    r.pending.assign(s_->pending.begin(), s_->pending.end());
-    if (s_->reader) {
-      for (const auto& k : s_->reader->keys()) {
-        if (k != object_graph_key && s_->consumed.count(k) == 0 && s_->pending.count(k) == 0) {
-          r.unexpected.push_back(k);
-        }
-      }
-    }
-    const auto live = detail_ckpt::build(s_->root, s_->layout);
-    for (const auto& [key, var] : live.values) {
-      const bool counter_absent = key == "save_counter/.ATTRIBUTES/VARIABLE_VALUE" &&
-                                  (!s_->reader || !s_->reader->has_tensor(key));
-      if (s_->restored_ids.count(var.id()) == 0 && !counter_absent) {
-        r.missing.push_back(key + " (" + var.name() + ")");
-      }
-    }
-    for (const auto& [key, st] : live.states) {
-      if (s_->consumed.count(key) == 0) {
-        r.missing.push_back(key);
-      }
-    }
-    return r;
-  }
-
-  /// Throws failed_precondition unless every checkpoint value went into a live object and every
-  /// live variable got a value (values waiting for unbuilt layers count as not consumed).
-  const CheckpointLoadStatus& assert_consumed() const {
-    auto r = report();
-    if (s_->no_checkpoint || !r.unexpected.empty() || !r.pending.empty() || !r.missing.empty() ||
-        !r.mismatched.empty()) {
-      fail("assert_consumed", r);
-    }
-    return *this;
-  }
-  /// Throws failed_precondition unless every variable that exists now was restored.
-  const CheckpointLoadStatus& assert_existing_objects_matched() const {
-    auto r = report();
-    if (s_->no_checkpoint || !r.missing.empty() || !r.mismatched.empty()) {
-      fail("assert_existing_objects_matched", r);
-    }
-    return *this;
-  }
-  /// Marks a partial restore as intended (TensorFlow then stays quiet about unused values).
-  const CheckpointLoadStatus& expect_partial() const {
-    s_->expect_partial = true;
-    return *this;
-  }
-
- private:
-  [[noreturn]] void fail(const char* what, const RestoreReport& r) const {
-    std::ostringstream os;
-    os << "tf::train::CheckpointLoadStatus::" << what << ": checkpoint '"
-       << (s_->reader ? s_->reader->prefix() : std::string("<none>")) << "' does not match:\n"
-       << r;
-    throw failed_precondition(os.str());
-  }
-  std::shared_ptr<detail_ckpt::RestoreState> s_;
-};
-
-/// Groups trackable objects under names and saves/restores them (tf.train.Checkpoint).
-///
-///     tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", optimizer}});
-///     auto path = ckpt.save("./save/model.ckpt");          // "./save/model.ckpt-1"
-///     ckpt.restore(tf::train::latest_checkpoint("./save")).assert_consumed();
-///
-/// The named objects are held by reference and must outlive the Checkpoint.
-class Checkpoint {
- public:
-  /// One named object: `{"model", model}`.
-  struct Item {
-    std::string name;         ///< the object's local name under the root
-    CheckpointObject object;  ///< the object (held by reference)
-  };
-
-  /// A checkpoint of the named objects, e.g. `{{"model", model}, {"optimizer", opt}}`
-  /// (TensorFlow's keyword arguments). Throws invalid_argument for a duplicate name or the
-  /// reserved name "save_counter".
-  Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
-      : Checkpoint(std::vector<Item>(items), options) {}
-  /// As the initializer-list constructor, from a vector.
-  explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
-      : options_(options) {
-    for (const auto& it : items) {
-      if (it.name == "save_counter") {
-        throw invalid_argument("tf::train::Checkpoint: 'save_counter' is reserved");
-      }
-      for (const auto& [n, o] : root_) {
-        if (n == it.name) {
-          throw invalid_argument("tf::train::Checkpoint: duplicate name '" + it.name + "'");
-        }
-      }
-      root_.emplace_back(it.name, it.object);
-    }
-    root_.emplace_back("save_counter", CheckpointObject(save_counter_));
-    // TensorFlow orders a Checkpoint's keyword children by name; the order decides node ids
-    // and, through breadth-first naming, which path keys a variable reached twice.
-    std::stable_sort(root_.begin(), root_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-
-  /// The options save and write use unless given others.
-  [[nodiscard]] const CheckpointOptions& options() const noexcept { return options_; }
-
-  /// Number of `save()` calls so far (restored by `restore`).
-  [[nodiscard]] const Variable<std::int64_t, 0>& save_counter() const noexcept {
-    return save_counter_;
-  }
-
-  /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
-  /// touching the `checkpoint` state file. Returns `file_prefix`.
-  std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
-  /// write() with these options instead of the checkpoint's.
-  std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
-    const auto live = detail_ckpt::build(root_, options.layout);
-    BundleWriter w(file_prefix);
-    for (const auto& [key, var] : live.values) {
-      w.add(key, var.value());
-    }
-    for (const auto& [key, st] : live.states) {
-      w.add(key, AnyTensor(Tensor<std::string, 0>(st->save())));
-    }
-    w.add(object_graph_key,
-          AnyTensor(Tensor<std::string, 0>(detail::object_graph::encode(live.graph))));
-    return w.finish();
-  }
-
-  /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
-  /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
-  std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
-  /// save() with these options instead of the checkpoint's.
-  std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
-    save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
-    const std::string path =
-        write(file_prefix + "-" + std::to_string(save_counter_.value().item()), options);
-    detail_bundle::stage("state");
-    CheckpointState st;
-    st.model_checkpoint_path = path;
-    st.all_model_checkpoint_paths = {path};
-    detail_state::write_state(detail_state::dirname(file_prefix), st);
-    return path;
-  }
-
-  /// Restores from a prefix (e.g. `latest_checkpoint(dir)`); an empty path restores nothing
-  /// (TensorFlow: restore(None)). Values for variables not created yet are applied when the
-  /// variables are created. Throws not_found / data_loss for missing or corrupt files and
-  /// invalid_argument on a dtype or shape mismatch (unless `skip_mismatch`).
-  CheckpointLoadStatus restore(const std::string& save_path, RestoreOptions options = {}) {
-    auto s = std::make_shared<detail_ckpt::RestoreState>();
-    s->self = s;
-    s->root = root_;
-    s->options = options;
-    if (save_path.empty()) {
-      s->no_checkpoint = true;
-      return CheckpointLoadStatus(s);
-    }
-    s->reader = std::make_shared<CheckpointReader>(save_path);
-    if (!s->reader->has_tensor(object_graph_key)) {
-      throw invalid_argument("tf::train::Checkpoint::restore: '" + save_path +
-                             ".index' has no _CHECKPOINTABLE_OBJECT_GRAPH (a TF1 name-based "
-                             "checkpoint); read it with tf::train::load_checkpoint");
-    }
-    auto graph_t = s->reader->get_tensor(object_graph_key);
-    if (graph_t.dtype() != DType::string || graph_t.num_elements() != 1) {
-      throw data_loss("tf::train::Checkpoint::restore: '" + save_path +
-                      ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
-    }
-    s->graph = tapeflow::detail::object_graph::decode(
-        *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
-    if (s->graph.nodes.empty()) {
-      throw data_loss("tf::train::Checkpoint::restore: '" + save_path + "': empty object graph");
-    }
-    s->layout = detail_ckpt::detect_layout(s->graph);
-    s->pass(0, detail_ckpt::Live{nullptr, nullptr, {}, nullptr, nullptr, &s->root});
-    return CheckpointLoadStatus(s);
-  }
-  /// Same as restore (TensorFlow's `read`, the counterpart of `write`).
-  CheckpointLoadStatus read(const std::string& save_path, RestoreOptions options = {}) {
-    return restore(save_path, options);
-  }
-
- private:
-  CheckpointOptions options_;
-  std::vector<std::pair<std::string, CheckpointObject>> root_;
-  Variable<std::int64_t, 0> save_counter_{std::int64_t{0},
-                                          {.name = "save_counter", .trainable = false}};
-};
-
-}  // namespace train
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
-// ---- end <tapeflow/train/checkpoint.hpp>
 // ---- begin <tapeflow/train/checkpoint_manager.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_MANAGER_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_MANAGER_HPP

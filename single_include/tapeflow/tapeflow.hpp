@@ -8146,7 +8146,8 @@ struct Slice {
     return {{"begin", detail::int32_vector(begin)}, {"size", detail::int32_vector(size)}};
   }
 
-  /// The size with -1 resolved; throws invalid_argument for a box outside `dims`.
+  /// The size with -1 resolved; throws invalid_argument for a box outside `dims` (on an unknown
+  /// dim, -1 in a trace, the size stays as given).
   [[nodiscard]] std::array<std::int64_t, R> resolve(std::array<std::int64_t, R> const& dims) const {
     std::array<std::int64_t, R> out{};
     for (std::size_t a = 0; a < R; ++a) {
@@ -8155,6 +8156,15 @@ struct Slice {
                                " (begin " + detail::int_list_text(begin) + ", size " +
                                detail::int_list_text(size) + ")");
       };
+      if (dims[a] < 0) {
+        // An unknown dim (a traced function's free batch): checked when the graph runs.
+        if (begin[a] < 0 || size[a] < -1) {
+          fail("begin[" + std::to_string(a) + "] and size[" + std::to_string(a) +
+               "] must be >= 0 (size -1: to the end)");
+        }
+        out[a] = size[a];
+        continue;
+      }
       if (begin[a] < 0 || begin[a] > dims[a]) {
         fail("begin[" + std::to_string(a) + "] = " + std::to_string(begin[a]) + " is not in [0, " +
              std::to_string(dims[a]) + "]");
