@@ -323,11 +323,28 @@ struct SavedConstant {
   std::string operation{};  ///< the Const node's name
 };
 
+/// SavedAsset: a file under `assets/`, by its index in MetaGraphDef.asset_file_def.
+struct SavedAsset {
+  std::int32_t asset_file_def_index = 0;  ///< index into asset_file_def
+};
+
+/// SavedResource: a resource other than a variable (e.g. a lookup table).
+struct SavedResource {
+  std::string device{};  ///< where it lives; usually empty
+};
+
+/// CapturedTensor: a tensor captured by a function (docs/formats.md 12.3).
+struct CapturedTensor {
+  std::string name{};               ///< the captured tensor's name
+  std::string concrete_function{};  ///< the function that creates it
+};
+
 /// SavedObject: one node of the object graph (its kind, edges and dependencies).
 struct SavedObject {
-  /// SavedObject's `kind` oneof (fields 4, 6, 7, 8, 9).
-  using Kind = std::variant<SavedUserObject, SavedFunction, SavedVariable,
-                            SavedBareConcreteFunction, SavedConstant>;
+  /// SavedObject's `kind` oneof (fields 4, 6, 7, 8, 9, then 5, 10, 12, which only readers meet).
+  using Kind =
+      std::variant<SavedUserObject, SavedFunction, SavedVariable, SavedBareConcreteFunction,
+                   SavedConstant, SavedAsset, SavedResource, CapturedTensor>;
   std::vector<ObjectReference> children{};      ///< named edges, in order
   Kind kind{};                                  ///< what the node is
   std::string registered_name{};                ///< a registered class, e.g. "tf.TrackableConstant"
@@ -625,7 +642,21 @@ inline void write(wire::Writer& w, const SavedConstant& c) {
   w.bytes_field_if_nonempty(1, c.operation);
 }
 
-/// Writes a SavedObject's fields (1 children, the kind at 4/6/7/8/9, 13 registered_name,
+/// SavedAsset's fields (1 asset_file_def_index).
+inline void write(wire::Writer& w, const SavedAsset& a) {
+  w.int32_field_if_nonzero(1, a.asset_file_def_index);
+}
+/// SavedResource's fields (1 device).
+inline void write(wire::Writer& w, const SavedResource& r) {
+  w.bytes_field_if_nonempty(1, r.device);
+}
+/// CapturedTensor's fields (1 name, 2 concrete_function).
+inline void write(wire::Writer& w, const CapturedTensor& c) {
+  w.bytes_field_if_nonempty(1, c.name);
+  w.bytes_field_if_nonempty(2, c.concrete_function);
+}
+
+/// Writes a SavedObject's fields (1 children, the kind at 4/5/6/7/8/9/10/12, 13 registered_name,
 /// 15 dependencies).
 inline void write(wire::Writer& w, const SavedObject& o) {
   for (const auto& c : o.children) {
@@ -642,9 +673,15 @@ inline void write(wire::Writer& w, const SavedObject& o) {
           return 7;
         } else if constexpr (std::is_same_v<K, SavedBareConcreteFunction>) {
           return 8;
-        } else {
-          static_assert(std::is_same_v<K, SavedConstant>);
+        } else if constexpr (std::is_same_v<K, SavedConstant>) {
           return 9;
+        } else if constexpr (std::is_same_v<K, SavedAsset>) {
+          return 5;
+        } else if constexpr (std::is_same_v<K, SavedResource>) {
+          return 10;
+        } else {
+          static_assert(std::is_same_v<K, CapturedTensor>);
+          return 12;
         }
       },
       o.kind);
