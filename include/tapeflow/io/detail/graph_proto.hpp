@@ -94,8 +94,8 @@ struct AttrValueProto;
 
 /// NameAttrList (docs/formats.md 8.1): a function and the attributes it is instantiated with.
 struct NameAttrListProto {
-  std::string name{};                                          ///< the function's name
-  std::vector<std::pair<std::string, AttrValueProto>> attr{};  ///< in file order
+  std::string name{};                                        ///< the function's name
+  std::vector<std::pair<std::string, AttrValueProto>> attr;  ///< in file order
 };
 
 /// AttrValue.ListValue (docs/formats.md 8.1), every element kind.
@@ -318,10 +318,10 @@ void write(wire::Writer& w, const AttrValueProto& value);
 /// Writes a NameAttrList's fields (1 name, 2 attr entries in file order).
 inline void write(wire::Writer& w, const NameAttrListProto& f) {
   w.bytes_field_if_nonempty(field::name_attr_list_name, f.name);
-  for (const auto& [key, value] : f.attr) {
-    w.message_field(2, [&](wire::Writer& entry) {
-      entry.string_field(field::map_key, key);
-      entry.message_field(field::map_value, [&](wire::Writer& v) { write(v, value); });
+  for (const auto& entry : f.attr) {
+    w.message_field(2, [&](wire::Writer& e) {
+      e.string_field(field::map_key, entry.first);
+      e.message_field(field::map_value, [&](wire::Writer& v) { write(v, entry.second); });
     });
   }
 }

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <set>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -512,19 +512,8 @@ inline AttrValueProto decode_attr_value(wire::Reader r, ParseContext& ctx) {
 /// Files an attribute into the list of `attrs` that holds its kind: the typed kinds of
 /// tf::AttrValue in `values`, a tensor of a supported dtype in `tensors`, a list of only shapes
 /// in `shape_lists`, everything else in `others`. An empty list is taken as `list(int)` (the
-/// bytes do not say which). `seen` holds the keys so far; a repeated key replaces the earlier
-/// entry, as protobuf's map parsing does.
-inline void add_attr(Attributes& attrs, std::set<std::string, std::less<>>& seen, std::string key,
-                     AttrValueProto a) {
-  if (!seen.insert(key).second) {
-    auto drop = [&](auto& list) {
-      std::erase_if(list, [&](const auto& e) { return e.first == key; });
-    };
-    drop(attrs.values);
-    drop(attrs.tensors);
-    drop(attrs.shape_lists);
-    drop(attrs.others);
-  }
+/// bytes do not say which). The key must not be in `attrs` yet.
+inline void add_attr(Attributes& attrs, std::string key, AttrValueProto a) {
   using K = AttrValueProto::Kind;
   const auto& l = a.list;
   const bool only_ints = l.s.empty() && l.f.empty() && l.b.empty() && l.type.empty() &&
@@ -589,19 +578,28 @@ inline void add_attr(Attributes& attrs, std::set<std::string, std::less<>>& seen
 }
 
 namespace parse {
+/// A message's attribute entries by key: a repeated key keeps its last value, as protobuf's map
+/// parsing does.
+using AttrMap = std::map<std::string, AttrValueProto, std::less<>>;
 /// Reads one map<string, AttrValue> entry into `attrs`.
-inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, Attributes& attrs,
-                       std::set<std::string, std::less<>>& seen, ParseContext& ctx) {
+inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, AttrMap& attrs,
+                       ParseContext& ctx) {
   map_entry<AttrValueProto>(
       r, t, name, "AttrValue", [&](wire::Reader& v) { return decode_attr_value(v, ctx); },
-      [&](std::string k, AttrValueProto v) { add_attr(attrs, seen, std::move(k), std::move(v)); });
+      [&](std::string k, AttrValueProto v) { attrs.insert_or_assign(std::move(k), std::move(v)); });
+}
+/// Files the collected entries into `out` (add_attr).
+inline void finish_attrs(Attributes& out, AttrMap&& attrs) {
+  for (auto& [key, value] : attrs) {
+    add_attr(out, key, std::move(value));
+  }
 }
 }  // namespace parse
 
 /// Decodes a NodeDef (docs/formats.md 8.1).
 [[nodiscard]] inline NodeDef decode_node(wire::Reader r, ParseContext& ctx) {
   NodeDef n;
-  std::set<std::string, std::less<>> seen;
+  parse::AttrMap attrs;
   while (auto t = r.next()) {
     switch (t->field) {
       case 1:
@@ -617,12 +615,13 @@ inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, At
         n.device = parse::str(r, *t, "device");
         break;
       case 5:
-        parse::attr_entry(r, *t, "attr", n.attrs, seen, ctx);
+        parse::attr_entry(r, *t, "attr", attrs, ctx);
         break;
       default:
         r.skip(*t);
     }
   }
+  parse::finish_attrs(n.attrs, std::move(attrs));
   return n;
 }
 
@@ -689,7 +688,7 @@ inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, At
 /// Decodes a FunctionDef (docs/formats.md 12.2).
 [[nodiscard]] inline FunctionDef decode_function(wire::Reader r, ParseContext& ctx) {
   FunctionDef f;
-  std::set<std::string, std::less<>> seen;
+  parse::AttrMap attrs;
   auto put = [](StringMap<std::string>& m) {
     return [&m](std::string k, std::string v) { m.insert_or_assign(std::move(k), std::move(v)); };
   };
@@ -706,7 +705,7 @@ inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, At
         parse::map_entry<std::string>(r, *t, "ret", "FunctionDef.RetEntry", none, put(f.ret));
         break;
       case 5:
-        parse::attr_entry(r, *t, "attr", f.attr, seen, ctx);
+        parse::attr_entry(r, *t, "attr", attrs, ctx);
         break;
       case 6:
         parse::map_entry<std::string>(r, *t, "control_ret", "FunctionDef.ControlRetEntry", none,
@@ -715,18 +714,17 @@ inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, At
       case 7: {
         wire::Reader e = parse::sub(r, *t, "arg_attr", "FunctionDef.ArgAttrEntry");
         std::uint32_t index = 0;
-        Attributes attrs;
+        parse::AttrMap arg_attrs;
         while (auto et = e.next()) {
           if (et->field == 1) {
             parse::expect(e, *et, wire::WireType::varint, "key");
             index = static_cast<std::uint32_t>(e.varint());
           } else if (et->field == 2) {
             wire::Reader a = parse::sub(e, *et, "value", "FunctionDef.ArgAttrs");
-            attrs = Attributes{};
-            std::set<std::string, std::less<>> arg_seen;
+            arg_attrs.clear();
             while (auto at = a.next()) {
               if (at->field == 1) {
-                parse::attr_entry(a, *at, "attr", attrs, arg_seen, ctx);
+                parse::attr_entry(a, *at, "attr", arg_attrs, ctx);
               } else {
                 a.skip(*at);
               }
@@ -735,13 +733,16 @@ inline void attr_entry(wire::Reader& r, const wire::Tag& t, const char* name, At
             e.skip(*et);
           }
         }
-        f.arg_attr.insert_or_assign(index, std::move(attrs));
+        Attributes filed;
+        parse::finish_attrs(filed, std::move(arg_attrs));
+        f.arg_attr.insert_or_assign(index, std::move(filed));
         break;
       }
       default:
         r.skip(*t);
     }
   }
+  parse::finish_attrs(f.attr, std::move(attrs));
   return f;
 }
 
