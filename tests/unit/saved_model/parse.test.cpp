@@ -565,6 +565,14 @@ TEST_CASE("parse: TensorProto splats, typed fields, packed or not", "[saved_mode
   }
 }
 
+// Hidden (run by name): writes the rich model as saved_model_parse_rich.pb into the current
+// directory, the seed fuzz/corpus/saved_model_parse/rich.pb.
+TEST_CASE("parse: writes the rich model as a fuzz seed", "[.][saved_model][parse]") {
+  std::ofstream out("saved_model_parse_rich.pb", std::ios::binary);
+  out << sm::serialize(rich_model());
+  CHECK(out.good());
+}
+
 TEST_CASE("parse: every truncation of a model throws data_loss or parses a prefix",
           "[saved_model][parse]") {
   sm::SavedModel model = rich_model();
