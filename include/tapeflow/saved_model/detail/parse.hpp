@@ -67,6 +67,7 @@ namespace parse {
 /// Raises one nesting level for the scope; throws data_loss past ParseContext::max_depth.
 class DepthGuard {
  public:
+  /// Enters one level; `r` names the message in the error.
   DepthGuard(ParseContext& ctx, const wire::Reader& r) : ctx_(&ctx) {
     if (++ctx_->depth > ParseContext::max_depth) {
       --ctx_->depth;
@@ -206,14 +207,14 @@ template <class T, class Fill>
 
 /// The typed value fields of a TensorProto as read (docs/formats.md 5.2).
 struct TypedValues {
-  std::vector<float> f{};
-  std::vector<double> d{};
-  std::vector<std::int64_t> i32{};  // int_val, widened: uint8 and int32 both use it
-  std::vector<std::int64_t> i64{};
-  std::vector<bool> b{};
-  std::vector<std::string> s{};
-  std::string_view content{};
-  bool has_content = false;
+  std::vector<float> f{};           ///< float_val
+  std::vector<double> d{};          ///< double_val
+  std::vector<std::int64_t> i32{};  ///< int_val (uint8 and int32 tensors both use it)
+  std::vector<std::int64_t> i64{};  ///< int64_val
+  std::vector<bool> b{};            ///< bool_val
+  std::vector<std::string> s{};     ///< string_val
+  std::string_view content{};       ///< tensor_content (a view into the input)
+  bool has_content = false;         ///< tensor_content was present
 };
 
 }  // namespace parse
