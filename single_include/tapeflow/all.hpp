@@ -27940,6 +27940,81 @@ struct VersionDef {
   std::vector<std::int32_t> bad_consumers{};  ///< reader versions that must not read it
 };
 
+/// A TensorProto as read from a file (docs/formats.md 5.2): its dtype and shape, and either the
+/// value as a tensor (float32, float64, int32, uint8, int64, bool and string tensors of rank up
+/// to `max_rank`) or, for what tapeflow has no tensor type for (DT_RESOURCE, DT_VARIANT, half,
+/// int8, ...), the serialized message itself, kept so that a graph holding one still loads and
+/// writes back, and fails only where its value is used.
+struct TensorProtoValue {
+  DType dtype = DType::invalid;  ///< the file's DataType (may be one DType has no name for)
+  TensorShapeProto shape{};      ///< the declared shape
+  AnyTensor tensor{};            ///< the value, when tapeflow can hold it
+  std::string encoded{};         ///< the TensorProto's bytes, when it cannot
+
+  /// Whether `tensor` holds the value.
+  [[nodiscard]] bool supported() const noexcept { return tensor.has_value(); }
+  /// The value; throws unimplemented for a dtype or rank tapeflow has no tensor for.
+  [[nodiscard]] const AnyTensor& value() const {
+    if (!supported()) {
+      throw unimplemented("TensorProto of DataType " + std::to_string(static_cast<int>(dtype)) +
+                          " and rank " + std::to_string(shape.dims.size()) +
+                          ": tapeflow has no tensor type for it");
+    }
+    return tensor;
+  }
+};
+
+struct AttrValueProto;
+
+/// NameAttrList (docs/formats.md 8.1): a function and the attributes it is instantiated with.
+struct NameAttrListProto {
+  std::string name{};                                        ///< the function's name
+  std::vector<std::pair<std::string, AttrValueProto>> attr;  ///< in file order
+};
+
+/// AttrValue.ListValue (docs/formats.md 8.1), every element kind.
+struct AttrListProto {
+  std::vector<std::string> s{};            ///< list(string)
+  std::vector<std::int64_t> i{};           ///< list(int)
+  std::vector<float> f{};                  ///< list(float)
+  std::vector<bool> b{};                   ///< list(bool)
+  std::vector<DType> type{};               ///< list(type)
+  std::vector<TensorShapeProto> shape{};   ///< list(shape)
+  std::vector<TensorProtoValue> tensor{};  ///< list(tensor)
+  std::vector<NameAttrListProto> func{};   ///< list(func)
+};
+
+/// Any AttrValue (docs/formats.md 8.1), as read from a file: the attribute kinds that
+/// `Attributes::values`, `tensors` and `shape_lists` have no room for (list(string),
+/// list(float), mixed lists, a shape of unknown rank, a tensor tapeflow has no type for, a
+/// function with attributes, a placeholder).
+struct AttrValueProto {
+  /// Which member of AttrValue's oneof is set.
+  enum class Kind : std::uint8_t {
+    unset,
+    list,
+    s,
+    i,
+    f,
+    b,
+    type,
+    shape,
+    tensor,
+    placeholder,
+    func
+  };
+  Kind kind = Kind::unset;      ///< the member set
+  std::string s{};              ///< `s`, or the placeholder's name
+  std::int64_t i = 0;           ///< `i`
+  float f = 0.0F;               ///< `f`
+  bool b = false;               ///< `b`
+  DType type = DType::invalid;  ///< `type`
+  TensorShapeProto shape{};     ///< `shape`
+  TensorProtoValue tensor{};    ///< `tensor`
+  NameAttrListProto func{};     ///< `func`
+  AttrListProto list{};         ///< `list`
+};
+
 /// The attribute map of a NodeDef or FunctionDef (map<string, AttrValue>): the kinds
 /// `tf::AttrValue` has, plus the two that traced ops never carry but graphs need: a tensor
 /// (a Const's `value`) and a list of shapes (`_output_shapes`, `_input_shapes`). Keys must be
@@ -27949,10 +28024,12 @@ struct Attributes {
   std::vector<std::pair<std::string, AnyTensor>> tensors{};  ///< `tensor` attributes
   /// `list(shape)` attributes.
   std::vector<std::pair<std::string, std::vector<TensorShapeProto>>> shape_lists{};
+  /// Any other attribute, as a reader finds it (empty in what tapeflow traces).
+  std::vector<std::pair<std::string, AttrValueProto>> others{};
 
   /// Whether no attribute is set.
   [[nodiscard]] bool empty() const noexcept {
-    return values.empty() && tensors.empty() && shape_lists.empty();
+    return values.empty() && tensors.empty() && shape_lists.empty() && others.empty();
   }
 };
 
@@ -28100,6 +28177,87 @@ void write(wire::Writer& w, const Value& value) {
       value.value());
 }
 
+/// Writes a TensorProtoValue: the tensor as `make_tensor_proto` would, or the bytes it was read
+/// from.
+inline void write(wire::Writer& w, const TensorProtoValue& t) {
+  if (t.supported()) {
+    write(w, t.tensor);
+  } else {
+    w.raw(t.encoded);
+  }
+}
+
+void write(wire::Writer& w, const AttrValueProto& value);
+
+/// Writes a NameAttrList's fields (1 name, 2 attr entries in file order).
+inline void write(wire::Writer& w, const NameAttrListProto& f) {
+  w.bytes_field_if_nonempty(field::name_attr_list_name, f.name);
+  for (const auto& entry : f.attr) {
+    w.message_field(2, [&](wire::Writer& e) {
+      e.string_field(field::map_key, entry.first);
+      e.message_field(field::map_value, [&](wire::Writer& v) { write(v, entry.second); });
+    });
+  }
+}
+
+/// Writes any AttrValue's fields (docs/formats.md 8.1): the member `kind` names, list elements
+/// in field order (2 s, 3 i, 4 f, 5 b, 6 type packed, 7 shape, 8 tensor, 9 func).
+inline void write(wire::Writer& w, const AttrValueProto& value) {
+  using K = AttrValueProto::Kind;
+  switch (value.kind) {
+    case K::unset:
+      return;
+    case K::list:
+      w.message_field(field::attr_list, [&](wire::Writer& l) {
+        for (const auto& s : value.list.s) {
+          l.bytes_field(2, s);
+        }
+        l.packed_varint<std::int64_t>(field::list_i, value.list.i);
+        l.packed_float(4, value.list.f);
+        const std::vector<std::uint8_t> bools(value.list.b.begin(), value.list.b.end());
+        l.packed_varint<std::uint8_t>(5, bools);
+        l.packed_varint<DType>(field::list_type, value.list.type);
+        for (const auto& s : value.list.shape) {
+          l.message_field(field::list_shape, [&](wire::Writer& m) { write(m, s); });
+        }
+        for (const auto& t : value.list.tensor) {
+          l.message_field(8, [&](wire::Writer& m) { write(m, t); });
+        }
+        for (const auto& f : value.list.func) {
+          l.message_field(9, [&](wire::Writer& m) { write(m, f); });
+        }
+      });
+      return;
+    case K::s:
+      w.bytes_field(field::attr_s, value.s);
+      return;
+    case K::i:
+      w.int64_field(field::attr_i, value.i);
+      return;
+    case K::f:
+      w.float_field(field::attr_f, value.f);
+      return;
+    case K::b:
+      w.bool_field(field::attr_b, value.b);
+      return;
+    case K::type:
+      w.int32_field(field::attr_type, static_cast<std::int32_t>(value.type));
+      return;
+    case K::shape:
+      w.message_field(field::attr_shape, [&](wire::Writer& m) { write(m, value.shape); });
+      return;
+    case K::tensor:
+      w.message_field(field::attr_tensor, [&](wire::Writer& m) { write(m, value.tensor); });
+      return;
+    case K::placeholder:
+      w.bytes_field(9, value.s);
+      return;
+    case K::func:
+      w.message_field(field::attr_func, [&](wire::Writer& m) { write(m, value.func); });
+      return;
+  }
+}
+
 /// Writes the fields of an AttrValue holding a list of shapes (`list { shape ... }`).
 inline void write_shape_list(wire::Writer& w, std::span<const TensorShapeProto> shapes) {
   w.message_field(field::attr_list, [&](wire::Writer& list) {
@@ -28119,7 +28277,8 @@ inline void write_attr_map(wire::Writer& w, std::uint32_t field_number, const At
     std::size_t index;
   };
   std::vector<Ref> refs;
-  refs.reserve(attrs.values.size() + attrs.tensors.size() + attrs.shape_lists.size());
+  refs.reserve(attrs.values.size() + attrs.tensors.size() + attrs.shape_lists.size() +
+               attrs.others.size());
   for (std::size_t i = 0; i < attrs.values.size(); ++i) {
     refs.push_back({attrs.values[i].first, 0, i});
   }
@@ -28128,6 +28287,9 @@ inline void write_attr_map(wire::Writer& w, std::uint32_t field_number, const At
   }
   for (std::size_t i = 0; i < attrs.shape_lists.size(); ++i) {
     refs.push_back({attrs.shape_lists[i].first, 2, i});
+  }
+  for (std::size_t i = 0; i < attrs.others.size(); ++i) {
+    refs.push_back({attrs.others[i].first, 3, i});
   }
   std::sort(refs.begin(), refs.end(),
             [](const Ref& a, const Ref& b) { return MapKeyOrder{}(a.key, b.key); });
@@ -28145,8 +28307,10 @@ inline void write_attr_map(wire::Writer& w, std::uint32_t field_number, const At
         } else if (ref.kind == 1) {
           v.message_field(field::attr_tensor,
                           [&](wire::Writer& t) { write(t, attrs.tensors[ref.index].second); });
-        } else {
+        } else if (ref.kind == 2) {
           write_shape_list(v, attrs.shape_lists[ref.index].second);
+        } else {
+          write(v, attrs.others[ref.index].second);
         }
       });
     });
@@ -28502,11 +28666,28 @@ struct SavedConstant {
   std::string operation{};  ///< the Const node's name
 };
 
+/// SavedAsset: a file under `assets/`, by its index in MetaGraphDef.asset_file_def.
+struct SavedAsset {
+  std::int32_t asset_file_def_index = 0;  ///< index into asset_file_def
+};
+
+/// SavedResource: a resource other than a variable (e.g. a lookup table).
+struct SavedResource {
+  std::string device{};  ///< where it lives; usually empty
+};
+
+/// CapturedTensor: a tensor captured by a function (docs/formats.md 12.3).
+struct CapturedTensor {
+  std::string name{};               ///< the captured tensor's name
+  std::string concrete_function{};  ///< the function that creates it
+};
+
 /// SavedObject: one node of the object graph (its kind, edges and dependencies).
 struct SavedObject {
-  /// SavedObject's `kind` oneof (fields 4, 6, 7, 8, 9).
-  using Kind = std::variant<SavedUserObject, SavedFunction, SavedVariable,
-                            SavedBareConcreteFunction, SavedConstant>;
+  /// SavedObject's `kind` oneof (fields 4, 6, 7, 8, 9, then 5, 10, 12, which only readers meet).
+  using Kind =
+      std::variant<SavedUserObject, SavedFunction, SavedVariable, SavedBareConcreteFunction,
+                   SavedConstant, SavedAsset, SavedResource, CapturedTensor>;
   std::vector<ObjectReference> children{};      ///< named edges, in order
   Kind kind{};                                  ///< what the node is
   std::string registered_name{};                ///< a registered class, e.g. "tf.TrackableConstant"
@@ -28804,7 +28985,21 @@ inline void write(wire::Writer& w, const SavedConstant& c) {
   w.bytes_field_if_nonempty(1, c.operation);
 }
 
-/// Writes a SavedObject's fields (1 children, the kind at 4/6/7/8/9, 13 registered_name,
+/// SavedAsset's fields (1 asset_file_def_index).
+inline void write(wire::Writer& w, const SavedAsset& a) {
+  w.int32_field_if_nonzero(1, a.asset_file_def_index);
+}
+/// SavedResource's fields (1 device).
+inline void write(wire::Writer& w, const SavedResource& r) {
+  w.bytes_field_if_nonempty(1, r.device);
+}
+/// CapturedTensor's fields (1 name, 2 concrete_function).
+inline void write(wire::Writer& w, const CapturedTensor& c) {
+  w.bytes_field_if_nonempty(1, c.name);
+  w.bytes_field_if_nonempty(2, c.concrete_function);
+}
+
+/// Writes a SavedObject's fields (1 children, the kind at 4/5/6/7/8/9/10/12, 13 registered_name,
 /// 15 dependencies).
 inline void write(wire::Writer& w, const SavedObject& o) {
   for (const auto& c : o.children) {
@@ -28821,9 +29016,15 @@ inline void write(wire::Writer& w, const SavedObject& o) {
           return 7;
         } else if constexpr (std::is_same_v<K, SavedBareConcreteFunction>) {
           return 8;
-        } else {
-          static_assert(std::is_same_v<K, SavedConstant>);
+        } else if constexpr (std::is_same_v<K, SavedConstant>) {
           return 9;
+        } else if constexpr (std::is_same_v<K, SavedAsset>) {
+          return 5;
+        } else if constexpr (std::is_same_v<K, SavedResource>) {
+          return 10;
+        } else {
+          static_assert(std::is_same_v<K, CapturedTensor>);
+          return 12;
         }
       },
       o.kind);
