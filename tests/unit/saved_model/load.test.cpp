@@ -1,0 +1,204 @@
+// tf::saved_model::load: our exporter's files and TensorFlow's (tests/data/saved_model) load and
+// compute what the saved model computes; the loaded graph is differentiable and reads ordinary
+// Variables; bad input raises the typed errors of Note [SavedModel loading].
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/keras.hpp>
+#include <tapeflow/saved_model.hpp>
+#include <tapeflow/saved_model/load.hpp>
+#include <tapeflow/tapeflow.hpp>
+#include <tapeflow/train.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_saved_model_load {
+
+namespace tf = tapeflow;
+namespace fs = std::filesystem;
+namespace sm = tf::saved_model;
+
+namespace {
+fs::path data_dir(const char* name) {
+  return fs::path(TAPEFLOW_TEST_DATA_DIR) / "saved_model" / name;
+}
+
+struct Mlp : tf::keras::Model<Mlp> {
+  tf::keras::layers::Dense dense1{4, {.activation = tf::nn::relu}};
+  tf::keras::layers::Dense dense2{2};
+  Mlp() { TAPEFLOW_TRACK(dense1, dense2); }
+  tf::Tensor<float, 2> operator()(const tf::Tensor<float, 2>& x) {
+    return tf::nn::softmax(dense2(dense1(x)));
+  }
+};
+
+tf::Tensor<float, 2> x_in() {
+  return tf::constant<float>({{0.5f, -1.0f, 2.0f}, {1.0f, 0.25f, -0.5f}, {0.0f, 3.0f, 1.0f}});
+}
+
+// Exports `model` with a serving_default of input [-1, 3] to `dir`.
+void export_mlp(Mlp& model, const fs::path& dir) {
+  fs::remove_all(dir);
+  auto serve = tf::function(
+      [&](const tf::Tensor<float, 2>& x) { return model(x); },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{-1, 3}}},
+       .name = "serve"});
+  serve(x_in());
+  sm::save(model, dir.string(),
+           {.signatures = {{"serving_default",
+                            sm::Signature{.function = serve.concrete_functions().front()}}}});
+}
+
+void check_close(const tf::Tensor<float, 2>& got, const std::vector<std::vector<float>>& want) {
+  REQUIRE(got.dims()[0] == static_cast<std::int64_t>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    REQUIRE(got.dims()[1] == static_cast<std::int64_t>(want[i].size()));
+    for (std::size_t j = 0; j < want[i].size(); ++j) {
+      CHECK(got.data()[i * want[i].size() + j] == Approx(want[i][j]).margin(1e-6));
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("our exporter's files load and give the model's outputs") {
+  Mlp model;
+  const fs::path dir = fs::current_path() / "load_roundtrip";
+  export_mlp(model, dir);
+  // [snippet:load]
+  auto m = tf::saved_model::load(dir.string());
+  auto out = m.signatures["serving_default"]({{"inputs", x_in()}});  // output key -> tensor
+  auto y = m.signatures["serving_default"].call<float, 2>(x_in());   // one input, one output
+  // [snippet:load]
+  REQUIRE(out.count("output_0") == 1);
+  const auto want = model(x_in());
+  const auto got = out.at("output_0").as<float, 2>();
+  REQUIRE(got.shape() == want.shape());
+  for (std::int64_t i = 0; i < want.num_elements(); ++i) {
+    CHECK(got.data()[i] == Approx(want.data()[i]).margin(1e-6));
+    CHECK(y.data()[i] == Approx(want.data()[i]).margin(1e-6));
+  }
+  CHECK(m.variables.size() == 4);  // two kernels, two biases
+  // Any batch size: the input spec keeps the -1 dim.
+  auto one = m.signatures["serving_default"].call<float, 2>(tf::constant<float>({{1, 2, 3}}));
+  CHECK(one.dims()[0] == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the loaded variables are ordinary Variables: assign, differentiate, save again") {
+  Mlp model;
+  const fs::path dir = fs::current_path() / "load_finetune";
+  export_mlp(model, dir);
+  auto m = sm::load(dir.string());
+  auto& sig = m.signatures["serving_default"];
+  auto kernel = m.variables.at("dense1/_kernel/.ATTRIBUTES/VARIABLE_VALUE").as<float, 2>();
+  CHECK(kernel.trainable());
+  {
+    tf::GradientTape tape;
+    auto y = sig.call<float, 2>(x_in());
+    auto loss = tf::reduce_sum(tf::square(y));
+    auto grads = tape.gradient(loss, std::vector{&kernel});
+    REQUIRE(grads.size() == 1);
+    REQUIRE(grads[0].has_value());
+    CHECK(grads[0]->shape() == kernel.shape());
+  }
+  // A changed variable changes what the signature computes (it reads the variable at run time).
+  const auto before = sig.call<float, 2>(x_in());
+  kernel.assign(tf::zeros<float>({3, 4}));
+  const auto after = sig.call<float, 2>(x_in());
+  CHECK(after.data()[0] != Approx(before.data()[0]).margin(1e-9));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a tf.Module saved by TensorFlow loads and gives TensorFlow's values") {
+  auto m = sm::load(data_dir("tf_module").string());
+  REQUIRE(m.signatures.count("serving_default") == 1);
+  const auto& sig = m.signatures["serving_default"];
+  CHECK(sig.input_keys() == std::vector<std::string>{"x"});
+  CHECK(sig.output_keys() == std::vector<std::string>{"output_0"});
+  // Expected values: TensorFlow 2.21.0 (the build's venv), tf.saved_model.load(dir)
+  //   .signatures["serving_default"](x=x)["output_0"] with x below.
+  auto x = tf::constant<float>({{-0.5f, -0.25f, 0.0f}, {0.25f, 0.5f, 0.75f}});
+  check_close(sig.call<float, 2>(x), {{-1.0f}, {3.5f}});
+}
+
+TEST_CASE("a Keras 3 Sequential saved by tf.saved_model.save gives TensorFlow's values") {
+  auto m = sm::load(data_dir("keras_mlp").string());
+  const auto& sig = m.signatures["serving_default"];
+  CHECK(sig.input_keys() == std::vector<std::string>{"inputs"});
+  CHECK(m.variables.size() == 4);
+  // Expected values: TensorFlow 2.21.0 + Keras 3 (the build's venv),
+  //   tf.saved_model.load(dir).signatures["serving_default"](inputs=x)["output_0"].
+  auto x = tf::constant<float>({{-0.5f, -0.25f, 0.0f, 0.25f}, {0.5f, 0.75f, 1.0f, 1.25f}});
+  auto out = sig({{"inputs", x}});
+  check_close(out.at("output_0").as<float, 2>(), {{-0.08672276139259338f, -0.3203364908695221f},
+                                                  {-1.0081427097320557f, 0.07449724525213242f}});
+}
+
+TEST_CASE("bad inputs and bad files raise typed errors") {
+  const fs::path dir = fs::current_path() / "load_bad";
+  SECTION("wrong input dtype, shape or key") {
+    auto m = sm::load(data_dir("tf_module").string());
+    auto& sig = m.signatures["serving_default"];
+    CHECK_THROWS_AS(sig({{"x", tf::constant<float>({{1, 2}})}}), tf::invalid_argument);
+    CHECK_THROWS_AS(sig({{"x", tf::constant<double>({{1, 2, 3}})}}), tf::invalid_argument);
+    CHECK_THROWS_AS(sig({{"y", tf::constant<float>({{1, 2, 3}})}}), tf::invalid_argument);
+  }
+  SECTION("a corrupt saved_model.pb is data_loss with the offset") {
+    fs::remove_all(dir);
+    fs::copy(data_dir("tf_module"), dir, fs::copy_options::recursive);
+    fs::resize_file(dir / "saved_model.pb", fs::file_size(dir / "saved_model.pb") / 2);
+    try {
+      (void)sm::load(dir.string());
+      FAIL("no error");
+    } catch (const tf::data_loss& e) {
+      CHECK_THAT(e.what(), Catch::Contains("byte offset"));
+    }
+  }
+  SECTION("a variable missing from the bundle is not_found naming its key") {
+    fs::remove_all(dir);
+    fs::copy(data_dir("tf_module"), dir, fs::copy_options::recursive);
+    tf::train::CheckpointReader original(
+        (data_dir("tf_module") / "variables" / "variables").string());
+    fs::remove_all(dir / "variables");
+    tf::train::BundleWriter w((dir / "variables" / "variables").string());
+    w.add("_CHECKPOINTABLE_OBJECT_GRAPH", original.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"));
+    w.finish();
+    try {
+      (void)sm::load(dir.string());
+      FAIL("no error");
+    } catch (const tf::not_found& e) {
+      CHECK_THAT(e.what(), Catch::Contains("w/.ATTRIBUTES/VARIABLE_VALUE"));
+    }
+  }
+  SECTION("an op without a tapeflow definition is unimplemented naming op, node, function") {
+    sm::detail::FunctionDef f;
+    f.signature.name = "f_with_unknown_op";
+    f.signature.input_arg = {{"x", tf::DType::float32}};
+    f.signature.output_arg = {{"y", tf::DType::float32}};
+    tf::detail::graph_proto::NodeDef node;
+    node.name = "weird";
+    node.op = "NoSuchOp";
+    node.inputs = {"x"};
+    f.node_def.push_back(node);
+    f.ret.emplace("y", "weird:output:0");
+    std::vector<sm::detail::FunctionDef> lib{f};
+    sm::detail::Interpreter interp(lib);
+    tf::detail::trace::Graph g;
+    auto x = g.add_argument<float, 2>({-1, 3});
+    tf::detail::trace::Scope scope(&g);
+    try {
+      (void)interp.call(lib[0], {sm::detail::Value{x, {}}});
+      FAIL("no error");
+    } catch (const tf::unimplemented& e) {
+      CHECK_THAT(e.what(), Catch::Contains("NoSuchOp") && Catch::Contains("weird") &&
+                               Catch::Contains("f_with_unknown_op"));
+    }
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace test_saved_model_load
