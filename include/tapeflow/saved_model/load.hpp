@@ -367,41 +367,36 @@ class Interpreter {
   std::map<std::string, const FunctionDef*, std::less<>> functions_;
 };
 
-/// Calls `f(tag<T, R>)` for the dtype and rank of a variable or argument: float32, float64,
-/// int32, int64; ranks 0-4.
+/// Calls `f.template operator()<T, R>()` for the dtype and rank of a variable, argument or
+/// result: float32 of rank 0-4 (weights, activations), int32/int64 of rank 0-2 (token ids,
+/// counters). Each pair instantiates a Variable, an argument and an output slot, so the list
+/// stays short (Note [SavedModel loading]).
 template <class F>
 auto with_type(DType dtype, std::size_t rank, const std::string& what, F&& f) {
-  auto by_rank = [&]<class T>(T*) {
-    switch (rank) {
-      case 0:
-        return f.template operator()<T, 0>();
-      case 1:
-        return f.template operator()<T, 1>();
-      case 2:
-        return f.template operator()<T, 2>();
-      case 3:
-        return f.template operator()<T, 3>();
-      case 4:
-        return f.template operator()<T, 4>();
-      default:
-        throw unimplemented("tf::saved_model::load: " + what + " has rank " + std::to_string(rank) +
-                            " (ranks 0-4 are supported)");
+  auto fail = [&]() {
+    throw unimplemented("tf::saved_model::load: " + what + " is " +
+                        std::string(dtype_name(dtype)) + " of rank " + std::to_string(rank) +
+                        " (float32 of rank 0-4 and int32/int64 of rank 0-2 are supported)");
+  };
+  auto by_rank = [&]<class T, std::size_t... Rs>(std::index_sequence<Rs...>) {
+    using Out = decltype(f.template operator()<float, 0>());
+    Out out{};
+    if (!((rank == Rs && (out = f.template operator()<T, Rs>(), true)) || ...)) {
+      fail();
     }
+    return out;
   };
   switch (dtype) {
     case DType::float32:
-      return by_rank(static_cast<float*>(nullptr));
-    case DType::float64:
-      return by_rank(static_cast<double*>(nullptr));
+      return by_rank.template operator()<float>(std::make_index_sequence<5>{});
     case DType::int32:
-      return by_rank(static_cast<std::int32_t*>(nullptr));
+      return by_rank.template operator()<std::int32_t>(std::make_index_sequence<3>{});
     case DType::int64:
-      return by_rank(static_cast<std::int64_t*>(nullptr));
+      return by_rank.template operator()<std::int64_t>(std::make_index_sequence<3>{});
     default:
-      throw unimplemented("tf::saved_model::load: " + what + " has dtype " +
-                          std::string(dtype_name(dtype)) +
-                          " (float32, float64, int32 and int64 are supported)");
+      fail();
   }
+  return decltype(f.template operator()<float, 0>()){};
 }
 
 /// The whole of a file, or not_found.
