@@ -17,7 +17,11 @@
 //     (StatefulPartitionedCall, PartitionedCall, a library function used as an op) are
 //     inlined, ReadVariableOp is a traced read of the bound variable, NoOp and control edges
 //     are dropped (nodes run in program order), and every other op goes through the one table
-//     of saved_model/detail/op_table.hpp, which calls our public typed op.
+//     of saved_model/detail/op_table.hpp, which calls our public typed op. A node whose inputs
+//     are all constants runs at once (constant folding, as TensorFlow's graph optimizer does):
+//     Shape of a tensor gives its static shape, -1 for a dim unknown while tracing, so the
+//     Shape -> StridedSlice -> Pack -> Reshape chain of Keras' Flatten under a dynamic batch
+//     becomes one Reshape to [-1, n].
 //  4. The finished graph is a ConcreteFunction: it runs on the executor, shows in TensorBoard,
 //     and is differentiable where its ops are (its variables are ordinary Variables).
 // Errors: an op outside the table is unimplemented naming the op, the node and the function; a
@@ -32,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -351,6 +356,15 @@ class Interpreter {
     }
     std::vector<AnyTensor> outs;
     try {
+      // Constant folding: a node whose inputs are all constants (a Shape's result, Const
+      // nodes) runs now instead of becoming a graph node, as TensorFlow's graph optimizer folds
+      // it; this is how a shape computed from a dynamic batch reaches Reshape as a constant.
+      const bool fold = std::none_of(tensors.begin(), tensors.end(),
+                                     [](const AnyTensor& t) { return t.is_symbolic(); });
+      std::optional<tapeflow::detail::trace::Suspend> eager;
+      if (fold) {
+        eager.emplace();
+      }
       outs = e.run(tensors, NodeAttrs(node.attrs, e.defaults));
     } catch (const unimplemented& err) {
       throw unimplemented("tf::saved_model::load: " + where(node, fname) + ": " + err.what());
@@ -374,8 +388,8 @@ class Interpreter {
 template <class F>
 auto with_type(DType dtype, std::size_t rank, const std::string& what, F&& f) {
   auto fail = [&]() {
-    throw unimplemented("tf::saved_model::load: " + what + " is " +
-                        std::string(dtype_name(dtype)) + " of rank " + std::to_string(rank) +
+    throw unimplemented("tf::saved_model::load: " + what + " is " + std::string(dtype_name(dtype)) +
+                        " of rank " + std::to_string(rank) +
                         " (float32 of rank 0-4 and int32/int64 of rank 0-2 are supported)");
   };
   auto by_rank = [&]<class T, std::size_t... Rs>(std::index_sequence<Rs...>) {

@@ -55,6 +55,18 @@ def main():
     )
     keep(lambda d: tf.saved_model.save(model, d), "keras_mlp")
 
+    keras.utils.set_random_seed(0)
+    cnn = keras.Sequential(
+        [
+            keras.Input(shape=(6, 6, 1), name="image"),
+            keras.layers.Conv2D(2, 3, activation="relu"),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(3, activation="softmax"),
+        ]
+    )
+    keep(lambda d: tf.saved_model.save(cnn, d), "keras_cnn")
+
 
 if __name__ == "__main__":
     main()

@@ -142,6 +142,27 @@ TEST_CASE("a Keras 3 Sequential saved by tf.saved_model.save gives TensorFlow's 
                                                   {-1.0081427097320557f, 0.07449724525213242f}});
 }
 
+TEST_CASE(
+    "a Keras 3 CNN (conv, pooling, flatten under a dynamic batch) gives TensorFlow's values") {
+  auto m = sm::load(data_dir("keras_cnn").string());
+  const auto& sig = m.signatures["serving_default"];
+  CHECK(sig.input_specs().at(0).shape == tf::Shape{-1, 6, 6, 1});
+  // x = (arange(72).reshape(2, 6, 6, 1) % 7) / 3 - 1, as the Python below builds it.
+  auto x = tf::Tensor<float, 4>::uninitialized({2, 6, 6, 1});
+  float* px = x.mutable_data();
+  for (int i = 0; i < 72; ++i) {
+    px[i] = static_cast<float>(i % 7) / 3.0f - 1.0f;
+  }
+  // Expected values: TensorFlow 2.21.0 + Keras 3 (the build's venv),
+  //   tf.saved_model.load(dir).signatures["serving_default"](inputs=x)["output_0"].
+  check_close(sig.call<float, 2>(x),
+              {{0.819993257522583f, 0.08405440300703049f, 0.09595239162445068f},
+               {0.7221083641052246f, 0.11352882534265518f, 0.1643628031015396f}});
+  // The dynamic batch survived: Flatten became a Reshape to [-1, 8].
+  auto one = sig.call<float, 2>(tf::zeros<float>({1, 6, 6, 1}));
+  CHECK(one.dims()[0] == 1);
+}
+
 TEST_CASE("bad inputs and bad files raise typed errors") {
   const fs::path dir = fs::current_path() / "load_bad";
   SECTION("wrong input dtype, shape or key") {

@@ -7,11 +7,13 @@
 // after a narrow dtype x rank dispatch, while a trace is active: the node it appends is our own
 // op, so the loaded graph is an ordinary tf::function graph (Note [One definition per op]; no
 // op learns about the loader). The dispatch admits only what the op and the seed models need
-// (float32, ranks 1-4): every (dtype, rank) it admits instantiates the op, and compile time is
-// this project's scarcest resource (MAINTAINERS.md, "Compile time").
+// (mostly float32, ranks 2 and 4; each entry lists its ranks): every (dtype, rank) it admits
+// instantiates the op, and compile time is this project's scarcest resource (MAINTAINERS.md,
+// "Compile time").
 // IWYU pragma: private, include <tapeflow/saved_model/load.hpp>
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -29,9 +31,13 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/detail/graph_proto.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
+#include <tapeflow/ops/array/slice.hpp>
+#include <tapeflow/ops/array/stack.hpp>
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/nn/conv2d.hpp>
+#include <tapeflow/ops/nn/pooling.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -113,36 +119,36 @@ namespace dispatch {
                       std::to_string(x.rank()) + " is not admitted (" + std::string(what) + ")");
 }
 
-/// Calls `f(typed)` for a float32 tensor of rank 1 to 4.
-template <class F>
-AnyTensor float_r1_4(const AnyTensor& x, F&& f) {
-  if (x.dtype() == DType::float32) {
-    switch (x.rank()) {
-      case 1:
-        return f(x.unchecked_as<float, 1>());
-      case 2:
-        return f(x.unchecked_as<float, 2>());
-      case 3:
-        return f(x.unchecked_as<float, 3>());
-      case 4:
-        return f(x.unchecked_as<float, 4>());
-      default:
-        break;
-    }
+/// The ranks an entry admits, listed per op: each listed rank instantiates the op (and its
+/// gradient's ops), so the lists hold what the seed models use, nothing more.
+template <std::size_t... Rs>
+struct ranks {};
+
+/// Calls `f(typed)` for a float32 tensor of one of the ranks `Rs`.
+template <std::size_t... Rs, class F>
+AnyTensor float_of(ranks<Rs...>, const AnyTensor& x, F&& f) {
+  AnyTensor out;
+  const bool done = x.dtype() == DType::float32 &&
+                    ((x.rank() == Rs && (out = f(x.unchecked_as<float, Rs>()), true)) || ...);
+  if (!done) {
+    std::string list;
+    ((list += (list.empty() ? "" : ", ") + std::to_string(Rs)), ...);
+    not_admitted(x, "float32 of rank " + list);
   }
-  not_admitted(x, "float32, rank 1-4");
+  return out;
 }
 
-/// Calls `f(a, b)` for float32 tensors whose ranks broadcast the way the seed models use:
-/// equal ranks 1-4, or either one a scalar or a vector (a bias).
-template <class F>
-AnyTensor float_broadcast(const AnyTensor& a, const AnyTensor& b, F&& f) {
-  if (a.dtype() != DType::float32 || b.dtype() != DType::float32) {
-    not_admitted(a.dtype() != DType::float32 ? a : b, "float32 operands");
+/// Calls `f(a, b)` for float32 operands of equal rank in `Rs`, or the second one a vector (a
+/// bias) or a scalar.
+template <std::size_t... Rs, class F>
+AnyTensor float_broadcast(ranks<Rs...> r, const AnyTensor& a, const AnyTensor& b, F&& f) {
+  if (b.dtype() != DType::float32) {
+    not_admitted(b, "float32 operands");
   }
-  auto by_b = [&](const auto& ta) -> AnyTensor {
-    if (b.rank() == ta.rank_v) {
-      return f(ta, b.unchecked_as<float, std::remove_cvref_t<decltype(ta)>::rank_v>());
+  return float_of(r, a, [&](const auto& ta) -> AnyTensor {
+    constexpr std::size_t R = std::remove_cvref_t<decltype(ta)>::rank_v;
+    if (b.rank() == R) {
+      return f(ta, b.unchecked_as<float, R>());
     }
     if (b.rank() == 1) {
       return f(ta, b.unchecked_as<float, 1>());
@@ -150,17 +156,8 @@ AnyTensor float_broadcast(const AnyTensor& a, const AnyTensor& b, F&& f) {
     if (b.rank() == 0) {
       return f(ta, b.unchecked_as<float, 0>());
     }
-    not_admitted(b, "second operand of the first one's rank, a vector or a scalar");
-  };
-  if (a.rank() == 0 && b.rank() >= 1) {
-    return float_r1_4(
-        b, [&](const auto& tb) -> AnyTensor { return f(a.unchecked_as<float, 0>(), tb); });
-  }
-  if (a.rank() == 1 && b.rank() > 1) {
-    return float_r1_4(
-        b, [&](const auto& tb) -> AnyTensor { return f(a.unchecked_as<float, 1>(), tb); });
-  }
-  return float_r1_4(a, by_b);
+    not_admitted(b, "a second operand of the first one's rank, a vector or a scalar");
+  });
 }
 
 /// The dims of a constant 1-D int32/int64 tensor (a Reshape's `shape`).
@@ -174,79 +171,103 @@ std::array<std::int64_t, N> dims_of(const AnyTensor& shape) {
   return out;
 }
 
+/// The (height, width) of an NHWC four-entry attribute (strides, ksize, dilations), whose batch
+/// and channel entries must be 1.
+inline nn::Size2D hw_of(const std::vector<std::int64_t>& v, std::string_view name) {
+  if (v.size() != 4 || v[0] != 1 || v[3] != 1) {
+    throw unimplemented(std::string(name) + " must be [1, h, w, 1] (NHWC)");
+  }
+  return {v[1], v[2]};
+}
+
+/// The dims of `x` as a Reshape target: at most one unknown (-1) dim, which Reshape infers.
+inline void require_one_unknown(const std::vector<std::int64_t>& dims) {
+  if (std::count(dims.begin(), dims.end(), -1) > 1) {
+    throw unimplemented("a shape with more than one dim unknown while tracing");
+  }
+}
+
 }  // namespace dispatch
 
 namespace table_ops {
 
 using Outs = std::vector<AnyTensor>;
+using dispatch::ranks;
 
 inline Outs identity(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_r1_4(in[0],
-                               [](const auto& x) -> AnyTensor { return tapeflow::identity(x); })};
+  return {dispatch::float_of(ranks<1, 2, 3, 4>{}, in[0],
+                             [](const auto& x) -> AnyTensor { return tapeflow::identity(x); })};
 }
 inline Outs constant(std::span<const AnyTensor>, const NodeAttrs& attrs) {
   return {attrs.tensor("value")};
 }
 inline Outs mat_mul(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
-  if (in[0].dtype() != DType::float32 || in[1].dtype() != DType::float32 || in[0].rank() != 2 ||
-      in[1].rank() != 2) {
-    dispatch::not_admitted(in[0].rank() != 2 ? in[0] : in[1], "float32 matrices");
+  if (in[1].dtype() != DType::float32 || in[1].rank() != 2) {
+    dispatch::not_admitted(in[1], "a float32 matrix");
   }
-  return {matmul(in[0].unchecked_as<float, 2>(), in[1].unchecked_as<float, 2>(),
-                 {.transpose_a = attrs.get<bool>("transpose_a"),
-                  .transpose_b = attrs.get<bool>("transpose_b")})};
+  const MatMulOptions options{.transpose_a = attrs.get<bool>("transpose_a"),
+                              .transpose_b = attrs.get<bool>("transpose_b")};
+  return {dispatch::float_of(ranks<2>{}, in[0], [&](const auto& a) -> AnyTensor {
+    return matmul(a, in[1].unchecked_as<float, 2>(), options);
+  })};
 }
-/// Batched MatMul over equal ranks 2-4 (adj_x/adj_y are transposes for real dtypes).
+/// Batched MatMul over equal ranks (adj_x/adj_y are transposes for real dtypes); our exporter
+/// writes every matmul as BatchMatMulV2.
 inline Outs batch_mat_mul_v2(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
-  if (in[0].rank() != in[1].rank() || in[0].rank() < 2 || in[1].dtype() != DType::float32) {
-    dispatch::not_admitted(in[1], "float32 operands of equal rank 2-4");
+  if (in[0].rank() != in[1].rank() || in[1].dtype() != DType::float32) {
+    dispatch::not_admitted(in[1], "a float32 operand of the first one's rank");
   }
   const MatMulOptions options{.transpose_a = attrs.get<bool>("adj_x"),
                               .transpose_b = attrs.get<bool>("adj_y")};
-  return {dispatch::float_r1_4(in[0], [&](const auto& a) -> AnyTensor {
+  return {dispatch::float_of(ranks<2, 3>{}, in[0], [&](const auto& a) -> AnyTensor {
     constexpr std::size_t R = std::remove_cvref_t<decltype(a)>::rank_v;
-    if constexpr (R >= 2) {
-      return matmul(a, in[1].unchecked_as<float, R>(), options);
-    } else {
-      dispatch::not_admitted(in[0], "rank 2-4");
-    }
+    return matmul(a, in[1].unchecked_as<float, R>(), options);
   })};
 }
-/// BiasAdd is AddV2 with the bias broadcast along the last axis (data_format NHWC).
+/// BiasAdd is AddV2 with the bias broadcast along the last axis (data_format NHWC): Dense
+/// (rank 2) and Conv2D (rank 4).
 inline Outs bias_add(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   if (attrs.get<std::string>("data_format") != "NHWC") {
     throw unimplemented("data_format " + attrs.get<std::string>("data_format") +
                         " (only NHWC: the bias on the last axis)");
   }
-  if (in[1].rank() != 1) {
-    dispatch::not_admitted(in[1], "a bias vector");
+  if (in[1].rank() != 1 || in[1].dtype() != DType::float32) {
+    dispatch::not_admitted(in[1], "a float32 bias vector");
   }
-  return {dispatch::float_r1_4(
-      in[0], [&](const auto& x) -> AnyTensor { return x + in[1].unchecked_as<float, 1>(); })};
+  return {dispatch::float_of(ranks<2, 4>{}, in[0], [&](const auto& x) -> AnyTensor {
+    return x + in[1].unchecked_as<float, 1>();
+  })};
 }
 inline Outs add_v2(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_broadcast(
-      in[0], in[1], [](const auto& a, const auto& b) -> AnyTensor { return a + b; })};
+  return {
+      dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
+                                [](const auto& a, const auto& b) -> AnyTensor { return a + b; })};
 }
 inline Outs sub(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_broadcast(
-      in[0], in[1], [](const auto& a, const auto& b) -> AnyTensor { return a - b; })};
+  return {
+      dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
+                                [](const auto& a, const auto& b) -> AnyTensor { return a - b; })};
 }
 inline Outs mul(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_broadcast(
-      in[0], in[1], [](const auto& a, const auto& b) -> AnyTensor { return a * b; })};
+  return {
+      dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
+                                [](const auto& a, const auto& b) -> AnyTensor { return a * b; })};
 }
 inline Outs relu(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_r1_4(in[0], [](const auto& x) -> AnyTensor { return nn::relu(x); })};
+  return {dispatch::float_of(ranks<2, 4>{}, in[0],
+                             [](const auto& x) -> AnyTensor { return nn::relu(x); })};
 }
 inline Outs sigmoid(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_r1_4(in[0], [](const auto& x) -> AnyTensor { return nn::sigmoid(x); })};
+  return {dispatch::float_of(ranks<2>{}, in[0],
+                             [](const auto& x) -> AnyTensor { return nn::sigmoid(x); })};
 }
 inline Outs tanh(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_r1_4(in[0], [](const auto& x) -> AnyTensor { return nn::tanh(x); })};
+  return {dispatch::float_of(ranks<2>{}, in[0],
+                             [](const auto& x) -> AnyTensor { return nn::tanh(x); })};
 }
 inline Outs softmax(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {dispatch::float_r1_4(in[0], [](const auto& x) -> AnyTensor { return nn::softmax(x); })};
+  return {dispatch::float_of(ranks<2, 3>{}, in[0],
+                             [](const auto& x) -> AnyTensor { return nn::softmax(x); })};
 }
 /// Reshape to a constant shape (what Keras writes for a static batch). A shape computed from
 /// the input's dynamic dims (Shape/StridedSlice/Pack) is not constant while tracing.
@@ -258,10 +279,14 @@ inline Outs reshape_op(std::span<const AnyTensor> in, const NodeAttrs&) {
   if (shape.rank() != 1 || (shape.dtype() != DType::int32 && shape.dtype() != DType::int64)) {
     dispatch::not_admitted(shape, "an int32/int64 vector shape");
   }
-  return {dispatch::float_r1_4(in[0], [&](const auto& x) -> AnyTensor {
+  std::vector<std::int64_t> target(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    target[i] = shape.dtype() == DType::int32 ? shape.unchecked_as<std::int32_t, 1>().data()[i]
+                                              : shape.unchecked_as<std::int64_t, 1>().data()[i];
+  }
+  dispatch::require_one_unknown(target);
+  return {dispatch::float_of(ranks<1, 2, 3, 4>{}, in[0], [&](const auto& x) -> AnyTensor {
     switch (shape.num_elements()) {
-      case 1:
-        return reshape(x, dispatch::dims_of<1>(shape));
       case 2:
         return reshape(x, dispatch::dims_of<2>(shape));
       case 3:
@@ -269,7 +294,126 @@ inline Outs reshape_op(std::span<const AnyTensor> in, const NodeAttrs&) {
       case 4:
         return reshape(x, dispatch::dims_of<4>(shape));
       default:
-        dispatch::not_admitted(shape, "an output rank of 1-4");
+        dispatch::not_admitted(shape, "an output rank of 2-4");
+    }
+  })};
+}
+
+/// Conv2D (NHWC, no explicit paddings): Keras' Conv2D layer.
+inline Outs conv_2d(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  if (attrs.get<std::string>("data_format") != "NHWC") {
+    throw unimplemented("data_format " + attrs.get<std::string>("data_format") + " (only NHWC)");
+  }
+  if (in[1].dtype() != DType::float32 || in[1].rank() != 4) {
+    dispatch::not_admitted(in[1], "float32 HWIO filters");
+  }
+  const nn::Conv2DOptions options{
+      .strides = dispatch::hw_of(attrs.get<std::vector<std::int64_t>>("strides"), "strides"),
+      .padding = std::string_view(attrs.get<std::string>("padding")),
+      .dilations = dispatch::hw_of(attrs.get<std::vector<std::int64_t>>("dilations"), "dilations")};
+  return {dispatch::float_of(ranks<4>{}, in[0], [&](const auto& x) -> AnyTensor {
+    return nn::conv2d(x, in[1].unchecked_as<float, 4>(), options);
+  })};
+}
+/// MaxPool (NHWC): Keras' MaxPooling2D.
+inline Outs max_pool(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  if (attrs.get<std::string>("data_format") != "NHWC") {
+    throw unimplemented("data_format " + attrs.get<std::string>("data_format") + " (only NHWC)");
+  }
+  const auto ksize = dispatch::hw_of(attrs.get<std::vector<std::int64_t>>("ksize"), "ksize");
+  const auto strides = dispatch::hw_of(attrs.get<std::vector<std::int64_t>>("strides"), "strides");
+  const std::string padding = attrs.get<std::string>("padding");
+  return {dispatch::float_of(ranks<4>{}, in[0], [&](const auto& x) -> AnyTensor {
+    return nn::max_pool2d(x, ksize, strides, std::string_view(padding));
+  })};
+}
+/// Shape: the input's static shape, a constant (Note [SavedModel loading], constant folding).
+/// tapeflow has no Shape op: dims are run-time values of a tensor, not tensors. A dim unknown
+/// while tracing is -1, which only Reshape understands (it infers one -1 dim); every op that
+/// could compute with such a value (Prod, Mul on int32) is outside this table, so a -1 never
+/// becomes a wrong number silently.
+inline Outs shape(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  const Shape& s = in[0].shape();
+  if (attrs.get<DType>("out_type") == DType::int64) {
+    auto t = Tensor<std::int64_t, 1>::uninitialized({static_cast<std::int64_t>(s.rank())});
+    std::copy(s.begin(), s.end(), t.mutable_data());
+    return {t};
+  }
+  std::vector<std::int64_t> dims(s.begin(), s.end());
+  return {tapeflow::detail::int32_vector(dims.data(), dims.size())};
+}
+/// StridedSlice of an int32 vector (a shape): Keras' Flatten takes the batch dim with it
+/// (shrink_axis_mask 1). Our strided_slice keeps the rank, so a shrink is a squeeze after it.
+inline Outs strided_slice_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  if (attrs.get<std::int64_t>("ellipsis_mask") != 0 ||
+      attrs.get<std::int64_t>("new_axis_mask") != 0) {
+    throw unimplemented("ellipsis_mask / new_axis_mask");
+  }
+  for (int k = 0; k < 4; ++k) {
+    if (in[k].dtype() != DType::int32 || in[k].rank() != 1 ||
+        (k > 0 && in[k].num_elements() != 1)) {
+      dispatch::not_admitted(in[k], "int32 vectors (a slice of a shape)");
+    }
+    if (k > 0 && !in[k].has_value()) {
+      throw unimplemented("begin, end and strides computed at run time");
+    }
+  }
+  auto at = [&](int k) { return std::int64_t{in[k].unchecked_as<std::int32_t, 1>().data()[0]}; };
+  const std::int64_t begin[1] = {at(1)}, end[1] = {at(2)}, strides[1] = {at(3)};
+  auto sliced = strided_slice(in[0].unchecked_as<std::int32_t, 1>(), begin, end, strides,
+                              {.begin_mask = attrs.get<std::int64_t>("begin_mask"),
+                               .end_mask = attrs.get<std::int64_t>("end_mask")});
+  const std::int64_t shrink = attrs.get<std::int64_t>("shrink_axis_mask");
+  if (shrink == 0) {
+    return {sliced};
+  }
+  if (shrink != 1) {
+    throw unimplemented("shrink_axis_mask " + std::to_string(shrink));
+  }
+  return {squeeze(sliced, 0)};
+}
+/// Pack of int32 scalars (a shape built from dims).
+inline Outs pack(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  if (attrs.get<std::int64_t>("axis") != 0) {
+    throw unimplemented("axis " + std::to_string(attrs.get<std::int64_t>("axis")));
+  }
+  std::vector<Tensor<std::int32_t, 0>> values;
+  for (const auto& v : in) {
+    if (v.dtype() != DType::int32 || v.rank() != 0) {
+      dispatch::not_admitted(v, "int32 scalars (the dims of a shape)");
+    }
+    values.push_back(v.unchecked_as<std::int32_t, 0>());
+  }
+  return {stack(values)};
+}
+/// Squeeze is a Reshape to the dims it keeps (our Reshape op): Keras' Conv2D squeezes its bias
+/// from [1, 1, 1, C] back to [C].
+inline Outs squeeze_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  const auto& axes = attrs.get<std::vector<std::int64_t>>("squeeze_dims");
+  const Shape& s = in[0].shape();
+  const auto rank = static_cast<std::int64_t>(s.rank());
+  std::vector<std::int64_t> kept;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const bool named = std::any_of(axes.begin(), axes.end(),
+                                   [&](std::int64_t a) { return a == d || a + rank == d; });
+    if (axes.empty() ? s[d] != 1 : !named) {
+      kept.push_back(s[d]);
+    } else if (s[d] != 1 && !(axes.empty() && s[d] == -1)) {
+      throw invalid_argument("dim " + std::to_string(d) + " of " + s.to_string() + " is not 1");
+    } else if (s[d] == -1) {
+      throw unimplemented("squeezing all size-1 dims of " + s.to_string() +
+                          " (a dim unknown while tracing)");
+    }
+  }
+  dispatch::require_one_unknown(kept);
+  return {dispatch::float_of(ranks<1, 2, 3, 4>{}, in[0], [&](const auto& x) -> AnyTensor {
+    switch (kept.size()) {
+      case 1:
+        return reshape(x, std::array<std::int64_t, 1>{kept[0]});
+      case 2:
+        return reshape(x, std::array<std::int64_t, 2>{kept[0], kept[1]});
+      default:
+        throw unimplemented("a squeeze to rank " + std::to_string(kept.size()));
     }
   })};
 }
@@ -296,6 +440,34 @@ inline const std::map<std::string, OpEntry, std::less<>>& op_table() {
       {"Sigmoid", {{"y"}, {}, 1, &table_ops::sigmoid}},
       {"Tanh", {{"y"}, {}, 1, &table_ops::tanh}},
       {"Softmax", {{"softmax"}, {}, 1, &table_ops::softmax}},
+      {"Conv2D",
+       {{"output"},
+        {{"data_format", "NHWC"},
+         {"dilations", std::vector<std::int64_t>{1, 1, 1, 1}},
+         {"use_cudnn_on_gpu", true},
+         {"explicit_paddings", std::vector<std::int64_t>{}}},
+        2,
+        &table_ops::conv_2d}},
+      {"MaxPool",
+       {{"output"},
+        {{"T", DType::float32},
+         {"data_format", "NHWC"},
+         {"explicit_paddings", std::vector<std::int64_t>{}}},
+        1,
+        &table_ops::max_pool}},
+      {"Shape", {{"output"}, {{"out_type", DType::int32}}, 1, &table_ops::shape}},
+      {"StridedSlice",
+       {{"output"},
+        {{"begin_mask", std::int64_t{0}},
+         {"end_mask", std::int64_t{0}},
+         {"ellipsis_mask", std::int64_t{0}},
+         {"new_axis_mask", std::int64_t{0}},
+         {"shrink_axis_mask", std::int64_t{0}}},
+        4,
+        &table_ops::strided_slice_op}},
+      {"Pack", {{"output"}, {{"axis", std::int64_t{0}}}, -1, &table_ops::pack}},
+      {"Squeeze",
+       {{"output"}, {{"squeeze_dims", std::vector<std::int64_t>{}}}, 1, &table_ops::squeeze_op}},
       {"Reshape", {{"output"}, {{"Tshape", DType::int32}}, 2, &table_ops::reshape_op}},
   };
   return table;
