@@ -61,6 +61,7 @@
 #include <tapeflow/saved_model/detail/proto.hpp>
 #include <tapeflow/train/detail/object_graph.hpp>
 #include <tapeflow/train/tensor_bundle.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace saved_model {
@@ -163,6 +164,10 @@ struct LoadedModel {
   /// ordinary Variables the signatures read, so training them changes what the signatures
   /// compute.
   std::map<std::string, AnyVariable> variables;
+  /// The saved object tree (user objects and their variables, under their saved names), so the
+  /// model checkpoints with tf::train::Checkpoint and saves again with tf::saved_model::save
+  /// under the keys it was loaded with.
+  std::shared_ptr<train::Trackable> root;
 };
 
 namespace detail {
@@ -487,6 +492,36 @@ class VariableStore {
   std::map<std::int32_t, AnyVariable> by_id_;
 };
 
+/// The object tree of `objects` from node `id`: a TrackableNode per user object (children in
+/// saved order, functions and signatures left out: they are not state), the restored Variable
+/// per variable node. A node reached twice (Keras' `variables` and `_all_variables` lists) is
+/// one object; an edge back to a node being built is dropped (Trackable children are fixed).
+inline std::shared_ptr<train::Trackable> object_tree(
+    const SavedObjectGraph& objects, std::int32_t id, VariableStore& store,
+    std::map<std::string, AnyVariable>& by_key,
+    std::map<std::int32_t, std::shared_ptr<train::Trackable>>& built) {
+  if (auto it = built.find(id); it != built.end()) {
+    return it->second;
+  }
+  built[id] = nullptr;  // being built
+  std::vector<train::TrackableReference> children;
+  for (const auto& c : objects.nodes[static_cast<std::size_t>(id)].children) {
+    const auto& kind = objects.nodes[static_cast<std::size_t>(c.node_id)].kind;
+    if (std::holds_alternative<SavedVariable>(kind)) {
+      children.push_back({.name = c.local_name, .variable = store.variable(c.node_id, by_key)});
+    } else if (const auto* u = std::get_if<SavedUserObject>(&kind);
+               u != nullptr && u->identifier != "signature_map") {
+      auto child = object_tree(objects, c.node_id, store, by_key, built);
+      if (child != nullptr) {
+        children.push_back({.name = c.local_name, .owned = child});
+      }
+    }
+  }
+  auto node = std::make_shared<train::TrackableNode>(std::move(children));
+  built[id] = node;
+  return node;
+}
+
 /// The k of a top-level tensor name `node:k` (0 for `node`).
 inline std::size_t output_index(const std::string& name) {
   const auto colon = name.rfind(':');
@@ -637,6 +672,8 @@ inline LoadedModel load(const std::string& dir) {
                                                        sig->second, interp, captures));
     }
   }
+  std::map<std::int32_t, std::shared_ptr<train::Trackable>> built;
+  model.root = detail::object_tree(objects, 0, store, model.variables, built);
   return model;
 }
 

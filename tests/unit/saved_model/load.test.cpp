@@ -117,6 +117,32 @@ TEST_CASE("the loaded variables are ordinary Variables: assign and differentiate
   fs::remove_all(dir);
 }
 
+TEST_CASE("a loaded model saves again under the keys it was loaded with") {
+  Mlp model;
+  const fs::path first = fs::current_path() / "load_resave_a";
+  const fs::path second = fs::current_path() / "load_resave_b";
+  export_mlp(model, first);
+  auto m = sm::load(first.string());
+  auto& sig = m.signatures["serving_default"];
+  // Fine-tune stand-in: change a variable, then save the loaded object with its signature.
+  m.variables.at("dense2/bias/.ATTRIBUTES/VARIABLE_VALUE")
+      .assign(tf::AnyTensor(tf::constant<float>({0.5f, -0.5f})));
+  const auto want = sig.call<float, 2>(x_in());
+  fs::remove_all(second);
+  sm::save(*m.root, second.string(),
+           {.signatures = {{"serving_default", sm::Signature{.function = &sig.concrete_function(),
+                                                             .input_names = sig.input_keys(),
+                                                             .output_names = sig.output_keys()}}}});
+  auto again = sm::load(second.string());
+  CHECK(again.variables.count("dense1/_kernel/.ATTRIBUTES/VARIABLE_VALUE") == 1);
+  const auto got = again.signatures["serving_default"].call<float, 2>(x_in());
+  for (std::int64_t i = 0; i < want.num_elements(); ++i) {
+    CHECK(got.data()[i] == Approx(want.data()[i]).margin(1e-6));
+  }
+  fs::remove_all(first);
+  fs::remove_all(second);
+}
+
 TEST_CASE("a tf.Module saved by TensorFlow loads and gives TensorFlow's values") {
   auto m = sm::load(data_dir("tf_module").string());
   REQUIRE(m.signatures.count("serving_default") == 1);
