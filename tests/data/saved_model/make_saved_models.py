@@ -66,6 +66,31 @@ def main():
         ]
     )
     keep(lambda d: tf.saved_model.save(cnn, d), "keras_cnn")
+    loader_models()
+
+
+def loader_models():
+    """The other writers tf::saved_model::load reads: Keras 3's model.export and tf_keras."""
+    keras.utils.set_random_seed(0)
+    exported = keras.Sequential(
+        [
+            keras.Input(shape=(4,), name="features"),
+            keras.layers.Dense(8, activation="relu"),
+            keras.layers.Dense(2),
+        ]
+    )
+    keep(lambda d: exported.export(d, verbose=False), "keras_export")
+
+    import tf_keras  # noqa: E402  (the build's venv has it)
+
+    tf_keras.utils.set_random_seed(0)
+    legacy = tf_keras.Sequential(
+        [
+            tf_keras.layers.Dense(8, activation="relu", input_shape=(4,)),
+            tf_keras.layers.Dense(2, activation="softmax"),
+        ]
+    )
+    keep(lambda d: tf.saved_model.save(legacy, d), "tf_keras_mlp")
 
 
 if __name__ == "__main__":

@@ -168,6 +168,30 @@ TEST_CASE("a Keras 3 Sequential saved by tf.saved_model.save gives TensorFlow's 
                                                   {-1.0081427097320557f, 0.07449724525213242f}});
 }
 
+TEST_CASE("Keras 3 model.export and tf_keras files give TensorFlow's values") {
+  auto x = tf::constant<float>({{-0.5f, -0.25f, 0.0f, 0.25f}, {0.5f, 0.75f, 1.0f, 1.25f}});
+  // Expected values: TensorFlow 2.21.0 with Keras 3 and tf_keras (the build's venv),
+  //   tf.saved_model.load(dir).signatures[name](<input key>=x), x = arange(8).reshape(2, 4) / 4 -
+  //   0.5.
+  // keras_export has the same weights as keras_mlp (same seed and layers), hence the same values.
+  auto exported = sm::load(data_dir("keras_export").string());
+  for (const char* name : {"serve", "serving_default"}) {
+    INFO(name);
+    REQUIRE(exported.signatures.count(name) == 1);
+    const auto& sig = exported.signatures[name];
+    CHECK(sig.input_keys() == std::vector<std::string>{"features"});
+    check_close(sig.call<float, 2>(x), {{-0.08672276139259338f, -0.3203364908695221f},
+                                        {-1.0081427097320557f, 0.07449724525213242f}});
+  }
+  auto legacy = sm::load(data_dir("tf_keras_mlp").string());
+  const auto& sig = legacy.signatures["serving_default"];
+  CHECK(sig.input_keys() == std::vector<std::string>{"dense_input"});
+  CHECK(sig.output_keys() == std::vector<std::string>{"dense_1"});
+  check_close(
+      sig({{"dense_input", x}}).at("dense_1").as<float, 2>(),
+      {{0.5581392645835876f, 0.44186073541641235f}, {0.2530067563056946f, 0.7469931840896606f}});
+}
+
 TEST_CASE(
     "a Keras 3 CNN (conv, pooling, flatten under a dynamic batch) gives TensorFlow's values") {
   auto m = sm::load(data_dir("keras_cnn").string());
