@@ -70,6 +70,7 @@ namespace saved_model {
 /// of our ops, called with named tensors.
 class LoadedSignature {
  public:
+  /// An empty signature (calling it is failed_precondition).
   LoadedSignature() = default;
   /// Built by `load`: the input keys (sorted, the function's argument order) and their specs,
   /// the output keys in the function's output order, and the traced function.

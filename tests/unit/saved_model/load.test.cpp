@@ -1,6 +1,7 @@
 // tf::saved_model::load: our exporter's files and TensorFlow's (tests/data/saved_model) load and
 // compute what the saved model computes; the loaded graph is differentiable and reads ordinary
 // Variables; bad input raises the typed errors of Note [SavedModel loading].
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -208,6 +209,15 @@ TEST_CASE(
   check_close(sig.call<float, 2>(x),
               {{0.819993257522583f, 0.08405440300703049f, 0.09595239162445068f},
                {0.7221083641052246f, 0.11352882534265518f, 0.1643628031015396f}});
+  // Every node is one of our ops: the folded Shape/StridedSlice/Pack left no node behind.
+  std::vector<std::string> ops;
+  for (const auto& node : sig.concrete_function().graph().nodes) {
+    ops.push_back(node.op);
+  }
+  CHECK(std::count(ops.begin(), ops.end(), "Conv2D") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "MaxPool") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "StridedSlice") == 0);
+  CHECK(std::count(ops.begin(), ops.end(), "Pack") == 0);
   // The dynamic batch survived: Flatten became a Reshape to [-1, 8].
   auto one = sig.call<float, 2>(tf::zeros<float>({1, 6, 6, 1}));
   CHECK(one.dims()[0] == 1);
@@ -247,6 +257,33 @@ TEST_CASE("bad inputs and bad files raise typed errors") {
       FAIL("no error");
     } catch (const tf::not_found& e) {
       CHECK_THAT(e.what(), Catch::Contains("w/.ATTRIBUTES/VARIABLE_VALUE"));
+    }
+  }
+  SECTION("a reshape target with two dims unknown while tracing is unimplemented") {
+    sm::detail::FunctionDef f;
+    f.signature.name = "f_two_unknowns";
+    f.signature.input_arg = {{"x", tf::DType::float32}};
+    f.signature.output_arg = {{"y", tf::DType::float32}};
+    tf::detail::graph_proto::NodeDef target;
+    target.name = "target";
+    target.op = "Const";
+    target.attrs.tensors.emplace_back("value", tf::AnyTensor(tf::constant<std::int32_t>({-1, -1})));
+    tf::detail::graph_proto::NodeDef reshape;
+    reshape.name = "r";
+    reshape.op = "Reshape";
+    reshape.inputs = {"x", "target:output:0"};
+    f.node_def = {reshape, target};  // out of order on purpose: the interpreter sorts them
+    f.ret.emplace("y", "r:output:0");
+    std::vector<sm::detail::FunctionDef> lib{f};
+    sm::detail::Interpreter interp(lib);
+    tf::detail::trace::Graph g;
+    auto x = g.add_argument<float, 2>({-1, 3});
+    tf::detail::trace::Scope scope(&g);
+    try {
+      (void)interp.call(lib[0], {sm::detail::Value{x, {}}});
+      FAIL("no error");
+    } catch (const tf::unimplemented& e) {
+      CHECK_THAT(e.what(), Catch::Contains("more than one dim unknown") && Catch::Contains("'r'"));
     }
   }
   SECTION("an op without a tapeflow definition is unimplemented naming op, node, function") {

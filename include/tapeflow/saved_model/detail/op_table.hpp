@@ -112,8 +112,8 @@ struct OpEntry {
 
 namespace dispatch {
 
-/// invalid_argument (becomes unimplemented in the caller's message) for an input the table
-/// does not admit.
+/// Throws unimplemented for an input the table does not admit (the interpreter adds the op,
+/// node and function to the message).
 [[noreturn]] inline void not_admitted(const AnyTensor& x, std::string_view what) {
   throw unimplemented("input of dtype " + std::string(dtype_name(x.dtype())) + " and rank " +
                       std::to_string(x.rank()) + " is not admitted (" + std::string(what) + ")");
@@ -191,16 +191,20 @@ inline void require_one_unknown(const std::vector<std::int64_t>& dims) {
 
 namespace table_ops {
 
+/// An entry's outputs.
 using Outs = std::vector<AnyTensor>;
 using dispatch::ranks;
 
+/// Identity: our Identity op.
 inline Outs identity(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {dispatch::float_of(ranks<1, 2, 3, 4>{}, in[0],
                              [](const auto& x) -> AnyTensor { return tapeflow::identity(x); })};
 }
+/// Const: the node's `value` tensor, captured as a constant where an op uses it.
 inline Outs constant(std::span<const AnyTensor>, const NodeAttrs& attrs) {
   return {attrs.tensor("value")};
 }
+/// MatMul of float32 matrices.
 inline Outs mat_mul(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   if (in[1].dtype() != DType::float32 || in[1].rank() != 2) {
     dispatch::not_admitted(in[1], "a float32 matrix");
@@ -238,39 +242,46 @@ inline Outs bias_add(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
     return x + in[1].unchecked_as<float, 1>();
   })};
 }
+/// AddV2 (broadcasting as float_broadcast admits).
 inline Outs add_v2(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {
       dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
                                 [](const auto& a, const auto& b) -> AnyTensor { return a + b; })};
 }
+/// Sub (broadcasting as float_broadcast admits).
 inline Outs sub(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {
       dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
                                 [](const auto& a, const auto& b) -> AnyTensor { return a - b; })};
 }
+/// Mul (broadcasting as float_broadcast admits).
 inline Outs mul(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {
       dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
                                 [](const auto& a, const auto& b) -> AnyTensor { return a * b; })};
 }
+/// Relu: Dense (rank 2) and Conv2D (rank 4) activations.
 inline Outs relu(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {dispatch::float_of(ranks<2, 4>{}, in[0],
                              [](const auto& x) -> AnyTensor { return nn::relu(x); })};
 }
+/// Sigmoid: recurrent gates (rank 2).
 inline Outs sigmoid(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {dispatch::float_of(ranks<2>{}, in[0],
                              [](const auto& x) -> AnyTensor { return nn::sigmoid(x); })};
 }
+/// Tanh: recurrent cells (rank 2).
 inline Outs tanh(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {dispatch::float_of(ranks<2>{}, in[0],
                              [](const auto& x) -> AnyTensor { return nn::tanh(x); })};
 }
+/// Softmax over the last axis.
 inline Outs softmax(std::span<const AnyTensor> in, const NodeAttrs&) {
   return {dispatch::float_of(ranks<2, 3>{}, in[0],
                              [](const auto& x) -> AnyTensor { return nn::softmax(x); })};
 }
-/// Reshape to a constant shape (what Keras writes for a static batch). A shape computed from
-/// the input's dynamic dims (Shape/StridedSlice/Pack) is not constant while tracing.
+/// Reshape to a shape known while tracing: a Const, or Shape/StridedSlice/Pack folded to a
+/// constant (-1 for the dynamic batch). A shape computed from run-time values is unimplemented.
 inline Outs reshape_op(std::span<const AnyTensor> in, const NodeAttrs&) {
   const AnyTensor& shape = in[1];
   if (shape.is_symbolic() || !shape.has_value()) {
