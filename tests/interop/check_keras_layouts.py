@@ -52,77 +52,16 @@ try:
 except Exception as e:  # pragma: no cover
     print("skipped: tf_keras (Keras 2, pip package tf-keras) not importable:", e)
     sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from handbook_models import (BATCH, IMAGE_LABELS, IMAGES, NEXT_CHARS, TOKENS,  # noqa: E402
+                             model_classes)
 
 TOLERANCE = 1e-5
 FLAVORS = {"keras3": keras3, "tf_keras": tf_keras}
 CASES = ["%s_%s_%s" % (f, m, o) for f in FLAVORS for m in ("mlp", "cnn")
          for o in ("sgd", "adam", "rmsprop")] + ["keras3_rnn_adam", "tf_keras_rnn_adam"]
 
-# The shared batch (mirrored in keras_layouts.cpp).
-BATCH, NUM_CHARS, SEQ_LENGTH = 4, 30, 8
-IMAGES = ((np.arange(BATCH * 28 * 28) * 37 % 256).astype(np.float32) / np.float32(255)).reshape(
-    BATCH, 28, 28, 1)  # divided in float32, as C++ does
-IMAGE_LABELS = np.array([3, 7, 0, 9], np.int32)
-TOKENS = ((np.arange(BATCH * SEQ_LENGTH) * 7 + 3) % NUM_CHARS).astype(np.int32).reshape(
-    BATCH, SEQ_LENGTH)
-NEXT_CHARS = ((np.arange(BATCH) * 11 + 5) % NUM_CHARS).astype(np.int32)
-
-
-def model_classes(flavor):
-    K = FLAVORS[flavor]
-
-    class MLP(K.Model):
-        def __init__(self):
-            super().__init__()
-            self.flatten = K.layers.Flatten()
-            self.dense1 = K.layers.Dense(units=100, activation=tf.nn.relu)
-            self.dense2 = K.layers.Dense(units=10)
-
-        def call(self, inputs):
-            x = self.flatten(inputs)
-            x = self.dense1(x)
-            x = self.dense2(x)
-            return tf.nn.softmax(x)
-
-    class CNN(K.Model):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = K.layers.Conv2D(filters=32, kernel_size=[5, 5], padding="same",
-                                         activation=tf.nn.relu)
-            self.pool1 = K.layers.MaxPool2D(pool_size=[2, 2], strides=2)
-            self.conv2 = K.layers.Conv2D(filters=64, kernel_size=[5, 5], padding="same",
-                                         activation=tf.nn.relu)
-            self.pool2 = K.layers.MaxPool2D(pool_size=[2, 2], strides=2)
-            self.flatten = K.layers.Reshape(target_shape=(7 * 7 * 64,))
-            self.dense1 = K.layers.Dense(units=1024, activation=tf.nn.relu)
-            self.dense2 = K.layers.Dense(units=10)
-
-        def call(self, inputs):
-            x = self.pool1(self.conv1(inputs))
-            x = self.pool2(self.conv2(x))
-            x = self.dense1(self.flatten(x))
-            return tf.nn.softmax(self.dense2(x))
-
-    class RNN(K.Model):
-        def __init__(self):
-            super().__init__()
-            self.cell = K.layers.LSTMCell(units=256)
-            self.dense = K.layers.Dense(units=NUM_CHARS)
-
-        def call(self, inputs):
-            inputs = tf.one_hot(inputs, depth=NUM_CHARS)
-            if flavor == "keras3":  # Keras 3's get_initial_state takes no dtype
-                state = self.cell.get_initial_state(batch_size=BATCH)
-            else:
-                state = self.cell.get_initial_state(batch_size=BATCH, dtype=tf.float32)
-            for t in range(SEQ_LENGTH):
-                output, state = self.cell(inputs[:, t, :], state)
-            return tf.nn.softmax(self.dense(output))
-
-    return {"mlp": MLP, "cnn": CNN, "rnn": RNN}
-
-
-MODELS = {f: model_classes(f) for f in FLAVORS}
+MODELS = {f: model_classes(K, f) for f, K in FLAVORS.items()}
 
 
 class Setup:
