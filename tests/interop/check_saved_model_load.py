@@ -7,7 +7,8 @@ the chapters' subclassed models), runs them on the shared batch and exports each
 tf.saved_model.save (the call traced with an input signature: any batch for the MLP and CNN, the
 text model's fixed batch for its zero initial state) as signature serving_default. The binary
 loads each in C++, with no model code, and writes its predictions, which must equal TensorFlow's
-(<= 1e-5); it also checks C++ -> SavedModel -> C++ round trips itself.
+(<= 1e-5), and the loaded graph to TensorBoard events, which TensorFlow's reader must parse as a
+GraphDef of the model's ops; it also checks C++ -> SavedModel -> C++ round trips itself.
 Exit 77 (skipped) when TensorFlow, Keras 3 or tf_keras cannot be imported.
 """
 import os
@@ -67,6 +68,20 @@ for case in sorted(os.listdir(work)):
     print("%s %s: C++ serves TensorFlow's export, max diff %.3g" % ("ok  " if ok else "FAIL", case, diff))
     if not ok:
         failures.append(case)
+    # The loaded graph, as TensorBoard reads it: a GraphDef of TensorFlow ops.
+    ops = set()
+    tb = os.path.join(d, "tensorboard")
+    for f in (os.listdir(tb) if os.path.isdir(tb) else []):
+        for event in tf.compat.v1.train.summary_iterator(os.path.join(tb, f)):
+            if event.graph_def:
+                graph = tf.compat.v1.GraphDef.FromString(event.graph_def)
+                ops |= {n.op for n in graph.node}
+    expected = {"mlp": "MatMul", "cnn": "Conv2D", "rnn": "Sigmoid"}[case.split("_")[-1]]
+    ok = any(expected in op for op in ops) and "Softmax" in ops  # MatMul: BatchMatMulV2 too
+    print("%s %s: TensorBoard graph of the loaded signature has %s (ops: %s)"
+          % ("ok  " if ok else "FAIL", case, expected, ", ".join(sorted(ops))))
+    if not ok:
+        failures.append(case + " (TensorBoard graph)")
 if failures:
     print("FAILED:", ", ".join(failures))
     sys.exit(1)

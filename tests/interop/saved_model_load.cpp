@@ -3,7 +3,8 @@
 //   interop_saved_model_load DIR : for each DIR/<case>/ the checker wrote (a SavedModel written by
 //       TensorFlow Python in DIR/<case>/saved_model, its input in DIR/<case>/input.txt), loads it
 //       with tf::saved_model::load, runs signature serving_default on the input and writes the
-//       prediction to DIR/<case>/got.txt (one number per line, row-major). Then, for each of the
+//       prediction to DIR/<case>/got.txt (one number per line, row-major) and the loaded graph
+//       to TensorBoard events in DIR/<case>/tensorboard. Then, for each of the
 //       handbook's MLP, CNN and LSTM text model built in C++: exports it, loads it back and
 //       requires the loaded signature to give the model's own outputs exactly (C++ -> SavedModel
 //       -> C++). Exit 1 on any error or difference.
@@ -22,6 +23,8 @@
 #include <tapeflow/keras.hpp>
 #include <tapeflow/saved_model.hpp>
 #include <tapeflow/saved_model/load.hpp>
+#include <tapeflow/summary/graph.hpp>
+#include <tapeflow/summary/writer.hpp>
 #include <tapeflow/tapeflow.hpp>
 
 #include "handbook_models.hpp"
@@ -83,6 +86,13 @@ void serve_python_export(const fs::path& d) {
     pred = sig.call<float, 2>(read_tensor<float, 4>(d / "input.txt", {batch, 28, 28, 1}));
   }
   write_values(pred, d / "got.txt");
+  {  // The loaded graph is a tf::function graph: TensorBoard shows it (the checker reads it back).
+    auto writer = tf::summary::create_file_writer((d / "tensorboard").string());
+    auto scope = writer.as_default();
+    if (!tf::summary::graph(sig.concrete_function())) {
+      throw tf::internal("tf::summary::graph wrote nothing");
+    }
+  }
   std::cout << "loaded " << d.filename().string() << ": " << m.variables.size() << " variables, "
             << pred.shape().to_string() << " prediction\n";
 }
