@@ -2,6 +2,7 @@
 // compute what the saved model computes; the loaded graph is differentiable and reads ordinary
 // Variables; bad input raises the typed errors of Note [SavedModel loading].
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -62,6 +63,36 @@ void check_close(const tf::Tensor<float, 2>& got, const std::vector<std::vector<
       CHECK(got.data()[i * want[i].size() + j] == Approx(want[i][j]).margin(1e-6));
     }
   }
+}
+// A FunctionDef node: `op` named `name` on `inputs`.
+tf::detail::graph_proto::NodeDef node_def(std::string name, std::string op,
+                                          std::vector<std::string> inputs) {
+  tf::detail::graph_proto::NodeDef n;
+  n.name = std::move(name);
+  n.op = std::move(op);
+  n.inputs = std::move(inputs);
+  return n;
+}
+// A Const node holding `value`.
+tf::detail::graph_proto::NodeDef const_def(std::string name, tf::AnyTensor value) {
+  auto n = node_def(std::move(name), "Const", {});
+  n.attrs.tensors.emplace_back("value", std::move(value));
+  return n;
+}
+// Interprets the one-function library `f` on a float32 [-1, 3] argument; returns the error's
+// text, or "" when it ran.
+std::string unimplemented_text(const sm::detail::FunctionDef& f) {
+  std::vector<sm::detail::FunctionDef> lib{f};
+  sm::detail::Interpreter interp(lib);
+  tf::detail::trace::Graph g;
+  auto x = g.add_argument<float, 2>({-1, 3});
+  tf::detail::trace::Scope scope(&g);
+  try {
+    (void)interp.call(lib[0], {sm::detail::Value{x, {}}});
+  } catch (const tf::unimplemented& e) {
+    return e.what();
+  }
+  return "";
 }
 }  // namespace
 
@@ -284,6 +315,46 @@ TEST_CASE("bad inputs and bad files raise typed errors") {
       FAIL("no error");
     } catch (const tf::unimplemented& e) {
       CHECK_THAT(e.what(), Catch::Contains("more than one dim unknown") && Catch::Contains("'r'"));
+    }
+  }
+  SECTION("a -1 for a dim unknown while tracing never reaches arithmetic or Fill") {
+    // dim0 = Shape(x)[0] is the -1 of x's dynamic batch [-1, 3].
+    sm::detail::FunctionDef f;
+    f.signature.name = "f_unknown_dim";
+    f.signature.input_arg = {{"x", tf::DType::float32}};
+    f.signature.output_arg = {{"y", tf::DType::float32}};
+    auto slice = node_def("dim0", "StridedSlice",
+                          {"shape:output:0", "b:output:0", "e:output:0", "s:output:0"});
+    slice.attrs.values.emplace_back("shrink_axis_mask", std::int64_t{1});
+    f.node_def = {node_def("shape", "Shape", {"x"}),
+                  const_def("b", tf::constant<std::int32_t>({0})),
+                  const_def("e", tf::constant<std::int32_t>({1})),
+                  const_def("s", tf::constant<std::int32_t>({1})),
+                  slice,
+                  const_def("three", tf::AnyTensor(tf::Tensor<std::int32_t, 0>(3)))};
+    SECTION("Fill of [dim0, 3] is unimplemented, naming Fill") {
+      f.node_def.push_back(node_def("dims", "Pack", {"dim0:output:0", "three:output:0"}));
+      f.node_def.push_back(const_def("zero", tf::AnyTensor(tf::Tensor<float, 0>(0.0f))));
+      f.node_def.push_back(node_def("zeros", "Fill", {"dims:output:0", "zero:output:0"}));
+      f.ret.emplace("y", "zeros:output:0");
+      CHECK_THAT(unimplemented_text(f), Catch::Contains("'Fill'") && Catch::Contains("'zeros'") &&
+                                            Catch::Contains("f_unknown_dim") &&
+                                            Catch::Contains("dim unknown while tracing"));
+    }
+    SECTION("int32 AddV2 with dim0 is unimplemented, naming AddV2") {
+      auto cast = node_def("ids", "Cast", {"x"});
+      cast.attrs.values.emplace_back("DstT", tf::DType::int32);
+      f.node_def.push_back(cast);
+      f.node_def.push_back(node_def("sum", "AddV2", {"ids:y:0", "dim0:output:0"}));
+      f.ret.emplace("y", "sum:z:0");
+      CHECK_THAT(unimplemented_text(f), Catch::Contains("'AddV2'") && Catch::Contains("'sum'") &&
+                                            Catch::Contains("dim unknown while tracing"));
+    }
+    SECTION("Reshape to [dim0, 3] is fine: Reshape infers the -1") {
+      f.node_def.push_back(node_def("dims", "Pack", {"dim0:output:0", "three:output:0"}));
+      f.node_def.push_back(node_def("r", "Reshape", {"x", "dims:output:0"}));
+      f.ret.emplace("y", "r:output:0");
+      CHECK(unimplemented_text(f).empty());
     }
   }
   SECTION("an op without a tapeflow definition is unimplemented naming op, node, function") {
