@@ -7,9 +7,9 @@
 // after a narrow dtype x rank dispatch, while a trace is active: the node it appends is our own
 // op, so the loaded graph is an ordinary tf::function graph (Note [One definition per op]; no
 // op learns about the loader). The dispatch admits only what the op and the seed models need
-// (mostly float32, ranks 2 and 4; each entry lists its ranks): every (dtype, rank) it admits
-// instantiates the op, and compile time is this project's scarcest resource (MAINTAINERS.md,
-// "Compile time").
+// (mostly float32 of ranks 2-4, int32 ids of rank 2; each entry lists its dtypes and ranks):
+// every (dtype, rank) it admits instantiates the op, and compile time is this project's
+// scarcest resource (MAINTAINERS.md, "Compile time").
 // IWYU pragma: private, include <tapeflow/saved_model/load.hpp>
 #pragma once
 
