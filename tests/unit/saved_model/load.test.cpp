@@ -2,10 +2,13 @@
 // compute what the saved model computes; the loaded graph is differentiable and reads ordinary
 // Variables; bad input raises the typed errors of Note [SavedModel loading].
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -62,6 +65,88 @@ void check_close(const tf::Tensor<float, 2>& got, const std::vector<std::vector<
       CHECK(got.data()[i * want[i].size() + j] == Approx(want[i][j]).margin(1e-6));
     }
   }
+}
+// The largest |got - want| over the first want.size() rows of `got` (TensorFlow printed those).
+double max_diff_rows(const tf::Tensor<float, 2>& got, const std::vector<std::vector<float>>& want) {
+  REQUIRE(got.dims()[0] >= static_cast<std::int64_t>(want.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    REQUIRE(got.dims()[1] == static_cast<std::int64_t>(want[i].size()));
+    for (std::size_t j = 0; j < want[i].size(); ++j) {
+      const double d = std::abs(double{got.data()[i * want[i].size() + j]} - double{want[i][j]});
+      worst = std::max(worst, d);
+    }
+  }
+  return worst;
+}
+
+// The ops of a loaded signature's graph, by TensorFlow name.
+std::map<std::string, int> op_counts(const sm::LoadedSignature& sig) {
+  std::map<std::string, int> out;
+  for (const auto& node : sig.concrete_function().graph().nodes) {
+    ++out[node.op];
+  }
+  return out;
+}
+
+// ids[i] = (3 i + i / 5) % num_chars over the flat [batch, steps] buffer: make_saved_models.py's
+// text_ids.
+tf::Tensor<std::int32_t, 2> text_ids(std::int64_t batch, std::int64_t steps, int num_chars) {
+  auto t = tf::Tensor<std::int32_t, 2>::uninitialized({batch, steps});
+  std::int32_t* d = t.mutable_data();
+  for (std::int32_t i = 0; i < batch * steps; ++i) {
+    d[i] = (3 * i + i / 5) % num_chars;
+  }
+  return t;
+}
+
+// The handbook's text model (tests/interop/handbook_models.hpp) with small sizes: one-hot
+// characters, unstacked into steps, through an LSTMCell from zero states, Dense, softmax.
+struct TextRnn : tf::keras::Model<TextRnn> {
+  static constexpr std::int64_t num_chars = 10;
+  tf::keras::layers::LSTMCell cell{8};
+  tf::keras::layers::Dense dense{num_chars};
+  TextRnn() { TAPEFLOW_TRACK(cell, dense); }
+  tf::Tensor<float, 2> operator()(const tf::Tensor<std::int32_t, 2>& inputs) {
+    auto steps = tf::unstack(tf::one_hot<float>(inputs, num_chars), 1);
+    auto state = cell.get_initial_state({.batch_size = inputs.dim(0)});
+    tf::Tensor<float, 2> output;
+    for (const auto& x_t : steps) {
+      std::tie(output, state) = cell(x_t, state);
+    }
+    return tf::nn::softmax(dense(output));
+  }
+};
+
+// A FunctionDef node: `op` named `name` on `inputs`.
+tf::detail::graph_proto::NodeDef node_def(std::string name, std::string op,
+                                          std::vector<std::string> inputs) {
+  tf::detail::graph_proto::NodeDef n;
+  n.name = std::move(name);
+  n.op = std::move(op);
+  n.inputs = std::move(inputs);
+  return n;
+}
+// A Const node holding `value`.
+tf::detail::graph_proto::NodeDef const_def(std::string name, tf::AnyTensor value) {
+  auto n = node_def(std::move(name), "Const", {});
+  n.attrs.tensors.emplace_back("value", std::move(value));
+  return n;
+}
+// Interprets the one-function library `f` on a float32 [-1, 3] argument; returns the error's
+// text, or "" when it ran.
+std::string unimplemented_text(const sm::detail::FunctionDef& f) {
+  std::vector<sm::detail::FunctionDef> lib{f};
+  sm::detail::Interpreter interp(lib);
+  tf::detail::trace::Graph g;
+  auto x = g.add_argument<float, 2>({-1, 3});
+  tf::detail::trace::Scope scope(&g);
+  try {
+    (void)interp.call(lib[0], {sm::detail::Value{x, {}}});
+  } catch (const tf::unimplemented& e) {
+    return e.what();
+  }
+  return "";
 }
 }  // namespace
 
@@ -223,6 +308,106 @@ TEST_CASE(
   CHECK(one.dims()[0] == 1);
 }
 
+TEST_CASE("the seed's LSTM text model under Keras 3 gives TensorFlow's values") {
+  auto m = sm::load(data_dir("keras_rnn").string());
+  const auto& sig = m.signatures["serving_default"];
+  CHECK(sig.input_keys() == std::vector<std::string>{"inputs"});
+  CHECK(sig.input_specs().at(0).shape == tf::Shape{32, 5});
+  CHECK(m.variables.size() == 5);  // the cell's kernel, recurrent kernel, bias; Dense's two
+  const auto y = sig.call<float, 2>(text_ids(32, 5, 10));
+  REQUIRE(y.shape() == tf::Shape{32, 10});
+  // Expected values: TensorFlow 2.21.0 + Keras 3 (the build's venv), printed by
+  //   make_saved_models.py sequence: tf.saved_model.load(dir).signatures["serving_default"](
+  //   inputs=text_ids(32, 5, 10))["output_0"], rows 0-3.
+  CHECK(max_diff_rows(y, {{0.09883217f, 0.10056769f, 0.104683384f, 0.10682332f, 0.10333783f,
+                           0.09502525f, 0.10369699f, 0.09651918f, 0.0962323f, 0.09428187f},
+                          {0.106710814f, 0.10101766f, 0.105189025f, 0.1022997f, 0.09598864f,
+                           0.10379647f, 0.09977248f, 0.094061464f, 0.0969165f, 0.094247304f},
+                          {0.104819715f, 0.10229473f, 0.10503904f, 0.09773204f, 0.09442575f,
+                           0.095683046f, 0.09978569f, 0.09047946f, 0.10165696f, 0.10808358f},
+                          {0.094485536f, 0.098819f, 0.10435072f, 0.096264f, 0.094294205f,
+                           0.098278135f, 0.1003787f, 0.09573383f, 0.10846296f, 0.108932935f}}) <=
+        1e-6);
+  // Our ops only: Split became four Slices per step, the zero states (Fill) were folded.
+  auto ops = op_counts(sig);
+  CHECK(ops["OneHot"] == 1);
+  CHECK(ops["StridedSlice"] == 5);
+  CHECK(ops["Slice"] == 20);
+  CHECK(ops["Split"] == 0);
+  CHECK(ops["Fill"] == 0);
+  CHECK(ops["Softmax"] == 1);
+}
+
+TEST_CASE("Keras 3 and tf_keras Embedding models (Cast, Dropout at inference) give TF's values") {
+  // Expected values: TensorFlow 2.21.0 + Keras 3 and tf_keras (the build's venv), printed by
+  //   make_saved_models.py sequence: tf.saved_model.load(dir).signatures["serving_default"](
+  //   <input key>=x) with x below.
+  SECTION("Keras 3: GatherV2 of a read variable after Cast, negative ids wrapped") {
+    auto m = sm::load(data_dir("keras_embedding").string());
+    const auto& sig = m.signatures["serving_default"];
+    CHECK(sig.input_keys() == std::vector<std::string>{"inputs"});
+    CHECK(sig.input_specs().at(0).shape == tf::Shape{-1, 6});
+    // Float ids: the Cast truncates 1.5, 2.7 and 8.2; Keras 3 wraps -1 and -3 to 9 and 7.
+    auto x = tf::constant<float>({{0, 1.5f, 2.7f, 9, -1, 4}, {3, 3, 8.2f, -3, 5, 6}});
+    const auto y = sig.call<float, 2>(x);
+    const std::vector<std::vector<float>> want = {{0.33647066f, 0.33161378f, 0.3319156f},
+                                                  {0.34144825f, 0.33293885f, 0.32561293f}};
+    CHECK(max_diff_rows(y, want) <= 1e-6);
+    // The batch stays dynamic: Flatten's Shape -> StridedSlice -> Pack folded to [-1, 24].
+    const auto one = sig.call<float, 2>(tf::constant<float>({{3, 3, 8.2f, -3, 5, 6}}));
+    CHECK(max_diff_rows(one, {want[1]}) <= 1e-6);
+    auto ops = op_counts(sig);
+    CHECK(ops["Cast"] == 1);
+    CHECK(ops["GatherV2"] == 1);
+    CHECK(ops["SelectV2"] == 1);
+    CHECK(ops["Shape"] + ops["Pack"] + ops["StridedSlice"] == 0);
+  }
+  SECTION("tf_keras: ResourceGather is a read then GatherV2; Dropout is an Identity") {
+    auto m = sm::load(data_dir("tf_keras_embedding").string());
+    const auto& sig = m.signatures["serving_default"];
+    CHECK(sig.input_keys() == std::vector<std::string>{"embedding_input"});
+    CHECK(sig.output_keys() == std::vector<std::string>{"dense"});
+    auto x = tf::constant<float>({{0, 1.5f, 2.7f, 9, 1, 4}, {3, 3, 8.2f, 7, 5, 6}});
+    const auto y = sig({{"embedding_input", x}}).at("dense").as<float, 2>();
+    CHECK(max_diff_rows(y, {{0.33781746f, 0.3270914f, 0.3350912f},
+                            {0.33663464f, 0.3163048f, 0.3470605f}}) <= 1e-6);
+    auto ops = op_counts(sig);
+    CHECK(ops["GatherV2"] == 1);
+    CHECK(ops["ResourceGather"] == 0);
+  }
+}
+
+TEST_CASE("our exporter's LSTM text model loads and gives the model's outputs") {
+  TextRnn model;
+  const fs::path dir = fs::current_path() / "load_rnn_roundtrip";
+  fs::remove_all(dir);
+  const auto ids = text_ids(4, 5, TextRnn::num_chars);
+  auto serve = tf::function(
+      [&](const tf::Tensor<std::int32_t, 2>& x) { return model(x); },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::int32, tf::Shape{4, 5}}},
+       .name = "serve"});
+  const auto want = serve(ids);
+  sm::save(model, dir.string(),
+           {.signatures = {{"serving_default",
+                            sm::Signature{.function = serve.concrete_functions().front()}}}});
+  auto m = sm::load(dir.string());
+  const auto& sig = m.signatures["serving_default"];
+  CHECK(m.variables.size() == 5);
+  const auto got = sig.call<float, 2>(ids);
+  REQUIRE(got.shape() == want.shape());
+  double worst = 0;
+  for (std::int64_t i = 0; i < want.num_elements(); ++i) {
+    worst = std::max(worst, double{std::abs(got.data()[i] - want.data()[i])});
+  }
+  CHECK(worst <= 1e-6);
+  // What our exporter wrote for it, read back as the same ops.
+  auto ops = op_counts(sig);
+  CHECK(ops["OneHot"] == 1);
+  CHECK(ops["Slice"] == 5 + 5 * 4);  // unstack's steps, then four gates per step
+  CHECK(ops["BatchMatMulV2"] == 2 * 5 + 1);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bad inputs and bad files raise typed errors") {
   const fs::path dir = fs::current_path() / "load_bad";
   SECTION("wrong input dtype, shape or key") {
@@ -284,6 +469,46 @@ TEST_CASE("bad inputs and bad files raise typed errors") {
       FAIL("no error");
     } catch (const tf::unimplemented& e) {
       CHECK_THAT(e.what(), Catch::Contains("more than one dim unknown") && Catch::Contains("'r'"));
+    }
+  }
+  SECTION("a -1 for a dim unknown while tracing never reaches arithmetic or Fill") {
+    // dim0 = Shape(x)[0] is the -1 of x's dynamic batch [-1, 3].
+    sm::detail::FunctionDef f;
+    f.signature.name = "f_unknown_dim";
+    f.signature.input_arg = {{"x", tf::DType::float32}};
+    f.signature.output_arg = {{"y", tf::DType::float32}};
+    auto slice = node_def("dim0", "StridedSlice",
+                          {"shape:output:0", "b:output:0", "e:output:0", "s:output:0"});
+    slice.attrs.values.emplace_back("shrink_axis_mask", std::int64_t{1});
+    f.node_def = {node_def("shape", "Shape", {"x"}),
+                  const_def("b", tf::constant<std::int32_t>({0})),
+                  const_def("e", tf::constant<std::int32_t>({1})),
+                  const_def("s", tf::constant<std::int32_t>({1})),
+                  slice,
+                  const_def("three", tf::AnyTensor(tf::Tensor<std::int32_t, 0>(3)))};
+    SECTION("Fill of [dim0, 3] is unimplemented, naming Fill") {
+      f.node_def.push_back(node_def("dims", "Pack", {"dim0:output:0", "three:output:0"}));
+      f.node_def.push_back(const_def("zero", tf::AnyTensor(tf::Tensor<float, 0>(0.0f))));
+      f.node_def.push_back(node_def("zeros", "Fill", {"dims:output:0", "zero:output:0"}));
+      f.ret.emplace("y", "zeros:output:0");
+      CHECK_THAT(unimplemented_text(f), Catch::Contains("'Fill'") && Catch::Contains("'zeros'") &&
+                                            Catch::Contains("f_unknown_dim") &&
+                                            Catch::Contains("dim unknown while tracing"));
+    }
+    SECTION("int32 AddV2 with dim0 is unimplemented, naming AddV2") {
+      auto cast = node_def("ids", "Cast", {"x"});
+      cast.attrs.values.emplace_back("DstT", tf::DType::int32);
+      f.node_def.push_back(cast);
+      f.node_def.push_back(node_def("sum", "AddV2", {"ids:y:0", "dim0:output:0"}));
+      f.ret.emplace("y", "sum:z:0");
+      CHECK_THAT(unimplemented_text(f), Catch::Contains("'AddV2'") && Catch::Contains("'sum'") &&
+                                            Catch::Contains("dim unknown while tracing"));
+    }
+    SECTION("Reshape to [dim0, 3] is fine: Reshape infers the -1") {
+      f.node_def.push_back(node_def("dims", "Pack", {"dim0:output:0", "three:output:0"}));
+      f.node_def.push_back(node_def("r", "Reshape", {"x", "dims:output:0"}));
+      f.ret.emplace("y", "r:output:0");
+      CHECK(unimplemented_text(f).empty());
     }
   }
   SECTION("an op without a tapeflow definition is unimplemented naming op, node, function") {

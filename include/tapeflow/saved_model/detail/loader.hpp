@@ -16,18 +16,31 @@
 //     tensors of the SignatureDef's dtype and shape (-1 dims stay unknown), the resource
 //     arguments the variables. The FunctionDef's nodes are visited in dependency order: calls
 //     (StatefulPartitionedCall, PartitionedCall, a library function used as an op) are
-//     inlined, ReadVariableOp is a traced read of the bound variable, NoOp and control edges
-//     are dropped (nodes run in program order), and every other op goes through the one table
-//     of saved_model/detail/op_table.hpp, which calls our public typed op. A node whose inputs
-//     are all constants runs at once (constant folding, as TensorFlow's graph optimizer does):
-//     Shape of a tensor gives its static shape, -1 for a dim unknown while tracing, so the
-//     Shape -> StridedSlice -> Pack -> Reshape chain of Keras' Flatten under a dynamic batch
-//     becomes one Reshape to [-1, n].
+//     inlined, ReadVariableOp is a traced read of the bound variable (so is the resource input
+//     of a table entry marked reads_variables: ResourceGather is a read, then our gather), NoOp
+//     and control edges are dropped (nodes run in program order), and every other op goes
+//     through the one table of saved_model/detail/op_table.hpp, which calls our public typed
+//     op. A node whose inputs are all constants runs at once (constant folding, as
+//     TensorFlow's graph optimizer does): Shape of a tensor gives its static shape, -1 for a
+//     dim unknown while tracing (Note [Dims unknown while tracing]), so the Shape ->
+//     StridedSlice -> Pack -> Reshape chain of Keras' Flatten under a dynamic batch becomes one
+//     Reshape to [-1, n], and a Fill of constant dims (tf.zeros) becomes a constant.
 //  4. The finished graph is a ConcreteFunction: it runs on the executor, shows in TensorBoard,
 //     and is differentiable where its ops are (its variables are ordinary Variables).
 // Errors: an op outside the table is unimplemented naming the op, the node and the function; a
 // corrupt saved_model.pb is data_loss with the byte offset (the parser); a variable missing
 // from the bundle is not_found naming the key.
+//
+// Note [Dims unknown while tracing]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A folded Shape gives -1 for a dim unknown while tracing (the dynamic batch). That -1 is not a
+// number: Reshape reads it as "infer this dim", but Add, Fill, Range or a slice's begin would
+// compute with it and give a wrong value without a word. So the interpreter marks every value
+// that holds such a -1 (Value::unknown_dims): a Shape result holding one, and the result of an
+// op whose table entry lets a marked input through (OpEntry::unknown_dim_inputs: StridedSlice's
+// and Pack's data, Reshape's target) when it still holds a -1 (slicing the known dims out of
+// [-1, 6] gives an ordinary 6). A marked value reaching any other input is unimplemented,
+// naming the op, node and function.
 // IWYU pragma: private, include <tapeflow/saved_model/load.hpp>
 #pragma once
 
@@ -77,7 +90,28 @@ namespace gp = tapeflow::detail::graph_proto;
 struct Value {
   AnyTensor tensor;      ///< set for tensors
   AnyVariable variable;  ///< set for DT_RESOURCE values
+  /// A constant holding -1 for a dim unknown while tracing (Note [Dims unknown while tracing]).
+  bool unknown_dims = false;
 };
+
+/// Whether `t` is a constant int32/int64 tensor holding a -1.
+inline bool holds_minus_one(const AnyTensor& t) {
+  if (t.is_symbolic() || !t.has_value() || t.rank() > 1) {
+    return false;
+  }
+  auto any = [&]<class I>(const I* data) {
+    return std::find(data, data + t.num_elements(), I{-1}) != data + t.num_elements();
+  };
+  if (t.dtype() == DType::int32) {
+    return t.rank() == 0 ? any(t.unchecked_as<std::int32_t, 0>().data())
+                         : any(t.unchecked_as<std::int32_t, 1>().data());
+  }
+  if (t.dtype() == DType::int64) {
+    return t.rank() == 0 ? any(t.unchecked_as<std::int64_t, 0>().data())
+                         : any(t.unchecked_as<std::int64_t, 1>().data());
+  }
+  return false;
+}
 
 /// Interprets FunctionDefs into the active trace (Note [SavedModel loading]).
 class Interpreter {
@@ -243,15 +277,31 @@ class Interpreter {
       env[node.name + ":output:0"] = inputs[0];  // a resource passed through (While bodies)
       return;
     }
+    const OpEntry& e = entry->second;
     std::vector<AnyTensor> tensors;
-    for (auto& v : inputs) {
+    bool unknown_dims_in = false;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      Value& v = inputs[i];
       if (v.variable.has_value()) {
-        throw unimplemented("tf::saved_model::load: " + where(node, fname) +
-                            " takes a resource input");
+        if (!e.reads_variables) {
+          throw unimplemented("tf::saved_model::load: " + where(node, fname) +
+                              " takes a resource input");
+        }
+        tensors.push_back(v.variable.value());  // a traced read
+        continue;
+      }
+      if (v.unknown_dims) {
+        if (i >= 32 || ((e.unknown_dim_inputs >> i) & 1U) == 0) {
+          throw unimplemented("tf::saved_model::load: " + where(node, fname) + " takes input " +
+                              std::to_string(i) +
+                              " holding -1 for a dim unknown while tracing (from a Shape); only "
+                              "shape plumbing and Reshape's target can take one (Note [Dims "
+                              "unknown while tracing])");
+        }
+        unknown_dims_in = true;
       }
       tensors.push_back(std::move(v.tensor));
     }
-    const OpEntry& e = entry->second;
     if (e.num_inputs >= 0 && tensors.size() != static_cast<std::size_t>(e.num_inputs)) {
       throw invalid_argument("tf::saved_model::load: " + where(node, fname) + " has " +
                              std::to_string(tensors.size()) + " inputs, the op takes " +
@@ -276,8 +326,10 @@ class Interpreter {
     }
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const bool list = e.output_args.size() == 1;
+      const bool unknown_dims =
+          (e.makes_unknown_dims || unknown_dims_in) && holds_minus_one(outs[i]);
       env[node.name + ":" + std::string(e.output_args[list ? 0 : i]) + ":" +
-          std::to_string(list ? i : 0)] = Value{std::move(outs[i]), {}};
+          std::to_string(list ? i : 0)] = Value{std::move(outs[i]), {}, unknown_dims};
     }
   }
 

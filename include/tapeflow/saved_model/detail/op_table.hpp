@@ -7,9 +7,9 @@
 // after a narrow dtype x rank dispatch, while a trace is active: the node it appends is our own
 // op, so the loaded graph is an ordinary tf::function graph (Note [One definition per op]; no
 // op learns about the loader). The dispatch admits only what the op and the seed models need
-// (mostly float32, ranks 2 and 4; each entry lists its ranks): every (dtype, rank) it admits
-// instantiates the op, and compile time is this project's scarcest resource (MAINTAINERS.md,
-// "Compile time").
+// (mostly float32 of ranks 2-4, int32 ids of rank 2; each entry lists its dtypes and ranks):
+// every (dtype, rank) it admits instantiates the op, and compile time is this project's
+// scarcest resource (MAINTAINERS.md, "Compile time").
 // IWYU pragma: private, include <tapeflow/saved_model/load.hpp>
 #pragma once
 
@@ -25,16 +25,22 @@
 
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/attr_value.hpp>
+#include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/detail/graph_proto.hpp>
+#include <tapeflow/ops/array/gather.hpp>
+#include <tapeflow/ops/array/one_hot.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/array/slice.hpp>
 #include <tapeflow/ops/array/stack.hpp>
+#include <tapeflow/ops/array/where.hpp>
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/math/compare.hpp>
 #include <tapeflow/ops/math/unary.hpp>
 #include <tapeflow/ops/nn/conv2d.hpp>
 #include <tapeflow/ops/nn/pooling.hpp>
@@ -108,6 +114,15 @@ struct OpEntry {
   int num_inputs;
   /// Runs (traces) the op.
   OpRun run;
+  /// The data inputs that may hold the -1 of a dim unknown while tracing (bit i: input i): shape
+  /// plumbing passes such a -1 on, Reshape's target infers it. Any other input holding one is
+  /// refused (Note [Dims unknown while tracing], saved_model/detail/loader.hpp).
+  std::uint32_t unknown_dim_inputs = 0;
+  /// Whether the outputs are shapes whose -1 entries are unknown dims (Shape).
+  bool makes_unknown_dims = false;
+  /// Whether a DT_RESOURCE input is read (a traced read of the restored variable) before the op
+  /// runs: ResourceGather is ReadVariableOp then GatherV2.
+  bool reads_variables = false;
 };
 
 namespace dispatch {
@@ -124,50 +139,99 @@ namespace dispatch {
 template <std::size_t... Rs>
 struct ranks {};
 
-/// Calls `f(typed)` for a float32 tensor of one of the ranks `Rs`.
-template <std::size_t... Rs, class F>
-AnyTensor float_of(ranks<Rs...>, const AnyTensor& x, F&& f) {
+/// Calls `f(typed)` for a tensor of dtype T and one of the ranks `Rs`.
+template <class T, std::size_t... Rs, class F>
+AnyTensor typed_of(ranks<Rs...>, const AnyTensor& x, F&& f) {
   AnyTensor out;
-  const bool done = x.dtype() == DType::float32 &&
-                    ((x.rank() == Rs && (out = f(x.unchecked_as<float, Rs>()), true)) || ...);
+  const bool done = x.dtype() == dtype_v<T> &&
+                    ((x.rank() == Rs && (out = f(x.unchecked_as<T, Rs>()), true)) || ...);
   if (!done) {
     std::string list;
     ((list += (list.empty() ? "" : ", ") + std::to_string(Rs)), ...);
-    not_admitted(x, "float32 of rank " + list);
+    not_admitted(x, std::string(dtype_name(dtype_v<T>)) + " of rank " + list);
   }
   return out;
 }
 
-/// Calls `f(a, b)` for float32 operands of equal rank in `Rs`, or the second one a vector (a
-/// bias) or a scalar.
+/// Calls `f(typed)` for a float32 tensor of one of the ranks `Rs`.
 template <std::size_t... Rs, class F>
-AnyTensor float_broadcast(ranks<Rs...> r, const AnyTensor& a, const AnyTensor& b, F&& f) {
-  if (b.dtype() != DType::float32) {
-    not_admitted(b, "float32 operands");
+AnyTensor float_of(ranks<Rs...> r, const AnyTensor& x, F&& f) {
+  return typed_of<float>(r, x, std::forward<F>(f));
+}
+
+/// Calls `f(a, b)` for operands of dtype T and equal rank in `Rs`, or the second one a vector
+/// (a bias) or a scalar.
+template <class T, std::size_t... Rs, class F>
+AnyTensor typed_broadcast(ranks<Rs...> r, const AnyTensor& a, const AnyTensor& b, F&& f) {
+  if (b.dtype() != dtype_v<T>) {
+    not_admitted(b, std::string(dtype_name(dtype_v<T>)) + " operands");
   }
-  return float_of(r, a, [&](const auto& ta) -> AnyTensor {
+  return typed_of<T>(r, a, [&](const auto& ta) -> AnyTensor {
     constexpr std::size_t R = std::remove_cvref_t<decltype(ta)>::rank_v;
     if (b.rank() == R) {
-      return f(ta, b.unchecked_as<float, R>());
+      return f(ta, b.unchecked_as<T, R>());
     }
     if (b.rank() == 1) {
-      return f(ta, b.unchecked_as<float, 1>());
+      return f(ta, b.unchecked_as<T, 1>());
     }
     if (b.rank() == 0) {
-      return f(ta, b.unchecked_as<float, 0>());
+      return f(ta, b.unchecked_as<T, 0>());
     }
     not_admitted(b, "a second operand of the first one's rank, a vector or a scalar");
   });
 }
 
-/// The dims of a constant 1-D int32/int64 tensor (a Reshape's `shape`).
-template <std::size_t N>
-std::array<std::int64_t, N> dims_of(const AnyTensor& shape) {
-  std::array<std::int64_t, N> out{};
-  for (std::size_t i = 0; i < N; ++i) {
-    out[i] = shape.dtype() == DType::int32 ? shape.unchecked_as<std::int32_t, 1>().data()[i]
-                                           : shape.unchecked_as<std::int64_t, 1>().data()[i];
+/// Calls `f(a, b)` for float32 operands as typed_broadcast admits them.
+template <std::size_t... Rs, class F>
+AnyTensor float_broadcast(ranks<Rs...> r, const AnyTensor& a, const AnyTensor& b, F&& f) {
+  return typed_broadcast<float>(r, a, b, std::forward<F>(f));
+}
+
+/// The values of a constant int32/int64 scalar or vector (a shape, begin/size, an axis):
+/// unimplemented when it is computed at run time.
+inline std::vector<std::int64_t> const_ints(const AnyTensor& t, std::string_view what) {
+  if (t.is_symbolic() || !t.has_value()) {
+    throw unimplemented(std::string(what) + " computed at run time (only constants)");
   }
+  if (t.rank() > 1 || (t.dtype() != DType::int32 && t.dtype() != DType::int64)) {
+    not_admitted(t, "an int32/int64 scalar or vector " + std::string(what));
+  }
+  auto copy = [&]<class I>(const I* data) {
+    return std::vector<std::int64_t>(data, data + t.num_elements());
+  };
+  if (t.dtype() == DType::int32) {
+    return t.rank() == 0 ? copy(t.unchecked_as<std::int32_t, 0>().data())
+                         : copy(t.unchecked_as<std::int32_t, 1>().data());
+  }
+  return t.rank() == 0 ? copy(t.unchecked_as<std::int64_t, 0>().data())
+                       : copy(t.unchecked_as<std::int64_t, 1>().data());
+}
+
+/// The value of a constant int32/int64 scalar (an axis, a depth).
+inline std::int64_t const_int(const AnyTensor& t, std::string_view what) {
+  const auto v = const_ints(t, what);
+  if (t.rank() != 0) {
+    not_admitted(t, "an int32/int64 scalar " + std::string(what));
+  }
+  return v[0];
+}
+
+/// The value of a constant float32 scalar (OneHot's on/off values, Fill's value).
+inline float const_float(const AnyTensor& t, std::string_view what) {
+  if (t.is_symbolic() || !t.has_value()) {
+    throw unimplemented(std::string(what) + " computed at run time (only constants)");
+  }
+  if (t.dtype() != DType::float32 || t.rank() != 0) {
+    not_admitted(t, "a float32 scalar " + std::string(what));
+  }
+  return t.unchecked_as<float, 0>().data()[0];
+}
+
+/// `v` as the std::array of rank R (the caller checked the size).
+template <std::size_t R>
+std::array<std::int64_t, R> array_of(const std::vector<std::int64_t>& v) {
+  std::array<std::int64_t, R> out{};
+  std::copy_n(v.begin(), R, out.begin());
   return out;
 }
 
@@ -242,11 +306,14 @@ inline Outs bias_add(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
     return x + in[1].unchecked_as<float, 1>();
   })};
 }
-/// AddV2 (broadcasting as float_broadcast admits).
+/// AddV2 (broadcasting as typed_broadcast admits): float32 of rank 1 and 2, and int32 of rank 2
+/// (Keras 3's Embedding adds the vocabulary size to negative ids).
 inline Outs add_v2(std::span<const AnyTensor> in, const NodeAttrs&) {
-  return {
-      dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1],
-                                [](const auto& a, const auto& b) -> AnyTensor { return a + b; })};
+  auto add = [](const auto& a, const auto& b) -> AnyTensor { return a + b; };
+  if (in[0].dtype() == DType::int32) {
+    return {dispatch::typed_broadcast<std::int32_t>(ranks<2>{}, in[0], in[1], add)};
+  }
+  return {dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1], add)};
 }
 /// Sub (broadcasting as float_broadcast admits).
 inline Outs sub(std::span<const AnyTensor> in, const NodeAttrs&) {
@@ -281,29 +348,23 @@ inline Outs softmax(std::span<const AnyTensor> in, const NodeAttrs&) {
                              [](const auto& x) -> AnyTensor { return nn::softmax(x); })};
 }
 /// Reshape to a shape known while tracing: a Const, or Shape/StridedSlice/Pack folded to a
-/// constant (-1 for the dynamic batch). A shape computed from run-time values is unimplemented.
+/// constant (-1 for the dynamic batch, which Reshape infers). A shape computed from run-time
+/// values is unimplemented.
 inline Outs reshape_op(std::span<const AnyTensor> in, const NodeAttrs&) {
   const AnyTensor& shape = in[1];
-  if (shape.is_symbolic() || !shape.has_value()) {
-    throw unimplemented("a shape computed at run time (only constant shapes)");
-  }
-  if (shape.rank() != 1 || (shape.dtype() != DType::int32 && shape.dtype() != DType::int64)) {
+  if (shape.rank() != 1) {
     dispatch::not_admitted(shape, "an int32/int64 vector shape");
   }
-  std::vector<std::int64_t> target(static_cast<std::size_t>(shape.num_elements()));
-  for (std::size_t i = 0; i < target.size(); ++i) {
-    target[i] = shape.dtype() == DType::int32 ? shape.unchecked_as<std::int32_t, 1>().data()[i]
-                                              : shape.unchecked_as<std::int64_t, 1>().data()[i];
-  }
+  const std::vector<std::int64_t> target = dispatch::const_ints(shape, "a shape");
   dispatch::require_one_unknown(target);
   return {dispatch::float_of(ranks<1, 2, 3, 4>{}, in[0], [&](const auto& x) -> AnyTensor {
-    switch (shape.num_elements()) {
+    switch (target.size()) {
       case 2:
-        return reshape(x, dispatch::dims_of<2>(shape));
+        return reshape(x, dispatch::array_of<2>(target));
       case 3:
-        return reshape(x, dispatch::dims_of<3>(shape));
+        return reshape(x, dispatch::array_of<3>(target));
       case 4:
-        return reshape(x, dispatch::dims_of<4>(shape));
+        return reshape(x, dispatch::array_of<4>(target));
       default:
         dispatch::not_admitted(shape, "an output rank of 2-4");
     }
@@ -340,9 +401,9 @@ inline Outs max_pool(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
 }
 /// Shape: the input's static shape, a constant (Note [SavedModel loading], constant folding).
 /// tapeflow has no Shape op: dims are run-time values of a tensor, not tensors. A dim unknown
-/// while tracing is -1, which only Reshape understands (it infers one -1 dim); every op that
-/// could compute with such a value (Prod, Mul on int32) is outside this table, so a -1 never
-/// becomes a wrong number silently.
+/// while tracing is -1, which only Reshape understands (it infers one -1 dim); the interpreter
+/// marks such a result and refuses it anywhere but shape plumbing and Reshape's target (Note
+/// [Dims unknown while tracing]), so a -1 never becomes a wrong number silently.
 inline Outs shape(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   const Shape& s = in[0].shape();
   if (attrs.get<DType>("out_type") == DType::int64) {
@@ -353,35 +414,80 @@ inline Outs shape(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   std::vector<std::int64_t> dims(s.begin(), s.end());
   return {tapeflow::detail::int32_vector(dims.data(), dims.size())};
 }
-/// StridedSlice of an int32 vector (a shape): Keras' Flatten takes the batch dim with it
-/// (shrink_axis_mask 1). Our strided_slice keeps the rank, so a shrink is a squeeze after it.
+/// StridedSlice without ellipsis or new axes: of an int32 vector (a shape: Keras' Flatten and
+/// Embedding take one dim with shrink_axis_mask 1) and of float32 rank 3 (the seed's text model
+/// takes step t of its one-hot input, `inputs[:, t, :]`, shrinking axis 1). Our strided_slice
+/// keeps the rank, so a shrunk axis is sliced to its one element at `begin` (TensorFlow ignores
+/// `end`, the stride and the masks there) and squeezed after; one shrunk axis at most. Our
+/// StridedSlice resolves begin and end against static dims, so an input with a dim unknown
+/// while tracing is unimplemented rather than sliced wrongly.
 inline Outs strided_slice_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   if (attrs.get<std::int64_t>("ellipsis_mask") != 0 ||
       attrs.get<std::int64_t>("new_axis_mask") != 0) {
     throw unimplemented("ellipsis_mask / new_axis_mask");
   }
-  for (int k = 0; k < 4; ++k) {
-    if (in[k].dtype() != DType::int32 || in[k].rank() != 1 ||
-        (k > 0 && in[k].num_elements() != 1)) {
-      dispatch::not_admitted(in[k], "int32 vectors (a slice of a shape)");
-    }
-    if (k > 0 && !in[k].has_value()) {
-      throw unimplemented("begin, end and strides computed at run time");
+  const AnyTensor& x = in[0];
+  const std::size_t rank = x.rank();
+  const Shape& dims = x.shape();
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (dims[a] < 0) {
+      throw unimplemented("a strided slice of " + dims.to_string() +
+                          " (a dim unknown while tracing)");
     }
   }
-  auto at = [&](int k) { return std::int64_t{in[k].unchecked_as<std::int32_t, 1>().data()[0]}; };
-  const std::int64_t begin[1] = {at(1)}, end[1] = {at(2)}, strides[1] = {at(3)};
-  auto sliced = strided_slice(in[0].unchecked_as<std::int32_t, 1>(), begin, end, strides,
-                              {.begin_mask = attrs.get<std::int64_t>("begin_mask"),
-                               .end_mask = attrs.get<std::int64_t>("end_mask")});
+  std::vector<std::int64_t> begin = dispatch::const_ints(in[1], "begin");
+  std::vector<std::int64_t> end = dispatch::const_ints(in[2], "end");
+  std::vector<std::int64_t> strides = dispatch::const_ints(in[3], "strides");
+  if (in[1].rank() != 1 || begin.size() != rank || end.size() != rank || strides.size() != rank) {
+    throw invalid_argument("begin, end and strides need " + std::to_string(rank) +
+                           " entries for an input of shape " + dims.to_string());
+  }
+  std::int64_t begin_mask = attrs.get<std::int64_t>("begin_mask");
+  std::int64_t end_mask = attrs.get<std::int64_t>("end_mask");
   const std::int64_t shrink = attrs.get<std::int64_t>("shrink_axis_mask");
-  if (shrink == 0) {
-    return {sliced};
+  int shrunk = -1;
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (((shrink >> a) & 1) == 0) {
+      continue;
+    }
+    if (shrunk >= 0) {
+      throw unimplemented("shrink_axis_mask " + std::to_string(shrink) + " (one shrunk axis)");
+    }
+    shrunk = static_cast<int>(a);
+    const std::int64_t b = begin[a] < 0 ? begin[a] + dims[a] : begin[a];
+    if (b < 0 || b >= dims[a]) {
+      throw invalid_argument("index " + std::to_string(begin[a]) + " of axis " + std::to_string(a) +
+                             " is out of range for shape " + dims.to_string());
+    }
+    begin[a] = b;
+    end[a] = b + 1;
+    strides[a] = 1;
+    begin_mask &= ~(std::int64_t{1} << a);
+    end_mask &= ~(std::int64_t{1} << a);
   }
-  if (shrink != 1) {
-    throw unimplemented("shrink_axis_mask " + std::to_string(shrink));
+  if ((shrink >> rank) != 0) {
+    throw invalid_argument("shrink_axis_mask " + std::to_string(shrink) + " names an axis past " +
+                           "the rank " + std::to_string(rank));
   }
-  return {squeeze(sliced, 0)};
+  const StridedSliceOptions options{.begin_mask = begin_mask, .end_mask = end_mask};
+  auto slice_of = [&]<std::size_t R>(const auto& t) {
+    std::int64_t b[R], e[R], s[R];
+    for (std::size_t a = 0; a < R; ++a) {
+      b[a] = begin[a];
+      e[a] = end[a];
+      s[a] = strides[a];
+    }
+    return strided_slice(t, b, e, s, options);
+  };
+  if (x.dtype() == DType::int32 && rank == 1) {
+    auto sliced = slice_of.template operator()<1>(x.unchecked_as<std::int32_t, 1>());
+    return {shrunk < 0 ? AnyTensor(sliced) : AnyTensor(squeeze(sliced, 0))};
+  }
+  if (x.dtype() == DType::float32 && rank == 3) {
+    auto sliced = slice_of.template operator()<3>(x.unchecked_as<float, 3>());
+    return {shrunk < 0 ? AnyTensor(sliced) : AnyTensor(squeeze(sliced, shrunk))};
+  }
+  dispatch::not_admitted(x, "an int32 vector (a shape) or float32 of rank 3");
 }
 /// Pack of int32 scalars (a shape built from dims).
 inline Outs pack(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
@@ -429,6 +535,149 @@ inline Outs squeeze_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   })};
 }
 
+/// OneHot of int32 ids [batch, time] to float32 [batch, time, depth]: the seed's text model
+/// (TensorFlow's files and our exporter's). depth, on_value and off_value must be constants.
+inline Outs one_hot_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  const std::int64_t depth = dispatch::const_int(in[1], "depth");
+  const float on = dispatch::const_float(in[2], "on_value");
+  const float off = dispatch::const_float(in[3], "off_value");
+  const auto axis = static_cast<int>(attrs.get<std::int64_t>("axis"));
+  return {dispatch::typed_of<std::int32_t>(ranks<2>{}, in[0], [&](const auto& ids) -> AnyTensor {
+    return one_hot<float>(ids, depth, on, off, axis);
+  })};
+}
+/// Slice (constant begin and size, size -1 to the end) of float32 rank 2 and 3: our exporter
+/// writes LSTMCell's gates (rank 2) and unstack's steps (rank 3) as Slice.
+inline Outs slice_op(std::span<const AnyTensor> in, const NodeAttrs&) {
+  const std::vector<std::int64_t> begin = dispatch::const_ints(in[1], "begin");
+  const std::vector<std::int64_t> size = dispatch::const_ints(in[2], "size");
+  return {dispatch::float_of(ranks<2, 3>{}, in[0], [&](const auto& x) -> AnyTensor {
+    constexpr std::size_t R = std::remove_cvref_t<decltype(x)>::rank_v;
+    if (begin.size() != R || size.size() != R) {
+      throw invalid_argument("begin and size need " + std::to_string(R) + " entries");
+    }
+    return tapeflow::slice(x, dispatch::array_of<R>(begin), dispatch::array_of<R>(size));
+  })};
+}
+/// Split into `num_split` equal pieces along a constant axis: one Slice each (tapeflow has no
+/// Split op; a Slice of the whole of the other axes keeps a dynamic batch). float32 rank 2:
+/// Keras' LSTMCell splits its gate pre-activations in four.
+inline Outs split_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  const std::int64_t axis_in = dispatch::const_int(in[0], "split_dim");
+  const std::int64_t n = attrs.get<std::int64_t>("num_split");
+  const AnyTensor& value = in[1];
+  Outs out;
+  dispatch::float_of(ranks<2>{}, value, [&](const auto& x) -> AnyTensor {
+    constexpr auto R = static_cast<std::int64_t>(std::remove_cvref_t<decltype(x)>::rank_v);
+    if (axis_in < -R || axis_in >= R) {
+      throw invalid_argument("split_dim " + std::to_string(axis_in) + " is out of range");
+    }
+    const auto axis = static_cast<std::size_t>(axis_in < 0 ? axis_in + R : axis_in);
+    const std::int64_t dim = value.shape()[axis];
+    if (dim < 0) {
+      throw unimplemented("splitting axis " + std::to_string(axis) + " of " +
+                          value.shape().to_string() + " (a dim unknown while tracing)");
+    }
+    if (n <= 0 || dim % n != 0) {
+      throw invalid_argument("num_split " + std::to_string(n) + " does not divide dim " +
+                             std::to_string(dim));
+    }
+    std::array<std::int64_t, R> begin{}, size{};
+    size.fill(-1);
+    size[axis] = dim / n;
+    for (std::int64_t k = 0; k < n; ++k) {
+      begin[axis] = k * (dim / n);
+      out.emplace_back(tapeflow::slice(x, begin, size));
+    }
+    return {};
+  });
+  return out;
+}
+/// Cast of float32 rank 2 to int32 (truncating toward zero, as TensorFlow does; Truncate only
+/// changes float-to-float casts): Keras 3's Embedding casts float ids.
+inline Outs cast_op(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  const DType to = attrs.get<DType>("DstT");
+  if (to != DType::int32) {
+    throw unimplemented("a cast to " + std::string(dtype_name(to)) +
+                        " (only float32 to int32: Keras' Embedding)");
+  }
+  return {dispatch::float_of(ranks<2>{}, in[0],
+                             [](const auto& x) -> AnyTensor { return cast<std::int32_t>(x); })};
+}
+/// Less of int32 rank 2 and an int32 scalar (Keras 3's Embedding: `ids < 0`).
+inline Outs less_op(std::span<const AnyTensor> in, const NodeAttrs&) {
+  if (in[1].dtype() != DType::int32 || in[1].rank() != 0) {
+    dispatch::not_admitted(in[1], "an int32 scalar");
+  }
+  return {dispatch::typed_of<std::int32_t>(ranks<2>{}, in[0], [&](const auto& a) -> AnyTensor {
+    return less(a, in[1].unchecked_as<std::int32_t, 0>());
+  })};
+}
+/// SelectV2 of a bool rank-2 condition between int32 rank-2 tensors (Keras 3's Embedding:
+/// negative ids wrap around).
+inline Outs select_v2(std::span<const AnyTensor> in, const NodeAttrs&) {
+  if (in[0].dtype() != DType::bool_ || in[0].rank() != 2) {
+    dispatch::not_admitted(in[0], "a bool condition of rank 2");
+  }
+  if (in[2].dtype() != DType::int32 || in[2].rank() != 2) {
+    dispatch::not_admitted(in[2], "int32 of rank 2");
+  }
+  return {dispatch::typed_of<std::int32_t>(ranks<2>{}, in[1], [&](const auto& t) -> AnyTensor {
+    return where(in[0].unchecked_as<bool, 2>(), t, in[2].unchecked_as<std::int32_t, 2>());
+  })};
+}
+/// A gather of float32 rows (an embedding table [vocabulary, width]) by int32 ids of rank 2:
+/// GatherV2 and ResourceGather (batch_dims 0 only).
+inline AnyTensor gather_rows(const AnyTensor& params, const AnyTensor& ids, std::int64_t axis,
+                             const NodeAttrs& attrs) {
+  if (attrs.get<std::int64_t>("batch_dims") != 0) {
+    throw unimplemented("batch_dims " + std::to_string(attrs.get<std::int64_t>("batch_dims")));
+  }
+  if (ids.dtype() != DType::int32 || ids.rank() != 2) {
+    dispatch::not_admitted(ids, "int32 indices of rank 2");
+  }
+  return dispatch::float_of(ranks<2>{}, params, [&](const auto& p) -> AnyTensor {
+    return gather(p, ids.unchecked_as<std::int32_t, 2>(), static_cast<int>(axis));
+  });
+}
+/// GatherV2 with a constant axis: Keras 3's Embedding.
+inline Outs gather_v2(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  return {gather_rows(in[0], in[1], dispatch::const_int(in[2], "axis"), attrs)};
+}
+/// ResourceGather: the variable read (the entry's reads_variables), then GatherV2 on axis 0
+/// (tf_keras' Embedding).
+inline Outs resource_gather(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
+  return {gather_rows(in[0], in[1], 0, attrs)};
+}
+/// Fill of constant dims with a constant float32 value: a constant (tf.zeros of more than 1000
+/// elements is Fill, e.g. the seed's LSTM state). Constant folding runs it; dims or a value
+/// computed at run time are unimplemented, and so are dims holding an unknown -1 (the
+/// interpreter refuses them first: Note [Dims unknown while tracing]).
+inline Outs fill_op(std::span<const AnyTensor> in, const NodeAttrs&) {
+  if (in[0].rank() != 1) {
+    dispatch::not_admitted(in[0], "an int32/int64 vector of dims");
+  }
+  const std::vector<std::int64_t> dims = dispatch::const_ints(in[0], "dims");
+  const float value = dispatch::const_float(in[1], "value");
+  for (std::int64_t d : dims) {
+    if (d < 0) {
+      throw invalid_argument("dims " + Shape(dims).to_string() + " hold a negative dim");
+    }
+  }
+  switch (dims.size()) {
+    case 1:
+      return {tapeflow::fill(dispatch::array_of<1>(dims), value)};
+    case 2:
+      return {tapeflow::fill(dispatch::array_of<2>(dims), value)};
+    case 3:
+      return {tapeflow::fill(dispatch::array_of<3>(dims), value)};
+    case 4:
+      return {tapeflow::fill(dispatch::array_of<4>(dims), value)};
+    default:
+      dispatch::not_admitted(in[0], "1 to 4 dims");
+  }
+}
+
 }  // namespace table_ops
 
 /// TensorFlow op name -> entry. Output-arg names and defaults are TensorFlow's OpDefs' (the
@@ -466,7 +715,7 @@ inline const std::map<std::string, OpEntry, std::less<>>& op_table() {
          {"explicit_paddings", std::vector<std::int64_t>{}}},
         1,
         &table_ops::max_pool}},
-      {"Shape", {{"output"}, {{"out_type", DType::int32}}, 1, &table_ops::shape}},
+      {"Shape", {{"output"}, {{"out_type", DType::int32}}, 1, &table_ops::shape, 0, true}},
       {"StridedSlice",
        {{"output"},
         {{"begin_mask", std::int64_t{0}},
@@ -475,11 +724,29 @@ inline const std::map<std::string, OpEntry, std::less<>>& op_table() {
          {"new_axis_mask", std::int64_t{0}},
          {"shrink_axis_mask", std::int64_t{0}}},
         4,
-        &table_ops::strided_slice_op}},
-      {"Pack", {{"output"}, {{"axis", std::int64_t{0}}}, -1, &table_ops::pack}},
+        &table_ops::strided_slice_op,
+        0b1}},
+      {"Pack", {{"output"}, {{"axis", std::int64_t{0}}}, -1, &table_ops::pack, ~0U}},
       {"Squeeze",
        {{"output"}, {{"squeeze_dims", std::vector<std::int64_t>{}}}, 1, &table_ops::squeeze_op}},
-      {"Reshape", {{"output"}, {{"Tshape", DType::int32}}, 2, &table_ops::reshape_op}},
+      {"Reshape", {{"output"}, {{"Tshape", DType::int32}}, 2, &table_ops::reshape_op, 0b10}},
+      {"OneHot",
+       {{"output"}, {{"axis", std::int64_t{-1}}, {"TI", DType::int64}}, 4, &table_ops::one_hot_op}},
+      {"Slice", {{"output"}, {}, 3, &table_ops::slice_op}},
+      {"Split", {{"output"}, {}, 2, &table_ops::split_op}},
+      {"Cast", {{"y"}, {{"Truncate", false}}, 1, &table_ops::cast_op}},
+      {"Less", {{"z"}, {}, 2, &table_ops::less_op}},
+      {"SelectV2", {{"output"}, {}, 3, &table_ops::select_v2}},
+      {"GatherV2", {{"output"}, {{"batch_dims", std::int64_t{0}}}, 3, &table_ops::gather_v2}},
+      {"ResourceGather",
+       {{"output"},
+        {{"batch_dims", std::int64_t{0}}, {"validate_indices", true}},
+        2,
+        &table_ops::resource_gather,
+        0,
+        false,
+        true}},
+      {"Fill", {{"output"}, {{"index_type", DType::int32}}, 2, &table_ops::fill_op}},
   };
   return table;
 }
