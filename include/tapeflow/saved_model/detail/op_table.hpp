@@ -306,14 +306,15 @@ inline Outs bias_add(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
     return x + in[1].unchecked_as<float, 1>();
   })};
 }
-/// AddV2 (broadcasting as typed_broadcast admits): float32 of rank 1 and 2, and int32 of rank 2
-/// (Keras 3's Embedding adds the vocabulary size to negative ids).
+/// AddV2 (broadcasting as typed_broadcast admits): float32 of rank 1, 2 and 4 (our exporter
+/// writes a Conv2D's bias as AddV2 of the rank-4 output and the bias vector), and int32 of
+/// rank 2 (Keras 3's Embedding adds the vocabulary size to negative ids).
 inline Outs add_v2(std::span<const AnyTensor> in, const NodeAttrs&) {
   auto add = [](const auto& a, const auto& b) -> AnyTensor { return a + b; };
   if (in[0].dtype() == DType::int32) {
     return {dispatch::typed_broadcast<std::int32_t>(ranks<2>{}, in[0], in[1], add)};
   }
-  return {dispatch::float_broadcast(ranks<1, 2>{}, in[0], in[1], add)};
+  return {dispatch::float_broadcast(ranks<1, 2, 4>{}, in[0], in[1], add)};
 }
 /// Sub (broadcasting as float_broadcast admits).
 inline Outs sub(std::span<const AnyTensor> in, const NodeAttrs&) {
