@@ -4475,6 +4475,7 @@ TAPEFLOW_END_NAMESPACE
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -4506,6 +4507,9 @@ template <class Rule, class U, class T, std::size_t R>
 void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in) {
   unary_kernel<Rule>(tensor_access::mutable_data(out), in.data(), in.num_elements());
 }
+
+/// How many elements a repeated short operand is tiled to (binary_kernel): a few KiB, in L1.
+inline constexpr std::int64_t periodic_tile = 2048;
 
 /// out = Rule{}(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
 /// Rank-independent, so each (op, dtype) instantiates it once.
@@ -4569,6 +4573,32 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
   const bool inner_a = !bca[k - 1];
   const bool inner_b = !bcb[k - 1];
   const std::int64_t outer = n / inner;
+  if (k == 2 && inner < periodic_tile && inner_a && inner_b && bca[0] != bcb[0]) {
+    // A bias: one side full, the other a short vector repeated for every row ([N, H, W, C] +
+    // [C]). One run per row would cost a call per C elements; instead the vector is repeated
+    // into a tile of whole rows and the runs cover many rows each.
+    const bool a_repeats = bca[0];
+    const T* vec = a_repeats ? pa : pb;
+    const std::int64_t rows_per_tile = periodic_tile / inner;
+    std::vector<T> tile(static_cast<std::size_t>(rows_per_tile * inner));
+    for (std::int64_t r = 0; r < rows_per_tile; ++r) {
+      std::copy(vec, vec + inner, tile.begin() + r * inner);
+    }
+    backend::cpu::parallel_for(
+        outer, std::max<std::int64_t>(1, parallel_grain / inner),
+        [&](std::int64_t s, std::int64_t e) {
+          for (std::int64_t r = s; r < e; r += rows_per_tile) {
+            const std::int64_t len_run = std::min(rows_per_tile, e - r) * inner;
+            const std::int64_t off = r * inner;
+            if (a_repeats) {
+              binary_run<U, T, Rule>(o + off, tile.data(), true, pb + off, true, len_run);
+            } else {
+              binary_run<U, T, Rule>(o + off, pa + off, true, tile.data(), true, len_run);
+            }
+          }
+        });
+    return;
+  }
   backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, parallel_grain / inner),
                              [&](std::int64_t s, std::int64_t e) {
                                for (std::int64_t r = s; r < e; ++r) {

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 #include <gradient_check.hpp>
 
+#include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
 namespace test_ops_arithmetic {
@@ -37,6 +39,34 @@ TEST_CASE("broadcasting follows NumPy", "[ops][arithmetic]") {
   auto cube = tf::reshape(tf::range<std::int32_t>(8), {2, 2, 2});
   auto mid = tf::constant<std::int32_t>({{{1}, {2}}});  // (1, 2, 1)
   CHECK((cube * mid).numpy() == std::vector<std::int32_t>{0, 1, 4, 6, 4, 5, 12, 14});
+}
+
+// A bias ([rows, C] op [C], either side): the vector is tiled over many rows at once
+// (detail::binary_kernel); row counts across tiles and thread chunks, operands in both orders.
+TEST_CASE("a short vector broadcast over many rows, on either side", "[ops][arithmetic]") {
+  for (std::int64_t rows : {1, 5, 683, 40000}) {
+    for (std::int64_t c : {1, 3, 64}) {
+      auto x =
+          tf::reshape(tf::cast<float>(tf::range<std::int32_t>(std::int32_t(rows * c))), {rows, c});
+      auto v = tf::cast<float>(tf::range<std::int32_t>(std::int32_t(c))) * 0.5f + 1.0f;
+      const auto xd = x.numpy();
+      const auto vd = v.numpy();
+      const auto xv = (x - v).numpy();
+      const auto vx = (v - x).numpy();
+      bool same = true;
+      for (std::int64_t i = 0; i < rows * c; ++i) {
+        same = same && xv[i] == xd[i] - vd[i % c] && vx[i] == vd[i % c] - xd[i];
+      }
+      INFO("rows " << rows << ", C " << c);
+      CHECK(same);
+    }
+  }
+  auto image = tf::ones<float>({2, 3, 3, 4});  // rank 4 + rank 1: the Conv2D bias
+  auto bias = tf::constant<float>({1, 2, 3, 4});
+  CHECK((image + bias).numpy() ==
+        std::vector<float>{2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5,
+                           2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5,
+                           2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5});
 }
 
 TEST_CASE("shape mismatches name the op and both shapes", "[ops][arithmetic]") {
