@@ -20,6 +20,7 @@
 #include <tapeflow/ops/math/compare.hpp>             // IWYU pragma: export
 #include <tapeflow/ops/math/segment.hpp>             // IWYU pragma: export
 #include <tapeflow/ops/math/unary.hpp>               // IWYU pragma: export
+#include <tapeflow/ops/nn/batch_norm.hpp>            // IWYU pragma: export
 #include <tapeflow/ops/nn/conv2d.hpp>                // IWYU pragma: export
 #include <tapeflow/ops/nn/cross_entropy.hpp>         // IWYU pragma: export
 #include <tapeflow/ops/nn/dropout.hpp>               // IWYU pragma: export

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Prints the Keras 3 reference values hard-coded in tests/unit/keras/application_layers.test.cpp
+and tests/unit/ops/nn/batch_norm.test.cpp (TensorFlow 2.21, Keras 3.15, CPU).
+
+Inputs are made from integers, so C++ builds the same float32 values:
+    data(n, shift)[i] = float32(((i * 37 + 11 + shift) % 97) / 24.0 - 2.0)
+Usage: python reference_values.py [section]   (sections: batch_norm, ...)
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+
+
+def data(shape, shift=0):
+    n = int(np.prod(shape))
+    v = np.array([((i * 37 + 11 + shift) % 97) / 24.0 - 2.0 for i in range(n)])
+    return v.astype(np.float32).reshape(shape)
+
+
+def show(name, a):
+    a = np.asarray(a, dtype=np.float32).ravel()
+    print(f"// {name}: {len(a)} values")
+    print("{" + ", ".join(f"{x:.9g}f" for x in a) + "}")
+
+
+def channel_params(c):
+    k = np.arange(c, dtype=np.float64)
+    return [
+        (1.0 + 0.25 * k).astype(np.float32),  # gamma
+        (0.5 - 0.2 * k).astype(np.float32),  # beta
+        (0.1 * k - 0.1).astype(np.float32),  # moving_mean
+        (0.5 + 0.3 * k).astype(np.float32),  # moving_variance
+    ]
+
+
+def batch_norm():
+    for shape in [(2, 3, 3, 4), (5, 3)]:
+        c = shape[-1]
+        x = data(shape)
+        for training in (True, False):
+            layer = keras.layers.BatchNormalization()
+            layer.build(shape)
+            layer.set_weights(channel_params(c))
+            y = layer(x, training=training)
+            tag = f"{'x'.join(map(str, shape))} training={training}"
+            show(f"BatchNormalization {tag} output", y)
+            if training:
+                show(f"BatchNormalization {tag} moving_mean", layer.moving_mean.numpy())
+                show(f"BatchNormalization {tag} moving_variance", layer.moving_variance.numpy())
+
+
+SECTIONS = {"batch_norm": batch_norm}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or SECTIONS:
+        SECTIONS[name]()

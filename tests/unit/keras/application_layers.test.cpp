@@ -1,0 +1,192 @@
+// The layers tf.keras.applications models are built from (MobileNetV2, ResNet50, VGG16),
+// against values Keras 3 printed: tests/data/keras_layers/reference_values.py <section>
+// (TensorFlow 2.21, Keras 3.15, CPU) prints each `want` below.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/keras/layers/batch_normalization.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_keras_application_layers {
+
+namespace tf = tapeflow;
+namespace layers = tf::keras::layers;
+
+namespace {
+
+// reference_values.py's inputs: data(shape, shift)[i] = float32(((i * 37 + 11 + shift) % 97) /
+// 24.0 - 2.0).
+template <std::size_t R>
+tf::Tensor<float, R> data(std::array<std::int64_t, R> dims, std::int64_t shift = 0) {
+  std::int64_t n = 1;
+  for (auto d : dims) {
+    n *= d;
+  }
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    v[static_cast<std::size_t>(i)] =
+        static_cast<float>(double((i * 37 + 11 + shift) % 97) / 24.0 - 2.0);
+  }
+  return tf::constant<float, R>(v, dims);
+}
+
+// The largest |got - want|; the sizes must agree.
+double max_diff(std::vector<float> const& got, std::vector<float> const& want) {
+  REQUIRE(got.size() == want.size());
+  double d = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    d = std::max(d, std::abs(double(got[i]) - double(want[i])));
+  }
+  return d;
+}
+
+// Sets a [c] weight to `values(k)` for k = 0..c-1 (as reference_values.py's set_weights).
+template <class F>
+void set_channels(tf::Variable<float, 1> v, F values) {
+  std::vector<float> out;
+  for (std::int64_t k = 0; k < v.dims()[0]; ++k) {
+    out.push_back(static_cast<float>(values(static_cast<double>(k))));
+  }
+  v.assign(tf::constant<float, 1>(out, v.dims()));
+}
+
+void set_keras_params(layers::BatchNormalization const& bn) {
+  set_channels(bn.gamma(), [](double k) { return 1.0 + 0.25 * k; });
+  set_channels(bn.beta(), [](double k) { return 0.5 - 0.2 * k; });
+  set_channels(bn.moving_mean(), [](double k) { return 0.1 * k - 0.1; });
+  set_channels(bn.moving_variance(), [](double k) { return 0.5 + 0.3 * k; });
+}
+
+}  // namespace
+
+TEST_CASE("BatchNormalization: weights, names, Keras 3 checkpoint attributes") {
+  layers::BatchNormalization bn;
+  auto y = bn(data<4>({2, 3, 3, 4}));
+  CHECK(y.dims() == std::array<std::int64_t, 4>{2, 3, 3, 4});
+  auto vars = bn.variables();
+  REQUIRE(vars.size() == 4);
+  std::string const prefix = bn.name() + "/";
+  CHECK(vars[0].name() == prefix + "gamma");
+  CHECK(vars[1].name() == prefix + "beta");
+  CHECK(vars[2].name() == prefix + "moving_mean");
+  CHECK(vars[3].name() == prefix + "moving_variance");
+  CHECK(bn.trainable_variables().size() == 2);
+  CHECK(bn.non_trainable_variables().size() == 2);
+  for (auto layout : {tf::train::Layout::keras3, tf::train::Layout::tf_keras}) {
+    auto children = bn.trackable_children(layout);
+    REQUIRE(children.size() == 4);
+    CHECK(children[0].name == "gamma");
+    CHECK(children[1].name == "beta");
+    CHECK(children[2].name == "moving_mean");
+    CHECK(children[3].name == "moving_variance");
+  }
+  CHECK(bn.class_name() == "BatchNormalization");
+  // Defaults: gamma 1, beta 0, moving mean 0, moving variance 1.
+  CHECK(bn.gamma().value().numpy() == std::vector<float>(4, 1.0f));
+  CHECK(bn.moving_variance().value().numpy() == std::vector<float>(4, 1.0f));
+
+  layers::BatchNormalization bare({.center = false, .scale = false});
+  (void)bare(data<2>({3, 2}));
+  REQUIRE(bare.variables().size() == 2);
+  CHECK(bare.trainable_variables().empty());
+  CHECK_THROWS_AS(layers::BatchNormalization({.momentum = 1.5}), tf::invalid_argument);
+  layers::BatchNormalization first_axis({.axis = 1});
+  CHECK_THROWS_AS(first_axis(data<4>({1, 2, 2, 3})), tf::invalid_argument);
+  CHECK_THROWS_AS(bn(data<4>({1, 2, 2, 5})), tf::invalid_argument);  // built for 4 channels
+}
+
+TEST_CASE("BatchNormalization matches Keras 3 (training and inference, NHWC and [N, C])") {
+  // reference_values.py batch_norm: a fresh layer per call, weights set as set_keras_params.
+  struct Want {
+    std::vector<float> training, moving_mean, moving_variance, inference;
+  };
+  Want const nhwc{
+      {-0.712635577f, 0.442118585f,   1.95673871f,   -1.57640433f,  1.06848359f,   -1.73703313f,
+       -0.460524857f, 1.56823421f,    -0.53801614f,  0.678982913f,  2.21948481f,   -1.26810646f,
+       1.24310315f,   -1.50016904f,   -0.197778821f, 1.8765322f,    -0.363396585f, 0.915847242f,
+       2.4822309f,    -0.959808588f,  1.4177227f,    -1.26330471f,  0.06496723f,   2.18482995f,
+       -0.18877703f,  1.15271163f,    -2.35229635f,  -0.651510715f, 1.59234214f,   -1.02644038f,
+       0.327713281f,  2.49312782f,    -0.014157474f, 1.38957596f,   -2.08955026f,  -0.343212783f,
+       1.76696157f,   -0.789575994f,  0.590459347f,  2.8014257f,    0.160462022f,  1.62644029f,
+       -1.82680428f,  -0.0349148661f, 1.94158125f,   -0.552711666f, 0.853205383f,  -2.87125564f,
+       0.335081577f,  1.86330462f,    -1.56405818f,  0.273383021f,  2.11620069f,   -0.315847337f,
+       1.11595142f,   -2.56295776f,   0.509701073f,  2.10016894f,   -1.30131209f,  0.581680894f,
+       -1.09679866f,  -0.0789829493f, 1.37869751f,   -2.25465965f,  0.684320629f,  2.33703327f,
+       -1.03856611f,  0.889978766f,   -0.922179043f, 0.157881379f,  1.64144349f,   -1.9463619f},
+      {-0.0999490768f, -0.00124999962f, 0.0996944457f, 0.198393524f},
+      {0.509224176f, 0.804077566f, 1.10313582f, 1.3999747f},
+      {-1.5367887f,   0.300000012f,  2.1609261f,    -1.81258655f,   1.46541429f,    -2.3769505f,
+       -0.579033494f, 1.32920885f,   -1.24245524f,  0.5909729f,     2.45874786f,    -1.5045675f,
+       1.7597481f,    -2.08597779f,  -0.281211793f, 1.63722813f,    -0.948121548f,  0.881945789f,
+       2.75656962f,   -1.19654822f,  2.05408168f,   -1.79500484f,   0.0166099221f,  1.94524729f,
+       -0.653787851f, 1.17291868f,   -2.72334981f,  -0.888529062f,  2.34841537f,    -1.5040319f,
+       0.314431638f,  2.25326657f,   -0.359454155f, 1.46389151f,    -2.42552805f,   -0.580509901f,
+       2.64274883f,   -1.21305895f,  0.612253308f,  2.56128573f,    -0.0651205778f, 1.75486445f,
+       -2.12770653f,  -0.27249074f,  2.93708253f,   -0.922086179f,  0.910075068f,   -3.10626698f,
+       0.229213089f,  2.0458374f,    -1.82988477f,  0.0355284214f,  3.23141623f,    -0.631113231f,
+       1.20789671f,   -2.79824781f,  0.523546696f,  2.33681011f,    -1.53206289f,   0.343547612f,
+       -2.18432283f,  -0.340140343f, 1.50571847f,   -2.49022865f,   0.817880392f,   2.62778306f,
+       -1.23424125f,  0.651566744f,  -1.88998914f,  -0.0491674542f, 1.80354011f,    -2.18220973f}};
+  Want const nc{{-0.913175821f, -0.0773402154f, 2.71154571f, -0.206587911f, 0.536934614f,
+                 -1.65858114f, 0.5f, 1.15120935f, -0.92145133f, 1.20658791f, 1.76548421f,
+                 -0.184321463f, 1.91317582f, -1.87628794f, 0.552808344f},
+                {-0.102749996f, 0.00358333322f, 0.09375f},
+                {0.501805544f, 0.80608058f, 1.10308051f},
+                {-1.5367887f, 0.300000012f, 2.1609261f, -0.712654591f, 1.11472416f, -2.78291416f,
+                 0.11147964f, 1.92944813f, -1.94901347f, 0.935613811f, 2.74417233f, -1.11511254f,
+                 1.7597481f, -2.08597779f, -0.281211793f}};
+
+  auto check = [](auto const& x, Want const& want) {
+    layers::BatchNormalization train;
+    (void)train(x);  // build
+    set_keras_params(train);
+    auto y = train(x, {.training = true});
+    CHECK(max_diff(y.numpy(), want.training) <= 1e-5);
+    CHECK(max_diff(train.moving_mean().value().numpy(), want.moving_mean) <= 1e-6);
+    CHECK(max_diff(train.moving_variance().value().numpy(), want.moving_variance) <= 1e-6);
+    layers::BatchNormalization infer;
+    (void)infer(x);
+    set_keras_params(infer);
+    CHECK(max_diff(infer(x).numpy(), want.inference) <= 1e-5);
+    CHECK(max_diff(infer(x, {.training = false}).numpy(), want.inference) <= 1e-5);
+    // A frozen layer normalizes with its moving statistics and leaves them alone.
+    infer.set_trainable(false);
+    CHECK(max_diff(infer(x, {.training = true}).numpy(), want.inference) <= 1e-5);
+    std::vector<float> initial;
+    for (std::int64_t k = 0; k < x.dims().back(); ++k) {
+      initial.push_back(static_cast<float>(0.1 * double(k) - 0.1));
+    }
+    CHECK(infer.moving_mean().value().numpy() == initial);
+  };
+  check(data<4>({2, 3, 3, 4}), nhwc);
+  check(data<2>({5, 3}), nc);
+}
+
+TEST_CASE("BatchNormalization: gradients flow to x, gamma and beta") {
+  // The op's gradients are checked numerically in tests/unit/ops/nn/batch_norm.test.cpp; here
+  // the layer hands them to its trainable weights only.
+  layers::BatchNormalization bn;
+  auto x = data<4>({2, 2, 2, 3});
+  (void)bn(x);
+  tf::GradientTape tape;
+  tape.watch(x);
+  auto loss = tf::reduce_sum(tf::square(bn(x, {.training = true})) * x);
+  auto ids = tf::ids_of(bn.trainable_variables());
+  ids.push_back(x.id());
+  auto grads = tape.gradient_by_id(loss, ids);
+  REQUIRE(grads.size() == 3);
+  CHECK(grads[2].has_value());
+  CHECK(grads[0].has_value());
+  CHECK(grads[1].has_value());
+}
+
+}  // namespace test_keras_application_layers
