@@ -12,8 +12,10 @@
 #include <tapeflow/keras/layers/dropout.hpp>              // IWYU pragma: export
 #include <tapeflow/keras/layers/embedding.hpp>            // IWYU pragma: export
 #include <tapeflow/keras/layers/flatten.hpp>              // IWYU pragma: export
+#include <tapeflow/keras/layers/global_pooling.hpp>       // IWYU pragma: export
 #include <tapeflow/keras/layers/lstm.hpp>                 // IWYU pragma: export
 #include <tapeflow/keras/layers/pooling.hpp>              // IWYU pragma: export
+#include <tapeflow/keras/layers/zero_padding2d.hpp>       // IWYU pragma: export
 #include <tapeflow/keras/losses.hpp>                      // IWYU pragma: export
 #include <tapeflow/keras/metrics.hpp>                     // IWYU pragma: export
 #include <tapeflow/keras/model.hpp>                       // IWYU pragma: export

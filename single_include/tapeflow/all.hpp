@@ -25784,6 +25784,103 @@ Reshape(const std::int64_t (&)[N], LayerOptions = {}) -> Reshape<N>;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_FLATTEN_HPP
 // ---- end <tapeflow/keras/layers/flatten.hpp>
+// ---- begin <tapeflow/keras/layers/global_pooling.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
+// tf.keras.layers.GlobalAveragePooling2D and GlobalMaxPooling2D (NHWC).
+
+#include <string>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Mean over height and width (tf.keras.layers.GlobalAveragePooling2D, TensorFlow's Mean over
+/// axes 1 and 2): [N, H, W, C] -> [N, C], or [N, 1, 1, C] with `keepdims`. Keras' run-time
+/// `keepdims=True` changes the rank, so here it is part of the type: pass `tf::keepdims`.
+///
+///     tf::keras::layers::GlobalAveragePooling2D gap;                 // [N, C]
+///     tf::keras::layers::GlobalAveragePooling2D kept(tf::keepdims);  // [N, 1, 1, C]
+template <bool KeepDims = false>
+class GlobalAveragePooling2D : public Layer<GlobalAveragePooling2D<KeepDims>> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// [N, C], or NHWC with `keepdims`.
+  static constexpr int output_rank(int) { return KeepDims ? 4 : 2; }
+
+  /// Default name "global_average_pooling2d", "global_average_pooling2d_1", ...
+  explicit GlobalAveragePooling2D(LayerOptions options = {})
+    requires(!KeepDims)
+      : Layer<GlobalAveragePooling2D>("global_average_pooling2d", std::move(options)) {}
+  /// Keeps the pooled axes with size 1 (Keras: `keepdims=True`).
+  explicit GlobalAveragePooling2D(keepdims_t, LayerOptions options = {})
+    requires KeepDims
+      : Layer<GlobalAveragePooling2D>("global_average_pooling2d", std::move(options)) {}
+
+  /// "GlobalAveragePooling2D".
+  [[nodiscard]] std::string class_name() const override { return "GlobalAveragePooling2D"; }
+  /// `tf::reduce_mean(x, {1, 2})` of NHWC `x` (keeping the axes with `keepdims`).
+  auto call(const Tensor<float, 4>& x) {
+    if constexpr (KeepDims) {
+      return reduce_mean(x, {1, 2}, keepdims);
+    } else {
+      return reduce_mean(x, {1, 2});
+    }
+  }
+};
+/// `GlobalAveragePooling2D(options)` drops the pooled axes.
+GlobalAveragePooling2D(LayerOptions) -> GlobalAveragePooling2D<false>;
+/// `GlobalAveragePooling2D(tf::keepdims)` keeps them.
+GlobalAveragePooling2D(keepdims_t) -> GlobalAveragePooling2D<true>;
+/// `GlobalAveragePooling2D(tf::keepdims, options)` keeps them.
+GlobalAveragePooling2D(keepdims_t, LayerOptions) -> GlobalAveragePooling2D<true>;
+
+/// Maximum over height and width (tf.keras.layers.GlobalMaxPooling2D, TensorFlow's Max over
+/// axes 1 and 2): [N, H, W, C] -> [N, C], or [N, 1, 1, C] with `tf::keepdims` (as for
+/// GlobalAveragePooling2D). The gradient goes to the maxima (split among ties).
+template <bool KeepDims = false>
+class GlobalMaxPooling2D : public Layer<GlobalMaxPooling2D<KeepDims>> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// [N, C], or NHWC with `keepdims`.
+  static constexpr int output_rank(int) { return KeepDims ? 4 : 2; }
+
+  /// Default name "global_max_pooling2d", "global_max_pooling2d_1", ...
+  explicit GlobalMaxPooling2D(LayerOptions options = {})
+    requires(!KeepDims)
+      : Layer<GlobalMaxPooling2D>("global_max_pooling2d", std::move(options)) {}
+  /// Keeps the pooled axes with size 1 (Keras: `keepdims=True`).
+  explicit GlobalMaxPooling2D(keepdims_t, LayerOptions options = {})
+    requires KeepDims
+      : Layer<GlobalMaxPooling2D>("global_max_pooling2d", std::move(options)) {}
+
+  /// "GlobalMaxPooling2D".
+  [[nodiscard]] std::string class_name() const override { return "GlobalMaxPooling2D"; }
+  /// `tf::reduce_max(x, {1, 2})` of NHWC `x` (keeping the axes with `keepdims`).
+  auto call(const Tensor<float, 4>& x) {
+    if constexpr (KeepDims) {
+      return reduce_max(x, {1, 2}, keepdims);
+    } else {
+      return reduce_max(x, {1, 2});
+    }
+  }
+};
+/// `GlobalMaxPooling2D(options)` drops the pooled axes.
+GlobalMaxPooling2D(LayerOptions) -> GlobalMaxPooling2D<false>;
+/// `GlobalMaxPooling2D(tf::keepdims)` keeps them.
+GlobalMaxPooling2D(keepdims_t) -> GlobalMaxPooling2D<true>;
+/// `GlobalMaxPooling2D(tf::keepdims, options)` keeps them.
+GlobalMaxPooling2D(keepdims_t, LayerOptions) -> GlobalMaxPooling2D<true>;
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
+// ---- end <tapeflow/keras/layers/global_pooling.hpp>
 // ---- begin <tapeflow/keras/layers/lstm.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
@@ -27416,6 +27513,82 @@ using AvgPool2D = AveragePooling2D;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
 // ---- end <tapeflow/keras/layers/pooling.hpp>
+// ---- begin <tapeflow/keras/layers/zero_padding2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
+// tf.keras.layers.ZeroPadding2D (NHWC).
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Rows and columns of zeros ZeroPadding2D adds: Keras' `padding` argument. One number pads
+/// all four sides; `{h, w}` pads h rows above and below and w columns left and right;
+/// `{{top, bottom}, {left, right}}` gives each side.
+struct Padding2D {
+  std::int64_t top = 1;     ///< rows of zeros above
+  std::int64_t bottom = 1;  ///< rows of zeros below
+  std::int64_t left = 1;    ///< columns of zeros on the left
+  std::int64_t right = 1;   ///< columns of zeros on the right
+  /// Keras' default: one on every side.
+  constexpr Padding2D() noexcept = default;
+  /// `all` on every side.
+  constexpr Padding2D(std::int64_t all) noexcept  // NOLINT(google-explicit-constructor)
+      : top(all), bottom(all), left(all), right(all) {}
+  /// `h` above and below, `w` left and right (Keras: `padding=(h, w)`).
+  constexpr Padding2D(std::int64_t h, std::int64_t w) noexcept
+      : top(h), bottom(h), left(w), right(w) {}
+  /// Each side (Keras: `padding=((top, bottom), (left, right))`).
+  constexpr Padding2D(std::array<std::int64_t, 2> rows, std::array<std::int64_t, 2> cols) noexcept
+      : top(rows[0]), bottom(rows[1]), left(cols[0]), right(cols[1]) {}
+};
+
+/// Surrounds each image with zeros (tf.keras.layers.ZeroPadding2D, TensorFlow's Pad):
+/// [N, H, W, C] -> [N, top + H + bottom, left + W + right, C].
+///
+///     tf::keras::layers::ZeroPadding2D(3)                    // ResNet50's stem
+///     tf::keras::layers::ZeroPadding2D({{0, 1}, {0, 1}})     // MobileNetV2's correct_pad
+class ZeroPadding2D : public Layer<ZeroPadding2D> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
+  static constexpr int output_rank(int) { return 4; }
+
+  /// Pads by `padding` (default one on each side); throws invalid_argument for a negative
+  /// amount. Default name "zero_padding2d", "zero_padding2d_1", ...
+  explicit ZeroPadding2D(Padding2D padding = {}, LayerOptions options = {})
+      : Layer("zero_padding2d", std::move(options)), padding_(padding) {
+    if (padding.top < 0 || padding.bottom < 0 || padding.left < 0 || padding.right < 0) {
+      throw invalid_argument("tf::keras::layers::ZeroPadding2D: padding must not be negative");
+    }
+  }
+
+  /// The padding on each side.
+  [[nodiscard]] const Padding2D& padding() const noexcept { return padding_; }
+  /// "ZeroPadding2D".
+  [[nodiscard]] std::string class_name() const override { return "ZeroPadding2D"; }
+  /// `tf::pad(x, {{0, 0}, {top, bottom}, {left, right}, {0, 0}})` of NHWC `x` (any dtype).
+  template <class T>
+  Tensor<T, 4> call(const Tensor<T, 4>& x) {
+    return pad(x,
+               {{0, 0}, {padding_.top, padding_.bottom}, {padding_.left, padding_.right}, {0, 0}});
+  }
+
+ private:
+  Padding2D padding_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
+// ---- end <tapeflow/keras/layers/zero_padding2d.hpp>
 // ---- begin <tapeflow/keras/sequential.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP

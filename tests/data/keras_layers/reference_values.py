@@ -23,7 +23,11 @@ def data(shape, shift=0):
 def show(name, a):
     a = np.asarray(a, dtype=np.float32).ravel()
     print(f"// {name}: {len(a)} values")
-    print("{" + ", ".join(f"{x:.9g}f" for x in a) + "}")
+    def literal(x):
+        text = f"{x:.9g}"
+        return text + ("f" if any(c in text for c in ".en") else ".0f")
+
+    print("{" + ", ".join(literal(x) for x in a) + "}")
 
 
 def channel_params(c):
@@ -52,7 +56,21 @@ def batch_norm():
                 show(f"BatchNormalization {tag} moving_variance", layer.moving_variance.numpy())
 
 
-SECTIONS = {"batch_norm": batch_norm}
+def pooling():
+    x = data((2, 4, 5, 3))
+    show("GlobalAveragePooling2D (2, 4, 5, 3)", keras.layers.GlobalAveragePooling2D()(x))
+    show("GlobalMaxPooling2D (2, 4, 5, 3)", keras.layers.GlobalMaxPooling2D()(x))
+    x = data((2, 5, 6, 3), 5)
+    layer = keras.layers.AveragePooling2D(pool_size=3, strides=2, padding="same")
+    show("AveragePooling2D(3, strides=2, same) (2, 5, 6, 3) shift 5", layer(x))
+    layer = keras.layers.AveragePooling2D(pool_size=(2, 3), padding="valid")
+    show("AveragePooling2D((2, 3), valid) (2, 5, 6, 3) shift 5", layer(x))
+    x = data((1, 2, 3, 2))
+    show("ZeroPadding2D(((1, 2), (0, 1))) (1, 2, 3, 2)",
+         keras.layers.ZeroPadding2D(((1, 2), (0, 1)))(x))
+
+
+SECTIONS = {"batch_norm": batch_norm, "pooling": pooling}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or SECTIONS:

@@ -13,6 +13,10 @@
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
+#include <tapeflow/keras/layers/global_pooling.hpp>
+#include <tapeflow/keras/layers/pooling.hpp>
+#include <tapeflow/keras/layers/zero_padding2d.hpp>
+#include <tapeflow/keras/sequential.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
@@ -187,6 +191,98 @@ TEST_CASE("BatchNormalization: gradients flow to x, gamma and beta") {
   CHECK(grads[2].has_value());
   CHECK(grads[0].has_value());
   CHECK(grads[1].has_value());
+}
+
+TEST_CASE("GlobalAveragePooling2D and GlobalMaxPooling2D match Keras 3; keepdims") {
+  // reference_values.py pooling.
+  std::vector<float> const mean{0.160416663f,  0.0854166672f, -0.191666678f,
+                                -0.297916651f, 0.233333319f,  -0.0437499955f};
+  std::vector<float> const max{2.0f, 1.83333337f, 1.625f, 1.54166663f, 1.95833337f, 1.75f};
+  auto x = data<4>({2, 4, 5, 3});
+  layers::GlobalAveragePooling2D gap;
+  layers::GlobalMaxPooling2D gmp;
+  auto a = gap(x);
+  auto m = gmp(x);
+  CHECK(a.dims() == std::array<std::int64_t, 2>{2, 3});
+  CHECK(m.dims() == std::array<std::int64_t, 2>{2, 3});
+  CHECK(max_diff(a.numpy(), mean) <= 1e-6);
+  CHECK(max_diff(m.numpy(), max) == 0);
+  layers::GlobalAveragePooling2D gap_kept(tf::keepdims);
+  layers::GlobalMaxPooling2D gmp_kept(tf::keepdims, {.name = "kept"});
+  auto ak = gap_kept(x);
+  CHECK(ak.dims() == std::array<std::int64_t, 4>{2, 1, 1, 3});
+  CHECK(max_diff(ak.numpy(), mean) <= 1e-6);
+  CHECK(gmp_kept(x).dims() == std::array<std::int64_t, 4>{2, 1, 1, 3});
+  CHECK(gmp_kept.name() == "kept");
+  CHECK(gap.class_name() == "GlobalAveragePooling2D");
+  CHECK(gmp_kept.class_name() == "GlobalMaxPooling2D");
+  CHECK(gap.variables().empty());
+  CHECK(gap.name().rfind("global_average_pooling2d", 0) == 0);
+  // Gradients: the mean spreads 1 / (H * W); the max routes to the maximum.
+  tf::GradientTape tape({.persistent = true});
+  tape.watch(x);
+  auto ga = tape.gradient(tf::reduce_sum(gap(x)), x);
+  auto gm = tape.gradient(tf::reduce_sum(gmp(x)), x);
+  for (float g : ga->values()) {
+    CHECK(g == Approx(1.0 / 20.0));
+  }
+  CHECK(tf::reduce_sum(*gm).item() == Approx(6.0));
+  // In a Sequential model, ranks are checked at compile time.
+  tf::keras::Sequential model(layers::GlobalAveragePooling2D{});
+  CHECK(model(x).dims() == std::array<std::int64_t, 2>{2, 3});
+}
+
+TEST_CASE("AveragePooling2D matches Keras 3 (SAME counts only the valid elements)") {
+  // reference_values.py pooling.
+  std::vector<float> const same{
+      -1.02083337f,  0.520833313f,  0.0416666679f, 0.145833328f,  1.01388896f,   -0.8125f,
+      1.02083337f,   -0.46875003f,  0.0625000075f, -0.486111045f, -0.291666657f, 0.80092597f,
+      -0.666666687f, 0.875f,        -0.277777791f, 0.208333328f,  0.402777791f,  -0.75f,
+      0.722222269f,  -1.10416663f,  0.4375f,       -0.805555522f, 0.0625f,       0.930555522f,
+      -0.604166627f, 0.9375f,       -0.552083373f, 0.31249997f,   -0.166666672f, -0.645833313f,
+      0.805555522f,  -1.02083337f,  0.520833313f,  -0.677083373f, -0.145833328f, 1.39583337f,
+      -0.5f,         0.592592597f,  -0.560185194f, 0.666666687f,  -0.486111045f, -0.291666657f,
+      0.868055582f,  -0.958333313f, 0.583333313f,  -0.638888836f, 0.229166672f,  -0.249999985f,
+      -0.145833328f, 0.722222269f,  -1.10416663f,  0.729166687f,  -0.760416627f, -0.229166672f};
+  std::vector<float> const valid{
+      -1.02083337f,   0.520833313f,  0.0416666679f, 0.729166687f,  0.249999985f,  -0.229166672f,
+      -0.0833333358f, -0.56249994f,  0.979166687f,  -0.354166716f, 0.513888896f,  -0.638888836f,
+      0.31249997f,    -0.166666672f, -0.645833313f, 0.0416666679f, -0.4375f,      1.10416663f,
+      -0.770833313f,  0.770833313f,  -0.381944418f, 0.979166687f,  -0.847222269f, 0.0208333377f};
+  auto x = data<4>({2, 5, 6, 3}, 5);
+  layers::AveragePooling2D same_pool(3, {.strides = 2, .padding = "same"});
+  auto y = same_pool(x);
+  CHECK(y.dims() == std::array<std::int64_t, 4>{2, 3, 3, 3});
+  CHECK(max_diff(y.numpy(), same) <= 1e-6);
+  layers::AveragePooling2D valid_pool({2, 3});
+  auto z = valid_pool(x);
+  CHECK(z.dims() == std::array<std::int64_t, 4>{2, 2, 2, 3});
+  CHECK(max_diff(z.numpy(), valid) <= 1e-6);
+}
+
+TEST_CASE("ZeroPadding2D matches Keras 3; padding forms; gradient") {
+  // reference_values.py pooling.
+  std::vector<float> const want{
+      0.0f,   0.0f,         0.0f,    0.0f,        0.0f,          0.0f,         0.0f,
+      0.0f,   -1.54166663f, 0.0f,    1.54166663f, -0.958333313f, 0.583333313f, -1.91666663f,
+      0.0f,   0.0f,         -0.375f, 1.16666663f, -1.33333337f,  0.208333328f, 1.75f,
+      -0.75f, 0.0f,         0.0f,    0.0f,        0.0f,          0.0f,         0.0f,
+      0.0f,   0.0f,         0.0f,    0.0f,        0.0f,          0.0f,         0.0f,
+      0.0f,   0.0f,         0.0f,    0.0f,        0.0f};
+  auto x = data<4>({1, 2, 3, 2});
+  layers::ZeroPadding2D pad({{1, 2}, {0, 1}});
+  auto y = pad(x);
+  CHECK(y.dims() == std::array<std::int64_t, 4>{1, 5, 4, 2});
+  CHECK(y.numpy() == want);
+  CHECK(pad.class_name() == "ZeroPadding2D");
+  CHECK(layers::ZeroPadding2D()(x).dims() == std::array<std::int64_t, 4>{1, 4, 5, 2});
+  CHECK(layers::ZeroPadding2D(3)(x).dims() == std::array<std::int64_t, 4>{1, 8, 9, 2});
+  CHECK(layers::ZeroPadding2D({2, 0})(x).dims() == std::array<std::int64_t, 4>{1, 6, 3, 2});
+  CHECK_THROWS_AS(layers::ZeroPadding2D(-1), tf::invalid_argument);
+  tf::GradientTape tape;
+  tape.watch(x);
+  auto g = tape.gradient(tf::reduce_sum(pad(x) * 2.0f), x);
+  CHECK(g->numpy() == std::vector<float>(12, 2.0f));
 }
 
 }  // namespace test_keras_application_layers
