@@ -6,6 +6,7 @@
 #include <tapeflow/keras/datasets.hpp>                    // IWYU pragma: export
 #include <tapeflow/keras/initializers.hpp>                // IWYU pragma: export
 #include <tapeflow/keras/layer.hpp>                       // IWYU pragma: export
+#include <tapeflow/keras/layers/activation.hpp>           // IWYU pragma: export
 #include <tapeflow/keras/layers/batch_normalization.hpp>  // IWYU pragma: export
 #include <tapeflow/keras/layers/conv2d.hpp>               // IWYU pragma: export
 #include <tapeflow/keras/layers/dense.hpp>                // IWYU pragma: export
@@ -14,7 +15,10 @@
 #include <tapeflow/keras/layers/flatten.hpp>              // IWYU pragma: export
 #include <tapeflow/keras/layers/global_pooling.hpp>       // IWYU pragma: export
 #include <tapeflow/keras/layers/lstm.hpp>                 // IWYU pragma: export
+#include <tapeflow/keras/layers/merge.hpp>                // IWYU pragma: export
 #include <tapeflow/keras/layers/pooling.hpp>              // IWYU pragma: export
+#include <tapeflow/keras/layers/relu.hpp>                 // IWYU pragma: export
+#include <tapeflow/keras/layers/rescaling.hpp>            // IWYU pragma: export
 #include <tapeflow/keras/layers/zero_padding2d.hpp>       // IWYU pragma: export
 #include <tapeflow/keras/losses.hpp>                      // IWYU pragma: export
 #include <tapeflow/keras/metrics.hpp>                     // IWYU pragma: export

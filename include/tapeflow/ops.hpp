@@ -25,6 +25,7 @@
 #include <tapeflow/ops/nn/cross_entropy.hpp>         // IWYU pragma: export
 #include <tapeflow/ops/nn/dropout.hpp>               // IWYU pragma: export
 #include <tapeflow/ops/nn/pooling.hpp>               // IWYU pragma: export
+#include <tapeflow/ops/nn/relu6.hpp>                 // IWYU pragma: export
 #include <tapeflow/ops/nn/softmax.hpp>               // IWYU pragma: export
 #include <tapeflow/ops/random/random.hpp>            // IWYU pragma: export
 #include <tapeflow/ops/reduce/reduce.hpp>            // IWYU pragma: export

@@ -15445,6 +15445,138 @@ constexpr const T& deferred(const T& x) noexcept {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DETAIL_DEFERRED_HPP
 // ---- end <tapeflow/detail/deferred.hpp>
+// ---- begin <tapeflow/ops/nn/relu6.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+// relu6(x) = min(max(x, 0), 6) (TensorFlow: `tf.nn.relu6`, ops "Relu6" and "Relu6Grad"),
+// MobileNet's activation.
+//
+// Its own op rather than minimum(relu(x), 6): one pass instead of two, and a graph that
+// exports as TensorFlow's Relu6, which is what Keras' ReLU(max_value=6) writes. The kernels
+// are vector-extension loops (no Eigen, so nothing for tapeflow::instantiations to compile).
+// Gradients, as TensorFlow's: Relu6(x) -> Relu6Grad(dy, y) (y in (0, 6) exactly where x is);
+// Relu6Grad(g, f) -> (Relu6Grad(dz, f), zeros) (linear in g, piecewise constant in f).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// out = min(max(x, 0), 6) over n elements (a NaN input gives 0 here, as comparisons read it).
+template <class T>
+void relu6_kernel(const T* x, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = backend::cpu::GenericVec<T>;
+    using V = typename Vec::V;
+    V const six = Vec::broadcast(T(6));
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const v = Vec::load(x + i);
+      V const low = v > V{} ? v : V{};
+      Vec::store(out + i, low < six ? low : six);
+    }
+    for (; i < e; ++i) {
+      T const low = x[i] > T(0) ? x[i] : T(0);
+      out[i] = low < T(6) ? low : T(6);
+    }
+  });
+}
+
+/// out = 0 < features < 6 ? gradients : 0 over n elements.
+template <class T>
+void relu6_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = backend::cpu::GenericVec<T>;
+    using V = typename Vec::V;
+    V const six = Vec::broadcast(T(6));
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const f = Vec::load(features + i);
+      V const g = Vec::load(gradients + i);
+      V const inside = f > V{} ? g : V{};
+      Vec::store(out + i, f < six ? inside : V{});
+    }
+    for (; i < e; ++i) {
+      out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
+    }
+  });
+}
+
+}  // namespace detail
+
+namespace ops {
+
+/// The gradient of Relu6: `gradients` where 0 < `features` < 6, else 0 (TensorFlow op
+/// "Relu6Grad"; `features` is Relu6's input or output, which agree on that interval).
+struct Relu6Grad {
+  static constexpr std::string_view name = "Relu6Grad";
+  static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "Relu6Grad: operands must be float or double");
+    if (gradients.dims() != features.dims()) {
+      throw invalid_argument("Relu6Grad: gradients of shape " + gradients.shape().to_string() +
+                             " and features of shape " + features.shape().to_string() + " differ");
+    }
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& gradients,
+               const Tensor<T, R>& features) const {
+    detail::relu6_grad_kernel(gradients.data(), features.data(),
+                              detail::tensor_access::mutable_data(out), features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dz, const Tensor<T, R>&, const Tensor<T, R>&,
+                const Tensor<T, R>& features) const {
+    return std::tuple{[=] { return detail::execute(Relu6Grad{}, dz, features); },
+                      [=] { return zeros_like(features); }};
+  }
+};
+
+/// min(max(x, 0), 6) elementwise (TensorFlow op "Relu6").
+struct Relu6 {
+  static constexpr std::string_view name = "Relu6";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output argument
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "tf::nn::relu6(x): x must be float or double");
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& features) const {
+    detail::relu6_kernel(features.data(), detail::tensor_access::mutable_data(out),
+                         features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
+    return detail::execute(Relu6Grad{}, dy, y);
+  }
+};
+
+}  // namespace ops
+
+namespace nn {
+/// min(max(x, 0), 6) (TensorFlow: `tf.nn.relu6`); float or double. The gradient is dy where
+/// 0 < x < 6 and 0 elsewhere (at 0 and 6 too, as TensorFlow's).
+///
+///     tf::nn::relu6(tf::constant<float>({-1, 3, 7}));  // [0 3 6]
+template <tensor_like X>
+tensor_type_of<X> relu6(const X& x) {
+  static_assert(floating_element<value_type_of<X>>, "tf::nn::relu6(x): x must be float or double");
+  return detail::execute(ops::Relu6{}, detail::as_tensor(x));
+}
+}  // namespace nn
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+// ---- end <tapeflow/ops/nn/relu6.hpp>
 // ---- begin <tapeflow/ops/nn/softmax.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_SOFTMAX_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_SOFTMAX_HPP
@@ -15750,17 +15882,19 @@ class Activation {
   /// A function with an axis argument such as `tf::nn::softmax` (applied on the last axis).
   Activation(Tensor<float, 2> (*f)(const Tensor<float, 2>&, int))  // NOLINT
       : fn_([f](const Tensor<float, 2>& x) { return f(x, -1); }) {}
-  /// A Keras name: "linear", "relu", "sigmoid", "tanh", "softmax". (Templates only so that
+  /// A Keras name: "linear", "relu", "relu6", "sigmoid", "tanh", "softmax". (Templates only so that
   /// the activations are compiled where a name is used: detail/deferred.hpp.)
   template <class Deferred = void>
   Activation(const char* name) : Activation(std::string(name)) {}  // NOLINT
-  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "sigmoid", "tanh",
-  /// "softmax"; throws invalid_argument for any other name.
+  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "relu6", "sigmoid",
+  /// "tanh", "softmax"; throws invalid_argument for any other name.
   template <class Deferred = void>
   Activation(const std::string& name) {  // NOLINT
     using detail::deferred;
     if (name == "relu") {
       fn_ = [](const Tensor<float, 2>& x) { return nn::relu(deferred<Deferred>(x)); };
+    } else if (name == "relu6") {
+      fn_ = [](const Tensor<float, 2>& x) { return nn::relu6(deferred<Deferred>(x)); };
     } else if (name == "sigmoid") {
       fn_ = [](const Tensor<float, 2>& x) { return sigmoid(deferred<Deferred>(x)); };
     } else if (name == "tanh") {
@@ -22357,6 +22491,57 @@ ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = st
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
 // ---- end <tapeflow/keras/datasets.hpp>
+// ---- begin <tapeflow/keras/layers/activation.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
+// tf.keras.layers.Activation: an activation function as a layer.
+
+#include <optional>
+#include <string>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Applies an activation function (tf.keras.layers.Activation): a Keras name ("relu",
+/// "relu6", "softmax", ...), a function such as `tf::nn::relu`, or any callable on
+/// `Tensor<float, 2>` (see `tf::keras::Activation`). Softmax normalizes the last axis.
+///
+///     tf::keras::layers::Activation("softmax")  // ResNet50's and VGG16's classifier output
+class Activation : public Layer<Activation> {
+ public:
+  /// Any rank >= 1 (the function sees [-1, last axis]).
+  static constexpr int min_input_rank = 1;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Applies `activation`; throws invalid_argument (from `tf::keras::Activation`) for an
+  /// unknown name. Default name "activation", "activation_1", ...
+  explicit Activation(keras::Activation activation, LayerOptions options = {})
+      : Layer("activation", std::move(options)), activation_(std::move(activation)) {}
+  /// A Keras name: `Activation("relu")`.
+  explicit Activation(const char* name, LayerOptions options = {})
+      : Activation(keras::Activation(name), std::move(options)) {}
+
+  /// "Activation".
+  [[nodiscard]] std::string class_name() const override { return "Activation"; }
+  /// The function applied to `x` (float, rank >= 1; same shape out).
+  template <std::size_t R>
+  Tensor<float, R> call(const Tensor<float, R>& x) {
+    return activation_(x);
+  }
+
+ private:
+  keras::Activation activation_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
+// ---- end <tapeflow/keras/layers/activation.hpp>
 // ---- begin <tapeflow/keras/layers/batch_normalization.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_BATCH_NORMALIZATION_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_BATCH_NORMALIZATION_HPP
@@ -24781,8 +24966,8 @@ struct Conv2DOptions {
   /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
   nn::PaddingArg padding = nn::Padding::valid;
   nn::Size2D dilation_rate = 1;  ///< spacing between kernel taps (atrous convolution); 1: dense
-  Activation activation = {};    ///< applied to the output; default linear (none)
-  bool use_bias = true;          ///< whether to add a bias per filter
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias per filter
   /// Initial values of the kernel [kh, kw, C, filters]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
   initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
@@ -25048,8 +25233,8 @@ namespace layers {
 
 /// Keyword arguments of Dense.
 struct DenseOptions {
-  Activation activation = {};  ///< applied to the output; default linear (none)
-  bool use_bias = true;        ///< whether to add a bias vector
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias vector
   /// Initial values of the kernel [in, units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
   initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
@@ -26845,6 +27030,236 @@ class LSTM : public Layer<LSTM> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
 // ---- end <tapeflow/keras/layers/lstm.hpp>
+// ---- begin <tapeflow/keras/layers/merge.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+// tf.keras.layers.Add and Concatenate: layers that merge several tensors (ResNet's shortcut,
+// MobileNetV2's residual, Inception-style branches).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// ---- begin <tapeflow/ops/array/concat.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
+// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
+/// agree on every other axis (TensorFlow op "ConcatV2").
+struct ConcatV2 {
+  static constexpr std::string_view name = "ConcatV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
+                             " is out of range for tensors of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
+    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
+    if (values.empty()) {
+      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
+    }
+    std::size_t const ax = resolved_axis<R>();
+    OutSpec<T, R> spec{values[0].dims()};
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      auto const& d = values[i].dims();
+      for (std::size_t a = 0; a < R; ++a) {
+        if (a != ax && d[a] != spec.dims[a]) {
+          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
+                                 values[i].shape().to_string() +
+                                 ", which does not match input 0's shape " +
+                                 values[0].shape().to_string() +
+                                 " outside the concatenation axis " + std::to_string(ax));
+        }
+      }
+      spec.dims[ax] += d[ax];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= out.dims()[a];
+    }
+    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
+    if (out_row == 0) {
+      return;
+    }
+    std::vector<std::int64_t> rows(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      rows[i] = values[i].num_elements() / outer;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   T* dst = o + r * out_row;
+                                   for (std::size_t i = 0; i < values.size(); ++i) {
+                                     dst =
+                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
+                std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    return [=] {
+      std::vector<Tensor<T, R>> grads;
+      grads.reserve(values.size());
+      Slice<R> slice;
+      for (auto const& x : values) {
+        slice.size = x.dims();
+        grads.push_back(detail::execute(slice, dy));
+        slice.begin[ax] += x.dims()[ax];
+      }
+      return grads;
+    };
+  }
+};
+
+}  // namespace ops
+
+/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
+/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
+/// list, a bad axis or mismatched shapes.
+///
+///     auto a = tf::constant<float>({{1, 2}});
+///     auto b = tf::constant<float>({{3, 4}});
+///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
+///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
+  static_assert(
+      R >= 1,
+      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
+  return detail::execute(ops::ConcatV2{axis}, values);
+}
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
+  return concat(std::vector<Tensor<T, R>>(values), axis);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// ---- end <tapeflow/ops/array/concat.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Sums its inputs elementwise (tf.keras.layers.Add, with broadcasting): `add({a, b, c})` is
+/// `(a + b) + c`, in Keras' order. Called with a list of tensors (`add(std::vector{a, b})`)
+/// or with two tensors (`add(a, b)`).
+///
+///     auto y = tf::keras::layers::Add()(shortcut, x);  // ResNet's residual connection
+class Add : public Layer<Add> {
+ public:
+  /// Takes the common layer options (default name "add", "add_1", ...).
+  explicit Add(LayerOptions options = {}) : Layer("add", std::move(options)) {}
+
+  /// "Add".
+  [[nodiscard]] std::string class_name() const override { return "Add"; }
+  /// The sum of `inputs` (at least one; same dtype and rank, shapes that broadcast); throws
+  /// invalid_argument for an empty list or shapes that do not broadcast.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const std::vector<Tensor<T, R>>& inputs) {
+    if (inputs.empty()) {
+      throw invalid_argument("Add '" + name() + "': needs at least one input");
+    }
+    Tensor<T, R> sum = inputs[0];
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+      sum = sum + inputs[i];
+    }
+    return sum;
+  }
+  /// `a + b`.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const Tensor<T, R>& a, const Tensor<T, R>& b) {
+    return a + b;
+  }
+};
+
+/// Keyword arguments of Concatenate.
+struct ConcatenateOptions {
+  std::optional<std::string> name = std::nullopt;  ///< default "concatenate", ...
+};
+
+/// Joins its inputs along `axis` (tf.keras.layers.Concatenate, default the last axis;
+/// TensorFlow's ConcatV2). Called with a list of tensors or with two tensors.
+///
+///     auto y = tf::keras::layers::Concatenate()(std::vector{a, b});  // [N, H, W, Ca + Cb]
+class Concatenate : public Layer<Concatenate> {
+ public:
+  /// Joins along `axis` (negative counts from the end).
+  explicit Concatenate(int axis = -1, ConcatenateOptions options = {})
+      : Layer("concatenate", {.name = options.name}), axis_(axis) {}
+
+  /// The axis joined along.
+  [[nodiscard]] int axis() const noexcept { return axis_; }
+  /// "Concatenate".
+  [[nodiscard]] std::string class_name() const override { return "Concatenate"; }
+  /// `tf::concat(inputs, axis)`; throws invalid_argument (from `tf::concat`) for an empty list,
+  /// a bad axis or shapes that differ off the axis.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const std::vector<Tensor<T, R>>& inputs) {
+    return concat(inputs, axis_);
+  }
+  /// `tf::concat({a, b}, axis)`.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const Tensor<T, R>& a, const Tensor<T, R>& b) {
+    return concat(std::vector<Tensor<T, R>>{a, b}, axis_);
+  }
+
+ private:
+  int axis_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+// ---- end <tapeflow/keras/layers/merge.hpp>
 // ---- begin <tapeflow/keras/layers/pooling.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
@@ -27513,6 +27928,157 @@ using AvgPool2D = AveragePooling2D;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
 // ---- end <tapeflow/keras/layers/pooling.hpp>
+// ---- begin <tapeflow/keras/layers/relu.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
+// tf.keras.layers.ReLU: max_value, negative_slope and threshold, as Keras 3 computes them.
+
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of ReLU (Keras' names and defaults).
+struct ReLUOptions {
+  /// The largest output (Keras: `max_value`); none by default. 6 (without a threshold) runs
+  /// TensorFlow's Relu6 op, as Keras does.
+  std::optional<float> max_value = std::nullopt;
+  float negative_slope = 0.0f;  ///< slope below the threshold (leaky ReLU)
+  float threshold = 0.0f;       ///< inputs up to this value are damped (not passed through)
+  std::optional<std::string> name = std::nullopt;  ///< default "re_lu", "re_lu_1", ...
+};
+
+/// The rectified linear unit (tf.keras.layers.ReLU): `x` where x > threshold, else
+/// `negative_slope * (x - threshold)`, capped at `max_value`. With the defaults it is
+/// `tf::nn::relu`; `ReLU({.max_value = 6})` is MobileNet's `tf::nn::relu6`.
+///
+/// Computed as Keras 3's `activations.relu` is, with the same ops: Relu (or Relu6, or a
+/// Greater/Select for a threshold), Minimum/Maximum for `max_value`, and `- negative_slope *
+/// relu(threshold - x)`, so the values and the exported graph are Keras'.
+///
+///     tf::keras::layers::ReLU relu6({.max_value = 6.0f});
+class ReLU : public Layer<ReLU> {
+ public:
+  /// Any rank is accepted.
+  static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Throws invalid_argument for a negative max_value or negative_slope (as Keras).
+  explicit ReLU(ReLUOptions options = {})
+      : Layer("re_lu", {.name = options.name}), options_(std::move(options)) {
+    if (options_.max_value && !(*options_.max_value >= 0.0f)) {
+      throw invalid_argument("tf::keras::layers::ReLU: max_value must be >= 0, got " +
+                             std::to_string(*options_.max_value));
+    }
+    if (!(options_.negative_slope >= 0.0f)) {
+      throw invalid_argument("tf::keras::layers::ReLU: negative_slope must be >= 0, got " +
+                             std::to_string(options_.negative_slope));
+    }
+  }
+
+  /// "ReLU".
+  [[nodiscard]] std::string class_name() const override { return "ReLU"; }
+
+  /// The activation of `x` (float, any rank).
+  template <std::size_t R>
+  Tensor<float, R> call(const Tensor<float, R>& x) {
+    const float slope = options_.negative_slope;
+    const float threshold = options_.threshold;
+    bool clip = options_.max_value.has_value();
+    Tensor<float, R> y;
+    if (threshold != 0.0f) {
+      y = where(greater(x, Tensor<float, 0>(threshold)), x, zeros_like(x));
+    } else if (clip && *options_.max_value == 6.0f) {
+      y = nn::relu6(x);
+      clip = false;
+    } else {
+      y = nn::relu(x);
+    }
+    if (clip) {
+      y = minimum(maximum(y, Tensor<float, 0>(0.0f)), Tensor<float, 0>(*options_.max_value));
+    }
+    if (slope != 0.0f) {
+      const auto below =
+          threshold != 0.0f ? nn::relu(-x + Tensor<float, 0>(threshold)) : nn::relu(-x);
+      y = y - Tensor<float, 0>(slope) * below;
+    }
+    return y;
+  }
+
+ private:
+  ReLUOptions options_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
+// ---- end <tapeflow/keras/layers/relu.hpp>
+// ---- begin <tapeflow/keras/layers/rescaling.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+// tf.keras.layers.Rescaling: x * scale + offset (image preprocessing).
+
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Rescaling.
+struct RescalingOptions {
+  float offset = 0.0f;                             ///< added after scaling
+  std::optional<std::string> name = std::nullopt;  ///< default "rescaling", "rescaling_1", ...
+};
+
+/// Rescales inputs to float: `cast<float>(x) * scale + offset` (tf.keras.layers.Rescaling,
+/// Keras 3's computation). A scalar scale and offset (Keras also takes per-channel lists).
+///
+///     tf::keras::layers::Rescaling(1.0f / 127.5f, {.offset = -1.0f})  // [0, 255] -> [-1, 1]
+///     tf::keras::layers::Rescaling(1.0f / 255)                        // uint8 images too
+class Rescaling : public Layer<Rescaling> {
+ public:
+  /// Any rank is accepted.
+  static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Multiplies by `scale`, then adds `options.offset`.
+  explicit Rescaling(float scale, RescalingOptions options = {})
+      : Layer("rescaling", {.name = options.name}), scale_(scale), offset_(options.offset) {}
+
+  /// The scale.
+  [[nodiscard]] float scale() const noexcept { return scale_; }
+  /// The offset.
+  [[nodiscard]] float offset() const noexcept { return offset_; }
+  /// "Rescaling".
+  [[nodiscard]] std::string class_name() const override { return "Rescaling"; }
+  /// `x` (any numeric dtype, cast to float first) times scale plus offset.
+  template <class T, std::size_t R>
+  Tensor<float, R> call(const Tensor<T, R>& x) {
+    if constexpr (std::same_as<T, float>) {
+      return x * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
+    } else {
+      return cast<float>(x) * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
+    }
+  }
+
+ private:
+  float scale_;
+  float offset_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+// ---- end <tapeflow/keras/layers/rescaling.hpp>
 // ---- begin <tapeflow/keras/layers/zero_padding2d.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
@@ -34700,149 +35266,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/ops/array/concat.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
-// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
-/// agree on every other axis (TensorFlow op "ConcatV2").
-struct ConcatV2 {
-  static constexpr std::string_view name = "ConcatV2";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
-  template <class T, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
-    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
-  }
-  /// TensorFlow's `axis` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
-                             " is out of range for tensors of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
-    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
-    if (values.empty()) {
-      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
-    }
-    std::size_t const ax = resolved_axis<R>();
-    OutSpec<T, R> spec{values[0].dims()};
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      auto const& d = values[i].dims();
-      for (std::size_t a = 0; a < R; ++a) {
-        if (a != ax && d[a] != spec.dims[a]) {
-          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
-                                 values[i].shape().to_string() +
-                                 ", which does not match input 0's shape " +
-                                 values[0].shape().to_string() +
-                                 " outside the concatenation axis " + std::to_string(ax));
-        }
-      }
-      spec.dims[ax] += d[ax];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= out.dims()[a];
-    }
-    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
-    if (out_row == 0) {
-      return;
-    }
-    std::vector<std::int64_t> rows(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      rows[i] = values[i].num_elements() / outer;
-    }
-    T* o = detail::tensor_access::mutable_data(out);
-    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   T* dst = o + r * out_row;
-                                   for (std::size_t i = 0; i < values.size(); ++i) {
-                                     dst =
-                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
-                std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    return [=] {
-      std::vector<Tensor<T, R>> grads;
-      grads.reserve(values.size());
-      Slice<R> slice;
-      for (auto const& x : values) {
-        slice.size = x.dims();
-        grads.push_back(detail::execute(slice, dy));
-        slice.begin[ax] += x.dims()[ax];
-      }
-      return grads;
-    };
-  }
-};
-
-}  // namespace ops
-
-/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
-/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
-/// list, a bad axis or mismatched shapes.
-///
-///     auto a = tf::constant<float>({{1, 2}});
-///     auto b = tf::constant<float>({{3, 4}});
-///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
-///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
-  static_assert(
-      R >= 1,
-      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
-  return detail::execute(ops::ConcatV2{axis}, values);
-}
-/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
-  return concat(std::vector<Tensor<T, R>>(values), axis);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// ---- end <tapeflow/ops/array/concat.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 

@@ -70,7 +70,39 @@ def pooling():
          keras.layers.ZeroPadding2D(((1, 2), (0, 1)))(x))
 
 
-SECTIONS = {"batch_norm": batch_norm, "pooling": pooling}
+def activations():
+    x = data((2, 3, 4)) * 4  # [-8, 8]
+    cases = [
+        ("ReLU()", {}),
+        ("ReLU(max_value=6)", {"max_value": 6.0}),
+        ("ReLU(max_value=4.5)", {"max_value": 4.5}),
+        ("ReLU(negative_slope=0.1)", {"negative_slope": 0.1}),
+        ("ReLU(threshold=0.5)", {"threshold": 0.5}),
+        ("ReLU(max_value=6, negative_slope=0.2, threshold=1)",
+         {"max_value": 6.0, "negative_slope": 0.2, "threshold": 1.0}),
+    ]
+    for text, kwargs in cases:
+        show(f"{text} data((2, 3, 4)) * 4", keras.layers.ReLU(**kwargs)(x))
+    show("Activation('relu6') data((2, 3, 4)) * 4", keras.layers.Activation("relu6")(x))
+    show("Activation('softmax') data((2, 3, 4))", keras.layers.Activation("softmax")(data((2, 3, 4))))
+    images = np.array([(i * 37) % 256 for i in range(24)], dtype=np.uint8).reshape((2, 3, 4))
+    show("Rescaling(1 / 127.5, offset=-1) uint8 (i * 37) % 256",
+         keras.layers.Rescaling(1 / 127.5, offset=-1)(images))
+
+
+def merging():
+    a, b, c = data((2, 3, 4)), data((2, 3, 4), 1), data((2, 3, 4), 2)
+    show("Add()([a, b, c]) shifts 0, 1, 2", keras.layers.Add()([a, b, c]))
+    show("Concatenate()([a, b]) shifts 0, 1", keras.layers.Concatenate()([a, b]))
+    show("Concatenate(axis=1)([a, b]) shifts 0, 1", keras.layers.Concatenate(axis=1)([a, b]))
+
+
+SECTIONS = {
+    "batch_norm": batch_norm,
+    "pooling": pooling,
+    "activations": activations,
+    "merging": merging,
+}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or SECTIONS:

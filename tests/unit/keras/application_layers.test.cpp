@@ -12,9 +12,14 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/keras/layers/activation.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
+#include <tapeflow/keras/layers/flatten.hpp>
 #include <tapeflow/keras/layers/global_pooling.hpp>
+#include <tapeflow/keras/layers/merge.hpp>
 #include <tapeflow/keras/layers/pooling.hpp>
+#include <tapeflow/keras/layers/relu.hpp>
+#include <tapeflow/keras/layers/rescaling.hpp>
 #include <tapeflow/keras/layers/zero_padding2d.hpp>
 #include <tapeflow/keras/sequential.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
@@ -283,6 +288,157 @@ TEST_CASE("ZeroPadding2D matches Keras 3; padding forms; gradient") {
   tape.watch(x);
   auto g = tape.gradient(tf::reduce_sum(pad(x) * 2.0f), x);
   CHECK(g->numpy() == std::vector<float>(12, 2.0f));
+}
+
+TEST_CASE("ReLU matches Keras 3 (max_value, negative_slope, threshold)") {
+  // reference_values.py activations: x = data((2, 3, 4)) * 4, in [-8, 8].
+  auto x = data<3>({2, 3, 4}) * 4.0f;
+  struct Case {
+    layers::ReLUOptions options;
+    std::vector<float> want;
+  };
+  std::vector<Case> const cases{
+      {{}, {0.0f, 0.0f,         6.16666651f, 0.0f, 2.33333325f, 0.0f, 0.0f,         4.66666651f,
+            0.0f, 0.833333313f, 7.0f,        0.0f, 3.16666675f, 0.0f, 0.0f,         5.5f,
+            0.0f, 1.66666663f,  7.83333349f, 0.0f, 4.0f,        0.0f, 0.166666672f, 6.33333349f}},
+      {{.max_value = 6.0f},
+       {0.0f, 0.0f,         6.0f, 0.0f, 2.33333325f, 0.0f, 0.0f,         4.66666651f,
+        0.0f, 0.833333313f, 6.0f, 0.0f, 3.16666675f, 0.0f, 0.0f,         5.5f,
+        0.0f, 1.66666663f,  6.0f, 0.0f, 4.0f,        0.0f, 0.166666672f, 6.0f}},
+      {{.max_value = 4.5f},
+       {0.0f, 0.0f,         4.5f, 0.0f, 2.33333325f, 0.0f, 0.0f,         4.5f,
+        0.0f, 0.833333313f, 4.5f, 0.0f, 3.16666675f, 0.0f, 0.0f,         4.5f,
+        0.0f, 1.66666663f,  4.5f, 0.0f, 4.0f,        0.0f, 0.166666672f, 4.5f}},
+      {{.negative_slope = 0.1f},
+       {-0.616666675f, 0.0f,          6.16666651f,    -0.383333325f, 2.33333325f,   -0.766666651f,
+        -0.150000006f, 4.66666651f,   -0.533333361f,  0.833333313f,  7.0f,          -0.300000012f,
+        3.16666675f,   -0.683333337f, -0.0666666701f, 5.5f,          -0.450000018f, 1.66666663f,
+        7.83333349f,   -0.216666684f, 4.0f,           -0.600000024f, 0.166666672f,  6.33333349f}},
+      {{.threshold = 0.5f},
+       {0.0f, 0.0f,         6.16666651f, 0.0f, 2.33333325f, 0.0f, 0.0f, 4.66666651f,
+        0.0f, 0.833333313f, 7.0f,        0.0f, 3.16666675f, 0.0f, 0.0f, 5.5f,
+        0.0f, 1.66666663f,  7.83333349f, 0.0f, 4.0f,        0.0f, 0.0f, 6.33333349f}},
+      {{.max_value = 6.0f, .negative_slope = 0.2f, .threshold = 1.0f},
+       {-1.43333328f, -0.200000003f, 6.0f,          -0.966666639f,  2.33333325f,   -1.73333323f,
+        -0.5f,        4.66666651f,   -1.26666677f,  -0.0333333388f, 6.0f,          -0.800000012f,
+        3.16666675f,  -1.56666672f,  -0.333333343f, 5.5f,           -1.10000002f,  1.66666663f,
+        6.0f,         -0.633333385f, 4.0f,          -1.39999998f,   -0.166666672f, 6.0f}},
+  };
+  for (auto const& c : cases) {
+    layers::ReLU relu(c.options);
+    CHECK(max_diff(relu(x).numpy(), c.want) <= 1e-6);
+  }
+  CHECK(layers::ReLU().name().rfind("re_lu", 0) == 0);
+  CHECK(layers::ReLU().class_name() == "ReLU");
+  CHECK_THROWS_AS(layers::ReLU({.max_value = -1.0f}), tf::invalid_argument);
+  CHECK_THROWS_AS(layers::ReLU({.negative_slope = -0.5f}), tf::invalid_argument);
+  // Gradients: 1 inside (0, max), slope below the threshold, 0 above max.
+  auto p = tf::constant<float>({-2.0f, 0.5f, 3.0f, 7.0f});
+  layers::ReLU relu6({.max_value = 6.0f});
+  layers::ReLU leaky({.max_value = 6.0f, .negative_slope = 0.25f});
+  tf::GradientTape tape({.persistent = true});
+  tape.watch(p);
+  auto g6 = tape.gradient(tf::reduce_sum(relu6(p)), p);
+  auto gl = tape.gradient(tf::reduce_sum(leaky(p)), p);
+  CHECK(g6->numpy() == std::vector<float>{0, 1, 1, 0});
+  CHECK(gl->numpy() == std::vector<float>{0.25f, 1, 1, 0});
+}
+
+TEST_CASE("Activation layer and Rescaling match Keras 3") {
+  // reference_values.py activations.
+  auto x = data<3>({2, 3, 4}) * 4.0f;
+  layers::Activation relu6("relu6");
+  CHECK(max_diff(relu6(x).numpy(),
+                 {0.0f, 0.0f,         6.0f, 0.0f, 2.33333325f, 0.0f, 0.0f,         4.66666651f,
+                  0.0f, 0.833333313f, 6.0f, 0.0f, 3.16666675f, 0.0f, 0.0f,         5.5f,
+                  0.0f, 1.66666663f,  6.0f, 0.0f, 4.0f,        0.0f, 0.166666672f, 6.0f}) == 0);
+  layers::Activation softmax("softmax");
+  CHECK(max_diff(softmax(data<3>({2, 3, 4})).numpy(),
+                 {0.0341350324f, 0.159491494f,  0.745203495f, 0.0611700341f, 0.306972712f,
+                  0.0251978599f, 0.117733724f,  0.550095677f, 0.0341350213f, 0.159491494f,
+                  0.745203495f,  0.0611700341f, 0.306972712f, 0.0251978543f, 0.117733724f,
+                  0.550095677f,  0.0341350213f, 0.159491479f, 0.745203495f,  0.0611700341f,
+                  0.306972712f,  0.0251978561f, 0.117733724f, 0.550095737f}) <= 1e-6);
+  layers::Activation by_function(tf::nn::relu);
+  CHECK(by_function(x).numpy() == layers::ReLU()(x).numpy());
+  CHECK(relu6.class_name() == "Activation");
+  CHECK(relu6.name().rfind("activation", 0) == 0);
+  CHECK(relu6.variables().empty());
+  CHECK_THROWS_AS(layers::Activation("no_such_activation"), tf::invalid_argument);
+
+  std::vector<std::uint8_t> pixels;
+  for (int i = 0; i < 24; ++i) {
+    pixels.push_back(static_cast<std::uint8_t>((i * 37) % 256));
+  }
+  auto images = tf::constant<std::uint8_t, 3>(pixels, {2, 3, 4});
+  layers::Rescaling rescale(static_cast<float>(1.0 / 127.5), {.offset = -1.0f});
+  auto y = rescale(images);
+  static_assert(std::is_same_v<decltype(y), tf::Tensor<float, 3>>);
+  CHECK(max_diff(y.numpy(),
+                 {-1.0f,         -0.709803939f, -0.419607818f,  -0.129411697f, 0.160784364f,
+                  0.450980425f,  0.741176605f,  -0.97647059f,   -0.686274529f, -0.396078408f,
+                  -0.105882287f, 0.184313774f,  0.474509835f,   0.764706016f,  -0.952941179f,
+                  -0.662745118f, -0.372548997f, -0.0823528767f, 0.207843184f,  0.498039246f,
+                  0.788235426f,  -0.929411769f, -0.639215708f,  -0.349019587f}) <= 1e-6);
+  CHECK(rescale.class_name() == "Rescaling");
+  CHECK(layers::Rescaling(2.0f)(x).numpy() == (x * 2.0f).numpy());
+}
+
+TEST_CASE("Add and Concatenate match Keras 3; Reshape") {
+  // reference_values.py merging.
+  auto a = data<3>({2, 3, 4});
+  auto b = data<3>({2, 3, 4}, 1);
+  auto c = data<3>({2, 3, 4}, 2);
+  layers::Add add;
+  CHECK(max_diff(add(std::vector{a, b, c}).numpy(),
+                 {-4.5f,       0.125f,       4.75f,        -2.75f,  1.875f, -5.625f,
+                  -1.0f,       3.625f,       -3.875f,      0.75f,   5.375f, -2.125f,
+                  2.5f,        -5.0f,        -0.37500003f, 4.25f,   -3.25f, 1.375f,
+                  1.95833349f, -1.50000012f, 3.125f,       -4.375f, 0.25f,  4.875f}) <= 1e-6);
+  CHECK(add(a, b).numpy() == (a + b).numpy());
+  CHECK(add.class_name() == "Add");
+  CHECK_THROWS_AS(add(std::vector<tf::Tensor<float, 3>>{}), tf::invalid_argument);
+  layers::Concatenate concat;
+  auto last = concat(std::vector{a, b});
+  CHECK(last.dims() == std::array<std::int64_t, 3>{2, 3, 8});
+  CHECK(
+      last.numpy() ==
+      std::vector<float>{
+          -1.54166663f,  0.0f,          1.54166663f,   -0.958333313f, -1.5f,         0.0416666679f,
+          1.58333337f,   -0.916666687f, 0.583333313f,  -1.91666663f,  -0.375f,       1.16666663f,
+          0.625f,        -1.875f,       -0.333333343f, 1.20833337f,   -1.33333337f,  0.208333328f,
+          1.75f,         -0.75f,        -1.29166663f,  0.25f,         1.79166663f,   -0.708333313f,
+          0.791666687f,  -1.70833337f,  -0.166666672f, 1.375f,        0.833333313f,  -1.66666663f,
+          -0.125f,       1.41666663f,   -1.125f,       0.416666657f,  1.95833337f,   -0.541666687f,
+          -1.08333337f,  0.458333343f,  2.0f,          -0.5f,         1.0f,          -1.5f,
+          0.0416666679f, 1.58333337f,   1.04166663f,   -1.45833337f,  0.0833333358f, 1.625f});
+  layers::Concatenate rows(1);
+  auto joined = rows(a, b);
+  CHECK(joined.dims() == std::array<std::int64_t, 3>{2, 6, 4});
+  CHECK(joined.numpy() ==
+        std::vector<float>{-1.54166663f,  0.0f,          1.54166663f,  -0.958333313f, 0.583333313f,
+                           -1.91666663f,  -0.375f,       1.16666663f,  -1.33333337f,  0.208333328f,
+                           1.75f,         -0.75f,        -1.5f,        0.0416666679f, 1.58333337f,
+                           -0.916666687f, 0.625f,        -1.875f,      -0.333333343f, 1.20833337f,
+                           -1.29166663f,  0.25f,         1.79166663f,  -0.708333313f, 0.791666687f,
+                           -1.70833337f,  -0.166666672f, 1.375f,       -1.125f,       0.416666657f,
+                           1.95833337f,   -0.541666687f, 1.0f,         -1.5f,         0.0416666679f,
+                           1.58333337f,   0.833333313f,  -1.66666663f, -0.125f,       1.41666663f,
+                           -1.08333337f,  0.458333343f,  2.0f,         -0.5f,         1.04166663f,
+                           -1.45833337f,  0.0833333358f, 1.625f});
+  CHECK(rows.class_name() == "Concatenate");
+  CHECK_THROWS_AS(concat(std::vector{a, data<3>({2, 2, 4})}), tf::invalid_argument);
+  // Gradients reach every input.
+  tf::GradientTape tape({.persistent = true});
+  tape.watch(a);
+  tape.watch(b);
+  auto s = tf::reduce_sum(add(a, b) * 3.0f) + tf::reduce_sum(concat(a, b) * 2.0f);
+  CHECK(tape.gradient(s, a)->numpy() == std::vector<float>(24, 5.0f));
+  CHECK(tape.gradient(s, b)->numpy() == std::vector<float>(24, 5.0f));
+  // Reshape (keras/layers/flatten.hpp) with an inferred axis, as Keras' Reshape((3, -1)).
+  layers::Reshape reshape({3, -1});
+  CHECK(reshape(a).dims() == std::array<std::int64_t, 3>{2, 3, 4});
+  CHECK(layers::Reshape({-1})(a).dims() == std::array<std::int64_t, 2>{2, 12});
 }
 
 }  // namespace test_keras_application_layers
