@@ -10,6 +10,7 @@
 #include <tapeflow/keras/layers/batch_normalization.hpp>  // IWYU pragma: export
 #include <tapeflow/keras/layers/conv2d.hpp>               // IWYU pragma: export
 #include <tapeflow/keras/layers/dense.hpp>                // IWYU pragma: export
+#include <tapeflow/keras/layers/depthwise_conv2d.hpp>     // IWYU pragma: export
 #include <tapeflow/keras/layers/dropout.hpp>              // IWYU pragma: export
 #include <tapeflow/keras/layers/embedding.hpp>            // IWYU pragma: export
 #include <tapeflow/keras/layers/flatten.hpp>              // IWYU pragma: export

@@ -23,6 +23,7 @@
 #include <tapeflow/ops/nn/batch_norm.hpp>            // IWYU pragma: export
 #include <tapeflow/ops/nn/conv2d.hpp>                // IWYU pragma: export
 #include <tapeflow/ops/nn/cross_entropy.hpp>         // IWYU pragma: export
+#include <tapeflow/ops/nn/depthwise_conv2d.hpp>      // IWYU pragma: export
 #include <tapeflow/ops/nn/dropout.hpp>               // IWYU pragma: export
 #include <tapeflow/ops/nn/pooling.hpp>               // IWYU pragma: export
 #include <tapeflow/ops/nn/relu6.hpp>                 // IWYU pragma: export

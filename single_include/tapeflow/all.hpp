@@ -23026,6 +23026,243 @@ TAPEFLOW_END_NAMESPACE
 #include <tuple>
 #include <vector>
 
+// ---- begin <tapeflow/ops/nn/conv_window.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+// What the convolution ops share (Conv2D and its backprops, DepthwiseConv2dNative and its
+// backprops): TensorFlow's window attributes and the geometry and shape checks, without any
+// kernel, so a convolution op includes only its own.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// ---- begin <tapeflow/ops/nn/padding.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
+// Window arguments shared by convolution and pooling: `tf::nn::Padding` ("SAME"/"VALID"),
+// `tf::nn::Size2D` (a height/width pair such as strides), and TensorFlow's output-size and
+// padding arithmetic.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace nn {
+
+/// How a window treats the borders (TensorFlow's `padding="SAME" | "VALID"`).
+///
+/// * `valid`: no padding; the output holds only windows that fit inside the input:
+///   `out = (in - ((k - 1) * dilation + 1)) / stride + 1`.
+/// * `same`: zero padding so that `out = ceil(in / stride)`; the padding is split as TensorFlow
+///   splits it, the smaller half before (top/left): `pad_total = max((out - 1) * stride +
+///   (k - 1) * dilation + 1 - in, 0)`, `pad_before = pad_total / 2`.
+enum class Padding { valid, same };
+
+/// A padding argument: `tf::nn::Padding::same` or TensorFlow's spelling, `"SAME"` / `"VALID"`
+/// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
+class PaddingArg {
+ public:
+  /// The given padding.
+  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
+
+  /// The padding chosen.
+  [[nodiscard]] Padding value() const noexcept { return value_; }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
+  operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  static Padding parse(std::string_view text) {
+    if (text == "SAME" || text == "same") {
+      return Padding::same;
+    }
+    if (text == "VALID" || text == "valid") {
+      return Padding::valid;
+    }
+    throw invalid_argument("tf::nn: padding must be \"SAME\" or \"VALID\", got \"" +
+                           std::string(text) + "\"");
+  }
+  Padding value_;
+};
+
+/// "SAME" or "VALID", as TensorFlow writes the attribute.
+constexpr std::string_view padding_name(Padding padding) noexcept {
+  return padding == Padding::same ? "SAME" : "VALID";
+}
+
+/// A (height, width) pair: window sizes, strides, dilations. One number means both
+/// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
+struct Size2D {
+  std::int64_t h = 1;  ///< height (rows)
+  std::int64_t w = 1;  ///< width (columns)
+  constexpr Size2D() noexcept = default;
+  /// `{both, both}`.
+  constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
+      : h(both), w(both) {}
+  /// `{height, width}`.
+  constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
+  /// Same height and width.
+  friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
+  /// "(h, w)", as TensorFlow prints a pair in errors.
+  [[nodiscard]] std::string to_string() const {
+    return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
+  }
+};
+
+}  // namespace nn
+
+namespace detail::nn_impl {
+
+/// Output size and leading padding of one spatial axis (TensorFlow's
+/// `GetWindowedOutputSizeVerbose`). `out` is negative when a VALID window does not fit.
+struct WindowAxis {
+  std::int64_t out = 0;
+  std::int64_t pad_before = 0;
+};
+
+inline WindowAxis window_axis(std::int64_t in, std::int64_t k, std::int64_t stride,
+                              std::int64_t dilation, nn::Padding padding) noexcept {
+  std::int64_t const effective = (k - 1) * dilation + 1;
+  if (padding == nn::Padding::valid) {
+    if (in < effective) {
+      return {-1, 0};
+    }
+    return {(in - effective) / stride + 1, 0};
+  }
+  std::int64_t const out = (in + stride - 1) / stride;
+  std::int64_t const total = std::max<std::int64_t>((out - 1) * stride + effective - in, 0);
+  return {out, total / 2};
+}
+
+/// Everything a 2-D window kernel needs: NHWC input, window, output and padding.
+struct Window2D {
+  std::int64_t n = 0, h = 0, w = 0, c = 0;      // input
+  std::int64_t kh = 1, kw = 1;                  // window
+  std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
+  std::int64_t oh = 0, ow = 0;                  // output
+  std::int64_t pad_top = 0, pad_left = 0;
+};
+
+/// Checks window attributes (positive sizes) and computes the geometry; `what` names the op and
+/// shapes for the error messages.
+inline Window2D window_2d(std::string_view op, std::string const& what, std::int64_t n,
+                          std::int64_t h, std::int64_t w, std::int64_t c, nn::Size2D k,
+                          nn::Size2D strides, nn::Size2D dilations, nn::Padding padding) {
+  if (k.h <= 0 || k.w <= 0) {
+    throw invalid_argument(std::string(op) + ": window size must be positive, got " +
+                           k.to_string() + what);
+  }
+  if (strides.h <= 0 || strides.w <= 0) {
+    throw invalid_argument(std::string(op) + ": strides must be positive, got " +
+                           strides.to_string() + what);
+  }
+  if (dilations.h <= 0 || dilations.w <= 0) {
+    throw invalid_argument(std::string(op) + ": dilations must be positive, got " +
+                           dilations.to_string() + what);
+  }
+  Window2D g;
+  g.n = n;
+  g.h = h;
+  g.w = w;
+  g.c = c;
+  g.kh = k.h;
+  g.kw = k.w;
+  g.sh = strides.h;
+  g.sw = strides.w;
+  g.dh = dilations.h;
+  g.dw = dilations.w;
+  auto const y = window_axis(h, k.h, strides.h, dilations.h, padding);
+  auto const x = window_axis(w, k.w, strides.w, dilations.w, padding);
+  if (y.out < 0 || x.out < 0) {
+    throw invalid_argument(std::string(op) + ": the window " + k.to_string() + " with dilations " +
+                           dilations.to_string() +
+                           " does not fit in the input with VALID padding (the output size would "
+                           "be negative)" +
+                           what);
+  }
+  g.oh = y.out;
+  g.ow = x.out;
+  g.pad_top = y.pad_before;
+  g.pad_left = x.pad_before;
+  return g;
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
+// ---- end <tapeflow/ops/nn/padding.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Attributes shared by the convolution ops, Conv2D, DepthwiseConv2dNative and their backprops
+/// (TensorFlow's `strides`, `padding`, `dilations`, for the H and W axes; batch and channel
+/// strides are always 1).
+struct ConvWindow {
+  nn::Size2D strides = 1;
+  nn::Padding padding = nn::Padding::valid;
+  nn::Size2D dilations = 1;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
+            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
+            {"data_format", "NHWC"}};
+  }
+};
+
+}  // namespace ops
+
+namespace detail::nn_impl {
+
+inline std::string conv_shapes(std::array<std::int64_t, 4> const& input,
+                               std::array<std::int64_t, 4> const& filter) {
+  return " (input shape " + Shape(input).to_string() + ", filter shape " +
+         Shape(filter).to_string() + ")";
+}
+
+/// Geometry of a convolution of an NHWC `input` with an HWIO `filter`; checks the channels.
+inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window,
+                              std::array<std::int64_t, 4> const& input,
+                              std::array<std::int64_t, 4> const& filter) {
+  std::string const what = conv_shapes(input, filter);
+  if (input[3] != filter[2]) {
+    throw invalid_argument(std::string(op) + ": the input depth " + std::to_string(input[3]) +
+                           " does not match the filter's input depth " + std::to_string(filter[2]) +
+                           what);
+  }
+  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
+                   window.strides, window.dilations, window.padding);
+}
+
+/// Checks that `dy` has the shape the forward convolution produces.
+inline void check_out_backprop(std::string_view op, Window2D const& g, std::int64_t out_channels,
+                               std::array<std::int64_t, 4> const& dy,
+                               std::array<std::int64_t, 4> const& input,
+                               std::array<std::int64_t, 4> const& filter) {
+  std::array<std::int64_t, 4> const expected{g.n, g.oh, g.ow, out_channels};
+  if (dy != expected) {
+    throw invalid_argument(std::string(op) + ": out_backprop has shape " + Shape(dy).to_string() +
+                           " but the convolution's output shape is " + Shape(expected).to_string() +
+                           conv_shapes(input, filter));
+  }
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+// ---- end <tapeflow/ops/nn/conv_window.hpp>
 // ---- begin <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
@@ -23933,167 +24170,6 @@ TAPEFLOW_NOINLINE void conv_micro_kernel(std::int64_t taps, std::int64_t channel
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
 // ---- end <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
-// ---- begin <tapeflow/ops/nn/padding.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
-// Window arguments shared by convolution and pooling: `tf::nn::Padding` ("SAME"/"VALID"),
-// `tf::nn::Size2D` (a height/width pair such as strides), and TensorFlow's output-size and
-// padding arithmetic.
-
-#include <algorithm>
-#include <cstdint>
-#include <string>
-#include <string_view>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace nn {
-
-/// How a window treats the borders (TensorFlow's `padding="SAME" | "VALID"`).
-///
-/// * `valid`: no padding; the output holds only windows that fit inside the input:
-///   `out = (in - ((k - 1) * dilation + 1)) / stride + 1`.
-/// * `same`: zero padding so that `out = ceil(in / stride)`; the padding is split as TensorFlow
-///   splits it, the smaller half before (top/left): `pad_total = max((out - 1) * stride +
-///   (k - 1) * dilation + 1 - in, 0)`, `pad_before = pad_total / 2`.
-enum class Padding { valid, same };
-
-/// A padding argument: `tf::nn::Padding::same` or TensorFlow's spelling, `"SAME"` / `"VALID"`
-/// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
-class PaddingArg {
- public:
-  /// The given padding.
-  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
-  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
-  PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
-  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-
-  /// The padding chosen.
-  [[nodiscard]] Padding value() const noexcept { return value_; }
-  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
-  operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
-
- private:
-  static Padding parse(std::string_view text) {
-    if (text == "SAME" || text == "same") {
-      return Padding::same;
-    }
-    if (text == "VALID" || text == "valid") {
-      return Padding::valid;
-    }
-    throw invalid_argument("tf::nn: padding must be \"SAME\" or \"VALID\", got \"" +
-                           std::string(text) + "\"");
-  }
-  Padding value_;
-};
-
-/// "SAME" or "VALID", as TensorFlow writes the attribute.
-constexpr std::string_view padding_name(Padding padding) noexcept {
-  return padding == Padding::same ? "SAME" : "VALID";
-}
-
-/// A (height, width) pair: window sizes, strides, dilations. One number means both
-/// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
-struct Size2D {
-  std::int64_t h = 1;  ///< height (rows)
-  std::int64_t w = 1;  ///< width (columns)
-  constexpr Size2D() noexcept = default;
-  /// `{both, both}`.
-  constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
-      : h(both), w(both) {}
-  /// `{height, width}`.
-  constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
-  /// Same height and width.
-  friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
-  /// "(h, w)", as TensorFlow prints a pair in errors.
-  [[nodiscard]] std::string to_string() const {
-    return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
-  }
-};
-
-}  // namespace nn
-
-namespace detail::nn_impl {
-
-/// Output size and leading padding of one spatial axis (TensorFlow's
-/// `GetWindowedOutputSizeVerbose`). `out` is negative when a VALID window does not fit.
-struct WindowAxis {
-  std::int64_t out = 0;
-  std::int64_t pad_before = 0;
-};
-
-inline WindowAxis window_axis(std::int64_t in, std::int64_t k, std::int64_t stride,
-                              std::int64_t dilation, nn::Padding padding) noexcept {
-  std::int64_t const effective = (k - 1) * dilation + 1;
-  if (padding == nn::Padding::valid) {
-    if (in < effective) {
-      return {-1, 0};
-    }
-    return {(in - effective) / stride + 1, 0};
-  }
-  std::int64_t const out = (in + stride - 1) / stride;
-  std::int64_t const total = std::max<std::int64_t>((out - 1) * stride + effective - in, 0);
-  return {out, total / 2};
-}
-
-/// Everything a 2-D window kernel needs: NHWC input, window, output and padding.
-struct Window2D {
-  std::int64_t n = 0, h = 0, w = 0, c = 0;      // input
-  std::int64_t kh = 1, kw = 1;                  // window
-  std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
-  std::int64_t oh = 0, ow = 0;                  // output
-  std::int64_t pad_top = 0, pad_left = 0;
-};
-
-/// Checks window attributes (positive sizes) and computes the geometry; `what` names the op and
-/// shapes for the error messages.
-inline Window2D window_2d(std::string_view op, std::string const& what, std::int64_t n,
-                          std::int64_t h, std::int64_t w, std::int64_t c, nn::Size2D k,
-                          nn::Size2D strides, nn::Size2D dilations, nn::Padding padding) {
-  if (k.h <= 0 || k.w <= 0) {
-    throw invalid_argument(std::string(op) + ": window size must be positive, got " +
-                           k.to_string() + what);
-  }
-  if (strides.h <= 0 || strides.w <= 0) {
-    throw invalid_argument(std::string(op) + ": strides must be positive, got " +
-                           strides.to_string() + what);
-  }
-  if (dilations.h <= 0 || dilations.w <= 0) {
-    throw invalid_argument(std::string(op) + ": dilations must be positive, got " +
-                           dilations.to_string() + what);
-  }
-  Window2D g;
-  g.n = n;
-  g.h = h;
-  g.w = w;
-  g.c = c;
-  g.kh = k.h;
-  g.kw = k.w;
-  g.sh = strides.h;
-  g.sw = strides.w;
-  g.dh = dilations.h;
-  g.dw = dilations.w;
-  auto const y = window_axis(h, k.h, strides.h, dilations.h, padding);
-  auto const x = window_axis(w, k.w, strides.w, dilations.w, padding);
-  if (y.out < 0 || x.out < 0) {
-    throw invalid_argument(std::string(op) + ": the window " + k.to_string() + " with dilations " +
-                           dilations.to_string() +
-                           " does not fit in the input with VALID padding (the output size would "
-                           "be negative)" +
-                           what);
-  }
-  g.oh = y.out;
-  g.ow = x.out;
-  g.pad_top = y.pad_before;
-  g.pad_left = x.pad_before;
-  return g;
-}
-
-}  // namespace detail::nn_impl
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
-// ---- end <tapeflow/ops/nn/padding.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
@@ -24682,61 +24758,7 @@ struct Conv2DOptions {
 
 }  // namespace nn
 
-namespace ops {
-
-/// Attributes shared by the three convolution ops (TensorFlow's `strides`, `padding`,
-/// `dilations`, for the H and W axes; batch and channel strides are always 1).
-struct ConvWindow {
-  nn::Size2D strides = 1;
-  nn::Padding padding = nn::Padding::valid;
-  nn::Size2D dilations = 1;
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
-            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
-            {"data_format", "NHWC"}};
-  }
-};
-
-}  // namespace ops
-
 namespace detail::nn_impl {
-
-inline std::string conv_shapes(std::array<std::int64_t, 4> const& input,
-                               std::array<std::int64_t, 4> const& filter) {
-  return " (input shape " + Shape(input).to_string() + ", filter shape " +
-         Shape(filter).to_string() + ")";
-}
-
-/// Geometry of a convolution of an NHWC `input` with an HWIO `filter`; checks the channels.
-inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window,
-                              std::array<std::int64_t, 4> const& input,
-                              std::array<std::int64_t, 4> const& filter) {
-  std::string const what = conv_shapes(input, filter);
-  if (input[3] != filter[2]) {
-    throw invalid_argument(std::string(op) + ": the input depth " + std::to_string(input[3]) +
-                           " does not match the filter's input depth " + std::to_string(filter[2]) +
-                           what);
-  }
-  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
-                   window.strides, window.dilations, window.padding);
-}
-
-/// Checks that `dy` has the shape the forward convolution produces.
-inline void check_out_backprop(std::string_view op, Window2D const& g, std::int64_t out_channels,
-                               std::array<std::int64_t, 4> const& dy,
-                               std::array<std::int64_t, 4> const& input,
-                               std::array<std::int64_t, 4> const& filter) {
-  std::array<std::int64_t, 4> const expected{g.n, g.oh, g.ow, out_channels};
-  if (dy != expected) {
-    throw invalid_argument(std::string(op) + ": out_backprop has shape " + Shape(dy).to_string() +
-                           " but the convolution's output shape is " + Shape(expected).to_string() +
-                           conv_shapes(input, filter));
-  }
-}
 
 template <class T, std::size_t R>
 void check_conv_operands() {
@@ -25325,6 +25347,476 @@ class Dense : public Layer<Dense> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DENSE_HPP
 // ---- end <tapeflow/keras/layers/dense.hpp>
+// ---- begin <tapeflow/keras/layers/depthwise_conv2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
+// tf.keras.layers.DepthwiseConv2D: a depthwise 2-D convolution over NHWC inputs (MobileNet's
+// building block).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+// ---- begin <tapeflow/ops/nn/depthwise_conv2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+// Depthwise 2-D convolution of NHWC images (TensorFlow: `tf.nn.depthwise_conv2d`, op
+// "DepthwiseConv2dNative") and its two backprop ops: each input channel c is convolved with its
+// own filters w[:, :, c, m], m < multiplier, giving output channel c * multiplier + m.
+//
+// Kernels: direct loops (a depthwise filter has no reduction over channels, so no GEMM), the
+// channels innermost so the compiler vectorizes across them; forward by output row, the input
+// gradient scattering into one image per task, the filter gradient summed in a fixed number of
+// row blocks, each into its own buffer, added in order (results do not depend on threads).
+//
+// Gradients (the graph TensorFlow builds, so second order works):
+//   DepthwiseConv2dNative(x, w):  dx = ...BackpropInput(w, dy), dw = ...BackpropFilter(x, dy)
+//   ...BackpropInput(w, dy):      dw = ...BackpropFilter(g, dy), ddy = DepthwiseConv2dNative(g, w)
+//   ...BackpropFilter(x, dy):     dx = ...BackpropInput(g, dy),  ddy = DepthwiseConv2dNative(x, g)
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+template <class T, std::size_t R>
+void check_depthwise_operands() {
+  static_assert(floating_element<T>,
+                "tf::nn::depthwise_conv2d: input and filter must be float or double");
+  static_assert(R == 4, "tf::nn::depthwise_conv2d: input, filter and out_backprop must be rank 4");
+}
+
+/// Taps [first, last) of a window axis whose position `origin + k * step` lies in [0, size).
+inline void depthwise_taps(std::int64_t origin, std::int64_t step, std::int64_t taps,
+                           std::int64_t size, std::int64_t& first, std::int64_t& last) {
+  first = origin >= 0 ? 0 : std::min(taps, (-origin + step - 1) / step);
+  last = size - origin <= 0 ? 0 : std::min(taps, (size - origin + step - 1) / step);
+  last = std::max(last, first);
+}
+
+/// Calls `visit(n, out_pixel, in_pixel0, ky0, ky1, kx0, kx1)` for each output pixel of the
+/// flattened (image, output row) rows [r0, r1): `out_pixel` indexes [N * OH * OW], `in_pixel0`
+/// the input pixel of tap (0, 0) (possibly outside the image) in [N * H * W], and the taps
+/// inside the image are [ky0, ky1) x [kx0, kx1).
+template <class Visit>
+void for_each_depthwise_window(Window2D const& g, std::int64_t r0, std::int64_t r1, Visit&& visit) {
+  std::int64_t ky0 = 0, ky1 = 0, kx0 = 0, kx1 = 0;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    std::int64_t const n = r / g.oh;
+    std::int64_t const iy0 = (r % g.oh) * g.sh - g.pad_top;
+    depthwise_taps(iy0, g.dh, g.kh, g.h, ky0, ky1);
+    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+      std::int64_t const ix0 = ox * g.sw - g.pad_left;
+      depthwise_taps(ix0, g.dw, g.kw, g.w, kx0, kx1);
+      visit(r * g.ow + ox, (n * g.h + iy0) * g.w + ix0, ky0, ky1, kx0, kx1);
+    }
+  }
+}
+
+/// Output rows (image, output row) per parallel chunk.
+inline std::int64_t depthwise_grain(Window2D const& g, std::int64_t cm) {
+  return std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, g.ow * g.kh * g.kw * cm));
+}
+
+/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
+template <class T>
+void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  backend::cpu::parallel_for(
+      g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
+        for_each_depthwise_window(g, r0, r1,
+                                  [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                      std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                    T* out = y + o * cm;
+                                    std::fill_n(out, cm, T(0));
+                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                        T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                        T const* f = w + (ky * g.kw + kx) * cm;
+                                        if (mult == 1) {
+                                          for (std::int64_t i = 0; i < c; ++i) {
+                                            out[i] += in[i] * f[i];
+                                          }
+                                        } else {
+                                          for (std::int64_t i = 0; i < c; ++i) {
+                                            for (std::int64_t m = 0; m < mult; ++m) {
+                                              out[i * mult + m] += in[i] * f[i * mult + m];
+                                            }
+                                          }
+                                        }
+                                      }
+                                    }
+                                  });
+      });
+}
+
+/// dx[n, iy, ix, c] = sum over the windows and m that read it of dy[.., c * M + m] * w[.., c, m]
+/// (a scatter; each task owns whole images).
+template <class T>
+void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy,
+                              T* dx) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  std::fill_n(dx, g.n * g.h * g.w * c, T(0));
+  backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
+    for_each_depthwise_window(g, n0 * g.oh, n1 * g.oh,
+                              [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                  std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                T const* d = dy + o * cm;
+                                for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                  for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                    T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                    T const* f = w + (ky * g.kw + kx) * cm;
+                                    for (std::int64_t i = 0; i < c; ++i) {
+                                      T sum = 0;
+                                      for (std::int64_t m = 0; m < mult; ++m) {
+                                        sum += d[i * mult + m] * f[i * mult + m];
+                                      }
+                                      in[i] += sum;
+                                    }
+                                  }
+                                }
+                              });
+  });
+}
+
+/// dw[ky, kx, c, m] = sum over output pixels of x[n, iy, ix, c] * dy[n, oy, ox, c * M + m].
+template <class T>
+void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x, T const* dy,
+                               T* dw) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  std::int64_t const size = g.kh * g.kw * cm;
+  std::int64_t const rows = g.n * g.oh;
+  // A fixed number of blocks (not one per thread), so the sum's order never changes.
+  std::int64_t const blocks = std::clamp<std::int64_t>(rows, 1, 32);
+  std::vector<T> partial(static_cast<std::size_t>(blocks * size), T(0));
+  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* acc = partial.data() + b * size;
+      for_each_depthwise_window(g, rows * b / blocks, rows * (b + 1) / blocks,
+                                [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                    std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                  T const* d = dy + o * cm;
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                      T* f = acc + (ky * g.kw + kx) * cm;
+                                      for (std::int64_t i = 0; i < c; ++i) {
+                                        for (std::int64_t m = 0; m < mult; ++m) {
+                                          f[i * mult + m] += in[i] * d[i * mult + m];
+                                        }
+                                      }
+                                    }
+                                  }
+                                });
+    }
+  });
+  std::fill_n(dw, size, T(0));
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    T const* p = partial.data() + b * size;
+    for (std::int64_t i = 0; i < size; ++i) {
+      dw[i] += p[i];
+    }
+  }
+}
+
+}  // namespace detail::nn_impl
+
+namespace ops {
+
+struct DepthwiseConv2dNativeBackpropInput;
+struct DepthwiseConv2dNativeBackpropFilter;
+
+/// Depthwise 2-D convolution, NHWC input [N, H, W, C] with filter [KH, KW, C, M] ->
+/// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
+struct DepthwiseConv2dNative : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNative";
+
+  template <class T, std::size_t R, std::size_t F>
+  OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    detail::nn_impl::check_depthwise_operands<T, F>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter.dims());
+    return {{g.n, g.oh, g.ow, filter.dims()[2] * filter.dims()[3]}};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& input, Tensor<T, 4> const& filter) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter.dims());
+    detail::nn_impl::depthwise_forward(g, filter.dims()[3], input.data(), filter.data(),
+                                       detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dy, Tensor<T, 4> const&, Tensor<T, 4> const& input,
+                Tensor<T, 4> const& filter) const;
+};
+
+/// The gradient of DepthwiseConv2dNative with respect to its input: [N, H, W, C] from the
+/// filter and out_backprop [N, OH, OW, C * M] (TensorFlow op
+/// "DepthwiseConv2dNativeBackpropInput"; its first input, `input_sizes`, is a member here).
+struct DepthwiseConv2dNativeBackpropInput : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropInput";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
+  std::array<std::int64_t, 4> input_sizes{};         ///< the input's shape
+
+  /// TensorFlow's `input_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"input_sizes", detail::int32_vector(input_sizes)}};
+  }
+
+  template <class T, std::size_t F, std::size_t R>
+  OutSpec<T, 4> infer(Tensor<T, F> const& filter, Tensor<T, R> const& out_backprop) const {
+    detail::nn_impl::check_depthwise_operands<T, F>();
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input_sizes, filter.dims());
+    detail::nn_impl::check_out_backprop(name, g, filter.dims()[2] * filter.dims()[3],
+                                        out_backprop.dims(), input_sizes, filter.dims());
+    return {input_sizes};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& filter,
+               Tensor<T, 4> const& out_backprop) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input_sizes, filter.dims());
+    detail::nn_impl::depthwise_backprop_input(g, filter.dims()[3], filter.data(),
+                                              out_backprop.data(),
+                                              detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&, Tensor<T, 4> const& filter,
+                Tensor<T, 4> const& out_backprop) const;
+};
+
+/// The gradient of DepthwiseConv2dNative with respect to its filter: [KH, KW, C, M] from the
+/// input and out_backprop (TensorFlow op "DepthwiseConv2dNativeBackpropFilter"; its second
+/// input, `filter_sizes`, is a member here).
+struct DepthwiseConv2dNativeBackpropFilter : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropFilter";
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
+  std::array<std::int64_t, 4> filter_sizes{};        ///< the filter's shape
+
+  /// TensorFlow's `filter_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"filter_sizes", detail::int32_vector(filter_sizes)}};
+  }
+
+  template <class T, std::size_t R, std::size_t D>
+  OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, D> const& out_backprop) const {
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    detail::nn_impl::check_depthwise_operands<T, D>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter_sizes);
+    detail::nn_impl::check_out_backprop(name, g, filter_sizes[2] * filter_sizes[3],
+                                        out_backprop.dims(), input.dims(), filter_sizes);
+    return {filter_sizes};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& input,
+               Tensor<T, 4> const& out_backprop) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter_sizes);
+    detail::nn_impl::depthwise_backprop_filter(g, filter_sizes[3], input.data(),
+                                               out_backprop.data(),
+                                               detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&, Tensor<T, 4> const& input,
+                Tensor<T, 4> const& out_backprop) const;
+};
+
+// The gradients, after all three ops are complete types.
+
+template <class T>
+auto DepthwiseConv2dNative::gradient(Tensor<T, 4> const& dy, Tensor<T, 4> const&,
+                                     Tensor<T, 4> const& input, Tensor<T, 4> const& filter) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropInput{window, input.dims()}, filter, dy);
+                    },
+                    [=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropFilter{window, filter.dims()}, input, dy);
+                    }};
+}
+
+template <class T>
+auto DepthwiseConv2dNativeBackpropInput::gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&,
+                                                  Tensor<T, 4> const& filter,
+                                                  Tensor<T, 4> const& out_backprop) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropFilter{window, filter.dims()}, dz,
+                          out_backprop);
+                    },
+                    [=] { return detail::execute(DepthwiseConv2dNative{window}, dz, filter); }};
+}
+
+template <class T>
+auto DepthwiseConv2dNativeBackpropFilter::gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&,
+                                                   Tensor<T, 4> const& input,
+                                                   Tensor<T, 4> const& out_backprop) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropInput{window, input.dims()}, dz,
+                          out_backprop);
+                    },
+                    [=] { return detail::execute(DepthwiseConv2dNative{window}, input, dz); }};
+}
+
+}  // namespace ops
+
+namespace nn {
+
+/// Keyword arguments of `tf::nn::depthwise_conv2d` (TensorFlow: `strides`, `padding`,
+/// `dilations`, for height and width).
+struct DepthwiseConv2DOptions {
+  Size2D strides = 1;                   ///< step of the window along height and width
+  PaddingArg padding = Padding::valid;  ///< "SAME" or "VALID" (the default, as in Keras)
+  Size2D dilations = 1;                 ///< spacing between filter taps; 1 = dense
+};
+
+/// Depthwise 2-D convolution (TensorFlow: `tf.nn.depthwise_conv2d(input, filter, strides,
+/// padding, dilations=)`, op DepthwiseConv2dNative), NHWC: input channel c is convolved with
+/// its own `M` filters `filter[:, :, c, :]`, giving output channels c * M .. c * M + M - 1.
+///
+///     auto x = tf::random::normal<float>({8, 112, 112, 32});
+///     auto w = tf::random::normal<float>({3, 3, 32, 1});
+///     auto y = tf::nn::depthwise_conv2d(x, w, {.strides = 2, .padding = "SAME"});  // [8,56,56,32]
+///
+/// `input`: [N, H, W, C]; `filter`: [KH, KW, C, M], same float dtype. Output
+/// [N, OH, OW, C * M], OH and OW as for `tf::nn::conv2d`. Differentiable in both arguments,
+/// to any order. Throws invalid_argument when the channels disagree, a stride, dilation or
+/// filter size is not positive, or a VALID window does not fit.
+template <tensor_like Input, tensor_like Filter>
+Tensor<value_type_of<Input>, 4> depthwise_conv2d(Input const& input, Filter const& filter,
+                                                 DepthwiseConv2DOptions const& options = {}) {
+  static_assert(rank_of<Input> == 4 && rank_of<Filter> == 4,
+                "tf::nn::depthwise_conv2d(input, filter): input [N, H, W, C] and filter "
+                "[KH, KW, C, M] must be rank 4");
+  static_assert(std::same_as<value_type_of<Input>, value_type_of<Filter>>,
+                "tf::nn::depthwise_conv2d(input, filter): input and filter must have the same "
+                "dtype");
+  ops::DepthwiseConv2dNative op;
+  op.strides = options.strides;
+  op.padding = options.padding;
+  op.dilations = options.dilations;
+  return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
+                                   tapeflow::detail::as_tensor(filter));
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+// ---- end <tapeflow/ops/nn/depthwise_conv2d.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of DepthwiseConv2D (Keras' names and defaults).
+struct DepthwiseConv2DOptions {
+  nn::Size2D strides = 1;  ///< step of the window along height and width
+  /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
+  nn::PaddingArg padding = nn::Padding::valid;
+  std::int64_t depth_multiplier = 1;  ///< filters per input channel
+  nn::Size2D dilation_rate = 1;       ///< spacing between kernel taps; 1: dense
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias per output channel
+  /// Initial values of the kernel [kh, kw, C, depth_multiplier]; Glorot uniform (as Keras).
+  initializers::Initializer depthwise_initializer = initializers::GlorotUniform();
+  initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
+  std::optional<std::string> name = std::nullopt;  ///< default "depthwise_conv2d", ...
+};
+
+/// A depthwise 2-D convolution layer (tf.keras.layers.DepthwiseConv2D, TensorFlow's
+/// DepthwiseConv2dNative): [N, H, W, C] -> [N, H', W', C * depth_multiplier], each input
+/// channel convolved with its own filters. Weights, created on the first call:
+/// "depthwise_kernel" [kh, kw, C, depth_multiplier] (Keras 3 tracks it as "kernel", so
+/// checkpoints use that name in the Keras 3 layout) and "bias" [C * depth_multiplier].
+///
+///     tf::keras::layers::DepthwiseConv2D(3, {.strides = 2, .padding = "same",
+///                                            .use_bias = false})  // MobileNetV2
+class DepthwiseConv2D : public Layer<DepthwiseConv2D> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
+  static constexpr int output_rank(int) { return 4; }
+
+  /// A `kernel_size` window (one number: square); throws invalid_argument unless
+  /// depth_multiplier > 0.
+  explicit DepthwiseConv2D(nn::Size2D kernel_size, DepthwiseConv2DOptions options = {})
+      : Layer("depthwise_conv2d", {.name = options.name}),
+        kernel_size_(kernel_size),
+        options_(std::move(options)) {
+    keras3_attribute("depthwise_kernel", "kernel");  // Keras 3 names it `kernel`
+    if (options_.depth_multiplier <= 0) {
+      throw invalid_argument(
+          "tf::keras::layers::DepthwiseConv2D: depth_multiplier must be positive, got " +
+          std::to_string(options_.depth_multiplier));
+    }
+  }
+
+  /// The kernel [kh, kw, C, depth_multiplier] (after build).
+  [[nodiscard]] const Variable<float, 4>& depthwise_kernel() const noexcept { return kernel_; }
+  /// The bias [C * depth_multiplier] (after build; never created with `use_bias = false`).
+  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
+
+  /// Creates the weights for NHWC inputs with input_shape[3] channels.
+  void build(const Shape& input_shape) override {
+    if (input_shape.rank() != 4 || input_shape[3] < 0) {
+      throw invalid_argument("DepthwiseConv2D '" + name() + "': cannot build for inputs of shape " +
+                             input_shape.to_string() + " (NHWC with known channels)");
+    }
+    const std::int64_t channels = input_shape[3];
+    const std::int64_t mult = options_.depth_multiplier;
+    kernel_ =
+        add_weight<float, 4>("depthwise_kernel", {kernel_size_.h, kernel_size_.w, channels, mult},
+                             options_.depthwise_initializer);
+    if (options_.use_bias) {
+      bias_ = add_weight<float, 1>("bias", {channels * mult}, options_.bias_initializer);
+    }
+  }
+
+  /// "DepthwiseConv2D".
+  [[nodiscard]] std::string class_name() const override { return "DepthwiseConv2D"; }
+
+  /// activation(depthwise_conv2d(x, kernel) + bias) on NHWC `x`; throws invalid_argument
+  /// (from `tf::nn::depthwise_conv2d`) when x's channels differ from those built for.
+  Tensor<float, 4> call(const Tensor<float, 4>& x) {
+    auto y = nn::depthwise_conv2d(x, kernel_,
+                                  {.strides = options_.strides,
+                                   .padding = options_.padding,
+                                   .dilations = options_.dilation_rate});
+    if (options_.use_bias) {
+      y = y + bias_;
+    }
+    return options_.activation(y);
+  }
+
+ private:
+  nn::Size2D kernel_size_;
+  DepthwiseConv2DOptions options_;
+  Variable<float, 4> kernel_;
+  Variable<float, 1> bias_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
+// ---- end <tapeflow/keras/layers/depthwise_conv2d.hpp>
 // ---- begin <tapeflow/keras/layers/dropout.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP

@@ -97,8 +97,30 @@ def merging():
     show("Concatenate(axis=1)([a, b]) shifts 0, 1", keras.layers.Concatenate(axis=1)([a, b]))
 
 
+def depthwise():
+    x = data((2, 5, 6, 3))
+    cases = [
+        ("DepthwiseConv2D(3, padding='same')", dict(kernel_size=3, padding="same"), (3, 3, 3, 1)),
+        ("DepthwiseConv2D(3, strides=2, padding='same', depth_multiplier=2)",
+         dict(kernel_size=3, strides=2, padding="same", depth_multiplier=2), (3, 3, 3, 2)),
+        ("DepthwiseConv2D((2, 3), dilation_rate=2, use_bias=False)",
+         dict(kernel_size=(2, 3), dilation_rate=2, use_bias=False), (2, 3, 3, 1)),
+    ]
+    for text, kwargs, kernel_shape in cases:
+        layer = keras.layers.DepthwiseConv2D(**kwargs)
+        layer.build(x.shape)
+        # kernel = data(kernel_shape, 7) / 2, bias[k] = 0.1 * k - 0.2
+        weights = [data(kernel_shape, 7) / 2]
+        if layer.use_bias:
+            weights.append((0.1 * np.arange(kernel_shape[2] * kernel_shape[3]) - 0.2)
+                           .astype(np.float32))
+        layer.set_weights(weights)
+        show(f"{text} data((2, 5, 6, 3))", layer(x))
+
+
 SECTIONS = {
     "batch_norm": batch_norm,
+    "depthwise": depthwise,
     "pooling": pooling,
     "activations": activations,
     "merging": merging,

@@ -14,6 +14,7 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/keras/layers/activation.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
+#include <tapeflow/keras/layers/depthwise_conv2d.hpp>
 #include <tapeflow/keras/layers/flatten.hpp>
 #include <tapeflow/keras/layers/global_pooling.hpp>
 #include <tapeflow/keras/layers/merge.hpp>
@@ -439,6 +440,135 @@ TEST_CASE("Add and Concatenate match Keras 3; Reshape") {
   layers::Reshape reshape({3, -1});
   CHECK(reshape(a).dims() == std::array<std::int64_t, 3>{2, 3, 4});
   CHECK(layers::Reshape({-1})(a).dims() == std::array<std::int64_t, 2>{2, 12});
+}
+
+TEST_CASE("DepthwiseConv2D: weights named as Keras, values match Keras 3") {
+  // reference_values.py depthwise: kernel = data(kernel_shape, 7) / 2, bias[k] = 0.1 k - 0.2.
+  auto x = data<4>({2, 5, 6, 3});
+  auto set = [](layers::DepthwiseConv2D& layer, bool bias) {
+    auto kernel = layer.depthwise_kernel();
+    kernel.assign(data<4>(kernel.dims(), 7) / 2.0f);
+    if (bias) {
+      set_channels(layer.bias(), [](double k) { return 0.1 * k - 0.2; });
+    }
+  };
+  layers::DepthwiseConv2D same(3, {.padding = "same"});
+  (void)same(x);
+  set(same, true);
+  auto y = same(x);
+  CHECK(y.dims() == std::array<std::int64_t, 4>{2, 5, 6, 3});
+  CHECK(max_diff(y.numpy(),
+                 {-2.54809046f,   -0.414236099f, -0.8984375f,    -1.97864568f,   -0.638194501f,
+                  2.66927099f,    1.53263867f,   -1.58611095f,   0.377604157f,   1.42326391f,
+                  -0.849999905f,  -1.66145825f,  1.31388891f,    -0.787500083f,  -1.09027767f,
+                  0.0152778327f,  1.9034723f,    -0.510416627f,  -1.31631947f,   0.281944424f,
+                  -0.0260416623f, -2.0098958f,   1.3479166f,     2.85677075f,    -1.27118051f,
+                  1.16562498f,    2.42708349f,   1.65677083f,    -1.96371531f,   -0.10763897f,
+                  0.964062512f,   -2.23020816f,  -2.38975692f,   -0.554166734f,  -1.30312514f,
+                  -1.76909721f,   0.659374952f,  -0.0791666806f, -1.71354175f,   -1.70347238f,
+                  1.51718748f,    0.699652672f,  0.382465243f,   1.33489585f,    2.88020873f,
+                  2.29999995f,    1.1526041f,    2.45052075f,    1.60729146f,    -1.97673619f,
+                  -0.0842013881f, 0.348611057f,  -2.98975706f,   -2.59288192f,   0.445833385f,
+                  0.2333332f,     -1.29600692f,  -3.67048597f,   1.18124998f,    -1.71006942f,
+                  -3.94218779f,   1.5041666f,    0.723090291f,   -0.677430391f,  1.3218751f,
+                  2.90364623f,    2.25052071f,   1.13958347f,    2.47395825f,    1.25138879f,
+                  -0.634722173f,  -0.806423664f, 0.392013907f,   -2.2388885f,    -0.246527761f,
+                  0.680208266f,   -1.46371543f,  -0.714409709f,  -0.976041615f,  2.10399318f,
+                  -0.848090291f,  -0.274652839f, 1.63003469f,    1.12326396f,    -0.920486212f,
+                  1.15607631f,    2.8420136f,    -0.368402839f,  -0.129513949f,  -1.16145837f,
+                  0.504861116f,   -1.0809027f,   -0.990451455f,  1.39201367f,    -1.12083304f,
+                  -1.49826384f,   1.28263879f,   -1.05833328f,   -0.927083313f,  -2.19479156f,
+                  1.3618052f,     -0.355902791f, -3.2303822f,    0.919097066f,   0.215277717f,
+                  -1.68697929f,   0.186458349f,  1.37847221f,    0.310416639f,   1.17083347f,
+                  3.74565959f,    1.45885396f,   -2.01579857f,   -0.0138887893f, 0.766145825f,
+                  -2.28229141f,   -2.29600692f,  0.241840348f,   -2.04357648f,   -1.9678818f,
+                  -2.47170138f,   1.1421876f,    -1.63975692f,   -1.09236109f,   1.12569439f,
+                  0.258680582f,   0.265277922f,  0.809722245f,   1.21614587f,    2.10208321f,
+                  1.10052097f,    2.54427075f,   1.40937495f,    -2.02881956f,   0.00954863988f,
+                  0.716666639f,   -4.14774275f,  -2.27256918f,   0.192360982f,   -2.73020816f,
+                  -1.94444454f,   -0.526388884f, 1.71249998f,    -0.565104187f,  -2.22170162f,
+                  0.44861111f,    -0.218750015f, -0.875347018f,  1.2697916f,     2.99739599f,
+                  2.05260396f,    1.08749998f,   2.56770825f,    1.35989571f,    -0.357812494f,
+                  0.0329859257f,  0.667187572f,  -1.29791701f,   -2.24913192f,   -0.970833182f,
+                  1.79409695f,    -1.38888884f,  -0.127083272f,  0.679513872f,   -1.46874988f,
+                  -0.170486197f,  1.49461818f,   1.08506942f,    -0.816319466f,  1.02065969f,
+                  2.80381942f,    -0.451736093f, -2.40034723f,   -1.28732646f,   -0.0871527642f,
+                  -2.95850682f,   -0.494791687f, -0.590625048f,  -1.12430549f,   -0.318576366f}) <=
+        1e-5);
+
+  layers::DepthwiseConv2D strided(3, {.strides = 2, .padding = "same", .depth_multiplier = 2});
+  (void)strided(x);
+  set(strided, true);
+  auto z = strided(x);
+  CHECK(z.dims() == std::array<std::int64_t, 4>{2, 3, 3, 6});
+  CHECK(max_diff(z.numpy(),
+                 {3.92673612f,   -1.74236119f,   -1.16753471f,  1.38819444f,    2.38750005f,
+                  2.39027762f,   -0.303298622f,  -0.239757001f, 0.2578125f,     -1.97899306f,
+                  -0.214930579f, -0.710416615f,  -1.6114583f,   0.488541633f,   -1.13802075f,
+                  0.0739583522f, 0.498611093f,   -0.440451324f, -4.25034714f,   0.294097334f,
+                  -2.18836784f,  3.1156249f,     -1.21406257f,  -2.13923621f,   1.14114583f,
+                  -0.703298628f, -1.0703125f,    2.89687514f,   3.12447906f,    3.97795105f,
+                  -0.78680557f,  0.997222185f,   3.36979151f,   -2.70381951f,   -1.08559024f,
+                  -0.197395921f, -2.06979179f,   1.4173609f,    1.69704866f,    -1.66302073f,
+                  -1.29565966f,  0.116840288f,   -0.446527719f, -0.573090374f,  -0.791666687f,
+                  1.58090281f,   -0.48663193f,   -1.50902772f,  1.81041646f,    -0.59479171f,
+                  -0.509548604f, 0.0704860985f,  -0.403298557f, 4.50920153f,    -0.414409757f,
+                  -0.253645867f, 0.341145784f,   -2.13524318f,  -0.273958266f,  -0.672222316f,
+                  -2.28680563f,  3.60659742f,    -0.422742903f, -0.702951372f,  -0.687152743f,
+                  -0.404861152f, 4.37986135f,    -1.44982648f,  -1.0703125f,    1.22152781f,
+                  2.2208333f,    0.00399309397f, 1.00920117f,   -0.689409792f,  -0.910590231f,
+                  2.86562467f,   2.90225697f,    3.90156269f,   0.0855903476f,  -0.592187405f,
+                  4.83854151f,   -5.18385458f,   -0.842534602f, -0.0012152791f, -2.75729179f,
+                  -0.616493106f, -3.02343726f,   3.38472199f,   -0.113368079f,  -1.14184022f,
+                  -0.623611033f, -0.6529513f,    -0.774305463f, 1.69548619f,    -0.611632049f,
+                  -1.53680563f,  1.75746524f,    -0.706770837f, -0.905381918f,  -0.87048614f,
+                  0.534201324f,  4.16284752f,    -0.689583361f, 1.01631951f,    1.42361104f,
+                  -0.452951401f, -0.604687512f,  -0.0854166746f}) <= 1e-5);
+
+  layers::DepthwiseConv2D dilated({2, 3}, {.dilation_rate = 2, .use_bias = false});
+  (void)dilated(x);
+  set(dilated, false);
+  auto d = dilated(x);
+  CHECK(d.dims() == std::array<std::int64_t, 4>{2, 3, 2, 3});
+  CHECK(
+      max_diff(d.numpy(), {0.376735955f, -0.231770873f, 2.13715267f,   0.741319418f,  -0.705729187f,
+                           -1.95399308f, -2.48784733f,  3.15538192f,   2.26128483f,   0.40277791f,
+                           -0.26562497f, 2.12760448f,   -0.637152612f, -0.446180552f, 0.532986104f,
+                           -2.46180558f, 3.12152767f,   2.25173616f,   0.368055493f,  -1.39930558f,
+                           -2.12586784f, 0.732638896f,  -1.87326396f,  -1.33333325f,  -0.138888985f,
+                           0.809027731f, -2.0017364f,   0.394097209f,  -1.43315971f,  -2.13541675f,
+                           0.532986045f, -0.434895873f, 2.07986116f,   -0.112847269f, 0.775173604f,
+                           -2.01128483f}) <= 1e-5);
+
+  // Names: the variable and tf_keras attribute "depthwise_kernel"; Keras 3's attribute "kernel".
+  auto vars = strided.variables();
+  REQUIRE(vars.size() == 2);
+  CHECK(vars[0].name() == strided.name() + "/depthwise_kernel");
+  CHECK(vars[0].shape() == tf::Shape({3, 3, 3, 2}));
+  CHECK(vars[1].name() == strided.name() + "/bias");
+  CHECK(vars[1].shape() == tf::Shape({6}));
+  auto keras3 = strided.trackable_children(tf::train::Layout::keras3);
+  REQUIRE(keras3.size() == 2);
+  CHECK(keras3[0].name == "kernel");
+  CHECK(keras3[1].name == "bias");
+  CHECK(strided.trackable_children(tf::train::Layout::tf_keras)[0].name == "depthwise_kernel");
+  CHECK(dilated.variables().size() == 1);
+  CHECK(strided.class_name() == "DepthwiseConv2D");
+  CHECK(strided.name().rfind("depthwise_conv2d", 0) == 0);
+  CHECK_THROWS_AS(layers::DepthwiseConv2D(3, {.depth_multiplier = 0}), tf::invalid_argument);
+  CHECK_THROWS_AS(same(data<4>({1, 5, 5, 2})), tf::invalid_argument);  // built for 3 channels
+
+  // Gradients reach the kernel, the bias and the input.
+  tf::GradientTape tape;
+  tape.watch(x);
+  auto loss = tf::reduce_sum(tf::square(strided(x)));
+  auto ids = tf::ids_of(strided.trainable_variables());
+  ids.push_back(x.id());
+  auto grads = tape.gradient_by_id(loss, ids);
+  REQUIRE(grads.size() == 3);
+  for (auto const& g : grads) {
+    CHECK(g.has_value());
+  }
 }
 
 }  // namespace test_keras_application_layers
