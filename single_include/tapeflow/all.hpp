@@ -28483,7 +28483,7 @@ class ReLU : public Layer<ReLU> {
     bool clip = options_.max_value.has_value();
     Tensor<float, R> y;
     if (threshold != 0.0f) {
-      y = where(greater(x, Tensor<float, 0>(threshold)), x, zeros_like(x));
+      y = where(greater(x, Tensor<float, 0>(threshold)), x, Tensor<float, 0>(0.0f));
     } else if (clip && *options_.max_value == 6.0f) {
       y = nn::relu6(x);
       clip = false;

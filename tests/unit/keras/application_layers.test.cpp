@@ -12,6 +12,7 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/function/function.hpp>
 #include <tapeflow/keras/layers/activation.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
 #include <tapeflow/keras/layers/depthwise_conv2d.hpp>
@@ -569,6 +570,23 @@ TEST_CASE("DepthwiseConv2D: weights named as Keras, values match Keras 3") {
   for (auto const& g : grads) {
     CHECK(g.has_value());
   }
+}
+
+TEST_CASE("The layers trace with an unknown batch size") {
+  // A tf::function with a free batch axis traces symbolic tensors of dims -1: no layer may make
+  // a concrete tensor of the input's shape (ReLU's threshold compares with a scalar 0).
+  layers::ReLU relu({.max_value = 4.0f, .negative_slope = 0.1f, .threshold = 0.5f});
+  layers::BatchNormalization bn;
+  layers::DepthwiseConv2D dw(3, {.padding = "same"});
+  layers::GlobalAveragePooling2D gap;
+  auto x = data<4>({2, 4, 4, 3});
+  auto f = tf::function(
+      [&](const tf::Tensor<float, 4>& in) { return relu(bn(gap(dw(in)), {.training = true})); },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, {-1, 4, 4, 3}}}});
+  auto traced = f(x);
+  auto eager = relu(bn(gap(dw(x)), {.training = true}));
+  CHECK(traced.dims() == std::array<std::int64_t, 2>{2, 3});
+  CHECK(max_diff(traced.numpy(), eager.numpy()) == 0);
 }
 
 }  // namespace test_keras_application_layers
