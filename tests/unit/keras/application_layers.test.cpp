@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/keras/layers/activation.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
+#include <tapeflow/keras/layers/conv2d.hpp>
+#include <tapeflow/keras/layers/dense.hpp>
 #include <tapeflow/keras/layers/depthwise_conv2d.hpp>
 #include <tapeflow/keras/layers/flatten.hpp>
 #include <tapeflow/keras/layers/global_pooling.hpp>
@@ -587,6 +590,32 @@ TEST_CASE("The layers trace with an unknown batch size") {
   auto eager = relu(bn(gap(dw(x)), {.training = true}));
   CHECK(traced.dims() == std::array<std::int64_t, 2>{2, 3});
   CHECK(max_diff(traced.numpy(), eager.numpy()) == 0);
+}
+
+TEST_CASE("A MobileNetV2-style Sequential model: ranks, training mode, summary") {
+  auto model = tf::keras::Sequential(
+      layers::Rescaling(1.0f / 127.5f, {.offset = -1.0f}), layers::ZeroPadding2D({{0, 1}, {0, 1}}),
+      layers::Conv2D(4, 3, {.strides = 2, .use_bias = false}),
+      layers::BatchNormalization({.momentum = 0.9}), layers::ReLU({.max_value = 6.0f}),
+      layers::DepthwiseConv2D(3, {.padding = "same", .use_bias = false}),
+      layers::BatchNormalization(), layers::Activation("relu6"), layers::GlobalAveragePooling2D(),
+      layers::Dense(3, {.activation = "softmax"}));
+  auto x = data<4>({2, 8, 8, 3}) * 50.0f + 100.0f;
+  auto before = model(x);  // builds; inference
+  CHECK(before.dims() == std::array<std::int64_t, 2>{2, 3});
+  auto y = model(x, true);  // batch statistics; the moving ones move
+  CHECK(y.dims() == std::array<std::int64_t, 2>{2, 3});
+  CHECK(max_diff(model(x).numpy(), before.numpy()) > 0);
+  std::ostringstream os;
+  model.summary(os);
+  const std::string s = os.str();
+  for (const char* type : {"(Rescaling)", "(ZeroPadding2D)", "(BatchNormalization)", "(ReLU)",
+                           "(DepthwiseConv2D)", "(Activation)", "(GlobalAveragePooling2D)"}) {
+    CHECK(s.find(type) != std::string::npos);
+  }
+  // Conv2D 3*3*3*4, two BatchNormalization 4*4, DepthwiseConv2D 3*3*4, Dense 4*3+3.
+  CHECK(s.find("Total params: 191\n") != std::string::npos);
+  CHECK(s.find("Non-trainable params: 16\n") != std::string::npos);
 }
 
 }  // namespace test_keras_application_layers
