@@ -20,10 +20,13 @@
 #include <tapeflow/ops/math/compare.hpp>             // IWYU pragma: export
 #include <tapeflow/ops/math/segment.hpp>             // IWYU pragma: export
 #include <tapeflow/ops/math/unary.hpp>               // IWYU pragma: export
+#include <tapeflow/ops/nn/batch_norm.hpp>            // IWYU pragma: export
 #include <tapeflow/ops/nn/conv2d.hpp>                // IWYU pragma: export
 #include <tapeflow/ops/nn/cross_entropy.hpp>         // IWYU pragma: export
+#include <tapeflow/ops/nn/depthwise_conv2d.hpp>      // IWYU pragma: export
 #include <tapeflow/ops/nn/dropout.hpp>               // IWYU pragma: export
 #include <tapeflow/ops/nn/pooling.hpp>               // IWYU pragma: export
+#include <tapeflow/ops/nn/relu6.hpp>                 // IWYU pragma: export
 #include <tapeflow/ops/nn/softmax.hpp>               // IWYU pragma: export
 #include <tapeflow/ops/random/random.hpp>            // IWYU pragma: export
 #include <tapeflow/ops/reduce/reduce.hpp>            // IWYU pragma: export

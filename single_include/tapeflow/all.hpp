@@ -15475,6 +15475,138 @@ constexpr const T& deferred(const T& x) noexcept {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DETAIL_DEFERRED_HPP
 // ---- end <tapeflow/detail/deferred.hpp>
+// ---- begin <tapeflow/ops/nn/relu6.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+// relu6(x) = min(max(x, 0), 6) (TensorFlow: `tf.nn.relu6`, ops "Relu6" and "Relu6Grad"),
+// MobileNet's activation.
+//
+// Its own op rather than minimum(relu(x), 6): one pass instead of two, and a graph that
+// exports as TensorFlow's Relu6, which is what Keras' ReLU(max_value=6) writes. The kernels
+// are vector-extension loops (no Eigen, so nothing for tapeflow::instantiations to compile).
+// Gradients, as TensorFlow's: Relu6(x) -> Relu6Grad(dy, y) (y in (0, 6) exactly where x is);
+// Relu6Grad(g, f) -> (Relu6Grad(dz, f), zeros) (linear in g, piecewise constant in f).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// out = min(max(x, 0), 6) over n elements (a NaN input gives 0 here, as comparisons read it).
+template <class T>
+void relu6_kernel(const T* x, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = backend::cpu::GenericVec<T>;
+    using V = typename Vec::V;
+    V const six = Vec::broadcast(T(6));
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const v = Vec::load(x + i);
+      V const low = v > V{} ? v : V{};
+      Vec::store(out + i, low < six ? low : six);
+    }
+    for (; i < e; ++i) {
+      T const low = x[i] > T(0) ? x[i] : T(0);
+      out[i] = low < T(6) ? low : T(6);
+    }
+  });
+}
+
+/// out = 0 < features < 6 ? gradients : 0 over n elements.
+template <class T>
+void relu6_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = backend::cpu::GenericVec<T>;
+    using V = typename Vec::V;
+    V const six = Vec::broadcast(T(6));
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const f = Vec::load(features + i);
+      V const g = Vec::load(gradients + i);
+      V const inside = f > V{} ? g : V{};
+      Vec::store(out + i, f < six ? inside : V{});
+    }
+    for (; i < e; ++i) {
+      out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
+    }
+  });
+}
+
+}  // namespace detail
+
+namespace ops {
+
+/// The gradient of Relu6: `gradients` where 0 < `features` < 6, else 0 (TensorFlow op
+/// "Relu6Grad"; `features` is Relu6's input or output, which agree on that interval).
+struct Relu6Grad {
+  static constexpr std::string_view name = "Relu6Grad";
+  static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "Relu6Grad: operands must be float or double");
+    if (gradients.dims() != features.dims()) {
+      throw invalid_argument("Relu6Grad: gradients of shape " + gradients.shape().to_string() +
+                             " and features of shape " + features.shape().to_string() + " differ");
+    }
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& gradients,
+               const Tensor<T, R>& features) const {
+    detail::relu6_grad_kernel(gradients.data(), features.data(),
+                              detail::tensor_access::mutable_data(out), features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dz, const Tensor<T, R>&, const Tensor<T, R>&,
+                const Tensor<T, R>& features) const {
+    return std::tuple{[=] { return detail::execute(Relu6Grad{}, dz, features); },
+                      [=] { return zeros_like(features); }};
+  }
+};
+
+/// min(max(x, 0), 6) elementwise (TensorFlow op "Relu6").
+struct Relu6 {
+  static constexpr std::string_view name = "Relu6";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output argument
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "tf::nn::relu6(x): x must be float or double");
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& features) const {
+    detail::relu6_kernel(features.data(), detail::tensor_access::mutable_data(out),
+                         features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
+    return detail::execute(Relu6Grad{}, dy, y);
+  }
+};
+
+}  // namespace ops
+
+namespace nn {
+/// min(max(x, 0), 6) (TensorFlow: `tf.nn.relu6`); float or double. The gradient is dy where
+/// 0 < x < 6 and 0 elsewhere (at 0 and 6 too, as TensorFlow's).
+///
+///     tf::nn::relu6(tf::constant<float>({-1, 3, 7}));  // [0 3 6]
+template <tensor_like X>
+tensor_type_of<X> relu6(const X& x) {
+  static_assert(floating_element<value_type_of<X>>, "tf::nn::relu6(x): x must be float or double");
+  return detail::execute(ops::Relu6{}, detail::as_tensor(x));
+}
+}  // namespace nn
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+// ---- end <tapeflow/ops/nn/relu6.hpp>
 // ---- begin <tapeflow/ops/nn/softmax.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_SOFTMAX_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_SOFTMAX_HPP
@@ -15780,17 +15912,19 @@ class Activation {
   /// A function with an axis argument such as `tf::nn::softmax` (applied on the last axis).
   Activation(Tensor<float, 2> (*f)(const Tensor<float, 2>&, int))  // NOLINT
       : fn_([f](const Tensor<float, 2>& x) { return f(x, -1); }) {}
-  /// A Keras name: "linear", "relu", "sigmoid", "tanh", "softmax". (Templates only so that
+  /// A Keras name: "linear", "relu", "relu6", "sigmoid", "tanh", "softmax". (Templates only so that
   /// the activations are compiled where a name is used: detail/deferred.hpp.)
   template <class Deferred = void>
   Activation(const char* name) : Activation(std::string(name)) {}  // NOLINT
-  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "sigmoid", "tanh",
-  /// "softmax"; throws invalid_argument for any other name.
+  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "relu6", "sigmoid",
+  /// "tanh", "softmax"; throws invalid_argument for any other name.
   template <class Deferred = void>
   Activation(const std::string& name) {  // NOLINT
     using detail::deferred;
     if (name == "relu") {
       fn_ = [](const Tensor<float, 2>& x) { return nn::relu(deferred<Deferred>(x)); };
+    } else if (name == "relu6") {
+      fn_ = [](const Tensor<float, 2>& x) { return nn::relu6(deferred<Deferred>(x)); };
     } else if (name == "sigmoid") {
       fn_ = [](const Tensor<float, 2>& x) { return sigmoid(deferred<Deferred>(x)); };
     } else if (name == "tanh") {
@@ -22387,6 +22521,492 @@ ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = st
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
 // ---- end <tapeflow/keras/datasets.hpp>
+// ---- begin <tapeflow/keras/layers/activation.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
+// tf.keras.layers.Activation: an activation function as a layer.
+
+#include <optional>
+#include <string>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Applies an activation function (tf.keras.layers.Activation): a Keras name ("relu",
+/// "relu6", "softmax", ...), a function such as `tf::nn::relu`, or any callable on
+/// `Tensor<float, 2>` (see `tf::keras::Activation`). Softmax normalizes the last axis.
+///
+///     tf::keras::layers::Activation("softmax")  // ResNet50's and VGG16's classifier output
+class Activation : public Layer<Activation> {
+ public:
+  /// Any rank >= 1 (the function sees [-1, last axis]).
+  static constexpr int min_input_rank = 1;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Applies `activation`; throws invalid_argument (from `tf::keras::Activation`) for an
+  /// unknown name. Default name "activation", "activation_1", ...
+  explicit Activation(keras::Activation activation, LayerOptions options = {})
+      : Layer("activation", std::move(options)), activation_(std::move(activation)) {}
+  /// A Keras name: `Activation("relu")`.
+  explicit Activation(const char* name, LayerOptions options = {})
+      : Activation(keras::Activation(name), std::move(options)) {}
+
+  /// "Activation".
+  [[nodiscard]] std::string class_name() const override { return "Activation"; }
+  /// The function applied to `x` (float, rank >= 1; same shape out).
+  template <std::size_t R>
+  Tensor<float, R> call(const Tensor<float, R>& x) {
+    return activation_(x);
+  }
+
+ private:
+  keras::Activation activation_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
+// ---- end <tapeflow/keras/layers/activation.hpp>
+// ---- begin <tapeflow/keras/layers/batch_normalization.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_BATCH_NORMALIZATION_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_BATCH_NORMALIZATION_HPP
+// tf.keras.layers.BatchNormalization (channels last), as Keras 3 computes it.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+// ---- begin <tapeflow/ops/nn/batch_norm.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
+// Batch normalization of channels-last tensors (TensorFlow op "FusedBatchNormV3", NHWC;
+// `tf.compat.v1.nn.fused_batch_norm`).
+//
+// y = scale * (x - mean) / sqrt(variance + epsilon) + offset, per channel (the last axis).
+// In training mode mean and variance are the batch's (over every axis but the last; the
+// biased variance, as TensorFlow normalizes with), and the mean/variance inputs are ignored;
+// in inference mode they are the inputs (a layer's moving statistics).
+//
+// TensorFlow's op has six outputs (y, the batch statistics and three reserve spaces); an op
+// here has one, so this op is `y` alone (TensorFlow's first output, what export refers to).
+// Who needs the batch statistics (BatchNormalization's moving averages) computes them with
+// reduce_mean, as Keras 3's `ops.moments` does.
+//
+// Kernel: x viewed as [rows, C]; the statistics are summed in double per fixed block of rows
+// (the blocks do not depend on the thread count, and their partial sums are added in order, so
+// results do not depend on thread timing), in two passes (mean, then squared deviations: no
+// cancellation), then one pass y = x * a + b with a = scale / sqrt(var + eps), b = offset -
+// mean * a per channel.
+//
+// Gradient (TensorFlow's FusedBatchNormGradV3, written here in other ops so that second order
+// works; no gradient for mean and variance, as in TensorFlow):
+//   training:  xhat = (x - m) * r with the batch's m, r = 1 / sqrt(v + eps); M rows
+//              doffset = sum(dy), dscale = sum(dy * xhat),
+//              dx = scale * r * (dy - doffset / M - xhat * dscale / M)
+//   inference: dx = dy * scale * r, dscale = sum(dy * (x - mean) * r), doffset = sum(dy)
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+/// Checks the operands of FusedBatchNormV3: x [N, H, W, C], four vectors of C (mean and
+/// variance may be empty in training mode, as TensorFlow allows).
+template <class T, std::size_t R>
+void check_batch_norm_operands(std::string_view op, bool is_training,
+                               std::array<std::int64_t, R> const& x,
+                               std::array<std::array<std::int64_t, 1>, 4> const& params) {
+  static_assert(floating_element<T>, "tf::nn::fused_batch_norm: x must be float or double");
+  static_assert(R == 4, "tf::nn::fused_batch_norm: x must be rank 4 (NHWC)");
+  std::int64_t const c = x[R - 1];
+  char const* const names[4] = {"scale", "offset", "mean", "variance"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    bool const may_be_empty = is_training && i >= 2;
+    if (params[i][0] != c && !(may_be_empty && params[i][0] == 0)) {
+      throw invalid_argument(std::string(op) + ": " + names[i] + " has " +
+                             std::to_string(params[i][0]) + " elements but x of shape " +
+                             Shape(x).to_string() + " has " + std::to_string(c) + " channels");
+    }
+  }
+}
+
+/// Rows of [rows, c] per statistics block: about 16k elements, whatever the thread count.
+inline std::int64_t batch_norm_block_rows(std::int64_t c) {
+  return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(c, 1));
+}
+
+/// Per-channel sums over the rows of x [rows, c] of `term(x, channel)`, in double, added block
+/// by block in order.
+template <class T, class Term>
+std::vector<double> channel_sums(T const* x, std::int64_t rows, std::int64_t c, Term term) {
+  std::int64_t const block = batch_norm_block_rows(c);
+  std::int64_t const blocks = (rows + block - 1) / block;
+  std::vector<double> partial(static_cast<std::size_t>(blocks * c), 0.0);
+  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      double* acc = partial.data() + b * c;
+      std::int64_t const end = std::min(rows, (b + 1) * block);
+      for (std::int64_t r = b * block; r < end; ++r) {
+        T const* row = x + r * c;
+        for (std::int64_t i = 0; i < c; ++i) {
+          acc[i] += term(static_cast<double>(row[i]), i);
+        }
+      }
+    }
+  });
+  std::vector<double> sums(static_cast<std::size_t>(c), 0.0);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    for (std::int64_t i = 0; i < c; ++i) {
+      sums[static_cast<std::size_t>(i)] += partial[static_cast<std::size_t>(b * c + i)];
+    }
+  }
+  return sums;
+}
+
+/// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
+/// batch's mean and biased variance when `is_training`, else the given ones.
+template <class T>
+void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
+                      T const* offset, T const* mean, T const* variance, double epsilon,
+                      bool is_training, T* y) {
+  std::vector<double> m(static_cast<std::size_t>(c));
+  std::vector<double> v(static_cast<std::size_t>(c));
+  if (is_training) {
+    double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
+    m = channel_sums(x, rows, c, [](double value, std::int64_t) { return value; });
+    for (double& s : m) {
+      s /= count;
+    }
+    v = channel_sums(x, rows, c, [&](double value, std::int64_t i) {
+      double const d = value - m[static_cast<std::size_t>(i)];
+      return d * d;
+    });
+    for (double& s : v) {
+      s /= count;
+    }
+  } else {
+    std::copy_n(mean, c, m.begin());
+    std::copy_n(variance, c, v.begin());
+  }
+  std::vector<T> a(static_cast<std::size_t>(c));
+  std::vector<T> b(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double const r = 1.0 / std::sqrt(v[i] + epsilon);
+    a[i] = static_cast<T>(static_cast<double>(scale[i]) * r);
+    b[i] =
+        static_cast<T>(static_cast<double>(offset[i]) - m[i] * static_cast<double>(scale[i]) * r);
+  }
+  T const* const av = a.data();
+  T const* const bv = b.data();
+  std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
+  backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      T const* in = x + r * c;
+      T* out = y + r * c;
+      for (std::int64_t i = 0; i < c; ++i) {
+        out[i] = in[i] * av[i] + bv[i];
+      }
+    }
+  });
+}
+
+}  // namespace detail::nn_impl
+
+namespace ops {
+
+/// Batch normalization of an NHWC tensor by channel (TensorFlow op "FusedBatchNormV3", its
+/// output `y`): inputs x [N, H, W, C], scale, offset, mean, variance [C]; `is_training` uses
+/// the batch's statistics instead of mean and variance.
+struct FusedBatchNormV3 {
+  static constexpr std::string_view name = "FusedBatchNormV3";
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute (x, y)
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's first output
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+  bool is_training = true;
+
+  /// TensorFlow's attributes: `U` (the parameters' dtype, x's here), epsilon, NHWC, mode.
+  /// `exponential_avg_factor` stays 1: the op does not update running statistics.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&) const {
+    return {{"U", dtype_v<T>},
+            {"epsilon", epsilon},
+            {"exponential_avg_factor", 1.0f},
+            {"data_format", "NHWC"},
+            {"is_training", is_training}};
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& offset,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    detail::nn_impl::check_batch_norm_operands<T, R>(
+        name, is_training, x.dims(), {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
+    return {x.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& y, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+               Tensor<T, 1> const& offset, Tensor<T, 1> const& mean,
+               Tensor<T, 1> const& variance) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm(x.data(), rows, c, scale.data(), offset.data(), mean.data(),
+                                      variance.data(), static_cast<double>(epsilon), is_training,
+                                      detail::tensor_access::mutable_data(y));
+  }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x,
+                Tensor<T, 1> const& scale, Tensor<T, 1> const&, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance) const {
+    // The statistics both entries need are computed here; dx (the large one) only if asked.
+    int const axes[3] = {0, 1, 2};
+    auto const eps = static_cast<T>(epsilon);
+    bool const training = is_training;
+    Tensor<T, 1> const doffset = reduce_sum(dy, axes);
+    Tensor<T, R> xhat;
+    Tensor<T, 1> r;
+    Tensor<T, 1> dscale;
+    if (training) {
+      auto const centered = x - reduce_mean(x, axes);
+      r = T(1) / sqrt(reduce_mean(square(centered), axes) + eps);
+      xhat = centered * r;
+      dscale = reduce_sum(dy * xhat, axes);
+    } else {
+      r = T(1) / sqrt(variance + eps);
+    }
+    auto const count =
+        static_cast<T>(x.num_elements() / std::max<std::int64_t>(x.dims()[R - 1], 1));
+    return std::tuple{[=]() -> Tensor<T, R> {
+                        if (training) {
+                          return (scale * r) * (dy - doffset / count - xhat * (dscale / count));
+                        }
+                        return dy * (scale * r);
+                      },
+                      [=]() -> Tensor<T, 1> {
+                        return training ? dscale : reduce_sum(dy * ((x - mean) * r), axes);
+                      },
+                      doffset, no_gradient, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+namespace nn {
+
+/// Keyword arguments of `tf::nn::fused_batch_norm` (TensorFlow's `epsilon`, `is_training`).
+struct FusedBatchNormOptions {
+  /// Added to the variance before the square root (TensorFlow's default 0.001).
+  float epsilon = 1e-3f;
+  /// Normalize with the batch's mean and (biased) variance; `mean` and `variance` are ignored.
+  bool is_training = true;
+};
+
+/// Batch normalization by channel, channels last (TensorFlow:
+/// `tf.compat.v1.nn.fused_batch_norm(x, scale, offset, mean, variance, epsilon,
+/// data_format="NHWC", is_training)`, op FusedBatchNormV3):
+/// `scale * (x - m) / sqrt(v + epsilon) + offset`, with (m, v) the batch's mean and biased
+/// variance over every axis but the last when `is_training`, else `mean` and `variance`.
+///
+///     auto y = tf::nn::fused_batch_norm(x, gamma, beta, moving_mean, moving_var,
+///                                       {.is_training = false});
+///
+/// `x` has rank 2 ([N, C]) to 4 (NHWC); other ranks are viewed as [rows, 1, 1, C] (a free
+/// reshape), so every call is TensorFlow's 4-D op. The parameters are [C] vectors of x's dtype
+/// (mean and variance may be empty when training). Unlike TensorFlow's, it returns `y` only:
+/// compute the batch statistics with `tf::reduce_mean` where needed. Differentiable in x,
+/// scale and offset (not in mean and variance, as in TensorFlow). Throws invalid_argument when
+/// a parameter's length is not C.
+template <tensor_like X, tensor_like Scale, tensor_like Offset, tensor_like Mean,
+          tensor_like Variance>
+tensor_type_of<X> fused_batch_norm(X const& x, Scale const& scale, Offset const& offset,
+                                   Mean const& mean, Variance const& variance,
+                                   FusedBatchNormOptions const& options = {}) {
+  using T = value_type_of<X>;
+  constexpr std::size_t R = rank_of<X>;
+  static_assert(R >= 2 && R <= 4,
+                "tf::nn::fused_batch_norm(x, ...): x must have rank 2 to 4 (channels last)");
+  static_assert(floating_element<T>, "tf::nn::fused_batch_norm(x, ...): x must be float or double");
+  static_assert(
+      rank_of<Scale> == 1 && rank_of<Offset> == 1 && rank_of<Mean> == 1 && rank_of<Variance> == 1,
+      "tf::nn::fused_batch_norm: scale, offset, mean and variance must be rank 1");
+  static_assert(std::same_as<T, value_type_of<Scale>> && std::same_as<T, value_type_of<Offset>> &&
+                    std::same_as<T, value_type_of<Mean>> &&
+                    std::same_as<T, value_type_of<Variance>>,
+                "tf::nn::fused_batch_norm: all operands must have x's dtype");
+  ops::FusedBatchNormV3 const op{options.epsilon, options.is_training};
+  auto const& in = detail::as_tensor(x);
+  if constexpr (R == 4) {
+    return detail::execute(op, in, detail::as_tensor(scale), detail::as_tensor(offset),
+                           detail::as_tensor(mean), detail::as_tensor(variance));
+  } else {
+    auto const c = in.dims()[R - 1];
+    auto const y = detail::execute(op, reshape(in, std::array<std::int64_t, 4>{-1, 1, 1, c}),
+                                   detail::as_tensor(scale), detail::as_tensor(offset),
+                                   detail::as_tensor(mean), detail::as_tensor(variance));
+    return reshape(y, in.dims());
+  }
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
+// ---- end <tapeflow/ops/nn/batch_norm.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of BatchNormalization (Keras' names and defaults).
+struct BatchNormalizationOptions {
+  /// The feature axis; only the last one (-1, or rank - 1) is supported.
+  int axis = -1;
+  /// Weight of the old value in the moving averages: moving = moving * momentum + batch *
+  /// (1 - momentum).
+  double momentum = 0.99;
+  float epsilon = 1e-3f;  ///< added to the variance before the square root
+  bool center = true;     ///< whether to add `beta` (else the offset is 0 and no beta exists)
+  bool scale = true;      ///< whether to multiply by `gamma` (else 1 and no gamma exists)
+  initializers::Initializer beta_initializer = initializers::Zeros();            ///< default zeros
+  initializers::Initializer gamma_initializer = initializers::Ones();            ///< default ones
+  initializers::Initializer moving_mean_initializer = initializers::Zeros();     ///< zeros
+  initializers::Initializer moving_variance_initializer = initializers::Ones();  ///< ones
+  std::optional<std::string> name = std::nullopt;  ///< default "batch_normalization", ...
+  bool trainable = true;  ///< a frozen layer always normalizes with the moving statistics
+};
+
+/// Normalizes each channel (the last axis) to zero mean and unit variance, then scales by
+/// `gamma` and shifts by `beta` (tf.keras.layers.BatchNormalization, Keras 3's computation).
+/// Weights, created on the first call, in Keras' order: "gamma", "beta" (trainable),
+/// "moving_mean", "moving_variance" (non-trainable), each [C].
+///
+/// Called with `training = true` (and trainable), it normalizes with the batch's mean and
+/// biased variance over every other axis and updates the moving statistics,
+/// `moving = moving * momentum + batch * (1 - momentum)`; otherwise it normalizes with the
+/// moving statistics. A frozen layer (`set_trainable(false)`) runs in inference mode even
+/// when training, as in Keras 3 (fine-tuning keeps pretrained statistics).
+///
+///     tf::keras::layers::BatchNormalization bn({.momentum = 0.999});
+///     auto y = bn(x, {.training = true});  // x: [N, H, W, C] or [N, C]
+class BatchNormalization : public Layer<BatchNormalization> {
+ public:
+  /// Needs a batch axis and a feature axis.
+  static constexpr int min_input_rank = 2;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// A layer with Keras' defaults unless `options` says otherwise; throws invalid_argument
+  /// for a momentum outside [0, 1] or a negative epsilon.
+  explicit BatchNormalization(BatchNormalizationOptions options = {})
+      : Layer("batch_normalization", {.name = options.name, .trainable = options.trainable}),
+        options_(std::move(options)) {
+    if (!(options_.momentum >= 0.0 && options_.momentum <= 1.0) || !(options_.epsilon >= 0.0f)) {
+      throw invalid_argument(
+          "tf::keras::layers::BatchNormalization: momentum must be in [0, 1] and epsilon >= 0, "
+          "got momentum " +
+          std::to_string(options_.momentum) + ", epsilon " + std::to_string(options_.epsilon));
+    }
+  }
+
+  /// gamma [C] (after build, with `scale`).
+  [[nodiscard]] const Variable<float, 1>& gamma() const noexcept { return gamma_; }
+  /// beta [C] (after build, with `center`).
+  [[nodiscard]] const Variable<float, 1>& beta() const noexcept { return beta_; }
+  /// The moving mean [C] (after build).
+  [[nodiscard]] const Variable<float, 1>& moving_mean() const noexcept { return moving_mean_; }
+  /// The moving variance [C] (after build).
+  [[nodiscard]] const Variable<float, 1>& moving_variance() const noexcept {
+    return moving_variance_;
+  }
+
+  /// Creates the weights for inputs whose last axis (the features) is known; throws
+  /// invalid_argument for another `axis` or an unknown feature size.
+  void build(const Shape& input_shape) override {
+    const int rank = static_cast<int>(input_shape.rank());
+    const int axis = options_.axis < 0 ? options_.axis + rank : options_.axis;
+    if (rank < 2 || axis != rank - 1 || input_shape[rank - 1] < 0) {
+      throw invalid_argument("BatchNormalization '" + name() +
+                             "': cannot build for inputs of shape " + input_shape.to_string() +
+                             " with axis " + std::to_string(options_.axis) +
+                             " (the features must be the last, known axis)");
+    }
+    const std::int64_t c = input_shape[rank - 1];
+    if (options_.scale) {
+      gamma_ = add_weight<float, 1>("gamma", {c}, options_.gamma_initializer);
+    }
+    if (options_.center) {
+      beta_ = add_weight<float, 1>("beta", {c}, options_.beta_initializer);
+    }
+    moving_mean_ = add_weight<float, 1>("moving_mean", {c}, options_.moving_mean_initializer,
+                                        /*trainable=*/false);
+    moving_variance_ =
+        add_weight<float, 1>("moving_variance", {c}, options_.moving_variance_initializer,
+                             /*trainable=*/false);
+  }
+
+  /// "BatchNormalization".
+  [[nodiscard]] std::string class_name() const override { return "BatchNormalization"; }
+
+  /// Normalizes `x` [N, ..., C] (rank 2 to 4) with the batch statistics when `training` (and
+  /// the layer is trainable), updating the moving statistics, else with the moving ones.
+  /// Throws invalid_argument when C is not the size the layer was built for.
+  template <std::size_t R>
+  Tensor<float, R> call(const Tensor<float, R>& x, bool training = false) {
+    static_assert(R >= 2 && R <= 4,
+                  "tf::keras::layers::BatchNormalization: input must have rank 2 to 4 (channels "
+                  "last)");
+    const std::int64_t c = x.dims()[R - 1];
+    if (c != moving_mean_.dims()[0]) {
+      throw invalid_argument("BatchNormalization '" + name() + "': input of shape " +
+                             x.shape().to_string() + " has " + std::to_string(c) +
+                             " features but the layer was built for " +
+                             std::to_string(moving_mean_.dims()[0]));
+    }
+    const Tensor<float, 1> gamma = options_.scale ? Tensor<float, 1>(gamma_) : ones<float>({c});
+    const Tensor<float, 1> beta = options_.center ? Tensor<float, 1>(beta_) : zeros<float>({c});
+    const bool use_batch = training && trainable();
+    if (use_batch) {
+      // Keras 3: moments over every axis but the features (biased variance), then the moving
+      // averages in its order of operations.
+      auto flat = reshape(x, std::array<std::int64_t, 2>{-1, c});
+      auto mean = reduce_mean(flat, 0);
+      auto variance = reduce_mean(square(flat - mean), 0);
+      const auto momentum = static_cast<float>(options_.momentum);
+      const auto rest = static_cast<float>(1.0 - options_.momentum);
+      moving_mean_.assign(moving_mean_ * momentum + mean * rest);
+      moving_variance_.assign(moving_variance_ * momentum + variance * rest);
+    }
+    return nn::fused_batch_norm(x, gamma, beta, moving_mean_, moving_variance_,
+                                {.epsilon = options_.epsilon, .is_training = use_batch});
+  }
+
+ private:
+  BatchNormalizationOptions options_;
+  Variable<float, 1> gamma_;
+  Variable<float, 1> beta_;
+  Variable<float, 1> moving_mean_;
+  Variable<float, 1> moving_variance_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_BATCH_NORMALIZATION_HPP
+// ---- end <tapeflow/keras/layers/batch_normalization.hpp>
 // ---- begin <tapeflow/keras/layers/conv2d.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_CONV2D_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_CONV2D_HPP
@@ -22436,6 +23056,243 @@ TAPEFLOW_END_NAMESPACE
 #include <tuple>
 #include <vector>
 
+// ---- begin <tapeflow/ops/nn/conv_window.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+// What the convolution ops share (Conv2D and its backprops, DepthwiseConv2dNative and its
+// backprops): TensorFlow's window attributes and the geometry and shape checks, without any
+// kernel, so a convolution op includes only its own.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// ---- begin <tapeflow/ops/nn/padding.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
+// Window arguments shared by convolution and pooling: `tf::nn::Padding` ("SAME"/"VALID"),
+// `tf::nn::Size2D` (a height/width pair such as strides), and TensorFlow's output-size and
+// padding arithmetic.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace nn {
+
+/// How a window treats the borders (TensorFlow's `padding="SAME" | "VALID"`).
+///
+/// * `valid`: no padding; the output holds only windows that fit inside the input:
+///   `out = (in - ((k - 1) * dilation + 1)) / stride + 1`.
+/// * `same`: zero padding so that `out = ceil(in / stride)`; the padding is split as TensorFlow
+///   splits it, the smaller half before (top/left): `pad_total = max((out - 1) * stride +
+///   (k - 1) * dilation + 1 - in, 0)`, `pad_before = pad_total / 2`.
+enum class Padding { valid, same };
+
+/// A padding argument: `tf::nn::Padding::same` or TensorFlow's spelling, `"SAME"` / `"VALID"`
+/// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
+class PaddingArg {
+ public:
+  /// The given padding.
+  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
+  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
+  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
+
+  /// The padding chosen.
+  [[nodiscard]] Padding value() const noexcept { return value_; }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
+  operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  static Padding parse(std::string_view text) {
+    if (text == "SAME" || text == "same") {
+      return Padding::same;
+    }
+    if (text == "VALID" || text == "valid") {
+      return Padding::valid;
+    }
+    throw invalid_argument("tf::nn: padding must be \"SAME\" or \"VALID\", got \"" +
+                           std::string(text) + "\"");
+  }
+  Padding value_;
+};
+
+/// "SAME" or "VALID", as TensorFlow writes the attribute.
+constexpr std::string_view padding_name(Padding padding) noexcept {
+  return padding == Padding::same ? "SAME" : "VALID";
+}
+
+/// A (height, width) pair: window sizes, strides, dilations. One number means both
+/// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
+struct Size2D {
+  std::int64_t h = 1;  ///< height (rows)
+  std::int64_t w = 1;  ///< width (columns)
+  constexpr Size2D() noexcept = default;
+  /// `{both, both}`.
+  constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
+      : h(both), w(both) {}
+  /// `{height, width}`.
+  constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
+  /// Same height and width.
+  friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
+  /// "(h, w)", as TensorFlow prints a pair in errors.
+  [[nodiscard]] std::string to_string() const {
+    return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
+  }
+};
+
+}  // namespace nn
+
+namespace detail::nn_impl {
+
+/// Output size and leading padding of one spatial axis (TensorFlow's
+/// `GetWindowedOutputSizeVerbose`). `out` is negative when a VALID window does not fit.
+struct WindowAxis {
+  std::int64_t out = 0;
+  std::int64_t pad_before = 0;
+};
+
+inline WindowAxis window_axis(std::int64_t in, std::int64_t k, std::int64_t stride,
+                              std::int64_t dilation, nn::Padding padding) noexcept {
+  std::int64_t const effective = (k - 1) * dilation + 1;
+  if (padding == nn::Padding::valid) {
+    if (in < effective) {
+      return {-1, 0};
+    }
+    return {(in - effective) / stride + 1, 0};
+  }
+  std::int64_t const out = (in + stride - 1) / stride;
+  std::int64_t const total = std::max<std::int64_t>((out - 1) * stride + effective - in, 0);
+  return {out, total / 2};
+}
+
+/// Everything a 2-D window kernel needs: NHWC input, window, output and padding.
+struct Window2D {
+  std::int64_t n = 0, h = 0, w = 0, c = 0;      // input
+  std::int64_t kh = 1, kw = 1;                  // window
+  std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
+  std::int64_t oh = 0, ow = 0;                  // output
+  std::int64_t pad_top = 0, pad_left = 0;
+};
+
+/// Checks window attributes (positive sizes) and computes the geometry; `what` names the op and
+/// shapes for the error messages.
+inline Window2D window_2d(std::string_view op, std::string const& what, std::int64_t n,
+                          std::int64_t h, std::int64_t w, std::int64_t c, nn::Size2D k,
+                          nn::Size2D strides, nn::Size2D dilations, nn::Padding padding) {
+  if (k.h <= 0 || k.w <= 0) {
+    throw invalid_argument(std::string(op) + ": window size must be positive, got " +
+                           k.to_string() + what);
+  }
+  if (strides.h <= 0 || strides.w <= 0) {
+    throw invalid_argument(std::string(op) + ": strides must be positive, got " +
+                           strides.to_string() + what);
+  }
+  if (dilations.h <= 0 || dilations.w <= 0) {
+    throw invalid_argument(std::string(op) + ": dilations must be positive, got " +
+                           dilations.to_string() + what);
+  }
+  Window2D g;
+  g.n = n;
+  g.h = h;
+  g.w = w;
+  g.c = c;
+  g.kh = k.h;
+  g.kw = k.w;
+  g.sh = strides.h;
+  g.sw = strides.w;
+  g.dh = dilations.h;
+  g.dw = dilations.w;
+  auto const y = window_axis(h, k.h, strides.h, dilations.h, padding);
+  auto const x = window_axis(w, k.w, strides.w, dilations.w, padding);
+  if (y.out < 0 || x.out < 0) {
+    throw invalid_argument(std::string(op) + ": the window " + k.to_string() + " with dilations " +
+                           dilations.to_string() +
+                           " does not fit in the input with VALID padding (the output size would "
+                           "be negative)" +
+                           what);
+  }
+  g.oh = y.out;
+  g.ow = x.out;
+  g.pad_top = y.pad_before;
+  g.pad_left = x.pad_before;
+  return g;
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
+// ---- end <tapeflow/ops/nn/padding.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Attributes shared by the convolution ops, Conv2D, DepthwiseConv2dNative and their backprops
+/// (TensorFlow's `strides`, `padding`, `dilations`, for the H and W axes; batch and channel
+/// strides are always 1).
+struct ConvWindow {
+  nn::Size2D strides = 1;
+  nn::Padding padding = nn::Padding::valid;
+  nn::Size2D dilations = 1;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
+            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
+            {"data_format", "NHWC"}};
+  }
+};
+
+}  // namespace ops
+
+namespace detail::nn_impl {
+
+inline std::string conv_shapes(std::array<std::int64_t, 4> const& input,
+                               std::array<std::int64_t, 4> const& filter) {
+  return " (input shape " + Shape(input).to_string() + ", filter shape " +
+         Shape(filter).to_string() + ")";
+}
+
+/// Geometry of a convolution of an NHWC `input` with an HWIO `filter`; checks the channels.
+inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window,
+                              std::array<std::int64_t, 4> const& input,
+                              std::array<std::int64_t, 4> const& filter) {
+  std::string const what = conv_shapes(input, filter);
+  if (input[3] != filter[2]) {
+    throw invalid_argument(std::string(op) + ": the input depth " + std::to_string(input[3]) +
+                           " does not match the filter's input depth " + std::to_string(filter[2]) +
+                           what);
+  }
+  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
+                   window.strides, window.dilations, window.padding);
+}
+
+/// Checks that `dy` has the shape the forward convolution produces.
+inline void check_out_backprop(std::string_view op, Window2D const& g, std::int64_t out_channels,
+                               std::array<std::int64_t, 4> const& dy,
+                               std::array<std::int64_t, 4> const& input,
+                               std::array<std::int64_t, 4> const& filter) {
+  std::array<std::int64_t, 4> const expected{g.n, g.oh, g.ow, out_channels};
+  if (dy != expected) {
+    throw invalid_argument(std::string(op) + ": out_backprop has shape " + Shape(dy).to_string() +
+                           " but the convolution's output shape is " + Shape(expected).to_string() +
+                           conv_shapes(input, filter));
+  }
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+// ---- end <tapeflow/ops/nn/conv_window.hpp>
 // ---- begin <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
@@ -23343,167 +24200,6 @@ TAPEFLOW_NOINLINE void conv_micro_kernel(std::int64_t taps, std::int64_t channel
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
 // ---- end <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
-// ---- begin <tapeflow/ops/nn/padding.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
-// Window arguments shared by convolution and pooling: `tf::nn::Padding` ("SAME"/"VALID"),
-// `tf::nn::Size2D` (a height/width pair such as strides), and TensorFlow's output-size and
-// padding arithmetic.
-
-#include <algorithm>
-#include <cstdint>
-#include <string>
-#include <string_view>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace nn {
-
-/// How a window treats the borders (TensorFlow's `padding="SAME" | "VALID"`).
-///
-/// * `valid`: no padding; the output holds only windows that fit inside the input:
-///   `out = (in - ((k - 1) * dilation + 1)) / stride + 1`.
-/// * `same`: zero padding so that `out = ceil(in / stride)`; the padding is split as TensorFlow
-///   splits it, the smaller half before (top/left): `pad_total = max((out - 1) * stride +
-///   (k - 1) * dilation + 1 - in, 0)`, `pad_before = pad_total / 2`.
-enum class Padding { valid, same };
-
-/// A padding argument: `tf::nn::Padding::same` or TensorFlow's spelling, `"SAME"` / `"VALID"`
-/// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
-class PaddingArg {
- public:
-  /// The given padding.
-  PaddingArg(Padding padding) noexcept : value_(padding) {}  // NOLINT(google-explicit-constructor)
-  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
-  PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-  /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
-  PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
-
-  /// The padding chosen.
-  [[nodiscard]] Padding value() const noexcept { return value_; }
-  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
-  operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
-
- private:
-  static Padding parse(std::string_view text) {
-    if (text == "SAME" || text == "same") {
-      return Padding::same;
-    }
-    if (text == "VALID" || text == "valid") {
-      return Padding::valid;
-    }
-    throw invalid_argument("tf::nn: padding must be \"SAME\" or \"VALID\", got \"" +
-                           std::string(text) + "\"");
-  }
-  Padding value_;
-};
-
-/// "SAME" or "VALID", as TensorFlow writes the attribute.
-constexpr std::string_view padding_name(Padding padding) noexcept {
-  return padding == Padding::same ? "SAME" : "VALID";
-}
-
-/// A (height, width) pair: window sizes, strides, dilations. One number means both
-/// (`2` is `{2, 2}`), as TensorFlow accepts an int for `strides` or `ksize`.
-struct Size2D {
-  std::int64_t h = 1;  ///< height (rows)
-  std::int64_t w = 1;  ///< width (columns)
-  constexpr Size2D() noexcept = default;
-  /// `{both, both}`.
-  constexpr Size2D(std::int64_t both) noexcept  // NOLINT(google-explicit-constructor)
-      : h(both), w(both) {}
-  /// `{height, width}`.
-  constexpr Size2D(std::int64_t height, std::int64_t width) noexcept : h(height), w(width) {}
-  /// Same height and width.
-  friend constexpr bool operator==(Size2D, Size2D) noexcept = default;
-  /// "(h, w)", as TensorFlow prints a pair in errors.
-  [[nodiscard]] std::string to_string() const {
-    return "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
-  }
-};
-
-}  // namespace nn
-
-namespace detail::nn_impl {
-
-/// Output size and leading padding of one spatial axis (TensorFlow's
-/// `GetWindowedOutputSizeVerbose`). `out` is negative when a VALID window does not fit.
-struct WindowAxis {
-  std::int64_t out = 0;
-  std::int64_t pad_before = 0;
-};
-
-inline WindowAxis window_axis(std::int64_t in, std::int64_t k, std::int64_t stride,
-                              std::int64_t dilation, nn::Padding padding) noexcept {
-  std::int64_t const effective = (k - 1) * dilation + 1;
-  if (padding == nn::Padding::valid) {
-    if (in < effective) {
-      return {-1, 0};
-    }
-    return {(in - effective) / stride + 1, 0};
-  }
-  std::int64_t const out = (in + stride - 1) / stride;
-  std::int64_t const total = std::max<std::int64_t>((out - 1) * stride + effective - in, 0);
-  return {out, total / 2};
-}
-
-/// Everything a 2-D window kernel needs: NHWC input, window, output and padding.
-struct Window2D {
-  std::int64_t n = 0, h = 0, w = 0, c = 0;      // input
-  std::int64_t kh = 1, kw = 1;                  // window
-  std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
-  std::int64_t oh = 0, ow = 0;                  // output
-  std::int64_t pad_top = 0, pad_left = 0;
-};
-
-/// Checks window attributes (positive sizes) and computes the geometry; `what` names the op and
-/// shapes for the error messages.
-inline Window2D window_2d(std::string_view op, std::string const& what, std::int64_t n,
-                          std::int64_t h, std::int64_t w, std::int64_t c, nn::Size2D k,
-                          nn::Size2D strides, nn::Size2D dilations, nn::Padding padding) {
-  if (k.h <= 0 || k.w <= 0) {
-    throw invalid_argument(std::string(op) + ": window size must be positive, got " +
-                           k.to_string() + what);
-  }
-  if (strides.h <= 0 || strides.w <= 0) {
-    throw invalid_argument(std::string(op) + ": strides must be positive, got " +
-                           strides.to_string() + what);
-  }
-  if (dilations.h <= 0 || dilations.w <= 0) {
-    throw invalid_argument(std::string(op) + ": dilations must be positive, got " +
-                           dilations.to_string() + what);
-  }
-  Window2D g;
-  g.n = n;
-  g.h = h;
-  g.w = w;
-  g.c = c;
-  g.kh = k.h;
-  g.kw = k.w;
-  g.sh = strides.h;
-  g.sw = strides.w;
-  g.dh = dilations.h;
-  g.dw = dilations.w;
-  auto const y = window_axis(h, k.h, strides.h, dilations.h, padding);
-  auto const x = window_axis(w, k.w, strides.w, dilations.w, padding);
-  if (y.out < 0 || x.out < 0) {
-    throw invalid_argument(std::string(op) + ": the window " + k.to_string() + " with dilations " +
-                           dilations.to_string() +
-                           " does not fit in the input with VALID padding (the output size would "
-                           "be negative)" +
-                           what);
-  }
-  g.oh = y.out;
-  g.ow = x.out;
-  g.pad_top = y.pad_before;
-  g.pad_left = x.pad_before;
-  return g;
-}
-
-}  // namespace detail::nn_impl
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
-// ---- end <tapeflow/ops/nn/padding.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
@@ -24092,61 +24788,7 @@ struct Conv2DOptions {
 
 }  // namespace nn
 
-namespace ops {
-
-/// Attributes shared by the three convolution ops (TensorFlow's `strides`, `padding`,
-/// `dilations`, for the H and W axes; batch and channel strides are always 1).
-struct ConvWindow {
-  nn::Size2D strides = 1;
-  nn::Padding padding = nn::Padding::valid;
-  nn::Size2D dilations = 1;
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
-            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
-            {"data_format", "NHWC"}};
-  }
-};
-
-}  // namespace ops
-
 namespace detail::nn_impl {
-
-inline std::string conv_shapes(std::array<std::int64_t, 4> const& input,
-                               std::array<std::int64_t, 4> const& filter) {
-  return " (input shape " + Shape(input).to_string() + ", filter shape " +
-         Shape(filter).to_string() + ")";
-}
-
-/// Geometry of a convolution of an NHWC `input` with an HWIO `filter`; checks the channels.
-inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window,
-                              std::array<std::int64_t, 4> const& input,
-                              std::array<std::int64_t, 4> const& filter) {
-  std::string const what = conv_shapes(input, filter);
-  if (input[3] != filter[2]) {
-    throw invalid_argument(std::string(op) + ": the input depth " + std::to_string(input[3]) +
-                           " does not match the filter's input depth " + std::to_string(filter[2]) +
-                           what);
-  }
-  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
-                   window.strides, window.dilations, window.padding);
-}
-
-/// Checks that `dy` has the shape the forward convolution produces.
-inline void check_out_backprop(std::string_view op, Window2D const& g, std::int64_t out_channels,
-                               std::array<std::int64_t, 4> const& dy,
-                               std::array<std::int64_t, 4> const& input,
-                               std::array<std::int64_t, 4> const& filter) {
-  std::array<std::int64_t, 4> const expected{g.n, g.oh, g.ow, out_channels};
-  if (dy != expected) {
-    throw invalid_argument(std::string(op) + ": out_backprop has shape " + Shape(dy).to_string() +
-                           " but the convolution's output shape is " + Shape(expected).to_string() +
-                           conv_shapes(input, filter));
-  }
-}
 
 template <class T, std::size_t R>
 void check_conv_operands() {
@@ -24376,8 +25018,8 @@ struct Conv2DOptions {
   /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
   nn::PaddingArg padding = nn::Padding::valid;
   nn::Size2D dilation_rate = 1;  ///< spacing between kernel taps (atrous convolution); 1: dense
-  Activation activation = {};    ///< applied to the output; default linear (none)
-  bool use_bias = true;          ///< whether to add a bias per filter
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias per filter
   /// Initial values of the kernel [kh, kw, C, filters]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
   initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
@@ -24643,8 +25285,8 @@ namespace layers {
 
 /// Keyword arguments of Dense.
 struct DenseOptions {
-  Activation activation = {};  ///< applied to the output; default linear (none)
-  bool use_bias = true;        ///< whether to add a bias vector
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias vector
   /// Initial values of the kernel [in, units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
   initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
@@ -24735,6 +25377,476 @@ class Dense : public Layer<Dense> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DENSE_HPP
 // ---- end <tapeflow/keras/layers/dense.hpp>
+// ---- begin <tapeflow/keras/layers/depthwise_conv2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
+// tf.keras.layers.DepthwiseConv2D: a depthwise 2-D convolution over NHWC inputs (MobileNet's
+// building block).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+// ---- begin <tapeflow/ops/nn/depthwise_conv2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+// Depthwise 2-D convolution of NHWC images (TensorFlow: `tf.nn.depthwise_conv2d`, op
+// "DepthwiseConv2dNative") and its two backprop ops: each input channel c is convolved with its
+// own filters w[:, :, c, m], m < multiplier, giving output channel c * multiplier + m.
+//
+// Kernels: direct loops (a depthwise filter has no reduction over channels, so no GEMM), the
+// channels innermost so the compiler vectorizes across them; forward by output row, the input
+// gradient scattering into one image per task, the filter gradient summed in a fixed number of
+// row blocks, each into its own buffer, added in order (results do not depend on threads).
+//
+// Gradients (the graph TensorFlow builds, so second order works):
+//   DepthwiseConv2dNative(x, w):  dx = ...BackpropInput(w, dy), dw = ...BackpropFilter(x, dy)
+//   ...BackpropInput(w, dy):      dw = ...BackpropFilter(g, dy), ddy = DepthwiseConv2dNative(g, w)
+//   ...BackpropFilter(x, dy):     dx = ...BackpropInput(g, dy),  ddy = DepthwiseConv2dNative(x, g)
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+template <class T, std::size_t R>
+void check_depthwise_operands() {
+  static_assert(floating_element<T>,
+                "tf::nn::depthwise_conv2d: input and filter must be float or double");
+  static_assert(R == 4, "tf::nn::depthwise_conv2d: input, filter and out_backprop must be rank 4");
+}
+
+/// Taps [first, last) of a window axis whose position `origin + k * step` lies in [0, size).
+inline void depthwise_taps(std::int64_t origin, std::int64_t step, std::int64_t taps,
+                           std::int64_t size, std::int64_t& first, std::int64_t& last) {
+  first = origin >= 0 ? 0 : std::min(taps, (-origin + step - 1) / step);
+  last = size - origin <= 0 ? 0 : std::min(taps, (size - origin + step - 1) / step);
+  last = std::max(last, first);
+}
+
+/// Calls `visit(n, out_pixel, in_pixel0, ky0, ky1, kx0, kx1)` for each output pixel of the
+/// flattened (image, output row) rows [r0, r1): `out_pixel` indexes [N * OH * OW], `in_pixel0`
+/// the input pixel of tap (0, 0) (possibly outside the image) in [N * H * W], and the taps
+/// inside the image are [ky0, ky1) x [kx0, kx1).
+template <class Visit>
+void for_each_depthwise_window(Window2D const& g, std::int64_t r0, std::int64_t r1, Visit&& visit) {
+  std::int64_t ky0 = 0, ky1 = 0, kx0 = 0, kx1 = 0;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    std::int64_t const n = r / g.oh;
+    std::int64_t const iy0 = (r % g.oh) * g.sh - g.pad_top;
+    depthwise_taps(iy0, g.dh, g.kh, g.h, ky0, ky1);
+    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+      std::int64_t const ix0 = ox * g.sw - g.pad_left;
+      depthwise_taps(ix0, g.dw, g.kw, g.w, kx0, kx1);
+      visit(r * g.ow + ox, (n * g.h + iy0) * g.w + ix0, ky0, ky1, kx0, kx1);
+    }
+  }
+}
+
+/// Output rows (image, output row) per parallel chunk.
+inline std::int64_t depthwise_grain(Window2D const& g, std::int64_t cm) {
+  return std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, g.ow * g.kh * g.kw * cm));
+}
+
+/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
+template <class T>
+void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  backend::cpu::parallel_for(
+      g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
+        for_each_depthwise_window(g, r0, r1,
+                                  [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                      std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                    T* out = y + o * cm;
+                                    std::fill_n(out, cm, T(0));
+                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                        T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                        T const* f = w + (ky * g.kw + kx) * cm;
+                                        if (mult == 1) {
+                                          for (std::int64_t i = 0; i < c; ++i) {
+                                            out[i] += in[i] * f[i];
+                                          }
+                                        } else {
+                                          for (std::int64_t i = 0; i < c; ++i) {
+                                            for (std::int64_t m = 0; m < mult; ++m) {
+                                              out[i * mult + m] += in[i] * f[i * mult + m];
+                                            }
+                                          }
+                                        }
+                                      }
+                                    }
+                                  });
+      });
+}
+
+/// dx[n, iy, ix, c] = sum over the windows and m that read it of dy[.., c * M + m] * w[.., c, m]
+/// (a scatter; each task owns whole images).
+template <class T>
+void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy,
+                              T* dx) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  std::fill_n(dx, g.n * g.h * g.w * c, T(0));
+  backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
+    for_each_depthwise_window(g, n0 * g.oh, n1 * g.oh,
+                              [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                  std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                T const* d = dy + o * cm;
+                                for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                  for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                    T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                    T const* f = w + (ky * g.kw + kx) * cm;
+                                    for (std::int64_t i = 0; i < c; ++i) {
+                                      T sum = 0;
+                                      for (std::int64_t m = 0; m < mult; ++m) {
+                                        sum += d[i * mult + m] * f[i * mult + m];
+                                      }
+                                      in[i] += sum;
+                                    }
+                                  }
+                                }
+                              });
+  });
+}
+
+/// dw[ky, kx, c, m] = sum over output pixels of x[n, iy, ix, c] * dy[n, oy, ox, c * M + m].
+template <class T>
+void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x, T const* dy,
+                               T* dw) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  std::int64_t const size = g.kh * g.kw * cm;
+  std::int64_t const rows = g.n * g.oh;
+  // A fixed number of blocks (not one per thread), so the sum's order never changes.
+  std::int64_t const blocks = std::clamp<std::int64_t>(rows, 1, 32);
+  std::vector<T> partial(static_cast<std::size_t>(blocks * size), T(0));
+  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* acc = partial.data() + b * size;
+      for_each_depthwise_window(g, rows * b / blocks, rows * (b + 1) / blocks,
+                                [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                    std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                  T const* d = dy + o * cm;
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                      T* f = acc + (ky * g.kw + kx) * cm;
+                                      for (std::int64_t i = 0; i < c; ++i) {
+                                        for (std::int64_t m = 0; m < mult; ++m) {
+                                          f[i * mult + m] += in[i] * d[i * mult + m];
+                                        }
+                                      }
+                                    }
+                                  }
+                                });
+    }
+  });
+  std::fill_n(dw, size, T(0));
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    T const* p = partial.data() + b * size;
+    for (std::int64_t i = 0; i < size; ++i) {
+      dw[i] += p[i];
+    }
+  }
+}
+
+}  // namespace detail::nn_impl
+
+namespace ops {
+
+struct DepthwiseConv2dNativeBackpropInput;
+struct DepthwiseConv2dNativeBackpropFilter;
+
+/// Depthwise 2-D convolution, NHWC input [N, H, W, C] with filter [KH, KW, C, M] ->
+/// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
+struct DepthwiseConv2dNative : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNative";
+
+  template <class T, std::size_t R, std::size_t F>
+  OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    detail::nn_impl::check_depthwise_operands<T, F>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter.dims());
+    return {{g.n, g.oh, g.ow, filter.dims()[2] * filter.dims()[3]}};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& input, Tensor<T, 4> const& filter) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter.dims());
+    detail::nn_impl::depthwise_forward(g, filter.dims()[3], input.data(), filter.data(),
+                                       detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dy, Tensor<T, 4> const&, Tensor<T, 4> const& input,
+                Tensor<T, 4> const& filter) const;
+};
+
+/// The gradient of DepthwiseConv2dNative with respect to its input: [N, H, W, C] from the
+/// filter and out_backprop [N, OH, OW, C * M] (TensorFlow op
+/// "DepthwiseConv2dNativeBackpropInput"; its first input, `input_sizes`, is a member here).
+struct DepthwiseConv2dNativeBackpropInput : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropInput";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
+  std::array<std::int64_t, 4> input_sizes{};         ///< the input's shape
+
+  /// TensorFlow's `input_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"input_sizes", detail::int32_vector(input_sizes)}};
+  }
+
+  template <class T, std::size_t F, std::size_t R>
+  OutSpec<T, 4> infer(Tensor<T, F> const& filter, Tensor<T, R> const& out_backprop) const {
+    detail::nn_impl::check_depthwise_operands<T, F>();
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input_sizes, filter.dims());
+    detail::nn_impl::check_out_backprop(name, g, filter.dims()[2] * filter.dims()[3],
+                                        out_backprop.dims(), input_sizes, filter.dims());
+    return {input_sizes};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& filter,
+               Tensor<T, 4> const& out_backprop) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input_sizes, filter.dims());
+    detail::nn_impl::depthwise_backprop_input(g, filter.dims()[3], filter.data(),
+                                              out_backprop.data(),
+                                              detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&, Tensor<T, 4> const& filter,
+                Tensor<T, 4> const& out_backprop) const;
+};
+
+/// The gradient of DepthwiseConv2dNative with respect to its filter: [KH, KW, C, M] from the
+/// input and out_backprop (TensorFlow op "DepthwiseConv2dNativeBackpropFilter"; its second
+/// input, `filter_sizes`, is a member here).
+struct DepthwiseConv2dNativeBackpropFilter : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropFilter";
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
+  std::array<std::int64_t, 4> filter_sizes{};        ///< the filter's shape
+
+  /// TensorFlow's `filter_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"filter_sizes", detail::int32_vector(filter_sizes)}};
+  }
+
+  template <class T, std::size_t R, std::size_t D>
+  OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, D> const& out_backprop) const {
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    detail::nn_impl::check_depthwise_operands<T, D>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter_sizes);
+    detail::nn_impl::check_out_backprop(name, g, filter_sizes[2] * filter_sizes[3],
+                                        out_backprop.dims(), input.dims(), filter_sizes);
+    return {filter_sizes};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& input,
+               Tensor<T, 4> const& out_backprop) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter_sizes);
+    detail::nn_impl::depthwise_backprop_filter(g, filter_sizes[3], input.data(),
+                                               out_backprop.data(),
+                                               detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&, Tensor<T, 4> const& input,
+                Tensor<T, 4> const& out_backprop) const;
+};
+
+// The gradients, after all three ops are complete types.
+
+template <class T>
+auto DepthwiseConv2dNative::gradient(Tensor<T, 4> const& dy, Tensor<T, 4> const&,
+                                     Tensor<T, 4> const& input, Tensor<T, 4> const& filter) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropInput{window, input.dims()}, filter, dy);
+                    },
+                    [=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropFilter{window, filter.dims()}, input, dy);
+                    }};
+}
+
+template <class T>
+auto DepthwiseConv2dNativeBackpropInput::gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&,
+                                                  Tensor<T, 4> const& filter,
+                                                  Tensor<T, 4> const& out_backprop) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropFilter{window, filter.dims()}, dz,
+                          out_backprop);
+                    },
+                    [=] { return detail::execute(DepthwiseConv2dNative{window}, dz, filter); }};
+}
+
+template <class T>
+auto DepthwiseConv2dNativeBackpropFilter::gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&,
+                                                   Tensor<T, 4> const& input,
+                                                   Tensor<T, 4> const& out_backprop) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropInput{window, input.dims()}, dz,
+                          out_backprop);
+                    },
+                    [=] { return detail::execute(DepthwiseConv2dNative{window}, input, dz); }};
+}
+
+}  // namespace ops
+
+namespace nn {
+
+/// Keyword arguments of `tf::nn::depthwise_conv2d` (TensorFlow: `strides`, `padding`,
+/// `dilations`, for height and width).
+struct DepthwiseConv2DOptions {
+  Size2D strides = 1;                   ///< step of the window along height and width
+  PaddingArg padding = Padding::valid;  ///< "SAME" or "VALID" (the default, as in Keras)
+  Size2D dilations = 1;                 ///< spacing between filter taps; 1 = dense
+};
+
+/// Depthwise 2-D convolution (TensorFlow: `tf.nn.depthwise_conv2d(input, filter, strides,
+/// padding, dilations=)`, op DepthwiseConv2dNative), NHWC: input channel c is convolved with
+/// its own `M` filters `filter[:, :, c, :]`, giving output channels c * M .. c * M + M - 1.
+///
+///     auto x = tf::random::normal<float>({8, 112, 112, 32});
+///     auto w = tf::random::normal<float>({3, 3, 32, 1});
+///     auto y = tf::nn::depthwise_conv2d(x, w, {.strides = 2, .padding = "SAME"});  // [8,56,56,32]
+///
+/// `input`: [N, H, W, C]; `filter`: [KH, KW, C, M], same float dtype. Output
+/// [N, OH, OW, C * M], OH and OW as for `tf::nn::conv2d`. Differentiable in both arguments,
+/// to any order. Throws invalid_argument when the channels disagree, a stride, dilation or
+/// filter size is not positive, or a VALID window does not fit.
+template <tensor_like Input, tensor_like Filter>
+Tensor<value_type_of<Input>, 4> depthwise_conv2d(Input const& input, Filter const& filter,
+                                                 DepthwiseConv2DOptions const& options = {}) {
+  static_assert(rank_of<Input> == 4 && rank_of<Filter> == 4,
+                "tf::nn::depthwise_conv2d(input, filter): input [N, H, W, C] and filter "
+                "[KH, KW, C, M] must be rank 4");
+  static_assert(std::same_as<value_type_of<Input>, value_type_of<Filter>>,
+                "tf::nn::depthwise_conv2d(input, filter): input and filter must have the same "
+                "dtype");
+  ops::DepthwiseConv2dNative op;
+  op.strides = options.strides;
+  op.padding = options.padding;
+  op.dilations = options.dilations;
+  return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
+                                   tapeflow::detail::as_tensor(filter));
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+// ---- end <tapeflow/ops/nn/depthwise_conv2d.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of DepthwiseConv2D (Keras' names and defaults).
+struct DepthwiseConv2DOptions {
+  nn::Size2D strides = 1;  ///< step of the window along height and width
+  /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
+  nn::PaddingArg padding = nn::Padding::valid;
+  std::int64_t depth_multiplier = 1;  ///< filters per input channel
+  nn::Size2D dilation_rate = 1;       ///< spacing between kernel taps; 1: dense
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias per output channel
+  /// Initial values of the kernel [kh, kw, C, depth_multiplier]; Glorot uniform (as Keras).
+  initializers::Initializer depthwise_initializer = initializers::GlorotUniform();
+  initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros
+  std::optional<std::string> name = std::nullopt;  ///< default "depthwise_conv2d", ...
+};
+
+/// A depthwise 2-D convolution layer (tf.keras.layers.DepthwiseConv2D, TensorFlow's
+/// DepthwiseConv2dNative): [N, H, W, C] -> [N, H', W', C * depth_multiplier], each input
+/// channel convolved with its own filters. Weights, created on the first call:
+/// "depthwise_kernel" [kh, kw, C, depth_multiplier] (Keras 3 tracks it as "kernel", so
+/// checkpoints use that name in the Keras 3 layout) and "bias" [C * depth_multiplier].
+///
+///     tf::keras::layers::DepthwiseConv2D(3, {.strides = 2, .padding = "same",
+///                                            .use_bias = false})  // MobileNetV2
+class DepthwiseConv2D : public Layer<DepthwiseConv2D> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
+  static constexpr int output_rank(int) { return 4; }
+
+  /// A `kernel_size` window (one number: square); throws invalid_argument unless
+  /// depth_multiplier > 0.
+  explicit DepthwiseConv2D(nn::Size2D kernel_size, DepthwiseConv2DOptions options = {})
+      : Layer("depthwise_conv2d", {.name = options.name}),
+        kernel_size_(kernel_size),
+        options_(std::move(options)) {
+    keras3_attribute("depthwise_kernel", "kernel");  // Keras 3 names it `kernel`
+    if (options_.depth_multiplier <= 0) {
+      throw invalid_argument(
+          "tf::keras::layers::DepthwiseConv2D: depth_multiplier must be positive, got " +
+          std::to_string(options_.depth_multiplier));
+    }
+  }
+
+  /// The kernel [kh, kw, C, depth_multiplier] (after build).
+  [[nodiscard]] const Variable<float, 4>& depthwise_kernel() const noexcept { return kernel_; }
+  /// The bias [C * depth_multiplier] (after build; never created with `use_bias = false`).
+  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
+
+  /// Creates the weights for NHWC inputs with input_shape[3] channels.
+  void build(const Shape& input_shape) override {
+    if (input_shape.rank() != 4 || input_shape[3] < 0) {
+      throw invalid_argument("DepthwiseConv2D '" + name() + "': cannot build for inputs of shape " +
+                             input_shape.to_string() + " (NHWC with known channels)");
+    }
+    const std::int64_t channels = input_shape[3];
+    const std::int64_t mult = options_.depth_multiplier;
+    kernel_ =
+        add_weight<float, 4>("depthwise_kernel", {kernel_size_.h, kernel_size_.w, channels, mult},
+                             options_.depthwise_initializer);
+    if (options_.use_bias) {
+      bias_ = add_weight<float, 1>("bias", {channels * mult}, options_.bias_initializer);
+    }
+  }
+
+  /// "DepthwiseConv2D".
+  [[nodiscard]] std::string class_name() const override { return "DepthwiseConv2D"; }
+
+  /// activation(depthwise_conv2d(x, kernel) + bias) on NHWC `x`; throws invalid_argument
+  /// (from `tf::nn::depthwise_conv2d`) when x's channels differ from those built for.
+  Tensor<float, 4> call(const Tensor<float, 4>& x) {
+    auto y = nn::depthwise_conv2d(x, kernel_,
+                                  {.strides = options_.strides,
+                                   .padding = options_.padding,
+                                   .dilations = options_.dilation_rate});
+    if (options_.use_bias) {
+      y = y + bias_;
+    }
+    return options_.activation(y);
+  }
+
+ private:
+  nn::Size2D kernel_size_;
+  DepthwiseConv2DOptions options_;
+  Variable<float, 4> kernel_;
+  Variable<float, 1> bias_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
+// ---- end <tapeflow/keras/layers/depthwise_conv2d.hpp>
 // ---- begin <tapeflow/keras/layers/dropout.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
@@ -25379,6 +26491,103 @@ Reshape(const std::int64_t (&)[N], LayerOptions = {}) -> Reshape<N>;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_FLATTEN_HPP
 // ---- end <tapeflow/keras/layers/flatten.hpp>
+// ---- begin <tapeflow/keras/layers/global_pooling.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
+// tf.keras.layers.GlobalAveragePooling2D and GlobalMaxPooling2D (NHWC).
+
+#include <string>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Mean over height and width (tf.keras.layers.GlobalAveragePooling2D, TensorFlow's Mean over
+/// axes 1 and 2): [N, H, W, C] -> [N, C], or [N, 1, 1, C] with `keepdims`. Keras' run-time
+/// `keepdims=True` changes the rank, so here it is part of the type: pass `tf::keepdims`.
+///
+///     tf::keras::layers::GlobalAveragePooling2D gap;                 // [N, C]
+///     tf::keras::layers::GlobalAveragePooling2D kept(tf::keepdims);  // [N, 1, 1, C]
+template <bool KeepDims = false>
+class GlobalAveragePooling2D : public Layer<GlobalAveragePooling2D<KeepDims>> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// [N, C], or NHWC with `keepdims`.
+  static constexpr int output_rank(int) { return KeepDims ? 4 : 2; }
+
+  /// Default name "global_average_pooling2d", "global_average_pooling2d_1", ...
+  explicit GlobalAveragePooling2D(LayerOptions options = {})
+    requires(!KeepDims)
+      : Layer<GlobalAveragePooling2D>("global_average_pooling2d", std::move(options)) {}
+  /// Keeps the pooled axes with size 1 (Keras: `keepdims=True`).
+  explicit GlobalAveragePooling2D(keepdims_t, LayerOptions options = {})
+    requires KeepDims
+      : Layer<GlobalAveragePooling2D>("global_average_pooling2d", std::move(options)) {}
+
+  /// "GlobalAveragePooling2D".
+  [[nodiscard]] std::string class_name() const override { return "GlobalAveragePooling2D"; }
+  /// `tf::reduce_mean(x, {1, 2})` of NHWC `x` (keeping the axes with `keepdims`).
+  auto call(const Tensor<float, 4>& x) {
+    if constexpr (KeepDims) {
+      return reduce_mean(x, {1, 2}, keepdims);
+    } else {
+      return reduce_mean(x, {1, 2});
+    }
+  }
+};
+/// `GlobalAveragePooling2D(options)` drops the pooled axes.
+GlobalAveragePooling2D(LayerOptions) -> GlobalAveragePooling2D<false>;
+/// `GlobalAveragePooling2D(tf::keepdims)` keeps them.
+GlobalAveragePooling2D(keepdims_t) -> GlobalAveragePooling2D<true>;
+/// `GlobalAveragePooling2D(tf::keepdims, options)` keeps them.
+GlobalAveragePooling2D(keepdims_t, LayerOptions) -> GlobalAveragePooling2D<true>;
+
+/// Maximum over height and width (tf.keras.layers.GlobalMaxPooling2D, TensorFlow's Max over
+/// axes 1 and 2): [N, H, W, C] -> [N, C], or [N, 1, 1, C] with `tf::keepdims` (as for
+/// GlobalAveragePooling2D). The gradient goes to the maxima (split among ties).
+template <bool KeepDims = false>
+class GlobalMaxPooling2D : public Layer<GlobalMaxPooling2D<KeepDims>> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// [N, C], or NHWC with `keepdims`.
+  static constexpr int output_rank(int) { return KeepDims ? 4 : 2; }
+
+  /// Default name "global_max_pooling2d", "global_max_pooling2d_1", ...
+  explicit GlobalMaxPooling2D(LayerOptions options = {})
+    requires(!KeepDims)
+      : Layer<GlobalMaxPooling2D>("global_max_pooling2d", std::move(options)) {}
+  /// Keeps the pooled axes with size 1 (Keras: `keepdims=True`).
+  explicit GlobalMaxPooling2D(keepdims_t, LayerOptions options = {})
+    requires KeepDims
+      : Layer<GlobalMaxPooling2D>("global_max_pooling2d", std::move(options)) {}
+
+  /// "GlobalMaxPooling2D".
+  [[nodiscard]] std::string class_name() const override { return "GlobalMaxPooling2D"; }
+  /// `tf::reduce_max(x, {1, 2})` of NHWC `x` (keeping the axes with `keepdims`).
+  auto call(const Tensor<float, 4>& x) {
+    if constexpr (KeepDims) {
+      return reduce_max(x, {1, 2}, keepdims);
+    } else {
+      return reduce_max(x, {1, 2});
+    }
+  }
+};
+/// `GlobalMaxPooling2D(options)` drops the pooled axes.
+GlobalMaxPooling2D(LayerOptions) -> GlobalMaxPooling2D<false>;
+/// `GlobalMaxPooling2D(tf::keepdims)` keeps them.
+GlobalMaxPooling2D(keepdims_t) -> GlobalMaxPooling2D<true>;
+/// `GlobalMaxPooling2D(tf::keepdims, options)` keeps them.
+GlobalMaxPooling2D(keepdims_t, LayerOptions) -> GlobalMaxPooling2D<true>;
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
+// ---- end <tapeflow/keras/layers/global_pooling.hpp>
 // ---- begin <tapeflow/keras/layers/lstm.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
@@ -26343,6 +27552,236 @@ class LSTM : public Layer<LSTM> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
 // ---- end <tapeflow/keras/layers/lstm.hpp>
+// ---- begin <tapeflow/keras/layers/merge.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+// tf.keras.layers.Add and Concatenate: layers that merge several tensors (ResNet's shortcut,
+// MobileNetV2's residual, Inception-style branches).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// ---- begin <tapeflow/ops/array/concat.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
+// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
+/// agree on every other axis (TensorFlow op "ConcatV2").
+struct ConcatV2 {
+  static constexpr std::string_view name = "ConcatV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
+                             " is out of range for tensors of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
+    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
+    if (values.empty()) {
+      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
+    }
+    std::size_t const ax = resolved_axis<R>();
+    OutSpec<T, R> spec{values[0].dims()};
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      auto const& d = values[i].dims();
+      for (std::size_t a = 0; a < R; ++a) {
+        if (a != ax && d[a] != spec.dims[a]) {
+          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
+                                 values[i].shape().to_string() +
+                                 ", which does not match input 0's shape " +
+                                 values[0].shape().to_string() +
+                                 " outside the concatenation axis " + std::to_string(ax));
+        }
+      }
+      spec.dims[ax] += d[ax];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= out.dims()[a];
+    }
+    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
+    if (out_row == 0) {
+      return;
+    }
+    std::vector<std::int64_t> rows(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      rows[i] = values[i].num_elements() / outer;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   T* dst = o + r * out_row;
+                                   for (std::size_t i = 0; i < values.size(); ++i) {
+                                     dst =
+                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
+                std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    return [=] {
+      std::vector<Tensor<T, R>> grads;
+      grads.reserve(values.size());
+      Slice<R> slice;
+      for (auto const& x : values) {
+        slice.size = x.dims();
+        grads.push_back(detail::execute(slice, dy));
+        slice.begin[ax] += x.dims()[ax];
+      }
+      return grads;
+    };
+  }
+};
+
+}  // namespace ops
+
+/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
+/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
+/// list, a bad axis or mismatched shapes.
+///
+///     auto a = tf::constant<float>({{1, 2}});
+///     auto b = tf::constant<float>({{3, 4}});
+///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
+///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
+  static_assert(
+      R >= 1,
+      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
+  return detail::execute(ops::ConcatV2{axis}, values);
+}
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
+  return concat(std::vector<Tensor<T, R>>(values), axis);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// ---- end <tapeflow/ops/array/concat.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Sums its inputs elementwise (tf.keras.layers.Add, with broadcasting): `add({a, b, c})` is
+/// `(a + b) + c`, in Keras' order. Called with a list of tensors (`add(std::vector{a, b})`)
+/// or with two tensors (`add(a, b)`).
+///
+///     auto y = tf::keras::layers::Add()(shortcut, x);  // ResNet's residual connection
+class Add : public Layer<Add> {
+ public:
+  /// Takes the common layer options (default name "add", "add_1", ...).
+  explicit Add(LayerOptions options = {}) : Layer("add", std::move(options)) {}
+
+  /// "Add".
+  [[nodiscard]] std::string class_name() const override { return "Add"; }
+  /// The sum of `inputs` (at least one; same dtype and rank, shapes that broadcast); throws
+  /// invalid_argument for an empty list or shapes that do not broadcast.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const std::vector<Tensor<T, R>>& inputs) {
+    if (inputs.empty()) {
+      throw invalid_argument("Add '" + name() + "': needs at least one input");
+    }
+    Tensor<T, R> sum = inputs[0];
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+      sum = sum + inputs[i];
+    }
+    return sum;
+  }
+  /// `a + b`.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const Tensor<T, R>& a, const Tensor<T, R>& b) {
+    return a + b;
+  }
+};
+
+/// Keyword arguments of Concatenate.
+struct ConcatenateOptions {
+  std::optional<std::string> name = std::nullopt;  ///< default "concatenate", ...
+};
+
+/// Joins its inputs along `axis` (tf.keras.layers.Concatenate, default the last axis;
+/// TensorFlow's ConcatV2). Called with a list of tensors or with two tensors.
+///
+///     auto y = tf::keras::layers::Concatenate()(std::vector{a, b});  // [N, H, W, Ca + Cb]
+class Concatenate : public Layer<Concatenate> {
+ public:
+  /// Joins along `axis` (negative counts from the end).
+  explicit Concatenate(int axis = -1, ConcatenateOptions options = {})
+      : Layer("concatenate", {.name = options.name}), axis_(axis) {}
+
+  /// The axis joined along.
+  [[nodiscard]] int axis() const noexcept { return axis_; }
+  /// "Concatenate".
+  [[nodiscard]] std::string class_name() const override { return "Concatenate"; }
+  /// `tf::concat(inputs, axis)`; throws invalid_argument (from `tf::concat`) for an empty list,
+  /// a bad axis or shapes that differ off the axis.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const std::vector<Tensor<T, R>>& inputs) {
+    return concat(inputs, axis_);
+  }
+  /// `tf::concat({a, b}, axis)`.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const Tensor<T, R>& a, const Tensor<T, R>& b) {
+    return concat(std::vector<Tensor<T, R>>{a, b}, axis_);
+  }
+
+ private:
+  int axis_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+// ---- end <tapeflow/keras/layers/merge.hpp>
 // ---- begin <tapeflow/keras/layers/pooling.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
@@ -27011,6 +28450,233 @@ using AvgPool2D = AveragePooling2D;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_POOLING_HPP
 // ---- end <tapeflow/keras/layers/pooling.hpp>
+// ---- begin <tapeflow/keras/layers/relu.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
+// tf.keras.layers.ReLU: max_value, negative_slope and threshold, as Keras 3 computes them.
+
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of ReLU (Keras' names and defaults).
+struct ReLUOptions {
+  /// The largest output (Keras: `max_value`); none by default. 6 (without a threshold) runs
+  /// TensorFlow's Relu6 op, as Keras does.
+  std::optional<float> max_value = std::nullopt;
+  float negative_slope = 0.0f;  ///< slope below the threshold (leaky ReLU)
+  float threshold = 0.0f;       ///< inputs up to this value are damped (not passed through)
+  std::optional<std::string> name = std::nullopt;  ///< default "re_lu", "re_lu_1", ...
+};
+
+/// The rectified linear unit (tf.keras.layers.ReLU): `x` where x > threshold, else
+/// `negative_slope * (x - threshold)`, capped at `max_value`. With the defaults it is
+/// `tf::nn::relu`; `ReLU({.max_value = 6})` is MobileNet's `tf::nn::relu6`.
+///
+/// Computed as Keras 3's `activations.relu` is, with the same ops: Relu (or Relu6, or a
+/// Greater/Select for a threshold), Minimum/Maximum for `max_value`, and `- negative_slope *
+/// relu(threshold - x)`, so the values and the exported graph are Keras'.
+///
+///     tf::keras::layers::ReLU relu6({.max_value = 6.0f});
+class ReLU : public Layer<ReLU> {
+ public:
+  /// Any rank is accepted.
+  static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Throws invalid_argument for a negative max_value or negative_slope (as Keras).
+  explicit ReLU(ReLUOptions options = {})
+      : Layer("re_lu", {.name = options.name}), options_(std::move(options)) {
+    if (options_.max_value && !(*options_.max_value >= 0.0f)) {
+      throw invalid_argument("tf::keras::layers::ReLU: max_value must be >= 0, got " +
+                             std::to_string(*options_.max_value));
+    }
+    if (!(options_.negative_slope >= 0.0f)) {
+      throw invalid_argument("tf::keras::layers::ReLU: negative_slope must be >= 0, got " +
+                             std::to_string(options_.negative_slope));
+    }
+  }
+
+  /// "ReLU".
+  [[nodiscard]] std::string class_name() const override { return "ReLU"; }
+
+  /// The activation of `x` (float, any rank).
+  template <std::size_t R>
+  Tensor<float, R> call(const Tensor<float, R>& x) {
+    const float slope = options_.negative_slope;
+    const float threshold = options_.threshold;
+    bool clip = options_.max_value.has_value();
+    Tensor<float, R> y;
+    if (threshold != 0.0f) {
+      y = where(greater(x, Tensor<float, 0>(threshold)), x, Tensor<float, 0>(0.0f));
+    } else if (clip && *options_.max_value == 6.0f) {
+      y = nn::relu6(x);
+      clip = false;
+    } else {
+      y = nn::relu(x);
+    }
+    if (clip) {
+      y = minimum(maximum(y, Tensor<float, 0>(0.0f)), Tensor<float, 0>(*options_.max_value));
+    }
+    if (slope != 0.0f) {
+      const auto below =
+          threshold != 0.0f ? nn::relu(-x + Tensor<float, 0>(threshold)) : nn::relu(-x);
+      y = y - Tensor<float, 0>(slope) * below;
+    }
+    return y;
+  }
+
+ private:
+  ReLUOptions options_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
+// ---- end <tapeflow/keras/layers/relu.hpp>
+// ---- begin <tapeflow/keras/layers/rescaling.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+// tf.keras.layers.Rescaling: x * scale + offset (image preprocessing).
+
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Rescaling.
+struct RescalingOptions {
+  float offset = 0.0f;                             ///< added after scaling
+  std::optional<std::string> name = std::nullopt;  ///< default "rescaling", "rescaling_1", ...
+};
+
+/// Rescales inputs to float: `cast<float>(x) * scale + offset` (tf.keras.layers.Rescaling,
+/// Keras 3's computation). A scalar scale and offset (Keras also takes per-channel lists).
+///
+///     tf::keras::layers::Rescaling(1.0f / 127.5f, {.offset = -1.0f})  // [0, 255] -> [-1, 1]
+///     tf::keras::layers::Rescaling(1.0f / 255)                        // uint8 images too
+class Rescaling : public Layer<Rescaling> {
+ public:
+  /// Any rank is accepted.
+  static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Multiplies by `scale`, then adds `options.offset`.
+  explicit Rescaling(float scale, RescalingOptions options = {})
+      : Layer("rescaling", {.name = options.name}), scale_(scale), offset_(options.offset) {}
+
+  /// The scale.
+  [[nodiscard]] float scale() const noexcept { return scale_; }
+  /// The offset.
+  [[nodiscard]] float offset() const noexcept { return offset_; }
+  /// "Rescaling".
+  [[nodiscard]] std::string class_name() const override { return "Rescaling"; }
+  /// `x` (any numeric dtype, cast to float first) times scale plus offset.
+  template <class T, std::size_t R>
+  Tensor<float, R> call(const Tensor<T, R>& x) {
+    if constexpr (std::same_as<T, float>) {
+      return x * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
+    } else {
+      return cast<float>(x) * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
+    }
+  }
+
+ private:
+  float scale_;
+  float offset_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+// ---- end <tapeflow/keras/layers/rescaling.hpp>
+// ---- begin <tapeflow/keras/layers/zero_padding2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
+// tf.keras.layers.ZeroPadding2D (NHWC).
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Rows and columns of zeros ZeroPadding2D adds: Keras' `padding` argument. One number pads
+/// all four sides; `{h, w}` pads h rows above and below and w columns left and right;
+/// `{{top, bottom}, {left, right}}` gives each side.
+struct Padding2D {
+  std::int64_t top = 1;     ///< rows of zeros above
+  std::int64_t bottom = 1;  ///< rows of zeros below
+  std::int64_t left = 1;    ///< columns of zeros on the left
+  std::int64_t right = 1;   ///< columns of zeros on the right
+  /// Keras' default: one on every side.
+  constexpr Padding2D() noexcept = default;
+  /// `all` on every side.
+  constexpr Padding2D(std::int64_t all) noexcept  // NOLINT(google-explicit-constructor)
+      : top(all), bottom(all), left(all), right(all) {}
+  /// `h` above and below, `w` left and right (Keras: `padding=(h, w)`).
+  constexpr Padding2D(std::int64_t h, std::int64_t w) noexcept
+      : top(h), bottom(h), left(w), right(w) {}
+  /// Each side (Keras: `padding=((top, bottom), (left, right))`).
+  constexpr Padding2D(std::array<std::int64_t, 2> rows, std::array<std::int64_t, 2> cols) noexcept
+      : top(rows[0]), bottom(rows[1]), left(cols[0]), right(cols[1]) {}
+};
+
+/// Surrounds each image with zeros (tf.keras.layers.ZeroPadding2D, TensorFlow's Pad):
+/// [N, H, W, C] -> [N, top + H + bottom, left + W + right, C].
+///
+///     tf::keras::layers::ZeroPadding2D(3)                    // ResNet50's stem
+///     tf::keras::layers::ZeroPadding2D({{0, 1}, {0, 1}})     // MobileNetV2's correct_pad
+class ZeroPadding2D : public Layer<ZeroPadding2D> {
+ public:
+  static constexpr int input_rank = 4;      ///< NHWC inputs only (checked by Sequential)
+  static constexpr int min_input_rank = 4;  ///< as `input_rank`
+  /// NHWC out.
+  static constexpr int output_rank(int) { return 4; }
+
+  /// Pads by `padding` (default one on each side); throws invalid_argument for a negative
+  /// amount. Default name "zero_padding2d", "zero_padding2d_1", ...
+  explicit ZeroPadding2D(Padding2D padding = {}, LayerOptions options = {})
+      : Layer("zero_padding2d", std::move(options)), padding_(padding) {
+    if (padding.top < 0 || padding.bottom < 0 || padding.left < 0 || padding.right < 0) {
+      throw invalid_argument("tf::keras::layers::ZeroPadding2D: padding must not be negative");
+    }
+  }
+
+  /// The padding on each side.
+  [[nodiscard]] const Padding2D& padding() const noexcept { return padding_; }
+  /// "ZeroPadding2D".
+  [[nodiscard]] std::string class_name() const override { return "ZeroPadding2D"; }
+  /// `tf::pad(x, {{0, 0}, {top, bottom}, {left, right}, {0, 0}})` of NHWC `x` (any dtype).
+  template <class T>
+  Tensor<T, 4> call(const Tensor<T, 4>& x) {
+    return pad(x,
+               {{0, 0}, {padding_.top, padding_.bottom}, {padding_.left, padding_.right}, {0, 0}});
+  }
+
+ private:
+  Padding2D padding_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
+// ---- end <tapeflow/keras/layers/zero_padding2d.hpp>
 // ---- begin <tapeflow/keras/sequential.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP
@@ -34122,149 +35788,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/ops/array/concat.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
-// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
-/// agree on every other axis (TensorFlow op "ConcatV2").
-struct ConcatV2 {
-  static constexpr std::string_view name = "ConcatV2";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
-  template <class T, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
-    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
-  }
-  /// TensorFlow's `axis` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
-                             " is out of range for tensors of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
-    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
-    if (values.empty()) {
-      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
-    }
-    std::size_t const ax = resolved_axis<R>();
-    OutSpec<T, R> spec{values[0].dims()};
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      auto const& d = values[i].dims();
-      for (std::size_t a = 0; a < R; ++a) {
-        if (a != ax && d[a] != spec.dims[a]) {
-          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
-                                 values[i].shape().to_string() +
-                                 ", which does not match input 0's shape " +
-                                 values[0].shape().to_string() +
-                                 " outside the concatenation axis " + std::to_string(ax));
-        }
-      }
-      spec.dims[ax] += d[ax];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= out.dims()[a];
-    }
-    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
-    if (out_row == 0) {
-      return;
-    }
-    std::vector<std::int64_t> rows(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      rows[i] = values[i].num_elements() / outer;
-    }
-    T* o = detail::tensor_access::mutable_data(out);
-    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   T* dst = o + r * out_row;
-                                   for (std::size_t i = 0; i < values.size(); ++i) {
-                                     dst =
-                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
-                std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    return [=] {
-      std::vector<Tensor<T, R>> grads;
-      grads.reserve(values.size());
-      Slice<R> slice;
-      for (auto const& x : values) {
-        slice.size = x.dims();
-        grads.push_back(detail::execute(slice, dy));
-        slice.begin[ax] += x.dims()[ax];
-      }
-      return grads;
-    };
-  }
-};
-
-}  // namespace ops
-
-/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
-/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
-/// list, a bad axis or mismatched shapes.
-///
-///     auto a = tf::constant<float>({{1, 2}});
-///     auto b = tf::constant<float>({{3, 4}});
-///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
-///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
-  static_assert(
-      R >= 1,
-      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
-  return detail::execute(ops::ConcatV2{axis}, values);
-}
-/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
-  return concat(std::vector<Tensor<T, R>>(values), axis);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// ---- end <tapeflow/ops/array/concat.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 

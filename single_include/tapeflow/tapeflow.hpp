@@ -11970,6 +11970,290 @@ using ::tapeflow::argmin;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
 // ---- end <tapeflow/ops/math/argmax.hpp>
+// ---- begin <tapeflow/ops/nn/batch_norm.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
+// Batch normalization of channels-last tensors (TensorFlow op "FusedBatchNormV3", NHWC;
+// `tf.compat.v1.nn.fused_batch_norm`).
+//
+// y = scale * (x - mean) / sqrt(variance + epsilon) + offset, per channel (the last axis).
+// In training mode mean and variance are the batch's (over every axis but the last; the
+// biased variance, as TensorFlow normalizes with), and the mean/variance inputs are ignored;
+// in inference mode they are the inputs (a layer's moving statistics).
+//
+// TensorFlow's op has six outputs (y, the batch statistics and three reserve spaces); an op
+// here has one, so this op is `y` alone (TensorFlow's first output, what export refers to).
+// Who needs the batch statistics (BatchNormalization's moving averages) computes them with
+// reduce_mean, as Keras 3's `ops.moments` does.
+//
+// Kernel: x viewed as [rows, C]; the statistics are summed in double per fixed block of rows
+// (the blocks do not depend on the thread count, and their partial sums are added in order, so
+// results do not depend on thread timing), in two passes (mean, then squared deviations: no
+// cancellation), then one pass y = x * a + b with a = scale / sqrt(var + eps), b = offset -
+// mean * a per channel.
+//
+// Gradient (TensorFlow's FusedBatchNormGradV3, written here in other ops so that second order
+// works; no gradient for mean and variance, as in TensorFlow):
+//   training:  xhat = (x - m) * r with the batch's m, r = 1 / sqrt(v + eps); M rows
+//              doffset = sum(dy), dscale = sum(dy * xhat),
+//              dx = scale * r * (dy - doffset / M - xhat * dscale / M)
+//   inference: dx = dy * scale * r, dscale = sum(dy * (x - mean) * r), doffset = sum(dy)
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+/// Checks the operands of FusedBatchNormV3: x [N, H, W, C], four vectors of C (mean and
+/// variance may be empty in training mode, as TensorFlow allows).
+template <class T, std::size_t R>
+void check_batch_norm_operands(std::string_view op, bool is_training,
+                               std::array<std::int64_t, R> const& x,
+                               std::array<std::array<std::int64_t, 1>, 4> const& params) {
+  static_assert(floating_element<T>, "tf::nn::fused_batch_norm: x must be float or double");
+  static_assert(R == 4, "tf::nn::fused_batch_norm: x must be rank 4 (NHWC)");
+  std::int64_t const c = x[R - 1];
+  char const* const names[4] = {"scale", "offset", "mean", "variance"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    bool const may_be_empty = is_training && i >= 2;
+    if (params[i][0] != c && !(may_be_empty && params[i][0] == 0)) {
+      throw invalid_argument(std::string(op) + ": " + names[i] + " has " +
+                             std::to_string(params[i][0]) + " elements but x of shape " +
+                             Shape(x).to_string() + " has " + std::to_string(c) + " channels");
+    }
+  }
+}
+
+/// Rows of [rows, c] per statistics block: about 16k elements, whatever the thread count.
+inline std::int64_t batch_norm_block_rows(std::int64_t c) {
+  return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(c, 1));
+}
+
+/// Per-channel sums over the rows of x [rows, c] of `term(x, channel)`, in double, added block
+/// by block in order.
+template <class T, class Term>
+std::vector<double> channel_sums(T const* x, std::int64_t rows, std::int64_t c, Term term) {
+  std::int64_t const block = batch_norm_block_rows(c);
+  std::int64_t const blocks = (rows + block - 1) / block;
+  std::vector<double> partial(static_cast<std::size_t>(blocks * c), 0.0);
+  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      double* acc = partial.data() + b * c;
+      std::int64_t const end = std::min(rows, (b + 1) * block);
+      for (std::int64_t r = b * block; r < end; ++r) {
+        T const* row = x + r * c;
+        for (std::int64_t i = 0; i < c; ++i) {
+          acc[i] += term(static_cast<double>(row[i]), i);
+        }
+      }
+    }
+  });
+  std::vector<double> sums(static_cast<std::size_t>(c), 0.0);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    for (std::int64_t i = 0; i < c; ++i) {
+      sums[static_cast<std::size_t>(i)] += partial[static_cast<std::size_t>(b * c + i)];
+    }
+  }
+  return sums;
+}
+
+/// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
+/// batch's mean and biased variance when `is_training`, else the given ones.
+template <class T>
+void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
+                      T const* offset, T const* mean, T const* variance, double epsilon,
+                      bool is_training, T* y) {
+  std::vector<double> m(static_cast<std::size_t>(c));
+  std::vector<double> v(static_cast<std::size_t>(c));
+  if (is_training) {
+    double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
+    m = channel_sums(x, rows, c, [](double value, std::int64_t) { return value; });
+    for (double& s : m) {
+      s /= count;
+    }
+    v = channel_sums(x, rows, c, [&](double value, std::int64_t i) {
+      double const d = value - m[static_cast<std::size_t>(i)];
+      return d * d;
+    });
+    for (double& s : v) {
+      s /= count;
+    }
+  } else {
+    std::copy_n(mean, c, m.begin());
+    std::copy_n(variance, c, v.begin());
+  }
+  std::vector<T> a(static_cast<std::size_t>(c));
+  std::vector<T> b(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double const r = 1.0 / std::sqrt(v[i] + epsilon);
+    a[i] = static_cast<T>(static_cast<double>(scale[i]) * r);
+    b[i] =
+        static_cast<T>(static_cast<double>(offset[i]) - m[i] * static_cast<double>(scale[i]) * r);
+  }
+  T const* const av = a.data();
+  T const* const bv = b.data();
+  std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
+  backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      T const* in = x + r * c;
+      T* out = y + r * c;
+      for (std::int64_t i = 0; i < c; ++i) {
+        out[i] = in[i] * av[i] + bv[i];
+      }
+    }
+  });
+}
+
+}  // namespace detail::nn_impl
+
+namespace ops {
+
+/// Batch normalization of an NHWC tensor by channel (TensorFlow op "FusedBatchNormV3", its
+/// output `y`): inputs x [N, H, W, C], scale, offset, mean, variance [C]; `is_training` uses
+/// the batch's statistics instead of mean and variance.
+struct FusedBatchNormV3 {
+  static constexpr std::string_view name = "FusedBatchNormV3";
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute (x, y)
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's first output
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+  bool is_training = true;
+
+  /// TensorFlow's attributes: `U` (the parameters' dtype, x's here), epsilon, NHWC, mode.
+  /// `exponential_avg_factor` stays 1: the op does not update running statistics.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&) const {
+    return {{"U", dtype_v<T>},
+            {"epsilon", epsilon},
+            {"exponential_avg_factor", 1.0f},
+            {"data_format", "NHWC"},
+            {"is_training", is_training}};
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& offset,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    detail::nn_impl::check_batch_norm_operands<T, R>(
+        name, is_training, x.dims(), {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
+    return {x.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& y, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+               Tensor<T, 1> const& offset, Tensor<T, 1> const& mean,
+               Tensor<T, 1> const& variance) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm(x.data(), rows, c, scale.data(), offset.data(), mean.data(),
+                                      variance.data(), static_cast<double>(epsilon), is_training,
+                                      detail::tensor_access::mutable_data(y));
+  }
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x,
+                Tensor<T, 1> const& scale, Tensor<T, 1> const&, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance) const {
+    // The statistics both entries need are computed here; dx (the large one) only if asked.
+    int const axes[3] = {0, 1, 2};
+    auto const eps = static_cast<T>(epsilon);
+    bool const training = is_training;
+    Tensor<T, 1> const doffset = reduce_sum(dy, axes);
+    Tensor<T, R> xhat;
+    Tensor<T, 1> r;
+    Tensor<T, 1> dscale;
+    if (training) {
+      auto const centered = x - reduce_mean(x, axes);
+      r = T(1) / sqrt(reduce_mean(square(centered), axes) + eps);
+      xhat = centered * r;
+      dscale = reduce_sum(dy * xhat, axes);
+    } else {
+      r = T(1) / sqrt(variance + eps);
+    }
+    auto const count =
+        static_cast<T>(x.num_elements() / std::max<std::int64_t>(x.dims()[R - 1], 1));
+    return std::tuple{[=]() -> Tensor<T, R> {
+                        if (training) {
+                          return (scale * r) * (dy - doffset / count - xhat * (dscale / count));
+                        }
+                        return dy * (scale * r);
+                      },
+                      [=]() -> Tensor<T, 1> {
+                        return training ? dscale : reduce_sum(dy * ((x - mean) * r), axes);
+                      },
+                      doffset, no_gradient, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+namespace nn {
+
+/// Keyword arguments of `tf::nn::fused_batch_norm` (TensorFlow's `epsilon`, `is_training`).
+struct FusedBatchNormOptions {
+  /// Added to the variance before the square root (TensorFlow's default 0.001).
+  float epsilon = 1e-3f;
+  /// Normalize with the batch's mean and (biased) variance; `mean` and `variance` are ignored.
+  bool is_training = true;
+};
+
+/// Batch normalization by channel, channels last (TensorFlow:
+/// `tf.compat.v1.nn.fused_batch_norm(x, scale, offset, mean, variance, epsilon,
+/// data_format="NHWC", is_training)`, op FusedBatchNormV3):
+/// `scale * (x - m) / sqrt(v + epsilon) + offset`, with (m, v) the batch's mean and biased
+/// variance over every axis but the last when `is_training`, else `mean` and `variance`.
+///
+///     auto y = tf::nn::fused_batch_norm(x, gamma, beta, moving_mean, moving_var,
+///                                       {.is_training = false});
+///
+/// `x` has rank 2 ([N, C]) to 4 (NHWC); other ranks are viewed as [rows, 1, 1, C] (a free
+/// reshape), so every call is TensorFlow's 4-D op. The parameters are [C] vectors of x's dtype
+/// (mean and variance may be empty when training). Unlike TensorFlow's, it returns `y` only:
+/// compute the batch statistics with `tf::reduce_mean` where needed. Differentiable in x,
+/// scale and offset (not in mean and variance, as in TensorFlow). Throws invalid_argument when
+/// a parameter's length is not C.
+template <tensor_like X, tensor_like Scale, tensor_like Offset, tensor_like Mean,
+          tensor_like Variance>
+tensor_type_of<X> fused_batch_norm(X const& x, Scale const& scale, Offset const& offset,
+                                   Mean const& mean, Variance const& variance,
+                                   FusedBatchNormOptions const& options = {}) {
+  using T = value_type_of<X>;
+  constexpr std::size_t R = rank_of<X>;
+  static_assert(R >= 2 && R <= 4,
+                "tf::nn::fused_batch_norm(x, ...): x must have rank 2 to 4 (channels last)");
+  static_assert(floating_element<T>, "tf::nn::fused_batch_norm(x, ...): x must be float or double");
+  static_assert(
+      rank_of<Scale> == 1 && rank_of<Offset> == 1 && rank_of<Mean> == 1 && rank_of<Variance> == 1,
+      "tf::nn::fused_batch_norm: scale, offset, mean and variance must be rank 1");
+  static_assert(std::same_as<T, value_type_of<Scale>> && std::same_as<T, value_type_of<Offset>> &&
+                    std::same_as<T, value_type_of<Mean>> &&
+                    std::same_as<T, value_type_of<Variance>>,
+                "tf::nn::fused_batch_norm: all operands must have x's dtype");
+  ops::FusedBatchNormV3 const op{options.epsilon, options.is_training};
+  auto const& in = detail::as_tensor(x);
+  if constexpr (R == 4) {
+    return detail::execute(op, in, detail::as_tensor(scale), detail::as_tensor(offset),
+                           detail::as_tensor(mean), detail::as_tensor(variance));
+  } else {
+    auto const c = in.dims()[R - 1];
+    auto const y = detail::execute(op, reshape(in, std::array<std::int64_t, 4>{-1, 1, 1, c}),
+                                   detail::as_tensor(scale), detail::as_tensor(offset),
+                                   detail::as_tensor(mean), detail::as_tensor(variance));
+    return reshape(y, in.dims());
+  }
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
+// ---- end <tapeflow/ops/nn/batch_norm.hpp>
 // ---- begin <tapeflow/ops/nn/conv2d.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV2D_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV2D_HPP
@@ -12009,148 +12293,19 @@ TAPEFLOW_END_NAMESPACE
 #include <tuple>
 #include <vector>
 
-// ---- begin <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
-// The convolution kernels behind ops/nn/conv2d.hpp (see the overview there): the zero-padded
-// input, the forward GEMM over the batch with the convolution micro-kernel, the input gradient
-// (a rotated-filter convolution, or GEMM + col2im), and the filter gradient (one GEMM over all
-// pixels with im2col fused into the B packing). Raw pointers and a Window2D in, no tensors.
-// IWYU pragma: private, include <tapeflow/ops/nn/conv2d.hpp>
+// ---- begin <tapeflow/ops/nn/conv_window.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+// What the convolution ops share (Conv2D and its backprops, DepthwiseConv2dNative and its
+// backprops): TensorFlow's window attributes and the geometry and shape checks, without any
+// kernel, so a convolution op includes only its own.
 
-#include <algorithm>
-#include <atomic>
-#include <cstddef>
+#include <array>
 #include <cstdint>
-#include <type_traits>
+#include <string>
+#include <string_view>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-// ---- begin <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
-// The convolution's micro-kernels: GEMM micro-kernels (ops/linalg/detail/gemm.hpp) whose A or B
-// operand is read straight out of a zero-padded image instead of a packed panel, so neither the
-// forward pass nor the filter gradient ever writes an im2col matrix. Same register tiling and
-// blocking as the GEMM (gemm_impl::Config).
-// IWYU pragma: private, include <tapeflow/ops/nn/conv2d.hpp>
-
-#include <cstdint>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::nn_impl {
-
-// Micro-kernel with B rows gathered by pointer: C[MR x NR] (=|+=) A * B where row p of B is
-// the NR contiguous values at b_rows[p] + b_offset (a convolution's filter gradient reads the
-// channels of one window tap straight from the padded image this way, with no packing).
-// `a` as for gemm_impl::micro_kernel.
-template <class T, int MR, int NV>
-TAPEFLOW_NOINLINE void micro_kernel_b_rows(std::int64_t kc, T const* TAPEFLOW_RESTRICT a,
-                                           std::int64_t a_step, T const* const* b_rows,
-                                           std::int64_t b_offset, T* c, std::int64_t ldc,
-                                           bool load_c) {
-  using Ops = typename gemm_impl::Config<T>::Ops;
-  using V = typename Ops::V;
-  constexpr int L = Ops::kLanes;
-  V acc[MR][NV];
-  TAPEFLOW_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      acc[i][j] = Ops::zero();
-    }
-  }
-  for (std::int64_t p = 0; p < kc; ++p) {
-    T const* const b = b_rows[p] + b_offset;
-    V bv[NV];
-    TAPEFLOW_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      bv[j] = Ops::load(b + j * L);
-    }
-    TAPEFLOW_UNROLL
-    for (int i = 0; i < MR; ++i) {
-      V const av = Ops::broadcast(a[i]);
-      TAPEFLOW_UNROLL
-      for (int j = 0; j < NV; ++j) {
-        acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-      }
-    }
-    a += a_step;
-  }
-  TAPEFLOW_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      T* const dst = c + i * ldc + j * L;
-      Ops::store(dst, load_c ? Ops::add(Ops::load(dst), acc[i][j]) : acc[i][j]);
-    }
-  }
-}
-
-// Convolution micro-kernel (an "indirect GEMM" as in XNNPACK, without the indirection buffer):
-// C[MR x NR] = sum over taps t < `taps` and channels q < `channels` of
-// rows[i][offsets[t] + q] * b[(t * channels + q) * NR + j]. rows[i] points at output pixel i's
-// window origin in a zero-padded image, offsets[t] is tap t's distance from it, so every tap
-// reads `channels` contiguous values with no bounds check and no im2col copy; `b` is one packed
-// panel of the filter over all taps * channels rows. The accumulators stay in registers across
-// all taps, so C is stored once.
-template <class T, int MR, int NV>
-TAPEFLOW_NOINLINE void conv_micro_kernel(std::int64_t taps, std::int64_t channels,
-                                         T const* const* rows, std::int64_t const* offsets,
-                                         T const* TAPEFLOW_RESTRICT b, T* c, std::int64_t ldc) {
-  using Ops = typename gemm_impl::Config<T>::Ops;
-  using V = typename Ops::V;
-  constexpr int L = Ops::kLanes;
-  V acc[MR][NV];
-  TAPEFLOW_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      acc[i][j] = Ops::zero();
-    }
-  }
-  T const* a[MR];
-  TAPEFLOW_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    a[i] = rows[i];
-  }
-  for (std::int64_t t = 0; t < taps; ++t) {
-    std::int64_t const first = offsets[t];
-    std::int64_t const last = first + channels;
-    for (std::int64_t q = first; q < last; ++q) {
-      V bv[NV];
-      TAPEFLOW_UNROLL
-      for (int j = 0; j < NV; ++j) {
-        bv[j] = Ops::load(b + j * L);
-      }
-      TAPEFLOW_UNROLL
-      for (int i = 0; i < MR; ++i) {
-        V const av = Ops::broadcast(a[i][q]);
-        TAPEFLOW_UNROLL
-        for (int j = 0; j < NV; ++j) {
-          acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-        }
-      }
-      b += NV * L;
-    }
-  }
-  TAPEFLOW_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    TAPEFLOW_UNROLL
-    for (int j = 0; j < NV; ++j) {
-      Ops::store(c + i * ldc + j * L, acc[i][j]);
-    }
-  }
-}
-
-}  // namespace detail::nn_impl
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
-// ---- end <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
 // ---- begin <tapeflow/ops/nn/padding.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
@@ -12312,6 +12467,211 @@ inline Window2D window_2d(std::string_view op, std::string const& what, std::int
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_PADDING_HPP
 // ---- end <tapeflow/ops/nn/padding.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Attributes shared by the convolution ops, Conv2D, DepthwiseConv2dNative and their backprops
+/// (TensorFlow's `strides`, `padding`, `dilations`, for the H and W axes; batch and channel
+/// strides are always 1).
+struct ConvWindow {
+  nn::Size2D strides = 1;
+  nn::Padding padding = nn::Padding::valid;
+  nn::Size2D dilations = 1;
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
+            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
+            {"data_format", "NHWC"}};
+  }
+};
+
+}  // namespace ops
+
+namespace detail::nn_impl {
+
+inline std::string conv_shapes(std::array<std::int64_t, 4> const& input,
+                               std::array<std::int64_t, 4> const& filter) {
+  return " (input shape " + Shape(input).to_string() + ", filter shape " +
+         Shape(filter).to_string() + ")";
+}
+
+/// Geometry of a convolution of an NHWC `input` with an HWIO `filter`; checks the channels.
+inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window,
+                              std::array<std::int64_t, 4> const& input,
+                              std::array<std::int64_t, 4> const& filter) {
+  std::string const what = conv_shapes(input, filter);
+  if (input[3] != filter[2]) {
+    throw invalid_argument(std::string(op) + ": the input depth " + std::to_string(input[3]) +
+                           " does not match the filter's input depth " + std::to_string(filter[2]) +
+                           what);
+  }
+  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
+                   window.strides, window.dilations, window.padding);
+}
+
+/// Checks that `dy` has the shape the forward convolution produces.
+inline void check_out_backprop(std::string_view op, Window2D const& g, std::int64_t out_channels,
+                               std::array<std::int64_t, 4> const& dy,
+                               std::array<std::int64_t, 4> const& input,
+                               std::array<std::int64_t, 4> const& filter) {
+  std::array<std::int64_t, 4> const expected{g.n, g.oh, g.ow, out_channels};
+  if (dy != expected) {
+    throw invalid_argument(std::string(op) + ": out_backprop has shape " + Shape(dy).to_string() +
+                           " but the convolution's output shape is " + Shape(expected).to_string() +
+                           conv_shapes(input, filter));
+  }
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
+// ---- end <tapeflow/ops/nn/conv_window.hpp>
+// ---- begin <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
+// The convolution kernels behind ops/nn/conv2d.hpp (see the overview there): the zero-padded
+// input, the forward GEMM over the batch with the convolution micro-kernel, the input gradient
+// (a rotated-filter convolution, or GEMM + col2im), and the filter gradient (one GEMM over all
+// pixels with im2col fused into the B packing). Raw pointers and a Window2D in, no tensors.
+// IWYU pragma: private, include <tapeflow/ops/nn/conv2d.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+// ---- begin <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
+// The convolution's micro-kernels: GEMM micro-kernels (ops/linalg/detail/gemm.hpp) whose A or B
+// operand is read straight out of a zero-padded image instead of a packed panel, so neither the
+// forward pass nor the filter gradient ever writes an im2col matrix. Same register tiling and
+// blocking as the GEMM (gemm_impl::Config).
+// IWYU pragma: private, include <tapeflow/ops/nn/conv2d.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+// Micro-kernel with B rows gathered by pointer: C[MR x NR] (=|+=) A * B where row p of B is
+// the NR contiguous values at b_rows[p] + b_offset (a convolution's filter gradient reads the
+// channels of one window tap straight from the padded image this way, with no packing).
+// `a` as for gemm_impl::micro_kernel.
+template <class T, int MR, int NV>
+TAPEFLOW_NOINLINE void micro_kernel_b_rows(std::int64_t kc, T const* TAPEFLOW_RESTRICT a,
+                                           std::int64_t a_step, T const* const* b_rows,
+                                           std::int64_t b_offset, T* c, std::int64_t ldc,
+                                           bool load_c) {
+  using Ops = typename gemm_impl::Config<T>::Ops;
+  using V = typename Ops::V;
+  constexpr int L = Ops::kLanes;
+  V acc[MR][NV];
+  TAPEFLOW_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] = Ops::zero();
+    }
+  }
+  for (std::int64_t p = 0; p < kc; ++p) {
+    T const* const b = b_rows[p] + b_offset;
+    V bv[NV];
+    TAPEFLOW_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      bv[j] = Ops::load(b + j * L);
+    }
+    TAPEFLOW_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      V const av = Ops::broadcast(a[i]);
+      TAPEFLOW_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+      }
+    }
+    a += a_step;
+  }
+  TAPEFLOW_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      T* const dst = c + i * ldc + j * L;
+      Ops::store(dst, load_c ? Ops::add(Ops::load(dst), acc[i][j]) : acc[i][j]);
+    }
+  }
+}
+
+// Convolution micro-kernel (an "indirect GEMM" as in XNNPACK, without the indirection buffer):
+// C[MR x NR] = sum over taps t < `taps` and channels q < `channels` of
+// rows[i][offsets[t] + q] * b[(t * channels + q) * NR + j]. rows[i] points at output pixel i's
+// window origin in a zero-padded image, offsets[t] is tap t's distance from it, so every tap
+// reads `channels` contiguous values with no bounds check and no im2col copy; `b` is one packed
+// panel of the filter over all taps * channels rows. The accumulators stay in registers across
+// all taps, so C is stored once.
+template <class T, int MR, int NV>
+TAPEFLOW_NOINLINE void conv_micro_kernel(std::int64_t taps, std::int64_t channels,
+                                         T const* const* rows, std::int64_t const* offsets,
+                                         T const* TAPEFLOW_RESTRICT b, T* c, std::int64_t ldc) {
+  using Ops = typename gemm_impl::Config<T>::Ops;
+  using V = typename Ops::V;
+  constexpr int L = Ops::kLanes;
+  V acc[MR][NV];
+  TAPEFLOW_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] = Ops::zero();
+    }
+  }
+  T const* a[MR];
+  TAPEFLOW_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    a[i] = rows[i];
+  }
+  for (std::int64_t t = 0; t < taps; ++t) {
+    std::int64_t const first = offsets[t];
+    std::int64_t const last = first + channels;
+    for (std::int64_t q = first; q < last; ++q) {
+      V bv[NV];
+      TAPEFLOW_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        bv[j] = Ops::load(b + j * L);
+      }
+      TAPEFLOW_UNROLL
+      for (int i = 0; i < MR; ++i) {
+        V const av = Ops::broadcast(a[i][q]);
+        TAPEFLOW_UNROLL
+        for (int j = 0; j < NV; ++j) {
+          acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+        }
+      }
+      b += NV * L;
+    }
+  }
+  TAPEFLOW_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    TAPEFLOW_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      Ops::store(c + i * ldc + j * L, acc[i][j]);
+    }
+  }
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV_MICRO_KERNELS_HPP
+// ---- end <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
@@ -12900,61 +13260,7 @@ struct Conv2DOptions {
 
 }  // namespace nn
 
-namespace ops {
-
-/// Attributes shared by the three convolution ops (TensorFlow's `strides`, `padding`,
-/// `dilations`, for the H and W axes; batch and channel strides are always 1).
-struct ConvWindow {
-  nn::Size2D strides = 1;
-  nn::Padding padding = nn::Padding::valid;
-  nn::Size2D dilations = 1;
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
-            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
-            {"data_format", "NHWC"}};
-  }
-};
-
-}  // namespace ops
-
 namespace detail::nn_impl {
-
-inline std::string conv_shapes(std::array<std::int64_t, 4> const& input,
-                               std::array<std::int64_t, 4> const& filter) {
-  return " (input shape " + Shape(input).to_string() + ", filter shape " +
-         Shape(filter).to_string() + ")";
-}
-
-/// Geometry of a convolution of an NHWC `input` with an HWIO `filter`; checks the channels.
-inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window,
-                              std::array<std::int64_t, 4> const& input,
-                              std::array<std::int64_t, 4> const& filter) {
-  std::string const what = conv_shapes(input, filter);
-  if (input[3] != filter[2]) {
-    throw invalid_argument(std::string(op) + ": the input depth " + std::to_string(input[3]) +
-                           " does not match the filter's input depth " + std::to_string(filter[2]) +
-                           what);
-  }
-  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
-                   window.strides, window.dilations, window.padding);
-}
-
-/// Checks that `dy` has the shape the forward convolution produces.
-inline void check_out_backprop(std::string_view op, Window2D const& g, std::int64_t out_channels,
-                               std::array<std::int64_t, 4> const& dy,
-                               std::array<std::int64_t, 4> const& input,
-                               std::array<std::int64_t, 4> const& filter) {
-  std::array<std::int64_t, 4> const expected{g.n, g.oh, g.ow, out_channels};
-  if (dy != expected) {
-    throw invalid_argument(std::string(op) + ": out_backprop has shape " + Shape(dy).to_string() +
-                           " but the convolution's output shape is " + Shape(expected).to_string() +
-                           conv_shapes(input, filter));
-  }
-}
 
 template <class T, std::size_t R>
 void check_conv_operands() {
@@ -13733,6 +14039,366 @@ Tensor<value_type_of<Logits>, rank_of<Logits> - 1> softmax_cross_entropy_with_lo
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
 // ---- end <tapeflow/ops/nn/cross_entropy.hpp>
+// ---- begin <tapeflow/ops/nn/depthwise_conv2d.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+// Depthwise 2-D convolution of NHWC images (TensorFlow: `tf.nn.depthwise_conv2d`, op
+// "DepthwiseConv2dNative") and its two backprop ops: each input channel c is convolved with its
+// own filters w[:, :, c, m], m < multiplier, giving output channel c * multiplier + m.
+//
+// Kernels: direct loops (a depthwise filter has no reduction over channels, so no GEMM), the
+// channels innermost so the compiler vectorizes across them; forward by output row, the input
+// gradient scattering into one image per task, the filter gradient summed in a fixed number of
+// row blocks, each into its own buffer, added in order (results do not depend on threads).
+//
+// Gradients (the graph TensorFlow builds, so second order works):
+//   DepthwiseConv2dNative(x, w):  dx = ...BackpropInput(w, dy), dw = ...BackpropFilter(x, dy)
+//   ...BackpropInput(w, dy):      dw = ...BackpropFilter(g, dy), ddy = DepthwiseConv2dNative(g, w)
+//   ...BackpropFilter(x, dy):     dx = ...BackpropInput(g, dy),  ddy = DepthwiseConv2dNative(x, g)
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+template <class T, std::size_t R>
+void check_depthwise_operands() {
+  static_assert(floating_element<T>,
+                "tf::nn::depthwise_conv2d: input and filter must be float or double");
+  static_assert(R == 4, "tf::nn::depthwise_conv2d: input, filter and out_backprop must be rank 4");
+}
+
+/// Taps [first, last) of a window axis whose position `origin + k * step` lies in [0, size).
+inline void depthwise_taps(std::int64_t origin, std::int64_t step, std::int64_t taps,
+                           std::int64_t size, std::int64_t& first, std::int64_t& last) {
+  first = origin >= 0 ? 0 : std::min(taps, (-origin + step - 1) / step);
+  last = size - origin <= 0 ? 0 : std::min(taps, (size - origin + step - 1) / step);
+  last = std::max(last, first);
+}
+
+/// Calls `visit(n, out_pixel, in_pixel0, ky0, ky1, kx0, kx1)` for each output pixel of the
+/// flattened (image, output row) rows [r0, r1): `out_pixel` indexes [N * OH * OW], `in_pixel0`
+/// the input pixel of tap (0, 0) (possibly outside the image) in [N * H * W], and the taps
+/// inside the image are [ky0, ky1) x [kx0, kx1).
+template <class Visit>
+void for_each_depthwise_window(Window2D const& g, std::int64_t r0, std::int64_t r1, Visit&& visit) {
+  std::int64_t ky0 = 0, ky1 = 0, kx0 = 0, kx1 = 0;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    std::int64_t const n = r / g.oh;
+    std::int64_t const iy0 = (r % g.oh) * g.sh - g.pad_top;
+    depthwise_taps(iy0, g.dh, g.kh, g.h, ky0, ky1);
+    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+      std::int64_t const ix0 = ox * g.sw - g.pad_left;
+      depthwise_taps(ix0, g.dw, g.kw, g.w, kx0, kx1);
+      visit(r * g.ow + ox, (n * g.h + iy0) * g.w + ix0, ky0, ky1, kx0, kx1);
+    }
+  }
+}
+
+/// Output rows (image, output row) per parallel chunk.
+inline std::int64_t depthwise_grain(Window2D const& g, std::int64_t cm) {
+  return std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, g.ow * g.kh * g.kw * cm));
+}
+
+/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
+template <class T>
+void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  backend::cpu::parallel_for(
+      g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
+        for_each_depthwise_window(g, r0, r1,
+                                  [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                      std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                    T* out = y + o * cm;
+                                    std::fill_n(out, cm, T(0));
+                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                        T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                        T const* f = w + (ky * g.kw + kx) * cm;
+                                        if (mult == 1) {
+                                          for (std::int64_t i = 0; i < c; ++i) {
+                                            out[i] += in[i] * f[i];
+                                          }
+                                        } else {
+                                          for (std::int64_t i = 0; i < c; ++i) {
+                                            for (std::int64_t m = 0; m < mult; ++m) {
+                                              out[i * mult + m] += in[i] * f[i * mult + m];
+                                            }
+                                          }
+                                        }
+                                      }
+                                    }
+                                  });
+      });
+}
+
+/// dx[n, iy, ix, c] = sum over the windows and m that read it of dy[.., c * M + m] * w[.., c, m]
+/// (a scatter; each task owns whole images).
+template <class T>
+void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy,
+                              T* dx) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  std::fill_n(dx, g.n * g.h * g.w * c, T(0));
+  backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
+    for_each_depthwise_window(g, n0 * g.oh, n1 * g.oh,
+                              [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                  std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                T const* d = dy + o * cm;
+                                for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                  for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                    T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                    T const* f = w + (ky * g.kw + kx) * cm;
+                                    for (std::int64_t i = 0; i < c; ++i) {
+                                      T sum = 0;
+                                      for (std::int64_t m = 0; m < mult; ++m) {
+                                        sum += d[i * mult + m] * f[i * mult + m];
+                                      }
+                                      in[i] += sum;
+                                    }
+                                  }
+                                }
+                              });
+  });
+}
+
+/// dw[ky, kx, c, m] = sum over output pixels of x[n, iy, ix, c] * dy[n, oy, ox, c * M + m].
+template <class T>
+void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x, T const* dy,
+                               T* dw) {
+  std::int64_t const c = g.c;
+  std::int64_t const cm = c * mult;
+  std::int64_t const size = g.kh * g.kw * cm;
+  std::int64_t const rows = g.n * g.oh;
+  // A fixed number of blocks (not one per thread), so the sum's order never changes.
+  std::int64_t const blocks = std::clamp<std::int64_t>(rows, 1, 32);
+  std::vector<T> partial(static_cast<std::size_t>(blocks * size), T(0));
+  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* acc = partial.data() + b * size;
+      for_each_depthwise_window(g, rows * b / blocks, rows * (b + 1) / blocks,
+                                [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                    std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                  T const* d = dy + o * cm;
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                      T* f = acc + (ky * g.kw + kx) * cm;
+                                      for (std::int64_t i = 0; i < c; ++i) {
+                                        for (std::int64_t m = 0; m < mult; ++m) {
+                                          f[i * mult + m] += in[i] * d[i * mult + m];
+                                        }
+                                      }
+                                    }
+                                  }
+                                });
+    }
+  });
+  std::fill_n(dw, size, T(0));
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    T const* p = partial.data() + b * size;
+    for (std::int64_t i = 0; i < size; ++i) {
+      dw[i] += p[i];
+    }
+  }
+}
+
+}  // namespace detail::nn_impl
+
+namespace ops {
+
+struct DepthwiseConv2dNativeBackpropInput;
+struct DepthwiseConv2dNativeBackpropFilter;
+
+/// Depthwise 2-D convolution, NHWC input [N, H, W, C] with filter [KH, KW, C, M] ->
+/// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
+struct DepthwiseConv2dNative : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNative";
+
+  template <class T, std::size_t R, std::size_t F>
+  OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    detail::nn_impl::check_depthwise_operands<T, F>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter.dims());
+    return {{g.n, g.oh, g.ow, filter.dims()[2] * filter.dims()[3]}};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& input, Tensor<T, 4> const& filter) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter.dims());
+    detail::nn_impl::depthwise_forward(g, filter.dims()[3], input.data(), filter.data(),
+                                       detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dy, Tensor<T, 4> const&, Tensor<T, 4> const& input,
+                Tensor<T, 4> const& filter) const;
+};
+
+/// The gradient of DepthwiseConv2dNative with respect to its input: [N, H, W, C] from the
+/// filter and out_backprop [N, OH, OW, C * M] (TensorFlow op
+/// "DepthwiseConv2dNativeBackpropInput"; its first input, `input_sizes`, is a member here).
+struct DepthwiseConv2dNativeBackpropInput : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropInput";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
+  std::array<std::int64_t, 4> input_sizes{};         ///< the input's shape
+
+  /// TensorFlow's `input_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"input_sizes", detail::int32_vector(input_sizes)}};
+  }
+
+  template <class T, std::size_t F, std::size_t R>
+  OutSpec<T, 4> infer(Tensor<T, F> const& filter, Tensor<T, R> const& out_backprop) const {
+    detail::nn_impl::check_depthwise_operands<T, F>();
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input_sizes, filter.dims());
+    detail::nn_impl::check_out_backprop(name, g, filter.dims()[2] * filter.dims()[3],
+                                        out_backprop.dims(), input_sizes, filter.dims());
+    return {input_sizes};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& filter,
+               Tensor<T, 4> const& out_backprop) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input_sizes, filter.dims());
+    detail::nn_impl::depthwise_backprop_input(g, filter.dims()[3], filter.data(),
+                                              out_backprop.data(),
+                                              detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&, Tensor<T, 4> const& filter,
+                Tensor<T, 4> const& out_backprop) const;
+};
+
+/// The gradient of DepthwiseConv2dNative with respect to its filter: [KH, KW, C, M] from the
+/// input and out_backprop (TensorFlow op "DepthwiseConv2dNativeBackpropFilter"; its second
+/// input, `filter_sizes`, is a member here).
+struct DepthwiseConv2dNativeBackpropFilter : ConvWindow {
+  static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropFilter";
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
+  std::array<std::int64_t, 4> filter_sizes{};        ///< the filter's shape
+
+  /// TensorFlow's `filter_sizes` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"filter_sizes", detail::int32_vector(filter_sizes)}};
+  }
+
+  template <class T, std::size_t R, std::size_t D>
+  OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, D> const& out_backprop) const {
+    detail::nn_impl::check_depthwise_operands<T, R>();
+    detail::nn_impl::check_depthwise_operands<T, D>();
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter_sizes);
+    detail::nn_impl::check_out_backprop(name, g, filter_sizes[2] * filter_sizes[3],
+                                        out_backprop.dims(), input.dims(), filter_sizes);
+    return {filter_sizes};
+  }
+  template <class T>
+  void compute(Tensor<T, 4>& out, Tensor<T, 4> const& input,
+               Tensor<T, 4> const& out_backprop) const {
+    auto const g = detail::nn_impl::conv_geometry(name, *this, input.dims(), filter_sizes);
+    detail::nn_impl::depthwise_backprop_filter(g, filter_sizes[3], input.data(),
+                                               out_backprop.data(),
+                                               detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  auto gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&, Tensor<T, 4> const& input,
+                Tensor<T, 4> const& out_backprop) const;
+};
+
+// The gradients, after all three ops are complete types.
+
+template <class T>
+auto DepthwiseConv2dNative::gradient(Tensor<T, 4> const& dy, Tensor<T, 4> const&,
+                                     Tensor<T, 4> const& input, Tensor<T, 4> const& filter) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropInput{window, input.dims()}, filter, dy);
+                    },
+                    [=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropFilter{window, filter.dims()}, input, dy);
+                    }};
+}
+
+template <class T>
+auto DepthwiseConv2dNativeBackpropInput::gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&,
+                                                  Tensor<T, 4> const& filter,
+                                                  Tensor<T, 4> const& out_backprop) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropFilter{window, filter.dims()}, dz,
+                          out_backprop);
+                    },
+                    [=] { return detail::execute(DepthwiseConv2dNative{window}, dz, filter); }};
+}
+
+template <class T>
+auto DepthwiseConv2dNativeBackpropFilter::gradient(Tensor<T, 4> const& dz, Tensor<T, 4> const&,
+                                                   Tensor<T, 4> const& input,
+                                                   Tensor<T, 4> const& out_backprop) const {
+  ConvWindow const window = *this;
+  return std::tuple{[=] {
+                      return detail::execute(
+                          DepthwiseConv2dNativeBackpropInput{window, input.dims()}, dz,
+                          out_backprop);
+                    },
+                    [=] { return detail::execute(DepthwiseConv2dNative{window}, input, dz); }};
+}
+
+}  // namespace ops
+
+namespace nn {
+
+/// Keyword arguments of `tf::nn::depthwise_conv2d` (TensorFlow: `strides`, `padding`,
+/// `dilations`, for height and width).
+struct DepthwiseConv2DOptions {
+  Size2D strides = 1;                   ///< step of the window along height and width
+  PaddingArg padding = Padding::valid;  ///< "SAME" or "VALID" (the default, as in Keras)
+  Size2D dilations = 1;                 ///< spacing between filter taps; 1 = dense
+};
+
+/// Depthwise 2-D convolution (TensorFlow: `tf.nn.depthwise_conv2d(input, filter, strides,
+/// padding, dilations=)`, op DepthwiseConv2dNative), NHWC: input channel c is convolved with
+/// its own `M` filters `filter[:, :, c, :]`, giving output channels c * M .. c * M + M - 1.
+///
+///     auto x = tf::random::normal<float>({8, 112, 112, 32});
+///     auto w = tf::random::normal<float>({3, 3, 32, 1});
+///     auto y = tf::nn::depthwise_conv2d(x, w, {.strides = 2, .padding = "SAME"});  // [8,56,56,32]
+///
+/// `input`: [N, H, W, C]; `filter`: [KH, KW, C, M], same float dtype. Output
+/// [N, OH, OW, C * M], OH and OW as for `tf::nn::conv2d`. Differentiable in both arguments,
+/// to any order. Throws invalid_argument when the channels disagree, a stride, dilation or
+/// filter size is not positive, or a VALID window does not fit.
+template <tensor_like Input, tensor_like Filter>
+Tensor<value_type_of<Input>, 4> depthwise_conv2d(Input const& input, Filter const& filter,
+                                                 DepthwiseConv2DOptions const& options = {}) {
+  static_assert(rank_of<Input> == 4 && rank_of<Filter> == 4,
+                "tf::nn::depthwise_conv2d(input, filter): input [N, H, W, C] and filter "
+                "[KH, KW, C, M] must be rank 4");
+  static_assert(std::same_as<value_type_of<Input>, value_type_of<Filter>>,
+                "tf::nn::depthwise_conv2d(input, filter): input and filter must have the same "
+                "dtype");
+  ops::DepthwiseConv2dNative op;
+  op.strides = options.strides;
+  op.padding = options.padding;
+  op.dilations = options.dilations;
+  return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
+                                   tapeflow::detail::as_tensor(filter));
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DEPTHWISE_CONV2D_HPP
+// ---- end <tapeflow/ops/nn/depthwise_conv2d.hpp>
 // ---- begin <tapeflow/ops/nn/dropout.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
@@ -14948,6 +15614,138 @@ TAPEFLOW_END_NAMESPACE
 #undef TAPEFLOW_NN_RESTRICT
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_POOLING_HPP
 // ---- end <tapeflow/ops/nn/pooling.hpp>
+// ---- begin <tapeflow/ops/nn/relu6.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+// relu6(x) = min(max(x, 0), 6) (TensorFlow: `tf.nn.relu6`, ops "Relu6" and "Relu6Grad"),
+// MobileNet's activation.
+//
+// Its own op rather than minimum(relu(x), 6): one pass instead of two, and a graph that
+// exports as TensorFlow's Relu6, which is what Keras' ReLU(max_value=6) writes. The kernels
+// are vector-extension loops (no Eigen, so nothing for tapeflow::instantiations to compile).
+// Gradients, as TensorFlow's: Relu6(x) -> Relu6Grad(dy, y) (y in (0, 6) exactly where x is);
+// Relu6Grad(g, f) -> (Relu6Grad(dz, f), zeros) (linear in g, piecewise constant in f).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// out = min(max(x, 0), 6) over n elements (a NaN input gives 0 here, as comparisons read it).
+template <class T>
+void relu6_kernel(const T* x, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = backend::cpu::GenericVec<T>;
+    using V = typename Vec::V;
+    V const six = Vec::broadcast(T(6));
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const v = Vec::load(x + i);
+      V const low = v > V{} ? v : V{};
+      Vec::store(out + i, low < six ? low : six);
+    }
+    for (; i < e; ++i) {
+      T const low = x[i] > T(0) ? x[i] : T(0);
+      out[i] = low < T(6) ? low : T(6);
+    }
+  });
+}
+
+/// out = 0 < features < 6 ? gradients : 0 over n elements.
+template <class T>
+void relu6_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    std::int64_t i = b;
+    using Vec = backend::cpu::GenericVec<T>;
+    using V = typename Vec::V;
+    V const six = Vec::broadcast(T(6));
+    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+      V const f = Vec::load(features + i);
+      V const g = Vec::load(gradients + i);
+      V const inside = f > V{} ? g : V{};
+      Vec::store(out + i, f < six ? inside : V{});
+    }
+    for (; i < e; ++i) {
+      out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
+    }
+  });
+}
+
+}  // namespace detail
+
+namespace ops {
+
+/// The gradient of Relu6: `gradients` where 0 < `features` < 6, else 0 (TensorFlow op
+/// "Relu6Grad"; `features` is Relu6's input or output, which agree on that interval).
+struct Relu6Grad {
+  static constexpr std::string_view name = "Relu6Grad";
+  static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "Relu6Grad: operands must be float or double");
+    if (gradients.dims() != features.dims()) {
+      throw invalid_argument("Relu6Grad: gradients of shape " + gradients.shape().to_string() +
+                             " and features of shape " + features.shape().to_string() + " differ");
+    }
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& gradients,
+               const Tensor<T, R>& features) const {
+    detail::relu6_grad_kernel(gradients.data(), features.data(),
+                              detail::tensor_access::mutable_data(out), features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dz, const Tensor<T, R>&, const Tensor<T, R>&,
+                const Tensor<T, R>& features) const {
+    return std::tuple{[=] { return detail::execute(Relu6Grad{}, dz, features); },
+                      [=] { return zeros_like(features); }};
+  }
+};
+
+/// min(max(x, 0), 6) elementwise (TensorFlow op "Relu6").
+struct Relu6 {
+  static constexpr std::string_view name = "Relu6";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output argument
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& features) const {
+    static_assert(floating_element<T>, "tf::nn::relu6(x): x must be float or double");
+    return {features.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& features) const {
+    detail::relu6_kernel(features.data(), detail::tensor_access::mutable_data(out),
+                         features.num_elements());
+  }
+  template <class T, std::size_t R>
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
+    return detail::execute(Relu6Grad{}, dy, y);
+  }
+};
+
+}  // namespace ops
+
+namespace nn {
+/// min(max(x, 0), 6) (TensorFlow: `tf.nn.relu6`); float or double. The gradient is dy where
+/// 0 < x < 6 and 0 elsewhere (at 0 and 6 too, as TensorFlow's).
+///
+///     tf::nn::relu6(tf::constant<float>({-1, 3, 7}));  // [0 3 6]
+template <tensor_like X>
+tensor_type_of<X> relu6(const X& x) {
+  static_assert(floating_element<value_type_of<X>>, "tf::nn::relu6(x): x must be float or double");
+  return detail::execute(ops::Relu6{}, detail::as_tensor(x));
+}
+}  // namespace nn
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_RELU6_HPP
+// ---- end <tapeflow/ops/nn/relu6.hpp>
 // ---- begin <tapeflow/ops/training/resource_apply.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP

@@ -12,6 +12,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/nn/relu6.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -35,17 +36,19 @@ class Activation {
   /// A function with an axis argument such as `tf::nn::softmax` (applied on the last axis).
   Activation(Tensor<float, 2> (*f)(const Tensor<float, 2>&, int))  // NOLINT
       : fn_([f](const Tensor<float, 2>& x) { return f(x, -1); }) {}
-  /// A Keras name: "linear", "relu", "sigmoid", "tanh", "softmax". (Templates only so that
+  /// A Keras name: "linear", "relu", "relu6", "sigmoid", "tanh", "softmax". (Templates only so that
   /// the activations are compiled where a name is used: detail/deferred.hpp.)
   template <class Deferred = void>
   Activation(const char* name) : Activation(std::string(name)) {}  // NOLINT
-  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "sigmoid", "tanh",
-  /// "softmax"; throws invalid_argument for any other name.
+  /// A Keras name, as a string: "linear" or "" (the identity), "relu", "relu6", "sigmoid",
+  /// "tanh", "softmax"; throws invalid_argument for any other name.
   template <class Deferred = void>
   Activation(const std::string& name) {  // NOLINT
     using detail::deferred;
     if (name == "relu") {
       fn_ = [](const Tensor<float, 2>& x) { return nn::relu(deferred<Deferred>(x)); };
+    } else if (name == "relu6") {
+      fn_ = [](const Tensor<float, 2>& x) { return nn::relu6(deferred<Deferred>(x)); };
     } else if (name == "sigmoid") {
       fn_ = [](const Tensor<float, 2>& x) { return sigmoid(deferred<Deferred>(x)); };
     } else if (name == "tanh") {

@@ -174,4 +174,42 @@ TEST_CASE("function/export_metadata: type attributes, inputs held as members, as
   CHECK(concat.const_inputs_at == 2);  // after both tensors of the list
 }
 
+TEST_CASE("function/export_metadata: batch norm, depthwise convolution and relu6 nodes",
+          "[function][export_metadata]") {
+  // What TensorFlow 2.21 accepted when these nodes were exported in a SavedModel and served.
+  auto f = tf::function([](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 4>& w) {
+    auto y = tf::nn::depthwise_conv2d(x, w, {.strides = 2, .padding = "SAME"});
+    auto p = tf::ones<float>({4});
+    auto n = tf::nn::fused_batch_norm(y, p, p, p, p, {.epsilon = 1e-5f, .is_training = false});
+    return tf::nn::relu6(n);
+  });
+  f(tf::ones<float>({1, 4, 4, 2}), tf::ones<float>({3, 3, 2, 2}));
+  const auto& fn = *f.concrete_functions().at(0);
+
+  const Node& dw = node_of(fn, "DepthwiseConv2dNative");
+  CHECK(dw.type_attr == "T");
+  CHECK(dw.output_arg == "output");
+  CHECK(dw.attrs == tf::OpAttributes{{"strides", std::vector<std::int64_t>{1, 2, 2, 1}},
+                                     {"padding", "SAME"},
+                                     {"dilations", std::vector<std::int64_t>{1, 1, 1, 1}},
+                                     {"data_format", "NHWC"}});
+  CHECK(dw.export_error.empty());
+
+  const Node& bn = node_of(fn, "FusedBatchNormV3");
+  CHECK(bn.type_attr == "T");
+  CHECK(bn.type_attr_dtype == tf::DType::float32);
+  CHECK(bn.output_arg == "y");  // TensorFlow's first output
+  CHECK(bn.inputs.size() == 5);
+  CHECK(bn.attrs == tf::OpAttributes{{"U", tf::DType::float32},
+                                     {"epsilon", 1e-5f},
+                                     {"exponential_avg_factor", 1.0f},
+                                     {"data_format", "NHWC"},
+                                     {"is_training", false}});
+
+  const Node& relu6 = node_of(fn, "Relu6");
+  CHECK(relu6.type_attr == "T");
+  CHECK(relu6.output_arg == "activations");
+  CHECK(relu6.attrs.empty());
+}
+
 }  // namespace test_function_export_metadata

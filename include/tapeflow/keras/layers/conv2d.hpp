@@ -26,8 +26,8 @@ struct Conv2DOptions {
   /// "valid" (no padding, the default) or "same" (output = ceil(input / stride)).
   nn::PaddingArg padding = nn::Padding::valid;
   nn::Size2D dilation_rate = 1;  ///< spacing between kernel taps (atrous convolution); 1: dense
-  Activation activation = {};    ///< applied to the output; default linear (none)
-  bool use_bias = true;          ///< whether to add a bias per filter
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias per filter
   /// Initial values of the kernel [kh, kw, C, filters]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
   initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros

@@ -23,8 +23,8 @@ namespace layers {
 
 /// Keyword arguments of Dense.
 struct DenseOptions {
-  Activation activation = {};  ///< applied to the output; default linear (none)
-  bool use_bias = true;        ///< whether to add a bias vector
+  keras::Activation activation = {};  ///< applied to the output; default linear (none)
+  bool use_bias = true;               ///< whether to add a bias vector
   /// Initial values of the kernel [in, units]; default Glorot uniform (as Keras).
   initializers::Initializer kernel_initializer = initializers::GlorotUniform();
   initializers::Initializer bias_initializer = initializers::Zeros();  ///< default zeros

@@ -1,0 +1,246 @@
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <gradient_check.hpp>
+
+#include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/core/constant.hpp>
+#include <tapeflow/ops/nn/batch_norm.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_ops_nn_batch_norm {
+
+namespace tf = tapeflow;
+using tapeflow_test::check_gradients;
+using tapeflow_test::test_data;
+
+namespace {
+
+// The definition, per channel: y = scale * (x - m) / sqrt(v + eps) + offset, with (m, v) the
+// batch's mean and biased variance when training.
+std::vector<double> reference(std::vector<double> const& x, std::int64_t c,
+                              std::vector<double> const& scale, std::vector<double> const& offset,
+                              std::vector<double> mean, std::vector<double> var, double eps,
+                              bool training) {
+  auto const rows = static_cast<std::int64_t>(x.size()) / c;
+  if (training) {
+    for (std::int64_t k = 0; k < c; ++k) {
+      double s = 0, ss = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        s += x[static_cast<std::size_t>(r * c + k)];
+      }
+      double const m = s / double(rows);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double const d = x[static_cast<std::size_t>(r * c + k)] - m;
+        ss += d * d;
+      }
+      mean[static_cast<std::size_t>(k)] = m;
+      var[static_cast<std::size_t>(k)] = ss / double(rows);
+    }
+  }
+  std::vector<double> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    auto const k = i % static_cast<std::size_t>(c);
+    y[i] = scale[k] * (x[i] - mean[k]) / std::sqrt(var[k] + eps) + offset[k];
+  }
+  return y;
+}
+
+// The inputs of tests/data/keras_layers/reference_values.py: data(shape)[i] =
+// float32(((i * 37 + 11) % 97) / 24.0 - 2.0), and its per-channel parameters.
+template <std::size_t R>
+tf::Tensor<float, R> keras_data(std::array<std::int64_t, R> dims) {
+  std::int64_t n = 1;
+  for (auto d : dims) {
+    n *= d;
+  }
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    v[static_cast<std::size_t>(i)] = static_cast<float>(double((i * 37 + 11) % 97) / 24.0 - 2.0);
+  }
+  return tf::constant<float, R>(v, dims);
+}
+std::array<tf::Tensor<float, 1>, 4> keras_params(std::int64_t c) {
+  std::vector<float> g, b, m, v;
+  for (std::int64_t k = 0; k < c; ++k) {
+    auto const d = static_cast<double>(k);
+    g.push_back(static_cast<float>(1.0 + 0.25 * d));
+    b.push_back(static_cast<float>(0.5 - 0.2 * d));
+    m.push_back(static_cast<float>(0.1 * d - 0.1));
+    v.push_back(static_cast<float>(0.5 + 0.3 * d));
+  }
+  return {tf::constant<float, 1>(g, {c}), tf::constant<float, 1>(b, {c}),
+          tf::constant<float, 1>(m, {c}), tf::constant<float, 1>(v, {c})};
+}
+
+double max_diff(std::vector<float> const& got, std::vector<float> const& want) {
+  REQUIRE(got.size() == want.size());
+  double d = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    d = std::max(d, std::abs(double(got[i]) - double(want[i])));
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("fused_batch_norm matches the definition", "[ops][nn][batch_norm]") {
+  std::uint32_t seed = 1;
+  for (auto dims :
+       {std::array<std::int64_t, 4>{2, 3, 4, 5}, std::array<std::int64_t, 4>{1, 1, 1, 3},
+        std::array<std::int64_t, 4>{4, 7, 9, 33}}) {
+    INFO(tf::Shape(dims).to_string());
+    auto const c = dims[3];
+    auto x = test_data<4>(dims, seed++);
+    auto scale = test_data<1>({c}, seed++);
+    auto offset = test_data<1>({c}, seed++);
+    auto mean = test_data<1>({c}, seed++);
+    auto var = tf::abs(test_data<1>({c}, seed++)) + 0.5;
+    for (bool training : {true, false}) {
+      auto y = tf::nn::fused_batch_norm(x, scale, offset, mean, var,
+                                        {.epsilon = 1e-3f, .is_training = training});
+      auto want = reference(x.numpy(), c, scale.numpy(), offset.numpy(), mean.numpy(), var.numpy(),
+                            double(1e-3f), training);
+      REQUIRE(y.dims() == dims);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        CHECK(y.values()[i] == Approx(want[i]).margin(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("fused_batch_norm on [N, C] and [N, T, C]", "[ops][nn][batch_norm]") {
+  auto x2 = test_data<2>({6, 3}, 7);
+  auto x3 = tf::reshape(x2, std::array<std::int64_t, 3>{2, 3, 3});
+  auto p = test_data<1>({3}, 8);
+  auto v = tf::abs(p) + 1.0;
+  for (bool training : {true, false}) {
+    auto y2 = tf::nn::fused_batch_norm(x2, p, p, p, v, {.is_training = training});
+    auto y3 = tf::nn::fused_batch_norm(x3, p, p, p, v, {.is_training = training});
+    CHECK(y2.dims() == std::array<std::int64_t, 2>{6, 3});
+    CHECK(y3.dims() == std::array<std::int64_t, 3>{2, 3, 3});
+    auto want = reference(x2.numpy(), 3, p.numpy(), p.numpy(), p.numpy(), v.numpy(), double(1e-3f),
+                          training);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CHECK(y2.values()[i] == Approx(want[i]).margin(1e-12));
+      CHECK(y3.values()[i] == Approx(want[i]).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("fused_batch_norm matches TensorFlow (Keras 3 BatchNormalization)",
+          "[ops][nn][batch_norm]") {
+  // Printed by tests/data/keras_layers/reference_values.py batch_norm (TensorFlow 2.21, Keras
+  // 3.15): BatchNormalization()(x, training) with the weights set to keras_params(4).
+  auto x = keras_data<4>({2, 3, 3, 4});
+  auto [gamma, beta, mean, var] = keras_params(4);
+  std::vector<float> const training{
+      -0.712635577f, 0.442118585f,   1.95673871f,   -1.57640433f,  1.06848359f,   -1.73703313f,
+      -0.460524857f, 1.56823421f,    -0.53801614f,  0.678982913f,  2.21948481f,   -1.26810646f,
+      1.24310315f,   -1.50016904f,   -0.197778821f, 1.8765322f,    -0.363396585f, 0.915847242f,
+      2.4822309f,    -0.959808588f,  1.4177227f,    -1.26330471f,  0.06496723f,   2.18482995f,
+      -0.18877703f,  1.15271163f,    -2.35229635f,  -0.651510715f, 1.59234214f,   -1.02644038f,
+      0.327713281f,  2.49312782f,    -0.014157474f, 1.38957596f,   -2.08955026f,  -0.343212783f,
+      1.76696157f,   -0.789575994f,  0.590459347f,  2.8014257f,    0.160462022f,  1.62644029f,
+      -1.82680428f,  -0.0349148661f, 1.94158125f,   -0.552711666f, 0.853205383f,  -2.87125564f,
+      0.335081577f,  1.86330462f,    -1.56405818f,  0.273383021f,  2.11620069f,   -0.315847337f,
+      1.11595142f,   -2.56295776f,   0.509701073f,  2.10016894f,   -1.30131209f,  0.581680894f,
+      -1.09679866f,  -0.0789829493f, 1.37869751f,   -2.25465965f,  0.684320629f,  2.33703327f,
+      -1.03856611f,  0.889978766f,   -0.922179043f, 0.157881379f,  1.64144349f,   -1.9463619f};
+  std::vector<float> const inference{
+      -1.5367887f,   0.300000012f,  2.1609261f,    -1.81258655f,   1.46541429f,    -2.3769505f,
+      -0.579033494f, 1.32920885f,   -1.24245524f,  0.5909729f,     2.45874786f,    -1.5045675f,
+      1.7597481f,    -2.08597779f,  -0.281211793f, 1.63722813f,    -0.948121548f,  0.881945789f,
+      2.75656962f,   -1.19654822f,  2.05408168f,   -1.79500484f,   0.0166099221f,  1.94524729f,
+      -0.653787851f, 1.17291868f,   -2.72334981f,  -0.888529062f,  2.34841537f,    -1.5040319f,
+      0.314431638f,  2.25326657f,   -0.359454155f, 1.46389151f,    -2.42552805f,   -0.580509901f,
+      2.64274883f,   -1.21305895f,  0.612253308f,  2.56128573f,    -0.0651205778f, 1.75486445f,
+      -2.12770653f,  -0.27249074f,  2.93708253f,   -0.922086179f,  0.910075068f,   -3.10626698f,
+      0.229213089f,  2.0458374f,    -1.82988477f,  0.0355284214f,  3.23141623f,    -0.631113231f,
+      1.20789671f,   -2.79824781f,  0.523546696f,  2.33681011f,    -1.53206289f,   0.343547612f,
+      -2.18432283f,  -0.340140343f, 1.50571847f,   -2.49022865f,   0.817880392f,   2.62778306f,
+      -1.23424125f,  0.651566744f,  -1.88998914f,  -0.0491674542f, 1.80354011f,    -2.18220973f};
+  auto y_train = tf::nn::fused_batch_norm(x, gamma, beta, mean, var, {.is_training = true});
+  auto y_infer = tf::nn::fused_batch_norm(x, gamma, beta, mean, var, {.is_training = false});
+  CHECK(max_diff(y_train.numpy(), training) <= 1e-5);
+  CHECK(max_diff(y_infer.numpy(), inference) <= 1e-5);
+}
+
+TEST_CASE("fused_batch_norm gradients", "[ops][nn][batch_norm]") {
+  std::uint32_t seed = 30;
+  for (auto dims :
+       {std::array<std::int64_t, 4>{2, 2, 3, 3}, std::array<std::int64_t, 4>{3, 1, 1, 2}}) {
+    INFO(tf::Shape(dims).to_string());
+    auto const c = dims[3];
+    auto x = test_data<4>(dims, seed++);
+    auto scale = test_data<1>({c}, seed++) + 1.5;
+    auto offset = test_data<1>({c}, seed++);
+    auto mean = test_data<1>({c}, seed++);
+    auto var = tf::abs(test_data<1>({c}, seed++)) + 0.5;
+    for (bool training : {true, false}) {
+      INFO("training " << training);
+      check_gradients(
+          [&](auto const& xv, auto const& s, auto const& o) {
+            return tf::nn::fused_batch_norm(xv, s, o, mean, var, {.is_training = training});
+          },
+          x, scale, offset);
+    }
+  }
+  // [N, C] (reshaped to [N, 1, 1, C] around the op).
+  auto x = test_data<2>({5, 3}, 40);
+  auto s = test_data<1>({3}, 41);
+  auto offset = test_data<1>({3}, 42);
+  auto mean = test_data<1>({3}, 43);
+  auto var = tf::abs(s) + 0.25;
+  for (bool training : {true, false}) {
+    INFO("[5, 3] training " << training);
+    check_gradients(
+        [&](auto const& xv, auto const& sv, auto const& o) {
+          return tf::nn::fused_batch_norm(xv, sv, o, mean, var, {.is_training = training});
+        },
+        x, s, offset);
+  }
+}
+
+TEST_CASE("fused_batch_norm: second order in training mode", "[ops][nn][batch_norm]") {
+  // The gradient is written in ops, so it is differentiable again: check d/dx of
+  // sum(w * dL/dx) numerically through the first gradient.
+  auto x = test_data<4>({2, 2, 2, 2}, 50);
+  auto scale = test_data<1>({2}, 51) + 1.5;
+  auto zero = tf::zeros<double>({2});
+  auto one = tf::ones<double>({2});
+  check_gradients(
+      [&](auto const& xv) {
+        tf::GradientTape inner;
+        inner.watch(xv);
+        auto y = tf::nn::fused_batch_norm(xv, scale, zero, zero, one);
+        auto g = inner.gradient(tf::reduce_sum(y * y * y), xv);
+        return *g;
+      },
+      x);
+}
+
+TEST_CASE("fused_batch_norm: no gradient for mean and variance; errors", "[ops][nn][batch_norm]") {
+  auto x = test_data<4>({2, 2, 2, 3}, 60);
+  auto p = test_data<1>({3}, 61);
+  auto v = tf::abs(p) + 1.0;
+  tf::GradientTape tape({.persistent = true});
+  tape.watch(p);
+  tape.watch(v);
+  auto y = tf::nn::fused_batch_norm(x, v, v, p, v, {.is_training = false});
+  CHECK_FALSE(tape.gradient(tf::reduce_sum(y), p).has_value());
+  // Mean and variance may be empty in training mode, as TensorFlow allows.
+  auto empty = tf::zeros<double>({0});
+  CHECK(tf::nn::fused_batch_norm(x, v, v, empty, empty).dims() == x.dims());
+  CHECK_THROWS_AS(tf::nn::fused_batch_norm(x, v, v, empty, empty, {.is_training = false}),
+                  tf::invalid_argument);
+  auto wrong = test_data<1>({4}, 62);
+  CHECK_THROWS_WITH(
+      tf::nn::fused_batch_norm(x, wrong, v, p, v),
+      Catch::Contains("FusedBatchNormV3: scale has 4 elements") && Catch::Contains("3 channels"));
+}
+
+}  // namespace test_ops_nn_batch_norm
