@@ -593,6 +593,7 @@ TEST_CASE("The layers trace with an unknown batch size") {
 }
 
 TEST_CASE("A MobileNetV2-style Sequential model: ranks, training mode, summary") {
+  // [snippet:mobilenet_block]
   auto model = tf::keras::Sequential(
       layers::Rescaling(1.0f / 127.5f, {.offset = -1.0f}), layers::ZeroPadding2D({{0, 1}, {0, 1}}),
       layers::Conv2D(4, 3, {.strides = 2, .use_bias = false}),
@@ -604,6 +605,7 @@ TEST_CASE("A MobileNetV2-style Sequential model: ranks, training mode, summary")
   auto before = model(x);  // builds; inference
   CHECK(before.dims() == std::array<std::int64_t, 2>{2, 3});
   auto y = model(x, true);  // batch statistics; the moving ones move
+  // [snippet:mobilenet_block]
   CHECK(y.dims() == std::array<std::int64_t, 2>{2, 3});
   CHECK(max_diff(model(x).numpy(), before.numpy()) > 0);
   std::ostringstream os;
