@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -117,9 +117,10 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
     const bool a_repeats = bca[0];
     const T* vec = a_repeats ? pa : pb;
     const std::int64_t rows_per_tile = periodic_tile / inner;
-    std::vector<T> tile(static_cast<std::size_t>(rows_per_tile * inner));
+    // Not std::vector: vector<bool> has no data().
+    const auto tile = std::make_unique<T[]>(static_cast<std::size_t>(rows_per_tile * inner));
     for (std::int64_t r = 0; r < rows_per_tile; ++r) {
-      std::copy(vec, vec + inner, tile.begin() + r * inner);
+      std::copy(vec, vec + inner, tile.get() + r * inner);
     }
     backend::cpu::parallel_for(
         outer, std::max<std::int64_t>(1, parallel_grain / inner),
@@ -128,9 +129,9 @@ void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const Broadcast
             const std::int64_t len_run = std::min(rows_per_tile, e - r) * inner;
             const std::int64_t off = r * inner;
             if (a_repeats) {
-              binary_run<U, T, Rule>(o + off, tile.data(), true, pb + off, true, len_run);
+              binary_run<U, T, Rule>(o + off, tile.get(), true, pb + off, true, len_run);
             } else {
-              binary_run<U, T, Rule>(o + off, pa + off, true, tile.data(), true, len_run);
+              binary_run<U, T, Rule>(o + off, pa + off, true, tile.get(), true, len_run);
             }
           }
         });
