@@ -203,7 +203,7 @@ TEST_CASE("BatchNormalization: gradients flow to x, gamma and beta") {
   CHECK(grads[1].has_value());
 }
 
-TEST_CASE("GlobalAveragePooling2D and GlobalMaxPooling2D match Keras 3; keepdims") {
+TEST_CASE("GlobalAveragePooling2D and GlobalMaxPooling2D match Keras 3 and keepdims") {
   // reference_values.py pooling.
   std::vector<float> const mean{0.160416663f,  0.0854166672f, -0.191666678f,
                                 -0.297916651f, 0.233333319f,  -0.0437499955f};
@@ -270,7 +270,7 @@ TEST_CASE("AveragePooling2D matches Keras 3 (SAME counts only the valid elements
   CHECK(max_diff(z.numpy(), valid) <= 1e-6);
 }
 
-TEST_CASE("ZeroPadding2D matches Keras 3; padding forms; gradient") {
+TEST_CASE("ZeroPadding2D matches Keras 3 and padding forms and gradient") {
   // reference_values.py pooling.
   std::vector<float> const want{
       0.0f,   0.0f,         0.0f,    0.0f,        0.0f,          0.0f,         0.0f,
@@ -389,7 +389,7 @@ TEST_CASE("Activation layer and Rescaling match Keras 3") {
   CHECK(layers::Rescaling(2.0f)(x).numpy() == (x * 2.0f).numpy());
 }
 
-TEST_CASE("Add and Concatenate match Keras 3; Reshape") {
+TEST_CASE("Add and Concatenate match Keras 3 and Reshape") {
   // reference_values.py merging.
   auto a = data<3>({2, 3, 4});
   auto b = data<3>({2, 3, 4}, 1);

@@ -223,7 +223,8 @@ TEST_CASE("fused_batch_norm: second order in training mode", "[ops][nn][batch_no
       x);
 }
 
-TEST_CASE("fused_batch_norm: no gradient for mean and variance; errors", "[ops][nn][batch_norm]") {
+TEST_CASE("fused_batch_norm: no gradient for mean and variance and errors",
+          "[ops][nn][batch_norm]") {
   auto x = test_data<4>({2, 2, 2, 3}, 60);
   auto p = test_data<1>({3}, 61);
   auto v = tf::abs(p) + 1.0;
