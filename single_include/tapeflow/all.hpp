@@ -28617,9 +28617,8 @@ namespace keras {
 namespace layers {
 
 /// Rows and columns of zeros ZeroPadding2D adds: Keras' `padding` argument. One number pads
-/// all four sides; `Padding2D(h, w)` pads h rows above and below and w columns left and right
-/// (write the type: a bare `ZeroPadding2D({h, w})` was seen to pad h on every side in one
-/// build, an open overload question); `{{top, bottom}, {left, right}}` gives each side.
+/// all four sides; `{h, w}` pads h rows above and below and w columns left and right;
+/// `{{top, bottom}, {left, right}}` gives each side.
 struct Padding2D {
   std::int64_t top = 1;     ///< rows of zeros above
   std::int64_t bottom = 1;  ///< rows of zeros below
