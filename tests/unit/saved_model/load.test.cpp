@@ -15,7 +15,9 @@
 
 #include <tapeflow/keras.hpp>
 #include <tapeflow/saved_model.hpp>
+#include <tapeflow/saved_model/detail/op_table.hpp>
 #include <tapeflow/saved_model/load.hpp>
+#include <tapeflow/saved_model/loaded_model.hpp>
 #include <tapeflow/tapeflow.hpp>
 #include <tapeflow/train.hpp>
 

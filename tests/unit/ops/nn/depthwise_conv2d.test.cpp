@@ -10,6 +10,7 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/nn/conv_window.hpp>
 #include <tapeflow/ops/nn/depthwise_conv2d.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 
