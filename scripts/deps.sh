@@ -3,7 +3,8 @@
 # Installs missing Debian packages when root (non-interactive); otherwise prints the exact
 # `sudo apt-get install` line and exits 1.
 TAPEFLOW_PACKAGES=(cmake ninja-build g++ git libeigen3-dev librange-v3-dev catch2 libbenchmark-dev
-                   libjpeg62-turbo-dev libpng-dev zlib1g-dev clang-format-16 python3 doxygen)
+                   libjpeg62-turbo-dev libpng-dev zlib1g-dev clang-format-16 python3 doxygen
+                   libhdf5-dev libzip-dev pkg-config)
 # scripts/test.sh's second compiler (preset clang): Clang 16, the oldest Clang the README names,
 # on Debian's libstdc++ 12 (from g++).
 TAPEFLOW_CLANG_PACKAGES=(clang-16)

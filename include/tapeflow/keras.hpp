@@ -29,3 +29,4 @@
 #include <tapeflow/keras/schedules.hpp>                   // IWYU pragma: export
 #include <tapeflow/keras/sequential.hpp>                  // IWYU pragma: export
 #include <tapeflow/keras/utils/get_file.hpp>              // IWYU pragma: export
+#include <tapeflow/keras/weights.hpp>                     // IWYU pragma: export

@@ -167,6 +167,31 @@ class Layer<void> : public Trackable {
     }
     return out;
   }
+  /// This layer's own weights, trainable ones first (Keras: `_trainable_variables +
+  /// _non_trainable_variables`, the order weights files store them in).
+  [[nodiscard]] std::vector<AnyVariable> own_variables() const {
+    std::vector<AnyVariable> out;
+    for (const bool trainable : {true, false}) {
+      for (const auto& w : own_weights_) {
+        if (w.variable.trainable() == trainable) {
+          out.push_back(w.variable);
+        }
+      }
+    }
+    return out;
+  }
+  /// Tracked child layers under their attribute names, in registration order.
+  [[nodiscard]] std::vector<std::pair<std::string, Layer<>*>> named_sublayers() {
+    std::vector<std::pair<std::string, Layer<>*>> out;
+    for (const auto& [name, offset] : children_) {
+      out.emplace_back(name, child_at(offset));
+    }
+    return out;
+  }
+  /// The layers of a model that keeps them as one list (Keras: `model.layers` of Sequential and
+  /// Functional models), which Keras 3 weights files key by class name; nullopt for a layer or
+  /// model whose children are attributes (`named_sublayers`).
+  [[nodiscard]] virtual std::optional<std::vector<Layer<>*>> layer_list() { return std::nullopt; }
   /// Child layers (tracked members), in registration order.
   [[nodiscard]] virtual std::vector<Layer<>*> sublayers() {
     std::vector<Layer<>*> out;

@@ -123,6 +123,21 @@ struct History {
 template <class Derived = void>
 class Model;
 
+/// Options of `Model::save_weights`.
+struct SaveWeightsOptions {
+  /// Object-graph names of a TensorFlow-checkpoint (prefix) file. tf_keras is the Keras that
+  /// reads such files (Keras 3 reads `.weights.h5`), so its names are the default.
+  train::Layout layout = train::Layout::tf_keras;
+};
+
+/// Options of `Model::load_weights`.
+struct LoadWeightsOptions {
+  /// Keep going past weights whose count, shape or dtype differ from the model's (HDF5: that
+  /// layer is left unchanged; checkpoints: the value is left unapplied), reporting them in the
+  /// returned status instead of throwing invalid_argument (Keras: `skip_mismatch=True`).
+  bool skip_mismatch = false;
+};
+
 /// The type-erased base of models (tf.keras.Model): a layer that can be compiled and trained.
 /// Models derive from `Model<Self>` (below), which adds `model(x)` and what fit, evaluate and
 /// predict call.
@@ -285,6 +300,21 @@ class Model<void> : public Layer<void> {
     }
     return detail::keras_impl::concat_rows(parts);
   }
+
+  /// Writes the weights (and a compiled optimizer's state) in the format the file name picks,
+  /// as Keras 3 picks it: `*.weights.h5` is Keras 3's HDF5 file (needs tapeflow::keras_io);
+  /// any other path is a TensorFlow checkpoint prefix (`P.index`, `P.data-00000-of-00001` and
+  /// the directory's `checkpoint` file), as tf_keras writes. Defined in keras/weights.hpp
+  /// (in the keras umbrella).
+  template <class D = void>
+  auto save_weights(const std::string& filepath, const SaveWeightsOptions& options = {});
+  /// Reads weights written by `save_weights` or by Keras: `*.weights.h5`, a whole-model `.keras`
+  /// archive (its `model.weights.h5`), or a TensorFlow checkpoint prefix. HDF5 files need the
+  /// model built and are checked completely before any weight changes; a checkpoint prefix
+  /// restores into an unbuilt model when its layers build (`tf::train::Checkpoint` rules).
+  /// Defined in keras/weights.hpp.
+  template <class D = void>
+  auto load_weights(const std::string& filepath, const LoadWeightsOptions& options = {});
 
   /// Prints Keras' summary table: layer (type), output shape, parameter count.
   virtual void summary(std::ostream& os = std::cout) {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -180,6 +181,8 @@ class Sequential : public Model<> {
     std::apply([&](auto&... l) { (out.push_back(&l), ...); }, layers_);
     return out;
   }
+  /// The layers as one list (weights files key them by class name).
+  std::optional<std::vector<Layer<>*>> layer_list() override { return sublayers(); }
   /// The object-graph children of the class comment for `layout`, as TensorFlow's checkpoint
   /// keys name them.
   std::vector<TrackableReference> trackable_children(Layout layout) override {

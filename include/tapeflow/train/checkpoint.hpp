@@ -258,9 +258,11 @@ inline void mark_checkpoint_values(og::Graph& graph) {
   }
 }
 
-inline LiveGraph build(const Root& root, Layout layout) {
+/// The graph below `root`: a Checkpoint's named objects, or one object that is the root
+/// itself (Keras `save_weights`).
+inline LiveGraph build(const Live& root, Layout layout) {
   LiveGraph g;
-  g.nodes.push_back(Live{nullptr, nullptr, {}, nullptr, nullptr, &root});
+  g.nodes.push_back(root);
   g.paths.emplace_back();
   g.graph.nodes.emplace_back();
   std::map<std::pair<int, std::int64_t>, std::size_t> ids;  // identity -> node id
@@ -315,6 +317,9 @@ inline LiveGraph build(const Root& root, Layout layout) {
   mark_checkpoint_values(g.graph);
   return g;
 }
+inline LiveGraph build(const Root& root, Layout layout) {
+  return build(Live{nullptr, nullptr, {}, nullptr, nullptr, &root}, layout);
+}
 
 /// The layout a checkpoint was written in, from local names only Keras 3 (or only tf_keras's
 /// optimizers) use (Note [Object-graph layouts]); a file with none of them restores the same
@@ -349,6 +354,7 @@ inline Layout detect_layout(const og::Graph& graph) {
 struct RestoreState {
   std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
   Root root;                                 ///< the Checkpoint's named objects
+  Trackable* root_object = nullptr;          ///< the root itself, when it is one object
   og::Graph graph;                           ///< the checkpoint's object graph
   Layout layout = Layout::keras3;            ///< the layout detected in it
   RestoreOptions options;                    ///< as given to restore
@@ -362,6 +368,12 @@ struct RestoreState {
   bool rerun = false;           ///< children appeared during the pass: run it again
   bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
   bool no_checkpoint = false;   ///< restore was given an empty path
+
+  /// The live object of checkpoint node 0.
+  [[nodiscard]] Live root_live() const {
+    return root_object != nullptr ? Live{root_object, nullptr, {}, nullptr, nullptr, nullptr}
+                                  : Live{nullptr, nullptr, {}, nullptr, nullptr, &root};
+  }
 
   /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
   /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
@@ -584,7 +596,7 @@ class CheckpointLoadStatus {
         }
       }
     }
-    const auto live = detail_ckpt::build(s_->root, s_->layout);
+    const auto live = detail_ckpt::build(s_->root_live(), s_->layout);
     for (const auto& [key, var] : live.values) {
       const bool counter_absent = key == "save_counter/.ATTRIBUTES/VARIABLE_VALUE" &&
                                   (!s_->reader || !s_->reader->has_tensor(key));
@@ -634,6 +646,76 @@ class CheckpointLoadStatus {
   }
   std::shared_ptr<detail_ckpt::RestoreState> s_;
 };
+
+namespace detail_ckpt {
+
+/// Writes a walked graph's values and object graph to `file_prefix`; returns the prefix.
+inline std::string write_graph(const LiveGraph& live, const std::string& file_prefix) {
+  BundleWriter w(file_prefix);
+  for (const auto& [key, var] : live.values) {
+    w.add(key, var.value());
+  }
+  for (const auto& [key, st] : live.states) {
+    w.add(key, AnyTensor(Tensor<std::string, 0>(st->save())));
+  }
+  w.add(object_graph_key,
+        AnyTensor(Tensor<std::string, 0>(detail::object_graph::encode(live.graph))));
+  return w.finish();
+}
+
+/// Reads the object graph of `save_path` and runs the first binding pass from node 0 (bound to
+/// `s`'s root); `what` names the caller in errors.
+inline CheckpointLoadStatus restore(std::shared_ptr<RestoreState> s, const std::string& save_path,
+                                    const std::string& what) {
+  s->self = s;
+  if (save_path.empty()) {
+    s->no_checkpoint = true;
+    return CheckpointLoadStatus(s);
+  }
+  s->reader = std::make_shared<CheckpointReader>(save_path);
+  if (!s->reader->has_tensor(object_graph_key)) {
+    throw invalid_argument(what + ": '" + save_path +
+                           ".index' has no _CHECKPOINTABLE_OBJECT_GRAPH (a TF1 name-based "
+                           "checkpoint); read it with tf::train::load_checkpoint");
+  }
+  auto graph_t = s->reader->get_tensor(object_graph_key);
+  if (graph_t.dtype() != DType::string || graph_t.num_elements() != 1) {
+    throw data_loss(what + ": '" + save_path +
+                    ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
+  }
+  s->graph = tapeflow::detail::object_graph::decode(
+      *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
+  if (s->graph.nodes.empty()) {
+    throw data_loss(what + ": '" + save_path + "': empty object graph");
+  }
+  s->layout = detect_layout(s->graph);
+  s->pass(0, s->root_live());
+  return CheckpointLoadStatus(s);
+}
+
+}  // namespace detail_ckpt
+
+/// Writes `obj` as the root of a checkpoint at `file_prefix` (no `save_counter`, no state
+/// file): what Keras's `model.save_weights(prefix)` and a SavedModel's `variables/` hold.
+/// Returns `file_prefix`.
+inline std::string write_object(Trackable& obj, const std::string& file_prefix,
+                                Layout layout = Layout::keras3) {
+  return detail_ckpt::write_graph(
+      detail_ckpt::build(detail_ckpt::Live{&obj, nullptr, {}, nullptr, nullptr, nullptr}, layout),
+      file_prefix);
+}
+
+/// Restores a checkpoint whose root is `obj` (written by `write_object` or Keras's
+/// `save_weights`), as `Checkpoint::restore` does: values for variables that do not exist yet
+/// wait for them.
+inline CheckpointLoadStatus read_object(Trackable& obj, const std::string& save_path,
+                                        RestoreOptions options = {},
+                                        const std::string& what = "tf::train::read_object") {
+  auto s = std::make_shared<detail_ckpt::RestoreState>();
+  s->root_object = &obj;
+  s->options = options;
+  return detail_ckpt::restore(std::move(s), save_path, what);
+}
 
 /// Groups trackable objects under names and saves/restores them (tf.train.Checkpoint).
 ///
@@ -689,17 +771,7 @@ class Checkpoint {
   std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
   /// write() with these options instead of the checkpoint's.
   std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
-    const auto live = detail_ckpt::build(root_, options.layout);
-    BundleWriter w(file_prefix);
-    for (const auto& [key, var] : live.values) {
-      w.add(key, var.value());
-    }
-    for (const auto& [key, st] : live.states) {
-      w.add(key, AnyTensor(Tensor<std::string, 0>(st->save())));
-    }
-    w.add(object_graph_key,
-          AnyTensor(Tensor<std::string, 0>(detail::object_graph::encode(live.graph))));
-    return w.finish();
+    return detail_ckpt::write_graph(detail_ckpt::build(root_, options.layout), file_prefix);
   }
 
   /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
@@ -724,32 +796,9 @@ class Checkpoint {
   /// invalid_argument on a dtype or shape mismatch (unless `skip_mismatch`).
   CheckpointLoadStatus restore(const std::string& save_path, RestoreOptions options = {}) {
     auto s = std::make_shared<detail_ckpt::RestoreState>();
-    s->self = s;
     s->root = root_;
     s->options = options;
-    if (save_path.empty()) {
-      s->no_checkpoint = true;
-      return CheckpointLoadStatus(s);
-    }
-    s->reader = std::make_shared<CheckpointReader>(save_path);
-    if (!s->reader->has_tensor(object_graph_key)) {
-      throw invalid_argument("tf::train::Checkpoint::restore: '" + save_path +
-                             ".index' has no _CHECKPOINTABLE_OBJECT_GRAPH (a TF1 name-based "
-                             "checkpoint); read it with tf::train::load_checkpoint");
-    }
-    auto graph_t = s->reader->get_tensor(object_graph_key);
-    if (graph_t.dtype() != DType::string || graph_t.num_elements() != 1) {
-      throw data_loss("tf::train::Checkpoint::restore: '" + save_path +
-                      ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
-    }
-    s->graph = tapeflow::detail::object_graph::decode(
-        *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
-    if (s->graph.nodes.empty()) {
-      throw data_loss("tf::train::Checkpoint::restore: '" + save_path + "': empty object graph");
-    }
-    s->layout = detail_ckpt::detect_layout(s->graph);
-    s->pass(0, detail_ckpt::Live{nullptr, nullptr, {}, nullptr, nullptr, &s->root});
-    return CheckpointLoadStatus(s);
+    return detail_ckpt::restore(std::move(s), save_path, "tf::train::Checkpoint::restore");
   }
   /// Same as restore (TensorFlow's `read`, the counterpart of `write`).
   CheckpointLoadStatus read(const std::string& save_path, RestoreOptions options = {}) {
