@@ -9244,6 +9244,8 @@ TAPEFLOW_END_NAMESPACE
 // ---- end <tapeflow/core/attr_value.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
+class ConcreteFunction;  // function/graph.hpp: the sub-graphs a control-flow node calls
+
 namespace detail::trace {
 
 /// A node's run function: a shared, immutable, reference-counted closure. Tracing makes one
@@ -9329,6 +9331,10 @@ struct GraphNode {
   DType dtype = DType::invalid;
   Shape shape;
   NodeFn run;
+  /// The functions a control-flow node calls, in the order of its `FunctionName` attributes
+  /// (If: then, else; While: cond, body); empty for ops. Kept on the node (not only in `run`)
+  /// so that to_code and graph export can show the branches and bodies.
+  std::vector<std::shared_ptr<const ConcreteFunction>> functions;
   /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
   void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                        std::int64_t n) = nullptr;
@@ -31849,6 +31855,42 @@ inline std::string const_input_text(const AnyTensor& t) {
   return emit(emit, 0);
 }
 
+/// One node as ConcreteFunction::to_string and autograph::to_code show it:
+/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
+/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
+/// those functions' bodies instead).
+template <class InputName>
+std::string node_text(const trace::GraphNode& node, InputName&& input_name,
+                      bool function_attrs = true) {
+  std::string out = node.name + " = " + node.op;
+  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+  // attributes here. Type attributes are left out: the output's dtype shows them.
+  std::string params;
+  for (const auto& attr : node.attrs) {
+    const auto& v = attr.second.value();
+    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
+        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
+      continue;
+    }
+    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
+  }
+  for (const auto& input : node.const_inputs) {
+    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
+  }
+  if (!params.empty()) {
+    out += "[" + params + "]";
+  }
+  out += "(";
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
+  }
+  out += ")";
+  if (node.output >= 0) {
+    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
+  }
+  return out;
+}
+
 template <class T, std::size_t... R>
 AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
   AnyTensor out;
@@ -32011,31 +32053,9 @@ class ConcreteFunction {
       if (node.output >= 0) {
         slot_names[static_cast<std::size_t>(node.output)] = node.name;
       }
-      out += "  " + node.name + " = " + node.op;
-      // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
-      // attributes here. Type attributes are left out: the output's dtype shows them.
-      std::string params;
-      for (const auto& attr : node.attrs) {
-        const auto& v = attr.second.value();
-        if (!std::holds_alternative<DType>(v) && !std::holds_alternative<std::vector<DType>>(v)) {
-          params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
-        }
-      }
-      for (const auto& input : node.const_inputs) {
-        params += (params.empty() ? "" : ", ") + input.first + "=" +
-                  detail::const_input_text(input.second);
-      }
-      if (!params.empty()) {
-        out += "[" + params + "]";
-      }
-      out += "(";
-      for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-        out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(node.inputs[i])];
-      }
-      out += ")";
-      if (node.output >= 0) {
-        out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
-      }
+      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
+               return slot_names[static_cast<std::size_t>(slot)];
+             });
       out += "\n";
     }
     out += "  return (";
@@ -32786,22 +32806,173 @@ TAPEFLOW_END_NAMESPACE
 #include <variant>
 #include <vector>
 
+// ---- begin <tapeflow/io/detail/graph_def.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_DEF_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_DEF_HPP
+// The function and graph messages of TensorFlow's graphs as plain structs, and their exact
+// protobuf encoding: OpDef.ArgDef, OpDef (a function's signature), FunctionDef and GraphDef
+// (docs/formats.md 8.1, 12.2).
+//
+// They sit in io beside NodeDef (graph_proto.hpp) because more than one module writes graphs:
+// tf::saved_model::save (saved_model/detail/proto.hpp wraps them in a MetaGraphDef) and the
+// GraphDef of a traced function for TensorBoard and for text output (summary/graph.hpp). Output
+// follows graph_proto.hpp's rules: fields in number order, proto3 defaults left out, map
+// entries in MapKeyOrder.
+// IWYU pragma: private, include <tapeflow/io.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::graph_proto {
+
+/// A map<string, V> field: iterates in the order TensorFlow writes the entries
+/// (graph_proto::MapKeyOrder, docs/formats.md 12.6).
+template <class V>
+using StringMap = std::map<std::string, V, graph_proto::MapKeyOrder>;
+
+/// OpDef.ArgDef: one argument or result of a function, with a fixed dtype.
+struct ArgDef {
+  std::string name{};           ///< the name function nodes and `ret` refer to
+  DType type = DType::invalid;  ///< its dtype (dt_resource for a captured variable)
+};
+
+/// OpDef, as a FunctionDef's signature.
+struct OpDef {
+  std::string name{};                         ///< the function's name in the library
+  std::vector<ArgDef> input_arg{};            ///< arguments, in call order
+  std::vector<ArgDef> output_arg{};           ///< results, in order
+  bool is_stateful = false;                   ///< the body holds stateful ops
+  std::vector<std::string> control_output{};  ///< the keys of FunctionDef.control_ret
+};
+
+/// FunctionDef: one function of the graph's library.
+struct FunctionDef {
+  OpDef signature{};  ///< name, arguments, results
+  Attributes attr{};  ///< function attributes (`_input_shapes`, ...)
+  /// Per argument index (`_user_specified_name`, ...); highest index first, as TensorFlow
+  /// writes them (docs/formats.md 12.6).
+  std::map<std::uint32_t, Attributes, std::greater<>> arg_attr{};
+  std::vector<NodeDef> node_def{};       ///< the body; inputs as `node:outarg:i`
+  StringMap<std::string> ret{};          ///< output_arg name -> `node:outarg:i` or an arg
+  StringMap<std::string> control_ret{};  ///< control output -> node name
+};
+
+/// GraphDef: the top-level nodes and the function library.
+struct GraphDef {
+  std::vector<NodeDef> node{};           ///< top-level nodes (the TF1 view of the model)
+  std::vector<FunctionDef> library{};    ///< FunctionDefLibrary.function; written when any
+  std::optional<VersionDef> versions{};  ///< producer / min_consumer
+};
+
+/// Writes map<string, V> entries under `field_number`, `write_value` filling each value.
+template <class Map, class WriteValue>
+void write_string_map(wire::Writer& w, std::uint32_t field_number, const Map& map,
+                      WriteValue&& write_value) {
+  for (const auto& entry : map) {
+    w.message_field(field_number, [&](wire::Writer& e) {
+      e.string_field(field::map_key, entry.first);
+      e.message_field(field::map_value, [&](wire::Writer& v) { write_value(v, entry.second); });
+    });
+  }
+}
+
+/// Writes map<string, string> entries under `field_number` (both always, as in every entry).
+inline void write_string_string_map(wire::Writer& w, std::uint32_t field_number,
+                                    const StringMap<std::string>& map) {
+  for (const auto& entry : map) {
+    w.message_field(field_number, [&](wire::Writer& e) {
+      e.string_field(field::map_key, entry.first);
+      e.string_field(field::map_value, entry.second);
+    });
+  }
+}
+
+/// Writes an ArgDef's fields.
+inline void write(wire::Writer& w, const ArgDef& arg) {
+  w.bytes_field_if_nonempty(1, arg.name);
+  w.int32_field_if_nonzero(3, static_cast<std::int32_t>(arg.type));
+}
+
+/// Writes an OpDef's fields (1 name, 2 input_arg, 3 output_arg, 17 is_stateful,
+/// 20 control_output).
+inline void write(wire::Writer& w, const OpDef& op) {
+  w.bytes_field_if_nonempty(1, op.name);
+  for (const auto& a : op.input_arg) {
+    w.message_field(2, [&](wire::Writer& m) { write(m, a); });
+  }
+  for (const auto& a : op.output_arg) {
+    w.message_field(3, [&](wire::Writer& m) { write(m, a); });
+  }
+  w.bool_field_if_true(17, op.is_stateful);
+  for (const auto& c : op.control_output) {
+    w.string_field(20, c);
+  }
+}
+
+/// Writes a FunctionDef's fields (1 signature, 3 node_def, 4 ret, 5 attr, 6 control_ret,
+/// 7 arg_attr: map<uint32, ArgAttrs{1 attr}>, highest index first as TensorFlow writes it).
+inline void write(wire::Writer& w, const FunctionDef& f) {
+  w.message_field(1, [&](wire::Writer& m) { write(m, f.signature); });
+  for (const auto& node : f.node_def) {
+    w.message_field(3, [&](wire::Writer& m) { write(m, node); });
+  }
+  write_string_string_map(w, 4, f.ret);
+  write_attr_map(w, 5, f.attr);
+  write_string_string_map(w, 6, f.control_ret);
+  for (const auto& entry : f.arg_attr) {
+    w.message_field(7, [&](wire::Writer& e) {
+      e.uint64_field(field::map_key, entry.first);
+      e.message_field(field::map_value,
+                      [&](wire::Writer& arg_attrs) { write_attr_map(arg_attrs, 1, entry.second); });
+    });
+  }
+}
+
+/// Writes a GraphDef's fields (1 node, 2 library when it has functions, 4 versions).
+inline void write(wire::Writer& w, const GraphDef& g) {
+  for (const auto& node : g.node) {
+    w.message_field(1, [&](wire::Writer& m) { write(m, node); });
+  }
+  if (!g.library.empty()) {
+    w.message_field(2, [&](wire::Writer& lib) {
+      for (const auto& f : g.library) {
+        lib.message_field(1, [&](wire::Writer& m) { write(m, f); });
+      }
+    });
+  }
+  if (g.versions) {
+    w.message_field(4, [&](wire::Writer& m) { write(m, *g.versions); });
+  }
+}
+
+}  // namespace detail::graph_proto
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_DEF_HPP
+// ---- end <tapeflow/io/detail/graph_def.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace saved_model::detail {
 
 namespace wire = tapeflow::detail::wire;
 namespace graph_proto = tapeflow::detail::graph_proto;
+using graph_proto::ArgDef;
 using graph_proto::Attributes;
 using graph_proto::dt_resource;
+using graph_proto::FunctionDef;
+using graph_proto::GraphDef;
 using graph_proto::NodeDef;
+using graph_proto::OpDef;
+using graph_proto::StringMap;
 using graph_proto::TensorShapeProto;
 using graph_proto::VersionDef;
-
-/// A map<string, V> field: iterates in the order TensorFlow writes the entries
-/// (graph_proto::MapKeyOrder, docs/formats.md 12.6).
-template <class V>
-using StringMap = std::map<std::string, V, graph_proto::MapKeyOrder>;
+using graph_proto::write_string_map;
+using graph_proto::write_string_string_map;
 
 // ---------------------------------------------------------------------------------------------
 // StructuredValue (docs/formats.md 12.4): Python values in the object graph (signatures,
@@ -32927,40 +33098,6 @@ struct PairValue {
 
 // ---------------------------------------------------------------------------------------------
 // Functions and graphs (docs/formats.md 8.1, 12.2).
-
-/// OpDef.ArgDef: one argument or result of a function, with a fixed dtype.
-struct ArgDef {
-  std::string name{};           ///< the name function nodes and `ret` refer to
-  DType type = DType::invalid;  ///< its dtype (dt_resource for a captured variable)
-};
-
-/// OpDef, as a FunctionDef's signature.
-struct OpDef {
-  std::string name{};                         ///< the function's name in the library
-  std::vector<ArgDef> input_arg{};            ///< arguments, in call order
-  std::vector<ArgDef> output_arg{};           ///< results, in order
-  bool is_stateful = false;                   ///< the body holds stateful ops
-  std::vector<std::string> control_output{};  ///< the keys of FunctionDef.control_ret
-};
-
-/// FunctionDef: one function of the graph's library.
-struct FunctionDef {
-  OpDef signature{};  ///< name, arguments, results
-  Attributes attr{};  ///< function attributes (`_input_shapes`, ...)
-  /// Per argument index (`_user_specified_name`, ...); highest index first, as TensorFlow
-  /// writes them (docs/formats.md 12.6).
-  std::map<std::uint32_t, Attributes, std::greater<>> arg_attr{};
-  std::vector<NodeDef> node_def{};       ///< the body; inputs as `node:outarg:i`
-  StringMap<std::string> ret{};          ///< output_arg name -> `node:outarg:i` or an arg
-  StringMap<std::string> control_ret{};  ///< control output -> node name
-};
-
-/// GraphDef: the top-level nodes and the function library.
-struct GraphDef {
-  std::vector<NodeDef> node{};           ///< top-level nodes (the TF1 view of the model)
-  std::vector<FunctionDef> library{};    ///< FunctionDefLibrary.function; written when any
-  std::optional<VersionDef> versions{};  ///< producer / min_consumer
-};
 
 // ---------------------------------------------------------------------------------------------
 // MetaGraphDef parts (docs/formats.md 12.1, 12.2).
@@ -33213,88 +33350,6 @@ inline void write(wire::Writer& w, const StructuredValue& v) {
         }
       },
       v.kind);
-}
-
-/// Writes map<string, V> entries under `field_number`, `write_value` filling each value.
-template <class Map, class WriteValue>
-void write_string_map(wire::Writer& w, std::uint32_t field_number, const Map& map,
-                      WriteValue&& write_value) {
-  for (const auto& entry : map) {
-    w.message_field(field_number, [&](wire::Writer& e) {
-      e.string_field(field::map_key, entry.first);
-      e.message_field(field::map_value, [&](wire::Writer& v) { write_value(v, entry.second); });
-    });
-  }
-}
-
-/// Writes map<string, string> entries under `field_number` (both always, as in every entry).
-inline void write_string_string_map(wire::Writer& w, std::uint32_t field_number,
-                                    const StringMap<std::string>& map) {
-  for (const auto& entry : map) {
-    w.message_field(field_number, [&](wire::Writer& e) {
-      e.string_field(field::map_key, entry.first);
-      e.string_field(field::map_value, entry.second);
-    });
-  }
-}
-
-/// Writes an ArgDef's fields.
-inline void write(wire::Writer& w, const ArgDef& arg) {
-  w.bytes_field_if_nonempty(1, arg.name);
-  w.int32_field_if_nonzero(3, static_cast<std::int32_t>(arg.type));
-}
-
-/// Writes an OpDef's fields (1 name, 2 input_arg, 3 output_arg, 17 is_stateful,
-/// 20 control_output).
-inline void write(wire::Writer& w, const OpDef& op) {
-  w.bytes_field_if_nonempty(1, op.name);
-  for (const auto& a : op.input_arg) {
-    w.message_field(2, [&](wire::Writer& m) { write(m, a); });
-  }
-  for (const auto& a : op.output_arg) {
-    w.message_field(3, [&](wire::Writer& m) { write(m, a); });
-  }
-  w.bool_field_if_true(17, op.is_stateful);
-  for (const auto& c : op.control_output) {
-    w.string_field(20, c);
-  }
-}
-
-/// Writes a FunctionDef's fields (1 signature, 3 node_def, 4 ret, 5 attr, 6 control_ret,
-/// 7 arg_attr: map<uint32, ArgAttrs{1 attr}>, highest index first as TensorFlow writes it).
-inline void write(wire::Writer& w, const FunctionDef& f) {
-  w.message_field(1, [&](wire::Writer& m) { write(m, f.signature); });
-  for (const auto& node : f.node_def) {
-    w.message_field(3, [&](wire::Writer& m) { graph_proto::write(m, node); });
-  }
-  write_string_string_map(w, 4, f.ret);
-  graph_proto::write_attr_map(w, 5, f.attr);
-  write_string_string_map(w, 6, f.control_ret);
-  for (const auto& entry : f.arg_attr) {
-    w.message_field(7, [&](wire::Writer& e) {
-      e.uint64_field(field::map_key, entry.first);
-      e.message_field(field::map_value, [&](wire::Writer& arg_attrs) {
-        graph_proto::write_attr_map(arg_attrs, 1, entry.second);
-      });
-    });
-  }
-}
-
-/// Writes a GraphDef's fields (1 node, 2 library when it has functions, 4 versions).
-inline void write(wire::Writer& w, const GraphDef& g) {
-  for (const auto& node : g.node) {
-    w.message_field(1, [&](wire::Writer& m) { graph_proto::write(m, node); });
-  }
-  if (!g.library.empty()) {
-    w.message_field(2, [&](wire::Writer& lib) {
-      for (const auto& f : g.library) {
-        lib.message_field(1, [&](wire::Writer& m) { write(m, f); });
-      }
-    });
-  }
-  if (g.versions) {
-    w.message_field(4, [&](wire::Writer& m) { graph_proto::write(m, *g.versions); });
-  }
 }
 
 /// Writes a MetaInfoDef's fields (4 tags, 5 tensorflow_version, 6 tensorflow_git_version,
@@ -35295,9 +35350,9 @@ TAPEFLOW_END_NAMESPACE
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TAPEFLOW_HPP
 // tapeflow: TensorFlow 2's everyday modules for C++. This umbrella is the core TensorFlow API
 // (`tf.*`): tensors, variables, every op, GradientTape, tf.function with tf.cond,
-// tf.while_loop and tf.TensorArray, and tf.print. It costs Eigen's Tensor module (about 1 s)
-// plus the templates you instantiate; linking tapeflow::instantiations removes Eigen and most
-// of the latter (README, "Faster builds").
+// tf.while_loop and tf.TensorArray, tf.autograph.to_code, and tf.print. It costs Eigen's Tensor
+// module (about 1 s) plus the templates you instantiate; linking tapeflow::instantiations removes
+// Eigen and most of the latter (README, "Faster builds").
 //
 // The other modules have their own umbrellas, as TensorFlow's submodules: <tapeflow/data.hpp>
 // (tf.data), <tapeflow/image.hpp> (tf.image), <tapeflow/io.hpp> (tf.io: TFRecord, Example),
@@ -37133,6 +37188,7 @@ void append_if(trace::Graph& outer, std::int32_t pred_slot,
       std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
   added.attrs = {{"then_branch", FunctionName{fns[0]->name()}},
                  {"else_branch", FunctionName{fns[1]->name()}}};
+  added.functions = {fns[0], fns[1]};
   added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                stash](std::span<const AnyTensor> values) -> AnyTensor {
     const bool take = values[0].unchecked_as<bool, 0>().item();
@@ -37464,6 +37520,7 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
       std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
   added.attrs = {{"cond", FunctionName{cond_fn_graph->name()}},
                  {"body", FunctionName{body_fn_graph->name()}}};
+  added.functions = {cond_fn_graph, body_fn_graph};
   if (max >= 0) {
     added.attrs.emplace_back("maximum_iterations", AttrValue(max));
   }
@@ -37522,6 +37579,166 @@ Tensor<T, R> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Tensor<T, R>& 
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
 // ---- end <tapeflow/function/control_flow.hpp>
+// ---- begin <tapeflow/function/to_code.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TO_CODE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TO_CODE_HPP
+// tf::autograph::to_code: a traced function as readable pseudo-code (TensorFlow:
+// `tf.autograph.to_code`, which shows the Python AutoGraph generated).
+//
+// tapeflow has no source transformation to show: C++ `if`/`for` run while tracing and tf::cond
+// and tf::while_loop build the control flow (control_flow.hpp). What AutoGraph's listing is for
+// -- seeing which ops and which branches the graph holds -- is the traced graph itself, so this
+// prints it: one line per node as ConcreteFunction::to_string writes it (detail::node_text),
+// small constants inline, and under each If/StatelessIf/While node the functions it calls
+// (branches, loop condition and body), indented, as the node carries them
+// (GraphNode::functions). A branch's arguments are the enclosing values it captured, named as
+// outside; a loop's leading arguments are its loop variables, named after the node's results.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace autograph {
+
+/// Options of to_code.
+struct ToCodeOptions {
+  /// Constants with at most this many elements are written inline (`Greater(arg0, 0)`);
+  /// larger ones are named and declared at the top of their function.
+  std::int64_t inline_constants = 8;
+  /// Spaces per nesting level.
+  int indent = 2;
+};
+
+namespace detail {
+
+/// Appends `fn`'s body at `depth`; `names` (in: the argument names) names every value slot.
+inline void body_code(std::string& out, const tapeflow::detail::trace::Graph& g,
+                      std::vector<std::string> names, int depth, const ToCodeOptions& options) {
+  const std::string pad(static_cast<std::size_t>(depth * options.indent), ' ');
+  names.resize(static_cast<std::size_t>(g.num_slots));
+  for (const auto& [slot, value] : g.constants) {
+    auto& name = names[static_cast<std::size_t>(slot)];
+    if (value.has_value() && value.num_elements() <= options.inline_constants) {
+      name = tapeflow::detail::const_input_text(value);
+    } else {
+      name = "Const" + std::to_string(slot);
+      out += pad + name + " = Const() -> " + std::string(dtype_name(value.dtype())) +
+             value.shape().to_string() + "\n";
+    }
+  }
+  auto name_of = [&](std::int32_t slot) -> const std::string& {
+    return names[static_cast<std::size_t>(slot)];
+  };
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const auto& node = g.nodes[n];
+    if (node.output >= 0) {
+      names[static_cast<std::size_t>(node.output)] = node.name;
+    }
+    out += pad + tapeflow::detail::node_text(node, name_of, node.functions.empty());
+    if (node.functions.empty()) {
+      out += "\n";
+      continue;
+    }
+    out += ":\n";
+    // The node's results: its own output, then the `index` of each *Output node reading it.
+    std::vector<std::string> results;
+    if (node.output >= 0) {
+      results.push_back(node.name);
+      for (std::size_t k = n + 1; k < g.nodes.size(); ++k) {
+        const auto& extract = g.nodes[k];
+        if (extract.inputs.size() == 1 && extract.inputs[0] == node.output &&
+            extract.op.ends_with("Output")) {
+          results.push_back(extract.name);
+        }
+      }
+    }
+    std::vector<std::string> labels;
+    for (const auto& attr : node.attrs) {
+      if (std::holds_alternative<FunctionName>(attr.second.value())) {
+        labels.push_back(attr.first);
+      }
+    }
+    for (std::size_t f = 0; f < node.functions.size(); ++f) {
+      const auto& sub = node.functions[f]->graph();
+      const std::size_t leading = sub.arg_slots.size() - sub.captured.size();
+      std::vector<std::string> args(static_cast<std::size_t>(sub.num_slots));
+      std::string header;
+      for (std::size_t a = 0; a < sub.arg_slots.size(); ++a) {
+        std::string name =
+            a < leading ? (a < results.size() ? results[a] : node.name + "_" + std::to_string(a))
+                        : name_of(sub.captured[a - leading]);
+        header += (a > 0 ? ", " : "") + name;
+        args[static_cast<std::size_t>(sub.arg_slots[a])] = std::move(name);
+      }
+      const std::string label = f < labels.size() ? labels[f] : "function";
+      out += pad + std::string(static_cast<std::size_t>(options.indent), ' ') + label + " " +
+             node.functions[f]->name() + "(" + header + "):\n";
+      body_code(out, sub, std::move(args), depth + 2, options);
+    }
+  }
+  std::string ret;
+  for (std::size_t i = 0; i < g.output_slots.size(); ++i) {
+    ret += (i > 0 ? ", " : "") + name_of(g.output_slots[i]);
+  }
+  out += pad + "return" + (ret.empty() ? "" : " " + ret) + "\n";
+}
+
+}  // namespace detail
+
+/// The traced graph of `fn` as pseudo-code (TensorFlow: `tf.autograph.to_code`): a `def` line
+/// with the arguments' dtypes and shapes, one line per node
+/// (`name = Op[attrs](inputs) -> dtype shape`), and under each control-flow node the functions
+/// it calls, indented:
+///
+///     def square_if_positive(arg0: int32()):
+///       Greater = Greater(arg0, 0) -> bool()
+///       StatelessIf = StatelessIf(Greater, arg0) -> int32():
+///         then_branch StatelessIf_true(arg0):
+///           Mul = Mul(arg0, arg0) -> int32()
+///           return Mul
+///         else_branch StatelessIf_false(arg0):
+///           return 0
+///       return StatelessIf
+inline std::string to_code(const ConcreteFunction& fn, const ToCodeOptions& options = {}) {
+  const auto& g = fn.graph();
+  std::vector<std::string> names(static_cast<std::size_t>(g.num_slots));
+  std::string out = "def " + (fn.name().empty() ? std::string("function") : fn.name()) + "(";
+  for (std::size_t i = 0; i < g.arg_slots.size(); ++i) {
+    std::string name = "arg" + std::to_string(i);
+    out += (i > 0 ? ", " : "") + name + ": " + std::string(dtype_name(g.arg_dtypes()[i])) +
+           g.arg_shapes()[i].to_string();
+    names[static_cast<std::size_t>(g.arg_slots[i])] = std::move(name);
+  }
+  out += "):\n";
+  detail::body_code(out, g, std::move(names), 1, options);
+  return out;
+}
+
+/// Every graph `f` traced so far, in trace order, as to_code writes one, separated by a blank
+/// line. Throws failed_precondition when `f` has not traced yet (call it once first: unlike
+/// AutoGraph, tapeflow shows the graph a call built, not a rewritten source).
+template <class F>
+std::string to_code(const Function<F>& f, const ToCodeOptions& options = {}) {
+  const auto traced = f.concrete_functions();
+  if (traced.empty()) {
+    throw failed_precondition(
+        "tf::autograph::to_code: the tf::function has not been traced; call it once first");
+  }
+  std::string out;
+  for (std::size_t i = 0; i < traced.size(); ++i) {
+    out += (i > 0 ? "\n" : "") + to_code(*traced[i], options);
+  }
+  return out;
+}
+
+}  // namespace autograph
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TO_CODE_HPP
+// ---- end <tapeflow/function/to_code.hpp>
 // ---- begin <tapeflow/ops.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_HPP

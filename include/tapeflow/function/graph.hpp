@@ -70,6 +70,42 @@ inline std::string const_input_text(const AnyTensor& t) {
   return emit(emit, 0);
 }
 
+/// One node as ConcreteFunction::to_string and autograph::to_code show it:
+/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
+/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
+/// those functions' bodies instead).
+template <class InputName>
+std::string node_text(const trace::GraphNode& node, InputName&& input_name,
+                      bool function_attrs = true) {
+  std::string out = node.name + " = " + node.op;
+  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+  // attributes here. Type attributes are left out: the output's dtype shows them.
+  std::string params;
+  for (const auto& attr : node.attrs) {
+    const auto& v = attr.second.value();
+    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
+        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
+      continue;
+    }
+    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
+  }
+  for (const auto& input : node.const_inputs) {
+    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
+  }
+  if (!params.empty()) {
+    out += "[" + params + "]";
+  }
+  out += "(";
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
+  }
+  out += ")";
+  if (node.output >= 0) {
+    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
+  }
+  return out;
+}
+
 template <class T, std::size_t... R>
 AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
   AnyTensor out;
@@ -232,31 +268,9 @@ class ConcreteFunction {
       if (node.output >= 0) {
         slot_names[static_cast<std::size_t>(node.output)] = node.name;
       }
-      out += "  " + node.name + " = " + node.op;
-      // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
-      // attributes here. Type attributes are left out: the output's dtype shows them.
-      std::string params;
-      for (const auto& attr : node.attrs) {
-        const auto& v = attr.second.value();
-        if (!std::holds_alternative<DType>(v) && !std::holds_alternative<std::vector<DType>>(v)) {
-          params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
-        }
-      }
-      for (const auto& input : node.const_inputs) {
-        params += (params.empty() ? "" : ", ") + input.first + "=" +
-                  detail::const_input_text(input.second);
-      }
-      if (!params.empty()) {
-        out += "[" + params + "]";
-      }
-      out += "(";
-      for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-        out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(node.inputs[i])];
-      }
-      out += ")";
-      if (node.output >= 0) {
-        out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
-      }
+      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
+               return slot_names[static_cast<std::size_t>(slot)];
+             });
       out += "\n";
     }
     out += "  return (";

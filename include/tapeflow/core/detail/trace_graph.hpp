@@ -27,6 +27,8 @@
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
+class ConcreteFunction;  // function/graph.hpp: the sub-graphs a control-flow node calls
+
 namespace detail::trace {
 
 /// A node's run function: a shared, immutable, reference-counted closure. Tracing makes one
@@ -112,6 +114,10 @@ struct GraphNode {
   DType dtype = DType::invalid;
   Shape shape;
   NodeFn run;
+  /// The functions a control-flow node calls, in the order of its `FunctionName` attributes
+  /// (If: then, else; While: cond, body); empty for ops. Kept on the node (not only in `run`)
+  /// so that to_code and graph export can show the branches and bodies.
+  std::vector<std::shared_ptr<const ConcreteFunction>> functions;
   /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
   void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                        std::int64_t n) = nullptr;
