@@ -310,7 +310,7 @@ class Layer<void> : public Trackable {
   }
   struct Child {
     std::string name;
-    std::ptrdiff_t offset;         // a member child: its offset from this layer
+    std::ptrdiff_t offset;           // a member child: its offset from this layer
     std::shared_ptr<Layer<>> owned;  // an owned child (track_owned), else null
   };
   Layer<>* child_at(const Child& c) {

@@ -29,8 +29,7 @@ std::vector<std::string> lines_of(apps::Application& model) {
   std::vector<std::string> out;
   for (const auto& l : model.layers()) {
     std::string name = l.name;
-    for (const char* base :
-         {"input_layer", "global_average_pooling2d", "global_max_pooling2d"}) {
+    for (const char* base : {"input_layer", "global_average_pooling2d", "global_max_pooling2d"}) {
       const std::string b = base;
       if (name.rfind(b + "_", 0) == 0 &&
           name.find_first_not_of("0123456789", b.size() + 1) == std::string::npos) {
@@ -111,9 +110,11 @@ TEST_CASE("keras/applications: MobileNetV2 alpha rounds filters as Keras does") 
 }
 
 TEST_CASE("keras/applications: MobileNetV2 runs at 96x96") {
+  // [snippet:mobilenet_v2]
   apps::MobileNetV2 model({.input_shape = {{96, 96, 3}}, .alpha = 0.35, .classes = 10});
-  auto y = model(tf::zeros<float>({1, 96, 96, 3}) + 0.5f).as<float, 2>();
+  auto y = model(tf::zeros<float>({1, 96, 96, 3}) + 0.5f).as<float, 2>();  // [1, 10]
   CHECK(y.shape() == tf::Shape{1, 10});
+  // [snippet:mobilenet_v2]
   float sum = 0;
   for (float v : y.to_vector()) {
     sum += v;
@@ -190,8 +191,7 @@ TEST_CASE("keras/applications: arguments are checked as Keras checks them") {
   CHECK_THROWS_AS(apps::ResNet50({.weights = "imagenet", .classes = 10}), tf::invalid_argument);
   CHECK_THROWS_AS(apps::VGG16({.input_shape = {{64, 64, 3}}, .weights = "imagenet"}),
                   tf::invalid_argument);
-  CHECK_THROWS_AS(apps::MobileNetV2({.alpha = 0.6, .weights = "imagenet"}),
-                  tf::invalid_argument);
+  CHECK_THROWS_AS(apps::MobileNetV2({.alpha = 0.6, .weights = "imagenet"}), tf::invalid_argument);
   CHECK_THROWS_AS(apps::VGG16({.weights = "/no/such/file.weights.h5"}), tf::invalid_argument);
   CHECK_THROWS_AS(apps::VGG16({.include_top = false, .pooling = "mean"}), tf::invalid_argument);
   CHECK_THROWS_AS(

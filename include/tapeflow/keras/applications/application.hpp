@@ -19,12 +19,12 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <concepts>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,9 +61,9 @@ struct CommonOptions {
   bool include_top = true;  ///< the classifier (Keras: `include_top`)
   /// "" (Keras' None: random weights), "imagenet" or the path of a weights file.
   std::string weights = "";
-  std::string pooling = "";  ///< without the top: "" (4-D features), "avg" or "max"
-  std::int64_t classes = 1000;                    ///< classifier outputs, with the top
-  std::string classifier_activation = "softmax";  ///< "softmax", or "" / "linear" (logits)
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";   ///< "softmax", or "" / "linear" (logits)
   std::optional<std::string> name = std::nullopt;  ///< the model's name; default Keras's
 };
 
@@ -76,8 +76,8 @@ class Application : public Model<Application> {
   /// A row of `layers()`: what Python's `[(l.name, l.__class__.__name__, [w.shape for w in
   /// l.weights]) for l in model.layers]` gives, plus the output shape (-1: None).
   struct LayerInfo {
-    std::string name;        ///< the Keras layer name ("Conv1", "block_1_pad", ...)
-    std::string class_name;  ///< the Keras class ("Conv2D", "InputLayer", ...)
+    std::string name;                  ///< the Keras layer name ("Conv1", "block_1_pad", ...)
+    std::string class_name;            ///< the Keras class ("Conv2D", "InputLayer", ...)
     std::vector<Shape> weight_shapes;  ///< in Keras's order (kernel, bias; gamma, beta, ...)
     Shape output_shape;                ///< with the batch axis as -1
   };
@@ -163,8 +163,7 @@ class Application : public Model<Application> {
     int j = 0;
     for (std::size_t i = 0; i < children.size(); ++i) {
       if (!children[i]->variables().empty()) {
-        out.push_back({.name = "layer_with_weights-" + std::to_string(j++),
-                       .object = children[i]});
+        out.push_back({.name = "layer_with_weights-" + std::to_string(j++), .object = children[i]});
       }
       out.push_back({.name = "layer-" + std::to_string(i + 1), .object = children[i]});
     }
@@ -210,29 +209,29 @@ class Application : public Model<Application> {
   Node depthwise_conv2d(Node in, const std::string& name, nn::Size2D kernel, nn::Size2D strides,
                         bool same, bool use_bias) {
     auto layer = std::make_shared<layers::DepthwiseConv2D>(
-        kernel, layers::DepthwiseConv2DOptions{
-                    .strides = strides,
-                    .padding = same ? nn::Padding::same : nn::Padding::valid,
-                    .use_bias = use_bias,
-                    .name = name});
-    return add_node(std::move(layer), {in}, window_shape(shape_of(in), kernel, strides, same, name));
+        kernel,
+        layers::DepthwiseConv2DOptions{.strides = strides,
+                                       .padding = same ? nn::Padding::same : nn::Padding::valid,
+                                       .use_bias = use_bias,
+                                       .name = name});
+    return add_node(std::move(layer), {in},
+                    window_shape(shape_of(in), kernel, strides, same, name));
   }
   /// BatchNormalization on the last axis.
   Node batch_normalization(Node in, const std::string& name, float epsilon, double momentum) {
-    auto layer = std::make_shared<layers::BatchNormalization>(layers::BatchNormalizationOptions{
-        .momentum = momentum, .epsilon = epsilon, .name = name});
+    auto layer = std::make_shared<layers::BatchNormalization>(
+        layers::BatchNormalizationOptions{.momentum = momentum, .epsilon = epsilon, .name = name});
     return add_node(std::move(layer), {in}, shape_of(in));
   }
   /// ReLU(max_value) (ReLU6 with 6).
   Node relu(Node in, const std::string& name, std::optional<float> max_value) {
-    auto layer = std::make_shared<layers::ReLU>(
-        layers::ReLUOptions{.max_value = max_value, .name = name});
+    auto layer =
+        std::make_shared<layers::ReLU>(layers::ReLUOptions{.max_value = max_value, .name = name});
     return add_node(std::move(layer), {in}, shape_of(in));
   }
   /// Activation(`activation`).
   Node activation(Node in, const std::string& name, const char* activation) {
-    auto layer =
-        std::make_shared<layers::Activation>(activation, LayerOptions{.name = name});
+    auto layer = std::make_shared<layers::Activation>(activation, LayerOptions{.name = name});
     return add_node(std::move(layer), {in}, shape_of(in));
   }
   /// ZeroPadding2D(`padding`).
@@ -256,8 +255,8 @@ class Application : public Model<Application> {
   }
   /// GlobalAveragePooling2D; an empty name gives Keras's default ("global_average_pooling2d").
   Node global_average_pooling2d(Node in, const std::string& name = "") {
-    auto layer = std::make_shared<layers::GlobalAveragePooling2D<>>(LayerOptions{
-        .name = name.empty() ? unique_layer_name("global_average_pooling2d") : name});
+    auto layer = std::make_shared<layers::GlobalAveragePooling2D<>>(
+        LayerOptions{.name = name.empty() ? unique_layer_name("global_average_pooling2d") : name});
     return add_node(std::move(layer), {in}, Shape{-1, shape_of(in)[3]});
   }
   /// GlobalMaxPooling2D; an empty name gives Keras's default ("global_max_pooling2d").
@@ -313,8 +312,7 @@ class Application : public Model<Application> {
     L* p = &l;
     if constexpr (std::same_as<L, layers::Add>) {
       entry.run = [p, a = inputs.at(0), b = inputs.at(1)](const std::vector<AnyTensor>& v, bool) {
-        return AnyTensor(
-            (*p)(v[std::size_t(a)].as<float, 4>(), v[std::size_t(b)].as<float, 4>()));
+        return AnyTensor((*p)(v[std::size_t(a)].as<float, 4>(), v[std::size_t(b)].as<float, 4>()));
       };
     } else {
       entry.run = [p, a = inputs.at(0)](const std::vector<AnyTensor>& v, bool training) {
@@ -338,9 +336,8 @@ class Application : public Model<Application> {
         continue;
       }
       if (!same && n < ks[a]) {
-        throw invalid_argument("tf::keras::applications: the input is too small: layer '" +
-                               layer + "' gets " + in.to_string() + " for a window of " +
-                               k.to_string());
+        throw invalid_argument("tf::keras::applications: the input is too small: layer '" + layer +
+                               "' gets " + in.to_string() + " for a window of " + k.to_string());
       }
       out[a + 1] = same ? (n + ss[a] - 1) / ss[a] : (n - ks[a]) / ss[a] + 1;
     }
@@ -372,7 +369,7 @@ class Application : public Model<Application> {
   std::string input_name_;
   std::string weights_;
   std::vector<NodeEntry> nodes_;
-  std::vector<Shape> shapes_;  // per node, 0 the input
+  std::vector<Shape> shapes_;   // per node, 0 the input
   std::vector<Node> last_use_;  // per node, the last node that reads it
 };
 
@@ -384,8 +381,8 @@ namespace detail::keras_impl {
 /// (H, W, C) input shape (-1: unknown) for `options`; throws invalid_argument as Keras raises
 /// ValueError. `model` names the application in messages.
 inline std::array<std::int64_t, 3> application_input_shape(
-    const keras::applications::CommonOptions& options, const char* model,
-    std::int64_t default_size, std::int64_t min_size) {
+    const keras::applications::CommonOptions& options, const char* model, std::int64_t default_size,
+    std::int64_t min_size) {
   const std::string where = std::string("tf::keras::applications::") + model + ": ";
   const bool imagenet = options.weights == "imagenet";
   if (!options.weights.empty() && !imagenet && !std::filesystem::exists(options.weights)) {
@@ -402,13 +399,13 @@ inline std::array<std::int64_t, 3> application_input_shape(
                            std::to_string(options.classes));
   }
   if (options.include_top && options.classes < 1) {
-    throw invalid_argument(where + "classes must be positive. Received: classes=" +
-                           std::to_string(options.classes));
+    throw invalid_argument(
+        where + "classes must be positive. Received: classes=" + std::to_string(options.classes));
   }
   if (!options.include_top && !options.pooling.empty() && options.pooling != "avg" &&
       options.pooling != "max") {
-    throw invalid_argument(where + "pooling must be empty, \"avg\" or \"max\". Received: pooling=" +
-                           options.pooling);
+    throw invalid_argument(
+        where + "pooling must be empty, \"avg\" or \"max\". Received: pooling=" + options.pooling);
   }
   if (options.include_top && !options.weights.empty()) {
     const auto& a = options.classifier_activation;
@@ -430,8 +427,8 @@ inline std::array<std::int64_t, 3> application_input_shape(
       throw invalid_argument(where +
                              "when setting include_top=true and loading imagenet weights, "
                              "input_shape should be " +
-                             text(default_shape) + ". Received: input_shape=" +
-                             text(*options.input_shape));
+                             text(default_shape) +
+                             ". Received: input_shape=" + text(*options.input_shape));
     }
     return default_shape;
   }
@@ -439,13 +436,14 @@ inline std::array<std::int64_t, 3> application_input_shape(
   if (options.input_shape) {
     shape = *options.input_shape;
     if (shape[2] < 1) {
-      throw invalid_argument(where + "input_shape needs a known, positive number of channels. "
-                                     "Received: input_shape=" +
+      throw invalid_argument(where +
+                             "input_shape needs a known, positive number of channels. "
+                             "Received: input_shape=" +
                              text(shape));
     }
     if (shape[2] != 3 && imagenet) {
-      throw invalid_argument(where + "the input must have 3 channels; Received: input_shape=" +
-                             text(shape));
+      throw invalid_argument(
+          where + "the input must have 3 channels; Received: input_shape=" + text(shape));
     }
     if ((shape[0] >= 0 && shape[0] < min_size) || (shape[1] >= 0 && shape[1] < min_size)) {
       throw invalid_argument(where + "input size must be at least " + std::to_string(min_size) +

@@ -28,8 +28,8 @@ struct MobileNetV2Options {
   /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
   /// model.load_weights (not implemented yet: tf::unimplemented).
   std::string weights = "";
-  std::string pooling = "";  ///< without the top: "" (4-D features), "avg" or "max"
-  std::int64_t classes = 1000;                    ///< classifier outputs, with the top
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
   std::string classifier_activation = "softmax";  ///< "softmax", or "" / "linear" (logits)
   /// The model's name; default Keras's "mobilenetv2_<alpha>_<rows>".
   std::optional<std::string> name = std::nullopt;
@@ -74,8 +74,8 @@ class MobileNetV2 : public Application {
                                             {160, 1, 6},
                                             {320, 1, 6}}};
     for (std::size_t id = 0; id < blocks.size(); ++id) {
-      x = inverted_res_block(x, blocks[id].expansion, blocks[id].stride, alpha,
-                             blocks[id].filters, int(id));
+      x = inverted_res_block(x, blocks[id].expansion, blocks[id].stride, alpha, blocks[id].filters,
+                             int(id));
     }
     const std::int64_t last = alpha > 1.0 ? make_divisible(1280 * alpha) : 1280;
     x = conv2d(x, "Conv_1", last, 1, 1, false, false);
@@ -123,9 +123,10 @@ class MobileNetV2 : public Application {
   }
   static std::array<std::int64_t, 3> input_shape_for(const MobileNetV2Options& o) {
     if (!(o.alpha > 0)) {
-      throw invalid_argument("tf::keras::applications::MobileNetV2: alpha must be positive. "
-                             "Received: alpha=" +
-                             std::to_string(o.alpha));
+      throw invalid_argument(
+          "tf::keras::applications::MobileNetV2: alpha must be positive. "
+          "Received: alpha=" +
+          std::to_string(o.alpha));
     }
     if (o.weights == "imagenet") {
       bool known = false;
@@ -139,8 +140,8 @@ class MobileNetV2 : public Application {
             std::to_string(o.alpha));
       }
     }
-    return detail::keras_impl::application_input_shape(common(o), "MobileNetV2",
-                                                       default_size(o), 32);
+    return detail::keras_impl::application_input_shape(common(o), "MobileNetV2", default_size(o),
+                                                       32);
   }
   static std::string model_name(const MobileNetV2Options& o) {
     if (o.name) {
@@ -149,8 +150,8 @@ class MobileNetV2 : public Application {
     const auto shape = input_shape_for(o);
     std::int64_t rows = shape[0];
     if (o.weights == "imagenet" &&
-        (rows != shape[1] || !(rows == 96 || rows == 128 || rows == 160 || rows == 192 ||
-                               rows == 224))) {
+        (rows != shape[1] ||
+         !(rows == 96 || rows == 128 || rows == 160 || rows == 192 || rows == 224))) {
       rows = 224;
     }
     char a[32];

@@ -22,9 +22,9 @@ struct ResNet50Options {
   /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
   /// model.load_weights (not implemented yet: tf::unimplemented).
   std::string weights = "";
-  std::string pooling = "";  ///< without the top: "" (4-D features), "avg" or "max"
-  std::int64_t classes = 1000;                    ///< classifier outputs, with the top
-  std::string classifier_activation = "softmax";  ///< "softmax", or "" / "linear" (logits)
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";   ///< "softmax", or "" / "linear" (logits)
   std::optional<std::string> name = std::nullopt;  ///< the model's name; default "resnet50"
 };
 
@@ -37,10 +37,10 @@ class ResNet50 : public Application {
  public:
   /// Builds the model for `options`.
   explicit ResNet50(const ResNet50Options& options = {})
-      : Application(options.name.value_or("resnet50"),
-                    detail::keras_impl::application_input_shape(common(options), "ResNet50", 224,
-                                                                32),
-                    options.weights) {
+      : Application(
+            options.name.value_or("resnet50"),
+            detail::keras_impl::application_input_shape(common(options), "ResNet50", 224, 32),
+            options.weights) {
     detail::keras_impl::application_weights(options.weights, "ResNet50");
     Node x = zero_padding2d(0, "conv1_pad", 3);
     x = conv2d(x, "conv1_conv", 64, 7, 2, false, true);

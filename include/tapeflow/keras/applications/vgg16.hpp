@@ -22,9 +22,9 @@ struct VGG16Options {
   /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
   /// model.load_weights (not implemented yet: tf::unimplemented).
   std::string weights = "";
-  std::string pooling = "";  ///< without the top: "" (4-D features), "avg" or "max"
-  std::int64_t classes = 1000;                    ///< classifier outputs, with the top
-  std::string classifier_activation = "softmax";  ///< "softmax", or "" / "linear" (logits)
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";   ///< "softmax", or "" / "linear" (logits)
   std::optional<std::string> name = std::nullopt;  ///< the model's name; default "vgg16"
 };
 
