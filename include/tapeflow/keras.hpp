@@ -2,6 +2,10 @@
 #pragma once
 
 #include <tapeflow/keras/activations.hpp>                 // IWYU pragma: export
+#include <tapeflow/keras/applications/application.hpp>    // IWYU pragma: export
+#include <tapeflow/keras/applications/mobilenet_v2.hpp>   // IWYU pragma: export
+#include <tapeflow/keras/applications/resnet50.hpp>       // IWYU pragma: export
+#include <tapeflow/keras/applications/vgg16.hpp>          // IWYU pragma: export
 #include <tapeflow/keras/callbacks/tensorboard.hpp>       // IWYU pragma: export
 #include <tapeflow/keras/datasets.hpp>                    // IWYU pragma: export
 #include <tapeflow/keras/initializers.hpp>                // IWYU pragma: export

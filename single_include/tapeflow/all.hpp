@@ -15975,982 +15975,39 @@ class Activation {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_ACTIVATIONS_HPP
 // ---- end <tapeflow/keras/activations.hpp>
-// ---- begin <tapeflow/keras/callbacks/tensorboard.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_CALLBACKS_TENSORBOARD_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_CALLBACKS_TENSORBOARD_HPP
-// tf::keras::callbacks::TensorBoard: fit's losses and metrics as TensorBoard scalars
-// (TensorFlow: `tf.keras.callbacks.TensorBoard(log_dir, update_freq)`).
+// ---- begin <tapeflow/keras/applications/application.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_APPLICATION_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_APPLICATION_HPP
+// `tf::keras::applications::Application`: the model tf.keras.applications' constructors return
+// (a Keras Functional model), holding its layers in Keras's `model.layers` order.
 //
-// As Keras does: training values go to `<log_dir>/train`, validation values (the `val_` logs,
-// without the prefix) to `<log_dir>/validation`; per-epoch scalars are named `epoch_<metric>`
-// with step = epoch, per-batch ones (update_freq "batch" or N) `batch_<metric>` with step =
-// the global batch number, counted across epochs and fit calls.
-
-#include <cstdint>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <utility>
-#include <variant>
-
-// ---- begin <tapeflow/keras/model.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
-// tf.keras.Model: compile / fit / evaluate / predict / summary on top of Layer.
-
-#include <algorithm>
-#include <cstdint>
-#include <functional>
-#include <iomanip>
-#include <iostream>
-#include <map>
-#include <memory>
-#include <numeric>
-#include <optional>
-#include <random>
-#include <ranges>
-#include <sstream>
-#include <string>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/autodiff/gradient_tape.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
-// `tapeflow::GradientTape`: records ops on watched tensors and computes gradients by
-// reverse-mode differentiation (TensorFlow: `tf.GradientTape`).
-
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/ops/state/any_variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
-// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
-// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
-// (not keras) because checkpoints and the tape take such lists below keras.
-
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/ops/state/variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
-// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
-// `tf.Variable`). It lives above core because its reads and writes are ops
-// (ops/state/variable_ops.hpp) run by `detail::execute`; core declares it, so that every op
-// accepts a variable as an operand.
-
-#include <algorithm>
-#include <concepts>
-#include <memory>
-#include <string>
-#include <utility>
-
-// ---- begin <tapeflow/ops/state/variable_ops.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
-// The ops that read and write a variable (TensorFlow's ReadVariableOp, AssignVariableOp,
-// AssignAddVariableOp, AssignSubVariableOp). `tf::Variable` runs them through
-// `detail::execute` like any other op, so reads and writes trace into graphs under these names.
-// IWYU pragma: private, include <tapeflow/ops/state/variable.hpp>
-
-#include <algorithm>
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
-/// handles and the ops reading or writing it share one.
-template <class T, std::size_t Rank>
-struct VariableState {
-  Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
-  std::string name;
-  // The variable's identity for its whole life: Variable::id() and AnyVariable::id() return
-  // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
-  // variables a checkpoint walk finds.
-  std::int64_t id = 0;
-};
-
-/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
-template <class T, std::size_t Rank>
-void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
-  s.value = std::move(value);
-  tensor_access::set_id(s.value, s.id);
-}
-
-/// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
-/// hold the current value, which must stay intact.
-template <class T, std::size_t Rank>
-void make_variable_buffer_unique(VariableState<T, Rank>& s) {
-  if (tensor_access::buffer(s.value)->unique()) {
-    return;
-  }
-  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-  std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
-  set_variable_value(s, std::move(fresh));
-}
-
-enum class VariableUpdate { assign, add, sub };
-
-}  // namespace detail
-
-namespace ops {
-
-/// The variable's current value (TensorFlow op "ReadVariableOp"). The output shares the
-/// variable's buffer and keeps its identity, so a tape recording inside a traced function
-/// watches the read as it would the variable. Stateful: it must run after earlier assignments.
-template <class T, std::size_t Rank>
-struct ReadVariableOp {
-  static constexpr std::string_view name = "ReadVariableOp";
-  static constexpr std::string_view type_attr = "dtype";   ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "value";  ///< TensorFlow's output argument
-  static constexpr bool stateful = true;
-  std::shared_ptr<detail::VariableState<T, Rank>> resource;
-
-  /// The variable read: TensorFlow's `resource` input.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
-  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
-};
-
-/// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
-/// ("AssignAddVariableOp") or subtracts from it ("AssignSubVariableOp"). The shape must stay
-/// the variable's (TensorFlow's validate_shape). The output is a placeholder scalar, as
-/// PrintV2's is: these ops have no value to give.
-template <class T, std::size_t Rank, detail::VariableUpdate Kind>
-struct VariableUpdateOp {
-  static constexpr std::string_view name =
-      Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
-      : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
-                                             : "AssignSubVariableOp";
-  static constexpr std::string_view type_attr = "dtype";         ///< TensorFlow's dtype attr
-  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
-  static constexpr bool stateful = true;
-  static constexpr bool differentiable = false;
-  std::shared_ptr<detail::VariableState<T, Rank>> resource;
-
-  /// The variable written: TensorFlow's `resource` input.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
-
-  OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
-    if (value.dims() != resource->value.dims()) {
-      constexpr std::string_view what = Kind == detail::VariableUpdate::assign ? "assign"
-                                        : Kind == detail::VariableUpdate::add  ? "assign_add"
-                                                                               : "assign_sub";
-      throw invalid_argument("Variable::" + std::string(what) + " on '" + resource->name +
-                             "': shape " + value.shape().to_string() +
-                             " does not match the variable's shape " +
-                             resource->value.shape().to_string());
-    }
-    return {};
-  }
-
-  void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
-    auto& s = *resource;
-    *detail::tensor_access::mutable_data(done) = true;
-    if (Kind == detail::VariableUpdate::assign &&
-        !detail::tensor_access::buffer(s.value)->unique()) {
-      detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
-      return;
-    }
-    detail::make_variable_buffer_unique(s);
-    T* v = detail::tensor_access::mutable_data(s.value);
-    const T* d = value.data();
-    const std::int64_t n = value.num_elements();
-    if constexpr (Kind == detail::VariableUpdate::assign) {
-      std::copy_n(d, n, v);
-    } else {
-      static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
-      for (std::int64_t i = 0; i < n; ++i) {
-        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
-                                                   : static_cast<T>(v[i] - d[i]);
-      }
-    }
-  }
-};
-
-template <class T, std::size_t Rank>
-using AssignVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::assign>;
-template <class T, std::size_t Rank>
-using AssignAddVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::add>;
-template <class T, std::size_t Rank>
-using AssignSubVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::sub>;
-
-}  // namespace ops
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
-// ---- end <tapeflow/ops/state/variable_ops.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of a Variable (TensorFlow's keyword arguments).
-struct VariableOptions {
-  std::string name = "Variable";  ///< the checkpoint key's last part for unnamed objects, errors
-  bool trainable = true;          ///< whether tapes watch it automatically
-};
-
-/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
-/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
-///
-///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
-///     w.assign_sub(0.1f * grad);
-///
-/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
-/// assignments do not change tensors read before. A GradientTape watches trainable variables
-/// read while it records. Inside a tf::function being traced, reads and assignments become
-/// graph nodes that run, in program order, every time the function runs.
-template <element_type T, std::size_t Rank>
-class Variable {
- public:
-  using value_type = T;                        ///< element type
-  static constexpr std::size_t rank_v = Rank;  ///< rank (fixed at compile time)
-
-  Variable() = default;  // holds no variable; assign a constructed one before use
-  /// A new variable holding `initial_value` (which must hold a value, not be symbolic).
-  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
-      : state_(std::make_shared<State>()) {
-    initial_value.require_value("Variable(initial_value)");
-    state_->name = std::move(options.name);
-    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
-                 (options.trainable ? detail::trainable_id_bit : 0);
-    state_->value = std::move(initial_value);
-    detail::tensor_access::set_id(state_->value, state_->id);
-  }
-  /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
-  explicit Variable(T initial_value, VariableOptions options = {})
-    requires(Rank == 0)
-      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
-
-  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
-  [[nodiscard]] Tensor<T, Rank> value() const {
-    return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
-  }
-  /// Same as `value()` (TensorFlow's name).
-  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
-  /// Reads the value: a variable passes wherever a tensor is expected, as in TensorFlow.
-  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
-
-  /// The name given in VariableOptions.
-  [[nodiscard]] const std::string& name() const { return state().name; }
-  /// Whether tapes watch it without `watch` (VariableOptions::trainable).
-  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
-  /// The identity its values carry (tapes and gradients key on it); unique per variable.
-  [[nodiscard]] std::int64_t id() const { return state().id; }
-  /// The element type as a runtime DType.
-  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
-  /// The (fixed) shape.
-  [[nodiscard]] Shape shape() const { return state().value.shape(); }
-  /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
-  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
-  /// Number of elements (product of dims).
-  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
-  /// False for a default-constructed handle, which names no variable.
-  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
-    return state_ == other.state_;
-  }
-
-  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
-  Variable& assign(const Tensor<T, Rank>& new_value) {
-    return update<detail::VariableUpdate::assign>(new_value);
-  }
-  /// Assigning a tensor of another dtype or rank is a compile error with this message.
-  template <class U, std::size_t OtherRank>
-  Variable& assign(const Tensor<U, OtherRank>&) {
-    static_assert(std::same_as<U, T> && OtherRank == Rank,
-                  "tf::Variable::assign: the value must have the variable's dtype and rank");
-    return *this;
-  }
-  /// value += delta (same shape).
-  Variable& assign_add(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update<detail::VariableUpdate::add>(delta);
-  }
-  /// value -= delta (same shape).
-  Variable& assign_sub(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update<detail::VariableUpdate::sub>(delta);
-  }
-
-  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
-  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
-  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
-  [[nodiscard]] T* writable_data()
-    requires numeric_element<T>
-  {
-    auto [old, out] = overwrite_data();
-    if (old != out) {
-      std::copy_n(old, num_elements(), out);
-    }
-    return out;
-  }
-  /// For update kernels that compute every element from its old value: `{old, out}`, where
-  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
-  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
-  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
-  /// extra pass. Every element of `out` must be written. Eager only.
-  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
-    requires numeric_element<T>
-  {
-    if (detail::trace::active() != nullptr) {
-      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
-                          "' inside a tf::function being traced: there is no buffer yet");
-    }
-    auto& s = state();
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      T* data = detail::tensor_access::mutable_data(s.value);
-      return {data, data};
-    }
-    const T* old = s.value.data();  // still owned by whoever holds it
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    return {old, detail::tensor_access::mutable_data(s.value)};
-  }
-
- private:
-  using State = detail::VariableState<T, Rank>;
-
-  State& state() const { return *resource(); }
-  const std::shared_ptr<State>& resource() const {
-    if (state_ == nullptr) {
-      throw failed_precondition(
-          "tf::Variable: use of a default-constructed Variable that holds no variable");
-    }
-    return state_;
-  }
-
-  template <detail::VariableUpdate Kind>
-  Variable& update(const Tensor<T, Rank>& operand) {
-    (void)detail::execute(ops::VariableUpdateOp<T, Rank, Kind>{resource()}, operand);
-    return *this;
-  }
-
-  std::shared_ptr<State> state_;
-};
-
-/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
-template <class T, std::size_t Rank>
-Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
-/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
-template <element_type T>
-Variable(T, VariableOptions = {}) -> Variable<T, 0>;
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
-// ---- end <tapeflow/ops/state/variable.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
-///
-///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
-///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
-class AnyVariable {
- public:
-  AnyVariable() = default;
-  /// Erases a typed variable (shares it).
-  template <class T, std::size_t R>
-  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
-      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
-
-  /// False for a default-constructed handle.
-  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
-  /// `Variable::id()` of the erased variable.
-  [[nodiscard]] std::int64_t id() const { return get().id(); }
-  /// `Variable::name()` of the erased variable.
-  [[nodiscard]] const std::string& name() const { return get().name(); }
-  /// `Variable::trainable()` of the erased variable.
-  [[nodiscard]] bool trainable() const { return get().trainable(); }
-  /// The element type.
-  [[nodiscard]] DType dtype() const { return get().dtype(); }
-  /// The rank.
-  [[nodiscard]] std::size_t rank() const { return get().rank(); }
-  /// The shape.
-  [[nodiscard]] Shape shape() const { return get().shape(); }
-  /// Number of elements.
-  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
-  /// The current value (a snapshot).
-  [[nodiscard]] AnyTensor value() const { return get().value(); }
-  /// Zeros of the variable's dtype and shape.
-  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
-  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
-  void assign(const AnyTensor& v) const { get().assign(v); }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
-  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
-  /// string variables.
-  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
-  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
-  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
-    return get().overwrite_raw_data();
-  }
-
-  /// The typed variable; throws invalid_argument naming both types when they differ.
-  template <class T, std::size_t R>
-  [[nodiscard]] Variable<T, R> as() const {
-    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
-    if (h == nullptr) {
-      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
-                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
-                             std::string(dtype_name(dtype())) + " variable of shape " +
-                             shape().to_string());
-    }
-    return h->v;
-  }
-
- private:
-  struct Base {
-    virtual ~Base() = default;
-    [[nodiscard]] virtual std::int64_t id() const = 0;
-    [[nodiscard]] virtual const std::string& name() const = 0;
-    [[nodiscard]] virtual bool trainable() const = 0;
-    [[nodiscard]] virtual DType dtype() const = 0;
-    [[nodiscard]] virtual std::size_t rank() const = 0;
-    [[nodiscard]] virtual Shape shape() const = 0;
-    [[nodiscard]] virtual AnyTensor value() const = 0;
-    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
-    virtual void assign(const AnyTensor& v) const = 0;
-    [[nodiscard]] virtual void* writable_raw_data() const = 0;
-    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
-  };
-  template <class T, std::size_t R>
-  struct Holder final : Base {
-    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
-    std::int64_t id() const override { return v.id(); }
-    const std::string& name() const override { return v.name(); }
-    bool trainable() const override { return v.trainable(); }
-    DType dtype() const override { return dtype_v<T>; }
-    std::size_t rank() const override { return R; }
-    Shape shape() const override { return v.shape(); }
-    AnyTensor value() const override { return v.value(); }
-    AnyTensor zeros_like() const override {
-      if constexpr (numeric_element<T>) {
-        return AnyTensor(tapeflow::zeros_like(v.value()));
-      } else {
-        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
-      }
-    }
-    void assign(const AnyTensor& t) const override {
-      auto copy = v;  // handles share the variable
-      copy.assign(t.as<T, R>());
-    }
-    void* writable_raw_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        return copy.writable_data();
-      } else {
-        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    std::pair<const void*, void*> overwrite_raw_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        auto [old, out] = copy.overwrite_data();
-        return {old, out};
-      } else {
-        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    Variable<T, R> v;
-  };
-  const Base& get() const {
-    if (impl_ == nullptr) {
-      throw failed_precondition("tf::AnyVariable: empty handle");
-    }
-    return *impl_;
-  }
-  std::shared_ptr<const Base> impl_;
-};
-
-/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
-inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
-  std::vector<std::int64_t> ids;
-  ids.reserve(vars.size());
-  for (const auto& v : vars) {
-    ids.push_back(v.id());
-  }
-  return ids;
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
-// ---- end <tapeflow/ops/state/any_variable.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of a GradientTape (TensorFlow's constructor arguments).
-struct GradientTapeOptions {
-  /// Allow several gradient() calls (the recorded ops are kept until the tape dies).
-  bool persistent = false;
-  /// Watch trainable variables automatically when an op reads them.
-  bool watch_accessed_variables = true;
-};
-
-/// What gradient() returns for a source the target does not depend on
-/// (TensorFlow: `tf.UnconnectedGradients`).
-enum class UnconnectedGradients { none, zero };
-
-/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
-struct GradientOptions {
-  /// What to return for a source the target does not depend on (default: `std::nullopt`).
-  UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
-};
-
-/// Records operations while alive and computes gradients of a target with respect to watched
-/// tensors and variables.
-///
-///     tf::GradientTape tape;
-///     auto loss = tf::reduce_mean(tf::square(tf::matmul(x, w) - y));
-///     auto dw = tape.gradient(loss, w);               // std::optional<Tensor<float, 2>>
-///     auto [gw, gb] = tape.gradient(loss, w, b);      // several sources: a tuple
-///     auto gs = tape.gradient(loss, std::vector{&w}); // a vector of variables: a vector
-///
-/// Recording stops when the tape is destroyed, when stop() is called, or, for a non-persistent
-/// tape, at its gradient() call (it cannot be asked again, so later ops need no recording); a
-/// persistent tape records until stop() or its end. Tapes nest (an outer tape
-/// records the inner one's gradient computation, giving second-order gradients). Tapes record
-/// ops of their own thread.
-class GradientTape {
- public:
-  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
-  explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
-    recorder_->persistent = options.persistent;
-    recorder_->watch_accessed_variables = options.watch_accessed_variables;
-    detail::tape::active().push_back(recorder_);
-    recording_ = true;
-  }
-  GradientTape(const GradientTape&) = delete;
-  GradientTape& operator=(const GradientTape&) = delete;
-  ~GradientTape() {
-    stop();
-    release(recorder_);
-  }
-
-  /// Ensures `x` is traced: gradients with respect to it become available.
-  template <tensor_like X>
-  void watch(const X& x) {
-    if constexpr (is_variable<std::remove_cvref_t<X>>::value) {
-      recorder_->watch(x.id());
-    } else {
-      if (!x.is_symbolic()) {
-        x.require_value("watch");
-      }
-      recorder_->watch(x.id());
-    }
-  }
-  /// Ensures a type-erased tensor or variable is traced.
-  void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
-
-  /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
-  void stop() noexcept {
-    if (!recording_) {
-      return;
-    }
-    auto& stack = detail::tape::active();
-    for (auto it = stack.end(); it != stack.begin();) {
-      --it;
-      if (*it == recorder_) {
-        stack.erase(it);
-        break;
-      }
-    }
-    recording_ = false;
-  }
-
-  /// Pauses recording while the returned guard lives (TensorFlow: `tape.stop_recording()`).
-  [[nodiscard]] auto stop_recording() {
-    struct Guard {
-      detail::tape::Recorder* recorder;
-      explicit Guard(detail::tape::Recorder* r) : recorder(r) {}
-      Guard(const Guard&) = delete;
-      Guard& operator=(const Guard&) = delete;
-      ~Guard() { --recorder->paused; }
-    };
-    ++recorder_->paused;
-    return Guard{recorder_};
-  }
-
-  /// Forgets everything recorded so far (TensorFlow: `tape.reset()`).
-  void reset() {
-    const bool persistent = recorder_->persistent;
-    const bool watch_vars = recorder_->watch_accessed_variables;
-    const int paused = recorder_->paused;
-    recorder_->reset();
-    recorder_->persistent = persistent;
-    recorder_->watch_accessed_variables = watch_vars;
-    recorder_->paused = paused;
-    used_ = false;
-  }
-
-  /// Ids of the variables this tape watches (read while recording, or watch()ed).
-  [[nodiscard]] const std::vector<std::int64_t>& watched_variable_ids() const noexcept {
-    return recorder_->watched_variables();
-  }
-
-  /// d target / d source for one source (a tensor or variable): `std::nullopt` if the
-  /// target does not depend on it (zeros with UnconnectedGradients::zero).
-  /// Non-scalar targets are summed first, as in TensorFlow.
-  template <tensor_like Target, tensor_like Source>
-  std::optional<tensor_type_of<Source>> gradient(const Target& target, const Source& source,
-                                                 GradientOptions options = {}) {
-    std::int64_t const ids[1] = {source.id()};
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    return typed<Source>(grads[0], source, options);
-  }
-
-  /// Several sources: a tuple with one optional gradient each.
-  template <tensor_like Target, tensor_like... Sources>
-    requires(sizeof...(Sources) >= 2)
-  auto gradient(const Target& target, const Sources&... sources) {
-    std::int64_t const ids[] = {sources.id()...};
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::tuple<std::optional<tensor_type_of<Sources>>...>{
-          typed<Sources>(grads[I], sources, {})...};
-    }(std::index_sequence_for<Sources...>{});
-  }
-
-  /// A vector of variables (or tensors): a vector of optional gradients.
-  template <tensor_like Target, class Source>
-    requires tensor_like<Source>
-  std::vector<std::optional<tensor_type_of<Source>>> gradient(const Target& target,
-                                                              const std::vector<Source*>& sources,
-                                                              GradientOptions options = {}) {
-    std::vector<std::int64_t> ids;
-    ids.reserve(sources.size());
-    for (const auto* s : sources) {
-      ids.push_back(s->id());
-    }
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    std::vector<std::optional<tensor_type_of<Source>>> out;
-    out.reserve(sources.size());
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      out.push_back(typed<Source>(grads[i], *sources[i], options));
-    }
-    return out;
-  }
-  /// A vector of tensors: a vector of optional gradients, in the same order.
-  template <tensor_like Target, class T, std::size_t R>
-  std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
-                                                    const std::vector<Tensor<T, R>>& sources,
-                                                    GradientOptions options = {}) {
-    std::vector<const Tensor<T, R>*> ptrs;
-    for (const auto& s : sources) {
-      ptrs.push_back(&s);
-    }
-    std::vector<std::int64_t> ids;
-    for (const auto& s : sources) {
-      ids.push_back(s.id());
-    }
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    std::vector<std::optional<Tensor<T, R>>> out;
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      out.push_back(typed<Tensor<T, R>>(grads[i], sources[i], options));
-    }
-    return out;
-  }
-
-  /// A list of variables of mixed dtypes and ranks (`model.trainable_variables()`): one
-  /// AnyTensor each, what `optimizer.apply_gradients(grads, vars)` takes; empty where the
-  /// target does not depend on the variable (zeros with UnconnectedGradients::zero).
-  template <tensor_like Target>
-  std::vector<AnyTensor> gradient(const Target& target, const std::vector<AnyVariable>& sources,
-                                  GradientOptions options = {}) {
-    auto grads = run(detail::as_tensor(target), ids_of(sources), nullptr);
-    if (options.unconnected_gradients == UnconnectedGradients::zero) {
-      for (std::size_t i = 0; i < grads.size(); ++i) {
-        if (!grads[i].engaged()) {
-          grads[i] = sources[i].zeros_like();
-        }
-      }
-    }
-    return grads;
-  }
-
-  /// Type-erased form for heterogeneous sources (ids of tensors or variables); the gradient of
-  /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
-  template <class T, std::size_t R>
-  std::vector<AnyTensor> gradient_by_id(
-      const Tensor<T, R>& target, std::span<const std::int64_t> source_ids,
-      const std::optional<Tensor<T, R>>& output_gradient = std::nullopt) {
-    return run(target, source_ids, output_gradient ? &*output_gradient : nullptr);
-  }
-
- private:
-  template <class Source>
-  static std::optional<tensor_type_of<Source>> typed(const AnyTensor& g, const Source& source,
-                                                     GradientOptions options) {
-    using Out = tensor_type_of<Source>;
-    if (g.engaged()) {
-      return g.template unchecked_as<typename Out::value_type, Out::rank_v>();
-    }
-    if (options.unconnected_gradients == UnconnectedGradients::zero) {
-      return zeros_like(detail::as_tensor(source));
-    }
-    return std::nullopt;
-  }
-
-  template <class T, std::size_t R>
-  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<const std::int64_t> sources,
-                             const std::type_identity_t<Tensor<T, R>>* output_gradient) {
-    static_assert(floating_element<T>,
-                  "GradientTape::gradient: the target must be a floating-point tensor");
-    if (!target.is_symbolic()) {
-      target.require_value("gradient(target)");
-    }
-    if (used_ && !recorder_->persistent) {
-      throw failed_precondition(
-          "GradientTape::gradient can only be called once on a non-persistent tape "
-          "(construct it with {.persistent = true} to call it several times)");
-    }
-    used_ = true;
-    if (!recorder_->persistent) {
-      stop();  // a non-persistent tape is done: ops after gradient() need not be recorded
-    }
-    ++recorder_
-          ->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
-    struct Unpause {
-      detail::tape::Recorder* r;
-      ~Unpause() { --r->paused; }
-    } unpause{recorder_};
-
-    const auto& nodes = recorder_->nodes();
-    // Which tensors depend on a watched source: only their gradients are computed (a source
-    // the tape does not watch gets no gradient, as in TensorFlow).
-    auto& storage = recorder_->backprop_storage;
-    storage.clear();
-    struct Clear {
-      detail::tape::BackpropStorage& s;
-      ~Clear() { s.clear(); }  // drop gradient tensors as soon as the call ends
-    } clear_after{storage};
-    detail::tape::IdSet& needed = storage.needed;
-    for (auto id : sources) {
-      if (recorder_->watching(id)) {
-        needed.insert(id);
-      }
-    }
-    for (const auto* node : nodes) {
-      for (std::uint32_t i = 0; i < node->num_in; ++i) {
-        if (needed.contains(node->in_ids[i])) {
-          needed.insert(node->out_id);
-          break;
-        }
-      }
-    }
-    detail::tape::Backprop bp(storage);
-    if (needed.contains(target.id())) {
-      if (output_gradient != nullptr) {
-        if (output_gradient->dims() != target.dims()) {
-          throw invalid_argument("GradientTape::gradient: output gradient of shape " +
-                                 output_gradient->shape().to_string() +
-                                 " does not match the target's shape " +
-                                 target.shape().to_string());
-        }
-        bp.set(target.id(), *output_gradient);
-      } else {
-        bp.set(target.id(), ones_like(target));
-      }
-      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-        if (needed.contains((*it)->out_id)) {
-          (*it)->backward(bp);
-        }
-      }
-    }
-    std::vector<AnyTensor> out;
-    out.reserve(sources.size());
-    for (auto id : sources) {
-      AnyTensor* g = bp.find(id);
-      out.push_back(g != nullptr ? *g : AnyTensor{});
-    }
-    if (!recorder_->persistent) {
-      recorder_->release_nodes();
-    }
-    return out;
-  }
-
-  // Recorders are reused per thread (Note [Tape storage]).
-  static std::vector<std::unique_ptr<detail::tape::Recorder>>& pool() {
-    thread_local std::vector<std::unique_ptr<detail::tape::Recorder>> recorders;
-    return recorders;
-  }
-  static detail::tape::Recorder* acquire() {
-    auto& p = pool();
-    if (p.empty()) {
-      return new detail::tape::Recorder;
-    }
-    auto* r = p.back().release();
-    p.pop_back();
-    return r;
-  }
-  static void release(detail::tape::Recorder* r) noexcept {
-    r->reset();
-    auto& p = pool();
-    if (p.size() < 8) {
-      try {
-        p.emplace_back(r);
-        return;
-      } catch (...) {
-      }
-    }
-    delete r;
-  }
-
-  detail::tape::Recorder* recorder_;
-  bool recording_ = false;
-  bool used_ = false;
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
-// ---- end <tapeflow/autodiff/gradient_tape.hpp>
-// ---- begin <tapeflow/keras/detail/batching.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
-// Row gathering for Model::fit/evaluate/predict on in-memory tensors, and float conversion of
-// type-erased inputs.
-// IWYU pragma: private, include <tapeflow/keras/model.hpp>
+// Note [Application layers]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// MobileNetV2, ResNet50 and VGG16 are built from options at run time (MobileNetV2 has 155
+// layers), so their layers are owned (`Layer::track_owned`) rather than members. They are
+// registered in the order Keras 3's `model.layers` lists them (a topological order, which
+// differs from the order the Python code creates them: ResNet's shortcut `_0_conv` comes after
+// the block's `_2_relu`), each a node with the indices of the nodes it reads (node 0 is the
+// input). Keras builds a Functional model at construction, so the constructor builds every
+// layer from the shapes it infers (weights exist at once, as `model.weights` in Python); a
+// layer's output shape is known without a forward pass, for summary() and the checks.
+//
+// Checkpoint children follow Keras's Functional model (docs/checkpoints.md, "Layouts"): Keras 3
+// lists `_operations/<i>` with the InputLayer at 0; tf_keras lists `layer_with_weights-<j>`
+// and `layer-<i>` with the InputLayer at `layer-0`. Layer names are Keras 3's (the default
+// names, "input_layer" and "global_average_pooling2d", are uniquified as Keras does).
 
 #include <array>
+#include <concepts>
 #include <cstdint>
-#include <cstring>
-#include <span>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
-#include <type_traits>
+#include <utility>
 #include <vector>
 
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::keras_impl {
-
-/// Calls f.template operator()<R>() for a rank of 1 to 5 (batched Keras inputs and outputs).
-template <class F>
-decltype(auto) with_rank(std::size_t rank, const char* what, F&& f) {
-  return visit_rank<1, 5>(rank, what, f);
-}
-
-/// The rows `rows` (indices into axis 0) of `src`, as a new tensor of the same dtype.
-inline AnyTensor take_rows(const AnyTensor& src, std::span<const std::int64_t> rows) {
-  if (src.rank() == 0) {
-    throw invalid_argument("tf::keras: inputs must have a batch axis, got a scalar");
-  }
-  return visit_dtype(src.dtype(), [&]<class T>() -> AnyTensor {
-    if constexpr (!std::is_arithmetic_v<T>) {
-      throw invalid_argument("tf::keras: string inputs are not supported by fit/evaluate/predict");
-    } else {
-      return with_rank(src.rank(), "tf::keras batching", [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> dims{};
-        for (std::size_t i = 0; i < R; ++i) {
-          dims[i] = src.shape()[i];
-        }
-        const std::int64_t row = dims[0] == 0 ? 0 : src.num_elements() / dims[0];
-        dims[0] = std::int64_t(rows.size());
-        auto out = Tensor<T, R>::uninitialized(dims);
-        T* o = tensor_access::mutable_data(out);
-        const T* s = static_cast<const T*>(src.raw_data());
-        for (std::size_t r = 0; r < rows.size(); ++r) {
-          std::memcpy(o + std::int64_t(r) * row, s + rows[r] * row, sizeof(T) * std::size_t(row));
-        }
-        return out;
-      });
-    }
-  });
-}
-
-/// The elements of numeric `t` converted to U in a new tensor of rank R (a plain loop, not the
-/// Cast op: inputs and labels are data, never differentiated, and one loop per dtype keeps
-/// compile times down). Throws invalid_argument for strings or a rank mismatch.
-template <class U, std::size_t R>
-Tensor<U, R> convert(const AnyTensor& t, const char* what) {
-  if (t.rank() != R) {
-    throw invalid_argument(std::string(what) + ": expected a tensor of rank " + std::to_string(R) +
-                           ", got shape " + t.shape().to_string());
-  }
-  if (t.dtype() == dtype_v<U>) {
-    return t.as<U, R>();
-  }
-  if (!t.has_value()) {
-    throw failed_precondition(std::string(what) + ": the tensor holds no value");
-  }
-  std::array<std::int64_t, R> dims{};
-  for (std::size_t i = 0; i < R; ++i) {
-    dims[i] = t.shape()[i];
-  }
-  auto out = Tensor<U, R>::uninitialized(dims);
-  U* o = tensor_access::mutable_data(out);
-  visit_dtype(t.dtype(), [&]<class T>() {
-    if constexpr (std::is_arithmetic_v<T>) {
-      const T* s = static_cast<const T*>(t.raw_data());
-      for (std::int64_t i = 0; i < t.num_elements(); ++i) {
-        o[i] = static_cast<U>(s[i]);
-      }
-    } else {
-      throw invalid_argument(std::string(what) + ": string tensors are not supported");
-    }
-  });
-  return out;
-}
-
-/// `t` as float32 (converted when it holds another numeric dtype), as Keras layers cast inputs.
-template <std::size_t R>
-Tensor<float, R> as_float(const AnyTensor& t) {
-  return convert<float, R>(t, "tf::keras input");
-}
-
-/// Concatenates batches along axis 0 (all of one dtype and trailing shape).
-inline AnyTensor concat_rows(const std::vector<AnyTensor>& parts) {
-  if (parts.empty()) {
-    return {};
-  }
-  const AnyTensor& first = parts.front();
-  return visit_dtype(first.dtype(), [&]<class T>() -> AnyTensor {
-    if constexpr (!std::is_arithmetic_v<T>) {
-      throw invalid_argument("tf::keras: string outputs are not supported by predict");
-    } else {
-      return with_rank(first.rank(), "tf::keras predict", [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> dims{};
-        for (std::size_t i = 0; i < R; ++i) {
-          dims[i] = first.shape()[i];
-        }
-        std::int64_t total = 0;
-        for (const auto& p : parts) {
-          total += p.shape()[0];
-        }
-        dims[0] = total;
-        auto out = Tensor<T, R>::uninitialized(dims);
-        T* o = tensor_access::mutable_data(out);
-        for (const auto& p : parts) {
-          std::memcpy(o, p.raw_data(), sizeof(T) * std::size_t(p.num_elements()));
-          o += p.num_elements();
-        }
-        return out;
-      });
-    }
-  });
-}
-
-}  // namespace detail::keras_impl
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
-// ---- end <tapeflow/keras/detail/batching.hpp>
 // ---- begin <tapeflow/keras/layer.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYER_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYER_HPP
@@ -16969,12 +16026,16 @@ TAPEFLOW_END_NAMESPACE
 //
 // Children registered with `track` are stored as offsets from the layer, so they must be
 // members (sub-objects) of the layer; layers stay movable (Sequential moves them into place).
+// Layers built from options at run time (tf.keras.applications' ~150) are owned instead:
+// `track_owned(name, std::make_shared<L>(...))` keeps the child on the heap, shared by copies
+// of the parent (as Python shares the layer objects); both kinds list in registration order.
 
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17741,6 +16802,472 @@ inline Initializer get(const std::string& name) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_INITIALIZERS_HPP
 // ---- end <tapeflow/keras/initializers.hpp>
+// ---- begin <tapeflow/ops/state/any_variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
+// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
+// (not keras) because checkpoints and the tape take such lists below keras.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/state/variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
+// `tf.Variable`). It lives above core because its reads and writes are ops
+// (ops/state/variable_ops.hpp) run by `detail::execute`; core declares it, so that every op
+// accepts a variable as an operand.
+
+#include <algorithm>
+#include <concepts>
+#include <memory>
+#include <string>
+#include <utility>
+
+// ---- begin <tapeflow/ops/state/variable_ops.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// The ops that read and write a variable (TensorFlow's ReadVariableOp, AssignVariableOp,
+// AssignAddVariableOp, AssignSubVariableOp). `tf::Variable` runs them through
+// `detail::execute` like any other op, so reads and writes trace into graphs under these names.
+// IWYU pragma: private, include <tapeflow/ops/state/variable.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
+/// handles and the ops reading or writing it share one.
+template <class T, std::size_t Rank>
+struct VariableState {
+  Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
+  std::string name;
+  // The variable's identity for its whole life: Variable::id() and AnyVariable::id() return
+  // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
+  // variables a checkpoint walk finds.
+  std::int64_t id = 0;
+};
+
+/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
+template <class T, std::size_t Rank>
+void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
+  s.value = std::move(value);
+  tensor_access::set_id(s.value, s.id);
+}
+
+/// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
+/// hold the current value, which must stay intact.
+template <class T, std::size_t Rank>
+void make_variable_buffer_unique(VariableState<T, Rank>& s) {
+  if (tensor_access::buffer(s.value)->unique()) {
+    return;
+  }
+  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
+  std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  set_variable_value(s, std::move(fresh));
+}
+
+enum class VariableUpdate { assign, add, sub };
+
+}  // namespace detail
+
+namespace ops {
+
+/// The variable's current value (TensorFlow op "ReadVariableOp"). The output shares the
+/// variable's buffer and keeps its identity, so a tape recording inside a traced function
+/// watches the read as it would the variable. Stateful: it must run after earlier assignments.
+template <class T, std::size_t Rank>
+struct ReadVariableOp {
+  static constexpr std::string_view name = "ReadVariableOp";
+  static constexpr std::string_view type_attr = "dtype";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "value";  ///< TensorFlow's output argument
+  static constexpr bool stateful = true;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  /// The variable read: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
+};
+
+/// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
+/// ("AssignAddVariableOp") or subtracts from it ("AssignSubVariableOp"). The shape must stay
+/// the variable's (TensorFlow's validate_shape). The output is a placeholder scalar, as
+/// PrintV2's is: these ops have no value to give.
+template <class T, std::size_t Rank, detail::VariableUpdate Kind>
+struct VariableUpdateOp {
+  static constexpr std::string_view name =
+      Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
+      : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
+                                             : "AssignSubVariableOp";
+  static constexpr std::string_view type_attr = "dtype";         ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  /// The variable written: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+
+  OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
+    if (value.dims() != resource->value.dims()) {
+      constexpr std::string_view what = Kind == detail::VariableUpdate::assign ? "assign"
+                                        : Kind == detail::VariableUpdate::add  ? "assign_add"
+                                                                               : "assign_sub";
+      throw invalid_argument("Variable::" + std::string(what) + " on '" + resource->name +
+                             "': shape " + value.shape().to_string() +
+                             " does not match the variable's shape " +
+                             resource->value.shape().to_string());
+    }
+    return {};
+  }
+
+  void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
+    auto& s = *resource;
+    *detail::tensor_access::mutable_data(done) = true;
+    if (Kind == detail::VariableUpdate::assign &&
+        !detail::tensor_access::buffer(s.value)->unique()) {
+      detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
+      return;
+    }
+    detail::make_variable_buffer_unique(s);
+    T* v = detail::tensor_access::mutable_data(s.value);
+    const T* d = value.data();
+    const std::int64_t n = value.num_elements();
+    if constexpr (Kind == detail::VariableUpdate::assign) {
+      std::copy_n(d, n, v);
+    } else {
+      static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
+      for (std::int64_t i = 0; i < n; ++i) {
+        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
+                                                   : static_cast<T>(v[i] - d[i]);
+      }
+    }
+  }
+};
+
+template <class T, std::size_t Rank>
+using AssignVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::assign>;
+template <class T, std::size_t Rank>
+using AssignAddVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::add>;
+template <class T, std::size_t Rank>
+using AssignSubVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::sub>;
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// ---- end <tapeflow/ops/state/variable_ops.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a Variable (TensorFlow's keyword arguments).
+struct VariableOptions {
+  std::string name = "Variable";  ///< the checkpoint key's last part for unnamed objects, errors
+  bool trainable = true;          ///< whether tapes watch it automatically
+};
+
+/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
+/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
+///
+///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
+///     w.assign_sub(0.1f * grad);
+///
+/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
+/// assignments do not change tensors read before. A GradientTape watches trainable variables
+/// read while it records. Inside a tf::function being traced, reads and assignments become
+/// graph nodes that run, in program order, every time the function runs.
+template <element_type T, std::size_t Rank>
+class Variable {
+ public:
+  using value_type = T;                        ///< element type
+  static constexpr std::size_t rank_v = Rank;  ///< rank (fixed at compile time)
+
+  Variable() = default;  // holds no variable; assign a constructed one before use
+  /// A new variable holding `initial_value` (which must hold a value, not be symbolic).
+  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
+      : state_(std::make_shared<State>()) {
+    initial_value.require_value("Variable(initial_value)");
+    state_->name = std::move(options.name);
+    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
+                 (options.trainable ? detail::trainable_id_bit : 0);
+    state_->value = std::move(initial_value);
+    detail::tensor_access::set_id(state_->value, state_->id);
+  }
+  /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
+  explicit Variable(T initial_value, VariableOptions options = {})
+    requires(Rank == 0)
+      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
+
+  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
+  [[nodiscard]] Tensor<T, Rank> value() const {
+    return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
+  }
+  /// Same as `value()` (TensorFlow's name).
+  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
+  /// Reads the value: a variable passes wherever a tensor is expected, as in TensorFlow.
+  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
+
+  /// The name given in VariableOptions.
+  [[nodiscard]] const std::string& name() const { return state().name; }
+  /// Whether tapes watch it without `watch` (VariableOptions::trainable).
+  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
+  /// The identity its values carry (tapes and gradients key on it); unique per variable.
+  [[nodiscard]] std::int64_t id() const { return state().id; }
+  /// The element type as a runtime DType.
+  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// The (fixed) shape.
+  [[nodiscard]] Shape shape() const { return state().value.shape(); }
+  /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
+  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
+  /// Number of elements (product of dims).
+  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
+  /// False for a default-constructed handle, which names no variable.
+  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
+    return state_ == other.state_;
+  }
+
+  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
+  Variable& assign(const Tensor<T, Rank>& new_value) {
+    return update<detail::VariableUpdate::assign>(new_value);
+  }
+  /// Assigning a tensor of another dtype or rank is a compile error with this message.
+  template <class U, std::size_t OtherRank>
+  Variable& assign(const Tensor<U, OtherRank>&) {
+    static_assert(std::same_as<U, T> && OtherRank == Rank,
+                  "tf::Variable::assign: the value must have the variable's dtype and rank");
+    return *this;
+  }
+  /// value += delta (same shape).
+  Variable& assign_add(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::add>(delta);
+  }
+  /// value -= delta (same shape).
+  Variable& assign_sub(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::sub>(delta);
+  }
+
+  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
+  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
+  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
+  [[nodiscard]] T* writable_data()
+    requires numeric_element<T>
+  {
+    auto [old, out] = overwrite_data();
+    if (old != out) {
+      std::copy_n(old, num_elements(), out);
+    }
+    return out;
+  }
+  /// For update kernels that compute every element from its old value: `{old, out}`, where
+  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
+  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
+  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
+  /// extra pass. Every element of `out` must be written. Eager only.
+  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    if (detail::tensor_access::buffer(s.value)->unique()) {
+      T* data = detail::tensor_access::mutable_data(s.value);
+      return {data, data};
+    }
+    const T* old = s.value.data();  // still owned by whoever holds it
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
+    return {old, detail::tensor_access::mutable_data(s.value)};
+  }
+
+ private:
+  using State = detail::VariableState<T, Rank>;
+
+  State& state() const { return *resource(); }
+  const std::shared_ptr<State>& resource() const {
+    if (state_ == nullptr) {
+      throw failed_precondition(
+          "tf::Variable: use of a default-constructed Variable that holds no variable");
+    }
+    return state_;
+  }
+
+  template <detail::VariableUpdate Kind>
+  Variable& update(const Tensor<T, Rank>& operand) {
+    (void)detail::execute(ops::VariableUpdateOp<T, Rank, Kind>{resource()}, operand);
+    return *this;
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
+template <class T, std::size_t Rank>
+Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
+template <element_type T>
+Variable(T, VariableOptions = {}) -> Variable<T, 0>;
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/variable.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
+///
+///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
+///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
+class AnyVariable {
+ public:
+  AnyVariable() = default;
+  /// Erases a typed variable (shares it).
+  template <class T, std::size_t R>
+  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
+      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
+
+  /// False for a default-constructed handle.
+  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
+  /// `Variable::id()` of the erased variable.
+  [[nodiscard]] std::int64_t id() const { return get().id(); }
+  /// `Variable::name()` of the erased variable.
+  [[nodiscard]] const std::string& name() const { return get().name(); }
+  /// `Variable::trainable()` of the erased variable.
+  [[nodiscard]] bool trainable() const { return get().trainable(); }
+  /// The element type.
+  [[nodiscard]] DType dtype() const { return get().dtype(); }
+  /// The rank.
+  [[nodiscard]] std::size_t rank() const { return get().rank(); }
+  /// The shape.
+  [[nodiscard]] Shape shape() const { return get().shape(); }
+  /// Number of elements.
+  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
+  /// The current value (a snapshot).
+  [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// Zeros of the variable's dtype and shape.
+  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
+  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
+  void assign(const AnyTensor& v) const { get().assign(v); }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
+  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
+  /// string variables.
+  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
+  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
+    return get().overwrite_raw_data();
+  }
+
+  /// The typed variable; throws invalid_argument naming both types when they differ.
+  template <class T, std::size_t R>
+  [[nodiscard]] Variable<T, R> as() const {
+    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
+    if (h == nullptr) {
+      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
+                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
+                             std::string(dtype_name(dtype())) + " variable of shape " +
+                             shape().to_string());
+    }
+    return h->v;
+  }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    [[nodiscard]] virtual std::int64_t id() const = 0;
+    [[nodiscard]] virtual const std::string& name() const = 0;
+    [[nodiscard]] virtual bool trainable() const = 0;
+    [[nodiscard]] virtual DType dtype() const = 0;
+    [[nodiscard]] virtual std::size_t rank() const = 0;
+    [[nodiscard]] virtual Shape shape() const = 0;
+    [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
+    virtual void assign(const AnyTensor& v) const = 0;
+    [[nodiscard]] virtual void* writable_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
+  };
+  template <class T, std::size_t R>
+  struct Holder final : Base {
+    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
+    std::int64_t id() const override { return v.id(); }
+    const std::string& name() const override { return v.name(); }
+    bool trainable() const override { return v.trainable(); }
+    DType dtype() const override { return dtype_v<T>; }
+    std::size_t rank() const override { return R; }
+    Shape shape() const override { return v.shape(); }
+    AnyTensor value() const override { return v.value(); }
+    AnyTensor zeros_like() const override {
+      if constexpr (numeric_element<T>) {
+        return AnyTensor(tapeflow::zeros_like(v.value()));
+      } else {
+        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
+      }
+    }
+    void assign(const AnyTensor& t) const override {
+      auto copy = v;  // handles share the variable
+      copy.assign(t.as<T, R>());
+    }
+    void* writable_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.writable_data();
+      } else {
+        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        auto [old, out] = copy.overwrite_data();
+        return {old, out};
+      } else {
+        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    Variable<T, R> v;
+  };
+  const Base& get() const {
+    if (impl_ == nullptr) {
+      throw failed_precondition("tf::AnyVariable: empty handle");
+    }
+    return *impl_;
+  }
+  std::shared_ptr<const Base> impl_;
+};
+
+/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
+inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(vars.size());
+  for (const auto& v : vars) {
+    ids.push_back(v.id());
+  }
+  return ids;
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/any_variable.hpp>
 // ---- begin <tapeflow/train/trackable.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TRACKABLE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TRACKABLE_HPP
@@ -18073,8 +17600,8 @@ class Layer<void> : public Trackable {
   /// `Layout::keras3`).
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
     std::vector<TrackableReference> out;
-    for (const auto& [name, offset] : children_) {
-      out.push_back({.name = name, .object = child_at(offset)});
+    for (const auto& c : children_) {
+      out.push_back({.name = c.name, .object = child_at(c)});
     }
     for (const auto& w : own_weights_) {
       out.push_back(
@@ -18110,8 +17637,8 @@ class Layer<void> : public Trackable {
   /// Child layers (tracked members), in registration order.
   [[nodiscard]] virtual std::vector<Layer<>*> sublayers() {
     std::vector<Layer<>*> out;
-    for (const auto& [name, offset] : children_) {
-      out.push_back(child_at(offset));
+    for (const auto& c : children_) {
+      out.push_back(child_at(c));
     }
     return out;
   }
@@ -18182,15 +17709,30 @@ class Layer<void> : public Trackable {
                              "' (track registers sub-objects only: declare the child layer as a "
                              "data member and track that member)");
     }
-    for (const auto& [n, offset] : children_) {
-      if (n == name) {
-        throw invalid_argument("tf::keras::Layer::track: layer '" + this->name() +
-                               "' already tracks a child named '" + name + "'");
-      }
-    }
-    children_.emplace_back(name, reinterpret_cast<const char*>(static_cast<Layer<>*>(&child)) -
-                                     reinterpret_cast<const char*>(this));
+    check_new_child(name, "track");
+    children_.push_back({name,
+                         reinterpret_cast<const char*>(static_cast<Layer<>*>(&child)) -
+                             reinterpret_cast<const char*>(this),
+                         nullptr});
     return child;
+  }
+  /// Registers a heap-allocated child layer under `name` and keeps it alive (a layer list built
+  /// at run time, as tf.keras.applications' models are); returns it. Copies of this layer share
+  /// the child (Python shares the object). Throws invalid_argument for a null child or a name
+  /// already tracked.
+  template <class L>
+  L& track_owned(const std::string& name, std::shared_ptr<L> child) {
+    static_assert(std::derived_from<L, Layer<>>,
+                  "Layer::track_owned: child must be a tf::keras layer (derived from "
+                  "tf::keras::Layer)");
+    if (!child) {
+      throw invalid_argument("tf::keras::Layer::track_owned: layer '" + this->name() +
+                             "' was given no child for '" + name + "'");
+    }
+    check_new_child(name, "track_owned");
+    L& out = *child;
+    children_.push_back({name, 0, std::shared_ptr<Layer<>>(std::move(child))});
+    return out;
   }
 
  protected:
@@ -18229,8 +17771,22 @@ class Layer<void> : public Trackable {
       child->collect(out, pred, only_trainable_layers);
     }
   }
-  Layer<>* child_at(std::ptrdiff_t offset) {
-    return reinterpret_cast<Layer<>*>(reinterpret_cast<char*>(this) + offset);
+  struct Child {
+    std::string name;
+    std::ptrdiff_t offset;           // a member child: its offset from this layer
+    std::shared_ptr<Layer<>> owned;  // an owned child (track_owned), else null
+  };
+  Layer<>* child_at(const Child& c) {
+    return c.owned ? c.owned.get()
+                   : reinterpret_cast<Layer<>*>(reinterpret_cast<char*>(this) + c.offset);
+  }
+  void check_new_child(const std::string& name, const char* what) const {
+    for (const auto& c : children_) {
+      if (c.name == name) {
+        throw invalid_argument(std::string("tf::keras::Layer::") + what + ": layer '" +
+                               this->name() + "' already tracks a child named '" + name + "'");
+      }
+    }
   }
 
   mutable std::string name_;
@@ -18244,7 +17800,7 @@ class Layer<void> : public Trackable {
   };
   std::vector<OwnWeight> own_weights_;
   std::vector<std::pair<std::string, std::string>> keras3_names_;
-  std::vector<std::pair<std::string, std::ptrdiff_t>> children_;
+  std::vector<Child> children_;
 };
 
 }  // namespace keras
@@ -18470,4119 +18026,6 @@ TAPEFLOW_END_NAMESPACE
   this->track(#a, a), TAPEFLOW_DETAIL_TRACK_EXPAND(TAPEFLOW_DETAIL_TRACK_31(__VA_ARGS__))
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYER_HPP
 // ---- end <tapeflow/keras/layer.hpp>
-// ---- begin <tapeflow/keras/losses.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LOSSES_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LOSSES_HPP
-// tf.keras.losses: crossentropies and mean squared error, as functions (per-example values)
-// and as `Loss` classes (reduced to the batch mean, usable in `model.compile`).
-
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <type_traits>
-#include <utility>
-
-// ---- begin <tapeflow/ops/nn/cross_entropy.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
-// Softmax cross-entropy losses on logits (TensorFlow:
-// `tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.softmax_cross_entropy_with_logits`).
-//
-// Each is one fused op: the loss per example is `logsumexp(logits) - logits[label]` (or
-// `-sum(labels * log_softmax(logits))`), computed stably in one pass over each row. TensorFlow's
-// kernels return the backprop as a second output; here the gradient is written in ops
-// (softmax, one_hot, multiply), computed only when the tape asks, and differentiable again.
-
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <concepts>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <tuple>
-
-// ---- begin <tapeflow/ops/array/one_hot.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
-// one_hot<U>(indices, depth, on_value, off_value, axis): one-hot encoding (TensorFlow:
-// `tf.one_hot`, op "OneHot"). Not differentiable (TensorFlow's gradient is None too).
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <utility>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// out[..., d, ...] = indices[...] == d ? on_value : off_value, with the new axis of size
-/// `depth` at `axis` (TensorFlow op "OneHot"). Indices outside [0, depth) give all-off rows.
-template <class U>
-struct OneHot {
-  static constexpr std::string_view name = "OneHot";
-  static constexpr std::string_view type_attr = "TI";       ///< TensorFlow's indices dtype
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  static constexpr bool differentiable = false;
-  std::int64_t depth = 0;
-  U on_value{};
-  U off_value{};
-  int axis = -1;
-
-  /// TensorFlow's attributes: the output dtype and the new axis (TensorFlow's is -1 for the
-  /// last one or non-negative, so other negative axes are counted from the front).
-  template <class I, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(Tensor<I, R> const&) const {
-    const int tf_axis = axis >= -1 ? axis : axis + static_cast<int>(R) + 1;
-    return {{"T", dtype_v<U>}, {"axis", tf_axis}};
-  }
-  /// TensorFlow's `depth`, `on_value` and `off_value` inputs, held here as members.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"depth", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(depth))},
-            {"on_value", Tensor<U, 0>(on_value)},
-            {"off_value", Tensor<U, 0>(off_value)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int out_rank = static_cast<int>(R) + 1;
-    if (axis < -out_rank || axis >= out_rank) {
-      throw invalid_argument("OneHot: axis " + std::to_string(axis) + " is out of range [" +
-                             std::to_string(-out_rank) + ", " + std::to_string(out_rank) +
-                             ") for indices of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + out_rank : axis);
-  }
-
-  template <class I, std::size_t R>
-  OutSpec<U, R + 1> infer(Tensor<I, R> const& indices) const {
-    static_assert(std::same_as<I, std::uint8_t> || std::same_as<I, std::int32_t> ||
-                      std::same_as<I, std::int64_t>,
-                  "tf::one_hot: indices must be uint8, int32 or int64");
-    if (depth < 0) {
-      throw invalid_argument("OneHot: depth must be non-negative, got " + std::to_string(depth));
-    }
-    std::size_t const ax = resolved_axis<R>();
-    OutSpec<U, R + 1> spec{};
-    for (std::size_t a = 0, j = 0; a < R + 1; ++a) {
-      spec.dims[a] = a == ax ? depth : indices.dims()[j++];
-    }
-    return spec;
-  }
-
-  template <class I, std::size_t R>
-  void compute(Tensor<U, R + 1>& out, Tensor<I, R> const& indices) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t prefix = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      prefix *= indices.dims()[a];
-    }
-    std::int64_t const suffix = prefix == 0 ? 0 : indices.num_elements() / prefix;
-    U* o = detail::tensor_access::mutable_data(out);
-    std::fill_n(o, out.num_elements(), off_value);
-    I const* idx = indices.data();
-    for (std::int64_t p = 0; p < prefix; ++p) {
-      for (std::int64_t s = 0; s < suffix; ++s) {
-        auto const d = static_cast<std::int64_t>(idx[p * suffix + s]);
-        if (d >= 0 && d < depth) {
-          o[(p * depth + d) * suffix + s] = on_value;
-        }
-      }
-    }
-  }
-};
-
-}  // namespace ops
-
-/// One-hot encoding of integer `indices` (uint8, int32 or int64): a new axis of size `depth` at
-/// `axis` (default last) holding `on_value` at the index and `off_value` elsewhere (TensorFlow:
-/// `tf.one_hot`). Indices outside [0, depth) give rows of `off_value`. The dtype is U, float by
-/// default (or deduced from on_value). Not differentiable.
-///
-///     auto labels = tf::constant<int32_t>({0, 2});
-///     tf::one_hot<float>(labels, 3);              // [[1, 0, 0], [0, 0, 1]]
-///     tf::one_hot(labels, 3, 5.0, -1.0, 0);       // float64, shape (3, 2)
-template <element_type U = float, tensor_like X>
-auto one_hot(X const& indices, std::int64_t depth, U on_value = U(1), U off_value = U(0),
-             int axis = -1) {
-  static_assert(
-      rank_of<X> + 1 <= max_rank,
-      "tf::one_hot(indices, depth): the result's rank would exceed tapeflow's maximum rank (8)");
-  ops::OneHot<U> op;
-  op.depth = depth;
-  op.on_value = std::move(on_value);
-  op.off_value = std::move(off_value);
-  op.axis = axis;
-  return detail::execute(op, detail::as_tensor(indices));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
-// ---- end <tapeflow/ops/array/one_hot.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::nn_impl {
-/// Rows of `logits` handled per parallel chunk: enough elements to pay for a wake-up.
-inline std::int64_t rows_grain(std::int64_t classes) {
-  return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(classes, 1));
-}
-
-/// The last-axis dims of `dims` dropped: the per-example loss shape.
-template <std::size_t R>
-std::array<std::int64_t, R - 1> drop_last(std::array<std::int64_t, R> const& dims) {
-  std::array<std::int64_t, R - 1> out{};
-  std::copy(dims.begin(), dims.end() - 1, out.begin());
-  return out;
-}
-
-/// `dy` of shape [..] as [.., 1], to scale per-class gradients by the per-example gradient.
-template <class T, std::size_t R>
-Tensor<T, R + 1> with_unit_last_axis(Tensor<T, R> const& dy) {
-  std::array<std::int64_t, R + 1> dims{};
-  std::copy(dy.dims().begin(), dy.dims().end(), dims.begin());
-  dims[R] = 1;
-  return tapeflow::detail::execute(ops::Reshape<R + 1>{dims}, dy);
-}
-/// Why a cross-entropy op on rank-`rank` logits does not export (TensorFlow's takes [N, C]
-/// logits only), or "" when it does.
-inline std::string xent_export_error(std::string_view op, std::size_t rank) {
-  if (rank == 2) {
-    return {};
-  }
-  return std::string(op) + " on rank-" + std::to_string(rank) +
-         " logits: TensorFlow's op takes [batch, classes] logits only";
-}
-}  // namespace detail::nn_impl
-
-namespace ops {
-
-/// loss[i] = logsumexp(logits[i, :]) - logits[i, labels[i]]
-/// (TensorFlow op "SparseSoftmaxCrossEntropyWithLogits", inputs in its order: features, labels).
-/// Throws invalid_argument for a label outside [0, C).
-struct SparseSoftmaxCrossEntropyWithLogits {
-  static constexpr std::string_view name = "SparseSoftmaxCrossEntropyWithLogits";
-  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
-
-  /// TensorFlow's attributes: the labels' dtype.
-  template <class T, std::size_t R, class I, std::size_t L>
-  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, L> const&) const {
-    return {{"Tlabels", dtype_v<I>}};
-  }
-  /// TensorFlow's op takes [N, C] logits only.
-  template <class T, std::size_t R, class I, std::size_t L>
-  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<I, L> const&) const {
-    return detail::nn_impl::xent_export_error(name, R);
-  }
-
-  template <class T, std::size_t R, class I, std::size_t L>
-  OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<I, L> const& labels) const {
-    static_assert(floating_element<T>,
-                  "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): logits must "
-                  "be float or double");
-    static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
-                  "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): labels must "
-                  "be int32 or int64");
-    static_assert(R >= 1 && L + 1 == R,
-                  "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): labels must "
-                  "have rank one less than logits ([N] labels for [N, C] logits)");
-    auto const dims = detail::nn_impl::drop_last(logits.dims());
-    if (dims != labels.dims()) {
-      throw invalid_argument(std::string(name) + ": labels of shape " + labels.shape().to_string() +
-                             " do not match logits of shape " + logits.shape().to_string() +
-                             " (labels must have the logits' shape without the last axis)");
-    }
-    return {dims};
-  }
-
-  template <class T, std::size_t R, class I, std::size_t L>
-  void compute(Tensor<T, R - 1>& loss, Tensor<T, R> const& logits,
-               Tensor<I, L> const& labels) const {
-    std::int64_t const classes = logits.dims()[R - 1];
-    std::int64_t const rows = labels.num_elements();
-    I const* label = labels.data();
-    // Check every label first, so a bad one is reported before any work.
-    for (std::int64_t r = 0; r < rows; ++r) {
-      if (label[r] < 0 || static_cast<std::int64_t>(label[r]) >= classes) {
-        throw invalid_argument(
-            std::string(name) + ": received a label value of " + std::to_string(label[r]) +
-            " (at index " + std::to_string(r) + ") which is outside the valid range of [0, " +
-            std::to_string(classes) + ") for logits of shape " + logits.shape().to_string() +
-            " (C = " + std::to_string(classes) + " classes)");
-      }
-    }
-    T const* x = logits.data();
-    T* out = tapeflow::detail::tensor_access::mutable_data(loss);
-    backend::cpu::parallel_for(rows, detail::nn_impl::rows_grain(classes),
-                               [&](std::int64_t b, std::int64_t e) {
-                                 for (std::int64_t r = b; r < e; ++r) {
-                                   T const* row = x + r * classes;
-                                   T const m = *std::max_element(row, row + classes);
-                                   T sum = 0;
-                                   for (std::int64_t j = 0; j < classes; ++j) {
-                                     sum += std::exp(row[j] - m);
-                                   }
-                                   out[r] = std::log(sum) - (row[label[r]] - m);
-                                 }
-                               });
-  }
-
-  // d loss / d logits = (softmax(logits) - one_hot(labels)) * dy[..., None]; none for labels.
-  template <class T, std::size_t R, class I, std::size_t L>
-  auto gradient(Tensor<T, R - 1> const& dy, Tensor<T, R - 1> const&, Tensor<T, R> const& logits,
-                Tensor<I, L> const& labels) const {
-    return std::tuple{[=] {
-                        auto const probs =
-                            tapeflow::detail::execute(Softmax{static_cast<int>(R) - 1}, logits);
-                        auto const targets = tapeflow::detail::execute(
-                            OneHot<T>{logits.dims()[R - 1], T(1), T(0)}, labels);
-                        return (probs - targets) * detail::nn_impl::with_unit_last_axis(dy);
-                      },
-                      no_gradient};
-  }
-};
-
-/// loss[i] = -sum_j labels[i, j] * log_softmax(logits)[i, j]
-/// (TensorFlow op "SoftmaxCrossEntropyWithLogits", inputs in its order: features, labels).
-struct SoftmaxCrossEntropyWithLogits {
-  static constexpr std::string_view name = "SoftmaxCrossEntropyWithLogits";
-  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
-
-  /// TensorFlow's op takes [N, C] logits only.
-  template <class T, std::size_t R>
-  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<T, R> const&) const {
-    return detail::nn_impl::xent_export_error(name, R);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<T, R> const& labels) const {
-    static_assert(floating_element<T>,
-                  "tf::nn::softmax_cross_entropy_with_logits(labels, logits): logits and labels "
-                  "must be float or double");
-    static_assert(R >= 1,
-                  "tf::nn::softmax_cross_entropy_with_logits(labels, logits): logits must have "
-                  "rank >= 1");
-    if (logits.dims() != labels.dims()) {
-      throw invalid_argument(std::string(name) + ": labels of shape " + labels.shape().to_string() +
-                             " do not match logits of shape " + logits.shape().to_string() +
-                             " (they must be equal)");
-    }
-    return {detail::nn_impl::drop_last(logits.dims())};
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R - 1>& loss, Tensor<T, R> const& logits,
-               Tensor<T, R> const& labels) const {
-    std::int64_t const classes = logits.dims()[R - 1];
-    std::int64_t const rows = loss.num_elements();
-    T const* x = logits.data();
-    T const* p = labels.data();
-    T* out = tapeflow::detail::tensor_access::mutable_data(loss);
-    backend::cpu::parallel_for(
-        rows, detail::nn_impl::rows_grain(classes), [&](std::int64_t b, std::int64_t e) {
-          for (std::int64_t r = b; r < e; ++r) {
-            T const* row = x + r * classes;
-            T const* target = p + r * classes;
-            T const m = classes > 0 ? *std::max_element(row, row + classes) : T(0);
-            T sum = 0;
-            for (std::int64_t j = 0; j < classes; ++j) {
-              sum += std::exp(row[j] - m);
-            }
-            T const log_sum = std::log(sum);
-            T acc = 0;
-            for (std::int64_t j = 0; j < classes; ++j) {
-              if (target[j] != T(0)) {  // 0 * -inf (an underflowed class) contributes nothing
-                acc += target[j] * (log_sum - (row[j] - m));
-              }
-            }
-            out[r] = acc;
-          }
-        });
-  }
-
-  // d/d logits = (softmax(logits) * sum(labels) - labels) * dy[..., None] (the familiar
-  // softmax - labels when each row of labels sums to 1);
-  // d/d labels = -log_softmax(logits) * dy[..., None].
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R - 1> const& dy, Tensor<T, R - 1> const&, Tensor<T, R> const& logits,
-                Tensor<T, R> const& labels) const {
-    return std::tuple{[=] {
-                        auto const probs =
-                            tapeflow::detail::execute(Softmax{static_cast<int>(R) - 1}, logits);
-                        auto const mass = reduce_sum(labels, static_cast<int>(R) - 1, keepdims);
-                        return (probs * mass - labels) * detail::nn_impl::with_unit_last_axis(dy);
-                      },
-                      [=] {
-                        auto const log_probs =
-                            tapeflow::detail::execute(LogSoftmax{static_cast<int>(R) - 1}, logits);
-                        return -log_probs * detail::nn_impl::with_unit_last_axis(dy);
-                      }};
-  }
-};
-
-}  // namespace ops
-
-namespace nn {
-
-/// Per-example softmax cross-entropy with integer class labels (TensorFlow:
-/// `tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)`).
-///
-///     auto loss = tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits);  // [N]
-///     auto mean_loss = tf::reduce_mean(loss);
-///
-/// `labels`: int32 or int64, shape [N] (or any shape [...]); `logits`: float or double, shape
-/// [N, C] ([..., C]), unnormalised. Returns `logsumexp(logits[i]) - logits[i, labels[i]]`,
-/// shaped like `labels`. The gradient flows to `logits` only:
-/// `(softmax(logits) - one_hot(labels)) * dloss[:, None]`.
-///
-/// Throws invalid_argument when the shapes disagree or a label is outside [0, C) (naming the
-/// label and C).
-template <tensor_like Labels, tensor_like Logits>
-Tensor<value_type_of<Logits>, rank_of<Logits> - 1> sparse_softmax_cross_entropy_with_logits(
-    Labels const& labels, Logits const& logits) {
-  static_assert(rank_of<Logits> >= 1 && rank_of<Labels> + 1 == rank_of<Logits>,
-                "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): labels must "
-                "have rank one less than logits ([N] labels for [N, C] logits)");
-  return tapeflow::detail::execute(ops::SparseSoftmaxCrossEntropyWithLogits{},
-                                   tapeflow::detail::as_tensor(logits),
-                                   tapeflow::detail::as_tensor(labels));
-}
-
-/// Per-example softmax cross-entropy with a probability distribution per example (TensorFlow:
-/// `tf.nn.softmax_cross_entropy_with_logits(labels, logits)`, last axis = classes).
-///
-///     auto loss = tf::nn::softmax_cross_entropy_with_logits(one_hot_labels, logits);  // [N]
-///
-/// `labels` and `logits`: same float dtype and shape [N, C] ([..., C]). Returns
-/// `-sum(labels * log_softmax(logits), axis=-1)`. Gradients flow to both inputs (TensorFlow
-/// also differentiates the labels). Throws invalid_argument when the shapes differ.
-template <tensor_like Labels, tensor_like Logits>
-Tensor<value_type_of<Logits>, rank_of<Logits> - 1> softmax_cross_entropy_with_logits(
-    Labels const& labels, Logits const& logits) {
-  static_assert(std::same_as<value_type_of<Labels>, value_type_of<Logits>> &&
-                    rank_of<Labels> == rank_of<Logits>,
-                "tf::nn::softmax_cross_entropy_with_logits(labels, logits): labels and logits "
-                "must have the same dtype and rank");
-  static_assert(rank_of<Logits> >= 1,
-                "tf::nn::softmax_cross_entropy_with_logits(labels, logits): logits must have "
-                "rank >= 1");
-  return tapeflow::detail::execute(ops::SoftmaxCrossEntropyWithLogits{},
-                                   tapeflow::detail::as_tensor(logits),
-                                   tapeflow::detail::as_tensor(labels));
-}
-
-}  // namespace nn
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
-// ---- end <tapeflow/ops/nn/cross_entropy.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace losses {
-
-/// Keras' fuzz factor: probabilities are clipped to [epsilon, 1 - epsilon] before the log.
-inline constexpr float epsilon = 1e-7f;
-
-namespace impl {
-// The loss classes route their bodies through templates on a defaulted `Deferred` parameter,
-// so including this header instantiates nothing (detail/deferred.hpp).
-using tapeflow::detail::deferred;
-template <class L, std::size_t R>
-Tensor<std::int32_t, R> int_labels(const Tensor<L, R>& y) {
-  if constexpr (std::same_as<L, std::int32_t>) {
-    return y;
-  } else {
-    return tapeflow::detail::keras_impl::convert<std::int32_t, R>(
-        AnyTensor(y), "tf::keras::losses::sparse_categorical_crossentropy(labels)");
-  }
-}
-template <std::size_t R>
-Tensor<float, R> clip_probs(const Tensor<float, R>& p) {
-  return minimum(maximum(p, Tensor<float, 0>(epsilon)), Tensor<float, 0>(1.0f - epsilon));
-}
-}  // namespace impl
-
-/// Per-example crossentropy between integer labels [N] and predictions [N, C]
-/// (tf.keras.losses.sparse_categorical_crossentropy). `y_pred` holds probabilities (clipped
-/// to [1e-7, 1 - 1e-7] before the log, as Keras does), or logits with `from_logits` (computed
-/// stably by the fused softmax-crossentropy op). Labels may be uint8, int32 or int64 and may
-/// carry a trailing axis of size 1 ([N, 1]).
-template <tensor_like Labels, tensor_like Pred>
-Tensor<float, rank_of<Pred> - 1> sparse_categorical_crossentropy(const Labels& y_true,
-                                                                 const Pred& y_pred,
-                                                                 bool from_logits = false) {
-  constexpr std::size_t R = rank_of<Pred>;
-  static_assert(std::same_as<value_type_of<Pred>, float>,
-                "tf::keras::losses::sparse_categorical_crossentropy: y_pred must be float");
-  static_assert(rank_of<Labels> + 1 == R || rank_of<Labels> == R,
-                "tf::keras::losses::sparse_categorical_crossentropy: y_true must have the rank "
-                "of y_pred minus one ([N] labels for [N, C] predictions)");
-  const auto& pred = tapeflow::detail::as_tensor(y_pred);
-  auto labels_any = tapeflow::detail::as_tensor(y_true);
-  Tensor<std::int32_t, R - 1> labels;
-  if constexpr (rank_of<Labels> == R) {
-    std::array<std::int64_t, R - 1> dims{};
-    for (std::size_t i = 0; i + 1 < R; ++i) {
-      dims[i] = labels_any.dims()[i];
-    }
-    labels = reshape(impl::int_labels(labels_any), dims);
-  } else {
-    labels = impl::int_labels(labels_any);
-  }
-  if (from_logits) {
-    return nn::sparse_softmax_cross_entropy_with_logits(labels, pred);
-  }
-  // softmax(log p) = p for normalized p: the fused op then computes -log p[label].
-  return nn::sparse_softmax_cross_entropy_with_logits(labels, log(impl::clip_probs(pred)));
-}
-
-/// Per-example crossentropy between one-hot (or soft) labels and predictions, both [N, C]
-/// (tf.keras.losses.categorical_crossentropy).
-template <std::size_t R>
-Tensor<float, R - 1> categorical_crossentropy(const Tensor<float, R>& y_true,
-                                              const Tensor<float, R>& y_pred,
-                                              bool from_logits = false) {
-  if (from_logits) {
-    return nn::softmax_cross_entropy_with_logits(y_true, y_pred);
-  }
-  auto p = y_pred / reduce_sum(y_pred, -1, keepdims);
-  return -reduce_sum(y_true * log(impl::clip_probs(p)), -1);
-}
-
-/// Per-example mean of squared differences over the last axis
-/// (tf.keras.losses.mean_squared_error).
-template <std::size_t R>
-Tensor<float, R - 1> mean_squared_error(const Tensor<float, R>& y_true,
-                                        const Tensor<float, R>& y_pred) {
-  return reduce_mean(square(y_pred - y_true), -1);
-}
-
-/// Per-example binary crossentropy, averaged over the last axis
-/// (tf.keras.losses.binary_crossentropy). With `from_logits` it uses the stable form
-/// max(x, 0) - x * z + log(1 + exp(-|x|)).
-template <std::size_t R>
-Tensor<float, R - 1> binary_crossentropy(const Tensor<float, R>& y_true,
-                                         const Tensor<float, R>& y_pred, bool from_logits = false) {
-  if (from_logits) {
-    auto zero = Tensor<float, 0>(0.0f);
-    return reduce_mean(maximum(y_pred, zero) - y_pred * y_true + log(1.0f + exp(-abs(y_pred))), -1);
-  }
-  auto p = impl::clip_probs(y_pred);
-  return reduce_mean(-(y_true * log(p) + (1.0f - y_true) * log(1.0f - p)), -1);
-}
-
-/// Base of loss classes (tf.keras.losses.Loss): `call` gives per-example losses (any rank);
-/// calling the loss reduces them to their mean (Keras' SUM_OVER_BATCH_SIZE).
-///
-///     struct MeanSquaredError : tf::keras::losses::Loss {
-///       MeanSquaredError() : Loss("mean_squared_error") {}
-///       tf::AnyTensor call(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) const
-///       override {
-///         auto d = y_pred.as<float, 2>() - y_true.as<float, 2>();
-///         return tf::reduce_mean(tf::square(d));
-///       }
-///     };
-class Loss {
- public:
-  /// A loss named `name` (Keras' `name` argument; used in error messages).
-  explicit Loss(std::string name = "loss") : name_(std::move(name)) {}
-  /// Copyable, so derived losses can be.
-  Loss(const Loss&) = default;
-  /// Movable, so derived losses can be.
-  Loss(Loss&&) noexcept = default;
-  /// Copy-assignable, so derived losses can be.
-  Loss& operator=(const Loss&) = default;
-  /// Move-assignable, so derived losses can be.
-  Loss& operator=(Loss&&) noexcept = default;
-  virtual ~Loss() = default;
-
-  /// Per-example (or already reduced) losses, float, any rank.
-  [[nodiscard]] virtual AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const = 0;
-
-  /// The mean of `call`'s values: a float scalar the tape can differentiate. Throws
-  /// invalid_argument when `call` returns a non-float tensor or one of rank above 3.
-  template <class Deferred = void>
-  Tensor<float, 0> operator()(const AnyTensor& y_true, const AnyTensor& y_pred) const {
-    const auto v = impl::deferred<Deferred>(call(y_true, y_pred));
-    if (v.dtype() != DType::float32) {
-      throw invalid_argument("tf::keras::losses::Loss '" + name_ +
-                             "': call() must return a float tensor");
-    }
-    const std::string what = "tf::keras::losses::Loss '" + name_ + "': call()'s result";
-    return tapeflow::detail::visit_rank<0, 3>(v.rank(), what, [&]<std::size_t R>() {
-      if constexpr (R == 0) {
-        return v.template as<float, 0>();
-      } else {
-        return reduce_mean(v.template as<float, R>());
-      }
-    });
-  }
-  /// The loss's name ("sparse_categorical_crossentropy", ...).
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-
- private:
-  std::string name_;
-};
-
-namespace impl {
-/// Calls f.template operator()<R>() for the run-time rank of y_pred (2 or 3).
-template <class F>
-AnyTensor dispatch_pred_rank(const char* what, const AnyTensor& y_pred, F&& f) {
-  return tapeflow::detail::visit_rank<1, 3>(
-      y_pred.rank(), std::string(what) + ": predictions of shape " + y_pred.shape().to_string(), f);
-}
-template <std::size_t R>
-Tensor<float, R> float_of(const AnyTensor& t) {
-  return tapeflow::detail::keras_impl::convert<float, R>(t, "tf::keras::losses");
-}
-}  // namespace impl
-
-/// Keyword arguments of the crossentropy loss classes.
-struct CrossentropyOptions {
-  bool from_logits = false;  ///< y_pred holds logits rather than probabilities
-};
-
-namespace impl {
-/// A loss class's per-example computation, chosen when the class is constructed.
-using LossFn = AnyTensor (*)(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits);
-
-template <std::size_t R, class Deferred>
-AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor& y_pred,
-                      bool from_logits) {
-  auto pred = deferred<Deferred>(y_pred).template as<float, R>();
-  if (y_true.rank() != R - 1 && y_true.rank() != R) {
-    throw invalid_argument(std::string(what) + ": labels of shape " + y_true.shape().to_string() +
-                           " do not fit predictions of shape " + y_pred.shape().to_string());
-  }
-  if (y_true.dtype() != DType::uint8 && y_true.dtype() != DType::int32 &&
-      y_true.dtype() != DType::int64) {
-    throw invalid_argument(std::string(what) + ": labels must be uint8, int32 or int64, got " +
-                           std::string(dtype_name(y_true.dtype())));
-  }
-  using tapeflow::detail::keras_impl::convert;
-  if (y_true.rank() == R) {
-    return sparse_categorical_crossentropy(convert<std::int32_t, R>(y_true, what), pred,
-                                           from_logits);
-  }
-  return sparse_categorical_crossentropy(convert<std::int32_t, R - 1>(y_true, what), pred,
-                                         from_logits);
-}
-
-template <class Deferred>
-AnyTensor sparse_categorical_call(const AnyTensor& y_true, const AnyTensor& y_pred,
-                                  bool from_logits) {
-  const char* what = "SparseCategoricalCrossentropy";
-  if (y_pred.rank() == 3) {
-    return labels_call<3, Deferred>(what, y_true, y_pred, from_logits);
-  }
-  if (y_pred.rank() != 2) {
-    throw invalid_argument(std::string(what) + ": predictions of shape " +
-                           y_pred.shape().to_string() + " (rank 2 or 3 supported)");
-  }
-  return labels_call<2, Deferred>(what, y_true, y_pred, from_logits);
-}
-
-template <class Deferred>
-AnyTensor categorical_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits) {
-  return dispatch_pred_rank("CategoricalCrossentropy", y_pred, [&]<std::size_t R>() {
-    constexpr std::size_t Rk = R < 2 ? 2 : R;
-    return AnyTensor(categorical_crossentropy<Rk>(float_of<Rk>(deferred<Deferred>(y_true)),
-                                                  float_of<Rk>(y_pred), from_logits));
-  });
-}
-
-template <class Deferred>
-AnyTensor binary_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits) {
-  return dispatch_pred_rank("BinaryCrossentropy", y_pred, [&]<std::size_t R>() {
-    return AnyTensor(binary_crossentropy<R>(float_of<R>(deferred<Deferred>(y_true)),
-                                            float_of<R>(y_pred), from_logits));
-  });
-}
-
-template <class Deferred>
-AnyTensor mean_squared_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool) {
-  return dispatch_pred_rank("MeanSquaredError", y_pred, [&]<std::size_t R>() {
-    return AnyTensor(
-        mean_squared_error<R>(float_of<R>(deferred<Deferred>(y_true)), float_of<R>(y_pred)));
-  });
-}
-
-/// A built-in loss class: `call` runs the computation its (template) constructor picked, so
-/// the computation is compiled only in programs that construct the loss.
-class BuiltinLoss : public Loss {
- public:
-  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
-    return fn_(y_true, y_pred, from_logits_);
-  }
-
- protected:
-  /// A loss named `name` computing `fn(y_true, y_pred, from_logits)` per example.
-  BuiltinLoss(std::string name, LossFn fn, bool from_logits)
-      : Loss(std::move(name)), fn_(fn), from_logits_(from_logits) {}
-
- private:
-  LossFn fn_;
-  bool from_logits_;
-};
-}  // namespace impl
-
-/// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
-class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
- public:
-  /// Named "sparse_categorical_crossentropy". Predictions [N, C] or [N, T, C]; labels uint8,
-  /// int32 or int64 of shape [N] or [N, 1] ([N, T] or [N, T, 1]). Calls with other dtypes or
-  /// ranks throw invalid_argument.
-  template <class Deferred = void>
-  explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
-      : BuiltinLoss("sparse_categorical_crossentropy", &impl::sparse_categorical_call<Deferred>,
-                    o.from_logits) {}
-};
-
-/// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
-class CategoricalCrossentropy : public impl::BuiltinLoss {
- public:
-  /// Named "categorical_crossentropy"; labels and predictions share their shape.
-  template <class Deferred = void>
-  explicit CategoricalCrossentropy(CrossentropyOptions o = {})
-      : BuiltinLoss("categorical_crossentropy", &impl::categorical_call<Deferred>, o.from_logits) {}
-};
-
-/// tf.keras.losses.BinaryCrossentropy.
-class BinaryCrossentropy : public impl::BuiltinLoss {
- public:
-  /// Named "binary_crossentropy"; labels (0/1 or soft) and predictions share their shape.
-  template <class Deferred = void>
-  explicit BinaryCrossentropy(CrossentropyOptions o = {})
-      : BuiltinLoss("binary_crossentropy", &impl::binary_call<Deferred>, o.from_logits) {}
-};
-
-/// tf.keras.losses.MeanSquaredError.
-class MeanSquaredError : public impl::BuiltinLoss {
- public:
-  /// Named "mean_squared_error"; labels and predictions share their shape.
-  template <class Deferred = void>
-  MeanSquaredError()
-      : BuiltinLoss("mean_squared_error", &impl::mean_squared_call<Deferred>, false) {}
-};
-
-/// A shared handle to a loss object (what `compile` stores); converts from any Loss.
-class LossHandle {
- public:
-  LossHandle() = default;
-  /// Holds a copy of `loss` (any class derived from Loss): `.loss =
-  /// SparseCategoricalCrossentropy()`.
-  template <class L>
-    requires std::derived_from<std::remove_cvref_t<L>, Loss>
-  LossHandle(L&& loss)  // NOLINT(google-explicit-constructor)
-      : p_(std::make_shared<std::remove_cvref_t<L>>(std::forward<L>(loss))) {}
-  /// Shares `p` (a loss owned elsewhere too).
-  LossHandle(std::shared_ptr<const Loss> p) : p_(std::move(p)) {}  // NOLINT
-  /// Whether it holds a loss.
-  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
-  /// The loss; throws failed_precondition when empty.
-  [[nodiscard]] const Loss& get() const {
-    if (!p_) {
-      throw failed_precondition("tf::keras: no loss (pass .loss to compile)");
-    }
-    return *p_;
-  }
-
- private:
-  std::shared_ptr<const Loss> p_;
-};
-
-}  // namespace losses
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LOSSES_HPP
-// ---- end <tapeflow/keras/losses.hpp>
-// ---- begin <tapeflow/keras/metrics.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_METRICS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_METRICS_HPP
-// tf.keras.metrics: Mean, Accuracy, SparseCategoricalAccuracy, CategoricalAccuracy (stateful,
-// with update_state / result / reset_state) and the per-example function forms.
-
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/ops/math/argmax.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
-// argmax(x, axis) and argmin(x, axis): index of the largest/smallest element along an axis
-// (TensorFlow: `tf.math.argmax`, `tf.math.argmin`; ops "ArgMax", "ArgMin"). Not
-// differentiable.
-
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <concepts>
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <type_traits>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// Index (of type Index: int64 or int32) of the extreme element along `axis`; the first one on
-/// ties, and the first NaN if there is one (as NumPy). Ops "ArgMax" (IsMax) and "ArgMin".
-template <bool IsMax, class Index>
-struct ArgExtremum {
-  static constexpr std::string_view name = IsMax ? "ArgMax" : "ArgMin";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  static constexpr bool differentiable = false;
-  int axis = 0;
-
-  /// TensorFlow's attributes: the index types of `dimension` and of the output.
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"Tidx", DType::int32}, {"output_type", dtype_v<Index>}};
-  }
-  /// TensorFlow's `dimension` input, held here as `axis`.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"dimension", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument(std::string(name) + ": axis " + std::to_string(axis) +
-                             " is out of range for a tensor of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<Index, R - 1> infer(Tensor<T, R> const& x) const {
-    static_assert(R >= 1, "tf::argmax/argmin: the input must have rank >= 1");
-    static_assert(numeric_element<T> || std::same_as<T, bool>,
-                  "tf::argmax/argmin: the input must be numeric or bool (not string)");
-    static_assert(std::same_as<Index, std::int64_t> || std::same_as<Index, std::int32_t>,
-                  "tf::argmax/argmin: the output type must be int64 or int32");
-    std::size_t const ax = resolved_axis<R>();
-    if (x.dims()[ax] == 0) {
-      throw invalid_argument(std::string(name) + ": reduction axis " + std::to_string(ax) +
-                             " is empty in shape " + x.shape().to_string());
-    }
-    OutSpec<Index, R - 1> spec{};
-    for (std::size_t a = 0, j = 0; a < R; ++a) {
-      if (a != ax) {
-        spec.dims[j++] = x.dims()[a];
-      }
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t K, std::size_t R>
-  void compute(Tensor<Index, K>& out, Tensor<T, R> const& x) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    std::int64_t inner = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= x.dims()[a];
-    }
-    for (std::size_t a = ax + 1; a < R; ++a) {
-      inner *= x.dims()[a];
-    }
-    std::int64_t const n = x.dims()[ax];
-    if (outer * inner == 0) {
-      return;
-    }
-    Index* o = detail::tensor_access::mutable_data(out);
-    T const* v = x.data();
-    backend::cpu::parallel_for(outer,
-                               std::max<std::int64_t>(1, detail::parallel_grain / (n * inner)),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 auto best = std::make_unique<T[]>(static_cast<std::size_t>(inner));
-                                 for (std::int64_t q = s; q < e; ++q) {
-                                   T const* block = v + q * n * inner;
-                                   Index* dst = o + q * inner;
-                                   std::copy_n(block, inner, best.get());
-                                   std::fill_n(dst, inner, Index{0});
-                                   for (std::int64_t k = 1; k < n; ++k) {
-                                     T const* row = block + k * inner;
-                                     for (std::int64_t i = 0; i < inner; ++i) {
-                                       auto& b = best[static_cast<std::size_t>(i)];
-                                       if (better(row[i], b)) {
-                                         b = row[i];
-                                         dst[i] = static_cast<Index>(k);
-                                       }
-                                     }
-                                   }
-                                 }
-                               });
-  }
-
- private:
-  template <class T>
-  static bool better(T candidate, T best) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(best)) {
-        return false;
-      }
-      if (std::isnan(candidate)) {
-        return true;
-      }
-    }
-    if constexpr (IsMax) {
-      return candidate > best;
-    } else {
-      return candidate < best;
-    }
-  }
-};
-
-template <class Index>
-using ArgMax = ArgExtremum<true, Index>;
-template <class Index>
-using ArgMin = ArgExtremum<false, Index>;
-
-}  // namespace ops
-
-/// Index of the largest element along `axis` (negative counts from the end), as int64 (or
-/// `tf::argmax<int32_t>(x, axis)`); the first one on ties (TensorFlow: `tf.math.argmax`).
-/// Throws invalid_argument for a bad axis or an empty one. Not differentiable.
-///
-///     auto logits = tf::constant<float>({{0.1f, 2.0f, 0.3f}, {5.0f, 1.0f, 5.0f}});
-///     tf::argmax(logits, 1);  // [1, 0]
-template <element_type Index = std::int64_t, tensor_like X>
-auto argmax(X const& x, int axis = 0) {
-  static_assert(rank_of<X> >= 1, "tf::argmax(x, axis): x must have rank >= 1");
-  return detail::execute(ops::ArgMax<Index>{axis}, detail::as_tensor(x));
-}
-
-/// Index of the smallest element along `axis`, as int64 (or int32); the first one on ties
-/// (TensorFlow: `tf.math.argmin`). Not differentiable.
-///
-///     tf::argmin(tf::constant<int32_t>({3, 1, 1}));  // 1
-template <element_type Index = std::int64_t, tensor_like X>
-auto argmin(X const& x, int axis = 0) {
-  static_assert(rank_of<X> >= 1, "tf::argmin(x, axis): x must have rank >= 1");
-  return detail::execute(ops::ArgMin<Index>{axis}, detail::as_tensor(x));
-}
-
-namespace math {
-using ::tapeflow::argmax;
-using ::tapeflow::argmin;
-}  // namespace math
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
-// ---- end <tapeflow/ops/math/argmax.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace metrics {
-
-namespace impl {
-/// Element i of a numeric tensor as double.
-inline double element(const AnyTensor& t, std::int64_t i) {
-  return visit_dtype(t.dtype(), [&]<class T>() -> double {
-    if constexpr (std::is_arithmetic_v<T>) {
-      return static_cast<double>(static_cast<const T*>(t.raw_data())[i]);
-    } else {
-      throw invalid_argument("tf::keras::metrics: string tensors are not supported");
-    }
-  });
-}
-/// argmax over the last axis of row r (rows of length n).
-inline std::int64_t row_argmax(const AnyTensor& t, std::int64_t r, std::int64_t n) {
-  std::int64_t best = 0;
-  double best_v = element(t, r * n);
-  for (std::int64_t j = 1; j < n; ++j) {
-    double v = element(t, r * n + j);
-    if (v > best_v) {
-      best_v = v;
-      best = j;
-    }
-  }
-  return best;
-}
-inline void require_value(const AnyTensor& t, const char* what) {
-  if (!t.has_value()) {
-    throw failed_precondition(std::string(what) + ": the tensor holds no value");
-  }
-}
-}  // namespace impl
-
-/// Base of stateful metrics (tf.keras.metrics.Metric). State lives in variables, so copies of
-/// a metric share it (as Python references do) and checkpoints can save it.
-///
-///     struct MyAccuracy : tf::keras::metrics::Metric {
-///       tf::Variable<float, 0> correct, count;
-///       MyAccuracy() : Metric("my_accuracy") {
-///         correct = add_weight("correct");
-///         count = add_weight("count");
-///       }
-///       void update_state(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) override {
-///         ...
-///       }
-///       float result() const override {
-///         return correct.value().item() / count.value().item();
-///       }
-///     };
-class Metric : public Trackable {
- public:
-  /// A metric named `name`: the key of its value in fit's logs, and its variables' prefix.
-  explicit Metric(std::string name) : name_(std::move(name)) {}
-  /// The metric's name ("sparse_categorical_accuracy", ...).
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-
-  /// Accumulates a batch of labels and predictions.
-  virtual void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) = 0;
-  /// The metric's current value.
-  [[nodiscard]] virtual float result() const = 0;
-  /// Zeroes every state variable.
-  virtual void reset_state() {
-    for (auto& [n, v] : state_) {
-      v.assign(Tensor<float, 0>(0.0f));
-    }
-  }
-  /// The state variables under the names given to `add_weight` ("total", "count"), as
-  /// TensorFlow's checkpoints hold them.
-  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
-    std::vector<TrackableReference> out;
-    for (auto& [n, v] : state_) {
-      out.push_back({.name = n, .variable = AnyVariable(v)});
-    }
-    return out;
-  }
-
- protected:
-  /// A float scalar state variable starting at 0, named `<metric>/<name>`.
-  Variable<float, 0> add_weight(const std::string& name) {
-    Variable<float, 0> v(0.0f, {.name = name_ + "/" + name, .trainable = false});
-    state_.emplace_back(name, v);
-    return v;
-  }
-
- private:
-  std::string name_;
-  std::vector<std::pair<std::string, Variable<float, 0>>> state_;
-};
-
-/// Running (weighted) mean of the values passed to `update_state` (tf.keras.metrics.Mean);
-/// variables "total" and "count".
-class Mean : public Metric {
- public:
-  /// A mean named `name`, starting empty (its result is 0 until updated).
-  explicit Mean(std::string name = "mean") : Metric(std::move(name)) {
-    total_ = add_weight("total");
-    count_ = add_weight("count");
-  }
-  /// Adds every element of `values` (any rank, numeric).
-  void update_state(const AnyTensor& values) {
-    impl::require_value(values, "Mean::update_state");
-    double s = 0;
-    for (std::int64_t i = 0; i < values.num_elements(); ++i) {
-      s += impl::element(values, i);
-    }
-    add(s, double(values.num_elements()));
-  }
-  /// Adds one value with a weight (e.g. a batch loss weighted by the batch size).
-  void update_state(double value, double weight = 1.0) { add(value * weight, weight); }
-  /// As a compiled metric: adds the elements of the second argument (the first is ignored).
-  void update_state(const AnyTensor&, const AnyTensor& values) override { update_state(values); }
-  /// total / count; 0 when nothing was added.
-  [[nodiscard]] float result() const override {
-    const float c = count_.value().item();
-    return c == 0 ? 0.0f : total_.value().item() / c;
-  }
-
- protected:
-  /// Adds `total` to the running sum and `count` to the running weight (for subclasses).
-  void add(double total, double count) {
-    total_.assign(Tensor<float, 0>(float(double(total_.value().item()) + total)));
-    count_.assign(Tensor<float, 0>(float(double(count_.value().item()) + count)));
-  }
-
- private:
-  Variable<float, 0> total_;
-  Variable<float, 0> count_;
-};
-
-/// Fraction of predictions whose argmax over the last axis equals the integer label
-/// (tf.keras.metrics.SparseCategoricalAccuracy). Labels [N] or [N, 1], any numeric dtype.
-class SparseCategoricalAccuracy : public Mean {
- public:
-  /// An accuracy named `name`.
-  explicit SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy")
-      : Mean(std::move(name)) {}
-  using Mean::update_state;
-  /// Adds a batch: one label per row of `y_pred` (the last axis holds the classes); throws
-  /// invalid_argument when the counts differ.
-  void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
-    impl::require_value(y_true, "SparseCategoricalAccuracy::update_state");
-    impl::require_value(y_pred, "SparseCategoricalAccuracy::update_state");
-    if (y_pred.rank() == 0) {
-      throw invalid_argument("SparseCategoricalAccuracy: predictions must have a class axis");
-    }
-    const std::int64_t n = y_pred.shape()[y_pred.rank() - 1];
-    const std::int64_t rows = n == 0 ? 0 : y_pred.num_elements() / n;
-    if (y_true.num_elements() != rows) {
-      throw invalid_argument("SparseCategoricalAccuracy: labels of shape " +
-                             y_true.shape().to_string() + " do not fit predictions of shape " +
-                             y_pred.shape().to_string());
-    }
-    std::int64_t correct = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      correct += impl::row_argmax(y_pred, r, n) == std::int64_t(impl::element(y_true, r)) ? 1 : 0;
-    }
-    add(double(correct), double(rows));
-  }
-};
-
-/// Fraction of rows whose argmax matches the one-hot label's argmax
-/// (tf.keras.metrics.CategoricalAccuracy).
-class CategoricalAccuracy : public Mean {
- public:
-  /// An accuracy named `name`.
-  explicit CategoricalAccuracy(std::string name = "categorical_accuracy") : Mean(std::move(name)) {}
-  using Mean::update_state;
-  /// Adds a batch; throws invalid_argument unless labels and predictions have the same shape
-  /// (rank >= 1).
-  void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
-    impl::require_value(y_true, "CategoricalAccuracy::update_state");
-    impl::require_value(y_pred, "CategoricalAccuracy::update_state");
-    if (y_true.shape() != y_pred.shape() || y_pred.rank() == 0) {
-      throw invalid_argument("CategoricalAccuracy: labels of shape " + y_true.shape().to_string() +
-                             " and predictions of shape " + y_pred.shape().to_string() +
-                             " must match");
-    }
-    const std::int64_t n = y_pred.shape()[y_pred.rank() - 1];
-    const std::int64_t rows = n == 0 ? 0 : y_pred.num_elements() / n;
-    std::int64_t correct = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      correct += impl::row_argmax(y_pred, r, n) == impl::row_argmax(y_true, r, n) ? 1 : 0;
-    }
-    add(double(correct), double(rows));
-  }
-};
-
-/// Fraction of elements where prediction equals label (tf.keras.metrics.Accuracy).
-class Accuracy : public Mean {
- public:
-  /// An accuracy named `name`.
-  explicit Accuracy(std::string name = "accuracy") : Mean(std::move(name)) {}
-  using Mean::update_state;
-  /// Adds a batch, compared element by element; throws invalid_argument when the element
-  /// counts differ.
-  void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
-    impl::require_value(y_true, "Accuracy::update_state");
-    impl::require_value(y_pred, "Accuracy::update_state");
-    if (y_true.num_elements() != y_pred.num_elements()) {
-      throw invalid_argument("Accuracy: labels of shape " + y_true.shape().to_string() +
-                             " and predictions of shape " + y_pred.shape().to_string() +
-                             " differ in size");
-    }
-    std::int64_t correct = 0;
-    for (std::int64_t i = 0; i < y_true.num_elements(); ++i) {
-      correct += impl::element(y_true, i) == impl::element(y_pred, i) ? 1 : 0;
-    }
-    add(double(correct), double(y_true.num_elements()));
-  }
-};
-
-/// Per-example 1.0 / 0.0: argmax(y_pred, -1) == y_true
-/// (tf.keras.metrics.sparse_categorical_accuracy).
-template <class L, std::size_t R>
-Tensor<float, R - 1> sparse_categorical_accuracy(const Tensor<L, R - 1>& y_true,
-                                                 const Tensor<float, R>& y_pred) {
-  auto pred = argmax(y_pred, int(R) - 1);
-  return cast<float>(equal(cast<std::int64_t>(y_true), pred));
-}
-/// Per-example argmax(y_true, -1) == argmax(y_pred, -1) (categorical_accuracy).
-template <std::size_t R>
-Tensor<float, R - 1> categorical_accuracy(const Tensor<float, R>& y_true,
-                                          const Tensor<float, R>& y_pred) {
-  return cast<float>(equal(argmax(y_true, int(R) - 1), argmax(y_pred, int(R) - 1)));
-}
-
-/// A shared handle to a metric (what `compile` stores); converts from any Metric.
-class MetricHandle {
- public:
-  /// Holds a copy of `m` (any class derived from Metric); the copy shares m's state variables.
-  template <class M>
-    requires std::derived_from<std::remove_cvref_t<M>, Metric>
-  MetricHandle(M&& m)  // NOLINT(google-explicit-constructor)
-      : p_(std::make_shared<std::remove_cvref_t<M>>(std::forward<M>(m))) {}
-  /// Shares `p` (a metric also read elsewhere); must not be null.
-  MetricHandle(std::shared_ptr<Metric> p) : p_(std::move(p)) {}  // NOLINT
-  /// The metric.
-  [[nodiscard]] Metric& get() const { return *p_; }
-  /// Member access to the metric: `handle->result()`.
-  [[nodiscard]] Metric* operator->() const { return p_.get(); }
-
- private:
-  std::shared_ptr<Metric> p_;
-};
-
-}  // namespace metrics
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_METRICS_HPP
-// ---- end <tapeflow/keras/metrics.hpp>
-// ---- begin <tapeflow/keras/optimizers.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_OPTIMIZERS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_OPTIMIZERS_HPP
-// tf.keras.optimizers: SGD (momentum, nesterov), Adam, RMSprop, with `apply_gradients` and a
-// learning rate given as a value or a schedule.
-//
-// The update rules are Keras's (Keras 3 and tf_keras agree on them). An optimizer builds on its
-// first step: it creates every slot for every variable it is given, in Keras's order (per
-// variable, each slot in turn), so its object graph matches Keras's under each layout
-// (Note [Object-graph layouts]): Keras 3 and tf_keras list `_iterations`, `_learning_rate` and
-// the slots as a flat `_variables` list; tf_keras legacy optimizers track "iter",
-// "learning_rate", "decay" and the hyperparameters as variables and the slots ("m", "v" for
-// Adam, "rms" for RMSprop, "momentum" for SGD with momentum) as slot references.
-
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdint>
-#include <map>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/keras/schedules.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
-// tf.keras.optimizers.schedules: learning rates as a function of the optimizer step.
-
-#include <cmath>
-#include <cstdint>
-#include <functional>
-#include <numbers>
-#include <string>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace optimizers {
-namespace schedules {
-
-/// A learning-rate schedule: the rate at optimizer step `step` (0 for the first update).
-using LearningRateSchedule = std::function<double(std::int64_t step)>;
-
-/// Options of ExponentialDecay (Keras' keyword arguments; these defaults are tapeflow's).
-struct ExponentialDecayOptions {
-  double initial_learning_rate = 0.01;  ///< the rate at step 0
-  double decay_steps = 1000;            ///< steps per factor of decay_rate (> 0)
-  double decay_rate = 0.96;             ///< factor applied every decay_steps steps
-  bool staircase = false;               ///< decay in whole periods (floor of the exponent)
-};
-/// initial * decay_rate ^ (step / decay_steps) (floor of the exponent with staircase)
-/// (tf.keras.optimizers.schedules.ExponentialDecay).
-inline LearningRateSchedule ExponentialDecay(ExponentialDecayOptions o) {
-  if (o.decay_steps <= 0) {
-    throw invalid_argument("ExponentialDecay: decay_steps must be positive");
-  }
-  return [o](std::int64_t step) {
-    double p = double(step) / o.decay_steps;
-    if (o.staircase) {
-      p = std::floor(p);
-    }
-    return o.initial_learning_rate * std::pow(o.decay_rate, p);
-  };
-}
-
-/// values[i] while step <= boundaries[i] (and values.back() after the last boundary)
-/// (tf.keras.optimizers.schedules.PiecewiseConstantDecay).
-inline LearningRateSchedule PiecewiseConstantDecay(std::vector<std::int64_t> boundaries,
-                                                   std::vector<double> values) {
-  if (values.size() != boundaries.size() + 1) {
-    throw invalid_argument(
-        "PiecewiseConstantDecay: values must have one more entry than "
-        "boundaries (" +
-        std::to_string(values.size()) + " values, " + std::to_string(boundaries.size()) +
-        " boundaries)");
-  }
-  return [b = std::move(boundaries), v = std::move(values)](std::int64_t step) {
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      if (step <= b[i]) {
-        return v[i];
-      }
-    }
-    return v.back();
-  };
-}
-
-/// Options of CosineDecay (Keras' keyword arguments; these defaults are tapeflow's).
-struct CosineDecayOptions {
-  double initial_learning_rate = 0.01;  ///< the rate at step 0
-  double decay_steps = 1000;            ///< steps to decay over (> 0); constant afterwards
-  double alpha = 0.0;                   ///< final rate as a fraction of initial_learning_rate
-};
-/// initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
-/// (tf.keras.optimizers.schedules.CosineDecay).
-inline LearningRateSchedule CosineDecay(CosineDecayOptions o) {
-  if (o.decay_steps <= 0) {
-    throw invalid_argument("CosineDecay: decay_steps must be positive");
-  }
-  return [o](std::int64_t step) {
-    const double p = std::min(double(step), o.decay_steps) / o.decay_steps;
-    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * p));
-    return o.initial_learning_rate * ((1.0 - o.alpha) * cosine + o.alpha);
-  };
-}
-
-}  // namespace schedules
-}  // namespace optimizers
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
-// ---- end <tapeflow/keras/schedules.hpp>
-// ---- begin <tapeflow/ops/training/resource_apply.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
-// The fused optimizer updates, TensorFlow's training ops: ResourceApplyGradientDescent,
-// ResourceApplyKerasMomentum, ResourceApplyAdam, ResourceApplyRMSProp. Each updates a variable
-// and its slot variables in place from a gradient; the Keras optimizers run them through
-// `detail::execute`, so an update traced in a tf::function is a node of this name. Float32
-// variables only (what the optimizers accept).
-
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <vector>
-
-// ---- begin <tapeflow/core/detail/flush_denormals.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
-// Flushing denormal floats to zero for the duration of a scope, as TensorFlow does around every
-// kernel (port::ScopedFlushDenormal). Optimizer state decays geometrically where gradients are
-// zero (MNIST's border pixels never light up), and once it reaches the denormal range each
-// multiply costs a microcode assist of ~100 cycles: Adam's update became 70% of an MLP step.
-// IWYU pragma: private
-
-
-#if defined(__SSE__) || defined(_M_X64)
-#include <xmmintrin.h>
-#define TAPEFLOW_HAS_MXCSR 1
-#endif
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// Sets flush-to-zero and denormals-are-zero on this thread while alive, restoring the previous
-/// mode on exit (the caller's own floating-point environment is left as it was).
-class ScopedFlushDenormals {
- public:
-  ScopedFlushDenormals() noexcept {
-#if defined(TAPEFLOW_HAS_MXCSR)
-    saved_ = _mm_getcsr();
-    _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
-#elif defined(__aarch64__)
-    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
-    const unsigned long long flushed = saved_ | kArmFlushToZero;
-    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed));
-#endif
-  }
-  ~ScopedFlushDenormals() {
-#if defined(TAPEFLOW_HAS_MXCSR)
-    _mm_setcsr(saved_);
-#elif defined(__aarch64__)
-    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_));
-#endif
-  }
-  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
-  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
-
- private:
-#if defined(TAPEFLOW_HAS_MXCSR)
-  static constexpr unsigned kFlushToZero = 0x8000;     // MXCSR bit 15
-  static constexpr unsigned kDenormalsAreZero = 0x40;  // MXCSR bit 6
-  unsigned saved_ = 0;
-#elif defined(__aarch64__)
-  static constexpr unsigned long long kArmFlushToZero = 1ULL << 24;  // FPCR.FZ
-  unsigned long long saved_ = 0;
-#endif
-};
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
-// ---- end <tapeflow/core/detail/flush_denormals.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-// One block of each update: `old` is the variable's value, `out` receives the new one (often
-// the same buffer), slots are updated in place. Defined with Eigen in
-// ops/detail/resource_apply_kernels.hpp (compiled in tapeflow::instantiations under
-// TAPEFLOW_PRECOMPILED); the formulas are on the ops below.
-template <class T>
-void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr);
-template <class T>
-void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* g, T lr, T mu,
-                          bool nesterov);
-template <class T>
-void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* g, T beta1, T beta2,
-                T alpha, T epsilon);
-template <class T>
-void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* g, T lr, T rho, T epsilon);
-
-/// The checks every update shares: a float32 variable (and slots) with the gradient's shape.
-template <class Op>
-void check_apply_operands(const AnyVariable& var, std::initializer_list<const AnyVariable*> slots,
-                          const Shape& grad_shape) {
-  auto name = [](const AnyVariable& v) { return v.has_value() ? "'" + v.name() + "'" : "none"; };
-  for (const AnyVariable* v : slots) {
-    if (!v->has_value() || v->dtype() != DType::float32 || v->shape() != var.shape()) {
-      throw invalid_argument(std::string(Op::name) + ": slot variable " + name(*v) +
-                             " must be a float32 variable of the shape of " + name(var));
-    }
-  }
-  if (!var.has_value() || var.dtype() != DType::float32) {
-    throw invalid_argument(std::string(Op::name) + ": variable " + name(var) +
-                           " must be a float32 variable");
-  }
-  if (grad_shape != var.shape()) {
-    throw invalid_argument(std::string(Op::name) + ": gradient of shape " + grad_shape.to_string() +
-                           " for variable '" + var.name() + "' of shape " +
-                           var.shape().to_string());
-  }
-}
-
-/// Runs `rule(n, old, var, slots, g)` over the variable, its slots and the gradient `g`, in
-/// place: `var[i]` is written from `old[i]`, the same buffer unless a reader or a tape holds
-/// the variable's value, in which case `var` is a fresh buffer (copy-on-write without a
-/// separate copy pass). The update is memory-bound, so large variables are split over the
-/// thread pool, in blocks that stay in L1/L2 so the rule's several sweeps cost one pass.
-template <std::size_t NumSlots, class Rule>
-void apply_update_kernel(const AnyVariable& var, const std::array<AnyVariable, NumSlots>& slot_vars,
-                         const float* g, Rule&& rule) {
-  std::array<float*, NumSlots + 1> slots{};  // +1: no zero-length array
-  for (std::size_t i = 0; i < NumSlots; ++i) {
-    slots[i] = static_cast<float*>(slot_vars[i].writable_raw_data());
-  }
-  const auto [old_raw, out_raw] = var.overwrite_raw_data();
-  const auto* old = static_cast<const float*>(old_raw);
-  auto* out = static_cast<float*>(out_raw);
-  constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
-  backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
-    const ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
-    constexpr std::int64_t block = 2048;
-    std::array<float*, NumSlots + 1> part{};
-    for (std::int64_t o = b; o < e; o += block) {
-      for (std::size_t i = 0; i < NumSlots; ++i) {
-        part[i] = slots[i] + o;
-      }
-      rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
-    }
-  });
-}
-
-inline float scalar(const Tensor<float, 0>& t) { return *t.data(); }
-
-}  // namespace detail
-
-namespace ops {
-
-/// var -= alpha * delta (TensorFlow op "ResourceApplyGradientDescent").
-struct ResourceApplyGradientDescent {
-  static constexpr std::string_view name = "ResourceApplyGradientDescent";
-  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
-  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
-  static constexpr bool stateful = true;
-  static constexpr bool differentiable = false;
-  AnyVariable var;
-
-  /// TensorFlow's resource input: `var`.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id()}; }
-  template <std::size_t R>
-  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
-    detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
-    return {};
-  }
-  template <std::size_t R>
-  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& alpha,
-               const Tensor<float, R>& delta) const {
-    const float lr = detail::scalar(alpha);
-    detail::apply_update_kernel<0>(
-        var, {}, delta.data(),
-        [&](std::int64_t n, const float* old, float* v, float**, const float* g) {
-          detail::gradient_descent_block(n, old, v, g, lr);
-        });
-    *detail::tensor_access::mutable_data(done) = true;
-  }
-};
-
-/// Keras's momentum (TensorFlow op "ResourceApplyKerasMomentum"):
-/// accum = momentum * accum - lr * grad; var += accum
-/// (use_nesterov: var += momentum * accum - lr * grad).
-struct ResourceApplyKerasMomentum {
-  static constexpr std::string_view name = "ResourceApplyKerasMomentum";
-  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
-  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
-  static constexpr bool stateful = true;
-  static constexpr bool differentiable = false;
-  AnyVariable var;
-  AnyVariable accum;
-  bool use_nesterov = false;
-
-  /// TensorFlow's attributes.
-  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", use_nesterov}}; }
-  /// TensorFlow's resource inputs: `var`, `accum`.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), accum.id()}; }
-  template <std::size_t R>
-  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
-                         const Tensor<float, 0>&) const {
-    detail::check_apply_operands<ResourceApplyKerasMomentum>(var, {&accum}, grad.shape());
-    return {};
-  }
-  template <std::size_t R>
-  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, R>& grad,
-               const Tensor<float, 0>& momentum) const {
-    const float lr = detail::scalar(lr_t);
-    const float mu = detail::scalar(momentum);
-    const bool nesterov = use_nesterov;
-    detail::apply_update_kernel<1>(
-        var, {accum}, grad.data(),
-        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
-          detail::keras_momentum_block(n, old, v, s[0], g, lr, mu, nesterov);
-        });
-    *detail::tensor_access::mutable_data(done) = true;
-  }
-};
-
-/// Adam (TensorFlow op "ResourceApplyAdam"): m = beta1 m + (1 - beta1) grad;
-/// v = beta2 v + (1 - beta2) grad^2;
-/// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon).
-struct ResourceApplyAdam {
-  static constexpr std::string_view name = "ResourceApplyAdam";
-  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
-  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
-  static constexpr bool stateful = true;
-  static constexpr bool differentiable = false;
-  AnyVariable var;
-  AnyVariable m;
-  AnyVariable v;
-
-  /// TensorFlow's attributes.
-  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", false}}; }
-  /// TensorFlow's resource inputs: `var`, `m`, `v`.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), m.id(), v.id()}; }
-  template <std::size_t R>
-  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
-                         const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
-                         const Tensor<float, R>& grad) const {
-    detail::check_apply_operands<ResourceApplyAdam>(var, {&m, &v}, grad.shape());
-    return {};
-  }
-  template <std::size_t R>
-  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& beta1_power,
-               const Tensor<float, 0>& beta2_power, const Tensor<float, 0>& lr,
-               const Tensor<float, 0>& beta1, const Tensor<float, 0>& beta2,
-               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
-    const float b1 = detail::scalar(beta1), b2 = detail::scalar(beta2);
-    const float eps = detail::scalar(epsilon);
-    const float alpha = detail::scalar(lr) * std::sqrt(1.0f - detail::scalar(beta2_power)) /
-                        (1.0f - detail::scalar(beta1_power));
-    detail::apply_update_kernel<2>(
-        var, {m, v}, grad.data(),
-        [&](std::int64_t n, const float* old, float* out, float** s, const float* g) {
-          detail::adam_block(n, old, out, s[0], s[1], g, b1, b2, alpha, eps);
-        });
-    *detail::tensor_access::mutable_data(done) = true;
-  }
-};
-
-/// RMSprop without momentum, not centered (TensorFlow op "ResourceApplyRMSProp" without its
-/// momentum accumulator, which Keras's RMSprop(momentum=0) does not create):
-/// ms = rho ms + (1 - rho) grad^2; var -= lr grad / sqrt(ms + epsilon) (epsilon inside the
-/// root, as TensorFlow's kernel, Keras 3 and tf_keras have it).
-struct ResourceApplyRMSProp {
-  static constexpr std::string_view name = "ResourceApplyRMSProp";
-  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
-  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
-  static constexpr bool stateful = true;
-  static constexpr bool differentiable = false;
-  AnyVariable var;
-  AnyVariable ms;
-
-  /// The resource inputs this op has: `var`, `ms` (TensorFlow's also takes `mom`).
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), ms.id()}; }
-  /// TensorFlow's ResourceApplyRMSProp always takes a momentum accumulator and a momentum.
-  [[nodiscard]] std::string export_error() const {
-    return "ResourceApplyRMSProp without momentum: TensorFlow's op needs the `mom` slot and "
-           "`momentum` input, which Keras's RMSprop(momentum=0) does not create (Keras updates "
-           "with plain ops there)";
-  }
-  template <std::size_t R>
-  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
-                         const Tensor<float, R>& grad) const {
-    detail::check_apply_operands<ResourceApplyRMSProp>(var, {&ms}, grad.shape());
-    return {};
-  }
-  template <std::size_t R>
-  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, 0>& rho_t,
-               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
-    const float lr = detail::scalar(lr_t), rho = detail::scalar(rho_t);
-    const float eps = detail::scalar(epsilon);
-    detail::apply_update_kernel<1>(
-        var, {ms}, grad.data(),
-        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
-          detail::rmsprop_block(n, old, v, s[0], g, lr, rho, eps);
-        });
-    *detail::tensor_access::mutable_data(done) = true;
-  }
-};
-
-}  // namespace ops
-TAPEFLOW_END_NAMESPACE
-
-// ---- begin <tapeflow/ops/detail/resource_apply_kernels.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
-// The Eigen bodies of the optimizer updates' blocks declared in
-// ops/training/resource_apply.hpp: whole-array expressions over flat buffers, which Eigen
-// vectorizes (sqrt included) whatever the user's -fno-math-errno setting. Header-only programs
-// get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
-// tapeflow::instantiations (src/instantiations/kernels.cpp).
-// IWYU pragma: private, include <tapeflow/ops.hpp>
-
-#include <cstdint>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-using FlatArray = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstFlatArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-
-template <class T>
-void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr) {
-  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * ConstFlatArray<T>(g, n);
-}
-
-template <class T>
-void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* gp, T lr, T mu,
-                          bool nesterov) {
-  FlatArray<T> a(accum, n);
-  const ConstFlatArray<T> g(gp, n);
-  a = mu * a - lr * g;
-  if (nesterov) {
-    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + mu * a - lr * g;
-  } else {
-    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + a;
-  }
-}
-
-template <class T>
-void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* gp, T beta1, T beta2,
-                T alpha, T epsilon) {
-  FlatArray<T> mean(m, n);
-  FlatArray<T> second(v, n);
-  const ConstFlatArray<T> g(gp, n);
-  mean = beta1 * mean + (T(1) - beta1) * g;
-  second = beta2 * second + (T(1) - beta2) * g.square();
-  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - alpha * mean / (second.sqrt() + epsilon);
-}
-
-template <class T>
-void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* gp, T lr, T rho,
-                   T epsilon) {
-  FlatArray<T> r(ms, n);
-  const ConstFlatArray<T> g(gp, n);
-  r = rho * r + (T(1) - rho) * g.square();
-  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * g / (r + epsilon).sqrt();
-}
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
-// ---- end <tapeflow/ops/detail/resource_apply_kernels.hpp>
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
-// ---- end <tapeflow/ops/training/resource_apply.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-
-/// d loss / d var for each variable (empty AnyTensor where the loss does not depend on it):
-/// `tape.gradient(loss, model.trainable_variables())` for mixed-rank variable lists.
-inline std::vector<AnyTensor> gradient(GradientTape& tape, const Tensor<float, 0>& loss,
-                                       const std::vector<AnyVariable>& vars) {
-  return tape.gradient_by_id(loss, ids_of(vars));
-}
-
-namespace optimizers {
-
-/// A learning rate: a number or a schedule (`schedules::ExponentialDecay(...)`, any
-/// `double(std::int64_t step)` callable).
-class LearningRate {
- public:
-  /// A constant rate.
-  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
-  /// A rate that depends on the step (the optimizer's `iterations` before the update).
-  LearningRate(schedules::LearningRateSchedule s)  // NOLINT(google-explicit-constructor)
-      : schedule_(std::move(s)) {}
-  /// The rate at `step`.
-  [[nodiscard]] double at(std::int64_t step) const { return schedule_ ? schedule_(step) : value_; }
-  /// Whether it is a schedule rather than a constant.
-  [[nodiscard]] bool is_schedule() const noexcept { return bool(schedule_); }
-  /// The schedule (empty for a constant rate).
-  [[nodiscard]] const schedules::LearningRateSchedule& schedule() const noexcept {
-    return schedule_;
-  }
-
- private:
-  double value_ = 0.001;
-  schedules::LearningRateSchedule schedule_;
-};
-
-}  // namespace optimizers
-}  // namespace keras
-
-namespace ops {
-/// Evaluates a learning-rate schedule at a step (the `iterations` variable's value). Keras
-/// writes a schedule in ops that TensorFlow traces; a tapeflow schedule is any C++ callable, so
-/// a traced function calls it from this op, which has no TensorFlow counterpart (it cannot be
-/// exported to a SavedModel; training steps are not).
-struct ScheduleLearningRate {
-  static constexpr std::string_view name = "ScheduleLearningRate";
-  static constexpr bool stateful = true;  // calls user code
-  static constexpr bool differentiable = false;
-  keras::optimizers::schedules::LearningRateSchedule schedule;
-
-  [[nodiscard]] OutSpec<float, 0> infer(const Tensor<std::int64_t, 0>&) const { return {}; }
-  void compute(Tensor<float, 0>& lr, const Tensor<std::int64_t, 0>& step) const {
-    *detail::tensor_access::mutable_data(lr) = float(schedule(*step.data()));
-  }
-};
-}  // namespace ops
-
-namespace keras {
-namespace optimizers {
-
-/// A slot variable: optimizer state kept per model variable.
-struct SlotVariable {
-  AnyVariable original;   ///< the model variable
-  std::string slot_name;  ///< "m", "v", "momentum", "rms"
-  AnyVariable slot;       ///< the state (same shape as the original)
-};
-
-/// Base of optimizers (tf.keras.optimizers.Optimizer). Copies share state (slots, iterations),
-/// as Python references to one optimizer do.
-class Optimizer : public train::Trackable {
- public:
-  /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
-  /// warns and skips them too). Increments `iterations` once.
-  void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
-    if (grads.size() != vars.size()) {
-      throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
-                             " gradients for " + std::to_string(vars.size()) + " variables");
-    }
-    // Inside a tf::function being traced, each update becomes a graph node running the same
-    // in-place kernel when the function runs (TensorFlow's ResourceApply* ops), and the
-    // learning rate is read from its schedule then, at the step the function runs.
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
-        continue;
-      }
-      if (vars[i].dtype() != DType::float32 || grads[i].dtype() != DType::float32) {
-        throw invalid_argument("Optimizer::apply_gradients: variable '" + vars[i].name() +
-                               "' and its gradient must be float32");
-      }
-      if (grads[i].shape() != vars[i].shape()) {
-        throw invalid_argument("Optimizer::apply_gradients: gradient of shape " +
-                               grads[i].shape().to_string() + " for variable '" + vars[i].name() +
-                               "' of shape " + vars[i].shape().to_string());
-      }
-    }
-    build(vars);  // first step only
-    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
-    // tf::function being traced, they become nodes that run, in this order, at each call, with
-    // the learning rate of the step that call runs.
-    const Tensor<float, 0> lr = learning_rate_tensor();
-    prepare_step(lr);
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
-        continue;
-      }
-      apply_update(vars[i], grads[i], lr);
-    }
-    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
-  }
-  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
-  template <std::size_t R>
-  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
-                       const std::vector<Variable<float, R>*>& vars) {
-    std::vector<AnyTensor> g;
-    std::vector<AnyVariable> v;
-    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
-      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
-      v.emplace_back(*vars[i]);
-    }
-    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
-    if (grads.size() != vars.size()) {
-      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
-    }
-  }
-
-  /// Number of updates applied so far (Keras: `optimizer.iterations`).
-  [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
-  /// The variable counting the updates (checkpointed as `iter` / `_iterations`).
-  [[nodiscard]] const Variable<std::int64_t, 0>& iterations_variable() const { return s_->iter; }
-  /// The learning rate at the current step.
-  [[nodiscard]] double current_learning_rate() const { return learning_rate_at(iterations()); }
-  /// Creates the slots of every variable in `vars`, in Keras's order (each variable's slots in
-  /// turn). apply_gradients does it on the first step; calling it earlier lets a checkpoint
-  /// restore the slots before training starts.
-  void build(std::span<const AnyVariable> vars) {
-    if (s_->built) {
-      return;
-    }
-    s_->built = true;
-    s_->built_vars.assign(vars.begin(), vars.end());
-    for (const auto& v : vars) {
-      if (v.dtype() != DType::float32) {
-        continue;  // not updated (apply_gradients refuses its gradients)
-      }
-      for (const char* name : slot_names()) {
-        (void)slot(v, name);
-      }
-    }
-    notify_children_changed();
-  }
-  /// Whether the slots exist (after the first step or `build`).
-  [[nodiscard]] bool built() const noexcept { return s_->built; }
-  /// "SGD", "Adam", "RMSprop": the prefix of its variables' names.
-  [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
-  /// The op name of the update in traced graphs (TensorFlow's kernel for the same rule).
-  [[nodiscard]] virtual std::string apply_op_name() const = 0;
-
-  /// The optimizer's state under `layout` (Note [Object-graph layouts]).
-  [[nodiscard]] std::vector<train::TrackableReference> trackable_children(
-      train::Layout layout) override {
-    using train::Layout;
-    using train::TrackableList;
-    std::vector<train::TrackableReference> out;
-    if (layout == Layout::tf_keras_legacy) {
-      out.push_back({.name = "iter", .variable = s_->iter});
-      for (auto& [n, v] : s_->hyper) {
-        out.push_back({.name = n, .variable = v});
-      }
-      return out;
-    }
-    if (layout == Layout::tf_keras) {
-      for (const char* name : tf_keras_extra_slot_names()) {
-        for (const auto& v : s_->built_vars) {
-          (void)slot(v, name);  // tf_keras creates them even where the rule never reads them
-        }
-      }
-    }
-    const bool keras3 = layout == Layout::keras3;
-    // Keras 3 tracks a schedule as an object, not a variable; tf_keras keeps its current value
-    // in `_current_learning_rate`.
-    const bool lr_variable = !(keras3 && learning_rate_.is_schedule());
-    auto variables = std::make_shared<TrackableList>();
-    variables->push_back({.variable = s_->iter});
-    if (keras3 && lr_variable) {
-      variables->push_back({.variable = s_->lr_var});
-    }
-    for (const auto& sv : s_->slot_list) {
-      variables->push_back({.variable = sv.slot});
-    }
-    out.push_back({.name = "_variables", .owned = std::move(variables)});
-    if (keras3) {
-      out.push_back({.name = "_trainable_variables", .owned = TrackableList::of(s_->built_vars)});
-      out.push_back({.name = "_trainable_variables_indices",
-                     .owned = std::make_shared<train::TrackableNode>()});
-    }
-    out.push_back({.name = "_iterations", .variable = s_->iter});
-    if (lr_variable) {
-      out.push_back({.name = !keras3 && learning_rate_.is_schedule() ? "_current_learning_rate"
-                                                                     : "_learning_rate",
-                     .variable = s_->lr_var});
-    }
-    if (!keras3) {
-      out.push_back({.name = "_index_dict", .owned = std::make_shared<train::TrackableNode>()});
-    }
-    for (const auto& [list_name, slot_name] : slot_lists(layout)) {
-      auto list = std::make_shared<TrackableList>();
-      for (const auto& v : s_->built_vars) {
-        if (slot_name != nullptr) {
-          if (auto sv = get_slot(v, slot_name)) {
-            list->push_back({.variable = *sv});
-          }
-        }
-      }
-      out.push_back({.name = list_name, .owned = std::move(list)});
-    }
-    return out;
-  }
-  /// tf_keras legacy optimizers reference their slots from the object graph.
-  [[nodiscard]] std::vector<train::SlotVariableReference> trackable_slot_variables(
-      train::Layout layout) override {
-    std::vector<train::SlotVariableReference> out;
-    if (layout == train::Layout::tf_keras_legacy) {
-      for (const auto& sv : s_->slot_list) {
-        out.push_back({sv.original, sv.slot_name, sv.slot});
-      }
-    }
-    return out;
-  }
-  [[nodiscard]] bool may_create_children() const override { return !s_->built; }
-  /// Optimizer copies share state, so they share the deferred-restoration hook too.
-  void set_children_changed_hook(ChildrenChangedHook hook) override { s_->hook = std::move(hook); }
-
-  /// Every slot variable created so far, in creation order.
-  [[nodiscard]] std::vector<SlotVariable> slot_variables() const { return s_->slot_list; }
-  /// The slot `slot_name` of `var`, if created.
-  [[nodiscard]] std::optional<AnyVariable> get_slot(const AnyVariable& var,
-                                                    const std::string& slot_name) const {
-    for (const auto& s : s_->slot_list) {
-      if (s.original.same_as(var) && s.slot_name == slot_name) {
-        return s.slot;
-      }
-    }
-    return std::nullopt;
-  }
-
- protected:
-  /// Creates the `iterations` variable and the hyperparameter variables Keras tracks.
-  Optimizer(std::string name, LearningRate lr)
-      : s_(std::make_shared<State>()), learning_rate_(std::move(lr)) {
-    s_->name = std::move(name);
-    s_->iter = Variable<std::int64_t, 0>(std::int64_t{0},
-                                         {.name = s_->name + "/iter", .trainable = false});
-    s_->lr_var = hyper("learning_rate", learning_rate_.at(0));
-    hyper("decay", 0.0);
-  }
-  /// A tracked scalar hyperparameter.
-  Variable<float, 0> hyper(const std::string& n, double value) {
-    Variable<float, 0> v(float(value), {.name = s_->name + "/" + n, .trainable = false});
-    s_->hyper.emplace_back(n, v);
-    return v;
-  }
-  /// The slots each variable gets, in creation order (legacy names: "m", "v", "rms", ...).
-  [[nodiscard]] virtual std::vector<const char*> slot_names() const = 0;
-  /// Slots tf_keras creates although the rule does not read them (SGD without momentum).
-  [[nodiscard]] virtual std::vector<const char*> tf_keras_extra_slot_names() const { return {}; }
-  /// The Python list attributes holding the slots under `layout`, with the slot each lists
-  /// (nullptr: a list Keras keeps empty with these options).
-  [[nodiscard]] virtual std::vector<std::pair<const char*, const char*>> slot_lists(
-      train::Layout layout) const = 0;
-  void notify_children_changed() const override {
-    if (s_->hook) {
-      s_->hook();
-    }
-  }
-  /// The rate at `step`: the schedule's, or the `learning_rate` variable's (a checkpoint
-  /// restores it, as Keras's does).
-  [[nodiscard]] double learning_rate_at(std::int64_t step) const {
-    if (learning_rate_.is_schedule()) {
-      return learning_rate_.at(step);
-    }
-    return double(s_->lr_var.value().item());
-  }
-  /// Computes what every variable's update of this step shares (Adam's beta powers) from the
-  /// learning rate and the `iterations` variable, as ops.
-  virtual void prepare_step(const Tensor<float, 0>& lr) { (void)lr; }
-  /// Runs the update op (a ResourceApply*) of one variable (`run_update`).
-  virtual void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                            const Tensor<float, 0>& lr) = 0;
-  /// `f.template operator()<R>()` with the variable's rank R.
-  template <class F>
-  static auto with_rank(const AnyVariable& var, F&& f) {
-    return detail::visit_rank<0, 5>(var.rank(),
-                                    "tf::keras::optimizers: variable '" + var.name() + "'", f);
-  }
-  /// Calls `run(grad)` with the gradient typed by the variable's rank (the update ops take it
-  /// among other inputs, in TensorFlow's order).
-  template <class Run>
-  static void run_update(const AnyVariable& var, const AnyTensor& grad, Run&& run) {
-    with_rank(var, [&]<std::size_t R>() { (void)run(grad.unchecked_as<float, R>()); });
-  }
-  /// A scalar hyperparameter as an input of the update ops.
-  static Tensor<float, 0> scalar(double v) { return Tensor<float, 0>(float(v)); }
-  /// The slot `slot_name` of `var`, created (zeros) on first use.
-  AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
-    auto key = std::make_pair(var.id(), slot_name);
-    auto it = s_->slots.find(key);
-    if (it != s_->slots.end()) {
-      return it->second;
-    }
-    AnyVariable created = with_rank(var, [&]<std::size_t R>() {
-      auto typed = var.as<float, R>();
-      auto z = Tensor<float, R>::uninitialized(typed.dims());
-      std::fill_n(detail::tensor_access::mutable_data(z), z.num_elements(), 0.0f);
-      // Keras 2 names slots "<var name>/<slot>" (e.g. "dense/kernel/m").
-      return AnyVariable(
-          Variable<float, R>(z, {.name = var.name() + "/" + slot_name, .trainable = false}));
-    });
-    s_->slots.emplace(key, created);
-    s_->slot_list.push_back({var, slot_name, created});
-    return created;
-  }
-
- private:
-  struct State {
-    std::string name;
-    Variable<std::int64_t, 0> iter;
-    Variable<float, 0> lr_var;
-    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
-    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
-    std::vector<SlotVariable> slot_list;
-    bool built = false;
-    std::vector<AnyVariable> built_vars;
-    ChildrenChangedHook hook;
-  };
-
-  // The learning rate of this step as a tensor: the schedule's at `iterations` (an op that
-  // calls it when a traced function runs), kept in the learning-rate variable as Keras does;
-  // or that variable's value, which a checkpoint restores.
-  Tensor<float, 0> learning_rate_tensor() {
-    if (!learning_rate_.is_schedule()) {
-      return s_->lr_var.value();
-    }
-    auto lr =
-        detail::execute(ops::ScheduleLearningRate{learning_rate_.schedule()}, s_->iter.value());
-    s_->lr_var.assign(lr);
-    return lr;
-  }
-
-  std::shared_ptr<State> s_;
-
- protected:
-  LearningRate learning_rate_;  ///< as given (a value or a schedule)
-};
-
-/// Keyword arguments of SGD.
-struct SGDOptions {
-  LearningRate learning_rate = 0.01;  ///< a value or a schedule
-  double momentum = 0.0;              ///< 0: plain gradient descent, no slot
-  bool nesterov = false;              ///< Nesterov momentum
-};
-
-/// Gradient descent, optionally with (Nesterov) momentum (tf.keras.optimizers.SGD):
-/// velocity = momentum * velocity - lr * g; var += velocity
-/// (nesterov: var += momentum * velocity - lr * g).
-class SGD : public Optimizer {
- public:
-  [[nodiscard]] std::string apply_op_name() const override {
-    return std::string(o_.momentum == 0.0 ? ops::ResourceApplyGradientDescent::name
-                                          : ops::ResourceApplyKerasMomentum::name);
-  }
-  /// `tf.keras.optimizers.SGD(learning_rate, momentum, nesterov)`.
-  explicit SGD(SGDOptions o = {}) : Optimizer("SGD", o.learning_rate), o_(o) {
-    hyper("momentum", o.momentum);
-  }
-
- protected:
-  [[nodiscard]] std::vector<const char*> slot_names() const override {
-    return o_.momentum == 0.0 ? std::vector<const char*>{} : std::vector<const char*>{"momentum"};
-  }
-  [[nodiscard]] std::vector<const char*> tf_keras_extra_slot_names() const override {
-    return slot_names().empty() ? std::vector<const char*>{"momentum"} : std::vector<const char*>{};
-  }
-  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
-      train::Layout layout) const override {
-    const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
-    return {{"momentums", has ? "momentum" : nullptr}};
-  }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
-    if (o_.momentum == 0.0) {
-      run_update(var, grad, [&](const auto& g) {
-        return detail::execute(ops::ResourceApplyGradientDescent{var}, lr, g);
-      });
-    } else {
-      const ops::ResourceApplyKerasMomentum op{var, slot(var, "momentum"), o_.nesterov};
-      run_update(var, grad, [&](const auto& g) { return detail::execute(op, lr, g, momentum_); });
-    }
-  }
-
- private:
-  SGDOptions o_;
-  Tensor<float, 0> momentum_ = scalar(o_.momentum);  // ResourceApplyKerasMomentum's input
-};
-
-/// Keyword arguments of Adam (Keras defaults).
-struct AdamOptions {
-  LearningRate learning_rate = 0.001;  ///< a value or a schedule
-  double beta_1 = 0.9;                 ///< decay of the first-moment estimate
-  double beta_2 = 0.999;               ///< decay of the second-moment estimate
-  double epsilon = 1e-7;               ///< added to the root of the second moment
-};
-
-/// Adam (tf.keras.optimizers.Adam): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
-/// var -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon), t = step + 1.
-class Adam : public Optimizer {
- public:
-  [[nodiscard]] std::string apply_op_name() const override {
-    return std::string(ops::ResourceApplyAdam::name);
-  }
-  /// `tf.keras.optimizers.Adam(learning_rate, beta_1, beta_2, epsilon)`.
-  explicit Adam(AdamOptions o = {}) : Optimizer("Adam", o.learning_rate), o_(o) {
-    hyper("beta_1", o.beta_1);
-    hyper("beta_2", o.beta_2);
-  }
-
- protected:
-  [[nodiscard]] std::vector<const char*> slot_names() const override { return {"m", "v"}; }
-  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
-      train::Layout) const override {
-    return {{"_momentums", "m"}, {"_velocities", "v"}};
-  }
-  // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
-  void prepare_step(const Tensor<float, 0>&) override {
-    const auto t = cast<float>(iterations_variable().value()) + 1.0f;
-    beta_1_power_ = pow(beta_1_, t);
-    beta_2_power_ = pow(beta_2_, t);
-  }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
-    const ops::ResourceApplyAdam op{var, slot(var, "m"), slot(var, "v")};
-    run_update(var, grad, [&](const auto& g) {
-      return detail::execute(op, beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_, g);
-    });
-  }
-
- private:
-  AdamOptions o_;
-  // The update ops' inputs: constants made once; the powers computed at each step.
-  Tensor<float, 0> beta_1_ = scalar(o_.beta_1), beta_2_ = scalar(o_.beta_2);
-  Tensor<float, 0> epsilon_ = scalar(o_.epsilon);
-  Tensor<float, 0> beta_1_power_, beta_2_power_;
-};
-
-/// Keyword arguments of RMSprop (Keras defaults).
-struct RMSpropOptions {
-  LearningRate learning_rate = 0.001;  ///< a value or a schedule
-  double rho = 0.9;                    ///< decay of the mean square
-  double epsilon = 1e-7;               ///< added inside the root
-};
-
-/// RMSprop (tf.keras.optimizers.RMSprop, no momentum, not centered):
-/// rms = rho rms + (1 - rho) g^2; var -= lr g / sqrt(rms + epsilon) (epsilon inside the root,
-/// as Keras 3, tf_keras and TensorFlow's ApplyRMSProp kernel have it).
-class RMSprop : public Optimizer {
- public:
-  [[nodiscard]] std::string apply_op_name() const override {
-    return std::string(ops::ResourceApplyRMSProp::name);
-  }
-  /// `tf.keras.optimizers.RMSprop(learning_rate, rho, epsilon)`.
-  explicit RMSprop(RMSpropOptions o = {}) : Optimizer("RMSprop", o.learning_rate), o_(o) {
-    hyper("rho", o.rho);
-  }
-
- protected:
-  [[nodiscard]] std::vector<const char*> slot_names() const override { return {"rms"}; }
-  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
-      train::Layout) const override {
-    return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
-  }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
-    const ops::ResourceApplyRMSProp op{var, slot(var, "rms")};
-    run_update(var, grad,
-               [&](const auto& g) { return detail::execute(op, lr, rho_, epsilon_, g); });
-  }
-
- private:
-  RMSpropOptions o_;
-  Tensor<float, 0> rho_ = scalar(o_.rho), epsilon_ = scalar(o_.epsilon);  // update op inputs
-};
-
-/// A shared handle to an optimizer (what `compile` stores); converts from any Optimizer, and
-/// shares its state with the object it was made from.
-class OptimizerHandle {
- public:
-  OptimizerHandle() = default;
-  /// Copies optimizer `o` into shared storage; its state (slots, iterations) stays shared.
-  template <class O>
-    requires std::derived_from<std::remove_cvref_t<O>, Optimizer>
-  OptimizerHandle(O&& o)  // NOLINT(google-explicit-constructor)
-      : p_(std::make_shared<std::remove_cvref_t<O>>(std::forward<O>(o))) {}
-  /// False when no optimizer was given.
-  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
-  /// The optimizer; failed_precondition when there is none.
-  [[nodiscard]] Optimizer& get() const {
-    if (!p_) {
-      throw failed_precondition("tf::keras: no optimizer (pass .optimizer to compile)");
-    }
-    return *p_;
-  }
-
- private:
-  std::shared_ptr<Optimizer> p_;
-};
-
-}  // namespace optimizers
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_OPTIMIZERS_HPP
-// ---- end <tapeflow/keras/optimizers.hpp>
-// ---- begin <tapeflow/keras/progbar.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_PROGBAR_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_PROGBAR_HPP
-// tf.keras.utils.Progbar: the progress bar `fit` and `evaluate` print.
-
-#include <chrono>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <iomanip>
-#include <iostream>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include <unistd.h>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace utils {
-
-/// Keras' progress bar: `  37/1200 [>.............................] - ETA: 12s - loss: 0.41`
-/// redrawn in place on a terminal, and one summary line per epoch (`1200/1200 [=====] - 4s
-/// 3ms/step - loss: 0.21 - ...`) when the output is not a terminal. verbose 0: silent;
-/// 2: only the summary line. The summary line is printed by `update(..., finalize = true)`.
-class Progbar {
- public:
-  /// (name, value) pairs shown after the bar, in order.
-  using Values = std::vector<std::pair<std::string, double>>;
-
-  /// A bar for `target` steps (nullopt: unknown, shown as "n/Unknown") written to `out`.
-  /// `dynamic` (redraw in place) defaults to whether `out` is std::cout on a terminal.
-  explicit Progbar(std::optional<std::int64_t> target, int verbose = 1,
-                   std::ostream& out = std::cout, std::optional<bool> dynamic = std::nullopt)
-      : target_(target), verbose_(verbose), out_(out), start_(clock::now()) {
-    dynamic_ = dynamic ? *dynamic : (&out == &std::cout && ::isatty(STDOUT_FILENO) != 0);
-  }
-
-  /// Sets the current step and the values to show (the running means, as Keras shows them).
-  void update(std::int64_t current, const Values& values, bool finalize = false) {
-    seen_ = current;
-    if (verbose_ == 0) {
-      return;
-    }
-    const auto now = clock::now();
-    const double elapsed = seconds(now - start_);
-    const bool done = finalize;
-    if (!done) {
-      if (verbose_ != 1 || !dynamic_ || seconds(now - last_draw_) < 0.05) {
-        return;
-      }
-    }
-    last_draw_ = now;
-    std::ostringstream line;
-    line << bar(current);
-    if (!done) {
-      if (target_ && current > 0) {
-        const double eta = elapsed / double(current) * double(*target_ - current);
-        line << " - ETA: " << format_duration(eta);
-      } else {
-        line << " - " << format_duration(elapsed);
-      }
-    } else {
-      line << " - " << std::llround(elapsed) << "s";
-      if (current > 0) {
-        line << " " << per_step(elapsed / double(current));
-      }
-    }
-    for (const auto& [name, v] : values) {
-      line << " - " << name << ": " << format_value(v);
-    }
-    std::string text = line.str();
-    if (dynamic_) {
-      std::string pad;
-      if (text.size() < width_) {
-        pad.assign(width_ - text.size(), ' ');
-      }
-      width_ = text.size();
-      out_ << '\r' << text << pad;
-      if (done) {
-        out_ << '\n';
-      }
-      out_.flush();
-    } else if (done) {
-      out_ << text << '\n';
-      out_.flush();
-    }
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  static double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-  std::string bar(std::int64_t current) const {
-    std::ostringstream s;
-    if (!target_) {
-      s << std::setw(7) << current << "/Unknown";
-      return s.str();
-    }
-    const std::int64_t t = *target_;
-    const int digits = int(std::to_string(t).size());
-    s << std::setw(digits) << current << '/' << t << " [";
-    constexpr int bar_width = 30;
-    const double frac = t > 0 ? double(current) / double(t) : 1.0;
-    int filled = int(bar_width * frac);
-    if (filled > bar_width) {
-      filled = bar_width;
-    }
-    if (filled > 0) {
-      s << std::string(std::size_t(filled - 1), '=');
-      s << (current < t ? '>' : '=');
-    }
-    s << std::string(std::size_t(bar_width - filled), '.') << ']';
-    return s.str();
-  }
-  static std::string format_duration(double s) {
-    std::ostringstream o;
-    const auto secs = std::llround(s);
-    if (secs > 3600) {
-      o << secs / 3600 << ':' << std::setw(2) << std::setfill('0') << (secs % 3600) / 60 << ':'
-        << std::setw(2) << secs % 60;
-    } else if (secs > 60) {
-      o << secs / 60 << ':' << std::setw(2) << std::setfill('0') << secs % 60;
-    } else {
-      o << secs << 's';
-    }
-    return o.str();
-  }
-  static std::string per_step(double s) {
-    std::ostringstream o;
-    if (s >= 1) {
-      o << std::llround(s) << "s/step";
-    } else if (s >= 1e-3) {
-      o << std::llround(s * 1e3) << "ms/step";
-    } else {
-      o << std::llround(s * 1e6) << "us/step";
-    }
-    return o.str();
-  }
-  static std::string format_value(double v) {
-    std::ostringstream o;
-    if (std::abs(v) > 1e-3 || v == 0) {
-      o << std::fixed << std::setprecision(4) << v;
-    } else {
-      o << std::scientific << std::setprecision(4) << v;
-    }
-    return o.str();
-  }
-
-  std::optional<std::int64_t> target_;
-  int verbose_;
-  std::ostream& out_;
-  bool dynamic_ = false;
-  clock::time_point start_;
-  clock::time_point last_draw_{};
-  std::int64_t seen_ = 0;
-  std::size_t width_ = 0;
-};
-
-}  // namespace utils
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_PROGBAR_HPP
-// ---- end <tapeflow/keras/progbar.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-
-/// Metric values by name ("loss", "sparse_categorical_accuracy", "val_loss", ...).
-using Logs = std::map<std::string, double>;
-
-/// Hooks into fit (tf.keras.callbacks.Callback). Override what you need.
-class Callback {
- public:
-  Callback() = default;
-  /// Copyable, so derived callbacks can be.
-  Callback(const Callback&) = default;
-  /// Copy-assignable, so derived callbacks can be.
-  Callback& operator=(const Callback&) = default;
-  virtual ~Callback() = default;
-  /// Called once before the first epoch (the logs are empty).
-  virtual void on_train_begin(const Logs&) {}
-  /// Called once after the last epoch (the logs are empty).
-  virtual void on_train_end(const Logs&) {}
-  /// Called before each epoch with its 0-based index (the logs are empty).
-  virtual void on_epoch_begin(int, const Logs&) {}
-  /// Called after each epoch with its 0-based index and logs: mean loss, metrics, and the
-  /// `val_` values when fit has validation data.
-  virtual void on_epoch_end(int, const Logs&) {}
-  /// Called after each training batch with its 0-based index within the epoch and the epoch's
-  /// running loss and metrics.
-  virtual void on_train_batch_end(std::int64_t, const Logs&) {}
-};
-
-/// A callback from lambdas (tf.keras.callbacks.LambdaCallback).
-struct LambdaCallback : Callback {
-  std::function<void(int, const Logs&)> epoch_end;  ///< on_epoch_end's action; may be empty
-  std::function<void(std::int64_t, const Logs&)> batch_end;  ///< on_train_batch_end's action
-  /// Runs `on_epoch_end` after each epoch and `on_batch_end` after each training batch (either
-  /// may be empty: Keras' `LambdaCallback(on_epoch_end=..., on_train_batch_end=...)`).
-  explicit LambdaCallback(std::function<void(int, const Logs&)> on_epoch_end = {},
-                          std::function<void(std::int64_t, const Logs&)> on_batch_end = {})
-      : epoch_end(std::move(on_epoch_end)), batch_end(std::move(on_batch_end)) {}
-  /// Calls `epoch_end` when set.
-  void on_epoch_end(int e, const Logs& l) override {
-    if (epoch_end) {
-      epoch_end(e, l);
-    }
-  }
-  /// Calls `batch_end` when set.
-  void on_train_batch_end(std::int64_t b, const Logs& l) override {
-    if (batch_end) {
-      batch_end(b, l);
-    }
-  }
-};
-
-/// Arguments of `Model::compile`.
-struct CompileOptions {
-  /// Updates the weights in fit; required by fit (failed_precondition otherwise).
-  optimizers::OptimizerHandle optimizer = {};
-  /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
-  losses::LossHandle loss = {};
-  std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
-};
-
-/// Arguments of `Model::fit`.
-struct FitOptions {
-  std::int64_t batch_size = 32;  ///< for in-memory tensors
-  int epochs = 1;                ///< passes over the data
-  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 one line per epoch
-  bool shuffle = true;           ///< reshuffle in-memory tensors every epoch
-  /// (inputs, labels) evaluated after each epoch, logged with a `val_` prefix ("val_loss").
-  std::optional<std::pair<AnyTensor, AnyTensor>> validation_data = std::nullopt;
-  std::vector<std::shared_ptr<Callback>> callbacks = {};  ///< called in order
-  std::optional<std::uint64_t> seed = std::nullopt;       ///< shuffling seed
-};
-
-/// Arguments of `Model::evaluate`.
-struct EvaluateOptions {
-  std::int64_t batch_size = 32;  ///< for in-memory tensors
-  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 only the final line
-};
-
-/// Arguments of `Model::predict`.
-struct PredictOptions {
-  std::int64_t batch_size = 32;  ///< examples per forward pass
-  int verbose = 0;               ///< 0 silent, 1 progress bar, 2 only the final line
-};
-
-/// What fit returns: per-epoch values of every logged metric (tf.keras.callbacks.History).
-struct History {
-  std::map<std::string, std::vector<double>> history;  ///< name -> one value per epoch
-  int epochs = 0;                                      ///< epochs run
-};
-
-template <class Derived = void>
-class Model;
-
-/// Options of `Model::save_weights`.
-struct SaveWeightsOptions {
-  /// Object-graph names of a TensorFlow-checkpoint (prefix) file. tf_keras is the Keras that
-  /// reads such files (Keras 3 reads `.weights.h5`), so its names are the default.
-  train::Layout layout = train::Layout::tf_keras;
-};
-
-/// Options of `Model::load_weights`.
-struct LoadWeightsOptions {
-  /// Keep going past weights whose count, shape or dtype differ from the model's (HDF5: that
-  /// layer is left unchanged; checkpoints: the value is left unapplied), reporting them in the
-  /// returned status instead of throwing invalid_argument (Keras: `skip_mismatch=True`).
-  bool skip_mismatch = false;
-};
-
-/// The type-erased base of models (tf.keras.Model): a layer that can be compiled and trained.
-/// Models derive from `Model<Self>` (below), which adds `model(x)` and what fit, evaluate and
-/// predict call.
-template <>
-class Model<void> : public Layer<void> {
- public:
-  /// `base_name` is uniquified ("model" -> "model_1"); `options.name` is used verbatim.
-  explicit Model(const std::string& base_name = "model", LayerOptions options = {})
-      : Layer<void>(base_name, std::move(options)) {}
-
-  /// The forward pass on a type-erased batch (what fit/evaluate/predict use).
-  virtual AnyTensor call_any(const AnyTensor& x, bool training) {
-    (void)x;
-    (void)training;
-    throw unimplemented("tf::keras::Model '" + name() +
-                        "': derive the model from tf::keras::Model<Self> (or override call_any) "
-                        "to use fit/evaluate/predict");
-  }
-
-  /// Sets the optimizer, loss and metrics used by fit and evaluate.
-  void compile(CompileOptions options) {
-    compiled_ = std::move(options);
-    is_compiled_ = true;
-  }
-  /// Whether `compile` has been called.
-  [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
-  /// The compiled optimizer (Keras: `model.optimizer`); throws failed_precondition when none.
-  [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
-
-  /// Compiled models track their optimizer as child "optimizer" (Keras 3 and tf_keras).
-  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
-    auto out = Layer::trackable_children(layout);
-    if (auto opt = compiled_optimizer()) {
-      out.push_back(std::move(*opt));
-    }
-    return out;
-  }
-
-  /// The "optimizer" child once compiled.
-  [[nodiscard]] std::optional<TrackableReference> compiled_optimizer() const {
-    if (is_compiled_ && compiled_.optimizer.has_value()) {
-      return TrackableReference{.name = "optimizer", .object = &compiled_.optimizer.get()};
-    }
-    return std::nullopt;
-  }
-
-  /// One optimization step on a batch; returns the batch loss.
-  double train_step(const AnyTensor& x, const AnyTensor& y) {
-    require_compiled("fit");
-    GradientTape tape;
-    AnyTensor y_pred = call_any(x, true);
-    Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
-    tape.stop();
-    auto vars = trainable_variables();
-    auto grads = tape.gradient_by_id(loss, ids_of(vars));
-    compiled_.optimizer.get().apply_gradients(grads, vars);
-    for (auto& m : compiled_.metrics) {
-      m->update_state(y, y_pred);
-    }
-    return loss.item();
-  }
-  /// Loss and metrics on one batch without training; returns the batch loss.
-  double test_step(const AnyTensor& x, const AnyTensor& y) {
-    require_compiled("evaluate");
-    AnyTensor y_pred = call_any(x, false);
-    const double loss = compiled_.loss.get()(y, y_pred).item();
-    for (auto& m : compiled_.metrics) {
-      m->update_state(y, y_pred);
-    }
-    return loss;
-  }
-
-  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples).
-  History fit(const AnyTensor& x, const AnyTensor& y, FitOptions options = {}) {
-    check_xy(x, y, "fit");
-    const std::int64_t n = x.shape()[0];
-    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
-    const std::int64_t steps = (n + bs - 1) / bs;
-    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-    std::iota(order.begin(), order.end(), std::int64_t{0});
-    std::mt19937_64 rng(options.seed ? *options.seed : std::random_device{}());
-    return run_fit(options, steps, [&](auto&& step) {
-      if (options.shuffle) {
-        std::shuffle(order.begin(), order.end(), rng);
-      }
-      for (std::int64_t s = 0; s < steps; ++s) {
-        std::span<const std::int64_t> rows(order.data() + s * bs,
-                                           std::size_t(std::min(bs, n - s * bs)));
-        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
-      }
-    });
-  }
-  /// Trains on a dataset: any range whose elements are (inputs, labels) pairs of tensors,
-  /// e.g. a tf::data pipeline (one pass = one epoch).
-  template <std::ranges::input_range Dataset>
-    requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
-  History fit(Dataset&& dataset, FitOptions options = {}) {
-    std::optional<std::int64_t> steps;
-    if constexpr (std::ranges::sized_range<Dataset>) {
-      steps = std::int64_t(std::ranges::size(dataset));
-    }
-    return run_fit(options, steps, [&](auto&& step) {
-      for (auto&& element : dataset) {
-        auto&& [bx, by] = element;
-        step(AnyTensor(bx), AnyTensor(by));
-      }
-    });
-  }
-
-  /// Loss and metrics on in-memory tensors (Keras returns them in compile order; here by name).
-  Logs evaluate(const AnyTensor& x, const AnyTensor& y, EvaluateOptions options = {}) {
-    check_xy(x, y, "evaluate");
-    const std::int64_t n = x.shape()[0];
-    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
-    const std::int64_t steps = (n + bs - 1) / bs;
-    return run_evaluate(options.verbose, steps, [&](auto&& step) {
-      std::vector<std::int64_t> rows;
-      for (std::int64_t s = 0; s < steps; ++s) {
-        rows.clear();
-        for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
-          rows.push_back(i);
-        }
-        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
-      }
-    });
-  }
-  /// Loss and metrics over a dataset of (inputs, labels) pairs.
-  template <std::ranges::input_range Dataset>
-    requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
-  Logs evaluate(Dataset&& dataset, EvaluateOptions options = {}) {
-    std::optional<std::int64_t> steps;
-    if constexpr (std::ranges::sized_range<Dataset>) {
-      steps = std::int64_t(std::ranges::size(dataset));
-    }
-    return run_evaluate(options.verbose, steps, [&](auto&& step) {
-      for (auto&& element : dataset) {
-        auto&& [bx, by] = element;
-        step(AnyTensor(bx), AnyTensor(by));
-      }
-    });
-  }
-
-  /// Outputs for every example of `x`, computed in batches (training = false).
-  AnyTensor predict(const AnyTensor& x, PredictOptions options = {}) {
-    if (x.rank() == 0) {
-      throw invalid_argument("Model::predict: inputs must have a batch axis");
-    }
-    const std::int64_t n = x.shape()[0];
-    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
-    std::vector<AnyTensor> parts;
-    std::vector<std::int64_t> rows;
-    utils::Progbar bar((n + bs - 1) / bs, options.verbose);
-    for (std::int64_t s = 0; s * bs < n; ++s) {
-      rows.clear();
-      for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
-        rows.push_back(i);
-      }
-      parts.push_back(call_any(detail::keras_impl::take_rows(x, rows), false));
-      bar.update(s + 1, {});
-    }
-    return detail::keras_impl::concat_rows(parts);
-  }
-
-  /// Writes the weights (and a compiled optimizer's state) in the format the file name picks,
-  /// as Keras 3 picks it: `*.weights.h5` is Keras 3's HDF5 file (needs tapeflow::keras_io);
-  /// any other path is a TensorFlow checkpoint prefix (`P.index`, `P.data-00000-of-00001` and
-  /// the directory's `checkpoint` file), as tf_keras writes. Defined in keras/weights.hpp
-  /// (in the keras umbrella).
-  template <class D = void>
-  auto save_weights(const std::string& filepath, const SaveWeightsOptions& options = {});
-  /// Reads weights written by `save_weights` or by Keras: `*.weights.h5`, a whole-model `.keras`
-  /// archive (its `model.weights.h5`), or a TensorFlow checkpoint prefix. HDF5 files need the
-  /// model built and are checked completely before any weight changes; a checkpoint prefix
-  /// restores into an unbuilt model when its layers build (`tf::train::Checkpoint` rules).
-  /// Defined in keras/weights.hpp.
-  template <class D = void>
-  auto load_weights(const std::string& filepath, const LoadWeightsOptions& options = {});
-
-  /// Prints Keras' summary table: layer (type), output shape, parameter count.
-  virtual void summary(std::ostream& os = std::cout) {
-    constexpr int w1 = 29, w2 = 26, w3 = 10;
-    const std::string rule(65, '_'), thick(65, '=');
-    os << "Model: \"" << name() << "\"\n" << rule << "\n";
-    os << std::left << std::setw(w1) << " Layer (type)" << std::setw(w2) << "Output Shape"
-       << std::setw(w3) << "Param #"
-       << "\n"
-       << thick << "\n";
-    auto rows = summary_rows();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& [label, shape, params] = rows[i];
-      os << std::left << std::setw(w1) << (" " + label) << std::setw(w2) << shape << std::setw(w3)
-         << params << "\n";
-      if (i + 1 < rows.size()) {
-        os << "\n";  // Keras 2 separates rows with a blank line
-      }
-    }
-    os << thick << "\n";
-    const auto total = count_params();
-    std::int64_t trainable = 0;
-    for (const auto& v : trainable_variables()) {
-      trainable += v.num_elements();
-    }
-    os << "Total params: " << with_commas(total) << "\n";
-    os << "Trainable params: " << with_commas(trainable) << "\n";
-    os << "Non-trainable params: " << with_commas(total - trainable) << "\n" << rule << "\n";
-  }
-
-  /// The class name shown by summary ("Sequential", "Dense", ...).
-  [[nodiscard]] std::string class_name() const override { return "Model"; }
-
- protected:
-  /// Rows of the summary table: "name (Type)", output shape text, parameter count.
-  struct SummaryRow {
-    std::string label;    ///< "name (Type)"
-    std::string shape;    ///< output shape, e.g. "(None, 10)"
-    std::int64_t params;  ///< parameter count
-  };
-  /// One row per child layer (its name, "multiple", its parameter count); Sequential overrides
-  /// it with the layers' types and output shapes.
-  virtual std::vector<SummaryRow> summary_rows() {
-    std::vector<SummaryRow> rows;
-    for (Layer<>* l : sublayers()) {
-      rows.push_back({l->name(), "multiple", l->count_params()});
-    }
-    return rows;
-  }
-
-  /// Calls a typed member `call(const Tensor<float, R>&, bool)` on a type-erased batch,
-  /// casting numeric inputs to float (Keras layers cast their inputs).
-  template <class Self, class Out, std::size_t R>
-  static AnyTensor call_typed(Self& self, Out (Self::*fn)(const Tensor<float, R>&, bool),
-                              const AnyTensor& x, bool training) {
-    if (x.rank() != R) {
-      throw invalid_argument("Model '" + self.name() + "': expected inputs of rank " +
-                             std::to_string(R) + ", got shape " + x.shape().to_string());
-    }
-    return AnyTensor((self.*fn)(detail::keras_impl::as_float<R>(x), training));
-  }
-
-  /// Keras' text of an output shape, the batch axis as None: [32, 10] -> "(None, 10)".
-  static std::string shape_text(const Shape& s) {
-    std::string t = "(None";
-    for (std::size_t i = 1; i < s.rank(); ++i) {
-      t += ", " + std::to_string(s[i]);
-    }
-    return t + ")";
-  }
-
- private:
-  static std::string with_commas(std::int64_t v) {
-    std::string s = std::to_string(v);
-    for (int i = int(s.size()) - 3; i > 0; i -= 3) {
-      s.insert(std::size_t(i), ",");
-    }
-    return s;
-  }
-  void require_compiled(const char* what) const {
-    if (!is_compiled_) {
-      throw failed_precondition(std::string("Model::") + what +
-                                ": the model must be compiled first (call compile)");
-    }
-  }
-  static void check_xy(const AnyTensor& x, const AnyTensor& y, const char* what) {
-    if (x.rank() == 0 || y.rank() == 0 || x.shape()[0] != y.shape()[0]) {
-      throw invalid_argument(std::string("Model::") + what + ": inputs of shape " +
-                             x.shape().to_string() + " and labels of shape " +
-                             y.shape().to_string() + " must share the first (example) axis");
-    }
-  }
-  void reset_metrics() {
-    for (auto& m : compiled_.metrics) {
-      m->reset_state();
-    }
-  }
-  utils::Progbar::Values current_values(double loss) const {
-    utils::Progbar::Values v{{"loss", loss}};
-    for (const auto& m : compiled_.metrics) {
-      v.emplace_back(m->name(), m->result());
-    }
-    return v;
-  }
-
-  template <class Loop>
-  History run_fit(const FitOptions& options, std::optional<std::int64_t> steps, Loop&& loop) {
-    require_compiled("fit");
-    History history;
-    for (auto& c : options.callbacks) {
-      c->on_train_begin({});
-    }
-    for (int epoch = 0; epoch < options.epochs; ++epoch) {
-      if (options.verbose != 0) {
-        std::cout << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
-      }
-      for (auto& c : options.callbacks) {
-        c->on_epoch_begin(epoch, {});
-      }
-      reset_metrics();
-      utils::Progbar bar(steps, options.verbose);  // after epoch 1, steps is known (as in Keras)
-      double loss_sum = 0, count = 0;
-      std::int64_t step = 0;
-      loop([&](const AnyTensor& bx, const AnyTensor& by) {
-        const double batch = double(bx.shape()[0]);
-        loss_sum += train_step(bx, by) * batch;
-        count += batch;
-        ++step;
-        auto values = current_values(loss_sum / count);
-        bar.update(step, values);
-        if (!options.callbacks.empty()) {
-          Logs logs(values.begin(), values.end());
-          for (auto& c : options.callbacks) {
-            c->on_train_batch_end(step - 1, logs);
-          }
-        }
-      });
-      auto values = current_values(count > 0 ? loss_sum / count : 0.0);
-      if (options.validation_data) {
-        auto val = evaluate(options.validation_data->first, options.validation_data->second,
-                            {.batch_size = options.batch_size, .verbose = 0});
-        for (auto& [k, v] : val) {
-          values.emplace_back("val_" + k, v);
-        }
-      }
-      bar.update(step, values, true);
-      Logs logs(values.begin(), values.end());
-      for (auto& [k, v] : logs) {
-        history.history[k].push_back(v);
-      }
-      history.epochs = epoch + 1;
-      if (!steps) {
-        steps = step;
-      }
-      for (auto& c : options.callbacks) {
-        c->on_epoch_end(epoch, logs);
-      }
-    }
-    for (auto& c : options.callbacks) {
-      c->on_train_end({});
-    }
-    return history;
-  }
-
-  template <class Loop>
-  Logs run_evaluate(int verbose, std::optional<std::int64_t> steps, Loop&& loop) {
-    require_compiled("evaluate");
-    reset_metrics();
-    utils::Progbar bar(steps, verbose);
-    double loss_sum = 0, count = 0;
-    std::int64_t step = 0;
-    loop([&](const AnyTensor& bx, const AnyTensor& by) {
-      const double batch = double(bx.shape()[0]);
-      loss_sum += test_step(bx, by) * batch;
-      count += batch;
-      ++step;
-      bar.update(step, current_values(loss_sum / count));
-    });
-    auto values = current_values(count > 0 ? loss_sum / count : 0.0);
-    bar.update(step, values, true);
-    return Logs(values.begin(), values.end());
-  }
-
-  CompileOptions compiled_;
-  bool is_compiled_ = false;
-};
-
-namespace detail_model {
-/// `x` as the tensor type `call` takes for rank R: the input's own integer dtype when call
-/// takes int32/int64 tensors (token ids), else float32 (Keras layers cast inputs to float).
-/// Whether `Derived::call` takes an `In` (with or without the training flag) and returns a
-/// tensor.
-template <class Derived, class In>
-concept callable_with = requires(Derived& d, const In& in) { AnyTensor(d.call(in, true)); } ||
-                        requires(Derived& d, const In& in) { AnyTensor(d.call(in)); };
-
-template <class Derived, std::size_t R, class Self>
-AnyTensor call_erased(Self& self, const AnyTensor& x, bool training) {
-  auto run = [&]<class T>() -> std::optional<AnyTensor> {
-    if constexpr (callable_with<Derived, Tensor<T, R>>) {
-      return AnyTensor(self(detail::keras_impl::convert<T, R>(x, "tf::keras::Model input"),
-                            CallOptions{.training = training}));
-    } else {
-      return std::nullopt;
-    }
-  };
-  std::optional<AnyTensor> out;
-  if (x.dtype() == DType::int32 || x.dtype() == DType::int64) {
-    out = x.dtype() == DType::int32 ? run.template operator()<std::int32_t>()
-                                    : run.template operator()<std::int64_t>();
-    if (!out) {
-      out = x.dtype() == DType::int32 ? run.template operator()<std::int64_t>()
-                                      : run.template operator()<std::int32_t>();
-    }
-  }
-  if (!out) {
-    out = run.template operator()<float>();
-  }
-  if (!out) {
-    throw invalid_argument("tf::keras::Model '" + self.name() +
-                           "': call() takes no input of rank " + std::to_string(R) +
-                           " (got shape " + x.shape().to_string() + ", " +
-                           std::string(dtype_name(x.dtype())) + ")");
-  }
-  return *out;
-}
-}  // namespace detail_model
-
-/// A model class (tf.keras.Model subclass): child layers are data members (registered with
-/// `TAPEFLOW_TRACK`), the forward pass is `call`, and `model(x)`, `fit`, `evaluate` and
-/// `predict` come with it:
-///
-///     struct MLP : tf::keras::Model<MLP> {
-///       tf::keras::layers::Flatten flatten;
-///       tf::keras::layers::Dense dense1{100, {.activation = tf::nn::relu}}, dense2{10};
-///       MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
-///       tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& inputs) {
-///         return tf::nn::softmax(dense2(dense1(flatten(inputs))));
-///       }
-///     };
-///
-/// `call` may take a `bool training` second parameter (`model(x, {.training = true})`).
-template <class Derived>
-class Model : public Model<void> {
- public:
-  /// Named after the class in snake_case ("MLP" -> "mlp", uniquified).
-  Model() : Model<void>(detail::keras_impl::default_layer_name<Derived>()) {}
-  /// Takes the common layer options; without `options.name`, named as the default constructor
-  /// names it.
-  explicit Model(LayerOptions options)
-      : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
-  using Model<void>::Model;
-
-  /// The class's own name ("MLP"), as a nested model's summary row shows it.
-  [[nodiscard]] std::string class_name() const override {
-    return detail::keras_impl::class_name_of<Derived>();
-  }
-
-  /// Builds on the first call, then runs `call` (Keras: `model(x)`, `model(x, training=True)`).
-  template <class X>
-  decltype(auto) operator()(const X& x, CallOptions options = {}) {
-    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x, options);
-  }
-  /// Extra arguments go to `call`.
-  template <class X, class A, class... More>
-  decltype(auto) operator()(const X& x, A&& a, More&&... more) {
-    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x,
-                                           std::forward<A>(a), std::forward<More>(more)...);
-  }
-
-  /// fit/evaluate/predict's entry: dispatches on the batch's rank to `call`.
-  AnyTensor call_any(const AnyTensor& x, bool training) override {
-    return detail::keras_impl::with_rank(x.rank(), "tf::keras::Model", [&]<std::size_t R>() {
-      return detail_model::call_erased<Derived, R>(*this, x, training);
-    });
-  }
-
- protected:
-  /// `sizeof(Derived)`, which bounds `track`'s membership check.
-  [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
-};
-
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
-// ---- end <tapeflow/keras/model.hpp>
-// ---- begin <tapeflow/summary/scalar.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_SCALAR_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_SCALAR_HPP
-// tf::summary::scalar (TensorFlow: `tf.summary.scalar`).
-
-#include <bit>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <type_traits>
-
-// ---- begin <tapeflow/summary/detail/encode.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_DETAIL_ENCODE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_DETAIL_ENCODE_HPP
-// Event, Summary and TensorProto encoders and TFRecord framing for event files
-// (docs/formats.md sections 3, 5, 6, 7). Field order and default omission follow TensorFlow's
-// serializer, so our event payloads equal TensorFlow's byte for byte (tests/data/summary).
-// IWYU pragma: private, include <tapeflow/summary.hpp>
-
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace summary::detail {
-
-namespace wire = tapeflow::detail::wire;
-
-/// Field numbers (docs/formats.md 6.3, 6.4, 5.2).
-namespace field {
-inline constexpr std::uint32_t event_wall_time = 1, event_step = 2, event_file_version = 3,
-                               event_graph_def = 4, event_summary = 5, event_source_metadata = 10;
-inline constexpr std::uint32_t summary_value = 1;
-inline constexpr std::uint32_t value_tag = 1, value_simple_value = 2, value_tensor = 8,
-                               value_metadata = 9;
-inline constexpr std::uint32_t metadata_plugin_data = 1, metadata_description = 3;
-inline constexpr std::uint32_t plugin_name = 1, plugin_content = 2;
-inline constexpr std::uint32_t tensor_dtype = 1, tensor_shape = 2, tensor_content = 4,
-                               tensor_string_val = 8;
-inline constexpr std::uint32_t shape_dim = 2, dim_size = 1;
-}  // namespace field
-
-/// The writer name in our files' first event (TensorFlow's C++ writer says
-/// "tensorflow.core.util.events_writer").
-inline constexpr std::string_view source_writer = "tapeflow.summary";
-inline constexpr std::string_view file_version = "brain.Event:2";
-
-/// TensorShapeProto body for `dims` (a scalar is empty).
-inline void write_shape(wire::Writer& w, std::span<const std::int64_t> dims) {
-  for (auto d : dims) {
-    w.message_field(field::shape_dim,
-                    [&](wire::Writer& dim) { dim.int64_field_if_nonzero(field::dim_size, d); });
-  }
-}
-
-/// TensorProto with raw `tensor_content` (numeric tensors, as TF2 summaries write them).
-inline void write_tensor_content(wire::Writer& w, DType dtype, std::span<const std::int64_t> dims,
-                                 std::string_view content) {
-  w.int32_field(field::tensor_dtype, static_cast<std::int32_t>(dtype));
-  w.message_field(field::tensor_shape, [&](wire::Writer& s) { write_shape(s, dims); });
-  w.bytes_field_if_nonempty(field::tensor_content, content);
-}
-
-/// TensorProto of DT_STRING elements in `string_val`.
-template <class Strings>
-void write_tensor_strings(wire::Writer& w, std::span<const std::int64_t> dims,
-                          const Strings& values) {
-  w.int32_field(field::tensor_dtype, static_cast<std::int32_t>(DType::string));
-  w.message_field(field::tensor_shape, [&](wire::Writer& s) { write_shape(s, dims); });
-  for (const auto& v : values) {
-    w.bytes_field(field::tensor_string_val, v);
-  }
-}
-
-/// SummaryMetadata{plugin_data{name, content}, summary_description}.
-inline void write_metadata(wire::Writer& w, std::string_view plugin, std::string_view content,
-                           std::string_view description) {
-  w.message_field(field::metadata_plugin_data, [&](wire::Writer& p) {
-    p.string_field(field::plugin_name, plugin);
-    p.bytes_field_if_nonempty(field::plugin_content, content);
-  });
-  w.bytes_field_if_nonempty(field::metadata_description, description);
-}
-
-/// A serialized Summary.Value: tag, tensor (written by `fill_tensor`), metadata.
-template <class FillTensor>
-std::string summary_value(std::string_view tag, FillTensor&& fill_tensor, std::string_view plugin,
-                          std::string_view content = {}, std::string_view description = {}) {
-  std::string out;
-  wire::Writer w(out);
-  w.string_field(field::value_tag, tag);
-  w.message_field(field::value_tensor, fill_tensor);
-  w.message_field(field::value_metadata,
-                  [&](wire::Writer& m) { write_metadata(m, plugin, content, description); });
-  return out;
-}
-
-/// The Summary.Value of a TF2 scalar: a rank-0 DT_FLOAT tensor, plugin "scalars".
-inline void append_scalar_value(std::string& out, std::string_view tag, float value,
-                                std::string_view description = {}) {
-  wire::Writer w(out);
-  w.string_field(field::value_tag, tag);
-  // tensor { dtype: DT_FLOAT, tensor_shape {}, tensor_content: 4 bytes }, written flat: the
-  // hot path of summary::scalar avoids message_field's temporary strings.
-  w.tag(field::value_tensor, wire::WireType::len);
-  w.varint(10);
-  w.int32_field(field::tensor_dtype, static_cast<std::int32_t>(DType::float32));
-  w.bytes_field(field::tensor_shape, {});
-  w.tag(field::tensor_content, wire::WireType::len);
-  w.varint(4);
-  w.fixed32(std::bit_cast<std::uint32_t>(value));
-  w.message_field(field::value_metadata,
-                  [&](wire::Writer& m) { write_metadata(m, "scalars", {}, description); });
-}
-
-/// Event{wall_time, step, summary{value: <serialized Value>}}.
-inline std::string summary_event(double wall_time, std::int64_t step, std::string_view value) {
-  std::string out;
-  wire::Writer w(out);
-  w.double_field(field::event_wall_time, wall_time);
-  w.int64_field_if_nonzero(field::event_step, step);
-  w.message_field(field::event_summary,
-                  [&](wire::Writer& s) { s.bytes_field(field::summary_value, value); });
-  return out;
-}
-
-/// The first event of every file: Event{wall_time, file_version, source_metadata{writer}}.
-inline std::string version_event(double wall_time, std::string_view writer = source_writer) {
-  std::string out;
-  wire::Writer w(out);
-  w.double_field(field::event_wall_time, wall_time);
-  w.string_field(field::event_file_version, file_version);
-  w.message_field(field::event_source_metadata,
-                  [&](wire::Writer& m) { m.string_field(1, writer); });
-  return out;
-}
-
-/// Event{wall_time, step, graph_def: <serialized GraphDef>} (what tf.summary.graph writes).
-inline std::string graph_event(double wall_time, std::int64_t step, std::string_view graph_def) {
-  std::string out;
-  wire::Writer w(out);
-  w.double_field(field::event_wall_time, wall_time);
-  w.int64_field_if_nonzero(field::event_step, step);
-  w.bytes_field(field::event_graph_def, graph_def);
-  return out;
-}
-
-/// Appends one TFRecord: length, masked CRC of the length, payload, masked CRC of the payload.
-inline void append_record(std::string& out, std::string_view payload) {
-  const std::size_t at = out.size();
-  wire::append_fixed64(out, payload.size());
-  wire::append_fixed32(out, io::masked_crc32c(out.data() + at, 8));
-  out.append(payload);
-  wire::append_fixed32(out, io::masked_crc32c(payload));
-}
-
-/// TF2 histogram buckets (docs/formats.md 7.2): rows (left, right, count) as k*3 doubles.
-inline std::vector<double> histogram_buckets(std::span<const double> data, std::int64_t k) {
-  std::vector<double> out(static_cast<std::size_t>(k) * 3, 0.0);
-  if (k <= 0 || data.empty()) {
-    return out;
-  }
-  double lo = data[0];
-  double hi = data[0];
-  for (double x : data) {
-    lo = x < lo ? x : lo;
-    hi = x > hi ? x : hi;
-  }
-  const auto uk = static_cast<std::size_t>(k);
-  if (lo == hi) {
-    for (std::size_t i = 0; i < uk; ++i) {
-      out[3 * i] = lo;
-      out[3 * i + 1] = hi;
-    }
-    out[3 * (uk - 1) + 2] = static_cast<double>(data.size());
-    return out;
-  }
-  const double width = (hi - lo) / static_cast<double>(k);
-  for (double x : data) {
-    double index = std::floor((x - lo) / width);
-    auto i = static_cast<std::int64_t>(index);
-    i = i > k - 1 ? k - 1 : i;
-    i = i < 0 ? 0 : i;
-    out[3 * static_cast<std::size_t>(i) + 2] += 1.0;
-  }
-  // tf.linspace(min, max, k + 1) with the last edge forced to exactly max.
-  const double step = (hi - lo) / static_cast<double>(k);
-  // volatile: a fused multiply-add (-march=native) would round differently from TensorFlow.
-  for (std::size_t i = 0; i < uk; ++i) {
-    volatile double left = step * static_cast<double>(i);
-    volatile double right = step * static_cast<double>(i + 1);
-    out[3 * i] = lo + left;
-    out[3 * i + 1] = i + 1 == uk ? hi : lo + right;
-  }
-  return out;
-}
-
-/// 16-bit PCM WAV of `frames` x `channels` float samples (clipped to [-1, 1]), as
-/// TensorFlow's `encode_wav`: sample = round(x * 32768) clamped to int16.
-inline std::string encode_wav(const float* samples, std::int64_t frames, std::int64_t channels,
-                              std::uint32_t sample_rate) {
-  const auto data_bytes = static_cast<std::uint32_t>(frames * channels * 2);
-  std::string out;
-  out.reserve(44 + data_bytes);
-  auto u32 = [&](std::uint32_t v) { wire::append_fixed32(out, v); };
-  auto u16 = [&](std::uint16_t v) {
-    out.push_back(static_cast<char>(v & 0xFF));
-    out.push_back(static_cast<char>(v >> 8));
-  };
-  out += "RIFF";
-  u32(36 + data_bytes);
-  out += "WAVEfmt ";
-  u32(16);
-  u16(1);  // PCM
-  u16(static_cast<std::uint16_t>(channels));
-  u32(sample_rate);
-  u32(sample_rate * static_cast<std::uint32_t>(channels) * 2);
-  u16(static_cast<std::uint16_t>(channels * 2));
-  u16(16);
-  out += "data";
-  u32(data_bytes);
-  for (std::int64_t i = 0; i < frames * channels; ++i) {
-    float v = std::round(samples[i] * 32768.0f);
-    v = std::isnan(v) ? 0.0f : (v < -32768.0f ? -32768.0f : (v > 32767.0f ? 32767.0f : v));
-    u16(static_cast<std::uint16_t>(static_cast<std::int16_t>(v)));
-  }
-  return out;
-}
-
-}  // namespace summary::detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_DETAIL_ENCODE_HPP
-// ---- end <tapeflow/summary/detail/encode.hpp>
-// ---- begin <tapeflow/summary/writer.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_WRITER_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_WRITER_HPP
-// tf::summary::SummaryWriter: an event file written on a background thread
-// (TensorFlow: `tf.summary.create_file_writer`, `writer.as_default()`).
-//
-// Note [Summary writer]: summary calls on the training thread only stamp the wall time and
-// append a small item to a queue under a mutex (no encoding, no I/O, no allocation for short
-// tags); a background thread encodes the items as Event records and writes them. It is woken
-// when `max_queue` items are pending, on `flush()`/`close()`, and every `flush_millis`, which
-// are also TensorFlow's flush points. The default writer and the default step are per thread,
-// as in TensorFlow; one writer may be used from several threads at once.
-
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <thread>
-#include <utility>
-#include <vector>
-
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace summary {
-
-/// Options of create_file_writer (TensorFlow's keyword arguments).
-struct WriterOptions {
-  /// Flush to disk when more than this many events are pending.
-  int max_queue = 10;
-  /// Flush at least this often (milliseconds).
-  int flush_millis = 120000;
-  /// Appended to the file name; a '.' is inserted if missing.
-  std::string filename_suffix = ".v2";
-};
-
-namespace detail {
-
-/// One queued summary (Note [Summary writer]).
-struct Item {
-  enum class Kind : std::uint8_t { scalar, value, event };
-  Kind kind = Kind::scalar;
-  float scalar = 0.0f;
-  std::int64_t step = 0;
-  double wall_time = 0.0;
-  std::string tag;    // scalar: the tag
-  std::string bytes;  // value: a serialized Summary.Value; event: a serialized Event
-};
-
-/// Seconds since the epoch with microsecond resolution, as TensorFlow stamps events.
-inline double wall_time_now() noexcept {
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  return static_cast<double>(us) / 1e6;
-}
-
-inline std::string host_name() {
-#if defined(__unix__) || defined(__APPLE__)
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) == 0 && buf[0] != '\0') {
-    return buf;
-  }
-#endif
-  return "localhost";
-}
-
-inline long process_id() noexcept {
-#if defined(__unix__) || defined(__APPLE__)
-  return static_cast<long>(getpid());
-#else
-  return 0;
-#endif
-}
-
-/// `events.out.tfevents.<%010d seconds>.<host>.<pid>.<n><suffix>` (docs/formats.md 6.1).
-inline std::string event_file_name(std::int64_t seconds, std::string suffix) {
-  static std::atomic<int> counter{0};
-  if (!suffix.empty() && suffix.front() != '.') {
-    suffix.insert(0, ".");
-  }
-  char stamp[32];
-  std::snprintf(stamp, sizeof stamp, "%010lld", static_cast<long long>(seconds));
-  return "events.out.tfevents." + std::string(stamp) + "." + host_name() + "." +
-         std::to_string(process_id()) + "." + std::to_string(counter.fetch_add(1)) + suffix;
-}
-
-/// The shared state of a writer: its file, queue and background thread.
-class WriterState {
- public:
-  WriterState(std::filesystem::path logdir, WriterOptions options)
-      : logdir_(std::move(logdir)), options_(std::move(options)) {
-    if (logdir_.empty()) {
-      throw invalid_argument("tf::summary::create_file_writer: logdir is empty");
-    }
-    if (options_.max_queue < 0 || options_.flush_millis <= 0) {
-      throw invalid_argument(
-          "tf::summary::create_file_writer: max_queue must be >= 0 and flush_millis > 0 (got " +
-          std::to_string(options_.max_queue) + ", " + std::to_string(options_.flush_millis) + ")");
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(logdir_, ec);
-    if (ec) {
-      throw not_found("tf::summary::create_file_writer: cannot create logdir '" + logdir_.string() +
-                      "': " + ec.message());
-    }
-    const double now = wall_time_now();
-    const auto seconds = static_cast<std::int64_t>(now);
-    path_ = logdir_ / event_file_name(seconds, options_.filename_suffix);
-    file_ = std::fopen(path_.string().c_str(), "wb");
-    if (file_ == nullptr) {
-      throw not_found("tf::summary::create_file_writer: cannot open '" + path_.string() +
-                      "' for writing: " + std::strerror(errno));
-    }
-    // The version record first, with whole seconds as TensorFlow's writer stamps it; written
-    // at once so a reader sees a valid (empty) run immediately.
-    std::string record;
-    append_record(record, version_event(static_cast<double>(seconds)));
-    write_out(record);
-    flush_file();
-    thread_ = std::thread([this] { loop(); });
-  }
-  WriterState(const WriterState&) = delete;
-  WriterState& operator=(const WriterState&) = delete;
-  ~WriterState() {
-    try {
-      close();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
-    }
-  }
-
-  /// Queues an item; called on the training thread (Note [Summary writer]).
-  void push(Item&& item) {
-    bool wake = false;
-    {
-      std::unique_lock lock(mutex_);
-      admit(lock);
-      pending_.push_back(std::move(item));
-      wake = pending_.size() == static_cast<std::size_t>(options_.max_queue) + 1;
-    }
-    if (wake) {
-      cv_.notify_one();
-    }
-  }
-  /// Queues a scalar without building an Item on the caller's side.
-  void push_scalar(std::string_view tag, float value, std::int64_t step) {
-    const double wall_time = wall_time_now();
-    bool wake = false;
-    {
-      std::unique_lock lock(mutex_);
-      admit(lock);
-      Item& item = pending_.emplace_back();
-      item.kind = Item::Kind::scalar;
-      item.scalar = value;
-      item.step = step;
-      item.wall_time = wall_time;
-      item.tag.assign(tag);
-      wake = pending_.size() == static_cast<std::size_t>(options_.max_queue) + 1;
-    }
-    if (wake) {
-      cv_.notify_one();
-    }
-  }
-
-  /// Most items queued before a summary call waits for the writer thread: a bound on memory
-  /// when summaries come faster than the disk takes them.
-  static constexpr std::size_t max_pending = std::size_t{1} << 16;
-
-  /// Writes everything queued so far to disk; rethrows a background write error.
-  void flush() {
-    std::unique_lock lock(mutex_);
-    if (closed_) {
-      return;
-    }
-    const std::uint64_t ticket = ++flush_requested_;
-    cv_.notify_one();
-    done_cv_.wait(lock, [&] { return flushed_ >= ticket || stopped_; });
-    rethrow_locked();
-  }
-
-  /// Flushes, stops the thread and closes the file. Idempotent.
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) {
-        rethrow_locked();
-        return;
-      }
-      closed_ = true;
-      stop_ = true;
-    }
-    cv_.notify_one();
-    if (thread_.joinable()) {
-      thread_.join();
-    }
-    if (file_ != nullptr) {
-      std::fclose(file_);
-      file_ = nullptr;
-    }
-    std::lock_guard lock(mutex_);
-    rethrow_locked();
-  }
-
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-  [[nodiscard]] const std::filesystem::path& logdir() const noexcept { return logdir_; }
-  [[nodiscard]] bool closed() const {
-    std::lock_guard lock(mutex_);
-    return closed_;
-  }
-
- private:
-  void loop() {
-    std::vector<Item> batch;
-    std::string buffer;
-    std::string value;
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.flush_millis), [&] {
-        return stop_ || flush_requested_ > flushed_ ||
-               pending_.size() > static_cast<std::size_t>(options_.max_queue);
-      });
-      const std::uint64_t ticket = flush_requested_;
-      const bool stopping = stop_;
-      batch.swap(pending_);
-      lock.unlock();
-      buffer.clear();
-      for (const Item& item : batch) {
-        switch (item.kind) {
-          case Item::Kind::scalar:
-            value.clear();
-            append_scalar_value(value, item.tag, item.scalar);
-            append_record(buffer, summary_event(item.wall_time, item.step, value));
-            break;
-          case Item::Kind::value:
-            append_record(buffer, summary_event(item.wall_time, item.step, item.bytes));
-            break;
-          case Item::Kind::event:
-            append_record(buffer, item.bytes);
-            break;
-        }
-      }
-      batch.clear();
-      std::string failure;
-      try {
-        write_out(buffer);
-        flush_file();
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      lock.lock();
-      if (!failure.empty() && error_.empty()) {
-        error_ = failure;
-      }
-      flushed_ = ticket;
-      done_cv_.notify_all();
-      if (stopping && pending_.empty()) {
-        stopped_ = true;
-        done_cv_.notify_all();
-        return;
-      }
-    }
-  }
-
-  // Throws on a closed writer; waits while the queue is full (backpressure).
-  void admit(std::unique_lock<std::mutex>& lock) {
-    if (TAPEFLOW_UNLIKELY(pending_.size() >= max_pending)) {
-      cv_.notify_one();
-      done_cv_.wait(lock, [&] { return pending_.size() < max_pending || stopped_; });
-    }
-    if (closed_) {
-      throw failed_precondition("tf::summary: the writer for '" + path_.string() + "' is closed");
-    }
-  }
-  void write_out(const std::string& bytes) {
-    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
-      throw data_loss("tf::summary: writing '" + path_.string() +
-                      "' failed: " + std::strerror(errno));
-    }
-  }
-  void flush_file() {
-    if (std::fflush(file_) != 0) {
-      throw data_loss("tf::summary: flushing '" + path_.string() +
-                      "' failed: " + std::strerror(errno));
-    }
-  }
-  void rethrow_locked() {
-    if (!error_.empty()) {
-      throw data_loss(error_);
-    }
-  }
-
-  std::filesystem::path logdir_;
-  std::filesystem::path path_;
-  WriterOptions options_;
-  std::FILE* file_ = nullptr;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::condition_variable done_cv_;
-  std::vector<Item> pending_;
-  std::uint64_t flush_requested_ = 0;
-  std::uint64_t flushed_ = 0;
-  bool stop_ = false;
-  bool stopped_ = false;
-  bool closed_ = false;
-  std::string error_;
-  std::thread thread_;
-};
-
-/// This thread's default writer and step (TensorFlow keeps both per thread).
-struct ThreadDefaults {
-  std::shared_ptr<WriterState> writer;
-  std::optional<std::int64_t> step;
-};
-inline ThreadDefaults& thread_defaults() noexcept {
-  thread_local ThreadDefaults defaults;
-  return defaults;
-}
-
-/// The step to use: the given one, else the default step; throws if neither is set.
-inline std::int64_t resolve_step(std::optional<std::int64_t> step, std::string_view what) {
-  if (step) {
-    return *step;
-  }
-  if (auto& d = thread_defaults().step) {
-    return *d;
-  }
-  throw invalid_argument("tf::summary::" + std::string(what) +
-                         ": no step given and no default step set (pass a step, or call "
-                         "tf::summary::experimental::set_step, or use writer.as_default(step))");
-}
-
-}  // namespace detail
-
-/// Restores the previous default writer (and step) when it dies; returned by as_default().
-class DefaultWriterScope {
- public:
-  DefaultWriterScope(const DefaultWriterScope&) = delete;
-  DefaultWriterScope& operator=(const DefaultWriterScope&) = delete;
-  /// Takes over `other`'s duty to restore the previous default; `other` then restores nothing.
-  DefaultWriterScope(DefaultWriterScope&& other) noexcept
-      : saved_(std::move(other.saved_)), active_(std::exchange(other.active_, false)) {}
-  DefaultWriterScope& operator=(DefaultWriterScope&&) = delete;
-  ~DefaultWriterScope() {
-    if (active_) {
-      detail::thread_defaults() = std::move(saved_);
-    }
-  }
-
- private:
-  friend class SummaryWriter;
-  explicit DefaultWriterScope(detail::ThreadDefaults saved) : saved_(std::move(saved)) {}
-  detail::ThreadDefaults saved_;
-  bool active_ = true;
-};
-
-/// A handle to an event file writer (TensorFlow: `tf.summary.SummaryWriter`). Copies share
-/// the writer; the file is closed by close() or when the last handle dies.
-///
-///     auto writer = tf::summary::create_file_writer("./tensorboard");
-///     { auto scope = writer.as_default(); tf::summary::scalar("loss", loss, step); }
-class SummaryWriter {
- public:
-  /// A no-op writer (TensorFlow: `tf.summary.create_noop_writer`): summaries under it are
-  /// dropped and return false.
-  SummaryWriter() = default;
-
-  /// Makes this the thread's default writer (and `step` the default step, if given) until
-  /// the returned scope dies; nested scopes restore the previous default.
-  [[nodiscard]] DefaultWriterScope as_default(std::optional<std::int64_t> step = {}) const {
-    auto& defaults = detail::thread_defaults();
-    DefaultWriterScope scope(defaults);
-    defaults.writer = state_;
-    if (step) {
-      defaults.step = step;
-    }
-    return scope;
-  }
-  /// Makes this the thread's default writer for good (TensorFlow: `set_as_default`).
-  void set_as_default(std::optional<std::int64_t> step = {}) const {
-    auto& defaults = detail::thread_defaults();
-    defaults.writer = state_;
-    if (step) {
-      defaults.step = step;
-    }
-  }
-  /// Writes pending events to disk.
-  void flush() const {
-    if (state_) {
-      state_->flush();
-    }
-  }
-  /// Flushes and closes the file; later summaries through this writer throw
-  /// failed_precondition.
-  void close() const {
-    if (state_) {
-      state_->close();
-    }
-  }
-  /// The event file's path (empty for a no-op writer).
-  [[nodiscard]] std::filesystem::path path() const { return state_ ? state_->path() : ""; }
-  /// The directory given to create_file_writer (empty for a no-op writer).
-  [[nodiscard]] std::filesystem::path logdir() const { return state_ ? state_->logdir() : ""; }
-  /// Whether this is a no-op writer (default-constructed or create_noop_writer()).
-  [[nodiscard]] bool is_noop() const noexcept { return state_ == nullptr; }
-
-  /// Internal: the shared state (summary ops write through it).
-  [[nodiscard]] const std::shared_ptr<detail::WriterState>& state() const noexcept {
-    return state_;
-  }
-
- private:
-  friend SummaryWriter create_file_writer(const std::filesystem::path&, WriterOptions);
-  explicit SummaryWriter(std::shared_ptr<detail::WriterState> state) : state_(std::move(state)) {}
-  std::shared_ptr<detail::WriterState> state_;
-};
-
-/// Creates `logdir` if needed and a new event file in it (TensorFlow:
-/// `tf.summary.create_file_writer(logdir, max_queue, flush_millis, filename_suffix)`).
-inline SummaryWriter create_file_writer(const std::filesystem::path& logdir,
-                                        WriterOptions options = {}) {
-  return SummaryWriter(std::make_shared<detail::WriterState>(logdir, std::move(options)));
-}
-
-/// A writer that drops everything (TensorFlow: `tf.summary.create_noop_writer`).
-inline SummaryWriter create_noop_writer() { return SummaryWriter(); }
-
-/// Flushes this thread's default writer (TensorFlow: `tf.summary.flush()`).
-inline void flush() {
-  if (auto& w = detail::thread_defaults().writer) {
-    w->flush();
-  }
-}
-
-namespace experimental {
-/// Sets this thread's default step, used when a summary call passes none.
-inline void set_step(std::optional<std::int64_t> step) { detail::thread_defaults().step = step; }
-/// This thread's default step, if set.
-[[nodiscard]] inline std::optional<std::int64_t> get_step() {
-  return detail::thread_defaults().step;
-}
-}  // namespace experimental
-
-namespace detail {
-/// The default writer's state if summaries should be written now, else null.
-inline WriterState* active_writer() noexcept { return thread_defaults().writer.get(); }
-}  // namespace detail
-
-}  // namespace summary
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_WRITER_HPP
-// ---- end <tapeflow/summary/writer.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace summary {
-
-/// Options of scalar().
-struct ScalarOptions {
-  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
-  std::string description{};
-};
-
-namespace detail {
-template <class X>
-float scalar_value(const X& x) {
-  if constexpr (std::is_arithmetic_v<X>) {
-    return static_cast<float>(x);
-  } else if constexpr (!is_tensor<X>::value && requires { x.value(); }) {
-    return scalar_value(x.value());  // a Variable: its current value
-  } else {
-    static_assert(is_tensor<X>::value && std::is_arithmetic_v<typename X::value_type>,
-                  "tf::summary::scalar: the value must be a number or a numeric tensor");
-    x.require_value("summary::scalar");
-    if (x.num_elements() != 1) {
-      throw invalid_argument("tf::summary::scalar: expected a scalar, got a tensor of shape " +
-                             x.shape().to_string());
-    }
-    return static_cast<float>(x.data()[0]);
-  }
-}
-}  // namespace detail
-
-/// Writes a scalar to the default writer (TensorFlow: `tf.summary.scalar(name, data, step)`).
-/// The value is stored as float32, the one scalar type TensorBoard keeps. Returns false when
-/// no default writer is set. Costs well under a microsecond on the calling thread
-/// (Note [Summary writer]).
-///
-///     { auto scope = writer.as_default(); tf::summary::scalar("loss", loss, step); }
-template <class X>
-bool scalar(std::string_view name, const X& data, std::optional<std::int64_t> step = {},
-            const ScalarOptions& options = {}) {
-  detail::WriterState* writer = detail::active_writer();
-  if (writer == nullptr) {
-    return false;
-  }
-  const float value = detail::scalar_value(data);
-  const std::int64_t s = detail::resolve_step(step, "scalar");
-  if (options.description.empty()) {
-    writer->push_scalar(name, value, s);
-  } else {
-    detail::Item item;
-    item.kind = detail::Item::Kind::value;
-    item.step = s;
-    item.wall_time = detail::wall_time_now();
-    item.bytes.clear();
-    detail::wire::Writer w(item.bytes);
-    w.string_field(detail::field::value_tag, name);
-    std::string tensor;
-    detail::wire::Writer t(tensor);
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-    std::string content(4, '\0');
-    for (int i = 0; i < 4; ++i) {
-      content[static_cast<std::size_t>(i)] = static_cast<char>((bits >> (8 * i)) & 0xFF);
-    }
-    detail::write_tensor_content(t, DType::float32, {}, content);
-    w.bytes_field(detail::field::value_tensor, tensor);
-    w.message_field(detail::field::value_metadata, [&](detail::wire::Writer& m) {
-      detail::write_metadata(m, "scalars", {}, options.description);
-    });
-    writer->push(std::move(item));
-  }
-  return true;
-}
-
-}  // namespace summary
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_SCALAR_HPP
-// ---- end <tapeflow/summary/scalar.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras::callbacks {
-
-/// Options of the TensorBoard callback (Keras' keyword arguments).
-struct TensorBoardOptions {
-  /// "epoch" (scalars once per epoch), "batch" (also after every batch), or N (also after
-  /// every N batches).
-  std::variant<std::string, std::int64_t> update_freq = std::string("epoch");
-};
-
-/// Logs fit's metrics for TensorBoard (TensorFlow: `tf.keras.callbacks.TensorBoard`).
-///
-///     auto tb = std::make_shared<tf::keras::callbacks::TensorBoard>("./logs");
-///     model.fit(x, y, {.epochs = 5, .callbacks = {tb}});
-///     // tensorboard --logdir ./logs   (runs "train" and "validation")
-class TensorBoard : public Callback {
- public:
-  /// Logs under `log_dir` (created when training begins); throws invalid_argument for an
-  /// `update_freq` other than "epoch", "batch" or a positive number.
-  explicit TensorBoard(std::filesystem::path log_dir = "logs", TensorBoardOptions options = {})
-      : log_dir_(std::move(log_dir)) {
-    if (const auto* s = std::get_if<std::string>(&options.update_freq)) {
-      if (*s == "batch") {
-        every_ = 1;
-      } else if (*s != "epoch") {
-        throw invalid_argument(
-            "tf::keras::callbacks::TensorBoard: update_freq must be \"epoch\", \"batch\" or a "
-            "number of batches, got \"" +
-            *s + "\"");
-      }
-    } else {
-      every_ = std::get<std::int64_t>(options.update_freq);
-      if (every_ <= 0) {
-        throw invalid_argument(
-            "tf::keras::callbacks::TensorBoard: update_freq must be positive, got " +
-            std::to_string(every_));
-      }
-    }
-  }
-  TensorBoard(const TensorBoard&) = delete;
-  TensorBoard& operator=(const TensorBoard&) = delete;
-  ~TensorBoard() override {
-    try {
-      train_.close();
-      validation_.close();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
-    }
-  }
-
-  /// Opens the train writer (`<log_dir>/train`) unless open already (from an earlier fit).
-  void on_train_begin(const Logs&) override {
-    if (train_.is_noop()) {
-      train_ = summary::create_file_writer(log_dir_ / "train");
-    }
-  }
-  /// Writes `batch_<metric>` scalars when update_freq asks for this batch.
-  void on_train_batch_end(std::int64_t, const Logs& logs) override {
-    const std::int64_t step = batches_++;
-    if (every_ > 0 && (step + 1) % every_ == 0) {
-      auto scope = train_.as_default();
-      for (const auto& [name, value] : logs) {
-        summary::scalar("batch_" + name, value, step);
-      }
-    }
-  }
-  /// Writes `epoch_<metric>` scalars at step `epoch`: training values to the train writer,
-  /// `val_` values to the validation writer (opened on first use).
-  void on_epoch_end(int epoch, const Logs& logs) override {
-    for (const auto& [name, value] : logs) {
-      const bool validation = name.rfind("val_", 0) == 0;
-      if (validation && validation_.is_noop()) {
-        validation_ = summary::create_file_writer(log_dir_ / "validation");
-      }
-      auto scope = (validation ? validation_ : train_).as_default();
-      summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
-    }
-  }
-  /// Flushes both writers (they stay open for later fit calls).
-  void on_train_end(const Logs&) override {
-    train_.flush();
-    validation_.flush();
-  }
-
-  /// The train writer (a no-op writer until fit starts).
-  [[nodiscard]] const summary::SummaryWriter& train_writer() const noexcept { return train_; }
-  /// The validation writer (a no-op writer until validation values appear).
-  [[nodiscard]] const summary::SummaryWriter& validation_writer() const noexcept {
-    return validation_;
-  }
-
- private:
-  std::filesystem::path log_dir_;
-  std::int64_t every_ = 0;  // 0: per epoch only
-  std::int64_t batches_ = 0;
-  summary::SummaryWriter train_;
-  summary::SummaryWriter validation_;
-};
-
-}  // namespace keras::callbacks
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_CALLBACKS_TENSORBOARD_HPP
-// ---- end <tapeflow/keras/callbacks/tensorboard.hpp>
-// ---- begin <tapeflow/keras/datasets.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
-// tf.keras.datasets.mnist / fashion_mnist: the IDX gzip files as uint8 tensors.
-//
-// The files are found as `tf::keras::utils::get_file` finds a dataset (keras/utils/get_file.hpp:
-// the `path` argument, else $TAPEFLOW_DATASETS, the build-time TAPEFLOW_DEFAULT_DATASETS_DIR,
-// Keras' cache, data/ or shared/data/ in a parent directory), in a folder named after the
-// dataset ("mnist", "fashion-mnist"). Keras downloads them; tapeflow never downloads.
-// With TAPEFLOW_WITH_ZLIB=0 (detail/macros.hpp) calling load_data is a compile error naming it.
-
-#include <array>
-#include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-// ---- begin <tapeflow/keras/utils/get_file.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_UTILS_GET_FILE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_UTILS_GET_FILE_HPP
-// `tf::keras::utils::get_file` (tf.keras.utils.get_file): the path of a dataset file or folder
-// on this machine. Keras downloads into ~/.keras/datasets; tapeflow never downloads, it looks.
-//
-// Where it looks (`dataset_dirs()`), in order:
-//   1. $TAPEFLOW_DATASETS;
-//   2. TAPEFLOW_DEFAULT_DATASETS_DIR, a directory compiled in when that macro is defined.
-//      tapeflow's own examples, tests and benches define it as the repository's data/ folder
-//      (cmake/TapeflowHelpers.cmake), so they run from any working directory. The installed
-//      package defines nothing (it ships no data); define it for your own targets if you keep
-//      datasets beside your sources, the same for every translation unit of a program:
-//        target_compile_definitions(app PRIVATE
-//                                   TAPEFLOW_DEFAULT_DATASETS_DIR="${CMAKE_SOURCE_DIR}/data")
-//   3. $KERAS_HOME/datasets, then ~/.keras/datasets (Keras' cache);
-//   4. data/ and shared/data/ in the current directory and in each of its parents.
-// In each, `<dir>/<fname>`; in Keras' cache, which keeps its files flat, also
-// `<dir>/<last component of fname>`. An explicit directory (`cache_dir`: what a `--data_dir`
-// flag passes) replaces the search: `<cache_dir>/<fname>`, then `<cache_dir>/<last component>`.
-// When nothing is found, not_found lists every path tried.
-
-#include <cstdlib>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <system_error>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras::utils {
-
-/// The directories searched for datasets, in search order (see the header comment); only the
-/// ones named by a set variable or the compiled-in default, whether or not they exist.
-[[nodiscard]] inline std::vector<std::filesystem::path> dataset_dirs() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> dirs;
-  auto env = [](const char* name) -> const char* {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? v : nullptr;
-  };
-  if (const char* v = env("TAPEFLOW_DATASETS")) {
-    dirs.emplace_back(v);
-  }
-#ifdef TAPEFLOW_DEFAULT_DATASETS_DIR
-  dirs.emplace_back(TAPEFLOW_DEFAULT_DATASETS_DIR);
-#endif
-  if (const char* v = env("KERAS_HOME")) {
-    dirs.push_back(fs::path(v) / "datasets");
-  }
-  if (const char* v = env("HOME")) {
-    dirs.push_back(fs::path(v) / ".keras" / "datasets");
-  }
-  std::error_code ec;
-  for (fs::path d = fs::current_path(ec); !d.empty(); d = d.parent_path()) {
-    dirs.push_back(d / "data");
-    dirs.push_back(d / "shared" / "data");
-    if (d == d.root_path()) {
-      break;
-    }
-  }
-  return dirs;
-}
-
-/// Keyword arguments of `get_file`.
-struct GetFileOptions {
-  /// Look only here (a `--data_dir` flag): `<cache_dir>/<fname>`, then
-  /// `<cache_dir>/<last component of fname>`.
-  std::optional<std::filesystem::path> cache_dir = std::nullopt;
-};
-
-namespace impl {
-/// The paths `get_file(fname, options)` tries, in order.
-inline std::vector<std::filesystem::path> get_file_candidates(const std::filesystem::path& fname,
-                                                              const GetFileOptions& options) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> out;
-  auto add = [&](const fs::path& p) {
-    for (const auto& q : out) {
-      if (q == p) {
-        return;
-      }
-    }
-    out.push_back(p);
-  };
-  if (options.cache_dir) {
-    add(*options.cache_dir / fname);
-    add(*options.cache_dir / fname.filename());
-    return out;
-  }
-  const char* keras_home = std::getenv("KERAS_HOME");
-  const char* home = std::getenv("HOME");
-  for (const auto& dir : dataset_dirs()) {
-    add(dir / fname);
-    const bool keras_cache = (keras_home != nullptr && dir == fs::path(keras_home) / "datasets") ||
-                             (home != nullptr && dir == fs::path(home) / ".keras" / "datasets");
-    if (keras_cache) {
-      add(dir / fname.filename());
-    }
-  }
-  return out;
-}
-}  // namespace impl
-
-namespace impl {
-/// get_file with `who` naming the caller in the error.
-inline std::filesystem::path find_file(const std::filesystem::path& fname,
-                                       const GetFileOptions& options, const std::string& who) {
-  const auto candidates = get_file_candidates(fname, options);
-  std::error_code ec;
-  for (const auto& c : candidates) {
-    if (std::filesystem::exists(c, ec)) {
-      return c;
-    }
-  }
-  std::string tried;
-  for (const auto& c : candidates) {
-    tried += "\n  " + c.string();
-  }
-  throw not_found(who + ": " + fname.string() + " not found; tried:" + tried +
-                  (options.cache_dir ? std::string()
-                                     : "\n(pass the directory that holds it, e.g. --data_dir, or "
-                                       "set TAPEFLOW_DATASETS to a folder laid out like the "
-                                       "repository's data/)"));
-}
-}  // namespace impl
-
-/// The path of dataset file or folder `fname` (relative, e.g. "text/nietzsche.txt" or
-/// "mnist"), found where the header comment says (TensorFlow: `tf.keras.utils.get_file(fname,
-/// origin)`, which downloads `origin` when the file is missing; tapeflow never downloads).
-///
-///     auto path = tf::keras::utils::get_file("text/nietzsche.txt");
-///     auto mine = tf::keras::utils::get_file("text/nietzsche.txt", {.cache_dir = data_dir});
-///
-/// Throws not_found listing every path tried.
-[[nodiscard]] inline std::filesystem::path get_file(const std::filesystem::path& fname,
-                                                    const GetFileOptions& options = {}) {
-  return impl::find_file(fname, options, "tf::keras::utils::get_file");
-}
-
-}  // namespace keras::utils
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_UTILS_GET_FILE_HPP
-// ---- end <tapeflow/keras/utils/get_file.hpp>
-
-#if TAPEFLOW_WITH_ZLIB
-#include <zlib.h>
-#endif
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace datasets {
-
-/// The four arrays `load_data` returns: `auto [x_train, y_train, x_test, y_test] = ...`.
-struct ImageDataset {
-  Tensor<std::uint8_t, 3> x_train;  ///< [60000, 28, 28], pixels 0..255
-  Tensor<std::uint8_t, 1> y_train;  ///< [60000], labels 0..9
-  Tensor<std::uint8_t, 3> x_test;   ///< [10000, 28, 28]
-  Tensor<std::uint8_t, 1> y_test;   ///< [10000]
-};
-
-#if TAPEFLOW_WITH_ZLIB
-namespace idx {
-
-/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
-inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file) {
-  gzFile f = gzopen(file.string().c_str(), "rb");
-  if (f == nullptr) {
-    throw not_found("tf::keras::datasets: cannot open " + file.string());
-  }
-  std::vector<std::uint8_t> out;
-  std::array<std::uint8_t, 1 << 16> chunk{};
-  for (;;) {
-    const int n = gzread(f, chunk.data(), unsigned(chunk.size()));
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      throw data_loss("tf::keras::datasets: " + file.string() + ": gzip error: " + msg);
-    }
-    if (n == 0) {
-      break;
-    }
-    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
-  }
-  gzclose(f);
-  return out;
-}
-
-inline std::uint32_t be32(const std::vector<std::uint8_t>& b, std::size_t at) {
-  return (std::uint32_t(b[at]) << 24) | (std::uint32_t(b[at + 1]) << 16) |
-         (std::uint32_t(b[at + 2]) << 8) | std::uint32_t(b[at + 3]);
-}
-
-/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
-inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
-  auto b = read_gzip(file);
-  if (b.size() < 16 || be32(b, 0) != 2051) {
-    throw data_loss("tf::keras::datasets: " + file.string() +
-                    " is not an IDX image file (magic 2051 expected at byte 0)");
-  }
-  const std::int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
-  if (std::int64_t(b.size()) - 16 != n * rows * cols) {
-    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
-                    "x" + std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
-                    std::to_string(b.size() - 16) + " bytes follow byte 16");
-  }
-  auto t = Tensor<std::uint8_t, 3>::uninitialized({n, rows, cols});
-  std::copy(b.begin() + 16, b.end(), t.mutable_data());
-  return t;
-}
-
-/// Reads an IDX uint8 label file (magic 2049) as [count].
-inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
-  auto b = read_gzip(file);
-  if (b.size() < 8 || be32(b, 0) != 2049) {
-    throw data_loss("tf::keras::datasets: " + file.string() +
-                    " is not an IDX label file (magic 2049 expected at byte 0)");
-  }
-  const std::int64_t n = be32(b, 4);
-  if (std::int64_t(b.size()) - 8 != n) {
-    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
-                    " labels but " + std::to_string(b.size() - 8) + " bytes follow byte 8");
-  }
-  auto t = Tensor<std::uint8_t, 1>::uninitialized({n});
-  std::copy(b.begin() + 8, b.end(), t.mutable_data());
-  return t;
-}
-
-/// The directory holding dataset `name`'s IDX files: the one with
-/// `<name>/train-images-idx3-ubyte.gz` found by `utils::get_file` (so `path` may be that
-/// directory itself or a datasets folder holding `<name>/`). Throws not_found listing every
-/// path tried.
-inline std::filesystem::path find_dir(const std::string& name,
-                                      const std::optional<std::filesystem::path>& path) {
-  return utils::impl::find_file(std::filesystem::path(name) / "train-images-idx3-ubyte.gz",
-                                {.cache_dir = path}, "tf::keras::datasets::" + name + "::load_data")
-      .parent_path();
-}
-
-/// Loads the four IDX files of an MNIST-format dataset directory.
-inline ImageDataset load(const std::string& name,
-                         const std::optional<std::filesystem::path>& path) {
-  const auto dir = find_dir(name, path);
-  ImageDataset d;
-  d.x_train = read_images(dir / "train-images-idx3-ubyte.gz");
-  d.y_train = read_labels(dir / "train-labels-idx1-ubyte.gz");
-  d.x_test = read_images(dir / "t10k-images-idx3-ubyte.gz");
-  d.y_test = read_labels(dir / "t10k-labels-idx1-ubyte.gz");
-  if (d.x_train.dim(0) != d.y_train.dim(0) || d.x_test.dim(0) != d.y_test.dim(0)) {
-    throw data_loss("tf::keras::datasets::" + name + ": image and label counts differ in " +
-                    dir.string());
-  }
-  return d;
-}
-
-}  // namespace idx
-
-namespace mnist {
-/// MNIST digits (tf.keras.datasets.mnist.load_data): 60000 train and 10000 test 28x28 uint8
-/// images with labels 0-9. `path`: a directory with the IDX .gz files, or one holding them in
-/// `mnist/` (see the header comment for where it looks otherwise).
-///
-///     auto [x_train, y_train, x_test, y_test] = tf::keras::datasets::mnist::load_data();
-inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {
-  return idx::load("mnist", path);
-}
-}  // namespace mnist
-
-namespace fashion_mnist {
-/// Fashion-MNIST (tf.keras.datasets.fashion_mnist.load_data), same layout as MNIST.
-inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {
-  return idx::load("fashion-mnist", path);
-}
-}  // namespace fashion_mnist
-#else   // TAPEFLOW_WITH_ZLIB
-// Compiled out: templates that fail only when called, so including the header stays fine.
-namespace mnist {
-template <int NeedsZlib = 0>
-ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
-  static_assert(NeedsZlib != 0,
-                "tf::keras::datasets::mnist::load_data needs zlib for the .gz files, compiled out "
-                "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
-  return {};
-}
-}  // namespace mnist
-namespace fashion_mnist {
-template <int NeedsZlib = 0>
-ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
-  static_assert(
-      NeedsZlib != 0,
-      "tf::keras::datasets::fashion_mnist::load_data needs zlib for the .gz files, compiled out "
-      "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
-  return {};
-}
-}  // namespace fashion_mnist
-#endif  // TAPEFLOW_WITH_ZLIB
-
-}  // namespace datasets
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
-// ---- end <tapeflow/keras/datasets.hpp>
 // ---- begin <tapeflow/keras/layers/activation.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ACTIVATION_HPP
@@ -25909,571 +21352,6 @@ class DepthwiseConv2D : public Layer<DepthwiseConv2D> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DEPTHWISE_CONV2D_HPP
 // ---- end <tapeflow/keras/layers/depthwise_conv2d.hpp>
-// ---- begin <tapeflow/keras/layers/dropout.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
-// tf.keras.layers.Dropout: drops only while training.
-
-#include <cstdint>
-#include <optional>
-#include <string>
-
-// ---- begin <tapeflow/ops/nn/dropout.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
-// dropout: zeroes random elements and scales the rest (TensorFlow: `tf.nn.dropout`).
-//
-// Built from other ops rather than as an op of its own: the scaled keep-mask is a constant
-// tensor drawn with `tf::random::uniform` (nothing to differentiate), and the result is
-// `x * mask`, so the tape records one multiply and the gradient is `dy * mask`, reusing the
-// forward's mask. This is how TensorFlow's Python `dropout` is written too.
-
-#include <array>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace nn {
-
-/// Keyword arguments of `tf::nn::dropout` (TensorFlow: `noise_shape`, `seed`).
-struct DropoutOptions {
-  /// Shape of the keep/drop mask, broadcast against x: each entry equals x's dimension or 1
-  /// (e.g. {N, 1, 1, C} drops whole feature maps). Empty: x's own shape.
-  std::vector<std::int64_t> noise_shape = {};
-  /// Op seed of the mask (see Note [Random seeds] in <tapeflow/ops/random/random.hpp>).
-  std::optional<std::int64_t> seed = std::nullopt;
-};
-
-/// Randomly sets elements of `x` to zero with probability `rate` and scales the kept ones by
-/// 1 / (1 - rate), so the expected value is unchanged (TensorFlow: `tf.nn.dropout(x, rate,
-/// noise_shape, seed)`).
-///
-///     auto h = tf::nn::dropout(tf::nn::relu(z), 0.5, {.seed = 1});
-///
-/// Like `tf.nn.dropout`, it always drops: call it only while training (Keras' Dropout layer
-/// decides that). The gradient is `dy * mask / (1 - rate)` with the mask drawn in the forward
-/// pass. `rate == 0` returns `x` itself. Throws invalid_argument when `rate` is outside
-/// [0, 1) or `noise_shape` does not broadcast to x's shape.
-template <tensor_like X>
-tensor_type_of<X> dropout(X const& x, double rate, DropoutOptions const& options = {}) {
-  using T = value_type_of<X>;
-  constexpr std::size_t R = rank_of<X>;
-  static_assert(floating_element<T>, "tf::nn::dropout(x, rate): x must be float or double");
-  auto const& t = tapeflow::detail::as_tensor(x);
-  if (!(rate >= 0.0 && rate < 1.0)) {
-    throw invalid_argument("tf::nn::dropout: rate must be a scalar in [0, 1), got " +
-                           std::to_string(rate));
-  }
-  std::array<std::int64_t, R> noise = t.dims();
-  if (!options.noise_shape.empty()) {
-    bool ok = options.noise_shape.size() == R;
-    for (std::size_t i = 0; ok && i < R; ++i) {
-      ok = options.noise_shape[i] == t.dims()[i] || options.noise_shape[i] == 1;
-      noise[i] = options.noise_shape[i];
-    }
-    if (!ok) {
-      std::string text = "(";
-      for (std::size_t i = 0; i < options.noise_shape.size(); ++i) {
-        text += (i > 0 ? ", " : "") + std::to_string(options.noise_shape[i]);
-      }
-      throw invalid_argument("tf::nn::dropout: noise_shape " + text +
-                             ") does not broadcast to the shape of x " + t.shape().to_string() +
-                             " (each entry must be x's dimension or 1)");
-    }
-  }
-  if (rate == 0.0) {
-    return t;
-  }
-  auto const u = random::uniform<T>(noise, {.seed = options.seed});
-  auto const mask =
-      cast<T>(greater_equal(u, static_cast<T>(rate))) * static_cast<T>(1.0 / (1.0 - rate));
-  return t * mask;
-}
-
-}  // namespace nn
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
-// ---- end <tapeflow/ops/nn/dropout.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace layers {
-
-/// Keyword arguments of Dropout.
-struct DropoutOptions {
-  /// Op seed of the mask (`tf::nn::dropout`'s; Note [Random seeds] in ops/random/random.hpp).
-  std::optional<std::int64_t> seed = std::nullopt;
-  std::optional<std::string> name = std::nullopt;  ///< default "dropout", "dropout_1", ...
-};
-
-/// Sets inputs to zero with probability `rate` (scaling the rest by 1 / (1 - rate)) when
-/// called with `training = true`; the identity otherwise (tf.keras.layers.Dropout).
-class Dropout : public Layer<Dropout> {
- public:
-  /// Any rank is accepted.
-  static constexpr int min_input_rank = 0;
-  /// The output has the input's shape.
-  static constexpr int output_rank(int in) { return in; }
-
-  /// Drops with probability `rate`; throws invalid_argument unless 0 <= rate < 1.
-  explicit Dropout(double rate, DropoutOptions options = {})
-      : Layer("dropout", {.name = options.name}), rate_(rate), seed_(options.seed) {
-    if (!(rate >= 0.0 && rate < 1.0)) {
-      throw invalid_argument("tf::keras::layers::Dropout: rate must be in [0, 1), got " +
-                             std::to_string(rate));
-    }
-  }
-
-  /// "Dropout".
-  [[nodiscard]] std::string class_name() const override { return "Dropout"; }
-  /// `tf::nn::dropout(x, rate)` when `training`, else `x` unchanged.
-  template <class T, std::size_t R>
-  Tensor<T, R> call(const Tensor<T, R>& x, bool training = false) {
-    if (!training || rate_ == 0.0) {
-      return x;
-    }
-    return nn::dropout(x, rate_, {.seed = seed_});
-  }
-
- private:
-  double rate_;
-  std::optional<std::int64_t> seed_;
-};
-
-}  // namespace layers
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
-// ---- end <tapeflow/keras/layers/dropout.hpp>
-// ---- begin <tapeflow/keras/layers/embedding.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_EMBEDDING_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_EMBEDDING_HPP
-// tf.keras.layers.Embedding: integer ids -> dense vectors.
-
-#include <cstdint>
-#include <optional>
-#include <string>
-
-// ---- begin <tapeflow/ops/array/gather.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
-// gather(params, indices, axis): picks slices of `params` along `axis` by integer indices of any
-// rank (TensorFlow: `tf.gather`, op "GatherV2"). The gradient with respect to params sums the
-// output gradient back into place with math::unsorted_segment_sum.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <tuple>
-
-// ---- begin <tapeflow/ops/math/segment.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
-// math::unsorted_segment_sum(data, segment_ids, num_segments): sums rows of `data` into the
-// segments named by `segment_ids` (TensorFlow: `tf.math.unsorted_segment_sum`, op
-// "UnsortedSegmentSum"). It is the gradient of gather, and its own gradient is a gather.
-//
-// The gradient gathers through a function defined in <tapeflow/ops/array/gather.hpp>; the two
-// headers include each other.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// Index element types of gather and segment ops.
-template <class I>
-concept index_element = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
-
-/// "[1, 2]": the multi-index of flat element `flat` of a tensor of shape `dims`.
-template <std::size_t S>
-std::string multi_index_text(std::int64_t flat, std::array<std::int64_t, S> const& dims) {
-  std::array<std::int64_t, S> idx{};
-  for (std::size_t a = S; a-- > 0;) {
-    idx[a] = flat % dims[a];
-    flat /= dims[a];
-  }
-  std::string text = "[";
-  for (std::size_t a = 0; a < S; ++a) {
-    text += (a > 0 ? ", " : "") + std::to_string(idx[a]);
-  }
-  return text + "]";
-}
-
-/// gather(params, max(ids, 0)) along axis 0 with the rows of negative ids zeroed, written in
-/// ops (defined in gather.hpp): the gradient of UnsortedSegmentSum.
-template <class T, std::size_t K, class I, std::size_t S>
-Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params, Tensor<I, S> const& ids);
-
-}  // namespace detail
-
-namespace ops {
-
-/// out[s, ...] = sum of data[i..., ...] over the i with segment_ids[i...] == s (TensorFlow op
-/// "UnsortedSegmentSum"). segment_ids' shape is a prefix of data's; negative ids are dropped,
-/// ids >= num_segments are an error (as on TensorFlow's CPU).
-struct UnsortedSegmentSum {
-  static constexpr std::string_view name = "UnsortedSegmentSum";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  std::int64_t num_segments = 0;
-
-  /// TensorFlow's attributes: the types of `segment_ids` and `num_segments`.
-  template <class T, std::size_t R, class I, std::size_t S>
-  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
-    return {{"Tindices", dtype_v<I>}, {"Tnumsegments", DType::int32}};
-  }
-  /// TensorFlow's `num_segments` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"num_segments", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(num_segments))}};
-  }
-
-  template <class T, std::size_t R, class I, std::size_t S>
-  OutSpec<T, R - S + 1> infer(Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
-    static_assert(numeric_element<T>,
-                  "tf::math::unsorted_segment_sum: data must be numeric (not bool or string)");
-    static_assert(detail::index_element<I>,
-                  "tf::math::unsorted_segment_sum: segment_ids must be int32 or int64");
-    static_assert(S <= R, "tf::math::unsorted_segment_sum: segment_ids' rank exceeds data's rank");
-    if (num_segments < 0) {
-      throw invalid_argument("UnsortedSegmentSum: num_segments must be non-negative, got " +
-                             std::to_string(num_segments));
-    }
-    for (std::size_t a = 0; a < S; ++a) {
-      if (ids.dims()[a] != data.dims()[a]) {
-        throw invalid_argument("UnsortedSegmentSum: segment_ids shape " + ids.shape().to_string() +
-                               " is not a prefix of data shape " + data.shape().to_string());
-      }
-    }
-    // Symbolic ids (tracing) have no values yet: the check runs when the graph runs.
-    I const* id = ids.data();
-    for (std::int64_t i = 0; !ids.is_symbolic() && i < ids.num_elements(); ++i) {
-      if (static_cast<std::int64_t>(id[i]) >= num_segments) {
-        throw invalid_argument(
-            "UnsortedSegmentSum: segment_ids" + detail::multi_index_text(i, ids.dims()) + " = " +
-            std::to_string(id[i]) + " is out of range [0, " + std::to_string(num_segments) + ")");
-      }
-    }
-    OutSpec<T, R - S + 1> spec{};
-    spec.dims[0] = num_segments;
-    for (std::size_t a = S; a < R; ++a) {
-      spec.dims[a - S + 1] = data.dims()[a];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  void compute(Tensor<T, K>& out, Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
-    T* o = detail::tensor_access::mutable_data(out);
-    std::fill_n(o, out.num_elements(), T(0));
-    std::int64_t const rows = ids.num_elements();
-    std::int64_t const inner = num_segments == 0 ? 0 : out.num_elements() / num_segments;
-    if (rows == 0 || inner == 0) {
-      return;
-    }
-    I const* id = ids.data();
-    T const* d = data.data();
-    // Threads split the columns, so no two add into the same element.
-    backend::cpu::parallel_for(inner, std::max<std::int64_t>(1, detail::parallel_grain / rows),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t i = 0; i < rows; ++i) {
-                                   auto const seg = static_cast<std::int64_t>(id[i]);
-                                   if (seg < 0) {
-                                     continue;
-                                   }
-                                   T* dst = o + seg * inner;
-                                   T const* src = d + i * inner;
-                                   for (std::int64_t c = s; c < e; ++c) {
-                                     dst[c] = static_cast<T>(dst[c] + src[c]);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const&,
-                Tensor<I, S> const& ids) const {
-    return std::tuple{[=] { return detail::gather_dropping_negatives(dy, ids); }, no_gradient};
-  }
-};
-
-}  // namespace ops
-
-namespace math {
-
-/// Sums the rows of `data` into `num_segments` segments: out[s] = sum of data[i...] over the i
-/// with segment_ids[i...] == s (TensorFlow: `tf.math.unsorted_segment_sum`). segment_ids
-/// (int32 or int64) has a prefix of data's shape; the result has shape
-/// (num_segments,) + data.shape[rank(segment_ids):]. Negative ids are dropped; ids >=
-/// num_segments throw invalid_argument. Differentiable with respect to `data`.
-///
-///     auto data = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
-///     auto ids = tf::constant<int32_t>({1, 0, 1});
-///     tf::math::unsorted_segment_sum(data, ids, 2);  // [[3, 4], [6, 8]]
-template <tensor_like D, tensor_like S>
-auto unsorted_segment_sum(D const& data, S const& segment_ids, std::int64_t num_segments) {
-  static_assert(rank_of<S> <= rank_of<D>,
-                "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids' rank exceeds "
-                "data's rank");
-  static_assert(
-      detail::index_element<value_type_of<S>>,
-      "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids must be int32 or int64");
-  return detail::execute(ops::UnsortedSegmentSum{num_segments}, detail::as_tensor(data),
-                         detail::as_tensor(segment_ids));
-}
-
-}  // namespace math
-
-TAPEFLOW_END_NAMESPACE
-
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
-// ---- end <tapeflow/ops/math/segment.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// out[p..., i..., q...] = params[p..., indices[i...], q...] with p the axes before `axis`
-/// (TensorFlow op "GatherV2", batch_dims 0). Out-of-range indices are an error, as on
-/// TensorFlow's CPU.
-struct GatherV2 {
-  static constexpr std::string_view name = "GatherV2";
-  static constexpr std::string_view type_attr = "Tparams";  ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the types of `indices` and of the `axis` input (`batch_dims`
-  /// stays 0, its default).
-  template <class T, std::size_t R, class I, std::size_t S>
-  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
-    return {{"Tindices", dtype_v<I>}, {"Taxis", DType::int32}};
-  }
-  /// TensorFlow's `axis` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument("GatherV2: axis " + std::to_string(axis) +
-                             " is out of range for params of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R, class I, std::size_t S>
-  OutSpec<T, R + S - 1> infer(Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
-    static_assert(R >= 1, "tf::gather: params must have rank >= 1");
-    static_assert(detail::index_element<I>, "tf::gather: indices must be int32 or int64");
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t const n = params.dims()[ax];
-    // Symbolic indices (tracing) have no values yet: the check runs when the graph runs.
-    I const* idx = indices.data();
-    for (std::int64_t k = 0; !indices.is_symbolic() && k < indices.num_elements(); ++k) {
-      if (idx[k] < 0 || static_cast<std::int64_t>(idx[k]) >= n) {
-        throw invalid_argument("GatherV2: indices" + detail::multi_index_text(k, indices.dims()) +
-                               " = " + std::to_string(idx[k]) + " is not in [0, " +
-                               std::to_string(n) + ") (params shape " + params.shape().to_string() +
-                               ", axis " + std::to_string(ax) + ")");
-      }
-    }
-    OutSpec<T, R + S - 1> spec{};
-    std::size_t j = 0;
-    for (std::size_t a = 0; a < ax; ++a) {
-      spec.dims[j++] = params.dims()[a];
-    }
-    for (std::size_t a = 0; a < S; ++a) {
-      spec.dims[j++] = indices.dims()[a];
-    }
-    for (std::size_t a = ax + 1; a < R; ++a) {
-      spec.dims[j++] = params.dims()[a];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  void compute(Tensor<T, K>& out, Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    std::int64_t inner = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= params.dims()[a];
-    }
-    for (std::size_t a = ax + 1; a < R; ++a) {
-      inner *= params.dims()[a];
-    }
-    std::int64_t const n = params.dims()[ax];
-    std::int64_t const m = indices.num_elements();
-    if (out.num_elements() == 0) {
-      return;
-    }
-    T* o = detail::tensor_access::mutable_data(out);
-    T const* p = params.data();
-    I const* idx = indices.data();
-    // One output row per (outer, index) pair.
-    backend::cpu::parallel_for(outer * m, std::max<std::int64_t>(1, detail::parallel_grain / inner),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   std::int64_t const q = r / m;
-                                   auto const i = static_cast<std::int64_t>(idx[r % m]);
-                                   T const* src = p + (q * n + i) * inner;
-                                   if (inner == 1) {
-                                     o[r] = *src;
-                                   } else {
-                                     std::copy_n(src, inner, o + r * inner);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const& params,
-                Tensor<I, S> const& indices) const {
-    std::size_t const ax = resolved_axis<R>();
-    auto grad = [=] {
-      std::int64_t const m = indices.num_elements();
-      auto values_dims = params.dims();
-      values_dims[ax] = m;
-      auto values = detail::execute(Reshape<R>{values_dims}, dy);
-      auto flat = detail::execute(Reshape<1>{{m}}, indices);
-      UnsortedSegmentSum const sum{params.dims()[ax]};
-      if (ax == 0) {
-        return detail::execute(sum, values, flat);
-      }
-      // Move the gathered axis to the front, sum into segments, move it back.
-      Transpose<R> to_front;
-      Transpose<R> back;
-      to_front.perm[0] = static_cast<int>(ax);
-      for (std::size_t a = 0, j = 1; a < R; ++a) {
-        if (a != ax) {
-          to_front.perm[j++] = static_cast<int>(a);
-        }
-        back.perm[a] = a < ax ? static_cast<int>(a + 1) : a == ax ? 0 : static_cast<int>(a);
-      }
-      return detail::execute(back, detail::execute(sum, detail::execute(to_front, values), flat));
-    };
-    return std::tuple{grad, no_gradient};
-  }
-};
-
-}  // namespace ops
-
-namespace detail {
-template <class T, std::size_t K, class I, std::size_t S>
-Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params,
-                                               Tensor<I, S> const& ids) {
-  auto gathered = execute(ops::GatherV2{0}, params, maximum(ids, I(0)));
-  std::array<std::int64_t, K + S - 1> mask_dims;
-  mask_dims.fill(1);
-  std::copy(ids.dims().begin(), ids.dims().end(), mask_dims.begin());
-  auto keep = execute(ops::Reshape<K + S - 1>{mask_dims}, greater_equal(ids, I(0)));
-  return where(keep, gathered, zeros_like(gathered));
-}
-}  // namespace detail
-
-/// Slices of `params` along `axis` picked by `indices` (int32 or int64, any rank): the result
-/// has shape params.shape[:axis] + indices.shape + params.shape[axis+1:] (TensorFlow:
-/// `tf.gather(params, indices, axis=axis)`). An index outside [0, params.dim(axis)) throws
-/// invalid_argument naming it. Differentiable with respect to `params`.
-///
-///     auto p = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
-///     tf::gather(p, tf::constant<int32_t>({2, 0}));     // [[5, 6], [1, 2]]
-///     tf::gather(p, tf::constant<int64_t>({1}), -1);    // [[2], [4], [6]]
-template <tensor_like P, tensor_like I>
-auto gather(P const& params, I const& indices, int axis = 0) {
-  static_assert(rank_of<P> >= 1, "tf::gather(params, indices, axis): params must have rank >= 1");
-  static_assert(detail::index_element<value_type_of<I>>,
-                "tf::gather(params, indices, axis): indices must be int32 or int64");
-  static_assert(rank_of<P> + rank_of<I> - 1 <= max_rank,
-                "tf::gather(params, indices, axis): the result's rank would exceed tapeflow's "
-                "maximum rank (8)");
-  return detail::execute(ops::GatherV2{axis}, detail::as_tensor(params),
-                         detail::as_tensor(indices));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
-// ---- end <tapeflow/ops/array/gather.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace layers {
-
-/// Keyword arguments of Embedding.
-struct EmbeddingOptions {
-  /// Initial values of the table; default uniform in [-0.05, 0.05] (as Keras).
-  initializers::Initializer embeddings_initializer = initializers::RandomUniform();
-  std::optional<std::string> name = std::nullopt;  ///< default "embedding", "embedding_1", ...
-};
-
-/// Looks up rows of an [input_dim, output_dim] table (weight "embeddings"):
-/// ids [N, ...] (int32/int64) -> [N, ..., output_dim] (tf.keras.layers.Embedding).
-class Embedding : public Layer<Embedding> {
- public:
-  static constexpr int min_input_rank = 1;  ///< needs the batch axis
-  /// One axis more than the ids (output_dim); unknown (-1) stays unknown.
-  static constexpr int output_rank(int in) { return in < 0 ? -1 : in + 1; }
-
-  /// A table of `input_dim` rows (the vocabulary size: ids in [0, input_dim)) of `output_dim`
-  /// floats; throws invalid_argument unless both are positive.
-  Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options = {})
-      : Layer("embedding", {.name = options.name}),
-        input_dim_(input_dim),
-        output_dim_(output_dim),
-        options_(std::move(options)) {
-    keras3_attribute("embeddings", "_embeddings");  // Keras 3's attribute name
-    if (input_dim <= 0 || output_dim <= 0) {
-      throw invalid_argument(
-          "tf::keras::layers::Embedding: input_dim and output_dim must be "
-          "positive");
-    }
-  }
-  /// "Embedding".
-  [[nodiscard]] std::string class_name() const override { return "Embedding"; }
-  /// The table [input_dim, output_dim] (after build).
-  [[nodiscard]] const Variable<float, 2>& embeddings() const noexcept { return embeddings_; }
-
-  /// Creates the table (its shape does not depend on the input's).
-  void build(const Shape&) override {
-    embeddings_ = add_weight<float, 2>("embeddings", {input_dim_, output_dim_},
-                                       options_.embeddings_initializer);
-  }
-  /// The rows of `ids` (int32 or int64): [N, ...] -> [N, ..., output_dim]; an id outside
-  /// [0, input_dim) throws invalid_argument (from `tf::gather`).
-  template <class I, std::size_t R>
-  Tensor<float, R + 1> call(const Tensor<I, R>& ids) {
-    static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
-                  "tf::keras::layers::Embedding: ids must be int32 or int64");
-    return gather(embeddings_, ids);
-  }
-
- private:
-  std::int64_t input_dim_;
-  std::int64_t output_dim_;
-  EmbeddingOptions options_;
-  Variable<float, 2> embeddings_;
-};
-
-}  // namespace layers
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_EMBEDDING_HPP
-// ---- end <tapeflow/keras/layers/embedding.hpp>
 // ---- begin <tapeflow/keras/layers/flatten.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_FLATTEN_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_FLATTEN_HPP
@@ -26650,17 +21528,29 @@ GlobalMaxPooling2D(keepdims_t, LayerOptions) -> GlobalMaxPooling2D<true>;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_GLOBAL_POOLING_HPP
 // ---- end <tapeflow/keras/layers/global_pooling.hpp>
-// ---- begin <tapeflow/keras/layers/lstm.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
-// tf.keras.layers.LSTMCell and tf.keras.layers.LSTM.
+// ---- begin <tapeflow/keras/layers/merge.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
+// tf.keras.layers.Add and Concatenate: layers that merge several tensors (ResNet's shortcut,
+// MobileNetV2's residual, Inception-style branches).
 
-#include <array>
-#include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/array/concat.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
+// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
 #include <vector>
 
 // ---- begin <tapeflow/ops/array/slice.hpp>
@@ -27242,403 +22132,6 @@ tensor_type_of<X> strided_slice(X const& x, std::int64_t const (&begin)[N],
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
 // ---- end <tapeflow/ops/array/slice.hpp>
-// ---- begin <tapeflow/ops/array/stack.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
-// stack(values, axis) and unstack(x, axis): joins tensors along a new axis and splits a tensor
-// along one (TensorFlow: `tf.stack`, op "Pack"; `tf.unstack`). Pack's gradient is the
-// unstacked output gradient; unstack is made of Slice and Reshape ops, so both differentiate
-// to any order.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// The pieces of `x` along `axis`, each a recorded Slice then Reshape (TensorFlow's "Unpack").
-template <class T, std::size_t R>
-std::vector<Tensor<T, R - 1>> unstack_tensor(Tensor<T, R> const& x, int axis) {
-  static_assert(R >= 1, "tf::unstack: cannot unstack a scalar (rank-0 tensor)");
-  constexpr int rank = static_cast<int>(R);
-  if (axis < -rank || axis >= rank) {
-    throw invalid_argument("Unpack: axis " + std::to_string(axis) +
-                           " is out of range for a tensor of rank " + std::to_string(R));
-  }
-  std::size_t const ax = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  std::array<std::int64_t, R - 1> piece_dims{};
-  for (std::size_t a = 0, j = 0; a < R; ++a) {
-    if (a != ax) {
-      piece_dims[j++] = x.dims()[a];
-    }
-  }
-  std::int64_t const n = x.dims()[ax];
-  std::vector<Tensor<T, R - 1>> pieces;
-  pieces.reserve(static_cast<std::size_t>(n));
-  ops::Slice<R> slice;
-  slice.size = x.dims();
-  slice.size[ax] = 1;
-  for (std::int64_t i = 0; i < n; ++i) {
-    slice.begin[ax] = i;
-    pieces.push_back(execute(ops::Reshape<R - 1>{piece_dims}, execute(slice, x)));
-  }
-  return pieces;
-}
-
-}  // namespace detail
-
-namespace ops {
-
-/// Stacks equally shaped tensors along a new axis `axis` of the output, in [-(R+1), R]
-/// (TensorFlow op "Pack").
-struct Pack {
-  static constexpr std::string_view name = "Pack";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the number of tensors and the new axis.
-  template <class T, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
-    return {{"N", static_cast<std::int64_t>(values.size())}, {"axis", axis}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int out_rank = static_cast<int>(R) + 1;
-    if (axis < -out_rank || axis >= out_rank) {
-      throw invalid_argument("Pack: axis " + std::to_string(axis) + " is out of range [" +
-                             std::to_string(-out_rank) + ", " + std::to_string(out_rank) +
-                             ") for stacking tensors of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + out_rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R + 1> infer(std::vector<Tensor<T, R>> const& values) const {
-    if (values.empty()) {
-      throw invalid_argument("Pack: needs at least one tensor to stack");
-    }
-    std::size_t const ax = resolved_axis<R>();
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      if (values[i].dims() != values[0].dims()) {
-        throw invalid_argument(
-            "Pack: input " + std::to_string(i) + " has shape " + values[i].shape().to_string() +
-            ", which does not match input 0's shape " + values[0].shape().to_string());
-      }
-    }
-    OutSpec<T, R + 1> spec{};
-    for (std::size_t a = 0, j = 0; a < R + 1; ++a) {
-      spec.dims[a] = a == ax ? static_cast<std::int64_t>(values.size()) : values[0].dims()[j++];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R + 1>& out, std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= values[0].dims()[a];
-    }
-    std::int64_t const inner = outer == 0 ? 0 : values[0].num_elements() / outer;
-    if (inner == 0) {
-      return;
-    }
-    auto const n = static_cast<std::int64_t>(values.size());
-    T* o = detail::tensor_access::mutable_data(out);
-    backend::cpu::parallel_for(outer,
-                               std::max<std::int64_t>(1, detail::parallel_grain / (inner * n)),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   T* dst = o + r * n * inner;
-                                   for (auto const& x : values) {
-                                     dst = std::copy_n(x.data() + r * inner, inner, dst);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R + 1> const& dy, Tensor<T, R + 1> const&,
-                std::vector<Tensor<T, R>> const&) const {
-    int const ax = static_cast<int>(resolved_axis<R>());
-    return [=] { return detail::unstack_tensor(dy, ax); };
-  }
-};
-
-}  // namespace ops
-
-/// Stacks equally shaped tensors along a new axis, giving rank R+1 (TensorFlow: `tf.stack`).
-/// `axis` is in [-(R+1), R]. Throws invalid_argument for an empty list, a bad axis or
-/// mismatched shapes.
-///
-///     auto a = tf::constant<float>({1, 2});
-///     auto b = tf::constant<float>({3, 4});
-///     tf::stack({a, b});     // [[1, 2], [3, 4]]
-///     tf::stack({a, b}, 1);  // [[1, 3], [2, 4]]
-template <class T, std::size_t R>
-Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
-  static_assert(
-      R + 1 <= max_rank,
-      "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
-  return detail::execute(ops::Pack{axis}, values);
-}
-/// The same for a braced list of tensors: `tf::stack({a, b})`.
-template <class T, std::size_t R>
-Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
-  return stack(std::vector<Tensor<T, R>>(values), axis);
-}
-
-/// Splits `x` along `axis` into x.dim(axis) tensors of rank R-1 (TensorFlow: `tf.unstack`).
-/// Each piece is a recorded slice, so gradients flow back to `x`.
-///
-///     auto rows = tf::unstack(tf::constant<float>({{1, 2}, {3, 4}}));  // [1, 2] and [3, 4]
-template <tensor_like X>
-auto unstack(X const& x, int axis = 0) {
-  static_assert(rank_of<X> >= 1, "tf::unstack(x, axis): cannot unstack a scalar (rank-0 tensor)");
-  return detail::unstack_tensor(detail::as_tensor(x), axis);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
-// ---- end <tapeflow/ops/array/stack.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace layers {
-
-/// The state of an LSTM: {h, c}, each [batch, units] (Keras: a list [h, c]).
-using LSTMState = std::array<Tensor<float, 2>, 2>;
-
-/// Keyword arguments of LSTMCell.
-struct LSTMCellOptions {
-  /// Initial values of the kernel [in, 4 units]; default Glorot uniform (as Keras).
-  initializers::Initializer kernel_initializer = initializers::GlorotUniform();
-  /// Initial values of the recurrent kernel [units, 4 units]; default orthogonal (as Keras).
-  initializers::Initializer recurrent_initializer = initializers::Orthogonal();
-  /// Zeros with the forget gate's bias at 1 (Keras' unit_forget_bias=True) when unset.
-  std::optional<initializers::Initializer> bias_initializer = std::nullopt;
-  std::optional<std::string> name = std::nullopt;  ///< default "lstm_cell", "lstm_cell_1", ...
-};
-
-/// One LSTM step (tf.keras.layers.LSTMCell): weights "kernel" [in, 4 units],
-/// "recurrent_kernel" [units, 4 units], "bias" [4 units], gates in Keras' order i, f, c, o:
-///   z = x @ kernel + h @ recurrent_kernel + bias
-///   c' = sigmoid(z_f) * c + sigmoid(z_i) * tanh(z_c);  h' = sigmoid(z_o) * tanh(c')
-///
-///     tf::keras::layers::LSTMCell cell(256);
-///     auto state = cell.get_initial_state({.batch_size = 50});
-///     auto [output, new_state] = cell(x_t, state);
-class LSTMCell : public Layer<LSTMCell> {
- public:
-  static constexpr int input_rank = 2;      ///< one step's input [batch, features]
-  static constexpr int min_input_rank = 2;  ///< as `input_rank`
-
-  /// A cell with `units` hidden units; throws invalid_argument unless units > 0.
-  explicit LSTMCell(std::int64_t units, LSTMCellOptions options = {})
-      : Layer("lstm_cell", {.name = options.name}), units_(units), options_(std::move(options)) {
-    if (units <= 0) {
-      throw invalid_argument("tf::keras::layers::LSTMCell: units must be positive");
-    }
-  }
-  /// "LSTMCell".
-  [[nodiscard]] std::string class_name() const override { return "LSTMCell"; }
-  /// Size of h and c (the output's last axis).
-  [[nodiscard]] std::int64_t units() const noexcept { return units_; }
-
-  /// Options of `get_initial_state` (Keras: its `batch_size` argument).
-  struct InitialStateOptions {
-    std::int64_t batch_size = 1;  ///< rows of h and c
-  };
-  /// Zero h and c of shape [batch_size, units] (Keras: `cell.get_initial_state`).
-  [[nodiscard]] LSTMState get_initial_state(InitialStateOptions o) const {
-    return {zeros<float>({o.batch_size, units_}), zeros<float>({o.batch_size, units_})};
-  }
-
-  /// Creates the weights for inputs [batch, input_shape[1]].
-  void build(const Shape& input_shape) override {
-    if (input_shape.rank() != 2 || input_shape[1] < 0) {
-      throw invalid_argument("LSTMCell '" + name() + "': cannot build for inputs of shape " +
-                             input_shape.to_string() + " ([batch, features] with known features)");
-    }
-    const std::int64_t input_dim = input_shape[1];
-    const std::int64_t u = units_;
-    kernel_ = add_weight<float, 2>("kernel", {input_dim, 4 * u}, options_.kernel_initializer);
-    recurrent_kernel_ =
-        add_weight<float, 2>("recurrent_kernel", {u, 4 * u}, options_.recurrent_initializer);
-    initializers::Initializer bias_init = options_.bias_initializer
-                                              ? *options_.bias_initializer
-                                              : initializers::Initializer([u](const Shape&) {
-                                                  std::vector<float> b(std::size_t(4 * u), 0.0f);
-                                                  std::fill(b.begin() + u, b.begin() + 2 * u, 1.0f);
-                                                  return b;
-                                                });
-    bias_ = add_weight<float, 1>("bias", {4 * u}, bias_init);
-  }
-
-  /// One step: returns (output = h', new state {h', c'}).
-  std::pair<Tensor<float, 2>, LSTMState> call(const Tensor<float, 2>& x, const LSTMState& state) {
-    return step(matmul(x, kernel_), state);
-  }
-
-  /// A step given the input projection `xk` = x @ kernel (LSTM computes it for all steps at
-  /// once).
-  std::pair<Tensor<float, 2>, LSTMState> step(const Tensor<float, 2>& xk, const LSTMState& state) {
-    const auto& [h, c] = state;
-    auto z = xk + matmul(h, recurrent_kernel_) + bias_;
-    const std::int64_t u = units_;
-    auto gate = [&](std::int64_t k) { return slice(z, {0, k * u}, {-1, u}); };
-    auto i = sigmoid(gate(0));
-    auto f = sigmoid(gate(1));
-    auto g = tanh(gate(2));
-    auto o = sigmoid(gate(3));
-    auto c2 = f * c + i * g;
-    auto h2 = o * tanh(c2);
-    return {h2, LSTMState{h2, c2}};
-  }
-
-  /// The input kernel [in, 4 units], gates i, f, c, o (after build).
-  [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
-  /// The recurrent kernel [units, 4 units], gates i, f, c, o (after build).
-  [[nodiscard]] const Variable<float, 2>& recurrent_kernel() const noexcept {
-    return recurrent_kernel_;
-  }
-  /// The bias [4 units], gates i, f, c, o (after build).
-  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
-
-  /// tf_keras's LSTMCell tracks the list `state_size = [units, units]` (set in its
-  /// constructor, so listed before the weights): an object-graph node without values. Keras 3
-  /// does not track it.
-  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
-    auto out = Layer::trackable_children(layout);
-    if (layout != Layout::keras3) {
-      out.insert(out.begin(),
-                 TrackableReference{.name = "state_size",
-                                    .owned = std::make_shared<train::TrackableList>()});
-    }
-    return out;
-  }
-
- private:
-  std::int64_t units_;
-  LSTMCellOptions options_;
-  Variable<float, 2> kernel_;
-  Variable<float, 2> recurrent_kernel_;
-  Variable<float, 1> bias_;
-};
-
-/// Keyword arguments of LSTM. Keras's `return_sequences` is not an option: the output's rank is
-/// a type, so `LSTM::call` returns the last step's output and `LSTM::sequences` every step's.
-struct LSTMOptions {
-  LSTMCellOptions cell = {};  ///< options of the cell (its initializers; its name)
-  std::optional<std::string> name = std::nullopt;  ///< default "lstm", "lstm_1", ...
-};
-
-/// An LSTM over [batch, time, features] (tf.keras.layers.LSTM): the last output [batch, units]
-/// (rank 2), or use `sequences` for every step's output [batch, time, units]. Its cell is the
-/// object-graph child "cell".
-class LSTM : public Layer<LSTM> {
- public:
-  static constexpr int input_rank = 3;      ///< [batch, time, features] only
-  static constexpr int min_input_rank = 3;  ///< as `input_rank`
-  /// `call` gives the last output [batch, units].
-  static constexpr int output_rank(int) { return 2; }
-
-  /// An LSTM with `units` hidden units; throws invalid_argument unless units > 0.
-  explicit LSTM(std::int64_t units, LSTMOptions options = {})
-      : Layer("lstm", {.name = options.name}), cell_(units, options.cell) {
-    track("cell", cell_);
-  }
-  LSTM(const LSTM& other) = delete;
-  /// Moves the layer with its cell (which stays tracked as "cell").
-  LSTM(LSTM&& other) noexcept = default;
-  /// "LSTM".
-  [[nodiscard]] std::string class_name() const override { return "LSTM"; }
-  /// The cell: its weights are the layer's (Keras: `lstm.cell`).
-  [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
-
-  /// tf_keras's RNN layers track the list `state_spec` once built (after `cell`): a node
-  /// without values. Keras 3 tracks only the cell.
-  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
-    auto out = Layer::trackable_children(layout);
-    if (layout != Layout::keras3 && built()) {
-      out.push_back({.name = "state_spec", .owned = std::make_shared<train::TrackableList>()});
-    }
-    return out;
-  }
-
-  /// The last step's output [batch, units].
-  Tensor<float, 2> call(const Tensor<float, 3>& x) { return run(x, false).first; }
-  /// Every step's output [batch, time, units] (Keras: return_sequences=True).
-  Tensor<float, 3> sequences(const Tensor<float, 3>& x) { return run(x, true).second; }
-
- private:
-  std::pair<Tensor<float, 2>, Tensor<float, 3>> run(const Tensor<float, 3>& x, bool all) {
-    const std::int64_t n = x.dims()[0], t = x.dims()[1], f = x.dims()[2];
-    if (t == 0) {
-      throw invalid_argument("LSTM '" + name() + "': input of shape " + x.shape().to_string() +
-                             " has no time steps");
-    }
-    cell_.ensure_built(Shape({n, f}));
-    set_built();
-    // Project every step's input at once: [N * T, F] @ kernel -> [N, T, 4U].
-    auto xk = reshape(matmul(reshape(x, {n * t, f}), cell_.kernel()), {n, t, 4 * cell_.units()});
-    auto steps = unstack(xk, 1);
-    LSTMState state = cell_.get_initial_state({.batch_size = n});
-    std::vector<Tensor<float, 2>> outputs;
-    Tensor<float, 2> out;
-    for (const auto& xt : steps) {
-      auto [o, s] = cell_.step(xt, state);
-      out = o;
-      state = s;
-      if (all) {
-        outputs.push_back(o);
-      }
-    }
-    return {out, all ? stack(outputs, 1) : Tensor<float, 3>{}};
-  }
-
-  LSTMCell cell_;
-};
-
-}  // namespace layers
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
-// ---- end <tapeflow/keras/layers/lstm.hpp>
-// ---- begin <tapeflow/keras/layers/merge.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_MERGE_HPP
-// tf.keras.layers.Add and Concatenate: layers that merge several tensors (ResNet's shortcut,
-// MobileNetV2's residual, Inception-style branches).
-
-#include <optional>
-#include <string>
-#include <vector>
-
-// ---- begin <tapeflow/ops/array/concat.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
-// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
@@ -28602,67 +23095,6 @@ class ReLU : public Layer<ReLU> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RELU_HPP
 // ---- end <tapeflow/keras/layers/relu.hpp>
-// ---- begin <tapeflow/keras/layers/rescaling.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
-// tf.keras.layers.Rescaling: x * scale + offset (image preprocessing).
-
-#include <optional>
-#include <string>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-namespace layers {
-
-/// Keyword arguments of Rescaling.
-struct RescalingOptions {
-  float offset = 0.0f;                             ///< added after scaling
-  std::optional<std::string> name = std::nullopt;  ///< default "rescaling", "rescaling_1", ...
-};
-
-/// Rescales inputs to float: `cast<float>(x) * scale + offset` (tf.keras.layers.Rescaling,
-/// Keras 3's computation). A scalar scale and offset (Keras also takes per-channel lists).
-///
-///     tf::keras::layers::Rescaling(1.0f / 127.5f, {.offset = -1.0f})  // [0, 255] -> [-1, 1]
-///     tf::keras::layers::Rescaling(1.0f / 255)                        // uint8 images too
-class Rescaling : public Layer<Rescaling> {
- public:
-  /// Any rank is accepted.
-  static constexpr int min_input_rank = 0;
-  /// The output has the input's shape.
-  static constexpr int output_rank(int in) { return in; }
-
-  /// Multiplies by `scale`, then adds `options.offset`.
-  explicit Rescaling(float scale, RescalingOptions options = {})
-      : Layer("rescaling", {.name = options.name}), scale_(scale), offset_(options.offset) {}
-
-  /// The scale.
-  [[nodiscard]] float scale() const noexcept { return scale_; }
-  /// The offset.
-  [[nodiscard]] float offset() const noexcept { return offset_; }
-  /// "Rescaling".
-  [[nodiscard]] std::string class_name() const override { return "Rescaling"; }
-  /// `x` (any numeric dtype, cast to float first) times scale plus offset.
-  template <class T, std::size_t R>
-  Tensor<float, R> call(const Tensor<T, R>& x) {
-    if constexpr (std::same_as<T, float>) {
-      return x * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
-    } else {
-      return cast<float>(x) * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
-    }
-  }
-
- private:
-  float scale_;
-  float offset_;
-};
-
-}  // namespace layers
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
-// ---- end <tapeflow/keras/layers/rescaling.hpp>
 // ---- begin <tapeflow/keras/layers/zero_padding2d.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
@@ -28741,6 +23173,6474 @@ class ZeroPadding2D : public Layer<ZeroPadding2D> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_ZERO_PADDING2D_HPP
 // ---- end <tapeflow/keras/layers/zero_padding2d.hpp>
+// ---- begin <tapeflow/keras/model.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
+// tf.keras.Model: compile / fit / evaluate / predict / summary on top of Layer.
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <ranges>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/autodiff/gradient_tape.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
+// `tapeflow::GradientTape`: records ops on watched tensors and computes gradients by
+// reverse-mode differentiation (TensorFlow: `tf.GradientTape`).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a GradientTape (TensorFlow's constructor arguments).
+struct GradientTapeOptions {
+  /// Allow several gradient() calls (the recorded ops are kept until the tape dies).
+  bool persistent = false;
+  /// Watch trainable variables automatically when an op reads them.
+  bool watch_accessed_variables = true;
+};
+
+/// What gradient() returns for a source the target does not depend on
+/// (TensorFlow: `tf.UnconnectedGradients`).
+enum class UnconnectedGradients { none, zero };
+
+/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
+struct GradientOptions {
+  /// What to return for a source the target does not depend on (default: `std::nullopt`).
+  UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
+};
+
+/// Records operations while alive and computes gradients of a target with respect to watched
+/// tensors and variables.
+///
+///     tf::GradientTape tape;
+///     auto loss = tf::reduce_mean(tf::square(tf::matmul(x, w) - y));
+///     auto dw = tape.gradient(loss, w);               // std::optional<Tensor<float, 2>>
+///     auto [gw, gb] = tape.gradient(loss, w, b);      // several sources: a tuple
+///     auto gs = tape.gradient(loss, std::vector{&w}); // a vector of variables: a vector
+///
+/// Recording stops when the tape is destroyed, when stop() is called, or, for a non-persistent
+/// tape, at its gradient() call (it cannot be asked again, so later ops need no recording); a
+/// persistent tape records until stop() or its end. Tapes nest (an outer tape
+/// records the inner one's gradient computation, giving second-order gradients). Tapes record
+/// ops of their own thread.
+class GradientTape {
+ public:
+  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
+  explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
+    recorder_->persistent = options.persistent;
+    recorder_->watch_accessed_variables = options.watch_accessed_variables;
+    detail::tape::active().push_back(recorder_);
+    recording_ = true;
+  }
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+  ~GradientTape() {
+    stop();
+    release(recorder_);
+  }
+
+  /// Ensures `x` is traced: gradients with respect to it become available.
+  template <tensor_like X>
+  void watch(const X& x) {
+    if constexpr (is_variable<std::remove_cvref_t<X>>::value) {
+      recorder_->watch(x.id());
+    } else {
+      if (!x.is_symbolic()) {
+        x.require_value("watch");
+      }
+      recorder_->watch(x.id());
+    }
+  }
+  /// Ensures a type-erased tensor or variable is traced.
+  void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
+
+  /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
+  void stop() noexcept {
+    if (!recording_) {
+      return;
+    }
+    auto& stack = detail::tape::active();
+    for (auto it = stack.end(); it != stack.begin();) {
+      --it;
+      if (*it == recorder_) {
+        stack.erase(it);
+        break;
+      }
+    }
+    recording_ = false;
+  }
+
+  /// Pauses recording while the returned guard lives (TensorFlow: `tape.stop_recording()`).
+  [[nodiscard]] auto stop_recording() {
+    struct Guard {
+      detail::tape::Recorder* recorder;
+      explicit Guard(detail::tape::Recorder* r) : recorder(r) {}
+      Guard(const Guard&) = delete;
+      Guard& operator=(const Guard&) = delete;
+      ~Guard() { --recorder->paused; }
+    };
+    ++recorder_->paused;
+    return Guard{recorder_};
+  }
+
+  /// Forgets everything recorded so far (TensorFlow: `tape.reset()`).
+  void reset() {
+    const bool persistent = recorder_->persistent;
+    const bool watch_vars = recorder_->watch_accessed_variables;
+    const int paused = recorder_->paused;
+    recorder_->reset();
+    recorder_->persistent = persistent;
+    recorder_->watch_accessed_variables = watch_vars;
+    recorder_->paused = paused;
+    used_ = false;
+  }
+
+  /// Ids of the variables this tape watches (read while recording, or watch()ed).
+  [[nodiscard]] const std::vector<std::int64_t>& watched_variable_ids() const noexcept {
+    return recorder_->watched_variables();
+  }
+
+  /// d target / d source for one source (a tensor or variable): `std::nullopt` if the
+  /// target does not depend on it (zeros with UnconnectedGradients::zero).
+  /// Non-scalar targets are summed first, as in TensorFlow.
+  template <tensor_like Target, tensor_like Source>
+  std::optional<tensor_type_of<Source>> gradient(const Target& target, const Source& source,
+                                                 GradientOptions options = {}) {
+    std::int64_t const ids[1] = {source.id()};
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    return typed<Source>(grads[0], source, options);
+  }
+
+  /// Several sources: a tuple with one optional gradient each.
+  template <tensor_like Target, tensor_like... Sources>
+    requires(sizeof...(Sources) >= 2)
+  auto gradient(const Target& target, const Sources&... sources) {
+    std::int64_t const ids[] = {sources.id()...};
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<std::optional<tensor_type_of<Sources>>...>{
+          typed<Sources>(grads[I], sources, {})...};
+    }(std::index_sequence_for<Sources...>{});
+  }
+
+  /// A vector of variables (or tensors): a vector of optional gradients.
+  template <tensor_like Target, class Source>
+    requires tensor_like<Source>
+  std::vector<std::optional<tensor_type_of<Source>>> gradient(const Target& target,
+                                                              const std::vector<Source*>& sources,
+                                                              GradientOptions options = {}) {
+    std::vector<std::int64_t> ids;
+    ids.reserve(sources.size());
+    for (const auto* s : sources) {
+      ids.push_back(s->id());
+    }
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    std::vector<std::optional<tensor_type_of<Source>>> out;
+    out.reserve(sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      out.push_back(typed<Source>(grads[i], *sources[i], options));
+    }
+    return out;
+  }
+  /// A vector of tensors: a vector of optional gradients, in the same order.
+  template <tensor_like Target, class T, std::size_t R>
+  std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
+                                                    const std::vector<Tensor<T, R>>& sources,
+                                                    GradientOptions options = {}) {
+    std::vector<const Tensor<T, R>*> ptrs;
+    for (const auto& s : sources) {
+      ptrs.push_back(&s);
+    }
+    std::vector<std::int64_t> ids;
+    for (const auto& s : sources) {
+      ids.push_back(s.id());
+    }
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    std::vector<std::optional<Tensor<T, R>>> out;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      out.push_back(typed<Tensor<T, R>>(grads[i], sources[i], options));
+    }
+    return out;
+  }
+
+  /// A list of variables of mixed dtypes and ranks (`model.trainable_variables()`): one
+  /// AnyTensor each, what `optimizer.apply_gradients(grads, vars)` takes; empty where the
+  /// target does not depend on the variable (zeros with UnconnectedGradients::zero).
+  template <tensor_like Target>
+  std::vector<AnyTensor> gradient(const Target& target, const std::vector<AnyVariable>& sources,
+                                  GradientOptions options = {}) {
+    auto grads = run(detail::as_tensor(target), ids_of(sources), nullptr);
+    if (options.unconnected_gradients == UnconnectedGradients::zero) {
+      for (std::size_t i = 0; i < grads.size(); ++i) {
+        if (!grads[i].engaged()) {
+          grads[i] = sources[i].zeros_like();
+        }
+      }
+    }
+    return grads;
+  }
+
+  /// Type-erased form for heterogeneous sources (ids of tensors or variables); the gradient of
+  /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
+  template <class T, std::size_t R>
+  std::vector<AnyTensor> gradient_by_id(
+      const Tensor<T, R>& target, std::span<const std::int64_t> source_ids,
+      const std::optional<Tensor<T, R>>& output_gradient = std::nullopt) {
+    return run(target, source_ids, output_gradient ? &*output_gradient : nullptr);
+  }
+
+ private:
+  template <class Source>
+  static std::optional<tensor_type_of<Source>> typed(const AnyTensor& g, const Source& source,
+                                                     GradientOptions options) {
+    using Out = tensor_type_of<Source>;
+    if (g.engaged()) {
+      return g.template unchecked_as<typename Out::value_type, Out::rank_v>();
+    }
+    if (options.unconnected_gradients == UnconnectedGradients::zero) {
+      return zeros_like(detail::as_tensor(source));
+    }
+    return std::nullopt;
+  }
+
+  template <class T, std::size_t R>
+  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<const std::int64_t> sources,
+                             const std::type_identity_t<Tensor<T, R>>* output_gradient) {
+    static_assert(floating_element<T>,
+                  "GradientTape::gradient: the target must be a floating-point tensor");
+    if (!target.is_symbolic()) {
+      target.require_value("gradient(target)");
+    }
+    if (used_ && !recorder_->persistent) {
+      throw failed_precondition(
+          "GradientTape::gradient can only be called once on a non-persistent tape "
+          "(construct it with {.persistent = true} to call it several times)");
+    }
+    used_ = true;
+    if (!recorder_->persistent) {
+      stop();  // a non-persistent tape is done: ops after gradient() need not be recorded
+    }
+    ++recorder_
+          ->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
+    struct Unpause {
+      detail::tape::Recorder* r;
+      ~Unpause() { --r->paused; }
+    } unpause{recorder_};
+
+    const auto& nodes = recorder_->nodes();
+    // Which tensors depend on a watched source: only their gradients are computed (a source
+    // the tape does not watch gets no gradient, as in TensorFlow).
+    auto& storage = recorder_->backprop_storage;
+    storage.clear();
+    struct Clear {
+      detail::tape::BackpropStorage& s;
+      ~Clear() { s.clear(); }  // drop gradient tensors as soon as the call ends
+    } clear_after{storage};
+    detail::tape::IdSet& needed = storage.needed;
+    for (auto id : sources) {
+      if (recorder_->watching(id)) {
+        needed.insert(id);
+      }
+    }
+    for (const auto* node : nodes) {
+      for (std::uint32_t i = 0; i < node->num_in; ++i) {
+        if (needed.contains(node->in_ids[i])) {
+          needed.insert(node->out_id);
+          break;
+        }
+      }
+    }
+    detail::tape::Backprop bp(storage);
+    if (needed.contains(target.id())) {
+      if (output_gradient != nullptr) {
+        if (output_gradient->dims() != target.dims()) {
+          throw invalid_argument("GradientTape::gradient: output gradient of shape " +
+                                 output_gradient->shape().to_string() +
+                                 " does not match the target's shape " +
+                                 target.shape().to_string());
+        }
+        bp.set(target.id(), *output_gradient);
+      } else {
+        bp.set(target.id(), ones_like(target));
+      }
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        if (needed.contains((*it)->out_id)) {
+          (*it)->backward(bp);
+        }
+      }
+    }
+    std::vector<AnyTensor> out;
+    out.reserve(sources.size());
+    for (auto id : sources) {
+      AnyTensor* g = bp.find(id);
+      out.push_back(g != nullptr ? *g : AnyTensor{});
+    }
+    if (!recorder_->persistent) {
+      recorder_->release_nodes();
+    }
+    return out;
+  }
+
+  // Recorders are reused per thread (Note [Tape storage]).
+  static std::vector<std::unique_ptr<detail::tape::Recorder>>& pool() {
+    thread_local std::vector<std::unique_ptr<detail::tape::Recorder>> recorders;
+    return recorders;
+  }
+  static detail::tape::Recorder* acquire() {
+    auto& p = pool();
+    if (p.empty()) {
+      return new detail::tape::Recorder;
+    }
+    auto* r = p.back().release();
+    p.pop_back();
+    return r;
+  }
+  static void release(detail::tape::Recorder* r) noexcept {
+    r->reset();
+    auto& p = pool();
+    if (p.size() < 8) {
+      try {
+        p.emplace_back(r);
+        return;
+      } catch (...) {
+      }
+    }
+    delete r;
+  }
+
+  detail::tape::Recorder* recorder_;
+  bool recording_ = false;
+  bool used_ = false;
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
+// ---- end <tapeflow/autodiff/gradient_tape.hpp>
+// ---- begin <tapeflow/keras/detail/batching.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
+// Row gathering for Model::fit/evaluate/predict on in-memory tensors, and float conversion of
+// type-erased inputs.
+// IWYU pragma: private, include <tapeflow/keras/model.hpp>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::keras_impl {
+
+/// Calls f.template operator()<R>() for a rank of 1 to 5 (batched Keras inputs and outputs).
+template <class F>
+decltype(auto) with_rank(std::size_t rank, const char* what, F&& f) {
+  return visit_rank<1, 5>(rank, what, f);
+}
+
+/// The rows `rows` (indices into axis 0) of `src`, as a new tensor of the same dtype.
+inline AnyTensor take_rows(const AnyTensor& src, std::span<const std::int64_t> rows) {
+  if (src.rank() == 0) {
+    throw invalid_argument("tf::keras: inputs must have a batch axis, got a scalar");
+  }
+  return visit_dtype(src.dtype(), [&]<class T>() -> AnyTensor {
+    if constexpr (!std::is_arithmetic_v<T>) {
+      throw invalid_argument("tf::keras: string inputs are not supported by fit/evaluate/predict");
+    } else {
+      return with_rank(src.rank(), "tf::keras batching", [&]<std::size_t R>() -> AnyTensor {
+        std::array<std::int64_t, R> dims{};
+        for (std::size_t i = 0; i < R; ++i) {
+          dims[i] = src.shape()[i];
+        }
+        const std::int64_t row = dims[0] == 0 ? 0 : src.num_elements() / dims[0];
+        dims[0] = std::int64_t(rows.size());
+        auto out = Tensor<T, R>::uninitialized(dims);
+        T* o = tensor_access::mutable_data(out);
+        const T* s = static_cast<const T*>(src.raw_data());
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+          std::memcpy(o + std::int64_t(r) * row, s + rows[r] * row, sizeof(T) * std::size_t(row));
+        }
+        return out;
+      });
+    }
+  });
+}
+
+/// The elements of numeric `t` converted to U in a new tensor of rank R (a plain loop, not the
+/// Cast op: inputs and labels are data, never differentiated, and one loop per dtype keeps
+/// compile times down). Throws invalid_argument for strings or a rank mismatch.
+template <class U, std::size_t R>
+Tensor<U, R> convert(const AnyTensor& t, const char* what) {
+  if (t.rank() != R) {
+    throw invalid_argument(std::string(what) + ": expected a tensor of rank " + std::to_string(R) +
+                           ", got shape " + t.shape().to_string());
+  }
+  if (t.dtype() == dtype_v<U>) {
+    return t.as<U, R>();
+  }
+  if (!t.has_value()) {
+    throw failed_precondition(std::string(what) + ": the tensor holds no value");
+  }
+  std::array<std::int64_t, R> dims{};
+  for (std::size_t i = 0; i < R; ++i) {
+    dims[i] = t.shape()[i];
+  }
+  auto out = Tensor<U, R>::uninitialized(dims);
+  U* o = tensor_access::mutable_data(out);
+  visit_dtype(t.dtype(), [&]<class T>() {
+    if constexpr (std::is_arithmetic_v<T>) {
+      const T* s = static_cast<const T*>(t.raw_data());
+      for (std::int64_t i = 0; i < t.num_elements(); ++i) {
+        o[i] = static_cast<U>(s[i]);
+      }
+    } else {
+      throw invalid_argument(std::string(what) + ": string tensors are not supported");
+    }
+  });
+  return out;
+}
+
+/// `t` as float32 (converted when it holds another numeric dtype), as Keras layers cast inputs.
+template <std::size_t R>
+Tensor<float, R> as_float(const AnyTensor& t) {
+  return convert<float, R>(t, "tf::keras input");
+}
+
+/// Concatenates batches along axis 0 (all of one dtype and trailing shape).
+inline AnyTensor concat_rows(const std::vector<AnyTensor>& parts) {
+  if (parts.empty()) {
+    return {};
+  }
+  const AnyTensor& first = parts.front();
+  return visit_dtype(first.dtype(), [&]<class T>() -> AnyTensor {
+    if constexpr (!std::is_arithmetic_v<T>) {
+      throw invalid_argument("tf::keras: string outputs are not supported by predict");
+    } else {
+      return with_rank(first.rank(), "tf::keras predict", [&]<std::size_t R>() -> AnyTensor {
+        std::array<std::int64_t, R> dims{};
+        for (std::size_t i = 0; i < R; ++i) {
+          dims[i] = first.shape()[i];
+        }
+        std::int64_t total = 0;
+        for (const auto& p : parts) {
+          total += p.shape()[0];
+        }
+        dims[0] = total;
+        auto out = Tensor<T, R>::uninitialized(dims);
+        T* o = tensor_access::mutable_data(out);
+        for (const auto& p : parts) {
+          std::memcpy(o, p.raw_data(), sizeof(T) * std::size_t(p.num_elements()));
+          o += p.num_elements();
+        }
+        return out;
+      });
+    }
+  });
+}
+
+}  // namespace detail::keras_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
+// ---- end <tapeflow/keras/detail/batching.hpp>
+// ---- begin <tapeflow/keras/losses.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LOSSES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LOSSES_HPP
+// tf.keras.losses: crossentropies and mean squared error, as functions (per-example values)
+// and as `Loss` classes (reduced to the batch mean, usable in `model.compile`).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+// ---- begin <tapeflow/ops/nn/cross_entropy.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
+// Softmax cross-entropy losses on logits (TensorFlow:
+// `tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.softmax_cross_entropy_with_logits`).
+//
+// Each is one fused op: the loss per example is `logsumexp(logits) - logits[label]` (or
+// `-sum(labels * log_softmax(logits))`), computed stably in one pass over each row. TensorFlow's
+// kernels return the backprop as a second output; here the gradient is written in ops
+// (softmax, one_hot, multiply), computed only when the tape asks, and differentiable again.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+// ---- begin <tapeflow/ops/array/one_hot.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
+// one_hot<U>(indices, depth, on_value, off_value, axis): one-hot encoding (TensorFlow:
+// `tf.one_hot`, op "OneHot"). Not differentiable (TensorFlow's gradient is None too).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// out[..., d, ...] = indices[...] == d ? on_value : off_value, with the new axis of size
+/// `depth` at `axis` (TensorFlow op "OneHot"). Indices outside [0, depth) give all-off rows.
+template <class U>
+struct OneHot {
+  static constexpr std::string_view name = "OneHot";
+  static constexpr std::string_view type_attr = "TI";       ///< TensorFlow's indices dtype
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  static constexpr bool differentiable = false;
+  std::int64_t depth = 0;
+  U on_value{};
+  U off_value{};
+  int axis = -1;
+
+  /// TensorFlow's attributes: the output dtype and the new axis (TensorFlow's is -1 for the
+  /// last one or non-negative, so other negative axes are counted from the front).
+  template <class I, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<I, R> const&) const {
+    const int tf_axis = axis >= -1 ? axis : axis + static_cast<int>(R) + 1;
+    return {{"T", dtype_v<U>}, {"axis", tf_axis}};
+  }
+  /// TensorFlow's `depth`, `on_value` and `off_value` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"depth", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(depth))},
+            {"on_value", Tensor<U, 0>(on_value)},
+            {"off_value", Tensor<U, 0>(off_value)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int out_rank = static_cast<int>(R) + 1;
+    if (axis < -out_rank || axis >= out_rank) {
+      throw invalid_argument("OneHot: axis " + std::to_string(axis) + " is out of range [" +
+                             std::to_string(-out_rank) + ", " + std::to_string(out_rank) +
+                             ") for indices of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + out_rank : axis);
+  }
+
+  template <class I, std::size_t R>
+  OutSpec<U, R + 1> infer(Tensor<I, R> const& indices) const {
+    static_assert(std::same_as<I, std::uint8_t> || std::same_as<I, std::int32_t> ||
+                      std::same_as<I, std::int64_t>,
+                  "tf::one_hot: indices must be uint8, int32 or int64");
+    if (depth < 0) {
+      throw invalid_argument("OneHot: depth must be non-negative, got " + std::to_string(depth));
+    }
+    std::size_t const ax = resolved_axis<R>();
+    OutSpec<U, R + 1> spec{};
+    for (std::size_t a = 0, j = 0; a < R + 1; ++a) {
+      spec.dims[a] = a == ax ? depth : indices.dims()[j++];
+    }
+    return spec;
+  }
+
+  template <class I, std::size_t R>
+  void compute(Tensor<U, R + 1>& out, Tensor<I, R> const& indices) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t prefix = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      prefix *= indices.dims()[a];
+    }
+    std::int64_t const suffix = prefix == 0 ? 0 : indices.num_elements() / prefix;
+    U* o = detail::tensor_access::mutable_data(out);
+    std::fill_n(o, out.num_elements(), off_value);
+    I const* idx = indices.data();
+    for (std::int64_t p = 0; p < prefix; ++p) {
+      for (std::int64_t s = 0; s < suffix; ++s) {
+        auto const d = static_cast<std::int64_t>(idx[p * suffix + s]);
+        if (d >= 0 && d < depth) {
+          o[(p * depth + d) * suffix + s] = on_value;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace ops
+
+/// One-hot encoding of integer `indices` (uint8, int32 or int64): a new axis of size `depth` at
+/// `axis` (default last) holding `on_value` at the index and `off_value` elsewhere (TensorFlow:
+/// `tf.one_hot`). Indices outside [0, depth) give rows of `off_value`. The dtype is U, float by
+/// default (or deduced from on_value). Not differentiable.
+///
+///     auto labels = tf::constant<int32_t>({0, 2});
+///     tf::one_hot<float>(labels, 3);              // [[1, 0, 0], [0, 0, 1]]
+///     tf::one_hot(labels, 3, 5.0, -1.0, 0);       // float64, shape (3, 2)
+template <element_type U = float, tensor_like X>
+auto one_hot(X const& indices, std::int64_t depth, U on_value = U(1), U off_value = U(0),
+             int axis = -1) {
+  static_assert(
+      rank_of<X> + 1 <= max_rank,
+      "tf::one_hot(indices, depth): the result's rank would exceed tapeflow's maximum rank (8)");
+  ops::OneHot<U> op;
+  op.depth = depth;
+  op.on_value = std::move(on_value);
+  op.off_value = std::move(off_value);
+  op.axis = axis;
+  return detail::execute(op, detail::as_tensor(indices));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_ONE_HOT_HPP
+// ---- end <tapeflow/ops/array/one_hot.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+/// Rows of `logits` handled per parallel chunk: enough elements to pay for a wake-up.
+inline std::int64_t rows_grain(std::int64_t classes) {
+  return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(classes, 1));
+}
+
+/// The last-axis dims of `dims` dropped: the per-example loss shape.
+template <std::size_t R>
+std::array<std::int64_t, R - 1> drop_last(std::array<std::int64_t, R> const& dims) {
+  std::array<std::int64_t, R - 1> out{};
+  std::copy(dims.begin(), dims.end() - 1, out.begin());
+  return out;
+}
+
+/// `dy` of shape [..] as [.., 1], to scale per-class gradients by the per-example gradient.
+template <class T, std::size_t R>
+Tensor<T, R + 1> with_unit_last_axis(Tensor<T, R> const& dy) {
+  std::array<std::int64_t, R + 1> dims{};
+  std::copy(dy.dims().begin(), dy.dims().end(), dims.begin());
+  dims[R] = 1;
+  return tapeflow::detail::execute(ops::Reshape<R + 1>{dims}, dy);
+}
+/// Why a cross-entropy op on rank-`rank` logits does not export (TensorFlow's takes [N, C]
+/// logits only), or "" when it does.
+inline std::string xent_export_error(std::string_view op, std::size_t rank) {
+  if (rank == 2) {
+    return {};
+  }
+  return std::string(op) + " on rank-" + std::to_string(rank) +
+         " logits: TensorFlow's op takes [batch, classes] logits only";
+}
+}  // namespace detail::nn_impl
+
+namespace ops {
+
+/// loss[i] = logsumexp(logits[i, :]) - logits[i, labels[i]]
+/// (TensorFlow op "SparseSoftmaxCrossEntropyWithLogits", inputs in its order: features, labels).
+/// Throws invalid_argument for a label outside [0, C).
+struct SparseSoftmaxCrossEntropyWithLogits {
+  static constexpr std::string_view name = "SparseSoftmaxCrossEntropyWithLogits";
+  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
+
+  /// TensorFlow's attributes: the labels' dtype.
+  template <class T, std::size_t R, class I, std::size_t L>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, L> const&) const {
+    return {{"Tlabels", dtype_v<I>}};
+  }
+  /// TensorFlow's op takes [N, C] logits only.
+  template <class T, std::size_t R, class I, std::size_t L>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<I, L> const&) const {
+    return detail::nn_impl::xent_export_error(name, R);
+  }
+
+  template <class T, std::size_t R, class I, std::size_t L>
+  OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<I, L> const& labels) const {
+    static_assert(floating_element<T>,
+                  "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): logits must "
+                  "be float or double");
+    static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
+                  "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): labels must "
+                  "be int32 or int64");
+    static_assert(R >= 1 && L + 1 == R,
+                  "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): labels must "
+                  "have rank one less than logits ([N] labels for [N, C] logits)");
+    auto const dims = detail::nn_impl::drop_last(logits.dims());
+    if (dims != labels.dims()) {
+      throw invalid_argument(std::string(name) + ": labels of shape " + labels.shape().to_string() +
+                             " do not match logits of shape " + logits.shape().to_string() +
+                             " (labels must have the logits' shape without the last axis)");
+    }
+    return {dims};
+  }
+
+  template <class T, std::size_t R, class I, std::size_t L>
+  void compute(Tensor<T, R - 1>& loss, Tensor<T, R> const& logits,
+               Tensor<I, L> const& labels) const {
+    std::int64_t const classes = logits.dims()[R - 1];
+    std::int64_t const rows = labels.num_elements();
+    I const* label = labels.data();
+    // Check every label first, so a bad one is reported before any work.
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (label[r] < 0 || static_cast<std::int64_t>(label[r]) >= classes) {
+        throw invalid_argument(
+            std::string(name) + ": received a label value of " + std::to_string(label[r]) +
+            " (at index " + std::to_string(r) + ") which is outside the valid range of [0, " +
+            std::to_string(classes) + ") for logits of shape " + logits.shape().to_string() +
+            " (C = " + std::to_string(classes) + " classes)");
+      }
+    }
+    T const* x = logits.data();
+    T* out = tapeflow::detail::tensor_access::mutable_data(loss);
+    backend::cpu::parallel_for(rows, detail::nn_impl::rows_grain(classes),
+                               [&](std::int64_t b, std::int64_t e) {
+                                 for (std::int64_t r = b; r < e; ++r) {
+                                   T const* row = x + r * classes;
+                                   T const m = *std::max_element(row, row + classes);
+                                   T sum = 0;
+                                   for (std::int64_t j = 0; j < classes; ++j) {
+                                     sum += std::exp(row[j] - m);
+                                   }
+                                   out[r] = std::log(sum) - (row[label[r]] - m);
+                                 }
+                               });
+  }
+
+  // d loss / d logits = (softmax(logits) - one_hot(labels)) * dy[..., None]; none for labels.
+  template <class T, std::size_t R, class I, std::size_t L>
+  auto gradient(Tensor<T, R - 1> const& dy, Tensor<T, R - 1> const&, Tensor<T, R> const& logits,
+                Tensor<I, L> const& labels) const {
+    return std::tuple{[=] {
+                        auto const probs =
+                            tapeflow::detail::execute(Softmax{static_cast<int>(R) - 1}, logits);
+                        auto const targets = tapeflow::detail::execute(
+                            OneHot<T>{logits.dims()[R - 1], T(1), T(0)}, labels);
+                        return (probs - targets) * detail::nn_impl::with_unit_last_axis(dy);
+                      },
+                      no_gradient};
+  }
+};
+
+/// loss[i] = -sum_j labels[i, j] * log_softmax(logits)[i, j]
+/// (TensorFlow op "SoftmaxCrossEntropyWithLogits", inputs in its order: features, labels).
+struct SoftmaxCrossEntropyWithLogits {
+  static constexpr std::string_view name = "SoftmaxCrossEntropyWithLogits";
+  static constexpr std::string_view type_attr = "T";      ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "loss";  ///< TensorFlow's first output
+
+  /// TensorFlow's op takes [N, C] logits only.
+  template <class T, std::size_t R>
+  [[nodiscard]] std::string export_error(Tensor<T, R> const&, Tensor<T, R> const&) const {
+    return detail::nn_impl::xent_export_error(name, R);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R - 1> infer(Tensor<T, R> const& logits, Tensor<T, R> const& labels) const {
+    static_assert(floating_element<T>,
+                  "tf::nn::softmax_cross_entropy_with_logits(labels, logits): logits and labels "
+                  "must be float or double");
+    static_assert(R >= 1,
+                  "tf::nn::softmax_cross_entropy_with_logits(labels, logits): logits must have "
+                  "rank >= 1");
+    if (logits.dims() != labels.dims()) {
+      throw invalid_argument(std::string(name) + ": labels of shape " + labels.shape().to_string() +
+                             " do not match logits of shape " + logits.shape().to_string() +
+                             " (they must be equal)");
+    }
+    return {detail::nn_impl::drop_last(logits.dims())};
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R - 1>& loss, Tensor<T, R> const& logits,
+               Tensor<T, R> const& labels) const {
+    std::int64_t const classes = logits.dims()[R - 1];
+    std::int64_t const rows = loss.num_elements();
+    T const* x = logits.data();
+    T const* p = labels.data();
+    T* out = tapeflow::detail::tensor_access::mutable_data(loss);
+    backend::cpu::parallel_for(
+        rows, detail::nn_impl::rows_grain(classes), [&](std::int64_t b, std::int64_t e) {
+          for (std::int64_t r = b; r < e; ++r) {
+            T const* row = x + r * classes;
+            T const* target = p + r * classes;
+            T const m = classes > 0 ? *std::max_element(row, row + classes) : T(0);
+            T sum = 0;
+            for (std::int64_t j = 0; j < classes; ++j) {
+              sum += std::exp(row[j] - m);
+            }
+            T const log_sum = std::log(sum);
+            T acc = 0;
+            for (std::int64_t j = 0; j < classes; ++j) {
+              if (target[j] != T(0)) {  // 0 * -inf (an underflowed class) contributes nothing
+                acc += target[j] * (log_sum - (row[j] - m));
+              }
+            }
+            out[r] = acc;
+          }
+        });
+  }
+
+  // d/d logits = (softmax(logits) * sum(labels) - labels) * dy[..., None] (the familiar
+  // softmax - labels when each row of labels sums to 1);
+  // d/d labels = -log_softmax(logits) * dy[..., None].
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R - 1> const& dy, Tensor<T, R - 1> const&, Tensor<T, R> const& logits,
+                Tensor<T, R> const& labels) const {
+    return std::tuple{[=] {
+                        auto const probs =
+                            tapeflow::detail::execute(Softmax{static_cast<int>(R) - 1}, logits);
+                        auto const mass = reduce_sum(labels, static_cast<int>(R) - 1, keepdims);
+                        return (probs * mass - labels) * detail::nn_impl::with_unit_last_axis(dy);
+                      },
+                      [=] {
+                        auto const log_probs =
+                            tapeflow::detail::execute(LogSoftmax{static_cast<int>(R) - 1}, logits);
+                        return -log_probs * detail::nn_impl::with_unit_last_axis(dy);
+                      }};
+  }
+};
+
+}  // namespace ops
+
+namespace nn {
+
+/// Per-example softmax cross-entropy with integer class labels (TensorFlow:
+/// `tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)`).
+///
+///     auto loss = tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits);  // [N]
+///     auto mean_loss = tf::reduce_mean(loss);
+///
+/// `labels`: int32 or int64, shape [N] (or any shape [...]); `logits`: float or double, shape
+/// [N, C] ([..., C]), unnormalised. Returns `logsumexp(logits[i]) - logits[i, labels[i]]`,
+/// shaped like `labels`. The gradient flows to `logits` only:
+/// `(softmax(logits) - one_hot(labels)) * dloss[:, None]`.
+///
+/// Throws invalid_argument when the shapes disagree or a label is outside [0, C) (naming the
+/// label and C).
+template <tensor_like Labels, tensor_like Logits>
+Tensor<value_type_of<Logits>, rank_of<Logits> - 1> sparse_softmax_cross_entropy_with_logits(
+    Labels const& labels, Logits const& logits) {
+  static_assert(rank_of<Logits> >= 1 && rank_of<Labels> + 1 == rank_of<Logits>,
+                "tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits): labels must "
+                "have rank one less than logits ([N] labels for [N, C] logits)");
+  return tapeflow::detail::execute(ops::SparseSoftmaxCrossEntropyWithLogits{},
+                                   tapeflow::detail::as_tensor(logits),
+                                   tapeflow::detail::as_tensor(labels));
+}
+
+/// Per-example softmax cross-entropy with a probability distribution per example (TensorFlow:
+/// `tf.nn.softmax_cross_entropy_with_logits(labels, logits)`, last axis = classes).
+///
+///     auto loss = tf::nn::softmax_cross_entropy_with_logits(one_hot_labels, logits);  // [N]
+///
+/// `labels` and `logits`: same float dtype and shape [N, C] ([..., C]). Returns
+/// `-sum(labels * log_softmax(logits), axis=-1)`. Gradients flow to both inputs (TensorFlow
+/// also differentiates the labels). Throws invalid_argument when the shapes differ.
+template <tensor_like Labels, tensor_like Logits>
+Tensor<value_type_of<Logits>, rank_of<Logits> - 1> softmax_cross_entropy_with_logits(
+    Labels const& labels, Logits const& logits) {
+  static_assert(std::same_as<value_type_of<Labels>, value_type_of<Logits>> &&
+                    rank_of<Labels> == rank_of<Logits>,
+                "tf::nn::softmax_cross_entropy_with_logits(labels, logits): labels and logits "
+                "must have the same dtype and rank");
+  static_assert(rank_of<Logits> >= 1,
+                "tf::nn::softmax_cross_entropy_with_logits(labels, logits): logits must have "
+                "rank >= 1");
+  return tapeflow::detail::execute(ops::SoftmaxCrossEntropyWithLogits{},
+                                   tapeflow::detail::as_tensor(logits),
+                                   tapeflow::detail::as_tensor(labels));
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CROSS_ENTROPY_HPP
+// ---- end <tapeflow/ops/nn/cross_entropy.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace losses {
+
+/// Keras' fuzz factor: probabilities are clipped to [epsilon, 1 - epsilon] before the log.
+inline constexpr float epsilon = 1e-7f;
+
+namespace impl {
+// The loss classes route their bodies through templates on a defaulted `Deferred` parameter,
+// so including this header instantiates nothing (detail/deferred.hpp).
+using tapeflow::detail::deferred;
+template <class L, std::size_t R>
+Tensor<std::int32_t, R> int_labels(const Tensor<L, R>& y) {
+  if constexpr (std::same_as<L, std::int32_t>) {
+    return y;
+  } else {
+    return tapeflow::detail::keras_impl::convert<std::int32_t, R>(
+        AnyTensor(y), "tf::keras::losses::sparse_categorical_crossentropy(labels)");
+  }
+}
+template <std::size_t R>
+Tensor<float, R> clip_probs(const Tensor<float, R>& p) {
+  return minimum(maximum(p, Tensor<float, 0>(epsilon)), Tensor<float, 0>(1.0f - epsilon));
+}
+}  // namespace impl
+
+/// Per-example crossentropy between integer labels [N] and predictions [N, C]
+/// (tf.keras.losses.sparse_categorical_crossentropy). `y_pred` holds probabilities (clipped
+/// to [1e-7, 1 - 1e-7] before the log, as Keras does), or logits with `from_logits` (computed
+/// stably by the fused softmax-crossentropy op). Labels may be uint8, int32 or int64 and may
+/// carry a trailing axis of size 1 ([N, 1]).
+template <tensor_like Labels, tensor_like Pred>
+Tensor<float, rank_of<Pred> - 1> sparse_categorical_crossentropy(const Labels& y_true,
+                                                                 const Pred& y_pred,
+                                                                 bool from_logits = false) {
+  constexpr std::size_t R = rank_of<Pred>;
+  static_assert(std::same_as<value_type_of<Pred>, float>,
+                "tf::keras::losses::sparse_categorical_crossentropy: y_pred must be float");
+  static_assert(rank_of<Labels> + 1 == R || rank_of<Labels> == R,
+                "tf::keras::losses::sparse_categorical_crossentropy: y_true must have the rank "
+                "of y_pred minus one ([N] labels for [N, C] predictions)");
+  const auto& pred = tapeflow::detail::as_tensor(y_pred);
+  auto labels_any = tapeflow::detail::as_tensor(y_true);
+  Tensor<std::int32_t, R - 1> labels;
+  if constexpr (rank_of<Labels> == R) {
+    std::array<std::int64_t, R - 1> dims{};
+    for (std::size_t i = 0; i + 1 < R; ++i) {
+      dims[i] = labels_any.dims()[i];
+    }
+    labels = reshape(impl::int_labels(labels_any), dims);
+  } else {
+    labels = impl::int_labels(labels_any);
+  }
+  if (from_logits) {
+    return nn::sparse_softmax_cross_entropy_with_logits(labels, pred);
+  }
+  // softmax(log p) = p for normalized p: the fused op then computes -log p[label].
+  return nn::sparse_softmax_cross_entropy_with_logits(labels, log(impl::clip_probs(pred)));
+}
+
+/// Per-example crossentropy between one-hot (or soft) labels and predictions, both [N, C]
+/// (tf.keras.losses.categorical_crossentropy).
+template <std::size_t R>
+Tensor<float, R - 1> categorical_crossentropy(const Tensor<float, R>& y_true,
+                                              const Tensor<float, R>& y_pred,
+                                              bool from_logits = false) {
+  if (from_logits) {
+    return nn::softmax_cross_entropy_with_logits(y_true, y_pred);
+  }
+  auto p = y_pred / reduce_sum(y_pred, -1, keepdims);
+  return -reduce_sum(y_true * log(impl::clip_probs(p)), -1);
+}
+
+/// Per-example mean of squared differences over the last axis
+/// (tf.keras.losses.mean_squared_error).
+template <std::size_t R>
+Tensor<float, R - 1> mean_squared_error(const Tensor<float, R>& y_true,
+                                        const Tensor<float, R>& y_pred) {
+  return reduce_mean(square(y_pred - y_true), -1);
+}
+
+/// Per-example binary crossentropy, averaged over the last axis
+/// (tf.keras.losses.binary_crossentropy). With `from_logits` it uses the stable form
+/// max(x, 0) - x * z + log(1 + exp(-|x|)).
+template <std::size_t R>
+Tensor<float, R - 1> binary_crossentropy(const Tensor<float, R>& y_true,
+                                         const Tensor<float, R>& y_pred, bool from_logits = false) {
+  if (from_logits) {
+    auto zero = Tensor<float, 0>(0.0f);
+    return reduce_mean(maximum(y_pred, zero) - y_pred * y_true + log(1.0f + exp(-abs(y_pred))), -1);
+  }
+  auto p = impl::clip_probs(y_pred);
+  return reduce_mean(-(y_true * log(p) + (1.0f - y_true) * log(1.0f - p)), -1);
+}
+
+/// Base of loss classes (tf.keras.losses.Loss): `call` gives per-example losses (any rank);
+/// calling the loss reduces them to their mean (Keras' SUM_OVER_BATCH_SIZE).
+///
+///     struct MeanSquaredError : tf::keras::losses::Loss {
+///       MeanSquaredError() : Loss("mean_squared_error") {}
+///       tf::AnyTensor call(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) const
+///       override {
+///         auto d = y_pred.as<float, 2>() - y_true.as<float, 2>();
+///         return tf::reduce_mean(tf::square(d));
+///       }
+///     };
+class Loss {
+ public:
+  /// A loss named `name` (Keras' `name` argument; used in error messages).
+  explicit Loss(std::string name = "loss") : name_(std::move(name)) {}
+  /// Copyable, so derived losses can be.
+  Loss(const Loss&) = default;
+  /// Movable, so derived losses can be.
+  Loss(Loss&&) noexcept = default;
+  /// Copy-assignable, so derived losses can be.
+  Loss& operator=(const Loss&) = default;
+  /// Move-assignable, so derived losses can be.
+  Loss& operator=(Loss&&) noexcept = default;
+  virtual ~Loss() = default;
+
+  /// Per-example (or already reduced) losses, float, any rank.
+  [[nodiscard]] virtual AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const = 0;
+
+  /// The mean of `call`'s values: a float scalar the tape can differentiate. Throws
+  /// invalid_argument when `call` returns a non-float tensor or one of rank above 3.
+  template <class Deferred = void>
+  Tensor<float, 0> operator()(const AnyTensor& y_true, const AnyTensor& y_pred) const {
+    const auto v = impl::deferred<Deferred>(call(y_true, y_pred));
+    if (v.dtype() != DType::float32) {
+      throw invalid_argument("tf::keras::losses::Loss '" + name_ +
+                             "': call() must return a float tensor");
+    }
+    const std::string what = "tf::keras::losses::Loss '" + name_ + "': call()'s result";
+    return tapeflow::detail::visit_rank<0, 3>(v.rank(), what, [&]<std::size_t R>() {
+      if constexpr (R == 0) {
+        return v.template as<float, 0>();
+      } else {
+        return reduce_mean(v.template as<float, R>());
+      }
+    });
+  }
+  /// The loss's name ("sparse_categorical_crossentropy", ...).
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+ private:
+  std::string name_;
+};
+
+namespace impl {
+/// Calls f.template operator()<R>() for the run-time rank of y_pred (2 or 3).
+template <class F>
+AnyTensor dispatch_pred_rank(const char* what, const AnyTensor& y_pred, F&& f) {
+  return tapeflow::detail::visit_rank<1, 3>(
+      y_pred.rank(), std::string(what) + ": predictions of shape " + y_pred.shape().to_string(), f);
+}
+template <std::size_t R>
+Tensor<float, R> float_of(const AnyTensor& t) {
+  return tapeflow::detail::keras_impl::convert<float, R>(t, "tf::keras::losses");
+}
+}  // namespace impl
+
+/// Keyword arguments of the crossentropy loss classes.
+struct CrossentropyOptions {
+  bool from_logits = false;  ///< y_pred holds logits rather than probabilities
+};
+
+namespace impl {
+/// A loss class's per-example computation, chosen when the class is constructed.
+using LossFn = AnyTensor (*)(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits);
+
+template <std::size_t R, class Deferred>
+AnyTensor labels_call(const char* what, const AnyTensor& y_true, const AnyTensor& y_pred,
+                      bool from_logits) {
+  auto pred = deferred<Deferred>(y_pred).template as<float, R>();
+  if (y_true.rank() != R - 1 && y_true.rank() != R) {
+    throw invalid_argument(std::string(what) + ": labels of shape " + y_true.shape().to_string() +
+                           " do not fit predictions of shape " + y_pred.shape().to_string());
+  }
+  if (y_true.dtype() != DType::uint8 && y_true.dtype() != DType::int32 &&
+      y_true.dtype() != DType::int64) {
+    throw invalid_argument(std::string(what) + ": labels must be uint8, int32 or int64, got " +
+                           std::string(dtype_name(y_true.dtype())));
+  }
+  using tapeflow::detail::keras_impl::convert;
+  if (y_true.rank() == R) {
+    return sparse_categorical_crossentropy(convert<std::int32_t, R>(y_true, what), pred,
+                                           from_logits);
+  }
+  return sparse_categorical_crossentropy(convert<std::int32_t, R - 1>(y_true, what), pred,
+                                         from_logits);
+}
+
+template <class Deferred>
+AnyTensor sparse_categorical_call(const AnyTensor& y_true, const AnyTensor& y_pred,
+                                  bool from_logits) {
+  const char* what = "SparseCategoricalCrossentropy";
+  if (y_pred.rank() == 3) {
+    return labels_call<3, Deferred>(what, y_true, y_pred, from_logits);
+  }
+  if (y_pred.rank() != 2) {
+    throw invalid_argument(std::string(what) + ": predictions of shape " +
+                           y_pred.shape().to_string() + " (rank 2 or 3 supported)");
+  }
+  return labels_call<2, Deferred>(what, y_true, y_pred, from_logits);
+}
+
+template <class Deferred>
+AnyTensor categorical_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits) {
+  return dispatch_pred_rank("CategoricalCrossentropy", y_pred, [&]<std::size_t R>() {
+    constexpr std::size_t Rk = R < 2 ? 2 : R;
+    return AnyTensor(categorical_crossentropy<Rk>(float_of<Rk>(deferred<Deferred>(y_true)),
+                                                  float_of<Rk>(y_pred), from_logits));
+  });
+}
+
+template <class Deferred>
+AnyTensor binary_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool from_logits) {
+  return dispatch_pred_rank("BinaryCrossentropy", y_pred, [&]<std::size_t R>() {
+    return AnyTensor(binary_crossentropy<R>(float_of<R>(deferred<Deferred>(y_true)),
+                                            float_of<R>(y_pred), from_logits));
+  });
+}
+
+template <class Deferred>
+AnyTensor mean_squared_call(const AnyTensor& y_true, const AnyTensor& y_pred, bool) {
+  return dispatch_pred_rank("MeanSquaredError", y_pred, [&]<std::size_t R>() {
+    return AnyTensor(
+        mean_squared_error<R>(float_of<R>(deferred<Deferred>(y_true)), float_of<R>(y_pred)));
+  });
+}
+
+/// A built-in loss class: `call` runs the computation its (template) constructor picked, so
+/// the computation is compiled only in programs that construct the loss.
+class BuiltinLoss : public Loss {
+ public:
+  [[nodiscard]] AnyTensor call(const AnyTensor& y_true, const AnyTensor& y_pred) const override {
+    return fn_(y_true, y_pred, from_logits_);
+  }
+
+ protected:
+  /// A loss named `name` computing `fn(y_true, y_pred, from_logits)` per example.
+  BuiltinLoss(std::string name, LossFn fn, bool from_logits)
+      : Loss(std::move(name)), fn_(fn), from_logits_(from_logits) {}
+
+ private:
+  LossFn fn_;
+  bool from_logits_;
+};
+}  // namespace impl
+
+/// tf.keras.losses.SparseCategoricalCrossentropy (integer labels).
+class SparseCategoricalCrossentropy : public impl::BuiltinLoss {
+ public:
+  /// Named "sparse_categorical_crossentropy". Predictions [N, C] or [N, T, C]; labels uint8,
+  /// int32 or int64 of shape [N] or [N, 1] ([N, T] or [N, T, 1]). Calls with other dtypes or
+  /// ranks throw invalid_argument.
+  template <class Deferred = void>
+  explicit SparseCategoricalCrossentropy(CrossentropyOptions o = {})
+      : BuiltinLoss("sparse_categorical_crossentropy", &impl::sparse_categorical_call<Deferred>,
+                    o.from_logits) {}
+};
+
+/// tf.keras.losses.CategoricalCrossentropy (one-hot labels).
+class CategoricalCrossentropy : public impl::BuiltinLoss {
+ public:
+  /// Named "categorical_crossentropy"; labels and predictions share their shape.
+  template <class Deferred = void>
+  explicit CategoricalCrossentropy(CrossentropyOptions o = {})
+      : BuiltinLoss("categorical_crossentropy", &impl::categorical_call<Deferred>, o.from_logits) {}
+};
+
+/// tf.keras.losses.BinaryCrossentropy.
+class BinaryCrossentropy : public impl::BuiltinLoss {
+ public:
+  /// Named "binary_crossentropy"; labels (0/1 or soft) and predictions share their shape.
+  template <class Deferred = void>
+  explicit BinaryCrossentropy(CrossentropyOptions o = {})
+      : BuiltinLoss("binary_crossentropy", &impl::binary_call<Deferred>, o.from_logits) {}
+};
+
+/// tf.keras.losses.MeanSquaredError.
+class MeanSquaredError : public impl::BuiltinLoss {
+ public:
+  /// Named "mean_squared_error"; labels and predictions share their shape.
+  template <class Deferred = void>
+  MeanSquaredError()
+      : BuiltinLoss("mean_squared_error", &impl::mean_squared_call<Deferred>, false) {}
+};
+
+/// A shared handle to a loss object (what `compile` stores); converts from any Loss.
+class LossHandle {
+ public:
+  LossHandle() = default;
+  /// Holds a copy of `loss` (any class derived from Loss): `.loss =
+  /// SparseCategoricalCrossentropy()`.
+  template <class L>
+    requires std::derived_from<std::remove_cvref_t<L>, Loss>
+  LossHandle(L&& loss)  // NOLINT(google-explicit-constructor)
+      : p_(std::make_shared<std::remove_cvref_t<L>>(std::forward<L>(loss))) {}
+  /// Shares `p` (a loss owned elsewhere too).
+  LossHandle(std::shared_ptr<const Loss> p) : p_(std::move(p)) {}  // NOLINT
+  /// Whether it holds a loss.
+  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  /// The loss; throws failed_precondition when empty.
+  [[nodiscard]] const Loss& get() const {
+    if (!p_) {
+      throw failed_precondition("tf::keras: no loss (pass .loss to compile)");
+    }
+    return *p_;
+  }
+
+ private:
+  std::shared_ptr<const Loss> p_;
+};
+
+}  // namespace losses
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LOSSES_HPP
+// ---- end <tapeflow/keras/losses.hpp>
+// ---- begin <tapeflow/keras/metrics.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_METRICS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_METRICS_HPP
+// tf.keras.metrics: Mean, Accuracy, SparseCategoricalAccuracy, CategoricalAccuracy (stateful,
+// with update_state / result / reset_state) and the per-example function forms.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/math/argmax.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
+// argmax(x, axis) and argmin(x, axis): index of the largest/smallest element along an axis
+// (TensorFlow: `tf.math.argmax`, `tf.math.argmin`; ops "ArgMax", "ArgMin"). Not
+// differentiable.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Index (of type Index: int64 or int32) of the extreme element along `axis`; the first one on
+/// ties, and the first NaN if there is one (as NumPy). Ops "ArgMax" (IsMax) and "ArgMin".
+template <bool IsMax, class Index>
+struct ArgExtremum {
+  static constexpr std::string_view name = IsMax ? "ArgMax" : "ArgMin";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  static constexpr bool differentiable = false;
+  int axis = 0;
+
+  /// TensorFlow's attributes: the index types of `dimension` and of the output.
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"Tidx", DType::int32}, {"output_type", dtype_v<Index>}};
+  }
+  /// TensorFlow's `dimension` input, held here as `axis`.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"dimension", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument(std::string(name) + ": axis " + std::to_string(axis) +
+                             " is out of range for a tensor of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<Index, R - 1> infer(Tensor<T, R> const& x) const {
+    static_assert(R >= 1, "tf::argmax/argmin: the input must have rank >= 1");
+    static_assert(numeric_element<T> || std::same_as<T, bool>,
+                  "tf::argmax/argmin: the input must be numeric or bool (not string)");
+    static_assert(std::same_as<Index, std::int64_t> || std::same_as<Index, std::int32_t>,
+                  "tf::argmax/argmin: the output type must be int64 or int32");
+    std::size_t const ax = resolved_axis<R>();
+    if (x.dims()[ax] == 0) {
+      throw invalid_argument(std::string(name) + ": reduction axis " + std::to_string(ax) +
+                             " is empty in shape " + x.shape().to_string());
+    }
+    OutSpec<Index, R - 1> spec{};
+    for (std::size_t a = 0, j = 0; a < R; ++a) {
+      if (a != ax) {
+        spec.dims[j++] = x.dims()[a];
+      }
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t K, std::size_t R>
+  void compute(Tensor<Index, K>& out, Tensor<T, R> const& x) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    std::int64_t inner = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= x.dims()[a];
+    }
+    for (std::size_t a = ax + 1; a < R; ++a) {
+      inner *= x.dims()[a];
+    }
+    std::int64_t const n = x.dims()[ax];
+    if (outer * inner == 0) {
+      return;
+    }
+    Index* o = detail::tensor_access::mutable_data(out);
+    T const* v = x.data();
+    backend::cpu::parallel_for(outer,
+                               std::max<std::int64_t>(1, detail::parallel_grain / (n * inner)),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 auto best = std::make_unique<T[]>(static_cast<std::size_t>(inner));
+                                 for (std::int64_t q = s; q < e; ++q) {
+                                   T const* block = v + q * n * inner;
+                                   Index* dst = o + q * inner;
+                                   std::copy_n(block, inner, best.get());
+                                   std::fill_n(dst, inner, Index{0});
+                                   for (std::int64_t k = 1; k < n; ++k) {
+                                     T const* row = block + k * inner;
+                                     for (std::int64_t i = 0; i < inner; ++i) {
+                                       auto& b = best[static_cast<std::size_t>(i)];
+                                       if (better(row[i], b)) {
+                                         b = row[i];
+                                         dst[i] = static_cast<Index>(k);
+                                       }
+                                     }
+                                   }
+                                 }
+                               });
+  }
+
+ private:
+  template <class T>
+  static bool better(T candidate, T best) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(best)) {
+        return false;
+      }
+      if (std::isnan(candidate)) {
+        return true;
+      }
+    }
+    if constexpr (IsMax) {
+      return candidate > best;
+    } else {
+      return candidate < best;
+    }
+  }
+};
+
+template <class Index>
+using ArgMax = ArgExtremum<true, Index>;
+template <class Index>
+using ArgMin = ArgExtremum<false, Index>;
+
+}  // namespace ops
+
+/// Index of the largest element along `axis` (negative counts from the end), as int64 (or
+/// `tf::argmax<int32_t>(x, axis)`); the first one on ties (TensorFlow: `tf.math.argmax`).
+/// Throws invalid_argument for a bad axis or an empty one. Not differentiable.
+///
+///     auto logits = tf::constant<float>({{0.1f, 2.0f, 0.3f}, {5.0f, 1.0f, 5.0f}});
+///     tf::argmax(logits, 1);  // [1, 0]
+template <element_type Index = std::int64_t, tensor_like X>
+auto argmax(X const& x, int axis = 0) {
+  static_assert(rank_of<X> >= 1, "tf::argmax(x, axis): x must have rank >= 1");
+  return detail::execute(ops::ArgMax<Index>{axis}, detail::as_tensor(x));
+}
+
+/// Index of the smallest element along `axis`, as int64 (or int32); the first one on ties
+/// (TensorFlow: `tf.math.argmin`). Not differentiable.
+///
+///     tf::argmin(tf::constant<int32_t>({3, 1, 1}));  // 1
+template <element_type Index = std::int64_t, tensor_like X>
+auto argmin(X const& x, int axis = 0) {
+  static_assert(rank_of<X> >= 1, "tf::argmin(x, axis): x must have rank >= 1");
+  return detail::execute(ops::ArgMin<Index>{axis}, detail::as_tensor(x));
+}
+
+namespace math {
+using ::tapeflow::argmax;
+using ::tapeflow::argmin;
+}  // namespace math
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARGMAX_HPP
+// ---- end <tapeflow/ops/math/argmax.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace metrics {
+
+namespace impl {
+/// Element i of a numeric tensor as double.
+inline double element(const AnyTensor& t, std::int64_t i) {
+  return visit_dtype(t.dtype(), [&]<class T>() -> double {
+    if constexpr (std::is_arithmetic_v<T>) {
+      return static_cast<double>(static_cast<const T*>(t.raw_data())[i]);
+    } else {
+      throw invalid_argument("tf::keras::metrics: string tensors are not supported");
+    }
+  });
+}
+/// argmax over the last axis of row r (rows of length n).
+inline std::int64_t row_argmax(const AnyTensor& t, std::int64_t r, std::int64_t n) {
+  std::int64_t best = 0;
+  double best_v = element(t, r * n);
+  for (std::int64_t j = 1; j < n; ++j) {
+    double v = element(t, r * n + j);
+    if (v > best_v) {
+      best_v = v;
+      best = j;
+    }
+  }
+  return best;
+}
+inline void require_value(const AnyTensor& t, const char* what) {
+  if (!t.has_value()) {
+    throw failed_precondition(std::string(what) + ": the tensor holds no value");
+  }
+}
+}  // namespace impl
+
+/// Base of stateful metrics (tf.keras.metrics.Metric). State lives in variables, so copies of
+/// a metric share it (as Python references do) and checkpoints can save it.
+///
+///     struct MyAccuracy : tf::keras::metrics::Metric {
+///       tf::Variable<float, 0> correct, count;
+///       MyAccuracy() : Metric("my_accuracy") {
+///         correct = add_weight("correct");
+///         count = add_weight("count");
+///       }
+///       void update_state(const tf::AnyTensor& y_true, const tf::AnyTensor& y_pred) override {
+///         ...
+///       }
+///       float result() const override {
+///         return correct.value().item() / count.value().item();
+///       }
+///     };
+class Metric : public Trackable {
+ public:
+  /// A metric named `name`: the key of its value in fit's logs, and its variables' prefix.
+  explicit Metric(std::string name) : name_(std::move(name)) {}
+  /// The metric's name ("sparse_categorical_accuracy", ...).
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+  /// Accumulates a batch of labels and predictions.
+  virtual void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) = 0;
+  /// The metric's current value.
+  [[nodiscard]] virtual float result() const = 0;
+  /// Zeroes every state variable.
+  virtual void reset_state() {
+    for (auto& [n, v] : state_) {
+      v.assign(Tensor<float, 0>(0.0f));
+    }
+  }
+  /// The state variables under the names given to `add_weight` ("total", "count"), as
+  /// TensorFlow's checkpoints hold them.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout) override {
+    std::vector<TrackableReference> out;
+    for (auto& [n, v] : state_) {
+      out.push_back({.name = n, .variable = AnyVariable(v)});
+    }
+    return out;
+  }
+
+ protected:
+  /// A float scalar state variable starting at 0, named `<metric>/<name>`.
+  Variable<float, 0> add_weight(const std::string& name) {
+    Variable<float, 0> v(0.0f, {.name = name_ + "/" + name, .trainable = false});
+    state_.emplace_back(name, v);
+    return v;
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, Variable<float, 0>>> state_;
+};
+
+/// Running (weighted) mean of the values passed to `update_state` (tf.keras.metrics.Mean);
+/// variables "total" and "count".
+class Mean : public Metric {
+ public:
+  /// A mean named `name`, starting empty (its result is 0 until updated).
+  explicit Mean(std::string name = "mean") : Metric(std::move(name)) {
+    total_ = add_weight("total");
+    count_ = add_weight("count");
+  }
+  /// Adds every element of `values` (any rank, numeric).
+  void update_state(const AnyTensor& values) {
+    impl::require_value(values, "Mean::update_state");
+    double s = 0;
+    for (std::int64_t i = 0; i < values.num_elements(); ++i) {
+      s += impl::element(values, i);
+    }
+    add(s, double(values.num_elements()));
+  }
+  /// Adds one value with a weight (e.g. a batch loss weighted by the batch size).
+  void update_state(double value, double weight = 1.0) { add(value * weight, weight); }
+  /// As a compiled metric: adds the elements of the second argument (the first is ignored).
+  void update_state(const AnyTensor&, const AnyTensor& values) override { update_state(values); }
+  /// total / count; 0 when nothing was added.
+  [[nodiscard]] float result() const override {
+    const float c = count_.value().item();
+    return c == 0 ? 0.0f : total_.value().item() / c;
+  }
+
+ protected:
+  /// Adds `total` to the running sum and `count` to the running weight (for subclasses).
+  void add(double total, double count) {
+    total_.assign(Tensor<float, 0>(float(double(total_.value().item()) + total)));
+    count_.assign(Tensor<float, 0>(float(double(count_.value().item()) + count)));
+  }
+
+ private:
+  Variable<float, 0> total_;
+  Variable<float, 0> count_;
+};
+
+/// Fraction of predictions whose argmax over the last axis equals the integer label
+/// (tf.keras.metrics.SparseCategoricalAccuracy). Labels [N] or [N, 1], any numeric dtype.
+class SparseCategoricalAccuracy : public Mean {
+ public:
+  /// An accuracy named `name`.
+  explicit SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy")
+      : Mean(std::move(name)) {}
+  using Mean::update_state;
+  /// Adds a batch: one label per row of `y_pred` (the last axis holds the classes); throws
+  /// invalid_argument when the counts differ.
+  void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
+    impl::require_value(y_true, "SparseCategoricalAccuracy::update_state");
+    impl::require_value(y_pred, "SparseCategoricalAccuracy::update_state");
+    if (y_pred.rank() == 0) {
+      throw invalid_argument("SparseCategoricalAccuracy: predictions must have a class axis");
+    }
+    const std::int64_t n = y_pred.shape()[y_pred.rank() - 1];
+    const std::int64_t rows = n == 0 ? 0 : y_pred.num_elements() / n;
+    if (y_true.num_elements() != rows) {
+      throw invalid_argument("SparseCategoricalAccuracy: labels of shape " +
+                             y_true.shape().to_string() + " do not fit predictions of shape " +
+                             y_pred.shape().to_string());
+    }
+    std::int64_t correct = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      correct += impl::row_argmax(y_pred, r, n) == std::int64_t(impl::element(y_true, r)) ? 1 : 0;
+    }
+    add(double(correct), double(rows));
+  }
+};
+
+/// Fraction of rows whose argmax matches the one-hot label's argmax
+/// (tf.keras.metrics.CategoricalAccuracy).
+class CategoricalAccuracy : public Mean {
+ public:
+  /// An accuracy named `name`.
+  explicit CategoricalAccuracy(std::string name = "categorical_accuracy") : Mean(std::move(name)) {}
+  using Mean::update_state;
+  /// Adds a batch; throws invalid_argument unless labels and predictions have the same shape
+  /// (rank >= 1).
+  void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
+    impl::require_value(y_true, "CategoricalAccuracy::update_state");
+    impl::require_value(y_pred, "CategoricalAccuracy::update_state");
+    if (y_true.shape() != y_pred.shape() || y_pred.rank() == 0) {
+      throw invalid_argument("CategoricalAccuracy: labels of shape " + y_true.shape().to_string() +
+                             " and predictions of shape " + y_pred.shape().to_string() +
+                             " must match");
+    }
+    const std::int64_t n = y_pred.shape()[y_pred.rank() - 1];
+    const std::int64_t rows = n == 0 ? 0 : y_pred.num_elements() / n;
+    std::int64_t correct = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      correct += impl::row_argmax(y_pred, r, n) == impl::row_argmax(y_true, r, n) ? 1 : 0;
+    }
+    add(double(correct), double(rows));
+  }
+};
+
+/// Fraction of elements where prediction equals label (tf.keras.metrics.Accuracy).
+class Accuracy : public Mean {
+ public:
+  /// An accuracy named `name`.
+  explicit Accuracy(std::string name = "accuracy") : Mean(std::move(name)) {}
+  using Mean::update_state;
+  /// Adds a batch, compared element by element; throws invalid_argument when the element
+  /// counts differ.
+  void update_state(const AnyTensor& y_true, const AnyTensor& y_pred) override {
+    impl::require_value(y_true, "Accuracy::update_state");
+    impl::require_value(y_pred, "Accuracy::update_state");
+    if (y_true.num_elements() != y_pred.num_elements()) {
+      throw invalid_argument("Accuracy: labels of shape " + y_true.shape().to_string() +
+                             " and predictions of shape " + y_pred.shape().to_string() +
+                             " differ in size");
+    }
+    std::int64_t correct = 0;
+    for (std::int64_t i = 0; i < y_true.num_elements(); ++i) {
+      correct += impl::element(y_true, i) == impl::element(y_pred, i) ? 1 : 0;
+    }
+    add(double(correct), double(y_true.num_elements()));
+  }
+};
+
+/// Per-example 1.0 / 0.0: argmax(y_pred, -1) == y_true
+/// (tf.keras.metrics.sparse_categorical_accuracy).
+template <class L, std::size_t R>
+Tensor<float, R - 1> sparse_categorical_accuracy(const Tensor<L, R - 1>& y_true,
+                                                 const Tensor<float, R>& y_pred) {
+  auto pred = argmax(y_pred, int(R) - 1);
+  return cast<float>(equal(cast<std::int64_t>(y_true), pred));
+}
+/// Per-example argmax(y_true, -1) == argmax(y_pred, -1) (categorical_accuracy).
+template <std::size_t R>
+Tensor<float, R - 1> categorical_accuracy(const Tensor<float, R>& y_true,
+                                          const Tensor<float, R>& y_pred) {
+  return cast<float>(equal(argmax(y_true, int(R) - 1), argmax(y_pred, int(R) - 1)));
+}
+
+/// A shared handle to a metric (what `compile` stores); converts from any Metric.
+class MetricHandle {
+ public:
+  /// Holds a copy of `m` (any class derived from Metric); the copy shares m's state variables.
+  template <class M>
+    requires std::derived_from<std::remove_cvref_t<M>, Metric>
+  MetricHandle(M&& m)  // NOLINT(google-explicit-constructor)
+      : p_(std::make_shared<std::remove_cvref_t<M>>(std::forward<M>(m))) {}
+  /// Shares `p` (a metric also read elsewhere); must not be null.
+  MetricHandle(std::shared_ptr<Metric> p) : p_(std::move(p)) {}  // NOLINT
+  /// The metric.
+  [[nodiscard]] Metric& get() const { return *p_; }
+  /// Member access to the metric: `handle->result()`.
+  [[nodiscard]] Metric* operator->() const { return p_.get(); }
+
+ private:
+  std::shared_ptr<Metric> p_;
+};
+
+}  // namespace metrics
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_METRICS_HPP
+// ---- end <tapeflow/keras/metrics.hpp>
+// ---- begin <tapeflow/keras/optimizers.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_OPTIMIZERS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_OPTIMIZERS_HPP
+// tf.keras.optimizers: SGD (momentum, nesterov), Adam, RMSprop, with `apply_gradients` and a
+// learning rate given as a value or a schedule.
+//
+// The update rules are Keras's (Keras 3 and tf_keras agree on them). An optimizer builds on its
+// first step: it creates every slot for every variable it is given, in Keras's order (per
+// variable, each slot in turn), so its object graph matches Keras's under each layout
+// (Note [Object-graph layouts]): Keras 3 and tf_keras list `_iterations`, `_learning_rate` and
+// the slots as a flat `_variables` list; tf_keras legacy optimizers track "iter",
+// "learning_rate", "decay" and the hyperparameters as variables and the slots ("m", "v" for
+// Adam, "rms" for RMSprop, "momentum" for SGD with momentum) as slot references.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/keras/schedules.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
+// tf.keras.optimizers.schedules: learning rates as a function of the optimizer step.
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <numbers>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace optimizers {
+namespace schedules {
+
+/// A learning-rate schedule: the rate at optimizer step `step` (0 for the first update).
+using LearningRateSchedule = std::function<double(std::int64_t step)>;
+
+/// Options of ExponentialDecay (Keras' keyword arguments; these defaults are tapeflow's).
+struct ExponentialDecayOptions {
+  double initial_learning_rate = 0.01;  ///< the rate at step 0
+  double decay_steps = 1000;            ///< steps per factor of decay_rate (> 0)
+  double decay_rate = 0.96;             ///< factor applied every decay_steps steps
+  bool staircase = false;               ///< decay in whole periods (floor of the exponent)
+};
+/// initial * decay_rate ^ (step / decay_steps) (floor of the exponent with staircase)
+/// (tf.keras.optimizers.schedules.ExponentialDecay).
+inline LearningRateSchedule ExponentialDecay(ExponentialDecayOptions o) {
+  if (o.decay_steps <= 0) {
+    throw invalid_argument("ExponentialDecay: decay_steps must be positive");
+  }
+  return [o](std::int64_t step) {
+    double p = double(step) / o.decay_steps;
+    if (o.staircase) {
+      p = std::floor(p);
+    }
+    return o.initial_learning_rate * std::pow(o.decay_rate, p);
+  };
+}
+
+/// values[i] while step <= boundaries[i] (and values.back() after the last boundary)
+/// (tf.keras.optimizers.schedules.PiecewiseConstantDecay).
+inline LearningRateSchedule PiecewiseConstantDecay(std::vector<std::int64_t> boundaries,
+                                                   std::vector<double> values) {
+  if (values.size() != boundaries.size() + 1) {
+    throw invalid_argument(
+        "PiecewiseConstantDecay: values must have one more entry than "
+        "boundaries (" +
+        std::to_string(values.size()) + " values, " + std::to_string(boundaries.size()) +
+        " boundaries)");
+  }
+  return [b = std::move(boundaries), v = std::move(values)](std::int64_t step) {
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      if (step <= b[i]) {
+        return v[i];
+      }
+    }
+    return v.back();
+  };
+}
+
+/// Options of CosineDecay (Keras' keyword arguments; these defaults are tapeflow's).
+struct CosineDecayOptions {
+  double initial_learning_rate = 0.01;  ///< the rate at step 0
+  double decay_steps = 1000;            ///< steps to decay over (> 0); constant afterwards
+  double alpha = 0.0;                   ///< final rate as a fraction of initial_learning_rate
+};
+/// initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
+/// (tf.keras.optimizers.schedules.CosineDecay).
+inline LearningRateSchedule CosineDecay(CosineDecayOptions o) {
+  if (o.decay_steps <= 0) {
+    throw invalid_argument("CosineDecay: decay_steps must be positive");
+  }
+  return [o](std::int64_t step) {
+    const double p = std::min(double(step), o.decay_steps) / o.decay_steps;
+    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * p));
+    return o.initial_learning_rate * ((1.0 - o.alpha) * cosine + o.alpha);
+  };
+}
+
+}  // namespace schedules
+}  // namespace optimizers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SCHEDULES_HPP
+// ---- end <tapeflow/keras/schedules.hpp>
+// ---- begin <tapeflow/ops/training/resource_apply.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+// The fused optimizer updates, TensorFlow's training ops: ResourceApplyGradientDescent,
+// ResourceApplyKerasMomentum, ResourceApplyAdam, ResourceApplyRMSProp. Each updates a variable
+// and its slot variables in place from a gradient; the Keras optimizers run them through
+// `detail::execute`, so an update traced in a tf::function is a node of this name. Float32
+// variables only (what the optimizers accept).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// ---- begin <tapeflow/core/detail/flush_denormals.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+// Flushing denormal floats to zero for the duration of a scope, as TensorFlow does around every
+// kernel (port::ScopedFlushDenormal). Optimizer state decays geometrically where gradients are
+// zero (MNIST's border pixels never light up), and once it reaches the denormal range each
+// multiply costs a microcode assist of ~100 cycles: Adam's update became 70% of an MLP step.
+// IWYU pragma: private
+
+
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define TAPEFLOW_HAS_MXCSR 1
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Sets flush-to-zero and denormals-are-zero on this thread while alive, restoring the previous
+/// mode on exit (the caller's own floating-point environment is left as it was).
+class ScopedFlushDenormals {
+ public:
+  ScopedFlushDenormals() noexcept {
+#if defined(TAPEFLOW_HAS_MXCSR)
+    saved_ = _mm_getcsr();
+    _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
+#elif defined(__aarch64__)
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
+    const unsigned long long flushed = saved_ | kArmFlushToZero;
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed));
+#endif
+  }
+  ~ScopedFlushDenormals() {
+#if defined(TAPEFLOW_HAS_MXCSR)
+    _mm_setcsr(saved_);
+#elif defined(__aarch64__)
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_));
+#endif
+  }
+  ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
+  ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
+
+ private:
+#if defined(TAPEFLOW_HAS_MXCSR)
+  static constexpr unsigned kFlushToZero = 0x8000;     // MXCSR bit 15
+  static constexpr unsigned kDenormalsAreZero = 0x40;  // MXCSR bit 6
+  unsigned saved_ = 0;
+#elif defined(__aarch64__)
+  static constexpr unsigned long long kArmFlushToZero = 1ULL << 24;  // FPCR.FZ
+  unsigned long long saved_ = 0;
+#endif
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_FLUSH_DENORMALS_HPP
+// ---- end <tapeflow/core/detail/flush_denormals.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+// One block of each update: `old` is the variable's value, `out` receives the new one (often
+// the same buffer), slots are updated in place. Defined with Eigen in
+// ops/detail/resource_apply_kernels.hpp (compiled in tapeflow::instantiations under
+// TAPEFLOW_PRECOMPILED); the formulas are on the ops below.
+template <class T>
+void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr);
+template <class T>
+void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* g, T lr, T mu,
+                          bool nesterov);
+template <class T>
+void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* g, T beta1, T beta2,
+                T alpha, T epsilon);
+template <class T>
+void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* g, T lr, T rho, T epsilon);
+
+/// The checks every update shares: a float32 variable (and slots) with the gradient's shape.
+template <class Op>
+void check_apply_operands(const AnyVariable& var, std::initializer_list<const AnyVariable*> slots,
+                          const Shape& grad_shape) {
+  auto name = [](const AnyVariable& v) { return v.has_value() ? "'" + v.name() + "'" : "none"; };
+  for (const AnyVariable* v : slots) {
+    if (!v->has_value() || v->dtype() != DType::float32 || v->shape() != var.shape()) {
+      throw invalid_argument(std::string(Op::name) + ": slot variable " + name(*v) +
+                             " must be a float32 variable of the shape of " + name(var));
+    }
+  }
+  if (!var.has_value() || var.dtype() != DType::float32) {
+    throw invalid_argument(std::string(Op::name) + ": variable " + name(var) +
+                           " must be a float32 variable");
+  }
+  if (grad_shape != var.shape()) {
+    throw invalid_argument(std::string(Op::name) + ": gradient of shape " + grad_shape.to_string() +
+                           " for variable '" + var.name() + "' of shape " +
+                           var.shape().to_string());
+  }
+}
+
+/// Runs `rule(n, old, var, slots, g)` over the variable, its slots and the gradient `g`, in
+/// place: `var[i]` is written from `old[i]`, the same buffer unless a reader or a tape holds
+/// the variable's value, in which case `var` is a fresh buffer (copy-on-write without a
+/// separate copy pass). The update is memory-bound, so large variables are split over the
+/// thread pool, in blocks that stay in L1/L2 so the rule's several sweeps cost one pass.
+template <std::size_t NumSlots, class Rule>
+void apply_update_kernel(const AnyVariable& var, const std::array<AnyVariable, NumSlots>& slot_vars,
+                         const float* g, Rule&& rule) {
+  std::array<float*, NumSlots + 1> slots{};  // +1: no zero-length array
+  for (std::size_t i = 0; i < NumSlots; ++i) {
+    slots[i] = static_cast<float*>(slot_vars[i].writable_raw_data());
+  }
+  const auto [old_raw, out_raw] = var.overwrite_raw_data();
+  const auto* old = static_cast<const float*>(old_raw);
+  auto* out = static_cast<float*>(out_raw);
+  constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
+  backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
+    const ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
+    constexpr std::int64_t block = 2048;
+    std::array<float*, NumSlots + 1> part{};
+    for (std::int64_t o = b; o < e; o += block) {
+      for (std::size_t i = 0; i < NumSlots; ++i) {
+        part[i] = slots[i] + o;
+      }
+      rule(std::min(block, e - o), old + o, out + o, part.data(), g + o);
+    }
+  });
+}
+
+inline float scalar(const Tensor<float, 0>& t) { return *t.data(); }
+
+}  // namespace detail
+
+namespace ops {
+
+/// var -= alpha * delta (TensorFlow op "ResourceApplyGradientDescent").
+struct ResourceApplyGradientDescent {
+  static constexpr std::string_view name = "ResourceApplyGradientDescent";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+
+  /// TensorFlow's resource input: `var`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id()}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
+    detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& alpha,
+               const Tensor<float, R>& delta) const {
+    const float lr = detail::scalar(alpha);
+    detail::apply_update_kernel<0>(
+        var, {}, delta.data(),
+        [&](std::int64_t n, const float* old, float* v, float**, const float* g) {
+          detail::gradient_descent_block(n, old, v, g, lr);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// Keras's momentum (TensorFlow op "ResourceApplyKerasMomentum"):
+/// accum = momentum * accum - lr * grad; var += accum
+/// (use_nesterov: var += momentum * accum - lr * grad).
+struct ResourceApplyKerasMomentum {
+  static constexpr std::string_view name = "ResourceApplyKerasMomentum";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable accum;
+  bool use_nesterov = false;
+
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", use_nesterov}}; }
+  /// TensorFlow's resource inputs: `var`, `accum`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), accum.id()}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
+                         const Tensor<float, 0>&) const {
+    detail::check_apply_operands<ResourceApplyKerasMomentum>(var, {&accum}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, R>& grad,
+               const Tensor<float, 0>& momentum) const {
+    const float lr = detail::scalar(lr_t);
+    const float mu = detail::scalar(momentum);
+    const bool nesterov = use_nesterov;
+    detail::apply_update_kernel<1>(
+        var, {accum}, grad.data(),
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
+          detail::keras_momentum_block(n, old, v, s[0], g, lr, mu, nesterov);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// Adam (TensorFlow op "ResourceApplyAdam"): m = beta1 m + (1 - beta1) grad;
+/// v = beta2 v + (1 - beta2) grad^2;
+/// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon).
+struct ResourceApplyAdam {
+  static constexpr std::string_view name = "ResourceApplyAdam";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable m;
+  AnyVariable v;
+
+  /// TensorFlow's attributes.
+  [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", false}}; }
+  /// TensorFlow's resource inputs: `var`, `m`, `v`.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), m.id(), v.id()}; }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, R>& grad) const {
+    detail::check_apply_operands<ResourceApplyAdam>(var, {&m, &v}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& beta1_power,
+               const Tensor<float, 0>& beta2_power, const Tensor<float, 0>& lr,
+               const Tensor<float, 0>& beta1, const Tensor<float, 0>& beta2,
+               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
+    const float b1 = detail::scalar(beta1), b2 = detail::scalar(beta2);
+    const float eps = detail::scalar(epsilon);
+    const float alpha = detail::scalar(lr) * std::sqrt(1.0f - detail::scalar(beta2_power)) /
+                        (1.0f - detail::scalar(beta1_power));
+    detail::apply_update_kernel<2>(
+        var, {m, v}, grad.data(),
+        [&](std::int64_t n, const float* old, float* out, float** s, const float* g) {
+          detail::adam_block(n, old, out, s[0], s[1], g, b1, b2, alpha, eps);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+/// RMSprop without momentum, not centered (TensorFlow op "ResourceApplyRMSProp" without its
+/// momentum accumulator, which Keras's RMSprop(momentum=0) does not create):
+/// ms = rho ms + (1 - rho) grad^2; var -= lr grad / sqrt(ms + epsilon) (epsilon inside the
+/// root, as TensorFlow's kernel, Keras 3 and tf_keras have it).
+struct ResourceApplyRMSProp {
+  static constexpr std::string_view name = "ResourceApplyRMSProp";
+  static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  AnyVariable var;
+  AnyVariable ms;
+
+  /// The resource inputs this op has: `var`, `ms` (TensorFlow's also takes `mom`).
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), ms.id()}; }
+  /// TensorFlow's ResourceApplyRMSProp always takes a momentum accumulator and a momentum.
+  [[nodiscard]] std::string export_error() const {
+    return "ResourceApplyRMSProp without momentum: TensorFlow's op needs the `mom` slot and "
+           "`momentum` input, which Keras's RMSprop(momentum=0) does not create (Keras updates "
+           "with plain ops there)";
+  }
+  template <std::size_t R>
+  OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
+                         const Tensor<float, R>& grad) const {
+    detail::check_apply_operands<ResourceApplyRMSProp>(var, {&ms}, grad.shape());
+    return {};
+  }
+  template <std::size_t R>
+  void compute(Tensor<bool, 0>& done, const Tensor<float, 0>& lr_t, const Tensor<float, 0>& rho_t,
+               const Tensor<float, 0>& epsilon, const Tensor<float, R>& grad) const {
+    const float lr = detail::scalar(lr_t), rho = detail::scalar(rho_t);
+    const float eps = detail::scalar(epsilon);
+    detail::apply_update_kernel<1>(
+        var, {ms}, grad.data(),
+        [&](std::int64_t n, const float* old, float* v, float** s, const float* g) {
+          detail::rmsprop_block(n, old, v, s[0], g, lr, rho, eps);
+        });
+    *detail::tensor_access::mutable_data(done) = true;
+  }
+};
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+
+// ---- begin <tapeflow/ops/detail/resource_apply_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
+// The Eigen bodies of the optimizer updates' blocks declared in
+// ops/training/resource_apply.hpp: whole-array expressions over flat buffers, which Eigen
+// vectorizes (sqrt included) whatever the user's -fno-math-errno setting. Header-only programs
+// get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
+// tapeflow::instantiations (src/instantiations/kernels.cpp).
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+using FlatArray = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstFlatArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <class T>
+void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr) {
+  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * ConstFlatArray<T>(g, n);
+}
+
+template <class T>
+void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* gp, T lr, T mu,
+                          bool nesterov) {
+  FlatArray<T> a(accum, n);
+  const ConstFlatArray<T> g(gp, n);
+  a = mu * a - lr * g;
+  if (nesterov) {
+    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + mu * a - lr * g;
+  } else {
+    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + a;
+  }
+}
+
+template <class T>
+void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* gp, T beta1, T beta2,
+                T alpha, T epsilon) {
+  FlatArray<T> mean(m, n);
+  FlatArray<T> second(v, n);
+  const ConstFlatArray<T> g(gp, n);
+  mean = beta1 * mean + (T(1) - beta1) * g;
+  second = beta2 * second + (T(1) - beta2) * g.square();
+  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - alpha * mean / (second.sqrt() + epsilon);
+}
+
+template <class T>
+void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* gp, T lr, T rho,
+                   T epsilon) {
+  FlatArray<T> r(ms, n);
+  const ConstFlatArray<T> g(gp, n);
+  r = rho * r + (T(1) - rho) * g.square();
+  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * g / (r + epsilon).sqrt();
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
+// ---- end <tapeflow/ops/detail/resource_apply_kernels.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_RESOURCE_APPLY_HPP
+// ---- end <tapeflow/ops/training/resource_apply.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+
+/// d loss / d var for each variable (empty AnyTensor where the loss does not depend on it):
+/// `tape.gradient(loss, model.trainable_variables())` for mixed-rank variable lists.
+inline std::vector<AnyTensor> gradient(GradientTape& tape, const Tensor<float, 0>& loss,
+                                       const std::vector<AnyVariable>& vars) {
+  return tape.gradient_by_id(loss, ids_of(vars));
+}
+
+namespace optimizers {
+
+/// A learning rate: a number or a schedule (`schedules::ExponentialDecay(...)`, any
+/// `double(std::int64_t step)` callable).
+class LearningRate {
+ public:
+  /// A constant rate.
+  LearningRate(double value) : value_(value) {}  // NOLINT(google-explicit-constructor)
+  /// A rate that depends on the step (the optimizer's `iterations` before the update).
+  LearningRate(schedules::LearningRateSchedule s)  // NOLINT(google-explicit-constructor)
+      : schedule_(std::move(s)) {}
+  /// The rate at `step`.
+  [[nodiscard]] double at(std::int64_t step) const { return schedule_ ? schedule_(step) : value_; }
+  /// Whether it is a schedule rather than a constant.
+  [[nodiscard]] bool is_schedule() const noexcept { return bool(schedule_); }
+  /// The schedule (empty for a constant rate).
+  [[nodiscard]] const schedules::LearningRateSchedule& schedule() const noexcept {
+    return schedule_;
+  }
+
+ private:
+  double value_ = 0.001;
+  schedules::LearningRateSchedule schedule_;
+};
+
+}  // namespace optimizers
+}  // namespace keras
+
+namespace ops {
+/// Evaluates a learning-rate schedule at a step (the `iterations` variable's value). Keras
+/// writes a schedule in ops that TensorFlow traces; a tapeflow schedule is any C++ callable, so
+/// a traced function calls it from this op, which has no TensorFlow counterpart (it cannot be
+/// exported to a SavedModel; training steps are not).
+struct ScheduleLearningRate {
+  static constexpr std::string_view name = "ScheduleLearningRate";
+  static constexpr bool stateful = true;  // calls user code
+  static constexpr bool differentiable = false;
+  keras::optimizers::schedules::LearningRateSchedule schedule;
+
+  [[nodiscard]] OutSpec<float, 0> infer(const Tensor<std::int64_t, 0>&) const { return {}; }
+  void compute(Tensor<float, 0>& lr, const Tensor<std::int64_t, 0>& step) const {
+    *detail::tensor_access::mutable_data(lr) = float(schedule(*step.data()));
+  }
+};
+}  // namespace ops
+
+namespace keras {
+namespace optimizers {
+
+/// A slot variable: optimizer state kept per model variable.
+struct SlotVariable {
+  AnyVariable original;   ///< the model variable
+  std::string slot_name;  ///< "m", "v", "momentum", "rms"
+  AnyVariable slot;       ///< the state (same shape as the original)
+};
+
+/// Base of optimizers (tf.keras.optimizers.Optimizer). Copies share state (slots, iterations),
+/// as Python references to one optimizer do.
+class Optimizer : public train::Trackable {
+ public:
+  /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
+  /// warns and skips them too). Increments `iterations` once.
+  void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
+    if (grads.size() != vars.size()) {
+      throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
+                             " gradients for " + std::to_string(vars.size()) + " variables");
+    }
+    // Inside a tf::function being traced, each update becomes a graph node running the same
+    // in-place kernel when the function runs (TensorFlow's ResourceApply* ops), and the
+    // learning rate is read from its schedule then, at the step the function runs.
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
+        continue;
+      }
+      if (vars[i].dtype() != DType::float32 || grads[i].dtype() != DType::float32) {
+        throw invalid_argument("Optimizer::apply_gradients: variable '" + vars[i].name() +
+                               "' and its gradient must be float32");
+      }
+      if (grads[i].shape() != vars[i].shape()) {
+        throw invalid_argument("Optimizer::apply_gradients: gradient of shape " +
+                               grads[i].shape().to_string() + " for variable '" + vars[i].name() +
+                               "' of shape " + vars[i].shape().to_string());
+      }
+    }
+    build(vars);  // first step only
+    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
+    // tf::function being traced, they become nodes that run, in this order, at each call, with
+    // the learning rate of the step that call runs.
+    const Tensor<float, 0> lr = learning_rate_tensor();
+    prepare_step(lr);
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
+        continue;
+      }
+      apply_update(vars[i], grads[i], lr);
+    }
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+  }
+  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
+  template <std::size_t R>
+  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
+                       const std::vector<Variable<float, R>*>& vars) {
+    std::vector<AnyTensor> g;
+    std::vector<AnyVariable> v;
+    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
+      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
+      v.emplace_back(*vars[i]);
+    }
+    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
+    if (grads.size() != vars.size()) {
+      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
+    }
+  }
+
+  /// Number of updates applied so far (Keras: `optimizer.iterations`).
+  [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
+  /// The variable counting the updates (checkpointed as `iter` / `_iterations`).
+  [[nodiscard]] const Variable<std::int64_t, 0>& iterations_variable() const { return s_->iter; }
+  /// The learning rate at the current step.
+  [[nodiscard]] double current_learning_rate() const { return learning_rate_at(iterations()); }
+  /// Creates the slots of every variable in `vars`, in Keras's order (each variable's slots in
+  /// turn). apply_gradients does it on the first step; calling it earlier lets a checkpoint
+  /// restore the slots before training starts.
+  void build(std::span<const AnyVariable> vars) {
+    if (s_->built) {
+      return;
+    }
+    s_->built = true;
+    s_->built_vars.assign(vars.begin(), vars.end());
+    for (const auto& v : vars) {
+      if (v.dtype() != DType::float32) {
+        continue;  // not updated (apply_gradients refuses its gradients)
+      }
+      for (const char* name : slot_names()) {
+        (void)slot(v, name);
+      }
+    }
+    notify_children_changed();
+  }
+  /// Whether the slots exist (after the first step or `build`).
+  [[nodiscard]] bool built() const noexcept { return s_->built; }
+  /// "SGD", "Adam", "RMSprop": the prefix of its variables' names.
+  [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
+  /// The op name of the update in traced graphs (TensorFlow's kernel for the same rule).
+  [[nodiscard]] virtual std::string apply_op_name() const = 0;
+
+  /// The optimizer's state under `layout` (Note [Object-graph layouts]).
+  [[nodiscard]] std::vector<train::TrackableReference> trackable_children(
+      train::Layout layout) override {
+    using train::Layout;
+    using train::TrackableList;
+    std::vector<train::TrackableReference> out;
+    if (layout == Layout::tf_keras_legacy) {
+      out.push_back({.name = "iter", .variable = s_->iter});
+      for (auto& [n, v] : s_->hyper) {
+        out.push_back({.name = n, .variable = v});
+      }
+      return out;
+    }
+    if (layout == Layout::tf_keras) {
+      for (const char* name : tf_keras_extra_slot_names()) {
+        for (const auto& v : s_->built_vars) {
+          (void)slot(v, name);  // tf_keras creates them even where the rule never reads them
+        }
+      }
+    }
+    const bool keras3 = layout == Layout::keras3;
+    // Keras 3 tracks a schedule as an object, not a variable; tf_keras keeps its current value
+    // in `_current_learning_rate`.
+    const bool lr_variable = !(keras3 && learning_rate_.is_schedule());
+    auto variables = std::make_shared<TrackableList>();
+    variables->push_back({.variable = s_->iter});
+    if (keras3 && lr_variable) {
+      variables->push_back({.variable = s_->lr_var});
+    }
+    for (const auto& sv : s_->slot_list) {
+      variables->push_back({.variable = sv.slot});
+    }
+    out.push_back({.name = "_variables", .owned = std::move(variables)});
+    if (keras3) {
+      out.push_back({.name = "_trainable_variables", .owned = TrackableList::of(s_->built_vars)});
+      out.push_back({.name = "_trainable_variables_indices",
+                     .owned = std::make_shared<train::TrackableNode>()});
+    }
+    out.push_back({.name = "_iterations", .variable = s_->iter});
+    if (lr_variable) {
+      out.push_back({.name = !keras3 && learning_rate_.is_schedule() ? "_current_learning_rate"
+                                                                     : "_learning_rate",
+                     .variable = s_->lr_var});
+    }
+    if (!keras3) {
+      out.push_back({.name = "_index_dict", .owned = std::make_shared<train::TrackableNode>()});
+    }
+    for (const auto& [list_name, slot_name] : slot_lists(layout)) {
+      auto list = std::make_shared<TrackableList>();
+      for (const auto& v : s_->built_vars) {
+        if (slot_name != nullptr) {
+          if (auto sv = get_slot(v, slot_name)) {
+            list->push_back({.variable = *sv});
+          }
+        }
+      }
+      out.push_back({.name = list_name, .owned = std::move(list)});
+    }
+    return out;
+  }
+  /// tf_keras legacy optimizers reference their slots from the object graph.
+  [[nodiscard]] std::vector<train::SlotVariableReference> trackable_slot_variables(
+      train::Layout layout) override {
+    std::vector<train::SlotVariableReference> out;
+    if (layout == train::Layout::tf_keras_legacy) {
+      for (const auto& sv : s_->slot_list) {
+        out.push_back({sv.original, sv.slot_name, sv.slot});
+      }
+    }
+    return out;
+  }
+  [[nodiscard]] bool may_create_children() const override { return !s_->built; }
+  /// Optimizer copies share state, so they share the deferred-restoration hook too.
+  void set_children_changed_hook(ChildrenChangedHook hook) override { s_->hook = std::move(hook); }
+
+  /// Every slot variable created so far, in creation order.
+  [[nodiscard]] std::vector<SlotVariable> slot_variables() const { return s_->slot_list; }
+  /// The slot `slot_name` of `var`, if created.
+  [[nodiscard]] std::optional<AnyVariable> get_slot(const AnyVariable& var,
+                                                    const std::string& slot_name) const {
+    for (const auto& s : s_->slot_list) {
+      if (s.original.same_as(var) && s.slot_name == slot_name) {
+        return s.slot;
+      }
+    }
+    return std::nullopt;
+  }
+
+ protected:
+  /// Creates the `iterations` variable and the hyperparameter variables Keras tracks.
+  Optimizer(std::string name, LearningRate lr)
+      : s_(std::make_shared<State>()), learning_rate_(std::move(lr)) {
+    s_->name = std::move(name);
+    s_->iter = Variable<std::int64_t, 0>(std::int64_t{0},
+                                         {.name = s_->name + "/iter", .trainable = false});
+    s_->lr_var = hyper("learning_rate", learning_rate_.at(0));
+    hyper("decay", 0.0);
+  }
+  /// A tracked scalar hyperparameter.
+  Variable<float, 0> hyper(const std::string& n, double value) {
+    Variable<float, 0> v(float(value), {.name = s_->name + "/" + n, .trainable = false});
+    s_->hyper.emplace_back(n, v);
+    return v;
+  }
+  /// The slots each variable gets, in creation order (legacy names: "m", "v", "rms", ...).
+  [[nodiscard]] virtual std::vector<const char*> slot_names() const = 0;
+  /// Slots tf_keras creates although the rule does not read them (SGD without momentum).
+  [[nodiscard]] virtual std::vector<const char*> tf_keras_extra_slot_names() const { return {}; }
+  /// The Python list attributes holding the slots under `layout`, with the slot each lists
+  /// (nullptr: a list Keras keeps empty with these options).
+  [[nodiscard]] virtual std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout layout) const = 0;
+  void notify_children_changed() const override {
+    if (s_->hook) {
+      s_->hook();
+    }
+  }
+  /// The rate at `step`: the schedule's, or the `learning_rate` variable's (a checkpoint
+  /// restores it, as Keras's does).
+  [[nodiscard]] double learning_rate_at(std::int64_t step) const {
+    if (learning_rate_.is_schedule()) {
+      return learning_rate_.at(step);
+    }
+    return double(s_->lr_var.value().item());
+  }
+  /// Computes what every variable's update of this step shares (Adam's beta powers) from the
+  /// learning rate and the `iterations` variable, as ops.
+  virtual void prepare_step(const Tensor<float, 0>& lr) { (void)lr; }
+  /// Runs the update op (a ResourceApply*) of one variable (`run_update`).
+  virtual void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                            const Tensor<float, 0>& lr) = 0;
+  /// `f.template operator()<R>()` with the variable's rank R.
+  template <class F>
+  static auto with_rank(const AnyVariable& var, F&& f) {
+    return detail::visit_rank<0, 5>(var.rank(),
+                                    "tf::keras::optimizers: variable '" + var.name() + "'", f);
+  }
+  /// Calls `run(grad)` with the gradient typed by the variable's rank (the update ops take it
+  /// among other inputs, in TensorFlow's order).
+  template <class Run>
+  static void run_update(const AnyVariable& var, const AnyTensor& grad, Run&& run) {
+    with_rank(var, [&]<std::size_t R>() { (void)run(grad.unchecked_as<float, R>()); });
+  }
+  /// A scalar hyperparameter as an input of the update ops.
+  static Tensor<float, 0> scalar(double v) { return Tensor<float, 0>(float(v)); }
+  /// The slot `slot_name` of `var`, created (zeros) on first use.
+  AnyVariable slot(const AnyVariable& var, const std::string& slot_name) {
+    auto key = std::make_pair(var.id(), slot_name);
+    auto it = s_->slots.find(key);
+    if (it != s_->slots.end()) {
+      return it->second;
+    }
+    AnyVariable created = with_rank(var, [&]<std::size_t R>() {
+      auto typed = var.as<float, R>();
+      auto z = Tensor<float, R>::uninitialized(typed.dims());
+      std::fill_n(detail::tensor_access::mutable_data(z), z.num_elements(), 0.0f);
+      // Keras 2 names slots "<var name>/<slot>" (e.g. "dense/kernel/m").
+      return AnyVariable(
+          Variable<float, R>(z, {.name = var.name() + "/" + slot_name, .trainable = false}));
+    });
+    s_->slots.emplace(key, created);
+    s_->slot_list.push_back({var, slot_name, created});
+    return created;
+  }
+
+ private:
+  struct State {
+    std::string name;
+    Variable<std::int64_t, 0> iter;
+    Variable<float, 0> lr_var;
+    std::vector<std::pair<std::string, Variable<float, 0>>> hyper;
+    std::map<std::pair<std::int64_t, std::string>, AnyVariable> slots;
+    std::vector<SlotVariable> slot_list;
+    bool built = false;
+    std::vector<AnyVariable> built_vars;
+    ChildrenChangedHook hook;
+  };
+
+  // The learning rate of this step as a tensor: the schedule's at `iterations` (an op that
+  // calls it when a traced function runs), kept in the learning-rate variable as Keras does;
+  // or that variable's value, which a checkpoint restores.
+  Tensor<float, 0> learning_rate_tensor() {
+    if (!learning_rate_.is_schedule()) {
+      return s_->lr_var.value();
+    }
+    auto lr =
+        detail::execute(ops::ScheduleLearningRate{learning_rate_.schedule()}, s_->iter.value());
+    s_->lr_var.assign(lr);
+    return lr;
+  }
+
+  std::shared_ptr<State> s_;
+
+ protected:
+  LearningRate learning_rate_;  ///< as given (a value or a schedule)
+};
+
+/// Keyword arguments of SGD.
+struct SGDOptions {
+  LearningRate learning_rate = 0.01;  ///< a value or a schedule
+  double momentum = 0.0;              ///< 0: plain gradient descent, no slot
+  bool nesterov = false;              ///< Nesterov momentum
+};
+
+/// Gradient descent, optionally with (Nesterov) momentum (tf.keras.optimizers.SGD):
+/// velocity = momentum * velocity - lr * g; var += velocity
+/// (nesterov: var += momentum * velocity - lr * g).
+class SGD : public Optimizer {
+ public:
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(o_.momentum == 0.0 ? ops::ResourceApplyGradientDescent::name
+                                          : ops::ResourceApplyKerasMomentum::name);
+  }
+  /// `tf.keras.optimizers.SGD(learning_rate, momentum, nesterov)`.
+  explicit SGD(SGDOptions o = {}) : Optimizer("SGD", o.learning_rate), o_(o) {
+    hyper("momentum", o.momentum);
+  }
+
+ protected:
+  [[nodiscard]] std::vector<const char*> slot_names() const override {
+    return o_.momentum == 0.0 ? std::vector<const char*>{} : std::vector<const char*>{"momentum"};
+  }
+  [[nodiscard]] std::vector<const char*> tf_keras_extra_slot_names() const override {
+    return slot_names().empty() ? std::vector<const char*>{"momentum"} : std::vector<const char*>{};
+  }
+  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout layout) const override {
+    const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
+    return {{"momentums", has ? "momentum" : nullptr}};
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    if (o_.momentum == 0.0) {
+      run_update(var, grad, [&](const auto& g) {
+        return detail::execute(ops::ResourceApplyGradientDescent{var}, lr, g);
+      });
+    } else {
+      const ops::ResourceApplyKerasMomentum op{var, slot(var, "momentum"), o_.nesterov};
+      run_update(var, grad, [&](const auto& g) { return detail::execute(op, lr, g, momentum_); });
+    }
+  }
+
+ private:
+  SGDOptions o_;
+  Tensor<float, 0> momentum_ = scalar(o_.momentum);  // ResourceApplyKerasMomentum's input
+};
+
+/// Keyword arguments of Adam (Keras defaults).
+struct AdamOptions {
+  LearningRate learning_rate = 0.001;  ///< a value or a schedule
+  double beta_1 = 0.9;                 ///< decay of the first-moment estimate
+  double beta_2 = 0.999;               ///< decay of the second-moment estimate
+  double epsilon = 1e-7;               ///< added to the root of the second moment
+};
+
+/// Adam (tf.keras.optimizers.Adam): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+/// var -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon), t = step + 1.
+class Adam : public Optimizer {
+ public:
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(ops::ResourceApplyAdam::name);
+  }
+  /// `tf.keras.optimizers.Adam(learning_rate, beta_1, beta_2, epsilon)`.
+  explicit Adam(AdamOptions o = {}) : Optimizer("Adam", o.learning_rate), o_(o) {
+    hyper("beta_1", o.beta_1);
+    hyper("beta_2", o.beta_2);
+  }
+
+ protected:
+  [[nodiscard]] std::vector<const char*> slot_names() const override { return {"m", "v"}; }
+  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout) const override {
+    return {{"_momentums", "m"}, {"_velocities", "v"}};
+  }
+  // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
+  void prepare_step(const Tensor<float, 0>&) override {
+    const auto t = cast<float>(iterations_variable().value()) + 1.0f;
+    beta_1_power_ = pow(beta_1_, t);
+    beta_2_power_ = pow(beta_2_, t);
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    const ops::ResourceApplyAdam op{var, slot(var, "m"), slot(var, "v")};
+    run_update(var, grad, [&](const auto& g) {
+      return detail::execute(op, beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_, g);
+    });
+  }
+
+ private:
+  AdamOptions o_;
+  // The update ops' inputs: constants made once; the powers computed at each step.
+  Tensor<float, 0> beta_1_ = scalar(o_.beta_1), beta_2_ = scalar(o_.beta_2);
+  Tensor<float, 0> epsilon_ = scalar(o_.epsilon);
+  Tensor<float, 0> beta_1_power_, beta_2_power_;
+};
+
+/// Keyword arguments of RMSprop (Keras defaults).
+struct RMSpropOptions {
+  LearningRate learning_rate = 0.001;  ///< a value or a schedule
+  double rho = 0.9;                    ///< decay of the mean square
+  double epsilon = 1e-7;               ///< added inside the root
+};
+
+/// RMSprop (tf.keras.optimizers.RMSprop, no momentum, not centered):
+/// rms = rho rms + (1 - rho) g^2; var -= lr g / sqrt(rms + epsilon) (epsilon inside the root,
+/// as Keras 3, tf_keras and TensorFlow's ApplyRMSProp kernel have it).
+class RMSprop : public Optimizer {
+ public:
+  [[nodiscard]] std::string apply_op_name() const override {
+    return std::string(ops::ResourceApplyRMSProp::name);
+  }
+  /// `tf.keras.optimizers.RMSprop(learning_rate, rho, epsilon)`.
+  explicit RMSprop(RMSpropOptions o = {}) : Optimizer("RMSprop", o.learning_rate), o_(o) {
+    hyper("rho", o.rho);
+  }
+
+ protected:
+  [[nodiscard]] std::vector<const char*> slot_names() const override { return {"rms"}; }
+  [[nodiscard]] std::vector<std::pair<const char*, const char*>> slot_lists(
+      train::Layout) const override {
+    return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
+  }
+  void apply_update(const AnyVariable& var, const AnyTensor& grad,
+                    const Tensor<float, 0>& lr) override {
+    const ops::ResourceApplyRMSProp op{var, slot(var, "rms")};
+    run_update(var, grad,
+               [&](const auto& g) { return detail::execute(op, lr, rho_, epsilon_, g); });
+  }
+
+ private:
+  RMSpropOptions o_;
+  Tensor<float, 0> rho_ = scalar(o_.rho), epsilon_ = scalar(o_.epsilon);  // update op inputs
+};
+
+/// A shared handle to an optimizer (what `compile` stores); converts from any Optimizer, and
+/// shares its state with the object it was made from.
+class OptimizerHandle {
+ public:
+  OptimizerHandle() = default;
+  /// Copies optimizer `o` into shared storage; its state (slots, iterations) stays shared.
+  template <class O>
+    requires std::derived_from<std::remove_cvref_t<O>, Optimizer>
+  OptimizerHandle(O&& o)  // NOLINT(google-explicit-constructor)
+      : p_(std::make_shared<std::remove_cvref_t<O>>(std::forward<O>(o))) {}
+  /// False when no optimizer was given.
+  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  /// The optimizer; failed_precondition when there is none.
+  [[nodiscard]] Optimizer& get() const {
+    if (!p_) {
+      throw failed_precondition("tf::keras: no optimizer (pass .optimizer to compile)");
+    }
+    return *p_;
+  }
+
+ private:
+  std::shared_ptr<Optimizer> p_;
+};
+
+}  // namespace optimizers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_OPTIMIZERS_HPP
+// ---- end <tapeflow/keras/optimizers.hpp>
+// ---- begin <tapeflow/keras/progbar.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_PROGBAR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_PROGBAR_HPP
+// tf.keras.utils.Progbar: the progress bar `fit` and `evaluate` print.
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace utils {
+
+/// Keras' progress bar: `  37/1200 [>.............................] - ETA: 12s - loss: 0.41`
+/// redrawn in place on a terminal, and one summary line per epoch (`1200/1200 [=====] - 4s
+/// 3ms/step - loss: 0.21 - ...`) when the output is not a terminal. verbose 0: silent;
+/// 2: only the summary line. The summary line is printed by `update(..., finalize = true)`.
+class Progbar {
+ public:
+  /// (name, value) pairs shown after the bar, in order.
+  using Values = std::vector<std::pair<std::string, double>>;
+
+  /// A bar for `target` steps (nullopt: unknown, shown as "n/Unknown") written to `out`.
+  /// `dynamic` (redraw in place) defaults to whether `out` is std::cout on a terminal.
+  explicit Progbar(std::optional<std::int64_t> target, int verbose = 1,
+                   std::ostream& out = std::cout, std::optional<bool> dynamic = std::nullopt)
+      : target_(target), verbose_(verbose), out_(out), start_(clock::now()) {
+    dynamic_ = dynamic ? *dynamic : (&out == &std::cout && ::isatty(STDOUT_FILENO) != 0);
+  }
+
+  /// Sets the current step and the values to show (the running means, as Keras shows them).
+  void update(std::int64_t current, const Values& values, bool finalize = false) {
+    seen_ = current;
+    if (verbose_ == 0) {
+      return;
+    }
+    const auto now = clock::now();
+    const double elapsed = seconds(now - start_);
+    const bool done = finalize;
+    if (!done) {
+      if (verbose_ != 1 || !dynamic_ || seconds(now - last_draw_) < 0.05) {
+        return;
+      }
+    }
+    last_draw_ = now;
+    std::ostringstream line;
+    line << bar(current);
+    if (!done) {
+      if (target_ && current > 0) {
+        const double eta = elapsed / double(current) * double(*target_ - current);
+        line << " - ETA: " << format_duration(eta);
+      } else {
+        line << " - " << format_duration(elapsed);
+      }
+    } else {
+      line << " - " << std::llround(elapsed) << "s";
+      if (current > 0) {
+        line << " " << per_step(elapsed / double(current));
+      }
+    }
+    for (const auto& [name, v] : values) {
+      line << " - " << name << ": " << format_value(v);
+    }
+    std::string text = line.str();
+    if (dynamic_) {
+      std::string pad;
+      if (text.size() < width_) {
+        pad.assign(width_ - text.size(), ' ');
+      }
+      width_ = text.size();
+      out_ << '\r' << text << pad;
+      if (done) {
+        out_ << '\n';
+      }
+      out_.flush();
+    } else if (done) {
+      out_ << text << '\n';
+      out_.flush();
+    }
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  static double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+  std::string bar(std::int64_t current) const {
+    std::ostringstream s;
+    if (!target_) {
+      s << std::setw(7) << current << "/Unknown";
+      return s.str();
+    }
+    const std::int64_t t = *target_;
+    const int digits = int(std::to_string(t).size());
+    s << std::setw(digits) << current << '/' << t << " [";
+    constexpr int bar_width = 30;
+    const double frac = t > 0 ? double(current) / double(t) : 1.0;
+    int filled = int(bar_width * frac);
+    if (filled > bar_width) {
+      filled = bar_width;
+    }
+    if (filled > 0) {
+      s << std::string(std::size_t(filled - 1), '=');
+      s << (current < t ? '>' : '=');
+    }
+    s << std::string(std::size_t(bar_width - filled), '.') << ']';
+    return s.str();
+  }
+  static std::string format_duration(double s) {
+    std::ostringstream o;
+    const auto secs = std::llround(s);
+    if (secs > 3600) {
+      o << secs / 3600 << ':' << std::setw(2) << std::setfill('0') << (secs % 3600) / 60 << ':'
+        << std::setw(2) << secs % 60;
+    } else if (secs > 60) {
+      o << secs / 60 << ':' << std::setw(2) << std::setfill('0') << secs % 60;
+    } else {
+      o << secs << 's';
+    }
+    return o.str();
+  }
+  static std::string per_step(double s) {
+    std::ostringstream o;
+    if (s >= 1) {
+      o << std::llround(s) << "s/step";
+    } else if (s >= 1e-3) {
+      o << std::llround(s * 1e3) << "ms/step";
+    } else {
+      o << std::llround(s * 1e6) << "us/step";
+    }
+    return o.str();
+  }
+  static std::string format_value(double v) {
+    std::ostringstream o;
+    if (std::abs(v) > 1e-3 || v == 0) {
+      o << std::fixed << std::setprecision(4) << v;
+    } else {
+      o << std::scientific << std::setprecision(4) << v;
+    }
+    return o.str();
+  }
+
+  std::optional<std::int64_t> target_;
+  int verbose_;
+  std::ostream& out_;
+  bool dynamic_ = false;
+  clock::time_point start_;
+  clock::time_point last_draw_{};
+  std::int64_t seen_ = 0;
+  std::size_t width_ = 0;
+};
+
+}  // namespace utils
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_PROGBAR_HPP
+// ---- end <tapeflow/keras/progbar.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+
+/// Metric values by name ("loss", "sparse_categorical_accuracy", "val_loss", ...).
+using Logs = std::map<std::string, double>;
+
+/// Hooks into fit (tf.keras.callbacks.Callback). Override what you need.
+class Callback {
+ public:
+  Callback() = default;
+  /// Copyable, so derived callbacks can be.
+  Callback(const Callback&) = default;
+  /// Copy-assignable, so derived callbacks can be.
+  Callback& operator=(const Callback&) = default;
+  virtual ~Callback() = default;
+  /// Called once before the first epoch (the logs are empty).
+  virtual void on_train_begin(const Logs&) {}
+  /// Called once after the last epoch (the logs are empty).
+  virtual void on_train_end(const Logs&) {}
+  /// Called before each epoch with its 0-based index (the logs are empty).
+  virtual void on_epoch_begin(int, const Logs&) {}
+  /// Called after each epoch with its 0-based index and logs: mean loss, metrics, and the
+  /// `val_` values when fit has validation data.
+  virtual void on_epoch_end(int, const Logs&) {}
+  /// Called after each training batch with its 0-based index within the epoch and the epoch's
+  /// running loss and metrics.
+  virtual void on_train_batch_end(std::int64_t, const Logs&) {}
+};
+
+/// A callback from lambdas (tf.keras.callbacks.LambdaCallback).
+struct LambdaCallback : Callback {
+  std::function<void(int, const Logs&)> epoch_end;  ///< on_epoch_end's action; may be empty
+  std::function<void(std::int64_t, const Logs&)> batch_end;  ///< on_train_batch_end's action
+  /// Runs `on_epoch_end` after each epoch and `on_batch_end` after each training batch (either
+  /// may be empty: Keras' `LambdaCallback(on_epoch_end=..., on_train_batch_end=...)`).
+  explicit LambdaCallback(std::function<void(int, const Logs&)> on_epoch_end = {},
+                          std::function<void(std::int64_t, const Logs&)> on_batch_end = {})
+      : epoch_end(std::move(on_epoch_end)), batch_end(std::move(on_batch_end)) {}
+  /// Calls `epoch_end` when set.
+  void on_epoch_end(int e, const Logs& l) override {
+    if (epoch_end) {
+      epoch_end(e, l);
+    }
+  }
+  /// Calls `batch_end` when set.
+  void on_train_batch_end(std::int64_t b, const Logs& l) override {
+    if (batch_end) {
+      batch_end(b, l);
+    }
+  }
+};
+
+/// Arguments of `Model::compile`.
+struct CompileOptions {
+  /// Updates the weights in fit; required by fit (failed_precondition otherwise).
+  optimizers::OptimizerHandle optimizer = {};
+  /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
+  losses::LossHandle loss = {};
+  std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
+};
+
+/// Arguments of `Model::fit`.
+struct FitOptions {
+  std::int64_t batch_size = 32;  ///< for in-memory tensors
+  int epochs = 1;                ///< passes over the data
+  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 one line per epoch
+  bool shuffle = true;           ///< reshuffle in-memory tensors every epoch
+  /// (inputs, labels) evaluated after each epoch, logged with a `val_` prefix ("val_loss").
+  std::optional<std::pair<AnyTensor, AnyTensor>> validation_data = std::nullopt;
+  std::vector<std::shared_ptr<Callback>> callbacks = {};  ///< called in order
+  std::optional<std::uint64_t> seed = std::nullopt;       ///< shuffling seed
+};
+
+/// Arguments of `Model::evaluate`.
+struct EvaluateOptions {
+  std::int64_t batch_size = 32;  ///< for in-memory tensors
+  int verbose = 1;               ///< 0 silent, 1 progress bar, 2 only the final line
+};
+
+/// Arguments of `Model::predict`.
+struct PredictOptions {
+  std::int64_t batch_size = 32;  ///< examples per forward pass
+  int verbose = 0;               ///< 0 silent, 1 progress bar, 2 only the final line
+};
+
+/// What fit returns: per-epoch values of every logged metric (tf.keras.callbacks.History).
+struct History {
+  std::map<std::string, std::vector<double>> history;  ///< name -> one value per epoch
+  int epochs = 0;                                      ///< epochs run
+};
+
+template <class Derived = void>
+class Model;
+
+/// Options of `Model::save_weights`.
+struct SaveWeightsOptions {
+  /// Object-graph names of a TensorFlow-checkpoint (prefix) file. tf_keras is the Keras that
+  /// reads such files (Keras 3 reads `.weights.h5`), so its names are the default.
+  train::Layout layout = train::Layout::tf_keras;
+};
+
+/// Options of `Model::load_weights`.
+struct LoadWeightsOptions {
+  /// Keep going past weights whose count, shape or dtype differ from the model's (HDF5: that
+  /// layer is left unchanged; checkpoints: the value is left unapplied), reporting them in the
+  /// returned status instead of throwing invalid_argument (Keras: `skip_mismatch=True`).
+  bool skip_mismatch = false;
+};
+
+/// The type-erased base of models (tf.keras.Model): a layer that can be compiled and trained.
+/// Models derive from `Model<Self>` (below), which adds `model(x)` and what fit, evaluate and
+/// predict call.
+template <>
+class Model<void> : public Layer<void> {
+ public:
+  /// `base_name` is uniquified ("model" -> "model_1"); `options.name` is used verbatim.
+  explicit Model(const std::string& base_name = "model", LayerOptions options = {})
+      : Layer<void>(base_name, std::move(options)) {}
+
+  /// The forward pass on a type-erased batch (what fit/evaluate/predict use).
+  virtual AnyTensor call_any(const AnyTensor& x, bool training) {
+    (void)x;
+    (void)training;
+    throw unimplemented("tf::keras::Model '" + name() +
+                        "': derive the model from tf::keras::Model<Self> (or override call_any) "
+                        "to use fit/evaluate/predict");
+  }
+
+  /// Sets the optimizer, loss and metrics used by fit and evaluate.
+  void compile(CompileOptions options) {
+    compiled_ = std::move(options);
+    is_compiled_ = true;
+  }
+  /// Whether `compile` has been called.
+  [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
+  /// The compiled optimizer (Keras: `model.optimizer`); throws failed_precondition when none.
+  [[nodiscard]] optimizers::Optimizer& optimizer() const { return compiled_.optimizer.get(); }
+
+  /// Compiled models track their optimizer as child "optimizer" (Keras 3 and tf_keras).
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (auto opt = compiled_optimizer()) {
+      out.push_back(std::move(*opt));
+    }
+    return out;
+  }
+
+  /// The "optimizer" child once compiled.
+  [[nodiscard]] std::optional<TrackableReference> compiled_optimizer() const {
+    if (is_compiled_ && compiled_.optimizer.has_value()) {
+      return TrackableReference{.name = "optimizer", .object = &compiled_.optimizer.get()};
+    }
+    return std::nullopt;
+  }
+
+  /// One optimization step on a batch; returns the batch loss.
+  double train_step(const AnyTensor& x, const AnyTensor& y) {
+    require_compiled("fit");
+    GradientTape tape;
+    AnyTensor y_pred = call_any(x, true);
+    Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
+    tape.stop();
+    auto vars = trainable_variables();
+    auto grads = tape.gradient_by_id(loss, ids_of(vars));
+    compiled_.optimizer.get().apply_gradients(grads, vars);
+    for (auto& m : compiled_.metrics) {
+      m->update_state(y, y_pred);
+    }
+    return loss.item();
+  }
+  /// Loss and metrics on one batch without training; returns the batch loss.
+  double test_step(const AnyTensor& x, const AnyTensor& y) {
+    require_compiled("evaluate");
+    AnyTensor y_pred = call_any(x, false);
+    const double loss = compiled_.loss.get()(y, y_pred).item();
+    for (auto& m : compiled_.metrics) {
+      m->update_state(y, y_pred);
+    }
+    return loss;
+  }
+
+  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples).
+  History fit(const AnyTensor& x, const AnyTensor& y, FitOptions options = {}) {
+    check_xy(x, y, "fit");
+    const std::int64_t n = x.shape()[0];
+    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
+    const std::int64_t steps = (n + bs - 1) / bs;
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::mt19937_64 rng(options.seed ? *options.seed : std::random_device{}());
+    return run_fit(options, steps, [&](auto&& step) {
+      if (options.shuffle) {
+        std::shuffle(order.begin(), order.end(), rng);
+      }
+      for (std::int64_t s = 0; s < steps; ++s) {
+        std::span<const std::int64_t> rows(order.data() + s * bs,
+                                           std::size_t(std::min(bs, n - s * bs)));
+        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
+      }
+    });
+  }
+  /// Trains on a dataset: any range whose elements are (inputs, labels) pairs of tensors,
+  /// e.g. a tf::data pipeline (one pass = one epoch).
+  template <std::ranges::input_range Dataset>
+    requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
+  History fit(Dataset&& dataset, FitOptions options = {}) {
+    std::optional<std::int64_t> steps;
+    if constexpr (std::ranges::sized_range<Dataset>) {
+      steps = std::int64_t(std::ranges::size(dataset));
+    }
+    return run_fit(options, steps, [&](auto&& step) {
+      for (auto&& element : dataset) {
+        auto&& [bx, by] = element;
+        step(AnyTensor(bx), AnyTensor(by));
+      }
+    });
+  }
+
+  /// Loss and metrics on in-memory tensors (Keras returns them in compile order; here by name).
+  Logs evaluate(const AnyTensor& x, const AnyTensor& y, EvaluateOptions options = {}) {
+    check_xy(x, y, "evaluate");
+    const std::int64_t n = x.shape()[0];
+    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
+    const std::int64_t steps = (n + bs - 1) / bs;
+    return run_evaluate(options.verbose, steps, [&](auto&& step) {
+      std::vector<std::int64_t> rows;
+      for (std::int64_t s = 0; s < steps; ++s) {
+        rows.clear();
+        for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
+          rows.push_back(i);
+        }
+        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
+      }
+    });
+  }
+  /// Loss and metrics over a dataset of (inputs, labels) pairs.
+  template <std::ranges::input_range Dataset>
+    requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
+  Logs evaluate(Dataset&& dataset, EvaluateOptions options = {}) {
+    std::optional<std::int64_t> steps;
+    if constexpr (std::ranges::sized_range<Dataset>) {
+      steps = std::int64_t(std::ranges::size(dataset));
+    }
+    return run_evaluate(options.verbose, steps, [&](auto&& step) {
+      for (auto&& element : dataset) {
+        auto&& [bx, by] = element;
+        step(AnyTensor(bx), AnyTensor(by));
+      }
+    });
+  }
+
+  /// Outputs for every example of `x`, computed in batches (training = false).
+  AnyTensor predict(const AnyTensor& x, PredictOptions options = {}) {
+    if (x.rank() == 0) {
+      throw invalid_argument("Model::predict: inputs must have a batch axis");
+    }
+    const std::int64_t n = x.shape()[0];
+    const std::int64_t bs = std::max<std::int64_t>(1, options.batch_size);
+    std::vector<AnyTensor> parts;
+    std::vector<std::int64_t> rows;
+    utils::Progbar bar((n + bs - 1) / bs, options.verbose);
+    for (std::int64_t s = 0; s * bs < n; ++s) {
+      rows.clear();
+      for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
+        rows.push_back(i);
+      }
+      parts.push_back(call_any(detail::keras_impl::take_rows(x, rows), false));
+      bar.update(s + 1, {});
+    }
+    return detail::keras_impl::concat_rows(parts);
+  }
+
+  /// Writes the weights (and a compiled optimizer's state) in the format the file name picks,
+  /// as Keras 3 picks it: `*.weights.h5` is Keras 3's HDF5 file (needs tapeflow::keras_io);
+  /// any other path is a TensorFlow checkpoint prefix (`P.index`, `P.data-00000-of-00001` and
+  /// the directory's `checkpoint` file), as tf_keras writes. Defined in keras/weights.hpp
+  /// (in the keras umbrella).
+  template <class D = void>
+  auto save_weights(const std::string& filepath, const SaveWeightsOptions& options = {});
+  /// Reads weights written by `save_weights` or by Keras: `*.weights.h5`, a whole-model `.keras`
+  /// archive (its `model.weights.h5`), or a TensorFlow checkpoint prefix. HDF5 files need the
+  /// model built and are checked completely before any weight changes; a checkpoint prefix
+  /// restores into an unbuilt model when its layers build (`tf::train::Checkpoint` rules).
+  /// Defined in keras/weights.hpp.
+  template <class D = void>
+  auto load_weights(const std::string& filepath, const LoadWeightsOptions& options = {});
+
+  /// Prints Keras' summary table: layer (type), output shape, parameter count.
+  virtual void summary(std::ostream& os = std::cout) {
+    constexpr int w1 = 29, w2 = 26, w3 = 10;
+    const std::string rule(65, '_'), thick(65, '=');
+    os << "Model: \"" << name() << "\"\n" << rule << "\n";
+    os << std::left << std::setw(w1) << " Layer (type)" << std::setw(w2) << "Output Shape"
+       << std::setw(w3) << "Param #"
+       << "\n"
+       << thick << "\n";
+    auto rows = summary_rows();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& [label, shape, params] = rows[i];
+      os << std::left << std::setw(w1) << (" " + label) << std::setw(w2) << shape << std::setw(w3)
+         << params << "\n";
+      if (i + 1 < rows.size()) {
+        os << "\n";  // Keras 2 separates rows with a blank line
+      }
+    }
+    os << thick << "\n";
+    const auto total = count_params();
+    std::int64_t trainable = 0;
+    for (const auto& v : trainable_variables()) {
+      trainable += v.num_elements();
+    }
+    os << "Total params: " << with_commas(total) << "\n";
+    os << "Trainable params: " << with_commas(trainable) << "\n";
+    os << "Non-trainable params: " << with_commas(total - trainable) << "\n" << rule << "\n";
+  }
+
+  /// The class name shown by summary ("Sequential", "Dense", ...).
+  [[nodiscard]] std::string class_name() const override { return "Model"; }
+
+ protected:
+  /// Rows of the summary table: "name (Type)", output shape text, parameter count.
+  struct SummaryRow {
+    std::string label;    ///< "name (Type)"
+    std::string shape;    ///< output shape, e.g. "(None, 10)"
+    std::int64_t params;  ///< parameter count
+  };
+  /// One row per child layer (its name, "multiple", its parameter count); Sequential overrides
+  /// it with the layers' types and output shapes.
+  virtual std::vector<SummaryRow> summary_rows() {
+    std::vector<SummaryRow> rows;
+    for (Layer<>* l : sublayers()) {
+      rows.push_back({l->name(), "multiple", l->count_params()});
+    }
+    return rows;
+  }
+
+  /// Calls a typed member `call(const Tensor<float, R>&, bool)` on a type-erased batch,
+  /// casting numeric inputs to float (Keras layers cast their inputs).
+  template <class Self, class Out, std::size_t R>
+  static AnyTensor call_typed(Self& self, Out (Self::*fn)(const Tensor<float, R>&, bool),
+                              const AnyTensor& x, bool training) {
+    if (x.rank() != R) {
+      throw invalid_argument("Model '" + self.name() + "': expected inputs of rank " +
+                             std::to_string(R) + ", got shape " + x.shape().to_string());
+    }
+    return AnyTensor((self.*fn)(detail::keras_impl::as_float<R>(x), training));
+  }
+
+  /// Keras' text of an output shape, the batch axis as None: [32, 10] -> "(None, 10)".
+  static std::string shape_text(const Shape& s) {
+    std::string t = "(None";
+    for (std::size_t i = 1; i < s.rank(); ++i) {
+      t += ", " + std::to_string(s[i]);
+    }
+    return t + ")";
+  }
+
+ private:
+  static std::string with_commas(std::int64_t v) {
+    std::string s = std::to_string(v);
+    for (int i = int(s.size()) - 3; i > 0; i -= 3) {
+      s.insert(std::size_t(i), ",");
+    }
+    return s;
+  }
+  void require_compiled(const char* what) const {
+    if (!is_compiled_) {
+      throw failed_precondition(std::string("Model::") + what +
+                                ": the model must be compiled first (call compile)");
+    }
+  }
+  static void check_xy(const AnyTensor& x, const AnyTensor& y, const char* what) {
+    if (x.rank() == 0 || y.rank() == 0 || x.shape()[0] != y.shape()[0]) {
+      throw invalid_argument(std::string("Model::") + what + ": inputs of shape " +
+                             x.shape().to_string() + " and labels of shape " +
+                             y.shape().to_string() + " must share the first (example) axis");
+    }
+  }
+  void reset_metrics() {
+    for (auto& m : compiled_.metrics) {
+      m->reset_state();
+    }
+  }
+  utils::Progbar::Values current_values(double loss) const {
+    utils::Progbar::Values v{{"loss", loss}};
+    for (const auto& m : compiled_.metrics) {
+      v.emplace_back(m->name(), m->result());
+    }
+    return v;
+  }
+
+  template <class Loop>
+  History run_fit(const FitOptions& options, std::optional<std::int64_t> steps, Loop&& loop) {
+    require_compiled("fit");
+    History history;
+    for (auto& c : options.callbacks) {
+      c->on_train_begin({});
+    }
+    for (int epoch = 0; epoch < options.epochs; ++epoch) {
+      if (options.verbose != 0) {
+        std::cout << "Epoch " << epoch + 1 << "/" << options.epochs << "\n";
+      }
+      for (auto& c : options.callbacks) {
+        c->on_epoch_begin(epoch, {});
+      }
+      reset_metrics();
+      utils::Progbar bar(steps, options.verbose);  // after epoch 1, steps is known (as in Keras)
+      double loss_sum = 0, count = 0;
+      std::int64_t step = 0;
+      loop([&](const AnyTensor& bx, const AnyTensor& by) {
+        const double batch = double(bx.shape()[0]);
+        loss_sum += train_step(bx, by) * batch;
+        count += batch;
+        ++step;
+        auto values = current_values(loss_sum / count);
+        bar.update(step, values);
+        if (!options.callbacks.empty()) {
+          Logs logs(values.begin(), values.end());
+          for (auto& c : options.callbacks) {
+            c->on_train_batch_end(step - 1, logs);
+          }
+        }
+      });
+      auto values = current_values(count > 0 ? loss_sum / count : 0.0);
+      if (options.validation_data) {
+        auto val = evaluate(options.validation_data->first, options.validation_data->second,
+                            {.batch_size = options.batch_size, .verbose = 0});
+        for (auto& [k, v] : val) {
+          values.emplace_back("val_" + k, v);
+        }
+      }
+      bar.update(step, values, true);
+      Logs logs(values.begin(), values.end());
+      for (auto& [k, v] : logs) {
+        history.history[k].push_back(v);
+      }
+      history.epochs = epoch + 1;
+      if (!steps) {
+        steps = step;
+      }
+      for (auto& c : options.callbacks) {
+        c->on_epoch_end(epoch, logs);
+      }
+    }
+    for (auto& c : options.callbacks) {
+      c->on_train_end({});
+    }
+    return history;
+  }
+
+  template <class Loop>
+  Logs run_evaluate(int verbose, std::optional<std::int64_t> steps, Loop&& loop) {
+    require_compiled("evaluate");
+    reset_metrics();
+    utils::Progbar bar(steps, verbose);
+    double loss_sum = 0, count = 0;
+    std::int64_t step = 0;
+    loop([&](const AnyTensor& bx, const AnyTensor& by) {
+      const double batch = double(bx.shape()[0]);
+      loss_sum += test_step(bx, by) * batch;
+      count += batch;
+      ++step;
+      bar.update(step, current_values(loss_sum / count));
+    });
+    auto values = current_values(count > 0 ? loss_sum / count : 0.0);
+    bar.update(step, values, true);
+    return Logs(values.begin(), values.end());
+  }
+
+  CompileOptions compiled_;
+  bool is_compiled_ = false;
+};
+
+namespace detail_model {
+/// `x` as the tensor type `call` takes for rank R: the input's own integer dtype when call
+/// takes int32/int64 tensors (token ids), else float32 (Keras layers cast inputs to float).
+/// Whether `Derived::call` takes an `In` (with or without the training flag) and returns a
+/// tensor.
+template <class Derived, class In>
+concept callable_with = requires(Derived& d, const In& in) { AnyTensor(d.call(in, true)); } ||
+                        requires(Derived& d, const In& in) { AnyTensor(d.call(in)); };
+
+template <class Derived, std::size_t R, class Self>
+AnyTensor call_erased(Self& self, const AnyTensor& x, bool training) {
+  auto run = [&]<class T>() -> std::optional<AnyTensor> {
+    if constexpr (callable_with<Derived, Tensor<T, R>>) {
+      return AnyTensor(self(detail::keras_impl::convert<T, R>(x, "tf::keras::Model input"),
+                            CallOptions{.training = training}));
+    } else {
+      return std::nullopt;
+    }
+  };
+  std::optional<AnyTensor> out;
+  if (x.dtype() == DType::int32 || x.dtype() == DType::int64) {
+    out = x.dtype() == DType::int32 ? run.template operator()<std::int32_t>()
+                                    : run.template operator()<std::int64_t>();
+    if (!out) {
+      out = x.dtype() == DType::int32 ? run.template operator()<std::int64_t>()
+                                      : run.template operator()<std::int32_t>();
+    }
+  }
+  if (!out) {
+    out = run.template operator()<float>();
+  }
+  if (!out) {
+    throw invalid_argument("tf::keras::Model '" + self.name() +
+                           "': call() takes no input of rank " + std::to_string(R) +
+                           " (got shape " + x.shape().to_string() + ", " +
+                           std::string(dtype_name(x.dtype())) + ")");
+  }
+  return *out;
+}
+}  // namespace detail_model
+
+/// A model class (tf.keras.Model subclass): child layers are data members (registered with
+/// `TAPEFLOW_TRACK`), the forward pass is `call`, and `model(x)`, `fit`, `evaluate` and
+/// `predict` come with it:
+///
+///     struct MLP : tf::keras::Model<MLP> {
+///       tf::keras::layers::Flatten flatten;
+///       tf::keras::layers::Dense dense1{100, {.activation = tf::nn::relu}}, dense2{10};
+///       MLP() { TAPEFLOW_TRACK(flatten, dense1, dense2); }
+///       tf::Tensor<float, 2> call(const tf::Tensor<float, 4>& inputs) {
+///         return tf::nn::softmax(dense2(dense1(flatten(inputs))));
+///       }
+///     };
+///
+/// `call` may take a `bool training` second parameter (`model(x, {.training = true})`).
+template <class Derived>
+class Model : public Model<void> {
+ public:
+  /// Named after the class in snake_case ("MLP" -> "mlp", uniquified).
+  Model() : Model<void>(detail::keras_impl::default_layer_name<Derived>()) {}
+  /// Takes the common layer options; without `options.name`, named as the default constructor
+  /// names it.
+  explicit Model(LayerOptions options)
+      : Model<void>(detail::keras_impl::default_layer_name<Derived>(), std::move(options)) {}
+  using Model<void>::Model;
+
+  /// The class's own name ("MLP"), as a nested model's summary row shows it.
+  [[nodiscard]] std::string class_name() const override {
+    return detail::keras_impl::class_name_of<Derived>();
+  }
+
+  /// Builds on the first call, then runs `call` (Keras: `model(x)`, `model(x, training=True)`).
+  template <class X>
+  decltype(auto) operator()(const X& x, CallOptions options = {}) {
+    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x, options);
+  }
+  /// Extra arguments go to `call`.
+  template <class X, class A, class... More>
+  decltype(auto) operator()(const X& x, A&& a, More&&... more) {
+    return detail::keras_impl::invoke_call(static_cast<Derived&>(*this), *this, x,
+                                           std::forward<A>(a), std::forward<More>(more)...);
+  }
+
+  /// fit/evaluate/predict's entry: dispatches on the batch's rank to `call`.
+  AnyTensor call_any(const AnyTensor& x, bool training) override {
+    return detail::keras_impl::with_rank(x.rank(), "tf::keras::Model", [&]<std::size_t R>() {
+      return detail_model::call_erased<Derived, R>(*this, x, training);
+    });
+  }
+
+ protected:
+  /// `sizeof(Derived)`, which bounds `track`'s membership check.
+  [[nodiscard]] std::size_t object_size() const noexcept override { return sizeof(Derived); }
+};
+
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
+// ---- end <tapeflow/keras/model.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::applications {
+
+/// The arguments every application takes, resolved (see each model's options struct).
+struct CommonOptions {
+  /// (height, width, channels); -1 for an unknown height or width (Keras' None); default
+  /// 224x224x3 with the top, (None, None, 3) without.
+  std::optional<std::array<std::int64_t, 3>> input_shape = std::nullopt;
+  bool include_top = true;  ///< the classifier (Keras: `include_top`)
+  /// "" (Keras' None: random weights), "imagenet" or the path of a weights file.
+  std::string weights = "";
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";   ///< "softmax", or "" / "linear" (logits)
+  std::optional<std::string> name = std::nullopt;  ///< the model's name; default Keras's
+};
+
+/// A model of tf.keras.applications (a Keras Functional model): its layers in `model.layers`
+/// order (Note [Application layers]), built at construction. `model(x)` takes NHWC float
+/// images and gives an AnyTensor: [N, classes] with the top, [N, C] with pooling, else the
+/// [N, H', W', C] features (`.as<float, 2>()` / `.as<float, 4>()` for the typed tensor).
+class Application : public Model<Application> {
+ public:
+  /// A row of `layers()`: what Python's `[(l.name, l.__class__.__name__, [w.shape for w in
+  /// l.weights]) for l in model.layers]` gives, plus the output shape (-1: None).
+  struct LayerInfo {
+    std::string name;                  ///< the Keras layer name ("Conv1", "block_1_pad", ...)
+    std::string class_name;            ///< the Keras class ("Conv2D", "InputLayer", ...)
+    std::vector<Shape> weight_shapes;  ///< in Keras's order (kernel, bias; gamma, beta, ...)
+    Shape output_shape;                ///< with the batch axis as -1
+  };
+
+  /// The forward pass on NHWC float images (`training` reaches BatchNormalization).
+  AnyTensor call(const Tensor<float, 4>& x, bool training = false) {
+    const Shape& in = shapes_[0];
+    for (std::size_t i = 1; i < 4; ++i) {
+      if (in[i] >= 0 && x.dims()[i] != in[i]) {
+        throw invalid_argument("tf::keras::applications model '" + name() +
+                               "': expected inputs of shape " + shape_text(in) + ", got " +
+                               x.shape().to_string());
+      }
+    }
+    std::vector<AnyTensor> values(nodes_.size() + 1);
+    values[0] = AnyTensor(x);
+    for (std::size_t k = 0; k < nodes_.size(); ++k) {
+      values[k + 1] = nodes_[k].run(values, training);
+      for (int input : nodes_[k].inputs) {
+        if (last_use_[std::size_t(input)] == int(k) + 1) {
+          values[std::size_t(input)] = AnyTensor();  // free what no later node reads
+        }
+      }
+    }
+    return values.back();
+  }
+
+  /// `model.layers` as Keras lists it, the InputLayer first.
+  [[nodiscard]] std::vector<LayerInfo> layers() {
+    std::vector<LayerInfo> out;
+    out.push_back({input_name_, "InputLayer", {}, shapes_[0]});
+    auto children = sublayers();
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      LayerInfo info{children[i]->name(), children[i]->class_name(), {}, shapes_[i + 1]};
+      for (const auto& v : children[i]->variables()) {
+        info.weight_shapes.push_back(v.shape());
+      }
+      out.push_back(std::move(info));
+    }
+    return out;
+  }
+  /// The names of `layers()`, the InputLayer first.
+  [[nodiscard]] std::vector<std::string> layer_names() {
+    std::vector<std::string> out{input_name_};
+    for (Layer<>* l : sublayers()) {
+      out.push_back(l->name());
+    }
+    return out;
+  }
+  /// The input shape with the batch axis, -1 for unknown sizes (Keras: `model.input_shape`).
+  [[nodiscard]] const Shape& input_shape() const noexcept { return shapes_.front(); }
+  /// The output shape with the batch axis, -1 for unknown sizes (Keras: `model.output_shape`).
+  [[nodiscard]] const Shape& output_shape() const noexcept { return shapes_.back(); }
+  /// The weights file given as `weights` ("" when none).
+  [[nodiscard]] const std::string& weights_path() const noexcept { return weights_; }
+
+  /// "Functional", the class Keras's constructors return.
+  [[nodiscard]] std::string class_name() const override { return "Functional"; }
+
+  /// Keras 3: `_operations/<i>` (the InputLayer at 0); tf_keras: `layer_with_weights-<j>`
+  /// and `layer-<i>` (the InputLayer at `layer-0`); then "optimizer" once compiled.
+  std::vector<TrackableReference> trackable_children(Layout layout) override {
+    std::vector<TrackableReference> out;
+    const auto children = sublayers();
+    if (layout == Layout::keras3) {
+      if (auto opt = compiled_optimizer()) {
+        out.push_back(std::move(*opt));
+      }
+      auto operations = std::make_shared<train::TrackableList>();
+      operations->push_back({.owned = std::make_shared<train::TrackableNode>()});
+      for (Layer<>* l : children) {
+        operations->push_back({.object = l});
+      }
+      for (const char* empty :
+           {"_tracked", "_inbound_nodes", "_outbound_nodes", "_losses", "_losses_override",
+            "call_signature_parameters", "_call_has_context_arg"}) {
+        out.push_back({.name = empty, .owned = std::make_shared<train::TrackableList>()});
+      }
+      out.push_back({.name = "_operations", .owned = std::move(operations)});
+      return out;
+    }
+    out.push_back({.name = "layer-0", .owned = std::make_shared<train::TrackableNode>()});
+    int j = 0;
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      if (!children[i]->variables().empty()) {
+        out.push_back({.name = "layer_with_weights-" + std::to_string(j++), .object = children[i]});
+      }
+      out.push_back({.name = "layer-" + std::to_string(i + 1), .object = children[i]});
+    }
+    if (auto opt = compiled_optimizer()) {
+      out.push_back(std::move(*opt));
+    }
+    return out;
+  }
+
+ protected:
+  /// An empty model named `name` (verbatim, as Keras names its applications) whose input has
+  /// shape `input_shape` (H, W, C; -1 for unknown H or W). `weights` is kept for `weights_path`.
+  Application(const std::string& name, const std::array<std::int64_t, 3>& input_shape,
+              std::string weights)
+      : Model<Application>(LayerOptions{.name = name}),
+        input_name_(unique_layer_name("input_layer")),
+        weights_(std::move(weights)) {
+    shapes_.push_back(Shape{-1, input_shape[0], input_shape[1], input_shape[2]});
+    last_use_.push_back(0);
+  }
+
+  /// A node's index in the graph (0: the input).
+  using Node = int;
+
+  /// The output shape of node `n` (batch axis -1).
+  [[nodiscard]] const Shape& shape_of(Node n) const { return shapes_.at(std::size_t(n)); }
+
+  /// Conv2D (Keras' defaults but for the arguments given); "same" padding when `same`.
+  Node conv2d(Node in, const std::string& name, std::int64_t filters, nn::Size2D kernel,
+              nn::Size2D strides, bool same, bool use_bias, keras::Activation activation = {}) {
+    auto layer = std::make_shared<layers::Conv2D>(
+        filters, kernel,
+        layers::Conv2DOptions{.strides = strides,
+                              .padding = same ? nn::Padding::same : nn::Padding::valid,
+                              .activation = std::move(activation),
+                              .use_bias = use_bias,
+                              .name = name});
+    Shape out = window_shape(shape_of(in), kernel, strides, same, name);
+    out[3] = filters;
+    return add_node(std::move(layer), {in}, out);
+  }
+  /// DepthwiseConv2D with depth multiplier 1.
+  Node depthwise_conv2d(Node in, const std::string& name, nn::Size2D kernel, nn::Size2D strides,
+                        bool same, bool use_bias) {
+    auto layer = std::make_shared<layers::DepthwiseConv2D>(
+        kernel,
+        layers::DepthwiseConv2DOptions{.strides = strides,
+                                       .padding = same ? nn::Padding::same : nn::Padding::valid,
+                                       .use_bias = use_bias,
+                                       .name = name});
+    return add_node(std::move(layer), {in},
+                    window_shape(shape_of(in), kernel, strides, same, name));
+  }
+  /// BatchNormalization on the last axis.
+  Node batch_normalization(Node in, const std::string& name, float epsilon, double momentum) {
+    auto layer = std::make_shared<layers::BatchNormalization>(
+        layers::BatchNormalizationOptions{.momentum = momentum, .epsilon = epsilon, .name = name});
+    return add_node(std::move(layer), {in}, shape_of(in));
+  }
+  /// ReLU(max_value) (ReLU6 with 6).
+  Node relu(Node in, const std::string& name, std::optional<float> max_value) {
+    auto layer =
+        std::make_shared<layers::ReLU>(layers::ReLUOptions{.max_value = max_value, .name = name});
+    return add_node(std::move(layer), {in}, shape_of(in));
+  }
+  /// Activation(`activation`).
+  Node activation(Node in, const std::string& name, const char* activation) {
+    auto layer = std::make_shared<layers::Activation>(activation, LayerOptions{.name = name});
+    return add_node(std::move(layer), {in}, shape_of(in));
+  }
+  /// ZeroPadding2D(`padding`).
+  Node zero_padding2d(Node in, const std::string& name, const layers::Padding2D& padding) {
+    auto layer = std::make_shared<layers::ZeroPadding2D>(padding, LayerOptions{.name = name});
+    Shape out = shape_of(in);
+    out[1] = out[1] < 0 ? -1 : out[1] + padding.top + padding.bottom;
+    out[2] = out[2] < 0 ? -1 : out[2] + padding.left + padding.right;
+    return add_node(std::move(layer), {in}, out);
+  }
+  /// MaxPooling2D(pool, strides), "valid" padding.
+  Node max_pooling2d(Node in, const std::string& name, nn::Size2D pool, nn::Size2D strides) {
+    auto layer = std::make_shared<layers::MaxPooling2D>(
+        pool, layers::Pooling2DOptions{.strides = strides, .name = name});
+    return add_node(std::move(layer), {in}, window_shape(shape_of(in), pool, strides, false, name));
+  }
+  /// Add()([a, b]).
+  Node add(Node a, Node b, const std::string& name) {
+    auto layer = std::make_shared<layers::Add>(LayerOptions{.name = name});
+    return add_node(std::move(layer), {a, b}, shape_of(a));
+  }
+  /// GlobalAveragePooling2D; an empty name gives Keras's default ("global_average_pooling2d").
+  Node global_average_pooling2d(Node in, const std::string& name = "") {
+    auto layer = std::make_shared<layers::GlobalAveragePooling2D<>>(
+        LayerOptions{.name = name.empty() ? unique_layer_name("global_average_pooling2d") : name});
+    return add_node(std::move(layer), {in}, Shape{-1, shape_of(in)[3]});
+  }
+  /// GlobalMaxPooling2D; an empty name gives Keras's default ("global_max_pooling2d").
+  Node global_max_pooling2d(Node in, const std::string& name = "") {
+    auto layer = std::make_shared<layers::GlobalMaxPooling2D<>>(
+        LayerOptions{.name = name.empty() ? unique_layer_name("global_max_pooling2d") : name});
+    return add_node(std::move(layer), {in}, Shape{-1, shape_of(in)[3]});
+  }
+  /// Flatten (needs known sizes: include_top models have a static input shape).
+  Node flatten(Node in, const std::string& name) {
+    auto layer = std::make_shared<layers::Flatten>(LayerOptions{.name = name});
+    const Shape& s = shape_of(in);
+    return add_node(std::move(layer), {in}, Shape{-1, s[1] * s[2] * s[3]});
+  }
+  /// Dense(units, activation) on [N, features].
+  Node dense(Node in, const std::string& name, std::int64_t units,
+             keras::Activation activation = {}) {
+    auto layer = std::make_shared<layers::Dense>(
+        units, layers::DenseOptions{.activation = std::move(activation), .name = name});
+    return add_node<2>(std::move(layer), {in}, Shape{-1, units});
+  }
+
+  /// `pooling` without the top: Keras's GlobalAveragePooling2D / GlobalMaxPooling2D (named
+  /// `avg_name` / `max_name`, default names when empty), or none.
+  Node pool_features(Node x, const std::string& pooling, const std::string& avg_name = "",
+                     const std::string& max_name = "") {
+    if (pooling == "avg") {
+      return global_average_pooling2d(x, avg_name);
+    }
+    if (pooling == "max") {
+      return global_max_pooling2d(x, max_name);
+    }
+    return x;
+  }
+
+ private:
+  struct NodeEntry {
+    std::vector<Node> inputs;
+    std::function<AnyTensor(const std::vector<AnyTensor>&, bool)> run;
+  };
+
+  // Registers `layer` as the next node, reading `inputs` (rank InRank; two for Add), builds it.
+  template <std::size_t InRank = 4, class L>
+  Node add_node(std::shared_ptr<L> layer, std::vector<Node> inputs, const Shape& out) {
+    L& l = track_owned(layer->name(), layer);
+    l.ensure_built(shape_of(inputs.front()));  // Keras builds a Functional model at once
+    const Node self = Node(nodes_.size()) + 1;
+    for (Node i : inputs) {
+      last_use_[std::size_t(i)] = self;
+    }
+    NodeEntry entry;
+    entry.inputs = inputs;
+    L* p = &l;
+    if constexpr (std::same_as<L, layers::Add>) {
+      entry.run = [p, a = inputs.at(0), b = inputs.at(1)](const std::vector<AnyTensor>& v, bool) {
+        return AnyTensor((*p)(v[std::size_t(a)].as<float, 4>(), v[std::size_t(b)].as<float, 4>()));
+      };
+    } else {
+      entry.run = [p, a = inputs.at(0)](const std::vector<AnyTensor>& v, bool training) {
+        return AnyTensor(
+            (*p)(v[std::size_t(a)].as<float, InRank>(), CallOptions{.training = training}));
+      };
+    }
+    nodes_.push_back(std::move(entry));
+    shapes_.push_back(out);
+    last_use_.push_back(self);
+    return self;
+  }
+
+  static Shape window_shape(const Shape& in, nn::Size2D k, nn::Size2D s, bool same,
+                            const std::string& layer) {
+    Shape out = in;
+    const std::int64_t ks[2] = {k.h, k.w}, ss[2] = {s.h, s.w};
+    for (std::size_t a = 0; a < 2; ++a) {
+      const std::int64_t n = in[a + 1];
+      if (n < 0) {
+        continue;
+      }
+      if (!same && n < ks[a]) {
+        throw invalid_argument("tf::keras::applications: the input is too small: layer '" + layer +
+                               "' gets " + in.to_string() + " for a window of " + k.to_string());
+      }
+      out[a + 1] = same ? (n + ss[a] - 1) / ss[a] : (n - ks[a]) / ss[a] + 1;
+    }
+    return out;
+  }
+  static std::string shape_text(const Shape& s) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < s.rank(); ++i) {
+      t += (i ? ", " : "") + (s[i] < 0 ? std::string("None") : std::to_string(s[i]));
+    }
+    return t + ")";
+  }
+
+ protected:
+  /// Keras' summary rows: the InputLayer, then each layer with its output shape.
+  std::vector<SummaryRow> summary_rows() override {
+    std::vector<SummaryRow> rows;
+    for (const auto& l : layers()) {
+      std::int64_t params = 0;
+      for (const auto& w : l.weight_shapes) {
+        params += w.num_elements();
+      }
+      rows.push_back({l.name + " (" + l.class_name + ")", shape_text(l.output_shape), params});
+    }
+    return rows;
+  }
+
+ private:
+  std::string input_name_;
+  std::string weights_;
+  std::vector<NodeEntry> nodes_;
+  std::vector<Shape> shapes_;   // per node, 0 the input
+  std::vector<Node> last_use_;  // per node, the last node that reads it
+};
+
+}  // namespace keras::applications
+
+namespace detail::keras_impl {
+
+/// Keras's `obtain_input_shape` and weights checks shared by the applications: returns the
+/// (H, W, C) input shape (-1: unknown) for `options`; throws invalid_argument as Keras raises
+/// ValueError. `model` names the application in messages.
+inline std::array<std::int64_t, 3> application_input_shape(
+    const keras::applications::CommonOptions& options, const char* model, std::int64_t default_size,
+    std::int64_t min_size) {
+  const std::string where = std::string("tf::keras::applications::") + model + ": ";
+  const bool imagenet = options.weights == "imagenet";
+  if (!options.weights.empty() && !imagenet && !std::filesystem::exists(options.weights)) {
+    throw invalid_argument(where +
+                           "the `weights` argument should be either empty (random "
+                           "initialization), \"imagenet\" (pre-training on ImageNet), or the path "
+                           "to the weights file to be loaded. Received: weights=" +
+                           options.weights);
+  }
+  if (imagenet && options.include_top && options.classes != 1000) {
+    throw invalid_argument(where +
+                           "if using weights=\"imagenet\" with include_top=true, classes should "
+                           "be 1000. Received: classes=" +
+                           std::to_string(options.classes));
+  }
+  if (options.include_top && options.classes < 1) {
+    throw invalid_argument(
+        where + "classes must be positive. Received: classes=" + std::to_string(options.classes));
+  }
+  if (!options.include_top && !options.pooling.empty() && options.pooling != "avg" &&
+      options.pooling != "max") {
+    throw invalid_argument(
+        where + "pooling must be empty, \"avg\" or \"max\". Received: pooling=" + options.pooling);
+  }
+  if (options.include_top && !options.weights.empty()) {
+    const auto& a = options.classifier_activation;
+    if (!(a == "softmax" || a.empty() || a == "linear")) {
+      throw invalid_argument(where +
+                             "only empty (linear) and \"softmax\" activations are allowed for "
+                             "the classifier_activation argument when using pretrained weights, "
+                             "with include_top=true; Received: classifier_activation=" +
+                             a);
+    }
+  }
+  const std::array<std::int64_t, 3> default_shape{default_size, default_size, 3};
+  auto text = [](const std::array<std::int64_t, 3>& s) {
+    auto d = [](std::int64_t v) { return v < 0 ? std::string("None") : std::to_string(v); };
+    return "(" + d(s[0]) + ", " + d(s[1]) + ", " + d(s[2]) + ")";
+  };
+  if (imagenet && options.include_top) {
+    if (options.input_shape && *options.input_shape != default_shape) {
+      throw invalid_argument(where +
+                             "when setting include_top=true and loading imagenet weights, "
+                             "input_shape should be " +
+                             text(default_shape) +
+                             ". Received: input_shape=" + text(*options.input_shape));
+    }
+    return default_shape;
+  }
+  std::array<std::int64_t, 3> shape{-1, -1, 3};
+  if (options.input_shape) {
+    shape = *options.input_shape;
+    if (shape[2] < 1) {
+      throw invalid_argument(where +
+                             "input_shape needs a known, positive number of channels. "
+                             "Received: input_shape=" +
+                             text(shape));
+    }
+    if (shape[2] != 3 && imagenet) {
+      throw invalid_argument(
+          where + "the input must have 3 channels; Received: input_shape=" + text(shape));
+    }
+    if ((shape[0] >= 0 && shape[0] < min_size) || (shape[1] >= 0 && shape[1] < min_size)) {
+      throw invalid_argument(where + "input size must be at least " + std::to_string(min_size) +
+                             "x" + std::to_string(min_size) +
+                             "; Received: input_shape=" + text(shape));
+    }
+  } else if (options.include_top) {
+    shape = default_shape;
+  }
+  if (options.include_top && (shape[0] < 0 || shape[1] < 0)) {
+    throw invalid_argument(where +
+                           "if include_top is true, you should specify a static input_shape. "
+                           "Received: input_shape=" +
+                           text(shape));
+  }
+  return shape;
+}
+
+/// Pretrained or file weights are not loadable yet: a clear unimplemented, before building
+/// (once model.load_weights exists, the constructors build and then load them, as Keras does).
+inline void application_weights(const std::string& weights, const char* model) {
+  if (weights == "imagenet") {
+    throw unimplemented(std::string("tf::keras::applications::") + model +
+                        ": weights=\"imagenet\" needs the pretrained file, which cannot be "
+                        "downloaded here: save it in Python (" +
+                        model +
+                        "(weights='imagenet').save_weights('x.weights.h5')) and pass its path; "
+                        "loading a weights file (model.load_weights) is not implemented yet");
+  }
+  if (!weights.empty()) {
+    throw unimplemented(std::string("tf::keras::applications::") + model + ": weights=\"" +
+                        weights +
+                        "\": loading a weights file needs model.load_weights, which is not "
+                        "implemented yet (build with weights empty for random weights)");
+  }
+}
+
+/// The classifier activation named by `name` ("" and "linear": none).
+inline keras::Activation classifier_activation(const std::string& name) {
+  return name.empty() ? keras::Activation() : keras::Activation(name);
+}
+
+}  // namespace detail::keras_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_APPLICATION_HPP
+// ---- end <tapeflow/keras/applications/application.hpp>
+// ---- begin <tapeflow/keras/applications/mobilenet_v2.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_MOBILENET_V2_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_MOBILENET_V2_HPP
+// tf.keras.applications.MobileNetV2 (Sandler et al. 2018), layer for layer as Keras 3 builds it.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::applications {
+
+/// Keras's arguments of `MobileNetV2(...)` (`input_tensor` aside). `weights` defaults to none
+/// (Keras: "imagenet"), as pretrained weights cannot be downloaded here.
+struct MobileNetV2Options {
+  /// (height, width, channels), at least 32x32; -1 for an unknown height or width (Keras'
+  /// None); default 224x224x3 with the top, (None, None, 3) without.
+  std::optional<std::array<std::int64_t, 3>> input_shape = std::nullopt;
+  /// Width multiplier: the filters of every layer scale by it (rounded to multiples of 8).
+  /// Pretrained weights exist for 0.35, 0.5, 0.75, 1.0, 1.3 and 1.4.
+  double alpha = 1.0;
+  bool include_top = true;  ///< the classifier: GlobalAveragePooling2D + Dense "predictions"
+  /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
+  /// model.load_weights (not implemented yet: tf::unimplemented).
+  std::string weights = "";
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";  ///< "softmax", or "" / "linear" (logits)
+  /// The model's name; default Keras's "mobilenetv2_<alpha>_<rows>".
+  std::optional<std::string> name = std::nullopt;
+};
+
+/// MobileNetV2 (tf.keras.applications.MobileNetV2): the same 155 layers, names, weights and
+/// order as Keras 3 (`layers()`), built at construction; 3,538,984 parameters by default.
+///
+///     tf::keras::applications::MobileNetV2 model({.input_shape = {{96, 96, 3}}, .alpha = 0.35});
+///     auto probs = model(images).as<float, 2>();  // [N, 96, 96, 3] in [-1, 1] -> [N, 1000]
+///
+/// Throws invalid_argument for Keras's argument errors and unimplemented for `weights` (see
+/// MobileNetV2Options).
+class MobileNetV2 : public Application {
+ public:
+  /// Builds the model for `options`.
+  explicit MobileNetV2(const MobileNetV2Options& options = {})
+      : Application(model_name(options), input_shape_for(options), options.weights) {
+    detail::keras_impl::application_weights(options.weights, "MobileNetV2");
+    const double alpha = options.alpha;
+    Node x = conv2d(0, "Conv1", make_divisible(32 * alpha), 3, 2, true, false);
+    x = batch_normalization(x, "bn_Conv1", 1e-3f, 0.999);
+    x = relu(x, "Conv1_relu", 6.0f);
+    struct Block {
+      std::int64_t filters, stride, expansion;
+    };
+    constexpr std::array<Block, 17> blocks{{{16, 1, 1},
+                                            {24, 2, 6},
+                                            {24, 1, 6},
+                                            {32, 2, 6},
+                                            {32, 1, 6},
+                                            {32, 1, 6},
+                                            {64, 2, 6},
+                                            {64, 1, 6},
+                                            {64, 1, 6},
+                                            {64, 1, 6},
+                                            {96, 1, 6},
+                                            {96, 1, 6},
+                                            {96, 1, 6},
+                                            {160, 2, 6},
+                                            {160, 1, 6},
+                                            {160, 1, 6},
+                                            {320, 1, 6}}};
+    for (std::size_t id = 0; id < blocks.size(); ++id) {
+      x = inverted_res_block(x, blocks[id].expansion, blocks[id].stride, alpha, blocks[id].filters,
+                             int(id));
+    }
+    const std::int64_t last = alpha > 1.0 ? make_divisible(1280 * alpha) : 1280;
+    x = conv2d(x, "Conv_1", last, 1, 1, false, false);
+    x = batch_normalization(x, "Conv_1_bn", 1e-3f, 0.999);
+    x = relu(x, "out_relu", 6.0f);
+    if (options.include_top) {
+      x = global_average_pooling2d(x);
+      x = dense(x, "predictions", options.classes,
+                detail::keras_impl::classifier_activation(options.classifier_activation));
+    } else {
+      x = pool_features(x, options.pooling);
+    }
+  }
+
+  /// Keras's `_make_divisible(v, 8)`: `v` rounded to the nearest multiple of 8 (at least 8),
+  /// up when rounding down would lose more than 10%.
+  static std::int64_t make_divisible(double v, std::int64_t divisor = 8) {
+    std::int64_t n = std::max<std::int64_t>(
+        divisor, static_cast<std::int64_t>(v + double(divisor) / 2) / divisor * divisor);
+    if (double(n) < 0.9 * v) {
+      n += divisor;
+    }
+    return n;
+  }
+
+ private:
+  static CommonOptions common(const MobileNetV2Options& o) {
+    return {.input_shape = o.input_shape,
+            .include_top = o.include_top,
+            .weights = o.weights,
+            .pooling = o.pooling,
+            .classes = o.classes,
+            .classifier_activation = o.classifier_activation,
+            .name = o.name};
+  }
+  // Keras's default_size: the input's rows when square and one of the pretrained sizes.
+  static std::int64_t default_size(const MobileNetV2Options& o) {
+    if (o.input_shape) {
+      const auto r = (*o.input_shape)[0];
+      if (r == (*o.input_shape)[1] && (r == 96 || r == 128 || r == 160 || r == 192 || r == 224)) {
+        return r;
+      }
+    }
+    return 224;
+  }
+  static std::array<std::int64_t, 3> input_shape_for(const MobileNetV2Options& o) {
+    if (!(o.alpha > 0)) {
+      throw invalid_argument(
+          "tf::keras::applications::MobileNetV2: alpha must be positive. "
+          "Received: alpha=" +
+          std::to_string(o.alpha));
+    }
+    if (o.weights == "imagenet") {
+      bool known = false;
+      for (double a : {0.35, 0.50, 0.75, 1.0, 1.3, 1.4}) {
+        known = known || o.alpha == a;
+      }
+      if (!known) {
+        throw invalid_argument(
+            "tf::keras::applications::MobileNetV2: if imagenet weights are being loaded, alpha "
+            "must be one of 0.35, 0.50, 0.75, 1.0, 1.3 or 1.4 only; Received: alpha=" +
+            std::to_string(o.alpha));
+      }
+    }
+    return detail::keras_impl::application_input_shape(common(o), "MobileNetV2", default_size(o),
+                                                       32);
+  }
+  static std::string model_name(const MobileNetV2Options& o) {
+    if (o.name) {
+      return *o.name;
+    }
+    const auto shape = input_shape_for(o);
+    std::int64_t rows = shape[0];
+    if (o.weights == "imagenet" &&
+        (rows != shape[1] ||
+         !(rows == 96 || rows == 128 || rows == 160 || rows == 192 || rows == 224))) {
+      rows = 224;
+    }
+    char a[32];
+    std::snprintf(a, sizeof a, "%.2f", o.alpha);
+    return "mobilenetv2_" + std::string(a) + "_" +
+           (rows < 0 ? std::string("None") : std::to_string(rows));
+  }
+
+  // Keras's _inverted_res_block; correct_pad pads ((0, 1), (0, 1)) for unknown (None) sizes.
+  Node inverted_res_block(Node inputs, std::int64_t expansion, std::int64_t stride, double alpha,
+                          std::int64_t filters, int block_id) {
+    const std::int64_t in_channels = shape_of(inputs)[3];
+    const std::int64_t pointwise_filters =
+        make_divisible(double(static_cast<std::int64_t>(double(filters) * alpha)));
+    Node x = inputs;
+    std::string prefix = "block_" + std::to_string(block_id) + "_";
+    if (block_id != 0) {
+      x = conv2d(x, prefix + "expand", expansion * in_channels, 1, 1, true, false);
+      x = batch_normalization(x, prefix + "expand_BN", 1e-3f, 0.999);
+      x = relu(x, prefix + "expand_relu", 6.0f);
+    } else {
+      prefix = "expanded_conv_";
+    }
+    if (stride == 2) {
+      // imagenet_utils.correct_pad(x, 3)
+      const auto& s = shape_of(x);
+      const std::int64_t adjust_h = s[1] >= 0 ? 1 - s[1] % 2 : 1;
+      const std::int64_t adjust_w = s[2] >= 0 ? 1 - s[2] % 2 : 1;
+      x = zero_padding2d(x, prefix + "pad",
+                         layers::Padding2D({1 - adjust_h, 1}, {1 - adjust_w, 1}));
+    }
+    x = depthwise_conv2d(x, prefix + "depthwise", 3, stride, stride == 1, false);
+    x = batch_normalization(x, prefix + "depthwise_BN", 1e-3f, 0.999);
+    x = relu(x, prefix + "depthwise_relu", 6.0f);
+    x = conv2d(x, prefix + "project", pointwise_filters, 1, 1, true, false);
+    x = batch_normalization(x, prefix + "project_BN", 1e-3f, 0.999);
+    if (in_channels == pointwise_filters && stride == 1) {
+      return add(inputs, x, prefix + "add");
+    }
+    return x;
+  }
+};
+
+}  // namespace keras::applications
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_MOBILENET_V2_HPP
+// ---- end <tapeflow/keras/applications/mobilenet_v2.hpp>
+// ---- begin <tapeflow/keras/applications/resnet50.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_RESNET50_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_RESNET50_HPP
+// tf.keras.applications.ResNet50 (He et al. 2015), layer for layer as Keras 3 builds it.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::applications {
+
+/// Keras's arguments of `ResNet50(...)` (`input_tensor` aside). `weights` defaults to none
+/// (Keras: "imagenet"), as pretrained weights cannot be downloaded here.
+struct ResNet50Options {
+  /// (height, width, channels), at least 32x32; -1 for an unknown height or width (Keras'
+  /// None); default 224x224x3 with the top, (None, None, 3) without.
+  std::optional<std::array<std::int64_t, 3>> input_shape = std::nullopt;
+  bool include_top = true;  ///< the classifier: GlobalAveragePooling2D "avg_pool" + Dense
+  /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
+  /// model.load_weights (not implemented yet: tf::unimplemented).
+  std::string weights = "";
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";   ///< "softmax", or "" / "linear" (logits)
+  std::optional<std::string> name = std::nullopt;  ///< the model's name; default "resnet50"
+};
+
+/// ResNet50 (tf.keras.applications.ResNet50): the same 176 layers, names, weights and order as
+/// Keras 3 (`layers()`), built at construction; 25,636,712 parameters by default.
+///
+///     tf::keras::applications::ResNet50 model({.include_top = false, .pooling = "avg"});
+///     auto features = model(images).as<float, 2>();  // [N, H, W, 3] -> [N, 2048]
+class ResNet50 : public Application {
+ public:
+  /// Builds the model for `options`.
+  explicit ResNet50(const ResNet50Options& options = {})
+      : Application(
+            options.name.value_or("resnet50"),
+            detail::keras_impl::application_input_shape(common(options), "ResNet50", 224, 32),
+            options.weights) {
+    detail::keras_impl::application_weights(options.weights, "ResNet50");
+    Node x = zero_padding2d(0, "conv1_pad", 3);
+    x = conv2d(x, "conv1_conv", 64, 7, 2, false, true);
+    x = batch_normalization(x, "conv1_bn", 1.001e-5f, 0.99);
+    x = activation(x, "conv1_relu", "relu");
+    x = zero_padding2d(x, "pool1_pad", 1);
+    x = max_pooling2d(x, "pool1_pool", 3, 2);
+    x = stack(x, 64, 3, 1, "conv2");
+    x = stack(x, 128, 4, 2, "conv3");
+    x = stack(x, 256, 6, 2, "conv4");
+    x = stack(x, 512, 3, 2, "conv5");
+    if (options.include_top) {
+      x = global_average_pooling2d(x, "avg_pool");
+      x = dense(x, "predictions", options.classes,
+                detail::keras_impl::classifier_activation(options.classifier_activation));
+    } else {
+      x = pool_features(x, options.pooling, "avg_pool", "max_pool");
+    }
+  }
+
+ private:
+  static CommonOptions common(const ResNet50Options& o) {
+    return {.input_shape = o.input_shape,
+            .include_top = o.include_top,
+            .weights = o.weights,
+            .pooling = o.pooling,
+            .classes = o.classes,
+            .classifier_activation = o.classifier_activation,
+            .name = o.name};
+  }
+  // Keras's stack_residual_blocks_v1: a block with a convolution shortcut, then identity ones.
+  Node stack(Node x, std::int64_t filters, int blocks, std::int64_t stride1,
+             const std::string& name) {
+    x = block(x, filters, stride1, true, name + "_block1");
+    for (int i = 2; i <= blocks; ++i) {
+      x = block(x, filters, 1, false, name + "_block" + std::to_string(i));
+    }
+    return x;
+  }
+  // Keras's residual_block_v1, its layers in Keras's `model.layers` order (the shortcut's
+  // convolution after the second ReLU: Note [Application layers]).
+  Node block(Node in, std::int64_t filters, std::int64_t stride, bool conv_shortcut,
+             const std::string& name) {
+    Node x = conv2d(in, name + "_1_conv", filters, 1, stride, false, true);
+    x = batch_normalization(x, name + "_1_bn", 1.001e-5f, 0.99);
+    x = activation(x, name + "_1_relu", "relu");
+    x = conv2d(x, name + "_2_conv", filters, 3, 1, true, true);
+    x = batch_normalization(x, name + "_2_bn", 1.001e-5f, 0.99);
+    x = activation(x, name + "_2_relu", "relu");
+    Node shortcut = in;
+    if (conv_shortcut) {
+      shortcut = conv2d(in, name + "_0_conv", 4 * filters, 1, stride, false, true);
+    }
+    x = conv2d(x, name + "_3_conv", 4 * filters, 1, 1, false, true);
+    if (conv_shortcut) {
+      shortcut = batch_normalization(shortcut, name + "_0_bn", 1.001e-5f, 0.99);
+    }
+    x = batch_normalization(x, name + "_3_bn", 1.001e-5f, 0.99);
+    x = add(shortcut, x, name + "_add");
+    return activation(x, name + "_out", "relu");
+  }
+};
+
+}  // namespace keras::applications
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_RESNET50_HPP
+// ---- end <tapeflow/keras/applications/resnet50.hpp>
+// ---- begin <tapeflow/keras/applications/vgg16.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_VGG16_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_VGG16_HPP
+// tf.keras.applications.VGG16 (Simonyan & Zisserman 2014), layer for layer as Keras 3 builds it.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::applications {
+
+/// Keras's arguments of `VGG16(...)` (`input_tensor` aside). `weights` defaults to none
+/// (Keras: "imagenet"), as pretrained weights cannot be downloaded here.
+struct VGG16Options {
+  /// (height, width, channels), at least 32x32; -1 for an unknown height or width (Keras'
+  /// None); default 224x224x3 with the top, (None, None, 3) without.
+  std::optional<std::array<std::int64_t, 3>> input_shape = std::nullopt;
+  bool include_top = true;  ///< the classifier: Flatten + Dense "fc1", "fc2", "predictions"
+  /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
+  /// model.load_weights (not implemented yet: tf::unimplemented).
+  std::string weights = "";
+  std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
+  std::int64_t classes = 1000;  ///< classifier outputs, with the top
+  std::string classifier_activation = "softmax";   ///< "softmax", or "" / "linear" (logits)
+  std::optional<std::string> name = std::nullopt;  ///< the model's name; default "vgg16"
+};
+
+/// VGG16 (tf.keras.applications.VGG16): the same 22 layers, names, weights and order as Keras
+/// 3 (`layers()`), built at construction; 138,357,544 parameters by default (550 MB of
+/// float32: fc1 alone is 25088x4096), 14,714,688 without the top.
+///
+///     tf::keras::applications::VGG16 model({.input_shape = {{32, 32, 3}}, .include_top = false,
+///                                           .pooling = "max"});
+///     auto features = model(images).as<float, 2>();  // [N, 32, 32, 3] -> [N, 512]
+class VGG16 : public Application {
+ public:
+  /// Builds the model for `options`.
+  explicit VGG16(const VGG16Options& options = {})
+      : Application(options.name.value_or("vgg16"),
+                    detail::keras_impl::application_input_shape(common(options), "VGG16", 224, 32),
+                    options.weights) {
+    detail::keras_impl::application_weights(options.weights, "VGG16");
+    Node x = 0;
+    constexpr std::array<std::array<std::int64_t, 2>, 5> blocks{
+        {{64, 2}, {128, 2}, {256, 3}, {512, 3}, {512, 3}}};
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const std::string prefix = "block" + std::to_string(b + 1) + "_";
+      for (std::int64_t c = 1; c <= blocks[b][1]; ++c) {
+        x = conv2d(x, prefix + "conv" + std::to_string(c), blocks[b][0], 3, 1, true, true,
+                   keras::Activation("relu"));
+      }
+      x = max_pooling2d(x, prefix + "pool", 2, 2);
+    }
+    if (options.include_top) {
+      x = flatten(x, "flatten");
+      x = dense(x, "fc1", 4096, keras::Activation("relu"));
+      x = dense(x, "fc2", 4096, keras::Activation("relu"));
+      x = dense(x, "predictions", options.classes,
+                detail::keras_impl::classifier_activation(options.classifier_activation));
+    } else {
+      x = pool_features(x, options.pooling);
+    }
+  }
+
+ private:
+  static CommonOptions common(const VGG16Options& o) {
+    return {.input_shape = o.input_shape,
+            .include_top = o.include_top,
+            .weights = o.weights,
+            .pooling = o.pooling,
+            .classes = o.classes,
+            .classifier_activation = o.classifier_activation,
+            .name = o.name};
+  }
+};
+
+}  // namespace keras::applications
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_APPLICATIONS_VGG16_HPP
+// ---- end <tapeflow/keras/applications/vgg16.hpp>
+// ---- begin <tapeflow/keras/callbacks/tensorboard.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_CALLBACKS_TENSORBOARD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_CALLBACKS_TENSORBOARD_HPP
+// tf::keras::callbacks::TensorBoard: fit's losses and metrics as TensorBoard scalars
+// (TensorFlow: `tf.keras.callbacks.TensorBoard(log_dir, update_freq)`).
+//
+// As Keras does: training values go to `<log_dir>/train`, validation values (the `val_` logs,
+// without the prefix) to `<log_dir>/validation`; per-epoch scalars are named `epoch_<metric>`
+// with step = epoch, per-batch ones (update_freq "batch" or N) `batch_<metric>` with step =
+// the global batch number, counted across epochs and fit calls.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+// ---- begin <tapeflow/summary/scalar.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_SCALAR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_SCALAR_HPP
+// tf::summary::scalar (TensorFlow: `tf.summary.scalar`).
+
+#include <bit>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+// ---- begin <tapeflow/summary/detail/encode.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_DETAIL_ENCODE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_DETAIL_ENCODE_HPP
+// Event, Summary and TensorProto encoders and TFRecord framing for event files
+// (docs/formats.md sections 3, 5, 6, 7). Field order and default omission follow TensorFlow's
+// serializer, so our event payloads equal TensorFlow's byte for byte (tests/data/summary).
+// IWYU pragma: private, include <tapeflow/summary.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace summary::detail {
+
+namespace wire = tapeflow::detail::wire;
+
+/// Field numbers (docs/formats.md 6.3, 6.4, 5.2).
+namespace field {
+inline constexpr std::uint32_t event_wall_time = 1, event_step = 2, event_file_version = 3,
+                               event_graph_def = 4, event_summary = 5, event_source_metadata = 10;
+inline constexpr std::uint32_t summary_value = 1;
+inline constexpr std::uint32_t value_tag = 1, value_simple_value = 2, value_tensor = 8,
+                               value_metadata = 9;
+inline constexpr std::uint32_t metadata_plugin_data = 1, metadata_description = 3;
+inline constexpr std::uint32_t plugin_name = 1, plugin_content = 2;
+inline constexpr std::uint32_t tensor_dtype = 1, tensor_shape = 2, tensor_content = 4,
+                               tensor_string_val = 8;
+inline constexpr std::uint32_t shape_dim = 2, dim_size = 1;
+}  // namespace field
+
+/// The writer name in our files' first event (TensorFlow's C++ writer says
+/// "tensorflow.core.util.events_writer").
+inline constexpr std::string_view source_writer = "tapeflow.summary";
+inline constexpr std::string_view file_version = "brain.Event:2";
+
+/// TensorShapeProto body for `dims` (a scalar is empty).
+inline void write_shape(wire::Writer& w, std::span<const std::int64_t> dims) {
+  for (auto d : dims) {
+    w.message_field(field::shape_dim,
+                    [&](wire::Writer& dim) { dim.int64_field_if_nonzero(field::dim_size, d); });
+  }
+}
+
+/// TensorProto with raw `tensor_content` (numeric tensors, as TF2 summaries write them).
+inline void write_tensor_content(wire::Writer& w, DType dtype, std::span<const std::int64_t> dims,
+                                 std::string_view content) {
+  w.int32_field(field::tensor_dtype, static_cast<std::int32_t>(dtype));
+  w.message_field(field::tensor_shape, [&](wire::Writer& s) { write_shape(s, dims); });
+  w.bytes_field_if_nonempty(field::tensor_content, content);
+}
+
+/// TensorProto of DT_STRING elements in `string_val`.
+template <class Strings>
+void write_tensor_strings(wire::Writer& w, std::span<const std::int64_t> dims,
+                          const Strings& values) {
+  w.int32_field(field::tensor_dtype, static_cast<std::int32_t>(DType::string));
+  w.message_field(field::tensor_shape, [&](wire::Writer& s) { write_shape(s, dims); });
+  for (const auto& v : values) {
+    w.bytes_field(field::tensor_string_val, v);
+  }
+}
+
+/// SummaryMetadata{plugin_data{name, content}, summary_description}.
+inline void write_metadata(wire::Writer& w, std::string_view plugin, std::string_view content,
+                           std::string_view description) {
+  w.message_field(field::metadata_plugin_data, [&](wire::Writer& p) {
+    p.string_field(field::plugin_name, plugin);
+    p.bytes_field_if_nonempty(field::plugin_content, content);
+  });
+  w.bytes_field_if_nonempty(field::metadata_description, description);
+}
+
+/// A serialized Summary.Value: tag, tensor (written by `fill_tensor`), metadata.
+template <class FillTensor>
+std::string summary_value(std::string_view tag, FillTensor&& fill_tensor, std::string_view plugin,
+                          std::string_view content = {}, std::string_view description = {}) {
+  std::string out;
+  wire::Writer w(out);
+  w.string_field(field::value_tag, tag);
+  w.message_field(field::value_tensor, fill_tensor);
+  w.message_field(field::value_metadata,
+                  [&](wire::Writer& m) { write_metadata(m, plugin, content, description); });
+  return out;
+}
+
+/// The Summary.Value of a TF2 scalar: a rank-0 DT_FLOAT tensor, plugin "scalars".
+inline void append_scalar_value(std::string& out, std::string_view tag, float value,
+                                std::string_view description = {}) {
+  wire::Writer w(out);
+  w.string_field(field::value_tag, tag);
+  // tensor { dtype: DT_FLOAT, tensor_shape {}, tensor_content: 4 bytes }, written flat: the
+  // hot path of summary::scalar avoids message_field's temporary strings.
+  w.tag(field::value_tensor, wire::WireType::len);
+  w.varint(10);
+  w.int32_field(field::tensor_dtype, static_cast<std::int32_t>(DType::float32));
+  w.bytes_field(field::tensor_shape, {});
+  w.tag(field::tensor_content, wire::WireType::len);
+  w.varint(4);
+  w.fixed32(std::bit_cast<std::uint32_t>(value));
+  w.message_field(field::value_metadata,
+                  [&](wire::Writer& m) { write_metadata(m, "scalars", {}, description); });
+}
+
+/// Event{wall_time, step, summary{value: <serialized Value>}}.
+inline std::string summary_event(double wall_time, std::int64_t step, std::string_view value) {
+  std::string out;
+  wire::Writer w(out);
+  w.double_field(field::event_wall_time, wall_time);
+  w.int64_field_if_nonzero(field::event_step, step);
+  w.message_field(field::event_summary,
+                  [&](wire::Writer& s) { s.bytes_field(field::summary_value, value); });
+  return out;
+}
+
+/// The first event of every file: Event{wall_time, file_version, source_metadata{writer}}.
+inline std::string version_event(double wall_time, std::string_view writer = source_writer) {
+  std::string out;
+  wire::Writer w(out);
+  w.double_field(field::event_wall_time, wall_time);
+  w.string_field(field::event_file_version, file_version);
+  w.message_field(field::event_source_metadata,
+                  [&](wire::Writer& m) { m.string_field(1, writer); });
+  return out;
+}
+
+/// Event{wall_time, step, graph_def: <serialized GraphDef>} (what tf.summary.graph writes).
+inline std::string graph_event(double wall_time, std::int64_t step, std::string_view graph_def) {
+  std::string out;
+  wire::Writer w(out);
+  w.double_field(field::event_wall_time, wall_time);
+  w.int64_field_if_nonzero(field::event_step, step);
+  w.bytes_field(field::event_graph_def, graph_def);
+  return out;
+}
+
+/// Appends one TFRecord: length, masked CRC of the length, payload, masked CRC of the payload.
+inline void append_record(std::string& out, std::string_view payload) {
+  const std::size_t at = out.size();
+  wire::append_fixed64(out, payload.size());
+  wire::append_fixed32(out, io::masked_crc32c(out.data() + at, 8));
+  out.append(payload);
+  wire::append_fixed32(out, io::masked_crc32c(payload));
+}
+
+/// TF2 histogram buckets (docs/formats.md 7.2): rows (left, right, count) as k*3 doubles.
+inline std::vector<double> histogram_buckets(std::span<const double> data, std::int64_t k) {
+  std::vector<double> out(static_cast<std::size_t>(k) * 3, 0.0);
+  if (k <= 0 || data.empty()) {
+    return out;
+  }
+  double lo = data[0];
+  double hi = data[0];
+  for (double x : data) {
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+  }
+  const auto uk = static_cast<std::size_t>(k);
+  if (lo == hi) {
+    for (std::size_t i = 0; i < uk; ++i) {
+      out[3 * i] = lo;
+      out[3 * i + 1] = hi;
+    }
+    out[3 * (uk - 1) + 2] = static_cast<double>(data.size());
+    return out;
+  }
+  const double width = (hi - lo) / static_cast<double>(k);
+  for (double x : data) {
+    double index = std::floor((x - lo) / width);
+    auto i = static_cast<std::int64_t>(index);
+    i = i > k - 1 ? k - 1 : i;
+    i = i < 0 ? 0 : i;
+    out[3 * static_cast<std::size_t>(i) + 2] += 1.0;
+  }
+  // tf.linspace(min, max, k + 1) with the last edge forced to exactly max.
+  const double step = (hi - lo) / static_cast<double>(k);
+  // volatile: a fused multiply-add (-march=native) would round differently from TensorFlow.
+  for (std::size_t i = 0; i < uk; ++i) {
+    volatile double left = step * static_cast<double>(i);
+    volatile double right = step * static_cast<double>(i + 1);
+    out[3 * i] = lo + left;
+    out[3 * i + 1] = i + 1 == uk ? hi : lo + right;
+  }
+  return out;
+}
+
+/// 16-bit PCM WAV of `frames` x `channels` float samples (clipped to [-1, 1]), as
+/// TensorFlow's `encode_wav`: sample = round(x * 32768) clamped to int16.
+inline std::string encode_wav(const float* samples, std::int64_t frames, std::int64_t channels,
+                              std::uint32_t sample_rate) {
+  const auto data_bytes = static_cast<std::uint32_t>(frames * channels * 2);
+  std::string out;
+  out.reserve(44 + data_bytes);
+  auto u32 = [&](std::uint32_t v) { wire::append_fixed32(out, v); };
+  auto u16 = [&](std::uint16_t v) {
+    out.push_back(static_cast<char>(v & 0xFF));
+    out.push_back(static_cast<char>(v >> 8));
+  };
+  out += "RIFF";
+  u32(36 + data_bytes);
+  out += "WAVEfmt ";
+  u32(16);
+  u16(1);  // PCM
+  u16(static_cast<std::uint16_t>(channels));
+  u32(sample_rate);
+  u32(sample_rate * static_cast<std::uint32_t>(channels) * 2);
+  u16(static_cast<std::uint16_t>(channels * 2));
+  u16(16);
+  out += "data";
+  u32(data_bytes);
+  for (std::int64_t i = 0; i < frames * channels; ++i) {
+    float v = std::round(samples[i] * 32768.0f);
+    v = std::isnan(v) ? 0.0f : (v < -32768.0f ? -32768.0f : (v > 32767.0f ? 32767.0f : v));
+    u16(static_cast<std::uint16_t>(static_cast<std::int16_t>(v)));
+  }
+  return out;
+}
+
+}  // namespace summary::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_DETAIL_ENCODE_HPP
+// ---- end <tapeflow/summary/detail/encode.hpp>
+// ---- begin <tapeflow/summary/writer.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_WRITER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_WRITER_HPP
+// tf::summary::SummaryWriter: an event file written on a background thread
+// (TensorFlow: `tf.summary.create_file_writer`, `writer.as_default()`).
+//
+// Note [Summary writer]: summary calls on the training thread only stamp the wall time and
+// append a small item to a queue under a mutex (no encoding, no I/O, no allocation for short
+// tags); a background thread encodes the items as Event records and writes them. It is woken
+// when `max_queue` items are pending, on `flush()`/`close()`, and every `flush_millis`, which
+// are also TensorFlow's flush points. The default writer and the default step are per thread,
+// as in TensorFlow; one writer may be used from several threads at once.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace summary {
+
+/// Options of create_file_writer (TensorFlow's keyword arguments).
+struct WriterOptions {
+  /// Flush to disk when more than this many events are pending.
+  int max_queue = 10;
+  /// Flush at least this often (milliseconds).
+  int flush_millis = 120000;
+  /// Appended to the file name; a '.' is inserted if missing.
+  std::string filename_suffix = ".v2";
+};
+
+namespace detail {
+
+/// One queued summary (Note [Summary writer]).
+struct Item {
+  enum class Kind : std::uint8_t { scalar, value, event };
+  Kind kind = Kind::scalar;
+  float scalar = 0.0f;
+  std::int64_t step = 0;
+  double wall_time = 0.0;
+  std::string tag;    // scalar: the tag
+  std::string bytes;  // value: a serialized Summary.Value; event: a serialized Event
+};
+
+/// Seconds since the epoch with microsecond resolution, as TensorFlow stamps events.
+inline double wall_time_now() noexcept {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  return static_cast<double>(us) / 1e6;
+}
+
+inline std::string host_name() {
+#if defined(__unix__) || defined(__APPLE__)
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) == 0 && buf[0] != '\0') {
+    return buf;
+  }
+#endif
+  return "localhost";
+}
+
+inline long process_id() noexcept {
+#if defined(__unix__) || defined(__APPLE__)
+  return static_cast<long>(getpid());
+#else
+  return 0;
+#endif
+}
+
+/// `events.out.tfevents.<%010d seconds>.<host>.<pid>.<n><suffix>` (docs/formats.md 6.1).
+inline std::string event_file_name(std::int64_t seconds, std::string suffix) {
+  static std::atomic<int> counter{0};
+  if (!suffix.empty() && suffix.front() != '.') {
+    suffix.insert(0, ".");
+  }
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "%010lld", static_cast<long long>(seconds));
+  return "events.out.tfevents." + std::string(stamp) + "." + host_name() + "." +
+         std::to_string(process_id()) + "." + std::to_string(counter.fetch_add(1)) + suffix;
+}
+
+/// The shared state of a writer: its file, queue and background thread.
+class WriterState {
+ public:
+  WriterState(std::filesystem::path logdir, WriterOptions options)
+      : logdir_(std::move(logdir)), options_(std::move(options)) {
+    if (logdir_.empty()) {
+      throw invalid_argument("tf::summary::create_file_writer: logdir is empty");
+    }
+    if (options_.max_queue < 0 || options_.flush_millis <= 0) {
+      throw invalid_argument(
+          "tf::summary::create_file_writer: max_queue must be >= 0 and flush_millis > 0 (got " +
+          std::to_string(options_.max_queue) + ", " + std::to_string(options_.flush_millis) + ")");
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(logdir_, ec);
+    if (ec) {
+      throw not_found("tf::summary::create_file_writer: cannot create logdir '" + logdir_.string() +
+                      "': " + ec.message());
+    }
+    const double now = wall_time_now();
+    const auto seconds = static_cast<std::int64_t>(now);
+    path_ = logdir_ / event_file_name(seconds, options_.filename_suffix);
+    file_ = std::fopen(path_.string().c_str(), "wb");
+    if (file_ == nullptr) {
+      throw not_found("tf::summary::create_file_writer: cannot open '" + path_.string() +
+                      "' for writing: " + std::strerror(errno));
+    }
+    // The version record first, with whole seconds as TensorFlow's writer stamps it; written
+    // at once so a reader sees a valid (empty) run immediately.
+    std::string record;
+    append_record(record, version_event(static_cast<double>(seconds)));
+    write_out(record);
+    flush_file();
+    thread_ = std::thread([this] { loop(); });
+  }
+  WriterState(const WriterState&) = delete;
+  WriterState& operator=(const WriterState&) = delete;
+  ~WriterState() {
+    try {
+      close();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
+  }
+
+  /// Queues an item; called on the training thread (Note [Summary writer]).
+  void push(Item&& item) {
+    bool wake = false;
+    {
+      std::unique_lock lock(mutex_);
+      admit(lock);
+      pending_.push_back(std::move(item));
+      wake = pending_.size() == static_cast<std::size_t>(options_.max_queue) + 1;
+    }
+    if (wake) {
+      cv_.notify_one();
+    }
+  }
+  /// Queues a scalar without building an Item on the caller's side.
+  void push_scalar(std::string_view tag, float value, std::int64_t step) {
+    const double wall_time = wall_time_now();
+    bool wake = false;
+    {
+      std::unique_lock lock(mutex_);
+      admit(lock);
+      Item& item = pending_.emplace_back();
+      item.kind = Item::Kind::scalar;
+      item.scalar = value;
+      item.step = step;
+      item.wall_time = wall_time;
+      item.tag.assign(tag);
+      wake = pending_.size() == static_cast<std::size_t>(options_.max_queue) + 1;
+    }
+    if (wake) {
+      cv_.notify_one();
+    }
+  }
+
+  /// Most items queued before a summary call waits for the writer thread: a bound on memory
+  /// when summaries come faster than the disk takes them.
+  static constexpr std::size_t max_pending = std::size_t{1} << 16;
+
+  /// Writes everything queued so far to disk; rethrows a background write error.
+  void flush() {
+    std::unique_lock lock(mutex_);
+    if (closed_) {
+      return;
+    }
+    const std::uint64_t ticket = ++flush_requested_;
+    cv_.notify_one();
+    done_cv_.wait(lock, [&] { return flushed_ >= ticket || stopped_; });
+    rethrow_locked();
+  }
+
+  /// Flushes, stops the thread and closes the file. Idempotent.
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) {
+        rethrow_locked();
+        return;
+      }
+      closed_ = true;
+      stop_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+    if (file_ != nullptr) {
+      std::fclose(file_);
+      file_ = nullptr;
+    }
+    std::lock_guard lock(mutex_);
+    rethrow_locked();
+  }
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] const std::filesystem::path& logdir() const noexcept { return logdir_; }
+  [[nodiscard]] bool closed() const {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+
+ private:
+  void loop() {
+    std::vector<Item> batch;
+    std::string buffer;
+    std::string value;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait_for(lock, std::chrono::milliseconds(options_.flush_millis), [&] {
+        return stop_ || flush_requested_ > flushed_ ||
+               pending_.size() > static_cast<std::size_t>(options_.max_queue);
+      });
+      const std::uint64_t ticket = flush_requested_;
+      const bool stopping = stop_;
+      batch.swap(pending_);
+      lock.unlock();
+      buffer.clear();
+      for (const Item& item : batch) {
+        switch (item.kind) {
+          case Item::Kind::scalar:
+            value.clear();
+            append_scalar_value(value, item.tag, item.scalar);
+            append_record(buffer, summary_event(item.wall_time, item.step, value));
+            break;
+          case Item::Kind::value:
+            append_record(buffer, summary_event(item.wall_time, item.step, item.bytes));
+            break;
+          case Item::Kind::event:
+            append_record(buffer, item.bytes);
+            break;
+        }
+      }
+      batch.clear();
+      std::string failure;
+      try {
+        write_out(buffer);
+        flush_file();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      lock.lock();
+      if (!failure.empty() && error_.empty()) {
+        error_ = failure;
+      }
+      flushed_ = ticket;
+      done_cv_.notify_all();
+      if (stopping && pending_.empty()) {
+        stopped_ = true;
+        done_cv_.notify_all();
+        return;
+      }
+    }
+  }
+
+  // Throws on a closed writer; waits while the queue is full (backpressure).
+  void admit(std::unique_lock<std::mutex>& lock) {
+    if (TAPEFLOW_UNLIKELY(pending_.size() >= max_pending)) {
+      cv_.notify_one();
+      done_cv_.wait(lock, [&] { return pending_.size() < max_pending || stopped_; });
+    }
+    if (closed_) {
+      throw failed_precondition("tf::summary: the writer for '" + path_.string() + "' is closed");
+    }
+  }
+  void write_out(const std::string& bytes) {
+    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+      throw data_loss("tf::summary: writing '" + path_.string() +
+                      "' failed: " + std::strerror(errno));
+    }
+  }
+  void flush_file() {
+    if (std::fflush(file_) != 0) {
+      throw data_loss("tf::summary: flushing '" + path_.string() +
+                      "' failed: " + std::strerror(errno));
+    }
+  }
+  void rethrow_locked() {
+    if (!error_.empty()) {
+      throw data_loss(error_);
+    }
+  }
+
+  std::filesystem::path logdir_;
+  std::filesystem::path path_;
+  WriterOptions options_;
+  std::FILE* file_ = nullptr;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::condition_variable done_cv_;
+  std::vector<Item> pending_;
+  std::uint64_t flush_requested_ = 0;
+  std::uint64_t flushed_ = 0;
+  bool stop_ = false;
+  bool stopped_ = false;
+  bool closed_ = false;
+  std::string error_;
+  std::thread thread_;
+};
+
+/// This thread's default writer and step (TensorFlow keeps both per thread).
+struct ThreadDefaults {
+  std::shared_ptr<WriterState> writer;
+  std::optional<std::int64_t> step;
+};
+inline ThreadDefaults& thread_defaults() noexcept {
+  thread_local ThreadDefaults defaults;
+  return defaults;
+}
+
+/// The step to use: the given one, else the default step; throws if neither is set.
+inline std::int64_t resolve_step(std::optional<std::int64_t> step, std::string_view what) {
+  if (step) {
+    return *step;
+  }
+  if (auto& d = thread_defaults().step) {
+    return *d;
+  }
+  throw invalid_argument("tf::summary::" + std::string(what) +
+                         ": no step given and no default step set (pass a step, or call "
+                         "tf::summary::experimental::set_step, or use writer.as_default(step))");
+}
+
+}  // namespace detail
+
+/// Restores the previous default writer (and step) when it dies; returned by as_default().
+class DefaultWriterScope {
+ public:
+  DefaultWriterScope(const DefaultWriterScope&) = delete;
+  DefaultWriterScope& operator=(const DefaultWriterScope&) = delete;
+  /// Takes over `other`'s duty to restore the previous default; `other` then restores nothing.
+  DefaultWriterScope(DefaultWriterScope&& other) noexcept
+      : saved_(std::move(other.saved_)), active_(std::exchange(other.active_, false)) {}
+  DefaultWriterScope& operator=(DefaultWriterScope&&) = delete;
+  ~DefaultWriterScope() {
+    if (active_) {
+      detail::thread_defaults() = std::move(saved_);
+    }
+  }
+
+ private:
+  friend class SummaryWriter;
+  explicit DefaultWriterScope(detail::ThreadDefaults saved) : saved_(std::move(saved)) {}
+  detail::ThreadDefaults saved_;
+  bool active_ = true;
+};
+
+/// A handle to an event file writer (TensorFlow: `tf.summary.SummaryWriter`). Copies share
+/// the writer; the file is closed by close() or when the last handle dies.
+///
+///     auto writer = tf::summary::create_file_writer("./tensorboard");
+///     { auto scope = writer.as_default(); tf::summary::scalar("loss", loss, step); }
+class SummaryWriter {
+ public:
+  /// A no-op writer (TensorFlow: `tf.summary.create_noop_writer`): summaries under it are
+  /// dropped and return false.
+  SummaryWriter() = default;
+
+  /// Makes this the thread's default writer (and `step` the default step, if given) until
+  /// the returned scope dies; nested scopes restore the previous default.
+  [[nodiscard]] DefaultWriterScope as_default(std::optional<std::int64_t> step = {}) const {
+    auto& defaults = detail::thread_defaults();
+    DefaultWriterScope scope(defaults);
+    defaults.writer = state_;
+    if (step) {
+      defaults.step = step;
+    }
+    return scope;
+  }
+  /// Makes this the thread's default writer for good (TensorFlow: `set_as_default`).
+  void set_as_default(std::optional<std::int64_t> step = {}) const {
+    auto& defaults = detail::thread_defaults();
+    defaults.writer = state_;
+    if (step) {
+      defaults.step = step;
+    }
+  }
+  /// Writes pending events to disk.
+  void flush() const {
+    if (state_) {
+      state_->flush();
+    }
+  }
+  /// Flushes and closes the file; later summaries through this writer throw
+  /// failed_precondition.
+  void close() const {
+    if (state_) {
+      state_->close();
+    }
+  }
+  /// The event file's path (empty for a no-op writer).
+  [[nodiscard]] std::filesystem::path path() const { return state_ ? state_->path() : ""; }
+  /// The directory given to create_file_writer (empty for a no-op writer).
+  [[nodiscard]] std::filesystem::path logdir() const { return state_ ? state_->logdir() : ""; }
+  /// Whether this is a no-op writer (default-constructed or create_noop_writer()).
+  [[nodiscard]] bool is_noop() const noexcept { return state_ == nullptr; }
+
+  /// Internal: the shared state (summary ops write through it).
+  [[nodiscard]] const std::shared_ptr<detail::WriterState>& state() const noexcept {
+    return state_;
+  }
+
+ private:
+  friend SummaryWriter create_file_writer(const std::filesystem::path&, WriterOptions);
+  explicit SummaryWriter(std::shared_ptr<detail::WriterState> state) : state_(std::move(state)) {}
+  std::shared_ptr<detail::WriterState> state_;
+};
+
+/// Creates `logdir` if needed and a new event file in it (TensorFlow:
+/// `tf.summary.create_file_writer(logdir, max_queue, flush_millis, filename_suffix)`).
+inline SummaryWriter create_file_writer(const std::filesystem::path& logdir,
+                                        WriterOptions options = {}) {
+  return SummaryWriter(std::make_shared<detail::WriterState>(logdir, std::move(options)));
+}
+
+/// A writer that drops everything (TensorFlow: `tf.summary.create_noop_writer`).
+inline SummaryWriter create_noop_writer() { return SummaryWriter(); }
+
+/// Flushes this thread's default writer (TensorFlow: `tf.summary.flush()`).
+inline void flush() {
+  if (auto& w = detail::thread_defaults().writer) {
+    w->flush();
+  }
+}
+
+namespace experimental {
+/// Sets this thread's default step, used when a summary call passes none.
+inline void set_step(std::optional<std::int64_t> step) { detail::thread_defaults().step = step; }
+/// This thread's default step, if set.
+[[nodiscard]] inline std::optional<std::int64_t> get_step() {
+  return detail::thread_defaults().step;
+}
+}  // namespace experimental
+
+namespace detail {
+/// The default writer's state if summaries should be written now, else null.
+inline WriterState* active_writer() noexcept { return thread_defaults().writer.get(); }
+}  // namespace detail
+
+}  // namespace summary
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_WRITER_HPP
+// ---- end <tapeflow/summary/writer.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace summary {
+
+/// Options of scalar().
+struct ScalarOptions {
+  /// Markdown shown in TensorBoard's tooltip (TensorFlow: `description`).
+  std::string description{};
+};
+
+namespace detail {
+template <class X>
+float scalar_value(const X& x) {
+  if constexpr (std::is_arithmetic_v<X>) {
+    return static_cast<float>(x);
+  } else if constexpr (!is_tensor<X>::value && requires { x.value(); }) {
+    return scalar_value(x.value());  // a Variable: its current value
+  } else {
+    static_assert(is_tensor<X>::value && std::is_arithmetic_v<typename X::value_type>,
+                  "tf::summary::scalar: the value must be a number or a numeric tensor");
+    x.require_value("summary::scalar");
+    if (x.num_elements() != 1) {
+      throw invalid_argument("tf::summary::scalar: expected a scalar, got a tensor of shape " +
+                             x.shape().to_string());
+    }
+    return static_cast<float>(x.data()[0]);
+  }
+}
+}  // namespace detail
+
+/// Writes a scalar to the default writer (TensorFlow: `tf.summary.scalar(name, data, step)`).
+/// The value is stored as float32, the one scalar type TensorBoard keeps. Returns false when
+/// no default writer is set. Costs well under a microsecond on the calling thread
+/// (Note [Summary writer]).
+///
+///     { auto scope = writer.as_default(); tf::summary::scalar("loss", loss, step); }
+template <class X>
+bool scalar(std::string_view name, const X& data, std::optional<std::int64_t> step = {},
+            const ScalarOptions& options = {}) {
+  detail::WriterState* writer = detail::active_writer();
+  if (writer == nullptr) {
+    return false;
+  }
+  const float value = detail::scalar_value(data);
+  const std::int64_t s = detail::resolve_step(step, "scalar");
+  if (options.description.empty()) {
+    writer->push_scalar(name, value, s);
+  } else {
+    detail::Item item;
+    item.kind = detail::Item::Kind::value;
+    item.step = s;
+    item.wall_time = detail::wall_time_now();
+    item.bytes.clear();
+    detail::wire::Writer w(item.bytes);
+    w.string_field(detail::field::value_tag, name);
+    std::string tensor;
+    detail::wire::Writer t(tensor);
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+    std::string content(4, '\0');
+    for (int i = 0; i < 4; ++i) {
+      content[static_cast<std::size_t>(i)] = static_cast<char>((bits >> (8 * i)) & 0xFF);
+    }
+    detail::write_tensor_content(t, DType::float32, {}, content);
+    w.bytes_field(detail::field::value_tensor, tensor);
+    w.message_field(detail::field::value_metadata, [&](detail::wire::Writer& m) {
+      detail::write_metadata(m, "scalars", {}, options.description);
+    });
+    writer->push(std::move(item));
+  }
+  return true;
+}
+
+}  // namespace summary
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_SCALAR_HPP
+// ---- end <tapeflow/summary/scalar.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::callbacks {
+
+/// Options of the TensorBoard callback (Keras' keyword arguments).
+struct TensorBoardOptions {
+  /// "epoch" (scalars once per epoch), "batch" (also after every batch), or N (also after
+  /// every N batches).
+  std::variant<std::string, std::int64_t> update_freq = std::string("epoch");
+};
+
+/// Logs fit's metrics for TensorBoard (TensorFlow: `tf.keras.callbacks.TensorBoard`).
+///
+///     auto tb = std::make_shared<tf::keras::callbacks::TensorBoard>("./logs");
+///     model.fit(x, y, {.epochs = 5, .callbacks = {tb}});
+///     // tensorboard --logdir ./logs   (runs "train" and "validation")
+class TensorBoard : public Callback {
+ public:
+  /// Logs under `log_dir` (created when training begins); throws invalid_argument for an
+  /// `update_freq` other than "epoch", "batch" or a positive number.
+  explicit TensorBoard(std::filesystem::path log_dir = "logs", TensorBoardOptions options = {})
+      : log_dir_(std::move(log_dir)) {
+    if (const auto* s = std::get_if<std::string>(&options.update_freq)) {
+      if (*s == "batch") {
+        every_ = 1;
+      } else if (*s != "epoch") {
+        throw invalid_argument(
+            "tf::keras::callbacks::TensorBoard: update_freq must be \"epoch\", \"batch\" or a "
+            "number of batches, got \"" +
+            *s + "\"");
+      }
+    } else {
+      every_ = std::get<std::int64_t>(options.update_freq);
+      if (every_ <= 0) {
+        throw invalid_argument(
+            "tf::keras::callbacks::TensorBoard: update_freq must be positive, got " +
+            std::to_string(every_));
+      }
+    }
+  }
+  TensorBoard(const TensorBoard&) = delete;
+  TensorBoard& operator=(const TensorBoard&) = delete;
+  ~TensorBoard() override {
+    try {
+      train_.close();
+      validation_.close();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
+  }
+
+  /// Opens the train writer (`<log_dir>/train`) unless open already (from an earlier fit).
+  void on_train_begin(const Logs&) override {
+    if (train_.is_noop()) {
+      train_ = summary::create_file_writer(log_dir_ / "train");
+    }
+  }
+  /// Writes `batch_<metric>` scalars when update_freq asks for this batch.
+  void on_train_batch_end(std::int64_t, const Logs& logs) override {
+    const std::int64_t step = batches_++;
+    if (every_ > 0 && (step + 1) % every_ == 0) {
+      auto scope = train_.as_default();
+      for (const auto& [name, value] : logs) {
+        summary::scalar("batch_" + name, value, step);
+      }
+    }
+  }
+  /// Writes `epoch_<metric>` scalars at step `epoch`: training values to the train writer,
+  /// `val_` values to the validation writer (opened on first use).
+  void on_epoch_end(int epoch, const Logs& logs) override {
+    for (const auto& [name, value] : logs) {
+      const bool validation = name.rfind("val_", 0) == 0;
+      if (validation && validation_.is_noop()) {
+        validation_ = summary::create_file_writer(log_dir_ / "validation");
+      }
+      auto scope = (validation ? validation_ : train_).as_default();
+      summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
+    }
+  }
+  /// Flushes both writers (they stay open for later fit calls).
+  void on_train_end(const Logs&) override {
+    train_.flush();
+    validation_.flush();
+  }
+
+  /// The train writer (a no-op writer until fit starts).
+  [[nodiscard]] const summary::SummaryWriter& train_writer() const noexcept { return train_; }
+  /// The validation writer (a no-op writer until validation values appear).
+  [[nodiscard]] const summary::SummaryWriter& validation_writer() const noexcept {
+    return validation_;
+  }
+
+ private:
+  std::filesystem::path log_dir_;
+  std::int64_t every_ = 0;  // 0: per epoch only
+  std::int64_t batches_ = 0;
+  summary::SummaryWriter train_;
+  summary::SummaryWriter validation_;
+};
+
+}  // namespace keras::callbacks
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_CALLBACKS_TENSORBOARD_HPP
+// ---- end <tapeflow/keras/callbacks/tensorboard.hpp>
+// ---- begin <tapeflow/keras/datasets.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
+// tf.keras.datasets.mnist / fashion_mnist: the IDX gzip files as uint8 tensors.
+//
+// The files are found as `tf::keras::utils::get_file` finds a dataset (keras/utils/get_file.hpp:
+// the `path` argument, else $TAPEFLOW_DATASETS, the build-time TAPEFLOW_DEFAULT_DATASETS_DIR,
+// Keras' cache, data/ or shared/data/ in a parent directory), in a folder named after the
+// dataset ("mnist", "fashion-mnist"). Keras downloads them; tapeflow never downloads.
+// With TAPEFLOW_WITH_ZLIB=0 (detail/macros.hpp) calling load_data is a compile error naming it.
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+// ---- begin <tapeflow/keras/utils/get_file.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_UTILS_GET_FILE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_UTILS_GET_FILE_HPP
+// `tf::keras::utils::get_file` (tf.keras.utils.get_file): the path of a dataset file or folder
+// on this machine. Keras downloads into ~/.keras/datasets; tapeflow never downloads, it looks.
+//
+// Where it looks (`dataset_dirs()`), in order:
+//   1. $TAPEFLOW_DATASETS;
+//   2. TAPEFLOW_DEFAULT_DATASETS_DIR, a directory compiled in when that macro is defined.
+//      tapeflow's own examples, tests and benches define it as the repository's data/ folder
+//      (cmake/TapeflowHelpers.cmake), so they run from any working directory. The installed
+//      package defines nothing (it ships no data); define it for your own targets if you keep
+//      datasets beside your sources, the same for every translation unit of a program:
+//        target_compile_definitions(app PRIVATE
+//                                   TAPEFLOW_DEFAULT_DATASETS_DIR="${CMAKE_SOURCE_DIR}/data")
+//   3. $KERAS_HOME/datasets, then ~/.keras/datasets (Keras' cache);
+//   4. data/ and shared/data/ in the current directory and in each of its parents.
+// In each, `<dir>/<fname>`; in Keras' cache, which keeps its files flat, also
+// `<dir>/<last component of fname>`. An explicit directory (`cache_dir`: what a `--data_dir`
+// flag passes) replaces the search: `<cache_dir>/<fname>`, then `<cache_dir>/<last component>`.
+// When nothing is found, not_found lists every path tried.
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras::utils {
+
+/// The directories searched for datasets, in search order (see the header comment); only the
+/// ones named by a set variable or the compiled-in default, whether or not they exist.
+[[nodiscard]] inline std::vector<std::filesystem::path> dataset_dirs() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  auto env = [](const char* name) -> const char* {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? v : nullptr;
+  };
+  if (const char* v = env("TAPEFLOW_DATASETS")) {
+    dirs.emplace_back(v);
+  }
+#ifdef TAPEFLOW_DEFAULT_DATASETS_DIR
+  dirs.emplace_back(TAPEFLOW_DEFAULT_DATASETS_DIR);
+#endif
+  if (const char* v = env("KERAS_HOME")) {
+    dirs.push_back(fs::path(v) / "datasets");
+  }
+  if (const char* v = env("HOME")) {
+    dirs.push_back(fs::path(v) / ".keras" / "datasets");
+  }
+  std::error_code ec;
+  for (fs::path d = fs::current_path(ec); !d.empty(); d = d.parent_path()) {
+    dirs.push_back(d / "data");
+    dirs.push_back(d / "shared" / "data");
+    if (d == d.root_path()) {
+      break;
+    }
+  }
+  return dirs;
+}
+
+/// Keyword arguments of `get_file`.
+struct GetFileOptions {
+  /// Look only here (a `--data_dir` flag): `<cache_dir>/<fname>`, then
+  /// `<cache_dir>/<last component of fname>`.
+  std::optional<std::filesystem::path> cache_dir = std::nullopt;
+};
+
+namespace impl {
+/// The paths `get_file(fname, options)` tries, in order.
+inline std::vector<std::filesystem::path> get_file_candidates(const std::filesystem::path& fname,
+                                                              const GetFileOptions& options) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  auto add = [&](const fs::path& p) {
+    for (const auto& q : out) {
+      if (q == p) {
+        return;
+      }
+    }
+    out.push_back(p);
+  };
+  if (options.cache_dir) {
+    add(*options.cache_dir / fname);
+    add(*options.cache_dir / fname.filename());
+    return out;
+  }
+  const char* keras_home = std::getenv("KERAS_HOME");
+  const char* home = std::getenv("HOME");
+  for (const auto& dir : dataset_dirs()) {
+    add(dir / fname);
+    const bool keras_cache = (keras_home != nullptr && dir == fs::path(keras_home) / "datasets") ||
+                             (home != nullptr && dir == fs::path(home) / ".keras" / "datasets");
+    if (keras_cache) {
+      add(dir / fname.filename());
+    }
+  }
+  return out;
+}
+}  // namespace impl
+
+namespace impl {
+/// get_file with `who` naming the caller in the error.
+inline std::filesystem::path find_file(const std::filesystem::path& fname,
+                                       const GetFileOptions& options, const std::string& who) {
+  const auto candidates = get_file_candidates(fname, options);
+  std::error_code ec;
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c, ec)) {
+      return c;
+    }
+  }
+  std::string tried;
+  for (const auto& c : candidates) {
+    tried += "\n  " + c.string();
+  }
+  throw not_found(who + ": " + fname.string() + " not found; tried:" + tried +
+                  (options.cache_dir ? std::string()
+                                     : "\n(pass the directory that holds it, e.g. --data_dir, or "
+                                       "set TAPEFLOW_DATASETS to a folder laid out like the "
+                                       "repository's data/)"));
+}
+}  // namespace impl
+
+/// The path of dataset file or folder `fname` (relative, e.g. "text/nietzsche.txt" or
+/// "mnist"), found where the header comment says (TensorFlow: `tf.keras.utils.get_file(fname,
+/// origin)`, which downloads `origin` when the file is missing; tapeflow never downloads).
+///
+///     auto path = tf::keras::utils::get_file("text/nietzsche.txt");
+///     auto mine = tf::keras::utils::get_file("text/nietzsche.txt", {.cache_dir = data_dir});
+///
+/// Throws not_found listing every path tried.
+[[nodiscard]] inline std::filesystem::path get_file(const std::filesystem::path& fname,
+                                                    const GetFileOptions& options = {}) {
+  return impl::find_file(fname, options, "tf::keras::utils::get_file");
+}
+
+}  // namespace keras::utils
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_UTILS_GET_FILE_HPP
+// ---- end <tapeflow/keras/utils/get_file.hpp>
+
+#if TAPEFLOW_WITH_ZLIB
+#include <zlib.h>
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace datasets {
+
+/// The four arrays `load_data` returns: `auto [x_train, y_train, x_test, y_test] = ...`.
+struct ImageDataset {
+  Tensor<std::uint8_t, 3> x_train;  ///< [60000, 28, 28], pixels 0..255
+  Tensor<std::uint8_t, 1> y_train;  ///< [60000], labels 0..9
+  Tensor<std::uint8_t, 3> x_test;   ///< [10000, 28, 28]
+  Tensor<std::uint8_t, 1> y_test;   ///< [10000]
+};
+
+#if TAPEFLOW_WITH_ZLIB
+namespace idx {
+
+/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
+inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file) {
+  gzFile f = gzopen(file.string().c_str(), "rb");
+  if (f == nullptr) {
+    throw not_found("tf::keras::datasets: cannot open " + file.string());
+  }
+  std::vector<std::uint8_t> out;
+  std::array<std::uint8_t, 1 << 16> chunk{};
+  for (;;) {
+    const int n = gzread(f, chunk.data(), unsigned(chunk.size()));
+    if (n < 0) {
+      int err = 0;
+      std::string msg = gzerror(f, &err);
+      gzclose(f);
+      throw data_loss("tf::keras::datasets: " + file.string() + ": gzip error: " + msg);
+    }
+    if (n == 0) {
+      break;
+    }
+    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
+  }
+  gzclose(f);
+  return out;
+}
+
+inline std::uint32_t be32(const std::vector<std::uint8_t>& b, std::size_t at) {
+  return (std::uint32_t(b[at]) << 24) | (std::uint32_t(b[at + 1]) << 16) |
+         (std::uint32_t(b[at + 2]) << 8) | std::uint32_t(b[at + 3]);
+}
+
+/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
+inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
+  auto b = read_gzip(file);
+  if (b.size() < 16 || be32(b, 0) != 2051) {
+    throw data_loss("tf::keras::datasets: " + file.string() +
+                    " is not an IDX image file (magic 2051 expected at byte 0)");
+  }
+  const std::int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
+  if (std::int64_t(b.size()) - 16 != n * rows * cols) {
+    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
+                    "x" + std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
+                    std::to_string(b.size() - 16) + " bytes follow byte 16");
+  }
+  auto t = Tensor<std::uint8_t, 3>::uninitialized({n, rows, cols});
+  std::copy(b.begin() + 16, b.end(), t.mutable_data());
+  return t;
+}
+
+/// Reads an IDX uint8 label file (magic 2049) as [count].
+inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
+  auto b = read_gzip(file);
+  if (b.size() < 8 || be32(b, 0) != 2049) {
+    throw data_loss("tf::keras::datasets: " + file.string() +
+                    " is not an IDX label file (magic 2049 expected at byte 0)");
+  }
+  const std::int64_t n = be32(b, 4);
+  if (std::int64_t(b.size()) - 8 != n) {
+    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
+                    " labels but " + std::to_string(b.size() - 8) + " bytes follow byte 8");
+  }
+  auto t = Tensor<std::uint8_t, 1>::uninitialized({n});
+  std::copy(b.begin() + 8, b.end(), t.mutable_data());
+  return t;
+}
+
+/// The directory holding dataset `name`'s IDX files: the one with
+/// `<name>/train-images-idx3-ubyte.gz` found by `utils::get_file` (so `path` may be that
+/// directory itself or a datasets folder holding `<name>/`). Throws not_found listing every
+/// path tried.
+inline std::filesystem::path find_dir(const std::string& name,
+                                      const std::optional<std::filesystem::path>& path) {
+  return utils::impl::find_file(std::filesystem::path(name) / "train-images-idx3-ubyte.gz",
+                                {.cache_dir = path}, "tf::keras::datasets::" + name + "::load_data")
+      .parent_path();
+}
+
+/// Loads the four IDX files of an MNIST-format dataset directory.
+inline ImageDataset load(const std::string& name,
+                         const std::optional<std::filesystem::path>& path) {
+  const auto dir = find_dir(name, path);
+  ImageDataset d;
+  d.x_train = read_images(dir / "train-images-idx3-ubyte.gz");
+  d.y_train = read_labels(dir / "train-labels-idx1-ubyte.gz");
+  d.x_test = read_images(dir / "t10k-images-idx3-ubyte.gz");
+  d.y_test = read_labels(dir / "t10k-labels-idx1-ubyte.gz");
+  if (d.x_train.dim(0) != d.y_train.dim(0) || d.x_test.dim(0) != d.y_test.dim(0)) {
+    throw data_loss("tf::keras::datasets::" + name + ": image and label counts differ in " +
+                    dir.string());
+  }
+  return d;
+}
+
+}  // namespace idx
+
+namespace mnist {
+/// MNIST digits (tf.keras.datasets.mnist.load_data): 60000 train and 10000 test 28x28 uint8
+/// images with labels 0-9. `path`: a directory with the IDX .gz files, or one holding them in
+/// `mnist/` (see the header comment for where it looks otherwise).
+///
+///     auto [x_train, y_train, x_test, y_test] = tf::keras::datasets::mnist::load_data();
+inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {
+  return idx::load("mnist", path);
+}
+}  // namespace mnist
+
+namespace fashion_mnist {
+/// Fashion-MNIST (tf.keras.datasets.fashion_mnist.load_data), same layout as MNIST.
+inline ImageDataset load_data(const std::optional<std::filesystem::path>& path = std::nullopt) {
+  return idx::load("fashion-mnist", path);
+}
+}  // namespace fashion_mnist
+#else   // TAPEFLOW_WITH_ZLIB
+// Compiled out: templates that fail only when called, so including the header stays fine.
+namespace mnist {
+template <int NeedsZlib = 0>
+ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
+  static_assert(NeedsZlib != 0,
+                "tf::keras::datasets::mnist::load_data needs zlib for the .gz files, compiled out "
+                "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+  return {};
+}
+}  // namespace mnist
+namespace fashion_mnist {
+template <int NeedsZlib = 0>
+ImageDataset load_data(const std::optional<std::filesystem::path>& /*path*/ = std::nullopt) {
+  static_assert(
+      NeedsZlib != 0,
+      "tf::keras::datasets::fashion_mnist::load_data needs zlib for the .gz files, compiled out "
+      "here: define TAPEFLOW_WITH_ZLIB=1 before including tapeflow and link -lz");
+  return {};
+}
+}  // namespace fashion_mnist
+#endif  // TAPEFLOW_WITH_ZLIB
+
+}  // namespace datasets
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DATASETS_HPP
+// ---- end <tapeflow/keras/datasets.hpp>
+// ---- begin <tapeflow/keras/layers/dropout.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
+// tf.keras.layers.Dropout: drops only while training.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+// ---- begin <tapeflow/ops/nn/dropout.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
+// dropout: zeroes random elements and scales the rest (TensorFlow: `tf.nn.dropout`).
+//
+// Built from other ops rather than as an op of its own: the scaled keep-mask is a constant
+// tensor drawn with `tf::random::uniform` (nothing to differentiate), and the result is
+// `x * mask`, so the tape records one multiply and the gradient is `dy * mask`, reusing the
+// forward's mask. This is how TensorFlow's Python `dropout` is written too.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace nn {
+
+/// Keyword arguments of `tf::nn::dropout` (TensorFlow: `noise_shape`, `seed`).
+struct DropoutOptions {
+  /// Shape of the keep/drop mask, broadcast against x: each entry equals x's dimension or 1
+  /// (e.g. {N, 1, 1, C} drops whole feature maps). Empty: x's own shape.
+  std::vector<std::int64_t> noise_shape = {};
+  /// Op seed of the mask (see Note [Random seeds] in <tapeflow/ops/random/random.hpp>).
+  std::optional<std::int64_t> seed = std::nullopt;
+};
+
+/// Randomly sets elements of `x` to zero with probability `rate` and scales the kept ones by
+/// 1 / (1 - rate), so the expected value is unchanged (TensorFlow: `tf.nn.dropout(x, rate,
+/// noise_shape, seed)`).
+///
+///     auto h = tf::nn::dropout(tf::nn::relu(z), 0.5, {.seed = 1});
+///
+/// Like `tf.nn.dropout`, it always drops: call it only while training (Keras' Dropout layer
+/// decides that). The gradient is `dy * mask / (1 - rate)` with the mask drawn in the forward
+/// pass. `rate == 0` returns `x` itself. Throws invalid_argument when `rate` is outside
+/// [0, 1) or `noise_shape` does not broadcast to x's shape.
+template <tensor_like X>
+tensor_type_of<X> dropout(X const& x, double rate, DropoutOptions const& options = {}) {
+  using T = value_type_of<X>;
+  constexpr std::size_t R = rank_of<X>;
+  static_assert(floating_element<T>, "tf::nn::dropout(x, rate): x must be float or double");
+  auto const& t = tapeflow::detail::as_tensor(x);
+  if (!(rate >= 0.0 && rate < 1.0)) {
+    throw invalid_argument("tf::nn::dropout: rate must be a scalar in [0, 1), got " +
+                           std::to_string(rate));
+  }
+  std::array<std::int64_t, R> noise = t.dims();
+  if (!options.noise_shape.empty()) {
+    bool ok = options.noise_shape.size() == R;
+    for (std::size_t i = 0; ok && i < R; ++i) {
+      ok = options.noise_shape[i] == t.dims()[i] || options.noise_shape[i] == 1;
+      noise[i] = options.noise_shape[i];
+    }
+    if (!ok) {
+      std::string text = "(";
+      for (std::size_t i = 0; i < options.noise_shape.size(); ++i) {
+        text += (i > 0 ? ", " : "") + std::to_string(options.noise_shape[i]);
+      }
+      throw invalid_argument("tf::nn::dropout: noise_shape " + text +
+                             ") does not broadcast to the shape of x " + t.shape().to_string() +
+                             " (each entry must be x's dimension or 1)");
+    }
+  }
+  if (rate == 0.0) {
+    return t;
+  }
+  auto const u = random::uniform<T>(noise, {.seed = options.seed});
+  auto const mask =
+      cast<T>(greater_equal(u, static_cast<T>(rate))) * static_cast<T>(1.0 / (1.0 - rate));
+  return t * mask;
+}
+
+}  // namespace nn
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DROPOUT_HPP
+// ---- end <tapeflow/ops/nn/dropout.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Dropout.
+struct DropoutOptions {
+  /// Op seed of the mask (`tf::nn::dropout`'s; Note [Random seeds] in ops/random/random.hpp).
+  std::optional<std::int64_t> seed = std::nullopt;
+  std::optional<std::string> name = std::nullopt;  ///< default "dropout", "dropout_1", ...
+};
+
+/// Sets inputs to zero with probability `rate` (scaling the rest by 1 / (1 - rate)) when
+/// called with `training = true`; the identity otherwise (tf.keras.layers.Dropout).
+class Dropout : public Layer<Dropout> {
+ public:
+  /// Any rank is accepted.
+  static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Drops with probability `rate`; throws invalid_argument unless 0 <= rate < 1.
+  explicit Dropout(double rate, DropoutOptions options = {})
+      : Layer("dropout", {.name = options.name}), rate_(rate), seed_(options.seed) {
+    if (!(rate >= 0.0 && rate < 1.0)) {
+      throw invalid_argument("tf::keras::layers::Dropout: rate must be in [0, 1), got " +
+                             std::to_string(rate));
+    }
+  }
+
+  /// "Dropout".
+  [[nodiscard]] std::string class_name() const override { return "Dropout"; }
+  /// `tf::nn::dropout(x, rate)` when `training`, else `x` unchanged.
+  template <class T, std::size_t R>
+  Tensor<T, R> call(const Tensor<T, R>& x, bool training = false) {
+    if (!training || rate_ == 0.0) {
+      return x;
+    }
+    return nn::dropout(x, rate_, {.seed = seed_});
+  }
+
+ private:
+  double rate_;
+  std::optional<std::int64_t> seed_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_DROPOUT_HPP
+// ---- end <tapeflow/keras/layers/dropout.hpp>
+// ---- begin <tapeflow/keras/layers/embedding.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_EMBEDDING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_EMBEDDING_HPP
+// tf.keras.layers.Embedding: integer ids -> dense vectors.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+// ---- begin <tapeflow/ops/array/gather.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
+// gather(params, indices, axis): picks slices of `params` along `axis` by integer indices of any
+// rank (TensorFlow: `tf.gather`, op "GatherV2"). The gradient with respect to params sums the
+// output gradient back into place with math::unsorted_segment_sum.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+// ---- begin <tapeflow/ops/math/segment.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
+// math::unsorted_segment_sum(data, segment_ids, num_segments): sums rows of `data` into the
+// segments named by `segment_ids` (TensorFlow: `tf.math.unsorted_segment_sum`, op
+// "UnsortedSegmentSum"). It is the gradient of gather, and its own gradient is a gather.
+//
+// The gradient gathers through a function defined in <tapeflow/ops/array/gather.hpp>; the two
+// headers include each other.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Index element types of gather and segment ops.
+template <class I>
+concept index_element = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
+
+/// "[1, 2]": the multi-index of flat element `flat` of a tensor of shape `dims`.
+template <std::size_t S>
+std::string multi_index_text(std::int64_t flat, std::array<std::int64_t, S> const& dims) {
+  std::array<std::int64_t, S> idx{};
+  for (std::size_t a = S; a-- > 0;) {
+    idx[a] = flat % dims[a];
+    flat /= dims[a];
+  }
+  std::string text = "[";
+  for (std::size_t a = 0; a < S; ++a) {
+    text += (a > 0 ? ", " : "") + std::to_string(idx[a]);
+  }
+  return text + "]";
+}
+
+/// gather(params, max(ids, 0)) along axis 0 with the rows of negative ids zeroed, written in
+/// ops (defined in gather.hpp): the gradient of UnsortedSegmentSum.
+template <class T, std::size_t K, class I, std::size_t S>
+Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params, Tensor<I, S> const& ids);
+
+}  // namespace detail
+
+namespace ops {
+
+/// out[s, ...] = sum of data[i..., ...] over the i with segment_ids[i...] == s (TensorFlow op
+/// "UnsortedSegmentSum"). segment_ids' shape is a prefix of data's; negative ids are dropped,
+/// ids >= num_segments are an error (as on TensorFlow's CPU).
+struct UnsortedSegmentSum {
+  static constexpr std::string_view name = "UnsortedSegmentSum";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  std::int64_t num_segments = 0;
+
+  /// TensorFlow's attributes: the types of `segment_ids` and `num_segments`.
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Tnumsegments", DType::int32}};
+  }
+  /// TensorFlow's `num_segments` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"num_segments", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(num_segments))}};
+  }
+
+  template <class T, std::size_t R, class I, std::size_t S>
+  OutSpec<T, R - S + 1> infer(Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
+    static_assert(numeric_element<T>,
+                  "tf::math::unsorted_segment_sum: data must be numeric (not bool or string)");
+    static_assert(detail::index_element<I>,
+                  "tf::math::unsorted_segment_sum: segment_ids must be int32 or int64");
+    static_assert(S <= R, "tf::math::unsorted_segment_sum: segment_ids' rank exceeds data's rank");
+    if (num_segments < 0) {
+      throw invalid_argument("UnsortedSegmentSum: num_segments must be non-negative, got " +
+                             std::to_string(num_segments));
+    }
+    for (std::size_t a = 0; a < S; ++a) {
+      if (ids.dims()[a] != data.dims()[a]) {
+        throw invalid_argument("UnsortedSegmentSum: segment_ids shape " + ids.shape().to_string() +
+                               " is not a prefix of data shape " + data.shape().to_string());
+      }
+    }
+    // Symbolic ids (tracing) have no values yet: the check runs when the graph runs.
+    I const* id = ids.data();
+    for (std::int64_t i = 0; !ids.is_symbolic() && i < ids.num_elements(); ++i) {
+      if (static_cast<std::int64_t>(id[i]) >= num_segments) {
+        throw invalid_argument(
+            "UnsortedSegmentSum: segment_ids" + detail::multi_index_text(i, ids.dims()) + " = " +
+            std::to_string(id[i]) + " is out of range [0, " + std::to_string(num_segments) + ")");
+      }
+    }
+    OutSpec<T, R - S + 1> spec{};
+    spec.dims[0] = num_segments;
+    for (std::size_t a = S; a < R; ++a) {
+      spec.dims[a - S + 1] = data.dims()[a];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  void compute(Tensor<T, K>& out, Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
+    T* o = detail::tensor_access::mutable_data(out);
+    std::fill_n(o, out.num_elements(), T(0));
+    std::int64_t const rows = ids.num_elements();
+    std::int64_t const inner = num_segments == 0 ? 0 : out.num_elements() / num_segments;
+    if (rows == 0 || inner == 0) {
+      return;
+    }
+    I const* id = ids.data();
+    T const* d = data.data();
+    // Threads split the columns, so no two add into the same element.
+    backend::cpu::parallel_for(inner, std::max<std::int64_t>(1, detail::parallel_grain / rows),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t i = 0; i < rows; ++i) {
+                                   auto const seg = static_cast<std::int64_t>(id[i]);
+                                   if (seg < 0) {
+                                     continue;
+                                   }
+                                   T* dst = o + seg * inner;
+                                   T const* src = d + i * inner;
+                                   for (std::int64_t c = s; c < e; ++c) {
+                                     dst[c] = static_cast<T>(dst[c] + src[c]);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const&,
+                Tensor<I, S> const& ids) const {
+    return std::tuple{[=] { return detail::gather_dropping_negatives(dy, ids); }, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+namespace math {
+
+/// Sums the rows of `data` into `num_segments` segments: out[s] = sum of data[i...] over the i
+/// with segment_ids[i...] == s (TensorFlow: `tf.math.unsorted_segment_sum`). segment_ids
+/// (int32 or int64) has a prefix of data's shape; the result has shape
+/// (num_segments,) + data.shape[rank(segment_ids):]. Negative ids are dropped; ids >=
+/// num_segments throw invalid_argument. Differentiable with respect to `data`.
+///
+///     auto data = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
+///     auto ids = tf::constant<int32_t>({1, 0, 1});
+///     tf::math::unsorted_segment_sum(data, ids, 2);  // [[3, 4], [6, 8]]
+template <tensor_like D, tensor_like S>
+auto unsorted_segment_sum(D const& data, S const& segment_ids, std::int64_t num_segments) {
+  static_assert(rank_of<S> <= rank_of<D>,
+                "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids' rank exceeds "
+                "data's rank");
+  static_assert(
+      detail::index_element<value_type_of<S>>,
+      "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids must be int32 or int64");
+  return detail::execute(ops::UnsortedSegmentSum{num_segments}, detail::as_tensor(data),
+                         detail::as_tensor(segment_ids));
+}
+
+}  // namespace math
+
+TAPEFLOW_END_NAMESPACE
+
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
+// ---- end <tapeflow/ops/math/segment.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// out[p..., i..., q...] = params[p..., indices[i...], q...] with p the axes before `axis`
+/// (TensorFlow op "GatherV2", batch_dims 0). Out-of-range indices are an error, as on
+/// TensorFlow's CPU.
+struct GatherV2 {
+  static constexpr std::string_view name = "GatherV2";
+  static constexpr std::string_view type_attr = "Tparams";  ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the types of `indices` and of the `axis` input (`batch_dims`
+  /// stays 0, its default).
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Taxis", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument("GatherV2: axis " + std::to_string(axis) +
+                             " is out of range for params of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R, class I, std::size_t S>
+  OutSpec<T, R + S - 1> infer(Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
+    static_assert(R >= 1, "tf::gather: params must have rank >= 1");
+    static_assert(detail::index_element<I>, "tf::gather: indices must be int32 or int64");
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t const n = params.dims()[ax];
+    // Symbolic indices (tracing) have no values yet: the check runs when the graph runs.
+    I const* idx = indices.data();
+    for (std::int64_t k = 0; !indices.is_symbolic() && k < indices.num_elements(); ++k) {
+      if (idx[k] < 0 || static_cast<std::int64_t>(idx[k]) >= n) {
+        throw invalid_argument("GatherV2: indices" + detail::multi_index_text(k, indices.dims()) +
+                               " = " + std::to_string(idx[k]) + " is not in [0, " +
+                               std::to_string(n) + ") (params shape " + params.shape().to_string() +
+                               ", axis " + std::to_string(ax) + ")");
+      }
+    }
+    OutSpec<T, R + S - 1> spec{};
+    std::size_t j = 0;
+    for (std::size_t a = 0; a < ax; ++a) {
+      spec.dims[j++] = params.dims()[a];
+    }
+    for (std::size_t a = 0; a < S; ++a) {
+      spec.dims[j++] = indices.dims()[a];
+    }
+    for (std::size_t a = ax + 1; a < R; ++a) {
+      spec.dims[j++] = params.dims()[a];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  void compute(Tensor<T, K>& out, Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    std::int64_t inner = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= params.dims()[a];
+    }
+    for (std::size_t a = ax + 1; a < R; ++a) {
+      inner *= params.dims()[a];
+    }
+    std::int64_t const n = params.dims()[ax];
+    std::int64_t const m = indices.num_elements();
+    if (out.num_elements() == 0) {
+      return;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    T const* p = params.data();
+    I const* idx = indices.data();
+    // One output row per (outer, index) pair.
+    backend::cpu::parallel_for(outer * m, std::max<std::int64_t>(1, detail::parallel_grain / inner),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   std::int64_t const q = r / m;
+                                   auto const i = static_cast<std::int64_t>(idx[r % m]);
+                                   T const* src = p + (q * n + i) * inner;
+                                   if (inner == 1) {
+                                     o[r] = *src;
+                                   } else {
+                                     std::copy_n(src, inner, o + r * inner);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const& params,
+                Tensor<I, S> const& indices) const {
+    std::size_t const ax = resolved_axis<R>();
+    auto grad = [=] {
+      std::int64_t const m = indices.num_elements();
+      auto values_dims = params.dims();
+      values_dims[ax] = m;
+      auto values = detail::execute(Reshape<R>{values_dims}, dy);
+      auto flat = detail::execute(Reshape<1>{{m}}, indices);
+      UnsortedSegmentSum const sum{params.dims()[ax]};
+      if (ax == 0) {
+        return detail::execute(sum, values, flat);
+      }
+      // Move the gathered axis to the front, sum into segments, move it back.
+      Transpose<R> to_front;
+      Transpose<R> back;
+      to_front.perm[0] = static_cast<int>(ax);
+      for (std::size_t a = 0, j = 1; a < R; ++a) {
+        if (a != ax) {
+          to_front.perm[j++] = static_cast<int>(a);
+        }
+        back.perm[a] = a < ax ? static_cast<int>(a + 1) : a == ax ? 0 : static_cast<int>(a);
+      }
+      return detail::execute(back, detail::execute(sum, detail::execute(to_front, values), flat));
+    };
+    return std::tuple{grad, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
+template <class T, std::size_t K, class I, std::size_t S>
+Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params,
+                                               Tensor<I, S> const& ids) {
+  auto gathered = execute(ops::GatherV2{0}, params, maximum(ids, I(0)));
+  std::array<std::int64_t, K + S - 1> mask_dims;
+  mask_dims.fill(1);
+  std::copy(ids.dims().begin(), ids.dims().end(), mask_dims.begin());
+  auto keep = execute(ops::Reshape<K + S - 1>{mask_dims}, greater_equal(ids, I(0)));
+  return where(keep, gathered, zeros_like(gathered));
+}
+}  // namespace detail
+
+/// Slices of `params` along `axis` picked by `indices` (int32 or int64, any rank): the result
+/// has shape params.shape[:axis] + indices.shape + params.shape[axis+1:] (TensorFlow:
+/// `tf.gather(params, indices, axis=axis)`). An index outside [0, params.dim(axis)) throws
+/// invalid_argument naming it. Differentiable with respect to `params`.
+///
+///     auto p = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
+///     tf::gather(p, tf::constant<int32_t>({2, 0}));     // [[5, 6], [1, 2]]
+///     tf::gather(p, tf::constant<int64_t>({1}), -1);    // [[2], [4], [6]]
+template <tensor_like P, tensor_like I>
+auto gather(P const& params, I const& indices, int axis = 0) {
+  static_assert(rank_of<P> >= 1, "tf::gather(params, indices, axis): params must have rank >= 1");
+  static_assert(detail::index_element<value_type_of<I>>,
+                "tf::gather(params, indices, axis): indices must be int32 or int64");
+  static_assert(rank_of<P> + rank_of<I> - 1 <= max_rank,
+                "tf::gather(params, indices, axis): the result's rank would exceed tapeflow's "
+                "maximum rank (8)");
+  return detail::execute(ops::GatherV2{axis}, detail::as_tensor(params),
+                         detail::as_tensor(indices));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
+// ---- end <tapeflow/ops/array/gather.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Embedding.
+struct EmbeddingOptions {
+  /// Initial values of the table; default uniform in [-0.05, 0.05] (as Keras).
+  initializers::Initializer embeddings_initializer = initializers::RandomUniform();
+  std::optional<std::string> name = std::nullopt;  ///< default "embedding", "embedding_1", ...
+};
+
+/// Looks up rows of an [input_dim, output_dim] table (weight "embeddings"):
+/// ids [N, ...] (int32/int64) -> [N, ..., output_dim] (tf.keras.layers.Embedding).
+class Embedding : public Layer<Embedding> {
+ public:
+  static constexpr int min_input_rank = 1;  ///< needs the batch axis
+  /// One axis more than the ids (output_dim); unknown (-1) stays unknown.
+  static constexpr int output_rank(int in) { return in < 0 ? -1 : in + 1; }
+
+  /// A table of `input_dim` rows (the vocabulary size: ids in [0, input_dim)) of `output_dim`
+  /// floats; throws invalid_argument unless both are positive.
+  Embedding(std::int64_t input_dim, std::int64_t output_dim, EmbeddingOptions options = {})
+      : Layer("embedding", {.name = options.name}),
+        input_dim_(input_dim),
+        output_dim_(output_dim),
+        options_(std::move(options)) {
+    keras3_attribute("embeddings", "_embeddings");  // Keras 3's attribute name
+    if (input_dim <= 0 || output_dim <= 0) {
+      throw invalid_argument(
+          "tf::keras::layers::Embedding: input_dim and output_dim must be "
+          "positive");
+    }
+  }
+  /// "Embedding".
+  [[nodiscard]] std::string class_name() const override { return "Embedding"; }
+  /// The table [input_dim, output_dim] (after build).
+  [[nodiscard]] const Variable<float, 2>& embeddings() const noexcept { return embeddings_; }
+
+  /// Creates the table (its shape does not depend on the input's).
+  void build(const Shape&) override {
+    embeddings_ = add_weight<float, 2>("embeddings", {input_dim_, output_dim_},
+                                       options_.embeddings_initializer);
+  }
+  /// The rows of `ids` (int32 or int64): [N, ...] -> [N, ..., output_dim]; an id outside
+  /// [0, input_dim) throws invalid_argument (from `tf::gather`).
+  template <class I, std::size_t R>
+  Tensor<float, R + 1> call(const Tensor<I, R>& ids) {
+    static_assert(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>,
+                  "tf::keras::layers::Embedding: ids must be int32 or int64");
+    return gather(embeddings_, ids);
+  }
+
+ private:
+  std::int64_t input_dim_;
+  std::int64_t output_dim_;
+  EmbeddingOptions options_;
+  Variable<float, 2> embeddings_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_EMBEDDING_HPP
+// ---- end <tapeflow/keras/layers/embedding.hpp>
+// ---- begin <tapeflow/keras/layers/lstm.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
+// tf.keras.layers.LSTMCell and tf.keras.layers.LSTM.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/array/stack.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
+// stack(values, axis) and unstack(x, axis): joins tensors along a new axis and splits a tensor
+// along one (TensorFlow: `tf.stack`, op "Pack"; `tf.unstack`). Pack's gradient is the
+// unstacked output gradient; unstack is made of Slice and Reshape ops, so both differentiate
+// to any order.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// The pieces of `x` along `axis`, each a recorded Slice then Reshape (TensorFlow's "Unpack").
+template <class T, std::size_t R>
+std::vector<Tensor<T, R - 1>> unstack_tensor(Tensor<T, R> const& x, int axis) {
+  static_assert(R >= 1, "tf::unstack: cannot unstack a scalar (rank-0 tensor)");
+  constexpr int rank = static_cast<int>(R);
+  if (axis < -rank || axis >= rank) {
+    throw invalid_argument("Unpack: axis " + std::to_string(axis) +
+                           " is out of range for a tensor of rank " + std::to_string(R));
+  }
+  std::size_t const ax = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  std::array<std::int64_t, R - 1> piece_dims{};
+  for (std::size_t a = 0, j = 0; a < R; ++a) {
+    if (a != ax) {
+      piece_dims[j++] = x.dims()[a];
+    }
+  }
+  std::int64_t const n = x.dims()[ax];
+  std::vector<Tensor<T, R - 1>> pieces;
+  pieces.reserve(static_cast<std::size_t>(n));
+  ops::Slice<R> slice;
+  slice.size = x.dims();
+  slice.size[ax] = 1;
+  for (std::int64_t i = 0; i < n; ++i) {
+    slice.begin[ax] = i;
+    pieces.push_back(execute(ops::Reshape<R - 1>{piece_dims}, execute(slice, x)));
+  }
+  return pieces;
+}
+
+}  // namespace detail
+
+namespace ops {
+
+/// Stacks equally shaped tensors along a new axis `axis` of the output, in [-(R+1), R]
+/// (TensorFlow op "Pack").
+struct Pack {
+  static constexpr std::string_view name = "Pack";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the number of tensors and the new axis.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"axis", axis}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int out_rank = static_cast<int>(R) + 1;
+    if (axis < -out_rank || axis >= out_rank) {
+      throw invalid_argument("Pack: axis " + std::to_string(axis) + " is out of range [" +
+                             std::to_string(-out_rank) + ", " + std::to_string(out_rank) +
+                             ") for stacking tensors of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + out_rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R + 1> infer(std::vector<Tensor<T, R>> const& values) const {
+    if (values.empty()) {
+      throw invalid_argument("Pack: needs at least one tensor to stack");
+    }
+    std::size_t const ax = resolved_axis<R>();
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      if (values[i].dims() != values[0].dims()) {
+        throw invalid_argument(
+            "Pack: input " + std::to_string(i) + " has shape " + values[i].shape().to_string() +
+            ", which does not match input 0's shape " + values[0].shape().to_string());
+      }
+    }
+    OutSpec<T, R + 1> spec{};
+    for (std::size_t a = 0, j = 0; a < R + 1; ++a) {
+      spec.dims[a] = a == ax ? static_cast<std::int64_t>(values.size()) : values[0].dims()[j++];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R + 1>& out, std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= values[0].dims()[a];
+    }
+    std::int64_t const inner = outer == 0 ? 0 : values[0].num_elements() / outer;
+    if (inner == 0) {
+      return;
+    }
+    auto const n = static_cast<std::int64_t>(values.size());
+    T* o = detail::tensor_access::mutable_data(out);
+    backend::cpu::parallel_for(outer,
+                               std::max<std::int64_t>(1, detail::parallel_grain / (inner * n)),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   T* dst = o + r * n * inner;
+                                   for (auto const& x : values) {
+                                     dst = std::copy_n(x.data() + r * inner, inner, dst);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R + 1> const& dy, Tensor<T, R + 1> const&,
+                std::vector<Tensor<T, R>> const&) const {
+    int const ax = static_cast<int>(resolved_axis<R>());
+    return [=] { return detail::unstack_tensor(dy, ax); };
+  }
+};
+
+}  // namespace ops
+
+/// Stacks equally shaped tensors along a new axis, giving rank R+1 (TensorFlow: `tf.stack`).
+/// `axis` is in [-(R+1), R]. Throws invalid_argument for an empty list, a bad axis or
+/// mismatched shapes.
+///
+///     auto a = tf::constant<float>({1, 2});
+///     auto b = tf::constant<float>({3, 4});
+///     tf::stack({a, b});     // [[1, 2], [3, 4]]
+///     tf::stack({a, b}, 1);  // [[1, 3], [2, 4]]
+template <class T, std::size_t R>
+Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
+  static_assert(
+      R + 1 <= max_rank,
+      "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
+  return detail::execute(ops::Pack{axis}, values);
+}
+/// The same for a braced list of tensors: `tf::stack({a, b})`.
+template <class T, std::size_t R>
+Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
+  return stack(std::vector<Tensor<T, R>>(values), axis);
+}
+
+/// Splits `x` along `axis` into x.dim(axis) tensors of rank R-1 (TensorFlow: `tf.unstack`).
+/// Each piece is a recorded slice, so gradients flow back to `x`.
+///
+///     auto rows = tf::unstack(tf::constant<float>({{1, 2}, {3, 4}}));  // [1, 2] and [3, 4]
+template <tensor_like X>
+auto unstack(X const& x, int axis = 0) {
+  static_assert(rank_of<X> >= 1, "tf::unstack(x, axis): cannot unstack a scalar (rank-0 tensor)");
+  return detail::unstack_tensor(detail::as_tensor(x), axis);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
+// ---- end <tapeflow/ops/array/stack.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// The state of an LSTM: {h, c}, each [batch, units] (Keras: a list [h, c]).
+using LSTMState = std::array<Tensor<float, 2>, 2>;
+
+/// Keyword arguments of LSTMCell.
+struct LSTMCellOptions {
+  /// Initial values of the kernel [in, 4 units]; default Glorot uniform (as Keras).
+  initializers::Initializer kernel_initializer = initializers::GlorotUniform();
+  /// Initial values of the recurrent kernel [units, 4 units]; default orthogonal (as Keras).
+  initializers::Initializer recurrent_initializer = initializers::Orthogonal();
+  /// Zeros with the forget gate's bias at 1 (Keras' unit_forget_bias=True) when unset.
+  std::optional<initializers::Initializer> bias_initializer = std::nullopt;
+  std::optional<std::string> name = std::nullopt;  ///< default "lstm_cell", "lstm_cell_1", ...
+};
+
+/// One LSTM step (tf.keras.layers.LSTMCell): weights "kernel" [in, 4 units],
+/// "recurrent_kernel" [units, 4 units], "bias" [4 units], gates in Keras' order i, f, c, o:
+///   z = x @ kernel + h @ recurrent_kernel + bias
+///   c' = sigmoid(z_f) * c + sigmoid(z_i) * tanh(z_c);  h' = sigmoid(z_o) * tanh(c')
+///
+///     tf::keras::layers::LSTMCell cell(256);
+///     auto state = cell.get_initial_state({.batch_size = 50});
+///     auto [output, new_state] = cell(x_t, state);
+class LSTMCell : public Layer<LSTMCell> {
+ public:
+  static constexpr int input_rank = 2;      ///< one step's input [batch, features]
+  static constexpr int min_input_rank = 2;  ///< as `input_rank`
+
+  /// A cell with `units` hidden units; throws invalid_argument unless units > 0.
+  explicit LSTMCell(std::int64_t units, LSTMCellOptions options = {})
+      : Layer("lstm_cell", {.name = options.name}), units_(units), options_(std::move(options)) {
+    if (units <= 0) {
+      throw invalid_argument("tf::keras::layers::LSTMCell: units must be positive");
+    }
+  }
+  /// "LSTMCell".
+  [[nodiscard]] std::string class_name() const override { return "LSTMCell"; }
+  /// Size of h and c (the output's last axis).
+  [[nodiscard]] std::int64_t units() const noexcept { return units_; }
+
+  /// Options of `get_initial_state` (Keras: its `batch_size` argument).
+  struct InitialStateOptions {
+    std::int64_t batch_size = 1;  ///< rows of h and c
+  };
+  /// Zero h and c of shape [batch_size, units] (Keras: `cell.get_initial_state`).
+  [[nodiscard]] LSTMState get_initial_state(InitialStateOptions o) const {
+    return {zeros<float>({o.batch_size, units_}), zeros<float>({o.batch_size, units_})};
+  }
+
+  /// Creates the weights for inputs [batch, input_shape[1]].
+  void build(const Shape& input_shape) override {
+    if (input_shape.rank() != 2 || input_shape[1] < 0) {
+      throw invalid_argument("LSTMCell '" + name() + "': cannot build for inputs of shape " +
+                             input_shape.to_string() + " ([batch, features] with known features)");
+    }
+    const std::int64_t input_dim = input_shape[1];
+    const std::int64_t u = units_;
+    kernel_ = add_weight<float, 2>("kernel", {input_dim, 4 * u}, options_.kernel_initializer);
+    recurrent_kernel_ =
+        add_weight<float, 2>("recurrent_kernel", {u, 4 * u}, options_.recurrent_initializer);
+    initializers::Initializer bias_init = options_.bias_initializer
+                                              ? *options_.bias_initializer
+                                              : initializers::Initializer([u](const Shape&) {
+                                                  std::vector<float> b(std::size_t(4 * u), 0.0f);
+                                                  std::fill(b.begin() + u, b.begin() + 2 * u, 1.0f);
+                                                  return b;
+                                                });
+    bias_ = add_weight<float, 1>("bias", {4 * u}, bias_init);
+  }
+
+  /// One step: returns (output = h', new state {h', c'}).
+  std::pair<Tensor<float, 2>, LSTMState> call(const Tensor<float, 2>& x, const LSTMState& state) {
+    return step(matmul(x, kernel_), state);
+  }
+
+  /// A step given the input projection `xk` = x @ kernel (LSTM computes it for all steps at
+  /// once).
+  std::pair<Tensor<float, 2>, LSTMState> step(const Tensor<float, 2>& xk, const LSTMState& state) {
+    const auto& [h, c] = state;
+    auto z = xk + matmul(h, recurrent_kernel_) + bias_;
+    const std::int64_t u = units_;
+    auto gate = [&](std::int64_t k) { return slice(z, {0, k * u}, {-1, u}); };
+    auto i = sigmoid(gate(0));
+    auto f = sigmoid(gate(1));
+    auto g = tanh(gate(2));
+    auto o = sigmoid(gate(3));
+    auto c2 = f * c + i * g;
+    auto h2 = o * tanh(c2);
+    return {h2, LSTMState{h2, c2}};
+  }
+
+  /// The input kernel [in, 4 units], gates i, f, c, o (after build).
+  [[nodiscard]] const Variable<float, 2>& kernel() const noexcept { return kernel_; }
+  /// The recurrent kernel [units, 4 units], gates i, f, c, o (after build).
+  [[nodiscard]] const Variable<float, 2>& recurrent_kernel() const noexcept {
+    return recurrent_kernel_;
+  }
+  /// The bias [4 units], gates i, f, c, o (after build).
+  [[nodiscard]] const Variable<float, 1>& bias() const noexcept { return bias_; }
+
+  /// tf_keras's LSTMCell tracks the list `state_size = [units, units]` (set in its
+  /// constructor, so listed before the weights): an object-graph node without values. Keras 3
+  /// does not track it.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (layout != Layout::keras3) {
+      out.insert(out.begin(),
+                 TrackableReference{.name = "state_size",
+                                    .owned = std::make_shared<train::TrackableList>()});
+    }
+    return out;
+  }
+
+ private:
+  std::int64_t units_;
+  LSTMCellOptions options_;
+  Variable<float, 2> kernel_;
+  Variable<float, 2> recurrent_kernel_;
+  Variable<float, 1> bias_;
+};
+
+/// Keyword arguments of LSTM. Keras's `return_sequences` is not an option: the output's rank is
+/// a type, so `LSTM::call` returns the last step's output and `LSTM::sequences` every step's.
+struct LSTMOptions {
+  LSTMCellOptions cell = {};  ///< options of the cell (its initializers; its name)
+  std::optional<std::string> name = std::nullopt;  ///< default "lstm", "lstm_1", ...
+};
+
+/// An LSTM over [batch, time, features] (tf.keras.layers.LSTM): the last output [batch, units]
+/// (rank 2), or use `sequences` for every step's output [batch, time, units]. Its cell is the
+/// object-graph child "cell".
+class LSTM : public Layer<LSTM> {
+ public:
+  static constexpr int input_rank = 3;      ///< [batch, time, features] only
+  static constexpr int min_input_rank = 3;  ///< as `input_rank`
+  /// `call` gives the last output [batch, units].
+  static constexpr int output_rank(int) { return 2; }
+
+  /// An LSTM with `units` hidden units; throws invalid_argument unless units > 0.
+  explicit LSTM(std::int64_t units, LSTMOptions options = {})
+      : Layer("lstm", {.name = options.name}), cell_(units, options.cell) {
+    track("cell", cell_);
+  }
+  LSTM(const LSTM& other) = delete;
+  /// Moves the layer with its cell (which stays tracked as "cell").
+  LSTM(LSTM&& other) noexcept = default;
+  /// "LSTM".
+  [[nodiscard]] std::string class_name() const override { return "LSTM"; }
+  /// The cell: its weights are the layer's (Keras: `lstm.cell`).
+  [[nodiscard]] LSTMCell& cell() noexcept { return cell_; }
+
+  /// tf_keras's RNN layers track the list `state_spec` once built (after `cell`): a node
+  /// without values. Keras 3 tracks only the cell.
+  [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
+    auto out = Layer::trackable_children(layout);
+    if (layout != Layout::keras3 && built()) {
+      out.push_back({.name = "state_spec", .owned = std::make_shared<train::TrackableList>()});
+    }
+    return out;
+  }
+
+  /// The last step's output [batch, units].
+  Tensor<float, 2> call(const Tensor<float, 3>& x) { return run(x, false).first; }
+  /// Every step's output [batch, time, units] (Keras: return_sequences=True).
+  Tensor<float, 3> sequences(const Tensor<float, 3>& x) { return run(x, true).second; }
+
+ private:
+  std::pair<Tensor<float, 2>, Tensor<float, 3>> run(const Tensor<float, 3>& x, bool all) {
+    const std::int64_t n = x.dims()[0], t = x.dims()[1], f = x.dims()[2];
+    if (t == 0) {
+      throw invalid_argument("LSTM '" + name() + "': input of shape " + x.shape().to_string() +
+                             " has no time steps");
+    }
+    cell_.ensure_built(Shape({n, f}));
+    set_built();
+    // Project every step's input at once: [N * T, F] @ kernel -> [N, T, 4U].
+    auto xk = reshape(matmul(reshape(x, {n * t, f}), cell_.kernel()), {n, t, 4 * cell_.units()});
+    auto steps = unstack(xk, 1);
+    LSTMState state = cell_.get_initial_state({.batch_size = n});
+    std::vector<Tensor<float, 2>> outputs;
+    Tensor<float, 2> out;
+    for (const auto& xt : steps) {
+      auto [o, s] = cell_.step(xt, state);
+      out = o;
+      state = s;
+      if (all) {
+        outputs.push_back(o);
+      }
+    }
+    return {out, all ? stack(outputs, 1) : Tensor<float, 3>{}};
+  }
+
+  LSTMCell cell_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_LSTM_HPP
+// ---- end <tapeflow/keras/layers/lstm.hpp>
+// ---- begin <tapeflow/keras/layers/rescaling.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+// tf.keras.layers.Rescaling: x * scale + offset (image preprocessing).
+
+#include <optional>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+namespace layers {
+
+/// Keyword arguments of Rescaling.
+struct RescalingOptions {
+  float offset = 0.0f;                             ///< added after scaling
+  std::optional<std::string> name = std::nullopt;  ///< default "rescaling", "rescaling_1", ...
+};
+
+/// Rescales inputs to float: `cast<float>(x) * scale + offset` (tf.keras.layers.Rescaling,
+/// Keras 3's computation). A scalar scale and offset (Keras also takes per-channel lists).
+///
+///     tf::keras::layers::Rescaling(1.0f / 127.5f, {.offset = -1.0f})  // [0, 255] -> [-1, 1]
+///     tf::keras::layers::Rescaling(1.0f / 255)                        // uint8 images too
+class Rescaling : public Layer<Rescaling> {
+ public:
+  /// Any rank is accepted.
+  static constexpr int min_input_rank = 0;
+  /// The output has the input's shape.
+  static constexpr int output_rank(int in) { return in; }
+
+  /// Multiplies by `scale`, then adds `options.offset`.
+  explicit Rescaling(float scale, RescalingOptions options = {})
+      : Layer("rescaling", {.name = options.name}), scale_(scale), offset_(options.offset) {}
+
+  /// The scale.
+  [[nodiscard]] float scale() const noexcept { return scale_; }
+  /// The offset.
+  [[nodiscard]] float offset() const noexcept { return offset_; }
+  /// "Rescaling".
+  [[nodiscard]] std::string class_name() const override { return "Rescaling"; }
+  /// `x` (any numeric dtype, cast to float first) times scale plus offset.
+  template <class T, std::size_t R>
+  Tensor<float, R> call(const Tensor<T, R>& x) {
+    if constexpr (std::same_as<T, float>) {
+      return x * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
+    } else {
+      return cast<float>(x) * Tensor<float, 0>(scale_) + Tensor<float, 0>(offset_);
+    }
+  }
+
+ private:
+  float scale_;
+  float offset_;
+};
+
+}  // namespace layers
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_LAYERS_RESCALING_HPP
+// ---- end <tapeflow/keras/layers/rescaling.hpp>
 // ---- begin <tapeflow/keras/sequential.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP

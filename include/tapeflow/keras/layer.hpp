@@ -13,6 +13,9 @@
 //
 // Children registered with `track` are stored as offsets from the layer, so they must be
 // members (sub-objects) of the layer; layers stay movable (Sequential moves them into place).
+// Layers built from options at run time (tf.keras.applications' ~150) are owned instead:
+// `track_owned(name, std::make_shared<L>(...))` keeps the child on the heap, shared by copies
+// of the parent (as Python shares the layer objects); both kinds list in registration order.
 #pragma once
 
 #include <concepts>
@@ -20,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -158,8 +162,8 @@ class Layer<void> : public Trackable {
   /// `Layout::keras3`).
   [[nodiscard]] std::vector<TrackableReference> trackable_children(Layout layout) override {
     std::vector<TrackableReference> out;
-    for (const auto& [name, offset] : children_) {
-      out.push_back({.name = name, .object = child_at(offset)});
+    for (const auto& c : children_) {
+      out.push_back({.name = c.name, .object = child_at(c)});
     }
     for (const auto& w : own_weights_) {
       out.push_back(
@@ -195,8 +199,8 @@ class Layer<void> : public Trackable {
   /// Child layers (tracked members), in registration order.
   [[nodiscard]] virtual std::vector<Layer<>*> sublayers() {
     std::vector<Layer<>*> out;
-    for (const auto& [name, offset] : children_) {
-      out.push_back(child_at(offset));
+    for (const auto& c : children_) {
+      out.push_back(child_at(c));
     }
     return out;
   }
@@ -267,15 +271,30 @@ class Layer<void> : public Trackable {
                              "' (track registers sub-objects only: declare the child layer as a "
                              "data member and track that member)");
     }
-    for (const auto& [n, offset] : children_) {
-      if (n == name) {
-        throw invalid_argument("tf::keras::Layer::track: layer '" + this->name() +
-                               "' already tracks a child named '" + name + "'");
-      }
-    }
-    children_.emplace_back(name, reinterpret_cast<const char*>(static_cast<Layer<>*>(&child)) -
-                                     reinterpret_cast<const char*>(this));
+    check_new_child(name, "track");
+    children_.push_back({name,
+                         reinterpret_cast<const char*>(static_cast<Layer<>*>(&child)) -
+                             reinterpret_cast<const char*>(this),
+                         nullptr});
     return child;
+  }
+  /// Registers a heap-allocated child layer under `name` and keeps it alive (a layer list built
+  /// at run time, as tf.keras.applications' models are); returns it. Copies of this layer share
+  /// the child (Python shares the object). Throws invalid_argument for a null child or a name
+  /// already tracked.
+  template <class L>
+  L& track_owned(const std::string& name, std::shared_ptr<L> child) {
+    static_assert(std::derived_from<L, Layer<>>,
+                  "Layer::track_owned: child must be a tf::keras layer (derived from "
+                  "tf::keras::Layer)");
+    if (!child) {
+      throw invalid_argument("tf::keras::Layer::track_owned: layer '" + this->name() +
+                             "' was given no child for '" + name + "'");
+    }
+    check_new_child(name, "track_owned");
+    L& out = *child;
+    children_.push_back({name, 0, std::shared_ptr<Layer<>>(std::move(child))});
+    return out;
   }
 
  protected:
@@ -314,8 +333,22 @@ class Layer<void> : public Trackable {
       child->collect(out, pred, only_trainable_layers);
     }
   }
-  Layer<>* child_at(std::ptrdiff_t offset) {
-    return reinterpret_cast<Layer<>*>(reinterpret_cast<char*>(this) + offset);
+  struct Child {
+    std::string name;
+    std::ptrdiff_t offset;           // a member child: its offset from this layer
+    std::shared_ptr<Layer<>> owned;  // an owned child (track_owned), else null
+  };
+  Layer<>* child_at(const Child& c) {
+    return c.owned ? c.owned.get()
+                   : reinterpret_cast<Layer<>*>(reinterpret_cast<char*>(this) + c.offset);
+  }
+  void check_new_child(const std::string& name, const char* what) const {
+    for (const auto& c : children_) {
+      if (c.name == name) {
+        throw invalid_argument(std::string("tf::keras::Layer::") + what + ": layer '" +
+                               this->name() + "' already tracks a child named '" + name + "'");
+      }
+    }
   }
 
   mutable std::string name_;
@@ -329,7 +362,7 @@ class Layer<void> : public Trackable {
   };
   std::vector<OwnWeight> own_weights_;
   std::vector<std::pair<std::string, std::string>> keras3_names_;
-  std::vector<std::pair<std::string, std::ptrdiff_t>> children_;
+  std::vector<Child> children_;
 };
 
 }  // namespace keras
