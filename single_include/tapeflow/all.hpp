@@ -17625,8 +17625,8 @@ class Layer<void> : public Trackable {
   /// Tracked child layers under their attribute names, in registration order.
   [[nodiscard]] std::vector<std::pair<std::string, Layer<>*>> named_sublayers() {
     std::vector<std::pair<std::string, Layer<>*>> out;
-    for (const auto& [name, offset] : children_) {
-      out.emplace_back(name, child_at(offset));
+    for (const auto& c : children_) {
+      out.emplace_back(c.name, child_at(c));
     }
     return out;
   }
@@ -26575,6 +26575,2674 @@ class Model : public Model<void> {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_MODEL_HPP
 // ---- end <tapeflow/keras/model.hpp>
+// ---- begin <tapeflow/keras/weights.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_WEIGHTS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_WEIGHTS_HPP
+// `model.save_weights(path)` / `model.load_weights(path)`: Keras 3's `*.weights.h5` (and the
+// weights inside a `.keras` archive) and TensorFlow checkpoint prefixes as tf_keras writes them,
+// chosen by the file name (docs/formats.md 13).
+//
+// Note [Keras 3 weights files]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Keras 3 walks the model and stores each object's own variables as datasets "0", "1", ... of a
+// group `<path>/vars` whose `name` attribute is the object's name. A model's path is ""; a
+// child's is its parent's path plus its attribute name (subclassed models, an LSTM's `cell`),
+// or, for the layers a Sequential or Functional model keeps in its `layers` list,
+// `layers/<class name in snake_case>` with `_1`, `_2`, ... for repeats of a class in that list.
+// A compiled model adds `optimizer` (its `variables`: iterations, learning rate, then the slots).
+// An object reached twice is written once. Paths, not layer names, match a file to a model, so
+// a file loads into any model of the same structure. HDF5 itself is the compiled target
+// tapeflow::keras_io (keras/detail/hdf5_weights.hpp); this header only walks the model.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/keras/detail/hdf5_weights.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_HDF5_WEIGHTS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_HDF5_WEIGHTS_HPP
+// The compiled half of Keras 3 weights files (`*.weights.h5`, and the `model.weights.h5` inside a
+// `.keras` archive): HDF5 through libhdf5 and the archive through libzip, in the small target
+// tapeflow::keras_io (src/keras_io/). Linking it defines TAPEFLOW_HAS_HDF5 (and
+// TAPEFLOW_HAS_LIBZIP); keras/weights.hpp calls these declarations only then, and otherwise
+// raises `unimplemented` naming the missing package. Layout: docs/formats.md 13.
+// IWYU pragma: private
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::keras_hdf5 {
+
+/// One `<path>/vars` group: its `name` attribute (the layer's name) and datasets "0", "1", ...
+struct WeightsGroup {
+  std::string path;               ///< "layers/dense" ("" for the model itself)
+  std::string name;               ///< the layer's (or optimizer's) name
+  std::vector<AnyTensor> values;  ///< the variables, in Keras's order
+};
+
+/// A dataset's shape and element type as stored.
+struct StoredVariable {
+  Shape shape;
+  DType dtype = DType::float32;
+};
+
+/// Writes every group (creating parent groups) to `filename` through a temporary file renamed
+/// over it, so a failed write never leaves a half-written file. Throws unavailable/
+/// invalid_argument naming the file.
+void write_weights(const std::string& filename, const std::vector<WeightsGroup>& groups);
+
+/// An open weights file (or a file image in memory, for `.keras` archives).
+class WeightsFile {
+ public:
+  /// Opens `filename`; not_found when it does not exist, data_loss when it is not HDF5.
+  explicit WeightsFile(const std::string& filename);
+  /// Opens an HDF5 file image held in memory; `name` is used in errors.
+  WeightsFile(std::string image, std::string name);
+  WeightsFile(const WeightsFile&) = delete;
+  WeightsFile& operator=(const WeightsFile&) = delete;
+  ~WeightsFile();
+
+  /// The datasets "0", "1", ... of group `<path>/vars` ("vars" for the root), nullopt when the
+  /// group does not exist. data_loss for a dataset of an unsupported type.
+  [[nodiscard]] std::optional<std::vector<StoredVariable>> variables(const std::string& path) const;
+  /// Reads dataset `<path>/vars/<index>` as `dtype` (converted as HDF5 converts numbers) into
+  /// `out`, which holds `count` elements; the caller has checked the shape.
+  void read(const std::string& path, std::size_t index, DType dtype, std::int64_t count,
+            void* out) const;
+  /// The name errors use.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+ private:
+  std::int64_t file_ = -1;  // hid_t
+  std::string name_;
+  std::string image_;  // keeps a file image alive while HDF5 reads it
+};
+
+/// The bytes of `member` in zip archive `archive` (a `.keras` file). not_found when the archive
+/// or the member is missing, data_loss when it is not a zip; unimplemented without libzip.
+std::string read_archive_member(const std::string& archive, const std::string& member);
+
+}  // namespace detail::keras_hdf5
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_HDF5_WEIGHTS_HPP
+// ---- end <tapeflow/keras/detail/hdf5_weights.hpp>
+// ---- begin <tapeflow/train/checkpoint.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
+// `tf::train::Checkpoint` (tf.train.Checkpoint): object-based save and restore in TensorFlow's
+// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, docs/formats.md), so
+// checkpoints move between C++ and Python, under Keras 3 and tf_keras names alike.
+//
+// Note [Checkpoint object graph]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The root is the Checkpoint; its children are the named objects given to the constructor plus
+// `save_counter`, ordered by name as TensorFlow orders keyword arguments. Objects are walked
+// breadth first through `train::Trackable::trackable_children(layout)`; each object gets one
+// node (objects by address, variables by id), its first BFS path names it, and a variable's
+// value is stored under `<escaped path>/.ATTRIBUTES/VARIABLE_VALUE`. tf_keras legacy optimizer
+// slots become nodes after all others, keyed `<variable path>/.OPTIMIZER_SLOT/<optimizer
+// path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`.
+//
+// Restore detects the layout from the file's local names (Note [Object-graph layouts]) and
+// binds checkpoint nodes to live objects by local name only, so node numbering and key text
+// never matter. Values whose live object does not exist yet (an unbuilt Keras layer, an
+// optimizer before its first step) wait: every object reached installs a hook that reruns the
+// binding pass when it creates children, and each value is applied once.
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/train/checkpoint_state.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
+// The `checkpoint` state file (docs/formats.md 10): `tf::train::latest_checkpoint(dir)`,
+// `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace train {
+
+/// Contents of a directory's `checkpoint` file (TensorFlow's CheckpointState proto).
+struct CheckpointState {
+  std::string model_checkpoint_path{};                    ///< newest prefix
+  std::vector<std::string> all_model_checkpoint_paths{};  ///< oldest to newest
+  std::vector<double> all_model_checkpoint_timestamps{};  ///< seconds since the epoch
+  /// When the last checkpoint kept by keep_checkpoint_every_n_hours was made (seconds since the
+  /// epoch); written by CheckpointManager.
+  std::optional<double> last_preserved_timestamp{};
+};
+
+namespace detail_state {
+inline double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+inline std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || std::filesystem::path(name).is_absolute()) {
+    return name;
+  }
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+inline std::string dirname(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash == 0 ? 1 : slash);
+}
+inline std::string basename(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+/// A unique-enough suffix for temporary files (TF: ".tempstate<random>").
+inline std::string temp_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                          static_cast<std::uint64_t>(now_seconds() * 1e6)};
+  return ".tempstate" + std::to_string(rng());
+}
+inline std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+inline std::string number(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+/// Parses a text-format string literal starting at `s[i]` (a quote); nullopt if malformed.
+inline std::optional<std::string> unquote(const std::string& s, std::size_t& i) {
+  const char q = s[i++];
+  std::string out;
+  while (i < s.size() && s[i] != q) {
+    char c = s[i++];
+    if (c == '\\' && i < s.size()) {
+      c = s[i++];
+      if (c == 'n') {
+        c = '\n';
+      } else if (c == 't') {
+        c = '\t';
+      } else if (c >= '0' && c <= '7') {
+        int v = c - '0';
+        for (int k = 0; k < 2 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++k) {
+          v = v * 8 + (s[i++] - '0');
+        }
+        c = static_cast<char>(v);
+      }
+    }
+    out += c;
+  }
+  if (i >= s.size()) {
+    return std::nullopt;
+  }
+  ++i;
+  return out;
+}
+}  // namespace detail_state
+
+/// Serializes a state in protobuf text format, as TensorFlow writes it.
+inline std::string to_text(const CheckpointState& s) {
+  using namespace detail_state;
+  std::string out = "model_checkpoint_path: " + quote(s.model_checkpoint_path) + "\n";
+  for (const auto& p : s.all_model_checkpoint_paths) {
+    out += "all_model_checkpoint_paths: " + quote(p) + "\n";
+  }
+  for (double t : s.all_model_checkpoint_timestamps) {
+    out += "all_model_checkpoint_timestamps: " + number(t) + "\n";
+  }
+  if (s.last_preserved_timestamp) {
+    out += "last_preserved_timestamp: " + number(*s.last_preserved_timestamp) + "\n";
+  }
+  return out;
+}
+
+/// Parses the text format; nullopt when garbled or without model_checkpoint_path (TF then
+/// treats the directory as having no checkpoint).
+inline std::optional<CheckpointState> parse_checkpoint_state(const std::string& text) {
+  CheckpointState st;
+  bool has_model = false;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto colon = line.find(':');
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') {
+      continue;
+    }
+    if (colon == std::string::npos) {
+      return std::nullopt;
+    }
+    std::string name = line.substr(first, colon - first);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) {
+      name.pop_back();
+    }
+    std::size_t i = line.find_first_not_of(" \t", colon + 1);
+    if (i == std::string::npos) {
+      return std::nullopt;
+    }
+    if (name == "model_checkpoint_path" || name == "all_model_checkpoint_paths") {
+      if (line[i] != '"' && line[i] != '\'') {
+        return std::nullopt;
+      }
+      auto v = detail_state::unquote(line, i);
+      if (!v) {
+        return std::nullopt;
+      }
+      if (name == "model_checkpoint_path") {
+        st.model_checkpoint_path = *v;
+        has_model = true;
+      } else {
+        st.all_model_checkpoint_paths.push_back(*v);
+      }
+    } else {
+      std::string num = line.substr(i);
+      while (!num.empty() && (num.back() == ' ' || num.back() == '\r')) {
+        num.pop_back();
+      }
+      double v = 0;
+      try {
+        std::size_t used = 0;
+        v = std::stod(num, &used);
+        if (used != num.size()) {
+          return std::nullopt;
+        }
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      if (name == "all_model_checkpoint_timestamps") {
+        st.all_model_checkpoint_timestamps.push_back(v);
+      } else if (name == "last_preserved_timestamp") {
+        st.last_preserved_timestamp = v;
+      }  // unknown fields are ignored
+    }
+  }
+  if (!has_model) {
+    return std::nullopt;
+  }
+  return st;
+}
+
+/// Reads `<dir>/checkpoint` (TF: tf.train.get_checkpoint_state). Relative paths are joined onto
+/// `dir`. nullopt when there is no file or it cannot be parsed.
+inline std::optional<CheckpointState> get_checkpoint_state(const std::string& dir) {
+  std::ifstream in(detail_state::join(dir, "checkpoint"), std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto st = parse_checkpoint_state(text.str());
+  if (!st) {
+    return std::nullopt;
+  }
+  st->model_checkpoint_path = detail_state::join(dir, st->model_checkpoint_path);
+  for (auto& p : st->all_model_checkpoint_paths) {
+    p = detail_state::join(dir, p);
+  }
+  return st;
+}
+
+/// The newest checkpoint prefix recorded in `dir` ("./save/model.ckpt-10"), or an empty string
+/// when there is none or its index file is missing (TensorFlow returns None).
+inline std::string latest_checkpoint(const std::string& dir) {
+  auto st = get_checkpoint_state(dir);
+  if (!st) {
+    return {};
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(st->model_checkpoint_path + ".index", ec)) {
+    return {};
+  }
+  return st->model_checkpoint_path;
+}
+
+namespace detail_state {
+/// Writes `contents` to `path` atomically: a temporary in the same directory, then rename.
+inline void atomic_write(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + temp_suffix();
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) {
+      throw not_found("tf::train: cannot create '" + tmp + "'");
+    }
+    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+    if (std::fclose(f) != 0 || !ok) {
+      std::remove(tmp.c_str());
+      throw resource_exhausted("tf::train: short write to '" + tmp + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw internal("tf::train: cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  }
+}
+/// Writes `<dir>/checkpoint` with paths made relative to `dir` when they lie inside it.
+inline void write_state(const std::string& dir, CheckpointState st) {
+  auto rel = [&](std::string& p) {
+    const std::string d = dir.empty() ? std::string() : (dir.back() == '/' ? dir : dir + "/");
+    if (!d.empty() && p.rfind(d, 0) == 0) {
+      p = p.substr(d.size());
+    } else if (d.empty()) {
+      p = basename(p);
+    }
+  };
+  rel(st.model_checkpoint_path);
+  for (auto& p : st.all_model_checkpoint_paths) {
+    rel(p);
+  }
+  atomic_write(join(dir.empty() ? "." : dir, "checkpoint"), to_text(st));
+}
+}  // namespace detail_state
+
+}  // namespace train
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
+// ---- end <tapeflow/train/checkpoint_state.hpp>
+// ---- begin <tapeflow/train/detail/object_graph.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
+// TrackableObjectGraph (docs/formats.md 11.2): the `_CHECKPOINTABLE_OBJECT_GRAPH` entry of a TF2
+// object-based checkpoint, encoded and decoded field by field.
+// IWYU pragma: private, include <tapeflow/train.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::object_graph {
+
+struct ObjectReference {
+  std::int32_t node_id = 0;
+  std::string local_name;
+};
+struct SerializedTensor {
+  std::string name;
+  std::string full_name;
+  std::string checkpoint_key;
+};
+struct SlotVariableReference {
+  std::int32_t original_variable_node_id = 0;
+  std::string slot_name;
+  std::int32_t slot_variable_node_id = 0;
+};
+struct Node {
+  std::vector<ObjectReference> children;
+  std::vector<SerializedTensor> attributes;
+  std::vector<SlotVariableReference> slot_variables;
+  std::optional<bool> has_checkpoint_values;
+};
+struct Graph {
+  std::vector<Node> nodes;
+};
+
+/// TF's escaping of a local name in a checkpoint key: "." -> "..", "/" -> ".S".
+inline std::string escape(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '.') {
+      out += "..";
+    } else if (c == '/') {
+      out += ".S";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+inline std::string encode(const Graph& g) {
+  std::string out;
+  wire::Writer w(out);
+  for (const auto& n : g.nodes) {
+    w.message_field(1, [&](wire::Writer& nw) {
+      for (const auto& c : n.children) {
+        nw.message_field(1, [&](wire::Writer& cw) {
+          cw.int32_field_if_nonzero(1, c.node_id);
+          cw.bytes_field_if_nonempty(2, c.local_name);
+        });
+      }
+      for (const auto& a : n.attributes) {
+        nw.message_field(2, [&](wire::Writer& aw) {
+          aw.bytes_field_if_nonempty(1, a.name);
+          aw.bytes_field_if_nonempty(2, a.full_name);
+          aw.bytes_field_if_nonempty(3, a.checkpoint_key);
+        });
+      }
+      for (const auto& s : n.slot_variables) {
+        nw.message_field(3, [&](wire::Writer& sw) {
+          sw.int32_field_if_nonzero(1, s.original_variable_node_id);
+          sw.bytes_field_if_nonempty(2, s.slot_name);
+          sw.int32_field_if_nonzero(3, s.slot_variable_node_id);
+        });
+      }
+      if (n.has_checkpoint_values) {
+        nw.message_field(
+            5, [&](wire::Writer& bw) { bw.bool_field_if_true(1, *n.has_checkpoint_values); });
+      }
+    });
+  }
+  return out;
+}
+
+/// Decodes; data_loss (naming `file`) on malformed bytes or out-of-range node ids.
+inline Graph decode(std::string_view bytes, const std::string& file) {
+  Graph g;
+  try {
+    wire::Reader r(bytes, "TrackableObjectGraph");
+    while (auto t = r.next()) {
+      if (t->field != 1 || t->type != wire::WireType::len) {
+        r.skip(*t);
+        continue;
+      }
+      Node n;
+      auto nr = r.message("TrackableObject");
+      while (auto nt = nr.next()) {
+        if (nt->type != wire::WireType::len) {
+          nr.skip(*nt);
+          continue;
+        }
+        if (nt->field == 1) {
+          ObjectReference c;
+          auto cr = nr.message("ObjectReference");
+          while (auto ct = cr.next()) {
+            if (ct->field == 1 && ct->type == wire::WireType::varint) {
+              c.node_id = cr.int32();
+            } else if (ct->field == 2 && ct->type == wire::WireType::len) {
+              c.local_name = std::string(cr.bytes());
+            } else {
+              cr.skip(*ct);
+            }
+          }
+          n.children.push_back(std::move(c));
+        } else if (nt->field == 2) {
+          SerializedTensor a;
+          auto ar = nr.message("SerializedTensor");
+          while (auto at = ar.next()) {
+            if (at->type == wire::WireType::len && at->field >= 1 && at->field <= 3) {
+              std::string v(ar.bytes());
+              (at->field == 1 ? a.name : at->field == 2 ? a.full_name : a.checkpoint_key) = v;
+            } else {
+              ar.skip(*at);
+            }
+          }
+          n.attributes.push_back(std::move(a));
+        } else if (nt->field == 3) {
+          SlotVariableReference s;
+          auto sr = nr.message("SlotVariableReference");
+          while (auto st = sr.next()) {
+            if (st->field == 1 && st->type == wire::WireType::varint) {
+              s.original_variable_node_id = sr.int32();
+            } else if (st->field == 2 && st->type == wire::WireType::len) {
+              s.slot_name = std::string(sr.bytes());
+            } else if (st->field == 3 && st->type == wire::WireType::varint) {
+              s.slot_variable_node_id = sr.int32();
+            } else {
+              sr.skip(*st);
+            }
+          }
+          n.slot_variables.push_back(std::move(s));
+        } else if (nt->field == 5) {
+          auto br = nr.message("BoolValue");
+          bool v = false;
+          while (auto bt = br.next()) {
+            if (bt->field == 1 && bt->type == wire::WireType::varint) {
+              v = br.boolean();
+            } else {
+              br.skip(*bt);
+            }
+          }
+          n.has_checkpoint_values = v;
+        } else {
+          nr.skip(*nt);
+        }
+      }
+      g.nodes.push_back(std::move(n));
+    }
+  } catch (const data_loss& e) {
+    throw data_loss("checkpoint '" + file + "': corrupt _CHECKPOINTABLE_OBJECT_GRAPH: " + e.what());
+  }
+  const auto count = static_cast<std::int32_t>(g.nodes.size());
+  auto check = [&](std::int32_t id) {
+    if (id < 0 || id >= count) {
+      throw data_loss("checkpoint '" + file + "': object graph references node " +
+                      std::to_string(id) + " of " + std::to_string(count));
+    }
+  };
+  for (const auto& n : g.nodes) {
+    for (const auto& c : n.children) {
+      check(c.node_id);
+    }
+    for (const auto& s : n.slot_variables) {
+      check(s.original_variable_node_id);
+      check(s.slot_variable_node_id);
+    }
+  }
+  return g;
+}
+
+}  // namespace detail::object_graph
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
+// ---- end <tapeflow/train/detail/object_graph.hpp>
+// ---- begin <tapeflow/train/tensor_bundle.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
+// Tensor bundle V2, TensorFlow's checkpoint container (docs/formats.md 9): `BundleWriter` writes
+// `P.index` + `P.data-00000-of-00001`; `CheckpointReader` (`tf::train::load_checkpoint`)
+// lists and reads them, whoever wrote them.
+//
+// Crash safety: the data file and the index are written under temporary names and renamed
+// (data first, index last), so a prefix whose `.index` exists is complete. Reading verifies
+// the index CRCs, each tensor's size against its dtype and shape, and each tensor's CRC.
+// Errors are `tf::data_loss` / `not_found` / `invalid_argument` naming the key and the file.
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/train/detail/table.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
+// The `.index` file of a tensor bundle: a LevelDB-format SSTable (docs/formats.md 9.2).
+//
+// The writer reproduces TensorFlow's choices (256 KiB blocks, restart interval 16 in data
+// blocks and 1 in the index block, no compression, empty metaindex, LevelDB's separator and
+// successor keys) so our index files are byte-identical to TF's for the same entries. The
+// reader verifies the footer magic and every block CRC and bounds-checks every length; it
+// loads the whole (small) index into memory. Errors are `tf::data_loss` naming the file, the
+// byte offset and, once known, the key.
+// IWYU pragma: private, include <tapeflow/train.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::sstable {
+
+inline constexpr std::size_t block_size = 262144;
+inline constexpr std::uint64_t table_magic = 0xdb4775248b80fb57ULL;
+inline constexpr std::size_t footer_size = 48;
+inline constexpr std::size_t trailer_size = 5;
+
+/// A block: prefix-compressed entries, restart offsets, restart count (docs/formats.md 9.2).
+class BlockBuilder {
+ public:
+  explicit BlockBuilder(int restart_interval) : interval_(restart_interval) {
+    restarts_.push_back(0);
+  }
+  void add(std::string_view key, std::string_view value) {
+    std::size_t shared = 0;
+    if (counter_ < interval_) {
+      const std::size_t n = std::min(last_key_.size(), key.size());
+      while (shared < n && last_key_[shared] == key[shared]) {
+        ++shared;
+      }
+    } else {
+      restarts_.push_back(static_cast<std::uint32_t>(buffer_.size()));
+      counter_ = 0;
+    }
+    wire::append_varint(buffer_, shared);
+    wire::append_varint(buffer_, key.size() - shared);
+    wire::append_varint(buffer_, value.size());
+    buffer_.append(key.substr(shared));
+    buffer_.append(value);
+    last_key_.assign(key);
+    ++counter_;
+    ++entries_;
+  }
+  [[nodiscard]] std::size_t size_estimate() const noexcept {
+    return buffer_.size() + restarts_.size() * 4 + 4;
+  }
+  [[nodiscard]] bool empty() const noexcept { return entries_ == 0; }
+  /// The finished block bytes; the builder is reset.
+  std::string finish() {
+    std::string out = std::move(buffer_);
+    for (std::uint32_t r : restarts_) {
+      wire::append_fixed32(out, r);
+    }
+    wire::append_fixed32(out, static_cast<std::uint32_t>(restarts_.size()));
+    buffer_.clear();
+    restarts_.assign(1, 0);
+    counter_ = 0;
+    entries_ = 0;
+    last_key_.clear();
+    return out;
+  }
+
+ private:
+  int interval_;
+  std::string buffer_;
+  std::vector<std::uint32_t> restarts_;
+  int counter_ = 0;
+  std::size_t entries_ = 0;
+  std::string last_key_;
+};
+
+/// LevelDB's FindShortestSeparator (bytewise comparator).
+inline std::string shortest_separator(const std::string& a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) {
+    ++i;
+  }
+  if (i < n) {
+    const auto c = static_cast<unsigned char>(a[i]);
+    if (c < 0xFF && c + 1 < static_cast<unsigned char>(b[i])) {
+      std::string s = a.substr(0, i + 1);
+      s[i] = static_cast<char>(c + 1);
+      return s;
+    }
+  }
+  return a;
+}
+/// LevelDB's FindShortSuccessor.
+inline std::string short_successor(const std::string& a) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (static_cast<unsigned char>(a[i]) != 0xFF) {
+      std::string s = a.substr(0, i + 1);
+      s[i] = static_cast<char>(static_cast<unsigned char>(a[i]) + 1);
+      return s;
+    }
+  }
+  return a;
+}
+
+inline void append_handle(std::string& out, std::uint64_t offset, std::uint64_t size) {
+  wire::append_varint(out, offset);
+  wire::append_varint(out, size);
+}
+
+/// Builds a whole table in memory (index files are small: one entry per tensor).
+class TableBuilder {
+ public:
+  /// Keys must arrive in strictly increasing bytewise order (internal error otherwise).
+  void add(std::string_view key, std::string_view value) {
+    if (entries_ > 0 && !(std::string_view(last_key_) < key)) {
+      throw internal("tensor bundle index: key '" + std::string(key) +
+                     "' added out of order after '" + last_key_ + "'");
+    }
+    if (pending_index_) {
+      add_index_entry(shortest_separator(last_key_, key));
+    }
+    if (key.size() + value.size() >= 2 * block_size && !data_.empty()) {
+      flush();
+      if (pending_index_) {
+        add_index_entry(shortest_separator(last_key_, key));
+      }
+    }
+    data_.add(key, value);
+    last_key_.assign(key);
+    ++entries_;
+    if (data_.size_estimate() >= block_size) {
+      flush();
+    }
+  }
+  /// The complete file contents.
+  std::string finish() {
+    flush();
+    BlockBuilder meta(16);
+    const auto [meta_off, meta_size] = write_block(meta.finish());
+    if (pending_index_) {
+      add_index_entry(short_successor(last_key_));
+    }
+    const auto [index_off, index_size] = write_block(index_.finish());
+    std::string footer;
+    append_handle(footer, meta_off, meta_size);
+    append_handle(footer, index_off, index_size);
+    footer.resize(40, '\0');
+    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic & 0xFFFFFFFFU));
+    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic >> 32));
+    out_ += footer;
+    return std::move(out_);
+  }
+
+ private:
+  void add_index_entry(const std::string& key) {
+    std::string handle;
+    append_handle(handle, pending_offset_, pending_size_);
+    index_.add(key, handle);
+    pending_index_ = false;
+  }
+  void flush() {
+    if (data_.empty()) {
+      return;
+    }
+    std::tie(pending_offset_, pending_size_) = write_block(data_.finish());
+    pending_index_ = true;
+  }
+  std::pair<std::uint64_t, std::uint64_t> write_block(const std::string& block) {
+    const std::uint64_t offset = out_.size();
+    out_ += block;
+    out_.push_back('\0');  // compression type: none
+    std::uint32_t crc = io::crc32c(block);
+    crc = io::crc32c_extend(crc, "\0", 1);
+    wire::append_fixed32(out_, io::mask_crc32c(crc));
+    return {offset, block.size()};
+  }
+
+  std::string out_;
+  BlockBuilder data_{16};
+  BlockBuilder index_{1};
+  std::string last_key_;
+  std::size_t entries_ = 0;
+  bool pending_index_ = false;
+  std::uint64_t pending_offset_ = 0;
+  std::uint64_t pending_size_ = 0;
+};
+
+/// Parses a whole table: key -> value, in key order. `file` names the file in errors.
+class TableReader {
+ public:
+  TableReader(std::string_view bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
+
+  std::vector<std::pair<std::string, std::string>> read_all() {
+    if (bytes_.size() < footer_size) {
+      fail(0, "file of " + std::to_string(bytes_.size()) +
+                  " bytes is shorter than the 48-byte table footer (truncated?)");
+    }
+    const std::size_t foot = bytes_.size() - footer_size;
+    const std::uint64_t magic = wire::load_fixed64(bytes_.data() + foot + 40);
+    if (magic != table_magic) {
+      fail(foot + 40, "bad table magic number (not a tensor bundle index, or corrupt)");
+    }
+    wire::Reader footer(bytes_.substr(foot, 40), "table footer", foot);
+    (void)handle(footer);  // metaindex: TF never reads it either
+    const auto [index_off, index_size] = handle(footer);
+    std::vector<std::pair<std::string, std::string>> index_entries;
+    parse_block(read_block(index_off, index_size), index_off, index_entries);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [key, value] : index_entries) {
+      wire::Reader h(value, "index block handle", index_off);
+      const auto [off, size] = handle(h);
+      parse_block(read_block(off, size), off, out);
+    }
+    for (std::size_t i = 1; i < out.size(); ++i) {
+      if (!(out[i - 1].first < out[i].first)) {
+        fail(0, "keys out of order at '" + out[i].first + "'");
+      }
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const {
+    throw data_loss("tensor bundle index '" + file_ + "': " + what + " (byte offset " +
+                    std::to_string(offset) + ")");
+  }
+  std::pair<std::uint64_t, std::uint64_t> handle(wire::Reader& r) const {
+    try {
+      const std::uint64_t off = r.varint();
+      const std::uint64_t size = r.varint();
+      return {off, size};
+    } catch (const data_loss& e) {
+      fail(r.offset(), std::string("bad block handle: ") + e.what());
+    }
+  }
+  std::string_view read_block(std::uint64_t off, std::uint64_t size) const {
+    if (off > bytes_.size() || size > bytes_.size() - off ||
+        trailer_size > bytes_.size() - off - size) {
+      fail(off, "block of " + std::to_string(size) + " bytes runs past the end of the file");
+    }
+    std::string_view block = bytes_.substr(off, size);
+    const auto type = static_cast<unsigned char>(bytes_[off + size]);
+    const std::uint32_t stored = wire::load_fixed32(bytes_.data() + off + size + 1);
+    const std::uint32_t actual =
+        io::mask_crc32c(io::crc32c_extend(io::crc32c(block), bytes_.data() + off + size, 1));
+    if (stored != actual) {
+      fail(off, "block checksum mismatch (corrupt index)");
+    }
+    if (type != 0) {
+      fail(off + size, "compressed block (type " + std::to_string(type) + ") is not supported");
+    }
+    return block;
+  }
+  void parse_block(std::string_view block, std::uint64_t base,
+                   std::vector<std::pair<std::string, std::string>>& out) const {
+    if (block.size() < 4) {
+      fail(base, "block shorter than its restart count");
+    }
+    const std::uint32_t num_restarts = wire::load_fixed32(block.data() + block.size() - 4);
+    if (num_restarts == 0 || num_restarts > (block.size() - 4) / 4) {
+      fail(base, "bad restart count " + std::to_string(num_restarts));
+    }
+    const std::size_t limit = block.size() - 4 - std::size_t(num_restarts) * 4;
+    std::size_t pos = 0;
+    std::string key;
+    while (pos < limit) {
+      const std::size_t at = pos;
+      const std::uint64_t shared = varint(block, limit, pos, base + at, key);
+      const std::uint64_t non_shared = varint(block, limit, pos, base + at, key);
+      const std::uint64_t value_len = varint(block, limit, pos, base + at, key);
+      if (shared > key.size() || non_shared > limit - pos || value_len > limit - pos - non_shared) {
+        fail(base + at, "corrupt block entry after key '" + key + "'");
+      }
+      key.resize(shared);
+      key.append(block.substr(pos, non_shared));
+      pos += non_shared;
+      out.emplace_back(key, std::string(block.substr(pos, value_len)));
+      pos += value_len;
+    }
+  }
+  std::uint64_t varint(std::string_view block, std::size_t limit, std::size_t& pos,
+                       std::uint64_t at, const std::string& key) const {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 35; shift += 7) {  // varint32
+      if (pos >= limit) {
+        break;
+      }
+      const auto b = static_cast<unsigned char>(block[pos++]);
+      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) {
+        return v;
+      }
+    }
+    fail(at, "truncated or overlong varint in block entry after key '" + key + "'");
+  }
+
+  std::string_view bytes_;
+  std::string file_;
+};
+
+}  // namespace detail::sstable
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
+// ---- end <tapeflow/train/detail/table.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace train {
+
+/// Dtype and shape of one bundle entry.
+struct TensorInfo {
+  DType dtype = DType::invalid;  ///< element type
+  Shape shape{};                 ///< dimensions
+};
+
+namespace detail_bundle {
+
+/// Test hook: called at each stage of a save ("data", "index", "rename_data", "rename_index",
+/// "state"); a hook that throws simulates a failure at that point.
+inline std::function<void(const std::string& stage)>& fault_hook() {
+  static std::function<void(const std::string&)> hook;
+  return hook;
+}
+inline void stage(const char* name) {
+  if (fault_hook()) {
+    fault_hook()(name);
+  }
+}
+
+inline std::string data_file(const std::string& prefix, int shard = 0, int num_shards = 1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ".data-%05d-of-%05d", shard, num_shards);
+  return prefix + buf;
+}
+
+inline std::string encode_shape(const Shape& s) {
+  std::string out;
+  detail::wire::Writer w(out);
+  for (auto d : s.dims()) {
+    w.message_field(2, [&](detail::wire::Writer& dim) { dim.int64_field(1, d); });
+  }
+  return out;
+}
+
+/// A tensor of `dtype` and `shape` whose bytes `fill(void* data)` writes (numeric types) or
+/// whose strings `fill(std::string* data)` assigns.
+template <class Fill>
+AnyTensor make_tensor(DType dtype, const Shape& shape, Fill&& fill) {
+  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
+    AnyTensor out;
+    [&]<std::size_t... R>(std::index_sequence<R...>) {
+      (void)((shape.rank() == R ? (
+                                      out =
+                                          [&] {
+                                            std::array<std::int64_t, R> dims{};
+                                            for (std::size_t i = 0; i < R; ++i) {
+                                              dims[i] = shape[i];
+                                            }
+                                            auto t = Tensor<T, R>::uninitialized(dims);
+                                            fill(tapeflow::detail::tensor_access::mutable_data(t));
+                                            return AnyTensor(t);
+                                          }(),
+                                      true)
+                                : false) ||
+             ...);
+    }(std::make_index_sequence<max_rank + 1>{});
+    return out;
+  });
+}
+
+/// The payload bytes and masked CRC TF stores for a tensor (docs/formats.md 9.5).
+inline std::pair<std::string, std::uint32_t> encode_payload(const AnyTensor& t) {
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  if (t.dtype() != DType::string) {
+    const std::size_t bytes = n * dtype_size(t.dtype());
+    std::string payload(static_cast<const char*>(t.raw_data()), bytes);
+    return {payload, io::masked_crc32c(payload)};
+  }
+  const auto* s = static_cast<const std::string*>(t.raw_data());
+  std::string payload;
+  std::uint32_t crc = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    detail::wire::append_varint(payload, s[i].size());
+    std::string fixed;
+    if (s[i].size() <= 0xFFFFFFFFU) {
+      detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(s[i].size()));
+    } else {
+      detail::wire::append_fixed64(fixed, s[i].size());
+    }
+    crc = io::crc32c_extend(crc, fixed);
+  }
+  std::string masked;
+  detail::wire::append_fixed32(masked, io::mask_crc32c(crc));
+  payload += masked;
+  crc = io::crc32c_extend(crc, masked);
+  for (std::size_t i = 0; i < n; ++i) {
+    payload += s[i];
+    crc = io::crc32c_extend(crc, s[i]);
+  }
+  return {payload, io::mask_crc32c(crc)};
+}
+
+inline bool supported(DType d) {
+  switch (d) {
+    case DType::float32:
+    case DType::float64:
+    case DType::int32:
+    case DType::uint8:
+    case DType::string:
+    case DType::int64:
+    case DType::bool_:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// A decoded BundleEntryProto: where one tensor lies in the data files.
+struct Entry {
+  TensorInfo info;          ///< dtype and shape
+  std::int32_t shard = 0;   ///< which data file (`.data-<shard>-of-<n>`)
+  std::int64_t offset = 0;  ///< byte offset in that file
+  std::int64_t size = 0;    ///< bytes
+  std::uint32_t crc = 0;    ///< masked CRC32C of the bytes
+  bool has_slices = false;  ///< a partitioned (sliced) variable, which we cannot read
+};
+
+inline Entry parse_entry(std::string_view value, const std::string& key, const std::string& file) {
+  Entry e;
+  try {
+    detail::wire::Reader r(value, "BundleEntryProto");
+    std::vector<std::int64_t> dims;
+    while (auto tag = r.next()) {
+      switch (tag->field) {
+        case 1:
+          e.info.dtype = static_cast<DType>(r.int32());
+          break;
+        case 2: {
+          auto sr = r.message("TensorShapeProto");
+          while (auto st = sr.next()) {
+            if (st->field == 2) {
+              auto dr = sr.message("TensorShapeProto.Dim");
+              std::int64_t size = 0;
+              while (auto dt = dr.next()) {
+                if (dt->field == 1) {
+                  size = dr.int64();
+                } else {
+                  dr.skip(*dt);
+                }
+              }
+              dims.push_back(size);
+            } else {
+              sr.skip(*st);
+            }
+          }
+          break;
+        }
+        case 3:
+          e.shard = r.int32();
+          break;
+        case 4:
+          e.offset = r.int64();
+          break;
+        case 5:
+          e.size = r.int64();
+          break;
+        case 6:
+          e.crc = r.fixed32();
+          break;
+        case 7:
+          e.has_slices = true;
+          r.skip(*tag);
+          break;
+        default:
+          r.skip(*tag);
+      }
+    }
+    std::int64_t count = 1;
+    for (auto d : dims) {
+      if (d < 0 || (d > 0 && count > (std::int64_t{1} << 50) / d)) {
+        throw data_loss("bad dimension " + std::to_string(d));
+      }
+      count *= d;
+    }
+    e.info.shape = Shape(std::span<const std::int64_t>(dims));
+  } catch (const error& ex) {
+    throw data_loss("tensor bundle '" + file + "': bad entry for key '" + key + "': " + ex.what());
+  }
+  if (e.offset < 0 || e.size < 0 || e.shard < 0) {
+    throw data_loss("tensor bundle '" + file + "': bad offset/size for key '" + key + "'");
+  }
+  return e;
+}
+
+}  // namespace detail_bundle
+
+/// Writes one tensor bundle (TensorFlow: BundleWriter). Tensors go to the data file in the order
+/// added; the index is sorted by key. Nothing is visible under the prefix until `finish()`.
+///
+///     tf::train::BundleWriter w("/tmp/ckpt/model");
+///     w.add("w", tf::constant<float>({1, 2}));
+///     w.finish();   // model.index, model.data-00000-of-00001
+class BundleWriter {
+ public:
+  /// Starts a bundle at `prefix` (creating its directory), writing to a temporary data file;
+  /// throws not_found if that file cannot be created.
+  explicit BundleWriter(std::string prefix)
+      : prefix_(std::move(prefix)), suffix_(detail_state::temp_suffix()) {
+    const std::string dir = detail_state::dirname(prefix_);
+    if (!dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+    }
+    data_tmp_ = detail_bundle::data_file(prefix_) + suffix_;
+    data_ = std::fopen(data_tmp_.c_str(), "wb");
+    if (data_ == nullptr) {
+      throw not_found("tf::train::BundleWriter: cannot create '" + data_tmp_ + "'");
+    }
+  }
+  BundleWriter(const BundleWriter&) = delete;
+  BundleWriter& operator=(const BundleWriter&) = delete;
+  ~BundleWriter() { abandon(); }
+
+  /// Appends a tensor under `key` (keys must be unique and non-empty).
+  void add(const std::string& key, const AnyTensor& t) {
+    if (key.empty() || entries_.count(key) != 0) {
+      throw invalid_argument(
+          "tf::train::BundleWriter: " +
+          (key.empty() ? std::string("empty key") : "duplicate key '" + key + "'") + " in '" +
+          prefix_ + "'");
+    }
+    if (!t.has_value() || !detail_bundle::supported(t.dtype())) {
+      throw invalid_argument("tf::train::BundleWriter: tensor for key '" + key +
+                             "' has no value or an unsupported dtype");
+    }
+    // Numeric tensors are written straight from their buffer (no copy); strings are encoded.
+    std::string encoded;
+    std::string_view payload;
+    std::uint32_t crc = 0;
+    if (t.dtype() == DType::string) {
+      std::tie(encoded, crc) = detail_bundle::encode_payload(t);
+      payload = encoded;
+    } else {
+      payload =
+          std::string_view(static_cast<const char*>(t.raw_data()),
+                           static_cast<std::size_t>(t.num_elements()) * dtype_size(t.dtype()));
+      crc = io::masked_crc32c(payload);
+    }
+    std::string entry;
+    detail::wire::Writer w(entry);
+    w.int32_field(1, static_cast<std::int32_t>(t.dtype()));
+    w.bytes_field(2, detail_bundle::encode_shape(t.shape()));
+    w.int64_field_if_nonzero(4, offset_);
+    w.int64_field_if_nonzero(5, static_cast<std::int64_t>(payload.size()));
+    w.fixed32_field(6, crc);
+    if (!payload.empty() &&
+        std::fwrite(payload.data(), 1, payload.size(), data_) != payload.size()) {
+      throw resource_exhausted("tf::train::BundleWriter: short write to '" + data_tmp_ +
+                               "' for key '" + key + "'");
+    }
+    offset_ += static_cast<std::int64_t>(payload.size());
+    entries_.emplace(key, std::move(entry));
+  }
+
+  /// Writes the index and moves both files into place. Returns the prefix.
+  std::string finish() {
+    if (data_ == nullptr) {
+      throw failed_precondition("tf::train::BundleWriter: finish() called twice for '" + prefix_ +
+                                "'");
+    }
+    const bool ok = std::fflush(data_) == 0;
+    const bool closed = std::fclose(data_) == 0;
+    data_ = nullptr;
+    if (!ok || !closed) {
+      abandon();
+      throw resource_exhausted("tf::train::BundleWriter: cannot write '" + data_tmp_ + "'");
+    }
+    try {
+      detail_bundle::stage("data");
+      detail::sstable::TableBuilder table;
+      std::string header;
+      detail::wire::Writer h(header);
+      h.int32_field(1, 1);
+      h.message_field(3, [](detail::wire::Writer& v) { v.int32_field(1, 1); });
+      table.add("", header);
+      for (const auto& [k, v] : entries_) {
+        table.add(k, v);
+      }
+      index_tmp_ = prefix_ + ".index" + suffix_;
+      detail_state::atomic_write(index_tmp_, table.finish());  // complete before renamed
+      detail_bundle::stage("index");
+      rename(data_tmp_, detail_bundle::data_file(prefix_));
+      detail_bundle::stage("rename_data");
+      rename(index_tmp_, prefix_ + ".index");
+      index_tmp_.clear();
+      data_tmp_.clear();
+      detail_bundle::stage("rename_index");
+    } catch (...) {
+      abandon();
+      throw;
+    }
+    return prefix_;
+  }
+
+ private:
+  static void rename(const std::string& from, const std::string& to) {
+    std::error_code ec;
+    std::filesystem::rename(from, to, ec);
+    if (ec) {
+      throw internal("tf::train::BundleWriter: cannot rename '" + from + "' to '" + to +
+                     "': " + ec.message());
+    }
+  }
+  void abandon() noexcept {
+    if (data_ != nullptr) {
+      std::fclose(data_);
+      data_ = nullptr;
+    }
+    if (!data_tmp_.empty()) {
+      std::remove(data_tmp_.c_str());
+      data_tmp_.clear();
+    }
+    if (!index_tmp_.empty()) {
+      std::remove(index_tmp_.c_str());
+      index_tmp_.clear();
+    }
+  }
+
+  std::string prefix_;
+  std::string suffix_;
+  std::string data_tmp_;
+  std::string index_tmp_;
+  std::FILE* data_ = nullptr;
+  std::int64_t offset_ = 0;
+  std::map<std::string, std::string> entries_;
+};
+
+/// Reads a tensor bundle (TensorFlow: `tf.train.load_checkpoint`'s CheckpointReader).
+///
+///     auto reader = tf::train::load_checkpoint("./save");          // directory or prefix
+///     for (auto& [key, shape] : reader.get_variable_to_shape_map()) ...
+///     tf::AnyTensor w = reader.get_tensor("w/.ATTRIBUTES/VARIABLE_VALUE");
+class CheckpointReader {
+ public:
+  /// Opens `prefix.index`; not_found if missing, data_loss if corrupt.
+  explicit CheckpointReader(std::string prefix) : prefix_(std::move(prefix)) {
+    const std::string index = prefix_ + ".index";
+    std::FILE* f = std::fopen(index.c_str(), "rb");
+    if (f == nullptr) {
+      throw not_found("tf::train::CheckpointReader: no checkpoint index '" + index + "'");
+    }
+    std::string bytes;
+    char buf[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+      bytes.append(buf, n);
+    }
+    std::fclose(f);
+    from_index_bytes(bytes, index);
+  }
+  /// Parses index bytes already in memory (fuzzing, tests); data files resolve from `prefix`.
+  CheckpointReader(std::string prefix, std::string_view index_bytes) : prefix_(std::move(prefix)) {
+    from_index_bytes(index_bytes, prefix_ + ".index");
+  }
+
+  /// The checkpoint prefix (without `.index`).
+  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
+  /// Whether the checkpoint has a tensor named `key`.
+  [[nodiscard]] bool has_tensor(const std::string& key) const { return entries_.count(key) != 0; }
+  /// Every key but the header, sorted.
+  [[nodiscard]] std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& [k, e] : entries_) {
+      out.push_back(k);
+    }
+    return out;
+  }
+  /// Dtype and shape of tensor `key`; throws not_found if there is none.
+  [[nodiscard]] const TensorInfo& info(const std::string& key) const { return entry(key).info; }
+  /// Key -> shape of every tensor (TensorFlow: `get_variable_to_shape_map()`).
+  [[nodiscard]] std::map<std::string, Shape> get_variable_to_shape_map() const {
+    std::map<std::string, Shape> out;
+    for (const auto& [k, e] : entries_) {
+      out.emplace(k, e.info.shape);
+    }
+    return out;
+  }
+  /// Key -> dtype of every tensor (TensorFlow: `get_variable_to_dtype_map()`).
+  [[nodiscard]] std::map<std::string, DType> get_variable_to_dtype_map() const {
+    std::map<std::string, DType> out;
+    for (const auto& [k, e] : entries_) {
+      out.emplace(k, e.info.dtype);
+    }
+    return out;
+  }
+
+  /// Reads and verifies one tensor.
+  [[nodiscard]] AnyTensor get_tensor(const std::string& key) const {
+    const auto& e = entry(key);
+    const std::string file = detail_bundle::data_file(prefix_, e.shard, num_shards_);
+    if (e.has_slices) {
+      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' in '" + file +
+                          "' is a partitioned (sliced) variable");
+    }
+    if (!detail_bundle::supported(e.info.dtype)) {
+      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' has dtype " +
+                          std::to_string(static_cast<int>(e.info.dtype)) + ", not supported");
+    }
+    const std::int64_t n = e.info.shape.num_elements();
+    if (e.info.dtype != DType::string &&
+        e.size != n * static_cast<std::int64_t>(dtype_size(e.info.dtype))) {
+      throw data_loss("tf::train::CheckpointReader: key '" + key + "' in '" + file + "': size " +
+                      std::to_string(e.size) + " does not fit " + std::to_string(n) +
+                      " elements of " + std::string(dtype_name(e.info.dtype)));
+    }
+    if (e.info.dtype != DType::string) {
+      // Read straight into the new tensor's buffer, then check the CRC there.
+      return detail_bundle::make_tensor(e.info.dtype, e.info.shape, [&](auto* d) {
+        if constexpr (!std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
+          read_range(file, e.offset, e.size, key, reinterpret_cast<char*>(d));
+          if (io::masked_crc32c(d, static_cast<std::size_t>(e.size)) != e.crc) {
+            throw data_loss("tf::train::CheckpointReader: checksum mismatch for key '" + key +
+                            "' in '" + file + "' at byte offset " + std::to_string(e.offset));
+          }
+        }
+      });
+    }
+    const std::string payload = read_string_range(file, e.offset, e.size, key);
+    return decode_strings(payload, n, e, key, file);
+  }
+
+ private:
+  const detail_bundle::Entry& entry(const std::string& key) const {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      throw not_found("tf::train::CheckpointReader: key '" + key + "' not found in checkpoint '" +
+                      prefix_ + "'");
+    }
+    return it->second;
+  }
+  void from_index_bytes(std::string_view bytes, const std::string& file) {
+    detail::sstable::TableReader table(bytes, file);
+    auto all = table.read_all();
+    if (all.empty() || !all.front().first.empty()) {
+      throw data_loss("tensor bundle index '" + file + "': no header entry");
+    }
+    try {
+      detail::wire::Reader r(all.front().second, "BundleHeaderProto");
+      while (auto tag = r.next()) {
+        if (tag->field == 1) {
+          num_shards_ = r.int32();
+        } else if (tag->field == 2) {
+          if (r.int32() != 0) {
+            throw unimplemented("big-endian tensor bundles are not supported");
+          }
+        } else {
+          r.skip(*tag);
+        }
+      }
+    } catch (const data_loss& ex) {
+      throw data_loss("tensor bundle index '" + file + "': bad header: " + ex.what());
+    }
+    if (num_shards_ < 1 || num_shards_ > 99999) {
+      throw data_loss("tensor bundle index '" + file + "': bad shard count " +
+                      std::to_string(num_shards_));
+    }
+    for (std::size_t i = 1; i < all.size(); ++i) {
+      auto e = detail_bundle::parse_entry(all[i].second, all[i].first, file);
+      if (e.shard >= num_shards_) {
+        throw data_loss("tensor bundle index '" + file + "': key '" + all[i].first +
+                        "' names shard " + std::to_string(e.shard) + " of " +
+                        std::to_string(num_shards_));
+      }
+      entries_.emplace(std::move(all[i].first), e);
+    }
+  }
+  // Reads `size` bytes at `offset` of `file` into `out`, checking the file is long enough
+  // first (a corrupt index must not make us allocate or read its claimed size).
+  static void read_range(const std::string& file, std::int64_t offset, std::int64_t size,
+                         const std::string& key, char* out) {
+    if (size == 0) {
+      return;
+    }
+    std::FILE* f = std::fopen(file.c_str(), "rb");
+    if (f == nullptr) {
+      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
+                      "') cannot be opened");
+    }
+    const bool fits =
+        fseeko(f, 0, SEEK_END) == 0 && ftello(f) >= offset && ftello(f) - offset >= size;
+    const bool ok =
+        fits && fseeko(f, offset, SEEK_SET) == 0 &&
+        std::fread(out, 1, static_cast<std::size_t>(size), f) == static_cast<std::size_t>(size);
+    std::fclose(f);
+    if (!ok) {
+      throw data_loss("tf::train::CheckpointReader: data file '" + file +
+                      "' is shorter than the "
+                      "index says: key '" +
+                      key + "' needs bytes " + std::to_string(offset) + ".." +
+                      std::to_string(offset + size));
+    }
+  }
+  static std::string read_string_range(const std::string& file, std::int64_t offset,
+                                       std::int64_t size, const std::string& key) {
+    std::error_code ec;
+    const auto file_size = std::filesystem::file_size(file, ec);
+    if (ec) {
+      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
+                      "') cannot be opened");
+    }
+    if (static_cast<std::uint64_t>(offset) > file_size ||
+        static_cast<std::uint64_t>(size) > file_size - static_cast<std::uint64_t>(offset)) {
+      throw data_loss("tf::train::CheckpointReader: data file '" + file +
+                      "' is shorter than the index says: key '" + key + "' needs bytes " +
+                      std::to_string(offset) + ".." + std::to_string(offset + size));
+    }
+    std::string out(static_cast<std::size_t>(size), '\0');
+    read_range(file, offset, size, key, out.data());
+    return out;
+  }
+  static AnyTensor decode_strings(const std::string& payload, std::int64_t n,
+                                  const detail_bundle::Entry& e, const std::string& key,
+                                  const std::string& file) {
+    auto bad = [&](const std::string& what) -> data_loss {
+      return data_loss("tf::train::CheckpointReader: string tensor '" + key + "' in '" + file +
+                       "': " + what);
+    };
+    std::vector<std::uint64_t> lens;
+    std::size_t pos = 0;
+    std::uint32_t crc = 0;
+    detail::wire::Reader r(payload, "string lengths");
+    try {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint64_t len = r.varint();
+        lens.push_back(len);
+        std::string fixed;
+        if (len <= 0xFFFFFFFFU) {
+          detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(len));
+        } else {
+          detail::wire::append_fixed64(fixed, len);
+        }
+        crc = io::crc32c_extend(crc, fixed);
+      }
+      pos = r.position();
+    } catch (const data_loss&) {
+      throw bad("truncated length list");
+    }
+    if (payload.size() - pos < 4) {
+      throw bad("missing length checksum");
+    }
+    if (detail::wire::load_fixed32(payload.data() + pos) != io::mask_crc32c(crc)) {
+      throw bad("length checksum mismatch");
+    }
+    crc = io::crc32c_extend(crc, payload.data() + pos, 4);
+    pos += 4;
+    std::uint64_t total = 0;
+    for (auto l : lens) {
+      total += l;
+      if (total > payload.size() - pos) {
+        throw bad("data shorter than the string lengths say");
+      }
+    }
+    crc = io::crc32c_extend(crc, payload.data() + pos, payload.size() - pos);
+    if (io::mask_crc32c(crc) != e.crc) {
+      throw bad("checksum mismatch");
+    }
+    return detail_bundle::make_tensor(DType::string, e.info.shape, [&](auto* d) {
+      if constexpr (std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
+        for (std::size_t i = 0; i < lens.size(); ++i) {
+          d[i].assign(payload.data() + pos, lens[i]);
+          pos += lens[i];
+        }
+      }
+    });
+  }
+
+  std::string prefix_;
+  int num_shards_ = 1;
+  std::map<std::string, detail_bundle::Entry> entries_;
+};
+
+/// Opens a checkpoint by prefix, or by directory (its latest checkpoint), like
+/// `tf.train.load_checkpoint`; not_found when neither exists.
+inline CheckpointReader load_checkpoint(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::string latest = latest_checkpoint(path);
+    if (latest.empty()) {
+      throw not_found("tf::train::load_checkpoint: no checkpoint found in directory '" + path +
+                      "'");
+    }
+    return CheckpointReader(latest);
+  }
+  return CheckpointReader(path);
+}
+
+/// (key, shape) of every tensor in a checkpoint (`tf.train.list_variables`).
+inline std::vector<std::pair<std::string, Shape>> list_variables(const std::string& path) {
+  auto m = load_checkpoint(path).get_variable_to_shape_map();
+  return {m.begin(), m.end()};
+}
+
+}  // namespace train
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
+// ---- end <tapeflow/train/tensor_bundle.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace train {
+
+/// The object-graph key of the serialized TrackableObjectGraph.
+inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
+
+/// Something a checkpoint tracks (a model of `train::trackable`): a Keras layer, model,
+/// optimizer or metric (any `train::Trackable`), a `tf::Variable`, a dataset iterator (anything
+/// with `save_state()` / `restore_state(s)`, e.g. `tf::data::Iterator`) or a `tf::function` (a
+/// node without values). Holds a reference: the object must outlive the Checkpoint.
+class CheckpointObject {
+ public:
+  /// A trackable object (layer, model, optimizer, metric, ...): a node with its children.
+  CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
+  /// A variable: its value is stored under `<path>/.ATTRIBUTES/VARIABLE_VALUE`.
+  template <class T, std::size_t R>
+  CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
+      : variable_(AnyVariable(v)) {}
+  /// A type-erased variable, stored as a typed one is.
+  CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
+      : variable_(std::move(v)) {}
+  /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
+  /// tensor under `<path>/.ATTRIBUTES/ITERATOR_STATE`.
+  template <class It>
+    requires(!std::derived_from<It, Trackable> && stateful_iterator<It>)
+  CheckpointObject(It& it)  // NOLINT(google-explicit-constructor)
+      : state_(std::make_shared<StateFns>()) {
+    state_->save = [&it] {
+      std::string out;
+      const auto s = it.save_state();
+      tapeflow::detail::wire::append_varint(out, s.entries().size());
+      for (const auto& [k, v] : s.entries()) {
+        tapeflow::detail::wire::append_varint(out, k.size());
+        out += k;
+        tapeflow::detail::wire::append_varint(out, v.size());
+        out += v;
+      }
+      return out;
+    };
+    state_->restore = [&it](const std::string& bytes) {
+      auto s = it.save_state();
+      s.entries().clear();
+      tapeflow::detail::wire::Reader r(bytes, "iterator state");
+      const std::uint64_t n = r.varint();
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::string k(r.bytes());
+        s.entries()[k] = std::string(r.bytes());
+      }
+      it.restore_state(s);
+    };
+  }
+  /// A traced function: a node of its own with no values (TensorFlow tracks tf.functions the
+  /// same way; the SavedModel writer exports them).
+  template <class F>
+    requires(!std::derived_from<F, Trackable> && !stateful_iterator<F> && traced_function<F>)
+  CheckpointObject(F& f)  // NOLINT(google-explicit-constructor)
+      : function_(&f) {}
+
+  /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
+  struct StateFns {
+    std::function<std::string()> save;                ///< serializes the state
+    std::function<void(const std::string&)> restore;  ///< applies what `save` returned
+  };
+
+  /// The trackable object, or nullptr when this is another kind.
+  [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
+  /// The variable (without a value when this is another kind).
+  [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
+  /// The state functions of a dataset iterator, or null when this is another kind.
+  [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
+  /// The tf::function's address when this object is one (its identity in the graph).
+  [[nodiscard]] const void* function() const noexcept { return function_; }
+
+ private:
+  Trackable* trackable_ = nullptr;
+  AnyVariable variable_;
+  std::shared_ptr<StateFns> state_;
+  const void* function_ = nullptr;
+};
+
+/// Options of `Checkpoint::save` / `write` (TensorFlow: tf.train.CheckpointOptions).
+struct CheckpointOptions {
+  /// Whose object-graph names to write. Keras 3 is what `pip install tensorflow` gives today;
+  /// tf_keras and its legacy optimizers for programs on Keras 2.
+  Layout layout = Layout::keras3;
+};
+
+/// Options of `Checkpoint::restore`.
+struct RestoreOptions {
+  /// Record dtype/shape mismatches in the report instead of throwing invalid_argument.
+  bool skip_mismatch = false;
+};
+
+/// What a restore did, by checkpoint key (variables) or variable name (missing).
+struct RestoreReport {
+  Layout layout = Layout::keras3;       ///< the layout detected in the checkpoint
+  std::vector<std::string> matched;     ///< keys restored into a live variable
+  std::vector<std::string> missing;     ///< live variables with no value in the checkpoint
+  std::vector<std::string> unexpected;  ///< checkpoint keys no live object took (yet)
+  std::vector<std::string> pending;     ///< keys waiting for a variable to be created
+  std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
+
+  /// Prints the layout, then each list with its count, one entry per line.
+  friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
+    os << "layout: " << layout_name(r.layout) << "\n";
+    auto list = [&](const char* name, const std::vector<std::string>& v) {
+      os << name << " (" << v.size() << ")";
+      for (const auto& s : v) {
+        os << "\n  " << s;
+      }
+      os << "\n";
+    };
+    list("matched", r.matched);
+    list("missing", r.missing);
+    list("unexpected", r.unexpected);
+    list("pending", r.pending);
+    list("mismatched", r.mismatched);
+    return os;
+  }
+};
+
+namespace detail_ckpt {
+
+namespace og = tapeflow::detail::object_graph;
+using Root = std::vector<std::pair<std::string, CheckpointObject>>;
+
+/// A live object in the graph walk (Note [Checkpoint object graph]).
+struct Live {
+  Trackable* trackable = nullptr;                     ///< a trackable object, or nullptr
+  std::shared_ptr<Trackable> owned;                   ///< keeps a node made by a listing alive
+  AnyVariable variable;                               ///< a variable (no value if this is not one)
+  std::shared_ptr<CheckpointObject::StateFns> state;  ///< an iterator's state functions
+  const void* function = nullptr;                     ///< a tf::function's address
+  const Root* root = nullptr;  ///< the Checkpoint's named objects (root node)
+};
+
+inline Live live_of(const CheckpointObject& o) {
+  return Live{o.trackable(), nullptr, o.variable(), o.state(), o.function(), nullptr};
+}
+
+/// Named children of a live object under `layout`.
+inline std::vector<std::pair<std::string, Live>> children_of(const Live& l, Layout layout) {
+  std::vector<std::pair<std::string, Live>> out;
+  if (l.root != nullptr) {
+    for (const auto& [name, obj] : *l.root) {
+      out.emplace_back(name, live_of(obj));
+    }
+  } else if (l.trackable != nullptr) {
+    for (auto& c : l.trackable->trackable_children(layout)) {
+      if (c.target() != nullptr) {
+        out.emplace_back(c.name, Live{c.target(), c.owned, {}, nullptr, nullptr, nullptr});
+      } else if (c.variable.has_value()) {
+        out.emplace_back(c.name, Live{nullptr, nullptr, c.variable, nullptr, nullptr, nullptr});
+      }
+    }
+  }
+  return out;
+}
+
+/// What makes two live objects the same node: objects by address, variables by id.
+inline std::pair<int, std::int64_t> identity(const Live& l) {
+  auto address = [](const void* p) {
+    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
+  };
+  if (l.root != nullptr) {
+    return {0, address(l.root)};
+  }
+  if (l.trackable != nullptr) {
+    return {0, address(l.trackable)};
+  }
+  if (l.state) {
+    return {1, address(l.state.get())};
+  }
+  if (l.function != nullptr) {
+    return {3, address(l.function)};
+  }
+  return {2, l.variable.id()};
+}
+
+/// The live object graph, numbered as TensorFlow numbers it.
+struct LiveGraph {
+  std::vector<Live> nodes;         ///< the live object of each node, by node id
+  std::vector<std::string> paths;  ///< each node's escaped path, "" for the root
+  og::Graph graph;                 ///< the TrackableObjectGraph to write
+  std::vector<std::pair<std::string, AnyVariable>> values;  ///< checkpoint key -> variable
+  /// Checkpoint key -> iterator state functions.
+  std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
+};
+
+/// Sets has_checkpoint_values: the node or a descendant holds values (iterating to a fixpoint,
+/// since a node can be reached again through a later edge).
+inline void mark_checkpoint_values(og::Graph& graph) {
+  std::vector<char> hv(graph.nodes.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = graph.nodes.size(); i-- > 0;) {
+      const auto& n = graph.nodes[i];
+      bool v = !n.attributes.empty() || !n.slot_variables.empty();
+      for (const auto& c : n.children) {
+        v = v || hv[static_cast<std::size_t>(c.node_id)] != 0;
+      }
+      if (v && hv[i] == 0) {
+        hv[i] = 1;
+        changed = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < hv.size(); ++i) {
+    graph.nodes[i].has_checkpoint_values = hv[i] != 0;
+  }
+}
+
+/// The graph below `root`: a Checkpoint's named objects, or one object that is the root
+/// itself (Keras `save_weights`).
+inline LiveGraph build(const Live& root, Layout layout) {
+  LiveGraph g;
+  g.nodes.push_back(root);
+  g.paths.emplace_back();
+  g.graph.nodes.emplace_back();
+  std::map<std::pair<int, std::int64_t>, std::size_t> ids;  // identity -> node id
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Live cur = g.nodes[i];
+    for (auto& [name, child] : children_of(cur, layout)) {
+      auto [pos, inserted] = ids.emplace(identity(child), g.nodes.size());
+      const std::size_t id = pos->second;
+      if (inserted) {
+        g.nodes.push_back(child);
+        const std::string esc = og::escape(name);
+        g.paths.push_back(g.paths[i].empty() ? esc : g.paths[i] + "/" + esc);
+        g.graph.nodes.emplace_back();
+      }
+      g.graph.nodes[i].children.push_back({static_cast<std::int32_t>(id), name});
+    }
+  }
+  const std::size_t normal = g.nodes.size();
+  for (std::size_t i = 0; i < normal; ++i) {
+    const Live& n = g.nodes[i];
+    if (n.variable.has_value()) {
+      const std::string key = g.paths[i] + "/.ATTRIBUTES/VARIABLE_VALUE";
+      g.graph.nodes[i].attributes.push_back({"VARIABLE_VALUE", n.variable.name(), key});
+      g.values.emplace_back(key, n.variable);
+    } else if (n.state) {
+      const std::string key = g.paths[i] + "/.ATTRIBUTES/ITERATOR_STATE";
+      g.graph.nodes[i].attributes.push_back({"ITERATOR_STATE", "", key});
+      g.states.emplace_back(key, n.state);
+    }
+  }
+  for (std::size_t i = 0; i < normal; ++i) {
+    if (g.nodes[i].trackable == nullptr) {
+      continue;
+    }
+    for (const auto& s : g.nodes[i].trackable->trackable_slot_variables(layout)) {
+      auto found = ids.find({2, s.original.id()});
+      if (found == ids.end()) {
+        continue;  // a slot of a variable this checkpoint does not track
+      }
+      const std::size_t orig = found->second;
+      const auto id = static_cast<std::int32_t>(g.nodes.size());
+      g.nodes.push_back(Live{nullptr, nullptr, s.slot, nullptr, nullptr, nullptr});
+      const std::string key = g.paths[orig] + "/.OPTIMIZER_SLOT/" + g.paths[i] + "/" +
+                              og::escape(s.slot_name) + "/.ATTRIBUTES/VARIABLE_VALUE";
+      g.paths.push_back(key);
+      g.graph.nodes.emplace_back();
+      g.graph.nodes.back().attributes.push_back({"VARIABLE_VALUE", s.slot.name(), key});
+      g.values.emplace_back(key, s.slot);
+      g.graph.nodes[i].slot_variables.push_back({static_cast<std::int32_t>(orig), s.slot_name, id});
+    }
+  }
+  mark_checkpoint_values(g.graph);
+  return g;
+}
+inline LiveGraph build(const Root& root, Layout layout) {
+  return build(Live{nullptr, nullptr, {}, nullptr, nullptr, &root}, layout);
+}
+
+/// The layout a checkpoint was written in, from local names only Keras 3 (or only tf_keras's
+/// optimizers) use (Note [Object-graph layouts]); a file with none of them restores the same
+/// way under every layout.
+inline Layout detect_layout(const og::Graph& graph) {
+  bool tf_keras_optimizer = false, legacy = false, tf_keras_layers = false;
+  for (const auto& n : graph.nodes) {
+    legacy = legacy || !n.slot_variables.empty();
+    for (const auto& c : n.children) {
+      const std::string& name = c.local_name;
+      if (name == "_kernel" || name == "_embeddings" || name == "_functional" ||
+          name == "_operations" || name == "_trainable_variables" ||
+          name == "_trainable_variables_indices") {
+        return Layout::keras3;
+      }
+      tf_keras_optimizer = tf_keras_optimizer || name == "_index_dict";
+      legacy = legacy || name == "iter";
+      tf_keras_layers = tf_keras_layers || name.starts_with("layer_with_weights-") ||
+                        name == "kernel" || name == "embeddings";
+    }
+  }
+  if (tf_keras_optimizer) {
+    return Layout::tf_keras;
+  }
+  if (legacy) {
+    return Layout::tf_keras_legacy;
+  }
+  return tf_keras_layers ? Layout::tf_keras : Layout::keras3;
+}
+
+/// Shared by a load status and the deferred-restoration hooks it installs.
+struct RestoreState {
+  std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
+  Root root;                                 ///< the Checkpoint's named objects
+  Trackable* root_object = nullptr;          ///< the root itself, when it is one object
+  og::Graph graph;                           ///< the checkpoint's object graph
+  Layout layout = Layout::keras3;            ///< the layout detected in it
+  RestoreOptions options;                    ///< as given to restore
+  std::set<std::string> consumed;            ///< keys applied (or recorded as mismatched)
+  std::set<std::int64_t> restored_ids;       ///< ids of the variables assigned
+  std::set<std::string> pending;        ///< keys whose live object does not exist yet (last pass)
+  std::vector<std::string> mismatched;  ///< "key: why" (skip_mismatch only)
+  std::map<Trackable*, std::set<std::int32_t>> hooked;  ///< object -> its checkpoint nodes
+  std::map<std::int32_t, AnyVariable> variable_nodes;   ///< bound by any pass (slot owners)
+  bool in_pass = false;         ///< a pass is running (a nested hook call sets `rerun`)
+  bool rerun = false;           ///< children appeared during the pass: run it again
+  bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
+  bool no_checkpoint = false;   ///< restore was given an empty path
+
+  /// The live object of checkpoint node 0.
+  [[nodiscard]] Live root_live() const {
+    return root_object != nullptr ? Live{root_object, nullptr, {}, nullptr, nullptr, nullptr}
+                                  : Live{nullptr, nullptr, {}, nullptr, nullptr, &root};
+  }
+
+  /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
+  /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
+  void restore_var(const std::string& key, const AnyVariable& var) {
+    if (consumed.count(key) != 0) {
+      return;  // each value is applied once: later passes must not undo training
+    }
+    const TensorInfo& info = reader->info(key);
+    if (info.dtype != var.dtype() || info.shape != var.shape()) {
+      std::string why = "checkpoint has " + std::string(dtype_name(info.dtype)) + " " +
+                        info.shape.to_string() + ", variable '" + var.name() + "' is " +
+                        std::string(dtype_name(var.dtype())) + " " + var.shape().to_string();
+      if (!options.skip_mismatch) {
+        throw invalid_argument("tf::train::Checkpoint::restore: key '" + key + "' in '" +
+                               reader->prefix() + ".index': " + why);
+      }
+      mismatched.push_back(key + ": " + why);
+      consumed.insert(key);
+      return;
+    }
+    var.assign(reader->get_tensor(key));
+    consumed.insert(key);
+    restored_ids.insert(var.id());
+  }
+
+  /// Applies iterator state `key` to `state` once; data_loss if it is not a string scalar.
+  void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
+    if (consumed.count(key) != 0) {
+      return;
+    }
+    auto t = reader->get_tensor(key);
+    if (t.dtype() != DType::string || t.num_elements() != 1) {
+      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" + reader->prefix() +
+                      ".index' is not a string scalar");
+    }
+    state.restore(*static_cast<const std::string*>(t.raw_data()));
+    consumed.insert(key);
+  }
+
+  /// The value keys of node `id` and everything below it.
+  void collect_keys(std::int32_t id, std::set<std::int32_t>& seen, std::set<std::string>& out) {
+    if (!seen.insert(id).second) {
+      return;
+    }
+    const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+    for (const auto& a : node.attributes) {
+      if (reader->has_tensor(a.checkpoint_key)) {
+        out.insert(a.checkpoint_key);
+      }
+    }
+    for (const auto& c : node.children) {
+      collect_keys(c.node_id, seen, out);
+    }
+    for (const auto& s : node.slot_variables) {
+      collect_keys(s.slot_variable_node_id, seen, out);
+    }
+  }
+
+  /// A binding pass from checkpoint node `start`, bound to `live`: applies every value below
+  /// it whose live object exists and has not been restored yet, and records what still waits.
+  /// Hooks rerun it from the object that created children, so a pass touches only that
+  /// object and what it owns (never objects of the root that may have died since).
+  void pass(std::int32_t start, const Live& live) {
+    if (in_pass) {
+      rerun = true;  // a listing created children (lazy slots): bind them after this pass
+      return;
+    }
+    in_pass = true;
+    try {
+      do {
+        rerun = false;
+        pass_once(start, live);
+      } while (rerun);
+    } catch (...) {
+      in_pass = false;
+      throw;
+    }
+    in_pass = false;
+  }
+
+  /// Installs the hook of `t`, bound (this pass) to checkpoint node `id`.
+  void hook(const std::shared_ptr<RestoreState>& self, Trackable* t, std::int32_t id) {
+    auto& ids = hooked[t];
+    if (ids.insert(id).second && ids.size() == 1) {
+      t->set_children_changed_hook([self, t] {
+        for (const std::int32_t n : self->hooked[t]) {
+          self->pass(n, Live{t, nullptr, {}, nullptr, nullptr, nullptr});
+        }
+      });
+    }
+  }
+  std::weak_ptr<RestoreState> self;  ///< this object, for the hooks it installs
+
+ private:
+  void pass_once(std::int32_t start, const Live& start_live) {
+    std::map<std::int32_t, Live> bound;
+    bound.emplace(start, start_live);
+    // Whether the object a node belongs to may still create children; nodes made by a
+    // listing (lists, dicts) belong to the object that listed them.
+    std::map<std::int32_t, bool> may_grow{
+        {start, start_live.trackable != nullptr && start_live.trackable->may_create_children()}};
+    std::vector<std::int32_t> queue{start};
+    std::set<std::string> waiting;
+    std::set<std::int32_t> waiting_seen;
+    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+      const std::int32_t id = queue[qi];
+      const Live live = bound.at(id);
+      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+      if (live.variable.has_value()) {
+        variable_nodes.emplace(id, live.variable);
+      }
+      for (const auto& a : node.attributes) {
+        if (!reader->has_tensor(a.checkpoint_key)) {
+          continue;
+        }
+        if (a.name == "VARIABLE_VALUE" && live.variable.has_value()) {
+          restore_var(a.checkpoint_key, live.variable);
+        } else if (a.name == "ITERATOR_STATE" && live.state) {
+          restore_state(a.checkpoint_key, *live.state);
+        }
+      }
+      if (live.trackable != nullptr && !live.owned) {
+        hook(self.lock(), live.trackable, id);
+      }
+      const auto kids = children_of(live, layout);
+      for (const auto& c : node.children) {
+        if (bound.count(c.node_id) != 0) {
+          continue;
+        }
+        const Live* match = nullptr;
+        for (const auto& [name, l] : kids) {
+          if (name == c.local_name) {
+            match = &l;
+            break;
+          }
+        }
+        if (match != nullptr) {
+          bound.emplace(c.node_id, *match);
+          may_grow[c.node_id] =
+              match->owned ? may_grow[id]
+                           : match->trackable != nullptr && match->trackable->may_create_children();
+          queue.push_back(c.node_id);
+        } else if (may_grow[id]) {
+          // Not there yet (weights are created on a layer's first call, slots on an
+          // optimizer's first step): the values below wait for the object's hook.
+          collect_keys(c.node_id, waiting_seen, waiting);
+        }
+      }
+    }
+    // tf_keras legacy optimizer slots, by (original variable, slot name).
+    for (const auto& [id, live] : bound) {
+      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
+      if (live.trackable == nullptr || node.slot_variables.empty()) {
+        continue;
+      }
+      const auto slots = live.trackable->trackable_slot_variables(layout);
+      for (const auto& ref : node.slot_variables) {
+        std::string key;
+        for (const auto& a :
+             graph.nodes[static_cast<std::size_t>(ref.slot_variable_node_id)].attributes) {
+          if (a.name == "VARIABLE_VALUE" && reader->has_tensor(a.checkpoint_key)) {
+            key = a.checkpoint_key;
+          }
+        }
+        if (key.empty()) {
+          continue;
+        }
+        // The original variable may have been bound by an earlier pass from another object.
+        auto orig = variable_nodes.find(ref.original_variable_node_id);
+        const SlotVariableReference* slot = nullptr;
+        if (orig != variable_nodes.end()) {
+          for (const auto& s : slots) {
+            if (s.slot_name == ref.slot_name && s.original.same_as(orig->second)) {
+              slot = &s;
+            }
+          }
+        }
+        if (slot != nullptr) {
+          restore_var(key, slot->slot);
+        } else if (live.trackable->may_create_children()) {
+          waiting.insert(key);
+        }
+      }
+    }
+    pending.insert(waiting.begin(), waiting.end());
+    std::erase_if(pending, [&](const std::string& k) { return consumed.count(k) != 0; });
+  }
+};
+
+}  // namespace detail_ckpt
+
+/// The result of `Checkpoint::restore` (TensorFlow: CheckpointLoadStatus).
+class CheckpointLoadStatus {
+ public:
+  /// Wraps the state of a restore (made by Checkpoint::restore).
+  explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
+
+  /// The layout detected in the checkpoint (Note [Object-graph layouts]).
+  [[nodiscard]] Layout layout() const noexcept { return s_->layout; }
+
+  /// Keys matched, missing, unexpected, pending and mismatched, as of now.
+  [[nodiscard]] RestoreReport report() const {
+    RestoreReport r;
+    r.layout = s_->layout;
+    std::set<std::string> bad;
+    for (const auto& m : s_->mismatched) {
+      bad.insert(m.substr(0, m.find(": ")));
+    }
+    for (const auto& k : s_->consumed) {
+      if (bad.count(k) == 0) {
+        r.matched.push_back(k);
+      }
+    }
+    r.mismatched = s_->mismatched;
+    r.pending.assign(s_->pending.begin(), s_->pending.end());
+    if (s_->reader) {
+      for (const auto& k : s_->reader->keys()) {
+        if (k != object_graph_key && s_->consumed.count(k) == 0 && s_->pending.count(k) == 0) {
+          r.unexpected.push_back(k);
+        }
+      }
+    }
+    const auto live = detail_ckpt::build(s_->root_live(), s_->layout);
+    for (const auto& [key, var] : live.values) {
+      const bool counter_absent = key == "save_counter/.ATTRIBUTES/VARIABLE_VALUE" &&
+                                  (!s_->reader || !s_->reader->has_tensor(key));
+      if (s_->restored_ids.count(var.id()) == 0 && !counter_absent) {
+        r.missing.push_back(key + " (" + var.name() + ")");
+      }
+    }
+    for (const auto& [key, st] : live.states) {
+      if (s_->consumed.count(key) == 0) {
+        r.missing.push_back(key);
+      }
+    }
+    return r;
+  }
+
+  /// Throws failed_precondition unless every checkpoint value went into a live object and every
+  /// live variable got a value (values waiting for unbuilt layers count as not consumed).
+  const CheckpointLoadStatus& assert_consumed() const {
+    auto r = report();
+    if (s_->no_checkpoint || !r.unexpected.empty() || !r.pending.empty() || !r.missing.empty() ||
+        !r.mismatched.empty()) {
+      fail("assert_consumed", r);
+    }
+    return *this;
+  }
+  /// Throws failed_precondition unless every variable that exists now was restored.
+  const CheckpointLoadStatus& assert_existing_objects_matched() const {
+    auto r = report();
+    if (s_->no_checkpoint || !r.missing.empty() || !r.mismatched.empty()) {
+      fail("assert_existing_objects_matched", r);
+    }
+    return *this;
+  }
+  /// Marks a partial restore as intended (TensorFlow then stays quiet about unused values).
+  const CheckpointLoadStatus& expect_partial() const {
+    s_->expect_partial = true;
+    return *this;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what, const RestoreReport& r) const {
+    std::ostringstream os;
+    os << "tf::train::CheckpointLoadStatus::" << what << ": checkpoint '"
+       << (s_->reader ? s_->reader->prefix() : std::string("<none>")) << "' does not match:\n"
+       << r;
+    throw failed_precondition(os.str());
+  }
+  std::shared_ptr<detail_ckpt::RestoreState> s_;
+};
+
+namespace detail_ckpt {
+
+/// Writes a walked graph's values and object graph to `file_prefix`; returns the prefix.
+inline std::string write_graph(const LiveGraph& live, const std::string& file_prefix) {
+  BundleWriter w(file_prefix);
+  for (const auto& [key, var] : live.values) {
+    w.add(key, var.value());
+  }
+  for (const auto& [key, st] : live.states) {
+    w.add(key, AnyTensor(Tensor<std::string, 0>(st->save())));
+  }
+  w.add(object_graph_key,
+        AnyTensor(Tensor<std::string, 0>(detail::object_graph::encode(live.graph))));
+  return w.finish();
+}
+
+/// Reads the object graph of `save_path` and runs the first binding pass from node 0 (bound to
+/// `s`'s root); `what` names the caller in errors.
+inline CheckpointLoadStatus restore(std::shared_ptr<RestoreState> s, const std::string& save_path,
+                                    const std::string& what) {
+  s->self = s;
+  if (save_path.empty()) {
+    s->no_checkpoint = true;
+    return CheckpointLoadStatus(s);
+  }
+  s->reader = std::make_shared<CheckpointReader>(save_path);
+  if (!s->reader->has_tensor(object_graph_key)) {
+    throw invalid_argument(what + ": '" + save_path +
+                           ".index' has no _CHECKPOINTABLE_OBJECT_GRAPH (a TF1 name-based "
+                           "checkpoint); read it with tf::train::load_checkpoint");
+  }
+  auto graph_t = s->reader->get_tensor(object_graph_key);
+  if (graph_t.dtype() != DType::string || graph_t.num_elements() != 1) {
+    throw data_loss(what + ": '" + save_path +
+                    ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
+  }
+  s->graph = tapeflow::detail::object_graph::decode(
+      *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
+  if (s->graph.nodes.empty()) {
+    throw data_loss(what + ": '" + save_path + "': empty object graph");
+  }
+  s->layout = detect_layout(s->graph);
+  s->pass(0, s->root_live());
+  return CheckpointLoadStatus(s);
+}
+
+}  // namespace detail_ckpt
+
+/// Writes `obj` as the root of a checkpoint at `file_prefix` (no `save_counter`, no state
+/// file): what Keras's `model.save_weights(prefix)` and a SavedModel's `variables/` hold.
+/// Returns `file_prefix`.
+inline std::string write_object(Trackable& obj, const std::string& file_prefix,
+                                Layout layout = Layout::keras3) {
+  return detail_ckpt::write_graph(
+      detail_ckpt::build(detail_ckpt::Live{&obj, nullptr, {}, nullptr, nullptr, nullptr}, layout),
+      file_prefix);
+}
+
+/// Restores a checkpoint whose root is `obj` (written by `write_object` or Keras's
+/// `save_weights`), as `Checkpoint::restore` does: values for variables that do not exist yet
+/// wait for them.
+inline CheckpointLoadStatus read_object(Trackable& obj, const std::string& save_path,
+                                        RestoreOptions options = {},
+                                        const std::string& what = "tf::train::read_object") {
+  auto s = std::make_shared<detail_ckpt::RestoreState>();
+  s->root_object = &obj;
+  s->options = options;
+  return detail_ckpt::restore(std::move(s), save_path, what);
+}
+
+/// Groups trackable objects under names and saves/restores them (tf.train.Checkpoint).
+///
+///     tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", optimizer}});
+///     auto path = ckpt.save("./save/model.ckpt");          // "./save/model.ckpt-1"
+///     ckpt.restore(tf::train::latest_checkpoint("./save")).assert_consumed();
+///
+/// The named objects are held by reference and must outlive the Checkpoint.
+class Checkpoint {
+ public:
+  /// One named object: `{"model", model}`.
+  struct Item {
+    std::string name;         ///< the object's local name under the root
+    CheckpointObject object;  ///< the object (held by reference)
+  };
+
+  /// A checkpoint of the named objects, e.g. `{{"model", model}, {"optimizer", opt}}`
+  /// (TensorFlow's keyword arguments). Throws invalid_argument for a duplicate name or the
+  /// reserved name "save_counter".
+  Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
+      : Checkpoint(std::vector<Item>(items), options) {}
+  /// As the initializer-list constructor, from a vector.
+  explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
+      : options_(options) {
+    for (const auto& it : items) {
+      if (it.name == "save_counter") {
+        throw invalid_argument("tf::train::Checkpoint: 'save_counter' is reserved");
+      }
+      for (const auto& [n, o] : root_) {
+        if (n == it.name) {
+          throw invalid_argument("tf::train::Checkpoint: duplicate name '" + it.name + "'");
+        }
+      }
+      root_.emplace_back(it.name, it.object);
+    }
+    root_.emplace_back("save_counter", CheckpointObject(save_counter_));
+    // TensorFlow orders a Checkpoint's keyword children by name; the order decides node ids
+    // and, through breadth-first naming, which path keys a variable reached twice.
+    std::stable_sort(root_.begin(), root_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+
+  /// The options save and write use unless given others.
+  [[nodiscard]] const CheckpointOptions& options() const noexcept { return options_; }
+
+  /// Number of `save()` calls so far (restored by `restore`).
+  [[nodiscard]] const Variable<std::int64_t, 0>& save_counter() const noexcept {
+    return save_counter_;
+  }
+
+  /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
+  /// touching the `checkpoint` state file. Returns `file_prefix`.
+  std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
+  /// write() with these options instead of the checkpoint's.
+  std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
+    return detail_ckpt::write_graph(detail_ckpt::build(root_, options.layout), file_prefix);
+  }
+
+  /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
+  /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
+  std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
+  /// save() with these options instead of the checkpoint's.
+  std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
+    save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
+    const std::string path =
+        write(file_prefix + "-" + std::to_string(save_counter_.value().item()), options);
+    detail_bundle::stage("state");
+    CheckpointState st;
+    st.model_checkpoint_path = path;
+    st.all_model_checkpoint_paths = {path};
+    detail_state::write_state(detail_state::dirname(file_prefix), st);
+    return path;
+  }
+
+  /// Restores from a prefix (e.g. `latest_checkpoint(dir)`); an empty path restores nothing
+  /// (TensorFlow: restore(None)). Values for variables not created yet are applied when the
+  /// variables are created. Throws not_found / data_loss for missing or corrupt files and
+  /// invalid_argument on a dtype or shape mismatch (unless `skip_mismatch`).
+  CheckpointLoadStatus restore(const std::string& save_path, RestoreOptions options = {}) {
+    auto s = std::make_shared<detail_ckpt::RestoreState>();
+    s->root = root_;
+    s->options = options;
+    return detail_ckpt::restore(std::move(s), save_path, "tf::train::Checkpoint::restore");
+  }
+  /// Same as restore (TensorFlow's `read`, the counterpart of `write`).
+  CheckpointLoadStatus read(const std::string& save_path, RestoreOptions options = {}) {
+    return restore(save_path, options);
+  }
+
+ private:
+  CheckpointOptions options_;
+  std::vector<std::pair<std::string, CheckpointObject>> root_;
+  Variable<std::int64_t, 0> save_counter_{std::int64_t{0},
+                                          {.name = "save_counter", .trainable = false}};
+};
+
+}  // namespace train
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
+// ---- end <tapeflow/train/checkpoint.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace keras {
+
+/// What `load_weights` did. A TensorFlow checkpoint prefix gives its CheckpointLoadStatus (values
+/// for layers not built yet wait for them); an HDF5 file is applied whole, so only what
+/// `skip_mismatch` skipped is left to report.
+class LoadWeightsStatus {
+ public:
+  /// The status of a checkpoint restore.
+  explicit LoadWeightsStatus(train::CheckpointLoadStatus s) : checkpoint_(std::move(s)) {}
+  /// The status of an HDF5 load: the paths skipped for a mismatch.
+  explicit LoadWeightsStatus(std::vector<std::string> skipped) : skipped_(std::move(skipped)) {}
+
+  /// The checkpoint restore's status, when the file was a checkpoint prefix.
+  [[nodiscard]] const std::optional<train::CheckpointLoadStatus>& checkpoint() const noexcept {
+    return checkpoint_;
+  }
+  /// "path: why" for each group `skip_mismatch` left unchanged.
+  [[nodiscard]] const std::vector<std::string>& skipped() const noexcept { return skipped_; }
+  /// Throws failed_precondition unless every value in the file went into the model and every
+  /// weight of the model got one (see CheckpointLoadStatus::assert_consumed).
+  const LoadWeightsStatus& assert_consumed() const {
+    if (checkpoint_) {
+      checkpoint_->assert_consumed();
+    } else if (!skipped_.empty()) {
+      throw failed_precondition("tf::keras load_weights: " + std::to_string(skipped_.size()) +
+                                " group(s) skipped, first: " + skipped_.front());
+    }
+    return *this;
+  }
+  /// Marks a partial load as intended.
+  const LoadWeightsStatus& expect_partial() const {
+    if (checkpoint_) {
+      checkpoint_->expect_partial();
+    }
+    return *this;
+  }
+
+ private:
+  std::optional<train::CheckpointLoadStatus> checkpoint_;
+  std::vector<std::string> skipped_;
+};
+
+}  // namespace keras
+
+namespace detail::keras_weights {
+using keras::Layer;
+using keras::Model;
+namespace optimizers = keras::optimizers;
+
+/// Keras's `naming.to_snake_case`: "Conv2D" -> "conv2d", "BatchNormalization" ->
+/// "batch_normalization", "ReLU" -> "re_lu", "LSTM" -> "lstm".
+inline std::string to_snake_case(std::string_view name) {
+  auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  std::string word;
+  for (const char c : name) {
+    if (upper(c) || lower(c) || (c >= '0' && c <= '9') || c == '_') {
+      word += c;
+    }
+  }
+  // re.sub("(.)([A-Z][a-z]+)", r"\1_\2"): matches do not overlap, so a match's lowercase run is
+  // consumed before the next one can start.
+  std::string a;
+  for (std::size_t i = 0; i < word.size();) {
+    if (i + 2 < word.size() && upper(word[i + 1]) && lower(word[i + 2])) {
+      a += word[i];
+      a += '_';
+      a += word[i + 1];
+      std::size_t j = i + 2;
+      while (j < word.size() && lower(word[j])) {
+        a += word[j++];
+      }
+      i = j;
+    } else {
+      a += word[i++];
+    }
+  }
+  // re.sub("([a-z])([A-Z])", r"\1_\2").lower()
+  std::string out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    out += upper(a[i]) ? char(a[i] - 'A' + 'a') : a[i];
+    if (lower(a[i]) && i + 1 < a.size() && upper(a[i + 1])) {
+      out += '_';
+    }
+  }
+  return out;
+}
+
+/// One object's group: its path, name and own variables (Note [Keras 3 weights files]).
+struct Group {
+  std::string path;
+  std::string name;
+  std::vector<AnyVariable> variables;
+  bool optimizer = false;  // a count mismatch skips it with a warning, as Keras does
+  bool built = true;       // the layer has created its weights
+};
+
+inline std::string join(const std::string& path, const std::string& child) {
+  return path.empty() ? child : path + "/" + child;
+}
+
+inline void walk(Layer<>& layer, const std::string& path, std::set<const void*>& seen,
+                 std::vector<Group>& out) {
+  if (!seen.insert(&layer).second) {
+    return;
+  }
+  out.push_back({path, layer.name(), layer.own_variables(), false, layer.built()});
+  if (auto list = layer.layer_list()) {
+    std::map<std::string, int> used;
+    for (Layer<>* child : *list) {
+      std::string key = to_snake_case(child->class_name());
+      if (auto [it, fresh] = used.emplace(key, 0); !fresh) {
+        key += "_" + std::to_string(++it->second);
+      }
+      walk(*child, join(path, "layers/" + key), seen, out);
+    }
+    return;
+  }
+  // Keras visits attributes in sorted order: it decides which path names a shared layer.
+  auto named = layer.named_sublayers();
+  std::stable_sort(named.begin(), named.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [name, child] : named) {
+    walk(*child, join(path, name), seen, out);
+  }
+}
+
+/// The groups of `model`, then its compiled optimizer's (Keras 3's `optimizer.variables`: the
+/// `_variables` list of its Keras 3 object graph).
+inline std::vector<Group> groups_of(Model<>& model) {
+  std::vector<Group> out;
+  std::set<const void*> seen;
+  walk(model, "", seen, out);
+  if (auto opt = model.compiled_optimizer()) {
+    Group g{"optimizer", "", {}, true, true};
+    if (auto* o = dynamic_cast<optimizers::Optimizer*>(opt->target())) {
+      g.name = to_snake_case(o->name());
+    }
+    for (const auto& c : opt->target()->trackable_children(train::Layout::keras3)) {
+      if (c.name == "_variables" && c.target() != nullptr) {
+        for (const auto& e : c.target()->trackable_children(train::Layout::keras3)) {
+          if (e.variable.has_value()) {
+            g.variables.push_back(e.variable);
+          }
+        }
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+/// Which file `path` names, as Keras 3 decides it from the name.
+enum class Format { checkpoint, weights_h5, keras_archive, legacy_h5 };
+
+inline Format format_of(std::string_view path) {
+  auto ends = [&](std::string_view s) {
+    return path.size() >= s.size() && path.substr(path.size() - s.size()) == s;
+  };
+  if (ends(".weights.h5")) {
+    return Format::weights_h5;
+  }
+  if (ends(".keras")) {
+    return Format::keras_archive;
+  }
+  if (ends(".h5") || ends(".hdf5")) {
+    return Format::legacy_h5;
+  }
+  return Format::checkpoint;
+}
+
+[[noreturn]] inline void no_hdf5(const std::string& path) {
+  throw unimplemented("tf::keras: '" + path +
+                      "' is a Keras 3 HDF5 weights file, which needs HDF5: install Debian's "
+                      "libhdf5-dev, reconfigure tapeflow and link tapeflow::keras_io");
+}
+
+[[noreturn]] inline void legacy(const std::string& path) {
+  throw unimplemented("tf::keras: '" + path +
+                      "' names a legacy Keras 2 HDF5 file (.h5): save weights as "
+                      "'*.weights.h5' (Keras 3) or as a TensorFlow checkpoint prefix");
+}
+
+/// Loads the groups of `model` from an open HDF5 file: every group is checked and read before
+/// any variable is assigned, so a failed load leaves the model as it was.
+template <class File>
+std::vector<std::string> load_groups(Model<>& model, const File& file, bool skip_mismatch) {
+  auto groups = groups_of(model);
+  // Keras 3 refuses an unbuilt model too: its weights do not exist to receive the values. (The
+  // root is a container that may never mark itself built.)
+  for (std::size_t i = 1; i < groups.size(); ++i) {
+    if (!groups[i].built) {
+      throw failed_precondition("tf::keras load_weights: model '" + model.name() +
+                                "' has not been built (layer '" + groups[i].name +
+                                "' has no weights yet): call it on a batch (or build it) before "
+                                "loading '" +
+                                file.name() + "'");
+    }
+  }
+  for (auto& g : groups) {
+    if (g.optimizer && !g.variables.empty()) {
+      // A compiled model that has not trained yet: create the slots the file holds.
+      auto& opt = model.optimizer();
+      if (!opt.built()) {
+        if (auto stored = file.variables(g.path); stored && stored->size() > g.variables.size()) {
+          opt.build(model.trainable_variables());
+          g = groups_of(model).back();
+        }
+      }
+    }
+  }
+  std::vector<std::pair<AnyVariable, AnyTensor>> staged;
+  std::vector<std::string> skipped;
+  for (const auto& g : groups) {
+    const std::string where = g.path.empty() ? "vars" : g.path + "/vars";
+    const auto stored = file.variables(g.path);
+    if (!stored) {
+      if (g.variables.empty()) {
+        continue;
+      }
+      if (g.optimizer) {
+        continue;  // a file saved before compile: the optimizer keeps its state
+      }
+      throw not_found("tf::keras load_weights: '" + file.name() + "' has no group '" + where +
+                      "' for layer '" + g.name + "' (" + std::to_string(g.variables.size()) +
+                      " variables): the file holds another model structure");
+    }
+    std::string why;
+    if (stored->size() != g.variables.size()) {
+      why = (g.optimizer ? "optimizer '" : "layer '") + g.name + "' expected " +
+            std::to_string(g.variables.size()) + " variables, but the file has " +
+            std::to_string(stored->size());
+    }
+    for (std::size_t i = 0; why.empty() && i < stored->size(); ++i) {
+      const AnyVariable& v = g.variables[i];
+      if ((*stored)[i].shape != v.shape()) {
+        why = "'" + where + "/" + std::to_string(i) + "' has shape " +
+              (*stored)[i].shape.to_string() + " but variable '" + v.name() + "' has shape " +
+              v.shape().to_string();
+      }
+    }
+    if (!why.empty()) {
+      if (g.optimizer) {
+        std::clog << "tapeflow: warning: load_weights: skipping the optimizer's state: " << why
+                  << "\n";
+        skipped.push_back(where + ": " + why);
+        continue;
+      }
+      if (!skip_mismatch) {
+        throw invalid_argument("tf::keras load_weights: '" + file.name() + "': " + why);
+      }
+      skipped.push_back(where + ": " + why);
+      continue;
+    }
+    for (std::size_t i = 0; i < stored->size(); ++i) {
+      const AnyVariable& v = g.variables[i];
+      staged.emplace_back(
+          v, train::detail_bundle::make_tensor(v.dtype(), v.shape(), [&](auto* d) {
+            if constexpr (std::is_same_v<decltype(d), std::string*>) {
+              throw unimplemented("tf::keras load_weights: string variable '" + v.name() + "'");
+            } else {
+              file.read(g.path, i, v.dtype(), v.num_elements(), d);
+            }
+          }));
+    }
+  }
+  for (const auto& [var, value] : staged) {
+    var.assign(value);
+  }
+  return skipped;
+}
+
+}  // namespace detail::keras_weights
+
+namespace keras {
+
+template <class D>
+auto Model<void>::save_weights(const std::string& filepath, const SaveWeightsOptions& options) {
+  namespace dw = tapeflow::detail::keras_weights;
+  switch (dw::format_of(filepath)) {
+    case dw::Format::weights_h5: {
+#if TAPEFLOW_HAS_HDF5
+      std::vector<tapeflow::detail::keras_hdf5::WeightsGroup> groups;
+      for (const auto& g : dw::groups_of(*this)) {
+        tapeflow::detail::keras_hdf5::WeightsGroup out{g.path, g.name, {}};
+        for (const auto& v : g.variables) {
+          out.values.push_back(v.value());
+        }
+        groups.push_back(std::move(out));
+      }
+      tapeflow::detail::keras_hdf5::write_weights(filepath, groups);
+      return;
+#else
+      dw::no_hdf5(filepath);
+#endif
+    }
+    case dw::Format::keras_archive:
+      throw invalid_argument("tf::keras save_weights: '" + filepath +
+                             "': a .keras file is a whole-model archive; weights files end in "
+                             "'.weights.h5' (or are a TensorFlow checkpoint prefix)");
+    case dw::Format::legacy_h5:
+      dw::legacy(filepath);
+    case dw::Format::checkpoint: {
+      const std::string prefix = train::write_object(*this, filepath, options.layout);
+      train::CheckpointState st;
+      st.model_checkpoint_path = prefix;
+      st.all_model_checkpoint_paths = {prefix};
+      train::detail_state::write_state(train::detail_state::dirname(prefix), st);
+      return;
+    }
+  }
+}
+
+template <class D>
+auto Model<void>::load_weights(const std::string& filepath, const LoadWeightsOptions& options) {
+  namespace dw = tapeflow::detail::keras_weights;
+  switch (dw::format_of(filepath)) {
+    case dw::Format::weights_h5:
+    case dw::Format::keras_archive: {
+#if TAPEFLOW_HAS_HDF5
+      if (dw::format_of(filepath) == dw::Format::weights_h5) {
+        const tapeflow::detail::keras_hdf5::WeightsFile file(filepath);
+        return LoadWeightsStatus(dw::load_groups(*this, file, options.skip_mismatch));
+      }
+      const tapeflow::detail::keras_hdf5::WeightsFile file(
+          tapeflow::detail::keras_hdf5::read_archive_member(filepath, "model.weights.h5"),
+          filepath + " (model.weights.h5)");
+      return LoadWeightsStatus(dw::load_groups(*this, file, options.skip_mismatch));
+#else
+      dw::no_hdf5(filepath);
+#endif
+    }
+    case dw::Format::legacy_h5:
+      dw::legacy(filepath);
+    case dw::Format::checkpoint:
+      break;
+  }
+  return LoadWeightsStatus(train::read_object(
+      *this, filepath, {.skip_mismatch = options.skip_mismatch}, "tf::keras::Model::load_weights"));
+}
+
+}  // namespace keras
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_WEIGHTS_HPP
+// ---- end <tapeflow/keras/weights.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras::applications {
@@ -26659,6 +29327,9 @@ class Application : public Model<Application> {
   [[nodiscard]] const Shape& output_shape() const noexcept { return shapes_.back(); }
   /// The weights file given as `weights` ("" when none).
   [[nodiscard]] const std::string& weights_path() const noexcept { return weights_; }
+  /// The layers as Keras's `model.layers` lists them, without the InputLayer (which has no
+  /// weights): what weights files key by class name (Note [Keras 3 weights files]).
+  std::optional<std::vector<Layer<>*>> layer_list() override { return sublayers(); }
 
   /// "Functional", the class Keras's constructors return.
   [[nodiscard]] std::string class_name() const override { return "Functional"; }
@@ -26709,6 +29380,14 @@ class Application : public Model<Application> {
         weights_(std::move(weights)) {
     shapes_.push_back(Shape{-1, input_shape[0], input_shape[1], input_shape[2]});
     last_use_.push_back(0);
+  }
+
+  /// Loads `weights_path()` when one was given (Keras loads it once the model is built): a
+  /// Keras 3 `.weights.h5` / `.keras` file or a checkpoint prefix (model.load_weights).
+  void load_weights_file() {
+    if (!weights_.empty()) {
+      (void)load_weights(weights_);
+    }
   }
 
   /// A node's index in the graph (0: the input).
@@ -26911,7 +29590,9 @@ inline std::array<std::int64_t, 3> application_input_shape(
     std::int64_t min_size) {
   const std::string where = std::string("tf::keras::applications::") + model + ": ";
   const bool imagenet = options.weights == "imagenet";
-  if (!options.weights.empty() && !imagenet && !std::filesystem::exists(options.weights)) {
+  // A checkpoint prefix names `<prefix>.index`, not a file of its own.
+  if (!options.weights.empty() && !imagenet && !std::filesystem::exists(options.weights) &&
+      !std::filesystem::exists(options.weights + ".index")) {
     throw invalid_argument(where +
                            "the `weights` argument should be either empty (random "
                            "initialization), \"imagenet\" (pre-training on ImageNet), or the path "
@@ -26988,22 +29669,14 @@ inline std::array<std::int64_t, 3> application_input_shape(
   return shape;
 }
 
-/// Pretrained or file weights are not loadable yet: a clear unimplemented, before building
-/// (once model.load_weights exists, the constructors build and then load them, as Keras does).
+/// ImageNet weights cannot be downloaded here: a clear unimplemented, before building.
 inline void application_weights(const std::string& weights, const char* model) {
   if (weights == "imagenet") {
     throw unimplemented(std::string("tf::keras::applications::") + model +
                         ": weights=\"imagenet\" needs the pretrained file, which cannot be "
                         "downloaded here: save it in Python (" +
                         model +
-                        "(weights='imagenet').save_weights('x.weights.h5')) and pass its path; "
-                        "loading a weights file (model.load_weights) is not implemented yet");
-  }
-  if (!weights.empty()) {
-    throw unimplemented(std::string("tf::keras::applications::") + model + ": weights=\"" +
-                        weights +
-                        "\": loading a weights file needs model.load_weights, which is not "
-                        "implemented yet (build with weights empty for random weights)");
+                        "(weights='imagenet').save_weights('x.weights.h5')) and pass its path");
   }
 }
 
@@ -27105,6 +29778,7 @@ class MobileNetV2 : public Application {
     } else {
       x = pool_features(x, options.pooling);
     }
+    load_weights_file();
   }
 
   /// Keras's `_make_divisible(v, 8)`: `v` rounded to the nearest multiple of 8 (at least 8),
@@ -27277,6 +29951,7 @@ class ResNet50 : public Application {
     } else {
       x = pool_features(x, options.pooling, "avg_pool", "max_pool");
     }
+    load_weights_file();
   }
 
  private:
@@ -27391,6 +30066,7 @@ class VGG16 : public Application {
     } else {
       x = pool_features(x, options.pooling);
     }
+    load_weights_file();
   }
 
  private:
@@ -29925,2667 +32601,6 @@ Sequential(Layers...) -> Sequential<Layers...>;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_SEQUENTIAL_HPP
 // ---- end <tapeflow/keras/sequential.hpp>
-// ---- begin <tapeflow/keras/weights.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_WEIGHTS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_WEIGHTS_HPP
-// `model.save_weights(path)` / `model.load_weights(path)`: Keras 3's `*.weights.h5` (and the
-// weights inside a `.keras` archive) and TensorFlow checkpoint prefixes as tf_keras writes them,
-// chosen by the file name (docs/formats.md 13).
-//
-// Note [Keras 3 weights files]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Keras 3 walks the model and stores each object's own variables as datasets "0", "1", ... of a
-// group `<path>/vars` whose `name` attribute is the object's name. A model's path is ""; a
-// child's is its parent's path plus its attribute name (subclassed models, an LSTM's `cell`),
-// or, for the layers a Sequential or Functional model keeps in its `layers` list,
-// `layers/<class name in snake_case>` with `_1`, `_2`, ... for repeats of a class in that list.
-// A compiled model adds `optimizer` (its `variables`: iterations, learning rate, then the slots).
-// An object reached twice is written once. Paths, not layer names, match a file to a model, so
-// a file loads into any model of the same structure. HDF5 itself is the compiled target
-// tapeflow::keras_io (keras/detail/hdf5_weights.hpp); this header only walks the model.
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <iostream>
-#include <map>
-#include <memory>
-#include <optional>
-#include <set>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/keras/detail/hdf5_weights.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_HDF5_WEIGHTS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_HDF5_WEIGHTS_HPP
-// The compiled half of Keras 3 weights files (`*.weights.h5`, and the `model.weights.h5` inside a
-// `.keras` archive): HDF5 through libhdf5 and the archive through libzip, in the small target
-// tapeflow::keras_io (src/keras_io/). Linking it defines TAPEFLOW_HAS_HDF5 (and
-// TAPEFLOW_HAS_LIBZIP); keras/weights.hpp calls these declarations only then, and otherwise
-// raises `unimplemented` naming the missing package. Layout: docs/formats.md 13.
-// IWYU pragma: private
-
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras::detail::hdf5 {
-
-/// One `<path>/vars` group: its `name` attribute (the layer's name) and datasets "0", "1", ...
-struct WeightsGroup {
-  std::string path;               ///< "layers/dense" ("" for the model itself)
-  std::string name;               ///< the layer's (or optimizer's) name
-  std::vector<AnyTensor> values;  ///< the variables, in Keras's order
-};
-
-/// A dataset's shape and element type as stored.
-struct StoredVariable {
-  Shape shape;
-  DType dtype = DType::float32;
-};
-
-/// Writes every group (creating parent groups) to `filename` through a temporary file renamed
-/// over it, so a failed write never leaves a half-written file. Throws unavailable/
-/// invalid_argument naming the file.
-void write_weights(const std::string& filename, const std::vector<WeightsGroup>& groups);
-
-/// An open weights file (or a file image in memory, for `.keras` archives).
-class WeightsFile {
- public:
-  /// Opens `filename`; not_found when it does not exist, data_loss when it is not HDF5.
-  explicit WeightsFile(const std::string& filename);
-  /// Opens an HDF5 file image held in memory; `name` is used in errors.
-  WeightsFile(std::string image, std::string name);
-  WeightsFile(const WeightsFile&) = delete;
-  WeightsFile& operator=(const WeightsFile&) = delete;
-  ~WeightsFile();
-
-  /// The datasets "0", "1", ... of group `<path>/vars` ("vars" for the root), nullopt when the
-  /// group does not exist. data_loss for a dataset of an unsupported type.
-  [[nodiscard]] std::optional<std::vector<StoredVariable>> variables(const std::string& path) const;
-  /// Reads dataset `<path>/vars/<index>` as `dtype` (converted as HDF5 converts numbers) into
-  /// `out`, which holds `count` elements; the caller has checked the shape.
-  void read(const std::string& path, std::size_t index, DType dtype, std::int64_t count,
-            void* out) const;
-  /// The name errors use.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-
- private:
-  std::int64_t file_ = -1;  // hid_t
-  std::string name_;
-  std::string image_;  // keeps a file image alive while HDF5 reads it
-};
-
-/// The bytes of `member` in zip archive `archive` (a `.keras` file). not_found when the archive
-/// or the member is missing, data_loss when it is not a zip; unimplemented without libzip.
-std::string read_archive_member(const std::string& archive, const std::string& member);
-
-}  // namespace keras::detail::hdf5
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_HDF5_WEIGHTS_HPP
-// ---- end <tapeflow/keras/detail/hdf5_weights.hpp>
-// ---- begin <tapeflow/train/checkpoint.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
-// `tf::train::Checkpoint` (tf.train.Checkpoint): object-based save and restore in TensorFlow's
-// own format (tensor bundle V2 + `_CHECKPOINTABLE_OBJECT_GRAPH`, docs/formats.md), so
-// checkpoints move between C++ and Python, under Keras 3 and tf_keras names alike.
-//
-// Note [Checkpoint object graph]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// The root is the Checkpoint; its children are the named objects given to the constructor plus
-// `save_counter`, ordered by name as TensorFlow orders keyword arguments. Objects are walked
-// breadth first through `train::Trackable::trackable_children(layout)`; each object gets one
-// node (objects by address, variables by id), its first BFS path names it, and a variable's
-// value is stored under `<escaped path>/.ATTRIBUTES/VARIABLE_VALUE`. tf_keras legacy optimizer
-// slots become nodes after all others, keyed `<variable path>/.OPTIMIZER_SLOT/<optimizer
-// path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`.
-//
-// Restore detects the layout from the file's local names (Note [Object-graph layouts]) and
-// binds checkpoint nodes to live objects by local name only, so node numbering and key text
-// never matter. Values whose live object does not exist yet (an unbuilt Keras layer, an
-// optimizer before its first step) wait: every object reached installs a hook that reruns the
-// binding pass when it creates children, and each value is applied once.
-
-#include <algorithm>
-#include <concepts>
-#include <cstdint>
-#include <functional>
-#include <initializer_list>
-#include <map>
-#include <memory>
-#include <optional>
-#include <ostream>
-#include <set>
-#include <sstream>
-#include <string>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/train/checkpoint_state.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
-// The `checkpoint` state file (docs/formats.md 10): `tf::train::latest_checkpoint(dir)`,
-// `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
-
-#include <charconv>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <exception>
-#include <filesystem>
-#include <fstream>
-#include <optional>
-#include <random>
-#include <sstream>
-#include <string>
-#include <system_error>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace train {
-
-/// Contents of a directory's `checkpoint` file (TensorFlow's CheckpointState proto).
-struct CheckpointState {
-  std::string model_checkpoint_path{};                    ///< newest prefix
-  std::vector<std::string> all_model_checkpoint_paths{};  ///< oldest to newest
-  std::vector<double> all_model_checkpoint_timestamps{};  ///< seconds since the epoch
-  /// When the last checkpoint kept by keep_checkpoint_every_n_hours was made (seconds since the
-  /// epoch); written by CheckpointManager.
-  std::optional<double> last_preserved_timestamp{};
-};
-
-namespace detail_state {
-inline double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-inline std::string join(const std::string& dir, const std::string& name) {
-  if (dir.empty() || std::filesystem::path(name).is_absolute()) {
-    return name;
-  }
-  return dir.back() == '/' ? dir + name : dir + "/" + name;
-}
-inline std::string dirname(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash == 0 ? 1 : slash);
-}
-inline std::string basename(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-/// A unique-enough suffix for temporary files (TF: ".tempstate<random>").
-inline std::string temp_suffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^
-                                          static_cast<std::uint64_t>(now_seconds() * 1e6)};
-  return ".tempstate" + std::to_string(rng());
-}
-inline std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out + "\"";
-}
-inline std::string number(double v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-/// Parses a text-format string literal starting at `s[i]` (a quote); nullopt if malformed.
-inline std::optional<std::string> unquote(const std::string& s, std::size_t& i) {
-  const char q = s[i++];
-  std::string out;
-  while (i < s.size() && s[i] != q) {
-    char c = s[i++];
-    if (c == '\\' && i < s.size()) {
-      c = s[i++];
-      if (c == 'n') {
-        c = '\n';
-      } else if (c == 't') {
-        c = '\t';
-      } else if (c >= '0' && c <= '7') {
-        int v = c - '0';
-        for (int k = 0; k < 2 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++k) {
-          v = v * 8 + (s[i++] - '0');
-        }
-        c = static_cast<char>(v);
-      }
-    }
-    out += c;
-  }
-  if (i >= s.size()) {
-    return std::nullopt;
-  }
-  ++i;
-  return out;
-}
-}  // namespace detail_state
-
-/// Serializes a state in protobuf text format, as TensorFlow writes it.
-inline std::string to_text(const CheckpointState& s) {
-  using namespace detail_state;
-  std::string out = "model_checkpoint_path: " + quote(s.model_checkpoint_path) + "\n";
-  for (const auto& p : s.all_model_checkpoint_paths) {
-    out += "all_model_checkpoint_paths: " + quote(p) + "\n";
-  }
-  for (double t : s.all_model_checkpoint_timestamps) {
-    out += "all_model_checkpoint_timestamps: " + number(t) + "\n";
-  }
-  if (s.last_preserved_timestamp) {
-    out += "last_preserved_timestamp: " + number(*s.last_preserved_timestamp) + "\n";
-  }
-  return out;
-}
-
-/// Parses the text format; nullopt when garbled or without model_checkpoint_path (TF then
-/// treats the directory as having no checkpoint).
-inline std::optional<CheckpointState> parse_checkpoint_state(const std::string& text) {
-  CheckpointState st;
-  bool has_model = false;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const auto colon = line.find(':');
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') {
-      continue;
-    }
-    if (colon == std::string::npos) {
-      return std::nullopt;
-    }
-    std::string name = line.substr(first, colon - first);
-    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) {
-      name.pop_back();
-    }
-    std::size_t i = line.find_first_not_of(" \t", colon + 1);
-    if (i == std::string::npos) {
-      return std::nullopt;
-    }
-    if (name == "model_checkpoint_path" || name == "all_model_checkpoint_paths") {
-      if (line[i] != '"' && line[i] != '\'') {
-        return std::nullopt;
-      }
-      auto v = detail_state::unquote(line, i);
-      if (!v) {
-        return std::nullopt;
-      }
-      if (name == "model_checkpoint_path") {
-        st.model_checkpoint_path = *v;
-        has_model = true;
-      } else {
-        st.all_model_checkpoint_paths.push_back(*v);
-      }
-    } else {
-      std::string num = line.substr(i);
-      while (!num.empty() && (num.back() == ' ' || num.back() == '\r')) {
-        num.pop_back();
-      }
-      double v = 0;
-      try {
-        std::size_t used = 0;
-        v = std::stod(num, &used);
-        if (used != num.size()) {
-          return std::nullopt;
-        }
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-      if (name == "all_model_checkpoint_timestamps") {
-        st.all_model_checkpoint_timestamps.push_back(v);
-      } else if (name == "last_preserved_timestamp") {
-        st.last_preserved_timestamp = v;
-      }  // unknown fields are ignored
-    }
-  }
-  if (!has_model) {
-    return std::nullopt;
-  }
-  return st;
-}
-
-/// Reads `<dir>/checkpoint` (TF: tf.train.get_checkpoint_state). Relative paths are joined onto
-/// `dir`. nullopt when there is no file or it cannot be parsed.
-inline std::optional<CheckpointState> get_checkpoint_state(const std::string& dir) {
-  std::ifstream in(detail_state::join(dir, "checkpoint"), std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto st = parse_checkpoint_state(text.str());
-  if (!st) {
-    return std::nullopt;
-  }
-  st->model_checkpoint_path = detail_state::join(dir, st->model_checkpoint_path);
-  for (auto& p : st->all_model_checkpoint_paths) {
-    p = detail_state::join(dir, p);
-  }
-  return st;
-}
-
-/// The newest checkpoint prefix recorded in `dir` ("./save/model.ckpt-10"), or an empty string
-/// when there is none or its index file is missing (TensorFlow returns None).
-inline std::string latest_checkpoint(const std::string& dir) {
-  auto st = get_checkpoint_state(dir);
-  if (!st) {
-    return {};
-  }
-  std::error_code ec;
-  if (!std::filesystem::exists(st->model_checkpoint_path + ".index", ec)) {
-    return {};
-  }
-  return st->model_checkpoint_path;
-}
-
-namespace detail_state {
-/// Writes `contents` to `path` atomically: a temporary in the same directory, then rename.
-inline void atomic_write(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + temp_suffix();
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) {
-      throw not_found("tf::train: cannot create '" + tmp + "'");
-    }
-    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-    if (std::fclose(f) != 0 || !ok) {
-      std::remove(tmp.c_str());
-      throw resource_exhausted("tf::train: short write to '" + tmp + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw internal("tf::train: cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-  }
-}
-/// Writes `<dir>/checkpoint` with paths made relative to `dir` when they lie inside it.
-inline void write_state(const std::string& dir, CheckpointState st) {
-  auto rel = [&](std::string& p) {
-    const std::string d = dir.empty() ? std::string() : (dir.back() == '/' ? dir : dir + "/");
-    if (!d.empty() && p.rfind(d, 0) == 0) {
-      p = p.substr(d.size());
-    } else if (d.empty()) {
-      p = basename(p);
-    }
-  };
-  rel(st.model_checkpoint_path);
-  for (auto& p : st.all_model_checkpoint_paths) {
-    rel(p);
-  }
-  atomic_write(join(dir.empty() ? "." : dir, "checkpoint"), to_text(st));
-}
-}  // namespace detail_state
-
-}  // namespace train
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_STATE_HPP
-// ---- end <tapeflow/train/checkpoint_state.hpp>
-// ---- begin <tapeflow/train/detail/object_graph.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
-// TrackableObjectGraph (docs/formats.md 11.2): the `_CHECKPOINTABLE_OBJECT_GRAPH` entry of a TF2
-// object-based checkpoint, encoded and decoded field by field.
-// IWYU pragma: private, include <tapeflow/train.hpp>
-
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::object_graph {
-
-struct ObjectReference {
-  std::int32_t node_id = 0;
-  std::string local_name;
-};
-struct SerializedTensor {
-  std::string name;
-  std::string full_name;
-  std::string checkpoint_key;
-};
-struct SlotVariableReference {
-  std::int32_t original_variable_node_id = 0;
-  std::string slot_name;
-  std::int32_t slot_variable_node_id = 0;
-};
-struct Node {
-  std::vector<ObjectReference> children;
-  std::vector<SerializedTensor> attributes;
-  std::vector<SlotVariableReference> slot_variables;
-  std::optional<bool> has_checkpoint_values;
-};
-struct Graph {
-  std::vector<Node> nodes;
-};
-
-/// TF's escaping of a local name in a checkpoint key: "." -> "..", "/" -> ".S".
-inline std::string escape(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    if (c == '.') {
-      out += "..";
-    } else if (c == '/') {
-      out += ".S";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-inline std::string encode(const Graph& g) {
-  std::string out;
-  wire::Writer w(out);
-  for (const auto& n : g.nodes) {
-    w.message_field(1, [&](wire::Writer& nw) {
-      for (const auto& c : n.children) {
-        nw.message_field(1, [&](wire::Writer& cw) {
-          cw.int32_field_if_nonzero(1, c.node_id);
-          cw.bytes_field_if_nonempty(2, c.local_name);
-        });
-      }
-      for (const auto& a : n.attributes) {
-        nw.message_field(2, [&](wire::Writer& aw) {
-          aw.bytes_field_if_nonempty(1, a.name);
-          aw.bytes_field_if_nonempty(2, a.full_name);
-          aw.bytes_field_if_nonempty(3, a.checkpoint_key);
-        });
-      }
-      for (const auto& s : n.slot_variables) {
-        nw.message_field(3, [&](wire::Writer& sw) {
-          sw.int32_field_if_nonzero(1, s.original_variable_node_id);
-          sw.bytes_field_if_nonempty(2, s.slot_name);
-          sw.int32_field_if_nonzero(3, s.slot_variable_node_id);
-        });
-      }
-      if (n.has_checkpoint_values) {
-        nw.message_field(
-            5, [&](wire::Writer& bw) { bw.bool_field_if_true(1, *n.has_checkpoint_values); });
-      }
-    });
-  }
-  return out;
-}
-
-/// Decodes; data_loss (naming `file`) on malformed bytes or out-of-range node ids.
-inline Graph decode(std::string_view bytes, const std::string& file) {
-  Graph g;
-  try {
-    wire::Reader r(bytes, "TrackableObjectGraph");
-    while (auto t = r.next()) {
-      if (t->field != 1 || t->type != wire::WireType::len) {
-        r.skip(*t);
-        continue;
-      }
-      Node n;
-      auto nr = r.message("TrackableObject");
-      while (auto nt = nr.next()) {
-        if (nt->type != wire::WireType::len) {
-          nr.skip(*nt);
-          continue;
-        }
-        if (nt->field == 1) {
-          ObjectReference c;
-          auto cr = nr.message("ObjectReference");
-          while (auto ct = cr.next()) {
-            if (ct->field == 1 && ct->type == wire::WireType::varint) {
-              c.node_id = cr.int32();
-            } else if (ct->field == 2 && ct->type == wire::WireType::len) {
-              c.local_name = std::string(cr.bytes());
-            } else {
-              cr.skip(*ct);
-            }
-          }
-          n.children.push_back(std::move(c));
-        } else if (nt->field == 2) {
-          SerializedTensor a;
-          auto ar = nr.message("SerializedTensor");
-          while (auto at = ar.next()) {
-            if (at->type == wire::WireType::len && at->field >= 1 && at->field <= 3) {
-              std::string v(ar.bytes());
-              (at->field == 1 ? a.name : at->field == 2 ? a.full_name : a.checkpoint_key) = v;
-            } else {
-              ar.skip(*at);
-            }
-          }
-          n.attributes.push_back(std::move(a));
-        } else if (nt->field == 3) {
-          SlotVariableReference s;
-          auto sr = nr.message("SlotVariableReference");
-          while (auto st = sr.next()) {
-            if (st->field == 1 && st->type == wire::WireType::varint) {
-              s.original_variable_node_id = sr.int32();
-            } else if (st->field == 2 && st->type == wire::WireType::len) {
-              s.slot_name = std::string(sr.bytes());
-            } else if (st->field == 3 && st->type == wire::WireType::varint) {
-              s.slot_variable_node_id = sr.int32();
-            } else {
-              sr.skip(*st);
-            }
-          }
-          n.slot_variables.push_back(std::move(s));
-        } else if (nt->field == 5) {
-          auto br = nr.message("BoolValue");
-          bool v = false;
-          while (auto bt = br.next()) {
-            if (bt->field == 1 && bt->type == wire::WireType::varint) {
-              v = br.boolean();
-            } else {
-              br.skip(*bt);
-            }
-          }
-          n.has_checkpoint_values = v;
-        } else {
-          nr.skip(*nt);
-        }
-      }
-      g.nodes.push_back(std::move(n));
-    }
-  } catch (const data_loss& e) {
-    throw data_loss("checkpoint '" + file + "': corrupt _CHECKPOINTABLE_OBJECT_GRAPH: " + e.what());
-  }
-  const auto count = static_cast<std::int32_t>(g.nodes.size());
-  auto check = [&](std::int32_t id) {
-    if (id < 0 || id >= count) {
-      throw data_loss("checkpoint '" + file + "': object graph references node " +
-                      std::to_string(id) + " of " + std::to_string(count));
-    }
-  };
-  for (const auto& n : g.nodes) {
-    for (const auto& c : n.children) {
-      check(c.node_id);
-    }
-    for (const auto& s : n.slot_variables) {
-      check(s.original_variable_node_id);
-      check(s.slot_variable_node_id);
-    }
-  }
-  return g;
-}
-
-}  // namespace detail::object_graph
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_OBJECT_GRAPH_HPP
-// ---- end <tapeflow/train/detail/object_graph.hpp>
-// ---- begin <tapeflow/train/tensor_bundle.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
-// Tensor bundle V2, TensorFlow's checkpoint container (docs/formats.md 9): `BundleWriter` writes
-// `P.index` + `P.data-00000-of-00001`; `CheckpointReader` (`tf::train::load_checkpoint`)
-// lists and reads them, whoever wrote them.
-//
-// Crash safety: the data file and the index are written under temporary names and renamed
-// (data first, index last), so a prefix whose `.index` exists is complete. Reading verifies
-// the index CRCs, each tensor's size against its dtype and shape, and each tensor's CRC.
-// Errors are `tf::data_loss` / `not_found` / `invalid_argument` naming the key and the file.
-
-#include <array>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/train/detail/table.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
-// The `.index` file of a tensor bundle: a LevelDB-format SSTable (docs/formats.md 9.2).
-//
-// The writer reproduces TensorFlow's choices (256 KiB blocks, restart interval 16 in data
-// blocks and 1 in the index block, no compression, empty metaindex, LevelDB's separator and
-// successor keys) so our index files are byte-identical to TF's for the same entries. The
-// reader verifies the footer magic and every block CRC and bounds-checks every length; it
-// loads the whole (small) index into memory. Errors are `tf::data_loss` naming the file, the
-// byte offset and, once known, the key.
-// IWYU pragma: private, include <tapeflow/train.hpp>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <map>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::sstable {
-
-inline constexpr std::size_t block_size = 262144;
-inline constexpr std::uint64_t table_magic = 0xdb4775248b80fb57ULL;
-inline constexpr std::size_t footer_size = 48;
-inline constexpr std::size_t trailer_size = 5;
-
-/// A block: prefix-compressed entries, restart offsets, restart count (docs/formats.md 9.2).
-class BlockBuilder {
- public:
-  explicit BlockBuilder(int restart_interval) : interval_(restart_interval) {
-    restarts_.push_back(0);
-  }
-  void add(std::string_view key, std::string_view value) {
-    std::size_t shared = 0;
-    if (counter_ < interval_) {
-      const std::size_t n = std::min(last_key_.size(), key.size());
-      while (shared < n && last_key_[shared] == key[shared]) {
-        ++shared;
-      }
-    } else {
-      restarts_.push_back(static_cast<std::uint32_t>(buffer_.size()));
-      counter_ = 0;
-    }
-    wire::append_varint(buffer_, shared);
-    wire::append_varint(buffer_, key.size() - shared);
-    wire::append_varint(buffer_, value.size());
-    buffer_.append(key.substr(shared));
-    buffer_.append(value);
-    last_key_.assign(key);
-    ++counter_;
-    ++entries_;
-  }
-  [[nodiscard]] std::size_t size_estimate() const noexcept {
-    return buffer_.size() + restarts_.size() * 4 + 4;
-  }
-  [[nodiscard]] bool empty() const noexcept { return entries_ == 0; }
-  /// The finished block bytes; the builder is reset.
-  std::string finish() {
-    std::string out = std::move(buffer_);
-    for (std::uint32_t r : restarts_) {
-      wire::append_fixed32(out, r);
-    }
-    wire::append_fixed32(out, static_cast<std::uint32_t>(restarts_.size()));
-    buffer_.clear();
-    restarts_.assign(1, 0);
-    counter_ = 0;
-    entries_ = 0;
-    last_key_.clear();
-    return out;
-  }
-
- private:
-  int interval_;
-  std::string buffer_;
-  std::vector<std::uint32_t> restarts_;
-  int counter_ = 0;
-  std::size_t entries_ = 0;
-  std::string last_key_;
-};
-
-/// LevelDB's FindShortestSeparator (bytewise comparator).
-inline std::string shortest_separator(const std::string& a, std::string_view b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  while (i < n && a[i] == b[i]) {
-    ++i;
-  }
-  if (i < n) {
-    const auto c = static_cast<unsigned char>(a[i]);
-    if (c < 0xFF && c + 1 < static_cast<unsigned char>(b[i])) {
-      std::string s = a.substr(0, i + 1);
-      s[i] = static_cast<char>(c + 1);
-      return s;
-    }
-  }
-  return a;
-}
-/// LevelDB's FindShortSuccessor.
-inline std::string short_successor(const std::string& a) {
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (static_cast<unsigned char>(a[i]) != 0xFF) {
-      std::string s = a.substr(0, i + 1);
-      s[i] = static_cast<char>(static_cast<unsigned char>(a[i]) + 1);
-      return s;
-    }
-  }
-  return a;
-}
-
-inline void append_handle(std::string& out, std::uint64_t offset, std::uint64_t size) {
-  wire::append_varint(out, offset);
-  wire::append_varint(out, size);
-}
-
-/// Builds a whole table in memory (index files are small: one entry per tensor).
-class TableBuilder {
- public:
-  /// Keys must arrive in strictly increasing bytewise order (internal error otherwise).
-  void add(std::string_view key, std::string_view value) {
-    if (entries_ > 0 && !(std::string_view(last_key_) < key)) {
-      throw internal("tensor bundle index: key '" + std::string(key) +
-                     "' added out of order after '" + last_key_ + "'");
-    }
-    if (pending_index_) {
-      add_index_entry(shortest_separator(last_key_, key));
-    }
-    if (key.size() + value.size() >= 2 * block_size && !data_.empty()) {
-      flush();
-      if (pending_index_) {
-        add_index_entry(shortest_separator(last_key_, key));
-      }
-    }
-    data_.add(key, value);
-    last_key_.assign(key);
-    ++entries_;
-    if (data_.size_estimate() >= block_size) {
-      flush();
-    }
-  }
-  /// The complete file contents.
-  std::string finish() {
-    flush();
-    BlockBuilder meta(16);
-    const auto [meta_off, meta_size] = write_block(meta.finish());
-    if (pending_index_) {
-      add_index_entry(short_successor(last_key_));
-    }
-    const auto [index_off, index_size] = write_block(index_.finish());
-    std::string footer;
-    append_handle(footer, meta_off, meta_size);
-    append_handle(footer, index_off, index_size);
-    footer.resize(40, '\0');
-    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic & 0xFFFFFFFFU));
-    wire::append_fixed32(footer, static_cast<std::uint32_t>(table_magic >> 32));
-    out_ += footer;
-    return std::move(out_);
-  }
-
- private:
-  void add_index_entry(const std::string& key) {
-    std::string handle;
-    append_handle(handle, pending_offset_, pending_size_);
-    index_.add(key, handle);
-    pending_index_ = false;
-  }
-  void flush() {
-    if (data_.empty()) {
-      return;
-    }
-    std::tie(pending_offset_, pending_size_) = write_block(data_.finish());
-    pending_index_ = true;
-  }
-  std::pair<std::uint64_t, std::uint64_t> write_block(const std::string& block) {
-    const std::uint64_t offset = out_.size();
-    out_ += block;
-    out_.push_back('\0');  // compression type: none
-    std::uint32_t crc = io::crc32c(block);
-    crc = io::crc32c_extend(crc, "\0", 1);
-    wire::append_fixed32(out_, io::mask_crc32c(crc));
-    return {offset, block.size()};
-  }
-
-  std::string out_;
-  BlockBuilder data_{16};
-  BlockBuilder index_{1};
-  std::string last_key_;
-  std::size_t entries_ = 0;
-  bool pending_index_ = false;
-  std::uint64_t pending_offset_ = 0;
-  std::uint64_t pending_size_ = 0;
-};
-
-/// Parses a whole table: key -> value, in key order. `file` names the file in errors.
-class TableReader {
- public:
-  TableReader(std::string_view bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
-
-  std::vector<std::pair<std::string, std::string>> read_all() {
-    if (bytes_.size() < footer_size) {
-      fail(0, "file of " + std::to_string(bytes_.size()) +
-                  " bytes is shorter than the 48-byte table footer (truncated?)");
-    }
-    const std::size_t foot = bytes_.size() - footer_size;
-    const std::uint64_t magic = wire::load_fixed64(bytes_.data() + foot + 40);
-    if (magic != table_magic) {
-      fail(foot + 40, "bad table magic number (not a tensor bundle index, or corrupt)");
-    }
-    wire::Reader footer(bytes_.substr(foot, 40), "table footer", foot);
-    (void)handle(footer);  // metaindex: TF never reads it either
-    const auto [index_off, index_size] = handle(footer);
-    std::vector<std::pair<std::string, std::string>> index_entries;
-    parse_block(read_block(index_off, index_size), index_off, index_entries);
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [key, value] : index_entries) {
-      wire::Reader h(value, "index block handle", index_off);
-      const auto [off, size] = handle(h);
-      parse_block(read_block(off, size), off, out);
-    }
-    for (std::size_t i = 1; i < out.size(); ++i) {
-      if (!(out[i - 1].first < out[i].first)) {
-        fail(0, "keys out of order at '" + out[i].first + "'");
-      }
-    }
-    return out;
-  }
-
- private:
-  [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const {
-    throw data_loss("tensor bundle index '" + file_ + "': " + what + " (byte offset " +
-                    std::to_string(offset) + ")");
-  }
-  std::pair<std::uint64_t, std::uint64_t> handle(wire::Reader& r) const {
-    try {
-      const std::uint64_t off = r.varint();
-      const std::uint64_t size = r.varint();
-      return {off, size};
-    } catch (const data_loss& e) {
-      fail(r.offset(), std::string("bad block handle: ") + e.what());
-    }
-  }
-  std::string_view read_block(std::uint64_t off, std::uint64_t size) const {
-    if (off > bytes_.size() || size > bytes_.size() - off ||
-        trailer_size > bytes_.size() - off - size) {
-      fail(off, "block of " + std::to_string(size) + " bytes runs past the end of the file");
-    }
-    std::string_view block = bytes_.substr(off, size);
-    const auto type = static_cast<unsigned char>(bytes_[off + size]);
-    const std::uint32_t stored = wire::load_fixed32(bytes_.data() + off + size + 1);
-    const std::uint32_t actual =
-        io::mask_crc32c(io::crc32c_extend(io::crc32c(block), bytes_.data() + off + size, 1));
-    if (stored != actual) {
-      fail(off, "block checksum mismatch (corrupt index)");
-    }
-    if (type != 0) {
-      fail(off + size, "compressed block (type " + std::to_string(type) + ") is not supported");
-    }
-    return block;
-  }
-  void parse_block(std::string_view block, std::uint64_t base,
-                   std::vector<std::pair<std::string, std::string>>& out) const {
-    if (block.size() < 4) {
-      fail(base, "block shorter than its restart count");
-    }
-    const std::uint32_t num_restarts = wire::load_fixed32(block.data() + block.size() - 4);
-    if (num_restarts == 0 || num_restarts > (block.size() - 4) / 4) {
-      fail(base, "bad restart count " + std::to_string(num_restarts));
-    }
-    const std::size_t limit = block.size() - 4 - std::size_t(num_restarts) * 4;
-    std::size_t pos = 0;
-    std::string key;
-    while (pos < limit) {
-      const std::size_t at = pos;
-      const std::uint64_t shared = varint(block, limit, pos, base + at, key);
-      const std::uint64_t non_shared = varint(block, limit, pos, base + at, key);
-      const std::uint64_t value_len = varint(block, limit, pos, base + at, key);
-      if (shared > key.size() || non_shared > limit - pos || value_len > limit - pos - non_shared) {
-        fail(base + at, "corrupt block entry after key '" + key + "'");
-      }
-      key.resize(shared);
-      key.append(block.substr(pos, non_shared));
-      pos += non_shared;
-      out.emplace_back(key, std::string(block.substr(pos, value_len)));
-      pos += value_len;
-    }
-  }
-  std::uint64_t varint(std::string_view block, std::size_t limit, std::size_t& pos,
-                       std::uint64_t at, const std::string& key) const {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 35; shift += 7) {  // varint32
-      if (pos >= limit) {
-        break;
-      }
-      const auto b = static_cast<unsigned char>(block[pos++]);
-      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) {
-        return v;
-      }
-    }
-    fail(at, "truncated or overlong varint in block entry after key '" + key + "'");
-  }
-
-  std::string_view bytes_;
-  std::string file_;
-};
-
-}  // namespace detail::sstable
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_DETAIL_TABLE_HPP
-// ---- end <tapeflow/train/detail/table.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace train {
-
-/// Dtype and shape of one bundle entry.
-struct TensorInfo {
-  DType dtype = DType::invalid;  ///< element type
-  Shape shape{};                 ///< dimensions
-};
-
-namespace detail_bundle {
-
-/// Test hook: called at each stage of a save ("data", "index", "rename_data", "rename_index",
-/// "state"); a hook that throws simulates a failure at that point.
-inline std::function<void(const std::string& stage)>& fault_hook() {
-  static std::function<void(const std::string&)> hook;
-  return hook;
-}
-inline void stage(const char* name) {
-  if (fault_hook()) {
-    fault_hook()(name);
-  }
-}
-
-inline std::string data_file(const std::string& prefix, int shard = 0, int num_shards = 1) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ".data-%05d-of-%05d", shard, num_shards);
-  return prefix + buf;
-}
-
-inline std::string encode_shape(const Shape& s) {
-  std::string out;
-  detail::wire::Writer w(out);
-  for (auto d : s.dims()) {
-    w.message_field(2, [&](detail::wire::Writer& dim) { dim.int64_field(1, d); });
-  }
-  return out;
-}
-
-/// A tensor of `dtype` and `shape` whose bytes `fill(void* data)` writes (numeric types) or
-/// whose strings `fill(std::string* data)` assigns.
-template <class Fill>
-AnyTensor make_tensor(DType dtype, const Shape& shape, Fill&& fill) {
-  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-    AnyTensor out;
-    [&]<std::size_t... R>(std::index_sequence<R...>) {
-      (void)((shape.rank() == R ? (
-                                      out =
-                                          [&] {
-                                            std::array<std::int64_t, R> dims{};
-                                            for (std::size_t i = 0; i < R; ++i) {
-                                              dims[i] = shape[i];
-                                            }
-                                            auto t = Tensor<T, R>::uninitialized(dims);
-                                            fill(tapeflow::detail::tensor_access::mutable_data(t));
-                                            return AnyTensor(t);
-                                          }(),
-                                      true)
-                                : false) ||
-             ...);
-    }(std::make_index_sequence<max_rank + 1>{});
-    return out;
-  });
-}
-
-/// The payload bytes and masked CRC TF stores for a tensor (docs/formats.md 9.5).
-inline std::pair<std::string, std::uint32_t> encode_payload(const AnyTensor& t) {
-  const auto n = static_cast<std::size_t>(t.num_elements());
-  if (t.dtype() != DType::string) {
-    const std::size_t bytes = n * dtype_size(t.dtype());
-    std::string payload(static_cast<const char*>(t.raw_data()), bytes);
-    return {payload, io::masked_crc32c(payload)};
-  }
-  const auto* s = static_cast<const std::string*>(t.raw_data());
-  std::string payload;
-  std::uint32_t crc = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    detail::wire::append_varint(payload, s[i].size());
-    std::string fixed;
-    if (s[i].size() <= 0xFFFFFFFFU) {
-      detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(s[i].size()));
-    } else {
-      detail::wire::append_fixed64(fixed, s[i].size());
-    }
-    crc = io::crc32c_extend(crc, fixed);
-  }
-  std::string masked;
-  detail::wire::append_fixed32(masked, io::mask_crc32c(crc));
-  payload += masked;
-  crc = io::crc32c_extend(crc, masked);
-  for (std::size_t i = 0; i < n; ++i) {
-    payload += s[i];
-    crc = io::crc32c_extend(crc, s[i]);
-  }
-  return {payload, io::mask_crc32c(crc)};
-}
-
-inline bool supported(DType d) {
-  switch (d) {
-    case DType::float32:
-    case DType::float64:
-    case DType::int32:
-    case DType::uint8:
-    case DType::string:
-    case DType::int64:
-    case DType::bool_:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/// A decoded BundleEntryProto: where one tensor lies in the data files.
-struct Entry {
-  TensorInfo info;          ///< dtype and shape
-  std::int32_t shard = 0;   ///< which data file (`.data-<shard>-of-<n>`)
-  std::int64_t offset = 0;  ///< byte offset in that file
-  std::int64_t size = 0;    ///< bytes
-  std::uint32_t crc = 0;    ///< masked CRC32C of the bytes
-  bool has_slices = false;  ///< a partitioned (sliced) variable, which we cannot read
-};
-
-inline Entry parse_entry(std::string_view value, const std::string& key, const std::string& file) {
-  Entry e;
-  try {
-    detail::wire::Reader r(value, "BundleEntryProto");
-    std::vector<std::int64_t> dims;
-    while (auto tag = r.next()) {
-      switch (tag->field) {
-        case 1:
-          e.info.dtype = static_cast<DType>(r.int32());
-          break;
-        case 2: {
-          auto sr = r.message("TensorShapeProto");
-          while (auto st = sr.next()) {
-            if (st->field == 2) {
-              auto dr = sr.message("TensorShapeProto.Dim");
-              std::int64_t size = 0;
-              while (auto dt = dr.next()) {
-                if (dt->field == 1) {
-                  size = dr.int64();
-                } else {
-                  dr.skip(*dt);
-                }
-              }
-              dims.push_back(size);
-            } else {
-              sr.skip(*st);
-            }
-          }
-          break;
-        }
-        case 3:
-          e.shard = r.int32();
-          break;
-        case 4:
-          e.offset = r.int64();
-          break;
-        case 5:
-          e.size = r.int64();
-          break;
-        case 6:
-          e.crc = r.fixed32();
-          break;
-        case 7:
-          e.has_slices = true;
-          r.skip(*tag);
-          break;
-        default:
-          r.skip(*tag);
-      }
-    }
-    std::int64_t count = 1;
-    for (auto d : dims) {
-      if (d < 0 || (d > 0 && count > (std::int64_t{1} << 50) / d)) {
-        throw data_loss("bad dimension " + std::to_string(d));
-      }
-      count *= d;
-    }
-    e.info.shape = Shape(std::span<const std::int64_t>(dims));
-  } catch (const error& ex) {
-    throw data_loss("tensor bundle '" + file + "': bad entry for key '" + key + "': " + ex.what());
-  }
-  if (e.offset < 0 || e.size < 0 || e.shard < 0) {
-    throw data_loss("tensor bundle '" + file + "': bad offset/size for key '" + key + "'");
-  }
-  return e;
-}
-
-}  // namespace detail_bundle
-
-/// Writes one tensor bundle (TensorFlow: BundleWriter). Tensors go to the data file in the order
-/// added; the index is sorted by key. Nothing is visible under the prefix until `finish()`.
-///
-///     tf::train::BundleWriter w("/tmp/ckpt/model");
-///     w.add("w", tf::constant<float>({1, 2}));
-///     w.finish();   // model.index, model.data-00000-of-00001
-class BundleWriter {
- public:
-  /// Starts a bundle at `prefix` (creating its directory), writing to a temporary data file;
-  /// throws not_found if that file cannot be created.
-  explicit BundleWriter(std::string prefix)
-      : prefix_(std::move(prefix)), suffix_(detail_state::temp_suffix()) {
-    const std::string dir = detail_state::dirname(prefix_);
-    if (!dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-    }
-    data_tmp_ = detail_bundle::data_file(prefix_) + suffix_;
-    data_ = std::fopen(data_tmp_.c_str(), "wb");
-    if (data_ == nullptr) {
-      throw not_found("tf::train::BundleWriter: cannot create '" + data_tmp_ + "'");
-    }
-  }
-  BundleWriter(const BundleWriter&) = delete;
-  BundleWriter& operator=(const BundleWriter&) = delete;
-  ~BundleWriter() { abandon(); }
-
-  /// Appends a tensor under `key` (keys must be unique and non-empty).
-  void add(const std::string& key, const AnyTensor& t) {
-    if (key.empty() || entries_.count(key) != 0) {
-      throw invalid_argument(
-          "tf::train::BundleWriter: " +
-          (key.empty() ? std::string("empty key") : "duplicate key '" + key + "'") + " in '" +
-          prefix_ + "'");
-    }
-    if (!t.has_value() || !detail_bundle::supported(t.dtype())) {
-      throw invalid_argument("tf::train::BundleWriter: tensor for key '" + key +
-                             "' has no value or an unsupported dtype");
-    }
-    // Numeric tensors are written straight from their buffer (no copy); strings are encoded.
-    std::string encoded;
-    std::string_view payload;
-    std::uint32_t crc = 0;
-    if (t.dtype() == DType::string) {
-      std::tie(encoded, crc) = detail_bundle::encode_payload(t);
-      payload = encoded;
-    } else {
-      payload =
-          std::string_view(static_cast<const char*>(t.raw_data()),
-                           static_cast<std::size_t>(t.num_elements()) * dtype_size(t.dtype()));
-      crc = io::masked_crc32c(payload);
-    }
-    std::string entry;
-    detail::wire::Writer w(entry);
-    w.int32_field(1, static_cast<std::int32_t>(t.dtype()));
-    w.bytes_field(2, detail_bundle::encode_shape(t.shape()));
-    w.int64_field_if_nonzero(4, offset_);
-    w.int64_field_if_nonzero(5, static_cast<std::int64_t>(payload.size()));
-    w.fixed32_field(6, crc);
-    if (!payload.empty() &&
-        std::fwrite(payload.data(), 1, payload.size(), data_) != payload.size()) {
-      throw resource_exhausted("tf::train::BundleWriter: short write to '" + data_tmp_ +
-                               "' for key '" + key + "'");
-    }
-    offset_ += static_cast<std::int64_t>(payload.size());
-    entries_.emplace(key, std::move(entry));
-  }
-
-  /// Writes the index and moves both files into place. Returns the prefix.
-  std::string finish() {
-    if (data_ == nullptr) {
-      throw failed_precondition("tf::train::BundleWriter: finish() called twice for '" + prefix_ +
-                                "'");
-    }
-    const bool ok = std::fflush(data_) == 0;
-    const bool closed = std::fclose(data_) == 0;
-    data_ = nullptr;
-    if (!ok || !closed) {
-      abandon();
-      throw resource_exhausted("tf::train::BundleWriter: cannot write '" + data_tmp_ + "'");
-    }
-    try {
-      detail_bundle::stage("data");
-      detail::sstable::TableBuilder table;
-      std::string header;
-      detail::wire::Writer h(header);
-      h.int32_field(1, 1);
-      h.message_field(3, [](detail::wire::Writer& v) { v.int32_field(1, 1); });
-      table.add("", header);
-      for (const auto& [k, v] : entries_) {
-        table.add(k, v);
-      }
-      index_tmp_ = prefix_ + ".index" + suffix_;
-      detail_state::atomic_write(index_tmp_, table.finish());  // complete before renamed
-      detail_bundle::stage("index");
-      rename(data_tmp_, detail_bundle::data_file(prefix_));
-      detail_bundle::stage("rename_data");
-      rename(index_tmp_, prefix_ + ".index");
-      index_tmp_.clear();
-      data_tmp_.clear();
-      detail_bundle::stage("rename_index");
-    } catch (...) {
-      abandon();
-      throw;
-    }
-    return prefix_;
-  }
-
- private:
-  static void rename(const std::string& from, const std::string& to) {
-    std::error_code ec;
-    std::filesystem::rename(from, to, ec);
-    if (ec) {
-      throw internal("tf::train::BundleWriter: cannot rename '" + from + "' to '" + to +
-                     "': " + ec.message());
-    }
-  }
-  void abandon() noexcept {
-    if (data_ != nullptr) {
-      std::fclose(data_);
-      data_ = nullptr;
-    }
-    if (!data_tmp_.empty()) {
-      std::remove(data_tmp_.c_str());
-      data_tmp_.clear();
-    }
-    if (!index_tmp_.empty()) {
-      std::remove(index_tmp_.c_str());
-      index_tmp_.clear();
-    }
-  }
-
-  std::string prefix_;
-  std::string suffix_;
-  std::string data_tmp_;
-  std::string index_tmp_;
-  std::FILE* data_ = nullptr;
-  std::int64_t offset_ = 0;
-  std::map<std::string, std::string> entries_;
-};
-
-/// Reads a tensor bundle (TensorFlow: `tf.train.load_checkpoint`'s CheckpointReader).
-///
-///     auto reader = tf::train::load_checkpoint("./save");          // directory or prefix
-///     for (auto& [key, shape] : reader.get_variable_to_shape_map()) ...
-///     tf::AnyTensor w = reader.get_tensor("w/.ATTRIBUTES/VARIABLE_VALUE");
-class CheckpointReader {
- public:
-  /// Opens `prefix.index`; not_found if missing, data_loss if corrupt.
-  explicit CheckpointReader(std::string prefix) : prefix_(std::move(prefix)) {
-    const std::string index = prefix_ + ".index";
-    std::FILE* f = std::fopen(index.c_str(), "rb");
-    if (f == nullptr) {
-      throw not_found("tf::train::CheckpointReader: no checkpoint index '" + index + "'");
-    }
-    std::string bytes;
-    char buf[1 << 16];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-      bytes.append(buf, n);
-    }
-    std::fclose(f);
-    from_index_bytes(bytes, index);
-  }
-  /// Parses index bytes already in memory (fuzzing, tests); data files resolve from `prefix`.
-  CheckpointReader(std::string prefix, std::string_view index_bytes) : prefix_(std::move(prefix)) {
-    from_index_bytes(index_bytes, prefix_ + ".index");
-  }
-
-  /// The checkpoint prefix (without `.index`).
-  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
-  /// Whether the checkpoint has a tensor named `key`.
-  [[nodiscard]] bool has_tensor(const std::string& key) const { return entries_.count(key) != 0; }
-  /// Every key but the header, sorted.
-  [[nodiscard]] std::vector<std::string> keys() const {
-    std::vector<std::string> out;
-    for (const auto& [k, e] : entries_) {
-      out.push_back(k);
-    }
-    return out;
-  }
-  /// Dtype and shape of tensor `key`; throws not_found if there is none.
-  [[nodiscard]] const TensorInfo& info(const std::string& key) const { return entry(key).info; }
-  /// Key -> shape of every tensor (TensorFlow: `get_variable_to_shape_map()`).
-  [[nodiscard]] std::map<std::string, Shape> get_variable_to_shape_map() const {
-    std::map<std::string, Shape> out;
-    for (const auto& [k, e] : entries_) {
-      out.emplace(k, e.info.shape);
-    }
-    return out;
-  }
-  /// Key -> dtype of every tensor (TensorFlow: `get_variable_to_dtype_map()`).
-  [[nodiscard]] std::map<std::string, DType> get_variable_to_dtype_map() const {
-    std::map<std::string, DType> out;
-    for (const auto& [k, e] : entries_) {
-      out.emplace(k, e.info.dtype);
-    }
-    return out;
-  }
-
-  /// Reads and verifies one tensor.
-  [[nodiscard]] AnyTensor get_tensor(const std::string& key) const {
-    const auto& e = entry(key);
-    const std::string file = detail_bundle::data_file(prefix_, e.shard, num_shards_);
-    if (e.has_slices) {
-      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' in '" + file +
-                          "' is a partitioned (sliced) variable");
-    }
-    if (!detail_bundle::supported(e.info.dtype)) {
-      throw unimplemented("tf::train::CheckpointReader: key '" + key + "' has dtype " +
-                          std::to_string(static_cast<int>(e.info.dtype)) + ", not supported");
-    }
-    const std::int64_t n = e.info.shape.num_elements();
-    if (e.info.dtype != DType::string &&
-        e.size != n * static_cast<std::int64_t>(dtype_size(e.info.dtype))) {
-      throw data_loss("tf::train::CheckpointReader: key '" + key + "' in '" + file + "': size " +
-                      std::to_string(e.size) + " does not fit " + std::to_string(n) +
-                      " elements of " + std::string(dtype_name(e.info.dtype)));
-    }
-    if (e.info.dtype != DType::string) {
-      // Read straight into the new tensor's buffer, then check the CRC there.
-      return detail_bundle::make_tensor(e.info.dtype, e.info.shape, [&](auto* d) {
-        if constexpr (!std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
-          read_range(file, e.offset, e.size, key, reinterpret_cast<char*>(d));
-          if (io::masked_crc32c(d, static_cast<std::size_t>(e.size)) != e.crc) {
-            throw data_loss("tf::train::CheckpointReader: checksum mismatch for key '" + key +
-                            "' in '" + file + "' at byte offset " + std::to_string(e.offset));
-          }
-        }
-      });
-    }
-    const std::string payload = read_string_range(file, e.offset, e.size, key);
-    return decode_strings(payload, n, e, key, file);
-  }
-
- private:
-  const detail_bundle::Entry& entry(const std::string& key) const {
-    auto it = entries_.find(key);
-    if (it == entries_.end()) {
-      throw not_found("tf::train::CheckpointReader: key '" + key + "' not found in checkpoint '" +
-                      prefix_ + "'");
-    }
-    return it->second;
-  }
-  void from_index_bytes(std::string_view bytes, const std::string& file) {
-    detail::sstable::TableReader table(bytes, file);
-    auto all = table.read_all();
-    if (all.empty() || !all.front().first.empty()) {
-      throw data_loss("tensor bundle index '" + file + "': no header entry");
-    }
-    try {
-      detail::wire::Reader r(all.front().second, "BundleHeaderProto");
-      while (auto tag = r.next()) {
-        if (tag->field == 1) {
-          num_shards_ = r.int32();
-        } else if (tag->field == 2) {
-          if (r.int32() != 0) {
-            throw unimplemented("big-endian tensor bundles are not supported");
-          }
-        } else {
-          r.skip(*tag);
-        }
-      }
-    } catch (const data_loss& ex) {
-      throw data_loss("tensor bundle index '" + file + "': bad header: " + ex.what());
-    }
-    if (num_shards_ < 1 || num_shards_ > 99999) {
-      throw data_loss("tensor bundle index '" + file + "': bad shard count " +
-                      std::to_string(num_shards_));
-    }
-    for (std::size_t i = 1; i < all.size(); ++i) {
-      auto e = detail_bundle::parse_entry(all[i].second, all[i].first, file);
-      if (e.shard >= num_shards_) {
-        throw data_loss("tensor bundle index '" + file + "': key '" + all[i].first +
-                        "' names shard " + std::to_string(e.shard) + " of " +
-                        std::to_string(num_shards_));
-      }
-      entries_.emplace(std::move(all[i].first), e);
-    }
-  }
-  // Reads `size` bytes at `offset` of `file` into `out`, checking the file is long enough
-  // first (a corrupt index must not make us allocate or read its claimed size).
-  static void read_range(const std::string& file, std::int64_t offset, std::int64_t size,
-                         const std::string& key, char* out) {
-    if (size == 0) {
-      return;
-    }
-    std::FILE* f = std::fopen(file.c_str(), "rb");
-    if (f == nullptr) {
-      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
-                      "') cannot be opened");
-    }
-    const bool fits =
-        fseeko(f, 0, SEEK_END) == 0 && ftello(f) >= offset && ftello(f) - offset >= size;
-    const bool ok =
-        fits && fseeko(f, offset, SEEK_SET) == 0 &&
-        std::fread(out, 1, static_cast<std::size_t>(size), f) == static_cast<std::size_t>(size);
-    std::fclose(f);
-    if (!ok) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the "
-                      "index says: key '" +
-                      key + "' needs bytes " + std::to_string(offset) + ".." +
-                      std::to_string(offset + size));
-    }
-  }
-  static std::string read_string_range(const std::string& file, std::int64_t offset,
-                                       std::int64_t size, const std::string& key) {
-    std::error_code ec;
-    const auto file_size = std::filesystem::file_size(file, ec);
-    if (ec) {
-      throw not_found("tf::train::CheckpointReader: data file '" + file + "' (for key '" + key +
-                      "') cannot be opened");
-    }
-    if (static_cast<std::uint64_t>(offset) > file_size ||
-        static_cast<std::uint64_t>(size) > file_size - static_cast<std::uint64_t>(offset)) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the index says: key '" + key + "' needs bytes " +
-                      std::to_string(offset) + ".." + std::to_string(offset + size));
-    }
-    std::string out(static_cast<std::size_t>(size), '\0');
-    read_range(file, offset, size, key, out.data());
-    return out;
-  }
-  static AnyTensor decode_strings(const std::string& payload, std::int64_t n,
-                                  const detail_bundle::Entry& e, const std::string& key,
-                                  const std::string& file) {
-    auto bad = [&](const std::string& what) -> data_loss {
-      return data_loss("tf::train::CheckpointReader: string tensor '" + key + "' in '" + file +
-                       "': " + what);
-    };
-    std::vector<std::uint64_t> lens;
-    std::size_t pos = 0;
-    std::uint32_t crc = 0;
-    detail::wire::Reader r(payload, "string lengths");
-    try {
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::uint64_t len = r.varint();
-        lens.push_back(len);
-        std::string fixed;
-        if (len <= 0xFFFFFFFFU) {
-          detail::wire::append_fixed32(fixed, static_cast<std::uint32_t>(len));
-        } else {
-          detail::wire::append_fixed64(fixed, len);
-        }
-        crc = io::crc32c_extend(crc, fixed);
-      }
-      pos = r.position();
-    } catch (const data_loss&) {
-      throw bad("truncated length list");
-    }
-    if (payload.size() - pos < 4) {
-      throw bad("missing length checksum");
-    }
-    if (detail::wire::load_fixed32(payload.data() + pos) != io::mask_crc32c(crc)) {
-      throw bad("length checksum mismatch");
-    }
-    crc = io::crc32c_extend(crc, payload.data() + pos, 4);
-    pos += 4;
-    std::uint64_t total = 0;
-    for (auto l : lens) {
-      total += l;
-      if (total > payload.size() - pos) {
-        throw bad("data shorter than the string lengths say");
-      }
-    }
-    crc = io::crc32c_extend(crc, payload.data() + pos, payload.size() - pos);
-    if (io::mask_crc32c(crc) != e.crc) {
-      throw bad("checksum mismatch");
-    }
-    return detail_bundle::make_tensor(DType::string, e.info.shape, [&](auto* d) {
-      if constexpr (std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
-        for (std::size_t i = 0; i < lens.size(); ++i) {
-          d[i].assign(payload.data() + pos, lens[i]);
-          pos += lens[i];
-        }
-      }
-    });
-  }
-
-  std::string prefix_;
-  int num_shards_ = 1;
-  std::map<std::string, detail_bundle::Entry> entries_;
-};
-
-/// Opens a checkpoint by prefix, or by directory (its latest checkpoint), like
-/// `tf.train.load_checkpoint`; not_found when neither exists.
-inline CheckpointReader load_checkpoint(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::string latest = latest_checkpoint(path);
-    if (latest.empty()) {
-      throw not_found("tf::train::load_checkpoint: no checkpoint found in directory '" + path +
-                      "'");
-    }
-    return CheckpointReader(latest);
-  }
-  return CheckpointReader(path);
-}
-
-/// (key, shape) of every tensor in a checkpoint (`tf.train.list_variables`).
-inline std::vector<std::pair<std::string, Shape>> list_variables(const std::string& path) {
-  auto m = load_checkpoint(path).get_variable_to_shape_map();
-  return {m.begin(), m.end()};
-}
-
-}  // namespace train
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TENSOR_BUNDLE_HPP
-// ---- end <tapeflow/train/tensor_bundle.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace train {
-
-/// The object-graph key of the serialized TrackableObjectGraph.
-inline constexpr const char* object_graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH";
-
-/// Something a checkpoint tracks (a model of `train::trackable`): a Keras layer, model,
-/// optimizer or metric (any `train::Trackable`), a `tf::Variable`, a dataset iterator (anything
-/// with `save_state()` / `restore_state(s)`, e.g. `tf::data::Iterator`) or a `tf::function` (a
-/// node without values). Holds a reference: the object must outlive the Checkpoint.
-class CheckpointObject {
- public:
-  /// A trackable object (layer, model, optimizer, metric, ...): a node with its children.
-  CheckpointObject(Trackable& t) : trackable_(&t) {}  // NOLINT(google-explicit-constructor)
-  /// A variable: its value is stored under `<path>/.ATTRIBUTES/VARIABLE_VALUE`.
-  template <class T, std::size_t R>
-  CheckpointObject(const Variable<T, R>& v)  // NOLINT(google-explicit-constructor)
-      : variable_(AnyVariable(v)) {}
-  /// A type-erased variable, stored as a typed one is.
-  CheckpointObject(AnyVariable v)  // NOLINT(google-explicit-constructor)
-      : variable_(std::move(v)) {}
-  /// A dataset iterator: its state (position, shuffle buffer, RNG) is stored as a string
-  /// tensor under `<path>/.ATTRIBUTES/ITERATOR_STATE`.
-  template <class It>
-    requires(!std::derived_from<It, Trackable> && stateful_iterator<It>)
-  CheckpointObject(It& it)  // NOLINT(google-explicit-constructor)
-      : state_(std::make_shared<StateFns>()) {
-    state_->save = [&it] {
-      std::string out;
-      const auto s = it.save_state();
-      tapeflow::detail::wire::append_varint(out, s.entries().size());
-      for (const auto& [k, v] : s.entries()) {
-        tapeflow::detail::wire::append_varint(out, k.size());
-        out += k;
-        tapeflow::detail::wire::append_varint(out, v.size());
-        out += v;
-      }
-      return out;
-    };
-    state_->restore = [&it](const std::string& bytes) {
-      auto s = it.save_state();
-      s.entries().clear();
-      tapeflow::detail::wire::Reader r(bytes, "iterator state");
-      const std::uint64_t n = r.varint();
-      for (std::uint64_t i = 0; i < n; ++i) {
-        std::string k(r.bytes());
-        s.entries()[k] = std::string(r.bytes());
-      }
-      it.restore_state(s);
-    };
-  }
-  /// A traced function: a node of its own with no values (TensorFlow tracks tf.functions the
-  /// same way; the SavedModel writer exports them).
-  template <class F>
-    requires(!std::derived_from<F, Trackable> && !stateful_iterator<F> && traced_function<F>)
-  CheckpointObject(F& f)  // NOLINT(google-explicit-constructor)
-      : function_(&f) {}
-
-  /// A custom state: `save()` returns bytes, `restore(bytes)` applies them.
-  struct StateFns {
-    std::function<std::string()> save;                ///< serializes the state
-    std::function<void(const std::string&)> restore;  ///< applies what `save` returned
-  };
-
-  /// The trackable object, or nullptr when this is another kind.
-  [[nodiscard]] Trackable* trackable() const noexcept { return trackable_; }
-  /// The variable (without a value when this is another kind).
-  [[nodiscard]] const AnyVariable& variable() const noexcept { return variable_; }
-  /// The state functions of a dataset iterator, or null when this is another kind.
-  [[nodiscard]] const std::shared_ptr<StateFns>& state() const noexcept { return state_; }
-  /// The tf::function's address when this object is one (its identity in the graph).
-  [[nodiscard]] const void* function() const noexcept { return function_; }
-
- private:
-  Trackable* trackable_ = nullptr;
-  AnyVariable variable_;
-  std::shared_ptr<StateFns> state_;
-  const void* function_ = nullptr;
-};
-
-/// Options of `Checkpoint::save` / `write` (TensorFlow: tf.train.CheckpointOptions).
-struct CheckpointOptions {
-  /// Whose object-graph names to write. Keras 3 is what `pip install tensorflow` gives today;
-  /// tf_keras and its legacy optimizers for programs on Keras 2.
-  Layout layout = Layout::keras3;
-};
-
-/// Options of `Checkpoint::restore`.
-struct RestoreOptions {
-  /// Record dtype/shape mismatches in the report instead of throwing invalid_argument.
-  bool skip_mismatch = false;
-};
-
-/// What a restore did, by checkpoint key (variables) or variable name (missing).
-struct RestoreReport {
-  Layout layout = Layout::keras3;       ///< the layout detected in the checkpoint
-  std::vector<std::string> matched;     ///< keys restored into a live variable
-  std::vector<std::string> missing;     ///< live variables with no value in the checkpoint
-  std::vector<std::string> unexpected;  ///< checkpoint keys no live object took (yet)
-  std::vector<std::string> pending;     ///< keys waiting for a variable to be created
-  std::vector<std::string> mismatched;  ///< "key: why" for dtype/shape mismatches
-
-  /// Prints the layout, then each list with its count, one entry per line.
-  friend std::ostream& operator<<(std::ostream& os, const RestoreReport& r) {
-    os << "layout: " << layout_name(r.layout) << "\n";
-    auto list = [&](const char* name, const std::vector<std::string>& v) {
-      os << name << " (" << v.size() << ")";
-      for (const auto& s : v) {
-        os << "\n  " << s;
-      }
-      os << "\n";
-    };
-    list("matched", r.matched);
-    list("missing", r.missing);
-    list("unexpected", r.unexpected);
-    list("pending", r.pending);
-    list("mismatched", r.mismatched);
-    return os;
-  }
-};
-
-namespace detail_ckpt {
-
-namespace og = tapeflow::detail::object_graph;
-using Root = std::vector<std::pair<std::string, CheckpointObject>>;
-
-/// A live object in the graph walk (Note [Checkpoint object graph]).
-struct Live {
-  Trackable* trackable = nullptr;                     ///< a trackable object, or nullptr
-  std::shared_ptr<Trackable> owned;                   ///< keeps a node made by a listing alive
-  AnyVariable variable;                               ///< a variable (no value if this is not one)
-  std::shared_ptr<CheckpointObject::StateFns> state;  ///< an iterator's state functions
-  const void* function = nullptr;                     ///< a tf::function's address
-  const Root* root = nullptr;  ///< the Checkpoint's named objects (root node)
-};
-
-inline Live live_of(const CheckpointObject& o) {
-  return Live{o.trackable(), nullptr, o.variable(), o.state(), o.function(), nullptr};
-}
-
-/// Named children of a live object under `layout`.
-inline std::vector<std::pair<std::string, Live>> children_of(const Live& l, Layout layout) {
-  std::vector<std::pair<std::string, Live>> out;
-  if (l.root != nullptr) {
-    for (const auto& [name, obj] : *l.root) {
-      out.emplace_back(name, live_of(obj));
-    }
-  } else if (l.trackable != nullptr) {
-    for (auto& c : l.trackable->trackable_children(layout)) {
-      if (c.target() != nullptr) {
-        out.emplace_back(c.name, Live{c.target(), c.owned, {}, nullptr, nullptr, nullptr});
-      } else if (c.variable.has_value()) {
-        out.emplace_back(c.name, Live{nullptr, nullptr, c.variable, nullptr, nullptr, nullptr});
-      }
-    }
-  }
-  return out;
-}
-
-/// What makes two live objects the same node: objects by address, variables by id.
-inline std::pair<int, std::int64_t> identity(const Live& l) {
-  auto address = [](const void* p) {
-    return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(p));
-  };
-  if (l.root != nullptr) {
-    return {0, address(l.root)};
-  }
-  if (l.trackable != nullptr) {
-    return {0, address(l.trackable)};
-  }
-  if (l.state) {
-    return {1, address(l.state.get())};
-  }
-  if (l.function != nullptr) {
-    return {3, address(l.function)};
-  }
-  return {2, l.variable.id()};
-}
-
-/// The live object graph, numbered as TensorFlow numbers it.
-struct LiveGraph {
-  std::vector<Live> nodes;         ///< the live object of each node, by node id
-  std::vector<std::string> paths;  ///< each node's escaped path, "" for the root
-  og::Graph graph;                 ///< the TrackableObjectGraph to write
-  std::vector<std::pair<std::string, AnyVariable>> values;  ///< checkpoint key -> variable
-  /// Checkpoint key -> iterator state functions.
-  std::vector<std::pair<std::string, std::shared_ptr<CheckpointObject::StateFns>>> states;
-};
-
-/// Sets has_checkpoint_values: the node or a descendant holds values (iterating to a fixpoint,
-/// since a node can be reached again through a later edge).
-inline void mark_checkpoint_values(og::Graph& graph) {
-  std::vector<char> hv(graph.nodes.size(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t i = graph.nodes.size(); i-- > 0;) {
-      const auto& n = graph.nodes[i];
-      bool v = !n.attributes.empty() || !n.slot_variables.empty();
-      for (const auto& c : n.children) {
-        v = v || hv[static_cast<std::size_t>(c.node_id)] != 0;
-      }
-      if (v && hv[i] == 0) {
-        hv[i] = 1;
-        changed = true;
-      }
-    }
-  }
-  for (std::size_t i = 0; i < hv.size(); ++i) {
-    graph.nodes[i].has_checkpoint_values = hv[i] != 0;
-  }
-}
-
-/// The graph below `root`: a Checkpoint's named objects, or one object that is the root
-/// itself (Keras `save_weights`).
-inline LiveGraph build(const Live& root, Layout layout) {
-  LiveGraph g;
-  g.nodes.push_back(root);
-  g.paths.emplace_back();
-  g.graph.nodes.emplace_back();
-  std::map<std::pair<int, std::int64_t>, std::size_t> ids;  // identity -> node id
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const Live cur = g.nodes[i];
-    for (auto& [name, child] : children_of(cur, layout)) {
-      auto [pos, inserted] = ids.emplace(identity(child), g.nodes.size());
-      const std::size_t id = pos->second;
-      if (inserted) {
-        g.nodes.push_back(child);
-        const std::string esc = og::escape(name);
-        g.paths.push_back(g.paths[i].empty() ? esc : g.paths[i] + "/" + esc);
-        g.graph.nodes.emplace_back();
-      }
-      g.graph.nodes[i].children.push_back({static_cast<std::int32_t>(id), name});
-    }
-  }
-  const std::size_t normal = g.nodes.size();
-  for (std::size_t i = 0; i < normal; ++i) {
-    const Live& n = g.nodes[i];
-    if (n.variable.has_value()) {
-      const std::string key = g.paths[i] + "/.ATTRIBUTES/VARIABLE_VALUE";
-      g.graph.nodes[i].attributes.push_back({"VARIABLE_VALUE", n.variable.name(), key});
-      g.values.emplace_back(key, n.variable);
-    } else if (n.state) {
-      const std::string key = g.paths[i] + "/.ATTRIBUTES/ITERATOR_STATE";
-      g.graph.nodes[i].attributes.push_back({"ITERATOR_STATE", "", key});
-      g.states.emplace_back(key, n.state);
-    }
-  }
-  for (std::size_t i = 0; i < normal; ++i) {
-    if (g.nodes[i].trackable == nullptr) {
-      continue;
-    }
-    for (const auto& s : g.nodes[i].trackable->trackable_slot_variables(layout)) {
-      auto found = ids.find({2, s.original.id()});
-      if (found == ids.end()) {
-        continue;  // a slot of a variable this checkpoint does not track
-      }
-      const std::size_t orig = found->second;
-      const auto id = static_cast<std::int32_t>(g.nodes.size());
-      g.nodes.push_back(Live{nullptr, nullptr, s.slot, nullptr, nullptr, nullptr});
-      const std::string key = g.paths[orig] + "/.OPTIMIZER_SLOT/" + g.paths[i] + "/" +
-                              og::escape(s.slot_name) + "/.ATTRIBUTES/VARIABLE_VALUE";
-      g.paths.push_back(key);
-      g.graph.nodes.emplace_back();
-      g.graph.nodes.back().attributes.push_back({"VARIABLE_VALUE", s.slot.name(), key});
-      g.values.emplace_back(key, s.slot);
-      g.graph.nodes[i].slot_variables.push_back({static_cast<std::int32_t>(orig), s.slot_name, id});
-    }
-  }
-  mark_checkpoint_values(g.graph);
-  return g;
-}
-inline LiveGraph build(const Root& root, Layout layout) {
-  return build(Live{nullptr, nullptr, {}, nullptr, nullptr, &root}, layout);
-}
-
-/// The layout a checkpoint was written in, from local names only Keras 3 (or only tf_keras's
-/// optimizers) use (Note [Object-graph layouts]); a file with none of them restores the same
-/// way under every layout.
-inline Layout detect_layout(const og::Graph& graph) {
-  bool tf_keras_optimizer = false, legacy = false, tf_keras_layers = false;
-  for (const auto& n : graph.nodes) {
-    legacy = legacy || !n.slot_variables.empty();
-    for (const auto& c : n.children) {
-      const std::string& name = c.local_name;
-      if (name == "_kernel" || name == "_embeddings" || name == "_functional" ||
-          name == "_operations" || name == "_trainable_variables" ||
-          name == "_trainable_variables_indices") {
-        return Layout::keras3;
-      }
-      tf_keras_optimizer = tf_keras_optimizer || name == "_index_dict";
-      legacy = legacy || name == "iter";
-      tf_keras_layers = tf_keras_layers || name.starts_with("layer_with_weights-") ||
-                        name == "kernel" || name == "embeddings";
-    }
-  }
-  if (tf_keras_optimizer) {
-    return Layout::tf_keras;
-  }
-  if (legacy) {
-    return Layout::tf_keras_legacy;
-  }
-  return tf_keras_layers ? Layout::tf_keras : Layout::keras3;
-}
-
-/// Shared by a load status and the deferred-restoration hooks it installs.
-struct RestoreState {
-  std::shared_ptr<CheckpointReader> reader;  ///< the checkpoint (null for an empty path)
-  Root root;                                 ///< the Checkpoint's named objects
-  Trackable* root_object = nullptr;          ///< the root itself, when it is one object
-  og::Graph graph;                           ///< the checkpoint's object graph
-  Layout layout = Layout::keras3;            ///< the layout detected in it
-  RestoreOptions options;                    ///< as given to restore
-  std::set<std::string> consumed;            ///< keys applied (or recorded as mismatched)
-  std::set<std::int64_t> restored_ids;       ///< ids of the variables assigned
-  std::set<std::string> pending;        ///< keys whose live object does not exist yet (last pass)
-  std::vector<std::string> mismatched;  ///< "key: why" (skip_mismatch only)
-  std::map<Trackable*, std::set<std::int32_t>> hooked;  ///< object -> its checkpoint nodes
-  std::map<std::int32_t, AnyVariable> variable_nodes;   ///< bound by any pass (slot owners)
-  bool in_pass = false;         ///< a pass is running (a nested hook call sets `rerun`)
-  bool rerun = false;           ///< children appeared during the pass: run it again
-  bool expect_partial = false;  ///< CheckpointLoadStatus::expect_partial was called
-  bool no_checkpoint = false;   ///< restore was given an empty path
-
-  /// The live object of checkpoint node 0.
-  [[nodiscard]] Live root_live() const {
-    return root_object != nullptr ? Live{root_object, nullptr, {}, nullptr, nullptr, nullptr}
-                                  : Live{nullptr, nullptr, {}, nullptr, nullptr, &root};
-  }
-
-  /// Assigns checkpoint value `key` to `var` once; a dtype or shape mismatch throws
-  /// invalid_argument, or is recorded with RestoreOptions::skip_mismatch.
-  void restore_var(const std::string& key, const AnyVariable& var) {
-    if (consumed.count(key) != 0) {
-      return;  // each value is applied once: later passes must not undo training
-    }
-    const TensorInfo& info = reader->info(key);
-    if (info.dtype != var.dtype() || info.shape != var.shape()) {
-      std::string why = "checkpoint has " + std::string(dtype_name(info.dtype)) + " " +
-                        info.shape.to_string() + ", variable '" + var.name() + "' is " +
-                        std::string(dtype_name(var.dtype())) + " " + var.shape().to_string();
-      if (!options.skip_mismatch) {
-        throw invalid_argument("tf::train::Checkpoint::restore: key '" + key + "' in '" +
-                               reader->prefix() + ".index': " + why);
-      }
-      mismatched.push_back(key + ": " + why);
-      consumed.insert(key);
-      return;
-    }
-    var.assign(reader->get_tensor(key));
-    consumed.insert(key);
-    restored_ids.insert(var.id());
-  }
-
-  /// Applies iterator state `key` to `state` once; data_loss if it is not a string scalar.
-  void restore_state(const std::string& key, CheckpointObject::StateFns& state) {
-    if (consumed.count(key) != 0) {
-      return;
-    }
-    auto t = reader->get_tensor(key);
-    if (t.dtype() != DType::string || t.num_elements() != 1) {
-      throw data_loss("tf::train::Checkpoint::restore: key '" + key + "' in '" + reader->prefix() +
-                      ".index' is not a string scalar");
-    }
-    state.restore(*static_cast<const std::string*>(t.raw_data()));
-    consumed.insert(key);
-  }
-
-  /// The value keys of node `id` and everything below it.
-  void collect_keys(std::int32_t id, std::set<std::int32_t>& seen, std::set<std::string>& out) {
-    if (!seen.insert(id).second) {
-      return;
-    }
-    const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-    for (const auto& a : node.attributes) {
-      if (reader->has_tensor(a.checkpoint_key)) {
-        out.insert(a.checkpoint_key);
-      }
-    }
-    for (const auto& c : node.children) {
-      collect_keys(c.node_id, seen, out);
-    }
-    for (const auto& s : node.slot_variables) {
-      collect_keys(s.slot_variable_node_id, seen, out);
-    }
-  }
-
-  /// A binding pass from checkpoint node `start`, bound to `live`: applies every value below
-  /// it whose live object exists and has not been restored yet, and records what still waits.
-  /// Hooks rerun it from the object that created children, so a pass touches only that
-  /// object and what it owns (never objects of the root that may have died since).
-  void pass(std::int32_t start, const Live& live) {
-    if (in_pass) {
-      rerun = true;  // a listing created children (lazy slots): bind them after this pass
-      return;
-    }
-    in_pass = true;
-    try {
-      do {
-        rerun = false;
-        pass_once(start, live);
-      } while (rerun);
-    } catch (...) {
-      in_pass = false;
-      throw;
-    }
-    in_pass = false;
-  }
-
-  /// Installs the hook of `t`, bound (this pass) to checkpoint node `id`.
-  void hook(const std::shared_ptr<RestoreState>& self, Trackable* t, std::int32_t id) {
-    auto& ids = hooked[t];
-    if (ids.insert(id).second && ids.size() == 1) {
-      t->set_children_changed_hook([self, t] {
-        for (const std::int32_t n : self->hooked[t]) {
-          self->pass(n, Live{t, nullptr, {}, nullptr, nullptr, nullptr});
-        }
-      });
-    }
-  }
-  std::weak_ptr<RestoreState> self;  ///< this object, for the hooks it installs
-
- private:
-  void pass_once(std::int32_t start, const Live& start_live) {
-    std::map<std::int32_t, Live> bound;
-    bound.emplace(start, start_live);
-    // Whether the object a node belongs to may still create children; nodes made by a
-    // listing (lists, dicts) belong to the object that listed them.
-    std::map<std::int32_t, bool> may_grow{
-        {start, start_live.trackable != nullptr && start_live.trackable->may_create_children()}};
-    std::vector<std::int32_t> queue{start};
-    std::set<std::string> waiting;
-    std::set<std::int32_t> waiting_seen;
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const std::int32_t id = queue[qi];
-      const Live live = bound.at(id);
-      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-      if (live.variable.has_value()) {
-        variable_nodes.emplace(id, live.variable);
-      }
-      for (const auto& a : node.attributes) {
-        if (!reader->has_tensor(a.checkpoint_key)) {
-          continue;
-        }
-        if (a.name == "VARIABLE_VALUE" && live.variable.has_value()) {
-          restore_var(a.checkpoint_key, live.variable);
-        } else if (a.name == "ITERATOR_STATE" && live.state) {
-          restore_state(a.checkpoint_key, *live.state);
-        }
-      }
-      if (live.trackable != nullptr && !live.owned) {
-        hook(self.lock(), live.trackable, id);
-      }
-      const auto kids = children_of(live, layout);
-      for (const auto& c : node.children) {
-        if (bound.count(c.node_id) != 0) {
-          continue;
-        }
-        const Live* match = nullptr;
-        for (const auto& [name, l] : kids) {
-          if (name == c.local_name) {
-            match = &l;
-            break;
-          }
-        }
-        if (match != nullptr) {
-          bound.emplace(c.node_id, *match);
-          may_grow[c.node_id] =
-              match->owned ? may_grow[id]
-                           : match->trackable != nullptr && match->trackable->may_create_children();
-          queue.push_back(c.node_id);
-        } else if (may_grow[id]) {
-          // Not there yet (weights are created on a layer's first call, slots on an
-          // optimizer's first step): the values below wait for the object's hook.
-          collect_keys(c.node_id, waiting_seen, waiting);
-        }
-      }
-    }
-    // tf_keras legacy optimizer slots, by (original variable, slot name).
-    for (const auto& [id, live] : bound) {
-      const auto& node = graph.nodes[static_cast<std::size_t>(id)];
-      if (live.trackable == nullptr || node.slot_variables.empty()) {
-        continue;
-      }
-      const auto slots = live.trackable->trackable_slot_variables(layout);
-      for (const auto& ref : node.slot_variables) {
-        std::string key;
-        for (const auto& a :
-             graph.nodes[static_cast<std::size_t>(ref.slot_variable_node_id)].attributes) {
-          if (a.name == "VARIABLE_VALUE" && reader->has_tensor(a.checkpoint_key)) {
-            key = a.checkpoint_key;
-          }
-        }
-        if (key.empty()) {
-          continue;
-        }
-        // The original variable may have been bound by an earlier pass from another object.
-        auto orig = variable_nodes.find(ref.original_variable_node_id);
-        const SlotVariableReference* slot = nullptr;
-        if (orig != variable_nodes.end()) {
-          for (const auto& s : slots) {
-            if (s.slot_name == ref.slot_name && s.original.same_as(orig->second)) {
-              slot = &s;
-            }
-          }
-        }
-        if (slot != nullptr) {
-          restore_var(key, slot->slot);
-        } else if (live.trackable->may_create_children()) {
-          waiting.insert(key);
-        }
-      }
-    }
-    pending.insert(waiting.begin(), waiting.end());
-    std::erase_if(pending, [&](const std::string& k) { return consumed.count(k) != 0; });
-  }
-};
-
-}  // namespace detail_ckpt
-
-/// The result of `Checkpoint::restore` (TensorFlow: CheckpointLoadStatus).
-class CheckpointLoadStatus {
- public:
-  /// Wraps the state of a restore (made by Checkpoint::restore).
-  explicit CheckpointLoadStatus(std::shared_ptr<detail_ckpt::RestoreState> s) : s_(std::move(s)) {}
-
-  /// The layout detected in the checkpoint (Note [Object-graph layouts]).
-  [[nodiscard]] Layout layout() const noexcept { return s_->layout; }
-
-  /// Keys matched, missing, unexpected, pending and mismatched, as of now.
-  [[nodiscard]] RestoreReport report() const {
-    RestoreReport r;
-    r.layout = s_->layout;
-    std::set<std::string> bad;
-    for (const auto& m : s_->mismatched) {
-      bad.insert(m.substr(0, m.find(": ")));
-    }
-    for (const auto& k : s_->consumed) {
-      if (bad.count(k) == 0) {
-        r.matched.push_back(k);
-      }
-    }
-    r.mismatched = s_->mismatched;
-    r.pending.assign(s_->pending.begin(), s_->pending.end());
-    if (s_->reader) {
-      for (const auto& k : s_->reader->keys()) {
-        if (k != object_graph_key && s_->consumed.count(k) == 0 && s_->pending.count(k) == 0) {
-          r.unexpected.push_back(k);
-        }
-      }
-    }
-    const auto live = detail_ckpt::build(s_->root_live(), s_->layout);
-    for (const auto& [key, var] : live.values) {
-      const bool counter_absent = key == "save_counter/.ATTRIBUTES/VARIABLE_VALUE" &&
-                                  (!s_->reader || !s_->reader->has_tensor(key));
-      if (s_->restored_ids.count(var.id()) == 0 && !counter_absent) {
-        r.missing.push_back(key + " (" + var.name() + ")");
-      }
-    }
-    for (const auto& [key, st] : live.states) {
-      if (s_->consumed.count(key) == 0) {
-        r.missing.push_back(key);
-      }
-    }
-    return r;
-  }
-
-  /// Throws failed_precondition unless every checkpoint value went into a live object and every
-  /// live variable got a value (values waiting for unbuilt layers count as not consumed).
-  const CheckpointLoadStatus& assert_consumed() const {
-    auto r = report();
-    if (s_->no_checkpoint || !r.unexpected.empty() || !r.pending.empty() || !r.missing.empty() ||
-        !r.mismatched.empty()) {
-      fail("assert_consumed", r);
-    }
-    return *this;
-  }
-  /// Throws failed_precondition unless every variable that exists now was restored.
-  const CheckpointLoadStatus& assert_existing_objects_matched() const {
-    auto r = report();
-    if (s_->no_checkpoint || !r.missing.empty() || !r.mismatched.empty()) {
-      fail("assert_existing_objects_matched", r);
-    }
-    return *this;
-  }
-  /// Marks a partial restore as intended (TensorFlow then stays quiet about unused values).
-  const CheckpointLoadStatus& expect_partial() const {
-    s_->expect_partial = true;
-    return *this;
-  }
-
- private:
-  [[noreturn]] void fail(const char* what, const RestoreReport& r) const {
-    std::ostringstream os;
-    os << "tf::train::CheckpointLoadStatus::" << what << ": checkpoint '"
-       << (s_->reader ? s_->reader->prefix() : std::string("<none>")) << "' does not match:\n"
-       << r;
-    throw failed_precondition(os.str());
-  }
-  std::shared_ptr<detail_ckpt::RestoreState> s_;
-};
-
-namespace detail_ckpt {
-
-/// Writes a walked graph's values and object graph to `file_prefix`; returns the prefix.
-inline std::string write_graph(const LiveGraph& live, const std::string& file_prefix) {
-  BundleWriter w(file_prefix);
-  for (const auto& [key, var] : live.values) {
-    w.add(key, var.value());
-  }
-  for (const auto& [key, st] : live.states) {
-    w.add(key, AnyTensor(Tensor<std::string, 0>(st->save())));
-  }
-  w.add(object_graph_key,
-        AnyTensor(Tensor<std::string, 0>(detail::object_graph::encode(live.graph))));
-  return w.finish();
-}
-
-/// Reads the object graph of `save_path` and runs the first binding pass from node 0 (bound to
-/// `s`'s root); `what` names the caller in errors.
-inline CheckpointLoadStatus restore(std::shared_ptr<RestoreState> s, const std::string& save_path,
-                                    const std::string& what) {
-  s->self = s;
-  if (save_path.empty()) {
-    s->no_checkpoint = true;
-    return CheckpointLoadStatus(s);
-  }
-  s->reader = std::make_shared<CheckpointReader>(save_path);
-  if (!s->reader->has_tensor(object_graph_key)) {
-    throw invalid_argument(what + ": '" + save_path +
-                           ".index' has no _CHECKPOINTABLE_OBJECT_GRAPH (a TF1 name-based "
-                           "checkpoint); read it with tf::train::load_checkpoint");
-  }
-  auto graph_t = s->reader->get_tensor(object_graph_key);
-  if (graph_t.dtype() != DType::string || graph_t.num_elements() != 1) {
-    throw data_loss(what + ": '" + save_path +
-                    ".index': _CHECKPOINTABLE_OBJECT_GRAPH is not a string scalar");
-  }
-  s->graph = tapeflow::detail::object_graph::decode(
-      *static_cast<const std::string*>(graph_t.raw_data()), save_path + ".index");
-  if (s->graph.nodes.empty()) {
-    throw data_loss(what + ": '" + save_path + "': empty object graph");
-  }
-  s->layout = detect_layout(s->graph);
-  s->pass(0, s->root_live());
-  return CheckpointLoadStatus(s);
-}
-
-}  // namespace detail_ckpt
-
-/// Writes `obj` as the root of a checkpoint at `file_prefix` (no `save_counter`, no state
-/// file): what Keras's `model.save_weights(prefix)` and a SavedModel's `variables/` hold.
-/// Returns `file_prefix`.
-inline std::string write_object(Trackable& obj, const std::string& file_prefix,
-                                Layout layout = Layout::keras3) {
-  return detail_ckpt::write_graph(
-      detail_ckpt::build(detail_ckpt::Live{&obj, nullptr, {}, nullptr, nullptr, nullptr}, layout),
-      file_prefix);
-}
-
-/// Restores a checkpoint whose root is `obj` (written by `write_object` or Keras's
-/// `save_weights`), as `Checkpoint::restore` does: values for variables that do not exist yet
-/// wait for them.
-inline CheckpointLoadStatus read_object(Trackable& obj, const std::string& save_path,
-                                        RestoreOptions options = {},
-                                        const std::string& what = "tf::train::read_object") {
-  auto s = std::make_shared<detail_ckpt::RestoreState>();
-  s->root_object = &obj;
-  s->options = options;
-  return detail_ckpt::restore(std::move(s), save_path, what);
-}
-
-/// Groups trackable objects under names and saves/restores them (tf.train.Checkpoint).
-///
-///     tf::train::Checkpoint ckpt({{"myAwesomeModel", model}, {"myAwesomeOptimizer", optimizer}});
-///     auto path = ckpt.save("./save/model.ckpt");          // "./save/model.ckpt-1"
-///     ckpt.restore(tf::train::latest_checkpoint("./save")).assert_consumed();
-///
-/// The named objects are held by reference and must outlive the Checkpoint.
-class Checkpoint {
- public:
-  /// One named object: `{"model", model}`.
-  struct Item {
-    std::string name;         ///< the object's local name under the root
-    CheckpointObject object;  ///< the object (held by reference)
-  };
-
-  /// A checkpoint of the named objects, e.g. `{{"model", model}, {"optimizer", opt}}`
-  /// (TensorFlow's keyword arguments). Throws invalid_argument for a duplicate name or the
-  /// reserved name "save_counter".
-  Checkpoint(std::initializer_list<Item> items, CheckpointOptions options = {})
-      : Checkpoint(std::vector<Item>(items), options) {}
-  /// As the initializer-list constructor, from a vector.
-  explicit Checkpoint(const std::vector<Item>& items, CheckpointOptions options = {})
-      : options_(options) {
-    for (const auto& it : items) {
-      if (it.name == "save_counter") {
-        throw invalid_argument("tf::train::Checkpoint: 'save_counter' is reserved");
-      }
-      for (const auto& [n, o] : root_) {
-        if (n == it.name) {
-          throw invalid_argument("tf::train::Checkpoint: duplicate name '" + it.name + "'");
-        }
-      }
-      root_.emplace_back(it.name, it.object);
-    }
-    root_.emplace_back("save_counter", CheckpointObject(save_counter_));
-    // TensorFlow orders a Checkpoint's keyword children by name; the order decides node ids
-    // and, through breadth-first naming, which path keys a variable reached twice.
-    std::stable_sort(root_.begin(), root_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-
-  /// The options save and write use unless given others.
-  [[nodiscard]] const CheckpointOptions& options() const noexcept { return options_; }
-
-  /// Number of `save()` calls so far (restored by `restore`).
-  [[nodiscard]] const Variable<std::int64_t, 0>& save_counter() const noexcept {
-    return save_counter_;
-  }
-
-  /// Writes `file_prefix` (.index + .data-00000-of-00001) without numbering and without
-  /// touching the `checkpoint` state file. Returns `file_prefix`.
-  std::string write(const std::string& file_prefix) { return write(file_prefix, options_); }
-  /// write() with these options instead of the checkpoint's.
-  std::string write(const std::string& file_prefix, const CheckpointOptions& options) {
-    return detail_ckpt::write_graph(detail_ckpt::build(root_, options.layout), file_prefix);
-  }
-
-  /// Increments `save_counter`, writes `file_prefix-<save_counter>` and points the directory's
-  /// `checkpoint` file at it (replaced atomically, last). Returns the numbered prefix.
-  std::string save(const std::string& file_prefix) { return save(file_prefix, options_); }
-  /// save() with these options instead of the checkpoint's.
-  std::string save(const std::string& file_prefix, const CheckpointOptions& options) {
-    save_counter_.assign_add(Tensor<std::int64_t, 0>(1));
-    const std::string path =
-        write(file_prefix + "-" + std::to_string(save_counter_.value().item()), options);
-    detail_bundle::stage("state");
-    CheckpointState st;
-    st.model_checkpoint_path = path;
-    st.all_model_checkpoint_paths = {path};
-    detail_state::write_state(detail_state::dirname(file_prefix), st);
-    return path;
-  }
-
-  /// Restores from a prefix (e.g. `latest_checkpoint(dir)`); an empty path restores nothing
-  /// (TensorFlow: restore(None)). Values for variables not created yet are applied when the
-  /// variables are created. Throws not_found / data_loss for missing or corrupt files and
-  /// invalid_argument on a dtype or shape mismatch (unless `skip_mismatch`).
-  CheckpointLoadStatus restore(const std::string& save_path, RestoreOptions options = {}) {
-    auto s = std::make_shared<detail_ckpt::RestoreState>();
-    s->root = root_;
-    s->options = options;
-    return detail_ckpt::restore(std::move(s), save_path, "tf::train::Checkpoint::restore");
-  }
-  /// Same as restore (TensorFlow's `read`, the counterpart of `write`).
-  CheckpointLoadStatus read(const std::string& save_path, RestoreOptions options = {}) {
-    return restore(save_path, options);
-  }
-
- private:
-  CheckpointOptions options_;
-  std::vector<std::pair<std::string, CheckpointObject>> root_;
-  Variable<std::int64_t, 0> save_counter_{std::int64_t{0},
-                                          {.name = "save_counter", .trainable = false}};
-};
-
-}  // namespace train
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_CHECKPOINT_HPP
-// ---- end <tapeflow/train/checkpoint.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace keras {
-
-/// What `load_weights` did. A TensorFlow checkpoint prefix gives its CheckpointLoadStatus (values
-/// for layers not built yet wait for them); an HDF5 file is applied whole, so only what
-/// `skip_mismatch` skipped is left to report.
-class LoadWeightsStatus {
- public:
-  /// The status of a checkpoint restore.
-  explicit LoadWeightsStatus(train::CheckpointLoadStatus s) : checkpoint_(std::move(s)) {}
-  /// The status of an HDF5 load: the paths skipped for a mismatch.
-  explicit LoadWeightsStatus(std::vector<std::string> skipped) : skipped_(std::move(skipped)) {}
-
-  /// The checkpoint restore's status, when the file was a checkpoint prefix.
-  [[nodiscard]] const std::optional<train::CheckpointLoadStatus>& checkpoint() const noexcept {
-    return checkpoint_;
-  }
-  /// "path: why" for each group `skip_mismatch` left unchanged.
-  [[nodiscard]] const std::vector<std::string>& skipped() const noexcept { return skipped_; }
-  /// Throws failed_precondition unless every value in the file went into the model and every
-  /// weight of the model got one (see CheckpointLoadStatus::assert_consumed).
-  const LoadWeightsStatus& assert_consumed() const {
-    if (checkpoint_) {
-      checkpoint_->assert_consumed();
-    } else if (!skipped_.empty()) {
-      throw failed_precondition("tf::keras load_weights: " + std::to_string(skipped_.size()) +
-                                " group(s) skipped, first: " + skipped_.front());
-    }
-    return *this;
-  }
-  /// Marks a partial load as intended.
-  const LoadWeightsStatus& expect_partial() const {
-    if (checkpoint_) {
-      checkpoint_->expect_partial();
-    }
-    return *this;
-  }
-
- private:
-  std::optional<train::CheckpointLoadStatus> checkpoint_;
-  std::vector<std::string> skipped_;
-};
-
-namespace detail::weights {
-
-/// Keras's `naming.to_snake_case`: "Conv2D" -> "conv2d", "BatchNormalization" ->
-/// "batch_normalization", "ReLU" -> "re_lu", "LSTM" -> "lstm".
-inline std::string to_snake_case(std::string_view name) {
-  auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
-  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
-  std::string word;
-  for (const char c : name) {
-    if (upper(c) || lower(c) || (c >= '0' && c <= '9') || c == '_') {
-      word += c;
-    }
-  }
-  // re.sub("(.)([A-Z][a-z]+)", r"\1_\2"): matches do not overlap, so a match's lowercase run is
-  // consumed before the next one can start.
-  std::string a;
-  for (std::size_t i = 0; i < word.size();) {
-    if (i + 2 < word.size() && upper(word[i + 1]) && lower(word[i + 2])) {
-      a += word[i];
-      a += '_';
-      a += word[i + 1];
-      std::size_t j = i + 2;
-      while (j < word.size() && lower(word[j])) {
-        a += word[j++];
-      }
-      i = j;
-    } else {
-      a += word[i++];
-    }
-  }
-  // re.sub("([a-z])([A-Z])", r"\1_\2").lower()
-  std::string out;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    out += upper(a[i]) ? char(a[i] - 'A' + 'a') : a[i];
-    if (lower(a[i]) && i + 1 < a.size() && upper(a[i + 1])) {
-      out += '_';
-    }
-  }
-  return out;
-}
-
-/// One object's group: its path, name and own variables (Note [Keras 3 weights files]).
-struct Group {
-  std::string path;
-  std::string name;
-  std::vector<AnyVariable> variables;
-  bool optimizer = false;  // a count mismatch skips it with a warning, as Keras does
-  bool built = true;       // the layer has created its weights
-};
-
-inline std::string join(const std::string& path, const std::string& child) {
-  return path.empty() ? child : path + "/" + child;
-}
-
-inline void walk(Layer<>& layer, const std::string& path, std::set<const void*>& seen,
-                 std::vector<Group>& out) {
-  if (!seen.insert(&layer).second) {
-    return;
-  }
-  out.push_back({path, layer.name(), layer.own_variables(), false, layer.built()});
-  if (auto list = layer.layer_list()) {
-    std::map<std::string, int> used;
-    for (Layer<>* child : *list) {
-      std::string key = to_snake_case(child->class_name());
-      if (auto [it, fresh] = used.emplace(key, 0); !fresh) {
-        key += "_" + std::to_string(++it->second);
-      }
-      walk(*child, join(path, "layers/" + key), seen, out);
-    }
-    return;
-  }
-  // Keras visits attributes in sorted order: it decides which path names a shared layer.
-  auto named = layer.named_sublayers();
-  std::stable_sort(named.begin(), named.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [name, child] : named) {
-    walk(*child, join(path, name), seen, out);
-  }
-}
-
-/// The groups of `model`, then its compiled optimizer's (Keras 3's `optimizer.variables`: the
-/// `_variables` list of its Keras 3 object graph).
-inline std::vector<Group> groups_of(Model<>& model) {
-  std::vector<Group> out;
-  std::set<const void*> seen;
-  walk(model, "", seen, out);
-  if (auto opt = model.compiled_optimizer()) {
-    Group g{"optimizer", "", {}, true, true};
-    if (auto* o = dynamic_cast<optimizers::Optimizer*>(opt->target())) {
-      g.name = to_snake_case(o->name());
-    }
-    for (const auto& c : opt->target()->trackable_children(train::Layout::keras3)) {
-      if (c.name == "_variables" && c.target() != nullptr) {
-        for (const auto& e : c.target()->trackable_children(train::Layout::keras3)) {
-          if (e.variable.has_value()) {
-            g.variables.push_back(e.variable);
-          }
-        }
-      }
-    }
-    out.push_back(std::move(g));
-  }
-  return out;
-}
-
-/// Which file `path` names, as Keras 3 decides it from the name.
-enum class Format { checkpoint, weights_h5, keras_archive, legacy_h5 };
-
-inline Format format_of(std::string_view path) {
-  auto ends = [&](std::string_view s) {
-    return path.size() >= s.size() && path.substr(path.size() - s.size()) == s;
-  };
-  if (ends(".weights.h5")) {
-    return Format::weights_h5;
-  }
-  if (ends(".keras")) {
-    return Format::keras_archive;
-  }
-  if (ends(".h5") || ends(".hdf5")) {
-    return Format::legacy_h5;
-  }
-  return Format::checkpoint;
-}
-
-[[noreturn]] inline void no_hdf5(const std::string& path) {
-  throw unimplemented("tf::keras: '" + path +
-                      "' is a Keras 3 HDF5 weights file, which needs HDF5: install Debian's "
-                      "libhdf5-dev, reconfigure tapeflow and link tapeflow::keras_io");
-}
-
-[[noreturn]] inline void legacy(const std::string& path) {
-  throw unimplemented("tf::keras: '" + path +
-                      "' names a legacy Keras 2 HDF5 file (.h5): save weights as "
-                      "'*.weights.h5' (Keras 3) or as a TensorFlow checkpoint prefix");
-}
-
-/// Loads the groups of `model` from an open HDF5 file: every group is checked and read before
-/// any variable is assigned, so a failed load leaves the model as it was.
-template <class File>
-std::vector<std::string> load_groups(Model<>& model, const File& file, bool skip_mismatch) {
-  auto groups = groups_of(model);
-  // Keras 3 refuses an unbuilt model too: its weights do not exist to receive the values. (The
-  // root is a container that may never mark itself built.)
-  for (std::size_t i = 1; i < groups.size(); ++i) {
-    if (!groups[i].built) {
-      throw failed_precondition("tf::keras load_weights: model '" + model.name() +
-                                "' has not been built (layer '" + groups[i].name +
-                                "' has no weights yet): call it on a batch (or build it) before "
-                                "loading '" +
-                                file.name() + "'");
-    }
-  }
-  for (auto& g : groups) {
-    if (g.optimizer && !g.variables.empty()) {
-      // A compiled model that has not trained yet: create the slots the file holds.
-      auto& opt = model.optimizer();
-      if (!opt.built()) {
-        if (auto stored = file.variables(g.path); stored && stored->size() > g.variables.size()) {
-          opt.build(model.trainable_variables());
-          g = groups_of(model).back();
-        }
-      }
-    }
-  }
-  std::vector<std::pair<AnyVariable, AnyTensor>> staged;
-  std::vector<std::string> skipped;
-  for (const auto& g : groups) {
-    const std::string where = g.path.empty() ? "vars" : g.path + "/vars";
-    const auto stored = file.variables(g.path);
-    if (!stored) {
-      if (g.variables.empty()) {
-        continue;
-      }
-      if (g.optimizer) {
-        continue;  // a file saved before compile: the optimizer keeps its state
-      }
-      throw not_found("tf::keras load_weights: '" + file.name() + "' has no group '" + where +
-                      "' for layer '" + g.name + "' (" + std::to_string(g.variables.size()) +
-                      " variables): the file holds another model structure");
-    }
-    std::string why;
-    if (stored->size() != g.variables.size()) {
-      why = (g.optimizer ? "optimizer '" : "layer '") + g.name + "' expected " +
-            std::to_string(g.variables.size()) + " variables, but the file has " +
-            std::to_string(stored->size());
-    }
-    for (std::size_t i = 0; why.empty() && i < stored->size(); ++i) {
-      const AnyVariable& v = g.variables[i];
-      if ((*stored)[i].shape != v.shape()) {
-        why = "'" + where + "/" + std::to_string(i) + "' has shape " +
-              (*stored)[i].shape.to_string() + " but variable '" + v.name() + "' has shape " +
-              v.shape().to_string();
-      }
-    }
-    if (!why.empty()) {
-      if (g.optimizer) {
-        std::clog << "tapeflow: warning: load_weights: skipping the optimizer's state: " << why
-                  << "\n";
-        skipped.push_back(where + ": " + why);
-        continue;
-      }
-      if (!skip_mismatch) {
-        throw invalid_argument("tf::keras load_weights: '" + file.name() + "': " + why);
-      }
-      skipped.push_back(where + ": " + why);
-      continue;
-    }
-    for (std::size_t i = 0; i < stored->size(); ++i) {
-      const AnyVariable& v = g.variables[i];
-      staged.emplace_back(
-          v, train::detail_bundle::make_tensor(v.dtype(), v.shape(), [&](auto* d) {
-            if constexpr (std::is_same_v<decltype(d), std::string*>) {
-              throw unimplemented("tf::keras load_weights: string variable '" + v.name() + "'");
-            } else {
-              file.read(g.path, i, v.dtype(), v.num_elements(), d);
-            }
-          }));
-    }
-  }
-  for (const auto& [var, value] : staged) {
-    var.assign(value);
-  }
-  return skipped;
-}
-
-}  // namespace detail::weights
-
-template <class D>
-auto Model<void>::save_weights(const std::string& filepath, const SaveWeightsOptions& options) {
-  namespace dw = detail::weights;
-  switch (dw::format_of(filepath)) {
-    case dw::Format::weights_h5: {
-#if TAPEFLOW_HAS_HDF5
-      std::vector<detail::hdf5::WeightsGroup> groups;
-      for (const auto& g : dw::groups_of(*this)) {
-        detail::hdf5::WeightsGroup out{g.path, g.name, {}};
-        for (const auto& v : g.variables) {
-          out.values.push_back(v.value());
-        }
-        groups.push_back(std::move(out));
-      }
-      detail::hdf5::write_weights(filepath, groups);
-      return;
-#else
-      dw::no_hdf5(filepath);
-#endif
-    }
-    case dw::Format::keras_archive:
-      throw invalid_argument("tf::keras save_weights: '" + filepath +
-                             "': a .keras file is a whole-model archive; weights files end in "
-                             "'.weights.h5' (or are a TensorFlow checkpoint prefix)");
-    case dw::Format::legacy_h5:
-      dw::legacy(filepath);
-    case dw::Format::checkpoint: {
-      const std::string prefix = train::write_object(*this, filepath, options.layout);
-      train::CheckpointState st;
-      st.model_checkpoint_path = prefix;
-      st.all_model_checkpoint_paths = {prefix};
-      train::detail_state::write_state(train::detail_state::dirname(prefix), st);
-      return;
-    }
-  }
-}
-
-template <class D>
-auto Model<void>::load_weights(const std::string& filepath, const LoadWeightsOptions& options) {
-  namespace dw = detail::weights;
-  switch (dw::format_of(filepath)) {
-    case dw::Format::weights_h5:
-    case dw::Format::keras_archive: {
-#if TAPEFLOW_HAS_HDF5
-      if (dw::format_of(filepath) == dw::Format::weights_h5) {
-        const detail::hdf5::WeightsFile file(filepath);
-        return LoadWeightsStatus(dw::load_groups(*this, file, options.skip_mismatch));
-      }
-      const detail::hdf5::WeightsFile file(
-          detail::hdf5::read_archive_member(filepath, "model.weights.h5"),
-          filepath + " (model.weights.h5)");
-      return LoadWeightsStatus(dw::load_groups(*this, file, options.skip_mismatch));
-#else
-      dw::no_hdf5(filepath);
-#endif
-    }
-    case dw::Format::legacy_h5:
-      dw::legacy(filepath);
-    case dw::Format::checkpoint:
-      break;
-  }
-  return LoadWeightsStatus(train::read_object(
-      *this, filepath, {.skip_mismatch = options.skip_mismatch}, "tf::keras::Model::load_weights"));
-}
-
-}  // namespace keras
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_WEIGHTS_HPP
-// ---- end <tapeflow/keras/weights.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_HPP
 // ---- end <tapeflow/keras.hpp>
 // ---- begin <tapeflow/saved_model.hpp>

@@ -15,7 +15,7 @@
 #include <tapeflow/core/errors.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
-namespace keras::detail::hdf5 {
+namespace detail::keras_hdf5 {
 namespace {
 
 // Closes an HDF5 handle with the function its kind needs.
@@ -259,5 +259,5 @@ void WeightsFile::read(const std::string& path, std::size_t index, DType dtype,
   }
 }
 
-}  // namespace keras::detail::hdf5
+}  // namespace detail::keras_hdf5
 TAPEFLOW_END_NAMESPACE

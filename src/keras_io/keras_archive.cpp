@@ -12,7 +12,7 @@
 #endif
 
 TAPEFLOW_BEGIN_NAMESPACE
-namespace keras::detail::hdf5 {
+namespace detail::keras_hdf5 {
 
 std::string read_archive_member(const std::string& archive, const std::string& member) {
 #if TAPEFLOW_HAS_LIBZIP
@@ -62,5 +62,5 @@ std::string read_archive_member(const std::string& archive, const std::string& m
 #endif
 }
 
-}  // namespace keras::detail::hdf5
+}  // namespace detail::keras_hdf5
 TAPEFLOW_END_NAMESPACE

@@ -187,8 +187,8 @@ class Layer<void> : public Trackable {
   /// Tracked child layers under their attribute names, in registration order.
   [[nodiscard]] std::vector<std::pair<std::string, Layer<>*>> named_sublayers() {
     std::vector<std::pair<std::string, Layer<>*>> out;
-    for (const auto& [name, offset] : children_) {
-      out.emplace_back(name, child_at(offset));
+    for (const auto& c : children_) {
+      out.emplace_back(c.name, child_at(c));
     }
     return out;
   }

@@ -85,7 +85,12 @@ class LoadWeightsStatus {
   std::vector<std::string> skipped_;
 };
 
-namespace detail::weights {
+}  // namespace keras
+
+namespace detail::keras_weights {
+using keras::Layer;
+using keras::Model;
+namespace optimizers = keras::optimizers;
 
 /// Keras's `naming.to_snake_case`: "Conv2D" -> "conv2d", "BatchNormalization" ->
 /// "batch_normalization", "ReLU" -> "re_lu", "LSTM" -> "lstm".
@@ -310,23 +315,25 @@ std::vector<std::string> load_groups(Model<>& model, const File& file, bool skip
   return skipped;
 }
 
-}  // namespace detail::weights
+}  // namespace detail::keras_weights
+
+namespace keras {
 
 template <class D>
 auto Model<void>::save_weights(const std::string& filepath, const SaveWeightsOptions& options) {
-  namespace dw = detail::weights;
+  namespace dw = tapeflow::detail::keras_weights;
   switch (dw::format_of(filepath)) {
     case dw::Format::weights_h5: {
 #if TAPEFLOW_HAS_HDF5
-      std::vector<detail::hdf5::WeightsGroup> groups;
+      std::vector<tapeflow::detail::keras_hdf5::WeightsGroup> groups;
       for (const auto& g : dw::groups_of(*this)) {
-        detail::hdf5::WeightsGroup out{g.path, g.name, {}};
+        tapeflow::detail::keras_hdf5::WeightsGroup out{g.path, g.name, {}};
         for (const auto& v : g.variables) {
           out.values.push_back(v.value());
         }
         groups.push_back(std::move(out));
       }
-      detail::hdf5::write_weights(filepath, groups);
+      tapeflow::detail::keras_hdf5::write_weights(filepath, groups);
       return;
 #else
       dw::no_hdf5(filepath);
@@ -351,17 +358,17 @@ auto Model<void>::save_weights(const std::string& filepath, const SaveWeightsOpt
 
 template <class D>
 auto Model<void>::load_weights(const std::string& filepath, const LoadWeightsOptions& options) {
-  namespace dw = detail::weights;
+  namespace dw = tapeflow::detail::keras_weights;
   switch (dw::format_of(filepath)) {
     case dw::Format::weights_h5:
     case dw::Format::keras_archive: {
 #if TAPEFLOW_HAS_HDF5
       if (dw::format_of(filepath) == dw::Format::weights_h5) {
-        const detail::hdf5::WeightsFile file(filepath);
+        const tapeflow::detail::keras_hdf5::WeightsFile file(filepath);
         return LoadWeightsStatus(dw::load_groups(*this, file, options.skip_mismatch));
       }
-      const detail::hdf5::WeightsFile file(
-          detail::hdf5::read_archive_member(filepath, "model.weights.h5"),
+      const tapeflow::detail::keras_hdf5::WeightsFile file(
+          tapeflow::detail::keras_hdf5::read_archive_member(filepath, "model.weights.h5"),
           filepath + " (model.weights.h5)");
       return LoadWeightsStatus(dw::load_groups(*this, file, options.skip_mismatch));
 #else

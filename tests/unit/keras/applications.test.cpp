@@ -2,6 +2,7 @@
 // gives (tests/data/keras_applications/reference.py writes the golden files: TensorFlow 2.21,
 // Keras 3.15), their parameter counts, forward shapes and argument errors.
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include <tapeflow/keras/applications/mobilenet_v2.hpp>
 #include <tapeflow/keras/applications/resnet50.hpp>
 #include <tapeflow/keras/applications/vgg16.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/train/trackable.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
@@ -200,13 +202,37 @@ TEST_CASE("keras/applications: arguments are checked as Keras checks them") {
   // Any alpha builds without pretrained weights.
   CHECK(apps::MobileNetV2({.input_shape = {{32, 32, 3}}, .alpha = 0.6, .include_top = false})
             .output_shape() == tf::Shape{-1, 1, 1, 1280});
-  // A weights file is for model.load_weights, not written yet.
+  // A file that is not a checkpoint: the loader's error, naming it.
   const std::string path = std::string(TAPEFLOW_TEST_DATA_DIR) + "/keras_applications/resnet50.txt";
-  try {
-    apps::VGG16({.input_shape = {{32, 32, 3}}, .include_top = false, .weights = path});
-    FAIL("no error");
-  } catch (const tf::unimplemented& e) {
-    CHECK(std::string(e.what()).find("load_weights") != std::string::npos);
+  CHECK_THROWS_AS(
+      apps::VGG16({.input_shape = {{32, 32, 3}}, .include_top = false, .weights = path}),
+      tf::error);
+}
+
+TEST_CASE("keras/applications: weights= loads a file saved from another instance") {
+  const auto dir = std::filesystem::temp_directory_path() / "tapeflow_applications_weights";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const apps::MobileNetV2Options options{
+      .input_shape = {{32, 32, 3}}, .alpha = 0.35, .include_top = false, .pooling = "avg"};
+  apps::MobileNetV2 first(options);
+  auto x = tf::zeros<float>({1, 32, 32, 3}) + 0.25f;
+  const auto want = first(x).as<float, 2>();
+  std::vector<std::string> files = {(dir / "ckpt").string()};
+#if TAPEFLOW_HAS_HDF5
+  files.push_back((dir / "m.weights.h5").string());
+#endif
+  for (const auto& file : files) {
+    INFO(file);
+    first.save_weights(file);
+    auto with_file = options;
+    with_file.weights = file;
+    apps::MobileNetV2 second(with_file);
+    const auto got = second(x).as<float, 2>();
+    REQUIRE(got.num_elements() == want.num_elements());
+    for (std::int64_t i = 0; i < got.num_elements(); ++i) {
+      CHECK(got.data()[i] == want.data()[i]);
+    }
   }
 }
 

@@ -87,7 +87,7 @@ void train_once(M& model) {
 }  // namespace
 
 TEST_CASE("Keras snake_case names of classes") {
-  using tf::keras::detail::weights::to_snake_case;
+  using tf::detail::keras_weights::to_snake_case;
   CHECK(to_snake_case("Dense") == "dense");
   CHECK(to_snake_case("Conv2D") == "conv2d");
   CHECK(to_snake_case("BatchNormalization") == "batch_normalization");
@@ -106,7 +106,7 @@ TEST_CASE("Keras 3 weights-file groups of a Sequential model and its optimizer")
   auto model = make_mlp();
   (void)model(mlp_input());
   train_once(model);
-  const auto groups = tf::keras::detail::weights::groups_of(model);
+  const auto groups = tf::detail::keras_weights::groups_of(model);
   REQUIRE(groups.size() == 4);
   CHECK(groups[0].path.empty());
   CHECK(groups[0].name == model.name());
@@ -172,7 +172,7 @@ TEST_CASE("weights.h5 round trip with the optimizer state") {
   model.save_weights(dir + "/m.weights.h5");
   CHECK_FALSE(std::filesystem::exists(dir + "/m.weights.h5.tmp-tapeflow"));
 
-  const tf::keras::detail::hdf5::WeightsFile file(dir + "/m.weights.h5");
+  const tf::detail::keras_hdf5::WeightsFile file(dir + "/m.weights.h5");
   const auto dense = file.variables("layers/dense");
   REQUIRE(dense.has_value());
   REQUIRE(dense->size() == 2);

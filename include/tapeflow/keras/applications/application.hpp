@@ -48,6 +48,7 @@
 #include <tapeflow/keras/layers/relu.hpp>
 #include <tapeflow/keras/layers/zero_padding2d.hpp>
 #include <tapeflow/keras/model.hpp>
+#include <tapeflow/keras/weights.hpp>
 #include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -133,6 +134,9 @@ class Application : public Model<Application> {
   [[nodiscard]] const Shape& output_shape() const noexcept { return shapes_.back(); }
   /// The weights file given as `weights` ("" when none).
   [[nodiscard]] const std::string& weights_path() const noexcept { return weights_; }
+  /// The layers as Keras's `model.layers` lists them, without the InputLayer (which has no
+  /// weights): what weights files key by class name (Note [Keras 3 weights files]).
+  std::optional<std::vector<Layer<>*>> layer_list() override { return sublayers(); }
 
   /// "Functional", the class Keras's constructors return.
   [[nodiscard]] std::string class_name() const override { return "Functional"; }
@@ -183,6 +187,14 @@ class Application : public Model<Application> {
         weights_(std::move(weights)) {
     shapes_.push_back(Shape{-1, input_shape[0], input_shape[1], input_shape[2]});
     last_use_.push_back(0);
+  }
+
+  /// Loads `weights_path()` when one was given (Keras loads it once the model is built): a
+  /// Keras 3 `.weights.h5` / `.keras` file or a checkpoint prefix (model.load_weights).
+  void load_weights_file() {
+    if (!weights_.empty()) {
+      (void)load_weights(weights_);
+    }
   }
 
   /// A node's index in the graph (0: the input).
@@ -385,7 +397,9 @@ inline std::array<std::int64_t, 3> application_input_shape(
     std::int64_t min_size) {
   const std::string where = std::string("tf::keras::applications::") + model + ": ";
   const bool imagenet = options.weights == "imagenet";
-  if (!options.weights.empty() && !imagenet && !std::filesystem::exists(options.weights)) {
+  // A checkpoint prefix names `<prefix>.index`, not a file of its own.
+  if (!options.weights.empty() && !imagenet && !std::filesystem::exists(options.weights) &&
+      !std::filesystem::exists(options.weights + ".index")) {
     throw invalid_argument(where +
                            "the `weights` argument should be either empty (random "
                            "initialization), \"imagenet\" (pre-training on ImageNet), or the path "
@@ -462,22 +476,14 @@ inline std::array<std::int64_t, 3> application_input_shape(
   return shape;
 }
 
-/// Pretrained or file weights are not loadable yet: a clear unimplemented, before building
-/// (once model.load_weights exists, the constructors build and then load them, as Keras does).
+/// ImageNet weights cannot be downloaded here: a clear unimplemented, before building.
 inline void application_weights(const std::string& weights, const char* model) {
   if (weights == "imagenet") {
     throw unimplemented(std::string("tf::keras::applications::") + model +
                         ": weights=\"imagenet\" needs the pretrained file, which cannot be "
                         "downloaded here: save it in Python (" +
                         model +
-                        "(weights='imagenet').save_weights('x.weights.h5')) and pass its path; "
-                        "loading a weights file (model.load_weights) is not implemented yet");
-  }
-  if (!weights.empty()) {
-    throw unimplemented(std::string("tf::keras::applications::") + model + ": weights=\"" +
-                        weights +
-                        "\": loading a weights file needs model.load_weights, which is not "
-                        "implemented yet (build with weights empty for random weights)");
+                        "(weights='imagenet').save_weights('x.weights.h5')) and pass its path");
   }
 }
 

@@ -88,6 +88,7 @@ class MobileNetV2 : public Application {
     } else {
       x = pool_features(x, options.pooling);
     }
+    load_weights_file();
   }
 
   /// Keras's `_make_divisible(v, 8)`: `v` rounded to the nearest multiple of 8 (at least 8),

@@ -59,6 +59,7 @@ class ResNet50 : public Application {
     } else {
       x = pool_features(x, options.pooling, "avg_pool", "max_pool");
     }
+    load_weights_file();
   }
 
  private:

@@ -63,6 +63,7 @@ class VGG16 : public Application {
     } else {
       x = pool_features(x, options.pooling);
     }
+    load_weights_file();
   }
 
  private:

@@ -17,7 +17,7 @@
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
-namespace keras::detail::hdf5 {
+namespace detail::keras_hdf5 {
 
 /// One `<path>/vars` group: its `name` attribute (the layer's name) and datasets "0", "1", ...
 struct WeightsGroup {
@@ -68,5 +68,5 @@ class WeightsFile {
 /// or the member is missing, data_loss when it is not a zip; unimplemented without libzip.
 std::string read_archive_member(const std::string& archive, const std::string& member);
 
-}  // namespace keras::detail::hdf5
+}  // namespace detail::keras_hdf5
 TAPEFLOW_END_NAMESPACE
