@@ -1,0 +1,65 @@
+// tf.keras.applications.MobileNetV2 (224x224x3, 1000 classes, random weights) in tapeflow:
+// inference of batch 1 and batch 32 (`model(x)`, inference mode) and one training step of batch
+// 32 (`train_step`: forward in training mode, gradients of SparseCategoricalCrossentropy, SGD
+// update), each on inputs already in memory. The TensorFlow peer times the same three cases:
+//   bench/applications.sh [BUILD_DIR] [PYTHON]   (TensorFlow, tapeflow, TensorFlow again)
+#include <cstdint>
+
+#include <benchmark/benchmark.h>
+
+#include <tapeflow/keras/applications/mobilenet_v2.hpp>
+#include <tapeflow/keras/losses.hpp>
+#include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/ops/random/random.hpp>
+
+namespace tf = tapeflow;
+namespace apps = tf::keras::applications;
+
+namespace {
+
+tf::Tensor<float, 4> images(std::int64_t n) {
+  return tf::random::uniform<float>({n, 224, 224, 3}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
+}
+
+void BM_MobileNetV2Inference(benchmark::State& state) {
+  apps::MobileNetV2 model;
+  const auto x = images(state.range(0));
+  (void)model(x);  // warm-up: buffers, thread pool
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model(x));
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_MobileNetV2Inference)
+    ->Arg(1)
+    ->Arg(32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
+
+void BM_MobileNetV2TrainStep(benchmark::State& state) {
+  apps::MobileNetV2 model;
+  model.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.01}),
+                 .loss = tf::keras::losses::SparseCategoricalCrossentropy()});
+  const std::int64_t n = state.range(0);
+  const tf::AnyTensor x(images(n));
+  auto labels = tf::Tensor<std::int32_t, 1>::uninitialized({n});
+  for (std::int64_t i = 0; i < n; ++i) {
+    tf::detail::tensor_access::mutable_data(labels)[i] = std::int32_t((i * 37) % 1000);
+  }
+  const tf::AnyTensor y(labels);
+  (void)model.train_step(x, y);  // warm-up: the optimizer's state, buffers
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.train_step(x, y));
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_MobileNetV2TrainStep)
+    ->Arg(32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();
