@@ -76,8 +76,7 @@ TEST_CASE("graph_def_text of matmul and relu shows the scalar constant's bytes",
   CHECK(text.find("tensor_content: \"\\000\\000\\200?\"") != std::string::npos);  // 1.0f
 }
 
-TEST_CASE("graph_def_text of a large constant gives its dtype and shape only",
-          "[summary][graph]") {
+TEST_CASE("graph_def_text of a large constant gives its dtype and shape only", "[summary][graph]") {
   auto f = large_constant();
   (void)f(tf::ones<float>({20}));
   const auto& fn = *f.concrete_functions().at(0);
