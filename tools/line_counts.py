@@ -41,6 +41,7 @@ PROGRAMS = [
     ("tf_function", "tf.function: the CNN's training step as a graph, timed"),
     ("function_quiz", "tf.function quizzes (retracing; a variable in a function)"),
     ("tensor_array", "tf.TensorArray in a tf.function"),
+    ("autograph", "tf.autograph.to_code of square_if_positive"),
 ]
 
 REGION = re.compile(r"^\s*// \[seed:([a-z0-9_]+) (begin|end)\]\s*$")

@@ -33303,6 +33303,10 @@ struct TensorProtoValue {
   TensorShapeProto shape{};      ///< the declared shape
   AnyTensor tensor{};            ///< the value, when tapeflow can hold it
   std::string encoded{};         ///< the TensorProto's bytes, when it cannot
+  /// Numeric values always go to `tensor_content`, even a single one (summary::graph_def's
+  /// encoding, which TensorBoard graphs have always had); otherwise `make_tensor_proto`'s rule.
+  /// Strings stay in `string_val`.
+  bool tensor_content = false;
 
   /// Whether `tensor` holds the value.
   [[nodiscard]] bool supported() const noexcept { return tensor.has_value(); }
@@ -33379,6 +33383,10 @@ struct Attributes {
   std::vector<std::pair<std::string, std::vector<TensorShapeProto>>> shape_lists{};
   /// Any other attribute, as a reader finds it (empty in what tapeflow traces).
   std::vector<std::pair<std::string, AttrValueProto>> others{};
+  /// Write the entries in the order of the lists (values, tensors, shape_lists, others, each in
+  /// its own order) instead of MapKeyOrder: summary::graph_def keeps the order TensorBoard
+  /// graphs have always been written in. The text format sorts by key either way.
+  bool keep_order = false;
 
   /// Whether no attribute is set.
   [[nodiscard]] bool empty() const noexcept {
@@ -33452,9 +33460,10 @@ inline void write(wire::Writer& w, const VersionDef& v) {
 /// Writes a TensorProto's fields for a tensor with a value, as TensorFlow's `make_tensor_proto`
 /// does (docs/formats.md 5.2, 12.6): dtype, shape, then strings in `string_val`, bools in
 /// `bool_val`, other dtypes as `tensor_content` when they have more than one element and in their
-/// typed field otherwise (an empty tensor has neither). Throws invalid_argument for a tensor
-/// without a value (symbolic or default-constructed).
-inline void write(wire::Writer& w, const AnyTensor& t) {
+/// typed field otherwise (an empty tensor has neither). `always_content`: every non-string
+/// dtype in `tensor_content`, whatever the count (TensorProtoValue::tensor_content). Throws
+/// invalid_argument for a tensor without a value (symbolic or default-constructed).
+inline void write(wire::Writer& w, const AnyTensor& t, bool always_content = false) {
   if (!t.has_value()) {
     throw invalid_argument("TensorProto: the " + std::string(dtype_name(t.dtype())) +
                            " tensor of shape " + t.shape().to_string() + " has no value");
@@ -33470,6 +33479,11 @@ inline void write(wire::Writer& w, const AnyTensor& t) {
       for (const auto& s : values) {
         w.bytes_field(field::tensor_string_val, s);
       }
+    } else if (always_content) {
+      static_assert(std::endian::native == std::endian::little,
+                    "tensor_content is little-endian; big-endian hosts are not supported");
+      w.bytes_field(field::tensor_content,
+                    std::string_view(reinterpret_cast<const char*>(values.data()), n * sizeof(T)));
     } else if constexpr (std::is_same_v<T, bool>) {
       w.packed_varint<bool>(field::tensor_bool_val, values);
     } else if (n > 1) {
@@ -33534,7 +33548,7 @@ void write(wire::Writer& w, const Value& value) {
 /// from.
 inline void write(wire::Writer& w, const TensorProtoValue& t) {
   if (t.supported()) {
-    write(w, t.tensor);
+    write(w, t.tensor, t.tensor_content);
   } else {
     w.raw(t.encoded);
   }
@@ -33644,12 +33658,16 @@ inline void write_attr_map(wire::Writer& w, std::uint32_t field_number, const At
   for (std::size_t i = 0; i < attrs.others.size(); ++i) {
     refs.push_back({attrs.others[i].first, 3, i});
   }
-  std::sort(refs.begin(), refs.end(),
-            [](const Ref& a, const Ref& b) { return MapKeyOrder{}(a.key, b.key); });
-  for (std::size_t i = 1; i < refs.size(); ++i) {
-    if (refs[i].key == refs[i - 1].key) {
-      throw invalid_argument("attribute '" + std::string(refs[i].key) + "' is set twice");
+  const auto by_key = [](const Ref& a, const Ref& b) { return MapKeyOrder{}(a.key, b.key); };
+  std::vector<Ref> sorted = refs;
+  std::sort(sorted.begin(), sorted.end(), by_key);
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].key == sorted[i - 1].key) {
+      throw invalid_argument("attribute '" + std::string(sorted[i].key) + "' is set twice");
     }
+  }
+  if (!attrs.keep_order) {
+    refs = std::move(sorted);
   }
   for (const Ref& ref : refs) {
     w.message_field(field_number, [&](wire::Writer& entry) {
@@ -35333,23 +35351,634 @@ TAPEFLOW_END_NAMESPACE
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_GRAPH_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_SUMMARY_GRAPH_HPP
 // A traced tf::function as a TensorFlow GraphDef, for TensorBoard's Graphs tab
-// (TensorFlow: `concrete_function.graph.as_graph_def()`, `tf.summary.graph`).
+// (TensorFlow: `concrete_function.graph.as_graph_def()`, `tf.summary.graph`), and as the
+// protobuf text a `tf.io.write_graph(..., as_text=True)` file holds (`graph_def_text`,
+// `write_graph`).
 //
 // The graph is read, never changed: arguments become `_Arg` nodes, captured tensors `Const`
 // nodes, every traced op a node named as in ConcreteFunction::to_string(), and each returned
 // value a `_Retval` node, as in the pre-optimization graphs TensorFlow's trace_export writes.
 // Every node carries `T` (its dtype) and `_output_shapes`, which TensorBoard uses to label
-// edges. docs/formats.md 8.1.
+// edges. The graph is built once as io's GraphDef struct (io/detail/graph_def.hpp), then
+// serialized or printed as text. docs/formats.md 8.1, 8.4.
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <functional>
-#include <optional>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/io/detail/text_format.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_TEXT_FORMAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_TEXT_FORMAT_HPP
+// Protobuf text format ("pbtxt") of the graph messages: what `tf.io.write_graph(graph_def, dir,
+// name, as_text=True)` writes, i.e. Python protobuf's `text_format.MessageToString`
+// (docs/formats.md 8.4).
+//
+// It prints the same structs the binary writers encode (graph_proto.hpp, graph_def.hpp), so a
+// graph is built once and written either way. The rules are the Python printer's: fields in
+// number order, two spaces per level, map entries sorted by key (bytewise, unlike the binary
+// MapKeyOrder), enums by name, string fields with non-ASCII UTF-8 kept and bytes fields
+// C-escaped (octal `\ooo`, `\n`, `\t`, `\r`, `\"`, `\'`, `\\`), floats as the shortest decimal
+// that reads back as the same float32, in Python's float notation (`1.0`, `1e-07`).
+// IWYU pragma: private, include <tapeflow/io.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::graph_proto::text {
+
+/// A double as Python's `repr` writes it: the shortest digits that read back, fixed notation
+/// for decimal exponents -4..16 (`0.0001`, `1.0`, `123456790.0`), else `1e-05`, `1e+20`.
+inline std::string python_float(double v) {
+  if (std::isnan(v)) {
+    return "nan";
+  }
+  if (std::isinf(v)) {
+    return v < 0 ? "-inf" : "inf";
+  }
+  std::array<char, 64> buf{};
+  const auto end =
+      std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::scientific).ptr;
+  std::string_view s(buf.data(), static_cast<std::size_t>(end - buf.data()));
+  std::string out;
+  if (s.front() == '-') {
+    out = "-";
+    s.remove_prefix(1);
+  }
+  const std::size_t e = s.find('e');
+  std::string digits;
+  for (char c : s.substr(0, e)) {
+    if (c != '.') {
+      digits += c;
+    }
+  }
+  int exp = 0;
+  std::from_chars(s.data() + e + 1 + (s[e + 1] == '+' ? 1 : 0), s.data() + s.size(), exp);
+  const int point = exp + 1;  // digits before the decimal point
+  const auto n = static_cast<int>(digits.size());
+  if (point > -4 && point <= 16) {
+    if (point <= 0) {
+      return out + "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+    }
+    if (point >= n) {
+      return out + digits + std::string(static_cast<std::size_t>(point - n), '0') + ".0";
+    }
+    return out + digits.substr(0, static_cast<std::size_t>(point)) + "." +
+           digits.substr(static_cast<std::size_t>(point));
+  }
+  out += digits.substr(0, 1);
+  if (n > 1) {
+    out += "." + digits.substr(1);
+  }
+  const int a = exp < 0 ? -exp : exp;
+  return out + (exp < 0 ? "e-" : "e+") + (a < 10 ? "0" : "") + std::to_string(a);
+}
+
+/// A float field as Python protobuf prints it: the fewest significant digits (6 to 9) that
+/// read back as the same float32, in Python's notation (`0.1`, `3.4028235e+38`).
+inline std::string float_text(float v) {
+  if (std::isnan(v) || std::isinf(v)) {
+    return python_float(static_cast<double>(v));
+  }
+  double rounded = static_cast<double>(v);
+  for (int precision = 6; precision <= 9; ++precision) {
+    std::array<char, 64> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.*g", precision, static_cast<double>(v));
+    rounded = std::strtod(buf.data(), nullptr);
+    if (static_cast<float>(rounded) == v) {
+      break;
+    }
+  }
+  return python_float(rounded);
+}
+
+/// The length of the valid UTF-8 sequence at `s[i]` (as Python's strict decoder accepts it:
+/// no overlong forms, surrogates or code points above U+10FFFF), 0 when it is not one.
+inline std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  std::size_t len = c < 0x80                   ? 1
+                    : (c >= 0xC2 && c <= 0xDF) ? 2
+                    : (c >= 0xE0 && c <= 0xEF) ? 3
+                    : (c >= 0xF0 && c <= 0xF4) ? 4
+                                               : 0;
+  if (len == 0 || i + len > s.size()) {
+    return 0;
+  }
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) {
+      return 0;
+    }
+  }
+  const unsigned char d = len > 1 ? b(i + 1) : 0;
+  if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) ||
+      (c == 0xF4 && d > 0x8F)) {
+    return 0;
+  }
+  return len;
+}
+
+/// `s` C-escaped between quotes. `utf8`: a string field (valid non-ASCII UTF-8 is kept, as
+/// Python protobuf prints strings); otherwise a bytes field (every byte >= 0x80 is escaped).
+inline std::string quoted(std::string_view s, bool utf8) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t len = utf8 && c >= 0x80 ? utf8_length(s, i) : 0;
+    if (len > 0) {
+      out.append(s.substr(i, len));
+      i += len;
+      continue;
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      default:
+        if (c < 32 || c >= 127) {
+          const std::array<char, 4> oct = {'\\', static_cast<char>('0' + (c >> 6)),
+                                           static_cast<char>('0' + ((c >> 3) & 7)),
+                                           static_cast<char>('0' + (c & 7))};
+          out.append(oct.data(), oct.size());
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
+/// A DataType as its enum name (`DT_FLOAT`, `DT_RESOURCE`, `DT_FLOAT_REF`), or its number
+/// when it has none (docs/formats.md 5.1).
+inline std::string dtype_enum(DType dtype) {
+  static constexpr std::array<std::string_view, 34> names = {"DT_INVALID",
+                                                             "DT_FLOAT",
+                                                             "DT_DOUBLE",
+                                                             "DT_INT32",
+                                                             "DT_UINT8",
+                                                             "DT_INT16",
+                                                             "DT_INT8",
+                                                             "DT_STRING",
+                                                             "DT_COMPLEX64",
+                                                             "DT_INT64",
+                                                             "DT_BOOL",
+                                                             "DT_QINT8",
+                                                             "DT_QUINT8",
+                                                             "DT_QINT32",
+                                                             "DT_BFLOAT16",
+                                                             "DT_QINT16",
+                                                             "DT_QUINT16",
+                                                             "DT_UINT16",
+                                                             "DT_COMPLEX128",
+                                                             "DT_HALF",
+                                                             "DT_RESOURCE",
+                                                             "DT_VARIANT",
+                                                             "DT_UINT32",
+                                                             "DT_UINT64",
+                                                             "DT_FLOAT8_E5M2",
+                                                             "DT_FLOAT8_E4M3FN",
+                                                             "DT_FLOAT8_E4M3FNUZ",
+                                                             "DT_FLOAT8_E4M3B11FNUZ",
+                                                             "DT_FLOAT8_E5M2FNUZ",
+                                                             "DT_INT4",
+                                                             "DT_UINT4",
+                                                             "DT_INT2",
+                                                             "DT_UINT2",
+                                                             "DT_FLOAT4_E2M1FN"};
+  const auto v = static_cast<std::int32_t>(dtype);
+  if (v >= 0 && static_cast<std::size_t>(v) < names.size()) {
+    return std::string(names[static_cast<std::size_t>(v)]);
+  }
+  if (v > 100 && static_cast<std::size_t>(v - 100) < names.size()) {
+    return std::string(names[static_cast<std::size_t>(v - 100)]) + "_REF";
+  }
+  return std::to_string(v);
+}
+
+/// Text output with indentation: `field: value` lines and `name {` ... `}` blocks.
+class Printer {
+ public:
+  /// `name: value` (the value already formatted).
+  void field(std::string_view name, std::string_view value) {
+    line(std::string(name) + ": " + std::string(value));
+  }
+  /// `name {`, then `body()` one level deeper, then `}`.
+  template <class Body>
+  void message(std::string_view name, Body&& body) {
+    line(std::string(name) + " {");
+    indent_ += 2;
+    body();
+    indent_ -= 2;
+    line("}");
+  }
+  /// The text so far.
+  [[nodiscard]] const std::string& str() const noexcept { return out_; }
+
+ private:
+  void line(const std::string& text) {
+    out_.append(static_cast<std::size_t>(indent_), ' ');
+    out_ += text;
+    out_ += '\n';
+  }
+  std::string out_;
+  int indent_ = 0;
+};
+
+/// TensorShapeProto's fields: `dim { size: n }` (size left out when 0), `unknown_rank: true`.
+inline void print(Printer& p, const TensorShapeProto& shape) {
+  for (auto d : shape.dims) {
+    p.message("dim", [&] {
+      if (d != 0) {
+        p.field("size", std::to_string(d));
+      }
+    });
+  }
+  if (shape.unknown_rank) {
+    p.field("unknown_rank", "true");
+  }
+}
+
+/// VersionDef's fields (zeros left out).
+inline void print(Printer& p, const VersionDef& v) {
+  if (v.producer != 0) {
+    p.field("producer", std::to_string(v.producer));
+  }
+  if (v.min_consumer != 0) {
+    p.field("min_consumer", std::to_string(v.min_consumer));
+  }
+  for (auto b : v.bad_consumers) {
+    p.field("bad_consumers", std::to_string(b));
+  }
+}
+
+/// TensorProto's fields, as `write(Writer&, const AnyTensor&, always_content)` encodes them:
+/// dtype, shape, then the values in the one field that holds them.
+inline void print(Printer& p, const AnyTensor& t, bool always_content = false) {
+  if (t.dtype() != DType::invalid) {
+    p.field("dtype", dtype_enum(t.dtype()));
+  }
+  p.message("tensor_shape", [&] { print(p, TensorShapeProto(t.shape())); });
+  if (!t.has_value()) {
+    return;
+  }
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  visit_dtype(t.dtype(), [&]<class T>() {
+    std::span<const T> values(static_cast<const T*>(t.raw_data()), n);
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (const auto& s : values) {
+        p.field("string_val", quoted(s, false));
+      }
+    } else if (always_content) {
+      if (n > 0) {  // an empty bytes field is not printed
+        p.field(
+            "tensor_content",
+            quoted(std::string_view(reinterpret_cast<const char*>(values.data()), n * sizeof(T)),
+                   false));
+      }
+    } else if constexpr (std::is_same_v<T, bool>) {
+      for (bool b : values) {
+        p.field("bool_val", b ? "true" : "false");
+      }
+    } else if (n > 1) {
+      p.field("tensor_content",
+              quoted(std::string_view(reinterpret_cast<const char*>(values.data()), n * sizeof(T)),
+                     false));
+    } else if constexpr (std::is_same_v<T, float>) {
+      for (float v : values) {
+        p.field("float_val", float_text(v));
+      }
+    } else if constexpr (std::is_same_v<T, double>) {
+      for (double v : values) {
+        p.field("double_val", python_float(v));
+      }
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      for (auto v : values) {
+        p.field("int64_val", std::to_string(v));
+      }
+    } else {
+      for (auto v : values) {
+        p.field("int_val", std::to_string(static_cast<std::int32_t>(v)));
+      }
+    }
+  });
+}
+
+/// A TensorProtoValue: the tensor's fields, or (for a dtype tapeflow has no tensor for) its
+/// dtype and shape only.
+inline void print(Printer& p, const TensorProtoValue& t) {
+  if (t.supported()) {
+    print(p, t.tensor, t.tensor_content);
+    return;
+  }
+  p.field("dtype", dtype_enum(t.dtype));
+  p.message("tensor_shape", [&] { print(p, t.shape); });
+}
+
+/// An AttrValue's one member (typed `tf::AttrValue`).
+inline void print(Printer& p, const AttrValue& value) {
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          p.field("s", quoted(v, false));
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
+          p.field("i", std::to_string(v));
+        } else if constexpr (std::is_same_v<V, float>) {
+          p.field("f", float_text(v));
+        } else if constexpr (std::is_same_v<V, bool>) {
+          p.field("b", v ? "true" : "false");
+        } else if constexpr (std::is_same_v<V, DType>) {
+          p.field("type", dtype_enum(v));
+        } else if constexpr (std::is_same_v<V, Shape>) {
+          p.message("shape", [&] { print(p, TensorShapeProto(v)); });
+        } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
+          p.message("list", [&] {
+            for (auto i : v) {
+              p.field("i", std::to_string(i));
+            }
+          });
+        } else if constexpr (std::is_same_v<V, std::vector<DType>>) {
+          p.message("list", [&] {
+            for (auto d : v) {
+              p.field("type", dtype_enum(d));
+            }
+          });
+        } else {
+          static_assert(std::is_same_v<V, FunctionName>);
+          p.message("func", [&] {
+            if (!v.name.empty()) {
+              p.field("name", quoted(v.name, true));
+            }
+          });
+        }
+      },
+      value.value());
+}
+
+void print(Printer& p, const AttrValueProto& value);
+
+/// `attr { key: ... value { ... } }` entries of a map<string, AttrValue>, sorted by key.
+inline void print_attr_map(Printer& p, std::string_view name, const Attributes& attrs);
+
+/// NameAttrList's fields.
+inline void print(Printer& p, const NameAttrListProto& f) {
+  if (!f.name.empty()) {
+    p.field("name", quoted(f.name, true));
+  }
+  Attributes attrs;
+  attrs.others = f.attr;
+  print_attr_map(p, "attr", attrs);
+}
+
+/// Any AttrValue's member, list elements in field order.
+inline void print(Printer& p, const AttrValueProto& value) {
+  using K = AttrValueProto::Kind;
+  switch (value.kind) {
+    case K::unset:
+      return;
+    case K::list:
+      p.message("list", [&] {
+        const auto& l = value.list;
+        for (const auto& s : l.s) {
+          p.field("s", quoted(s, false));
+        }
+        for (auto i : l.i) {
+          p.field("i", std::to_string(i));
+        }
+        for (auto f : l.f) {
+          p.field("f", float_text(f));
+        }
+        for (bool b : l.b) {
+          p.field("b", b ? "true" : "false");
+        }
+        for (auto t : l.type) {
+          p.field("type", dtype_enum(t));
+        }
+        for (const auto& s : l.shape) {
+          p.message("shape", [&] { print(p, s); });
+        }
+        for (const auto& t : l.tensor) {
+          p.message("tensor", [&] { print(p, t); });
+        }
+        for (const auto& f : l.func) {
+          p.message("func", [&] { print(p, f); });
+        }
+      });
+      return;
+    case K::s:
+      p.field("s", quoted(value.s, false));
+      return;
+    case K::i:
+      p.field("i", std::to_string(value.i));
+      return;
+    case K::f:
+      p.field("f", float_text(value.f));
+      return;
+    case K::b:
+      p.field("b", value.b ? "true" : "false");
+      return;
+    case K::type:
+      p.field("type", dtype_enum(value.type));
+      return;
+    case K::shape:
+      p.message("shape", [&] { print(p, value.shape); });
+      return;
+    case K::tensor:
+      p.message("tensor", [&] { print(p, value.tensor); });
+      return;
+    case K::placeholder:
+      p.field("placeholder", quoted(value.s, true));
+      return;
+    case K::func:
+      p.message("func", [&] { print(p, value.func); });
+      return;
+  }
+}
+
+inline void print_attr_map(Printer& p, std::string_view name, const Attributes& attrs) {
+  // (key, kind, index into that kind's list), sorted bytewise as Python's sorted() does.
+  struct Ref {
+    std::string_view key;
+    int kind;
+    std::size_t index;
+  };
+  std::vector<Ref> refs;
+  for (std::size_t i = 0; i < attrs.values.size(); ++i) {
+    refs.push_back({attrs.values[i].first, 0, i});
+  }
+  for (std::size_t i = 0; i < attrs.tensors.size(); ++i) {
+    refs.push_back({attrs.tensors[i].first, 1, i});
+  }
+  for (std::size_t i = 0; i < attrs.shape_lists.size(); ++i) {
+    refs.push_back({attrs.shape_lists[i].first, 2, i});
+  }
+  for (std::size_t i = 0; i < attrs.others.size(); ++i) {
+    refs.push_back({attrs.others[i].first, 3, i});
+  }
+  std::stable_sort(refs.begin(), refs.end(),
+                   [](const Ref& a, const Ref& b) { return a.key < b.key; });
+  for (const Ref& ref : refs) {
+    p.message(name, [&] {
+      p.field("key", quoted(ref.key, true));
+      p.message("value", [&] {
+        if (ref.kind == 0) {
+          print(p, attrs.values[ref.index].second);
+        } else if (ref.kind == 1) {
+          p.message("tensor", [&] { print(p, attrs.tensors[ref.index].second); });
+        } else if (ref.kind == 2) {
+          p.message("list", [&] {
+            for (const auto& s : attrs.shape_lists[ref.index].second) {
+              p.message("shape", [&] { print(p, s); });
+            }
+          });
+        } else {
+          print(p, attrs.others[ref.index].second);
+        }
+      });
+    });
+  }
+}
+
+/// NodeDef's fields: name, op, inputs, device, attributes.
+inline void print(Printer& p, const NodeDef& node) {
+  if (!node.name.empty()) {
+    p.field("name", quoted(node.name, true));
+  }
+  if (!node.op.empty()) {
+    p.field("op", quoted(node.op, true));
+  }
+  for (const auto& input : node.inputs) {
+    p.field("input", quoted(input, true));
+  }
+  if (!node.device.empty()) {
+    p.field("device", quoted(node.device, true));
+  }
+  print_attr_map(p, "attr", node.attrs);
+}
+
+/// OpDef's fields (a function's signature).
+inline void print(Printer& p, const OpDef& op) {
+  if (!op.name.empty()) {
+    p.field("name", quoted(op.name, true));
+  }
+  auto arg = [&](std::string_view field, const ArgDef& a) {
+    p.message(field, [&] {
+      if (!a.name.empty()) {
+        p.field("name", quoted(a.name, true));
+      }
+      if (a.type != DType::invalid) {
+        p.field("type", dtype_enum(a.type));
+      }
+    });
+  };
+  for (const auto& a : op.input_arg) {
+    arg("input_arg", a);
+  }
+  for (const auto& a : op.output_arg) {
+    arg("output_arg", a);
+  }
+  if (op.is_stateful) {
+    p.field("is_stateful", "true");
+  }
+  for (const auto& c : op.control_output) {
+    p.field("control_output", quoted(c, true));
+  }
+}
+
+/// FunctionDef's fields: signature, node_def, ret, attr, control_ret, arg_attr (maps sorted
+/// by key).
+inline void print(Printer& p, const FunctionDef& f) {
+  p.message("signature", [&] { print(p, f.signature); });
+  for (const auto& node : f.node_def) {
+    p.message("node_def", [&] { print(p, node); });
+  }
+  auto string_map = [&](std::string_view name, const StringMap<std::string>& map) {
+    std::vector<std::pair<std::string_view, std::string_view>> sorted(map.begin(), map.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [key, value] : sorted) {
+      p.message(name, [&, &k = key, &v = value] {
+        p.field("key", quoted(k, true));
+        p.field("value", quoted(v, true));
+      });
+    }
+  };
+  string_map("ret", f.ret);
+  print_attr_map(p, "attr", f.attr);
+  string_map("control_ret", f.control_ret);
+  for (auto it = f.arg_attr.rbegin(); it != f.arg_attr.rend(); ++it) {
+    const auto& entry = *it;
+    p.message("arg_attr", [&] {
+      p.field("key", std::to_string(entry.first));
+      p.message("value", [&] { print_attr_map(p, "attr", entry.second); });
+    });
+  }
+}
+
+/// GraphDef's fields: node, library (when it has functions), versions.
+inline void print(Printer& p, const GraphDef& g) {
+  for (const auto& node : g.node) {
+    p.message("node", [&] { print(p, node); });
+  }
+  if (!g.library.empty()) {
+    p.message("library", [&] {
+      for (const auto& f : g.library) {
+        p.message("function", [&] { print(p, f); });
+      }
+    });
+  }
+  if (g.versions) {
+    p.message("versions", [&] { print(p, *g.versions); });
+  }
+}
+
+/// The message in text format: `to_text(graph_def)`, `to_text(node)`, ...
+template <class Message>
+  requires requires(Printer& p, const Message& m) { print(p, m); }
+[[nodiscard]] std::string to_text(const Message& message) {
+  Printer p;
+  print(p, message);
+  return p.str();
+}
+
+}  // namespace detail::graph_proto::text
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_TEXT_FORMAT_HPP
+// ---- end <tapeflow/io/detail/text_format.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace summary {
@@ -35360,65 +35989,69 @@ inline constexpr std::int32_t graph_def_producer = 1;
 
 namespace detail {
 
-/// AttrValue fields (docs/formats.md 8.1).
-inline void attr_entry(wire::Writer& node, std::string_view key,
-                       const std::function<void(wire::Writer&)>& value) {
-  node.message_field(5, [&](wire::Writer& entry) {
-    entry.string_field(1, key);
-    entry.message_field(2, value);
-  });
+namespace gp = tapeflow::detail::graph_proto;
+
+/// AttrValue `type` (docs/formats.md 8.1).
+inline gp::AttrValueProto type_attr(DType dtype) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::type;
+  v.type = dtype;
+  return v;
 }
-inline void attr_type(wire::Writer& node, std::string_view key, DType dtype) {
-  attr_entry(node, key,
-             [&](wire::Writer& v) { v.int32_field(6, static_cast<std::int32_t>(dtype)); });
+/// AttrValue `i`.
+inline gp::AttrValueProto int_attr(std::int64_t i) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::i;
+  v.i = i;
+  return v;
 }
-inline void attr_int(wire::Writer& node, std::string_view key, std::int64_t i) {
-  attr_entry(node, key, [&](wire::Writer& v) { v.int64_field(3, i); });
+/// AttrValue `s`.
+inline gp::AttrValueProto string_attr(std::string s) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::s;
+  v.s = std::move(s);
+  return v;
 }
-inline void attr_string(wire::Writer& node, std::string_view key, std::string_view s) {
-  attr_entry(node, key, [&](wire::Writer& v) { v.bytes_field(2, s); });
-}
-inline void attr_output_shapes(wire::Writer& node, const Shape& shape) {
-  attr_entry(node, "_output_shapes", [&](wire::Writer& v) {
-    v.message_field(1, [&](wire::Writer& list) {
-      list.message_field(7, [&](wire::Writer& s) {
-        for (auto d : shape.dims()) {
-          s.message_field(2, [&](wire::Writer& dim) { dim.int64_field_if_nonzero(1, d); });
-        }
-      });
-    });
-  });
+/// `_output_shapes`: AttrValue `list { shape { ... } }` with one shape.
+inline gp::AttrValueProto output_shapes_attr(const Shape& shape) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::list;
+  v.list.shape.emplace_back(shape);
+  return v;
 }
 
-/// The value of a small constant as a TensorProto (larger ones keep only dtype and shape:
-/// the Graphs tab shows no values, and GraphDefs stay small).
-inline void attr_const_value(wire::Writer& node, const AnyTensor& value) {
-  attr_entry(node, "value", [&](wire::Writer& v) {
-    v.message_field(8, [&](wire::Writer& t) {
-      t.int32_field(1, static_cast<std::int32_t>(value.dtype()));
-      t.message_field(2, [&](wire::Writer& s) { write_shape(s, value.shape().dims()); });
-      if (!value.has_value() || value.num_elements() > 16) {
-        return;
-      }
-      if (value.dtype() == DType::string) {
-        const auto* strings = static_cast<const std::string*>(value.raw_data());
-        for (std::int64_t i = 0; i < value.num_elements(); ++i) {
-          t.bytes_field(8, strings[i]);
-        }
-      } else {
-        t.bytes_field(4, std::string_view(static_cast<const char*>(value.raw_data()),
-                                          static_cast<std::size_t>(value.num_elements()) *
-                                              dtype_size(value.dtype())));
-      }
-    });
-  });
+/// The value of a Const node as a TensorProto, values in `tensor_content` (strings in
+/// `string_val`); larger constants (over 16 elements) keep only dtype and shape: the Graphs
+/// tab shows no values, and GraphDefs stay small.
+inline gp::AttrValueProto const_value_attr(const AnyTensor& value) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::tensor;
+  v.tensor.dtype = value.dtype();
+  v.tensor.shape = gp::TensorShapeProto(value.shape());
+  if (value.has_value() && value.num_elements() <= 16) {
+    v.tensor.tensor = value;
+    v.tensor.tensor_content = true;
+  } else {
+    wire::Writer t(v.tensor.encoded);
+    t.int32_field(gp::field::tensor_dtype, static_cast<std::int32_t>(value.dtype()));
+    t.message_field(gp::field::tensor_shape,
+                    [&](wire::Writer& s) { gp::write(s, v.tensor.shape); });
+  }
+  return v;
 }
 
-}  // namespace detail
+/// A node of the exported graph; its attributes are written in the order added.
+inline gp::NodeDef node_def(std::string name, std::string op) {
+  gp::NodeDef n;
+  n.name = std::move(name);
+  n.op = std::move(op);
+  n.attrs.keep_order = true;
+  return n;
+}
 
-/// The serialized GraphDef of a traced function (TensorFlow: `graph.as_graph_def()`).
-inline std::string graph_def(const ConcreteFunction& fn) {
-  namespace wire = tapeflow::detail::wire;
+/// The GraphDef of a traced function as a struct, which graph_def() serializes and
+/// graph_def_text() prints (docs/formats.md 8.1, 8.4).
+inline gp::GraphDef graph_def_proto(const ConcreteFunction& fn) {
   const auto& g = fn.graph();
   std::vector<std::string> slot_names(static_cast<std::size_t>(g.num_slots));
   std::unordered_set<std::string> taken;
@@ -35433,32 +36066,22 @@ inline std::string graph_def(const ConcreteFunction& fn) {
     taken.insert(name);
     return name;
   };
-  std::string out;
-  wire::Writer w(out);
+  gp::GraphDef out;
   for (std::size_t i = 0; i < g.arg_slots.size(); ++i) {
-    const std::string name = fresh("arg" + std::to_string(i));
-    slot_names[static_cast<std::size_t>(g.arg_slots[i])] = name;
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, name);
-      n.string_field(2, "_Arg");
-      detail::attr_type(n, "T", g.arg_dtypes()[i]);
-      detail::attr_output_shapes(n, g.arg_shapes()[i]);
-      detail::attr_int(n, "index", static_cast<std::int64_t>(i));
-    });
+    gp::NodeDef n = node_def(fresh("arg" + std::to_string(i)), "_Arg");
+    slot_names[static_cast<std::size_t>(g.arg_slots[i])] = n.name;
+    n.attrs.others = {{"T", type_attr(g.arg_dtypes()[i])},
+                      {"_output_shapes", output_shapes_attr(g.arg_shapes()[i])},
+                      {"index", int_attr(static_cast<std::int64_t>(i))}};
+    out.node.push_back(std::move(n));
   }
-  // Named references, not structured bindings, wherever a lambda captures them: Clang < 16
-  // cannot capture structured bindings (C++20 P1091/P1381).
-  for (const auto& constant : g.constants) {
-    const AnyTensor& value = constant.second;
-    const std::string name = fresh("Const");
-    slot_names[static_cast<std::size_t>(constant.first)] = name;
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, name);
-      n.string_field(2, "Const");
-      detail::attr_output_shapes(n, value.shape());
-      detail::attr_type(n, "dtype", value.dtype());
-      detail::attr_const_value(n, value);
-    });
+  for (const auto& [slot, value] : g.constants) {
+    gp::NodeDef n = node_def(fresh("Const"), "Const");
+    slot_names[static_cast<std::size_t>(slot)] = n.name;
+    n.attrs.others = {{"_output_shapes", output_shapes_attr(value.shape())},
+                      {"dtype", type_attr(value.dtype())},
+                      {"value", const_value_attr(value)}};
+    out.node.push_back(std::move(n));
   }
   for (const auto& node : g.nodes) {
     if (node.output >= 0) {
@@ -35466,34 +36089,61 @@ inline std::string graph_def(const ConcreteFunction& fn) {
     }
   }
   for (const auto& node : g.nodes) {
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, node.name);
-      n.string_field(2, node.op);
-      for (auto slot : node.inputs) {
-        n.string_field(3, slot_names[static_cast<std::size_t>(slot)]);
+    gp::NodeDef n = node_def(node.name, node.op);
+    for (auto slot : node.inputs) {
+      n.inputs.push_back(slot_names[static_cast<std::size_t>(slot)]);
+    }
+    const bool op_sets_t = std::any_of(node.attrs.begin(), node.attrs.end(),
+                                       [](const auto& a) { return a.first == "T"; });
+    if (node.output >= 0) {
+      if (!op_sets_t) {  // the op's own `T` (OneHot, the random ops) is the one kept
+        n.attrs.others.emplace_back("T", type_attr(node.dtype));
       }
-      if (node.output >= 0) {
-        detail::attr_type(n, "T", node.dtype);
-        detail::attr_output_shapes(n, node.shape);
-      }
-      for (const auto& [key, value] : node.attrs) {
-        detail::attr_string(n, key, value.to_string());  // as text, for TensorBoard's labels
-      }
-    });
+      n.attrs.others.emplace_back("_output_shapes", output_shapes_attr(node.shape));
+    }
+    for (const auto& [key, value] : node.attrs) {
+      // As text, for TensorBoard's labels.
+      n.attrs.others.emplace_back(key, string_attr(value.to_string()));
+    }
+    out.node.push_back(std::move(n));
   }
   for (std::size_t i = 0; i < g.output_slots.size(); ++i) {
-    const auto slot = static_cast<std::size_t>(g.output_slots[i]);
-    const std::string name =
-        fresh(i == 0 ? "output_RetVal" : "output_" + std::to_string(i) + "_RetVal");
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, name);
-      n.string_field(2, "_Retval");
-      n.string_field(3, slot_names[slot]);
-      detail::attr_int(n, "index", static_cast<std::int64_t>(i));
-    });
+    gp::NodeDef n = node_def(
+        fresh(i == 0 ? "output_RetVal" : "output_" + std::to_string(i) + "_RetVal"), "_Retval");
+    n.inputs.push_back(slot_names[static_cast<std::size_t>(g.output_slots[i])]);
+    n.attrs.others = {{"index", int_attr(static_cast<std::int64_t>(i))}};
+    out.node.push_back(std::move(n));
   }
-  w.message_field(4, [](wire::Writer& v) { v.int32_field(1, graph_def_producer); });
+  out.versions = gp::VersionDef{.producer = graph_def_producer};
   return out;
+}
+
+}  // namespace detail
+
+/// The serialized GraphDef of a traced function (TensorFlow: `graph.as_graph_def()`).
+inline std::string graph_def(const ConcreteFunction& fn) {
+  return tapeflow::detail::graph_proto::serialize(detail::graph_def_proto(fn));
+}
+
+/// The same GraphDef in protobuf text format, as `tf.io.write_graph(graph_def, logdir, name,
+/// as_text=True)` writes it (docs/formats.md 8.4): `node { name: "arg0" op: "_Arg" ... }`,
+/// map entries sorted by key. Tools that read `.pbtxt` graphs (and a person) read it.
+inline std::string graph_def_text(const ConcreteFunction& fn) {
+  return tapeflow::detail::graph_proto::text::to_text(detail::graph_def_proto(fn));
+}
+
+/// Writes `fn`'s GraphDef to `logdir/name` (TensorFlow: `tf.io.write_graph(graph, logdir, name,
+/// as_text)`; here because io sits below tf::function): text format when `as_text`, else the
+/// serialized message. Creates `logdir` when missing; returns the file's path. Throws not_found
+/// when the file cannot be created.
+inline std::string write_graph(const ConcreteFunction& fn, const std::string& logdir,
+                               const std::string& name, bool as_text = true) {
+  std::error_code ec;
+  std::filesystem::create_directories(logdir, ec);  // write_file reports a failure
+  const std::string path = (std::filesystem::path(logdir) / name).string();
+  const std::string contents = as_text ? graph_def_text(fn) : graph_def(fn);
+  io::write_file(path, std::string_view(contents));
+  return path;
 }
 
 /// Writes a function's graph as the run graph (TensorFlow: `tf.summary.graph`): an Event

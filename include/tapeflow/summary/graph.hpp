@@ -1,27 +1,36 @@
 // A traced tf::function as a TensorFlow GraphDef, for TensorBoard's Graphs tab
-// (TensorFlow: `concrete_function.graph.as_graph_def()`, `tf.summary.graph`).
+// (TensorFlow: `concrete_function.graph.as_graph_def()`, `tf.summary.graph`), and as the
+// protobuf text a `tf.io.write_graph(..., as_text=True)` file holds (`graph_def_text`,
+// `write_graph`).
 //
 // The graph is read, never changed: arguments become `_Arg` nodes, captured tensors `Const`
 // nodes, every traced op a node named as in ConcreteFunction::to_string(), and each returned
 // value a `_Retval` node, as in the pre-optimization graphs TensorFlow's trace_export writes.
 // Every node carries `T` (its dtype) and `_output_shapes`, which TensorBoard uses to label
-// edges. docs/formats.md 8.1.
+// edges. The graph is built once as io's GraphDef struct (io/detail/graph_def.hpp), then
+// serialized or printed as text. docs/formats.md 8.1, 8.4.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <functional>
-#include <optional>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/function/graph.hpp>
+#include <tapeflow/io/detail/graph_def.hpp>
+#include <tapeflow/io/detail/graph_proto.hpp>
 #include <tapeflow/io/detail/proto_wire.hpp>
+#include <tapeflow/io/detail/text_format.hpp>
+#include <tapeflow/io/files.hpp>
 #include <tapeflow/summary/detail/encode.hpp>
 #include <tapeflow/summary/writer.hpp>
 
@@ -34,65 +43,69 @@ inline constexpr std::int32_t graph_def_producer = 1;
 
 namespace detail {
 
-/// AttrValue fields (docs/formats.md 8.1).
-inline void attr_entry(wire::Writer& node, std::string_view key,
-                       const std::function<void(wire::Writer&)>& value) {
-  node.message_field(5, [&](wire::Writer& entry) {
-    entry.string_field(1, key);
-    entry.message_field(2, value);
-  });
+namespace gp = tapeflow::detail::graph_proto;
+
+/// AttrValue `type` (docs/formats.md 8.1).
+inline gp::AttrValueProto type_attr(DType dtype) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::type;
+  v.type = dtype;
+  return v;
 }
-inline void attr_type(wire::Writer& node, std::string_view key, DType dtype) {
-  attr_entry(node, key,
-             [&](wire::Writer& v) { v.int32_field(6, static_cast<std::int32_t>(dtype)); });
+/// AttrValue `i`.
+inline gp::AttrValueProto int_attr(std::int64_t i) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::i;
+  v.i = i;
+  return v;
 }
-inline void attr_int(wire::Writer& node, std::string_view key, std::int64_t i) {
-  attr_entry(node, key, [&](wire::Writer& v) { v.int64_field(3, i); });
+/// AttrValue `s`.
+inline gp::AttrValueProto string_attr(std::string s) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::s;
+  v.s = std::move(s);
+  return v;
 }
-inline void attr_string(wire::Writer& node, std::string_view key, std::string_view s) {
-  attr_entry(node, key, [&](wire::Writer& v) { v.bytes_field(2, s); });
-}
-inline void attr_output_shapes(wire::Writer& node, const Shape& shape) {
-  attr_entry(node, "_output_shapes", [&](wire::Writer& v) {
-    v.message_field(1, [&](wire::Writer& list) {
-      list.message_field(7, [&](wire::Writer& s) {
-        for (auto d : shape.dims()) {
-          s.message_field(2, [&](wire::Writer& dim) { dim.int64_field_if_nonzero(1, d); });
-        }
-      });
-    });
-  });
+/// `_output_shapes`: AttrValue `list { shape { ... } }` with one shape.
+inline gp::AttrValueProto output_shapes_attr(const Shape& shape) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::list;
+  v.list.shape.emplace_back(shape);
+  return v;
 }
 
-/// The value of a small constant as a TensorProto (larger ones keep only dtype and shape:
-/// the Graphs tab shows no values, and GraphDefs stay small).
-inline void attr_const_value(wire::Writer& node, const AnyTensor& value) {
-  attr_entry(node, "value", [&](wire::Writer& v) {
-    v.message_field(8, [&](wire::Writer& t) {
-      t.int32_field(1, static_cast<std::int32_t>(value.dtype()));
-      t.message_field(2, [&](wire::Writer& s) { write_shape(s, value.shape().dims()); });
-      if (!value.has_value() || value.num_elements() > 16) {
-        return;
-      }
-      if (value.dtype() == DType::string) {
-        const auto* strings = static_cast<const std::string*>(value.raw_data());
-        for (std::int64_t i = 0; i < value.num_elements(); ++i) {
-          t.bytes_field(8, strings[i]);
-        }
-      } else {
-        t.bytes_field(4, std::string_view(static_cast<const char*>(value.raw_data()),
-                                          static_cast<std::size_t>(value.num_elements()) *
-                                              dtype_size(value.dtype())));
-      }
-    });
-  });
+/// The value of a Const node as a TensorProto, values in `tensor_content` (strings in
+/// `string_val`); larger constants (over 16 elements) keep only dtype and shape: the Graphs
+/// tab shows no values, and GraphDefs stay small.
+inline gp::AttrValueProto const_value_attr(const AnyTensor& value) {
+  gp::AttrValueProto v;
+  v.kind = gp::AttrValueProto::Kind::tensor;
+  v.tensor.dtype = value.dtype();
+  v.tensor.shape = gp::TensorShapeProto(value.shape());
+  if (value.has_value() && value.num_elements() <= 16) {
+    v.tensor.tensor = value;
+    v.tensor.tensor_content = true;
+  } else {
+    wire::Writer t(v.tensor.encoded);
+    t.int32_field(gp::field::tensor_dtype, static_cast<std::int32_t>(value.dtype()));
+    t.message_field(gp::field::tensor_shape,
+                    [&](wire::Writer& s) { gp::write(s, v.tensor.shape); });
+  }
+  return v;
 }
 
-}  // namespace detail
+/// A node of the exported graph; its attributes are written in the order added.
+inline gp::NodeDef node_def(std::string name, std::string op) {
+  gp::NodeDef n;
+  n.name = std::move(name);
+  n.op = std::move(op);
+  n.attrs.keep_order = true;
+  return n;
+}
 
-/// The serialized GraphDef of a traced function (TensorFlow: `graph.as_graph_def()`).
-inline std::string graph_def(const ConcreteFunction& fn) {
-  namespace wire = tapeflow::detail::wire;
+/// The GraphDef of a traced function as a struct, which graph_def() serializes and
+/// graph_def_text() prints (docs/formats.md 8.1, 8.4).
+inline gp::GraphDef graph_def_proto(const ConcreteFunction& fn) {
   const auto& g = fn.graph();
   std::vector<std::string> slot_names(static_cast<std::size_t>(g.num_slots));
   std::unordered_set<std::string> taken;
@@ -107,32 +120,22 @@ inline std::string graph_def(const ConcreteFunction& fn) {
     taken.insert(name);
     return name;
   };
-  std::string out;
-  wire::Writer w(out);
+  gp::GraphDef out;
   for (std::size_t i = 0; i < g.arg_slots.size(); ++i) {
-    const std::string name = fresh("arg" + std::to_string(i));
-    slot_names[static_cast<std::size_t>(g.arg_slots[i])] = name;
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, name);
-      n.string_field(2, "_Arg");
-      detail::attr_type(n, "T", g.arg_dtypes()[i]);
-      detail::attr_output_shapes(n, g.arg_shapes()[i]);
-      detail::attr_int(n, "index", static_cast<std::int64_t>(i));
-    });
+    gp::NodeDef n = node_def(fresh("arg" + std::to_string(i)), "_Arg");
+    slot_names[static_cast<std::size_t>(g.arg_slots[i])] = n.name;
+    n.attrs.others = {{"T", type_attr(g.arg_dtypes()[i])},
+                      {"_output_shapes", output_shapes_attr(g.arg_shapes()[i])},
+                      {"index", int_attr(static_cast<std::int64_t>(i))}};
+    out.node.push_back(std::move(n));
   }
-  // Named references, not structured bindings, wherever a lambda captures them: Clang < 16
-  // cannot capture structured bindings (C++20 P1091/P1381).
-  for (const auto& constant : g.constants) {
-    const AnyTensor& value = constant.second;
-    const std::string name = fresh("Const");
-    slot_names[static_cast<std::size_t>(constant.first)] = name;
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, name);
-      n.string_field(2, "Const");
-      detail::attr_output_shapes(n, value.shape());
-      detail::attr_type(n, "dtype", value.dtype());
-      detail::attr_const_value(n, value);
-    });
+  for (const auto& [slot, value] : g.constants) {
+    gp::NodeDef n = node_def(fresh("Const"), "Const");
+    slot_names[static_cast<std::size_t>(slot)] = n.name;
+    n.attrs.others = {{"_output_shapes", output_shapes_attr(value.shape())},
+                      {"dtype", type_attr(value.dtype())},
+                      {"value", const_value_attr(value)}};
+    out.node.push_back(std::move(n));
   }
   for (const auto& node : g.nodes) {
     if (node.output >= 0) {
@@ -140,34 +143,61 @@ inline std::string graph_def(const ConcreteFunction& fn) {
     }
   }
   for (const auto& node : g.nodes) {
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, node.name);
-      n.string_field(2, node.op);
-      for (auto slot : node.inputs) {
-        n.string_field(3, slot_names[static_cast<std::size_t>(slot)]);
+    gp::NodeDef n = node_def(node.name, node.op);
+    for (auto slot : node.inputs) {
+      n.inputs.push_back(slot_names[static_cast<std::size_t>(slot)]);
+    }
+    const bool op_sets_t = std::any_of(node.attrs.begin(), node.attrs.end(),
+                                       [](const auto& a) { return a.first == "T"; });
+    if (node.output >= 0) {
+      if (!op_sets_t) {  // the op's own `T` (OneHot, the random ops) is the one kept
+        n.attrs.others.emplace_back("T", type_attr(node.dtype));
       }
-      if (node.output >= 0) {
-        detail::attr_type(n, "T", node.dtype);
-        detail::attr_output_shapes(n, node.shape);
-      }
-      for (const auto& [key, value] : node.attrs) {
-        detail::attr_string(n, key, value.to_string());  // as text, for TensorBoard's labels
-      }
-    });
+      n.attrs.others.emplace_back("_output_shapes", output_shapes_attr(node.shape));
+    }
+    for (const auto& [key, value] : node.attrs) {
+      // As text, for TensorBoard's labels.
+      n.attrs.others.emplace_back(key, string_attr(value.to_string()));
+    }
+    out.node.push_back(std::move(n));
   }
   for (std::size_t i = 0; i < g.output_slots.size(); ++i) {
-    const auto slot = static_cast<std::size_t>(g.output_slots[i]);
-    const std::string name =
-        fresh(i == 0 ? "output_RetVal" : "output_" + std::to_string(i) + "_RetVal");
-    w.message_field(1, [&](wire::Writer& n) {
-      n.string_field(1, name);
-      n.string_field(2, "_Retval");
-      n.string_field(3, slot_names[slot]);
-      detail::attr_int(n, "index", static_cast<std::int64_t>(i));
-    });
+    gp::NodeDef n = node_def(
+        fresh(i == 0 ? "output_RetVal" : "output_" + std::to_string(i) + "_RetVal"), "_Retval");
+    n.inputs.push_back(slot_names[static_cast<std::size_t>(g.output_slots[i])]);
+    n.attrs.others = {{"index", int_attr(static_cast<std::int64_t>(i))}};
+    out.node.push_back(std::move(n));
   }
-  w.message_field(4, [](wire::Writer& v) { v.int32_field(1, graph_def_producer); });
+  out.versions = gp::VersionDef{.producer = graph_def_producer};
   return out;
+}
+
+}  // namespace detail
+
+/// The serialized GraphDef of a traced function (TensorFlow: `graph.as_graph_def()`).
+inline std::string graph_def(const ConcreteFunction& fn) {
+  return tapeflow::detail::graph_proto::serialize(detail::graph_def_proto(fn));
+}
+
+/// The same GraphDef in protobuf text format, as `tf.io.write_graph(graph_def, logdir, name,
+/// as_text=True)` writes it (docs/formats.md 8.4): `node { name: "arg0" op: "_Arg" ... }`,
+/// map entries sorted by key. Tools that read `.pbtxt` graphs (and a person) read it.
+inline std::string graph_def_text(const ConcreteFunction& fn) {
+  return tapeflow::detail::graph_proto::text::to_text(detail::graph_def_proto(fn));
+}
+
+/// Writes `fn`'s GraphDef to `logdir/name` (TensorFlow: `tf.io.write_graph(graph, logdir, name,
+/// as_text)`; here because io sits below tf::function): text format when `as_text`, else the
+/// serialized message. Creates `logdir` when missing; returns the file's path. Throws not_found
+/// when the file cannot be created.
+inline std::string write_graph(const ConcreteFunction& fn, const std::string& logdir,
+                               const std::string& name, bool as_text = true) {
+  std::error_code ec;
+  std::filesystem::create_directories(logdir, ec);  // write_file reports a failure
+  const std::string path = (std::filesystem::path(logdir) / name).string();
+  const std::string contents = as_text ? graph_def_text(fn) : graph_def(fn);
+  io::write_file(path, std::string_view(contents));
+  return path;
 }
 
 /// Writes a function's graph as the run graph (TensorFlow: `tf.summary.graph`): an Event

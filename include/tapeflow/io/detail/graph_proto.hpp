@@ -76,6 +76,10 @@ struct TensorProtoValue {
   TensorShapeProto shape{};      ///< the declared shape
   AnyTensor tensor{};            ///< the value, when tapeflow can hold it
   std::string encoded{};         ///< the TensorProto's bytes, when it cannot
+  /// Numeric values always go to `tensor_content`, even a single one (summary::graph_def's
+  /// encoding, which TensorBoard graphs have always had); otherwise `make_tensor_proto`'s rule.
+  /// Strings stay in `string_val`.
+  bool tensor_content = false;
 
   /// Whether `tensor` holds the value.
   [[nodiscard]] bool supported() const noexcept { return tensor.has_value(); }
@@ -152,6 +156,10 @@ struct Attributes {
   std::vector<std::pair<std::string, std::vector<TensorShapeProto>>> shape_lists{};
   /// Any other attribute, as a reader finds it (empty in what tapeflow traces).
   std::vector<std::pair<std::string, AttrValueProto>> others{};
+  /// Write the entries in the order of the lists (values, tensors, shape_lists, others, each in
+  /// its own order) instead of MapKeyOrder: summary::graph_def keeps the order TensorBoard
+  /// graphs have always been written in. The text format sorts by key either way.
+  bool keep_order = false;
 
   /// Whether no attribute is set.
   [[nodiscard]] bool empty() const noexcept {
@@ -225,9 +233,10 @@ inline void write(wire::Writer& w, const VersionDef& v) {
 /// Writes a TensorProto's fields for a tensor with a value, as TensorFlow's `make_tensor_proto`
 /// does (docs/formats.md 5.2, 12.6): dtype, shape, then strings in `string_val`, bools in
 /// `bool_val`, other dtypes as `tensor_content` when they have more than one element and in their
-/// typed field otherwise (an empty tensor has neither). Throws invalid_argument for a tensor
-/// without a value (symbolic or default-constructed).
-inline void write(wire::Writer& w, const AnyTensor& t) {
+/// typed field otherwise (an empty tensor has neither). `always_content`: every non-string
+/// dtype in `tensor_content`, whatever the count (TensorProtoValue::tensor_content). Throws
+/// invalid_argument for a tensor without a value (symbolic or default-constructed).
+inline void write(wire::Writer& w, const AnyTensor& t, bool always_content = false) {
   if (!t.has_value()) {
     throw invalid_argument("TensorProto: the " + std::string(dtype_name(t.dtype())) +
                            " tensor of shape " + t.shape().to_string() + " has no value");
@@ -243,6 +252,11 @@ inline void write(wire::Writer& w, const AnyTensor& t) {
       for (const auto& s : values) {
         w.bytes_field(field::tensor_string_val, s);
       }
+    } else if (always_content) {
+      static_assert(std::endian::native == std::endian::little,
+                    "tensor_content is little-endian; big-endian hosts are not supported");
+      w.bytes_field(field::tensor_content,
+                    std::string_view(reinterpret_cast<const char*>(values.data()), n * sizeof(T)));
     } else if constexpr (std::is_same_v<T, bool>) {
       w.packed_varint<bool>(field::tensor_bool_val, values);
     } else if (n > 1) {
@@ -307,7 +321,7 @@ void write(wire::Writer& w, const Value& value) {
 /// from.
 inline void write(wire::Writer& w, const TensorProtoValue& t) {
   if (t.supported()) {
-    write(w, t.tensor);
+    write(w, t.tensor, t.tensor_content);
   } else {
     w.raw(t.encoded);
   }
@@ -417,12 +431,16 @@ inline void write_attr_map(wire::Writer& w, std::uint32_t field_number, const At
   for (std::size_t i = 0; i < attrs.others.size(); ++i) {
     refs.push_back({attrs.others[i].first, 3, i});
   }
-  std::sort(refs.begin(), refs.end(),
-            [](const Ref& a, const Ref& b) { return MapKeyOrder{}(a.key, b.key); });
-  for (std::size_t i = 1; i < refs.size(); ++i) {
-    if (refs[i].key == refs[i - 1].key) {
-      throw invalid_argument("attribute '" + std::string(refs[i].key) + "' is set twice");
+  const auto by_key = [](const Ref& a, const Ref& b) { return MapKeyOrder{}(a.key, b.key); };
+  std::vector<Ref> sorted = refs;
+  std::sort(sorted.begin(), sorted.end(), by_key);
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].key == sorted[i - 1].key) {
+      throw invalid_argument("attribute '" + std::string(sorted[i].key) + "' is set twice");
     }
+  }
+  if (!attrs.keep_order) {
+    refs = std::move(sorted);
   }
   for (const Ref& ref : refs) {
     w.message_field(field_number, [&](wire::Writer& entry) {

@@ -276,9 +276,9 @@ inline void print(Printer& p, const VersionDef& v) {
   }
 }
 
-/// TensorProto's fields, as `write(Writer&, const AnyTensor&)` encodes them: dtype, shape,
-/// then the values in the one field that holds them.
-inline void print(Printer& p, const AnyTensor& t) {
+/// TensorProto's fields, as `write(Writer&, const AnyTensor&, always_content)` encodes them:
+/// dtype, shape, then the values in the one field that holds them.
+inline void print(Printer& p, const AnyTensor& t, bool always_content = false) {
   if (t.dtype() != DType::invalid) {
     p.field("dtype", dtype_enum(t.dtype()));
   }
@@ -292,6 +292,13 @@ inline void print(Printer& p, const AnyTensor& t) {
     if constexpr (std::is_same_v<T, std::string>) {
       for (const auto& s : values) {
         p.field("string_val", quoted(s, false));
+      }
+    } else if (always_content) {
+      if (n > 0) {  // an empty bytes field is not printed
+        p.field(
+            "tensor_content",
+            quoted(std::string_view(reinterpret_cast<const char*>(values.data()), n * sizeof(T)),
+                   false));
       }
     } else if constexpr (std::is_same_v<T, bool>) {
       for (bool b : values) {
@@ -325,7 +332,7 @@ inline void print(Printer& p, const AnyTensor& t) {
 /// dtype and shape only.
 inline void print(Printer& p, const TensorProtoValue& t) {
   if (t.supported()) {
-    print(p, t.tensor);
+    print(p, t.tensor, t.tensor_content);
     return;
   }
   p.field("dtype", dtype_enum(t.dtype));
