@@ -14,6 +14,7 @@
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
+#include <tapeflow/keras/detail/hdf5_weights.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
 #include <tapeflow/keras/layers/conv2d.hpp>
 #include <tapeflow/keras/layers/dense.hpp>

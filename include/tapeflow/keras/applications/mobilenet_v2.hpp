@@ -25,8 +25,9 @@ struct MobileNetV2Options {
   /// Pretrained weights exist for 0.35, 0.5, 0.75, 1.0, 1.3 and 1.4.
   double alpha = 1.0;
   bool include_top = true;  ///< the classifier: GlobalAveragePooling2D + Dense "predictions"
-  /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
-  /// model.load_weights (not implemented yet: tf::unimplemented).
+  /// "" (random weights), or the path of a weights file (`.weights.h5`, `.keras` or a
+  /// checkpoint prefix), loaded with model.load_weights once built; "imagenet" cannot be
+  /// downloaded here (tf::unimplemented: save it in Python and pass its path).
   std::string weights = "";
   std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
   std::int64_t classes = 1000;  ///< classifier outputs, with the top
@@ -41,8 +42,8 @@ struct MobileNetV2Options {
 ///     tf::keras::applications::MobileNetV2 model({.input_shape = {{96, 96, 3}}, .alpha = 0.35});
 ///     auto probs = model(images).as<float, 2>();  // [N, 96, 96, 3] in [-1, 1] -> [N, 1000]
 ///
-/// Throws invalid_argument for Keras's argument errors and unimplemented for `weights` (see
-/// MobileNetV2Options).
+/// Throws invalid_argument for Keras's argument errors and unimplemented for `weights="imagenet"`
+/// (see MobileNetV2Options).
 class MobileNetV2 : public Application {
  public:
   /// Builds the model for `options`.

@@ -19,8 +19,9 @@ struct ResNet50Options {
   /// None); default 224x224x3 with the top, (None, None, 3) without.
   std::optional<std::array<std::int64_t, 3>> input_shape = std::nullopt;
   bool include_top = true;  ///< the classifier: GlobalAveragePooling2D "avg_pool" + Dense
-  /// "" (random weights), "imagenet" or the path of a weights file; loading one needs
-  /// model.load_weights (not implemented yet: tf::unimplemented).
+  /// "" (random weights), or the path of a weights file (`.weights.h5`, `.keras` or a
+  /// checkpoint prefix), loaded with model.load_weights once built; "imagenet" cannot be
+  /// downloaded here (tf::unimplemented: save it in Python and pass its path).
   std::string weights = "";
   std::string pooling = "";     ///< without the top: "" (4-D features), "avg" or "max"
   std::int64_t classes = 1000;  ///< classifier outputs, with the top
