@@ -42,6 +42,7 @@ PROGRAMS = [
     ("function_quiz", "tf.function quizzes (retracing; a variable in a function)"),
     ("tensor_array", "tf.TensorArray in a tf.function"),
     ("autograph", "tf.autograph.to_code of square_if_positive"),
+    ("config", "tf.config: list devices, visibility, memory growth, logical devices"),
 ]
 
 REGION = re.compile(r"^\s*// \[seed:([a-z0-9_]+) (begin|end)\]\s*$")

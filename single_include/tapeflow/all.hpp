@@ -25,46 +25,50 @@
 // ---- begin <tapeflow/all.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_ALL_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_ALL_HPP
-// Every tapeflow module: the core API (<tapeflow/tapeflow.hpp>) plus tf.data, tf.image, tf.io,
-// tf.summary, tf.train, tf.saved_model and tf.keras. Convenient for small programs; it costs what
-// all of them cost to parse (tf.keras most), so larger code bases include the modules they use.
+// Every tapeflow module: the core API (<tapeflow/tapeflow.hpp>) plus tf.config, tf.data, tf.image,
+// tf.io, tf.summary, tf.train, tf.saved_model and tf.keras. Convenient for small programs; it costs
+// what all of them cost to parse (tf.keras most), so larger code bases include the modules they
+// use.
 
-// ---- begin <tapeflow/data.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_HPP
-// Umbrella for tf::data: dataset sources and pipeable adaptors (`tf.data`). Compiles without
-// Eigen; of range-v3 it includes only the view-closure machinery (MAINTAINERS.md, "Datasets are
-// views"), so a program using only pipelines builds in seconds.
+// ---- begin <tapeflow/config.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
+// tf.config: physical and logical devices, visibility, memory growth, threading and soft
+// placement, plus tf::DeviceSpec and tf::device scopes. Linking tapeflow::cuda makes GPUs
+// appear here.
 
-// ---- begin <tapeflow/data/adaptor/batch.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_BATCH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_BATCH_HPP
-// `ds | tf::data::batch(n, {.drop_remainder})`: stacks n consecutive elements on a new dim 0
-// (`Dataset.batch`); the last batch is smaller unless drop_remainder. Also `padded_batch(n)`,
-// which pads every dim of every component to the largest in the batch (or to a per-component
-// padded shape) with a per-component padding value.
+// ---- begin <tapeflow/config/config.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONFIG_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONFIG_HPP
+// tf::config: the devices a process has and how it uses them (TensorFlow: `tf.config`).
+//
+// Names, rules and messages are TensorFlow's: a bad device or configuration is invalid_argument
+// (TensorFlow's ValueError); changing a setting after the runtime initialized is
+// failed_precondition (its RuntimeError), except re-applying the identical setting, which is
+// accepted silently. docs/guide/config.md walks through them.
 
-#include <array>
-#include <cstdint>
 #include <optional>
 #include <string>
-#include <type_traits>
-#include <utility>
+#include <string_view>
 #include <vector>
 
-#include <range/v3/functional/bind_back.hpp>
-#include <range/v3/view/view.hpp>
-
-// ---- begin <tapeflow/core/errors.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
-// Typed errors mirroring TensorFlow's status codes.
+// ---- begin <tapeflow/backend/cpu/thread_pool.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_POOL_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_POOL_HPP
+// The CPU backend's intra-op thread pool.
 //
-// Every error names what went wrong precisely (op, shapes, file, byte offset): the message is
-// the whole diagnosis a user gets, so it is built where the facts are known.
+// Why our own pool instead of Eigen's ThreadPoolDevice: headers that only move bytes (data
+// pipelines, io) must not pull in Eigen, and the ops need one blocking `parallel_for` whose
+// caller takes a share of the work, so a 2-core machine runs 2 chunks, not 1 + a wake-up.
 
-#include <stdexcept>
-#include <string>
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 // ---- begin <tapeflow/detail/macros.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DETAIL_MACROS_HPP
@@ -142,6 +146,435 @@
 // ---- end <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
+/// A fixed set of worker threads running one `parallel_for` at a time.
+class ThreadPool {
+ public:
+  /// Starts `num_threads - 1` workers (the caller of parallel_for is the last thread);
+  /// values below 1 count as 1.
+  explicit ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+    for (int i = 1; i < num_threads_; ++i) {
+      workers_.emplace_back([this, i] { worker_loop(i); });
+    }
+  }
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& worker : workers_) {
+      worker.join();
+    }
+  }
+
+  /// Threads a parallel_for can use, the caller's included (at least 1).
+  [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
+
+  /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
+  /// each at least `min_chunk` long. Blocks until all chunks finished; rethrows the first
+  /// exception a chunk threw. Nested calls (from inside a chunk) run inline.
+  template <class Body>
+  void parallel_for(std::int64_t n, std::int64_t min_chunk, Body&& body) {
+    if (n <= 0) {
+      return;
+    }
+    std::int64_t const grain = std::max<std::int64_t>(min_chunk, 1);
+    std::int64_t const chunks = std::min<std::int64_t>(num_threads_, (n + grain - 1) / grain);
+    if (chunks <= 1 || inside_pool_ || workers_.empty()) {
+      body(std::int64_t{0}, n);
+      return;
+    }
+    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
+    // A plain function pointer over the caller's body (no std::function): cheaper to
+    // instantiate per call site, and no allocation.
+    auto* body_ptr = &body;
+    Job job([](void* ctx, std::int64_t b,
+               std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
+            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks, &mutex_);
+    {
+      std::lock_guard lock(mutex_);
+      current_ = &job;
+      ++generation_;
+    }
+    wake_.notify_all();
+    job.work();
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return job.finished == job.chunks && job.workers_inside == 0; });
+    current_ = nullptr;
+    if (job.error) {
+      std::rethrow_exception(job.error);
+    }
+  }
+
+  /// The process-wide pool, sized to the machine (`std::thread::hardware_concurrency`).
+  static ThreadPool& global() {
+    static ThreadPool pool(global_size());
+    return pool;
+  }
+
+  /// Threads the global pool is started with, asked for by
+  /// tf::config::threading::set_intra_op_parallelism_threads (0: one per hardware thread).
+  /// Read once, when the pool starts; after that tf::config refuses changes.
+  static std::atomic<int>& requested_global_threads() noexcept {
+    static std::atomic<int> threads{0};
+    return threads;
+  }
+  /// Whether the global pool has started (tf::config counts that as the runtime initialized).
+  static std::atomic<bool>& global_started() noexcept {
+    static std::atomic<bool> started{false};
+    return started;
+  }
+
+ private:
+  static int global_size() noexcept {
+    global_started().store(true);
+    int const requested = requested_global_threads().load();
+    return requested > 0 ? requested
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  // One parallel_for call. It lives on the caller's stack; workers reach it only while
+  // registered in `workers_inside`, and the caller waits for that count to drop to zero.
+  struct Job {
+    using Call = void (*)(void*, std::int64_t, std::int64_t);
+    Job(Call c, void* ctx, std::int64_t n, std::int64_t k, std::mutex* m)
+        : call(c), context(ctx), total(n), chunks(k), mutex(m) {}
+    void task(std::int64_t b, std::int64_t e) const { call(context, b, e); }
+    Call call;
+    void* context;
+    std::int64_t total;
+    std::int64_t chunks;
+    std::atomic<std::int64_t> next{0};
+    std::int64_t finished = 0;  // guarded by the pool's mutex_
+    int workers_inside = 0;     // guarded by the pool's mutex_
+    std::exception_ptr error;   // guarded by the pool's mutex_
+    std::mutex* mutex = nullptr;
+
+    void work() {
+      std::int64_t completed = 0;
+      std::exception_ptr failure;
+      for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+        const bool was_inside = inside_pool_;
+        inside_pool_ = true;
+        try {
+          task(total * c / chunks, total * (c + 1) / chunks);
+        } catch (...) {
+          if (!failure) {
+            failure = std::current_exception();
+          }
+        }
+        inside_pool_ = was_inside;
+        ++completed;
+      }
+      std::lock_guard lock(*mutex);
+      finished += completed;
+      if (failure && !error) {
+        error = failure;
+      }
+    }
+  };
+
+  void worker_loop(int /*index*/) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      Job* job = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) {
+          return;
+        }
+        seen = generation_;
+        job = current_;
+        if (job == nullptr) {
+          continue;
+        }
+        ++job->workers_inside;
+      }
+      job->work();
+      {
+        std::lock_guard lock(mutex_);
+        --job->workers_inside;
+      }
+      done_.notify_all();
+    }
+  }
+
+  static inline thread_local bool inside_pool_ = false;
+
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex run_mutex_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  bool stopping_ = false;
+  std::uint64_t generation_ = 0;
+  Job* current_ = nullptr;
+};
+
+/// Runs `body(begin, end)` over [0, n) on the global pool (see ThreadPool::parallel_for).
+template <class Body>
+void parallel_for(std::int64_t n, std::int64_t min_chunk, Body&& body) {
+  ThreadPool::global().parallel_for(n, min_chunk, std::forward<Body>(body));
+}
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_POOL_HPP
+// ---- end <tapeflow/backend/cpu/thread_pool.hpp>
+// ---- begin <tapeflow/config/context.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONTEXT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONTEXT_HPP
+// The process's device configuration: what tf::config reads and changes, and the logical
+// devices it becomes when the runtime initializes.
+//
+// TensorFlow keeps this in its eager context: settings may change freely until the runtime is
+// initialized (the first op, tensor placement or list_logical_devices), after which only
+// re-applying the identical setting is accepted. We count as initialization: the first
+// list_logical_devices, the first tf::device scope, and the start of the CPU kernels' thread
+// pool (the first kernel that runs in parallel). docs/guide/config.md has the rules.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/backend/linked_platforms.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
+// The platforms of the compiled backends this program links, registered before main.
+//
+// Linking `tapeflow::cuda` defines TAPEFLOW_HAS_CUDA; the inline variable below then calls into
+// that library, which both registers the GPU platform and makes the linker keep the library's
+// object (a registration object nobody references would be dropped from a static archive).
+
+// ---- begin <tapeflow/backend/cuda/platform.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
+// Host-compilable declarations of the CUDA backend's platform (compiled in tapeflow::cuda,
+// backends/cuda/platform.cu): what tf::config lists as "GPU" devices.
+
+// ---- begin <tapeflow/backend/platform.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
+// Platforms: the kinds of device a process can use ("CPU" always; "GPU" when a compiled GPU
+// backend is linked), as tf::config lists them.
+//
+// Why a run-time registry rather than a compile-time list: the header-only library cannot know
+// which compiled backends a program links. A compiled backend registers its platform before
+// main (backend/linked_platforms.hpp), and tf::config reads the registry on first use, so a
+// CPU-only program pays nothing and names no device type.
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend {
+
+/// One physical device of a platform, as its driver describes it.
+struct PlatformDevice {
+  /// The driver's name for the device ("NVIDIA H100 80GB HBM3"; the CPU's is "cpu").
+  std::string description;
+  /// Memory the device has, in bytes (0 where it is the host's memory, as for the CPU).
+  std::int64_t memory_bytes = 0;
+};
+
+/// A kind of device: its TensorFlow type name and how to find its devices.
+struct Platform {
+  /// TensorFlow's device type ("CPU", "GPU").
+  std::string device_type;
+  /// The devices present now. Called once, when tf::config first looks; a platform whose
+  /// driver is missing or finds no device returns an empty list, never throws.
+  std::function<std::vector<PlatformDevice>()> enumerate;
+};
+
+namespace detail_platform {
+struct Registry {
+  std::mutex mutex;
+  std::vector<Platform> platforms;
+};
+inline Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+}  // namespace detail_platform
+
+/// Adds `platform` to the registry (compiled backends call this before main). Registering a
+/// device type twice keeps the first.
+inline bool register_platform(Platform platform) {
+  auto& reg = detail_platform::registry();
+  std::lock_guard lock(reg.mutex);
+  for (const auto& known : reg.platforms) {
+    if (known.device_type == platform.device_type) {
+      return false;
+    }
+  }
+  reg.platforms.push_back(std::move(platform));
+  return true;
+}
+
+/// The registered platforms, the built-in CPU one first.
+inline std::vector<Platform> registered_platforms() {
+  auto& reg = detail_platform::registry();
+  std::lock_guard lock(reg.mutex);
+  std::vector<Platform> out;
+  out.push_back(Platform{"CPU", [] { return std::vector<PlatformDevice>{{"cpu", 0}}; }});
+  for (const auto& platform : reg.platforms) {
+    if (platform.device_type != "CPU") {
+      out.push_back(platform);
+    }
+  }
+  return out;
+}
+
+}  // namespace backend
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
+// ---- end <tapeflow/backend/platform.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cuda {
+
+/// The "GPU" platform: one device per CUDA device the driver reports (honouring
+/// CUDA_VISIBLE_DEVICES). With no driver or no device it enumerates nothing.
+Platform gpu_platform();
+
+/// CUDA devices the driver reports (0 without a driver or device; never throws).
+int device_count() noexcept;
+
+/// The CUDA runtime's version (e.g. 12080), or 0 when no driver is present.
+int runtime_version() noexcept;
+
+}  // namespace backend::cuda
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
+// ---- end <tapeflow/backend/cuda/platform.hpp>
+
+#if defined(TAPEFLOW_HAS_CUDA) && TAPEFLOW_HAS_CUDA
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::detail_platform {
+inline const bool cuda_registered = register_platform(cuda::gpu_platform());
+}  // namespace backend::detail_platform
+TAPEFLOW_END_NAMESPACE
+#endif
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
+// ---- end <tapeflow/backend/linked_platforms.hpp>
+// ---- begin <tapeflow/config/devices.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICES_HPP
+// The values tf::config hands out: physical devices, logical devices and the configuration of
+// a logical device, printed as TensorFlow's Python reprs so programs print what the TensorFlow
+// program prints.
+
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config {
+
+/// A device the machine has (TensorFlow: `tf.config.PhysicalDevice`), named
+/// "/physical_device:<type>:<index>".
+struct PhysicalDevice {
+  std::string name;         ///< "/physical_device:GPU:0"
+  std::string device_type;  ///< "CPU", "GPU"
+  /// Same name and type.
+  friend bool operator==(const PhysicalDevice&, const PhysicalDevice&) = default;
+  /// Python's repr: "PhysicalDevice(name='...', device_type='...')".
+  friend std::ostream& operator<<(std::ostream& os, const PhysicalDevice& d) {
+    return os << "PhysicalDevice(name='" << d.name << "', device_type='" << d.device_type << "')";
+  }
+};
+
+/// A device ops are placed on (TensorFlow: `tf.config.LogicalDevice`), named
+/// "/device:<type>:<index>"; one physical device holds one or several.
+struct LogicalDevice {
+  std::string name;         ///< "/device:GPU:1"
+  std::string device_type;  ///< "CPU", "GPU"
+  /// Same name and type.
+  friend bool operator==(const LogicalDevice&, const LogicalDevice&) = default;
+  /// Python's repr: "LogicalDevice(name='...', device_type='...')".
+  friend std::ostream& operator<<(std::ostream& os, const LogicalDevice& d) {
+    return os << "LogicalDevice(name='" << d.name << "', device_type='" << d.device_type << "')";
+  }
+};
+
+/// How one logical device is carved out of a physical one (TensorFlow:
+/// `tf.config.LogicalDeviceConfiguration`). GPUs need `memory_limit`; CPUs take none.
+struct LogicalDeviceConfiguration {
+  /// MiB of the physical device's memory this logical device may allocate.
+  std::optional<std::int64_t> memory_limit{};
+  /// Stream priority of a logical GPU (TensorFlow's experimental option; not used yet).
+  std::optional<int> experimental_priority{};
+  /// Order of logical GPUs across physical ones (TensorFlow's experimental option).
+  std::optional<int> experimental_device_ordinal{};
+  /// Field by field.
+  friend bool operator==(const LogicalDeviceConfiguration&,
+                         const LogicalDeviceConfiguration&) = default;
+  /// Python's repr, unset fields as None.
+  friend std::ostream& operator<<(std::ostream& os, const LogicalDeviceConfiguration& c) {
+    auto field = [&os](const char* key, const auto& value) {
+      os << key << '=';
+      if (value) {
+        os << *value;
+      } else {
+        os << "None";
+      }
+    };
+    os << "LogicalDeviceConfiguration(";
+    field("memory_limit", c.memory_limit);
+    field(", experimental_priority", c.experimental_priority);
+    field(", experimental_device_ordinal", c.experimental_device_ordinal);
+    return os << ')';
+  }
+};
+
+/// Lists print as Python lists: "[PhysicalDevice(...), PhysicalDevice(...)]".
+template <class Device>
+  requires std::same_as<Device, PhysicalDevice> || std::same_as<Device, LogicalDevice> ||
+           std::same_as<Device, LogicalDeviceConfiguration>
+std::ostream& operator<<(std::ostream& os, const std::vector<Device>& devices) {
+  os << '[';
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    os << (i ? ", " : "") << devices[i];
+  }
+  return os << ']';
+}
+
+}  // namespace config
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICES_HPP
+// ---- end <tapeflow/config/devices.hpp>
+// ---- begin <tapeflow/core/errors.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
+// Typed errors mirroring TensorFlow's status codes.
+//
+// Every error names what went wrong precisely (op, shapes, file, byte offset): the message is
+// the whole diagnosis a user gets, so it is built where the facts are known.
+
+#include <stdexcept>
+#include <string>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
 
 /// Base of every exception tapeflow throws (TensorFlow: `tf.errors.OpError`).
 class error : public std::runtime_error {
@@ -180,6 +613,791 @@ TAPEFLOW_DEFINE_ERROR(internal, "INTERNAL")
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
 // ---- end <tapeflow/core/errors.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config::detail_context {
+
+/// A logical device with what its backend needs to serve it.
+struct LogicalDeviceInfo {
+  LogicalDevice device;
+  /// Index into the physical devices of its type.
+  int physical_index = 0;
+  /// Index among the logical devices of its type ("/device:GPU:<index>").
+  int index = 0;
+  /// MiB it may allocate; unset: the physical device's memory.
+  std::optional<std::int64_t> memory_limit;
+  bool memory_growth = false;
+  /// Bytes of the physical device (0 for host memory).
+  std::int64_t physical_memory_bytes = 0;
+};
+
+struct Context {
+  std::mutex mutex;
+  bool discovered = false;
+  std::vector<PhysicalDevice> physical;
+  std::vector<std::int64_t> physical_memory;  // parallel to `physical`
+  std::vector<PhysicalDevice> visible;
+  std::map<std::string, std::vector<LogicalDeviceConfiguration>> virtual_devices;  // by name
+  std::map<std::string, bool> memory_growth;  // by name; GPUs only
+  bool initialized = false;
+  std::vector<LogicalDeviceInfo> logical;
+  bool soft_placement = true;
+  int inter_op_threads = 0;
+
+  // Under `mutex`. Asks every platform for its devices, once.
+  void discover() {
+    if (discovered) {
+      return;
+    }
+    for (const auto& platform : backend::registered_platforms()) {
+      std::vector<backend::PlatformDevice> found;
+      try {
+        found = platform.enumerate();
+      } catch (
+          ...) {  // a platform whose driver fails has no devices, as TensorFlow logs and goes on
+        found.clear();
+      }
+      for (std::size_t i = 0; i < found.size(); ++i) {
+        physical.push_back({"/physical_device:" + platform.device_type + ":" + std::to_string(i),
+                            platform.device_type});
+        physical_memory.push_back(found[i].memory_bytes);
+        if (platform.device_type == "GPU") {
+          memory_growth[physical.back().name] = false;
+        }
+      }
+    }
+    visible = physical;
+    discovered = true;
+  }
+
+  // Under `mutex`.
+  [[nodiscard]] bool is_initialized() const {
+    return initialized || backend::cpu::ThreadPool::global_started().load();
+  }
+
+  // Under `mutex`. Throws invalid_argument naming `device` unless it is one of ours.
+  std::size_t index_of(const PhysicalDevice& device) const {
+    for (std::size_t i = 0; i < physical.size(); ++i) {
+      if (physical[i] == device) {
+        return i;
+      }
+    }
+    throw invalid_argument("Unrecognized device: " + repr(device));
+  }
+
+  static std::string repr(const PhysicalDevice& device) {
+    return "PhysicalDevice(name='" + device.name + "', device_type='" + device.device_type + "')";
+  }
+
+  // Under `mutex`: builds the logical devices from the settings and freezes them.
+  void initialize() {
+    discover();
+    if (initialized) {
+      return;
+    }
+    std::vector<LogicalDeviceInfo> out;
+    std::map<std::string, int> per_type;
+    for (const auto& type : device_types()) {
+      for (std::size_t p = 0; p < physical.size(); ++p) {
+        const auto& device = physical[p];
+        if (device.device_type != type || !contains(visible, device)) {
+          continue;
+        }
+        auto configs = virtual_devices.count(device.name) != 0
+                           ? virtual_devices.at(device.name)
+                           : std::vector<LogicalDeviceConfiguration>{{}};
+        check_memory_fits(device, physical_memory[p], configs);
+        int const physical_index = index_among_type(p);
+        for (const auto& cfg : configs) {
+          int const index = per_type[type]++;
+          out.push_back({{"/device:" + type + ":" + std::to_string(index), type},
+                         physical_index,
+                         index,
+                         cfg.memory_limit,
+                         memory_growth.count(device.name) != 0 && memory_growth.at(device.name),
+                         physical_memory[p]});
+        }
+      }
+    }
+    if (per_type["CPU"] == 0) {
+      throw not_found("No CPU devices are available in this process");
+    }
+    logical = std::move(out);
+    initialized = true;
+  }
+
+  [[nodiscard]] std::vector<std::string> device_types() const {
+    std::vector<std::string> types;
+    for (const auto& device : physical) {
+      if (!contains(types, device.device_type)) {
+        types.push_back(device.device_type);
+      }
+    }
+    return types;
+  }
+
+  [[nodiscard]] int index_among_type(std::size_t p) const {
+    int index = 0;
+    for (std::size_t i = 0; i < p; ++i) {
+      index += physical[i].device_type == physical[p].device_type ? 1 : 0;
+    }
+    return index;
+  }
+
+  template <class T>
+  static bool contains(const std::vector<T>& items, const T& item) {
+    for (const auto& x : items) {
+      if (x == item) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The logical devices of one physical device must fit in its memory (checked when the
+  // runtime initializes, where TensorFlow would fail its first allocation instead).
+  static void check_memory_fits(const PhysicalDevice& device, std::int64_t bytes,
+                                const std::vector<LogicalDeviceConfiguration>& configs) {
+    if (bytes <= 0) {
+      return;
+    }
+    std::int64_t total_mib = 0;
+    for (const auto& cfg : configs) {
+      total_mib += cfg.memory_limit.value_or(0);
+    }
+    std::int64_t const available_mib = bytes / (1024 * 1024);
+    if (total_mib > available_mib) {
+      throw resource_exhausted("Logical devices on " + device.name + " ask for " +
+                               std::to_string(total_mib) + " MiB in all, but the device has " +
+                               std::to_string(available_mib) + " MiB");
+    }
+  }
+};
+
+/// The process's one context (TensorFlow's is per process too).
+inline Context& context() {
+  static Context instance;
+  return instance;
+}
+
+/// The logical devices, initializing the runtime if it is not yet.
+inline std::vector<LogicalDeviceInfo> logical_device_infos() {
+  auto& ctx = context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.initialize();
+  return ctx.logical;
+}
+
+}  // namespace config::detail_context
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONTEXT_HPP
+// ---- end <tapeflow/config/context.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config {
+
+/// The machine's devices of `device_type` ("CPU", "GPU"; empty: all). GPUs come from a linked
+/// GPU backend (tapeflow::cuda); without one, or without a driver, the list is empty.
+inline std::vector<PhysicalDevice> list_physical_devices(std::string_view device_type = {}) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  std::vector<PhysicalDevice> out;
+  for (const auto& device : ctx.physical) {
+    if (device_type.empty() || device.device_type == device_type) {
+      out.push_back(device);
+    }
+  }
+  return out;
+}
+
+/// The devices this process may use (all of them unless set_visible_devices narrowed them).
+inline std::vector<PhysicalDevice> get_visible_devices(std::string_view device_type = {}) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  std::vector<PhysicalDevice> out;
+  for (const auto& device : ctx.visible) {
+    if (device_type.empty() || device.device_type == device_type) {
+      out.push_back(device);
+    }
+  }
+  return out;
+}
+
+/// Restricts the devices of `device_type` (empty: of every type) to `devices`; the rest stay
+/// as they are. Every device must be one of list_physical_devices(device_type).
+inline void set_visible_devices(const std::vector<PhysicalDevice>& devices,
+                                std::string_view device_type = {}) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  for (const auto& device : devices) {
+    ctx.index_of(device);
+    if (!device_type.empty() && device.device_type != device_type) {
+      throw invalid_argument("Unrecognized device: " + detail_context::Context::repr(device));
+    }
+  }
+  std::vector<PhysicalDevice> visible;
+  if (!device_type.empty()) {
+    for (const auto& device : ctx.visible) {
+      if (device.device_type != device_type) {
+        visible.push_back(device);
+      }
+    }
+  }
+  visible.insert(visible.end(), devices.begin(), devices.end());
+  if (visible == ctx.visible) {
+    return;
+  }
+  if (ctx.is_initialized()) {
+    throw failed_precondition("Visible devices cannot be modified after being initialized");
+  }
+  ctx.visible = std::move(visible);
+}
+/// Splits `device` into one logical device per configuration. GPUs need a memory_limit on
+/// each; CPUs take none (several logical CPUs are how multi-device code is tested without
+/// GPUs).
+inline void set_logical_device_configuration(
+    const PhysicalDevice& device, const std::vector<LogicalDeviceConfiguration>& logical_devices) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  ctx.index_of(device);
+  if (device.device_type == "CPU") {
+    for (const auto& cfg : logical_devices) {
+      if (cfg.memory_limit) {
+        throw invalid_argument(
+            "Setting memory limit on CPU virtual devices is currently not supported");
+      }
+      if (cfg.experimental_priority) {
+        throw invalid_argument(
+            "Setting experimental_priority on CPU virtual devices is currently not supported");
+      }
+      if (cfg.experimental_device_ordinal) {
+        throw invalid_argument(
+            "Setting experimental_device_ordinal on CPU virtual devices is currently not "
+            "supported");
+      }
+    }
+  } else if (device.device_type == "GPU") {
+    for (const auto& cfg : logical_devices) {
+      if (!cfg.memory_limit) {
+        throw invalid_argument("Setting memory limit is required for GPU virtual devices");
+      }
+      if (*cfg.memory_limit <= 0) {
+        throw invalid_argument("memory_limit must be positive (MiB), got " +
+                               std::to_string(*cfg.memory_limit) + " for " + device.name);
+      }
+    }
+  } else {
+    throw invalid_argument("Virtual devices are not supported for " + device.device_type);
+  }
+  if (logical_devices.empty()) {
+    throw invalid_argument("set_logical_device_configuration: " + device.name +
+                           " needs at least one LogicalDeviceConfiguration");
+  }
+  auto const known = ctx.virtual_devices.find(device.name);
+  if (known != ctx.virtual_devices.end() && known->second == logical_devices) {
+    return;
+  }
+  if (ctx.is_initialized()) {
+    throw failed_precondition("Virtual devices cannot be modified after being initialized");
+  }
+  if (ctx.memory_growth.count(device.name) != 0 && ctx.memory_growth.at(device.name)) {
+    throw invalid_argument("Cannot set virtual device configuration on " + device.name +
+                           " when memory growth is enabled");
+  }
+  ctx.virtual_devices[device.name] = logical_devices;
+}
+
+/// The configurations set for `device`; empty when none was.
+inline std::vector<LogicalDeviceConfiguration> get_logical_device_configuration(
+    const PhysicalDevice& device) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  ctx.index_of(device);
+  auto const known = ctx.virtual_devices.find(device.name);
+  return known == ctx.virtual_devices.end() ? std::vector<LogicalDeviceConfiguration>{}
+                                            : known->second;
+}
+
+/// The devices ops are placed on, "/device:<type>:<index>". Initializes the runtime: device
+/// settings are frozen from here on.
+inline std::vector<LogicalDevice> list_logical_devices(std::string_view device_type = {}) {
+  std::vector<LogicalDevice> out;
+  for (const auto& info : detail_context::logical_device_infos()) {
+    if (device_type.empty() || info.device.device_type == device_type) {
+      out.push_back(info.device);
+    }
+  }
+  return out;
+}
+
+/// Whether an op with no kernel on the requested device falls back to one that has it (the
+/// CPU), or fails with invalid_argument. On by default; may change at any time.
+inline void set_soft_device_placement(bool enabled) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.soft_placement = enabled;
+}
+inline bool get_soft_device_placement() {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  return ctx.soft_placement;
+}
+
+namespace experimental {
+
+/// Lets the GPU's allocator grow from little to what it needs, instead of reserving the
+/// device's memory up front. GPUs only; not with logical devices configured.
+inline void set_memory_growth(const PhysicalDevice& device, bool enable) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  ctx.index_of(device);
+  if (ctx.virtual_devices.count(device.name) != 0) {
+    throw invalid_argument("Cannot set memory growth on device when virtual devices configured");
+  }
+  if (device.device_type != "GPU") {
+    throw invalid_argument("Cannot set memory growth on non-GPU and non-Pluggable devices");
+  }
+  if (ctx.memory_growth.at(device.name) == enable) {
+    return;
+  }
+  if (ctx.is_initialized()) {
+    throw failed_precondition("Physical devices cannot be modified after being initialized");
+  }
+  ctx.memory_growth[device.name] = enable;
+}
+
+/// Whether memory growth is on for `device` (a GPU; others are not_found, as TensorFlow's
+/// KeyError).
+inline bool get_memory_growth(const PhysicalDevice& device) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  ctx.discover();
+  ctx.index_of(device);
+  auto const known = ctx.memory_growth.find(device.name);
+  if (known == ctx.memory_growth.end()) {
+    throw not_found(detail_context::Context::repr(device) + " has no memory growth setting");
+  }
+  return known->second;
+}
+
+/// TensorFlow 2.0's names for the same settings (the seeds use them).
+using config::list_physical_devices;
+using config::set_visible_devices;
+inline void set_virtual_device_configuration(
+    const PhysicalDevice& device, const std::vector<LogicalDeviceConfiguration>& logical_devices) {
+  set_logical_device_configuration(device, logical_devices);
+}
+using VirtualDeviceConfiguration = LogicalDeviceConfiguration;
+
+}  // namespace experimental
+
+namespace threading {
+
+/// Threads the CPU kernels use inside one op (0: one per hardware thread). Set it before the
+/// runtime initializes; afterwards any call is failed_precondition, as in TensorFlow.
+inline void set_intra_op_parallelism_threads(int num_threads) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  if (num_threads < 0) {
+    throw invalid_argument("intra_op_parallelism_threads must be >= 0, got " +
+                           std::to_string(num_threads));
+  }
+  if (ctx.is_initialized()) {
+    throw failed_precondition("Intra op parallelism cannot be modified after initialization.");
+  }
+  backend::cpu::ThreadPool::requested_global_threads().store(num_threads);
+}
+inline int get_intra_op_parallelism_threads() {
+  return backend::cpu::ThreadPool::requested_global_threads().load();
+}
+
+/// Threads for running independent ops concurrently (0: the system's choice). Recorded and
+/// reported as TensorFlow does; tapeflow's executors run one op at a time, so nothing reads it.
+inline void set_inter_op_parallelism_threads(int num_threads) {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  if (num_threads < 0) {
+    throw invalid_argument("inter_op_parallelism_threads must be >= 0, got " +
+                           std::to_string(num_threads));
+  }
+  if (ctx.is_initialized()) {
+    throw failed_precondition("Inter op parallelism cannot be modified after initialization.");
+  }
+  ctx.inter_op_threads = num_threads;
+}
+inline int get_inter_op_parallelism_threads() {
+  auto& ctx = detail_context::context();
+  std::lock_guard lock(ctx.mutex);
+  return ctx.inter_op_threads;
+}
+
+}  // namespace threading
+}  // namespace config
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONFIG_HPP
+// ---- end <tapeflow/config/config.hpp>
+// ---- begin <tapeflow/config/device_scope.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SCOPE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SCOPE_HPP
+// tf::device scopes and placement: which logical device a new tensor or op goes to.
+//
+// `auto scope = tf::device("/GPU:0");` is Python's `with tf.device("/GPU:0"):`. Scopes nest per
+// thread, each inner spec overriding the fields it sets (DeviceSpec::merged_with);
+// `tf::device(nullptr)` clears them (`tf.device(None)`). Placement resolves the merged spec
+// against the logical devices as TensorFlow does: unset means the default device (GPU:0 where
+// there is one, else CPU:0); a device that does not exist falls back, under soft placement, to
+// the same type's first device and then to CPU:0, and without it is invalid_argument in
+// TensorFlow's words.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// ---- begin <tapeflow/config/device_spec.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SPEC_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SPEC_HPP
+// tf::DeviceSpec: a (possibly partial) device name, parsed and printed as TensorFlow does.
+//
+// TensorFlow accepts "/GPU:0", "/gpu:1", "GPU:0", "/device:CPU:0", "/device:GPU:*" and the full
+// "/job:localhost/replica:0/task:0/device:CPU:0"; each '/'-separated part is `job:`, `replica:`,
+// `task:`, `<type>[:<index>]` or `device:<type>:<index>`, and anything else is a ValueError
+// naming the part. Unset fields stay unset so nested tf::device scopes can merge them.
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// A device name's parts; any of them may be unset (TensorFlow: `tf.DeviceSpec`).
+struct DeviceSpec {
+  std::optional<std::string> job;  ///< "localhost" for this process's devices
+  std::optional<int> replica;      ///< replica index within the job
+  std::optional<int> task;         ///< task index within the job
+  /// Upper-case type ("CPU", "GPU"); unset means any.
+  std::optional<std::string> device_type;
+  /// Unset means any ("*").
+  std::optional<int> device_index;
+
+  /// Parses a TensorFlow device string; an unknown part or a bad number is invalid_argument
+  /// naming the part and the whole string, as TensorFlow's ValueError does.
+  static DeviceSpec from_string(std::string_view spec);
+
+  /// TensorFlow's canonical form: "/job:J/replica:R/task:T/device:TYPE:INDEX", unset parts
+  /// left out, an unset index with a set type printed as "*".
+  [[nodiscard]] std::string to_string() const;
+
+  /// This spec with each field `inner` sets replaced by `inner`'s, field by field (how nested
+  /// tf::device scopes combine, as TensorFlow's `DeviceSpec.make_merged_spec`: "/gpu" inside
+  /// "/cpu:1" is GPU 1).
+  [[nodiscard]] DeviceSpec merged_with(const DeviceSpec& inner) const;
+
+  /// Field by field.
+  friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
+  /// Prints to_string().
+  friend std::ostream& operator<<(std::ostream& os, const DeviceSpec& spec) {
+    return os << spec.to_string();
+  }
+};
+
+namespace detail::device_names {
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto const end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) {
+      return parts;
+    }
+    start = end + 1;
+  }
+}
+
+inline std::string upper(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) {
+    if (c >= 'a' && c <= 'z') {
+      c = static_cast<char>(c - 'a' + 'A');
+    }
+  }
+  return out;
+}
+
+// TensorFlow's device types that may be written bare ("/gpu:0").
+inline bool known_type(std::string_view upper_name) {
+  return upper_name == "CPU" || upper_name == "GPU" || upper_name == "TPU";
+}
+
+inline int parse_number(std::string_view text, std::string_view what, std::string_view spec) {
+  int value = 0;
+  auto const* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 0) {
+    throw invalid_argument("Invalid " + std::string(what) + " '" + std::string(text) +
+                           "' while parsing the device spec: '" + std::string(spec) + "'.");
+  }
+  return value;
+}
+}  // namespace detail::device_names
+
+inline DeviceSpec DeviceSpec::from_string(std::string_view spec) {
+  namespace names = detail::device_names;
+  DeviceSpec out;
+  auto set_type = [&](std::string type) {
+    if (out.device_type) {
+      throw invalid_argument(
+          "Multiple device types are not allowed while parsing the device "
+          "spec: " +
+          std::string(spec) + ".");
+    }
+    out.device_type = std::move(type);
+  };
+  for (auto part : names::split(spec, '/')) {
+    if (part.empty()) {
+      continue;
+    }
+    auto const fields = names::split(part, ':');
+    auto const n = fields.size();
+    if (n == 2 && fields[0] == "job") {
+      out.job = std::string(fields[1]);
+    } else if (n == 2 && fields[0] == "replica") {
+      out.replica = names::parse_number(fields[1], "replica", spec);
+    } else if (n == 2 && fields[0] == "task") {
+      out.task = names::parse_number(fields[1], "task", spec);
+    } else if ((n == 1 || n == 2) && names::known_type(names::upper(fields[0]))) {
+      set_type(names::upper(fields[0]));
+      if (n == 2 && fields[1] != "*") {
+        out.device_index = names::parse_number(fields[1], "device index", spec);
+      }
+    } else if (n == 3 && fields[0] == "device") {
+      set_type(std::string(fields[1]));
+      if (fields[2] != "*") {
+        out.device_index = names::parse_number(fields[2], "device index", spec);
+      }
+    } else {
+      throw invalid_argument("Unknown attribute '" + std::string(fields[0]) +
+                             "' is encountered while parsing the device spec: '" +
+                             std::string(spec) + "'.");
+    }
+  }
+  return out;
+}
+
+inline std::string DeviceSpec::to_string() const {
+  std::string out;
+  if (job) {
+    out += "/job:" + *job;
+  }
+  if (replica) {
+    out += "/replica:" + std::to_string(*replica);
+  }
+  if (task) {
+    out += "/task:" + std::to_string(*task);
+  }
+  if (device_type) {
+    out += "/device:" + *device_type + ":" +
+           (device_index ? std::to_string(*device_index) : std::string("*"));
+  }
+  return out;
+}
+
+inline DeviceSpec DeviceSpec::merged_with(const DeviceSpec& inner) const {
+  DeviceSpec out = *this;
+  if (inner.job) {
+    out.job = inner.job;
+  }
+  if (inner.replica) {
+    out.replica = inner.replica;
+  }
+  if (inner.task) {
+    out.task = inner.task;
+  }
+  if (inner.device_type) {
+    out.device_type = inner.device_type;
+  }
+  if (inner.device_index) {
+    out.device_index = inner.device_index;
+  }
+  return out;
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SPEC_HPP
+// ---- end <tapeflow/config/device_spec.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config {
+
+/// The prefix TensorFlow's eager runtime gives every local device's full name.
+inline constexpr std::string_view local_device_prefix = "/job:localhost/replica:0/task:0";
+
+namespace detail_context {
+// The scopes' merged specs, innermost last; per thread, as TensorFlow's device stack.
+inline std::vector<std::optional<DeviceSpec>>& scope_stack() {
+  thread_local std::vector<std::optional<DeviceSpec>> stack;
+  return stack;
+}
+
+inline std::string full_name(const LogicalDeviceInfo& info) {
+  return std::string(local_device_prefix) + info.device.name;
+}
+
+inline bool is_local(const DeviceSpec& spec) {
+  return (!spec.job || *spec.job == "localhost") && spec.replica.value_or(0) == 0 &&
+         spec.task.value_or(0) == 0;
+}
+
+inline const LogicalDeviceInfo* find(const std::vector<LogicalDeviceInfo>& devices,
+                                     std::string_view type, std::optional<int> index) {
+  for (const auto& info : devices) {
+    if (info.device.device_type == type && (!index || info.index == *index)) {
+      return &info;
+    }
+  }
+  return nullptr;
+}
+
+/// The logical device `spec` places on (see the header comment).
+inline LogicalDeviceInfo place(const std::optional<DeviceSpec>& spec) {
+  auto const devices = logical_device_infos();
+  bool soft = true;
+  {
+    auto& ctx = context();
+    std::lock_guard lock(ctx.mutex);
+    soft = ctx.soft_placement;
+  }
+  auto const* default_device = find(devices, "GPU", std::nullopt);
+  if (default_device == nullptr) {
+    default_device = find(devices, "CPU", 0);
+  }
+  if (!spec || !spec->device_type) {
+    if (spec && !is_local(*spec) && !soft) {
+      throw invalid_argument("Could not satisfy device specification '" + spec->to_string() +
+                             "': tapeflow runs one local task (/job:localhost/replica:0/task:0)");
+    }
+    return *default_device;
+  }
+  if (is_local(*spec)) {
+    if (auto const* exact = find(devices, *spec->device_type, spec->device_index)) {
+      return *exact;
+    }
+  }
+  if (!soft) {
+    DeviceSpec wanted = DeviceSpec::from_string(local_device_prefix).merged_with(*spec);
+    std::string types;
+    std::string all;
+    for (const auto& info : devices) {
+      if (types.find(info.device.device_type) == std::string::npos) {
+        types += (types.empty() ? "" : ", ") + info.device.device_type;
+      }
+      all += (all.empty() ? "" : ", ") + full_name(info);
+    }
+    throw invalid_argument("Could not satisfy device specification '" + wanted.to_string() +
+                           "'. enable_soft_placement=0. Supported device types [" + types +
+                           "]. All available devices [" + all + "].");
+  }
+  if (auto const* same_type = find(devices, *spec->device_type, std::nullopt)) {
+    return *same_type;
+  }
+  return *find(devices, "CPU", 0);
+}
+}  // namespace detail_context
+
+/// The device spec the enclosing tf::device scopes ask for (unset outside any scope).
+inline std::optional<DeviceSpec> current_device_spec() {
+  auto const& stack = detail_context::scope_stack();
+  return stack.empty() ? std::nullopt : stack.back();
+}
+
+/// The full name of the logical device new tensors and ops go to here, e.g.
+/// "/job:localhost/replica:0/task:0/device:CPU:1". Initializes the runtime.
+inline std::string current_device() {
+  return detail_context::full_name(detail_context::place(current_device_spec()));
+}
+
+/// A tf::device scope; see tf::device.
+class [[nodiscard]] DeviceScope {
+ public:
+  /// Enters a scope placing on `spec` merged into the enclosing one's; none clears them.
+  explicit DeviceScope(std::optional<DeviceSpec> spec) {
+    auto& stack = detail_context::scope_stack();
+    if (spec && !stack.empty() && stack.back()) {
+      spec = stack.back()->merged_with(*spec);
+    }
+    // Entering a scope initializes the runtime (device settings freeze), as placing does.
+    detail_context::logical_device_infos();
+    stack.push_back(std::move(spec));
+    depth_ = stack.size();
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  ~DeviceScope() {
+    auto& stack = detail_context::scope_stack();
+    // Scopes are objects on one thread's stack, so they close innermost first.
+    if (stack.size() == depth_) {
+      stack.pop_back();
+    }
+  }
+
+ private:
+  std::size_t depth_ = 0;
+};
+
+}  // namespace config
+
+/// Places new tensors and ops on `spec` while the returned scope lives (TensorFlow:
+/// `with tf.device(spec):`). A malformed spec is invalid_argument naming it.
+inline config::DeviceScope device(std::string_view spec) {
+  return config::DeviceScope(DeviceSpec::from_string(spec));
+}
+/// Clears the enclosing scopes' placement (`tf.device(None)`).
+inline config::DeviceScope device(std::nullptr_t) { return config::DeviceScope(std::nullopt); }
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SCOPE_HPP
+// ---- end <tapeflow/config/device_scope.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
+// ---- end <tapeflow/config.hpp>
+// ---- begin <tapeflow/data.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_HPP
+// Umbrella for tf::data: dataset sources and pipeable adaptors (`tf.data`). Compiles without
+// Eigen; of range-v3 it includes only the view-closure machinery (MAINTAINERS.md, "Datasets are
+// views"), so a program using only pipelines builds in seconds.
+
+// ---- begin <tapeflow/data/adaptor/batch.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_BATCH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_BATCH_HPP
+// `ds | tf::data::batch(n, {.drop_remainder})`: stacks n consecutive elements on a new dim 0
+// (`Dataset.batch`); the last batch is smaller unless drop_remainder. Also `padded_batch(n)`,
+// which pads every dim of every component to the largest in the batch (or to a per-component
+// padded shape) with a per-component padding value.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
 // ---- begin <tapeflow/data/dataset.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DATASET_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DATASET_HPP
@@ -8568,187 +9786,6 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <memory>
 
-// ---- begin <tapeflow/backend/cpu/thread_pool.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_POOL_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_POOL_HPP
-// The CPU backend's intra-op thread pool.
-//
-// Why our own pool instead of Eigen's ThreadPoolDevice: headers that only move bytes (data
-// pipelines, io) must not pull in Eigen, and the ops need one blocking `parallel_for` whose
-// caller takes a share of the work, so a 2-core machine runs 2 chunks, not 1 + a wake-up.
-
-#include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <cstdint>
-#include <exception>
-#include <mutex>
-#include <thread>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace backend::cpu {
-
-/// A fixed set of worker threads running one `parallel_for` at a time.
-class ThreadPool {
- public:
-  /// Starts `num_threads - 1` workers (the caller of parallel_for is the last thread);
-  /// values below 1 count as 1.
-  explicit ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
-    for (int i = 1; i < num_threads_; ++i) {
-      workers_.emplace_back([this, i] { worker_loop(i); });
-    }
-  }
-  ThreadPool(const ThreadPool&) = delete;
-  ThreadPool& operator=(const ThreadPool&) = delete;
-  ~ThreadPool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    for (auto& worker : workers_) {
-      worker.join();
-    }
-  }
-
-  /// Threads a parallel_for can use, the caller's included (at least 1).
-  [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
-
-  /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
-  /// each at least `min_chunk` long. Blocks until all chunks finished; rethrows the first
-  /// exception a chunk threw. Nested calls (from inside a chunk) run inline.
-  template <class Body>
-  void parallel_for(std::int64_t n, std::int64_t min_chunk, Body&& body) {
-    if (n <= 0) {
-      return;
-    }
-    std::int64_t const grain = std::max<std::int64_t>(min_chunk, 1);
-    std::int64_t const chunks = std::min<std::int64_t>(num_threads_, (n + grain - 1) / grain);
-    if (chunks <= 1 || inside_pool_ || workers_.empty()) {
-      body(std::int64_t{0}, n);
-      return;
-    }
-    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
-    // A plain function pointer over the caller's body (no std::function): cheaper to
-    // instantiate per call site, and no allocation.
-    auto* body_ptr = &body;
-    Job job([](void* ctx, std::int64_t b,
-               std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
-            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks, &mutex_);
-    {
-      std::lock_guard lock(mutex_);
-      current_ = &job;
-      ++generation_;
-    }
-    wake_.notify_all();
-    job.work();
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return job.finished == job.chunks && job.workers_inside == 0; });
-    current_ = nullptr;
-    if (job.error) {
-      std::rethrow_exception(job.error);
-    }
-  }
-
-  /// The process-wide pool, sized to the machine (`std::thread::hardware_concurrency`).
-  static ThreadPool& global() {
-    static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-    return pool;
-  }
-
- private:
-  // One parallel_for call. It lives on the caller's stack; workers reach it only while
-  // registered in `workers_inside`, and the caller waits for that count to drop to zero.
-  struct Job {
-    using Call = void (*)(void*, std::int64_t, std::int64_t);
-    Job(Call c, void* ctx, std::int64_t n, std::int64_t k, std::mutex* m)
-        : call(c), context(ctx), total(n), chunks(k), mutex(m) {}
-    void task(std::int64_t b, std::int64_t e) const { call(context, b, e); }
-    Call call;
-    void* context;
-    std::int64_t total;
-    std::int64_t chunks;
-    std::atomic<std::int64_t> next{0};
-    std::int64_t finished = 0;  // guarded by the pool's mutex_
-    int workers_inside = 0;     // guarded by the pool's mutex_
-    std::exception_ptr error;   // guarded by the pool's mutex_
-    std::mutex* mutex = nullptr;
-
-    void work() {
-      std::int64_t completed = 0;
-      std::exception_ptr failure;
-      for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-        const bool was_inside = inside_pool_;
-        inside_pool_ = true;
-        try {
-          task(total * c / chunks, total * (c + 1) / chunks);
-        } catch (...) {
-          if (!failure) {
-            failure = std::current_exception();
-          }
-        }
-        inside_pool_ = was_inside;
-        ++completed;
-      }
-      std::lock_guard lock(*mutex);
-      finished += completed;
-      if (failure && !error) {
-        error = failure;
-      }
-    }
-  };
-
-  void worker_loop(int /*index*/) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      Job* job = nullptr;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) {
-          return;
-        }
-        seen = generation_;
-        job = current_;
-        if (job == nullptr) {
-          continue;
-        }
-        ++job->workers_inside;
-      }
-      job->work();
-      {
-        std::lock_guard lock(mutex_);
-        --job->workers_inside;
-      }
-      done_.notify_all();
-    }
-  }
-
-  static inline thread_local bool inside_pool_ = false;
-
-  int num_threads_;
-  std::vector<std::thread> workers_;
-  std::mutex run_mutex_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  bool stopping_ = false;
-  std::uint64_t generation_ = 0;
-  Job* current_ = nullptr;
-};
-
-/// Runs `body(begin, end)` over [0, n) on the global pool (see ThreadPool::parallel_for).
-template <class Body>
-void parallel_for(std::int64_t n, std::int64_t min_chunk, Body&& body) {
-  ThreadPool::global().parallel_for(n, min_chunk, std::forward<Body>(body));
-}
-
-}  // namespace backend::cpu
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_POOL_HPP
-// ---- end <tapeflow/backend/cpu/thread_pool.hpp>
 // ---- begin <tapeflow/ops/detail/broadcast.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_BROADCAST_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_BROADCAST_HPP

@@ -2802,11 +2802,31 @@ class ThreadPool {
 
   /// The process-wide pool, sized to the machine (`std::thread::hardware_concurrency`).
   static ThreadPool& global() {
-    static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    static ThreadPool pool(global_size());
     return pool;
   }
 
+  /// Threads the global pool is started with, asked for by
+  /// tf::config::threading::set_intra_op_parallelism_threads (0: one per hardware thread).
+  /// Read once, when the pool starts; after that tf::config refuses changes.
+  static std::atomic<int>& requested_global_threads() noexcept {
+    static std::atomic<int> threads{0};
+    return threads;
+  }
+  /// Whether the global pool has started (tf::config counts that as the runtime initialized).
+  static std::atomic<bool>& global_started() noexcept {
+    static std::atomic<bool> started{false};
+    return started;
+  }
+
  private:
+  static int global_size() noexcept {
+    global_started().store(true);
+    int const requested = requested_global_threads().load();
+    return requested > 0 ? requested
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
   // registered in `workers_inside`, and the caller waits for that count to drop to zero.
   struct Job {
