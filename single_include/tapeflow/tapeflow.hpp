@@ -489,6 +489,147 @@ TAPEFLOW_END_NAMESPACE
 #include <type_traits>
 #include <vector>
 
+// ---- begin <tapeflow/core/detail/device_table.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_DEVICE_TABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_DEVICE_TABLE_HPP
+// Devices as core sees them: small ids that buffers carry, the names they stand for, and the
+// device the current thread places on (Note [Placement] in MAINTAINERS.md).
+//
+// Why ids in core rather than config's LogicalDevice: every buffer records where it lives and
+// every op reads its inputs' devices, so the common path must be an integer in the buffer's
+// header and a thread-local read, and core cannot include config (config sits above core).
+// tf::config fills the table when the runtime initializes; until then only CPU:0 exists.
+// IWYU pragma: private, include <tapeflow/core/tensor.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::devices {
+
+/// A logical device's index in the table; 0 is CPU:0, which always exists.
+using DeviceId = std::int16_t;
+/// "No tf::device scope is active" (the thread's placement) / "no device" (symbolic tensors).
+inline constexpr DeviceId none = -1;
+/// A scope asked for a device that cannot be satisfied without soft placement; ops under it
+/// throw the message the scope recorded.
+inline constexpr DeviceId unsatisfiable = -2;
+
+inline constexpr std::size_t max_devices = 256;
+
+struct Entry {
+  std::string name;              // "/job:localhost/replica:0/task:0/device:CPU:1"
+  std::string type;              // "CPU", "GPU"
+  bool has_cpu_kernels = false;  // CPU-type devices run every op's CPU kernel
+};
+
+struct Table {
+  std::array<Entry, max_devices> entries{};
+  std::atomic<std::size_t> size{1};
+  // tf::config::set_soft_device_placement: an op without a kernel on its device runs on CPU:0.
+  std::atomic<bool> soft_placement{true};
+  Table() { entries[0] = {"/job:localhost/replica:0/task:0/device:CPU:0", "CPU", true}; }
+};
+
+/// The process's devices. Entries are written once, before their ids are handed out (config
+/// initializes under its lock), and never change afterwards, so readers need no lock.
+inline Table& table() {
+  static Table instance;
+  return instance;
+}
+
+/// The full name of device `id` ("" for none).
+inline std::string_view name(DeviceId id) noexcept {
+  if (id < 0 || static_cast<std::size_t>(id) >= table().size.load(std::memory_order_acquire)) {
+    return {};
+  }
+  return table().entries[static_cast<std::size_t>(id)].name;
+}
+
+inline bool has_cpu_kernels(DeviceId id) noexcept {
+  return id >= 0 && static_cast<std::size_t>(id) < table().size.load(std::memory_order_acquire) &&
+         table().entries[static_cast<std::size_t>(id)].has_cpu_kernels;
+}
+
+/// The device tf::device scopes ask for on this thread (none outside any scope).
+inline DeviceId& scope_device() noexcept {
+  thread_local DeviceId id = none;
+  return id;
+}
+
+/// Where new buffers of this thread go: the op being run's device while an op runs, else the
+/// scope's, else CPU:0.
+inline DeviceId& allocation_device() noexcept {
+  thread_local DeviceId id = 0;
+  return id;
+}
+
+/// Why ops under the current scope cannot run (set with `unsatisfiable`).
+inline std::string& unsatisfiable_reason() {
+  thread_local std::string reason;
+  return reason;
+}
+
+// place_op's rare path, out of line: every op's execute() inlines place_op.
+TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, DeviceId preferred,
+                                                      DeviceId input) {
+  DeviceId device = preferred;
+  if (device == none) {
+    device = scope_device();
+    if (device == unsatisfiable) {
+      throw invalid_argument(unsatisfiable_reason());
+    }
+  }
+  if (device == none) {
+    device = input >= 0 ? input : 0;
+  }
+  if (device == 0 || has_cpu_kernels(device)) {
+    return device;
+  }
+  if (table().soft_placement.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  auto const& entry = table().entries[static_cast<std::size_t>(device)];
+  throw invalid_argument("Cannot assign a device for operation " + std::string(op) +
+                         ": Could not satisfy explicit device specification '" + entry.name +
+                         "' because no supported kernel for " + entry.type +
+                         " devices is available.");
+}
+
+/// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
+/// device), else the scope's, else its first input's, else CPU:0. A device without the op's
+/// kernel (every op has only a CPU kernel so far) falls back to CPU:0 under soft placement;
+/// without it that is invalid_argument naming the op and the device, in TensorFlow's words.
+inline DeviceId place_op(std::string_view op, DeviceId preferred, DeviceId input) {
+  if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
+    return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
+  }
+  return place_op_with_scope(op, preferred, input);
+}
+
+/// Makes new buffers of this thread go to `device` while it lives (an op running there).
+class AllocationScope {
+ public:
+  explicit AllocationScope(DeviceId device) noexcept
+      : slot_(allocation_device()), previous_(std::exchange(slot_, device)) {}
+  AllocationScope(const AllocationScope&) = delete;
+  AllocationScope& operator=(const AllocationScope&) = delete;
+  ~AllocationScope() { slot_ = previous_; }
+
+ private:
+  DeviceId& slot_;  // one thread-local lookup per op, not two
+  DeviceId previous_;
+};
+
+}  // namespace detail::devices
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_DEVICE_TABLE_HPP
+// ---- end <tapeflow/core/detail/device_table.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -503,6 +644,7 @@ struct Buffer {
   std::int64_t count = 0;                       // elements
   void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
   int size_class = -1;                          // Note [Buffer cache]; -1: not cached
+  devices::DeviceId device = 0;                 // where it lives (Note [Placement])
 
   [[nodiscard]] std::byte* bytes() noexcept {
     return reinterpret_cast<std::byte*>(this) + header_bytes;
@@ -532,6 +674,7 @@ struct Buffer {
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
     buffer->size_class = size_class;
+    buffer->device = devices::allocation_device();
     if constexpr (!std::is_trivially_default_constructible_v<T> ||
                   !std::is_trivially_destructible_v<T>) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());
@@ -772,6 +915,12 @@ class Tensor {
   [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
   explicit operator bool() const = delete;  // ambiguous for bool tensors: use has_value()
 
+  /// The full name of the device holding the value, as TensorFlow's `.device`:
+  /// "/job:localhost/replica:0/task:0/device:CPU:0"; empty without a value (symbolic tensors).
+  [[nodiscard]] std::string device() const {
+    return buffer_ ? std::string(detail::devices::name(buffer_->device)) : std::string();
+  }
+
   /// Identity used by GradientTape (copies share it).
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
 
@@ -917,6 +1066,19 @@ struct tensor_access {
   template <class T, std::size_t R>
   static void set_id(Tensor<T, R>& t, std::int64_t id) noexcept {
     t.id_ = id;
+  }
+  /// `t` on the device new buffers go to now (Note [Placement]): `t` itself when it is there
+  /// (or holds no value), else a copy of its elements there with the same identity. All
+  /// devices so far keep their elements in host memory, so the copy is a plain one.
+  template <class T, std::size_t R>
+  static Tensor<T, R> on_allocation_device(const Tensor<T, R>& t) {
+    if (t.buffer_ == nullptr || t.buffer_->device == devices::allocation_device()) {
+      return t;
+    }
+    auto copy = Tensor<T, R>::uninitialized(t.dims_);
+    std::copy_n(t.data(), t.num_elements(), copy.buffer_->template data<T>());
+    copy.id_ = t.id_;
+    return copy;
   }
   /// A symbolic tensor (no buffer) of the given dims, for tracing (Note [Tracing]).
   template <class T, std::size_t R>
@@ -3515,16 +3677,48 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   return out;
 }
 
-/// Runs `op` on tensor inputs: shape rule, allocation, CPU kernel, tape recording; or, while
-/// a tf::function traces, appends a graph node instead.
+/// The device of the first input holding a value (none without one).
+template <class... In>
+devices::DeviceId first_input_device(const In&... in) noexcept {
+  devices::DeviceId device = devices::none;
+  auto visit = [&device](const auto& t) {
+    if (device == devices::none) {
+      if (const Buffer* b = tensor_access::buffer(t); b != nullptr) {
+        device = b->device;
+      }
+    }
+  };
+  (for_each_tensor(in, visit), ...);
+  (void)visit;
+  return device;
+}
+
+/// An op's own placement (its `placement_device()`, e.g. a variable write goes where the
+/// variable lives), or none.
+template <class Op>
+devices::DeviceId preferred_device(const Op& op) {
+  if constexpr (requires { op.placement_device(); }) {
+    return op.placement_device();
+  } else {
+    return devices::none;
+  }
+}
+
+/// Runs `op` on tensor inputs: placement, shape rule, allocation, CPU kernel, tape recording;
+/// or, while a tf::function traces, appends a graph node instead.
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   if (trace::Graph* graph = trace::active(); graph != nullptr) {
     return trace_node(*graph, op, in...);
   }
   require_inputs(op, in...);
+  // Note [Placement]: the op's outputs are allocated on its device; a forward-style output that
+  // shares a buffer on another device (a reshape or variable read under a tf::device scope) is
+  // copied there, as TensorFlow copies eager tensors to the op's device.
+  devices::AllocationScope const allocation(
+      devices::place_op(Op::name, preferred_device(op), first_input_device(in...)));
   if constexpr (requires { op.forward(in...); }) {
-    auto out = op.forward(in...);
+    auto out = tensor_access::on_allocation_device(op.forward(in...));
     if (!tape::active().empty()) {
       record(op, out, in...);
     }
@@ -3655,6 +3849,10 @@ struct ReadVariableOp {
 
   /// The variable read: TensorFlow's `resource` input.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  /// Reads run where the variable lives (a consumer elsewhere reads it there).
+  [[nodiscard]] detail::devices::DeviceId placement_device() const {
+    return detail::tensor_access::buffer(resource->value)->device;
+  }
   [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
 };
 
@@ -3676,6 +3874,10 @@ struct VariableUpdateOp {
 
   /// The variable written: TensorFlow's `resource` input.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  /// Writes run where the variable lives, so it stays there (Note [Placement]).
+  [[nodiscard]] detail::devices::DeviceId placement_device() const {
+    return detail::tensor_access::buffer(resource->value)->device;
+  }
 
   OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
     if (value.dims() != resource->value.dims()) {
@@ -3694,7 +3896,9 @@ struct VariableUpdateOp {
     auto& s = *resource;
     *detail::tensor_access::mutable_data(done) = true;
     if (Kind == detail::VariableUpdate::assign &&
-        !detail::tensor_access::buffer(s.value)->unique()) {
+        !detail::tensor_access::buffer(s.value)->unique() &&
+        detail::tensor_access::buffer(value)->device ==
+            detail::tensor_access::buffer(s.value)->device) {
       detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
       return;
     }
@@ -3758,7 +3962,8 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
-    state_->value = std::move(initial_value);
+    // A variable lives on the device its creation is placed on (Note [Placement]).
+    state_->value = detail::tensor_access::on_allocation_device(initial_value);
     detail::tensor_access::set_id(state_->value, state_->id);
   }
   /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
@@ -3766,6 +3971,8 @@ class Variable {
     requires(Rank == 0)
       : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
 
+  /// The full name of the device the variable lives on (TensorFlow: `.device`).
+  [[nodiscard]] std::string device() const { return resource()->value.device(); }
   /// The current value (TensorFlow: `read_value()`); a read node while tracing.
   [[nodiscard]] Tensor<T, Rank> value() const {
     return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
@@ -7384,6 +7591,7 @@ decltype(auto) normalize(A&& a) {
 /// One argument's part of the cache key.
 struct KeyPart {
   bool is_tensor = false;
+  bool is_device = false;             // the trailing part: where the call runs
   DType dtype = DType::invalid;       // tensors
   Shape shape;                        // tensors
   std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
@@ -7461,6 +7669,17 @@ KeyPart key_of(const X& x) {
   return part;
 }
 
+/// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
+/// so each device gets its own trace, as TensorFlow's cache key includes the device.
+inline KeyPart device_key() {
+  KeyPart part;
+  part.is_device = true;
+  auto const id = devices::scope_device();
+  part.text = id == devices::unsatisfiable ? std::string("(unsatisfiable)")
+                                           : std::string(devices::name(id));
+  return part;
+}
+
 /// Says how `now` differs from `before`, for retrace explanations.
 inline std::string describe_difference(const std::vector<KeyPart>& before,
                                        const std::vector<KeyPart>& now) {
@@ -7472,6 +7691,11 @@ inline std::string describe_difference(const std::vector<KeyPart>& before,
       continue;
     }
     std::string what;
+    if (a.is_device || b.is_device) {
+      auto label = [](const KeyPart& p) { return p.text.empty() ? std::string("none") : p.text; };
+      out += (out.empty() ? "" : "; ") + std::string("device ") + label(a) + " -> " + label(b);
+      continue;
+    }
     if (a.is_tensor && b.is_tensor) {
       if (a.dtype != b.dtype) {
         what =
@@ -7617,6 +7841,7 @@ class Function {
     } else {
       check_signature(args...);
       std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
+      key.push_back(detail::fn::device_key());
       if (options_.input_signature) {
         // The signature is pinned: every matching call shares one trace.
         std::size_t t = 0;

@@ -162,15 +162,10 @@ inline std::vector<LogicalDevice> list_logical_devices(std::string_view device_t
 /// Whether an op with no kernel on the requested device falls back to one that has it (the
 /// CPU), or fails with invalid_argument. On by default; may change at any time.
 inline void set_soft_device_placement(bool enabled) {
-  auto& ctx = detail_context::context();
-  std::lock_guard lock(ctx.mutex);
-  ctx.soft_placement = enabled;
+  detail::devices::table().soft_placement.store(enabled);
 }
-inline bool get_soft_device_placement() {
-  auto& ctx = detail_context::context();
-  std::lock_guard lock(ctx.mutex);
-  return ctx.soft_placement;
-}
+/// Whether soft placement is on (the default).
+inline bool get_soft_device_placement() { return detail::devices::table().soft_placement.load(); }
 
 namespace experimental {
 

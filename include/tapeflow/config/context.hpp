@@ -20,6 +20,7 @@
 #include <tapeflow/backend/linked_platforms.hpp>
 #include <tapeflow/backend/platform.hpp>
 #include <tapeflow/config/devices.hpp>
+#include <tapeflow/core/detail/device_table.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -33,6 +34,8 @@ struct LogicalDeviceInfo {
   int physical_index = 0;
   /// Index among the logical devices of its type ("/device:GPU:<index>").
   int index = 0;
+  /// Index among all logical devices: the id its tensors' buffers carry (Note [Placement]).
+  int id = 0;
   /// MiB it may allocate; unset: the physical device's memory.
   std::optional<std::int64_t> memory_limit;
   bool memory_growth = false;
@@ -50,7 +53,6 @@ struct Context {
   std::map<std::string, bool> memory_growth;  // by name; GPUs only
   bool initialized = false;
   std::vector<LogicalDeviceInfo> logical;
-  bool soft_placement = true;
   int inter_op_threads = 0;
 
   // Under `mutex`. Asks every platform for its devices, once.
@@ -122,6 +124,7 @@ struct Context {
           out.push_back({{"/device:" + type + ":" + std::to_string(index), type},
                          physical_index,
                          index,
+                         static_cast<int>(out.size()),
                          cfg.memory_limit,
                          memory_growth.count(device.name) != 0 && memory_growth.at(device.name),
                          physical_memory[p]});
@@ -131,6 +134,19 @@ struct Context {
     if (per_type["CPU"] == 0) {
       throw not_found("No CPU devices are available in this process");
     }
+    if (out.size() > detail::devices::max_devices) {
+      throw invalid_argument("tf::config: " + std::to_string(out.size()) +
+                             " logical devices; tapeflow supports " +
+                             std::to_string(detail::devices::max_devices));
+    }
+    // Core's table gets the devices before any id is handed out (CPU:0 stays id 0).
+    auto& table = detail::devices::table();
+    for (const auto& info : out) {
+      table.entries[static_cast<std::size_t>(info.id)] = {
+          "/job:localhost/replica:0/task:0" + info.device.name, info.device.device_type,
+          info.device.device_type == "CPU"};
+    }
+    table.size.store(out.size(), std::memory_order_release);
     logical = std::move(out);
     initialized = true;
   }

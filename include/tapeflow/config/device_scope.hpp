@@ -55,12 +55,7 @@ inline const LogicalDeviceInfo* find(const std::vector<LogicalDeviceInfo>& devic
 /// The logical device `spec` places on (see the header comment).
 inline LogicalDeviceInfo place(const std::optional<DeviceSpec>& spec) {
   auto const devices = logical_device_infos();
-  bool soft = true;
-  {
-    auto& ctx = context();
-    std::lock_guard lock(ctx.mutex);
-    soft = ctx.soft_placement;
-  }
+  bool const soft = detail::devices::table().soft_placement.load();
   auto const* default_device = find(devices, "GPU", std::nullopt);
   if (default_device == nullptr) {
     default_device = find(devices, "CPU", 0);
@@ -114,13 +109,29 @@ inline std::string current_device() {
 class [[nodiscard]] DeviceScope {
  public:
   /// Enters a scope placing on `spec` merged into the enclosing one's; none clears them.
-  explicit DeviceScope(std::optional<DeviceSpec> spec) {
+  explicit DeviceScope(std::optional<DeviceSpec> spec)
+      : previous_scope_(detail::devices::scope_device()),
+        previous_allocation_(detail::devices::allocation_device()),
+        previous_reason_(detail::devices::unsatisfiable_reason()) {
+    namespace devices = detail::devices;
     auto& stack = detail_context::scope_stack();
     if (spec && !stack.empty() && stack.back()) {
       spec = stack.back()->merged_with(*spec);
     }
     // Entering a scope initializes the runtime (device settings freeze), as placing does.
     detail_context::logical_device_infos();
+    devices::DeviceId id = devices::none;
+    if (spec) {
+      try {
+        id = static_cast<devices::DeviceId>(detail_context::place(spec).id);
+      } catch (const invalid_argument& e) {
+        // Without soft placement, TensorFlow fails the ops placed here, not the scope.
+        id = devices::unsatisfiable;
+        devices::unsatisfiable_reason() = e.what();
+      }
+    }
+    devices::scope_device() = id;
+    devices::allocation_device() = devices::has_cpu_kernels(id) ? id : 0;
     stack.push_back(std::move(spec));
     depth_ = stack.size();
   }
@@ -131,11 +142,17 @@ class [[nodiscard]] DeviceScope {
     // Scopes are objects on one thread's stack, so they close innermost first.
     if (stack.size() == depth_) {
       stack.pop_back();
+      detail::devices::scope_device() = previous_scope_;
+      detail::devices::allocation_device() = previous_allocation_;
+      detail::devices::unsatisfiable_reason() = std::move(previous_reason_);
     }
   }
 
  private:
   std::size_t depth_ = 0;
+  detail::devices::DeviceId previous_scope_;
+  detail::devices::DeviceId previous_allocation_;
+  std::string previous_reason_;
 };
 
 }  // namespace config

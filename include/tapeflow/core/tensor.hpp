@@ -118,6 +118,12 @@ class Tensor {
   [[nodiscard]] bool is_symbolic() const noexcept { return (id_ & detail::symbolic_id_bit) != 0; }
   explicit operator bool() const = delete;  // ambiguous for bool tensors: use has_value()
 
+  /// The full name of the device holding the value, as TensorFlow's `.device`:
+  /// "/job:localhost/replica:0/task:0/device:CPU:0"; empty without a value (symbolic tensors).
+  [[nodiscard]] std::string device() const {
+    return buffer_ ? std::string(detail::devices::name(buffer_->device)) : std::string();
+  }
+
   /// Identity used by GradientTape (copies share it).
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
 
@@ -263,6 +269,19 @@ struct tensor_access {
   template <class T, std::size_t R>
   static void set_id(Tensor<T, R>& t, std::int64_t id) noexcept {
     t.id_ = id;
+  }
+  /// `t` on the device new buffers go to now (Note [Placement]): `t` itself when it is there
+  /// (or holds no value), else a copy of its elements there with the same identity. All
+  /// devices so far keep their elements in host memory, so the copy is a plain one.
+  template <class T, std::size_t R>
+  static Tensor<T, R> on_allocation_device(const Tensor<T, R>& t) {
+    if (t.buffer_ == nullptr || t.buffer_->device == devices::allocation_device()) {
+      return t;
+    }
+    auto copy = Tensor<T, R>::uninitialized(t.dims_);
+    std::copy_n(t.data(), t.num_elements(), copy.buffer_->template data<T>());
+    copy.id_ = t.id_;
+    return copy;
   }
   /// A symbolic tensor (no buffer) of the given dims, for tracing (Note [Tracing]).
   template <class T, std::size_t R>

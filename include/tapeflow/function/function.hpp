@@ -36,6 +36,7 @@
 
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/detail/device_table.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -147,6 +148,7 @@ decltype(auto) normalize(A&& a) {
 /// One argument's part of the cache key.
 struct KeyPart {
   bool is_tensor = false;
+  bool is_device = false;             // the trailing part: where the call runs
   DType dtype = DType::invalid;       // tensors
   Shape shape;                        // tensors
   std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
@@ -224,6 +226,17 @@ KeyPart key_of(const X& x) {
   return part;
 }
 
+/// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
+/// so each device gets its own trace, as TensorFlow's cache key includes the device.
+inline KeyPart device_key() {
+  KeyPart part;
+  part.is_device = true;
+  auto const id = devices::scope_device();
+  part.text = id == devices::unsatisfiable ? std::string("(unsatisfiable)")
+                                           : std::string(devices::name(id));
+  return part;
+}
+
 /// Says how `now` differs from `before`, for retrace explanations.
 inline std::string describe_difference(const std::vector<KeyPart>& before,
                                        const std::vector<KeyPart>& now) {
@@ -235,6 +248,11 @@ inline std::string describe_difference(const std::vector<KeyPart>& before,
       continue;
     }
     std::string what;
+    if (a.is_device || b.is_device) {
+      auto label = [](const KeyPart& p) { return p.text.empty() ? std::string("none") : p.text; };
+      out += (out.empty() ? "" : "; ") + std::string("device ") + label(a) + " -> " + label(b);
+      continue;
+    }
     if (a.is_tensor && b.is_tensor) {
       if (a.dtype != b.dtype) {
         what =
@@ -380,6 +398,7 @@ class Function {
     } else {
       check_signature(args...);
       std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
+      key.push_back(detail::fn::device_key());
       if (options_.input_signature) {
         // The signature is pinned: every matching call shares one trace.
         std::size_t t = 0;

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapeflow/core/detail/device_table.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -27,6 +28,7 @@ struct Buffer {
   std::int64_t count = 0;                       // elements
   void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
   int size_class = -1;                          // Note [Buffer cache]; -1: not cached
+  devices::DeviceId device = 0;                 // where it lives (Note [Placement])
 
   [[nodiscard]] std::byte* bytes() noexcept {
     return reinterpret_cast<std::byte*>(this) + header_bytes;
@@ -56,6 +58,7 @@ struct Buffer {
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
     buffer->size_class = size_class;
+    buffer->device = devices::allocation_device();
     if constexpr (!std::is_trivially_default_constructible_v<T> ||
                   !std::is_trivially_destructible_v<T>) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());

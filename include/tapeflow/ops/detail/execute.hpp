@@ -364,16 +364,48 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   return out;
 }
 
-/// Runs `op` on tensor inputs: shape rule, allocation, CPU kernel, tape recording; or, while
-/// a tf::function traces, appends a graph node instead.
+/// The device of the first input holding a value (none without one).
+template <class... In>
+devices::DeviceId first_input_device(const In&... in) noexcept {
+  devices::DeviceId device = devices::none;
+  auto visit = [&device](const auto& t) {
+    if (device == devices::none) {
+      if (const Buffer* b = tensor_access::buffer(t); b != nullptr) {
+        device = b->device;
+      }
+    }
+  };
+  (for_each_tensor(in, visit), ...);
+  (void)visit;
+  return device;
+}
+
+/// An op's own placement (its `placement_device()`, e.g. a variable write goes where the
+/// variable lives), or none.
+template <class Op>
+devices::DeviceId preferred_device(const Op& op) {
+  if constexpr (requires { op.placement_device(); }) {
+    return op.placement_device();
+  } else {
+    return devices::none;
+  }
+}
+
+/// Runs `op` on tensor inputs: placement, shape rule, allocation, CPU kernel, tape recording;
+/// or, while a tf::function traces, appends a graph node instead.
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   if (trace::Graph* graph = trace::active(); graph != nullptr) {
     return trace_node(*graph, op, in...);
   }
   require_inputs(op, in...);
+  // Note [Placement]: the op's outputs are allocated on its device; a forward-style output that
+  // shares a buffer on another device (a reshape or variable read under a tf::device scope) is
+  // copied there, as TensorFlow copies eager tensors to the op's device.
+  devices::AllocationScope const allocation(
+      devices::place_op(Op::name, preferred_device(op), first_input_device(in...)));
   if constexpr (requires { op.forward(in...); }) {
-    auto out = op.forward(in...);
+    auto out = tensor_access::on_allocation_device(op.forward(in...));
     if (!tape::active().empty()) {
       record(op, out, in...);
     }

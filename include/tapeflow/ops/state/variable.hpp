@@ -49,7 +49,8 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
-    state_->value = std::move(initial_value);
+    // A variable lives on the device its creation is placed on (Note [Placement]).
+    state_->value = detail::tensor_access::on_allocation_device(initial_value);
     detail::tensor_access::set_id(state_->value, state_->id);
   }
   /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
@@ -57,6 +58,8 @@ class Variable {
     requires(Rank == 0)
       : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
 
+  /// The full name of the device the variable lives on (TensorFlow: `.device`).
+  [[nodiscard]] std::string device() const { return resource()->value.device(); }
   /// The current value (TensorFlow: `read_value()`); a read node while tracing.
   [[nodiscard]] Tensor<T, Rank> value() const {
     return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});

@@ -70,6 +70,10 @@ struct ReadVariableOp {
 
   /// The variable read: TensorFlow's `resource` input.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  /// Reads run where the variable lives (a consumer elsewhere reads it there).
+  [[nodiscard]] detail::devices::DeviceId placement_device() const {
+    return detail::tensor_access::buffer(resource->value)->device;
+  }
   [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
 };
 
@@ -91,6 +95,10 @@ struct VariableUpdateOp {
 
   /// The variable written: TensorFlow's `resource` input.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  /// Writes run where the variable lives, so it stays there (Note [Placement]).
+  [[nodiscard]] detail::devices::DeviceId placement_device() const {
+    return detail::tensor_access::buffer(resource->value)->device;
+  }
 
   OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
     if (value.dims() != resource->value.dims()) {
@@ -109,7 +117,9 @@ struct VariableUpdateOp {
     auto& s = *resource;
     *detail::tensor_access::mutable_data(done) = true;
     if (Kind == detail::VariableUpdate::assign &&
-        !detail::tensor_access::buffer(s.value)->unique()) {
+        !detail::tensor_access::buffer(s.value)->unique() &&
+        detail::tensor_access::buffer(value)->device ==
+            detail::tensor_access::buffer(s.value)->device) {
       detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
       return;
     }
