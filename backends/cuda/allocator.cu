@@ -3,9 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include <tapeflow/backend/cuda/allocator.hpp>
@@ -28,8 +26,6 @@ struct DeviceAllocator::Impl {
   bool growth;
   cudaMemPool_t pool = nullptr;
   cudaStream_t stream = nullptr;
-  std::mutex mutex;
-  std::unordered_map<void*, std::int64_t> sizes;  // live allocations, for release()
 
   Impl(int device_ordinal, std::string device, std::optional<std::int64_t> limit, bool grow)
       : ordinal(device_ordinal), budget(std::move(device), limit), growth(grow) {}
@@ -80,27 +76,15 @@ void* DeviceAllocator::allocate(std::size_t bytes) {
     throw resource_exhausted("OOM when allocating " + std::to_string(bytes) + " bytes on " +
                              impl_->budget.device() + ": " + cudaGetErrorString(status));
   }
-  std::lock_guard lock(impl_->mutex);
-  impl_->sizes[pointer] = size;
   return pointer;
 }
 
-void DeviceAllocator::deallocate(void* pointer) noexcept {
+void DeviceAllocator::deallocate(void* pointer, std::size_t bytes) noexcept {
   if (pointer == nullptr) {
     return;
   }
-  std::int64_t size = 0;
-  {
-    std::lock_guard lock(impl_->mutex);
-    auto const found = impl_->sizes.find(pointer);
-    if (found == impl_->sizes.end()) {
-      return;  // not ours: leave it rather than corrupt the pool
-    }
-    size = found->second;
-    impl_->sizes.erase(found);
-  }
   (void)cudaFreeAsync(pointer, impl_->stream);
-  impl_->budget.release(size);
+  impl_->budget.release(static_cast<std::int64_t>(bytes));
 }
 
 void DeviceAllocator::synchronize() {

@@ -1,5 +1,5 @@
 // Issue 20's allocator benchmark: the cost of one allocate/deallocate pair through a logical
-// GPU's DeviceAllocator (budget accounting + size map + cudaMallocFromPoolAsync/cudaFreeAsync)
+// GPU's DeviceAllocator (lock-free budget accounting + cudaMallocFromPoolAsync/cudaFreeAsync)
 // against the same pool calls made directly. Needs a CUDA device; built with tapeflow::cuda.
 //
 //   build/default/bench/bench_cuda_allocator --benchmark_repetitions=3
@@ -34,7 +34,7 @@ void BM_TapeflowAllocatorPair(benchmark::State& state) {
   for (auto _ : state) {
     void* p = allocator.allocate(bytes);
     benchmark::DoNotOptimize(p);
-    allocator.deallocate(p);
+    allocator.deallocate(p, bytes);
   }
   allocator.synchronize();
 }
@@ -78,7 +78,7 @@ void BM_TapeflowAllocatorBatch64(benchmark::State& state) {
       p = allocator.allocate(bytes);
     }
     for (auto* p : blocks) {
-      allocator.deallocate(p);
+      allocator.deallocate(p, bytes);
     }
   }
   allocator.synchronize();

@@ -7,9 +7,8 @@
 // error types, so this reports and the allocator throws.
 #pragma once
 
-#include <algorithm>
+#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,7 +18,7 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend {
 
-/// Bytes in use on one logical device against its optional limit; thread-safe.
+/// Bytes in use on one logical device against its optional limit; thread-safe, lock-free.
 class MemoryBudget {
  public:
   /// `device` names the logical device in messages; no `limit_bytes`: unlimited.
@@ -27,42 +26,42 @@ class MemoryBudget {
       : device_(std::move(device)), limit_(limit_bytes) {}
 
   /// Charges `bytes` if they fit (a negative request never does); false leaves the budget
-  /// unchanged and the caller reports `refusal(bytes)`.
-  [[nodiscard]] bool try_reserve(std::int64_t bytes) {
-    std::lock_guard lock(mutex_);
-    if (bytes < 0 || (limit_ && bytes > *limit_ - in_use_)) {
+  /// unchanged and the caller reports `refusal(bytes)`. Lock-free: allocators call it per
+  /// allocation.
+  [[nodiscard]] bool try_reserve(std::int64_t bytes) noexcept {
+    if (bytes < 0) {
       return false;
     }
-    in_use_ += bytes;
-    peak_ = std::max(peak_, in_use_);
+    std::int64_t used = in_use_.load(std::memory_order_relaxed);
+    do {
+      if (limit_ && bytes > *limit_ - used) {
+        return false;
+      }
+    } while (!in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+    std::int64_t const now = used + bytes;
+    std::int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
     return true;
   }
   /// Why `bytes` did not fit, for the resource_exhausted the allocator throws.
   [[nodiscard]] std::string refusal(std::int64_t bytes) const {
-    std::lock_guard lock(mutex_);
     std::string out = "OOM when allocating " + std::to_string(bytes) + " bytes on " + device_ +
-                      ": " + std::to_string(in_use_) + " bytes in use";
+                      ": " + std::to_string(in_use()) + " bytes in use";
     if (limit_) {
       out += " of its " + std::to_string(*limit_) + "-byte memory_limit";
     }
     return out;
   }
   /// Returns `bytes` charged earlier.
-  void release(std::int64_t bytes) noexcept {
-    std::lock_guard lock(mutex_);
-    in_use_ -= bytes;
-  }
+  void release(std::int64_t bytes) noexcept { in_use_.fetch_sub(bytes, std::memory_order_relaxed); }
 
   /// Bytes charged now.
-  [[nodiscard]] std::int64_t in_use() const {
-    std::lock_guard lock(mutex_);
-    return in_use_;
+  [[nodiscard]] std::int64_t in_use() const noexcept {
+    return in_use_.load(std::memory_order_relaxed);
   }
   /// The most bytes ever charged at once.
-  [[nodiscard]] std::int64_t peak() const {
-    std::lock_guard lock(mutex_);
-    return peak_;
-  }
+  [[nodiscard]] std::int64_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
   /// The limit in bytes; none: unlimited.
   [[nodiscard]] std::optional<std::int64_t> limit() const noexcept { return limit_; }
   /// The logical device's name, as messages give it.
@@ -71,9 +70,8 @@ class MemoryBudget {
  private:
   std::string device_;
   std::optional<std::int64_t> limit_;
-  mutable std::mutex mutex_;
-  std::int64_t in_use_ = 0;
-  std::int64_t peak_ = 0;
+  std::atomic<std::int64_t> in_use_{0};
+  std::atomic<std::int64_t> peak_{0};
 };
 
 }  // namespace backend

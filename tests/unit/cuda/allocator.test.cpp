@@ -28,13 +28,13 @@ TEST_CASE("the memory limit holds", "[gpu]") {
                        Catch::Message("OOM when allocating 33554432 bytes on /device:GPU:0: "
                                       "50331648 bytes in use of its 67108864-byte memory_limit"));
   CHECK(allocator.budget().in_use() == 48 * MiB);  // the refusal charged nothing
-  allocator.deallocate(a);
+  allocator.deallocate(a, 48 * MiB);
   void* b = allocator.allocate(32 * MiB);
   void* c = allocator.allocate(32 * MiB);
   CHECK(allocator.budget().in_use() == 64 * MiB);
   CHECK(allocator.budget().peak() == 64 * MiB);
-  allocator.deallocate(b);
-  allocator.deallocate(c);
+  allocator.deallocate(b, 32 * MiB);
+  allocator.deallocate(c, 32 * MiB);
   allocator.synchronize();
   CHECK(allocator.budget().in_use() == 0);
 }
@@ -45,7 +45,7 @@ TEST_CASE("memory growth decides whether the pool keeps memory", "[gpu]") {
   }
   for (bool growth : {false, true}) {
     DeviceAllocator allocator(0, "/device:GPU:0", std::nullopt, growth);
-    allocator.deallocate(allocator.allocate(256 * MiB));
+    allocator.deallocate(allocator.allocate(256 * MiB), 256 * MiB);
     allocator.synchronize();
     INFO("memory_growth=" << growth);
     if (growth) {
@@ -67,8 +67,8 @@ TEST_CASE("logical GPUs on one card account separately", "[gpu]") {
   CHECK_THROWS_WITH(first.allocate(100 * MiB),
                     Catch::Contains("on /device:GPU:0") && Catch::Contains("1073741824-byte"));
   CHECK(second.budget().in_use() == 1000 * MiB);
-  first.deallocate(a);
-  second.deallocate(b);
+  first.deallocate(a, 1000 * MiB);
+  second.deallocate(b, 1000 * MiB);
 }
 
 TEST_CASE("allocated memory holds what is copied into it", "[gpu]") {
@@ -89,7 +89,7 @@ TEST_CASE("allocated memory holds what is copied into it", "[gpu]") {
                           stream) == cudaSuccess);
   allocator.synchronize();
   CHECK(back == host);
-  allocator.deallocate(device);
+  allocator.deallocate(device, host.size() * sizeof(float));
 }
 
 }  // namespace test_cuda_allocator

@@ -33,8 +33,10 @@ class DeviceAllocator {
   /// `bytes` of device memory, ordered on the allocator's stream; resource_exhausted past the
   /// limit or when the device is out of memory, naming the device and the request.
   void* allocate(std::size_t bytes);
-  /// Returns memory from allocate (nullptr is ignored).
-  void deallocate(void* pointer) noexcept;
+  /// Returns `bytes` at `pointer` from allocate (nullptr is ignored). The caller passes the
+  /// size, as to std::allocator: tensors know it, and a size map would cost a lock and a hash
+  /// per call (bench/cuda/allocator.bench.cpp measured it).
+  void deallocate(void* pointer, std::size_t bytes) noexcept;
   /// Waits for the allocator's stream; with memory growth, trims the pool.
   void synchronize();
 
