@@ -73,6 +73,10 @@ class AnyTensor {
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
   /// Whether this holds elements (false when default-constructed or symbolic).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// The full name of the device holding the value (Tensor::device); empty without one.
+  [[nodiscard]] std::string device() const {
+    return buffer_ ? std::string(detail::devices::name(buffer_->device)) : std::string();
+  }
   /// Identity of the tensor it was made from (Tensor::id), used by GradientTape.
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
   /// Whether this stands for a value inside a tf::function being traced.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <tapeflow/config.hpp>
+#include <tapeflow/tapeflow.hpp>
 
 #include "gpu_available.hpp"
 
@@ -75,6 +76,27 @@ TEST_CASE("logical GPUs must fit on their card", "[gpu]") {
   auto gpu = config::list_physical_devices("GPU").at(0);
   config::set_logical_device_configuration(gpu, {{.memory_limit = 1 << 30}});  // 1 PiB
   CHECK_THROWS_AS(config::list_logical_devices(), tf::resource_exhausted);
+}
+
+TEST_CASE("ops under a GPU scope run on the CPU until GPU kernels exist", "[gpu]") {
+  if (!tapeflow_test::gpu_available("ops under a GPU scope run on the CPU until GPU kernels "
+                                    "exist")) {
+    return;
+  }
+  auto a = tf::constant<float>({1, 2});
+  {
+    auto scope = tf::device("/GPU:0");
+    auto b = a * 3.0f;  // soft placement (the default): CPU:0
+    CHECK(b.device() == "/job:localhost/replica:0/task:0/device:CPU:0");
+    CHECK(b.numpy() == std::vector<float>{3, 6});
+  }
+  config::set_soft_device_placement(false);
+  auto scope = tf::device("/GPU:0");
+  CHECK_THROWS_MATCHES(a * 3.0f, tf::invalid_argument,
+                       Catch::Message("Cannot assign a device for operation Mul: Could not "
+                                      "satisfy explicit device specification "
+                                      "'/job:localhost/replica:0/task:0/device:GPU:0' because no "
+                                      "supported kernel for GPU devices is available."));
 }
 
 }  // namespace test_cuda_platform

@@ -49,6 +49,8 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// The full name of the device the variable lives on (Variable::device).
+  [[nodiscard]] std::string device() const { return value().device(); }
   /// Zeros of the variable's dtype and shape.
   [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
   /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
