@@ -39,20 +39,36 @@ void BM_TapeflowAllocatorPair(benchmark::State& state) {
   allocator.synchronize();
 }
 
+// The peer: a pool and stream set up as DeviceAllocator sets up its own (no growth).
+struct RawPool {
+  cudaMemPool_t pool = nullptr;
+  cudaStream_t stream = nullptr;
+  RawPool() {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    cudaMemPoolCreate(&pool, &props);
+    std::uint64_t threshold = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  }
+  RawPool(const RawPool&) = delete;
+  RawPool& operator=(const RawPool&) = delete;
+  ~RawPool() {
+    cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+    cudaMemPoolDestroy(pool);
+  }
+};
+
 void BM_RawMallocAsyncPair(benchmark::State& state) {
   if (!have_gpu(state)) {
     return;
   }
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = 0;
-  cudaMemPool_t pool = nullptr;
-  cudaMemPoolCreate(&pool, &props);
-  std::uint64_t threshold = UINT64_MAX;
-  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  RawPool raw;
+  auto* pool = raw.pool;
+  auto* stream = raw.stream;
   auto const bytes = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
     void* p = nullptr;
@@ -60,9 +76,6 @@ void BM_RawMallocAsyncPair(benchmark::State& state) {
     benchmark::DoNotOptimize(p);
     cudaFreeAsync(p, stream);
   }
-  cudaStreamSynchronize(stream);
-  cudaStreamDestroy(stream);
-  cudaMemPoolDestroy(pool);
 }
 
 // 64 live blocks, then all freed: the size map holds many entries.
@@ -89,16 +102,9 @@ void BM_RawMallocAsyncBatch64(benchmark::State& state) {
   if (!have_gpu(state)) {
     return;
   }
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = 0;
-  cudaMemPool_t pool = nullptr;
-  cudaMemPoolCreate(&pool, &props);
-  std::uint64_t threshold = UINT64_MAX;
-  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  RawPool raw;
+  auto* pool = raw.pool;
+  auto* stream = raw.stream;
   auto const bytes = static_cast<std::size_t>(state.range(0));
   std::vector<void*> blocks(64);
   for (auto _ : state) {
@@ -109,9 +115,6 @@ void BM_RawMallocAsyncBatch64(benchmark::State& state) {
       cudaFreeAsync(p, stream);
     }
   }
-  cudaStreamSynchronize(stream);
-  cudaStreamDestroy(stream);
-  cudaMemPoolDestroy(pool);
   state.SetItemsProcessed(state.iterations() * 64);
 }
 

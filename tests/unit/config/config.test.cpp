@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/backend/linked_platforms.hpp>
 #include <tapeflow/config.hpp>
 
 namespace test_config_config {
@@ -25,6 +26,7 @@ TEST_CASE("physical devices print as TensorFlow prints them", "[config]") {
   auto gpus = config::list_physical_devices("GPU");
   auto cpus = config::list_physical_devices("CPU");
   CHECK(gpus.empty());  // no GPU backend is linked into the unit tests
+  CHECK(tf::backend::registered_platforms().size() == 1);  // the built-in CPU one
   CHECK(printed(gpus) + " " + printed(cpus) ==
         "[] [PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]");
   CHECK(config::list_physical_devices() == cpus);

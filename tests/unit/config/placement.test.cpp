@@ -12,6 +12,7 @@
 
 #include <tapeflow/backend/platform.hpp>
 #include <tapeflow/config.hpp>
+#include <tapeflow/core/detail/device_table.hpp>
 #include <tapeflow/tapeflow.hpp>
 #include <tapeflow/train/checkpoint.hpp>
 
@@ -51,6 +52,11 @@ TEST_CASE("tensors know their device and ops follow inputs or the scope", "[conf
     CHECK(f.item() == 60.0f);
   }
   CHECK(tf::Tensor<float, 1>().device().empty());
+  // Core's table holds what tf::config initialized: ids 0 and 1 are the two logical CPUs.
+  CHECK(tf::detail::devices::name(0) == cpu0);
+  CHECK(tf::detail::devices::name(1) == cpu1);
+  CHECK(tf::detail::devices::name(2).empty());
+  CHECK(tf::detail::devices::name(tf::detail::devices::none).empty());
 }
 
 TEST_CASE("identity under a scope copies and sharing ops keep the device", "[config]") {
