@@ -7,3 +7,4 @@
 #include <tapeflow/config/device_scope.hpp>  // IWYU pragma: export
 #include <tapeflow/config/device_spec.hpp>   // IWYU pragma: export
 #include <tapeflow/config/devices.hpp>       // IWYU pragma: export
+#include <tapeflow/config/memory_info.hpp>   // IWYU pragma: export

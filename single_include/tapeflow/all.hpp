@@ -70,6 +70,15 @@
 #include <thread>
 #include <vector>
 
+// ---- begin <tapeflow/backend/cpu/thread_budget.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_BUDGET_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_BUDGET_HPP
+// The intra-op threads the current op may use: its logical device's share of the pool.
+//
+// Why per thread: an op runs on the thread that called it, under its device (core's
+// AllocationScope sets the budget for ops on logical CPUs other than CPU:0), and the pool's
+// parallel_for reads it, so the pool needs to know nothing about devices.
+
 // ---- begin <tapeflow/detail/macros.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DETAIL_MACROS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DETAIL_MACROS_HPP
@@ -148,6 +157,21 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cpu {
 
+/// Threads a parallel_for called on this thread may use, the caller's included (0: the whole
+/// pool).
+inline int& thread_budget() noexcept {
+  thread_local int threads = 0;
+  return threads;
+}
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_BUDGET_HPP
+// ---- end <tapeflow/backend/cpu/thread_budget.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
 /// A fixed set of worker threads running one `parallel_for` at a time.
 class ThreadPool {
  public:
@@ -171,8 +195,14 @@ class ThreadPool {
     }
   }
 
-  /// Threads a parallel_for can use, the caller's included (at least 1).
-  [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
+  /// Threads a parallel_for called here can use, the caller's included (at least 1): the
+  /// pool's, or fewer where the calling thread's budget (its op's device's share) says so.
+  [[nodiscard]] int num_threads() const noexcept {
+    int const budget = thread_budget();
+    return budget > 0 && budget < num_threads_ ? budget : num_threads_;
+  }
+  /// Threads the pool has, the caller's included.
+  [[nodiscard]] int pool_threads() const noexcept { return num_threads_; }
 
   /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
   /// each at least `min_chunk` long. Blocks until all chunks finished; rethrows the first
@@ -183,7 +213,7 @@ class ThreadPool {
       return;
     }
     std::int64_t const grain = std::max<std::int64_t>(min_chunk, 1);
-    std::int64_t const chunks = std::min<std::int64_t>(num_threads_, (n + grain - 1) / grain);
+    std::int64_t const chunks = std::min<std::int64_t>(num_threads(), (n + grain - 1) / grain);
     if (chunks <= 1 || inside_pool_ || workers_.empty()) {
       body(std::int64_t{0}, n);
       return;
@@ -223,6 +253,12 @@ class ThreadPool {
     static std::atomic<int> threads{0};
     return threads;
   }
+  /// Threads the global pool has or will have when it starts (without starting it).
+  static int configured_threads() noexcept {
+    int const requested = requested_global_threads().load();
+    return requested > 0 ? requested
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
   /// Whether the global pool has started (tf::config counts that as the runtime initialized).
   static std::atomic<bool>& global_started() noexcept {
     static std::atomic<bool> started{false};
@@ -232,9 +268,7 @@ class ThreadPool {
  private:
   static int global_size() noexcept {
     global_started().store(true);
-    int const requested = requested_global_threads().load();
-    return requested > 0 ? requested
-                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return configured_threads();
   }
 
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
@@ -339,6 +373,7 @@ TAPEFLOW_END_NAMESPACE
 // list_logical_devices, the first tf::device scope, and the start of the CPU kernels' thread
 // pool (the first kernel that runs in parallel). docs/guide/config.md has the rules.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -380,6 +415,126 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/backend/backend_concepts.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+// Backends: what a device's runtime provides, and the tags op kernels specialise on.
+//
+// A backend serves the logical devices of one platform (Note [Backends] in MAINTAINERS.md):
+// it allocates and frees their memory with per-device accounting, copies between host and
+// device and within a device, orders work with streams and events, and runs ops through
+// `kernel<Op, Backend>` specializations. The header-only CPU backend (backend/cpu/
+// cpu_backend.hpp) models the concept, one instance per logical CPU; a compiled backend
+// registers itself under an id (`register_backend`) and its kernels per op
+// (ops/kernel_registry.hpp), and the executor picks the kernel from the op's device, so no op
+// names a backend.
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace backend {
+/// The CPU backend (backend/cpu/cpu_backend.hpp).
+class Cpu;
+
+/// A logical device's memory use, as tf::config::experimental::get_memory_info reports it.
+struct MemoryInfo {
+  std::int64_t current = 0;  ///< bytes allocated now
+  std::int64_t peak = 0;     ///< the most bytes allocated at once since the last reset
+  /// Equal figures.
+  friend bool operator==(const MemoryInfo&, const MemoryInfo&) = default;
+};
+
+/// What a device runtime provides (see the header comment). `B` is one logical device's
+/// instance; a stream orders the operations issued on it, an event marks a point of a stream
+/// that another stream can wait for.
+template <class B>
+concept Backend = requires(B& b, const B& cb, std::size_t bytes, void* dst, const void* src,
+                           typename B::Stream& stream, typename B::Event& event) {
+  { B::device_type } -> std::convertible_to<std::string_view>;
+  { b.allocate(bytes) } -> std::same_as<void*>;
+  { b.deallocate(dst, bytes) } noexcept -> std::same_as<void>;
+  { b.copy_host_to_device(dst, src, bytes, stream) } -> std::same_as<void>;
+  { b.copy_device_to_host(dst, src, bytes, stream) } -> std::same_as<void>;
+  { b.copy_device_to_device(dst, src, bytes, stream) } -> std::same_as<void>;
+  { b.default_stream() } -> std::same_as<typename B::Stream&>;
+  { b.record(event, stream) } -> std::same_as<void>;
+  { b.wait(stream, event) } -> std::same_as<void>;
+  { b.synchronize(stream) } -> std::same_as<void>;
+  { cb.memory_info() } -> std::same_as<MemoryInfo>;
+  { b.reset_peak() } -> std::same_as<void>;
+};
+
+/// Which backend runs a device's ops: an index into the backends registered in this process.
+using BackendId = std::uint8_t;
+/// The built-in CPU backend: every op's own `compute`.
+inline constexpr BackendId cpu_backend = 0;
+/// A device no backend runs ops on (a platform linked for its devices only).
+inline constexpr BackendId no_backend = 0xff;
+/// Backends one process can register, the CPU's included.
+inline constexpr std::size_t max_backends = 8;
+
+namespace detail_backends {
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::string> names{"CPU"};
+};
+inline Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+}  // namespace detail_backends
+
+/// The id of the backend called `name`, registering it on first use (compiled backends and
+/// test backends call this before main or before tf::config first looks at devices).
+/// std::length_error past max_backends.
+inline BackendId register_backend(std::string_view name) {
+  auto& reg = detail_backends::registry();
+  std::lock_guard lock(reg.mutex);
+  for (std::size_t i = 0; i < reg.names.size(); ++i) {
+    if (reg.names[i] == name) {
+      return static_cast<BackendId>(i);
+    }
+  }
+  if (reg.names.size() == max_backends) {
+    throw std::length_error("tapeflow: cannot register backend '" + std::string(name) +
+                            "': " + std::to_string(max_backends) + " backends are registered");
+  }
+  reg.names.emplace_back(name);
+  return static_cast<BackendId>(reg.names.size() - 1);
+}
+}  // namespace backend
+
+/// The kernel of `Op` on `Backend`. The CPU one calls the op's own `compute`; other backends
+/// specialise this template in their own files, with `run(const Op&, AnyTensor& out,
+/// std::span<const AnyTensor> inputs)`, and register it (ops/kernel_registry.hpp). An op with
+/// no kernel for a backend fails to compile naming `no_kernel_for_backend`.
+template <class Op, class Backend>
+struct kernel {
+  /// Runs `op` on `args` (its inputs and outputs) on this backend.
+  template <class... Args>
+  static void run(const Op& op, Args&&... args) {
+    if constexpr (std::same_as<Backend, backend::Cpu>) {
+      op.compute(std::forward<Args>(args)...);
+    } else {
+      static_assert(std::same_as<Backend, backend::Cpu>,
+                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
+    }
+  }
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+// ---- end <tapeflow/backend/backend_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend {
@@ -399,6 +554,12 @@ struct Platform {
   /// The devices present now. Called once, when tf::config first looks; a platform whose
   /// driver is missing or finds no device returns an empty list, never throws.
   std::function<std::vector<PlatformDevice>()> enumerate;
+  /// The backend that runs ops on its devices (backend::register_backend); none: the devices
+  /// are listed and placed on, but every op falls back to the CPU (soft placement).
+  BackendId backend = no_backend;
+  /// Whether its devices' tensors live in host memory (so forward-style ops and copies are
+  /// host work).
+  bool host_memory = false;
 };
 
 namespace detail_platform {
@@ -431,7 +592,11 @@ inline std::vector<Platform> registered_platforms() {
   auto& reg = detail_platform::registry();
   std::lock_guard lock(reg.mutex);
   std::vector<Platform> out;
-  out.push_back(Platform{"CPU", [] { return std::vector<PlatformDevice>{{"cpu", 0}}; }});
+  out.push_back(Platform{"CPU",
+                         [] {
+                           return std::vector<PlatformDevice>{{"cpu", 0}};
+                         },
+                         cpu_backend, true});
   for (const auto& platform : reg.platforms) {
     if (platform.device_type != "CPU") {
       out.push_back(platform);
@@ -581,6 +746,258 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <utility>
 
+// ---- begin <tapeflow/backend/cpu/cpu_backend.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
+// The CPU backend: one instance per logical CPU device, modelling the Backend concept.
+//
+// Every logical CPU keeps its tensors in host memory (the shared block cache of
+// backend/cpu/host_allocator.hpp) but has its own accounting (what get_memory_info reports)
+// and its own share of the intra-op threads (backend/cpu/thread_budget.hpp). Work is
+// synchronous, so a stream is the calling thread and an event is complete when recorded.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+// ---- begin <tapeflow/backend/cpu/host_allocator.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_HOST_ALLOCATOR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_HOST_ALLOCATOR_HPP
+// Host memory for tensors: 64-byte-aligned blocks, recycled through a per-thread cache.
+//
+// Note [Buffer cache]: eager ops allocate an output per call, and for small and mid-size
+// tensors the aligned allocation costs more than the arithmetic. Freed blocks of up to 64 MiB
+// go to a per-thread cache by power-of-two size class (bounded in total bytes) and are reused
+// by the next allocation of that class. The cache holds raw memory, shared by every logical
+// device whose memory is the host's; each device's accounting lives in its backend instance
+// (backend/cpu/cpu_backend.hpp).
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <new>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu::host_memory {
+
+inline constexpr std::size_t alignment = 64;  // cache line and AVX-512 loads
+inline constexpr int min_class_log2 = 7;      // 128 B
+inline constexpr int max_class_log2 = 26;     // 64 MiB
+
+/// The size class of a `bytes` request, or -1 past the largest (not cached).
+inline int class_of(std::size_t bytes) noexcept {
+  int const log2 = std::max(min_class_log2, static_cast<int>(std::bit_width(bytes - 1)));
+  return log2 > max_class_log2 || bytes == 0 ? (bytes == 0 ? 0 : -1) : log2 - min_class_log2;
+}
+inline std::size_t class_bytes(int size_class) noexcept {
+  return std::size_t{1} << (size_class + min_class_log2);
+}
+
+/// One thread's freed blocks by size class, bounded in bytes and in blocks per class.
+class BlockCache {
+ public:
+  /// Bytes the cache holds at most.
+  static constexpr std::size_t max_bytes = std::size_t{256} << 20;
+  BlockCache() = default;
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+  ~BlockCache();
+  /// A cached block of the class, or null.
+  void* take(int size_class) noexcept {
+    auto& list = free_[static_cast<std::size_t>(size_class)];
+    if (list.empty()) {
+      return nullptr;
+    }
+    void* block = list.back();
+    list.pop_back();
+    cached_ -= class_bytes(size_class);
+    return block;
+  }
+  /// Keeps `block` for reuse; false when the cache is full (the caller frees it).
+  bool give(int size_class, void* block) noexcept {
+    const std::size_t bytes = class_bytes(size_class);
+    auto& list = free_[static_cast<std::size_t>(size_class)];
+    if (cached_ + bytes > max_bytes || list.size() >= 64) {
+      return false;
+    }
+    try {
+      list.push_back(block);
+    } catch (...) {
+      return false;
+    }
+    cached_ += bytes;
+    return true;
+  }
+
+ private:
+  std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
+  std::size_t cached_ = 0;
+};
+
+// Set when this thread's cache has been destroyed (thread exit): a tensor that outlives it (a
+// static, destroyed after the main thread's thread_locals) then frees its block directly.
+// A trivially destructible flag, so reading it after the cache's destruction is defined.
+inline bool& cache_gone() noexcept {
+  thread_local bool gone = false;
+  return gone;
+}
+/// This thread's cache, or null once it has been destroyed.
+inline BlockCache* block_cache() noexcept {
+  if (cache_gone()) {
+    return nullptr;
+  }
+  thread_local BlockCache cache;
+  return &cache;
+}
+
+inline BlockCache::~BlockCache() {
+  cache_gone() = true;
+  for (auto& list : free_) {
+    for (void* block : list) {
+      ::operator delete(block, std::align_val_t{alignment});
+    }
+  }
+}
+
+/// An aligned block of at least `bytes`; std::bad_alloc when the system has none.
+inline void* allocate(std::size_t bytes) {
+  const int size_class = class_of(bytes);
+  BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+  void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
+  if (raw == nullptr) {
+    raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
+                         std::align_val_t{alignment});
+  }
+  return raw;
+}
+
+/// Frees a block `allocate(bytes)` returned.
+inline void deallocate(void* block, std::size_t bytes) noexcept {
+  const int size_class = class_of(bytes);
+  BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+  if (cache == nullptr || !cache->give(size_class, block)) {
+    ::operator delete(block, std::align_val_t{alignment});
+  }
+}
+
+}  // namespace backend::cpu::host_memory
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_HOST_ALLOCATOR_HPP
+// ---- end <tapeflow/backend/cpu/host_allocator.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend {
+
+/// One logical CPU device's runtime.
+class Cpu {
+ public:
+  /// The CPU runs work in the caller's thread, in issue order.
+  struct Stream {};
+  /// Complete once recorded, since the stream it marks is synchronous.
+  struct Event {};
+  /// TensorFlow's device type of the devices it serves.
+  static constexpr std::string_view device_type = "CPU";
+
+  Cpu() = default;
+  Cpu(const Cpu&) = delete;
+  Cpu& operator=(const Cpu&) = delete;
+
+  /// `bytes` of 64-byte-aligned host memory, charged to this device.
+  void* allocate(std::size_t bytes) {
+    void* block = cpu::host_memory::allocate(bytes);
+    charge_bytes(bytes);
+    return block;
+  }
+  /// Frees what `allocate(bytes)` returned.
+  void deallocate(void* block, std::size_t bytes) noexcept {
+    discharge(bytes);
+    cpu::host_memory::deallocate(block, bytes);
+  }
+
+  /// Copies `bytes` from host memory (host and device memory are the same memory).
+  void copy_host_to_device(void* dst, const void* src, std::size_t bytes, Stream&) {
+    copy(dst, src, bytes);
+  }
+  /// Copies `bytes` to host memory.
+  void copy_device_to_host(void* dst, const void* src, std::size_t bytes, Stream&) {
+    copy(dst, src, bytes);
+  }
+  /// Copies `bytes` within the device.
+  void copy_device_to_device(void* dst, const void* src, std::size_t bytes, Stream&) {
+    copy(dst, src, bytes);
+  }
+
+  /// The stream work is issued on (the calling thread).
+  Stream& default_stream() noexcept { return stream_; }
+  /// Marks the stream's current point (already reached: work is synchronous).
+  void record(Event&, Stream&) noexcept {}
+  /// Orders the stream after the event (nothing to wait for).
+  void wait(Stream&, Event&) noexcept {}
+  /// Waits for the stream's work (done already).
+  void synchronize(Stream&) noexcept {}
+
+  /// Bytes allocated on this device now and at most since the last reset_peak.
+  [[nodiscard]] MemoryInfo memory_info() const noexcept {
+    return {current_.load(std::memory_order_relaxed), peak_.load(std::memory_order_relaxed)};
+  }
+  /// Restarts the peak at what is allocated now (tf.config.experimental.reset_memory_stats).
+  void reset_peak() noexcept {
+    peak_.store(current_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+
+  /// Intra-op threads this device's ops may use (0: the whole pool).
+  [[nodiscard]] int thread_budget() const noexcept {
+    return threads_.load(std::memory_order_relaxed);
+  }
+  /// Sets the threads this device's ops may use (0 or less: the whole pool).
+  void set_thread_budget(int threads) noexcept {
+    threads_.store(threads < 0 ? 0 : threads, std::memory_order_relaxed);
+  }
+
+  /// Accounts `bytes` allocated elsewhere for this device (memory it owns).
+  void charge(std::size_t bytes) noexcept { charge_bytes(bytes); }
+  /// Returns `bytes` accounted with `charge`.
+  void discharge(std::size_t bytes) noexcept {
+    current_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  }
+
+ private:
+  void charge_bytes(std::size_t bytes) noexcept {
+    std::int64_t const now =
+        current_.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed) +
+        static_cast<std::int64_t>(bytes);
+    if (now > peak_.load(std::memory_order_relaxed)) {
+      raise_peak(now);
+    }
+  }
+  static void copy(void* dst, const void* src, std::size_t bytes) noexcept {
+    if (bytes != 0) {
+      std::memcpy(dst, src, bytes);
+    }
+  }
+  void raise_peak(std::int64_t now) noexcept {
+    std::int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+
+  std::atomic<std::int64_t> current_{0};
+  std::atomic<std::int64_t> peak_{0};
+  std::atomic<int> threads_{0};
+  Stream stream_;
+};
+
+static_assert(Backend<Cpu>, "the CPU backend models the Backend concept");
+
+}  // namespace backend
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
+// ---- end <tapeflow/backend/cpu/cpu_backend.hpp>
 // ---- begin <tapeflow/core/errors.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
@@ -647,9 +1064,14 @@ inline constexpr DeviceId unsatisfiable = -2;
 inline constexpr std::size_t max_devices = 256;
 
 struct Entry {
-  std::string name;              // "/job:localhost/replica:0/task:0/device:CPU:1"
-  std::string type;              // "CPU", "GPU"
-  bool has_cpu_kernels = false;  // CPU-type devices run every op's CPU kernel
+  std::string name;  // "/job:localhost/replica:0/task:0/device:CPU:1"
+  std::string type;  // "CPU", "GPU"
+  // Runs the device's ops: the CPU backend (every op's own compute), a registered one, or none.
+  backend::BackendId backend = backend::no_backend;
+  // Tensors on the device live in host memory (CPU-type devices, host-backed test devices).
+  bool host_memory = false;
+  // The host memory accounting and thread share of a host-memory device (Note [Backends]).
+  backend::Cpu host;
 };
 
 struct Table {
@@ -657,8 +1079,22 @@ struct Table {
   std::atomic<std::size_t> size{1};
   // tf::config::set_soft_device_placement: an op without a kernel on its device runs on CPU:0.
   std::atomic<bool> soft_placement{true};
-  Table() { entries[0] = {"/job:localhost/replica:0/task:0/device:CPU:0", "CPU", true}; }
+  // Resolves a device name to an id once tf::config is in the program (it installs this);
+  // data's prefetch_to_device uses it, since data sits below config.
+  std::atomic<DeviceId (*)(std::string_view)> resolver{nullptr};
+  Table() {
+    entries[0].name = "/job:localhost/replica:0/task:0/device:CPU:0";
+    entries[0].type = "CPU";
+    entries[0].backend = backend::cpu_backend;
+    entries[0].host_memory = true;
+  }
 };
+
+/// Whether buffers charge their device's accounting (get_memory_info). tf::config turns it on
+/// when the runtime has several logical devices in host memory, where per-device figures mean
+/// something; a process with CPU:0 alone reports zeros, as TensorFlow's CPU does, and its eager
+/// ops skip two atomic operations per tensor (Note [Backends]).
+inline std::atomic<bool> host_accounting{false};
 
 /// The process's devices. Entries are written once, before their ids are handed out (config
 /// initializes under its lock), and never change afterwards, so readers need no lock.
@@ -675,10 +1111,45 @@ inline std::string_view name(DeviceId id) noexcept {
   return table().entries[static_cast<std::size_t>(id)].name;
 }
 
-inline bool has_cpu_kernels(DeviceId id) noexcept {
-  return id >= 0 && static_cast<std::size_t>(id) < table().size.load(std::memory_order_acquire) &&
-         table().entries[static_cast<std::size_t>(id)].has_cpu_kernels;
+inline bool exists(DeviceId id) noexcept {
+  return id >= 0 && static_cast<std::size_t>(id) < table().size.load(std::memory_order_acquire);
 }
+
+/// Whether tensors on device `id` live in host memory.
+inline bool host_memory(DeviceId id) noexcept {
+  return exists(id) && table().entries[static_cast<std::size_t>(id)].host_memory;
+}
+
+/// The backend that runs ops on device `id`.
+inline backend::BackendId backend_of(DeviceId id) noexcept {
+  return exists(id) ? table().entries[static_cast<std::size_t>(id)].backend : backend::no_backend;
+}
+
+/// The runtime of host-memory device `id` (its allocator accounting and thread share).
+inline backend::Cpu& host(DeviceId id) noexcept {
+  return table().entries[static_cast<std::size_t>(id)].host;
+}
+
+/// The id of the device `name` names (TensorFlow's full or partial names), through tf::config
+/// where the program has it; without it only CPU:0 exists. invalid_argument for anything else.
+inline DeviceId resolve(std::string_view name) {
+  if (auto* resolver = table().resolver.load(std::memory_order_acquire); resolver != nullptr) {
+    return resolver(name);
+  }
+  for (std::string_view cpu0 : {"/cpu:0", "/CPU:0", "/device:CPU:0", "CPU:0", "cpu:0"}) {
+    if (name == cpu0 || name == table().entries[0].name) {
+      return 0;
+    }
+  }
+  throw invalid_argument("Device '" + std::string(name) +
+                         "' is unknown: only CPU:0 exists until <tapeflow/config.hpp> "
+                         "configures logical devices");
+}
+
+/// Whether a registered backend has a kernel for an op (one function per op type, from
+/// ops/kernel_registry.hpp); null for ops that only share or relabel buffers (forward-style),
+/// which run on any host-memory device.
+using KernelCheck = bool (*)(backend::BackendId) noexcept;
 
 /// The device tf::device scopes ask for on this thread (none outside any scope).
 inline DeviceId& scope_device() noexcept {
@@ -700,8 +1171,8 @@ inline std::string& unsatisfiable_reason() {
 }
 
 // place_op's rare path, out of line: every op's execute() inlines place_op.
-TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, DeviceId preferred,
-                                                      DeviceId input) {
+TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, KernelCheck has_kernel,
+                                                      DeviceId preferred, DeviceId input) {
   DeviceId device = preferred;
   if (device == none) {
     device = scope_device();
@@ -712,8 +1183,18 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Devic
   if (device == none) {
     device = input >= 0 ? input : 0;
   }
-  if (device == 0 || has_cpu_kernels(device)) {
+  if (device == 0) {
     return device;
+  }
+  if (exists(device)) {
+    auto const& wanted = table().entries[static_cast<std::size_t>(device)];
+    bool const runs = has_kernel == nullptr ? wanted.host_memory
+                                            : wanted.backend == backend::cpu_backend ||
+                                                  (wanted.backend != backend::no_backend &&
+                                                   has_kernel(wanted.backend));
+    if (runs) {
+      return device;
+    }
   }
   if (table().soft_placement.load(std::memory_order_relaxed)) {
     return 0;
@@ -726,28 +1207,40 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Devic
 }
 
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
-/// device), else the scope's, else its first input's, else CPU:0. A device without the op's
-/// kernel (every op has only a CPU kernel so far) falls back to CPU:0 under soft placement;
-/// without it that is invalid_argument naming the op and the device, in TensorFlow's words.
-inline DeviceId place_op(std::string_view op, DeviceId preferred, DeviceId input) {
+/// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
+/// no kernel for the op (`has_kernel`) falls back to CPU:0 under soft placement; without it
+/// that is invalid_argument naming the op and the device, in TensorFlow's words.
+inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
+                         DeviceId input) {
   if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
     return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
   }
-  return place_op_with_scope(op, preferred, input);
+  return place_op_with_scope(op, has_kernel, preferred, input);
 }
 
-/// Makes new buffers of this thread go to `device` while it lives (an op running there).
+/// Makes new buffers of this thread go to `device` while it lives (an op running there), and
+/// gives the op the device's share of the intra-op threads.
 class AllocationScope {
  public:
   explicit AllocationScope(DeviceId device) noexcept
-      : slot_(allocation_device()), previous_(std::exchange(slot_, device)) {}
+      : slot_(allocation_device()), previous_(std::exchange(slot_, device)) {
+    if (device > 0) [[unlikely]] {  // CPU:0 keeps the thread's budget (the whole pool)
+      previous_budget_ = std::exchange(backend::cpu::thread_budget(), host(device).thread_budget());
+    }
+  }
   AllocationScope(const AllocationScope&) = delete;
   AllocationScope& operator=(const AllocationScope&) = delete;
-  ~AllocationScope() { slot_ = previous_; }
+  ~AllocationScope() {
+    slot_ = previous_;
+    if (previous_budget_ >= 0) [[unlikely]] {
+      backend::cpu::thread_budget() = previous_budget_;
+    }
+  }
 
  private:
   DeviceId& slot_;  // one thread-local lookup per op, not two
   DeviceId previous_;
+  int previous_budget_ = -1;
 };
 
 }  // namespace detail::devices
@@ -772,13 +1265,18 @@ struct LogicalDeviceInfo {
   bool memory_growth = false;
   /// Bytes of the physical device (0 for host memory).
   std::int64_t physical_memory_bytes = 0;
+  /// The backend running its ops, and whether its tensors live in host memory (its platform's).
+  backend::BackendId backend = backend::no_backend;
+  bool host_memory = false;
 };
 
 struct Context {
   std::mutex mutex;
   bool discovered = false;
   std::vector<PhysicalDevice> physical;
-  std::vector<std::int64_t> physical_memory;  // parallel to `physical`
+  std::vector<std::int64_t> physical_memory;         // parallel to `physical`
+  std::vector<backend::BackendId> physical_backend;  // parallel to `physical`
+  std::vector<bool> physical_host_memory;            // parallel to `physical`
   std::vector<PhysicalDevice> visible;
   std::map<std::string, std::vector<LogicalDeviceConfiguration>> virtual_devices;  // by name
   std::map<std::string, bool> memory_growth;  // by name; GPUs only
@@ -803,6 +1301,8 @@ struct Context {
         physical.push_back({"/physical_device:" + platform.device_type + ":" + std::to_string(i),
                             platform.device_type});
         physical_memory.push_back(found[i].memory_bytes);
+        physical_backend.push_back(platform.backend);
+        physical_host_memory.push_back(platform.host_memory);
         if (platform.device_type == "GPU") {
           memory_growth[physical.back().name] = false;
         }
@@ -858,7 +1358,9 @@ struct Context {
                          static_cast<int>(out.size()),
                          cfg.memory_limit,
                          memory_growth.count(device.name) != 0 && memory_growth.at(device.name),
-                         physical_memory[p]});
+                         physical_memory[p],
+                         physical_backend[p],
+                         physical_host_memory[p]});
         }
       }
     }
@@ -872,14 +1374,34 @@ struct Context {
     }
     // Core's table gets the devices before any id is handed out (CPU:0 stays id 0).
     auto& table = detail::devices::table();
+    int const cpu_share = cpu_thread_share(per_type["CPU"]);
     for (const auto& info : out) {
-      table.entries[static_cast<std::size_t>(info.id)] = {
-          "/job:localhost/replica:0/task:0" + info.device.name, info.device.device_type,
-          info.device.device_type == "CPU"};
+      auto& entry = table.entries[static_cast<std::size_t>(info.id)];
+      entry.name = "/job:localhost/replica:0/task:0" + info.device.name;
+      entry.type = info.device.device_type;
+      entry.backend = info.backend;
+      entry.host_memory = info.host_memory;
+      entry.host.set_thread_budget(info.device.device_type == "CPU" ? cpu_share : 0);
     }
     table.size.store(out.size(), std::memory_order_release);
+    std::size_t host_devices = 0;
+    for (const auto& info : out) {
+      host_devices += info.host_memory ? 1 : 0;
+    }
+    detail::devices::host_accounting.store(host_devices > 1);
     logical = std::move(out);
     initialized = true;
+  }
+
+  // Each logical CPU's share of the intra-op threads, so replicas running side by side on
+  // several logical CPUs do not oversubscribe the machine; one logical CPU has the whole pool
+  // (0). Computed without starting the pool.
+  static int cpu_thread_share(int logical_cpus) {
+    if (logical_cpus <= 1) {
+      return 0;
+    }
+    int const threads = backend::cpu::ThreadPool::configured_threads();
+    return std::max(1, (threads + logical_cpus - 1) / logical_cpus);
   }
 
   [[nodiscard]] std::vector<std::string> device_types() const {
@@ -1461,6 +1983,14 @@ inline LogicalDeviceInfo place(const std::optional<DeviceSpec>& spec) {
   }
   return *find(devices, "CPU", 0);
 }
+
+// How core resolves device names for the layers below config (data's prefetch_to_device):
+// placement of the name as a tf::device scope would place it.
+inline detail::devices::DeviceId resolve_device_id(std::string_view name) {
+  return static_cast<detail::devices::DeviceId>(place(DeviceSpec::from_string(name)).id);
+}
+inline const bool resolver_installed =
+    (detail::devices::table().resolver.store(&resolve_device_id, std::memory_order_release), true);
 }  // namespace detail_context
 
 /// The device spec the enclosing tf::device scopes ask for (unset outside any scope).
@@ -1501,7 +2031,7 @@ class [[nodiscard]] DeviceScope {
       }
     }
     devices::scope_device() = id;
-    devices::allocation_device() = devices::has_cpu_kernels(id) ? id : 0;
+    devices::allocation_device() = devices::host_memory(id) ? id : 0;
     stack.push_back(std::move(spec));
     depth_ = stack.size();
   }
@@ -1538,6 +2068,67 @@ inline config::DeviceScope device(std::nullptr_t) { return config::DeviceScope(s
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SCOPE_HPP
 // ---- end <tapeflow/config/device_scope.hpp>
+// ---- begin <tapeflow/config/memory_info.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_MEMORY_INFO_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_MEMORY_INFO_HPP
+// tf::config::experimental::get_memory_info / reset_memory_stats: what a logical device's
+// allocator has handed out.
+//
+// TensorFlow reports allocator statistics for GPUs and zeros for CPUs; tapeflow accounts every
+// logical device's tensors in its backend instance (Note [Backends]), so a logical CPU reports
+// its real figures too.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config {
+
+/// Bytes a logical device holds now (`current`) and at most since its last reset (`peak`).
+using MemoryInfo = backend::MemoryInfo;
+
+namespace detail_context {
+// The logical device `device` ("GPU:0", "/device:CPU:1", ...) names exactly; TensorFlow's
+// errors for a name without type and index, and for no such device.
+inline detail::devices::DeviceId memory_stats_device(std::string_view device) {
+  std::optional<DeviceSpec> spec;
+  try {
+    spec = DeviceSpec::from_string(device);
+  } catch (const invalid_argument&) {
+  }
+  if (!spec || !spec->device_type || !spec->device_index) {
+    throw invalid_argument("Failed parsing device name: '" + std::string(device) +
+                           "'. Note a valid device string should at least contain a device type "
+                           "and a device index, like \"GPU:0\".");
+  }
+  for (const auto& info : logical_device_infos()) {
+    if (info.device.device_type == *spec->device_type && info.index == *spec->device_index) {
+      return static_cast<detail::devices::DeviceId>(info.id);
+    }
+  }
+  throw invalid_argument("No matching devices found for '" + std::string(device) + "'");
+}
+}  // namespace detail_context
+
+namespace experimental {
+
+/// The memory `device`'s tensors use ({current, peak} in bytes). Initializes the runtime.
+inline MemoryInfo get_memory_info(std::string_view device) {
+  return detail::devices::host(detail_context::memory_stats_device(device)).memory_info();
+}
+
+/// Restarts `device`'s peak at its current use.
+inline void reset_memory_stats(std::string_view device) {
+  detail::devices::host(detail_context::memory_stats_device(device)).reset_peak();
+}
+
+}  // namespace experimental
+}  // namespace config
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_MEMORY_INFO_HPP
+// ---- end <tapeflow/config/memory_info.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
 // ---- end <tapeflow/config.hpp>
 // ---- begin <tapeflow/data.hpp>
@@ -2081,14 +2672,12 @@ TAPEFLOW_END_NAMESPACE
 // Reference-counted, 64-byte-aligned element storage shared by tensors.
 // IWYU pragma: private, include <tapeflow/core/tensor.hpp>
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -2097,14 +2686,15 @@ namespace detail {
 /// One allocation: this header, then the elements at a 64-byte boundary (cache line and
 /// AVX-512 alignment, so kernels may use aligned loads).
 struct Buffer {
-  static constexpr std::size_t alignment = 64;
+  static constexpr std::size_t alignment = backend::cpu::host_memory::alignment;
   static constexpr std::size_t header_bytes = 64;
 
   std::atomic<std::int64_t> refs{1};
   std::int64_t count = 0;                       // elements
   void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
-  int size_class = -1;                          // Note [Buffer cache]; -1: not cached
+  std::size_t allocated_bytes = 0;              // this header and the elements
   devices::DeviceId device = 0;                 // where it lives (Note [Placement])
+  bool charged = false;                         // counted in its device's memory figures
 
   [[nodiscard]] std::byte* bytes() noexcept {
     return reinterpret_cast<std::byte*>(this) + header_bytes;
@@ -2124,17 +2714,18 @@ struct Buffer {
                                std::to_string(sizeof(T)) + " bytes is too large");
     }
     const std::size_t bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
-    const int size_class = class_of(bytes);
-    BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
-    void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
-    if (raw == nullptr) {
-      raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
-                           std::align_val_t{alignment});
-    }
+    // Every device whose tensors a Buffer holds keeps them in host memory; its CPU backend
+    // instance accounts them where accounting is on (Note [Backends]).
+    const devices::DeviceId device = devices::allocation_device();
+    void* raw = backend::cpu::host_memory::allocate(bytes);
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
-    buffer->size_class = size_class;
-    buffer->device = devices::allocation_device();
+    buffer->allocated_bytes = bytes;
+    buffer->device = device;
+    if (devices::host_accounting.load(std::memory_order_relaxed)) [[unlikely]] {
+      devices::host(device).charge(bytes);
+      buffer->charged = true;
+    }
     if constexpr (!std::is_trivially_default_constructible_v<T> ||
                   !std::is_trivially_destructible_v<T>) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());
@@ -2151,84 +2742,6 @@ struct Buffer {
     return buffer;
   }
 
-  // Note [Buffer cache]: eager ops allocate an output per call, and for small and mid-size
-  // tensors the aligned allocation costs more than the arithmetic. Freed blocks of up to
-  // 64 MiB go to a per-thread cache by power-of-two size class (bounded in total bytes) and
-  // are reused by the next allocation of that class.
-  static constexpr int min_class_log2 = 7;   // 128 B
-  static constexpr int max_class_log2 = 26;  // 64 MiB
-  static int class_of(std::size_t bytes) noexcept {
-    int log2 = min_class_log2;
-    while ((std::size_t{1} << log2) < bytes) {
-      if (++log2 > max_class_log2) {
-        return -1;
-      }
-    }
-    return log2 - min_class_log2;
-  }
-  static std::size_t class_bytes(int size_class) noexcept {
-    return std::size_t{1} << (size_class + min_class_log2);
-  }
-
-  class BlockCache {
-   public:
-    static constexpr std::size_t max_bytes = std::size_t{256} << 20;
-    BlockCache() = default;
-    BlockCache(const BlockCache&) = delete;
-    BlockCache& operator=(const BlockCache&) = delete;
-    ~BlockCache() {
-      cache_gone() = true;
-      for (auto& list : free_) {
-        for (void* block : list) {
-          ::operator delete(block, std::align_val_t{alignment});
-        }
-      }
-    }
-    void* take(int size_class) noexcept {
-      auto& list = free_[static_cast<std::size_t>(size_class)];
-      if (list.empty()) {
-        return nullptr;
-      }
-      void* block = list.back();
-      list.pop_back();
-      cached_ -= class_bytes(size_class);
-      return block;
-    }
-    bool give(int size_class, void* block) noexcept {
-      const std::size_t bytes = class_bytes(size_class);
-      auto& list = free_[static_cast<std::size_t>(size_class)];
-      if (cached_ + bytes > max_bytes || list.size() >= 64) {
-        return false;
-      }
-      try {
-        list.push_back(block);
-      } catch (...) {
-        return false;
-      }
-      cached_ += bytes;
-      return true;
-    }
-
-   private:
-    std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
-    std::size_t cached_ = 0;
-  };
-  // Set when this thread's cache has been destroyed (thread exit): a tensor that outlives it (a
-  // static, destroyed after the main thread's thread_locals) then frees its block directly.
-  // A trivially destructible flag, so reading it after the cache's destruction is defined.
-  static bool& cache_gone() noexcept {
-    thread_local bool gone = false;
-    return gone;
-  }
-  /// This thread's cache, or null once it has been destroyed.
-  static BlockCache* block_cache() noexcept {
-    if (cache_gone()) {
-      return nullptr;
-    }
-    thread_local BlockCache cache;
-    return &cache;
-  }
-
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -2241,12 +2754,12 @@ struct Buffer {
     if (self->destroy_elements != nullptr) {
       self->destroy_elements(self);
     }
-    const int size_class = self->size_class;
-    self->~Buffer();
-    BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
-    if (cache == nullptr || !cache->give(size_class, self)) {
-      ::operator delete(static_cast<void*>(self), std::align_val_t{alignment});
+    const std::size_t bytes = self->allocated_bytes;
+    if (self->charged) [[unlikely]] {
+      devices::host(self->device).discharge(bytes);
     }
+    self->~Buffer();
+    backend::cpu::host_memory::deallocate(self, bytes);
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
 };
@@ -5445,786 +5958,27 @@ inline constexpr prefetch_fn prefetch{};
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_PREFETCH_HPP
 // ---- end <tapeflow/data/adaptor/prefetch.hpp>
-// ---- begin <tapeflow/data/adaptor/reduce.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REDUCE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REDUCE_HPP
-// `tf::data::reduce(ds, init, f)` / `ds | reduce(init, f)`: folds one epoch into a value,
-// `state = f(state, element)` (`Dataset.reduce`). Tuple elements are passed as one argument.
-
-#include <utility>
-
-#include <range/v3/functional/bind_back.hpp>
-#include <range/v3/functional/pipeable.hpp>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace data {
-
-/// The dataset-first form of `reduce` (`reduce(ds, init, f)`); reduce_fn adds the pipeable
-/// one.
-struct reduce_base_fn {
-  /// Runs one epoch of `ds`, folding each element into `state = f(std::move(state), element)`
-  /// from `init`; returns the final state (`init` for an empty dataset).
-  template <dataset D, class S, class F>
-  S operator()(const D& ds, S init, F f) const {
-    auto it = ds.make_iterator();
-    while (auto e = it.next()) {
-      init = f(std::move(init), std::move(*e));
-    }
-    return init;
-  }
-};
-/// The type of `reduce`: both the dataset-first and the pipeable form.
-struct reduce_fn : reduce_base_fn {
-  using reduce_base_fn::operator();
-  /// A value, not a view: pipeable (range-v3's make_pipeable) rather than a view closure.
-  template <class S, class F>
-    requires(!dataset<S>)
-  auto operator()(S init, F f) const {
-    return ranges::make_pipeable(
-        ranges::bind_back(reduce_base_fn{}, std::move(init), std::move(f)));
-  }
-};
-/// `reduce(ds, init, f)`, `ds | reduce(init, f)` (`Dataset.reduce`): a value, not a dataset.
-inline constexpr reduce_fn reduce{};
-
-}  // namespace data
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REDUCE_HPP
-// ---- end <tapeflow/data/adaptor/reduce.hpp>
-// ---- begin <tapeflow/data/adaptor/repeat.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
-// `ds | tf::data::repeat(count)`: the dataset `count` times, each repetition a new epoch of the
-// input (so shuffles reshuffle); `repeat()` repeats forever (`Dataset.repeat`).
+// ---- begin <tapeflow/data/adaptor/prefetch_to_device.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_PREFETCH_TO_DEVICE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_PREFETCH_TO_DEVICE_HPP
+// `ds | tf::data::experimental::prefetch_to_device("/cpu:1")`: copies each element's tensors
+// to a device on a background thread, keeping up to n elements ready there
+// (`tf.data.experimental.prefetch_to_device`). Pipelines stay on the host; this is their last
+// stage, so the training step finds its batch already on its device.
+//
+// Why data resolves the name through core: data sits below tf::config, which installs the
+// resolver in core's device table (Note [Placement]). The name resolves as a tf::device scope
+// would place it, when the adaptor is applied.
 
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include <range/v3/functional/bind_back.hpp>
-#include <range/v3/view/view.hpp>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace data {
-
-/// The dataset `repeat` returns (`Dataset.repeat`): `count` epochs of `ds` in a row.
-template <dataset D>
-class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
- public:
-  RepeatDataset() = default;
-  /// Repeats `ds` `count` times; count < 0: forever (but an empty `ds` stays empty).
-  RepeatDataset(D ds, std::int64_t count) : ds_(std::move(ds)), count_(count) {}
-  struct iterator {
-    using element_type = element_t<D>;
-    D ds;  // a copy: each repetition starts a new epoch of it
-    std::int64_t count;
-    std::int64_t done = 0;
-    std::optional<iterator_impl_t<D>> input{};
-    std::optional<element_type> next() {
-      while (count < 0 || done < count) {
-        if (!input) {
-          input.emplace(ds.make_iterator());
-        }
-        if (auto e = input->next()) {
-          return e;
-        }
-        input.reset();
-        ++done;
-        if (ds.cardinality() == 0) {
-          return std::nullopt;  // repeating an empty dataset forever would spin
-        }
-      }
-      return std::nullopt;
-    }
-    void save_state(IteratorState& s, const std::string& p) const {
-      s.put_int(p + "repeat/done", done);
-      s.put_int(p + "repeat/active", input ? 1 : 0);
-      if (input) {
-        detail::save_state_of(*input, s, p + "repeat/");
-      }
-    }
-    void restore_state(const IteratorState& s, const std::string& p) {
-      done = s.get_int(p + "repeat/done");
-      input.reset();
-      if (s.get_int(p + "repeat/active") != 0) {
-        input.emplace(ds.make_iterator());
-        detail::restore_state_of(*input, s, p + "repeat/");
-      }
-    }
-    void collect_stats(std::vector<StageStats>& out) const {
-      if (input) {
-        detail::collect_stats_of(*input, out);
-      }
-    }
-  };
-  /// Starts an epoch; each repetition starts a new epoch of (a copy of) `ds`.
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_, count_}; }
-  /// input x count; 0 if either is 0; infinite when repeating forever or the input is infinite
-  /// (unknown if the input's count is unknown).
-  [[nodiscard]] std::int64_t cardinality() const {
-    const std::int64_t c = ds_.cardinality();
-    if (c == 0 || count_ == 0) {
-      return 0;
-    }
-    if (c == infinite_cardinality || count_ < 0) {
-      return c == unknown_cardinality ? unknown_cardinality : infinite_cardinality;
-    }
-    return c < 0 ? c : c * count_;
-  }
-
- private:
-  D ds_;
-  std::int64_t count_ = 0;
-};
-
-/// The dataset-first form of `repeat` (`repeat(ds, count)`); repeat_fn adds the pipeable one.
-struct repeat_base_fn {
-  /// A RepeatDataset of `ds`, `count` times (default -1: forever).
-  template <dataset D>
-  auto operator()(D&& ds, std::int64_t count = -1) const {
-    return RepeatDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), count);
-  }
-};
-/// The type of `repeat`: both the dataset-first and the pipeable form.
-struct repeat_fn : repeat_base_fn {
-  using repeat_base_fn::operator();
-  /// A closure repeating the dataset piped into it: `ds | repeat(3)`, `ds | repeat()`.
-  auto operator()(std::int64_t count = -1) const {
-    return ranges::make_view_closure(ranges::bind_back(repeat_base_fn{}, count));
-  }
-};
-/// `ds | repeat(count)`, `ds | repeat()` (forever), `repeat(ds, count)`.
-inline constexpr repeat_fn repeat{};
-
-}  // namespace data
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
-// ---- end <tapeflow/data/adaptor/repeat.hpp>
-// ---- begin <tapeflow/data/adaptor/shuffle.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
-// `ds | tf::data::shuffle(buffer_size, {.seed, .reshuffle_each_iteration})` (`Dataset.shuffle`).
-//
-// The buffer algorithm is the one the tf.data chapter describes, exactly:
-//   1. fill a buffer with the first `buffer_size` elements;
-//   2. to produce an element, pick a uniformly random slot of the buffer and return its element;
-//   3. put the next input element into that same slot (once the input is exhausted, the slot is
-//      closed by moving the last buffered element into it), so the buffer keeps its size.
-// A buffer of 1 is therefore no shuffle, and a buffer >= the dataset size gives a uniformly
-// random permutation. The buffer may instead be a byte budget (`shuffle(buffer_bytes(64 << 20))`):
-// the buffer then holds as many elements as fit in that many bytes (at least one).
-//
-// Seeds: with `.seed`, the orders are reproducible; each epoch (`begin()`) uses a different
-// order derived from (seed, epoch number) when reshuffle_each_iteration (the default), else the
-// same order every epoch. The iterator state (buffer, RNG, input position) can be saved.
-
-#include <atomic>
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <random>
-#include <sstream>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
-
-#include <range/v3/functional/bind_back.hpp>
-#include <range/v3/view/view.hpp>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace data {
-
-/// A shuffle buffer measured in bytes rather than elements.
-struct buffer_bytes {
-  std::int64_t bytes = 0;  ///< the budget in bytes (elements measured by element_byte_size)
-  /// A budget of `b` bytes (> 0, else shuffle throws invalid_argument).
-  constexpr explicit buffer_bytes(std::int64_t b) : bytes(b) {}
-};
-
-/// Options of `shuffle` (tf.data.Dataset.shuffle's keyword arguments).
-struct ShuffleOptions {
-  std::optional<std::uint64_t> seed{};   ///< None: a random seed per dataset
-  bool reshuffle_each_iteration = true;  ///< a new order each epoch (TensorFlow's default)
-};
-
-/// The dataset `shuffle` returns (`Dataset.shuffle`): `ds` through a shuffle buffer (see the
-/// file comment).
-template <dataset D>
-class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
- public:
-  using element_type = element_t<D>;  ///< the input's element type
-  ShuffleDataset() = default;
-  /// Shuffles `ds` through a buffer of `count` elements if count > 0, else of `bytes` bytes;
-  /// invalid_argument if neither is > 0. Without `o.seed` a random seed is drawn here.
-  ShuffleDataset(D ds, std::int64_t count, std::int64_t bytes, ShuffleOptions o)
-      : ds_(std::move(ds)),
-        count_(count),
-        bytes_(bytes),
-        seed_(o.seed ? *o.seed : std::random_device{}() * 0x100000001ULL ^ std::random_device{}()),
-        reshuffle_(o.reshuffle_each_iteration),
-        epoch_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
-    if (count_ <= 0 && bytes_ <= 0) {
-      throw invalid_argument("tf::data::shuffle: buffer_size must be > 0");
-    }
-  }
-
-  struct iterator {
-    using element_type = element_t<D>;
-    iterator_impl_t<D> input;
-    std::int64_t count;
-    std::int64_t bytes;
-    std::mt19937_64 rng;
-    std::vector<element_type> buffer{};
-    std::int64_t buffered_bytes = 0;
-    bool input_done = false;
-    bool filled = false;
-
-    bool full() const {
-      if (count > 0) {
-        return static_cast<std::int64_t>(buffer.size()) >= count;
-      }
-      return !buffer.empty() && buffered_bytes >= bytes;
-    }
-    std::optional<element_type> pull() {
-      if (input_done) {
-        return std::nullopt;
-      }
-      auto e = input.next();
-      if (!e) {
-        input_done = true;
-      }
-      return e;
-    }
-    std::optional<element_type> next() {
-      if (!filled) {  // 1. fill
-        filled = true;
-        while (!full()) {
-          auto e = pull();
-          if (!e) {
-            break;
-          }
-          if (count <= 0) {
-            buffered_bytes += static_cast<std::int64_t>(element_byte_size(*e));
-          }
-          buffer.push_back(std::move(*e));
-        }
-      }
-      if (buffer.empty()) {
-        return std::nullopt;
-      }
-      // 2. sample
-      std::uniform_int_distribution<std::size_t> pick(0, buffer.size() - 1);
-      const std::size_t j = pick(rng);
-      element_type out = std::move(buffer[j]);
-      if (count <= 0) {
-        buffered_bytes -= static_cast<std::int64_t>(element_byte_size(out));
-      }
-      // 3. replace in the same slot
-      bool slot_open = true;
-      const auto full_now = [&] {
-        const auto held = static_cast<std::int64_t>(buffer.size()) - (slot_open ? 1 : 0);
-        return count > 0 ? held >= count : (held > 0 && buffered_bytes >= bytes);
-      };
-      while (!full_now()) {
-        auto e = pull();
-        if (!e) {
-          break;
-        }
-        if (count <= 0) {
-          buffered_bytes += static_cast<std::int64_t>(element_byte_size(*e));
-        }
-        if (slot_open) {
-          buffer[j] = std::move(*e);
-          slot_open = false;
-        } else {
-          buffer.push_back(std::move(*e));
-        }
-      }
-      if (slot_open) {
-        buffer[j] = std::move(buffer.back());
-        buffer.pop_back();
-      }
-      return out;
-    }
-    void save_state(IteratorState& s, const std::string& p) const {
-      std::ostringstream r;
-      r << rng;
-      s.put(p + "shuffle/rng", r.str());
-      s.put_int(p + "shuffle/flags", (input_done ? 1 : 0) | (filled ? 2 : 0));
-      s.put_int(p + "shuffle/bytes", buffered_bytes);
-      std::string buf;
-      const std::uint64_t n = buffer.size();
-      buf.append(reinterpret_cast<const char*>(&n), sizeof n);
-      for (const auto& e : buffer) {
-        element_traits<element_type>::encode(e, buf);
-      }
-      s.put(p + "shuffle/buffer", std::move(buf));
-      detail::save_state_of(input, s, p + "shuffle/");
-    }
-    void restore_state(const IteratorState& s, const std::string& p) {
-      std::istringstream r(s.get(p + "shuffle/rng"));
-      r >> rng;
-      const auto flags = s.get_int(p + "shuffle/flags");
-      input_done = (flags & 1) != 0;
-      filled = (flags & 2) != 0;
-      buffered_bytes = s.get_int(p + "shuffle/bytes");
-      std::string_view in = s.get(p + "shuffle/buffer");
-      std::uint64_t n = 0;
-      detail::get_raw(in, &n, sizeof n);
-      buffer.clear();
-      for (std::uint64_t i = 0; i < n; ++i) {
-        buffer.push_back(element_traits<element_type>::decode(in));
-      }
-      detail::restore_state_of(input, s, p + "shuffle/");
-    }
-    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
-  };
-
-  /// Starts an epoch of `ds`, its RNG seeded from (seed, epoch number) with
-  /// reshuffle_each_iteration, else from the seed alone; epochs are counted across copies.
-  [[nodiscard]] iterator make_iterator() const {
-    const std::uint64_t epoch = reshuffle_ && epoch_ ? (*epoch_)++ : 0;
-    std::seed_seq seq{static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32),
-                      static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
-    return iterator{ds_.make_iterator(), count_, bytes_, std::mt19937_64(seq)};
-  }
-  /// The input's cardinality.
-  [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
-
- private:
-  D ds_;
-  std::int64_t count_ = 1;
-  std::int64_t bytes_ = 0;
-  std::uint64_t seed_ = 0;
-  bool reshuffle_ = false;
-  // epochs started, shared by copies (a default-constructed dataset counts none)
-  std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};
-};
-
-/// The dataset-first form of `shuffle` (`shuffle(ds, n)`); shuffle_fn adds the pipeable one.
-struct shuffle_base_fn {
-  /// A ShuffleDataset of `ds` with a buffer of `buffer_size` (> 0, else invalid_argument)
-  /// elements.
-  template <dataset D>
-  auto operator()(D&& ds, std::int64_t buffer_size, ShuffleOptions o = {}) const {
-    return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, 0, o);
-  }
-  /// A ShuffleDataset of `ds` with a buffer of `b.bytes` (> 0, else invalid_argument) bytes.
-  template <dataset D>
-  auto operator()(D&& ds, buffer_bytes b, ShuffleOptions o = {}) const {
-    if (b.bytes <= 0) {
-      throw invalid_argument("tf::data::shuffle: buffer_bytes must be > 0");
-    }
-    return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), 0, b.bytes, o);
-  }
-};
-/// The type of `shuffle`: both the dataset-first and the pipeable forms.
-struct shuffle_fn : shuffle_base_fn {
-  using shuffle_base_fn::operator();
-  /// A closure shuffling the dataset piped into it: `ds | shuffle(1000)`.
-  auto operator()(std::int64_t buffer_size, ShuffleOptions o = {}) const {
-    return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, buffer_size, o));
-  }
-  /// A closure with a byte budget: `ds | shuffle(buffer_bytes(64 << 20))`.
-  auto operator()(buffer_bytes b, ShuffleOptions o = {}) const {
-    return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, b, o));
-  }
-};
-/// `ds | shuffle(10000)`, `ds | shuffle(buffer_bytes(64 << 20), {.seed = 42})`.
-inline constexpr shuffle_fn shuffle{};
-
-}  // namespace data
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
-// ---- end <tapeflow/data/adaptor/shuffle.hpp>
-// ---- begin <tapeflow/data/adaptor/take.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_TAKE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_TAKE_HPP
-// `ds | tf::data::take(n)` (the first n elements; n = -1: all) and `ds | tf::data::skip(n)`
-// (all but the first n) (`Dataset.take`, `Dataset.skip`).
-
-#include <algorithm>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
-
-#include <range/v3/functional/bind_back.hpp>
-#include <range/v3/view/view.hpp>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace data {
-
-/// The dataset `take` (Take = true: `Dataset.take`) or `skip` (false: `Dataset.skip`)
-/// returns.
-template <dataset D, bool Take>
-class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D>> {
- public:
-  TakeSkipDataset() = default;
-  /// The first `n` elements of `ds` (take; n < 0: all), or all but them (skip; n < 0: none).
-  TakeSkipDataset(D ds, std::int64_t n) : ds_(std::move(ds)), n_(n) {}
-  struct iterator {
-    using element_type = element_t<D>;
-    iterator_impl_t<D> input;
-    std::int64_t n;
-    std::int64_t seen = 0;
-    std::optional<element_type> next() {
-      if constexpr (Take) {
-        if (n >= 0 && seen >= n) {
-          return std::nullopt;  // stop without pulling more input
-        }
-        ++seen;
-        return input.next();
-      } else {
-        while (n < 0 || seen < n) {  // skip(-1) skips everything
-          ++seen;
-          if (!input.next()) {
-            return std::nullopt;
-          }
-        }
-        return input.next();
-      }
-    }
-    void save_state(IteratorState& s, const std::string& p) const {
-      s.put_int(p + "take_skip/seen", seen);
-      detail::save_state_of(input, s, p + "take_skip/");
-    }
-    void restore_state(const IteratorState& s, const std::string& p) {
-      seen = s.get_int(p + "take_skip/seen");
-      detail::restore_state_of(input, s, p + "take_skip/");
-    }
-    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
-  };
-  /// Starts an epoch of `ds` (take stops without reading past the n-th element).
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), n_}; }
-  /// take: min(input, n) (n if the input is infinite); skip: max(0, input - n); an unknown
-  /// input count stays unknown, and skip keeps an infinite one infinite.
-  [[nodiscard]] std::int64_t cardinality() const {
-    const std::int64_t c = ds_.cardinality();
-    if constexpr (Take) {
-      if (n_ < 0) {
-        return c;
-      }
-      if (c == infinite_cardinality) {
-        return n_;
-      }
-      return c < 0 ? c : std::min(c, n_);
-    } else {
-      if (c < 0) {
-        return c;
-      }
-      return n_ < 0 ? 0 : std::max<std::int64_t>(0, c - n_);
-    }
-  }
-
- private:
-  D ds_;
-  std::int64_t n_ = 0;
-};
-
-/// The dataset-first form of `take` and `skip` (`take(ds, n)`); take_skip_fn adds the
-/// pipeable one.
-template <bool Take>
-struct take_skip_base_fn {
-  /// A TakeSkipDataset of `ds` taking or skipping `n` elements.
-  template <dataset D>
-  auto operator()(D&& ds, std::int64_t n) const {
-    return TakeSkipDataset<std::remove_cvref_t<D>, Take>(std::forward<D>(ds), n);
-  }
-};
-/// The type of `take` and `skip`: both the dataset-first and the pipeable form.
-template <bool Take>
-struct take_skip_fn : take_skip_base_fn<Take> {
-  using take_skip_base_fn<Take>::operator();
-  /// A closure for the dataset piped into it: `ds | take(10)`, `ds | skip(1)`.
-  auto operator()(std::int64_t n) const {
-    return ranges::make_view_closure(ranges::bind_back(take_skip_base_fn<Take>{}, n));
-  }
-};
-/// `ds | take(n)`: the first n elements (n = -1: all) (`Dataset.take`).
-inline constexpr take_skip_fn<true> take{};
-/// `ds | skip(n)`: all but the first n elements (n = -1: none) (`Dataset.skip`).
-inline constexpr take_skip_fn<false> skip{};
-
-}  // namespace data
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_TAKE_HPP
-// ---- end <tapeflow/data/adaptor/take.hpp>
-// ---- begin <tapeflow/data/adaptor/unbatch.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_UNBATCH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_UNBATCH_HPP
-// `ds | tf::data::unbatch()`: splits each element along dim 0 into separate elements
-// (`Dataset.unbatch`).
-
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#include <range/v3/view/view.hpp>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace data {
-
-/// The dataset `unbatch` returns (`Dataset.unbatch`): each element of `ds` split along dim 0.
-template <dataset D>
-class UnbatchDataset
-    : public DatasetBase<UnbatchDataset<D>, decltype(element_traits<element_t<D>>::slice(
-                                                std::declval<const element_t<D>&>(), 0))> {
- public:
-  /// One slice of an input element (a tensor loses its leading dim).
-  using element_type =
-      decltype(element_traits<element_t<D>>::slice(std::declval<const element_t<D>&>(), 0));
-  UnbatchDataset() = default;
-  /// Unbatches the elements of `ds`.
-  explicit UnbatchDataset(D ds) : ds_(std::move(ds)) {}
-  struct iterator {
-    using element_type = UnbatchDataset::element_type;
-    iterator_impl_t<D> input;
-    std::optional<element_t<D>> current{};
-    std::int64_t pos = 0, n = 0;
-    std::optional<element_type> next() {
-      while (pos >= n) {
-        current = input.next();
-        if (!current) {
-          return std::nullopt;
-        }
-        pos = 0;
-        n = element_traits<element_t<D>>::leading_dim(*current);
-      }
-      return element_traits<element_t<D>>::slice(*current, pos++);
-    }
-    /// Saves the position inside the current input element and that element itself (the
-    /// input is already past it).
-    void save_state(IteratorState& s, const std::string& p) const {
-      s.put_int(p + "unbatch/pos", pos);
-      s.put_int(p + "unbatch/n", n);
-      std::string cur;
-      if (current) {
-        element_traits<element_t<D>>::encode(*current, cur);
-      }
-      s.put_int(p + "unbatch/has_current", current ? 1 : 0);
-      s.put(p + "unbatch/current", std::move(cur));
-      detail::save_state_of(input, s, p + "unbatch/");
-    }
-    void restore_state(const IteratorState& s, const std::string& p) {
-      pos = s.get_int(p + "unbatch/pos");
-      n = s.get_int(p + "unbatch/n");
-      current.reset();
-      if (s.get_int(p + "unbatch/has_current") != 0) {
-        std::string_view in = s.get(p + "unbatch/current");
-        current.emplace(element_traits<element_t<D>>::decode(in));
-      }
-      const bool consistent =
-          current ? element_traits<element_t<D>>::leading_dim(*current) == n && pos >= 0 && pos <= n
-                  : pos >= n;
-      if (!consistent) {
-        throw data_loss("tf::data::unbatch: inconsistent saved state (position " +
-                        std::to_string(pos) + " of " + std::to_string(n) + ")");
-      }
-      detail::restore_state_of(input, s, p + "unbatch/");
-    }
-    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
-  };
-  /// Starts an epoch of `ds`.
-  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator()}; }
-  /// infinite_cardinality if the input is infinite, else unknown_cardinality.
-  [[nodiscard]] std::int64_t cardinality() const {
-    return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
-  }
-
- private:
-  D ds_;
-};
-
-/// The dataset-first form of `unbatch` (`unbatch(ds)`); unbatch_fn adds the pipeable one.
-struct unbatch_base_fn {
-  /// An UnbatchDataset of `ds`.
-  template <dataset D>
-  auto operator()(D&& ds) const {
-    return UnbatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds));
-  }
-};
-/// The type of `unbatch`: both the dataset-first and the pipeable form.
-struct unbatch_fn : unbatch_base_fn {
-  using unbatch_base_fn::operator();
-  /// Nothing to bind: the closure is the base function itself.
-  auto operator()() const { return ranges::make_view_closure(unbatch_base_fn{}); }
-};
-/// `ds | unbatch()`, `unbatch(ds)`.
-inline constexpr unbatch_fn unbatch{};
-
-}  // namespace data
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_UNBATCH_HPP
-// ---- end <tapeflow/data/adaptor/unbatch.hpp>
-// ---- begin <tapeflow/data/any_dataset.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ANY_DATASET_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ANY_DATASET_HPP
-// `tf::data::AnyDataset<E>`: a type-erased dataset of elements E, for pipelines whose shape is
-// chosen at run time (`if (train) ds = ds | shuffle(1000);`) or that cross a function boundary
-// without spelling the adaptor types. Costs one virtual call per element.
-//
-//     tf::data::AnyDataset<tf::Tensor<std::int64_t, 0>> ds = tf::data::range(10);
-//     if (shuffle) ds = ds | tf::data::shuffle(10);
-
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace data {
-
-/// A type-erased dataset of elements E, for pipelines chosen at run time or passed across
-/// function boundaries; copies share the wrapped pipeline. One virtual call per element.
-template <class E>
-class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
-  struct IteratorConcept {
-    virtual ~IteratorConcept() = default;
-    virtual std::optional<E> next() = 0;
-    virtual void save_state(IteratorState& s, const std::string& p) const = 0;
-    virtual void restore_state(const IteratorState& s, const std::string& p) = 0;
-    virtual void collect_stats(std::vector<StageStats>& out) const = 0;
-  };
-  template <class It>
-  struct IteratorModel final : IteratorConcept {
-    explicit IteratorModel(It i) : it(std::move(i)) {}
-    std::optional<E> next() override { return it.next(); }
-    void save_state(IteratorState& s, const std::string& p) const override {
-      detail::save_state_of(it, s, p);
-    }
-    void restore_state(const IteratorState& s, const std::string& p) override {
-      detail::restore_state_of(it, s, p);
-    }
-    void collect_stats(std::vector<StageStats>& out) const override {
-      detail::collect_stats_of(it, out);
-    }
-    It it;
-  };
-  struct EmptyIterator {
-    using element_type = E;
-    std::optional<E> next() { return std::nullopt; }
-    void save_state(IteratorState&, const std::string&) const {}
-    void restore_state(const IteratorState&, const std::string&) {}
-  };
-  struct DatasetConcept {
-    virtual ~DatasetConcept() = default;
-    virtual std::unique_ptr<IteratorConcept> make_iterator() const = 0;
-    virtual std::int64_t cardinality() const = 0;
-  };
-  template <class D>
-  struct DatasetModel final : DatasetConcept {
-    explicit DatasetModel(D d) : ds(std::move(d)) {}
-    std::unique_ptr<IteratorConcept> make_iterator() const override {
-      return std::make_unique<IteratorModel<iterator_impl_t<D>>>(ds.make_iterator());
-    }
-    std::int64_t cardinality() const override { return ds.cardinality(); }
-    D ds;
-  };
-
- public:
-  using element_type = E;  ///< the element type of every dataset it can hold
-
-  /// Wraps any dataset with element type E. (The self check comes first: checking `dataset`
-  /// on AnyDataset itself would recurse through this constructor.)
-  template <class D>
-    requires(!std::is_same_v<std::remove_cvref_t<D>, AnyDataset> && dataset<D> &&
-             std::is_same_v<element_t<D>, E>)
-  AnyDataset(D&& ds)  // NOLINT(google-explicit-constructor): erasure is the point
-      : impl_(std::make_shared<const DatasetModel<std::remove_cvref_t<D>>>(std::forward<D>(ds))) {}
-
-  struct iterator {
-    using element_type = E;
-    std::unique_ptr<IteratorConcept> impl;
-    std::optional<E> next() { return impl->next(); }
-    void save_state(IteratorState& s, const std::string& p) const { impl->save_state(s, p); }
-    void restore_state(const IteratorState& s, const std::string& p) { impl->restore_state(s, p); }
-    void collect_stats(std::vector<StageStats>& out) const { impl->collect_stats(out); }
-  };
-  /// An empty dataset (a placeholder to assign a pipeline to).
-  AnyDataset() = default;
-
-  /// Starts an epoch of the wrapped dataset (an empty one if default-constructed).
-  [[nodiscard]] iterator make_iterator() const {
-    if (!impl_) {
-      return iterator{std::make_unique<IteratorModel<EmptyIterator>>(EmptyIterator{})};
-    }
-    return iterator{impl_->make_iterator()};
-  }
-  /// The wrapped dataset's cardinality; 0 if default-constructed.
-  [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
-
- private:
-  std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty
-};
-
-/// Deduces `AnyDataset<E>` from a dataset, `E` being its element type.
-template <dataset D>
-AnyDataset(D) -> AnyDataset<element_t<D>>;
-
-}  // namespace data
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ANY_DATASET_HPP
-// ---- end <tapeflow/data/any_dataset.hpp>
-// ---- begin <tapeflow/data/features.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_FEATURES_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_FEATURES_HPP
-// `tf::data::Features`: a dataset element that is a named structure, the C++ counterpart of the
-// dicts TensorFlow users pass to `from_tensor_slices({"image": x, "label": y})`.
-//
-//     auto ds = tf::data::from_tensor_slices({{"image", images}, {"label", labels}})
-//             | tf::data::map([](tf::data::Features x) {
-//                 return x.set("image", tf::image::flip_left_right(x.get<float, 3>("image")));
-//               })
-//             | tf::data::shuffle(1000) | tf::data::batch(32);
-//     for (auto&& x : ds) {
-//       auto images = x.get<float, 4>("image");   // typed access, checked
-//       const tf::AnyTensor& labels = x["label"];  // type-erased access
-//     }
-//
-// Design. A Features is an insertion-ordered list of (key, AnyTensor): keys and component types
-// are run-time values, like a Python dict, so one type serves every schema (parsed TFRecords,
-// CSV columns, a model's named inputs) and a pipeline's type does not change when a feature is
-// added. Reading a component back is a checked cast: `get<T, R>(key)` or a typed key
-// (`FeatureKey<T, R>`); an unknown key is `not_found` naming it and the keys present, a wrong
-// dtype or rank is `invalid_argument` naming the key. Tuples remain the statically typed
-// alternative (structured bindings, no casts); a user aggregate of tensors can become an
-// element type too by specialising `element_traits` (element.hpp).
-//
-// Every stage works on Features elements: from_tensor_slices (components must agree on dim 0,
-// else invalid_argument naming the keys), from_tensors, map, filter, batch/unbatch,
-// padded_batch (per-key `FeaturesPadding`), shuffle, cache, prefetch, take/skip, zip, and
-// iterator save/restore (the encoding stores the keys). Batching stacks per key; the elements
-// of a batch must have the same keys (any order; the batch keeps the first element's order).
-//
-// Customization points: none beyond `element_traits<Features>`, defined here.
-
-#include <concepts>
-#include <cstdint>
-#include <initializer_list>
-#include <map>
-#include <ostream>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
 
 // ---- begin <tapeflow/core/any_tensor.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_TENSOR_HPP
@@ -6313,6 +6067,21 @@ class AnyTensor {
     return buffer_ ? buffer_->bytes() : nullptr;
   }
 
+  /// This tensor where new buffers go now (Note [Placement]): itself when it is there (or
+  /// holds no value), else a copy of its elements there, with the same identity.
+  [[nodiscard]] AnyTensor on_allocation_device() const {
+    if (buffer_ == nullptr || buffer_->device == detail::devices::allocation_device()) {
+      return *this;
+    }
+    return visit_dtype(dtype_, [&]<class T>() {
+      // Rank-independent: copy the elements flat, then give the copy this tensor's shape.
+      AnyTensor out(detail::tensor_access::on_allocation_device(
+          detail::tensor_access::wrap<T, 1>(buffer_, {num_elements()}, id_)));
+      out.shape_ = shape_;
+      return out;
+    });
+  }
+
   /// Whether this holds a `Tensor<T, Rank>`.
   template <class T, std::size_t Rank>
   [[nodiscard]] bool holds() const noexcept {
@@ -6371,6 +6140,50 @@ class AnyTensor {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ANY_TENSOR_HPP
 // ---- end <tapeflow/core/any_tensor.hpp>
+// ---- begin <tapeflow/data/features.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_FEATURES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_FEATURES_HPP
+// `tf::data::Features`: a dataset element that is a named structure, the C++ counterpart of the
+// dicts TensorFlow users pass to `from_tensor_slices({"image": x, "label": y})`.
+//
+//     auto ds = tf::data::from_tensor_slices({{"image", images}, {"label", labels}})
+//             | tf::data::map([](tf::data::Features x) {
+//                 return x.set("image", tf::image::flip_left_right(x.get<float, 3>("image")));
+//               })
+//             | tf::data::shuffle(1000) | tf::data::batch(32);
+//     for (auto&& x : ds) {
+//       auto images = x.get<float, 4>("image");   // typed access, checked
+//       const tf::AnyTensor& labels = x["label"];  // type-erased access
+//     }
+//
+// Design. A Features is an insertion-ordered list of (key, AnyTensor): keys and component types
+// are run-time values, like a Python dict, so one type serves every schema (parsed TFRecords,
+// CSV columns, a model's named inputs) and a pipeline's type does not change when a feature is
+// added. Reading a component back is a checked cast: `get<T, R>(key)` or a typed key
+// (`FeatureKey<T, R>`); an unknown key is `not_found` naming it and the keys present, a wrong
+// dtype or rank is `invalid_argument` naming the key. Tuples remain the statically typed
+// alternative (structured bindings, no casts); a user aggregate of tensors can become an
+// element type too by specialising `element_traits` (element.hpp).
+//
+// Every stage works on Features elements: from_tensor_slices (components must agree on dim 0,
+// else invalid_argument naming the keys), from_tensors, map, filter, batch/unbatch,
+// padded_batch (per-key `FeaturesPadding`), shuffle, cache, prefetch, take/skip, zip, and
+// iterator save/restore (the encoding stores the keys). Batching stacks per key; the elements
+// of a batch must have the same keys (any order; the batch keeps the first element's order).
+//
+// Customization points: none beyond `element_traits<Features>`, defined here.
+
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 // ---- begin <tapeflow/data/detail/any_element.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_ANY_ELEMENT_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_ANY_ELEMENT_HPP
@@ -7152,6 +6965,830 @@ TensorDataset<F> from_tensors(F features) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_FEATURES_HPP
 // ---- end <tapeflow/data/features.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+namespace detail {
+
+/// Copies an element's tensors to one device (tensors, AnyTensors, Features, and tuples and
+/// pairs of them); elements already there are shared, not copied.
+struct CopyToDevice {
+  tapeflow::detail::devices::DeviceId device = 0;
+
+  template <class E>
+  E operator()(E element) const {
+    tapeflow::detail::devices::AllocationScope const scope(device);
+    return copy(std::move(element));
+  }
+
+ private:
+  template <class T, std::size_t R>
+  static Tensor<T, R> copy(Tensor<T, R> t) {
+    return tapeflow::detail::tensor_access::on_allocation_device(t);
+  }
+  static AnyTensor copy(AnyTensor t) { return t.on_allocation_device(); }
+  static Features copy(Features features) {
+    Features out;
+    for (const auto& [key, value] : features) {
+      out.set(key, value.on_allocation_device());
+    }
+    return out;
+  }
+  template <class... Es>
+  static std::tuple<Es...> copy(std::tuple<Es...> parts) {
+    return std::apply([](auto&&... p) { return std::tuple<Es...>(copy(std::move(p))...); },
+                      std::move(parts));
+  }
+  template <class A, class B>
+  static std::pair<A, B> copy(std::pair<A, B> parts) {
+    return {copy(std::move(parts.first)), copy(std::move(parts.second))};
+  }
+};
+
+/// The device `name` names, for prefetch_to_device: its tensors must live in host memory (the
+/// only kind a buffer holds so far).
+inline tapeflow::detail::devices::DeviceId prefetch_device(std::string_view name) {
+  namespace devices = tapeflow::detail::devices;
+  devices::DeviceId const id = devices::resolve(name);
+  if (!devices::host_memory(id)) {
+    throw unimplemented("tf::data::experimental::prefetch_to_device: '" +
+                        std::string(devices::name(id)) +
+                        "' keeps tensors in device memory, which tapeflow's tensors cannot hold "
+                        "yet");
+  }
+  return id;
+}
+
+}  // namespace detail
+
+namespace experimental {
+
+/// The dataset-first form of `prefetch_to_device` (`prefetch_to_device(ds, device, n)`);
+/// prefetch_to_device_fn adds the pipeable one.
+struct prefetch_to_device_base_fn {
+  /// `ds` with its elements copied to `device`, `buffer_size` kept ready there.
+  template <dataset D>
+  auto operator()(D&& ds, std::string_view device, std::int64_t buffer_size = autotune) const {
+    return std::forward<D>(ds) |
+           map(data::detail::CopyToDevice{data::detail::prefetch_device(device)}) |
+           prefetch(buffer_size);
+  }
+};
+/// The type of `prefetch_to_device`: both the dataset-first and the pipeable form.
+struct prefetch_to_device_fn : prefetch_to_device_base_fn {
+  using prefetch_to_device_base_fn::operator();
+  /// `ds | prefetch_to_device("/gpu:0")`: `buffer_size` elements kept ready on the device
+  /// (autotune by default, as TensorFlow's None).
+  auto operator()(std::string_view device, std::int64_t buffer_size = autotune) const {
+    return ranges::make_view_closure(
+        ranges::bind_back(prefetch_to_device_base_fn{}, std::string(device), buffer_size));
+  }
+};
+/// `tf.data.experimental.prefetch_to_device(device, buffer_size)`.
+inline constexpr prefetch_to_device_fn prefetch_to_device{};
+
+}  // namespace experimental
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_PREFETCH_TO_DEVICE_HPP
+// ---- end <tapeflow/data/adaptor/prefetch_to_device.hpp>
+// ---- begin <tapeflow/data/adaptor/reduce.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REDUCE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REDUCE_HPP
+// `tf::data::reduce(ds, init, f)` / `ds | reduce(init, f)`: folds one epoch into a value,
+// `state = f(state, element)` (`Dataset.reduce`). Tuple elements are passed as one argument.
+
+#include <utility>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/functional/pipeable.hpp>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// The dataset-first form of `reduce` (`reduce(ds, init, f)`); reduce_fn adds the pipeable
+/// one.
+struct reduce_base_fn {
+  /// Runs one epoch of `ds`, folding each element into `state = f(std::move(state), element)`
+  /// from `init`; returns the final state (`init` for an empty dataset).
+  template <dataset D, class S, class F>
+  S operator()(const D& ds, S init, F f) const {
+    auto it = ds.make_iterator();
+    while (auto e = it.next()) {
+      init = f(std::move(init), std::move(*e));
+    }
+    return init;
+  }
+};
+/// The type of `reduce`: both the dataset-first and the pipeable form.
+struct reduce_fn : reduce_base_fn {
+  using reduce_base_fn::operator();
+  /// A value, not a view: pipeable (range-v3's make_pipeable) rather than a view closure.
+  template <class S, class F>
+    requires(!dataset<S>)
+  auto operator()(S init, F f) const {
+    return ranges::make_pipeable(
+        ranges::bind_back(reduce_base_fn{}, std::move(init), std::move(f)));
+  }
+};
+/// `reduce(ds, init, f)`, `ds | reduce(init, f)` (`Dataset.reduce`): a value, not a dataset.
+inline constexpr reduce_fn reduce{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REDUCE_HPP
+// ---- end <tapeflow/data/adaptor/reduce.hpp>
+// ---- begin <tapeflow/data/adaptor/repeat.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
+// `ds | tf::data::repeat(count)`: the dataset `count` times, each repetition a new epoch of the
+// input (so shuffles reshuffle); `repeat()` repeats forever (`Dataset.repeat`).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// The dataset `repeat` returns (`Dataset.repeat`): `count` epochs of `ds` in a row.
+template <dataset D>
+class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
+ public:
+  RepeatDataset() = default;
+  /// Repeats `ds` `count` times; count < 0: forever (but an empty `ds` stays empty).
+  RepeatDataset(D ds, std::int64_t count) : ds_(std::move(ds)), count_(count) {}
+  struct iterator {
+    using element_type = element_t<D>;
+    D ds;  // a copy: each repetition starts a new epoch of it
+    std::int64_t count;
+    std::int64_t done = 0;
+    std::optional<iterator_impl_t<D>> input{};
+    std::optional<element_type> next() {
+      while (count < 0 || done < count) {
+        if (!input) {
+          input.emplace(ds.make_iterator());
+        }
+        if (auto e = input->next()) {
+          return e;
+        }
+        input.reset();
+        ++done;
+        if (ds.cardinality() == 0) {
+          return std::nullopt;  // repeating an empty dataset forever would spin
+        }
+      }
+      return std::nullopt;
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "repeat/done", done);
+      s.put_int(p + "repeat/active", input ? 1 : 0);
+      if (input) {
+        detail::save_state_of(*input, s, p + "repeat/");
+      }
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      done = s.get_int(p + "repeat/done");
+      input.reset();
+      if (s.get_int(p + "repeat/active") != 0) {
+        input.emplace(ds.make_iterator());
+        detail::restore_state_of(*input, s, p + "repeat/");
+      }
+    }
+    void collect_stats(std::vector<StageStats>& out) const {
+      if (input) {
+        detail::collect_stats_of(*input, out);
+      }
+    }
+  };
+  /// Starts an epoch; each repetition starts a new epoch of (a copy of) `ds`.
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_, count_}; }
+  /// input x count; 0 if either is 0; infinite when repeating forever or the input is infinite
+  /// (unknown if the input's count is unknown).
+  [[nodiscard]] std::int64_t cardinality() const {
+    const std::int64_t c = ds_.cardinality();
+    if (c == 0 || count_ == 0) {
+      return 0;
+    }
+    if (c == infinite_cardinality || count_ < 0) {
+      return c == unknown_cardinality ? unknown_cardinality : infinite_cardinality;
+    }
+    return c < 0 ? c : c * count_;
+  }
+
+ private:
+  D ds_;
+  std::int64_t count_ = 0;
+};
+
+/// The dataset-first form of `repeat` (`repeat(ds, count)`); repeat_fn adds the pipeable one.
+struct repeat_base_fn {
+  /// A RepeatDataset of `ds`, `count` times (default -1: forever).
+  template <dataset D>
+  auto operator()(D&& ds, std::int64_t count = -1) const {
+    return RepeatDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), count);
+  }
+};
+/// The type of `repeat`: both the dataset-first and the pipeable form.
+struct repeat_fn : repeat_base_fn {
+  using repeat_base_fn::operator();
+  /// A closure repeating the dataset piped into it: `ds | repeat(3)`, `ds | repeat()`.
+  auto operator()(std::int64_t count = -1) const {
+    return ranges::make_view_closure(ranges::bind_back(repeat_base_fn{}, count));
+  }
+};
+/// `ds | repeat(count)`, `ds | repeat()` (forever), `repeat(ds, count)`.
+inline constexpr repeat_fn repeat{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
+// ---- end <tapeflow/data/adaptor/repeat.hpp>
+// ---- begin <tapeflow/data/adaptor/shuffle.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
+// `ds | tf::data::shuffle(buffer_size, {.seed, .reshuffle_each_iteration})` (`Dataset.shuffle`).
+//
+// The buffer algorithm is the one the tf.data chapter describes, exactly:
+//   1. fill a buffer with the first `buffer_size` elements;
+//   2. to produce an element, pick a uniformly random slot of the buffer and return its element;
+//   3. put the next input element into that same slot (once the input is exhausted, the slot is
+//      closed by moving the last buffered element into it), so the buffer keeps its size.
+// A buffer of 1 is therefore no shuffle, and a buffer >= the dataset size gives a uniformly
+// random permutation. The buffer may instead be a byte budget (`shuffle(buffer_bytes(64 << 20))`):
+// the buffer then holds as many elements as fit in that many bytes (at least one).
+//
+// Seeds: with `.seed`, the orders are reproducible; each epoch (`begin()`) uses a different
+// order derived from (seed, epoch number) when reshuffle_each_iteration (the default), else the
+// same order every epoch. The iterator state (buffer, RNG, input position) can be saved.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// A shuffle buffer measured in bytes rather than elements.
+struct buffer_bytes {
+  std::int64_t bytes = 0;  ///< the budget in bytes (elements measured by element_byte_size)
+  /// A budget of `b` bytes (> 0, else shuffle throws invalid_argument).
+  constexpr explicit buffer_bytes(std::int64_t b) : bytes(b) {}
+};
+
+/// Options of `shuffle` (tf.data.Dataset.shuffle's keyword arguments).
+struct ShuffleOptions {
+  std::optional<std::uint64_t> seed{};   ///< None: a random seed per dataset
+  bool reshuffle_each_iteration = true;  ///< a new order each epoch (TensorFlow's default)
+};
+
+/// The dataset `shuffle` returns (`Dataset.shuffle`): `ds` through a shuffle buffer (see the
+/// file comment).
+template <dataset D>
+class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
+ public:
+  using element_type = element_t<D>;  ///< the input's element type
+  ShuffleDataset() = default;
+  /// Shuffles `ds` through a buffer of `count` elements if count > 0, else of `bytes` bytes;
+  /// invalid_argument if neither is > 0. Without `o.seed` a random seed is drawn here.
+  ShuffleDataset(D ds, std::int64_t count, std::int64_t bytes, ShuffleOptions o)
+      : ds_(std::move(ds)),
+        count_(count),
+        bytes_(bytes),
+        seed_(o.seed ? *o.seed : std::random_device{}() * 0x100000001ULL ^ std::random_device{}()),
+        reshuffle_(o.reshuffle_each_iteration),
+        epoch_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
+    if (count_ <= 0 && bytes_ <= 0) {
+      throw invalid_argument("tf::data::shuffle: buffer_size must be > 0");
+    }
+  }
+
+  struct iterator {
+    using element_type = element_t<D>;
+    iterator_impl_t<D> input;
+    std::int64_t count;
+    std::int64_t bytes;
+    std::mt19937_64 rng;
+    std::vector<element_type> buffer{};
+    std::int64_t buffered_bytes = 0;
+    bool input_done = false;
+    bool filled = false;
+
+    bool full() const {
+      if (count > 0) {
+        return static_cast<std::int64_t>(buffer.size()) >= count;
+      }
+      return !buffer.empty() && buffered_bytes >= bytes;
+    }
+    std::optional<element_type> pull() {
+      if (input_done) {
+        return std::nullopt;
+      }
+      auto e = input.next();
+      if (!e) {
+        input_done = true;
+      }
+      return e;
+    }
+    std::optional<element_type> next() {
+      if (!filled) {  // 1. fill
+        filled = true;
+        while (!full()) {
+          auto e = pull();
+          if (!e) {
+            break;
+          }
+          if (count <= 0) {
+            buffered_bytes += static_cast<std::int64_t>(element_byte_size(*e));
+          }
+          buffer.push_back(std::move(*e));
+        }
+      }
+      if (buffer.empty()) {
+        return std::nullopt;
+      }
+      // 2. sample
+      std::uniform_int_distribution<std::size_t> pick(0, buffer.size() - 1);
+      const std::size_t j = pick(rng);
+      element_type out = std::move(buffer[j]);
+      if (count <= 0) {
+        buffered_bytes -= static_cast<std::int64_t>(element_byte_size(out));
+      }
+      // 3. replace in the same slot
+      bool slot_open = true;
+      const auto full_now = [&] {
+        const auto held = static_cast<std::int64_t>(buffer.size()) - (slot_open ? 1 : 0);
+        return count > 0 ? held >= count : (held > 0 && buffered_bytes >= bytes);
+      };
+      while (!full_now()) {
+        auto e = pull();
+        if (!e) {
+          break;
+        }
+        if (count <= 0) {
+          buffered_bytes += static_cast<std::int64_t>(element_byte_size(*e));
+        }
+        if (slot_open) {
+          buffer[j] = std::move(*e);
+          slot_open = false;
+        } else {
+          buffer.push_back(std::move(*e));
+        }
+      }
+      if (slot_open) {
+        buffer[j] = std::move(buffer.back());
+        buffer.pop_back();
+      }
+      return out;
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      std::ostringstream r;
+      r << rng;
+      s.put(p + "shuffle/rng", r.str());
+      s.put_int(p + "shuffle/flags", (input_done ? 1 : 0) | (filled ? 2 : 0));
+      s.put_int(p + "shuffle/bytes", buffered_bytes);
+      std::string buf;
+      const std::uint64_t n = buffer.size();
+      buf.append(reinterpret_cast<const char*>(&n), sizeof n);
+      for (const auto& e : buffer) {
+        element_traits<element_type>::encode(e, buf);
+      }
+      s.put(p + "shuffle/buffer", std::move(buf));
+      detail::save_state_of(input, s, p + "shuffle/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      std::istringstream r(s.get(p + "shuffle/rng"));
+      r >> rng;
+      const auto flags = s.get_int(p + "shuffle/flags");
+      input_done = (flags & 1) != 0;
+      filled = (flags & 2) != 0;
+      buffered_bytes = s.get_int(p + "shuffle/bytes");
+      std::string_view in = s.get(p + "shuffle/buffer");
+      std::uint64_t n = 0;
+      detail::get_raw(in, &n, sizeof n);
+      buffer.clear();
+      for (std::uint64_t i = 0; i < n; ++i) {
+        buffer.push_back(element_traits<element_type>::decode(in));
+      }
+      detail::restore_state_of(input, s, p + "shuffle/");
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+
+  /// Starts an epoch of `ds`, its RNG seeded from (seed, epoch number) with
+  /// reshuffle_each_iteration, else from the seed alone; epochs are counted across copies.
+  [[nodiscard]] iterator make_iterator() const {
+    const std::uint64_t epoch = reshuffle_ && epoch_ ? (*epoch_)++ : 0;
+    std::seed_seq seq{static_cast<std::uint32_t>(seed_), static_cast<std::uint32_t>(seed_ >> 32),
+                      static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(epoch >> 32)};
+    return iterator{ds_.make_iterator(), count_, bytes_, std::mt19937_64(seq)};
+  }
+  /// The input's cardinality.
+  [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
+
+ private:
+  D ds_;
+  std::int64_t count_ = 1;
+  std::int64_t bytes_ = 0;
+  std::uint64_t seed_ = 0;
+  bool reshuffle_ = false;
+  // epochs started, shared by copies (a default-constructed dataset counts none)
+  std::shared_ptr<std::atomic<std::uint64_t>> epoch_{};
+};
+
+/// The dataset-first form of `shuffle` (`shuffle(ds, n)`); shuffle_fn adds the pipeable one.
+struct shuffle_base_fn {
+  /// A ShuffleDataset of `ds` with a buffer of `buffer_size` (> 0, else invalid_argument)
+  /// elements.
+  template <dataset D>
+  auto operator()(D&& ds, std::int64_t buffer_size, ShuffleOptions o = {}) const {
+    return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), buffer_size, 0, o);
+  }
+  /// A ShuffleDataset of `ds` with a buffer of `b.bytes` (> 0, else invalid_argument) bytes.
+  template <dataset D>
+  auto operator()(D&& ds, buffer_bytes b, ShuffleOptions o = {}) const {
+    if (b.bytes <= 0) {
+      throw invalid_argument("tf::data::shuffle: buffer_bytes must be > 0");
+    }
+    return ShuffleDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), 0, b.bytes, o);
+  }
+};
+/// The type of `shuffle`: both the dataset-first and the pipeable forms.
+struct shuffle_fn : shuffle_base_fn {
+  using shuffle_base_fn::operator();
+  /// A closure shuffling the dataset piped into it: `ds | shuffle(1000)`.
+  auto operator()(std::int64_t buffer_size, ShuffleOptions o = {}) const {
+    return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, buffer_size, o));
+  }
+  /// A closure with a byte budget: `ds | shuffle(buffer_bytes(64 << 20))`.
+  auto operator()(buffer_bytes b, ShuffleOptions o = {}) const {
+    return ranges::make_view_closure(ranges::bind_back(shuffle_base_fn{}, b, o));
+  }
+};
+/// `ds | shuffle(10000)`, `ds | shuffle(buffer_bytes(64 << 20), {.seed = 42})`.
+inline constexpr shuffle_fn shuffle{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
+// ---- end <tapeflow/data/adaptor/shuffle.hpp>
+// ---- begin <tapeflow/data/adaptor/take.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_TAKE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_TAKE_HPP
+// `ds | tf::data::take(n)` (the first n elements; n = -1: all) and `ds | tf::data::skip(n)`
+// (all but the first n) (`Dataset.take`, `Dataset.skip`).
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// The dataset `take` (Take = true: `Dataset.take`) or `skip` (false: `Dataset.skip`)
+/// returns.
+template <dataset D, bool Take>
+class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D>> {
+ public:
+  TakeSkipDataset() = default;
+  /// The first `n` elements of `ds` (take; n < 0: all), or all but them (skip; n < 0: none).
+  TakeSkipDataset(D ds, std::int64_t n) : ds_(std::move(ds)), n_(n) {}
+  struct iterator {
+    using element_type = element_t<D>;
+    iterator_impl_t<D> input;
+    std::int64_t n;
+    std::int64_t seen = 0;
+    std::optional<element_type> next() {
+      if constexpr (Take) {
+        if (n >= 0 && seen >= n) {
+          return std::nullopt;  // stop without pulling more input
+        }
+        ++seen;
+        return input.next();
+      } else {
+        while (n < 0 || seen < n) {  // skip(-1) skips everything
+          ++seen;
+          if (!input.next()) {
+            return std::nullopt;
+          }
+        }
+        return input.next();
+      }
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "take_skip/seen", seen);
+      detail::save_state_of(input, s, p + "take_skip/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      seen = s.get_int(p + "take_skip/seen");
+      detail::restore_state_of(input, s, p + "take_skip/");
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+  /// Starts an epoch of `ds` (take stops without reading past the n-th element).
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), n_}; }
+  /// take: min(input, n) (n if the input is infinite); skip: max(0, input - n); an unknown
+  /// input count stays unknown, and skip keeps an infinite one infinite.
+  [[nodiscard]] std::int64_t cardinality() const {
+    const std::int64_t c = ds_.cardinality();
+    if constexpr (Take) {
+      if (n_ < 0) {
+        return c;
+      }
+      if (c == infinite_cardinality) {
+        return n_;
+      }
+      return c < 0 ? c : std::min(c, n_);
+    } else {
+      if (c < 0) {
+        return c;
+      }
+      return n_ < 0 ? 0 : std::max<std::int64_t>(0, c - n_);
+    }
+  }
+
+ private:
+  D ds_;
+  std::int64_t n_ = 0;
+};
+
+/// The dataset-first form of `take` and `skip` (`take(ds, n)`); take_skip_fn adds the
+/// pipeable one.
+template <bool Take>
+struct take_skip_base_fn {
+  /// A TakeSkipDataset of `ds` taking or skipping `n` elements.
+  template <dataset D>
+  auto operator()(D&& ds, std::int64_t n) const {
+    return TakeSkipDataset<std::remove_cvref_t<D>, Take>(std::forward<D>(ds), n);
+  }
+};
+/// The type of `take` and `skip`: both the dataset-first and the pipeable form.
+template <bool Take>
+struct take_skip_fn : take_skip_base_fn<Take> {
+  using take_skip_base_fn<Take>::operator();
+  /// A closure for the dataset piped into it: `ds | take(10)`, `ds | skip(1)`.
+  auto operator()(std::int64_t n) const {
+    return ranges::make_view_closure(ranges::bind_back(take_skip_base_fn<Take>{}, n));
+  }
+};
+/// `ds | take(n)`: the first n elements (n = -1: all) (`Dataset.take`).
+inline constexpr take_skip_fn<true> take{};
+/// `ds | skip(n)`: all but the first n elements (n = -1: none) (`Dataset.skip`).
+inline constexpr take_skip_fn<false> skip{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_TAKE_HPP
+// ---- end <tapeflow/data/adaptor/take.hpp>
+// ---- begin <tapeflow/data/adaptor/unbatch.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_UNBATCH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_UNBATCH_HPP
+// `ds | tf::data::unbatch()`: splits each element along dim 0 into separate elements
+// (`Dataset.unbatch`).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <range/v3/view/view.hpp>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// The dataset `unbatch` returns (`Dataset.unbatch`): each element of `ds` split along dim 0.
+template <dataset D>
+class UnbatchDataset
+    : public DatasetBase<UnbatchDataset<D>, decltype(element_traits<element_t<D>>::slice(
+                                                std::declval<const element_t<D>&>(), 0))> {
+ public:
+  /// One slice of an input element (a tensor loses its leading dim).
+  using element_type =
+      decltype(element_traits<element_t<D>>::slice(std::declval<const element_t<D>&>(), 0));
+  UnbatchDataset() = default;
+  /// Unbatches the elements of `ds`.
+  explicit UnbatchDataset(D ds) : ds_(std::move(ds)) {}
+  struct iterator {
+    using element_type = UnbatchDataset::element_type;
+    iterator_impl_t<D> input;
+    std::optional<element_t<D>> current{};
+    std::int64_t pos = 0, n = 0;
+    std::optional<element_type> next() {
+      while (pos >= n) {
+        current = input.next();
+        if (!current) {
+          return std::nullopt;
+        }
+        pos = 0;
+        n = element_traits<element_t<D>>::leading_dim(*current);
+      }
+      return element_traits<element_t<D>>::slice(*current, pos++);
+    }
+    /// Saves the position inside the current input element and that element itself (the
+    /// input is already past it).
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "unbatch/pos", pos);
+      s.put_int(p + "unbatch/n", n);
+      std::string cur;
+      if (current) {
+        element_traits<element_t<D>>::encode(*current, cur);
+      }
+      s.put_int(p + "unbatch/has_current", current ? 1 : 0);
+      s.put(p + "unbatch/current", std::move(cur));
+      detail::save_state_of(input, s, p + "unbatch/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      pos = s.get_int(p + "unbatch/pos");
+      n = s.get_int(p + "unbatch/n");
+      current.reset();
+      if (s.get_int(p + "unbatch/has_current") != 0) {
+        std::string_view in = s.get(p + "unbatch/current");
+        current.emplace(element_traits<element_t<D>>::decode(in));
+      }
+      const bool consistent =
+          current ? element_traits<element_t<D>>::leading_dim(*current) == n && pos >= 0 && pos <= n
+                  : pos >= n;
+      if (!consistent) {
+        throw data_loss("tf::data::unbatch: inconsistent saved state (position " +
+                        std::to_string(pos) + " of " + std::to_string(n) + ")");
+      }
+      detail::restore_state_of(input, s, p + "unbatch/");
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+  /// Starts an epoch of `ds`.
+  [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator()}; }
+  /// infinite_cardinality if the input is infinite, else unknown_cardinality.
+  [[nodiscard]] std::int64_t cardinality() const {
+    return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
+  }
+
+ private:
+  D ds_;
+};
+
+/// The dataset-first form of `unbatch` (`unbatch(ds)`); unbatch_fn adds the pipeable one.
+struct unbatch_base_fn {
+  /// An UnbatchDataset of `ds`.
+  template <dataset D>
+  auto operator()(D&& ds) const {
+    return UnbatchDataset<std::remove_cvref_t<D>>(std::forward<D>(ds));
+  }
+};
+/// The type of `unbatch`: both the dataset-first and the pipeable form.
+struct unbatch_fn : unbatch_base_fn {
+  using unbatch_base_fn::operator();
+  /// Nothing to bind: the closure is the base function itself.
+  auto operator()() const { return ranges::make_view_closure(unbatch_base_fn{}); }
+};
+/// `ds | unbatch()`, `unbatch(ds)`.
+inline constexpr unbatch_fn unbatch{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_UNBATCH_HPP
+// ---- end <tapeflow/data/adaptor/unbatch.hpp>
+// ---- begin <tapeflow/data/any_dataset.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ANY_DATASET_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ANY_DATASET_HPP
+// `tf::data::AnyDataset<E>`: a type-erased dataset of elements E, for pipelines whose shape is
+// chosen at run time (`if (train) ds = ds | shuffle(1000);`) or that cross a function boundary
+// without spelling the adaptor types. Costs one virtual call per element.
+//
+//     tf::data::AnyDataset<tf::Tensor<std::int64_t, 0>> ds = tf::data::range(10);
+//     if (shuffle) ds = ds | tf::data::shuffle(10);
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// A type-erased dataset of elements E, for pipelines chosen at run time or passed across
+/// function boundaries; copies share the wrapped pipeline. One virtual call per element.
+template <class E>
+class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
+  struct IteratorConcept {
+    virtual ~IteratorConcept() = default;
+    virtual std::optional<E> next() = 0;
+    virtual void save_state(IteratorState& s, const std::string& p) const = 0;
+    virtual void restore_state(const IteratorState& s, const std::string& p) = 0;
+    virtual void collect_stats(std::vector<StageStats>& out) const = 0;
+  };
+  template <class It>
+  struct IteratorModel final : IteratorConcept {
+    explicit IteratorModel(It i) : it(std::move(i)) {}
+    std::optional<E> next() override { return it.next(); }
+    void save_state(IteratorState& s, const std::string& p) const override {
+      detail::save_state_of(it, s, p);
+    }
+    void restore_state(const IteratorState& s, const std::string& p) override {
+      detail::restore_state_of(it, s, p);
+    }
+    void collect_stats(std::vector<StageStats>& out) const override {
+      detail::collect_stats_of(it, out);
+    }
+    It it;
+  };
+  struct EmptyIterator {
+    using element_type = E;
+    std::optional<E> next() { return std::nullopt; }
+    void save_state(IteratorState&, const std::string&) const {}
+    void restore_state(const IteratorState&, const std::string&) {}
+  };
+  struct DatasetConcept {
+    virtual ~DatasetConcept() = default;
+    virtual std::unique_ptr<IteratorConcept> make_iterator() const = 0;
+    virtual std::int64_t cardinality() const = 0;
+  };
+  template <class D>
+  struct DatasetModel final : DatasetConcept {
+    explicit DatasetModel(D d) : ds(std::move(d)) {}
+    std::unique_ptr<IteratorConcept> make_iterator() const override {
+      return std::make_unique<IteratorModel<iterator_impl_t<D>>>(ds.make_iterator());
+    }
+    std::int64_t cardinality() const override { return ds.cardinality(); }
+    D ds;
+  };
+
+ public:
+  using element_type = E;  ///< the element type of every dataset it can hold
+
+  /// Wraps any dataset with element type E. (The self check comes first: checking `dataset`
+  /// on AnyDataset itself would recurse through this constructor.)
+  template <class D>
+    requires(!std::is_same_v<std::remove_cvref_t<D>, AnyDataset> && dataset<D> &&
+             std::is_same_v<element_t<D>, E>)
+  AnyDataset(D&& ds)  // NOLINT(google-explicit-constructor): erasure is the point
+      : impl_(std::make_shared<const DatasetModel<std::remove_cvref_t<D>>>(std::forward<D>(ds))) {}
+
+  struct iterator {
+    using element_type = E;
+    std::unique_ptr<IteratorConcept> impl;
+    std::optional<E> next() { return impl->next(); }
+    void save_state(IteratorState& s, const std::string& p) const { impl->save_state(s, p); }
+    void restore_state(const IteratorState& s, const std::string& p) { impl->restore_state(s, p); }
+    void collect_stats(std::vector<StageStats>& out) const { impl->collect_stats(out); }
+  };
+  /// An empty dataset (a placeholder to assign a pipeline to).
+  AnyDataset() = default;
+
+  /// Starts an epoch of the wrapped dataset (an empty one if default-constructed).
+  [[nodiscard]] iterator make_iterator() const {
+    if (!impl_) {
+      return iterator{std::make_unique<IteratorModel<EmptyIterator>>(EmptyIterator{})};
+    }
+    return iterator{impl_->make_iterator()};
+  }
+  /// The wrapped dataset's cardinality; 0 if default-constructed.
+  [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
+
+ private:
+  std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty
+};
+
+/// Deduces `AnyDataset<E>` from a dataset, `E` being its element type.
+template <dataset D>
+AnyDataset(D) -> AnyDataset<element_t<D>>;
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ANY_DATASET_HPP
+// ---- end <tapeflow/data/any_dataset.hpp>
 // ---- begin <tapeflow/data/source/concatenate.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_SOURCE_CONCATENATE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_SOURCE_CONCATENATE_HPP
@@ -10288,46 +10925,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/backend/backend_concepts.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-// Backends: tags that op kernels specialise on.
-//
-// Customization point: `tapeflow::kernel<Op, Backend>` (a trait struct). The CPU kernel of an
-// op is its `compute` member; another backend adds `kernel<Op, backend::Cuda>` in its own
-// header, never by editing the op.
-
-#include <concepts>
-#include <utility>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-namespace backend {
-/// The CPU backend: Eigen expressions and our GEMM on the intra-op thread pool.
-struct Cpu {};
-}  // namespace backend
-
-/// The kernel of `Op` on `Backend`. The CPU one calls the op's own `compute`; other backends
-/// specialise this template. An op with no kernel for a backend fails to compile naming
-/// `no_kernel_for_backend`.
-template <class Op, class Backend>
-struct kernel {
-  /// Runs `op` on `args` (its inputs and outputs) on this backend.
-  template <class... Args>
-  static void run(const Op& op, Args&&... args) {
-    if constexpr (std::same_as<Backend, backend::Cpu>) {
-      op.compute(std::forward<Args>(args)...);
-    } else {
-      static_assert(std::same_as<Backend, backend::Cpu>,
-                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
-    }
-  }
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-// ---- end <tapeflow/backend/backend_concepts.hpp>
 // ---- begin <tapeflow/core/detail/trace_graph.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
@@ -11060,6 +11657,66 @@ inline std::vector<Recorder*>& active() {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_TAPE_RECORD_HPP
 // ---- end <tapeflow/ops/detail/tape_record.hpp>
+// ---- begin <tapeflow/ops/kernel_registry.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_KERNEL_REGISTRY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_KERNEL_REGISTRY_HPP
+// Kernels of registered backends: how a backend other than the CPU runs an op.
+//
+// The CPU kernel of an op is its own `compute`, called with typed tensors. A registered
+// backend (a compiled GPU backend, or a test backend) cannot see every op's templates
+// instantiated, so its kernels take the op's inputs and output type-erased, as AnyTensors, and
+// switch on dtype and rank themselves. A backend specialises `kernel<Op, Backend>` with
+// `static void run(const Op&, AnyTensor& out, std::span<const AnyTensor> inputs)` and calls
+// `register_kernel<Op, Backend>(id)`; the executor then runs ops placed on its devices through
+// it (Note [Backends] in MAINTAINERS.md). Ops stay untouched.
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <span>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+/// A registered kernel: the op (as `const Op*`), its output (allocated on the op's device, of
+/// the shape the op's `infer` gave) and its inputs (lists flattened in order).
+using ErasedKernel = void (*)(const void* op, AnyTensor& out, std::span<const AnyTensor> inputs);
+
+template <class Op>
+struct registered_kernels {
+  static inline std::array<std::atomic<ErasedKernel>, backend::max_backends> table{};
+};
+
+/// `Op`'s kernel on `backend`, or null.
+template <class Op>
+ErasedKernel registered_kernel(backend::BackendId backend) noexcept {
+  return backend < backend::max_backends
+             ? registered_kernels<Op>::table[backend].load(std::memory_order_acquire)
+             : nullptr;
+}
+
+/// Whether `backend` runs `Op` (the placement check of core's device table).
+template <class Op>
+bool has_registered_kernel(backend::BackendId backend) noexcept {
+  return registered_kernel<Op>(backend) != nullptr;
+}
+}  // namespace detail
+
+/// Makes `kernel<Op, Backend>::run` the kernel of `Op` on the backend registered as `id`
+/// (backend::register_backend). Registering again replaces it.
+template <class Op, class Backend>
+void register_kernel(backend::BackendId id) {
+  detail::registered_kernels<Op>::table.at(id).store(
+      [](const void* op, AnyTensor& out, std::span<const AnyTensor> inputs) {
+        kernel<Op, Backend>::run(*static_cast<const Op*>(op), out, inputs);
+      },
+      std::memory_order_release);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_KERNEL_REGISTRY_HPP
+// ---- end <tapeflow/ops/kernel_registry.hpp>
 // ---- begin <tapeflow/ops/math/add_n.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ADD_N_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ADD_N_HPP
@@ -11737,6 +12394,10 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
   }
+  if (devices::DeviceId const d = devices::scope_device();
+      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
+    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+  }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
   append_traced_node(
@@ -11784,8 +12445,20 @@ devices::DeviceId preferred_device(const Op& op) {
   }
 }
 
-/// Runs `op` on tensor inputs: placement, shape rule, allocation, CPU kernel, tape recording;
-/// or, while a tf::function traces, appends a graph node instead.
+/// Runs `op`'s kernel of a registered backend (ops/kernel_registry.hpp), its inputs and output
+/// type-erased. Placement checked the kernel exists. Cold: the CPU path is the common one.
+template <class Op, class Out, class... In>
+TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId backend, Out& out,
+                                             const In&... in) {
+  std::vector<AnyTensor> inputs;
+  inputs.reserve((list_size(in) + ... + std::size_t{0}));
+  (for_each_tensor(in, [&inputs](const auto& t) { inputs.emplace_back(t); }), ...);
+  AnyTensor result(out);  // shares out's buffer: the kernel writes the op's result there
+  registered_kernel<Op>(backend)(&op, result, inputs);
+}
+
+/// Runs `op` on tensor inputs: placement, shape rule, allocation, the kernel of the op's
+/// device's backend, tape recording; or, while a tf::function traces, appends a graph node.
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   if (trace::Graph* graph = trace::active(); graph != nullptr) {
@@ -11795,20 +12468,28 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   // Note [Placement]: the op's outputs are allocated on its device; a forward-style output that
   // shares a buffer on another device (a reshape or variable read under a tf::device scope) is
   // copied there, as TensorFlow copies eager tensors to the op's device.
-  devices::AllocationScope const allocation(
-      devices::place_op(Op::name, preferred_device(op), first_input_device(in...)));
   if constexpr (requires { op.forward(in...); }) {
+    // Forward-style ops relabel or share buffers: no kernel, so any host-memory device runs them.
+    devices::AllocationScope const allocation(
+        devices::place_op(Op::name, nullptr, preferred_device(op), first_input_device(in...)));
     auto out = tensor_access::on_allocation_device(op.forward(in...));
     if (!tape::active().empty()) {
       record(op, out, in...);
     }
     return out;
   } else {
+    auto const device = devices::place_op(Op::name, &has_registered_kernel<Op>,
+                                          preferred_device(op), first_input_device(in...));
+    devices::AllocationScope const allocation(device);
     auto spec = op.infer(in...);
     using Spec = decltype(spec);
     using Out = Tensor<typename Spec::value_type, Spec::rank>;
     Out out = Out::uninitialized(spec.dims);
-    kernel<Op, backend::Cpu>::run(op, out, in...);
+    if (device == 0 || devices::backend_of(device) == backend::cpu_backend) [[likely]] {
+      kernel<Op, backend::Cpu>::run(op, out, in...);
+    } else {
+      run_registered_kernel(op, devices::backend_of(device), out, in...);
+    }
     if (!tape::active().empty()) {
       record(op, out, in...);
     }

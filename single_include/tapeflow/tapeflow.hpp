@@ -480,14 +480,12 @@ TAPEFLOW_END_NAMESPACE
 // Reference-counted, 64-byte-aligned element storage shared by tensors.
 // IWYU pragma: private, include <tapeflow/core/tensor.hpp>
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 // ---- begin <tapeflow/core/detail/device_table.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_DEVICE_TABLE_HPP
@@ -508,6 +506,402 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <utility>
 
+// ---- begin <tapeflow/backend/backend_concepts.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+// Backends: what a device's runtime provides, and the tags op kernels specialise on.
+//
+// A backend serves the logical devices of one platform (Note [Backends] in MAINTAINERS.md):
+// it allocates and frees their memory with per-device accounting, copies between host and
+// device and within a device, orders work with streams and events, and runs ops through
+// `kernel<Op, Backend>` specializations. The header-only CPU backend (backend/cpu/
+// cpu_backend.hpp) models the concept, one instance per logical CPU; a compiled backend
+// registers itself under an id (`register_backend`) and its kernels per op
+// (ops/kernel_registry.hpp), and the executor picks the kernel from the op's device, so no op
+// names a backend.
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace backend {
+/// The CPU backend (backend/cpu/cpu_backend.hpp).
+class Cpu;
+
+/// A logical device's memory use, as tf::config::experimental::get_memory_info reports it.
+struct MemoryInfo {
+  std::int64_t current = 0;  ///< bytes allocated now
+  std::int64_t peak = 0;     ///< the most bytes allocated at once since the last reset
+  /// Equal figures.
+  friend bool operator==(const MemoryInfo&, const MemoryInfo&) = default;
+};
+
+/// What a device runtime provides (see the header comment). `B` is one logical device's
+/// instance; a stream orders the operations issued on it, an event marks a point of a stream
+/// that another stream can wait for.
+template <class B>
+concept Backend = requires(B& b, const B& cb, std::size_t bytes, void* dst, const void* src,
+                           typename B::Stream& stream, typename B::Event& event) {
+  { B::device_type } -> std::convertible_to<std::string_view>;
+  { b.allocate(bytes) } -> std::same_as<void*>;
+  { b.deallocate(dst, bytes) } noexcept -> std::same_as<void>;
+  { b.copy_host_to_device(dst, src, bytes, stream) } -> std::same_as<void>;
+  { b.copy_device_to_host(dst, src, bytes, stream) } -> std::same_as<void>;
+  { b.copy_device_to_device(dst, src, bytes, stream) } -> std::same_as<void>;
+  { b.default_stream() } -> std::same_as<typename B::Stream&>;
+  { b.record(event, stream) } -> std::same_as<void>;
+  { b.wait(stream, event) } -> std::same_as<void>;
+  { b.synchronize(stream) } -> std::same_as<void>;
+  { cb.memory_info() } -> std::same_as<MemoryInfo>;
+  { b.reset_peak() } -> std::same_as<void>;
+};
+
+/// Which backend runs a device's ops: an index into the backends registered in this process.
+using BackendId = std::uint8_t;
+/// The built-in CPU backend: every op's own `compute`.
+inline constexpr BackendId cpu_backend = 0;
+/// A device no backend runs ops on (a platform linked for its devices only).
+inline constexpr BackendId no_backend = 0xff;
+/// Backends one process can register, the CPU's included.
+inline constexpr std::size_t max_backends = 8;
+
+namespace detail_backends {
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::string> names{"CPU"};
+};
+inline Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+}  // namespace detail_backends
+
+/// The id of the backend called `name`, registering it on first use (compiled backends and
+/// test backends call this before main or before tf::config first looks at devices).
+/// std::length_error past max_backends.
+inline BackendId register_backend(std::string_view name) {
+  auto& reg = detail_backends::registry();
+  std::lock_guard lock(reg.mutex);
+  for (std::size_t i = 0; i < reg.names.size(); ++i) {
+    if (reg.names[i] == name) {
+      return static_cast<BackendId>(i);
+    }
+  }
+  if (reg.names.size() == max_backends) {
+    throw std::length_error("tapeflow: cannot register backend '" + std::string(name) +
+                            "': " + std::to_string(max_backends) + " backends are registered");
+  }
+  reg.names.emplace_back(name);
+  return static_cast<BackendId>(reg.names.size() - 1);
+}
+}  // namespace backend
+
+/// The kernel of `Op` on `Backend`. The CPU one calls the op's own `compute`; other backends
+/// specialise this template in their own files, with `run(const Op&, AnyTensor& out,
+/// std::span<const AnyTensor> inputs)`, and register it (ops/kernel_registry.hpp). An op with
+/// no kernel for a backend fails to compile naming `no_kernel_for_backend`.
+template <class Op, class Backend>
+struct kernel {
+  /// Runs `op` on `args` (its inputs and outputs) on this backend.
+  template <class... Args>
+  static void run(const Op& op, Args&&... args) {
+    if constexpr (std::same_as<Backend, backend::Cpu>) {
+      op.compute(std::forward<Args>(args)...);
+    } else {
+      static_assert(std::same_as<Backend, backend::Cpu>,
+                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
+    }
+  }
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
+// ---- end <tapeflow/backend/backend_concepts.hpp>
+// ---- begin <tapeflow/backend/cpu/cpu_backend.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
+// The CPU backend: one instance per logical CPU device, modelling the Backend concept.
+//
+// Every logical CPU keeps its tensors in host memory (the shared block cache of
+// backend/cpu/host_allocator.hpp) but has its own accounting (what get_memory_info reports)
+// and its own share of the intra-op threads (backend/cpu/thread_budget.hpp). Work is
+// synchronous, so a stream is the calling thread and an event is complete when recorded.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+// ---- begin <tapeflow/backend/cpu/host_allocator.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_HOST_ALLOCATOR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_HOST_ALLOCATOR_HPP
+// Host memory for tensors: 64-byte-aligned blocks, recycled through a per-thread cache.
+//
+// Note [Buffer cache]: eager ops allocate an output per call, and for small and mid-size
+// tensors the aligned allocation costs more than the arithmetic. Freed blocks of up to 64 MiB
+// go to a per-thread cache by power-of-two size class (bounded in total bytes) and are reused
+// by the next allocation of that class. The cache holds raw memory, shared by every logical
+// device whose memory is the host's; each device's accounting lives in its backend instance
+// (backend/cpu/cpu_backend.hpp).
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <new>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu::host_memory {
+
+inline constexpr std::size_t alignment = 64;  // cache line and AVX-512 loads
+inline constexpr int min_class_log2 = 7;      // 128 B
+inline constexpr int max_class_log2 = 26;     // 64 MiB
+
+/// The size class of a `bytes` request, or -1 past the largest (not cached).
+inline int class_of(std::size_t bytes) noexcept {
+  int const log2 = std::max(min_class_log2, static_cast<int>(std::bit_width(bytes - 1)));
+  return log2 > max_class_log2 || bytes == 0 ? (bytes == 0 ? 0 : -1) : log2 - min_class_log2;
+}
+inline std::size_t class_bytes(int size_class) noexcept {
+  return std::size_t{1} << (size_class + min_class_log2);
+}
+
+/// One thread's freed blocks by size class, bounded in bytes and in blocks per class.
+class BlockCache {
+ public:
+  /// Bytes the cache holds at most.
+  static constexpr std::size_t max_bytes = std::size_t{256} << 20;
+  BlockCache() = default;
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+  ~BlockCache();
+  /// A cached block of the class, or null.
+  void* take(int size_class) noexcept {
+    auto& list = free_[static_cast<std::size_t>(size_class)];
+    if (list.empty()) {
+      return nullptr;
+    }
+    void* block = list.back();
+    list.pop_back();
+    cached_ -= class_bytes(size_class);
+    return block;
+  }
+  /// Keeps `block` for reuse; false when the cache is full (the caller frees it).
+  bool give(int size_class, void* block) noexcept {
+    const std::size_t bytes = class_bytes(size_class);
+    auto& list = free_[static_cast<std::size_t>(size_class)];
+    if (cached_ + bytes > max_bytes || list.size() >= 64) {
+      return false;
+    }
+    try {
+      list.push_back(block);
+    } catch (...) {
+      return false;
+    }
+    cached_ += bytes;
+    return true;
+  }
+
+ private:
+  std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
+  std::size_t cached_ = 0;
+};
+
+// Set when this thread's cache has been destroyed (thread exit): a tensor that outlives it (a
+// static, destroyed after the main thread's thread_locals) then frees its block directly.
+// A trivially destructible flag, so reading it after the cache's destruction is defined.
+inline bool& cache_gone() noexcept {
+  thread_local bool gone = false;
+  return gone;
+}
+/// This thread's cache, or null once it has been destroyed.
+inline BlockCache* block_cache() noexcept {
+  if (cache_gone()) {
+    return nullptr;
+  }
+  thread_local BlockCache cache;
+  return &cache;
+}
+
+inline BlockCache::~BlockCache() {
+  cache_gone() = true;
+  for (auto& list : free_) {
+    for (void* block : list) {
+      ::operator delete(block, std::align_val_t{alignment});
+    }
+  }
+}
+
+/// An aligned block of at least `bytes`; std::bad_alloc when the system has none.
+inline void* allocate(std::size_t bytes) {
+  const int size_class = class_of(bytes);
+  BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+  void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
+  if (raw == nullptr) {
+    raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
+                         std::align_val_t{alignment});
+  }
+  return raw;
+}
+
+/// Frees a block `allocate(bytes)` returned.
+inline void deallocate(void* block, std::size_t bytes) noexcept {
+  const int size_class = class_of(bytes);
+  BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+  if (cache == nullptr || !cache->give(size_class, block)) {
+    ::operator delete(block, std::align_val_t{alignment});
+  }
+}
+
+}  // namespace backend::cpu::host_memory
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_HOST_ALLOCATOR_HPP
+// ---- end <tapeflow/backend/cpu/host_allocator.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend {
+
+/// One logical CPU device's runtime.
+class Cpu {
+ public:
+  /// The CPU runs work in the caller's thread, in issue order.
+  struct Stream {};
+  /// Complete once recorded, since the stream it marks is synchronous.
+  struct Event {};
+  /// TensorFlow's device type of the devices it serves.
+  static constexpr std::string_view device_type = "CPU";
+
+  Cpu() = default;
+  Cpu(const Cpu&) = delete;
+  Cpu& operator=(const Cpu&) = delete;
+
+  /// `bytes` of 64-byte-aligned host memory, charged to this device.
+  void* allocate(std::size_t bytes) {
+    void* block = cpu::host_memory::allocate(bytes);
+    charge_bytes(bytes);
+    return block;
+  }
+  /// Frees what `allocate(bytes)` returned.
+  void deallocate(void* block, std::size_t bytes) noexcept {
+    discharge(bytes);
+    cpu::host_memory::deallocate(block, bytes);
+  }
+
+  /// Copies `bytes` from host memory (host and device memory are the same memory).
+  void copy_host_to_device(void* dst, const void* src, std::size_t bytes, Stream&) {
+    copy(dst, src, bytes);
+  }
+  /// Copies `bytes` to host memory.
+  void copy_device_to_host(void* dst, const void* src, std::size_t bytes, Stream&) {
+    copy(dst, src, bytes);
+  }
+  /// Copies `bytes` within the device.
+  void copy_device_to_device(void* dst, const void* src, std::size_t bytes, Stream&) {
+    copy(dst, src, bytes);
+  }
+
+  /// The stream work is issued on (the calling thread).
+  Stream& default_stream() noexcept { return stream_; }
+  /// Marks the stream's current point (already reached: work is synchronous).
+  void record(Event&, Stream&) noexcept {}
+  /// Orders the stream after the event (nothing to wait for).
+  void wait(Stream&, Event&) noexcept {}
+  /// Waits for the stream's work (done already).
+  void synchronize(Stream&) noexcept {}
+
+  /// Bytes allocated on this device now and at most since the last reset_peak.
+  [[nodiscard]] MemoryInfo memory_info() const noexcept {
+    return {current_.load(std::memory_order_relaxed), peak_.load(std::memory_order_relaxed)};
+  }
+  /// Restarts the peak at what is allocated now (tf.config.experimental.reset_memory_stats).
+  void reset_peak() noexcept {
+    peak_.store(current_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+
+  /// Intra-op threads this device's ops may use (0: the whole pool).
+  [[nodiscard]] int thread_budget() const noexcept {
+    return threads_.load(std::memory_order_relaxed);
+  }
+  /// Sets the threads this device's ops may use (0 or less: the whole pool).
+  void set_thread_budget(int threads) noexcept {
+    threads_.store(threads < 0 ? 0 : threads, std::memory_order_relaxed);
+  }
+
+  /// Accounts `bytes` allocated elsewhere for this device (memory it owns).
+  void charge(std::size_t bytes) noexcept { charge_bytes(bytes); }
+  /// Returns `bytes` accounted with `charge`.
+  void discharge(std::size_t bytes) noexcept {
+    current_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  }
+
+ private:
+  void charge_bytes(std::size_t bytes) noexcept {
+    std::int64_t const now =
+        current_.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed) +
+        static_cast<std::int64_t>(bytes);
+    if (now > peak_.load(std::memory_order_relaxed)) {
+      raise_peak(now);
+    }
+  }
+  static void copy(void* dst, const void* src, std::size_t bytes) noexcept {
+    if (bytes != 0) {
+      std::memcpy(dst, src, bytes);
+    }
+  }
+  void raise_peak(std::int64_t now) noexcept {
+    std::int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+
+  std::atomic<std::int64_t> current_{0};
+  std::atomic<std::int64_t> peak_{0};
+  std::atomic<int> threads_{0};
+  Stream stream_;
+};
+
+static_assert(Backend<Cpu>, "the CPU backend models the Backend concept");
+
+}  // namespace backend
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
+// ---- end <tapeflow/backend/cpu/cpu_backend.hpp>
+// ---- begin <tapeflow/backend/cpu/thread_budget.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_BUDGET_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_BUDGET_HPP
+// The intra-op threads the current op may use: its logical device's share of the pool.
+//
+// Why per thread: an op runs on the thread that called it, under its device (core's
+// AllocationScope sets the budget for ops on logical CPUs other than CPU:0), and the pool's
+// parallel_for reads it, so the pool needs to know nothing about devices.
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
+/// Threads a parallel_for called on this thread may use, the caller's included (0: the whole
+/// pool).
+inline int& thread_budget() noexcept {
+  thread_local int threads = 0;
+  return threads;
+}
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_THREAD_BUDGET_HPP
+// ---- end <tapeflow/backend/cpu/thread_budget.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::devices {
@@ -523,9 +917,14 @@ inline constexpr DeviceId unsatisfiable = -2;
 inline constexpr std::size_t max_devices = 256;
 
 struct Entry {
-  std::string name;              // "/job:localhost/replica:0/task:0/device:CPU:1"
-  std::string type;              // "CPU", "GPU"
-  bool has_cpu_kernels = false;  // CPU-type devices run every op's CPU kernel
+  std::string name;  // "/job:localhost/replica:0/task:0/device:CPU:1"
+  std::string type;  // "CPU", "GPU"
+  // Runs the device's ops: the CPU backend (every op's own compute), a registered one, or none.
+  backend::BackendId backend = backend::no_backend;
+  // Tensors on the device live in host memory (CPU-type devices, host-backed test devices).
+  bool host_memory = false;
+  // The host memory accounting and thread share of a host-memory device (Note [Backends]).
+  backend::Cpu host;
 };
 
 struct Table {
@@ -533,8 +932,22 @@ struct Table {
   std::atomic<std::size_t> size{1};
   // tf::config::set_soft_device_placement: an op without a kernel on its device runs on CPU:0.
   std::atomic<bool> soft_placement{true};
-  Table() { entries[0] = {"/job:localhost/replica:0/task:0/device:CPU:0", "CPU", true}; }
+  // Resolves a device name to an id once tf::config is in the program (it installs this);
+  // data's prefetch_to_device uses it, since data sits below config.
+  std::atomic<DeviceId (*)(std::string_view)> resolver{nullptr};
+  Table() {
+    entries[0].name = "/job:localhost/replica:0/task:0/device:CPU:0";
+    entries[0].type = "CPU";
+    entries[0].backend = backend::cpu_backend;
+    entries[0].host_memory = true;
+  }
 };
+
+/// Whether buffers charge their device's accounting (get_memory_info). tf::config turns it on
+/// when the runtime has several logical devices in host memory, where per-device figures mean
+/// something; a process with CPU:0 alone reports zeros, as TensorFlow's CPU does, and its eager
+/// ops skip two atomic operations per tensor (Note [Backends]).
+inline std::atomic<bool> host_accounting{false};
 
 /// The process's devices. Entries are written once, before their ids are handed out (config
 /// initializes under its lock), and never change afterwards, so readers need no lock.
@@ -551,10 +964,45 @@ inline std::string_view name(DeviceId id) noexcept {
   return table().entries[static_cast<std::size_t>(id)].name;
 }
 
-inline bool has_cpu_kernels(DeviceId id) noexcept {
-  return id >= 0 && static_cast<std::size_t>(id) < table().size.load(std::memory_order_acquire) &&
-         table().entries[static_cast<std::size_t>(id)].has_cpu_kernels;
+inline bool exists(DeviceId id) noexcept {
+  return id >= 0 && static_cast<std::size_t>(id) < table().size.load(std::memory_order_acquire);
 }
+
+/// Whether tensors on device `id` live in host memory.
+inline bool host_memory(DeviceId id) noexcept {
+  return exists(id) && table().entries[static_cast<std::size_t>(id)].host_memory;
+}
+
+/// The backend that runs ops on device `id`.
+inline backend::BackendId backend_of(DeviceId id) noexcept {
+  return exists(id) ? table().entries[static_cast<std::size_t>(id)].backend : backend::no_backend;
+}
+
+/// The runtime of host-memory device `id` (its allocator accounting and thread share).
+inline backend::Cpu& host(DeviceId id) noexcept {
+  return table().entries[static_cast<std::size_t>(id)].host;
+}
+
+/// The id of the device `name` names (TensorFlow's full or partial names), through tf::config
+/// where the program has it; without it only CPU:0 exists. invalid_argument for anything else.
+inline DeviceId resolve(std::string_view name) {
+  if (auto* resolver = table().resolver.load(std::memory_order_acquire); resolver != nullptr) {
+    return resolver(name);
+  }
+  for (std::string_view cpu0 : {"/cpu:0", "/CPU:0", "/device:CPU:0", "CPU:0", "cpu:0"}) {
+    if (name == cpu0 || name == table().entries[0].name) {
+      return 0;
+    }
+  }
+  throw invalid_argument("Device '" + std::string(name) +
+                         "' is unknown: only CPU:0 exists until <tapeflow/config.hpp> "
+                         "configures logical devices");
+}
+
+/// Whether a registered backend has a kernel for an op (one function per op type, from
+/// ops/kernel_registry.hpp); null for ops that only share or relabel buffers (forward-style),
+/// which run on any host-memory device.
+using KernelCheck = bool (*)(backend::BackendId) noexcept;
 
 /// The device tf::device scopes ask for on this thread (none outside any scope).
 inline DeviceId& scope_device() noexcept {
@@ -576,8 +1024,8 @@ inline std::string& unsatisfiable_reason() {
 }
 
 // place_op's rare path, out of line: every op's execute() inlines place_op.
-TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, DeviceId preferred,
-                                                      DeviceId input) {
+TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, KernelCheck has_kernel,
+                                                      DeviceId preferred, DeviceId input) {
   DeviceId device = preferred;
   if (device == none) {
     device = scope_device();
@@ -588,8 +1036,18 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Devic
   if (device == none) {
     device = input >= 0 ? input : 0;
   }
-  if (device == 0 || has_cpu_kernels(device)) {
+  if (device == 0) {
     return device;
+  }
+  if (exists(device)) {
+    auto const& wanted = table().entries[static_cast<std::size_t>(device)];
+    bool const runs = has_kernel == nullptr ? wanted.host_memory
+                                            : wanted.backend == backend::cpu_backend ||
+                                                  (wanted.backend != backend::no_backend &&
+                                                   has_kernel(wanted.backend));
+    if (runs) {
+      return device;
+    }
   }
   if (table().soft_placement.load(std::memory_order_relaxed)) {
     return 0;
@@ -602,28 +1060,40 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Devic
 }
 
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
-/// device), else the scope's, else its first input's, else CPU:0. A device without the op's
-/// kernel (every op has only a CPU kernel so far) falls back to CPU:0 under soft placement;
-/// without it that is invalid_argument naming the op and the device, in TensorFlow's words.
-inline DeviceId place_op(std::string_view op, DeviceId preferred, DeviceId input) {
+/// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
+/// no kernel for the op (`has_kernel`) falls back to CPU:0 under soft placement; without it
+/// that is invalid_argument naming the op and the device, in TensorFlow's words.
+inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
+                         DeviceId input) {
   if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
     return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
   }
-  return place_op_with_scope(op, preferred, input);
+  return place_op_with_scope(op, has_kernel, preferred, input);
 }
 
-/// Makes new buffers of this thread go to `device` while it lives (an op running there).
+/// Makes new buffers of this thread go to `device` while it lives (an op running there), and
+/// gives the op the device's share of the intra-op threads.
 class AllocationScope {
  public:
   explicit AllocationScope(DeviceId device) noexcept
-      : slot_(allocation_device()), previous_(std::exchange(slot_, device)) {}
+      : slot_(allocation_device()), previous_(std::exchange(slot_, device)) {
+    if (device > 0) [[unlikely]] {  // CPU:0 keeps the thread's budget (the whole pool)
+      previous_budget_ = std::exchange(backend::cpu::thread_budget(), host(device).thread_budget());
+    }
+  }
   AllocationScope(const AllocationScope&) = delete;
   AllocationScope& operator=(const AllocationScope&) = delete;
-  ~AllocationScope() { slot_ = previous_; }
+  ~AllocationScope() {
+    slot_ = previous_;
+    if (previous_budget_ >= 0) [[unlikely]] {
+      backend::cpu::thread_budget() = previous_budget_;
+    }
+  }
 
  private:
   DeviceId& slot_;  // one thread-local lookup per op, not two
   DeviceId previous_;
+  int previous_budget_ = -1;
 };
 
 }  // namespace detail::devices
@@ -637,14 +1107,15 @@ namespace detail {
 /// One allocation: this header, then the elements at a 64-byte boundary (cache line and
 /// AVX-512 alignment, so kernels may use aligned loads).
 struct Buffer {
-  static constexpr std::size_t alignment = 64;
+  static constexpr std::size_t alignment = backend::cpu::host_memory::alignment;
   static constexpr std::size_t header_bytes = 64;
 
   std::atomic<std::int64_t> refs{1};
   std::int64_t count = 0;                       // elements
   void (*destroy_elements)(Buffer*) = nullptr;  // non-trivial element types only
-  int size_class = -1;                          // Note [Buffer cache]; -1: not cached
+  std::size_t allocated_bytes = 0;              // this header and the elements
   devices::DeviceId device = 0;                 // where it lives (Note [Placement])
+  bool charged = false;                         // counted in its device's memory figures
 
   [[nodiscard]] std::byte* bytes() noexcept {
     return reinterpret_cast<std::byte*>(this) + header_bytes;
@@ -664,17 +1135,18 @@ struct Buffer {
                                std::to_string(sizeof(T)) + " bytes is too large");
     }
     const std::size_t bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
-    const int size_class = class_of(bytes);
-    BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
-    void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
-    if (raw == nullptr) {
-      raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
-                           std::align_val_t{alignment});
-    }
+    // Every device whose tensors a Buffer holds keeps them in host memory; its CPU backend
+    // instance accounts them where accounting is on (Note [Backends]).
+    const devices::DeviceId device = devices::allocation_device();
+    void* raw = backend::cpu::host_memory::allocate(bytes);
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
-    buffer->size_class = size_class;
-    buffer->device = devices::allocation_device();
+    buffer->allocated_bytes = bytes;
+    buffer->device = device;
+    if (devices::host_accounting.load(std::memory_order_relaxed)) [[unlikely]] {
+      devices::host(device).charge(bytes);
+      buffer->charged = true;
+    }
     if constexpr (!std::is_trivially_default_constructible_v<T> ||
                   !std::is_trivially_destructible_v<T>) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());
@@ -691,84 +1163,6 @@ struct Buffer {
     return buffer;
   }
 
-  // Note [Buffer cache]: eager ops allocate an output per call, and for small and mid-size
-  // tensors the aligned allocation costs more than the arithmetic. Freed blocks of up to
-  // 64 MiB go to a per-thread cache by power-of-two size class (bounded in total bytes) and
-  // are reused by the next allocation of that class.
-  static constexpr int min_class_log2 = 7;   // 128 B
-  static constexpr int max_class_log2 = 26;  // 64 MiB
-  static int class_of(std::size_t bytes) noexcept {
-    int log2 = min_class_log2;
-    while ((std::size_t{1} << log2) < bytes) {
-      if (++log2 > max_class_log2) {
-        return -1;
-      }
-    }
-    return log2 - min_class_log2;
-  }
-  static std::size_t class_bytes(int size_class) noexcept {
-    return std::size_t{1} << (size_class + min_class_log2);
-  }
-
-  class BlockCache {
-   public:
-    static constexpr std::size_t max_bytes = std::size_t{256} << 20;
-    BlockCache() = default;
-    BlockCache(const BlockCache&) = delete;
-    BlockCache& operator=(const BlockCache&) = delete;
-    ~BlockCache() {
-      cache_gone() = true;
-      for (auto& list : free_) {
-        for (void* block : list) {
-          ::operator delete(block, std::align_val_t{alignment});
-        }
-      }
-    }
-    void* take(int size_class) noexcept {
-      auto& list = free_[static_cast<std::size_t>(size_class)];
-      if (list.empty()) {
-        return nullptr;
-      }
-      void* block = list.back();
-      list.pop_back();
-      cached_ -= class_bytes(size_class);
-      return block;
-    }
-    bool give(int size_class, void* block) noexcept {
-      const std::size_t bytes = class_bytes(size_class);
-      auto& list = free_[static_cast<std::size_t>(size_class)];
-      if (cached_ + bytes > max_bytes || list.size() >= 64) {
-        return false;
-      }
-      try {
-        list.push_back(block);
-      } catch (...) {
-        return false;
-      }
-      cached_ += bytes;
-      return true;
-    }
-
-   private:
-    std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
-    std::size_t cached_ = 0;
-  };
-  // Set when this thread's cache has been destroyed (thread exit): a tensor that outlives it (a
-  // static, destroyed after the main thread's thread_locals) then frees its block directly.
-  // A trivially destructible flag, so reading it after the cache's destruction is defined.
-  static bool& cache_gone() noexcept {
-    thread_local bool gone = false;
-    return gone;
-  }
-  /// This thread's cache, or null once it has been destroyed.
-  static BlockCache* block_cache() noexcept {
-    if (cache_gone()) {
-      return nullptr;
-    }
-    thread_local BlockCache cache;
-    return &cache;
-  }
-
   void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -781,12 +1175,12 @@ struct Buffer {
     if (self->destroy_elements != nullptr) {
       self->destroy_elements(self);
     }
-    const int size_class = self->size_class;
-    self->~Buffer();
-    BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
-    if (cache == nullptr || !cache->give(size_class, self)) {
-      ::operator delete(static_cast<void*>(self), std::align_val_t{alignment});
+    const std::size_t bytes = self->allocated_bytes;
+    if (self->charged) [[unlikely]] {
+      devices::host(self->device).discharge(bytes);
     }
+    self->~Buffer();
+    backend::cpu::host_memory::deallocate(self, bytes);
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
 };
@@ -1546,6 +1940,21 @@ class AnyTensor {
     return buffer_ ? buffer_->bytes() : nullptr;
   }
 
+  /// This tensor where new buffers go now (Note [Placement]): itself when it is there (or
+  /// holds no value), else a copy of its elements there, with the same identity.
+  [[nodiscard]] AnyTensor on_allocation_device() const {
+    if (buffer_ == nullptr || buffer_->device == detail::devices::allocation_device()) {
+      return *this;
+    }
+    return visit_dtype(dtype_, [&]<class T>() {
+      // Rank-independent: copy the elements flat, then give the copy this tensor's shape.
+      AnyTensor out(detail::tensor_access::on_allocation_device(
+          detail::tensor_access::wrap<T, 1>(buffer_, {num_elements()}, id_)));
+      out.shape_ = shape_;
+      return out;
+    });
+  }
+
   /// Whether this holds a `Tensor<T, Rank>`.
   template <class T, std::size_t Rank>
   [[nodiscard]] bool holds() const noexcept {
@@ -1950,46 +2359,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/backend/backend_concepts.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-// Backends: tags that op kernels specialise on.
-//
-// Customization point: `tapeflow::kernel<Op, Backend>` (a trait struct). The CPU kernel of an
-// op is its `compute` member; another backend adds `kernel<Op, backend::Cuda>` in its own
-// header, never by editing the op.
-
-#include <concepts>
-#include <utility>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-namespace backend {
-/// The CPU backend: Eigen expressions and our GEMM on the intra-op thread pool.
-struct Cpu {};
-}  // namespace backend
-
-/// The kernel of `Op` on `Backend`. The CPU one calls the op's own `compute`; other backends
-/// specialise this template. An op with no kernel for a backend fails to compile naming
-/// `no_kernel_for_backend`.
-template <class Op, class Backend>
-struct kernel {
-  /// Runs `op` on `args` (its inputs and outputs) on this backend.
-  template <class... Args>
-  static void run(const Op& op, Args&&... args) {
-    if constexpr (std::same_as<Backend, backend::Cpu>) {
-      op.compute(std::forward<Args>(args)...);
-    } else {
-      static_assert(std::same_as<Backend, backend::Cpu>,
-                    "no_kernel_for_backend: specialise tapeflow::kernel<Op, Backend>");
-    }
-  }
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
-// ---- end <tapeflow/backend/backend_concepts.hpp>
 // ---- begin <tapeflow/core/detail/trace_graph.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_TRACE_GRAPH_HPP
@@ -2722,6 +3091,66 @@ inline std::vector<Recorder*>& active() {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_TAPE_RECORD_HPP
 // ---- end <tapeflow/ops/detail/tape_record.hpp>
+// ---- begin <tapeflow/ops/kernel_registry.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_KERNEL_REGISTRY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_KERNEL_REGISTRY_HPP
+// Kernels of registered backends: how a backend other than the CPU runs an op.
+//
+// The CPU kernel of an op is its own `compute`, called with typed tensors. A registered
+// backend (a compiled GPU backend, or a test backend) cannot see every op's templates
+// instantiated, so its kernels take the op's inputs and output type-erased, as AnyTensors, and
+// switch on dtype and rank themselves. A backend specialises `kernel<Op, Backend>` with
+// `static void run(const Op&, AnyTensor& out, std::span<const AnyTensor> inputs)` and calls
+// `register_kernel<Op, Backend>(id)`; the executor then runs ops placed on its devices through
+// it (Note [Backends] in MAINTAINERS.md). Ops stay untouched.
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <span>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+/// A registered kernel: the op (as `const Op*`), its output (allocated on the op's device, of
+/// the shape the op's `infer` gave) and its inputs (lists flattened in order).
+using ErasedKernel = void (*)(const void* op, AnyTensor& out, std::span<const AnyTensor> inputs);
+
+template <class Op>
+struct registered_kernels {
+  static inline std::array<std::atomic<ErasedKernel>, backend::max_backends> table{};
+};
+
+/// `Op`'s kernel on `backend`, or null.
+template <class Op>
+ErasedKernel registered_kernel(backend::BackendId backend) noexcept {
+  return backend < backend::max_backends
+             ? registered_kernels<Op>::table[backend].load(std::memory_order_acquire)
+             : nullptr;
+}
+
+/// Whether `backend` runs `Op` (the placement check of core's device table).
+template <class Op>
+bool has_registered_kernel(backend::BackendId backend) noexcept {
+  return registered_kernel<Op>(backend) != nullptr;
+}
+}  // namespace detail
+
+/// Makes `kernel<Op, Backend>::run` the kernel of `Op` on the backend registered as `id`
+/// (backend::register_backend). Registering again replaces it.
+template <class Op, class Backend>
+void register_kernel(backend::BackendId id) {
+  detail::registered_kernels<Op>::table.at(id).store(
+      [](const void* op, AnyTensor& out, std::span<const AnyTensor> inputs) {
+        kernel<Op, Backend>::run(*static_cast<const Op*>(op), out, inputs);
+      },
+      std::memory_order_release);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_KERNEL_REGISTRY_HPP
+// ---- end <tapeflow/ops/kernel_registry.hpp>
 // ---- begin <tapeflow/ops/math/add_n.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ADD_N_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ADD_N_HPP
@@ -2927,8 +3356,14 @@ class ThreadPool {
     }
   }
 
-  /// Threads a parallel_for can use, the caller's included (at least 1).
-  [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
+  /// Threads a parallel_for called here can use, the caller's included (at least 1): the
+  /// pool's, or fewer where the calling thread's budget (its op's device's share) says so.
+  [[nodiscard]] int num_threads() const noexcept {
+    int const budget = thread_budget();
+    return budget > 0 && budget < num_threads_ ? budget : num_threads_;
+  }
+  /// Threads the pool has, the caller's included.
+  [[nodiscard]] int pool_threads() const noexcept { return num_threads_; }
 
   /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
   /// each at least `min_chunk` long. Blocks until all chunks finished; rethrows the first
@@ -2939,7 +3374,7 @@ class ThreadPool {
       return;
     }
     std::int64_t const grain = std::max<std::int64_t>(min_chunk, 1);
-    std::int64_t const chunks = std::min<std::int64_t>(num_threads_, (n + grain - 1) / grain);
+    std::int64_t const chunks = std::min<std::int64_t>(num_threads(), (n + grain - 1) / grain);
     if (chunks <= 1 || inside_pool_ || workers_.empty()) {
       body(std::int64_t{0}, n);
       return;
@@ -2979,6 +3414,12 @@ class ThreadPool {
     static std::atomic<int> threads{0};
     return threads;
   }
+  /// Threads the global pool has or will have when it starts (without starting it).
+  static int configured_threads() noexcept {
+    int const requested = requested_global_threads().load();
+    return requested > 0 ? requested
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
   /// Whether the global pool has started (tf::config counts that as the runtime initialized).
   static std::atomic<bool>& global_started() noexcept {
     static std::atomic<bool> started{false};
@@ -2988,9 +3429,7 @@ class ThreadPool {
  private:
   static int global_size() noexcept {
     global_started().store(true);
-    int const requested = requested_global_threads().load();
-    return requested > 0 ? requested
-                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return configured_threads();
   }
 
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
@@ -3661,6 +4100,10 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
   }
+  if (devices::DeviceId const d = devices::scope_device();
+      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
+    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+  }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
   append_traced_node(
@@ -3708,8 +4151,20 @@ devices::DeviceId preferred_device(const Op& op) {
   }
 }
 
-/// Runs `op` on tensor inputs: placement, shape rule, allocation, CPU kernel, tape recording;
-/// or, while a tf::function traces, appends a graph node instead.
+/// Runs `op`'s kernel of a registered backend (ops/kernel_registry.hpp), its inputs and output
+/// type-erased. Placement checked the kernel exists. Cold: the CPU path is the common one.
+template <class Op, class Out, class... In>
+TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId backend, Out& out,
+                                             const In&... in) {
+  std::vector<AnyTensor> inputs;
+  inputs.reserve((list_size(in) + ... + std::size_t{0}));
+  (for_each_tensor(in, [&inputs](const auto& t) { inputs.emplace_back(t); }), ...);
+  AnyTensor result(out);  // shares out's buffer: the kernel writes the op's result there
+  registered_kernel<Op>(backend)(&op, result, inputs);
+}
+
+/// Runs `op` on tensor inputs: placement, shape rule, allocation, the kernel of the op's
+/// device's backend, tape recording; or, while a tf::function traces, appends a graph node.
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   if (trace::Graph* graph = trace::active(); graph != nullptr) {
@@ -3719,20 +4174,28 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   // Note [Placement]: the op's outputs are allocated on its device; a forward-style output that
   // shares a buffer on another device (a reshape or variable read under a tf::device scope) is
   // copied there, as TensorFlow copies eager tensors to the op's device.
-  devices::AllocationScope const allocation(
-      devices::place_op(Op::name, preferred_device(op), first_input_device(in...)));
   if constexpr (requires { op.forward(in...); }) {
+    // Forward-style ops relabel or share buffers: no kernel, so any host-memory device runs them.
+    devices::AllocationScope const allocation(
+        devices::place_op(Op::name, nullptr, preferred_device(op), first_input_device(in...)));
     auto out = tensor_access::on_allocation_device(op.forward(in...));
     if (!tape::active().empty()) {
       record(op, out, in...);
     }
     return out;
   } else {
+    auto const device = devices::place_op(Op::name, &has_registered_kernel<Op>,
+                                          preferred_device(op), first_input_device(in...));
+    devices::AllocationScope const allocation(device);
     auto spec = op.infer(in...);
     using Spec = decltype(spec);
     using Out = Tensor<typename Spec::value_type, Spec::rank>;
     Out out = Out::uninitialized(spec.dims);
-    kernel<Op, backend::Cpu>::run(op, out, in...);
+    if (device == 0 || devices::backend_of(device) == backend::cpu_backend) [[likely]] {
+      kernel<Op, backend::Cpu>::run(op, out, in...);
+    } else {
+      run_registered_kernel(op, devices::backend_of(device), out, in...);
+    }
     if (!tape::active().empty()) {
       record(op, out, in...);
     }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <tapeflow/backend/backend_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -34,6 +35,12 @@ struct Platform {
   /// The devices present now. Called once, when tf::config first looks; a platform whose
   /// driver is missing or finds no device returns an empty list, never throws.
   std::function<std::vector<PlatformDevice>()> enumerate;
+  /// The backend that runs ops on its devices (backend::register_backend); none: the devices
+  /// are listed and placed on, but every op falls back to the CPU (soft placement).
+  BackendId backend = no_backend;
+  /// Whether its devices' tensors live in host memory (so forward-style ops and copies are
+  /// host work).
+  bool host_memory = false;
 };
 
 namespace detail_platform {
@@ -66,7 +73,11 @@ inline std::vector<Platform> registered_platforms() {
   auto& reg = detail_platform::registry();
   std::lock_guard lock(reg.mutex);
   std::vector<Platform> out;
-  out.push_back(Platform{"CPU", [] { return std::vector<PlatformDevice>{{"cpu", 0}}; }});
+  out.push_back(Platform{"CPU",
+                         [] {
+                           return std::vector<PlatformDevice>{{"cpu", 0}};
+                         },
+                         cpu_backend, true});
   for (const auto& platform : reg.platforms) {
     if (platform.device_type != "CPU") {
       out.push_back(platform);

@@ -8,6 +8,7 @@
 // pool (the first kernel that runs in parallel). docs/guide/config.md has the rules.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -41,13 +42,18 @@ struct LogicalDeviceInfo {
   bool memory_growth = false;
   /// Bytes of the physical device (0 for host memory).
   std::int64_t physical_memory_bytes = 0;
+  /// The backend running its ops, and whether its tensors live in host memory (its platform's).
+  backend::BackendId backend = backend::no_backend;
+  bool host_memory = false;
 };
 
 struct Context {
   std::mutex mutex;
   bool discovered = false;
   std::vector<PhysicalDevice> physical;
-  std::vector<std::int64_t> physical_memory;  // parallel to `physical`
+  std::vector<std::int64_t> physical_memory;         // parallel to `physical`
+  std::vector<backend::BackendId> physical_backend;  // parallel to `physical`
+  std::vector<bool> physical_host_memory;            // parallel to `physical`
   std::vector<PhysicalDevice> visible;
   std::map<std::string, std::vector<LogicalDeviceConfiguration>> virtual_devices;  // by name
   std::map<std::string, bool> memory_growth;  // by name; GPUs only
@@ -72,6 +78,8 @@ struct Context {
         physical.push_back({"/physical_device:" + platform.device_type + ":" + std::to_string(i),
                             platform.device_type});
         physical_memory.push_back(found[i].memory_bytes);
+        physical_backend.push_back(platform.backend);
+        physical_host_memory.push_back(platform.host_memory);
         if (platform.device_type == "GPU") {
           memory_growth[physical.back().name] = false;
         }
@@ -127,7 +135,9 @@ struct Context {
                          static_cast<int>(out.size()),
                          cfg.memory_limit,
                          memory_growth.count(device.name) != 0 && memory_growth.at(device.name),
-                         physical_memory[p]});
+                         physical_memory[p],
+                         physical_backend[p],
+                         physical_host_memory[p]});
         }
       }
     }
@@ -141,14 +151,34 @@ struct Context {
     }
     // Core's table gets the devices before any id is handed out (CPU:0 stays id 0).
     auto& table = detail::devices::table();
+    int const cpu_share = cpu_thread_share(per_type["CPU"]);
     for (const auto& info : out) {
-      table.entries[static_cast<std::size_t>(info.id)] = {
-          "/job:localhost/replica:0/task:0" + info.device.name, info.device.device_type,
-          info.device.device_type == "CPU"};
+      auto& entry = table.entries[static_cast<std::size_t>(info.id)];
+      entry.name = "/job:localhost/replica:0/task:0" + info.device.name;
+      entry.type = info.device.device_type;
+      entry.backend = info.backend;
+      entry.host_memory = info.host_memory;
+      entry.host.set_thread_budget(info.device.device_type == "CPU" ? cpu_share : 0);
     }
     table.size.store(out.size(), std::memory_order_release);
+    std::size_t host_devices = 0;
+    for (const auto& info : out) {
+      host_devices += info.host_memory ? 1 : 0;
+    }
+    detail::devices::host_accounting.store(host_devices > 1);
     logical = std::move(out);
     initialized = true;
+  }
+
+  // Each logical CPU's share of the intra-op threads, so replicas running side by side on
+  // several logical CPUs do not oversubscribe the machine; one logical CPU has the whole pool
+  // (0). Computed without starting the pool.
+  static int cpu_thread_share(int logical_cpus) {
+    if (logical_cpus <= 1) {
+      return 0;
+    }
+    int const threads = backend::cpu::ThreadPool::configured_threads();
+    return std::max(1, (threads + logical_cpus - 1) / logical_cpus);
   }
 
   [[nodiscard]] std::vector<std::string> device_types() const {

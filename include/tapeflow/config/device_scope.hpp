@@ -91,6 +91,14 @@ inline LogicalDeviceInfo place(const std::optional<DeviceSpec>& spec) {
   }
   return *find(devices, "CPU", 0);
 }
+
+// How core resolves device names for the layers below config (data's prefetch_to_device):
+// placement of the name as a tf::device scope would place it.
+inline detail::devices::DeviceId resolve_device_id(std::string_view name) {
+  return static_cast<detail::devices::DeviceId>(place(DeviceSpec::from_string(name)).id);
+}
+inline const bool resolver_installed =
+    (detail::devices::table().resolver.store(&resolve_device_id, std::memory_order_release), true);
 }  // namespace detail_context
 
 /// The device spec the enclosing tf::device scopes ask for (unset outside any scope).
@@ -131,7 +139,7 @@ class [[nodiscard]] DeviceScope {
       }
     }
     devices::scope_device() = id;
-    devices::allocation_device() = devices::has_cpu_kernels(id) ? id : 0;
+    devices::allocation_device() = devices::host_memory(id) ? id : 0;
     stack.push_back(std::move(spec));
     depth_ = stack.size();
   }

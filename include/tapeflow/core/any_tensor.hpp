@@ -88,6 +88,21 @@ class AnyTensor {
     return buffer_ ? buffer_->bytes() : nullptr;
   }
 
+  /// This tensor where new buffers go now (Note [Placement]): itself when it is there (or
+  /// holds no value), else a copy of its elements there, with the same identity.
+  [[nodiscard]] AnyTensor on_allocation_device() const {
+    if (buffer_ == nullptr || buffer_->device == detail::devices::allocation_device()) {
+      return *this;
+    }
+    return visit_dtype(dtype_, [&]<class T>() {
+      // Rank-independent: copy the elements flat, then give the copy this tensor's shape.
+      AnyTensor out(detail::tensor_access::on_allocation_device(
+          detail::tensor_access::wrap<T, 1>(buffer_, {num_elements()}, id_)));
+      out.shape_ = shape_;
+      return out;
+    });
+  }
+
   /// Whether this holds a `Tensor<T, Rank>`.
   template <class T, std::size_t Rank>
   [[nodiscard]] bool holds() const noexcept {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include <tapeflow/backend/cpu/thread_budget.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -42,8 +43,14 @@ class ThreadPool {
     }
   }
 
-  /// Threads a parallel_for can use, the caller's included (at least 1).
-  [[nodiscard]] int num_threads() const noexcept { return num_threads_; }
+  /// Threads a parallel_for called here can use, the caller's included (at least 1): the
+  /// pool's, or fewer where the calling thread's budget (its op's device's share) says so.
+  [[nodiscard]] int num_threads() const noexcept {
+    int const budget = thread_budget();
+    return budget > 0 && budget < num_threads_ ? budget : num_threads_;
+  }
+  /// Threads the pool has, the caller's included.
+  [[nodiscard]] int pool_threads() const noexcept { return num_threads_; }
 
   /// Calls `body(begin, end)` on disjoint chunks covering [0, n), at most one chunk per thread,
   /// each at least `min_chunk` long. Blocks until all chunks finished; rethrows the first
@@ -54,7 +61,7 @@ class ThreadPool {
       return;
     }
     std::int64_t const grain = std::max<std::int64_t>(min_chunk, 1);
-    std::int64_t const chunks = std::min<std::int64_t>(num_threads_, (n + grain - 1) / grain);
+    std::int64_t const chunks = std::min<std::int64_t>(num_threads(), (n + grain - 1) / grain);
     if (chunks <= 1 || inside_pool_ || workers_.empty()) {
       body(std::int64_t{0}, n);
       return;
@@ -94,6 +101,12 @@ class ThreadPool {
     static std::atomic<int> threads{0};
     return threads;
   }
+  /// Threads the global pool has or will have when it starts (without starting it).
+  static int configured_threads() noexcept {
+    int const requested = requested_global_threads().load();
+    return requested > 0 ? requested
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
   /// Whether the global pool has started (tf::config counts that as the runtime initialized).
   static std::atomic<bool>& global_started() noexcept {
     static std::atomic<bool> started{false};
@@ -103,9 +116,7 @@ class ThreadPool {
  private:
   static int global_size() noexcept {
     global_started().store(true);
-    int const requested = requested_global_threads().load();
-    return requested > 0 ? requested
-                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return configured_threads();
   }
 
   // One parallel_for call. It lives on the caller's stack; workers reach it only while

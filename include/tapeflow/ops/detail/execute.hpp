@@ -20,6 +20,7 @@
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/tape_record.hpp>
+#include <tapeflow/ops/kernel_registry.hpp>
 #include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
@@ -344,6 +345,10 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
   }
+  if (devices::DeviceId const d = devices::scope_device();
+      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
+    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+  }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
   append_traced_node(
@@ -391,8 +396,20 @@ devices::DeviceId preferred_device(const Op& op) {
   }
 }
 
-/// Runs `op` on tensor inputs: placement, shape rule, allocation, CPU kernel, tape recording;
-/// or, while a tf::function traces, appends a graph node instead.
+/// Runs `op`'s kernel of a registered backend (ops/kernel_registry.hpp), its inputs and output
+/// type-erased. Placement checked the kernel exists. Cold: the CPU path is the common one.
+template <class Op, class Out, class... In>
+TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId backend, Out& out,
+                                             const In&... in) {
+  std::vector<AnyTensor> inputs;
+  inputs.reserve((list_size(in) + ... + std::size_t{0}));
+  (for_each_tensor(in, [&inputs](const auto& t) { inputs.emplace_back(t); }), ...);
+  AnyTensor result(out);  // shares out's buffer: the kernel writes the op's result there
+  registered_kernel<Op>(backend)(&op, result, inputs);
+}
+
+/// Runs `op` on tensor inputs: placement, shape rule, allocation, the kernel of the op's
+/// device's backend, tape recording; or, while a tf::function traces, appends a graph node.
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   if (trace::Graph* graph = trace::active(); graph != nullptr) {
@@ -402,20 +419,28 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
   // Note [Placement]: the op's outputs are allocated on its device; a forward-style output that
   // shares a buffer on another device (a reshape or variable read under a tf::device scope) is
   // copied there, as TensorFlow copies eager tensors to the op's device.
-  devices::AllocationScope const allocation(
-      devices::place_op(Op::name, preferred_device(op), first_input_device(in...)));
   if constexpr (requires { op.forward(in...); }) {
+    // Forward-style ops relabel or share buffers: no kernel, so any host-memory device runs them.
+    devices::AllocationScope const allocation(
+        devices::place_op(Op::name, nullptr, preferred_device(op), first_input_device(in...)));
     auto out = tensor_access::on_allocation_device(op.forward(in...));
     if (!tape::active().empty()) {
       record(op, out, in...);
     }
     return out;
   } else {
+    auto const device = devices::place_op(Op::name, &has_registered_kernel<Op>,
+                                          preferred_device(op), first_input_device(in...));
+    devices::AllocationScope const allocation(device);
     auto spec = op.infer(in...);
     using Spec = decltype(spec);
     using Out = Tensor<typename Spec::value_type, Spec::rank>;
     Out out = Out::uninitialized(spec.dims);
-    kernel<Op, backend::Cpu>::run(op, out, in...);
+    if (device == 0 || devices::backend_of(device) == backend::cpu_backend) [[likely]] {
+      kernel<Op, backend::Cpu>::run(op, out, in...);
+    } else {
+      run_registered_kernel(op, devices::backend_of(device), out, in...);
+    }
     if (!tape::active().empty()) {
       record(op, out, in...);
     }

@@ -1,0 +1,124 @@
+// Host memory for tensors: 64-byte-aligned blocks, recycled through a per-thread cache.
+//
+// Note [Buffer cache]: eager ops allocate an output per call, and for small and mid-size
+// tensors the aligned allocation costs more than the arithmetic. Freed blocks of up to 64 MiB
+// go to a per-thread cache by power-of-two size class (bounded in total bytes) and are reused
+// by the next allocation of that class. The cache holds raw memory, shared by every logical
+// device whose memory is the host's; each device's accounting lives in its backend instance
+// (backend/cpu/cpu_backend.hpp).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <new>
+#include <vector>
+
+#include <tapeflow/detail/macros.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu::host_memory {
+
+inline constexpr std::size_t alignment = 64;  // cache line and AVX-512 loads
+inline constexpr int min_class_log2 = 7;      // 128 B
+inline constexpr int max_class_log2 = 26;     // 64 MiB
+
+/// The size class of a `bytes` request, or -1 past the largest (not cached).
+inline int class_of(std::size_t bytes) noexcept {
+  int const log2 = std::max(min_class_log2, static_cast<int>(std::bit_width(bytes - 1)));
+  return log2 > max_class_log2 || bytes == 0 ? (bytes == 0 ? 0 : -1) : log2 - min_class_log2;
+}
+inline std::size_t class_bytes(int size_class) noexcept {
+  return std::size_t{1} << (size_class + min_class_log2);
+}
+
+/// One thread's freed blocks by size class, bounded in bytes and in blocks per class.
+class BlockCache {
+ public:
+  /// Bytes the cache holds at most.
+  static constexpr std::size_t max_bytes = std::size_t{256} << 20;
+  BlockCache() = default;
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+  ~BlockCache();
+  /// A cached block of the class, or null.
+  void* take(int size_class) noexcept {
+    auto& list = free_[static_cast<std::size_t>(size_class)];
+    if (list.empty()) {
+      return nullptr;
+    }
+    void* block = list.back();
+    list.pop_back();
+    cached_ -= class_bytes(size_class);
+    return block;
+  }
+  /// Keeps `block` for reuse; false when the cache is full (the caller frees it).
+  bool give(int size_class, void* block) noexcept {
+    const std::size_t bytes = class_bytes(size_class);
+    auto& list = free_[static_cast<std::size_t>(size_class)];
+    if (cached_ + bytes > max_bytes || list.size() >= 64) {
+      return false;
+    }
+    try {
+      list.push_back(block);
+    } catch (...) {
+      return false;
+    }
+    cached_ += bytes;
+    return true;
+  }
+
+ private:
+  std::array<std::vector<void*>, max_class_log2 - min_class_log2 + 1> free_{};
+  std::size_t cached_ = 0;
+};
+
+// Set when this thread's cache has been destroyed (thread exit): a tensor that outlives it (a
+// static, destroyed after the main thread's thread_locals) then frees its block directly.
+// A trivially destructible flag, so reading it after the cache's destruction is defined.
+inline bool& cache_gone() noexcept {
+  thread_local bool gone = false;
+  return gone;
+}
+/// This thread's cache, or null once it has been destroyed.
+inline BlockCache* block_cache() noexcept {
+  if (cache_gone()) {
+    return nullptr;
+  }
+  thread_local BlockCache cache;
+  return &cache;
+}
+
+inline BlockCache::~BlockCache() {
+  cache_gone() = true;
+  for (auto& list : free_) {
+    for (void* block : list) {
+      ::operator delete(block, std::align_val_t{alignment});
+    }
+  }
+}
+
+/// An aligned block of at least `bytes`; std::bad_alloc when the system has none.
+inline void* allocate(std::size_t bytes) {
+  const int size_class = class_of(bytes);
+  BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+  void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
+  if (raw == nullptr) {
+    raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
+                         std::align_val_t{alignment});
+  }
+  return raw;
+}
+
+/// Frees a block `allocate(bytes)` returned.
+inline void deallocate(void* block, std::size_t bytes) noexcept {
+  const int size_class = class_of(bytes);
+  BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
+  if (cache == nullptr || !cache->give(size_class, block)) {
+    ::operator delete(block, std::align_val_t{alignment});
+  }
+}
+
+}  // namespace backend::cpu::host_memory
+TAPEFLOW_END_NAMESPACE
