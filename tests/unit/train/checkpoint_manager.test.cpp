@@ -108,25 +108,49 @@ TEST_CASE("manager numbering defaults to save_counter, max_to_keep unset keeps a
 
 TEST_CASE("keep_checkpoint_every_n_hours preserves some files outside the list",
           "[train][manager]") {
+  // Which checkpoints are preserved depends only on their recorded save times, so the test sets
+  // them in the state file (as a run saving every 100 s would have left them) instead of
+  // sleeping: nothing here depends on how fast the machine is.
   fs::remove_all("mgr_hours");
   tf::Variable<float, 0> v(1.0f);
   tf::train::Checkpoint ckpt({{"v", v}});
-  // 0.2 s: with saves 50 ms apart roughly every fourth checkpoint is preserved
+  {
+    tf::train::CheckpointManager writer(ckpt, "mgr_hours", {.checkpoint_name = "ckpt"});
+    for (int i = 0; i < 6; ++i) {
+      writer.save();
+    }
+  }
+  auto state = tf::train::get_checkpoint_state("mgr_hours");
+  REQUIRE(state);
+  REQUIRE(state->all_model_checkpoint_paths.size() == 6);
+  double const now = tf::train::detail_state::now_seconds();
+  state->all_model_checkpoint_timestamps.clear();
+  for (int i = 0; i < 6; ++i) {
+    state->all_model_checkpoint_timestamps.push_back(now - 1000.0 + 100.0 * i);
+  }
+  state->last_preserved_timestamp = now - 2000.0;
+  tf::train::detail_state::write_state("mgr_hours", *state);
+
+  // One every 250 s: ckpt-1 (1000 s after the last preserved one), then ckpt-4 (300 s after
+  // ckpt-1); ckpt-2, -3, -5 and -6 are deleted as max_to_keep = 1 would.
   tf::train::CheckpointManager manager(
       ckpt, "mgr_hours",
-      {.checkpoint_name = "ckpt", .max_to_keep = 1, .keep_checkpoint_every_n_hours = 0.2 / 3600});
-  for (int i = 0; i < 12; ++i) {
-    manager.save();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      {.checkpoint_name = "ckpt", .max_to_keep = 1, .keep_checkpoint_every_n_hours = 250.0 / 3600});
+  REQUIRE(manager.checkpoints().size() == 6);
+  manager.save();
+  REQUIRE(manager.checkpoints() == std::vector<std::string>{"mgr_hours/ckpt-7"});
+  std::vector<int> kept;
+  for (int i = 1; i <= 6; ++i) {
+    if (fs::exists("mgr_hours/ckpt-" + std::to_string(i) + ".index")) {
+      kept.push_back(i);
+    }
   }
-  REQUIRE(manager.checkpoints() == std::vector<std::string>{"mgr_hours/ckpt-12"});
-  int preserved = 0;
-  for (int i = 1; i < 12; ++i) {
-    preserved += fs::exists("mgr_hours/ckpt-" + std::to_string(i) + ".index") ? 1 : 0;
-  }
-  REQUIRE(preserved >= 1);
-  REQUIRE(preserved <= 8);
-  REQUIRE(fs::exists("mgr_hours/ckpt-1.index"));  // older than now - 1 s + 0.2 s? kept first
+  CHECK(kept == std::vector<int>{1, 4});
+  // The state file remembers the last preserved time, so a later run goes on from it.
+  auto after = tf::train::get_checkpoint_state("mgr_hours");
+  REQUIRE(after);
+  REQUIRE(after->last_preserved_timestamp);
+  CHECK(*after->last_preserved_timestamp == Approx(now - 700.0));
 }
 
 TEST_CASE("state file parsing", "[train][manager]") {
