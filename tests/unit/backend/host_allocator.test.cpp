@@ -1,0 +1,73 @@
+// Host memory for tensors (backend/cpu/host_allocator.hpp): size classes, alignment, and the
+// per-thread cache that recycles freed blocks.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/backend/cpu/host_allocator.hpp>
+
+namespace test_backend_host_allocator {
+namespace tf = tapeflow;
+namespace host = tf::backend::cpu::host_memory;
+
+TEST_CASE("requests round up to power-of-two classes from 128 B to 64 MiB", "[backend]") {
+  CHECK(host::class_of(1) == 0);
+  CHECK(host::class_of(128) == 0);
+  CHECK(host::class_of(129) == 1);
+  CHECK(host::class_bytes(host::class_of(129)) == 256);
+  CHECK(host::class_bytes(host::class_of(4064)) == 4096);
+  CHECK(host::class_bytes(host::class_of(std::size_t{64} << 20)) == (std::size_t{64} << 20));
+  CHECK(host::class_of((std::size_t{64} << 20) + 1) == -1);  // past the largest: not cached
+}
+
+TEST_CASE("blocks are aligned and a freed block is reused by its class", "[backend]") {
+  void* a = host::allocate(1000);
+  CHECK(reinterpret_cast<std::uintptr_t>(a) % host::alignment == 0);
+  std::memset(a, 1, 1024);  // the whole class is usable
+  host::deallocate(a, 1000);
+  void* b = host::allocate(600);  // same class (1 KiB): this thread's cache hands it back
+  CHECK(b == a);
+  void* c = host::allocate(3000);  // another class: another block
+  CHECK(c != b);
+  host::deallocate(b, 600);
+  host::deallocate(c, 3000);
+  // Blocks too large to cache go straight back to the system, and are still aligned.
+  std::size_t const big = (std::size_t{64} << 20) + 64;
+  void* d = host::allocate(big);
+  CHECK(reinterpret_cast<std::uintptr_t>(d) % host::alignment == 0);
+  host::deallocate(d, big);
+}
+
+TEST_CASE("the cache is per thread and bounded", "[backend]") {
+  void* mine = host::allocate(256);
+  host::deallocate(mine, 256);
+  void* theirs = nullptr;
+  std::thread([&theirs] {
+    theirs = host::allocate(256);  // another thread's cache is empty: a fresh block
+    host::deallocate(theirs, 256);
+  }).join();
+  CHECK(theirs != mine);
+  host::BlockCache cache;
+  int const cls = host::class_of(128);
+  int given = 0;
+  while (given < 100) {
+    void* block = host::allocate(128 << 10);  // a distinct class from the loop's frees
+    if (!cache.give(cls, block)) {
+      host::deallocate(block, 128 << 10);
+      break;
+    }
+    ++given;
+  }
+  CHECK(given == 64);  // at most 64 blocks per class
+  for (int i = 0; i < given; ++i) {
+    void* block = cache.take(cls);
+    REQUIRE(block != nullptr);
+    host::deallocate(block, 128 << 10);
+  }
+  CHECK(cache.take(cls) == nullptr);
+}
+
+}  // namespace test_backend_host_allocator
