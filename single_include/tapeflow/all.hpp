@@ -375,45 +375,31 @@ TAPEFLOW_END_NAMESPACE
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/backend/linked_platforms.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
-// The platforms of the compiled backends this program links, registered before main.
+// ---- begin <tapeflow/backend/device_memory.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_DEVICE_MEMORY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_DEVICE_MEMORY_HPP
+// Device memory: how core allocates, frees and copies the elements of tensors on a device whose
+// memory is not the host's (a GPU), without naming the device's runtime.
 //
-// Linking `tapeflow::cuda` defines TAPEFLOW_HAS_CUDA; the inline variable below then calls into
-// that library, which both registers the GPU platform and makes the linker keep the library's
-// object (a registration object nobody references would be dropped from a static archive).
+// Why a small virtual interface next to the templated Backend concept: core's Buffer picks the
+// memory at run time from the device a tensor is allocated on, and a compiled backend (CUDA)
+// cannot be a template parameter of header-only code it never sees. One instance serves one
+// logical device; tf::config makes it through the platform's `device_memory` factory when the
+// runtime initializes (Note [Device memory] in MAINTAINERS.md).
 
-// ---- begin <tapeflow/backend/cuda/platform.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
-// Host-compilable declarations of the CUDA backend's platform (compiled in tapeflow::cuda,
-// backends/cuda/platform.cu): what tf::config lists as "GPU" devices.
-
-// ---- begin <tapeflow/backend/platform.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
-// Platforms: the kinds of device a process can use ("CPU" always; "GPU" when a compiled GPU
-// backend is linked), as tf::config lists them.
-//
-// Why a run-time registry rather than a compile-time list: the header-only library cannot know
-// which compiled backends a program links. A compiled backend registers its platform before
-// main (backend/linked_platforms.hpp), and tf::config reads the registry on first use, so a
-// CPU-only program pays nothing and names no device type.
-
+#include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
 // ---- begin <tapeflow/backend/backend_concepts.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_BACKEND_CONCEPTS_HPP
@@ -539,6 +525,88 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend {
 
+/// The memory of one logical device that keeps its tensors outside host memory. Copies are
+/// ordered after the device's earlier work and complete before they return, so the host
+/// memory on the other side may be read or reused at once.
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  virtual ~DeviceMemory() = default;
+
+  /// `bytes` of device memory (at least 1); throws resource_exhausted naming the device past
+  /// its memory_limit or when the device has no more.
+  virtual void* allocate(std::size_t bytes) = 0;
+  /// Returns `bytes` at `pointer` from allocate.
+  virtual void deallocate(void* pointer, std::size_t bytes) noexcept = 0;
+  /// Device `source` to host `destination`.
+  virtual void copy_to_host(void* destination, const void* source, std::size_t bytes) = 0;
+  /// Host `source` to device `destination`.
+  virtual void copy_from_host(void* destination, const void* source, std::size_t bytes) = 0;
+  /// Device to device: `source` is memory of this device or of another device of the same
+  /// backend.
+  virtual void copy_on_device(void* destination, const void* source, std::size_t bytes) = 0;
+  /// Bytes in use and the peak since the last reset_peak.
+  [[nodiscard]] virtual MemoryInfo memory_info() const = 0;
+  /// Starts a new peak at the bytes in use now.
+  virtual void reset_peak() = 0;
+};
+
+/// What a platform's factory needs to make one logical device's memory.
+struct DeviceMemoryRequest {
+  /// Index of the physical device among its platform's devices.
+  int physical_index = 0;
+  /// The logical device's full name, for messages.
+  std::string device;
+  /// Bytes it may hold (tf::config's memory_limit); unset: the physical device's memory.
+  std::optional<std::int64_t> limit_bytes;
+  /// tf::config's memory growth: give memory back rather than keep it reserved.
+  bool memory_growth = false;
+};
+
+}  // namespace backend
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_DEVICE_MEMORY_HPP
+// ---- end <tapeflow/backend/device_memory.hpp>
+// ---- begin <tapeflow/backend/linked_platforms.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_LINKED_PLATFORMS_HPP
+// The platforms of the compiled backends this program links, registered before main.
+//
+// Linking `tapeflow::cuda` defines TAPEFLOW_HAS_CUDA; the inline variable below then calls into
+// that library, which both registers the GPU platform and makes the linker keep the library's
+// object (a registration object nobody references would be dropped from a static archive).
+
+// ---- begin <tapeflow/backend/cuda/platform.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CUDA_PLATFORM_HPP
+// Host-compilable declarations of the CUDA backend's platform (compiled in tapeflow::cuda,
+// backends/cuda/platform.cu): what tf::config lists as "GPU" devices.
+
+// ---- begin <tapeflow/backend/platform.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_PLATFORM_HPP
+// Platforms: the kinds of device a process can use ("CPU" always; "GPU" when a compiled GPU
+// backend is linked), as tf::config lists them.
+//
+// Why a run-time registry rather than a compile-time list: the header-only library cannot know
+// which compiled backends a program links. A compiled backend registers its platform before
+// main (backend/linked_platforms.hpp), and tf::config reads the registry on first use, so a
+// CPU-only program pays nothing and names no device type.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend {
+
 /// One physical device of a platform, as its driver describes it.
 struct PlatformDevice {
   /// The driver's name for the device ("NVIDIA H100 80GB HBM3"; the CPU's is "cpu").
@@ -560,6 +628,9 @@ struct Platform {
   /// Whether its devices' tensors live in host memory (so forward-style ops and copies are
   /// host work).
   bool host_memory = false;
+  /// Makes one logical device's memory (devices outside host memory only); called once per
+  /// logical device when the runtime initializes.
+  std::function<std::unique_ptr<DeviceMemory>(const DeviceMemoryRequest&)> device_memory{};
 };
 
 namespace detail_platform {
@@ -613,8 +684,13 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cuda {
 
+/// The tag the CUDA kernels specialise `tapeflow::kernel<Op, Backend>` on (backends/cuda/
+/// kernels.cpp); its id in the backend registry is "CUDA".
+struct Backend {};
+
 /// The "GPU" platform: one device per CUDA device the driver reports (honouring
-/// CUDA_VISIBLE_DEVICES). With no driver or no device it enumerates nothing.
+/// CUDA_VISIBLE_DEVICES), each logical GPU with its own memory (a stream-ordered pool), and
+/// the CUDA kernels registered for its ops. With no driver or no device it enumerates nothing.
 Platform gpu_platform();
 
 /// CUDA devices the driver reports (0 without a driver or device; never throws).
@@ -742,6 +818,7 @@ TAPEFLOW_END_NAMESPACE
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -1072,6 +1149,8 @@ struct Entry {
   bool host_memory = false;
   // The host memory accounting and thread share of a host-memory device (Note [Backends]).
   backend::Cpu host;
+  // The memory of a device outside host memory (Note [Device memory]); null otherwise.
+  std::unique_ptr<backend::DeviceMemory> memory;
 };
 
 struct Table {
@@ -1128,6 +1207,11 @@ inline backend::BackendId backend_of(DeviceId id) noexcept {
 /// The runtime of host-memory device `id` (its allocator accounting and thread share).
 inline backend::Cpu& host(DeviceId id) noexcept {
   return table().entries[static_cast<std::size_t>(id)].host;
+}
+
+/// The memory of device `id` when its tensors live outside host memory, else null.
+inline backend::DeviceMemory* device_memory(DeviceId id) noexcept {
+  return exists(id) ? table().entries[static_cast<std::size_t>(id)].memory.get() : nullptr;
 }
 
 /// The id of the device `name` names (TensorFlow's full or partial names), through tf::config
@@ -1188,7 +1272,8 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
   }
   if (exists(device)) {
     auto const& wanted = table().entries[static_cast<std::size_t>(device)];
-    bool const runs = has_kernel == nullptr ? wanted.host_memory
+    // Forward-style ops (no kernel) share buffers, so any device holding memory runs them.
+    bool const runs = has_kernel == nullptr ? wanted.host_memory || wanted.memory != nullptr
                                             : wanted.backend == backend::cpu_backend ||
                                                   (wanted.backend != backend::no_backend &&
                                                    has_kernel(wanted.backend));
@@ -1277,6 +1362,10 @@ struct Context {
   std::vector<std::int64_t> physical_memory;         // parallel to `physical`
   std::vector<backend::BackendId> physical_backend;  // parallel to `physical`
   std::vector<bool> physical_host_memory;            // parallel to `physical`
+  // parallel to `physical`: makes a logical device's memory (devices outside host memory)
+  std::vector<
+      std::function<std::unique_ptr<backend::DeviceMemory>(const backend::DeviceMemoryRequest&)>>
+      physical_device_memory;
   std::vector<PhysicalDevice> visible;
   std::map<std::string, std::vector<LogicalDeviceConfiguration>> virtual_devices;  // by name
   std::map<std::string, bool> memory_growth;  // by name; GPUs only
@@ -1303,6 +1392,7 @@ struct Context {
         physical_memory.push_back(found[i].memory_bytes);
         physical_backend.push_back(platform.backend);
         physical_host_memory.push_back(platform.host_memory);
+        physical_device_memory.push_back(platform.device_memory);
         if (platform.device_type == "GPU") {
           memory_growth[physical.back().name] = false;
         }
@@ -1382,6 +1472,14 @@ struct Context {
       entry.backend = info.backend;
       entry.host_memory = info.host_memory;
       entry.host.set_thread_budget(info.device.device_type == "CPU" ? cpu_share : 0);
+      if (auto const& make_memory = physical_device_memory[physical_of(info)];
+          !info.host_memory && make_memory) {
+        std::optional<std::int64_t> limit;
+        if (info.memory_limit) {
+          limit = *info.memory_limit * 1024 * 1024;
+        }
+        entry.memory = make_memory({info.physical_index, entry.name, limit, info.memory_growth});
+      }
     }
     table.size.store(out.size(), std::memory_order_release);
     std::size_t host_devices = 0;
@@ -1412,6 +1510,17 @@ struct Context {
       }
     }
     return types;
+  }
+
+  // Under `mutex`: the index in `physical` of logical device `info`'s physical device.
+  [[nodiscard]] std::size_t physical_of(const LogicalDeviceInfo& info) const {
+    for (std::size_t p = 0; p < physical.size(); ++p) {
+      if (physical[p].device_type == info.device.device_type &&
+          index_among_type(p) == info.physical_index) {
+        return p;
+      }
+    }
+    return 0;
   }
 
   [[nodiscard]] int index_among_type(std::size_t p) const {
@@ -2031,7 +2140,9 @@ class [[nodiscard]] DeviceScope {
       }
     }
     devices::scope_device() = id;
-    devices::allocation_device() = devices::host_memory(id) ? id : 0;
+    // Values made under the scope (constants, variables) go to its device, as in TensorFlow.
+    devices::allocation_device() =
+        devices::host_memory(id) || devices::device_memory(id) != nullptr ? id : 0;
     stack.push_back(std::move(spec));
     depth_ = stack.size();
   }
@@ -2116,12 +2227,21 @@ namespace experimental {
 
 /// The memory `device`'s tensors use ({current, peak} in bytes). Initializes the runtime.
 inline MemoryInfo get_memory_info(std::string_view device) {
-  return detail::devices::host(detail_context::memory_stats_device(device)).memory_info();
+  auto const id = detail_context::memory_stats_device(device);
+  if (auto* memory = detail::devices::device_memory(id)) {
+    return memory->memory_info();
+  }
+  return detail::devices::host(id).memory_info();
 }
 
 /// Restarts `device`'s peak at its current use.
 inline void reset_memory_stats(std::string_view device) {
-  detail::devices::host(detail_context::memory_stats_device(device)).reset_peak();
+  auto const id = detail_context::memory_stats_device(device);
+  if (auto* memory = detail::devices::device_memory(id)) {
+    memory->reset_peak();
+    return;
+  }
+  detail::devices::host(id).reset_peak();
 }
 
 }  // namespace experimental
@@ -2672,9 +2792,11 @@ TAPEFLOW_END_NAMESPACE
 // Reference-counted, 64-byte-aligned element storage shared by tensors.
 // IWYU pragma: private, include <tapeflow/core/tensor.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -2684,7 +2806,9 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
 /// One allocation: this header, then the elements at a 64-byte boundary (cache line and
-/// AVX-512 alignment, so kernels may use aligned loads).
+/// AVX-512 alignment, so kernels may use aligned loads). A buffer on a device outside host
+/// memory (a GPU) keeps its elements there instead, and a host copy made on first host access
+/// (Note [Device memory] in MAINTAINERS.md).
 struct Buffer {
   static constexpr std::size_t alignment = backend::cpu::host_memory::alignment;
   static constexpr std::size_t header_bytes = 64;
@@ -2695,17 +2819,60 @@ struct Buffer {
   std::size_t allocated_bytes = 0;              // this header and the elements
   devices::DeviceId device = 0;                 // where it lives (Note [Placement])
   bool charged = false;                         // counted in its device's memory figures
+  std::atomic<bool> host_dirty{false};          // the host copy is newer than the device's
+  std::byte* device_elements = nullptr;         // the elements in device memory, or null
+  std::atomic<std::byte*> host_view{nullptr};   // the host copy of device elements, or null
 
-  [[nodiscard]] std::byte* bytes() noexcept {
+  /// Whether the elements live in device memory.
+  [[nodiscard]] bool on_device() const noexcept { return device_elements != nullptr; }
+  /// Bytes of the elements.
+  [[nodiscard]] std::size_t element_bytes() const noexcept {
+    return allocated_bytes - header_bytes;
+  }
+
+  /// The elements for host code to read (for device buffers, the host copy, made now if
+  /// there is none).
+  [[nodiscard]] std::byte* bytes() {
+    if (device_elements != nullptr) [[unlikely]] {
+      return host_copy();
+    }
     return reinterpret_cast<std::byte*>(this) + header_bytes;
   }
   template <class T>
-  [[nodiscard]] T* data() noexcept {
+  [[nodiscard]] T* data() {
     return std::launder(reinterpret_cast<T*>(bytes()));
   }
+  /// The elements for host code to write: a device buffer's host copy becomes the newer one,
+  /// and goes to the device before a device kernel reads the buffer (device_bytes).
+  template <class T>
+  [[nodiscard]] T* writable_data() {
+    T* elements = data<T>();
+    if (device_elements != nullptr) [[unlikely]] {
+      host_dirty.store(true, std::memory_order_release);
+    }
+    return elements;
+  }
+  /// The elements where the buffer's device reads and writes them: device memory (brought up
+  /// to date with host writes), or the host elements of a host buffer.
+  [[nodiscard]] std::byte* device_bytes() {
+    if (device_elements == nullptr) {
+      return bytes();
+    }
+    if (host_dirty.exchange(false, std::memory_order_acq_rel)) [[unlikely]] {
+      devices::device_memory(device)->copy_from_host(
+          device_elements, host_view.load(std::memory_order_acquire), element_bytes());
+    }
+    return device_elements;
+  }
+  /// A device kernel wrote the elements in place: the host copy is stale, so drop it.
+  void device_written() noexcept {
+    if (std::byte* view = host_view.exchange(nullptr, std::memory_order_acq_rel)) {
+      backend::cpu::host_memory::deallocate(view, std::max<std::size_t>(element_bytes(), 1));
+    }
+  }
 
-  /// Storage for `count` elements of T: left uninitialised for trivial T (kernels overwrite it),
-  /// value-initialised otherwise.
+  /// Storage for `count` elements of T on the allocation device (Note [Placement]): left
+  /// uninitialised for trivial T (kernels overwrite it), value-initialised otherwise.
   template <class T>
   static Buffer* allocate(std::int64_t count) {
     static_assert(sizeof(Buffer) <= header_bytes);
@@ -2714,9 +2881,20 @@ struct Buffer {
                                std::to_string(sizeof(T)) + " bytes is too large");
     }
     const std::size_t bytes = header_bytes + static_cast<std::size_t>(count) * sizeof(T);
-    // Every device whose tensors a Buffer holds keeps them in host memory; its CPU backend
-    // instance accounts them where accounting is on (Note [Backends]).
-    const devices::DeviceId device = devices::allocation_device();
+    devices::DeviceId device = devices::allocation_device();
+    constexpr bool trivial =
+        std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>;
+    if (device > 0) [[unlikely]] {
+      if (backend::DeviceMemory* memory = devices::device_memory(device)) {
+        if constexpr (trivial) {
+          return allocate_on_device(*memory, device, bytes, count);
+        } else {
+          device = 0;  // strings stay in host memory, as TensorFlow keeps them
+        }
+      }
+    }
+    // Host-memory devices: their CPU backend instance accounts the bytes where accounting is
+    // on (Note [Backends]).
     void* raw = backend::cpu::host_memory::allocate(bytes);
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
@@ -2726,8 +2904,7 @@ struct Buffer {
       devices::host(device).charge(bytes);
       buffer->charged = true;
     }
-    if constexpr (!std::is_trivially_default_constructible_v<T> ||
-                  !std::is_trivially_destructible_v<T>) {
+    if constexpr (!trivial) {
       T* elements = reinterpret_cast<T*>(buffer->bytes());
       for (std::int64_t i = 0; i < count; ++i) {
         new (elements + i) T();
@@ -2751,6 +2928,14 @@ struct Buffer {
   // Out of line: keeps the rare path small, and stops GCC 12 from inlining the delete into
   // callers, where it cannot see the reference count and warns of use-after-free.
   TAPEFLOW_NOINLINE static void destroy(Buffer* self) noexcept {
+    if (self->device_elements != nullptr) [[unlikely]] {
+      std::size_t const bytes = std::max<std::size_t>(self->element_bytes(), 1);
+      devices::device_memory(self->device)->deallocate(self->device_elements, bytes);
+      self->device_written();
+      self->~Buffer();
+      backend::cpu::host_memory::deallocate(self, header_bytes);
+      return;
+    }
     if (self->destroy_elements != nullptr) {
       self->destroy_elements(self);
     }
@@ -2762,7 +2947,70 @@ struct Buffer {
     backend::cpu::host_memory::deallocate(self, bytes);
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
+
+ private:
+  TAPEFLOW_NOINLINE static Buffer* allocate_on_device(backend::DeviceMemory& memory,
+                                                      devices::DeviceId device, std::size_t bytes,
+                                                      std::int64_t count) {
+    void* raw = backend::cpu::host_memory::allocate(header_bytes);
+    auto* buffer = new (raw) Buffer;
+    buffer->count = count;
+    buffer->allocated_bytes = bytes;
+    buffer->device = device;
+    try {
+      buffer->device_elements =
+          static_cast<std::byte*>(memory.allocate(std::max<std::size_t>(bytes - header_bytes, 1)));
+    } catch (...) {
+      buffer->~Buffer();
+      backend::cpu::host_memory::deallocate(raw, header_bytes);
+      throw;
+    }
+    return buffer;
+  }
+  // The host copy of device elements, made by the first host reader (racing readers keep the
+  // first copy made).
+  TAPEFLOW_NOINLINE std::byte* host_copy() {
+    std::byte* view = host_view.load(std::memory_order_acquire);
+    if (view != nullptr) {
+      return view;
+    }
+    std::size_t const bytes = element_bytes();
+    auto* fresh = static_cast<std::byte*>(
+        backend::cpu::host_memory::allocate(std::max<std::size_t>(bytes, 1)));
+    try {
+      devices::device_memory(device)->copy_to_host(fresh, device_elements, bytes);
+    } catch (...) {
+      backend::cpu::host_memory::deallocate(fresh, std::max<std::size_t>(bytes, 1));
+      throw;
+    }
+    if (!host_view.compare_exchange_strong(view, fresh, std::memory_order_acq_rel)) {
+      backend::cpu::host_memory::deallocate(fresh, std::max<std::size_t>(bytes, 1));
+      return view;
+    }
+    return fresh;
+  }
 };
+
+/// Copies the elements of `source` into `target` (same size, trivial elements) wherever each
+/// lives: host, device, or host and device (Note [Device memory]).
+inline void copy_elements(Buffer& source, Buffer& target) {
+  std::size_t const bytes = source.element_bytes();
+  if (!target.on_device()) {
+    std::byte* to = target.bytes();
+    if (source.on_device() && source.host_view.load(std::memory_order_acquire) == nullptr) {
+      devices::device_memory(source.device)->copy_to_host(to, source.device_elements, bytes);
+    } else if (bytes != 0) {
+      std::memcpy(to, source.bytes(), bytes);
+    }
+    return;
+  }
+  auto* memory = devices::device_memory(target.device);
+  if (source.on_device() && !source.host_dirty.load(std::memory_order_acquire)) {
+    memory->copy_on_device(target.device_elements, source.device_elements, bytes);
+  } else {
+    memory->copy_from_host(target.device_elements, source.bytes(), bytes);
+  }
+}
 
 /// Tensor identities for the gradient tape: unique per value, shared by copies of it.
 /// The two high bits mark reads of a variable and whether that variable is trainable, so a
@@ -3015,7 +3263,7 @@ class Tensor {
   Tensor(T value)  // NOLINT(google-explicit-constructor): TF converts scalars implicitly
     requires(Rank == 0)
       : Tensor(uninitialized({})) {
-    buffer_->template data<T>()[0] = std::move(value);
+    buffer_->template writable_data<T>()[0] = std::move(value);
   }
 
   /// Element type as a run-time value.
@@ -3048,12 +3296,11 @@ class Tensor {
   /// Identity used by GradientTape (copies share it).
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
 
-  /// Read-only view of the elements in row-major order.
-  [[nodiscard]] const T* data() const noexcept {
-    return buffer_ ? buffer_->template data<T>() : nullptr;
-  }
+  /// Read-only view of the elements in row-major order (of a tensor on a GPU, a host copy
+  /// made on first use).
+  [[nodiscard]] const T* data() const { return buffer_ ? buffer_->template data<T>() : nullptr; }
   /// Read-only view of the elements in row-major order (empty when there is no value).
-  [[nodiscard]] std::span<const T> values() const noexcept {
+  [[nodiscard]] std::span<const T> values() const {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
   /// A copy of the elements in row-major order (TensorFlow: `.numpy()`, flattened).
@@ -3082,13 +3329,17 @@ class Tensor {
     require_value("mutable_data()");
     if (!buffer_->unique()) {
       detail::Buffer* own = detail::Buffer::allocate<T>(buffer_->count);
-      const T* from = buffer_->template data<T>();
-      std::copy(from, from + buffer_->count, own->template data<T>());
+      if constexpr (std::is_trivially_copyable_v<T>) {
+        detail::copy_elements(*buffer_, *own);
+      } else {
+        const T* from = buffer_->template data<T>();
+        std::copy(from, from + buffer_->count, own->template data<T>());
+      }
       buffer_->release();
       buffer_ = own;
     }
     id_ = detail::new_tensor_id();
-    return buffer_->template data<T>();
+    return buffer_->template writable_data<T>();
   }
   /// `mutable_data()` as a span of `num_elements()` elements.
   [[nodiscard]] std::span<T> mutable_values() {
@@ -3167,8 +3418,8 @@ namespace detail {
 /// shape or id.
 struct tensor_access {
   template <class T, std::size_t R>
-  static T* mutable_data(Tensor<T, R>& t) noexcept {
-    return t.buffer_->template data<T>();
+  static T* mutable_data(Tensor<T, R>& t) {
+    return t.buffer_->template writable_data<T>();
   }
   template <class T, std::size_t R>
   static Buffer* buffer(const Tensor<T, R>& t) noexcept {
@@ -3192,15 +3443,22 @@ struct tensor_access {
     t.id_ = id;
   }
   /// `t` on the device new buffers go to now (Note [Placement]): `t` itself when it is there
-  /// (or holds no value), else a copy of its elements there with the same identity. All
-  /// devices so far keep their elements in host memory, so the copy is a plain one.
+  /// (or holds no value), else a copy of its elements there with the same identity, through
+  /// the devices' memory where one is not the host's (Note [Device memory]).
   template <class T, std::size_t R>
   static Tensor<T, R> on_allocation_device(const Tensor<T, R>& t) {
     if (t.buffer_ == nullptr || t.buffer_->device == devices::allocation_device()) {
       return t;
     }
     auto copy = Tensor<T, R>::uninitialized(t.dims_);
-    std::copy_n(t.data(), t.num_elements(), copy.buffer_->template data<T>());
+    if (copy.buffer_->device == t.buffer_->device) {
+      return t;  // strings asked onto a device stay in host memory
+    }
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      copy_elements(*t.buffer_, *copy.buffer_);
+    } else {
+      std::copy_n(t.data(), t.num_elements(), copy.buffer_->template data<T>());
+    }
     copy.id_ = t.id_;
     return copy;
   }
@@ -6063,8 +6321,26 @@ class AnyTensor {
   /// Whether this holds a tensor, real or symbolic (false when default-constructed).
   [[nodiscard]] bool engaged() const noexcept { return has_value() || is_symbolic(); }
   /// Raw element bytes (strings: std::string objects), for formats and kernels.
-  [[nodiscard]] const void* raw_data() const noexcept {
-    return buffer_ ? buffer_->bytes() : nullptr;
+  [[nodiscard]] const void* raw_data() const { return buffer_ ? buffer_->bytes() : nullptr; }
+  /// Writable raw element bytes of a tensor the caller just made (not yet shared), for host
+  /// code filling it.
+  [[nodiscard]] void* mutable_raw_data() {
+    return buffer_ ? static_cast<void*>(buffer_->writable_data<std::byte>()) : nullptr;
+  }
+  /// Element bytes where the tensor's device reads them (device memory for a tensor on a GPU,
+  /// brought up to date with host writes), for the kernels of registered backends.
+  [[nodiscard]] const void* device_data() const {
+    return buffer_ ? buffer_->device_bytes() : nullptr;
+  }
+  /// Element bytes where the tensor's device writes them, for a registered kernel filling its
+  /// output or updating a buffer in place (any host copy is dropped as stale).
+  [[nodiscard]] void* mutable_device_data() const {
+    if (buffer_ == nullptr) {
+      return nullptr;
+    }
+    void* elements = buffer_->device_bytes();
+    buffer_->device_written();
+    return elements;
   }
 
   /// This tensor where new buffers go now (Note [Placement]): itself when it is there (or
@@ -6275,7 +6551,7 @@ inline void require_any_value(const AnyTensor& t, const char* what) {
 /// Writable elements of a tensor this code just made with make_any (not yet shared).
 template <class T>
 T* fresh_data(AnyTensor& t) {
-  return static_cast<T*>(const_cast<void*>(t.raw_data()));
+  return static_cast<T*>(t.mutable_raw_data());
 }
 template <class T>
 const T* any_data(const AnyTensor& t) {
@@ -12452,7 +12728,19 @@ TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId ba
                                              const In&... in) {
   std::vector<AnyTensor> inputs;
   inputs.reserve((list_size(in) + ... + std::size_t{0}));
-  (for_each_tensor(in, [&inputs](const auto& t) { inputs.emplace_back(t); }), ...);
+  // A device outside host memory gets copies of inputs held elsewhere, as TensorFlow copies
+  // eager inputs to the op's device; host-memory devices read them in place.
+  bool const copy_inputs = devices::device_memory(devices::allocation_device()) != nullptr;
+  (void)copy_inputs;  // ops without inputs
+  (for_each_tensor(in,
+                   [&inputs, copy_inputs](const auto& t) {
+                     if (copy_inputs) {
+                       inputs.emplace_back(tensor_access::on_allocation_device(t));
+                     } else {
+                       inputs.emplace_back(t);
+                     }
+                   }),
+   ...);
   AnyTensor result(out);  // shares out's buffer: the kernel writes the op's result there
   registered_kernel<Op>(backend)(&op, result, inputs);
 }
@@ -12534,6 +12822,57 @@ struct Reshape;
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_FORWARD_HPP
 // ---- end <tapeflow/ops/detail/forward.hpp>
+// ---- begin <tapeflow/ops/math/detail/scalar_math.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_DETAIL_SCALAR_MATH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_DETAIL_SCALAR_MATH_HPP
+// The element math of arithmetic ops, written once for every backend: the CPU kernels apply
+// these functors to Eigen arrays (ops/math/arithmetic.hpp), the CUDA kernels to single values
+// in device code (backends/cuda/elementwise.cu). Kept free of other tapeflow headers so nvcc
+// compiles it alone.
+
+#if defined(__CUDACC__)
+#define TAPEFLOW_HOST_DEVICE __host__ __device__
+#else
+#define TAPEFLOW_HOST_DEVICE
+#endif
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::scalar_math {
+
+/// x + y
+struct Add {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    return x + y;
+  }
+};
+/// x - y
+struct Sub {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    return x - y;
+  }
+};
+/// x * y
+struct Mul {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    return x * y;
+  }
+};
+/// x / y
+struct Div {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    return x / y;
+  }
+};
+
+}  // namespace detail::scalar_math
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_DETAIL_SCALAR_MATH_HPP
+// ---- end <tapeflow/ops/math/detail/scalar_math.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -12593,7 +12932,7 @@ struct BinaryElementwise {
 
 struct Add : BinaryElementwise<Add> {
   static constexpr std::string_view name = "AddV2";
-  static auto expr(const auto& x, const auto& y) { return x + y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Add{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -12604,7 +12943,7 @@ struct Add : BinaryElementwise<Add> {
 
 struct Sub : BinaryElementwise<Sub> {
   static constexpr std::string_view name = "Sub";
-  static auto expr(const auto& x, const auto& y) { return x - y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Sub{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -12615,7 +12954,7 @@ struct Sub : BinaryElementwise<Sub> {
 
 struct Mul : BinaryElementwise<Mul> {
   static constexpr std::string_view name = "Mul";
-  static auto expr(const auto& x, const auto& y) { return x * y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Mul{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -12627,7 +12966,7 @@ struct Mul : BinaryElementwise<Mul> {
 /// Division; integer division truncates toward zero (as C++ does) and throws on a zero divisor.
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
-  static auto expr(const auto& x, const auto& y) { return x / y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Div{}(x, y); }
   /// TensorFlow's RealDiv has no integer kernel; integer division truncating toward zero is
   /// its "TruncateDiv".
   template <class T, std::size_t A, std::size_t B>
@@ -18786,6 +19125,7 @@ TAPEFLOW_END_NAMESPACE
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 
@@ -18818,8 +19158,14 @@ void make_variable_buffer_unique(VariableState<T, Rank>& s) {
   if (tensor_access::buffer(s.value)->unique()) {
     return;
   }
+  // The copy stays where the variable lives, even when the writing op fell back to the CPU.
+  devices::AllocationScope const on_variable_device(tensor_access::buffer(s.value)->device);
   auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-  std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*tensor_access::buffer(s.value), *tensor_access::buffer(fresh));
+  } else {
+    std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  }
   set_variable_value(s, std::move(fresh));
 }
 
@@ -19050,6 +19396,9 @@ class Variable {
       return {data, data};
     }
     const T* old = s.value.data();  // still owned by whoever holds it
+    // The fresh buffer stays where the variable lives.
+    detail::devices::AllocationScope const on_variable_device(
+        detail::tensor_access::buffer(s.value)->device);
     detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
     return {old, detail::tensor_access::mutable_data(s.value)};
   }
@@ -35115,7 +35464,7 @@ class ConcreteFunction {
         const auto& node = nodes[group.begin + k];
         AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
         slot = detail::allocate_any(group.dtype, node.shape);
-        out_data[k] = static_cast<T*>(const_cast<void*>(slot.raw_data()));
+        out_data[k] = static_cast<T*>(slot.mutable_raw_data());
       }
     }
     std::size_t next_scalar = 0;

@@ -62,6 +62,8 @@ class MemoryBudget {
   }
   /// The most bytes ever charged at once.
   [[nodiscard]] std::int64_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
+  /// Starts a new peak at the bytes charged now.
+  void reset_peak() noexcept { peak_.store(in_use(), std::memory_order_relaxed); }
   /// The limit in bytes; none: unlimited.
   [[nodiscard]] std::optional<std::int64_t> limit() const noexcept { return limit_; }
   /// The logical device's name, as messages give it.

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <tapeflow/backend/backend_concepts.hpp>
+#include <tapeflow/backend/device_memory.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -41,6 +43,9 @@ struct Platform {
   /// Whether its devices' tensors live in host memory (so forward-style ops and copies are
   /// host work).
   bool host_memory = false;
+  /// Makes one logical device's memory (devices outside host memory only); called once per
+  /// logical device when the runtime initializes.
+  std::function<std::unique_ptr<DeviceMemory>(const DeviceMemoryRequest&)> device_memory{};
 };
 
 namespace detail_platform {

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/backend/device_memory.hpp>
 #include <tapeflow/backend/linked_platforms.hpp>
 #include <tapeflow/backend/platform.hpp>
 #include <tapeflow/config/devices.hpp>
@@ -54,6 +57,10 @@ struct Context {
   std::vector<std::int64_t> physical_memory;         // parallel to `physical`
   std::vector<backend::BackendId> physical_backend;  // parallel to `physical`
   std::vector<bool> physical_host_memory;            // parallel to `physical`
+  // parallel to `physical`: makes a logical device's memory (devices outside host memory)
+  std::vector<
+      std::function<std::unique_ptr<backend::DeviceMemory>(const backend::DeviceMemoryRequest&)>>
+      physical_device_memory;
   std::vector<PhysicalDevice> visible;
   std::map<std::string, std::vector<LogicalDeviceConfiguration>> virtual_devices;  // by name
   std::map<std::string, bool> memory_growth;  // by name; GPUs only
@@ -80,6 +87,7 @@ struct Context {
         physical_memory.push_back(found[i].memory_bytes);
         physical_backend.push_back(platform.backend);
         physical_host_memory.push_back(platform.host_memory);
+        physical_device_memory.push_back(platform.device_memory);
         if (platform.device_type == "GPU") {
           memory_growth[physical.back().name] = false;
         }
@@ -159,6 +167,14 @@ struct Context {
       entry.backend = info.backend;
       entry.host_memory = info.host_memory;
       entry.host.set_thread_budget(info.device.device_type == "CPU" ? cpu_share : 0);
+      if (auto const& make_memory = physical_device_memory[physical_of(info)];
+          !info.host_memory && make_memory) {
+        std::optional<std::int64_t> limit;
+        if (info.memory_limit) {
+          limit = *info.memory_limit * 1024 * 1024;
+        }
+        entry.memory = make_memory({info.physical_index, entry.name, limit, info.memory_growth});
+      }
     }
     table.size.store(out.size(), std::memory_order_release);
     std::size_t host_devices = 0;
@@ -189,6 +205,17 @@ struct Context {
       }
     }
     return types;
+  }
+
+  // Under `mutex`: the index in `physical` of logical device `info`'s physical device.
+  [[nodiscard]] std::size_t physical_of(const LogicalDeviceInfo& info) const {
+    for (std::size_t p = 0; p < physical.size(); ++p) {
+      if (physical[p].device_type == info.device.device_type &&
+          index_among_type(p) == info.physical_index) {
+        return p;
+      }
+    }
+    return 0;
   }
 
   [[nodiscard]] int index_among_type(std::size_t p) const {

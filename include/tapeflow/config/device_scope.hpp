@@ -139,7 +139,9 @@ class [[nodiscard]] DeviceScope {
       }
     }
     devices::scope_device() = id;
-    devices::allocation_device() = devices::host_memory(id) ? id : 0;
+    // Values made under the scope (constants, variables) go to its device, as in TensorFlow.
+    devices::allocation_device() =
+        devices::host_memory(id) || devices::device_memory(id) != nullptr ? id : 0;
     stack.push_back(std::move(spec));
     depth_ = stack.size();
   }

@@ -50,12 +50,21 @@ namespace experimental {
 
 /// The memory `device`'s tensors use ({current, peak} in bytes). Initializes the runtime.
 inline MemoryInfo get_memory_info(std::string_view device) {
-  return detail::devices::host(detail_context::memory_stats_device(device)).memory_info();
+  auto const id = detail_context::memory_stats_device(device);
+  if (auto* memory = detail::devices::device_memory(id)) {
+    return memory->memory_info();
+  }
+  return detail::devices::host(id).memory_info();
 }
 
 /// Restarts `device`'s peak at its current use.
 inline void reset_memory_stats(std::string_view device) {
-  detail::devices::host(detail_context::memory_stats_device(device)).reset_peak();
+  auto const id = detail_context::memory_stats_device(device);
+  if (auto* memory = detail::devices::device_memory(id)) {
+    memory->reset_peak();
+    return;
+  }
+  detail::devices::host(id).reset_peak();
 }
 
 }  // namespace experimental

@@ -84,8 +84,26 @@ class AnyTensor {
   /// Whether this holds a tensor, real or symbolic (false when default-constructed).
   [[nodiscard]] bool engaged() const noexcept { return has_value() || is_symbolic(); }
   /// Raw element bytes (strings: std::string objects), for formats and kernels.
-  [[nodiscard]] const void* raw_data() const noexcept {
-    return buffer_ ? buffer_->bytes() : nullptr;
+  [[nodiscard]] const void* raw_data() const { return buffer_ ? buffer_->bytes() : nullptr; }
+  /// Writable raw element bytes of a tensor the caller just made (not yet shared), for host
+  /// code filling it.
+  [[nodiscard]] void* mutable_raw_data() {
+    return buffer_ ? static_cast<void*>(buffer_->writable_data<std::byte>()) : nullptr;
+  }
+  /// Element bytes where the tensor's device reads them (device memory for a tensor on a GPU,
+  /// brought up to date with host writes), for the kernels of registered backends.
+  [[nodiscard]] const void* device_data() const {
+    return buffer_ ? buffer_->device_bytes() : nullptr;
+  }
+  /// Element bytes where the tensor's device writes them, for a registered kernel filling its
+  /// output or updating a buffer in place (any host copy is dropped as stale).
+  [[nodiscard]] void* mutable_device_data() const {
+    if (buffer_ == nullptr) {
+      return nullptr;
+    }
+    void* elements = buffer_->device_bytes();
+    buffer_->device_written();
+    return elements;
   }
 
   /// This tensor where new buffers go now (Note [Placement]): itself when it is there (or

@@ -94,7 +94,7 @@ class Tensor {
   Tensor(T value)  // NOLINT(google-explicit-constructor): TF converts scalars implicitly
     requires(Rank == 0)
       : Tensor(uninitialized({})) {
-    buffer_->template data<T>()[0] = std::move(value);
+    buffer_->template writable_data<T>()[0] = std::move(value);
   }
 
   /// Element type as a run-time value.
@@ -127,12 +127,11 @@ class Tensor {
   /// Identity used by GradientTape (copies share it).
   [[nodiscard]] std::int64_t id() const noexcept { return id_; }
 
-  /// Read-only view of the elements in row-major order.
-  [[nodiscard]] const T* data() const noexcept {
-    return buffer_ ? buffer_->template data<T>() : nullptr;
-  }
+  /// Read-only view of the elements in row-major order (of a tensor on a GPU, a host copy
+  /// made on first use).
+  [[nodiscard]] const T* data() const { return buffer_ ? buffer_->template data<T>() : nullptr; }
   /// Read-only view of the elements in row-major order (empty when there is no value).
-  [[nodiscard]] std::span<const T> values() const noexcept {
+  [[nodiscard]] std::span<const T> values() const {
     return {data(), static_cast<std::size_t>(buffer_ ? num_elements() : 0)};
   }
   /// A copy of the elements in row-major order (TensorFlow: `.numpy()`, flattened).
@@ -161,13 +160,17 @@ class Tensor {
     require_value("mutable_data()");
     if (!buffer_->unique()) {
       detail::Buffer* own = detail::Buffer::allocate<T>(buffer_->count);
-      const T* from = buffer_->template data<T>();
-      std::copy(from, from + buffer_->count, own->template data<T>());
+      if constexpr (std::is_trivially_copyable_v<T>) {
+        detail::copy_elements(*buffer_, *own);
+      } else {
+        const T* from = buffer_->template data<T>();
+        std::copy(from, from + buffer_->count, own->template data<T>());
+      }
       buffer_->release();
       buffer_ = own;
     }
     id_ = detail::new_tensor_id();
-    return buffer_->template data<T>();
+    return buffer_->template writable_data<T>();
   }
   /// `mutable_data()` as a span of `num_elements()` elements.
   [[nodiscard]] std::span<T> mutable_values() {
@@ -246,8 +249,8 @@ namespace detail {
 /// shape or id.
 struct tensor_access {
   template <class T, std::size_t R>
-  static T* mutable_data(Tensor<T, R>& t) noexcept {
-    return t.buffer_->template data<T>();
+  static T* mutable_data(Tensor<T, R>& t) {
+    return t.buffer_->template writable_data<T>();
   }
   template <class T, std::size_t R>
   static Buffer* buffer(const Tensor<T, R>& t) noexcept {
@@ -271,15 +274,22 @@ struct tensor_access {
     t.id_ = id;
   }
   /// `t` on the device new buffers go to now (Note [Placement]): `t` itself when it is there
-  /// (or holds no value), else a copy of its elements there with the same identity. All
-  /// devices so far keep their elements in host memory, so the copy is a plain one.
+  /// (or holds no value), else a copy of its elements there with the same identity, through
+  /// the devices' memory where one is not the host's (Note [Device memory]).
   template <class T, std::size_t R>
   static Tensor<T, R> on_allocation_device(const Tensor<T, R>& t) {
     if (t.buffer_ == nullptr || t.buffer_->device == devices::allocation_device()) {
       return t;
     }
     auto copy = Tensor<T, R>::uninitialized(t.dims_);
-    std::copy_n(t.data(), t.num_elements(), copy.buffer_->template data<T>());
+    if (copy.buffer_->device == t.buffer_->device) {
+      return t;  // strings asked onto a device stay in host memory
+    }
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      copy_elements(*t.buffer_, *copy.buffer_);
+    } else {
+      std::copy_n(t.data(), t.num_elements(), copy.buffer_->template data<T>());
+    }
     copy.id_ = t.id_;
     return copy;
   }

@@ -454,7 +454,7 @@ class ConcreteFunction {
         const auto& node = nodes[group.begin + k];
         AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
         slot = detail::allocate_any(group.dtype, node.shape);
-        out_data[k] = static_cast<T*>(const_cast<void*>(slot.raw_data()));
+        out_data[k] = static_cast<T*>(slot.mutable_raw_data());
       }
     }
     std::size_t next_scalar = 0;

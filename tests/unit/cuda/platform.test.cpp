@@ -1,5 +1,6 @@
 // tf::config with tapeflow::cuda linked: the GPUs the driver reports, their logical devices and
 // their memory settings. The first case also runs without a GPU (an empty list, no error).
+#include <cmath>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -78,22 +79,23 @@ TEST_CASE("logical GPUs must fit on their card", "[gpu]") {
   CHECK_THROWS_AS(config::list_logical_devices(), tf::resource_exhausted);
 }
 
-TEST_CASE("ops under a GPU scope run on the CPU until GPU kernels exist", "[gpu]") {
-  if (!tapeflow_test::gpu_available("ops under a GPU scope run on the CPU until GPU kernels "
-                                    "exist")) {
+TEST_CASE("ops without a GPU kernel fall back to the CPU or fail without soft placement", "[gpu]") {
+  if (!tapeflow_test::gpu_available("ops without a GPU kernel fall back to the CPU")) {
     return;
   }
   auto a = tf::constant<float>({1, 2});
   {
     auto scope = tf::device("/GPU:0");
-    auto b = a * 3.0f;  // soft placement (the default): CPU:0
-    CHECK(b.device() == "/job:localhost/replica:0/task:0/device:CPU:0");
-    CHECK(b.numpy() == std::vector<float>{3, 6});
+    auto b = a * 3.0f;  // Mul has a GPU kernel
+    CHECK(b.device() == "/job:localhost/replica:0/task:0/device:GPU:0");
+    auto c = tf::exp(b);  // Exp has none yet: soft placement (the default) runs it on CPU:0
+    CHECK(c.device() == "/job:localhost/replica:0/task:0/device:CPU:0");
+    CHECK(c.numpy() == std::vector<float>{std::exp(3.0f), std::exp(6.0f)});
   }
   config::set_soft_device_placement(false);
   auto scope = tf::device("/GPU:0");
-  CHECK_THROWS_MATCHES(a * 3.0f, tf::invalid_argument,
-                       Catch::Message("Cannot assign a device for operation Mul: Could not "
+  CHECK_THROWS_MATCHES(tf::exp(a), tf::invalid_argument,
+                       Catch::Message("Cannot assign a device for operation Exp: Could not "
                                       "satisfy explicit device specification "
                                       "'/job:localhost/replica:0/task:0/device:GPU:0' because no "
                                       "supported kernel for GPU devices is available."));

@@ -42,6 +42,10 @@ class DeviceAllocator {
 
   /// What is in use, the peak and the limit.
   [[nodiscard]] const MemoryBudget& budget() const noexcept;
+  /// Starts a new peak at the bytes in use now.
+  void reset_peak() noexcept;
+  /// The CUDA device the memory is on.
+  [[nodiscard]] int ordinal() const noexcept;
   /// Bytes the pool holds from the driver (cached blocks included).
   [[nodiscard]] std::int64_t bytes_reserved() const;
   /// The stream allocations are ordered on (a cudaStream_t).

@@ -7,8 +7,13 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cuda {
 
+/// The tag the CUDA kernels specialise `tapeflow::kernel<Op, Backend>` on (backends/cuda/
+/// kernels.cpp); its id in the backend registry is "CUDA".
+struct Backend {};
+
 /// The "GPU" platform: one device per CUDA device the driver reports (honouring
-/// CUDA_VISIBLE_DEVICES). With no driver or no device it enumerates nothing.
+/// CUDA_VISIBLE_DEVICES), each logical GPU with its own memory (a stream-ordered pool), and
+/// the CUDA kernels registered for its ops. With no driver or no device it enumerates nothing.
 Platform gpu_platform();
 
 /// CUDA devices the driver reports (0 without a driver or device; never throws).

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +19,7 @@
 #include <tapeflow/backend/backend_concepts.hpp>
 #include <tapeflow/backend/cpu/cpu_backend.hpp>
 #include <tapeflow/backend/cpu/thread_budget.hpp>
+#include <tapeflow/backend/device_memory.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -43,6 +45,8 @@ struct Entry {
   bool host_memory = false;
   // The host memory accounting and thread share of a host-memory device (Note [Backends]).
   backend::Cpu host;
+  // The memory of a device outside host memory (Note [Device memory]); null otherwise.
+  std::unique_ptr<backend::DeviceMemory> memory;
 };
 
 struct Table {
@@ -99,6 +103,11 @@ inline backend::BackendId backend_of(DeviceId id) noexcept {
 /// The runtime of host-memory device `id` (its allocator accounting and thread share).
 inline backend::Cpu& host(DeviceId id) noexcept {
   return table().entries[static_cast<std::size_t>(id)].host;
+}
+
+/// The memory of device `id` when its tensors live outside host memory, else null.
+inline backend::DeviceMemory* device_memory(DeviceId id) noexcept {
+  return exists(id) ? table().entries[static_cast<std::size_t>(id)].memory.get() : nullptr;
 }
 
 /// The id of the device `name` names (TensorFlow's full or partial names), through tf::config
@@ -159,7 +168,8 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
   }
   if (exists(device)) {
     auto const& wanted = table().entries[static_cast<std::size_t>(device)];
-    bool const runs = has_kernel == nullptr ? wanted.host_memory
+    // Forward-style ops (no kernel) share buffers, so any device holding memory runs them.
+    bool const runs = has_kernel == nullptr ? wanted.host_memory || wanted.memory != nullptr
                                             : wanted.backend == backend::cpu_backend ||
                                                   (wanted.backend != backend::no_backend &&
                                                    has_kernel(wanted.backend));

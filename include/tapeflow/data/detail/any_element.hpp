@@ -49,7 +49,7 @@ inline void require_any_value(const AnyTensor& t, const char* what) {
 /// Writable elements of a tensor this code just made with make_any (not yet shared).
 template <class T>
 T* fresh_data(AnyTensor& t) {
-  return static_cast<T*>(const_cast<void*>(t.raw_data()));
+  return static_cast<T*>(t.mutable_raw_data());
 }
 template <class T>
 const T* any_data(const AnyTensor& t) {

@@ -403,7 +403,19 @@ TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId ba
                                              const In&... in) {
   std::vector<AnyTensor> inputs;
   inputs.reserve((list_size(in) + ... + std::size_t{0}));
-  (for_each_tensor(in, [&inputs](const auto& t) { inputs.emplace_back(t); }), ...);
+  // A device outside host memory gets copies of inputs held elsewhere, as TensorFlow copies
+  // eager inputs to the op's device; host-memory devices read them in place.
+  bool const copy_inputs = devices::device_memory(devices::allocation_device()) != nullptr;
+  (void)copy_inputs;  // ops without inputs
+  (for_each_tensor(in,
+                   [&inputs, copy_inputs](const auto& t) {
+                     if (copy_inputs) {
+                       inputs.emplace_back(tensor_access::on_allocation_device(t));
+                     } else {
+                       inputs.emplace_back(t);
+                     }
+                   }),
+   ...);
   AnyTensor result(out);  // shares out's buffer: the kernel writes the op's result there
   registered_kernel<Op>(backend)(&op, result, inputs);
 }

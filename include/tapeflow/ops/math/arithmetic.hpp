@@ -16,6 +16,7 @@
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/detail/forward.hpp>
+#include <tapeflow/ops/math/detail/scalar_math.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -76,7 +77,7 @@ struct BinaryElementwise {
 
 struct Add : BinaryElementwise<Add> {
   static constexpr std::string_view name = "AddV2";
-  static auto expr(const auto& x, const auto& y) { return x + y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Add{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -87,7 +88,7 @@ struct Add : BinaryElementwise<Add> {
 
 struct Sub : BinaryElementwise<Sub> {
   static constexpr std::string_view name = "Sub";
-  static auto expr(const auto& x, const auto& y) { return x - y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Sub{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -98,7 +99,7 @@ struct Sub : BinaryElementwise<Sub> {
 
 struct Mul : BinaryElementwise<Mul> {
   static constexpr std::string_view name = "Mul";
-  static auto expr(const auto& x, const auto& y) { return x * y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Mul{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -110,7 +111,7 @@ struct Mul : BinaryElementwise<Mul> {
 /// Division; integer division truncates toward zero (as C++ does) and throws on a zero divisor.
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
-  static auto expr(const auto& x, const auto& y) { return x / y; }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Div{}(x, y); }
   /// TensorFlow's RealDiv has no integer kernel; integer division truncating toward zero is
   /// its "TruncateDiv".
   template <class T, std::size_t A, std::size_t B>

@@ -144,6 +144,9 @@ class Variable {
       return {data, data};
     }
     const T* old = s.value.data();  // still owned by whoever holds it
+    // The fresh buffer stays where the variable lives.
+    detail::devices::AllocationScope const on_variable_device(
+        detail::tensor_access::buffer(s.value)->device);
     detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
     return {old, detail::tensor_access::mutable_data(s.value)};
   }

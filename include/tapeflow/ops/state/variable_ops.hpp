@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <tapeflow/core/dtype.hpp>
@@ -46,8 +47,14 @@ void make_variable_buffer_unique(VariableState<T, Rank>& s) {
   if (tensor_access::buffer(s.value)->unique()) {
     return;
   }
+  // The copy stays where the variable lives, even when the writing op fell back to the CPU.
+  devices::AllocationScope const on_variable_device(tensor_access::buffer(s.value)->device);
   auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-  std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*tensor_access::buffer(s.value), *tensor_access::buffer(fresh));
+  } else {
+    std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  }
   set_variable_value(s, std::move(fresh));
 }
 

@@ -96,6 +96,10 @@ void DeviceAllocator::synchronize() {
 
 const MemoryBudget& DeviceAllocator::budget() const noexcept { return impl_->budget; }
 
+void DeviceAllocator::reset_peak() noexcept { impl_->budget.reset_peak(); }
+
+int DeviceAllocator::ordinal() const noexcept { return impl_->ordinal; }
+
 std::int64_t DeviceAllocator::bytes_reserved() const {
   std::uint64_t reserved = 0;
   check(cudaMemPoolGetAttribute(impl_->pool, cudaMemPoolAttrReservedMemCurrent, &reserved),

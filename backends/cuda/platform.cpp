@@ -1,9 +1,11 @@
-// The "GPU" platform: the CUDA devices the driver reports, for tf::config.
+// The "GPU" platform: the CUDA devices the driver reports, for tf::config, with their memory
+// and kernels. Host code: the C++ compiler builds it.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "kernels.hpp"
 #include <tapeflow/backend/cuda/platform.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -27,7 +29,12 @@ int runtime_version() noexcept {
 }
 
 Platform gpu_platform() {
-  return Platform{"GPU", [] {
+  static const BackendId backend = [] {
+    auto const id = register_backend("CUDA");
+    register_kernels(id);
+    return id;
+  }();
+  Platform platform{"GPU", [] {
                     std::vector<PlatformDevice> devices;
                     int const count = device_count();
                     for (int i = 0; i < count; ++i) {
@@ -41,6 +48,10 @@ Platform gpu_platform() {
                     }
                     return devices;
                   }};
+  platform.backend = backend;
+  platform.host_memory = false;
+  platform.device_memory = make_device_memory;
+  return platform;
 }
 
 }  // namespace backend::cuda

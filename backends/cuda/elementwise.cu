@@ -1,0 +1,89 @@
+// CUDA elementwise kernels. The math is the functors of ops/math/detail/scalar_math.hpp, the
+// same ones the CPU kernels apply, so each op's element rule has one definition.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "elementwise.hpp"
+#include <tapeflow/ops/math/detail/scalar_math.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cuda {
+namespace {
+
+constexpr int threads_per_block = 256;
+
+// Operands of the output's shape or single values: no index arithmetic.
+template <class F, class T>
+__global__ void binary_flat(F f, const T* a, const T* b, T* out, std::int64_t n, bool a_vector,
+                            bool b_vector) {
+  auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = f(a[a_vector ? i : 0], b[b_vector ? i : 0]);
+  }
+}
+
+// General broadcasting: each output index is split into coordinates, which the operands'
+// strides (0 along broadcast axes) turn into their offsets.
+template <class F, class T>
+__global__ void binary_strided(F f, const T* a, const T* b, T* out, std::int64_t n,
+                               Broadcast index) {
+  auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    std::int64_t rest = i;
+    std::int64_t offset_a = 0;
+    std::int64_t offset_b = 0;
+    for (int axis = index.rank - 1; axis >= 0; --axis) {
+      std::int64_t const coordinate = rest % index.out_dims[axis];
+      rest /= index.out_dims[axis];
+      offset_a += coordinate * index.a_strides[axis];
+      offset_b += coordinate * index.b_strides[axis];
+    }
+    out[i] = f(a[offset_a], b[offset_b]);
+  }
+}
+
+unsigned blocks_for(std::int64_t n) {
+  std::int64_t const wanted = (n + threads_per_block - 1) / threads_per_block;
+  return static_cast<unsigned>(wanted < 65535 * 8 ? wanted : 65535 * 8);  // grid-stride beyond
+}
+
+}  // namespace
+
+template <class F, class T>
+void launch_binary(const BinaryArgs<T>& args, void* stream) {
+  if (args.n == 0) {
+    return;
+  }
+  auto* s = static_cast<cudaStream_t>(stream);
+  if (args.strided) {
+    binary_strided<<<blocks_for(args.n), threads_per_block, 0, s>>>(F{}, args.a, args.b,
+                                                                    args.out, args.n, args.index);
+  } else {
+    binary_flat<<<blocks_for(args.n), threads_per_block, 0, s>>>(
+        F{}, args.a, args.b, args.out, args.n, args.a_vector, args.b_vector);
+  }
+}
+
+#define TAPEFLOW_CUDA_BINARY(F, T) \
+  template void launch_binary<detail::scalar_math::F, T>(const BinaryArgs<T>&, void*);
+TAPEFLOW_CUDA_BINARY(Add, float)
+TAPEFLOW_CUDA_BINARY(Add, double)
+TAPEFLOW_CUDA_BINARY(Add, std::int32_t)
+TAPEFLOW_CUDA_BINARY(Add, std::int64_t)
+TAPEFLOW_CUDA_BINARY(Sub, float)
+TAPEFLOW_CUDA_BINARY(Sub, double)
+TAPEFLOW_CUDA_BINARY(Sub, std::int32_t)
+TAPEFLOW_CUDA_BINARY(Sub, std::int64_t)
+TAPEFLOW_CUDA_BINARY(Mul, float)
+TAPEFLOW_CUDA_BINARY(Mul, double)
+TAPEFLOW_CUDA_BINARY(Mul, std::int32_t)
+TAPEFLOW_CUDA_BINARY(Mul, std::int64_t)
+TAPEFLOW_CUDA_BINARY(Div, float)
+TAPEFLOW_CUDA_BINARY(Div, double)
+#undef TAPEFLOW_CUDA_BINARY
+
+}  // namespace backend::cuda
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,264 @@
+// The CUDA kernels of ops: `kernel<Op, cuda::Backend>` specializations, registered with the
+// GPU platform (Note [Backends]). They receive their inputs on the op's GPU (the executor
+// copies them there) and write their output in its memory; elementwise math comes from the
+// functors the CPU kernels use (ops/math/detail/scalar_math.hpp), matrix products from cuBLAS.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "device_memory.hpp"
+#include "elementwise.hpp"
+#include "kernels.hpp"
+#include <tapeflow/backend/cuda/platform.hpp>
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/ops/kernel_registry.hpp>
+#include <tapeflow/ops/linalg/matmul.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/detail/scalar_math.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cuda {
+namespace {
+
+[[noreturn]] void unsupported(std::string_view op, DType dtype) {
+  throw unimplemented(std::string(op) + " has no GPU kernel for " +
+                      std::string(dtype_name(dtype)) + " tensors");
+}
+
+// NumPy broadcasting of `operand` to `out`, right-aligned: stride 0 along axes it lacks or has
+// as 1.
+void broadcast_strides(const Shape& operand, const Shape& out, std::int64_t* strides) {
+  std::size_t const offset = out.rank() - operand.rank();
+  std::int64_t stride = 1;
+  for (std::size_t axis = out.rank(); axis-- > 0;) {
+    std::int64_t const d = axis < offset ? 1 : operand.dims()[axis - offset];
+    strides[axis] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+}
+
+template <class F, class T>
+void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
+  BinaryArgs<T> args;
+  args.n = out.num_elements();
+  if (args.n == 0) {
+    return;
+  }
+  CudaMemory& device = current_device();
+  args.a = static_cast<const T*>(in[0].device_data());
+  args.b = static_cast<const T*>(in[1].device_data());
+  args.out = static_cast<T*>(out.mutable_device_data());
+  bool const a_full = in[0].shape() == out.shape();
+  bool const b_full = in[1].shape() == out.shape();
+  if ((a_full || in[0].num_elements() == 1) && (b_full || in[1].num_elements() == 1)) {
+    args.a_vector = a_full && args.n != 1;
+    args.b_vector = b_full && args.n != 1;
+  } else {
+    if (out.rank() > static_cast<std::size_t>(Broadcast::max_rank)) {
+      throw unimplemented("GPU elementwise ops broadcast up to rank " +
+                          std::to_string(Broadcast::max_rank) + ", not " +
+                          out.shape().to_string());
+    }
+    args.strided = true;
+    args.index.rank = static_cast<int>(out.rank());
+    std::copy(out.shape().dims().begin(), out.shape().dims().end(), args.index.out_dims);
+    broadcast_strides(in[0].shape(), out.shape(), args.index.a_strides);
+    broadcast_strides(in[1].shape(), out.shape(), args.index.b_strides);
+  }
+  device.activate();
+  launch_binary<F, T>(args, device.stream());
+  check(cudaGetLastError(), "elementwise kernel launch");
+}
+
+template <class F, bool Integers = true>
+void run_binary(std::string_view op, AnyTensor& out, std::span<const AnyTensor> in) {
+  switch (out.dtype()) {
+    case DType::float32:
+      return run_binary_typed<F, float>(out, in);
+    case DType::float64:
+      return run_binary_typed<F, double>(out, in);
+    case DType::int32:
+      if constexpr (Integers) {
+        return run_binary_typed<F, std::int32_t>(out, in);
+      }
+      break;
+    case DType::int64:
+      if constexpr (Integers) {
+        return run_binary_typed<F, std::int64_t>(out, in);
+      }
+      break;
+    default:
+      break;
+  }
+  unsupported(op, out.dtype());
+}
+
+// cuBLAS is column-major: the row-major product C = op(A) op(B) is, read column-major,
+// C^T = op(B)^T op(A)^T, so operands swap and each keeps its own transpose flag.
+template <class T>
+cublasStatus_t gemm_batched(cublasHandle_t handle, bool transpose_a, bool transpose_b,
+                            std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+                            std::int64_t lda, std::int64_t stride_a, const T* b, std::int64_t ldb,
+                            std::int64_t stride_b, T* c, std::int64_t batches) {
+  T const one = 1;
+  T const zero = 0;
+  auto const op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto const op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto const cm = static_cast<int>(m);
+  auto const cn = static_cast<int>(n);
+  auto const ck = static_cast<int>(k);
+  if constexpr (std::is_same_v<T, float>) {
+    return cublasSgemmStridedBatched(handle, op_b, op_a, cn, cm, ck, &one, b,
+                                     static_cast<int>(ldb), stride_b, a, static_cast<int>(lda),
+                                     stride_a, &zero, c, cn, m * n, static_cast<int>(batches));
+  } else {
+    return cublasDgemmStridedBatched(handle, op_b, op_a, cn, cm, ck, &one, b,
+                                     static_cast<int>(ldb), stride_b, a, static_cast<int>(lda),
+                                     stride_a, &zero, c, cn, m * n, static_cast<int>(batches));
+  }
+}
+
+template <class T>
+void run_matmul_typed(const ops::MatMul& op, AnyTensor& out, std::span<const AnyTensor> in) {
+  const Shape& sa = in[0].shape();
+  const Shape& sb = in[1].shape();
+  std::size_t const r = out.rank();
+  std::int64_t const m = out.shape().dims()[r - 2];
+  std::int64_t const n = out.shape().dims()[r - 1];
+  std::int64_t const k = sa.dims()[sa.rank() - (op.transpose_a ? 2 : 1)];
+  if (out.num_elements() == 0) {
+    return;
+  }
+  std::int64_t const batches = out.num_elements() / (m * n);
+  std::int64_t const size_a = sa.dims()[sa.rank() - 2] * sa.dims()[sa.rank() - 1];
+  std::int64_t const size_b = sb.dims()[sb.rank() - 2] * sb.dims()[sb.rank() - 1];
+  std::int64_t const batches_a = in[0].num_elements() / std::max<std::int64_t>(size_a, 1);
+  std::int64_t const batches_b = in[1].num_elements() / std::max<std::int64_t>(size_b, 1);
+  CudaMemory& device = current_device();
+  auto const* a = static_cast<const T*>(in[0].device_data());
+  auto const* b = static_cast<const T*>(in[1].device_data());
+  auto* c = static_cast<T*>(out.mutable_device_data());
+  if (k == 0) {
+    device.activate();
+    check(cudaMemsetAsync(c, 0, static_cast<std::size_t>(out.num_elements()) * sizeof(T),
+                          static_cast<cudaStream_t>(device.stream())),
+          "cudaMemsetAsync");
+    return;
+  }
+  if (std::max({m, n, k, batches}) > std::int64_t{INT32_MAX}) {
+    throw unimplemented("MatMul on a GPU: dimensions past 2^31 (" + out.shape().to_string() +
+                        ")");
+  }
+  auto* handle = static_cast<cublasHandle_t>(device.blas());
+  device.activate();
+  std::int64_t const lda = sa.dims()[sa.rank() - 1];
+  std::int64_t const ldb = sb.dims()[sb.rank() - 1];
+  // Each operand has every batch or one (stride 0): one strided-batched call. Mixed
+  // broadcasting of leading axes ((2, 1, m, k) x (3, k, n)) goes one product at a time.
+  bool const uniform = (batches_a == batches || batches_a == 1) &&
+                       (batches_b == batches || batches_b == 1) &&
+                       (sa.rank() == r || batches_a == 1) && (sb.rank() == r || batches_b == 1);
+  if (uniform) {
+    auto const status = gemm_batched<T>(handle, op.transpose_a, op.transpose_b, m, n, k, a, lda,
+                                        batches_a == 1 ? 0 : size_a, b, ldb,
+                                        batches_b == 1 ? 0 : size_b, c, batches);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      throw internal("cuBLAS gemm failed (status " + std::to_string(status) + ") for " +
+                     sa.to_string() + " x " + sb.to_string());
+    }
+    return;
+  }
+  std::int64_t strides_a[Broadcast::max_rank] = {};
+  std::int64_t strides_b[Broadcast::max_rank] = {};
+  if (r - 2 > static_cast<std::size_t>(Broadcast::max_rank)) {
+    throw unimplemented("MatMul on a GPU: more than 8 batch axes");
+  }
+  std::vector<std::int64_t> batch_out(out.shape().dims().begin(), out.shape().dims().end() - 2);
+  std::vector<std::int64_t> batch_a(sa.dims().begin(), sa.dims().end() - 2);
+  std::vector<std::int64_t> batch_b(sb.dims().begin(), sb.dims().end() - 2);
+  broadcast_strides(Shape(batch_a), Shape(batch_out), strides_a);
+  broadcast_strides(Shape(batch_b), Shape(batch_out), strides_b);
+  for (std::int64_t i = 0; i < batches; ++i) {
+    std::int64_t rest = i;
+    std::int64_t offset_a = 0;
+    std::int64_t offset_b = 0;
+    for (std::size_t axis = batch_out.size(); axis-- > 0;) {
+      std::int64_t const coordinate = rest % batch_out[axis];
+      rest /= batch_out[axis];
+      offset_a += coordinate * strides_a[axis];
+      offset_b += coordinate * strides_b[axis];
+    }
+    auto const status =
+        gemm_batched<T>(handle, op.transpose_a, op.transpose_b, m, n, k, a + offset_a * size_a,
+                        lda, 0, b + offset_b * size_b, ldb, 0, c + i * m * n, 1);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      throw internal("cuBLAS gemm failed (status " + std::to_string(status) + ")");
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace backend::cuda
+
+template <>
+struct kernel<ops::Add, backend::cuda::Backend> {
+  static void run(const ops::Add&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Add>(ops::Add::name, out, in);
+  }
+};
+template <>
+struct kernel<ops::Sub, backend::cuda::Backend> {
+  static void run(const ops::Sub&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Sub>(ops::Sub::name, out, in);
+  }
+};
+template <>
+struct kernel<ops::Mul, backend::cuda::Backend> {
+  static void run(const ops::Mul&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Mul>(ops::Mul::name, out, in);
+  }
+};
+// Integer division checks for zero divisors on the host (CPU kernel); the GPU divides floats.
+template <>
+struct kernel<ops::Div, backend::cuda::Backend> {
+  static void run(const ops::Div&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Div, false>(ops::Div::name, out, in);
+  }
+};
+template <>
+struct kernel<ops::MatMul, backend::cuda::Backend> {
+  static void run(const ops::MatMul& op, AnyTensor& out, std::span<const AnyTensor> in) {
+    switch (out.dtype()) {
+      case DType::float32:
+        return backend::cuda::run_matmul_typed<float>(op, out, in);
+      case DType::float64:
+        return backend::cuda::run_matmul_typed<double>(op, out, in);
+      default:
+        backend::cuda::unsupported(ops::MatMul::name, out.dtype());
+    }
+  }
+};
+
+namespace backend::cuda {
+
+void register_kernels(BackendId id) {
+  register_kernel<ops::Add, Backend>(id);
+  register_kernel<ops::Sub, Backend>(id);
+  register_kernel<ops::Mul, Backend>(id);
+  register_kernel<ops::Div, Backend>(id);
+  register_kernel<ops::MatMul, Backend>(id);
+}
+
+std::unique_ptr<DeviceMemory> make_device_memory(const DeviceMemoryRequest& request) {
+  return std::make_unique<CudaMemory>(request);
+}
+
+}  // namespace backend::cuda
+
+TAPEFLOW_END_NAMESPACE

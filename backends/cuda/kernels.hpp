@@ -1,0 +1,20 @@
+// What the GPU platform (platform.cpp) takes from the kernels' translation unit. Internal to
+// tapeflow::cuda.
+#pragma once
+
+#include <memory>
+
+#include <tapeflow/backend/backend_concepts.hpp>
+#include <tapeflow/backend/device_memory.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cuda {
+
+/// Registers every CUDA kernel under backend `id`.
+void register_kernels(BackendId id);
+
+/// One logical GPU's memory (device_memory.hpp's CudaMemory).
+std::unique_ptr<DeviceMemory> make_device_memory(const DeviceMemoryRequest& request);
+
+}  // namespace backend::cuda
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,162 @@
+// A device outside host memory, for tests without a GPU: its memory keeps every byte XOR-ed
+// with a key, so host code that read device memory directly would see garbage. Its kernels
+// (Mul, AddV2 on float tensors) work on that memory through AnyTensor::device_data, so a
+// correct result proves the executor copied inputs onto the device and read results back
+// through the buffer's host copy (Note [Device memory] in MAINTAINERS.md).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <tapeflow/backend/device_memory.hpp>
+#include <tapeflow/backend/memory_budget.hpp>
+#include <tapeflow/backend/platform.hpp>
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/ops/kernel_registry.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+
+namespace scrambled {
+namespace tf = tapeflow;
+
+inline constexpr unsigned char key = 0x5a;
+
+/// What crossed between host and device memory, over all XPU devices.
+struct Traffic {
+  std::atomic<int> to_host{0};
+  std::atomic<int> from_host{0};
+  std::atomic<int> on_device{0};
+};
+inline Traffic traffic;
+
+inline void scramble(void* destination, const void* source, std::size_t bytes) {
+  auto* to = static_cast<unsigned char*>(destination);
+  auto const* from = static_cast<const unsigned char*>(source);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    to[i] = static_cast<unsigned char>(from[i] ^ key);
+  }
+}
+
+/// One logical XPU's memory: malloc'ed, scrambled, charged against its memory_limit.
+class Memory final : public tf::backend::DeviceMemory {
+ public:
+  explicit Memory(const tf::backend::DeviceMemoryRequest& request)
+      : budget_(request.device, request.limit_bytes) {}
+  void* allocate(std::size_t bytes) override {
+    if (!budget_.try_reserve(static_cast<std::int64_t>(bytes))) {
+      throw tf::resource_exhausted(budget_.refusal(static_cast<std::int64_t>(bytes)));
+    }
+    return std::malloc(bytes);
+  }
+  void deallocate(void* pointer, std::size_t bytes) noexcept override {
+    std::free(pointer);
+    budget_.release(static_cast<std::int64_t>(bytes));
+  }
+  void copy_to_host(void* destination, const void* source, std::size_t bytes) override {
+    ++traffic.to_host;
+    scramble(destination, source, bytes);
+  }
+  void copy_from_host(void* destination, const void* source, std::size_t bytes) override {
+    ++traffic.from_host;
+    scramble(destination, source, bytes);
+  }
+  void copy_on_device(void* destination, const void* source, std::size_t bytes) override {
+    ++traffic.on_device;
+    std::memcpy(destination, source, bytes);
+  }
+  [[nodiscard]] tf::backend::MemoryInfo memory_info() const override {
+    return {budget_.in_use(), budget_.peak()};
+  }
+  void reset_peak() override { budget_.reset_peak(); }
+
+ private:
+  tf::backend::MemoryBudget budget_;
+};
+
+/// The backend tag its kernels specialise on.
+struct Backend {};
+
+/// Calls of each op's XPU kernel.
+template <class Op>
+inline std::atomic<int> calls{0};
+
+/// Registers the backend, its kernels and its platform ("XPU", two physical devices of
+/// 4 MiB) on first use; tests call it before tf::config first looks at devices.
+inline tf::backend::BackendId install();
+
+inline float load(const unsigned char* device, std::int64_t i) {
+  unsigned char plain[sizeof(float)];
+  scramble(plain, device + i * static_cast<std::int64_t>(sizeof(float)), sizeof(float));
+  float value = 0;
+  std::memcpy(&value, plain, sizeof(float));
+  return value;
+}
+inline void store(unsigned char* device, std::int64_t i, float value) {
+  scramble(device + i * static_cast<std::int64_t>(sizeof(float)), &value, sizeof(float));
+}
+
+/// A binary op on float operands of the output's shape, or a single value, in device memory.
+template <class Op>
+void run_binary(const Op&, tf::AnyTensor& out, std::span<const tf::AnyTensor> in) {
+  ++calls<Op>;
+  if (in.size() != 2 || out.dtype() != tf::DType::float32) {
+    throw tf::unimplemented(std::string(Op::name) + ": the XPU runs float operands only");
+  }
+  for (const auto& operand : in) {
+    if (operand.num_elements() != 1 && operand.shape() != out.shape()) {
+      throw tf::unimplemented(std::string(Op::name) + ": the XPU does not broadcast " +
+                              operand.shape().to_string() + " to " + out.shape().to_string());
+    }
+  }
+  auto const* a = static_cast<const unsigned char*>(in[0].device_data());
+  auto const* b = static_cast<const unsigned char*>(in[1].device_data());
+  auto* o = static_cast<unsigned char*>(out.mutable_device_data());
+  bool const a_vector = in[0].num_elements() != 1;
+  bool const b_vector = in[1].num_elements() != 1;
+  for (std::int64_t i = 0; i < out.num_elements(); ++i) {
+    store(o, i, Op::expr(load(a, a_vector ? i : 0), load(b, b_vector ? i : 0)));
+  }
+}
+
+}  // namespace scrambled
+
+template <>
+struct tapeflow::kernel<tapeflow::ops::Mul, scrambled::Backend> {
+  static void run(const ops::Mul& op, AnyTensor& out, std::span<const AnyTensor> in) {
+    scrambled::run_binary(op, out, in);
+  }
+};
+template <>
+struct tapeflow::kernel<tapeflow::ops::Add, scrambled::Backend> {
+  static void run(const ops::Add& op, AnyTensor& out, std::span<const AnyTensor> in) {
+    scrambled::run_binary(op, out, in);
+  }
+};
+
+inline tapeflow::backend::BackendId scrambled::install() {
+  static const tf::backend::BackendId id = [] {
+    auto const backend = tf::backend::register_backend("XPU");
+    tf::register_kernel<tf::ops::Mul, Backend>(backend);
+    tf::register_kernel<tf::ops::Add, Backend>(backend);
+    tf::backend::Platform platform{
+        "XPU",
+        [] {
+          return std::vector<tf::backend::PlatformDevice>{{"xpu", 4 << 20}, {"xpu", 4 << 20}};
+        },
+        backend, false};
+    platform.device_memory = [](const tf::backend::DeviceMemoryRequest& request) {
+      return std::make_unique<Memory>(request);
+    };
+    tf::backend::register_platform(std::move(platform));
+    return backend;
+  }();
+  return id;
+}

@@ -1,0 +1,213 @@
+// The CUDA kernels against the CPU kernels on the same inputs: elementwise ops with every
+// broadcasting pattern, matrix products (transposes, batches, broadcast batches), gradients
+// through them, tensors in GPU memory (placement, copies, host reads and writes, variables),
+// and memory_limit as a typed error. Tolerances: elementwise results are exact (the same IEEE
+// operation on each element); products allow a relative 1e-5 (float) for cuBLAS's different
+// summation order, checked against the CPU's result.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/config.hpp>
+#include <tapeflow/tapeflow.hpp>
+
+#include "gpu_available.hpp"
+
+namespace test_cuda_kernels {
+namespace tf = tapeflow;
+namespace config = tf::config;
+
+const std::string gpu0 = "/job:localhost/replica:0/task:0/device:GPU:0";
+const std::string gpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
+
+template <class T, std::size_t R>
+tf::Tensor<T, R> random_tensor(const std::array<std::int64_t, R>& dims, unsigned seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  auto t = tf::Tensor<T, R>::uninitialized(dims);
+  for (T& v : t.mutable_values()) {
+    v = static_cast<T>(std::is_integral_v<T> ? std::round(dist(engine) * 10) : dist(engine));
+    if (v == T(0)) {
+      v = T(1);  // divisors
+    }
+  }
+  return t;
+}
+
+template <class T>
+void check_close(const std::vector<T>& gpu, const std::vector<T>& cpu, double tolerance) {
+  REQUIRE(gpu.size() == cpu.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    double const scale = std::max(1.0, std::abs(static_cast<double>(cpu[i])));
+    worst = std::max(worst, std::abs(static_cast<double>(gpu[i]) - cpu[i]) / scale);
+  }
+  INFO("largest relative difference " << worst);
+  CHECK(worst <= tolerance);
+}
+
+template <class T, std::size_t A, std::size_t B, class Op>
+void compare_binary(const std::array<std::int64_t, A>& da, const std::array<std::int64_t, B>& db,
+                    Op op) {
+  auto a = random_tensor<T>(da, 1);
+  auto b = random_tensor<T>(db, 2);
+  auto on_cpu = op(a, b);
+  auto scope = tf::device("/GPU:0");
+  auto on_gpu = op(a, b);
+  CHECK(on_gpu.device() == gpu0);
+  check_close(on_gpu.numpy(), on_cpu.numpy(), 0.0);
+}
+
+TEST_CASE("GPU elementwise ops equal the CPU's for every broadcasting pattern", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU elementwise ops")) {
+    return;
+  }
+  auto add = [](const auto& x, const auto& y) { return x + y; };
+  auto sub = [](const auto& x, const auto& y) { return x - y; };
+  auto mul = [](const auto& x, const auto& y) { return x * y; };
+  auto div = [](const auto& x, const auto& y) { return x / y; };
+  using D2 = std::array<std::int64_t, 2>;
+  using D3 = std::array<std::int64_t, 3>;
+  using D0 = std::array<std::int64_t, 0>;
+  compare_binary<float>(D2{300, 257}, D2{300, 257}, add);     // same shape
+  compare_binary<float>(D2{300, 257}, D0{}, sub);             // a single value
+  compare_binary<float>(D3{3, 1, 40}, D2{70, 40}, mul);       // both broadcast
+  compare_binary<float>(D2{64, 1}, D2{1, 33}, div);           // outer product shape
+  compare_binary<double>(D3{5, 6, 7}, D3{5, 1, 7}, div);      // middle axis
+  compare_binary<std::int32_t>(D2{100, 10}, D2{1, 10}, mul);  // integers
+  compare_binary<std::int64_t>(D0{}, D2{17, 3}, sub);         // scalar first
+  compare_binary<float>(D2{0, 4}, D2{1, 4}, add);             // empty
+}
+
+TEST_CASE("GPU matrix products equal the CPU's", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU matrix products")) {
+    return;
+  }
+  auto check_matmul = [](auto a, auto b, tf::MatMulOptions options) {
+    auto on_cpu = tf::matmul(a, b, options);
+    auto scope = tf::device("/GPU:0");
+    auto on_gpu = tf::matmul(a, b, options);
+    CHECK(on_gpu.device() == gpu0);
+    CHECK(on_gpu.dims() == on_cpu.dims());
+    check_close(on_gpu.numpy(), on_cpu.numpy(), 1e-5);
+  };
+  using D2 = std::array<std::int64_t, 2>;
+  using D3 = std::array<std::int64_t, 3>;
+  using D4 = std::array<std::int64_t, 4>;
+  check_matmul(random_tensor<float>(D2{64, 96}, 3), random_tensor<float>(D2{96, 80}, 4), {});
+  check_matmul(random_tensor<float>(D2{96, 64}, 3), random_tensor<float>(D2{96, 80}, 4),
+               {.transpose_a = true});
+  check_matmul(random_tensor<float>(D2{64, 96}, 3), random_tensor<float>(D2{80, 96}, 4),
+               {.transpose_b = true});
+  check_matmul(random_tensor<float>(D2{96, 64}, 3), random_tensor<float>(D2{80, 96}, 4),
+               {.transpose_a = true, .transpose_b = true});
+  check_matmul(random_tensor<float>(D3{4, 32, 16}, 5), random_tensor<float>(D3{4, 16, 8}, 6), {});
+  check_matmul(random_tensor<float>(D3{4, 32, 16}, 5), random_tensor<float>(D2{16, 8}, 6), {});
+  check_matmul(random_tensor<float>(D4{2, 1, 8, 5}, 7), random_tensor<float>(D3{3, 5, 6}, 8), {});
+  check_matmul(random_tensor<double>(D2{33, 17}, 9), random_tensor<double>(D2{17, 65}, 10), {});
+  check_matmul(random_tensor<float>(D2{5, 0}, 9), random_tensor<float>(D2{0, 4}, 10), {});
+}
+
+TEST_CASE("gradients through GPU kernels equal the CPU's", "[gpu]") {
+  if (!tapeflow_test::gpu_available("gradients through GPU kernels")) {
+    return;
+  }
+  auto x = random_tensor<float>(std::array<std::int64_t, 2>{16, 12}, 11);
+  auto w0 = random_tensor<float>(std::array<std::int64_t, 2>{12, 6}, 12);
+  auto b0 = random_tensor<float>(std::array<std::int64_t, 1>{6}, 13);
+  auto grads = [&](const char* device) {
+    auto scope = tf::device(device);
+    tf::Variable<float, 2> w(w0);
+    tf::Variable<float, 1> b(b0);
+    tf::GradientTape tape;
+    auto y = tf::matmul(x, w) + b;
+    auto loss = tf::reduce_sum(y * y / tf::Tensor<float, 0>(3.0f) - y);
+    auto [dw, db] = tape.gradient(loss, w, b);
+    return std::pair{dw->numpy(), db->numpy()};
+  };
+  auto const cpu = grads("/cpu:0");
+  auto const gpu = grads("/GPU:0");
+  check_close(gpu.first, cpu.first, 1e-5);
+  check_close(gpu.second, cpu.second, 1e-5);
+}
+
+TEST_CASE("tensors in GPU memory: placement and copies and host reads and writes", "[gpu]") {
+  if (!tapeflow_test::gpu_available("tensors in GPU memory")) {
+    return;
+  }
+  auto scope = tf::device("/GPU:0");
+  auto before = config::experimental::get_memory_info("GPU:0").current;
+  auto a = tf::constant<float>({1.0f, 2.0f, 3.0f, 4.0f});
+  CHECK(a.device() == gpu0);
+  CHECK(config::experimental::get_memory_info("GPU:0").current >= before + 16);
+  auto b = a * a;
+  float* p = b.mutable_data();  // unique: written through its host copy
+  p[0] = -1.0f;
+  auto c = b + a;  // the GPU kernel sees the host write
+  CHECK(c.numpy() == std::vector<float>{0.0f, 6.0f, 12.0f, 20.0f});
+  auto r = tf::reshape(c, std::array<std::int64_t, 2>{2, 2});
+  CHECK(r.device() == gpu0);
+  CHECK(r(1, 0) == 12.0f);
+  auto s = tf::reduce_sum(c);  // no GPU kernel yet: the CPU reads c's host copy
+  CHECK(s.item() == 38.0f);
+  tf::Variable<float, 1> v(a);
+  v.assign_add(a);
+  CHECK(v.value().device() == gpu0);
+  CHECK((v.value() * a).numpy() == std::vector<float>{2.0f, 8.0f, 18.0f, 32.0f});
+}
+
+TEST_CASE("two logical GPUs on one card hold and exchange tensors", "[gpu]") {
+  if (!tapeflow_test::gpu_available("two logical GPUs hold and exchange tensors")) {
+    return;
+  }
+  auto gpu = config::list_physical_devices("GPU").at(0);
+  config::set_logical_device_configuration(gpu, {{.memory_limit = 64}, {.memory_limit = 64}});
+  tf::Tensor<float, 1> on0;
+  {
+    auto scope = tf::device("/GPU:0");
+    on0 = tf::constant<float>({1.0f, 2.0f}) * tf::constant<float>({3.0f, 3.0f});
+  }
+  auto scope = tf::device("/GPU:1");
+  auto on1 = on0 + on0;
+  CHECK(on1.device() == gpu1);
+  CHECK(on1.numpy() == std::vector<float>{6.0f, 12.0f});
+  // 64 MiB each: a 48 MiB tensor fits once, the second is a typed error naming the device.
+  auto big = tf::zeros<float>({12 * 1024 * 1024});
+  CHECK(big.device() == gpu1);
+  CHECK_THROWS_AS(tf::zeros<float>({12 * 1024 * 1024}), tf::resource_exhausted);
+  CHECK_THROWS_WITH(tf::zeros<float>({12 * 1024 * 1024}),
+                    Catch::Contains("OOM when allocating 50331648 bytes on "
+                                    "/job:localhost/replica:0/task:0/device:GPU:1"));
+  CHECK(config::experimental::get_memory_info("GPU:0").current < 1024);
+}
+
+TEST_CASE("linear regression trains on the GPU as on the CPU", "[gpu]") {
+  if (!tapeflow_test::gpu_available("linear regression trains on the GPU")) {
+    return;
+  }
+  auto x = random_tensor<float>(std::array<std::int64_t, 2>{256, 8}, 21);
+  auto true_w = random_tensor<float>(std::array<std::int64_t, 2>{8, 1}, 22);
+  auto y = tf::matmul(x, true_w);
+  auto train = [&](const char* device) {
+    auto scope = tf::device(device);
+    tf::Variable<float, 2> w(tf::zeros<float>({8, 1}));
+    auto const rate = tf::Tensor<float, 0>(0.05f / 256.0f);
+    for (int step = 0; step < 100; ++step) {
+      tf::GradientTape tape;
+      auto error = tf::matmul(x, w) - y;
+      auto loss = tf::reduce_sum(error * error);
+      w.assign_sub(*tape.gradient(loss, w) * rate);
+    }
+    return w.value().numpy();
+  };
+  auto const cpu = train("/cpu:0");
+  auto const gpu = train("/GPU:0");
+  check_close(gpu, cpu, 1e-4);
+  check_close(gpu, true_w.numpy(), 1e-2);
+}
+
+}  // namespace test_cuda_kernels
