@@ -8,6 +8,7 @@
 #include <scrambled_device.hpp>
 
 #include <tapeflow/config.hpp>
+#include <tapeflow/data.hpp>
 #include <tapeflow/tapeflow.hpp>
 
 namespace test_config_device_memory {
@@ -177,6 +178,22 @@ TEST_CASE("strings asked onto a device stay in host memory", "[config]") {
   auto s = tf::constant<std::string>({"a", "bc"});
   CHECK(s.device() == cpu0);
   CHECK(s(1) == "bc");
+}
+
+TEST_CASE("prefetch_to_device copies a pipeline's batches into device memory", "[config]") {
+  scrambled::install();
+  auto ds = tf::data::range(6) |
+            tf::data::map([](const tf::Tensor<std::int64_t, 0>& i) { return tf::cast<float>(i); }) |
+            tf::data::batch(2) | tf::data::experimental::prefetch_to_device("/device:XPU:1", 1);
+  std::vector<float> seen;
+  for (const auto& batch : ds) {
+    CHECK(batch.device() == xpu1);
+    auto doubled = batch + batch;  // the device's kernel reads the copy
+    for (float v : doubled.numpy()) {
+      seen.push_back(v / 2);
+    }
+  }
+  CHECK(seen == std::vector<float>{0, 1, 2, 3, 4, 5});
 }
 
 }  // namespace test_config_device_memory

@@ -67,16 +67,15 @@ struct CopyToDevice {
   }
 };
 
-/// The device `name` names, for prefetch_to_device: its tensors must live in host memory (the
-/// only kind a buffer holds so far).
+/// The device `name` names, for prefetch_to_device: one whose tensors live in host memory or
+/// in the device's own memory (Note [Device memory]).
 inline tapeflow::detail::devices::DeviceId prefetch_device(std::string_view name) {
   namespace devices = tapeflow::detail::devices;
   devices::DeviceId const id = devices::resolve(name);
-  if (!devices::host_memory(id)) {
+  if (!devices::host_memory(id) && devices::device_memory(id) == nullptr) {
     throw unimplemented("tf::data::experimental::prefetch_to_device: '" +
                         std::string(devices::name(id)) +
-                        "' keeps tensors in device memory, which tapeflow's tensors cannot hold "
-                        "yet");
+                        "' has no memory tapeflow can place tensors in (its platform gives none)");
   }
   return id;
 }
