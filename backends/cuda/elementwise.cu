@@ -32,15 +32,9 @@ __global__ void binary_strided(F f, const T* a, const T* b, T* out, std::int64_t
   auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    std::int64_t rest = i;
     std::int64_t offset_a = 0;
     std::int64_t offset_b = 0;
-    for (int axis = index.rank - 1; axis >= 0; --axis) {
-      std::int64_t const coordinate = rest % index.out_dims[axis];
-      rest /= index.out_dims[axis];
-      offset_a += coordinate * index.a_strides[axis];
-      offset_b += coordinate * index.b_strides[axis];
-    }
+    broadcast_offsets(index, i, offset_a, offset_b);
     out[i] = f(a[offset_a], b[offset_b]);
   }
 }

@@ -1,10 +1,15 @@
 // Launchers of the CUDA elementwise kernels (backends/cuda/elementwise.cu), callable from host
-// code compiled by the C++ compiler. Internal to tapeflow::cuda.
+// code compiled by the C++ compiler, and their index arithmetic, which host and device share
+// (so tests/unit/backend/cuda_broadcast.test.cpp checks it on a CPU). Internal to
+// tapeflow::cuda.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/math/detail/scalar_math.hpp>  // TAPEFLOW_HOST_DEVICE
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cuda {
@@ -17,6 +22,34 @@ struct Broadcast {
   std::int64_t a_strides[max_rank] = {};  // 0 along axes `a` broadcasts
   std::int64_t b_strides[max_rank] = {};
 };
+
+/// NumPy broadcasting of an operand of dims `operand` to `out` (right-aligned): its stride
+/// along each output axis, 0 where it lacks the axis or has it as 1.
+inline void broadcast_strides(std::span<const std::int64_t> operand,
+                              std::span<const std::int64_t> out, std::int64_t* strides) {
+  std::size_t const offset = out.size() - operand.size();
+  std::int64_t stride = 1;
+  for (std::size_t axis = out.size(); axis-- > 0;) {
+    std::int64_t const d = axis < offset ? 1 : operand[axis - offset];
+    strides[axis] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+}
+
+/// The offsets in `a` and `b` of output element `i` (row-major).
+TAPEFLOW_HOST_DEVICE inline void broadcast_offsets(const Broadcast& index, std::int64_t i,
+                                                   std::int64_t& offset_a,
+                                                   std::int64_t& offset_b) {
+  std::int64_t rest = i;
+  offset_a = 0;
+  offset_b = 0;
+  for (int axis = index.rank - 1; axis >= 0; --axis) {
+    std::int64_t const coordinate = rest % index.out_dims[axis];
+    rest /= index.out_dims[axis];
+    offset_a += coordinate * index.a_strides[axis];
+    offset_b += coordinate * index.b_strides[axis];
+  }
+}
 
 /// One binary elementwise launch: `out[i] = F(a[...], b[...])` over `n` outputs. Without
 /// `strided`, each operand is either the output's shape (`*_vector`) or a single value.

@@ -30,18 +30,6 @@ namespace {
                       std::string(dtype_name(dtype)) + " tensors");
 }
 
-// NumPy broadcasting of `operand` to `out`, right-aligned: stride 0 along axes it lacks or has
-// as 1.
-void broadcast_strides(const Shape& operand, const Shape& out, std::int64_t* strides) {
-  std::size_t const offset = out.rank() - operand.rank();
-  std::int64_t stride = 1;
-  for (std::size_t axis = out.rank(); axis-- > 0;) {
-    std::int64_t const d = axis < offset ? 1 : operand.dims()[axis - offset];
-    strides[axis] = d == 1 ? 0 : stride;
-    stride *= d;
-  }
-}
-
 template <class F, class T>
 void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
   BinaryArgs<T> args;
@@ -67,8 +55,8 @@ void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
     args.strided = true;
     args.index.rank = static_cast<int>(out.rank());
     std::copy(out.shape().dims().begin(), out.shape().dims().end(), args.index.out_dims);
-    broadcast_strides(in[0].shape(), out.shape(), args.index.a_strides);
-    broadcast_strides(in[1].shape(), out.shape(), args.index.b_strides);
+    broadcast_strides(in[0].shape().dims(), out.shape().dims(), args.index.a_strides);
+    broadcast_strides(in[1].shape().dims(), out.shape().dims(), args.index.b_strides);
   }
   device.activate();
   launch_binary<F, T>(args, device.stream());
@@ -173,26 +161,21 @@ void run_matmul_typed(const ops::MatMul& op, AnyTensor& out, std::span<const Any
     }
     return;
   }
-  std::int64_t strides_a[Broadcast::max_rank] = {};
-  std::int64_t strides_b[Broadcast::max_rank] = {};
   if (r - 2 > static_cast<std::size_t>(Broadcast::max_rank)) {
     throw unimplemented("MatMul on a GPU: more than 8 batch axes");
   }
   std::vector<std::int64_t> batch_out(out.shape().dims().begin(), out.shape().dims().end() - 2);
   std::vector<std::int64_t> batch_a(sa.dims().begin(), sa.dims().end() - 2);
   std::vector<std::int64_t> batch_b(sb.dims().begin(), sb.dims().end() - 2);
-  broadcast_strides(Shape(batch_a), Shape(batch_out), strides_a);
-  broadcast_strides(Shape(batch_b), Shape(batch_out), strides_b);
+  Broadcast index;
+  index.rank = static_cast<int>(batch_out.size());
+  std::copy(batch_out.begin(), batch_out.end(), index.out_dims);
+  broadcast_strides(batch_a, batch_out, index.a_strides);
+  broadcast_strides(batch_b, batch_out, index.b_strides);
   for (std::int64_t i = 0; i < batches; ++i) {
-    std::int64_t rest = i;
     std::int64_t offset_a = 0;
     std::int64_t offset_b = 0;
-    for (std::size_t axis = batch_out.size(); axis-- > 0;) {
-      std::int64_t const coordinate = rest % batch_out[axis];
-      rest /= batch_out[axis];
-      offset_a += coordinate * strides_a[axis];
-      offset_b += coordinate * strides_b[axis];
-    }
+    broadcast_offsets(index, i, offset_a, offset_b);
     auto const status =
         gemm_batched<T>(handle, op.transpose_a, op.transpose_b, m, n, k, a + offset_a * size_a,
                         lda, 0, b + offset_b * size_b, ldb, 0, c + i * m * n, 1);
