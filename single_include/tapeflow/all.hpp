@@ -7281,16 +7281,15 @@ struct CopyToDevice {
   }
 };
 
-/// The device `name` names, for prefetch_to_device: its tensors must live in host memory (the
-/// only kind a buffer holds so far).
+/// The device `name` names, for prefetch_to_device: one whose tensors live in host memory or
+/// in the device's own memory (Note [Device memory]).
 inline tapeflow::detail::devices::DeviceId prefetch_device(std::string_view name) {
   namespace devices = tapeflow::detail::devices;
   devices::DeviceId const id = devices::resolve(name);
-  if (!devices::host_memory(id)) {
+  if (!devices::host_memory(id) && devices::device_memory(id) == nullptr) {
     throw unimplemented("tf::data::experimental::prefetch_to_device: '" +
                         std::string(devices::name(id)) +
-                        "' keeps tensors in device memory, which tapeflow's tensors cannot hold "
-                        "yet");
+                        "' has no memory tapeflow can place tensors in (its platform gives none)");
   }
   return id;
 }
@@ -27933,6 +27932,10 @@ class Optimizer : public train::Trackable {
     }
     AnyVariable created = with_rank(var, [&]<std::size_t R>() {
       auto typed = var.as<float, R>();
+      // Slots live with their variable, as TensorFlow colocates them, even when the update
+      // that asks for them runs elsewhere (an op with no kernel on the variable's device).
+      detail::devices::AllocationScope const with_variable(
+          detail::devices::resolve(typed.device()));
       auto z = Tensor<float, R>::uninitialized(typed.dims());
       std::fill_n(detail::tensor_access::mutable_data(z), z.num_elements(), 0.0f);
       // Keras 2 names slots "<var name>/<slot>" (e.g. "dense/kernel/m").

@@ -5,6 +5,7 @@
 // through the buffer's host copy (Note [Device memory] in MAINTAINERS.md).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +24,8 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/ops/kernel_registry.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+
+#include "../../backends/cuda/elementwise.hpp"  // broadcasting index arithmetic
 
 namespace scrambled {
 namespace tf = tapeflow;
@@ -103,26 +106,31 @@ inline void store(unsigned char* device, std::int64_t i, float value) {
   scramble(device + i * static_cast<std::int64_t>(sizeof(float)), &value, sizeof(float));
 }
 
-/// A binary op on float operands of the output's shape, or a single value, in device memory.
+/// A binary op on float operands in device memory, broadcasting as NumPy does (with the CUDA
+/// kernels' index arithmetic).
 template <class Op>
 void run_binary(const Op&, tf::AnyTensor& out, std::span<const tf::AnyTensor> in) {
   ++calls<Op>;
   if (in.size() != 2 || out.dtype() != tf::DType::float32) {
     throw tf::unimplemented(std::string(Op::name) + ": the XPU runs float operands only");
   }
-  for (const auto& operand : in) {
-    if (operand.num_elements() != 1 && operand.shape() != out.shape()) {
-      throw tf::unimplemented(std::string(Op::name) + ": the XPU does not broadcast " +
-                              operand.shape().to_string() + " to " + out.shape().to_string());
-    }
+  namespace cuda = tf::backend::cuda;
+  if (out.rank() > static_cast<std::size_t>(cuda::Broadcast::max_rank)) {
+    throw tf::unimplemented(std::string(Op::name) + ": the XPU broadcasts up to rank 8");
   }
+  cuda::Broadcast index;
+  index.rank = static_cast<int>(out.rank());
+  std::copy(out.shape().dims().begin(), out.shape().dims().end(), index.out_dims);
+  cuda::broadcast_strides(in[0].shape().dims(), out.shape().dims(), index.a_strides);
+  cuda::broadcast_strides(in[1].shape().dims(), out.shape().dims(), index.b_strides);
   auto const* a = static_cast<const unsigned char*>(in[0].device_data());
   auto const* b = static_cast<const unsigned char*>(in[1].device_data());
   auto* o = static_cast<unsigned char*>(out.mutable_device_data());
-  bool const a_vector = in[0].num_elements() != 1;
-  bool const b_vector = in[1].num_elements() != 1;
   for (std::int64_t i = 0; i < out.num_elements(); ++i) {
-    store(o, i, Op::expr(load(a, a_vector ? i : 0), load(b, b_vector ? i : 0)));
+    std::int64_t offset_a = 0;
+    std::int64_t offset_b = 0;
+    cuda::broadcast_offsets(index, i, offset_a, offset_b);
+    store(o, i, Op::expr(load(a, offset_a), load(b, offset_b)));
   }
 }
 

@@ -348,6 +348,10 @@ class Optimizer : public train::Trackable {
     }
     AnyVariable created = with_rank(var, [&]<std::size_t R>() {
       auto typed = var.as<float, R>();
+      // Slots live with their variable, as TensorFlow colocates them, even when the update
+      // that asks for them runs elsewhere (an op with no kernel on the variable's device).
+      detail::devices::AllocationScope const with_variable(
+          detail::devices::resolve(typed.device()));
       auto z = Tensor<float, R>::uninitialized(typed.dims());
       std::fill_n(detail::tensor_access::mutable_data(z), z.num_elements(), 0.0f);
       // Keras 2 names slots "<var name>/<slot>" (e.g. "dense/kernel/m").

@@ -1,11 +1,13 @@
-// Keras under a tf::device scope: a model built, compiled and fitted on a logical CPU keeps its
-// weights and its optimizer's slots there, and learns exactly what it learns on CPU:0.
+// Keras under a tf::device scope: a model built, compiled and fitted on a logical CPU, or on a
+// device with its own memory, keeps its weights and its optimizer's slots there, and learns
+// what it learns on CPU:0.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <scrambled_device.hpp>
 
 #include <tapeflow/config.hpp>
 #include <tapeflow/core/constant.hpp>
@@ -62,6 +64,36 @@ TEST_CASE("a model fitted under a device scope keeps weights and slots there") {
     CHECK(slot.slot.device() == cpu1);
   }
   CHECK(placed.optimizer().iterations() == 8);
+}
+
+TEST_CASE("a model fitted on a device with its own memory learns what it learns on the CPU") {
+  scrambled::install();  // XPU: memory the host cannot read directly; ops fall back to the CPU
+  auto x = tf::random::normal<float>({64, 3}, {.seed = 1});
+  std::vector<std::int32_t> labels(64);
+  for (std::int64_t i = 0; i < 64; ++i) {
+    labels[static_cast<std::size_t>(i)] = x(i, 0) + x(i, 2) > 0 ? 1 : 0;
+  }
+  auto y = tf::constant<std::int32_t>(labels);
+
+  auto placed = trained_on("/device:XPU:0", x, y);
+  auto reference = trained_on("/cpu:0", x, y);
+  auto placed_vars = placed.variables();
+  auto reference_vars = reference.variables();
+  REQUIRE(placed_vars.size() == reference_vars.size());
+  for (std::size_t i = 0; i < placed_vars.size(); ++i) {
+    CHECK(placed_vars[i].device() == "/job:localhost/replica:0/task:0/device:XPU:0");
+    auto const got = values(placed_vars[i].value());
+    auto const want = values(reference_vars[i].value());
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      CHECK(got[k] == Approx(want[k]).margin(1e-6));
+    }
+  }
+  for (const auto& slot : placed.optimizer().slot_variables()) {
+    CHECK(slot.slot.device() == "/job:localhost/replica:0/task:0/device:XPU:0");
+  }
+  CHECK(scrambled::traffic.to_host > 0);  // the CPU kernels read the weights' host copies
+  CHECK(scrambled::traffic.from_host > 0);
 }
 
 }  // namespace test_keras_placement
