@@ -23,12 +23,20 @@ packages=("${TAPEFLOW_PACKAGES[@]}")
 [ "$clang" = 1 ] && packages+=("${TAPEFLOW_CLANG_PACKAGES[@]}")
 tapeflow_require_packages "${packages[@]}"
 
+# Each phase prints its start time, so a CI log shows where the time budget goes.
+phase() { echo "== test.sh $(date -u +%H:%M:%S) $*"; }
+
+phase "GCC ($preset): configure and build"
 cmake --preset "$preset"
 cmake --build --preset "$preset"  # targets: all, all_verify_interface_header_sets; -j2
+phase "GCC ($preset): tests"
 ctest --preset "$preset" --output-on-failure -j2
 
 if [ "$clang" = 1 ]; then
+  phase "Clang: configure and build"
   cmake --preset clang
   cmake --build --preset clang  # -j2
+  phase "Clang: tests"
   ctest --preset clang --output-on-failure -j2
 fi
+phase "done"
