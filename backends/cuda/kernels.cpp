@@ -18,6 +18,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/ops/kernel_registry.hpp>
 #include <tapeflow/ops/linalg/matmul.hpp>
+#include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/detail/scalar_math.hpp>
 
@@ -214,6 +215,13 @@ struct kernel<ops::Div, backend::cuda::Backend> {
     backend::cuda::run_binary<detail::scalar_math::Div, false>(ops::Div::name, out, in);
   }
 };
+// The tape's gradient accumulation: two operands of one shape, summed as AddV2 sums.
+template <>
+struct kernel<ops::AddN, backend::cuda::Backend> {
+  static void run(const ops::AddN&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Add>(ops::AddN::name, out, in);
+  }
+};
 template <>
 struct kernel<ops::MatMul, backend::cuda::Backend> {
   static void run(const ops::MatMul& op, AnyTensor& out, std::span<const AnyTensor> in) {
@@ -235,6 +243,7 @@ void register_kernels(BackendId id) {
   register_kernel<ops::Sub, Backend>(id);
   register_kernel<ops::Mul, Backend>(id);
   register_kernel<ops::Div, Backend>(id);
+  register_kernel<ops::AddN, Backend>(id);
   register_kernel<ops::MatMul, Backend>(id);
 }
 

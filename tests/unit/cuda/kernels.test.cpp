@@ -81,6 +81,10 @@ TEST_CASE("GPU elementwise ops equal the CPU's for every broadcasting pattern", 
   compare_binary<std::int32_t>(D2{100, 10}, D2{1, 10}, mul);  // integers
   compare_binary<std::int64_t>(D0{}, D2{17, 3}, sub);         // scalar first
   compare_binary<float>(D2{0, 4}, D2{1, 4}, add);             // empty
+  auto add_n = [](const auto& x, const auto& y) {
+    return tf::detail::execute(tf::ops::AddN{}, x, y);
+  };
+  compare_binary<float>(D2{31, 7}, D2{31, 7}, add_n);  // the tape's gradient accumulation
 }
 
 TEST_CASE("GPU matrix products equal the CPU's", "[gpu]") {
