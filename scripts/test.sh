@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Usage: scripts/test.sh [--interop] [--gcc-only]
 # 1. GCC: configures preset default (or interop: also the Python TensorFlow interop tests, same
-#    build tree build/default), builds everything including the header self-containment check
-#    (all_verify_interface_header_sets), then runs CTest.
+#    build tree build/default, and no benches, which no test runs: CI's time budget), builds
+#    everything including the header self-containment check (all_verify_interface_header_sets),
+#    then runs CTest.
 # 2. Clang: preset clang (build/clang, clang++-16) builds the test suite only (no examples,
 #    benches or header checks) and runs it, without the interop tests. --gcc-only skips it.
 set -euo pipefail
