@@ -77,6 +77,8 @@ TAPEFLOW_CUDA_BINARY(Mul, std::int32_t)
 TAPEFLOW_CUDA_BINARY(Mul, std::int64_t)
 TAPEFLOW_CUDA_BINARY(Div, float)
 TAPEFLOW_CUDA_BINARY(Div, double)
+TAPEFLOW_CUDA_BINARY(Div, std::int32_t)
+TAPEFLOW_CUDA_BINARY(Div, std::int64_t)
 #undef TAPEFLOW_CUDA_BINARY
 
 }  // namespace backend::cuda

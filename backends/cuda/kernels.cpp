@@ -64,7 +64,9 @@ void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
   check(cudaGetLastError(), "elementwise kernel launch");
 }
 
-template <class F, bool Integers = true>
+// float, double, int32 and int64 (the dtypes arithmetic ops meet in models); others are
+// unimplemented, naming the op and dtype.
+template <class F>
 void run_binary(std::string_view op, AnyTensor& out, std::span<const AnyTensor> in) {
   switch (out.dtype()) {
     case DType::float32:
@@ -72,19 +74,12 @@ void run_binary(std::string_view op, AnyTensor& out, std::span<const AnyTensor> 
     case DType::float64:
       return run_binary_typed<F, double>(out, in);
     case DType::int32:
-      if constexpr (Integers) {
-        return run_binary_typed<F, std::int32_t>(out, in);
-      }
-      break;
+      return run_binary_typed<F, std::int32_t>(out, in);
     case DType::int64:
-      if constexpr (Integers) {
-        return run_binary_typed<F, std::int64_t>(out, in);
-      }
-      break;
+      return run_binary_typed<F, std::int64_t>(out, in);
     default:
-      break;
+      unsupported(op, out.dtype());
   }
-  unsupported(op, out.dtype());
 }
 
 // cuBLAS is column-major: the row-major product C = op(A) op(B) is, read column-major,
@@ -208,11 +203,26 @@ struct kernel<ops::Mul, backend::cuda::Backend> {
     backend::cuda::run_binary<detail::scalar_math::Mul>(ops::Mul::name, out, in);
   }
 };
-// Integer division checks for zero divisors on the host (CPU kernel); the GPU divides floats.
+// Integer division truncates as C++ does on either side; a zero divisor is the CPU kernel's
+// error, found by reading the divisor's host copy first.
 template <>
 struct kernel<ops::Div, backend::cuda::Backend> {
+  template <class T>
+  static void require_nonzero(const AnyTensor& divisor) {
+    auto const* values = static_cast<const T*>(divisor.raw_data());
+    for (std::int64_t i = 0; i < divisor.num_elements(); ++i) {
+      if (values[i] == T(0)) {
+        throw invalid_argument("Div: integer division by zero");
+      }
+    }
+  }
   static void run(const ops::Div&, AnyTensor& out, std::span<const AnyTensor> in) {
-    backend::cuda::run_binary<detail::scalar_math::Div, false>(ops::Div::name, out, in);
+    if (out.dtype() == DType::int32) {
+      require_nonzero<std::int32_t>(in[1]);
+    } else if (out.dtype() == DType::int64) {
+      require_nonzero<std::int64_t>(in[1]);
+    }
+    backend::cuda::run_binary<detail::scalar_math::Div>(ops::Div::name, out, in);
   }
 };
 // The tape's gradient accumulation: two operands of one shape, summed as AddV2 sums.

@@ -79,12 +79,17 @@ TEST_CASE("GPU elementwise ops equal the CPU's for every broadcasting pattern", 
   compare_binary<float>(D2{64, 1}, D2{1, 33}, div);           // outer product shape
   compare_binary<double>(D3{5, 6, 7}, D3{5, 1, 7}, div);      // middle axis
   compare_binary<std::int32_t>(D2{100, 10}, D2{1, 10}, mul);  // integers
-  compare_binary<std::int64_t>(D0{}, D2{17, 3}, sub);         // scalar first
-  compare_binary<float>(D2{0, 4}, D2{1, 4}, add);             // empty
+  compare_binary<std::int32_t>(D2{40, 9}, D2{40, 9}, div);    // truncating toward zero
+  compare_binary<std::int64_t>(D2{40, 9}, D0{}, div);
+  compare_binary<std::int64_t>(D0{}, D2{17, 3}, sub);  // scalar first
+  compare_binary<float>(D2{0, 4}, D2{1, 4}, add);      // empty
   auto add_n = [](const auto& x, const auto& y) {
     return tf::detail::execute(tf::ops::AddN{}, x, y);
   };
   compare_binary<float>(D2{31, 7}, D2{31, 7}, add_n);  // the tape's gradient accumulation
+  auto scope = tf::device("/GPU:0");
+  CHECK_THROWS_WITH(tf::constant<std::int32_t>({4, 5}) / tf::constant<std::int32_t>({2, 0}),
+                    "Div: integer division by zero");
 }
 
 TEST_CASE("GPU matrix products equal the CPU's", "[gpu]") {
