@@ -33,6 +33,16 @@ auto trained_on(const char* device, const tf::Tensor<float, 2>& x,
   return model;
 }
 
+// 64 points on CPU:0, labelled by the side of a plane they fall on.
+std::pair<tf::Tensor<float, 2>, tf::Tensor<std::int32_t, 1>> separable_points() {
+  auto x = tf::random::normal<float>({64, 3}, {.seed = 1});
+  std::vector<std::int32_t> labels(64);
+  for (std::int64_t i = 0; i < 64; ++i) {
+    labels[static_cast<std::size_t>(i)] = x(i, 0) + x(i, 2) > 0 ? 1 : 0;
+  }
+  return {x, tf::constant<std::int32_t>(labels)};
+}
+
 std::vector<float> values(const tf::AnyTensor& t) {
   return t.rank() == 2 ? t.as<float, 2>().numpy() : t.as<float, 1>().numpy();
 }
@@ -40,12 +50,7 @@ std::vector<float> values(const tf::AnyTensor& t) {
 TEST_CASE("a model fitted under a device scope keeps weights and slots there") {
   tf::config::set_logical_device_configuration(tf::config::list_physical_devices("CPU").at(0),
                                                {{}, {}});
-  auto x = tf::random::normal<float>({64, 3}, {.seed = 1});  // on CPU:0
-  std::vector<std::int32_t> labels(64);
-  for (std::int64_t i = 0; i < 64; ++i) {
-    labels[static_cast<std::size_t>(i)] = x(i, 0) + x(i, 2) > 0 ? 1 : 0;
-  }
-  auto y = tf::constant<std::int32_t>(labels);
+  auto [x, y] = separable_points();
 
   auto placed = trained_on("/cpu:1", x, y);
   auto reference = trained_on("/cpu:0", x, y);
@@ -68,12 +73,7 @@ TEST_CASE("a model fitted under a device scope keeps weights and slots there") {
 
 TEST_CASE("a model fitted on a device with its own memory learns what it learns on the CPU") {
   scrambled::install();  // XPU: memory the host cannot read directly; ops fall back to the CPU
-  auto x = tf::random::normal<float>({64, 3}, {.seed = 1});
-  std::vector<std::int32_t> labels(64);
-  for (std::int64_t i = 0; i < 64; ++i) {
-    labels[static_cast<std::size_t>(i)] = x(i, 0) + x(i, 2) > 0 ? 1 : 0;
-  }
-  auto y = tf::constant<std::int32_t>(labels);
+  auto [x, y] = separable_points();
 
   auto placed = trained_on("/device:XPU:0", x, y);
   auto reference = trained_on("/cpu:0", x, y);
