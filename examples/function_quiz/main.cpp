@@ -2,6 +2,7 @@
 // cached calls. std::cout runs only while tracing; tf::print is a graph op and runs every call.
 #include <iostream>
 
+#include <tapeflow/core/eigen.hpp>  // Eigen::Tensor, the host array below
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/ops/logging/print.hpp>
 #include <tapeflow/tapeflow.hpp>
