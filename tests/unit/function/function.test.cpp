@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <gradient_check.hpp>
 
+#include <tapeflow/core/eigen.hpp>  // Eigen::Tensor arguments below
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/ops/logging/print.hpp>
 #include <tapeflow/tapeflow.hpp>
