@@ -8971,6 +8971,7 @@ TAPEFLOW_END_NAMESPACE
 // data::TFRecordDataset (TensorFlow: `tf.io.TFRecordOptions`).
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -9051,6 +9052,11 @@ struct TFRecordReaderOptions {
   /// is `TFRecordReader::corrupt_records_skipped()`. After a corrupt length field the reader
   /// resynchronises on the next position whose length CRC checks out.
   bool skip_corrupt = false;
+  /// The longest record read (2 GiB, protobuf's own message limit, by default). A longer one
+  /// raises resource_exhausted once that many of its bytes have arrived: a ZLIB/GZIP stream
+  /// expanding to an endless record cannot fill memory. (A length larger than the bytes left
+  /// in an uncompressed file is data_loss as before: only bytes present are ever buffered.)
+  std::uint64_t max_record_bytes = std::uint64_t{1} << 31;
 };
 
 }  // namespace io
@@ -10058,6 +10064,9 @@ class TFRecordReader {
     return TFRecordReader(std::make_unique<detail::byte_stream::MemorySource>(data),
                           std::move(name), options);
   }
+  /// A temporary string would die before the reader reads it: keep the bytes in a variable.
+  static TFRecordReader from_memory(std::string&& data, TFRecordReaderOptions options = {},
+                                    std::string name = "<memory>") = delete;
 
   /// Reads the next record into `record`; false at the end of the file. A string reused from
   /// call to call keeps its capacity, so reading allocates only when a record is longer than
@@ -10220,6 +10229,7 @@ class TFRecordReader {
         if (fill(n + footer_size) < n + footer_size) {
           return truncated(at, resyncing);
         }
+        require_within_ceiling(n, length, at);
         const char* src = data_ + pos_;
         if (view != nullptr) {
           data_crc = crc32c(src, n);
@@ -10231,7 +10241,7 @@ class TFRecordReader {
         pos_ += n + footer_size;
       } else {
         std::string& into = view != nullptr ? spill_ : *copy;
-        if (!read_large(into, length, data_crc) || fill(footer_size) < footer_size) {
+        if (!read_large(into, length, at, data_crc) || fill(footer_size) < footer_size) {
           return truncated(at, resyncing);
         }
         stored = load32(data_ + pos_);
@@ -10309,12 +10319,24 @@ class TFRecordReader {
     return crc32c(record);
   }
 
+  /// Raises resource_exhausted before more than max_record_bytes of one record are buffered.
+  void require_within_ceiling(std::uint64_t buffered, std::uint64_t length,
+                              std::uint64_t at) const {
+    if (buffered > options_.max_record_bytes) {
+      throw resource_exhausted(name_ + ": record at byte offset " + std::to_string(at) +
+                               stream_note() + " is " + std::to_string(length) +
+                               " bytes long, more than max_record_bytes (" +
+                               std::to_string(options_.max_record_bytes) + ")");
+    }
+  }
+
   /// Reads `length` payload bytes (more than fit the buffer) into `record`: whatever is
   /// buffered first, then large reads straight into the record. Their CRC-32C goes to `crc`.
   /// Memory grows with the bytes actually present, so a corrupt but CRC-valid huge length
-  /// cannot exhaust memory.
-  bool read_large(std::string& record, std::uint64_t length, std::uint32_t& crc) {
+  /// cannot exhaust memory, and stops at max_record_bytes (a decompression bomb).
+  bool read_large(std::string& record, std::uint64_t length, std::uint64_t at, std::uint32_t& crc) {
     auto filled = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - pos_, length));
+    require_within_ceiling(filled, length, at);
     crc = crc32c_extend_copy(0, ensure_size(record, filled), data_ + pos_, filled);
     pos_ += filled;
     while (filled < length) {
@@ -10323,6 +10345,7 @@ class TFRecordReader {
       }
       const std::size_t chunk = static_cast<std::size_t>(
           std::min<std::uint64_t>(length - filled, std::uint64_t{1} << 24));
+      require_within_ceiling(filled + chunk, length, at);
       char* dst = ensure_size(record, filled + chunk) + filled;
       const std::size_t got = source_->read(dst, chunk);
       crc = crc32c_extend(crc, dst, got);  // just read: still in cache
@@ -14792,6 +14815,8 @@ TAPEFLOW_END_NAMESPACE
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_DETAIL_CONTENTS_HPP
 // IWYU pragma: private, include <tapeflow/image.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14809,6 +14834,15 @@ void require_eager(const Tensor<T, R>& t, std::string_view op) {
                         "codecs run eagerly only, e.g. in a tf.data map, because the output "
                         "shape depends on the data");
   }
+}
+
+/// Whether a decoded [height, width, channels] uint8 image fits in `max_bytes` (no overflow).
+inline bool fits_decoded_limit(std::uint64_t height, std::uint64_t width, std::uint64_t channels,
+                               std::size_t max_bytes) {
+  if (height == 0 || width == 0 || channels == 0) {
+    return true;
+  }
+  return width <= max_bytes / height && channels <= max_bytes / (height * width);
 }
 
 // What decode_png/decode_jpeg accept: a scalar string tensor, or bytes held by the caller. The
@@ -14844,6 +14878,9 @@ struct DecodeJpegOptions {
   bool fancy_upscaling = true;
   /// Accept a truncated file (the missing rows are grey), as TensorFlow's option of that name.
   bool try_recover_truncated = false;
+  /// The largest decoded image accepted, in bytes (height x width x channels; 1 GiB). A header
+  /// declaring more raises resource_exhausted before anything is allocated.
+  std::size_t max_decoded_bytes = std::size_t{1} << 30;
 };
 
 /// Options of encode_jpeg (tf.io.encode_jpeg's keyword arguments).
@@ -14910,6 +14947,40 @@ Tensor<std::uint8_t, 3> decode_jpeg(const Contents& contents, DecodeJpegOptions 
   }
   cinfo.dct_method = o.dct_method == "INTEGER_ACCURATE" ? JDCT_ISLOW : JDCT_IFAST;
   cinfo.do_fancy_upsampling = o.fancy_upscaling ? TRUE : FALSE;
+  jpeg_calc_output_dimensions(&cinfo);
+  if (!detail::fits_decoded_limit(cinfo.output_height, cinfo.output_width, cinfo.output_components,
+                                  o.max_decoded_bytes)) {
+    const auto declared = std::to_string(cinfo.output_height) + "x" +
+                          std::to_string(cinfo.output_width) + "x" +
+                          std::to_string(cinfo.output_components);
+    jpeg_destroy_decompress(&cinfo);
+    throw resource_exhausted("tf::image::decode_jpeg: the header declares a " + declared +
+                             " image, more than max_decoded_bytes (" +
+                             std::to_string(o.max_decoded_bytes) + ")");
+  }
+  if (!o.try_recover_truncated && !cinfo.progressive_mode && !cinfo.arith_code) {
+    // Sequential Huffman coding spends at least 2 bits on every 8x8 block (a DC code and an
+    // end-of-block code): a header claiming more blocks than the bytes can hold is a lie or a
+    // truncated file, found before the image is allocated.
+    std::uint64_t blocks = 0;
+    for (int i = 0; i < cinfo.num_components; ++i) {
+      blocks +=
+          std::uint64_t{cinfo.comp_info[i].width_in_blocks} * cinfo.comp_info[i].height_in_blocks;
+    }
+    if (blocks / 4 > bytes.size()) {
+      const auto declared =
+          std::to_string(cinfo.image_height) + "x" + std::to_string(cinfo.image_width);
+      jpeg_destroy_decompress(&cinfo);
+      throw invalid_argument("tf::image::decode_jpeg: the header declares a " + declared +
+                             " image (" + std::to_string(blocks) + " blocks) but the " +
+                             std::to_string(bytes.size()) +
+                             " bytes cannot hold it: truncated JPEG data");
+    }
+  }
+  // libjpeg's own buffers (a progressive file keeps every coefficient: 2 bytes per sample)
+  // stay under a bound too; past it libjpeg reports an error instead of allocating.
+  cinfo.mem->max_memory_to_use =
+      static_cast<long>(std::min<std::size_t>(o.max_decoded_bytes, std::size_t{1} << 40) * 3);
   jpeg_start_decompress(&cinfo);
   const std::int64_t h = cinfo.output_height, w = cinfo.output_width, c = cinfo.output_components;
   out = Tensor<std::uint8_t, 3>::uninitialized({h, w, c});
@@ -15017,6 +15088,7 @@ TAPEFLOW_END_NAMESPACE
 // With TAPEFLOW_WITH_PNG=0 (detail/macros.hpp) both stay declared and calling one is a compile
 // error naming the macro.
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -15034,6 +15106,9 @@ namespace image {
 struct DecodePngOptions {
   /// 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (others: invalid_argument).
   int channels = 0;
+  /// The largest decoded image accepted, in bytes (height x width x channels; 1 GiB). A header
+  /// declaring more raises resource_exhausted before anything is allocated or inflated.
+  std::size_t max_decoded_bytes = std::size_t{1} << 30;
 };
 
 #if TAPEFLOW_WITH_PNG
@@ -15059,6 +15134,15 @@ Tensor<std::uint8_t, 3> decode_png(const Contents& contents, DecodePngOptions o 
   static constexpr png_uint_32 formats[] = {0, PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGB,
                                             PNG_FORMAT_RGBA};
   img.format = formats[c];
+  if (!detail::fits_decoded_limit(img.height, img.width, static_cast<std::uint64_t>(c),
+                                  o.max_decoded_bytes)) {
+    const auto declared =
+        std::to_string(img.height) + "x" + std::to_string(img.width) + "x" + std::to_string(c);
+    png_image_free(&img);
+    throw resource_exhausted("tf::image::decode_png: the header declares a " + declared +
+                             " image, more than max_decoded_bytes (" +
+                             std::to_string(o.max_decoded_bytes) + ")");
+  }
   auto out = Tensor<std::uint8_t, 3>::uninitialized(
       {static_cast<std::int64_t>(img.height), static_cast<std::int64_t>(img.width), c});
   // TensorFlow leaves pixel values alone (no gamma/background processing): decode linearly.
@@ -30245,6 +30329,7 @@ class CheckpointReader {
                       " elements of " + std::string(dtype_name(e.info.dtype)));
     }
     if (e.info.dtype != DType::string) {
+      require_in_file(file, e.offset, e.size, key);
       // Read straight into the new tensor's buffer, then check the CRC there.
       return detail_bundle::make_tensor(e.info.dtype, e.info.shape, [&](auto* d) {
         if constexpr (!std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
@@ -30324,15 +30409,18 @@ class CheckpointReader {
         std::fread(out, 1, static_cast<std::size_t>(size), f) == static_cast<std::size_t>(size);
     std::fclose(f);
     if (!ok) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the "
-                      "index says: key '" +
-                      key + "' needs bytes " + std::to_string(offset) + ".." +
-                      std::to_string(offset + size));
+      throw data_loss(
+          "tf::train::CheckpointReader: data file '" + file +
+          "' is shorter than the "
+          "index says: key '" +
+          key + "' needs bytes " + std::to_string(offset) + ".." +
+          std::to_string(static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(size)));
     }
   }
-  static std::string read_string_range(const std::string& file, std::int64_t offset,
-                                       std::int64_t size, const std::string& key) {
+  /// Checks that bytes [offset, offset + size) exist in `file` before anything that size is
+  /// allocated: an index claiming 2^40 bytes is data_loss, not a terabyte allocation.
+  static void require_in_file(const std::string& file, std::int64_t offset, std::int64_t size,
+                              const std::string& key) {
     std::error_code ec;
     const auto file_size = std::filesystem::file_size(file, ec);
     if (ec) {
@@ -30341,10 +30429,16 @@ class CheckpointReader {
     }
     if (static_cast<std::uint64_t>(offset) > file_size ||
         static_cast<std::uint64_t>(size) > file_size - static_cast<std::uint64_t>(offset)) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the index says: key '" + key + "' needs bytes " +
-                      std::to_string(offset) + ".." + std::to_string(offset + size));
+      throw data_loss(
+          "tf::train::CheckpointReader: data file '" + file +
+          "' is shorter than the index says: key '" + key + "' needs bytes " +
+          std::to_string(offset) + ".." +
+          std::to_string(static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(size)));
     }
+  }
+  static std::string read_string_range(const std::string& file, std::int64_t offset,
+                                       std::int64_t size, const std::string& key) {
+    require_in_file(file, offset, size, key);
     std::string out(static_cast<std::size_t>(size), '\0');
     read_range(file, offset, size, key, out.data());
     return out;
@@ -33307,11 +33401,17 @@ TAPEFLOW_END_NAMESPACE
 // dataset ("mnist", "fashion-mnist"). Keras downloads them; tapeflow never downloads.
 // With TAPEFLOW_WITH_ZLIB=0 (detail/macros.hpp) calling load_data is a compile error naming it.
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33480,69 +33580,130 @@ struct ImageDataset {
 #if TAPEFLOW_WITH_ZLIB
 namespace idx {
 
-/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
-inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file) {
-  gzFile f = gzopen(file.string().c_str(), "rb");
-  if (f == nullptr) {
-    throw not_found("tf::keras::datasets: cannot open " + file.string());
+/// The most bytes an IDX file may decompress to (MNIST's largest is 47 MB): a corrupt or
+/// hostile .gz stops with resource_exhausted here instead of filling memory.
+inline constexpr std::size_t max_decompressed_bytes = std::size_t{1} << 30;
+
+/// Decompresses gzip bytes (one or more members) read from `name`; data_loss on corrupt data,
+/// resource_exhausted past `max_bytes`.
+inline std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> bytes,
+                                        const std::string& name,
+                                        std::size_t max_bytes = max_decompressed_bytes) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+    throw resource_exhausted("tf::keras::datasets: " + name + ": zlib inflateInit2 failed");
   }
   std::vector<std::uint8_t> out;
   std::array<std::uint8_t, 1 << 16> chunk{};
-  for (;;) {
-    const int n = gzread(f, chunk.data(), unsigned(chunk.size()));
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      throw data_loss("tf::keras::datasets: " + file.string() + ": gzip error: " + msg);
+  // zlib takes uInt counts: feed the input in pieces that fit one
+  std::size_t fed = 0;
+  int rc = Z_OK;
+  auto fail = [&](auto make, const std::string& what) {
+    const std::size_t at = fed - z.avail_in;
+    inflateEnd(&z);
+    throw make("tf::keras::datasets: " + name + ": " + what + " at compressed byte offset " +
+               std::to_string(at));
+  };
+  while (true) {
+    if (z.avail_in == 0 && fed < bytes.size()) {
+      const std::size_t n = std::min<std::size_t>(bytes.size() - fed, 1u << 30);
+      z.next_in = const_cast<Bytef*>(bytes.data() + fed);
+      z.avail_in = static_cast<uInt>(n);
+      fed += n;
     }
-    if (n == 0) {
-      break;
+    z.next_out = chunk.data();
+    z.avail_out = static_cast<uInt>(chunk.size());
+    rc = inflate(&z, Z_NO_FLUSH);
+    const std::size_t produced = chunk.size() - z.avail_out;
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      if (rc == Z_BUF_ERROR) {  // no progress possible: the input ran out mid-stream
+        fail([](std::string m) { return data_loss(m); }, "gzip data ends early");
+      }
+      fail([](std::string m) { return data_loss(m); },
+           std::string("gzip error: ") + (z.msg != nullptr ? z.msg : "corrupt data"));
     }
-    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
+    if (out.size() + produced > max_bytes) {
+      fail([](std::string m) { return resource_exhausted(m); },
+           "decompresses to more than " + std::to_string(max_bytes) + " bytes");
+    }
+    out.insert(out.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(produced));
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0 && fed == bytes.size()) {
+        break;
+      }
+      inflateReset(&z);  // another gzip member follows, as gzread reads it
+    }
   }
-  gzclose(f);
+  inflateEnd(&z);
   return out;
 }
 
-inline std::uint32_t be32(const std::vector<std::uint8_t>& b, std::size_t at) {
+/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
+inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file,
+                                           std::size_t max_bytes = max_decompressed_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw not_found("tf::keras::datasets: cannot open " + file.string());
+  }
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
+  return gunzip(bytes, file.string(), max_bytes);
+}
+
+inline std::uint32_t be32(std::span<const std::uint8_t> b, std::size_t at) {
   return (std::uint32_t(b[at]) << 24) | (std::uint32_t(b[at + 1]) << 16) |
          (std::uint32_t(b[at + 2]) << 8) | std::uint32_t(b[at + 3]);
 }
 
-/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
-inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
-  auto b = read_gzip(file);
+/// Decodes IDX uint8 image bytes (magic 2051) read from `name` as [count, rows, cols].
+inline Tensor<std::uint8_t, 3> decode_images(std::span<const std::uint8_t> b,
+                                             const std::string& name) {
   if (b.size() < 16 || be32(b, 0) != 2051) {
-    throw data_loss("tf::keras::datasets: " + file.string() +
+    throw data_loss("tf::keras::datasets: " + name +
                     " is not an IDX image file (magic 2051 expected at byte 0)");
   }
-  const std::int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
-  if (std::int64_t(b.size()) - 16 != n * rows * cols) {
-    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
-                    "x" + std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
-                    std::to_string(b.size() - 16) + " bytes follow byte 16");
+  const std::uint64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
+  // Each dimension is below 2^32, so any two multiply without overflow; the shape must also
+  // keep every product (element count, strides) within int64 even when a dimension is 0.
+  const std::uint64_t pixels = b.size() - 16, limit = std::numeric_limits<std::int64_t>::max();
+  const bool representable =
+      n * rows <= limit && rows * cols <= limit && (n * rows == 0 || cols <= limit / (n * rows));
+  if (!representable || n * rows * cols != pixels) {
+    throw data_loss("tf::keras::datasets: " + name + ": header says " + std::to_string(n) + "x" +
+                    std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
+                    std::to_string(pixels) + " bytes follow byte 16");
   }
-  auto t = Tensor<std::uint8_t, 3>::uninitialized({n, rows, cols});
+  auto t = Tensor<std::uint8_t, 3>::uninitialized(
+      {std::int64_t(n), std::int64_t(rows), std::int64_t(cols)});
   std::copy(b.begin() + 16, b.end(), t.mutable_data());
   return t;
 }
 
-/// Reads an IDX uint8 label file (magic 2049) as [count].
-inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
-  auto b = read_gzip(file);
+/// Decodes IDX uint8 label bytes (magic 2049) read from `name` as [count].
+inline Tensor<std::uint8_t, 1> decode_labels(std::span<const std::uint8_t> b,
+                                             const std::string& name) {
   if (b.size() < 8 || be32(b, 0) != 2049) {
-    throw data_loss("tf::keras::datasets: " + file.string() +
+    throw data_loss("tf::keras::datasets: " + name +
                     " is not an IDX label file (magic 2049 expected at byte 0)");
   }
-  const std::int64_t n = be32(b, 4);
-  if (std::int64_t(b.size()) - 8 != n) {
-    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
+  const std::uint64_t n = be32(b, 4);
+  if (b.size() - 8 != n) {
+    throw data_loss("tf::keras::datasets: " + name + ": header says " + std::to_string(n) +
                     " labels but " + std::to_string(b.size() - 8) + " bytes follow byte 8");
   }
-  auto t = Tensor<std::uint8_t, 1>::uninitialized({n});
+  auto t = Tensor<std::uint8_t, 1>::uninitialized({std::int64_t(n)});
   std::copy(b.begin() + 8, b.end(), t.mutable_data());
   return t;
+}
+
+/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
+inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
+  return decode_images(read_gzip(file), file.string());
+}
+
+/// Reads an IDX uint8 label file (magic 2049) as [count].
+inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
+  return decode_labels(read_gzip(file), file.string());
 }
 
 /// The directory holding dataset `name`'s IDX files: the one with
@@ -37609,31 +37770,27 @@ inline EventData parse_event(std::string_view payload, std::uint64_t base_offset
   return e;
 }
 
-/// The raw record payloads of a TFRecord file, CRC-checked. A truncated final record is
-/// dropped (it may still be being written).
-inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
-    const std::filesystem::path& path) {
+/// The raw record payloads of an event file's bytes, CRC-checked; `name` labels errors. A
+/// truncated final record is dropped (it may still be being written). Only the bytes present
+/// are ever copied, whatever length a record claims.
+inline std::vector<std::pair<std::uint64_t, std::string>> split_records(std::string_view bytes,
+                                                                        const std::string& name) {
   namespace wire = tapeflow::detail::wire;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw not_found("tf::summary: cannot open event file '" + path.string() + "'");
-  }
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::pair<std::uint64_t, std::string>> records;
   std::size_t pos = 0;
   while (bytes.size() - pos >= 12) {
     const std::uint64_t n = wire::load_fixed64(bytes.data() + pos);
     if (io::masked_crc32c(bytes.data() + pos, 8) != wire::load_fixed32(bytes.data() + pos + 8)) {
-      throw data_loss("tf::summary: '" + path.string() +
-                      "': corrupted record length at byte offset " + std::to_string(pos));
+      throw data_loss("tf::summary: '" + name + "': corrupted record length at byte offset " +
+                      std::to_string(pos));
     }
     if (n > bytes.size() - pos - 12 || bytes.size() - pos - 12 - n < 4) {
       break;  // truncated: not written yet
     }
-    std::string_view payload(bytes.data() + pos + 12, static_cast<std::size_t>(n));
+    const std::string_view payload = bytes.substr(pos + 12, static_cast<std::size_t>(n));
     if (io::masked_crc32c(payload) != wire::load_fixed32(bytes.data() + pos + 12 + n)) {
-      throw data_loss("tf::summary: '" + path.string() +
-                      "': corrupted record payload at byte offset " + std::to_string(pos));
+      throw data_loss("tf::summary: '" + name + "': corrupted record payload at byte offset " +
+                      std::to_string(pos));
     }
     records.emplace_back(pos, std::string(payload));
     pos += 16 + static_cast<std::size_t>(n);
@@ -37641,19 +37798,40 @@ inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
   return records;
 }
 
-/// Every event of an event file, in order (TensorFlow:
-/// `tf.compat.v1.train.summary_iterator(path)`).
-inline std::vector<EventData> summary_iterator(const std::filesystem::path& path) {
+namespace detail {
+inline std::string read_event_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw not_found("tf::summary: cannot open event file '" + path.string() + "'");
+  }
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+}  // namespace detail
+
+/// The raw record payloads of a TFRecord file (see split_records).
+inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
+    const std::filesystem::path& path) {
+  return split_records(detail::read_event_file(path), path.string());
+}
+
+/// Every event in an event file's bytes, in order; `name` labels errors.
+inline std::vector<EventData> parse_events(std::string_view bytes, const std::string& name) {
   std::vector<EventData> events;
-  for (auto& [offset, payload] : read_records(path)) {
+  for (auto& [offset, payload] : split_records(bytes, name)) {
     try {
       events.push_back(parse_event(payload, offset + 12));
     } catch (const data_loss& e) {
-      throw data_loss("tf::summary: '" + path.string() + "': " + e.what());
+      throw data_loss("tf::summary: '" + name + "': " + e.what());
     }
     events.back().offset = offset;
   }
   return events;
+}
+
+/// Every event of an event file, in order (TensorFlow:
+/// `tf.compat.v1.train.summary_iterator(path)`).
+inline std::vector<EventData> summary_iterator(const std::filesystem::path& path) {
+  return parse_events(detail::read_event_file(path), path.string());
 }
 
 }  // namespace summary

@@ -38,6 +38,9 @@ struct DecodeJpegOptions {
   bool fancy_upscaling = true;
   /// Accept a truncated file (the missing rows are grey), as TensorFlow's option of that name.
   bool try_recover_truncated = false;
+  /// The largest decoded image accepted, in bytes (height x width x channels; 1 GiB). A header
+  /// declaring more raises resource_exhausted before anything is allocated.
+  std::size_t max_decoded_bytes = std::size_t{1} << 30;
 };
 
 /// Options of encode_jpeg (tf.io.encode_jpeg's keyword arguments).
@@ -104,6 +107,40 @@ Tensor<std::uint8_t, 3> decode_jpeg(const Contents& contents, DecodeJpegOptions 
   }
   cinfo.dct_method = o.dct_method == "INTEGER_ACCURATE" ? JDCT_ISLOW : JDCT_IFAST;
   cinfo.do_fancy_upsampling = o.fancy_upscaling ? TRUE : FALSE;
+  jpeg_calc_output_dimensions(&cinfo);
+  if (!detail::fits_decoded_limit(cinfo.output_height, cinfo.output_width, cinfo.output_components,
+                                  o.max_decoded_bytes)) {
+    const auto declared = std::to_string(cinfo.output_height) + "x" +
+                          std::to_string(cinfo.output_width) + "x" +
+                          std::to_string(cinfo.output_components);
+    jpeg_destroy_decompress(&cinfo);
+    throw resource_exhausted("tf::image::decode_jpeg: the header declares a " + declared +
+                             " image, more than max_decoded_bytes (" +
+                             std::to_string(o.max_decoded_bytes) + ")");
+  }
+  if (!o.try_recover_truncated && !cinfo.progressive_mode && !cinfo.arith_code) {
+    // Sequential Huffman coding spends at least 2 bits on every 8x8 block (a DC code and an
+    // end-of-block code): a header claiming more blocks than the bytes can hold is a lie or a
+    // truncated file, found before the image is allocated.
+    std::uint64_t blocks = 0;
+    for (int i = 0; i < cinfo.num_components; ++i) {
+      blocks +=
+          std::uint64_t{cinfo.comp_info[i].width_in_blocks} * cinfo.comp_info[i].height_in_blocks;
+    }
+    if (blocks / 4 > bytes.size()) {
+      const auto declared =
+          std::to_string(cinfo.image_height) + "x" + std::to_string(cinfo.image_width);
+      jpeg_destroy_decompress(&cinfo);
+      throw invalid_argument("tf::image::decode_jpeg: the header declares a " + declared +
+                             " image (" + std::to_string(blocks) + " blocks) but the " +
+                             std::to_string(bytes.size()) +
+                             " bytes cannot hold it: truncated JPEG data");
+    }
+  }
+  // libjpeg's own buffers (a progressive file keeps every coefficient: 2 bytes per sample)
+  // stay under a bound too; past it libjpeg reports an error instead of allocating.
+  cinfo.mem->max_memory_to_use =
+      static_cast<long>(std::min<std::size_t>(o.max_decoded_bytes, std::size_t{1} << 40) * 3);
   jpeg_start_decompress(&cinfo);
   const std::int64_t h = cinfo.output_height, w = cinfo.output_width, c = cinfo.output_components;
   out = Tensor<std::uint8_t, 3>::uninitialized({h, w, c});

@@ -5,6 +5,7 @@
 // error naming the macro.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -26,6 +27,9 @@ namespace image {
 struct DecodePngOptions {
   /// 0: as stored; 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (others: invalid_argument).
   int channels = 0;
+  /// The largest decoded image accepted, in bytes (height x width x channels; 1 GiB). A header
+  /// declaring more raises resource_exhausted before anything is allocated or inflated.
+  std::size_t max_decoded_bytes = std::size_t{1} << 30;
 };
 
 #if TAPEFLOW_WITH_PNG
@@ -51,6 +55,15 @@ Tensor<std::uint8_t, 3> decode_png(const Contents& contents, DecodePngOptions o 
   static constexpr png_uint_32 formats[] = {0, PNG_FORMAT_GRAY, PNG_FORMAT_GA, PNG_FORMAT_RGB,
                                             PNG_FORMAT_RGBA};
   img.format = formats[c];
+  if (!detail::fits_decoded_limit(img.height, img.width, static_cast<std::uint64_t>(c),
+                                  o.max_decoded_bytes)) {
+    const auto declared =
+        std::to_string(img.height) + "x" + std::to_string(img.width) + "x" + std::to_string(c);
+    png_image_free(&img);
+    throw resource_exhausted("tf::image::decode_png: the header declares a " + declared +
+                             " image, more than max_decoded_bytes (" +
+                             std::to_string(o.max_decoded_bytes) + ")");
+  }
   auto out = Tensor<std::uint8_t, 3>::uninitialized(
       {static_cast<std::int64_t>(img.height), static_cast<std::int64_t>(img.width), c});
   // TensorFlow leaves pixel values alone (no gamma/background processing): decode linearly.

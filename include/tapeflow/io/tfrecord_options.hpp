@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -85,6 +86,11 @@ struct TFRecordReaderOptions {
   /// is `TFRecordReader::corrupt_records_skipped()`. After a corrupt length field the reader
   /// resynchronises on the next position whose length CRC checks out.
   bool skip_corrupt = false;
+  /// The longest record read (2 GiB, protobuf's own message limit, by default). A longer one
+  /// raises resource_exhausted once that many of its bytes have arrived: a ZLIB/GZIP stream
+  /// expanding to an endless record cannot fill memory. (A length larger than the bytes left
+  /// in an uncompressed file is data_loss as before: only bytes present are ever buffered.)
+  std::uint64_t max_record_bytes = std::uint64_t{1} << 31;
 };
 
 }  // namespace io

@@ -46,6 +46,9 @@ class TFRecordReader {
     return TFRecordReader(std::make_unique<detail::byte_stream::MemorySource>(data),
                           std::move(name), options);
   }
+  /// A temporary string would die before the reader reads it: keep the bytes in a variable.
+  static TFRecordReader from_memory(std::string&& data, TFRecordReaderOptions options = {},
+                                    std::string name = "<memory>") = delete;
 
   /// Reads the next record into `record`; false at the end of the file. A string reused from
   /// call to call keeps its capacity, so reading allocates only when a record is longer than
@@ -208,6 +211,7 @@ class TFRecordReader {
         if (fill(n + footer_size) < n + footer_size) {
           return truncated(at, resyncing);
         }
+        require_within_ceiling(n, length, at);
         const char* src = data_ + pos_;
         if (view != nullptr) {
           data_crc = crc32c(src, n);
@@ -219,7 +223,7 @@ class TFRecordReader {
         pos_ += n + footer_size;
       } else {
         std::string& into = view != nullptr ? spill_ : *copy;
-        if (!read_large(into, length, data_crc) || fill(footer_size) < footer_size) {
+        if (!read_large(into, length, at, data_crc) || fill(footer_size) < footer_size) {
           return truncated(at, resyncing);
         }
         stored = load32(data_ + pos_);
@@ -297,12 +301,24 @@ class TFRecordReader {
     return crc32c(record);
   }
 
+  /// Raises resource_exhausted before more than max_record_bytes of one record are buffered.
+  void require_within_ceiling(std::uint64_t buffered, std::uint64_t length,
+                              std::uint64_t at) const {
+    if (buffered > options_.max_record_bytes) {
+      throw resource_exhausted(name_ + ": record at byte offset " + std::to_string(at) +
+                               stream_note() + " is " + std::to_string(length) +
+                               " bytes long, more than max_record_bytes (" +
+                               std::to_string(options_.max_record_bytes) + ")");
+    }
+  }
+
   /// Reads `length` payload bytes (more than fit the buffer) into `record`: whatever is
   /// buffered first, then large reads straight into the record. Their CRC-32C goes to `crc`.
   /// Memory grows with the bytes actually present, so a corrupt but CRC-valid huge length
-  /// cannot exhaust memory.
-  bool read_large(std::string& record, std::uint64_t length, std::uint32_t& crc) {
+  /// cannot exhaust memory, and stops at max_record_bytes (a decompression bomb).
+  bool read_large(std::string& record, std::uint64_t length, std::uint64_t at, std::uint32_t& crc) {
     auto filled = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - pos_, length));
+    require_within_ceiling(filled, length, at);
     crc = crc32c_extend_copy(0, ensure_size(record, filled), data_ + pos_, filled);
     pos_ += filled;
     while (filled < length) {
@@ -311,6 +327,7 @@ class TFRecordReader {
       }
       const std::size_t chunk = static_cast<std::size_t>(
           std::min<std::uint64_t>(length - filled, std::uint64_t{1} << 24));
+      require_within_ceiling(filled + chunk, length, at);
       char* dst = ensure_size(record, filled + chunk) + filled;
       const std::size_t got = source_->read(dst, chunk);
       crc = crc32c_extend(crc, dst, got);  // just read: still in cache

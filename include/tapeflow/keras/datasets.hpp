@@ -7,11 +7,17 @@
 // With TAPEFLOW_WITH_ZLIB=0 (detail/macros.hpp) calling load_data is a compile error naming it.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,69 +45,130 @@ struct ImageDataset {
 #if TAPEFLOW_WITH_ZLIB
 namespace idx {
 
-/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
-inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file) {
-  gzFile f = gzopen(file.string().c_str(), "rb");
-  if (f == nullptr) {
-    throw not_found("tf::keras::datasets: cannot open " + file.string());
+/// The most bytes an IDX file may decompress to (MNIST's largest is 47 MB): a corrupt or
+/// hostile .gz stops with resource_exhausted here instead of filling memory.
+inline constexpr std::size_t max_decompressed_bytes = std::size_t{1} << 30;
+
+/// Decompresses gzip bytes (one or more members) read from `name`; data_loss on corrupt data,
+/// resource_exhausted past `max_bytes`.
+inline std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> bytes,
+                                        const std::string& name,
+                                        std::size_t max_bytes = max_decompressed_bytes) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+    throw resource_exhausted("tf::keras::datasets: " + name + ": zlib inflateInit2 failed");
   }
   std::vector<std::uint8_t> out;
   std::array<std::uint8_t, 1 << 16> chunk{};
-  for (;;) {
-    const int n = gzread(f, chunk.data(), unsigned(chunk.size()));
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      throw data_loss("tf::keras::datasets: " + file.string() + ": gzip error: " + msg);
+  // zlib takes uInt counts: feed the input in pieces that fit one
+  std::size_t fed = 0;
+  int rc = Z_OK;
+  auto fail = [&](auto make, const std::string& what) {
+    const std::size_t at = fed - z.avail_in;
+    inflateEnd(&z);
+    throw make("tf::keras::datasets: " + name + ": " + what + " at compressed byte offset " +
+               std::to_string(at));
+  };
+  while (true) {
+    if (z.avail_in == 0 && fed < bytes.size()) {
+      const std::size_t n = std::min<std::size_t>(bytes.size() - fed, 1u << 30);
+      z.next_in = const_cast<Bytef*>(bytes.data() + fed);
+      z.avail_in = static_cast<uInt>(n);
+      fed += n;
     }
-    if (n == 0) {
-      break;
+    z.next_out = chunk.data();
+    z.avail_out = static_cast<uInt>(chunk.size());
+    rc = inflate(&z, Z_NO_FLUSH);
+    const std::size_t produced = chunk.size() - z.avail_out;
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      if (rc == Z_BUF_ERROR) {  // no progress possible: the input ran out mid-stream
+        fail([](std::string m) { return data_loss(m); }, "gzip data ends early");
+      }
+      fail([](std::string m) { return data_loss(m); },
+           std::string("gzip error: ") + (z.msg != nullptr ? z.msg : "corrupt data"));
     }
-    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
+    if (out.size() + produced > max_bytes) {
+      fail([](std::string m) { return resource_exhausted(m); },
+           "decompresses to more than " + std::to_string(max_bytes) + " bytes");
+    }
+    out.insert(out.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(produced));
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0 && fed == bytes.size()) {
+        break;
+      }
+      inflateReset(&z);  // another gzip member follows, as gzread reads it
+    }
   }
-  gzclose(f);
+  inflateEnd(&z);
   return out;
 }
 
-inline std::uint32_t be32(const std::vector<std::uint8_t>& b, std::size_t at) {
+/// Decompresses a whole gzip file (throws not_found / data_loss naming the file).
+inline std::vector<std::uint8_t> read_gzip(const std::filesystem::path& file,
+                                           std::size_t max_bytes = max_decompressed_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw not_found("tf::keras::datasets: cannot open " + file.string());
+  }
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
+  return gunzip(bytes, file.string(), max_bytes);
+}
+
+inline std::uint32_t be32(std::span<const std::uint8_t> b, std::size_t at) {
   return (std::uint32_t(b[at]) << 24) | (std::uint32_t(b[at + 1]) << 16) |
          (std::uint32_t(b[at + 2]) << 8) | std::uint32_t(b[at + 3]);
 }
 
-/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
-inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
-  auto b = read_gzip(file);
+/// Decodes IDX uint8 image bytes (magic 2051) read from `name` as [count, rows, cols].
+inline Tensor<std::uint8_t, 3> decode_images(std::span<const std::uint8_t> b,
+                                             const std::string& name) {
   if (b.size() < 16 || be32(b, 0) != 2051) {
-    throw data_loss("tf::keras::datasets: " + file.string() +
+    throw data_loss("tf::keras::datasets: " + name +
                     " is not an IDX image file (magic 2051 expected at byte 0)");
   }
-  const std::int64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
-  if (std::int64_t(b.size()) - 16 != n * rows * cols) {
-    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
-                    "x" + std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
-                    std::to_string(b.size() - 16) + " bytes follow byte 16");
+  const std::uint64_t n = be32(b, 4), rows = be32(b, 8), cols = be32(b, 12);
+  // Each dimension is below 2^32, so any two multiply without overflow; the shape must also
+  // keep every product (element count, strides) within int64 even when a dimension is 0.
+  const std::uint64_t pixels = b.size() - 16, limit = std::numeric_limits<std::int64_t>::max();
+  const bool representable =
+      n * rows <= limit && rows * cols <= limit && (n * rows == 0 || cols <= limit / (n * rows));
+  if (!representable || n * rows * cols != pixels) {
+    throw data_loss("tf::keras::datasets: " + name + ": header says " + std::to_string(n) + "x" +
+                    std::to_string(rows) + "x" + std::to_string(cols) + " pixels but " +
+                    std::to_string(pixels) + " bytes follow byte 16");
   }
-  auto t = Tensor<std::uint8_t, 3>::uninitialized({n, rows, cols});
+  auto t = Tensor<std::uint8_t, 3>::uninitialized(
+      {std::int64_t(n), std::int64_t(rows), std::int64_t(cols)});
   std::copy(b.begin() + 16, b.end(), t.mutable_data());
   return t;
 }
 
-/// Reads an IDX uint8 label file (magic 2049) as [count].
-inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
-  auto b = read_gzip(file);
+/// Decodes IDX uint8 label bytes (magic 2049) read from `name` as [count].
+inline Tensor<std::uint8_t, 1> decode_labels(std::span<const std::uint8_t> b,
+                                             const std::string& name) {
   if (b.size() < 8 || be32(b, 0) != 2049) {
-    throw data_loss("tf::keras::datasets: " + file.string() +
+    throw data_loss("tf::keras::datasets: " + name +
                     " is not an IDX label file (magic 2049 expected at byte 0)");
   }
-  const std::int64_t n = be32(b, 4);
-  if (std::int64_t(b.size()) - 8 != n) {
-    throw data_loss("tf::keras::datasets: " + file.string() + ": header says " + std::to_string(n) +
+  const std::uint64_t n = be32(b, 4);
+  if (b.size() - 8 != n) {
+    throw data_loss("tf::keras::datasets: " + name + ": header says " + std::to_string(n) +
                     " labels but " + std::to_string(b.size() - 8) + " bytes follow byte 8");
   }
-  auto t = Tensor<std::uint8_t, 1>::uninitialized({n});
+  auto t = Tensor<std::uint8_t, 1>::uninitialized({std::int64_t(n)});
   std::copy(b.begin() + 8, b.end(), t.mutable_data());
   return t;
+}
+
+/// Reads an IDX uint8 image file (magic 2051) as [count, rows, cols].
+inline Tensor<std::uint8_t, 3> read_images(const std::filesystem::path& file) {
+  return decode_images(read_gzip(file), file.string());
+}
+
+/// Reads an IDX uint8 label file (magic 2049) as [count].
+inline Tensor<std::uint8_t, 1> read_labels(const std::filesystem::path& file) {
+  return decode_labels(read_gzip(file), file.string());
 }
 
 /// The directory holding dataset `name`'s IDX files: the one with

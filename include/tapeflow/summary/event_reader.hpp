@@ -200,31 +200,27 @@ inline EventData parse_event(std::string_view payload, std::uint64_t base_offset
   return e;
 }
 
-/// The raw record payloads of a TFRecord file, CRC-checked. A truncated final record is
-/// dropped (it may still be being written).
-inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
-    const std::filesystem::path& path) {
+/// The raw record payloads of an event file's bytes, CRC-checked; `name` labels errors. A
+/// truncated final record is dropped (it may still be being written). Only the bytes present
+/// are ever copied, whatever length a record claims.
+inline std::vector<std::pair<std::uint64_t, std::string>> split_records(std::string_view bytes,
+                                                                        const std::string& name) {
   namespace wire = tapeflow::detail::wire;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw not_found("tf::summary: cannot open event file '" + path.string() + "'");
-  }
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::pair<std::uint64_t, std::string>> records;
   std::size_t pos = 0;
   while (bytes.size() - pos >= 12) {
     const std::uint64_t n = wire::load_fixed64(bytes.data() + pos);
     if (io::masked_crc32c(bytes.data() + pos, 8) != wire::load_fixed32(bytes.data() + pos + 8)) {
-      throw data_loss("tf::summary: '" + path.string() +
-                      "': corrupted record length at byte offset " + std::to_string(pos));
+      throw data_loss("tf::summary: '" + name + "': corrupted record length at byte offset " +
+                      std::to_string(pos));
     }
     if (n > bytes.size() - pos - 12 || bytes.size() - pos - 12 - n < 4) {
       break;  // truncated: not written yet
     }
-    std::string_view payload(bytes.data() + pos + 12, static_cast<std::size_t>(n));
+    const std::string_view payload = bytes.substr(pos + 12, static_cast<std::size_t>(n));
     if (io::masked_crc32c(payload) != wire::load_fixed32(bytes.data() + pos + 12 + n)) {
-      throw data_loss("tf::summary: '" + path.string() +
-                      "': corrupted record payload at byte offset " + std::to_string(pos));
+      throw data_loss("tf::summary: '" + name + "': corrupted record payload at byte offset " +
+                      std::to_string(pos));
     }
     records.emplace_back(pos, std::string(payload));
     pos += 16 + static_cast<std::size_t>(n);
@@ -232,19 +228,40 @@ inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
   return records;
 }
 
-/// Every event of an event file, in order (TensorFlow:
-/// `tf.compat.v1.train.summary_iterator(path)`).
-inline std::vector<EventData> summary_iterator(const std::filesystem::path& path) {
+namespace detail {
+inline std::string read_event_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw not_found("tf::summary: cannot open event file '" + path.string() + "'");
+  }
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+}  // namespace detail
+
+/// The raw record payloads of a TFRecord file (see split_records).
+inline std::vector<std::pair<std::uint64_t, std::string>> read_records(
+    const std::filesystem::path& path) {
+  return split_records(detail::read_event_file(path), path.string());
+}
+
+/// Every event in an event file's bytes, in order; `name` labels errors.
+inline std::vector<EventData> parse_events(std::string_view bytes, const std::string& name) {
   std::vector<EventData> events;
-  for (auto& [offset, payload] : read_records(path)) {
+  for (auto& [offset, payload] : split_records(bytes, name)) {
     try {
       events.push_back(parse_event(payload, offset + 12));
     } catch (const data_loss& e) {
-      throw data_loss("tf::summary: '" + path.string() + "': " + e.what());
+      throw data_loss("tf::summary: '" + name + "': " + e.what());
     }
     events.back().offset = offset;
   }
   return events;
+}
+
+/// Every event of an event file, in order (TensorFlow:
+/// `tf.compat.v1.train.summary_iterator(path)`).
+inline std::vector<EventData> summary_iterator(const std::filesystem::path& path) {
+  return parse_events(detail::read_event_file(path), path.string());
 }
 
 }  // namespace summary

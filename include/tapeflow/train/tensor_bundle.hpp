@@ -446,6 +446,7 @@ class CheckpointReader {
                       " elements of " + std::string(dtype_name(e.info.dtype)));
     }
     if (e.info.dtype != DType::string) {
+      require_in_file(file, e.offset, e.size, key);
       // Read straight into the new tensor's buffer, then check the CRC there.
       return detail_bundle::make_tensor(e.info.dtype, e.info.shape, [&](auto* d) {
         if constexpr (!std::is_same_v<std::remove_pointer_t<decltype(d)>, std::string>) {
@@ -525,15 +526,18 @@ class CheckpointReader {
         std::fread(out, 1, static_cast<std::size_t>(size), f) == static_cast<std::size_t>(size);
     std::fclose(f);
     if (!ok) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the "
-                      "index says: key '" +
-                      key + "' needs bytes " + std::to_string(offset) + ".." +
-                      std::to_string(offset + size));
+      throw data_loss(
+          "tf::train::CheckpointReader: data file '" + file +
+          "' is shorter than the "
+          "index says: key '" +
+          key + "' needs bytes " + std::to_string(offset) + ".." +
+          std::to_string(static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(size)));
     }
   }
-  static std::string read_string_range(const std::string& file, std::int64_t offset,
-                                       std::int64_t size, const std::string& key) {
+  /// Checks that bytes [offset, offset + size) exist in `file` before anything that size is
+  /// allocated: an index claiming 2^40 bytes is data_loss, not a terabyte allocation.
+  static void require_in_file(const std::string& file, std::int64_t offset, std::int64_t size,
+                              const std::string& key) {
     std::error_code ec;
     const auto file_size = std::filesystem::file_size(file, ec);
     if (ec) {
@@ -542,10 +546,16 @@ class CheckpointReader {
     }
     if (static_cast<std::uint64_t>(offset) > file_size ||
         static_cast<std::uint64_t>(size) > file_size - static_cast<std::uint64_t>(offset)) {
-      throw data_loss("tf::train::CheckpointReader: data file '" + file +
-                      "' is shorter than the index says: key '" + key + "' needs bytes " +
-                      std::to_string(offset) + ".." + std::to_string(offset + size));
+      throw data_loss(
+          "tf::train::CheckpointReader: data file '" + file +
+          "' is shorter than the index says: key '" + key + "' needs bytes " +
+          std::to_string(offset) + ".." +
+          std::to_string(static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(size)));
     }
+  }
+  static std::string read_string_range(const std::string& file, std::int64_t offset,
+                                       std::int64_t size, const std::string& key) {
+    require_in_file(file, offset, size, key);
     std::string out(static_cast<std::size_t>(size), '\0');
     read_range(file, offset, size, key, out.data());
     return out;

@@ -1,6 +1,8 @@
 // IWYU pragma: private, include <tapeflow/image.hpp>
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,15 @@ void require_eager(const Tensor<T, R>& t, std::string_view op) {
                         "codecs run eagerly only, e.g. in a tf.data map, because the output "
                         "shape depends on the data");
   }
+}
+
+/// Whether a decoded [height, width, channels] uint8 image fits in `max_bytes` (no overflow).
+inline bool fits_decoded_limit(std::uint64_t height, std::uint64_t width, std::uint64_t channels,
+                               std::size_t max_bytes) {
+  if (height == 0 || width == 0 || channels == 0) {
+    return true;
+  }
+  return width <= max_bytes / height && channels <= max_bytes / (height * width);
 }
 
 // What decode_png/decode_jpeg accept: a scalar string tensor, or bytes held by the caller. The
