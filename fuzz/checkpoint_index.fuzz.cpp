@@ -1,8 +1,7 @@
 // libFuzzer target for the tensor-bundle index reader (issue 7): any bytes as a `.index` file
 // must either parse or raise a tf::error — never crash, hang or read out of bounds. Every
 // tensor the index lists is then read (against a data file that does not exist / is short).
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -I include \
-//       fuzz/checkpoint_index.fuzz.cpp -o checkpoint_index_fuzzer
+// Build: cmake -DTAPEFLOW_FUZZ=ON (fuzz/CMakeLists.txt), target fuzz_<name>; run:
 //   ./checkpoint_index_fuzzer -max_total_time=600 <fresh dir> fuzz/corpus/checkpoint_index
 #include <cstddef>
 #include <cstdint>

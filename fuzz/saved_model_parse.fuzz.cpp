@@ -2,8 +2,7 @@
 // a tf::error (data_loss for malformed input) — never crash, hang, read out of bounds or
 // allocate without bound. A parsed model is written back and parsed again: the second write must
 // give the same bytes (what the structs hold survives the writer and the reader unchanged).
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -I include \
-//       fuzz/saved_model_parse.fuzz.cpp -o saved_model_parse_fuzzer
+// Build: cmake -DTAPEFLOW_FUZZ=ON (fuzz/CMakeLists.txt), target fuzz_<name>; run:
 //   ./saved_model_parse_fuzzer -max_total_time=600 <fresh dir> fuzz/corpus/saved_model_parse
 #include <cstddef>
 #include <cstdint>
