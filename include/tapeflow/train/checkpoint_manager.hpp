@@ -101,6 +101,7 @@ class CheckpointManager {
     write_state();
     sweep();
     write_state();
+    remove_stale_temporaries();
     return path;
   }
 
@@ -128,6 +129,20 @@ class CheckpointManager {
         continue;
       }
       remove_checkpoint(path);
+    }
+  }
+  /// Deletes the temporary files a save killed mid-way left (`<name>-N.*.tempstate*`,
+  /// `checkpoint.tempstate*`): a save writes temporaries and renames them, so after a
+  /// complete save none of this manager's own remain. One process saves into a directory.
+  void remove_stale_temporaries() const {
+    std::error_code ec;
+    const std::string ours = detail_state::basename(prefix_) + "-";
+    for (const auto& e : std::filesystem::directory_iterator(dir_.empty() ? "." : dir_, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.find(".tempstate") != std::string::npos &&
+          (name.rfind(ours, 0) == 0 || name.rfind("checkpoint.tempstate", 0) == 0)) {
+        std::filesystem::remove(e.path(), ec);
+      }
     }
   }
   /// Deletes `<p>.index` and every `<p>.data-?????-of-?????`.

@@ -34,6 +34,7 @@ namespace detail::byte_stream {
     case ENOTDIR:
       throw not_found(msg);
     case ENOSPC:
+    case EFBIG:  // past the file-size limit: as good as a full disk
     case ENOMEM:
     case EDQUOT:
       throw resource_exhausted(msg);
