@@ -4,8 +4,9 @@
 #    build tree build/default, and no benches, which no test runs: CI's time budget), builds
 #    everything including the header self-containment check (all_verify_interface_header_sets),
 #    then runs CTest.
-# 2. Clang: preset clang (build/clang, clang++-16) builds the test suite only (no examples,
-#    benches or header checks) and runs it, without the interop tests. --gcc-only skips it.
+# 2. Clang: preset clang (build/clang, clang++-16, ASan+UBSan) builds the test suite only (no
+#    examples, benches or header checks) and runs it under the sanitizers, without the interop
+#    tests: memory errors, leaks and undefined behaviour fail the run. --gcc-only skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
