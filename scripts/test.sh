@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Usage: scripts/test.sh [--interop] [--gcc-only]
+#        scripts/test.sh --sanitize | --tsan   (GCC's ASan+UBSan or TSan build of the whole
+#                                               suite, presets sanitize / tsan; nothing else)
 # 1. GCC: configures preset default (or interop: also the Python TensorFlow interop tests, same
 #    build tree build/default, and no benches, which no test runs: CI's time budget), builds
 #    everything including the header self-containment check (all_verify_interface_header_sets),
@@ -17,7 +19,9 @@ for arg in "$@"; do
   case "$arg" in
     --interop) preset=interop ;;
     --gcc-only) clang=0 ;;
-    *) echo "usage: $0 [--interop] [--gcc-only]" >&2; exit 2 ;;
+    --sanitize) preset=sanitize; clang=0 ;;
+    --tsan) preset=tsan; clang=0 ;;
+    *) echo "usage: $0 [--interop] [--gcc-only] | --sanitize | --tsan" >&2; exit 2 ;;
   esac
 done
 packages=("${TAPEFLOW_PACKAGES[@]}")
@@ -30,7 +34,7 @@ phase() { echo "== test.sh $(date -u +%H:%M:%S) $*"; }
 
 phase "GCC ($preset): configure and build"
 cmake --preset "$preset"
-cmake --build --preset "$preset"  # targets: all, all_verify_interface_header_sets; -j2
+cmake --build --preset "$preset"  # default/interop: all, all_verify_interface_header_sets; -j2
 phase "GCC ($preset): tests"
 ctest --preset "$preset" --output-on-failure -j2
 
