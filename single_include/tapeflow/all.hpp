@@ -9736,15 +9736,24 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <vector>
 
+// ---- begin <tapeflow/io/detail/errno_error.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_ERRNO_ERROR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_ERRNO_ERROR_HPP
+// One mapping from a failed system call's errno to tapeflow's typed errors, for every reader
+// and writer of files (docs/reliability.md): a full disk is resource_exhausted, a missing path
+// not_found, a read-only or forbidden one failed_precondition.
+// IWYU pragma: private, include <tapeflow/io/tfrecord.hpp>
 
-#if TAPEFLOW_WITH_ZLIB
-#include <zlib.h>
-#endif
+#include <cerrno>
+#include <cstring>
+#include <string>
+
 
 TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::byte_stream {
+namespace detail {
 
-/// Throws the tapeflow error matching `err` (an errno value) for an operation on `path`.
+/// Throws the tapeflow error matching `err` (an errno value) for an operation on `path`;
+/// the message is "<what> '<path>': <strerror>".
 [[noreturn]] inline void throw_errno(int err, const std::string& what, const std::string& path) {
   const std::string msg = what + " '" + path + "': " + std::strerror(err);
   switch (err) {
@@ -9765,6 +9774,18 @@ namespace detail::byte_stream {
       throw data_loss(msg);
   }
 }
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_ERRNO_ERROR_HPP
+// ---- end <tapeflow/io/detail/errno_error.hpp>
+
+#if TAPEFLOW_WITH_ZLIB
+#include <zlib.h>
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::byte_stream {
 
 struct FileCloser {
   void operator()(std::FILE* f) const noexcept { std::fclose(f); }
@@ -29119,6 +29140,7 @@ TAPEFLOW_END_NAMESPACE
 // The `checkpoint` state file (docs/formats.md 10): `tf::train::latest_checkpoint(dir)`,
 // `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -29348,7 +29370,7 @@ inline void atomic_write(const std::string& path, const std::string& contents) {
   {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (f == nullptr) {
-      throw not_found("tf::train: cannot create '" + tmp + "'");
+      ::tapeflow::detail::throw_errno(errno != 0 ? errno : ENOENT, "tf::train: cannot create", tmp);
     }
     const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
     if (std::fclose(f) != 0 || !ok) {
@@ -29588,6 +29610,7 @@ TAPEFLOW_END_NAMESPACE
 // Errors are `tf::data_loss` / `not_found` / `invalid_argument` naming the key and the file.
 
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -30130,7 +30153,8 @@ class BundleWriter {
     data_tmp_ = detail_bundle::data_file(prefix_) + suffix_;
     data_ = std::fopen(data_tmp_.c_str(), "wb");
     if (data_ == nullptr) {
-      throw not_found("tf::train::BundleWriter: cannot create '" + data_tmp_ + "'");
+      ::tapeflow::detail::throw_errno(errno != 0 ? errno : ENOENT,
+                                      "tf::train::BundleWriter: cannot create", data_tmp_);
     }
   }
   BundleWriter(const BundleWriter&) = delete;

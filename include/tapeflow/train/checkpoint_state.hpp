@@ -2,6 +2,7 @@
 // `get_checkpoint_state(dir)` and the atomic writer Checkpoint and CheckpointManager use.
 #pragma once
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/io/detail/errno_error.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace train {
@@ -233,7 +235,7 @@ inline void atomic_write(const std::string& path, const std::string& contents) {
   {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (f == nullptr) {
-      throw not_found("tf::train: cannot create '" + tmp + "'");
+      ::tapeflow::detail::throw_errno(errno != 0 ? errno : ENOENT, "tf::train: cannot create", tmp);
     }
     const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
     if (std::fclose(f) != 0 || !ok) {

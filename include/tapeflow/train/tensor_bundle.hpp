@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +33,7 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/io/crc32c.hpp>
+#include <tapeflow/io/detail/errno_error.hpp>
 #include <tapeflow/io/detail/proto_wire.hpp>
 #include <tapeflow/train/checkpoint_state.hpp>
 #include <tapeflow/train/detail/table.hpp>
@@ -246,7 +248,8 @@ class BundleWriter {
     data_tmp_ = detail_bundle::data_file(prefix_) + suffix_;
     data_ = std::fopen(data_tmp_.c_str(), "wb");
     if (data_ == nullptr) {
-      throw not_found("tf::train::BundleWriter: cannot create '" + data_tmp_ + "'");
+      ::tapeflow::detail::throw_errno(errno != 0 ? errno : ENOENT,
+                                      "tf::train::BundleWriter: cannot create", data_tmp_);
     }
   }
   BundleWriter(const BundleWriter&) = delete;

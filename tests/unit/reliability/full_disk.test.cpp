@@ -1,5 +1,6 @@
-// Full disks: each writer runs in a child process under a file-size limit
-// (setrlimit(RLIMIT_FSIZE) with SIGXFSZ ignored, so a write past it fails with EFBIG). The
+// Full disks and read-only directories: each writer runs in a child process under a file-size
+// limit (setrlimit(RLIMIT_FSIZE) with SIGXFSZ ignored, so a write past it fails with EFBIG),
+// or as an unprivileged user. The
 // child reports the error it got through a pipe. The parent then checks that the error is typed
 // and names the path, and that what was on disk before is intact (docs/reliability.md).
 #include <csignal>
@@ -29,7 +30,8 @@ namespace fs = std::filesystem;
 // Runs `body` in a child whose files may not grow past `limit` bytes. Returns "ok", or the
 // typed error's TensorFlow code and message ("RESOURCE_EXHAUSTED: ..."), or "untyped: ..." for any
 // other exception. The child allocates its own tensors and threads: nothing crosses the fork.
-std::string run_with_file_limit(rlim_t limit, const std::function<void()>& body) {
+std::string run_with_file_limit(rlim_t limit, const std::function<void()>& body,
+                                bool unprivileged = false) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
   const pid_t pid = fork();
@@ -40,8 +42,15 @@ std::string run_with_file_limit(rlim_t limit, const std::function<void()>& body)
     const rlimit rl{limit, limit};
     setrlimit(RLIMIT_FSIZE, &rl);
     std::string result = "ok";
+    // root writes into read-only directories: become nobody (65534) so permissions apply
+    const bool dropped =
+        !unprivileged || geteuid() != 0 || (setgid(65534) == 0 && setuid(65534) == 0);
     try {
-      body();
+      if (dropped) {
+        body();
+      } else {
+        result = "cannot drop privileges";
+      }
     } catch (const tf::error& e) {
       result = std::string(e.code()) + ": " + e.what();
     } catch (const std::exception& e) {
@@ -152,6 +161,43 @@ TEST_CASE("a summary writer on a full disk reports data_loss naming the event fi
     CHECK_FALSE(events.empty());
     CHECK(events.front().file_version == "brain.Event:2");
   }
+}
+
+TEST_CASE("writers into a read-only directory raise failed_precondition naming the path",
+          "[reliability][checkpoint]") {
+  const fs::path dir = "readonly_dir";
+  if (fs::exists(dir)) {
+    fs::permissions(dir, fs::perms::owner_all);
+  }
+  fs::remove_all(dir);
+  {
+    tf::Variable<float, 1> v(tf::constant<float>({1, 2}));
+    tf::train::Checkpoint ckpt({{"v", v}});
+    tf::train::CheckpointManager(ckpt, dir.string()).save();
+  }
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  const std::string failure = run_with_file_limit(
+      RLIM_INFINITY,
+      [&] {
+        tf::Variable<float, 1> v(tf::constant<float>({3, 4}));
+        tf::train::Checkpoint ckpt({{"v", v}});
+        tf::train::CheckpointManager manager(ckpt, dir.string());
+        ckpt.restore(tf::train::latest_checkpoint(dir.string())).assert_consumed();
+        manager.save();
+      },
+      /*unprivileged=*/true);
+  const std::string records = run_with_file_limit(
+      RLIM_INFINITY, [&] { tf::io::TFRecordWriter((dir / "data.tfrecord").string()); }, true);
+  fs::permissions(dir, fs::perms::owner_all);
+  INFO(failure);
+  CHECK(failure.rfind("FAILED_PRECONDITION: ", 0) == 0);
+  CHECK(failure.find((dir / "ckpt-2").string()) != std::string::npos);
+  INFO(records);
+  CHECK(records.rfind("FAILED_PRECONDITION: ", 0) == 0);
+  CHECK(records.find((dir / "data.tfrecord").string()) != std::string::npos);
+  CHECK(tf::train::latest_checkpoint(dir.string()) == (dir / "ckpt-1").string());
+  CHECK_FALSE(has_temporaries(dir));
 }
 
 TEST_CASE("CheckpointManager whose directory vanished between saves", "[reliability][checkpoint]") {

@@ -17,6 +17,7 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/io/detail/errno_error.hpp>
 #include <tapeflow/io/tfrecord_options.hpp>
 
 #if TAPEFLOW_WITH_ZLIB
@@ -25,28 +26,6 @@
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::byte_stream {
-
-/// Throws the tapeflow error matching `err` (an errno value) for an operation on `path`.
-[[noreturn]] inline void throw_errno(int err, const std::string& what, const std::string& path) {
-  const std::string msg = what + " '" + path + "': " + std::strerror(err);
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      throw not_found(msg);
-    case ENOSPC:
-    case EFBIG:  // past the file-size limit: as good as a full disk
-    case ENOMEM:
-    case EDQUOT:
-      throw resource_exhausted(msg);
-    case EACCES:
-    case EPERM:
-    case EISDIR:
-    case EROFS:
-      throw failed_precondition(msg);
-    default:
-      throw data_loss(msg);
-  }
-}
 
 struct FileCloser {
   void operator()(std::FILE* f) const noexcept { std::fclose(f); }
