@@ -4,6 +4,14 @@
 // bit-exactly, and the next complete save leaves no temporaries and keeps max_to_keep; a
 // TFRecord or event file cut anywhere reads back as a prefix of what was written
 // (docs/reliability.md).
+#include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
