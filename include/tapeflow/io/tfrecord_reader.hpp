@@ -314,8 +314,9 @@ class TFRecordReader {
 
   /// Reads `length` payload bytes (more than fit the buffer) into `record`: whatever is
   /// buffered first, then large reads straight into the record. Their CRC-32C goes to `crc`.
-  /// Memory grows with the bytes actually present, so a corrupt but CRC-valid huge length
-  /// cannot exhaust memory, and stops at max_record_bytes (a decompression bomb).
+  /// Memory grows with the bytes actually present (within a factor of two), so a corrupt but
+  /// CRC-valid huge length cannot exhaust memory, and stops at max_record_bytes (a
+  /// decompression bomb).
   bool read_large(std::string& record, std::uint64_t length, std::uint64_t at, std::uint32_t& crc) {
     auto filled = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - pos_, length));
     require_within_ceiling(filled, length, at);
@@ -325,8 +326,11 @@ class TFRecordReader {
       if (eof_) {
         return false;
       }
-      const std::size_t chunk = static_cast<std::size_t>(
-          std::min<std::uint64_t>(length - filled, std::uint64_t{1} << 24));
+      // Grow geometrically (1 MiB, then what is already read, at most 16 MiB per read): a
+      // length that lies costs at most about twice the bytes that actually follow it.
+      const std::uint64_t step =
+          std::clamp<std::uint64_t>(filled, std::uint64_t{1} << 20, std::uint64_t{1} << 24);
+      const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(length - filled, step));
       require_within_ceiling(filled + chunk, length, at);
       char* dst = ensure_size(record, filled + chunk) + filled;
       const std::size_t got = source_->read(dst, chunk);
