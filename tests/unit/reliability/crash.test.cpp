@@ -5,15 +5,12 @@
 // TFRecord or event file cut anywhere reads back as a prefix of what was written
 // (docs/reliability.md).
 #include <algorithm>
-#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <random>
 #include <string>
 
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/io/tfrecord_reader.hpp>
@@ -25,26 +22,14 @@
 #include <tapeflow/train/checkpoint.hpp>
 #include <tapeflow/train/checkpoint_manager.hpp>
 
+#include "kill_at_random.hpp"
+
 namespace test_reliability_crash {
 namespace tf = tapeflow;
 namespace fs = std::filesystem;
+using tapeflow_test::kill_at_random;
 
 constexpr int kills = 200;
-
-// Forks `child` (which never returns), kills it after a random 0-40 ms, and reaps it.
-template <class Child>
-void kill_at_random(std::mt19937& rng, Child&& child) {
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    child();
-    _exit(0);
-  }
-  usleep(static_cast<useconds_t>(std::uniform_int_distribution<int>(0, 40000)(rng)));
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-}
 
 struct Model {
   // every element holds the save number of the checkpoint it was saved in

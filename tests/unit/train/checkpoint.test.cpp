@@ -18,6 +18,8 @@
 #include <tapeflow/ops.hpp>
 #include <tapeflow/train.hpp>
 
+#include "kill_at_random.hpp"
+
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
 namespace test_train_checkpoint {
 
@@ -331,10 +333,8 @@ TEST_CASE("SIGKILL at random moments: the latest checkpoint always restores and 
   std::mt19937 rng(12345);
   int verified = 0;
   for (int round = 0; round < 200; ++round) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      // child: save forever; every variable holds the value of save_counter
+    tapeflow_test::kill_at_random(rng, [] {
+      // save forever; every variable holds the value of save_counter
       tf::Variable<float, 2> a(tf::zeros<float>({64, 64}));
       tf::Variable<std::int64_t, 1> b(tf::zeros<std::int64_t>({100}));
       tf::train::Checkpoint ckpt({{"a", a}, {"b", b}});
@@ -347,11 +347,7 @@ TEST_CASE("SIGKILL at random moments: the latest checkpoint always restores and 
         b.assign(tf::fill<std::int64_t>({100}, next));
         ckpt.save("save_kill/c");
       }
-    }
-    usleep(static_cast<useconds_t>(std::uniform_int_distribution<int>(0, 40000)(rng)));
-    kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    });
     const auto latest = tf::train::latest_checkpoint("save_kill");
     if (latest.empty()) {
       continue;  // killed before the first save finished
