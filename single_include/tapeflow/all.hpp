@@ -5239,9 +5239,10 @@ TAPEFLOW_END_NAMESPACE
 //
 // Workers take a run of consecutive input elements (a "chunk") and their sequence numbers under
 // one input lock, so sequence order is input order; they apply the stage's function outside any
-// lock and file the results (elements or exceptions) under their sequence numbers. The consumer
-// moves every consecutive finished result to a private queue in one locked step and returns
-// from that queue without locking; an exception is rethrown at the element where it happened.
+// lock and file the results (elements, or exceptions naming their element: element_error.hpp)
+// under their sequence numbers. The consumer moves every consecutive finished result to a
+// private queue in one locked step and returns from that queue without locking; an exception is
+// rethrown at the element where it happened.
 // Chunks amortise locking over elements that take microseconds (an MNIST image), while a slow
 // element (a JPEG) goes alone. At most `buffer` sequence numbers are handed out ahead of what the
 // consumer has taken, so at most 2 x buffer finished elements exist at once. Destroying the stage
@@ -5281,6 +5282,76 @@ TAPEFLOW_END_NAMESPACE
 #include <variant>
 #include <vector>
 
+// ---- begin <tapeflow/data/detail/element_error.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_ELEMENT_ERROR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_ELEMENT_ERROR_HPP
+// IWYU pragma: private, include <tapeflow/data.hpp>
+// Naming the element whose user function failed. A pipeline's function runs on a worker thread,
+// so the consumer's stack says nothing about which element broke; the message does instead:
+// "tf::data::map: element 5: <what f said>". docs/guide/data.md describes what a user catches.
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data::detail {
+
+// `e` with the same tapeflow error type and `message`, or null when `e` is no tapeflow error.
+inline std::exception_ptr same_error_type(const error& e, const std::string& message) {
+  std::exception_ptr out;
+  const auto try_type = [&]<class E>(E*) {
+    if (!out && dynamic_cast<const E*>(&e) != nullptr) {
+      out = std::make_exception_ptr(E(message));
+    }
+  };
+  try_type(static_cast<invalid_argument*>(nullptr));
+  try_type(static_cast<not_found*>(nullptr));
+  try_type(static_cast<data_loss*>(nullptr));
+  try_type(static_cast<out_of_range*>(nullptr));
+  try_type(static_cast<failed_precondition*>(nullptr));
+  try_type(static_cast<resource_exhausted*>(nullptr));
+  try_type(static_cast<unimplemented*>(nullptr));
+  try_type(static_cast<internal*>(nullptr));
+  return out;
+}
+
+// The exception the function of stage `stage` threw at `position` (0-based, counted from the
+// start of the iterator, or from where it was restored), annotated with both:
+// - a tapeflow error keeps its type, its message prefixed;
+// - another std::exception becomes an invalid_argument with the prefixed message, nesting the
+//   original (std::rethrow_if_nested gives it back);
+// - anything else passes unchanged.
+inline std::exception_ptr at_element(std::exception_ptr thrown, std::string_view stage,
+                                     std::int64_t position) {
+  const auto prefixed = [&](const char* what) {
+    return "tf::data::" + std::string(stage) + ": element " + std::to_string(position) + ": " +
+           what;
+  };
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const error& e) {
+    if (auto same = same_error_type(e, prefixed(e.what()))) {
+      return same;
+    }
+    return thrown;
+  } catch (const std::exception& e) {
+    try {
+      std::throw_with_nested(invalid_argument(prefixed(e.what())));
+    } catch (...) {
+      return std::current_exception();
+    }
+  } catch (...) {
+    return thrown;
+  }
+}
+
+}  // namespace data::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_ELEMENT_ERROR_HPP
+// ---- end <tapeflow/data/detail/element_error.hpp>
 // ---- begin <tapeflow/data/detail/stopwatch.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_STOPWATCH_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_STOPWATCH_HPP
@@ -5612,7 +5683,7 @@ class ParallelStage {
           results[i].template emplace<0>(s.f(std::move(*inputs[i])));
           bytes += static_cast<double>(element_byte_size(std::get<0>(results[i])));
         } catch (...) {
-          results[i] = std::current_exception();
+          results[i] = at_element(std::current_exception(), s.cfg.name, base + i);
         }
       }
       const auto got = static_cast<std::int64_t>(results.size());
@@ -5934,7 +6005,7 @@ TAPEFLOW_END_NAMESPACE
 // tuple) and returns the new element. Without num_parallel_calls, f runs on the consumer's
 // thread. With num_parallel_calls = n (or autotune), n worker threads run f and results come out
 // in input order unless `.deterministic = false`. An exception thrown by f reaches the consumer
-// at that element; iteration may continue after it.
+// at that element, naming its position (element_error.hpp); iteration may continue after it.
 
 #include <cstdint>
 #include <memory>
@@ -5996,6 +6067,7 @@ class MapDataset
     std::optional<iterator_impl_t<D>> input;  // sequential mode
     std::optional<caller> fn;
     std::unique_ptr<stage> parallel;  // parallel mode
+    std::int64_t position = 0;        // of the next element, for error messages
 
     std::optional<element_type> next() {
       if (parallel) {
@@ -6005,7 +6077,12 @@ class MapDataset
       if (!e) {
         return std::nullopt;
       }
-      return (*fn)(std::move(*e));
+      const std::int64_t at = position++;
+      try {
+        return (*fn)(std::move(*e));
+      } catch (...) {
+        std::rethrow_exception(detail::at_element(std::current_exception(), "map", at));
+      }
     }
     void save_state(IteratorState& s, const std::string& p) const {
       if (parallel) {

@@ -84,10 +84,56 @@ TEST_CASE("exceptions reach the consumer at their element", "[data][parallel]") 
     for (std::int64_t i = 0; i < 5; ++i) {
       CHECK(it.get_next().item() == i);
     }
-    CHECK_THROWS_WITH(it.next(), "bad element 5");
+    // the message names the stage and the element; the user's exception is nested inside
+    try {
+      (void)it.next();
+      FAIL("no exception at element 5");
+    } catch (const tf::invalid_argument& e) {
+      CHECK(std::string(e.what()) == "tf::data::map: element 5: bad element 5");
+      CHECK_THROWS_WITH(std::rethrow_if_nested(e), "bad element 5");
+    }
     // iteration may go on after an error, like TensorFlow's iterators
     CHECK(it.get_next().item() == 6);
   }
+  // a tapeflow error keeps its type; the position counts from the iterator's start, also when
+  // elements come out as they finish
+  auto not_found_at = [](std::int64_t bad) {
+    return [bad](const tf::Tensor<std::int64_t, 0>& x) {
+      if (x.item() == bad) {
+        throw tf::not_found("no file for " + std::to_string(bad));
+      }
+      return x;
+    };
+  };
+  for (bool deterministic : {true, false}) {
+    auto nf =
+        tf::data::range(100, 200) |
+        tf::data::map(not_found_at(137), {.num_parallel_calls = 3, .deterministic = deterministic});
+    int errors = 0;
+    for (auto it = nf.iter();;) {
+      try {
+        if (!it.next()) {
+          break;
+        }
+      } catch (const tf::not_found& e) {
+        CHECK(std::string(e.what()) == "tf::data::map: element 37: no file for 137");
+        ++errors;
+      }
+    }
+    CHECK(errors == 1);
+  }
+  // something that is not a std::exception passes unchanged
+  auto odd = tf::data::range(3) | tf::data::map(
+                                      [](const tf::Tensor<std::int64_t, 0>& x) {
+                                        if (x.item() == 1) {
+                                          throw 42;
+                                        }
+                                        return x;
+                                      },
+                                      {.num_parallel_calls = 2});
+  auto oi = odd.iter();
+  CHECK(oi.get_next().item() == 0);
+  CHECK_THROWS_AS(oi.next(), int);
   // filter
   auto f = tf::data::range(10) | tf::data::filter([](auto x) {
              if (x.item() == 3) {

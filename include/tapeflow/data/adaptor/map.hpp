@@ -4,7 +4,7 @@
 // tuple) and returns the new element. Without num_parallel_calls, f runs on the consumer's
 // thread. With num_parallel_calls = n (or autotune), n worker threads run f and results come out
 // in input order unless `.deterministic = false`. An exception thrown by f reaches the consumer
-// at that element; iteration may continue after it.
+// at that element, naming its position (element_error.hpp); iteration may continue after it.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
 #include <tapeflow/data/detail/box.hpp>
+#include <tapeflow/data/detail/element_error.hpp>
 #include <tapeflow/data/detail/invoke.hpp>
 #include <tapeflow/data/detail/parallel_stage.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -73,6 +74,7 @@ class MapDataset
     std::optional<iterator_impl_t<D>> input;  // sequential mode
     std::optional<caller> fn;
     std::unique_ptr<stage> parallel;  // parallel mode
+    std::int64_t position = 0;        // of the next element, for error messages
 
     std::optional<element_type> next() {
       if (parallel) {
@@ -82,7 +84,12 @@ class MapDataset
       if (!e) {
         return std::nullopt;
       }
-      return (*fn)(std::move(*e));
+      const std::int64_t at = position++;
+      try {
+        return (*fn)(std::move(*e));
+      } catch (...) {
+        std::rethrow_exception(detail::at_element(std::current_exception(), "map", at));
+      }
     }
     void save_state(IteratorState& s, const std::string& p) const {
       if (parallel) {

@@ -4,9 +4,10 @@
 //
 // Workers take a run of consecutive input elements (a "chunk") and their sequence numbers under
 // one input lock, so sequence order is input order; they apply the stage's function outside any
-// lock and file the results (elements or exceptions) under their sequence numbers. The consumer
-// moves every consecutive finished result to a private queue in one locked step and returns
-// from that queue without locking; an exception is rethrown at the element where it happened.
+// lock and file the results (elements, or exceptions naming their element: element_error.hpp)
+// under their sequence numbers. The consumer moves every consecutive finished result to a
+// private queue in one locked step and returns from that queue without locking; an exception is
+// rethrown at the element where it happened.
 // Chunks amortise locking over elements that take microseconds (an MNIST image), while a slow
 // element (a JPEG) goes alone. At most `buffer` sequence numbers are handed out ahead of what the
 // consumer has taken, so at most 2 x buffer finished elements exist at once. Destroying the stage
@@ -49,6 +50,7 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/element_error.hpp>
 #include <tapeflow/data/detail/stopwatch.hpp>
 #include <tapeflow/data/element.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -365,7 +367,7 @@ class ParallelStage {
           results[i].template emplace<0>(s.f(std::move(*inputs[i])));
           bytes += static_cast<double>(element_byte_size(std::get<0>(results[i])));
         } catch (...) {
-          results[i] = std::current_exception();
+          results[i] = at_element(std::current_exception(), s.cfg.name, base + i);
         }
       }
       const auto got = static_cast<std::int64_t>(results.size());
