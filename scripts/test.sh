@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: scripts/test.sh [--interop] [--gcc-only]
 #        scripts/test.sh --sanitize | --tsan   (GCC's ASan+UBSan or TSan build of the whole
-#                                               suite, presets sanitize / tsan; nothing else)
+#                                               suite with the interop tests, presets sanitize /
+#                                               tsan; nothing else)
 # 1. GCC: configures preset default (or interop: also the Python TensorFlow interop tests, same
 #    build tree build/default, and no benches, which no test runs: CI's time budget), builds
 #    everything including the header self-containment check (all_verify_interface_header_sets),
@@ -25,7 +26,7 @@ for arg in "$@"; do
   esac
 done
 packages=("${TAPEFLOW_PACKAGES[@]}")
-[ "$preset" = interop ] && packages+=(python3-venv)
+[ "$preset" != default ] && packages+=(python3-venv)  # interop, sanitize, tsan: a venv
 [ "$clang" = 1 ] && packages+=("${TAPEFLOW_CLANG_PACKAGES[@]}")
 tapeflow_require_packages "${packages[@]}"
 
