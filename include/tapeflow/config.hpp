@@ -1,6 +1,6 @@
 // tf.config: physical and logical devices, visibility, memory growth, threading and soft
-// placement, plus tf::DeviceSpec and tf::device scopes. Linking tapeflow::cuda makes GPUs
-// appear here.
+// placement, the graph optimizer's switches, plus tf::DeviceSpec and tf::device scopes. Linking
+// tapeflow::cuda makes GPUs appear here.
 #pragma once
 
 #include <tapeflow/config/config.hpp>        // IWYU pragma: export
@@ -8,3 +8,4 @@
 #include <tapeflow/config/device_spec.hpp>   // IWYU pragma: export
 #include <tapeflow/config/devices.hpp>       // IWYU pragma: export
 #include <tapeflow/config/memory_info.hpp>   // IWYU pragma: export
+#include <tapeflow/config/optimizer.hpp>     // IWYU pragma: export

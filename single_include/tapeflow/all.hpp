@@ -34,8 +34,8 @@
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
 // tf.config: physical and logical devices, visibility, memory growth, threading and soft
-// placement, plus tf::DeviceSpec and tf::device scopes. Linking tapeflow::cuda makes GPUs
-// appear here.
+// placement, the graph optimizer's switches, plus tf::DeviceSpec and tf::device scopes. Linking
+// tapeflow::cuda makes GPUs appear here.
 
 // ---- begin <tapeflow/config/config.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_CONFIG_HPP
@@ -2249,6 +2249,92 @@ inline void reset_memory_stats(std::string_view device) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_MEMORY_INFO_HPP
 // ---- end <tapeflow/config/memory_info.hpp>
+// ---- begin <tapeflow/config/optimizer.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_OPTIMIZER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_OPTIMIZER_HPP
+// tf::config::optimizer: which graph passes run on traced functions (TensorFlow:
+// `tf.config.optimizer.set_experimental_options` / `get_experimental_options`). Note [Graph
+// passes] in function/detail/graph_passes.hpp describes the passes.
+
+#include <mutex>
+
+// ---- begin <tapeflow/core/detail/graph_optimizer_options.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_GRAPH_OPTIMIZER_OPTIONS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_GRAPH_OPTIMIZER_OPTIONS_HPP
+// IWYU pragma: private, include <tapeflow/config.hpp>
+// The switches of the traced-graph optimizer, process-wide like TensorFlow's
+// `tf.config.optimizer.set_experimental_options`. They live below both `config` (which sets
+// them) and `function` (which reads them when a ConcreteFunction is built), since neither may
+// include the other. Note [Graph passes] in function/detail/graph_passes.hpp says what each does.
+
+#include <mutex>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config::optimizer {
+
+/// Which graph passes run on a traced function (`tf.config.optimizer`'s experimental options,
+/// with TensorFlow's names). A function traced while a pass is off keeps its graph unchanged
+/// by that pass; changing the options does not retrace functions already traced.
+struct Options {
+  /// Evaluates, at trace time, nodes whose inputs are all constants (results up to 10 MiB).
+  bool constant_folding = true;
+  /// Common-subexpression elimination and algebraic simplification (x * 1, x - 0, x / 1,
+  /// transpose of a transpose, reshape or cast to what the value already is).
+  bool arithmetic_optimization = true;
+  /// Removes Identity nodes.
+  bool dependency_optimization = true;
+  /// Runs chains of elementwise ops as one fused pass over cache-sized blocks.
+  bool remapping = true;
+  /// Keeps nodes that no output, side effect or variable update needs.
+  bool disable_model_pruning = false;
+  /// Turns every pass above off.
+  bool disable_meta_optimizer = false;
+
+  friend bool operator==(const Options&, const Options&) = default;
+};
+
+}  // namespace config::optimizer
+
+namespace detail {
+struct GraphOptimizerState {
+  std::mutex mutex;
+  config::optimizer::Options options;
+};
+inline GraphOptimizerState& graph_optimizer_state() {
+  static GraphOptimizerState state;
+  return state;
+}
+/// The options in force now (a copy: a trace reads them once).
+inline config::optimizer::Options graph_optimizer_options() {
+  auto& s = graph_optimizer_state();
+  std::lock_guard lock(s.mutex);
+  return s.options;
+}
+}  // namespace detail
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_GRAPH_OPTIMIZER_OPTIONS_HPP
+// ---- end <tapeflow/core/detail/graph_optimizer_options.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace config::optimizer {
+
+/// Sets the passes for functions traced from now on, e.g.
+/// `tf::config::optimizer::set_experimental_options({.constant_folding = false})`.
+inline void set_experimental_options(const Options& options) {
+  auto& s = detail::graph_optimizer_state();
+  std::lock_guard lock(s.mutex);
+  s.options = options;
+}
+
+/// The passes in force.
+inline Options get_experimental_options() { return detail::graph_optimizer_options(); }
+
+}  // namespace config::optimizer
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_OPTIMIZER_HPP
+// ---- end <tapeflow/config/optimizer.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_HPP
 // ---- end <tapeflow/config.hpp>
 // ---- begin <tapeflow/data.hpp>
@@ -35232,16 +35318,32 @@ TAPEFLOW_END_NAMESPACE
 // ConcreteFunction: one traced graph of a tf::function, its executor and its text form
 // (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+// ---- begin <tapeflow/function/detail/executor.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// The executor of one traced graph: nodes in program order (keeping prints and assignments
+// ordered), each value released after its last use, and chains of elementwise nodes fused
+// (Note [Fusion]). A ConcreteFunction holds one for the graph as traced and one for the
+// optimized graph (Note [Graph passes] in graph_passes.hpp).
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
-#include <string>
 #include <unordered_set>
 #include <utility>
-#include <variant>
 #include <vector>
 
 // ---- begin <tapeflow/function/detail/observer.hpp>
@@ -35268,6 +35370,8 @@ class ConcreteFunction;
 
 namespace detail::trace {
 
+class Graph;  // core/detail/trace_graph.hpp
+
 /// Receives tracing and execution reports; implementations must be thread-safe.
 class Observer {
  public:
@@ -35277,10 +35381,11 @@ class Observer {
   virtual ~Observer() = default;
   /// A tf::function traced a new graph.
   virtual void traced(const ConcreteFunction& fn) = 0;
-  /// The executor ran nodes [begin, end) of `fn` (one node, or a fused chain) from `start_ns`
-  /// to `end_ns` (steady clock, see now_ns()).
-  virtual void ran(const ConcreteFunction& fn, std::size_t begin, std::size_t end,
-                   std::int64_t start_ns, std::int64_t end_ns) = 0;
+  /// The executor ran nodes [begin, end) of `graph` (one node, or a fused chain), the graph of
+  /// `fn` that runs (its traced or optimized graph), from `start_ns` to `end_ns` (steady clock,
+  /// see now_ns()).
+  virtual void ran(const ConcreteFunction& fn, const Graph& graph, std::size_t begin,
+                   std::size_t end, std::int64_t start_ns, std::int64_t end_ns) = 0;
   /// One whole call of `fn` ran from `start_ns` to `end_ns`.
   virtual void called(const ConcreteFunction& fn, std::int64_t start_ns, std::int64_t end_ns) = 0;
 };
@@ -35305,86 +35410,7 @@ TAPEFLOW_END_NAMESPACE
 // ---- end <tapeflow/function/detail/observer.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
-
 namespace detail {
-/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
-inline std::string element_text(const AnyTensor& t, std::int64_t i) {
-  const void* data = t.raw_data();
-  switch (t.dtype()) {
-    case DType::int32:
-      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
-    case DType::int64:
-      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
-    case DType::uint8:
-      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
-    case DType::bool_:
-      return static_cast<const bool*>(data)[i] ? "true" : "false";
-    case DType::float32:
-      return AttrValue(static_cast<const float*>(data)[i]).to_string();
-    case DType::float64:
-      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
-    case DType::string:
-      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
-    default:
-      return "?";
-  }
-}
-
-/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
-inline std::string const_input_text(const AnyTensor& t) {
-  if (!t.has_value()) {
-    return "?";
-  }
-  const Shape& shape = t.shape();
-  std::int64_t next = 0;
-  auto emit = [&](auto& self, std::size_t axis) -> std::string {
-    if (axis == shape.rank()) {
-      return element_text(t, next++);
-    }
-    std::string out = "[";
-    for (std::int64_t i = 0; i < shape[axis]; ++i) {
-      out += (i > 0 ? ", " : "") + self(self, axis + 1);
-    }
-    return out + "]";
-  };
-  return emit(emit, 0);
-}
-
-/// One node as ConcreteFunction::to_string and autograph::to_code show it:
-/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
-/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
-/// those functions' bodies instead).
-template <class InputName>
-std::string node_text(const trace::GraphNode& node, InputName&& input_name,
-                      bool function_attrs = true) {
-  std::string out = node.name + " = " + node.op;
-  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
-  // attributes here. Type attributes are left out: the output's dtype shows them.
-  std::string params;
-  for (const auto& attr : node.attrs) {
-    const auto& v = attr.second.value();
-    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
-        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
-      continue;
-    }
-    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
-  }
-  for (const auto& input : node.const_inputs) {
-    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
-  }
-  if (!params.empty()) {
-    out += "[" + params + "]";
-  }
-  out += "(";
-  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
-  }
-  out += ")";
-  if (node.output >= 0) {
-    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
-  }
-  return out;
-}
 
 template <class T, std::size_t... R>
 AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
@@ -35406,16 +35432,12 @@ inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
   }
   return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
 }
-}  // namespace detail
 
-/// A traced graph and how to run it. Nodes run in program order (keeping prints and
-/// assignments ordered); each value is released after its last use.
-class ConcreteFunction {
+/// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
+class Executor {
  public:
-  /// Takes a finished trace and plans its execution (fusion groups, when each value is
-  /// released); `name` is the tf::function's (FunctionOptions::name). Built by Function.
-  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
-      : graph_(std::move(graph)), name_(std::move(name)) {
+  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
+  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
     // Last node reading each slot; outputs and constants are never released.
     last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
     for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
@@ -35432,7 +35454,9 @@ class ConcreteFunction {
     for (auto slot : graph_->output_slots) {
       is_output_.insert(slot);
     }
-    find_fusion_groups();
+    if (fuse) {
+      find_fusion_groups();
+    }
     releases_.resize(graph_->nodes.size());
     for (std::size_t s = 0; s < last_use_.size(); ++s) {
       if (last_use_[s] >= 0) {
@@ -35441,14 +35465,14 @@ class ConcreteFunction {
     }
   }
 
-  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
-  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
-    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
-    if (args.size() != graph_->arg_slots.size()) {
-      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
-                             std::to_string(graph_->arg_slots.size()) + " tensor arguments, got " +
-                             std::to_string(args.size()));
-    }
+  /// The graph it runs.
+  [[nodiscard]] const trace::Graph& graph() const noexcept { return *graph_; }
+
+  /// Runs the graph on `args` (one per argument slot, checked by the caller) and returns its
+  /// outputs; `fuse` false runs every node on its own (an outside GradientTape records them);
+  /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
+  std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
+                             bool fuse, trace::Observer* observer) const {
     std::vector<AnyTensor> values(static_cast<std::size_t>(graph_->num_slots));
     for (const auto& [slot, value] : graph_->constants) {
       values[static_cast<std::size_t>(slot)] = value;
@@ -35457,13 +35481,6 @@ class ConcreteFunction {
       values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
     }
     std::vector<AnyTensor> inputs;
-    // Fused chains bypass detail::execute, so an outside GradientTape would not see them:
-    // while one records, every node runs on its own.
-    const bool fuse = detail::tape::active().empty();
-    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
-    detail::trace::Observer* const observer =
-        detail::trace::observer().load(std::memory_order_acquire);
-    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
     std::size_t next_group = 0;
     for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
       while (next_group < groups_.size() && groups_[next_group].begin < n) {
@@ -35471,10 +35488,10 @@ class ConcreteFunction {
       }
       if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
         const auto& group = groups_[next_group];
-        const std::int64_t start = observer != nullptr ? detail::trace::now_ns() : 0;
+        const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
         run_group(group, values);
         if (observer != nullptr) {
-          observer->ran(*this, group.begin, group.end, start, detail::trace::now_ns());
+          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
         }
         for (std::size_t k = group.begin; k < group.end; ++k) {
           for (auto slot : releases_[k]) {
@@ -35489,10 +35506,10 @@ class ConcreteFunction {
       for (auto slot : node.inputs) {
         inputs.push_back(values[static_cast<std::size_t>(slot)]);
       }
-      const std::int64_t start = observer != nullptr ? detail::trace::now_ns() : 0;
+      const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
       AnyTensor out = node.run(inputs);
       if (observer != nullptr) {
-        observer->ran(*this, n, n + 1, start, detail::trace::now_ns());
+        observer->ran(owner, *graph_, n, n + 1, start, trace::now_ns());
       }
       if (node.output >= 0) {
         values[static_cast<std::size_t>(node.output)] = std::move(out);
@@ -35506,14 +35523,9 @@ class ConcreteFunction {
     for (auto slot : graph_->output_slots) {
       outputs.push_back(values[static_cast<std::size_t>(slot)]);
     }
-    if (observer != nullptr) {
-      observer->called(*this, call_start, detail::trace::now_ns());
-    }
     return outputs;
   }
 
-  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
     std::vector<std::size_t> sizes;
@@ -35521,44 +35533,6 @@ class ConcreteFunction {
       sizes.push_back(g.end - g.begin);
     }
     return sizes;
-  }
-  /// The graph's nodes, in program (execution) order.
-  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
-    return graph_->nodes;
-  }
-  /// The traced graph itself (slots, arguments, constants, outputs).
-  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *graph_; }
-
-  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape".
-  [[nodiscard]] std::string to_string() const {
-    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
-    }
-    std::string out = "function " + name_ + "(";
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
-             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
-    }
-    out += ")\n";
-    for (const auto& node : graph_->nodes) {
-      if (node.output >= 0) {
-        slot_names[static_cast<std::size_t>(node.output)] = node.name;
-      }
-      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
-               return slot_names[static_cast<std::size_t>(slot)];
-             });
-      out += "\n";
-    }
-    out += "  return (";
-    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
-      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
-    }
-    out += ")\n";
-    return out;
   }
 
  private:
@@ -35733,7 +35707,7 @@ class ConcreteFunction {
       if (group.materialize[k]) {
         const auto& node = nodes[group.begin + k];
         AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
-        slot = detail::allocate_any(group.dtype, node.shape);
+        slot = allocate_any(group.dtype, node.shape);
         out_data[k] = static_cast<T*>(slot.mutable_raw_data());
       }
     }
@@ -35799,12 +35773,702 @@ class ConcreteFunction {
     }
   }
 
-  std::unique_ptr<detail::trace::Graph> graph_;
+  const trace::Graph* graph_;
   std::vector<FusionGroup> groups_;
   std::unordered_set<std::int32_t> is_output_;
-  std::string name_;
   std::vector<std::int32_t> last_use_;
   std::vector<std::vector<std::int32_t>> releases_;
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+// ---- end <tapeflow/function/detail/executor.hpp>
+// ---- begin <tapeflow/function/detail/graph_passes.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// Passes over a traced graph, run once per ConcreteFunction on a copy of the graph as traced.
+//
+// Note [Graph passes]. The passes know ops only through what every node carries (Note [One
+// definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
+// They change which nodes run and which slot a node reads; they never renumber slots or change
+// a node's kernel, so every value still comes from the op's one definition, and results are
+// bitwise those of the graph as traced.
+// - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
+//   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
+//   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
+//   may share state with their neighbours) stay as traced, in order.
+// - *Pinned* slots keep their value: the graph's outputs (a caller must not receive an alias of
+//   an argument or a constant it might change) and the enclosing-graph slots that sub-graphs of
+//   control-flow nodes captured by number (to_code names their arguments through them).
+// - Pruning (off with `disable_model_pruning`): pure nodes whose value reaches no output and no
+//   kept node are dropped (a backward sweep).
+// - Constant folding (`constant_folding`): a pure node whose inputs are all constants runs at
+//   trace time and its value becomes a constant of the graph (values up to 10 MiB, as
+//   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
+//   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
+// - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
+//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead.
+// - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
+//   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
+//   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
+//   that undoes it: the node reads through to x, when its dtype and shape are x's.
+// - Identity removal (`dependency_optimization`).
+// A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
+// its gradients see every op, captured constants included.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
+struct GraphOptimizationReport {
+  std::int64_t pruned = 0;                 ///< nodes no output needed
+  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
+  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
+  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
+  std::int64_t identities_removed = 0;     ///< Identity nodes read through
+  /// Whether any pass changed the graph.
+  [[nodiscard]] bool changed() const noexcept {
+    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
+  }
+};
+
+namespace detail {
+namespace passes {
+
+inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
+
+inline bool is_pure(const trace::GraphNode& node) {
+  return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
+         node.output_arg != no_output_arg;
+}
+
+// Equal dtype, shape and elements (bitwise: -0 and +0 differ, a NaN equals itself).
+inline bool same_value(const AnyTensor& a, const AnyTensor& b) {
+  if (a.dtype() != b.dtype() || !(a.shape() == b.shape()) || !a.has_value() || !b.has_value()) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(a.num_elements());
+  if (a.dtype() == DType::string) {
+    const auto* x = static_cast<const std::string*>(a.raw_data());
+    const auto* y = static_cast<const std::string*>(b.raw_data());
+    return std::equal(x, x + n, y);
+  }
+  return std::memcmp(a.raw_data(), b.raw_data(), n * dtype_size(a.dtype())) == 0;
+}
+
+// Whether every element of `t` is `value`; for floating point also of `value`'s sign.
+inline bool all_equal(const AnyTensor& t, double value) {
+  if (!t.has_value()) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  const auto check = [&]<class T>(const void* data) {
+    const auto* x = static_cast<const T*>(data);
+    return std::all_of(x, x + n, [&](T v) {
+      if constexpr (std::is_floating_point_v<T>) {
+        return v == static_cast<T>(value) && std::signbit(v) == std::signbit(value);
+      } else {
+        return v == static_cast<T>(value);
+      }
+    });
+  };
+  switch (t.dtype()) {
+    case DType::float32:
+      return check.template operator()<float>(t.raw_data());
+    case DType::float64:
+      return check.template operator()<double>(t.raw_data());
+    case DType::int32:
+      return check.template operator()<std::int32_t>(t.raw_data());
+    case DType::int64:
+      return check.template operator()<std::int64_t>(t.raw_data());
+    default:
+      return false;
+  }
+}
+
+inline bool is_integer(DType d) { return d == DType::int32 || d == DType::int64; }
+
+// A permutation held as a constant input ("perm"), or empty.
+inline std::vector<std::int64_t> permutation(const trace::GraphNode& node) {
+  for (const auto& [name, value] : node.const_inputs) {
+    if (name != "perm" || !value.has_value()) {
+      continue;
+    }
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(value.num_elements()));
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+      perm[i] =
+          value.dtype() == DType::int32   ? static_cast<const std::int32_t*>(value.raw_data())[i]
+          : value.dtype() == DType::int64 ? static_cast<const std::int64_t*>(value.raw_data())[i]
+                                          : -1;
+    }
+    return perm;
+  }
+  return {};
+}
+
+class Optimizer {
+ public:
+  Optimizer(trace::Graph& graph, const config::optimizer::Options& options,
+            std::vector<std::int32_t> captured)
+      : g_(graph), options_(options), captured_(std::move(captured)) {}
+
+  GraphOptimizationReport run() {
+    if (options_.disable_meta_optimizer) {
+      return report_;
+    }
+    index_slots();
+    // Each pass can expose work for the others (a folded constant makes x * 1 visible, a
+    // simplification makes two nodes equal); a few rounds reach the fixed point.
+    for (int round = 0; round < 4; ++round) {
+      const GraphOptimizationReport before = report_;
+      if (options_.constant_folding) {
+        fold_constants();
+      }
+      if (options_.arithmetic_optimization) {
+        simplify();
+        eliminate_common_subexpressions();
+      }
+      if (options_.dependency_optimization) {
+        remove_identities();
+      }
+      if (!options_.disable_model_pruning) {
+        prune();
+      }
+      if (!changed_since(before)) {
+        break;
+      }
+    }
+    return report_;
+  }
+
+ private:
+  struct SlotInfo {
+    DType dtype = DType::invalid;
+    Shape shape;
+    const AnyTensor* constant = nullptr;
+    std::int64_t producer = -1;  // node index, -1: argument or constant
+  };
+
+  [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
+    return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
+           report_.common_subexpressions != r.common_subexpressions ||
+           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
+  }
+
+  void index_slots() {
+    slots_.assign(static_cast<std::size_t>(g_.num_slots), {});
+    pinned_.assign(static_cast<std::size_t>(g_.num_slots), false);
+    for (std::size_t i = 0; i < g_.arg_slots.size(); ++i) {
+      auto& s = slots_[static_cast<std::size_t>(g_.arg_slots[i])];
+      s.dtype = g_.arg_dtypes()[i];
+      s.shape = g_.arg_shapes()[i];
+    }
+    for (const auto& [slot, value] : g_.constants) {
+      auto& s = slots_[static_cast<std::size_t>(slot)];
+      s.dtype = value.dtype();
+      s.shape = value.shape();
+      s.constant = &value;
+    }
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (node.output >= 0) {
+        auto& s = slots_[static_cast<std::size_t>(node.output)];
+        s.dtype = node.dtype;
+        s.shape = node.shape;
+        s.producer = static_cast<std::int64_t>(n);
+      }
+    }
+    for (auto slot : captured_) {
+      pinned_[static_cast<std::size_t>(slot)] = true;
+    }
+    for (auto slot : g_.output_slots) {
+      pinned_[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+
+  SlotInfo& slot(std::int32_t s) { return slots_[static_cast<std::size_t>(s)]; }
+
+  // Every later read of node n's value reads `to` instead (n then dies, unless pinned).
+  bool read_through(std::size_t n, std::int32_t to) {
+    const std::int32_t from = g_.nodes[n].output;
+    if (pinned_[static_cast<std::size_t>(from)] || from == to) {
+      return false;
+    }
+    for (std::size_t k = n + 1; k < g_.nodes.size(); ++k) {
+      for (auto& in : g_.nodes[k].inputs) {
+        in = in == from ? to : in;
+      }
+    }
+    dead_.push_back(n);
+    return true;
+  }
+
+  // Whether node n may read through to slot `to`: the same dtype and shape as its value.
+  bool same_type(std::size_t n, std::int32_t to) {
+    const auto& node = g_.nodes[n];
+    return slot(to).dtype == node.dtype && slot(to).shape == node.shape;
+  }
+
+  void fold_constants() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      auto& node = g_.nodes[n];
+      if (!is_pure(node) || node.dtype == DType::string || folded_[n] ||
+          node.shape.num_elements() * static_cast<std::int64_t>(dtype_size(node.dtype)) >
+              max_folded_bytes) {
+        continue;
+      }
+      std::vector<AnyTensor> inputs;
+      bool constant = true;
+      for (auto in : node.inputs) {
+        const AnyTensor* value = slot(in).constant;
+        constant = constant && value != nullptr;
+        if (value != nullptr) {
+          inputs.push_back(*value);
+        }
+      }
+      if (!constant) {
+        continue;
+      }
+      AnyTensor value;
+      try {
+        trace::Suspend eager;
+        value = node.run(inputs);
+      } catch (...) {
+        continue;  // it fails the same way when the graph runs, where the error belongs
+      }
+      if (!value.has_value() || value.dtype() != node.dtype || !(value.shape() == node.shape)) {
+        continue;
+      }
+      g_.constants.emplace_back(node.output, std::move(value));
+      reindex_constants();
+      folded_[n] = true;
+      dead_.push_back(n);
+      ++report_.constants_folded;
+    }
+    drop_dead();
+  }
+
+  void reindex_constants() {
+    for (const auto& [s, value] : g_.constants) {
+      slot(s).constant = &value;  // the vector may have moved its elements
+    }
+  }
+
+  void simplify() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (!is_pure(node) || is_dead(n)) {
+        continue;
+      }
+      const std::int32_t to = simplified_input(node);
+      if (to >= 0 && same_type(n, to) && read_through(n, to)) {
+        ++report_.simplified;
+      }
+    }
+    drop_dead();
+  }
+
+  // The slot node's value equals, or -1.
+  std::int32_t simplified_input(const trace::GraphNode& node) {
+    const auto& in = node.inputs;
+    const auto constant_is = [&](std::size_t i, double v) {
+      return in.size() == 2 && slot(in[i]).constant != nullptr &&
+             all_equal(*slot(in[i]).constant, v);
+    };
+    const bool integer = is_integer(node.dtype);
+    if (node.op == "Mul") {
+      return constant_is(1, 1.0) ? in[0] : constant_is(0, 1.0) ? in[1] : -1;
+    }
+    if (node.op == "RealDiv" || node.op == "Div") {
+      return constant_is(1, 1.0) ? in[0] : -1;
+    }
+    if (node.op == "Sub") {
+      return constant_is(1, 0.0) ? in[0] : -1;  // +0, or integer 0
+    }
+    if (node.op == "AddV2" || node.op == "Add") {
+      const double zero = integer ? 0.0 : -0.0;
+      return constant_is(1, zero) ? in[0] : constant_is(0, zero) ? in[1] : -1;
+    }
+    if ((node.op == "Cast" || node.op == "Reshape") && !in.empty()) {
+      return in[0];  // read through when dtype and shape agree (same_type)
+    }
+    if (node.op == "Transpose" && in.size() == 1) {
+      const auto perm = permutation(node);
+      if (perm.empty()) {
+        return -1;
+      }
+      bool identity = true;
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        identity = identity && perm[i] == static_cast<std::int64_t>(i);
+      }
+      if (identity) {
+        return in[0];
+      }
+      const std::int64_t p = slot(in[0]).producer;
+      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+        return -1;
+      }
+      const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
+      const auto inner_perm = permutation(inner);
+      if (inner.op != "Transpose" || !is_pure(inner) || inner.inputs.size() != 1 ||
+          inner_perm.size() != perm.size()) {
+        return -1;
+      }
+      // Output axis i is the inner output's axis perm[i], which is x's axis inner_perm[perm[i]].
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        const auto j = perm[i];
+        if (j < 0 || j >= static_cast<std::int64_t>(perm.size()) ||
+            inner_perm[static_cast<std::size_t>(j)] != static_cast<std::int64_t>(i)) {
+          return -1;
+        }
+      }
+      return inner.inputs[0];
+    }
+    return -1;
+  }
+
+  void eliminate_common_subexpressions() {
+    // Candidates share op and inputs; the full comparison runs only within those buckets.
+    std::unordered_map<std::string, std::vector<std::size_t>> seen;
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (!is_pure(node) || is_dead(n)) {
+        continue;
+      }
+      std::string key = node.op;
+      for (auto in : node.inputs) {
+        key += "," + std::to_string(in);
+      }
+      auto& bucket = seen[key];
+      bool merged = false;
+      for (std::size_t earlier : bucket) {
+        if (equal_nodes(g_.nodes[earlier], node) && read_through(n, g_.nodes[earlier].output)) {
+          ++report_.common_subexpressions;
+          merged = true;
+          break;
+        }
+      }
+      if (!merged) {
+        bucket.push_back(n);
+      }
+    }
+    drop_dead();
+  }
+
+  static bool equal_nodes(const trace::GraphNode& a, const trace::GraphNode& b) {
+    if (a.op != b.op || a.dtype != b.dtype || !(a.shape == b.shape) || a.inputs != b.inputs ||
+        a.attrs != b.attrs || a.type_attr_dtype != b.type_attr_dtype ||
+        a.const_inputs_at != b.const_inputs_at || a.resources != b.resources ||
+        a.const_inputs.size() != b.const_inputs.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < a.const_inputs.size(); ++i) {
+      if (a.const_inputs[i].first != b.const_inputs[i].first ||
+          !same_value(a.const_inputs[i].second, b.const_inputs[i].second)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void remove_identities() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (node.op == "Identity" && is_pure(node) && !is_dead(n) && node.inputs.size() == 1 &&
+          same_type(n, node.inputs[0]) && read_through(n, node.inputs[0])) {
+        ++report_.identities_removed;
+      }
+    }
+    drop_dead();
+  }
+
+  void prune() {
+    std::vector<bool> live(static_cast<std::size_t>(g_.num_slots), false);
+    for (std::size_t s = 0; s < live.size(); ++s) {
+      live[s] = pinned_[s];
+    }
+    for (std::size_t n = g_.nodes.size(); n-- > 0;) {
+      const auto& node = g_.nodes[n];
+      if (is_pure(node) && !live[static_cast<std::size_t>(node.output)]) {
+        dead_.push_back(n);
+        ++report_.pruned;
+        continue;
+      }
+      for (auto in : node.inputs) {
+        live[static_cast<std::size_t>(in)] = true;
+      }
+    }
+    drop_dead();
+  }
+
+  [[nodiscard]] bool is_dead(std::size_t n) const {
+    return std::find(dead_.begin(), dead_.end(), n) != dead_.end();
+  }
+
+  // Removes the nodes in dead_ (their slots are no longer read) and re-indexes.
+  void drop_dead() {
+    if (dead_.empty()) {
+      return;
+    }
+    std::vector<bool> remove(g_.nodes.size(), false);
+    for (auto n : dead_) {
+      remove[n] = true;
+    }
+    std::vector<trace::GraphNode> kept;
+    kept.reserve(g_.nodes.size() - dead_.size());
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      if (!remove[n]) {
+        kept.push_back(std::move(g_.nodes[n]));
+      }
+    }
+    g_.nodes = std::move(kept);
+    dead_.clear();
+    folded_.assign(g_.nodes.size(), false);
+    for (auto& s : slots_) {
+      s.producer = -1;
+    }
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      if (g_.nodes[n].output >= 0) {
+        slot(g_.nodes[n].output).producer = static_cast<std::int64_t>(n);
+      }
+    }
+  }
+
+  trace::Graph& g_;
+  config::optimizer::Options options_;
+  std::vector<std::int32_t> captured_;  // slots sub-graphs captured by number
+  GraphOptimizationReport report_;
+  std::vector<SlotInfo> slots_;
+  std::vector<bool> pinned_;
+  std::vector<std::size_t> dead_;
+  std::vector<bool> folded_ = std::vector<bool>(g_.nodes.size(), false);
+};
+
+}  // namespace passes
+
+/// Runs the passes `options` enables on `graph` (Note [Graph passes]); `captured`: the slots of
+/// `graph` that sub-graphs of its control-flow nodes captured. Returns what the passes did.
+inline GraphOptimizationReport optimize_graph(trace::Graph& graph,
+                                              const config::optimizer::Options& options,
+                                              std::vector<std::int32_t> captured) {
+  return passes::Optimizer(graph, options, std::move(captured)).run();
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+// ---- end <tapeflow/function/detail/graph_passes.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
+inline std::string element_text(const AnyTensor& t, std::int64_t i) {
+  const void* data = t.raw_data();
+  switch (t.dtype()) {
+    case DType::int32:
+      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
+    case DType::int64:
+      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
+    case DType::uint8:
+      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
+    case DType::bool_:
+      return static_cast<const bool*>(data)[i] ? "true" : "false";
+    case DType::float32:
+      return AttrValue(static_cast<const float*>(data)[i]).to_string();
+    case DType::float64:
+      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
+    case DType::string:
+      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
+    default:
+      return "?";
+  }
+}
+
+/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
+inline std::string const_input_text(const AnyTensor& t) {
+  if (!t.has_value()) {
+    return "?";
+  }
+  const Shape& shape = t.shape();
+  std::int64_t next = 0;
+  auto emit = [&](auto& self, std::size_t axis) -> std::string {
+    if (axis == shape.rank()) {
+      return element_text(t, next++);
+    }
+    std::string out = "[";
+    for (std::int64_t i = 0; i < shape[axis]; ++i) {
+      out += (i > 0 ? ", " : "") + self(self, axis + 1);
+    }
+    return out + "]";
+  };
+  return emit(emit, 0);
+}
+
+/// One node as ConcreteFunction::to_string and autograph::to_code show it:
+/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
+/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
+/// those functions' bodies instead).
+template <class InputName>
+std::string node_text(const trace::GraphNode& node, InputName&& input_name,
+                      bool function_attrs = true) {
+  std::string out = node.name + " = " + node.op;
+  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+  // attributes here. Type attributes are left out: the output's dtype shows them.
+  std::string params;
+  for (const auto& attr : node.attrs) {
+    const auto& v = attr.second.value();
+    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
+        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
+      continue;
+    }
+    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
+  }
+  for (const auto& input : node.const_inputs) {
+    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
+  }
+  if (!params.empty()) {
+    out += "[" + params + "]";
+  }
+  out += "(";
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
+  }
+  out += ")";
+  if (node.output >= 0) {
+    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// A traced graph and how to run it. Nodes run in program order (keeping prints and
+/// assignments ordered); each value is released after its last use. The graph passes
+/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
+/// a GradientTape records the call, which then sees every op of the graph as traced.
+class ConcreteFunction {
+ public:
+  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
+  /// and plans the execution of both (fusion groups, when each value is released); `name` is
+  /// the tf::function's (FunctionOptions::name). Built by Function.
+  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
+      : traced_(std::move(graph)), name_(std::move(name)) {
+    const auto options = detail::graph_optimizer_options();
+    const bool fuse = options.remapping && !options.disable_meta_optimizer;
+    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
+    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
+    for (const auto& node : traced_->nodes) {
+      for (const auto& f : node.functions) {
+        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
+      }
+    }
+    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
+    if (report_.changed()) {
+      optimized_ = std::move(optimized);
+      optimized_executor_.emplace(*optimized_, fuse);
+    }
+    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
+  }
+
+  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
+  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
+    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
+    if (args.size() != traced_->arg_slots.size()) {
+      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
+                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
+                             std::to_string(args.size()));
+    }
+    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
+    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
+    const bool taped = !detail::tape::active().empty();
+    const detail::Executor& executor =
+        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
+    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
+    detail::trace::Observer* const observer =
+        detail::trace::observer().load(std::memory_order_acquire);
+    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
+    auto outputs = executor.run(*this, args, !taped, observer);
+    if (observer != nullptr) {
+      observer->called(*this, call_start, detail::trace::now_ns());
+    }
+    return outputs;
+  }
+
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
+  }
+  /// The graph's nodes as traced, in program (execution) order.
+  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
+    return traced_->nodes;
+  }
+  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
+  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
+  /// The graph that runs: the traced graph after the passes (the same graph when they changed
+  /// nothing). Slots keep their numbers; folded values join `constants`.
+  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
+    return optimized_ ? *optimized_ : *traced_;
+  }
+  /// What the passes did to this function's graph.
+  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
+    return report_;
+  }
+
+  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
+  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
+  [[nodiscard]] std::string to_string(bool optimized = false) const {
+    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
+    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
+    }
+    std::string out = "function " + name_ + "(";
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
+             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
+    }
+    out += ")\n";
+    for (const auto& node : graph_->nodes) {
+      if (node.output >= 0) {
+        slot_names[static_cast<std::size_t>(node.output)] = node.name;
+      }
+      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
+               return slot_names[static_cast<std::size_t>(slot)];
+             });
+      out += "\n";
+    }
+    out += "  return (";
+    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
+      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
+    }
+    out += ")\n";
+    return out;
+  }
+
+ private:
+  std::unique_ptr<detail::trace::Graph> traced_;
+  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
+  std::string name_;
+  GraphOptimizationReport report_;
+  std::optional<detail::Executor> traced_executor_;
+  std::optional<detail::Executor> optimized_executor_;
 };
 
 TAPEFLOW_END_NAMESPACE
@@ -39295,12 +39959,12 @@ class TraceRecorder final : public tapeflow::detail::trace::Observer {
       graphs_.push_back(std::move(def));
     }
   }
-  void ran(const ConcreteFunction& fn, std::size_t begin, std::size_t end, std::int64_t start_ns,
-           std::int64_t end_ns) override {
+  void ran(const ConcreteFunction&, const tapeflow::detail::trace::Graph& graph, std::size_t begin,
+           std::size_t end, std::int64_t start_ns, std::int64_t end_ns) override {
     if (!recording_profile()) {
       return;
     }
-    const auto& nodes = fn.nodes();
+    const auto& nodes = graph.nodes;
     ProfileEvent e;
     e.name = nodes[begin].name;
     e.op = nodes[begin].op;

@@ -93,12 +93,12 @@ class TraceRecorder final : public tapeflow::detail::trace::Observer {
       graphs_.push_back(std::move(def));
     }
   }
-  void ran(const ConcreteFunction& fn, std::size_t begin, std::size_t end, std::int64_t start_ns,
-           std::int64_t end_ns) override {
+  void ran(const ConcreteFunction&, const tapeflow::detail::trace::Graph& graph, std::size_t begin,
+           std::size_t end, std::int64_t start_ns, std::int64_t end_ns) override {
     if (!recording_profile()) {
       return;
     }
-    const auto& nodes = fn.nodes();
+    const auto& nodes = graph.nodes;
     ProfileEvent e;
     e.name = nodes[begin].name;
     e.op = nodes[begin].op;

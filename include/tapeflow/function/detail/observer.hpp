@@ -21,6 +21,8 @@ class ConcreteFunction;
 
 namespace detail::trace {
 
+class Graph;  // core/detail/trace_graph.hpp
+
 /// Receives tracing and execution reports; implementations must be thread-safe.
 class Observer {
  public:
@@ -30,10 +32,11 @@ class Observer {
   virtual ~Observer() = default;
   /// A tf::function traced a new graph.
   virtual void traced(const ConcreteFunction& fn) = 0;
-  /// The executor ran nodes [begin, end) of `fn` (one node, or a fused chain) from `start_ns`
-  /// to `end_ns` (steady clock, see now_ns()).
-  virtual void ran(const ConcreteFunction& fn, std::size_t begin, std::size_t end,
-                   std::int64_t start_ns, std::int64_t end_ns) = 0;
+  /// The executor ran nodes [begin, end) of `graph` (one node, or a fused chain), the graph of
+  /// `fn` that runs (its traced or optimized graph), from `start_ns` to `end_ns` (steady clock,
+  /// see now_ns()).
+  virtual void ran(const ConcreteFunction& fn, const Graph& graph, std::size_t begin,
+                   std::size_t end, std::int64_t start_ns, std::int64_t end_ns) = 0;
   /// One whole call of `fn` ran from `start_ns` to `end_ns`.
   virtual void called(const ConcreteFunction& fn, std::int64_t start_ns, std::int64_t end_ns) = 0;
 };

@@ -1,0 +1,396 @@
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// The executor of one traced graph: nodes in program order (keeping prints and assignments
+// ordered), each value released after its last use, and chains of elementwise nodes fused
+// (Note [Fusion]). A ConcreteFunction holds one for the graph as traced and one for the
+// optimized graph (Note [Graph passes] in graph_passes.hpp).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/backend/cpu/thread_pool.hpp>
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/detail/observer.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T, std::size_t... R>
+AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
+  AnyTensor out;
+  auto make = [&]<std::size_t Rank>() {
+    std::array<std::int64_t, Rank> dims{};
+    for (std::size_t i = 0; i < Rank; ++i) {
+      dims[i] = shape[i];
+    }
+    out = Tensor<T, Rank>::uninitialized(dims);
+  };
+  ((shape.rank() == R ? make.template operator()<R>() : void()), ...);
+  return out;
+}
+/// A new uninitialised float tensor of run-time dtype and shape (executor outputs).
+inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
+  if (dtype == DType::float64) {
+    return allocate_any_typed<double>(shape, std::make_index_sequence<max_rank + 1>{});
+  }
+  return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
+}
+
+/// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
+class Executor {
+ public:
+  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
+  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
+    // Last node reading each slot; outputs and constants are never released.
+    last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
+    for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
+      for (auto slot : graph_->nodes[i].inputs) {
+        last_use_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
+      }
+    }
+    for (auto slot : graph_->output_slots) {
+      last_use_[static_cast<std::size_t>(slot)] = -1;
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      last_use_[static_cast<std::size_t>(slot)] = -1;
+    }
+    for (auto slot : graph_->output_slots) {
+      is_output_.insert(slot);
+    }
+    if (fuse) {
+      find_fusion_groups();
+    }
+    releases_.resize(graph_->nodes.size());
+    for (std::size_t s = 0; s < last_use_.size(); ++s) {
+      if (last_use_[s] >= 0) {
+        releases_[static_cast<std::size_t>(last_use_[s])].push_back(static_cast<std::int32_t>(s));
+      }
+    }
+  }
+
+  /// The graph it runs.
+  [[nodiscard]] const trace::Graph& graph() const noexcept { return *graph_; }
+
+  /// Runs the graph on `args` (one per argument slot, checked by the caller) and returns its
+  /// outputs; `fuse` false runs every node on its own (an outside GradientTape records them);
+  /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
+  std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
+                             bool fuse, trace::Observer* observer) const {
+    std::vector<AnyTensor> values(static_cast<std::size_t>(graph_->num_slots));
+    for (const auto& [slot, value] : graph_->constants) {
+      values[static_cast<std::size_t>(slot)] = value;
+    }
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
+    }
+    std::vector<AnyTensor> inputs;
+    std::size_t next_group = 0;
+    for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
+      while (next_group < groups_.size() && groups_[next_group].begin < n) {
+        ++next_group;
+      }
+      if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
+        const auto& group = groups_[next_group];
+        const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
+        run_group(group, values);
+        if (observer != nullptr) {
+          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
+        }
+        for (std::size_t k = group.begin; k < group.end; ++k) {
+          for (auto slot : releases_[k]) {
+            values[static_cast<std::size_t>(slot)] = AnyTensor{};
+          }
+        }
+        n = group.end - 1;
+        continue;
+      }
+      const auto& node = graph_->nodes[n];
+      inputs.clear();
+      for (auto slot : node.inputs) {
+        inputs.push_back(values[static_cast<std::size_t>(slot)]);
+      }
+      const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
+      AnyTensor out = node.run(inputs);
+      if (observer != nullptr) {
+        observer->ran(owner, *graph_, n, n + 1, start, trace::now_ns());
+      }
+      if (node.output >= 0) {
+        values[static_cast<std::size_t>(node.output)] = std::move(out);
+      }
+      for (auto slot : releases_[n]) {
+        values[static_cast<std::size_t>(slot)] = AnyTensor{};
+      }
+    }
+    std::vector<AnyTensor> outputs;
+    outputs.reserve(graph_->output_slots.size());
+    for (auto slot : graph_->output_slots) {
+      outputs.push_back(values[static_cast<std::size_t>(slot)]);
+    }
+    return outputs;
+  }
+
+  /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
+    std::vector<std::size_t> sizes;
+    for (const auto& g : groups_) {
+      sizes.push_back(g.end - g.begin);
+    }
+    return sizes;
+  }
+
+ private:
+  // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
+  // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
+  // one pass over memory (and one allocation) per op. Intermediate values used only inside
+  // the chain are never materialised.
+  // Where one node input of a fused group comes from, decided once when the graph is built.
+  enum class OperandKind : std::uint8_t {
+    local,     // an earlier node of the group: its row of the per-thread scratch
+    constant,  // a single-value graph constant: `splat` holds it broadcast to one chunk
+    scalar,    // a single value known only at run time (an argument): broadcast per run
+    vector,    // a full-length value: read in place
+  };
+  struct Operand {
+    OperandKind kind = OperandKind::vector;
+    std::int32_t index = 0;  // local: node in group; constant: offset into splat; else the slot
+  };
+  struct FusionGroup {
+    std::size_t begin = 0;
+    std::size_t end = 0;  // exclusive
+    std::int64_t elements = 0;
+    DType dtype = DType::invalid;
+    std::vector<bool> materialize;  // per node of the group
+    std::vector<Operand> operands;  // per node input, in order
+    std::vector<double> splat;      // constant operands, broadcast to fused_chunk elements
+    std::int32_t num_scalars = 0;   // run-time single-value operands
+    std::vector<std::size_t> inputs_per_node;
+    std::vector<std::int32_t> row;  // per node: its scratch row, -1 when materialised
+    std::int32_t num_rows = 0;      // rows are reused once their value is dead
+  };
+  static constexpr std::int64_t fused_chunk = 256;  // 1-2 KiB per row: a chain stays in L1
+
+  void find_fusion_groups() {
+    const auto& nodes = graph_->nodes;
+    std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
+    std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
+          graph_->arg_shapes()[i].num_elements();
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      elements[static_cast<std::size_t>(slot)] = value.num_elements();
+      constant[static_cast<std::size_t>(slot)] = &value;
+    }
+    for (const auto& node : nodes) {
+      if (node.output >= 0) {
+        elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
+      }
+    }
+    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype) {
+      const auto& node = nodes[k];
+      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
+          node.shape.num_elements() != n || n <= 1) {
+        return false;
+      }
+      for (auto slot : node.inputs) {
+        const std::int64_t e = elements[static_cast<std::size_t>(slot)];
+        if (e != n && e != 1) {
+          return false;
+        }
+      }
+      return true;
+    };
+    std::size_t i = 0;
+    while (i < nodes.size()) {
+      const std::int64_t n = nodes[i].shape.num_elements();
+      if (!fusible(i, n, nodes[i].dtype)) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1;
+      while (j < nodes.size() && fusible(j, n, nodes[i].dtype)) {
+        ++j;
+      }
+      if (j - i >= 2) {
+        FusionGroup group;
+        group.begin = i;
+        group.end = j;
+        group.elements = n;
+        group.dtype = nodes[i].dtype;
+        const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
+        for (std::size_t k = i; k < j; ++k) {
+          const auto slot = nodes[k].output;
+          const auto last = last_use_[static_cast<std::size_t>(slot)];
+          group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
+                                      static_cast<std::size_t>(last) >= j);
+          group.inputs_per_node.push_back(nodes[k].inputs.size());
+          for (auto in : nodes[k].inputs) {
+            Operand operand{OperandKind::vector, in};
+            for (std::size_t p = i; p < k; ++p) {
+              if (nodes[p].output == in) {
+                operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
+              }
+            }
+            const AnyTensor* value = constant[static_cast<std::size_t>(in)];
+            if (operand.kind == OperandKind::vector &&
+                elements[static_cast<std::size_t>(in)] == 1) {
+              if (value != nullptr) {
+                // Stored as raw bytes of the group's dtype in a double array (aligned for both).
+                const std::size_t offset = group.splat.size();
+                group.splat.resize(offset + fused_chunk * width / sizeof(double));
+                auto* bytes = reinterpret_cast<std::byte*>(group.splat.data() + offset);
+                for (std::int64_t e = 0; e < fused_chunk; ++e) {
+                  std::memcpy(bytes + e * static_cast<std::int64_t>(width), value->raw_data(),
+                              width);
+                }
+                operand = {OperandKind::constant, static_cast<std::int32_t>(offset)};
+              } else {
+                operand.kind = OperandKind::scalar;
+                ++group.num_scalars;
+              }
+            }
+            group.operands.push_back(operand);
+          }
+        }
+        assign_rows(group);
+        groups_.push_back(std::move(group));
+      }
+      i = j;
+    }
+  }
+
+  // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
+  // so its working set stays a few KiB in L1 however long the chain is.
+  static void assign_rows(FusionGroup& group) {
+    const std::size_t count = group.end - group.begin;
+    std::vector<std::size_t> last_read(count, 0);
+    std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
+    std::size_t q = 0;  // operands are stored per node, in input order
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::local) {
+          const auto p = static_cast<std::size_t>(group.operands[q].index);
+          reads[k].push_back(p);
+          last_read[p] = k;
+        }
+      }
+    }
+    std::vector<std::int32_t> free_rows;
+    group.row.assign(count, -1);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!group.materialize[k]) {
+        if (free_rows.empty()) {
+          free_rows.push_back(group.num_rows++);
+        }
+        group.row[k] = free_rows.back();
+        free_rows.pop_back();
+      }
+      // Freed after the output row is taken, so a kernel never writes the row it reads.
+      for (std::size_t p : reads[k]) {
+        if (last_read[p] == k && group.row[p] >= 0 &&
+            std::find(free_rows.begin(), free_rows.end(), group.row[p]) == free_rows.end()) {
+          free_rows.push_back(group.row[p]);
+        }
+      }
+    }
+  }
+
+  template <class T>
+  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+    const auto& nodes = graph_->nodes;
+    const std::size_t count = group.end - group.begin;
+    // Per-thread buffers reused across runs: no allocation per call.
+    thread_local std::vector<T*> out_data;
+    thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
+    thread_local std::vector<T> scalars;        // run-time single values, one chunk each
+    out_data.assign(count, nullptr);
+    source.assign(group.operands.size(), nullptr);
+    scalars.resize(static_cast<std::size_t>(group.num_scalars * fused_chunk));
+    for (std::size_t k = 0; k < count; ++k) {
+      if (group.materialize[k]) {
+        const auto& node = nodes[group.begin + k];
+        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
+        slot = allocate_any(group.dtype, node.shape);
+        out_data[k] = static_cast<T*>(slot.mutable_raw_data());
+      }
+    }
+    std::size_t next_scalar = 0;
+    for (std::size_t q = 0; q < group.operands.size(); ++q) {
+      const Operand& operand = group.operands[q];
+      if (operand.kind == OperandKind::vector) {
+        source[q] =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+      } else if (operand.kind == OperandKind::constant) {
+        source[q] = reinterpret_cast<const T*>(group.splat.data() + operand.index);
+      } else if (operand.kind == OperandKind::scalar) {
+        T* splat = scalars.data() + next_scalar++ * fused_chunk;
+        std::fill_n(
+            splat, fused_chunk,
+            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
+        source[q] = splat;
+      }
+    }
+    const std::int64_t chunks = (group.elements + fused_chunk - 1) / fused_chunk;
+    const T* const* sources = source.data();
+    T* const* outs = out_data.data();
+    backend::cpu::parallel_for(chunks, 32, [&](std::int64_t cb, std::int64_t ce) {
+      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
+      const auto rows = static_cast<std::size_t>(group.num_rows);
+      if (scratch.size() < rows * static_cast<std::size_t>(fused_chunk)) {
+        scratch.resize(rows * static_cast<std::size_t>(fused_chunk));
+      }
+      auto row_of = [&](std::size_t k) {
+        return scratch.data() + static_cast<std::size_t>(group.row[k]) * fused_chunk;
+      };
+      for (std::int64_t c = cb; c < ce; ++c) {
+        const std::int64_t start = c * fused_chunk;
+        const std::int64_t len = std::min(fused_chunk, group.elements - start);
+        std::size_t q = 0;
+        for (std::size_t k = 0; k < count; ++k) {
+          const auto& node = nodes[group.begin + k];
+          const void* operand[2] = {nullptr, nullptr};
+          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
+            const Operand& from = group.operands[q];
+            if (from.kind == OperandKind::local) {
+              const std::size_t p = static_cast<std::size_t>(from.index);
+              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
+            } else if (from.kind == OperandKind::vector) {
+              operand[m] = sources[q] + start;
+            } else {
+              operand[m] = sources[q];
+            }
+          }
+          // A materialised value is written straight into its tensor and read from there.
+          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
+          node.fused_kernel(out, operand[0], true, operand[1], true, len);
+        }
+      }
+    });
+  }
+
+  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+    if (group.dtype == DType::float32) {
+      run_group_typed<float>(group, values);
+    } else {
+      run_group_typed<double>(group, values);
+    }
+  }
+
+  const trace::Graph* graph_;
+  std::vector<FusionGroup> groups_;
+  std::unordered_set<std::int32_t> is_output_;
+  std::vector<std::int32_t> last_use_;
+  std::vector<std::vector<std::int32_t>> releases_;
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE

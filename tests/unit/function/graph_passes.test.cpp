@@ -1,0 +1,312 @@
+// The graph passes (Note [Graph passes]): what each does, that each can be turned off, that side
+// effects and outside tapes see the graph as traced, and that random programs give bitwise the
+// same values and gradients with and without them.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <tapeflow/config/optimizer.hpp>
+#include <tapeflow/function/function.hpp>
+#include <tapeflow/ops/logging/print.hpp>
+#include <tapeflow/tapeflow.hpp>
+
+// Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
+namespace test_function_graph_passes {
+
+namespace tf = tapeflow;
+using Options = tf::config::optimizer::Options;
+
+namespace {
+// Sets the optimizer options for the scope of a test, then restores them.
+class OptionsScope {
+ public:
+  explicit OptionsScope(const Options& o)
+      : saved_(tf::config::optimizer::get_experimental_options()) {
+    tf::config::optimizer::set_experimental_options(o);
+  }
+  OptionsScope(const OptionsScope&) = delete;
+  OptionsScope& operator=(const OptionsScope&) = delete;
+  ~OptionsScope() { tf::config::optimizer::set_experimental_options(saved_); }
+
+ private:
+  Options saved_;
+};
+
+template <class T, std::size_t R>
+std::vector<T> values_of(const tf::Tensor<T, R>& t) {
+  return {t.values().begin(), t.values().end()};
+}
+
+bool bitwise_equal(const tf::Tensor<float, 2>& a, const tf::Tensor<float, 2>& b) {
+  return a.shape() == b.shape() &&
+         std::memcmp(a.values().data(), b.values().data(), a.values().size() * sizeof(float)) == 0;
+}
+
+std::string optimized_listing(const auto& f) { return f.concrete_functions()[0]->to_string(true); }
+const tf::GraphOptimizationReport& report_of(const auto& f) {
+  return f.concrete_functions()[0]->optimization_report();
+}
+}  // namespace
+
+TEST_CASE("pruning drops what no output needs and keeps side effects", "[function][passes]") {
+  std::ostringstream out;
+  auto f = tf::function([&](const tf::Tensor<float, 1>& x) {
+    auto unused = tf::exp(x) * 3.0f;  // reaches nothing
+    auto printed = x + 1.0f;          // reaches only a print, which must still happen
+    tf::print(printed, out);
+    return x * 2.0f;
+  });
+  auto y = f(tf::constant<float>({1, 2}));
+  CHECK(values_of(y) == std::vector<float>{2, 4});
+  CHECK(out.str() == "[2 3]\n");
+  CHECK(report_of(f).pruned == 2);  // Exp and its Mul
+  const auto traced = f.concrete_functions()[0]->to_string();
+  CHECK_THAT(traced, Catch::Contains("Exp"));
+  CHECK_THAT(optimized_listing(f), !Catch::Contains("Exp"));
+  CHECK_THAT(optimized_listing(f), Catch::Contains("PrintV2"));
+}
+
+TEST_CASE("constant folding evaluates constant subgraphs once", "[function][passes]") {
+  // [snippet:folding]
+  auto f = tf::function([](const tf::Tensor<double, 1>& x) {
+    auto c = tf::exp(tf::constant(1.0)) * tf::constant(2.0) + tf::constant(0.5);
+    return x * c;
+  });
+  auto y = f(tf::constant<double>({1, -1}));
+  const auto& cf = *f.concrete_functions()[0];
+  CHECK(cf.optimization_report().constants_folded == 3);  // Exp, Mul, AddV2
+  CHECK(cf.graph().nodes.size() == 4);                    // as traced, exported and shown
+  CHECK(cf.optimized_graph().nodes.size() == 1);          // what runs: x * <constant>
+  // [snippet:folding]
+  const double c = std::exp(1.0) * 2.0 + 0.5;
+  CHECK(values_of(y) == std::vector<double>{c, -c});
+  CHECK(cf.optimized_graph().nodes[0].op == "Mul");
+  CHECK_THAT(cf.to_string(true), Catch::Contains("Mul(arg0, Const"));
+}
+
+TEST_CASE("common subexpressions run once", "[function][passes]") {
+  auto f = tf::function([](const tf::Tensor<float, 1>& x) {
+    auto a = tf::tanh(x) * x;
+    auto b = tf::tanh(x) * x;  // the same two nodes again
+    return a + b;
+  });
+  auto x = tf::constant<float>({0.25f, -2.0f});
+  auto y = f(x);
+  auto eager = tf::tanh(x) * x + tf::tanh(x) * x;
+  CHECK(values_of(y) == values_of(eager));
+  CHECK(report_of(f).common_subexpressions == 2);
+  CHECK(f.concrete_functions()[0]->optimized_graph().nodes.size() == 3);
+}
+
+TEST_CASE("algebraic simplification reads through neutral ops", "[function][passes]") {
+  auto f = tf::function([](const tf::Tensor<float, 2>& x) {
+    auto a = x * 1.0f;                           // Mul by one
+    auto b = a / 1.0f - 0.0f;                    // RealDiv by one, Sub of +0
+    auto d = tf::reshape(b, {2, 3});             // Reshape to its own shape
+    auto e = tf::transpose(tf::transpose(d));    // Transposes that undo each other
+    return tf::identity(e) + 0.0f + tf::exp(x);  // x + (+0) must stay: it turns -0 into +0
+  });
+  auto x = tf::constant<float>({{-0.0f, 1, 2}, {3, 4, 5}});
+  auto y = f(x);
+  CHECK(values_of(y) == values_of(x + tf::exp(x)));
+  CHECK(report_of(f).simplified == 5);
+  CHECK(report_of(f).identities_removed == 1);
+  const auto listing = optimized_listing(f);
+  for (const char* gone : {"RealDiv", "Sub", "Reshape", "Transpose", "Identity"}) {
+    CHECK_THAT(listing, !Catch::Contains(gone));
+  }
+  CHECK_THAT(listing, Catch::Contains("AddV2"));
+  // x + (+0) stays: it turns -0 into +0
+  auto g = tf::function([](const tf::Tensor<float, 2>& x) { return x * 1.0f + 0.0f; });
+  auto minus_zero = tf::constant<float>({{-0.0f}});
+  CHECK_FALSE(std::signbit(g(minus_zero).values()[0]));
+}
+
+TEST_CASE("each pass turns off with TensorFlow's option names", "[function][passes]") {
+  auto body = [](const tf::Tensor<float, 1>& x) {
+    auto unused = tf::exp(x);
+    auto c = tf::constant(2.0f) * tf::constant(3.0f);
+    auto a = tf::identity(x * 1.0f);
+    return tf::tanh(a) * c + tf::tanh(a) * c;
+  };
+  const auto report = [&](const Options& o) {
+    OptionsScope scope(o);
+    auto f = tf::function(body);
+    auto y = f(tf::constant<float>({0.5f}));
+    CHECK(y.values()[0] == Approx(2 * 6 * std::tanh(0.5f)));
+    return report_of(f);
+  };
+  const auto all = report({});
+  CHECK(all.pruned >= 1);
+  CHECK(all.constants_folded == 1);
+  CHECK(all.simplified == 1);
+  CHECK(all.identities_removed == 1);
+  CHECK(all.common_subexpressions == 2);
+  CHECK(report({.constant_folding = false}).constants_folded == 0);
+  const auto no_arith = report({.arithmetic_optimization = false});
+  CHECK(no_arith.simplified == 0);
+  CHECK(no_arith.common_subexpressions == 0);
+  CHECK(report({.dependency_optimization = false}).identities_removed == 0);
+  CHECK(report({.disable_model_pruning = true}).pruned == 0);
+  CHECK_FALSE(report({.disable_meta_optimizer = true}).changed());
+  {
+    OptionsScope scope({.remapping = false});
+    auto f = tf::function([](const tf::Tensor<float, 1>& x) { return tf::exp(x * 2.0f) + x; });
+    (void)f(tf::constant<float>({1, 2, 3}));
+    CHECK(f.concrete_functions()[0]->fused_chains().empty());
+  }
+  CHECK(tf::config::optimizer::get_experimental_options() == Options{});
+}
+
+TEST_CASE("an outside tape differentiates through captured constants", "[function][passes]") {
+  // Folded in the optimized graph; a recording tape runs the graph as traced and sees them.
+  auto c = tf::constant(3.0f);
+  auto f = tf::function([&](const tf::Tensor<float, 1>& x) { return x * (c * c); });
+  auto x = tf::constant<float>({1, 2});
+  CHECK(values_of(f(x)) == std::vector<float>{9, 18});
+  CHECK(report_of(f).constants_folded == 1);
+  tf::GradientTape tape;
+  tape.watch(c);
+  auto y = tf::reduce_sum(f(x));
+  auto dc = tape.gradient(y, c);
+  REQUIRE(dc.has_value());
+  CHECK(dc->item() == Approx(2 * 3.0f * (1 + 2)));
+}
+
+TEST_CASE("variable updates and reads keep their order", "[function][passes]") {
+  tf::Variable<float, 1> v(tf::constant<float>({1, 2}));
+  auto f = tf::function([&](const tf::Tensor<float, 1>& x) {
+    auto before = v.read_value() * 1.0f;  // reads through to the read, which shares v's buffer
+    v.assign_add(x);                      // so the update must not change `before`
+    auto after = v.read_value() * 1.0f;   // the same op on another read: not merged
+    return before + after * 100.0f;
+  });
+  CHECK(values_of(f(tf::constant<float>({10, 20}))) == std::vector<float>{1101, 2202});
+  CHECK(values_of(f(tf::constant<float>({10, 20}))) == std::vector<float>{2111, 4222});
+  CHECK(report_of(f).simplified == 2);
+  CHECK(report_of(f).common_subexpressions == 0);
+}
+
+// A random program over a [2, 3] argument: elementwise ops, neutral constants, repeats,
+// reshapes, transposes and identities; it returns two of its values and the gradient of their
+// sum with respect to the argument, taken by a tape inside the traced body.
+struct Program {
+  struct Step {
+    int op;
+    int a;
+    int b;
+  };
+  std::vector<Step> steps;
+  int out0 = 0;
+  int out1 = 0;
+};
+
+Program random_program(std::mt19937& rng) {
+  Program p;
+  const int n = std::uniform_int_distribution<int>(3, 14)(rng);
+  for (int i = 0; i < n; ++i) {
+    const int values = i + 1;  // value 0 is the argument
+    std::uniform_int_distribution<int> pick(0, values - 1);
+    // Half the steps continue the latest value: chains let neutral ops meet signed zeros.
+    const int a = std::bernoulli_distribution(0.5)(rng) ? values - 1 : pick(rng);
+    Program::Step s{std::uniform_int_distribution<int>(0, 13)(rng), a, pick(rng)};
+    if (s.op == 13 && !p.steps.empty()) {  // repeat an earlier step: a common subexpression
+      s = p.steps[std::uniform_int_distribution<std::size_t>(0, p.steps.size() - 1)(rng)];
+    }
+    p.steps.push_back(s);
+  }
+  p.out0 = n;  // the latest value
+  p.out1 = std::uniform_int_distribution<int>(0, n)(rng);
+  return p;
+}
+
+std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run_program(
+    const Program& p, const tf::Tensor<float, 2>& x) {
+  tf::GradientTape tape;
+  tape.watch(x);
+  std::vector<tf::Tensor<float, 2>> v{x};
+  for (const auto& s : p.steps) {
+    const auto& a = v[static_cast<std::size_t>(s.a)];
+    const auto& b = v[static_cast<std::size_t>(s.b)];
+    switch (s.op) {
+      case 0:
+        v.push_back(a + b);
+        break;
+      case 1:
+        v.push_back(a * b);
+        break;
+      case 2:
+        v.push_back(a - b);
+        break;
+      case 3:
+        v.push_back(a * tf::constant(1.0f));
+        break;
+      case 4:
+        v.push_back(a + tf::constant(0.0f));
+        break;
+      case 5:
+        v.push_back(a - tf::constant(0.0f));
+        break;
+      case 6:
+        v.push_back(a / tf::constant(1.0f));
+        break;
+      case 7:
+        v.push_back(tf::identity(a));
+        break;
+      case 8:
+        v.push_back(tf::exp(a * tf::constant(0.25f)));
+        break;
+      case 9:
+        v.push_back(tf::reshape(a, {2, 3}));
+        break;
+      case 10:
+        v.push_back(tf::transpose(tf::transpose(a)));
+        break;
+      case 11:
+        v.push_back(tf::tanh(a) * (tf::constant(2.0f) * tf::constant(0.5f)));
+        break;
+      default:
+        v.push_back(a * tf::constant(-0.0f));
+        break;  // -0 where a > 0
+    }
+  }
+  const auto& y0 = v[static_cast<std::size_t>(p.out0)];
+  const auto& y1 = v[static_cast<std::size_t>(p.out1)];
+  auto dx = tape.gradient(tf::reduce_sum(y0) + tf::reduce_sum(y1), x);
+  return {y0, y1, dx.has_value() ? *dx : tf::zeros_like(x)};
+}
+
+TEST_CASE("random programs: the passes change no value and no gradient", "[function][passes]") {
+  std::mt19937 rng(20261127);
+  int changed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Program p = random_program(rng);
+    auto body = [&p](const tf::Tensor<float, 2>& x) { return run_program(p, x); };
+    auto optimized = tf::function(body);
+    auto plain = [&] {
+      OptionsScope scope({.disable_meta_optimizer = true});
+      auto f = tf::function(body);
+      (void)f(tf::zeros<float>({2, 3}));  // traced now, with the passes off
+      return f;
+    }();
+    auto x = tf::random::uniform<float>({2, 3}, {.minval = -2.0f, .maxval = 2.0f, .seed = trial});
+    auto [a0, a1, ag] = optimized(x);
+    auto [b0, b1, bg] = plain(x);
+    INFO("trial " << trial << "\n" << optimized.concrete_functions()[0]->to_string());
+    REQUIRE(bitwise_equal(a0, b0));
+    REQUIRE(bitwise_equal(a1, b1));
+    REQUIRE(bitwise_equal(ag, bg));
+    changed += report_of(optimized).changed() ? 1 : 0;
+    CHECK_FALSE(report_of(plain).changed());
+  }
+  CHECK(changed > 200);  // the programs exercise the passes
+}
+
+}  // namespace test_function_graph_passes
