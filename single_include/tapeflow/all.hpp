@@ -39244,6 +39244,14 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace summary {
 
+/// Which of a traced function's graphs to write.
+struct GraphDefOptions {
+  /// The graph that runs, after the graph passes (Note [Graph passes] in
+  /// function/detail/graph_passes.hpp), instead of the graph as traced (TensorFlow's
+  /// pre-optimization graph), so TensorBoard can show both.
+  bool optimized = false;
+};
+
 /// GraphDef.versions.producer of the graphs we write (TensorBoard requires all graphs of one
 /// trace to agree; the value only tells TensorFlow which op semantics to assume).
 inline constexpr std::int32_t graph_def_producer = 1;
@@ -39312,8 +39320,8 @@ inline gp::NodeDef node_def(std::string name, std::string op) {
 
 /// The GraphDef of a traced function as a struct, which graph_def() serializes and
 /// graph_def_text() prints (docs/formats.md 8.1, 8.4).
-inline gp::GraphDef graph_def_proto(const ConcreteFunction& fn) {
-  const auto& g = fn.graph();
+inline gp::GraphDef graph_def_proto(const ConcreteFunction& fn, const GraphDefOptions& options) {
+  const auto& g = options.optimized ? fn.optimized_graph() : fn.graph();
   std::vector<std::string> slot_names(static_cast<std::size_t>(g.num_slots));
   std::unordered_set<std::string> taken;
   for (const auto& node : g.nodes) {
@@ -39382,15 +39390,15 @@ inline gp::GraphDef graph_def_proto(const ConcreteFunction& fn) {
 }  // namespace detail
 
 /// The serialized GraphDef of a traced function (TensorFlow: `graph.as_graph_def()`).
-inline std::string graph_def(const ConcreteFunction& fn) {
-  return tapeflow::detail::graph_proto::serialize(detail::graph_def_proto(fn));
+inline std::string graph_def(const ConcreteFunction& fn, const GraphDefOptions& options = {}) {
+  return tapeflow::detail::graph_proto::serialize(detail::graph_def_proto(fn, options));
 }
 
 /// The same GraphDef in protobuf text format, as `tf.io.write_graph(graph_def, logdir, name,
 /// as_text=True)` writes it (docs/formats.md 8.4): `node { name: "arg0" op: "_Arg" ... }`,
 /// map entries sorted by key. Tools that read `.pbtxt` graphs (and a person) read it.
-inline std::string graph_def_text(const ConcreteFunction& fn) {
-  return tapeflow::detail::graph_proto::text::to_text(detail::graph_def_proto(fn));
+inline std::string graph_def_text(const ConcreteFunction& fn, const GraphDefOptions& options = {}) {
+  return tapeflow::detail::graph_proto::text::to_text(detail::graph_def_proto(fn, options));
 }
 
 /// Writes `fn`'s GraphDef to `logdir/name` (TensorFlow: `tf.io.write_graph(graph, logdir, name,
@@ -39398,25 +39406,26 @@ inline std::string graph_def_text(const ConcreteFunction& fn) {
 /// serialized message. Creates `logdir` when missing; returns the file's path. Throws not_found
 /// when the file cannot be created.
 inline std::string write_graph(const ConcreteFunction& fn, const std::string& logdir,
-                               const std::string& name, bool as_text = true) {
+                               const std::string& name, bool as_text = true,
+                               const GraphDefOptions& options = {}) {
   std::error_code ec;
   std::filesystem::create_directories(logdir, ec);  // write_file reports a failure
   const std::string path = (std::filesystem::path(logdir) / name).string();
-  const std::string contents = as_text ? graph_def_text(fn) : graph_def(fn);
+  const std::string contents = as_text ? graph_def_text(fn, options) : graph_def(fn, options);
   io::write_file(path, std::string_view(contents));
   return path;
 }
 
 /// Writes a function's graph as the run graph (TensorFlow: `tf.summary.graph`): an Event
 /// with `graph_def`, shown in TensorBoard's Graphs tab. Returns false without a default writer.
-inline bool graph(const ConcreteFunction& fn) {
+inline bool graph(const ConcreteFunction& fn, const GraphDefOptions& options = {}) {
   detail::WriterState* writer = detail::active_writer();
   if (writer == nullptr) {
     return false;
   }
   detail::Item item;
   item.kind = detail::Item::Kind::event;
-  item.bytes = detail::graph_event(detail::wall_time_now(), 0, graph_def(fn));
+  item.bytes = detail::graph_event(detail::wall_time_now(), 0, graph_def(fn, options));
   writer->push(std::move(item));
   return true;
 }
@@ -39912,6 +39921,8 @@ namespace summary {
 struct TraceOptions {
   /// Record the graphs of tf::functions traced while tracing is on.
   bool graph = true;
+  /// Record each graph as it runs, after the graph passes, instead of as traced.
+  bool optimized_graph = false;
   /// Time every node the graph executor runs.
   bool profiler = false;
   /// Where trace_export writes the profile, unless it names a directory itself.
@@ -39953,7 +39964,8 @@ class TraceRecorder final : public tapeflow::detail::trace::Observer {
     if (!recording_graphs()) {
       return;
     }
-    std::string def = summary::graph_def(fn);  // outside the lock: conversion is the slow part
+    // outside the lock: conversion is the slow part
+    std::string def = summary::graph_def(fn, {.optimized = options().optimized_graph});
     std::lock_guard lock(mutex_);
     if (on_ && options_.graph) {
       graphs_.push_back(std::move(def));

@@ -46,6 +46,8 @@ namespace summary {
 struct TraceOptions {
   /// Record the graphs of tf::functions traced while tracing is on.
   bool graph = true;
+  /// Record each graph as it runs, after the graph passes, instead of as traced.
+  bool optimized_graph = false;
   /// Time every node the graph executor runs.
   bool profiler = false;
   /// Where trace_export writes the profile, unless it names a directory itself.
@@ -87,7 +89,8 @@ class TraceRecorder final : public tapeflow::detail::trace::Observer {
     if (!recording_graphs()) {
       return;
     }
-    std::string def = summary::graph_def(fn);  // outside the lock: conversion is the slow part
+    // outside the lock: conversion is the slow part
+    std::string def = summary::graph_def(fn, {.optimized = options().optimized_graph});
     std::lock_guard lock(mutex_);
     if (on_ && options_.graph) {
       graphs_.push_back(std::move(def));

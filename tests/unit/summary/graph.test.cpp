@@ -84,6 +84,23 @@ TEST_CASE("graph_def_text of a large constant gives its dtype and shape only", "
   CHECK(tf::summary::graph_def_text(fn) == golden("graph_large_constant.pbtxt"));
 }
 
+TEST_CASE("the optimized graph can be written beside the graph as traced", "[summary][graph]") {
+  auto f = tf::function([](const tf::Tensor<float, 1>& x) {
+    auto unused = tf::exp(x);
+    return tf::identity(x * 1.0f) + tf::constant(2.0f) * tf::constant(3.0f);
+  });
+  (void)f(tf::ones<float>({2}));
+  const auto& fn = *f.concrete_functions().at(0);
+  const std::string traced = tf::summary::graph_def_text(fn);
+  const std::string optimized = tf::summary::graph_def_text(fn, {.optimized = true});
+  for (const char* op : {"op: \"Exp\"", "op: \"Identity\"", "op: \"Mul\""}) {
+    CHECK(traced.find(op) != std::string::npos);
+    CHECK(optimized.find(op) == std::string::npos);
+  }
+  CHECK(optimized.find("op: \"AddV2\"") != std::string::npos);
+  CHECK(tf::summary::graph_def(fn, {.optimized = true}) != tf::summary::graph_def(fn));
+}
+
 TEST_CASE("write_graph writes text or binary and creates the directory", "[summary][graph]") {
   auto f = square_if_positive();
   (void)f(tf::constant(3));

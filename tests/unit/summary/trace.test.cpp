@@ -253,12 +253,16 @@ TEST_CASE("summary::graph writes Event.graph_def", "[summary][graph]") {
   {
     auto scope = writer.as_default();
     CHECK(tf::summary::graph(*f.concrete_functions().at(0)));
+    CHECK(tf::summary::graph(*f.concrete_functions().at(0), {.optimized = true}));
   }
   writer.close();
   const auto events = tf::summary::summary_iterator(writer.path());
-  REQUIRE(events.size() == 2);
+  REQUIRE(events.size() == 3);
   REQUIRE(events[1].graph_def);
   CHECK(*events[1].graph_def == tf::summary::graph_def(*f.concrete_functions().at(0)));
+  REQUIRE(events[2].graph_def);
+  CHECK(*events[2].graph_def ==
+        tf::summary::graph_def(*f.concrete_functions().at(0), {.optimized = true}));
 }
 
 }  // namespace test_summary_trace
