@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -64,8 +65,11 @@ void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
   check(cudaGetLastError(), "elementwise kernel launch");
 }
 
-// float, double, int32 and int64 (the dtypes arithmetic ops meet in models); others are
+// float, double, int32 and int64 (the dtypes arithmetic ops meet in models). The kernels
+// register these, so placement runs other dtypes on the CPU; a direct call with another is
 // unimplemented, naming the op and dtype.
+inline constexpr std::array elementwise_dtypes{DType::float32, DType::float64, DType::int32,
+                                               DType::int64};
 template <class F>
 void run_binary(std::string_view op, AnyTensor& out, std::span<const AnyTensor> in) {
   switch (out.dtype()) {
@@ -187,18 +191,21 @@ void run_matmul_typed(const ops::MatMul& op, AnyTensor& out, std::span<const Any
 
 template <>
 struct kernel<ops::Add, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
   static void run(const ops::Add&, AnyTensor& out, std::span<const AnyTensor> in) {
     backend::cuda::run_binary<detail::scalar_math::Add>(ops::Add::name, out, in);
   }
 };
 template <>
 struct kernel<ops::Sub, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
   static void run(const ops::Sub&, AnyTensor& out, std::span<const AnyTensor> in) {
     backend::cuda::run_binary<detail::scalar_math::Sub>(ops::Sub::name, out, in);
   }
 };
 template <>
 struct kernel<ops::Mul, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
   static void run(const ops::Mul&, AnyTensor& out, std::span<const AnyTensor> in) {
     backend::cuda::run_binary<detail::scalar_math::Mul>(ops::Mul::name, out, in);
   }
@@ -207,6 +214,7 @@ struct kernel<ops::Mul, backend::cuda::Backend> {
 // error, found by reading the divisor's host copy first.
 template <>
 struct kernel<ops::Div, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
   template <class T>
   static void require_nonzero(const AnyTensor& divisor) {
     auto const* values = static_cast<const T*>(divisor.raw_data());
@@ -228,12 +236,14 @@ struct kernel<ops::Div, backend::cuda::Backend> {
 // The tape's gradient accumulation: two operands of one shape, summed as AddV2 sums.
 template <>
 struct kernel<ops::AddN, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
   static void run(const ops::AddN&, AnyTensor& out, std::span<const AnyTensor> in) {
     backend::cuda::run_binary<detail::scalar_math::Add>(ops::AddN::name, out, in);
   }
 };
 template <>
 struct kernel<ops::MatMul, backend::cuda::Backend> {
+  static constexpr std::array dtypes{DType::float32, DType::float64};  // cuBLAS S/D gemm
   static void run(const ops::MatMul& op, AnyTensor& out, std::span<const AnyTensor> in) {
     switch (out.dtype()) {
       case DType::float32:

@@ -1075,6 +1075,22 @@ static_assert(Backend<Cpu>, "the CPU backend models the Backend concept");
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_CPU_BACKEND_HPP
 // ---- end <tapeflow/backend/cpu/cpu_backend.hpp>
+// ---- begin <tapeflow/core/dtype.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DTYPE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DTYPE_HPP
+// Element types and their TensorFlow names.
+//
+// Customization point: `tapeflow::dtype_traits<T>` (a trait struct) maps a C++ element type to
+// its DType. The enum values are TensorFlow's `DataType` numbers, so file formats can store
+// them directly.
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
 // ---- begin <tapeflow/core/errors.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
@@ -1126,6 +1142,141 @@ TAPEFLOW_DEFINE_ERROR(internal, "INTERNAL")
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_ERRORS_HPP
 // ---- end <tapeflow/core/errors.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Element type of a tensor; values are TensorFlow's `DataType` enum numbers.
+enum class DType : int {
+  invalid = 0,
+  float32 = 1,
+  float64 = 2,
+  int32 = 3,
+  uint8 = 4,
+  string = 7,
+  int64 = 9,
+  bool_ = 10,
+};
+
+/// Maps a C++ element type to its DType; specialised for every supported element type only, so
+/// `Tensor<char, 1>` fails to compile with a message naming `dtype_traits<char>`.
+template <class T>
+struct dtype_traits;
+
+/// `float` is TensorFlow's `tf.float32`.
+template <>
+struct dtype_traits<float> {
+  static constexpr DType value = DType::float32;       ///< the DType of `float`
+  static constexpr std::string_view name = "float32";  ///< TensorFlow's dtype name
+};
+/// `double` is TensorFlow's `tf.float64`.
+template <>
+struct dtype_traits<double> {
+  static constexpr DType value = DType::float64;       ///< the DType of `double`
+  static constexpr std::string_view name = "float64";  ///< TensorFlow's dtype name
+};
+/// `std::int32_t` is TensorFlow's `tf.int32`.
+template <>
+struct dtype_traits<std::int32_t> {
+  static constexpr DType value = DType::int32;       ///< the DType of `std::int32_t`
+  static constexpr std::string_view name = "int32";  ///< TensorFlow's dtype name
+};
+/// `std::int64_t` is TensorFlow's `tf.int64`.
+template <>
+struct dtype_traits<std::int64_t> {
+  static constexpr DType value = DType::int64;       ///< the DType of `std::int64_t`
+  static constexpr std::string_view name = "int64";  ///< TensorFlow's dtype name
+};
+/// `std::uint8_t` is TensorFlow's `tf.uint8`.
+template <>
+struct dtype_traits<std::uint8_t> {
+  static constexpr DType value = DType::uint8;       ///< the DType of `std::uint8_t`
+  static constexpr std::string_view name = "uint8";  ///< TensorFlow's dtype name
+};
+/// `bool` is TensorFlow's `tf.bool`.
+template <>
+struct dtype_traits<bool> {
+  static constexpr DType value = DType::bool_;      ///< the DType of `bool`
+  static constexpr std::string_view name = "bool";  ///< TensorFlow's dtype name
+};
+/// `std::string` is TensorFlow's `tf.string`.
+template <>
+struct dtype_traits<std::string> {
+  static constexpr DType value = DType::string;       ///< the DType of `std::string`
+  static constexpr std::string_view name = "string";  ///< TensorFlow's dtype name
+};
+
+/// Satisfied by the element types a tensor may hold.
+template <class T>
+concept element_type = requires { dtype_traits<T>::value; };
+
+/// Floating-point element types: the ones gradients flow through.
+template <class T>
+concept floating_element = element_type<T> && std::floating_point<T>;
+
+/// Numeric element types (everything but bool and string).
+template <class T>
+concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
+
+/// The DType of element type `T` (TensorFlow: `tf.as_dtype`), e.g. `dtype_v<float>` is
+/// `DType::float32`.
+template <element_type T>
+inline constexpr DType dtype_v = dtype_traits<T>::value;
+
+/// A list of types.
+template <class... T>
+struct type_list {};
+
+/// Every element type, once: the run-time dtype functions below are generated from this list
+/// and `dtype_traits`, so adding a dtype is one specialization and one entry here.
+using element_types =
+    type_list<float, double, std::int32_t, std::uint8_t, std::string, std::int64_t, bool>;
+
+namespace detail {
+template <class Fun, class T, class... Rest>
+decltype(auto) visit_dtype_in(DType dtype, Fun& f, type_list<T, Rest...>) {
+  if constexpr (sizeof...(Rest) == 0) {
+    if (dtype != dtype_traits<T>::value) {
+      throw invalid_argument("visit_dtype: invalid dtype " +
+                             std::to_string(static_cast<int>(dtype)));
+    }
+    return f.template operator()<T>();
+  } else {
+    if (dtype == dtype_traits<T>::value) {
+      return f.template operator()<T>();
+    }
+    return visit_dtype_in(dtype, f, type_list<Rest...>{});
+  }
+}
+}  // namespace detail
+
+/// TensorFlow's name of a dtype ("float32", "int64", ...); "invalid" for any other value.
+constexpr std::string_view dtype_name(DType dtype) noexcept {
+  return []<class... T>(DType d, type_list<T...>) {
+    std::string_view name = "invalid";
+    (void)((d == dtype_traits<T>::value ? (name = dtype_traits<T>::name, true) : false) || ...);
+    return name;
+  }(dtype, element_types{});
+}
+
+/// Bytes per element in memory (strings: sizeof(std::string)); 0 for an invalid dtype.
+constexpr std::size_t dtype_size(DType dtype) noexcept {
+  return []<class... T>(DType d, type_list<T...>) {
+    std::size_t size = 0;
+    (void)((d == dtype_traits<T>::value ? (size = sizeof(T), true) : false) || ...);
+    return size;
+  }(dtype, element_types{});
+}
+
+/// Calls `f.template operator()<T>()` with `T` the C++ element type of `dtype`; throws
+/// invalid_argument for a value that names no dtype.
+template <class Fun>
+decltype(auto) visit_dtype(DType dtype, Fun&& f) {
+  return detail::visit_dtype_in(dtype, f, element_types{});
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DTYPE_HPP
+// ---- end <tapeflow/core/dtype.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::devices {
@@ -1230,10 +1381,11 @@ inline DeviceId resolve(std::string_view name) {
                          "configures logical devices");
 }
 
-/// Whether a registered backend has a kernel for an op (one function per op type, from
-/// ops/kernel_registry.hpp); null for ops that only share or relabel buffers (forward-style),
+/// Whether a registered backend has a kernel for an op whose first tensor input has a dtype
+/// (DType::invalid: the op has no tensor input); one function per op type, from
+/// ops/kernel_registry.hpp. Null for ops that only share or relabel buffers (forward-style),
 /// which run on any host-memory device.
-using KernelCheck = bool (*)(backend::BackendId) noexcept;
+using KernelCheck = bool (*)(backend::BackendId, DType) noexcept;
 
 /// The device tf::device scopes ask for on this thread (none outside any scope).
 inline DeviceId& scope_device() noexcept {
@@ -1256,7 +1408,8 @@ inline std::string& unsatisfiable_reason() {
 
 // place_op's rare path, out of line: every op's execute() inlines place_op.
 TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, KernelCheck has_kernel,
-                                                      DeviceId preferred, DeviceId input) {
+                                                      DeviceId preferred, DeviceId input,
+                                                      DType dtype) {
   DeviceId device = preferred;
   if (device == none) {
     device = scope_device();
@@ -1276,7 +1429,7 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
     bool const runs = has_kernel == nullptr ? wanted.host_memory || wanted.memory != nullptr
                                             : wanted.backend == backend::cpu_backend ||
                                                   (wanted.backend != backend::no_backend &&
-                                                   has_kernel(wanted.backend));
+                                                   has_kernel(wanted.backend, dtype));
     if (runs) {
       return device;
     }
@@ -1293,14 +1446,15 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
 
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
 /// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
-/// no kernel for the op (`has_kernel`) falls back to CPU:0 under soft placement; without it
-/// that is invalid_argument naming the op and the device, in TensorFlow's words.
+/// no kernel for the op and `dtype` (its first tensor input's, `has_kernel`) falls back to
+/// CPU:0 under soft placement; without it that is invalid_argument naming the op and the
+/// device, in TensorFlow's words.
 inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
-                         DeviceId input) {
+                         DeviceId input, DType dtype = DType::invalid) {
   if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
     return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
   }
-  return place_op_with_scope(op, has_kernel, preferred, input);
+  return place_op_with_scope(op, has_kernel, preferred, input, dtype);
 }
 
 /// Makes new buffers of this thread go to `device` while it lives (an op running there), and
@@ -3124,157 +3278,6 @@ inline std::int64_t new_tensor_id() noexcept {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_BUFFER_HPP
 // ---- end <tapeflow/core/detail/buffer.hpp>
-// ---- begin <tapeflow/core/dtype.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DTYPE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DTYPE_HPP
-// Element types and their TensorFlow names.
-//
-// Customization point: `tapeflow::dtype_traits<T>` (a trait struct) maps a C++ element type to
-// its DType. The enum values are TensorFlow's `DataType` numbers, so file formats can store
-// them directly.
-
-#include <concepts>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <type_traits>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Element type of a tensor; values are TensorFlow's `DataType` enum numbers.
-enum class DType : int {
-  invalid = 0,
-  float32 = 1,
-  float64 = 2,
-  int32 = 3,
-  uint8 = 4,
-  string = 7,
-  int64 = 9,
-  bool_ = 10,
-};
-
-/// Maps a C++ element type to its DType; specialised for every supported element type only, so
-/// `Tensor<char, 1>` fails to compile with a message naming `dtype_traits<char>`.
-template <class T>
-struct dtype_traits;
-
-/// `float` is TensorFlow's `tf.float32`.
-template <>
-struct dtype_traits<float> {
-  static constexpr DType value = DType::float32;       ///< the DType of `float`
-  static constexpr std::string_view name = "float32";  ///< TensorFlow's dtype name
-};
-/// `double` is TensorFlow's `tf.float64`.
-template <>
-struct dtype_traits<double> {
-  static constexpr DType value = DType::float64;       ///< the DType of `double`
-  static constexpr std::string_view name = "float64";  ///< TensorFlow's dtype name
-};
-/// `std::int32_t` is TensorFlow's `tf.int32`.
-template <>
-struct dtype_traits<std::int32_t> {
-  static constexpr DType value = DType::int32;       ///< the DType of `std::int32_t`
-  static constexpr std::string_view name = "int32";  ///< TensorFlow's dtype name
-};
-/// `std::int64_t` is TensorFlow's `tf.int64`.
-template <>
-struct dtype_traits<std::int64_t> {
-  static constexpr DType value = DType::int64;       ///< the DType of `std::int64_t`
-  static constexpr std::string_view name = "int64";  ///< TensorFlow's dtype name
-};
-/// `std::uint8_t` is TensorFlow's `tf.uint8`.
-template <>
-struct dtype_traits<std::uint8_t> {
-  static constexpr DType value = DType::uint8;       ///< the DType of `std::uint8_t`
-  static constexpr std::string_view name = "uint8";  ///< TensorFlow's dtype name
-};
-/// `bool` is TensorFlow's `tf.bool`.
-template <>
-struct dtype_traits<bool> {
-  static constexpr DType value = DType::bool_;      ///< the DType of `bool`
-  static constexpr std::string_view name = "bool";  ///< TensorFlow's dtype name
-};
-/// `std::string` is TensorFlow's `tf.string`.
-template <>
-struct dtype_traits<std::string> {
-  static constexpr DType value = DType::string;       ///< the DType of `std::string`
-  static constexpr std::string_view name = "string";  ///< TensorFlow's dtype name
-};
-
-/// Satisfied by the element types a tensor may hold.
-template <class T>
-concept element_type = requires { dtype_traits<T>::value; };
-
-/// Floating-point element types: the ones gradients flow through.
-template <class T>
-concept floating_element = element_type<T> && std::floating_point<T>;
-
-/// Numeric element types (everything but bool and string).
-template <class T>
-concept numeric_element = element_type<T> && std::is_arithmetic_v<T> && !std::same_as<T, bool>;
-
-/// The DType of element type `T` (TensorFlow: `tf.as_dtype`), e.g. `dtype_v<float>` is
-/// `DType::float32`.
-template <element_type T>
-inline constexpr DType dtype_v = dtype_traits<T>::value;
-
-/// A list of types.
-template <class... T>
-struct type_list {};
-
-/// Every element type, once: the run-time dtype functions below are generated from this list
-/// and `dtype_traits`, so adding a dtype is one specialization and one entry here.
-using element_types =
-    type_list<float, double, std::int32_t, std::uint8_t, std::string, std::int64_t, bool>;
-
-namespace detail {
-template <class Fun, class T, class... Rest>
-decltype(auto) visit_dtype_in(DType dtype, Fun& f, type_list<T, Rest...>) {
-  if constexpr (sizeof...(Rest) == 0) {
-    if (dtype != dtype_traits<T>::value) {
-      throw invalid_argument("visit_dtype: invalid dtype " +
-                             std::to_string(static_cast<int>(dtype)));
-    }
-    return f.template operator()<T>();
-  } else {
-    if (dtype == dtype_traits<T>::value) {
-      return f.template operator()<T>();
-    }
-    return visit_dtype_in(dtype, f, type_list<Rest...>{});
-  }
-}
-}  // namespace detail
-
-/// TensorFlow's name of a dtype ("float32", "int64", ...); "invalid" for any other value.
-constexpr std::string_view dtype_name(DType dtype) noexcept {
-  return []<class... T>(DType d, type_list<T...>) {
-    std::string_view name = "invalid";
-    (void)((d == dtype_traits<T>::value ? (name = dtype_traits<T>::name, true) : false) || ...);
-    return name;
-  }(dtype, element_types{});
-}
-
-/// Bytes per element in memory (strings: sizeof(std::string)); 0 for an invalid dtype.
-constexpr std::size_t dtype_size(DType dtype) noexcept {
-  return []<class... T>(DType d, type_list<T...>) {
-    std::size_t size = 0;
-    (void)((d == dtype_traits<T>::value ? (size = sizeof(T), true) : false) || ...);
-    return size;
-  }(dtype, element_types{});
-}
-
-/// Calls `f.template operator()<T>()` with `T` the C++ element type of `dtype`; throws
-/// invalid_argument for a value that names no dtype.
-template <class Fun>
-decltype(auto) visit_dtype(DType dtype, Fun&& f) {
-  return detail::visit_dtype_in(dtype, f, element_types{});
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DTYPE_HPP
-// ---- end <tapeflow/core/dtype.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -12153,13 +12156,15 @@ TAPEFLOW_END_NAMESPACE
 // backend (a compiled GPU backend, or a test backend) cannot see every op's templates
 // instantiated, so its kernels take the op's inputs and output type-erased, as AnyTensors, and
 // switch on dtype and rank themselves. A backend specialises `kernel<Op, Backend>` with
-// `static void run(const Op&, AnyTensor& out, std::span<const AnyTensor> inputs)` and calls
+// `static void run(const Op&, AnyTensor& out, std::span<const AnyTensor> inputs)` (and, when it
+// takes only some dtypes, `static constexpr std::array dtypes{...}`) and calls
 // `register_kernel<Op, Backend>(id)`; the executor then runs ops placed on its devices through
 // it (Note [Backends] in MAINTAINERS.md). Ops stay untouched.
 
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 
@@ -12173,6 +12178,8 @@ using ErasedKernel = void (*)(const void* op, AnyTensor& out, std::span<const An
 template <class Op>
 struct registered_kernels {
   static inline std::array<std::atomic<ErasedKernel>, backend::max_backends> table{};
+  /// Per backend, the dtypes its kernel takes: bit `DType` set (all bits: any dtype).
+  static inline std::array<std::atomic<std::uint64_t>, backend::max_backends> dtypes{};
 };
 
 /// `Op`'s kernel on `backend`, or null.
@@ -12183,17 +12190,43 @@ ErasedKernel registered_kernel(backend::BackendId backend) noexcept {
              : nullptr;
 }
 
-/// Whether `backend` runs `Op` (the placement check of core's device table).
+/// Whether `backend` runs `Op` on inputs of `dtype` (DType::invalid: any), the placement check
+/// of core's device table: a dtype its kernel does not take falls back like a missing kernel.
 template <class Op>
-bool has_registered_kernel(backend::BackendId backend) noexcept {
-  return registered_kernel<Op>(backend) != nullptr;
+bool has_registered_kernel(backend::BackendId backend, DType dtype) noexcept {
+  if (registered_kernel<Op>(backend) == nullptr) {
+    return false;
+  }
+  const std::uint64_t mask =
+      registered_kernels<Op>::dtypes[backend].load(std::memory_order_relaxed);
+  return dtype == DType::invalid || ((mask >> static_cast<unsigned>(dtype)) & 1U) != 0;
+}
+
+/// The dtypes `kernel<Op, Backend>` takes: its `dtypes` list (e.g.
+/// `static constexpr std::array dtypes{DType::float32, DType::float64};`), else all.
+template <class Op, class Backend>
+constexpr std::uint64_t kernel_dtype_mask() {
+  if constexpr (requires { kernel<Op, Backend>::dtypes; }) {
+    std::uint64_t mask = 0;
+    for (DType d : kernel<Op, Backend>::dtypes) {
+      mask |= std::uint64_t{1} << static_cast<unsigned>(d);
+    }
+    return mask;
+  } else {
+    return ~std::uint64_t{0};
+  }
 }
 }  // namespace detail
 
 /// Makes `kernel<Op, Backend>::run` the kernel of `Op` on the backend registered as `id`
-/// (backend::register_backend). Registering again replaces it.
+/// (backend::register_backend), for the dtypes of the first tensor input that its optional
+/// `dtypes` member lists (ops on others are placed as if the backend had no kernel: on CPU:0
+/// under soft placement). Registering again replaces it.
 template <class Op, class Backend>
 void register_kernel(backend::BackendId id) {
+  // Stored before the kernel, whose release store publishes it.
+  detail::registered_kernels<Op>::dtypes.at(id).store(detail::kernel_dtype_mask<Op, Backend>(),
+                                                      std::memory_order_relaxed);
   detail::registered_kernels<Op>::table.at(id).store(
       [](const void* op, AnyTensor& out, std::span<const AnyTensor> inputs) {
         kernel<Op, Backend>::run(*static_cast<const Op*>(op), out, inputs);
@@ -12921,6 +12954,21 @@ devices::DeviceId first_input_device(const In&... in) noexcept {
   return device;
 }
 
+/// The dtype of the first tensor among `in` (lists flattened), or DType::invalid: what a
+/// backend's kernel registration is keyed on (TensorFlow's type attribute, e.g. "T").
+template <class... In>
+DType first_input_dtype(const In&... in) noexcept {
+  DType dtype = DType::invalid;
+  auto visit = [&dtype](const auto& t) {
+    if (dtype == DType::invalid) {
+      dtype = dtype_v<typename std::remove_cvref_t<decltype(t)>::value_type>;
+    }
+  };
+  (for_each_tensor(in, visit), ...);
+  (void)visit;
+  return dtype;
+}
+
 /// An op's own placement (its `placement_device()`, e.g. a variable write goes where the
 /// variable lives), or none.
 template <class Op>
@@ -12977,8 +13025,9 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
     }
     return out;
   } else {
-    auto const device = devices::place_op(Op::name, &has_registered_kernel<Op>,
-                                          preferred_device(op), first_input_device(in...));
+    auto const device =
+        devices::place_op(Op::name, &has_registered_kernel<Op>, preferred_device(op),
+                          first_input_device(in...), first_input_dtype(in...));
     devices::AllocationScope const allocation(device);
     auto spec = op.infer(in...);
     using Spec = decltype(spec);

@@ -1074,10 +1074,11 @@ inline DeviceId resolve(std::string_view name) {
                          "configures logical devices");
 }
 
-/// Whether a registered backend has a kernel for an op (one function per op type, from
-/// ops/kernel_registry.hpp); null for ops that only share or relabel buffers (forward-style),
+/// Whether a registered backend has a kernel for an op whose first tensor input has a dtype
+/// (DType::invalid: the op has no tensor input); one function per op type, from
+/// ops/kernel_registry.hpp. Null for ops that only share or relabel buffers (forward-style),
 /// which run on any host-memory device.
-using KernelCheck = bool (*)(backend::BackendId) noexcept;
+using KernelCheck = bool (*)(backend::BackendId, DType) noexcept;
 
 /// The device tf::device scopes ask for on this thread (none outside any scope).
 inline DeviceId& scope_device() noexcept {
@@ -1100,7 +1101,8 @@ inline std::string& unsatisfiable_reason() {
 
 // place_op's rare path, out of line: every op's execute() inlines place_op.
 TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, KernelCheck has_kernel,
-                                                      DeviceId preferred, DeviceId input) {
+                                                      DeviceId preferred, DeviceId input,
+                                                      DType dtype) {
   DeviceId device = preferred;
   if (device == none) {
     device = scope_device();
@@ -1120,7 +1122,7 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
     bool const runs = has_kernel == nullptr ? wanted.host_memory || wanted.memory != nullptr
                                             : wanted.backend == backend::cpu_backend ||
                                                   (wanted.backend != backend::no_backend &&
-                                                   has_kernel(wanted.backend));
+                                                   has_kernel(wanted.backend, dtype));
     if (runs) {
       return device;
     }
@@ -1137,14 +1139,15 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
 
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
 /// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
-/// no kernel for the op (`has_kernel`) falls back to CPU:0 under soft placement; without it
-/// that is invalid_argument naming the op and the device, in TensorFlow's words.
+/// no kernel for the op and `dtype` (its first tensor input's, `has_kernel`) falls back to
+/// CPU:0 under soft placement; without it that is invalid_argument naming the op and the
+/// device, in TensorFlow's words.
 inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
-                         DeviceId input) {
+                         DeviceId input, DType dtype = DType::invalid) {
   if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
     return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
   }
-  return place_op_with_scope(op, has_kernel, preferred, input);
+  return place_op_with_scope(op, has_kernel, preferred, input, dtype);
 }
 
 /// Makes new buffers of this thread go to `device` while it lives (an op running there), and
@@ -3330,13 +3333,15 @@ TAPEFLOW_END_NAMESPACE
 // backend (a compiled GPU backend, or a test backend) cannot see every op's templates
 // instantiated, so its kernels take the op's inputs and output type-erased, as AnyTensors, and
 // switch on dtype and rank themselves. A backend specialises `kernel<Op, Backend>` with
-// `static void run(const Op&, AnyTensor& out, std::span<const AnyTensor> inputs)` and calls
+// `static void run(const Op&, AnyTensor& out, std::span<const AnyTensor> inputs)` (and, when it
+// takes only some dtypes, `static constexpr std::array dtypes{...}`) and calls
 // `register_kernel<Op, Backend>(id)`; the executor then runs ops placed on its devices through
 // it (Note [Backends] in MAINTAINERS.md). Ops stay untouched.
 
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 
@@ -3350,6 +3355,8 @@ using ErasedKernel = void (*)(const void* op, AnyTensor& out, std::span<const An
 template <class Op>
 struct registered_kernels {
   static inline std::array<std::atomic<ErasedKernel>, backend::max_backends> table{};
+  /// Per backend, the dtypes its kernel takes: bit `DType` set (all bits: any dtype).
+  static inline std::array<std::atomic<std::uint64_t>, backend::max_backends> dtypes{};
 };
 
 /// `Op`'s kernel on `backend`, or null.
@@ -3360,17 +3367,43 @@ ErasedKernel registered_kernel(backend::BackendId backend) noexcept {
              : nullptr;
 }
 
-/// Whether `backend` runs `Op` (the placement check of core's device table).
+/// Whether `backend` runs `Op` on inputs of `dtype` (DType::invalid: any), the placement check
+/// of core's device table: a dtype its kernel does not take falls back like a missing kernel.
 template <class Op>
-bool has_registered_kernel(backend::BackendId backend) noexcept {
-  return registered_kernel<Op>(backend) != nullptr;
+bool has_registered_kernel(backend::BackendId backend, DType dtype) noexcept {
+  if (registered_kernel<Op>(backend) == nullptr) {
+    return false;
+  }
+  const std::uint64_t mask =
+      registered_kernels<Op>::dtypes[backend].load(std::memory_order_relaxed);
+  return dtype == DType::invalid || ((mask >> static_cast<unsigned>(dtype)) & 1U) != 0;
+}
+
+/// The dtypes `kernel<Op, Backend>` takes: its `dtypes` list (e.g.
+/// `static constexpr std::array dtypes{DType::float32, DType::float64};`), else all.
+template <class Op, class Backend>
+constexpr std::uint64_t kernel_dtype_mask() {
+  if constexpr (requires { kernel<Op, Backend>::dtypes; }) {
+    std::uint64_t mask = 0;
+    for (DType d : kernel<Op, Backend>::dtypes) {
+      mask |= std::uint64_t{1} << static_cast<unsigned>(d);
+    }
+    return mask;
+  } else {
+    return ~std::uint64_t{0};
+  }
 }
 }  // namespace detail
 
 /// Makes `kernel<Op, Backend>::run` the kernel of `Op` on the backend registered as `id`
-/// (backend::register_backend). Registering again replaces it.
+/// (backend::register_backend), for the dtypes of the first tensor input that its optional
+/// `dtypes` member lists (ops on others are placed as if the backend had no kernel: on CPU:0
+/// under soft placement). Registering again replaces it.
 template <class Op, class Backend>
 void register_kernel(backend::BackendId id) {
+  // Stored before the kernel, whose release store publishes it.
+  detail::registered_kernels<Op>::dtypes.at(id).store(detail::kernel_dtype_mask<Op, Backend>(),
+                                                      std::memory_order_relaxed);
   detail::registered_kernels<Op>::table.at(id).store(
       [](const void* op, AnyTensor& out, std::span<const AnyTensor> inputs) {
         kernel<Op, Backend>::run(*static_cast<const Op*>(op), out, inputs);
@@ -4370,6 +4403,21 @@ devices::DeviceId first_input_device(const In&... in) noexcept {
   return device;
 }
 
+/// The dtype of the first tensor among `in` (lists flattened), or DType::invalid: what a
+/// backend's kernel registration is keyed on (TensorFlow's type attribute, e.g. "T").
+template <class... In>
+DType first_input_dtype(const In&... in) noexcept {
+  DType dtype = DType::invalid;
+  auto visit = [&dtype](const auto& t) {
+    if (dtype == DType::invalid) {
+      dtype = dtype_v<typename std::remove_cvref_t<decltype(t)>::value_type>;
+    }
+  };
+  (for_each_tensor(in, visit), ...);
+  (void)visit;
+  return dtype;
+}
+
 /// An op's own placement (its `placement_device()`, e.g. a variable write goes where the
 /// variable lives), or none.
 template <class Op>
@@ -4426,8 +4474,9 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
     }
     return out;
   } else {
-    auto const device = devices::place_op(Op::name, &has_registered_kernel<Op>,
-                                          preferred_device(op), first_input_device(in...));
+    auto const device =
+        devices::place_op(Op::name, &has_registered_kernel<Op>, preferred_device(op),
+                          first_input_device(in...), first_input_dtype(in...));
     devices::AllocationScope const allocation(device);
     auto spec = op.infer(in...);
     using Spec = decltype(spec);

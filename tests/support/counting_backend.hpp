@@ -3,6 +3,7 @@
 // registered kernels, without any op, the tape or the tracer knowing of it.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <span>
@@ -90,12 +91,14 @@ void run_binary(const Op& op, tf::AnyTensor& out, std::span<const tf::AnyTensor>
 
 template <>
 struct tapeflow::kernel<tapeflow::ops::Mul, counting::Backend> {
+  static constexpr std::array dtypes{tapeflow::DType::float32};  // others run on CPU:0
   static void run(const ops::Mul& op, AnyTensor& out, std::span<const AnyTensor> in) {
     counting::run_binary(op, out, in);
   }
 };
 template <>
 struct tapeflow::kernel<tapeflow::ops::Add, counting::Backend> {
+  static constexpr std::array dtypes{tapeflow::DType::float32};  // others run on CPU:0
   static void run(const ops::Add& op, AnyTensor& out, std::span<const AnyTensor> in) {
     counting::run_binary(op, out, in);
   }

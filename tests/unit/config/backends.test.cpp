@@ -173,6 +173,32 @@ TEST_CASE("an op the backend has no kernel for falls back or fails without soft 
   CHECK((a * a).device() == counting0);
 }
 
+TEST_CASE("a dtype the backend's kernel does not take falls back like a missing kernel",
+          "[config]") {
+  counting::install();  // Mul and AddV2 kernels for float32 only
+  auto i = tf::constant<std::int32_t>({1, 2, 3});
+  auto f = tf::constant<float>({1, 2, 3});
+  int const muls = counting::calls<tf::ops::Mul>;
+  {
+    auto scope = tf::device("/device:COUNTING:0");
+    auto ii = i * i;
+    CHECK(ii.device() == cpu0);
+    CHECK(ii.numpy() == std::vector<std::int32_t>{1, 4, 9});
+    CHECK(counting::calls<tf::ops::Mul> == muls);
+    CHECK((f * f).device() == counting0);
+    CHECK(counting::calls<tf::ops::Mul> == muls + 1);
+  }
+  config::set_soft_device_placement(false);
+  auto scope = tf::device("/device:COUNTING:0");
+  CHECK_THROWS_MATCHES(i * i, tf::invalid_argument,
+                       Catch::Message("Cannot assign a device for operation Mul: Could not "
+                                      "satisfy explicit device specification '" +
+                                      counting0 +
+                                      "' because no supported kernel for COUNTING devices is "
+                                      "available."));
+  CHECK((f * f).device() == counting0);
+}
+
 TEST_CASE("gradients through the counting backend equal the CPU's", "[config]") {
   counting::install();
   auto x = tf::Variable<float, 1>(tf::constant<float>({0.5f, -1.5f, 2.0f}));

@@ -169,6 +169,23 @@ TEST_CASE("tensors in GPU memory: placement and copies and host reads and writes
   CHECK((v.value() * a).numpy() == std::vector<float>{2.0f, 8.0f, 18.0f, 32.0f});
 }
 
+TEST_CASE("dtypes without a GPU kernel run on the CPU under soft placement", "[gpu]") {
+  if (!tapeflow_test::gpu_available("dtypes without a GPU kernel fall back")) {
+    return;
+  }
+  auto bytes = tf::constant<std::uint8_t>({1, 2, 3});
+  auto ints = tf::constant<std::int32_t>({1, 2, 3});
+  auto scope = tf::device("/GPU:0");
+  auto sum = bytes + bytes;  // the elementwise kernels take float, double, int32, int64
+  CHECK(sum.device().ends_with("CPU:0"));
+  CHECK(sum.numpy() == std::vector<std::uint8_t>{2, 4, 6});
+  CHECK((ints + ints).device() == gpu0);
+  auto m = tf::constant<std::int32_t>({{1, 2}, {3, 4}});
+  auto p = tf::matmul(m, m);  // cuBLAS: float and double only
+  CHECK(p.device().ends_with("CPU:0"));
+  CHECK(p.numpy() == std::vector<std::int32_t>{7, 10, 15, 22});
+}
+
 TEST_CASE("two logical GPUs on one card hold and exchange tensors", "[gpu]") {
   if (!tapeflow_test::gpu_available("two logical GPUs hold and exchange tensors")) {
     return;

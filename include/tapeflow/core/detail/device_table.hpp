@@ -20,6 +20,7 @@
 #include <tapeflow/backend/cpu/cpu_backend.hpp>
 #include <tapeflow/backend/cpu/thread_budget.hpp>
 #include <tapeflow/backend/device_memory.hpp>
+#include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
 
@@ -126,10 +127,11 @@ inline DeviceId resolve(std::string_view name) {
                          "configures logical devices");
 }
 
-/// Whether a registered backend has a kernel for an op (one function per op type, from
-/// ops/kernel_registry.hpp); null for ops that only share or relabel buffers (forward-style),
+/// Whether a registered backend has a kernel for an op whose first tensor input has a dtype
+/// (DType::invalid: the op has no tensor input); one function per op type, from
+/// ops/kernel_registry.hpp. Null for ops that only share or relabel buffers (forward-style),
 /// which run on any host-memory device.
-using KernelCheck = bool (*)(backend::BackendId) noexcept;
+using KernelCheck = bool (*)(backend::BackendId, DType) noexcept;
 
 /// The device tf::device scopes ask for on this thread (none outside any scope).
 inline DeviceId& scope_device() noexcept {
@@ -152,7 +154,8 @@ inline std::string& unsatisfiable_reason() {
 
 // place_op's rare path, out of line: every op's execute() inlines place_op.
 TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, KernelCheck has_kernel,
-                                                      DeviceId preferred, DeviceId input) {
+                                                      DeviceId preferred, DeviceId input,
+                                                      DType dtype) {
   DeviceId device = preferred;
   if (device == none) {
     device = scope_device();
@@ -172,7 +175,7 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
     bool const runs = has_kernel == nullptr ? wanted.host_memory || wanted.memory != nullptr
                                             : wanted.backend == backend::cpu_backend ||
                                                   (wanted.backend != backend::no_backend &&
-                                                   has_kernel(wanted.backend));
+                                                   has_kernel(wanted.backend, dtype));
     if (runs) {
       return device;
     }
@@ -189,14 +192,15 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
 
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
 /// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
-/// no kernel for the op (`has_kernel`) falls back to CPU:0 under soft placement; without it
-/// that is invalid_argument naming the op and the device, in TensorFlow's words.
+/// no kernel for the op and `dtype` (its first tensor input's, `has_kernel`) falls back to
+/// CPU:0 under soft placement; without it that is invalid_argument naming the op and the
+/// device, in TensorFlow's words.
 inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
-                         DeviceId input) {
+                         DeviceId input, DType dtype = DType::invalid) {
   if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
     return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
   }
-  return place_op_with_scope(op, has_kernel, preferred, input);
+  return place_op_with_scope(op, has_kernel, preferred, input, dtype);
 }
 
 /// Makes new buffers of this thread go to `device` while it lives (an op running there), and

@@ -385,6 +385,21 @@ devices::DeviceId first_input_device(const In&... in) noexcept {
   return device;
 }
 
+/// The dtype of the first tensor among `in` (lists flattened), or DType::invalid: what a
+/// backend's kernel registration is keyed on (TensorFlow's type attribute, e.g. "T").
+template <class... In>
+DType first_input_dtype(const In&... in) noexcept {
+  DType dtype = DType::invalid;
+  auto visit = [&dtype](const auto& t) {
+    if (dtype == DType::invalid) {
+      dtype = dtype_v<typename std::remove_cvref_t<decltype(t)>::value_type>;
+    }
+  };
+  (for_each_tensor(in, visit), ...);
+  (void)visit;
+  return dtype;
+}
+
 /// An op's own placement (its `placement_device()`, e.g. a variable write goes where the
 /// variable lives), or none.
 template <class Op>
@@ -441,8 +456,9 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
     }
     return out;
   } else {
-    auto const device = devices::place_op(Op::name, &has_registered_kernel<Op>,
-                                          preferred_device(op), first_input_device(in...));
+    auto const device =
+        devices::place_op(Op::name, &has_registered_kernel<Op>, preferred_device(op),
+                          first_input_device(in...), first_input_dtype(in...));
     devices::AllocationScope const allocation(device);
     auto spec = op.infer(in...);
     using Spec = decltype(spec);
