@@ -42,6 +42,10 @@ TAPEFLOW_DEFINE_ERROR(resource_exhausted, "RESOURCE_EXHAUSTED")
 TAPEFLOW_DEFINE_ERROR(unimplemented, "UNIMPLEMENTED")
 /// An invariant of tapeflow itself broke (`tf.errors.InternalError`).
 TAPEFLOW_DEFINE_ERROR(internal, "INTERNAL")
+/// A peer (another replica or worker) is gone (`tf.errors.UnavailableError`).
+TAPEFLOW_DEFINE_ERROR(unavailable, "UNAVAILABLE")
+/// An operation did not complete within its timeout (`tf.errors.DeadlineExceededError`).
+TAPEFLOW_DEFINE_ERROR(deadline_exceeded, "DEADLINE_EXCEEDED")
 
 #undef TAPEFLOW_DEFINE_ERROR
 

@@ -31,6 +31,8 @@ inline std::exception_ptr same_error_type(const error& e, const std::string& mes
   try_type(static_cast<resource_exhausted*>(nullptr));
   try_type(static_cast<unimplemented*>(nullptr));
   try_type(static_cast<internal*>(nullptr));
+  try_type(static_cast<unavailable*>(nullptr));
+  try_type(static_cast<deadline_exceeded*>(nullptr));
   return out;
 }
 
