@@ -36285,7 +36285,10 @@ TAPEFLOW_END_NAMESPACE
 //   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
 //   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
 // - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
-//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead.
+//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
+//   fields are what export writes, so they are the whole op only where TensorFlow can express
+//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
+//   is never merged.
 // - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
 //   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
 //   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
@@ -36619,7 +36622,7 @@ class Optimizer {
     std::unordered_map<std::string, std::vector<std::size_t>> seen;
     for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
       const auto& node = g_.nodes[n];
-      if (!is_pure(node) || is_dead(n)) {
+      if (!is_pure(node) || is_dead(n) || !node.export_error.empty()) {
         continue;
       }
       std::string key = node.op;

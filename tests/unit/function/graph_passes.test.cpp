@@ -105,6 +105,15 @@ TEST_CASE("common subexpressions run once", "[function][passes]") {
   CHECK(f.concrete_functions()[0]->optimized_graph().nodes.size() == 3);
 }
 
+TEST_CASE("ops TensorFlow cannot express are never merged", "[function][passes]") {
+  // Softmax keeps its axis as a member that no attribute shows (its export_error says so).
+  auto f = tf::function(
+      [](const tf::Tensor<float, 2>& x) { return tf::nn::softmax(x, 0) + tf::nn::softmax(x, 1); });
+  auto x = tf::constant<float>({{1, 2}, {3, 5}});
+  CHECK(values_of(f(x)) == values_of(tf::nn::softmax(x, 0) + tf::nn::softmax(x, 1)));
+  CHECK(report_of(f).common_subexpressions == 0);
+}
+
 TEST_CASE("algebraic simplification reads through neutral ops", "[function][passes]") {
   auto f = tf::function([](const tf::Tensor<float, 2>& x) {
     auto a = x * 1.0f;                           // Mul by one
