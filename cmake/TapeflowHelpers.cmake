@@ -115,6 +115,13 @@ include("@_CATCH_DISCOVER_TESTS_SCRIPT@")
       endif()
       set(extra_properties SKIP_REGULAR_EXPRESSION "GPU TESTS SKIPPED")
     endif()
+    # tests/unit/thrust_cpu/ runs the CUDA backend's Thrust algorithms under Thrust's C++ and
+    # OpenMP systems with the host compiler: it needs the toolkit's CCCL headers, so it is
+    # built where tapeflow::cuda is (every CI run), no GPU needed.
+    if(module STREQUAL "thrust_cpu" AND NOT TARGET tapeflow_cuda)
+      message(STATUS "tapeflow: tests/${arg_DIRECTORY}/thrust_cpu need the CUDA toolkit: not built")
+      continue()
+    endif()
     set(id "${module}")
     set(label "${arg_DIRECTORY}")
     if(module STREQUAL "cuda")
@@ -128,6 +135,17 @@ include("@_CATCH_DISCOVER_TESTS_SCRIPT@")
     target_link_libraries(${target} PRIVATE tapeflow::tapeflow tapeflow_catch_main tapeflow_dev_flags)
     if(module STREQUAL "cuda")
       target_link_libraries(${target} PRIVATE tapeflow::cuda)
+    endif()
+    if(module STREQUAL "thrust_cpu")
+      target_include_directories(${target} SYSTEM PRIVATE "${CUDAToolkit_INCLUDE_DIRS}"
+                                                          "${CUDAToolkit_INCLUDE_DIRS}/cccl")
+      # OpenMP's runtime is not built for ThreadSanitizer, which would report its own
+      # synchronization as races: that build tests the C++ system alone.
+      find_package(OpenMP COMPONENTS CXX QUIET)
+      if(OpenMP_CXX_FOUND AND NOT CMAKE_CXX_FLAGS MATCHES "sanitize=thread")
+        target_link_libraries(${target} PRIVATE OpenMP::OpenMP_CXX)
+        target_compile_definitions(${target} PRIVATE TAPEFLOW_TEST_THRUST_OMP=1)
+      endif()
     endif()
     target_include_directories(${target} PRIVATE "${tapeflow_SOURCE_DIR}/tests/support")
     target_compile_definitions(${target} PRIVATE

@@ -1,11 +1,12 @@
 // CUDA elementwise kernels. The math is the functors of ops/math/detail/scalar_math.hpp, the
 // same ones the CPU kernels apply, so each op's element rule has one definition.
-#include <cuda_runtime.h>
-
 #include <cstdint>
 
-#include "elementwise.hpp"
+#include <cuda_runtime.h>
+
 #include <tapeflow/ops/math/detail/scalar_math.hpp>
+
+#include "elementwise.hpp"
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace backend::cuda {
@@ -39,6 +40,15 @@ __global__ void binary_strided(F f, const T* a, const T* b, T* out, std::int64_t
   }
 }
 
+template <class F, class T>
+__global__ void unary_flat(F f, const T* x, T* out, std::int64_t n) {
+  auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = f(x[i]);
+  }
+}
+
 unsigned blocks_for(std::int64_t n) {
   std::int64_t const wanted = (n + threads_per_block - 1) / threads_per_block;
   return static_cast<unsigned>(wanted < 65535 * 8 ? wanted : 65535 * 8);  // grid-stride beyond
@@ -53,12 +63,21 @@ void launch_binary(const BinaryArgs<T>& args, void* stream) {
   }
   auto* s = static_cast<cudaStream_t>(stream);
   if (args.strided) {
-    binary_strided<<<blocks_for(args.n), threads_per_block, 0, s>>>(F{}, args.a, args.b,
-                                                                    args.out, args.n, args.index);
+    binary_strided<<<blocks_for(args.n), threads_per_block, 0, s>>>(F{}, args.a, args.b, args.out,
+                                                                    args.n, args.index);
   } else {
     binary_flat<<<blocks_for(args.n), threads_per_block, 0, s>>>(
         F{}, args.a, args.b, args.out, args.n, args.a_vector, args.b_vector);
   }
+}
+
+template <class F, class T>
+void launch_unary(const T* x, T* out, std::int64_t n, void* stream) {
+  if (n == 0) {
+    return;
+  }
+  unary_flat<<<blocks_for(n), threads_per_block, 0, static_cast<cudaStream_t>(stream)>>>(F{}, x,
+                                                                                         out, n);
 }
 
 #define TAPEFLOW_CUDA_BINARY(F, T) \
@@ -79,7 +98,33 @@ TAPEFLOW_CUDA_BINARY(Div, float)
 TAPEFLOW_CUDA_BINARY(Div, double)
 TAPEFLOW_CUDA_BINARY(Div, std::int32_t)
 TAPEFLOW_CUDA_BINARY(Div, std::int64_t)
+TAPEFLOW_CUDA_BINARY(ReluGrad, float)
+TAPEFLOW_CUDA_BINARY(ReluGrad, double)
 #undef TAPEFLOW_CUDA_BINARY
+
+// Unary ops: the floating ones for float and double, those integers also take for all four.
+#define TAPEFLOW_CUDA_UNARY(F, T) \
+  template void launch_unary<detail::scalar_math::F, T>(const T*, T*, std::int64_t, void*);
+#define TAPEFLOW_CUDA_UNARY_FLOATING(F) \
+  TAPEFLOW_CUDA_UNARY(F, float)         \
+  TAPEFLOW_CUDA_UNARY(F, double)
+#define TAPEFLOW_CUDA_UNARY_NUMERIC(F) \
+  TAPEFLOW_CUDA_UNARY_FLOATING(F)      \
+  TAPEFLOW_CUDA_UNARY(F, std::int32_t) \
+  TAPEFLOW_CUDA_UNARY(F, std::int64_t)
+TAPEFLOW_CUDA_UNARY_NUMERIC(Neg)
+TAPEFLOW_CUDA_UNARY_NUMERIC(Square)
+TAPEFLOW_CUDA_UNARY_NUMERIC(Abs)
+TAPEFLOW_CUDA_UNARY_NUMERIC(Sign)
+TAPEFLOW_CUDA_UNARY_NUMERIC(Relu)
+TAPEFLOW_CUDA_UNARY_FLOATING(Exp)
+TAPEFLOW_CUDA_UNARY_FLOATING(Log)
+TAPEFLOW_CUDA_UNARY_FLOATING(Sqrt)
+TAPEFLOW_CUDA_UNARY_FLOATING(Tanh)
+TAPEFLOW_CUDA_UNARY_FLOATING(Sigmoid)
+#undef TAPEFLOW_CUDA_UNARY_NUMERIC
+#undef TAPEFLOW_CUDA_UNARY_FLOATING
+#undef TAPEFLOW_CUDA_UNARY
 
 }  // namespace backend::cuda
 TAPEFLOW_END_NAMESPACE

@@ -38,8 +38,7 @@ inline void broadcast_strides(std::span<const std::int64_t> operand,
 
 /// The offsets in `a` and `b` of output element `i` (row-major).
 TAPEFLOW_HOST_DEVICE inline void broadcast_offsets(const Broadcast& index, std::int64_t i,
-                                                   std::int64_t& offset_a,
-                                                   std::int64_t& offset_b) {
+                                                   std::int64_t& offset_a, std::int64_t& offset_b) {
   std::int64_t rest = i;
   offset_a = 0;
   offset_b = 0;
@@ -69,6 +68,10 @@ struct BinaryArgs {
 /// Instantiated in elementwise.cu for the functors and types the kernels register.
 template <class F, class T>
 void launch_binary(const BinaryArgs<T>& args, void* stream);
+
+/// `out[i] = F(x[i])` over `n` elements on `stream`; instantiated in elementwise.cu.
+template <class F, class T>
+void launch_unary(const T* x, T* out, std::int64_t n, void* stream);
 
 }  // namespace backend::cuda
 TAPEFLOW_END_NAMESPACE

@@ -5740,16 +5740,21 @@ TAPEFLOW_END_NAMESPACE
 // ---- begin <tapeflow/ops/math/detail/scalar_math.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_DETAIL_SCALAR_MATH_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_DETAIL_SCALAR_MATH_HPP
-// The element math of arithmetic ops, written once for every backend: the CPU kernels apply
-// these functors to Eigen arrays (ops/math/arithmetic.hpp), the CUDA kernels to single values
-// in device code (backends/cuda/elementwise.cu). Kept free of other tapeflow headers so nvcc
-// compiles it alone.
+// The element math of elementwise ops, written once for every backend: the CPU kernels apply
+// these functors to Eigen tensor expressions (ops/math/arithmetic.hpp, ops/math/unary.hpp),
+// the CUDA kernels to single values in device code (backends/cuda/elementwise.cu). Where
+// Eigen spells a rule as a member (its vectorized exp, tanh, ...), a functor holds both
+// spellings side by side, chosen by whether it is given a number. Kept free of other tapeflow
+// headers so nvcc compiles it alone.
 
 #if defined(__CUDACC__)
 #define TAPEFLOW_HOST_DEVICE __host__ __device__
 #else
 #define TAPEFLOW_HOST_DEVICE
 #endif
+
+#include <cmath>
+#include <type_traits>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -5781,6 +5786,130 @@ struct Div {
   template <class X, class Y>
   TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
     return x / y;
+  }
+};
+
+/// True for a single value (device code, CPU scalar loops); false for an Eigen expression.
+template <class X>
+inline constexpr bool is_number = std::is_arithmetic_v<X>;
+
+/// -x
+struct Neg {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    return -x;
+  }
+};
+/// x * x
+struct Square {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x * x;
+    } else {
+      return x.square();
+    }
+  }
+};
+/// e^x
+struct Exp {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::exp;
+      return exp(x);
+    } else {
+      return x.exp();
+    }
+  }
+};
+/// Natural logarithm.
+struct Log {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::log;
+      return log(x);
+    } else {
+      return x.log();
+    }
+  }
+};
+/// Square root.
+struct Sqrt {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::sqrt;
+      return sqrt(x);
+    } else {
+      return x.sqrt();
+    }
+  }
+};
+/// Hyperbolic tangent.
+struct Tanh {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::tanh;
+      return tanh(x);
+    } else {
+      return x.tanh();
+    }
+  }
+};
+/// 1 / (1 + e^-x)
+struct Sigmoid {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::exp;
+      return X(1) / (X(1) + exp(-x));
+    } else {
+      return x.sigmoid();
+    }
+  }
+};
+/// |x|
+struct Abs {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x < X(0) ? X(-x) : x;
+    } else {
+      return x.abs();
+    }
+  }
+};
+/// -1, 0 or 1 (0 for NaN, as Eigen's sign gives on the CPU).
+struct Sign {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x > X(0) ? X(1) : (x < X(0) ? X(-1) : X(0));
+    } else {
+      return x.sign();
+    }
+  }
+};
+/// max(x, 0)
+struct Relu {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x > X(0) ? x : X(0);
+    } else {
+      using T = typename X::Scalar;
+      return x.cwiseMax(T(0));
+    }
+  }
+};
+/// Relu's gradient: `gradient` where `feature` > 0, else 0 (also for a NaN feature).
+struct ReluGrad {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr X operator()(const X& gradient, const X& feature) const {
+    return feature > X(0) ? gradient : X(0);
   }
 };
 
@@ -6494,7 +6623,7 @@ void relu_grad_kernel(const T* gradients, const T* features, T* out, std::int64_
       Vec::store(out + i, f > V{} ? Vec::load(gradients + i) : V{});
     }
     for (; i < e; ++i) {
-      out[i] = features[i] > T(0) ? gradients[i] : T(0);
+      out[i] = scalar_math::ReluGrad{}(gradients[i], features[i]);
     }
   });
 }
@@ -6532,7 +6661,7 @@ struct Neg : UnaryElementwise<Neg> {
   static constexpr std::string_view name = "Neg";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return -x; }
+  static auto expr(const auto& x) { return detail::scalar_math::Neg{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
     return -dy;
@@ -6543,7 +6672,7 @@ struct Exp : UnaryElementwise<Exp> {
   static constexpr std::string_view name = "Exp";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.exp(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Exp{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * y;
@@ -6554,7 +6683,7 @@ struct Log : UnaryElementwise<Log> {
   static constexpr std::string_view name = "Log";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.log(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Log{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy / x;
@@ -6565,7 +6694,7 @@ struct Sqrt : UnaryElementwise<Sqrt> {
   static constexpr std::string_view name = "Sqrt";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.sqrt(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Sqrt{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * T(0.5) / y;
@@ -6576,7 +6705,7 @@ struct Square : UnaryElementwise<Square> {
   static constexpr std::string_view name = "Square";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return x.square(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Square{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy * (T(2) * x);
@@ -6588,14 +6717,14 @@ struct Sign : UnaryElementwise<Sign> {
   static constexpr bool differentiable = false;  // zero almost everywhere
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return x.sign(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Sign{}(x); }
 };
 
 struct Abs : UnaryElementwise<Abs> {
   static constexpr std::string_view name = "Abs";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return x.abs(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Abs{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy * detail::execute(Sign{}, x);
@@ -6606,7 +6735,7 @@ struct Tanh : UnaryElementwise<Tanh> {
   static constexpr std::string_view name = "Tanh";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.tanh(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Tanh{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * (T(1) - square(y));
@@ -6617,7 +6746,7 @@ struct Sigmoid : UnaryElementwise<Sigmoid> {
   static constexpr std::string_view name = "Sigmoid";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.sigmoid(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Sigmoid{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * y * (T(1) - y);
@@ -6629,10 +6758,7 @@ struct Relu : UnaryElementwise<Relu> {
   static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) {
-    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
-    return x.cwiseMax(T(0));
-  }
+  static auto expr(const auto& x) { return detail::scalar_math::Relu{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const;
 };

@@ -3,7 +3,9 @@
 // through them, tensors in GPU memory (placement, copies, host reads and writes, variables),
 // and memory_limit as a typed error. Tolerances: elementwise results are exact (the same IEEE
 // operation on each element); products allow a relative 1e-5 (float) for cuBLAS's different
-// summation order, checked against the CPU's result.
+// summation order, checked against the CPU's result; transcendental functions (exp, log, tanh,
+// sigmoid, and softmax and the loss built on them) allow 1e-6 (float) and 1e-13 (double) for
+// CUDA's and Eigen's differently rounded implementations; float sums allow 1e-5.
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -92,6 +94,166 @@ TEST_CASE("GPU elementwise ops equal the CPU's for every broadcasting pattern", 
                     "Div: integer division by zero");
 }
 
+template <class T, std::size_t R, class Op>
+void compare_unary(const std::array<std::int64_t, R>& dims, Op op, double tolerance,
+                   bool positive = false) {
+  auto x = random_tensor<T>(dims, 31);
+  if (positive) {
+    x = tf::abs(x);
+  }
+  auto on_cpu = op(x);
+  auto scope = tf::device("/GPU:0");
+  auto on_gpu = op(x);
+  CHECK(on_gpu.device() == gpu0);
+  check_close(on_gpu.numpy(), on_cpu.numpy(), tolerance);
+}
+
+TEST_CASE("GPU unary ops equal the CPU's", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU unary ops")) {
+    return;
+  }
+  using D2 = std::array<std::int64_t, 2>;
+  D2 const dims{123, 77};
+  auto each = [&]<class T>(double transcendental) {
+    INFO("dtype " << tf::dtype_name(tf::dtype_v<T>));
+    compare_unary<T>(
+        dims, [](const auto& x) { return -x; }, 0.0);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::square(x); }, 0.0);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::abs(x); }, 0.0);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::sign(x); }, 0.0);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::nn::relu(x); }, 0.0);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::exp(x); }, transcendental);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::log(x); }, transcendental, true);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::sqrt(x); }, transcendental, true);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::tanh(x); }, transcendental);
+    compare_unary<T>(
+        dims, [](const auto& x) { return tf::sigmoid(x); }, transcendental);
+  };
+  each.template operator()<float>(1e-6);
+  each.template operator()<double>(1e-13);
+  compare_unary<std::int32_t>(
+      dims, [](const auto& x) { return tf::abs(-x); }, 0.0);
+  compare_unary<std::int64_t>(
+      dims, [](const auto& x) { return tf::nn::relu(x); }, 0.0);
+  // relu's gradient is ReluGrad on the GPU
+  auto relu_gradient = [](const auto& x) {
+    tf::Variable<float, 2> v(x);
+    tf::GradientTape tape;
+    auto y = tf::nn::relu(v.value()) * tf::Tensor<float, 0>(3.0f);
+    return *tape.gradient(tf::reduce_sum(y), v);
+  };
+  compare_unary<float>(dims, relu_gradient, 0.0);
+}
+
+TEST_CASE("GPU reductions equal the CPU's over any axes", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU reductions")) {
+    return;
+  }
+  using D3 = std::array<std::int64_t, 3>;
+  auto x = random_tensor<float>(D3{37, 29, 41}, 41);
+  auto i = random_tensor<std::int64_t>(D3{37, 29, 41}, 42);
+  auto compare = [](const auto& input, auto reduce, double tolerance) {
+    auto on_cpu = reduce(input);
+    auto scope = tf::device("/GPU:0");
+    auto on_gpu = reduce(input);
+    CHECK(on_gpu.device() == gpu0);
+    CHECK(on_gpu.dims() == on_cpu.dims());
+    check_close(on_gpu.numpy(), on_cpu.numpy(), tolerance);
+  };
+  for (double tolerance : {1e-5, 0.0}) {
+    auto run = [&](const auto& t) {
+      compare(
+          t, [](const auto& v) { return tf::reduce_sum(v); }, tolerance);
+      compare(
+          t, [](const auto& v) { return tf::reduce_sum(v, 0); }, tolerance);
+      compare(
+          t, [](const auto& v) { return tf::reduce_sum(v, 2, tf::keepdims); }, tolerance);
+      compare(
+          t,
+          [](const auto& v) {
+            return tf::reduce_mean(v, {0, 2});
+          },
+          tolerance);
+      compare(
+          t, [](const auto& v) { return tf::reduce_max(v, 1); }, 0.0);
+      compare(
+          t,
+          [](const auto& v) {
+            return tf::reduce_min(v, {1, 2});
+          },
+          0.0);
+    };
+    if (tolerance > 0) {
+      run(x);
+    } else {
+      run(i);  // integers: exact in any order
+    }
+  }
+  // the gradient of a max splits ties on the GPU as on the CPU
+  auto ties = tf::constant<float>({{1.0f, 3.0f, 3.0f}, {2.0f, 0.0f, 1.0f}});
+  auto max_gradient = [](const auto& t) {
+    tf::Variable<float, 2> v(t);
+    tf::GradientTape tape;
+    auto m = tf::reduce_max(v.value(), 1);
+    return *tape.gradient(tf::reduce_sum(m * m), v);
+  };
+  compare(ties, max_gradient, 0.0);
+}
+
+TEST_CASE("GPU softmax, cross-entropy and one-hot equal the CPU's, gradients included", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU softmax and cross-entropy")) {
+    return;
+  }
+  using D2 = std::array<std::int64_t, 2>;
+  using D3 = std::array<std::int64_t, 3>;
+  auto logits = random_tensor<float>(D2{300, 10}, 51);
+  auto labels = tf::Tensor<std::int32_t, 1>::uninitialized({300});
+  for (std::int64_t r = 0; r < 300; ++r) {
+    labels.mutable_values()[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(r * 7 % 10);
+  }
+  auto compare = [](auto compute, double tolerance) {
+    auto on_cpu = compute();
+    auto scope = tf::device("/GPU:0");
+    auto on_gpu = compute();
+    CHECK(on_gpu.device() == gpu0);
+    check_close(on_gpu.numpy(), on_cpu.numpy(), tolerance);
+  };
+  compare([&] { return tf::nn::softmax(logits); }, 1e-6);
+  compare([&] { return tf::nn::log_softmax(logits); }, 1e-6);
+  auto middle = random_tensor<double>(D3{4, 9, 5}, 52);
+  compare([&] { return tf::nn::softmax(middle, 1); }, 1e-13);
+  compare([&] { return tf::one_hot(labels, 10); }, 0.0);
+  compare([&] { return tf::one_hot<double>(tf::cast<std::int64_t>(labels), 12, 2.0, -1.0, 0); },
+          0.0);
+  compare([&] { return tf::nn::sparse_softmax_cross_entropy_with_logits(labels, logits); }, 1e-6);
+  // d mean(loss) / d logits: softmax, one-hot, subtraction and product, all on the GPU
+  compare(
+      [&] {
+        tf::Variable<float, 2> v(logits);
+        tf::GradientTape tape;
+        auto loss =
+            tf::reduce_mean(tf::nn::sparse_softmax_cross_entropy_with_logits(labels, v.value()));
+        return *tape.gradient(loss, v);
+      },
+      1e-6);
+  auto scope = tf::device("/GPU:0");
+  auto bad = tf::constant<std::int32_t>({1, 10, 2});
+  CHECK_THROWS_AS(
+      tf::nn::sparse_softmax_cross_entropy_with_logits(bad, random_tensor<float>(D2{3, 10}, 53)),
+      tf::invalid_argument);
+  CHECK_THROWS_WITH(
+      tf::nn::sparse_softmax_cross_entropy_with_logits(bad, random_tensor<float>(D2{3, 10}, 53)),
+      Catch::Contains("received a label value of 10 (at index 1)"));
+}
+
 TEST_CASE("GPU matrix products equal the CPU's", "[gpu]") {
   if (!tapeflow_test::gpu_available("GPU matrix products")) {
     return;
@@ -161,7 +323,8 @@ TEST_CASE("tensors in GPU memory: placement and copies and host reads and writes
   auto r = tf::reshape(c, std::array<std::int64_t, 2>{2, 2});
   CHECK(r.device() == gpu0);
   CHECK(r(1, 0) == 12.0f);
-  auto s = tf::reduce_sum(c);  // no GPU kernel yet: the CPU reads c's host copy
+  auto s = tf::reduce_sum(c);  // a GPU kernel; item() reads its host copy
+  CHECK(s.device() == gpu0);
   CHECK(s.item() == 38.0f);
   tf::Variable<float, 1> v(a);
   v.assign_add(a);

@@ -19,6 +19,7 @@
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>  // the gradients
+#include <tapeflow/ops/math/detail/scalar_math.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -36,7 +37,7 @@ void relu_grad_kernel(const T* gradients, const T* features, T* out, std::int64_
       Vec::store(out + i, f > V{} ? Vec::load(gradients + i) : V{});
     }
     for (; i < e; ++i) {
-      out[i] = features[i] > T(0) ? gradients[i] : T(0);
+      out[i] = scalar_math::ReluGrad{}(gradients[i], features[i]);
     }
   });
 }
@@ -74,7 +75,7 @@ struct Neg : UnaryElementwise<Neg> {
   static constexpr std::string_view name = "Neg";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return -x; }
+  static auto expr(const auto& x) { return detail::scalar_math::Neg{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
     return -dy;
@@ -85,7 +86,7 @@ struct Exp : UnaryElementwise<Exp> {
   static constexpr std::string_view name = "Exp";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.exp(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Exp{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * y;
@@ -96,7 +97,7 @@ struct Log : UnaryElementwise<Log> {
   static constexpr std::string_view name = "Log";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.log(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Log{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy / x;
@@ -107,7 +108,7 @@ struct Sqrt : UnaryElementwise<Sqrt> {
   static constexpr std::string_view name = "Sqrt";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.sqrt(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Sqrt{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * T(0.5) / y;
@@ -118,7 +119,7 @@ struct Square : UnaryElementwise<Square> {
   static constexpr std::string_view name = "Square";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return x.square(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Square{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy * (T(2) * x);
@@ -130,14 +131,14 @@ struct Sign : UnaryElementwise<Sign> {
   static constexpr bool differentiable = false;  // zero almost everywhere
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return x.sign(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Sign{}(x); }
 };
 
 struct Abs : UnaryElementwise<Abs> {
   static constexpr std::string_view name = "Abs";
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) { return x.abs(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Abs{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>& x) const {
     return dy * detail::execute(Sign{}, x);
@@ -148,7 +149,7 @@ struct Tanh : UnaryElementwise<Tanh> {
   static constexpr std::string_view name = "Tanh";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.tanh(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Tanh{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * (T(1) - square(y));
@@ -159,7 +160,7 @@ struct Sigmoid : UnaryElementwise<Sigmoid> {
   static constexpr std::string_view name = "Sigmoid";
   template <class T>
   static constexpr bool admits = floating_element<T>;
-  static auto expr(const auto& x) { return x.sigmoid(); }
+  static auto expr(const auto& x) { return detail::scalar_math::Sigmoid{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const {
     return dy * y * (T(1) - y);
@@ -171,10 +172,7 @@ struct Relu : UnaryElementwise<Relu> {
   static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output
   template <class T>
   static constexpr bool admits = numeric_element<T>;
-  static auto expr(const auto& x) {
-    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
-    return x.cwiseMax(T(0));
-  }
+  static auto expr(const auto& x) { return detail::scalar_math::Relu{}(x); }
   template <class T, std::size_t R>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, R>&) const;
 };

@@ -1,7 +1,9 @@
-// The element math of arithmetic ops, written once for every backend: the CPU kernels apply
-// these functors to Eigen arrays (ops/math/arithmetic.hpp), the CUDA kernels to single values
-// in device code (backends/cuda/elementwise.cu). Kept free of other tapeflow headers so nvcc
-// compiles it alone.
+// The element math of elementwise ops, written once for every backend: the CPU kernels apply
+// these functors to Eigen tensor expressions (ops/math/arithmetic.hpp, ops/math/unary.hpp),
+// the CUDA kernels to single values in device code (backends/cuda/elementwise.cu). Where
+// Eigen spells a rule as a member (its vectorized exp, tanh, ...), a functor holds both
+// spellings side by side, chosen by whether it is given a number. Kept free of other tapeflow
+// headers so nvcc compiles it alone.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -9,6 +11,9 @@
 #else
 #define TAPEFLOW_HOST_DEVICE
 #endif
+
+#include <cmath>
+#include <type_traits>
 
 #include <tapeflow/detail/macros.hpp>
 
@@ -41,6 +46,130 @@ struct Div {
   template <class X, class Y>
   TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
     return x / y;
+  }
+};
+
+/// True for a single value (device code, CPU scalar loops); false for an Eigen expression.
+template <class X>
+inline constexpr bool is_number = std::is_arithmetic_v<X>;
+
+/// -x
+struct Neg {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    return -x;
+  }
+};
+/// x * x
+struct Square {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x * x;
+    } else {
+      return x.square();
+    }
+  }
+};
+/// e^x
+struct Exp {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::exp;
+      return exp(x);
+    } else {
+      return x.exp();
+    }
+  }
+};
+/// Natural logarithm.
+struct Log {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::log;
+      return log(x);
+    } else {
+      return x.log();
+    }
+  }
+};
+/// Square root.
+struct Sqrt {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::sqrt;
+      return sqrt(x);
+    } else {
+      return x.sqrt();
+    }
+  }
+};
+/// Hyperbolic tangent.
+struct Tanh {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::tanh;
+      return tanh(x);
+    } else {
+      return x.tanh();
+    }
+  }
+};
+/// 1 / (1 + e^-x)
+struct Sigmoid {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      using std::exp;
+      return X(1) / (X(1) + exp(-x));
+    } else {
+      return x.sigmoid();
+    }
+  }
+};
+/// |x|
+struct Abs {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x < X(0) ? X(-x) : x;
+    } else {
+      return x.abs();
+    }
+  }
+};
+/// -1, 0 or 1 (0 for NaN, as Eigen's sign gives on the CPU).
+struct Sign {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x > X(0) ? X(1) : (x < X(0) ? X(-1) : X(0));
+    } else {
+      return x.sign();
+    }
+  }
+};
+/// max(x, 0)
+struct Relu {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (is_number<X>) {
+      return x > X(0) ? x : X(0);
+    } else {
+      using T = typename X::Scalar;
+      return x.cwiseMax(T(0));
+    }
+  }
+};
+/// Relu's gradient: `gradient` where `feature` > 0, else 0 (also for a NaN feature).
+struct ReluGrad {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr X operator()(const X& gradient, const X& feature) const {
+    return feature > X(0) ? gradient : X(0);
   }
 };
 
