@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -190,6 +191,16 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
                          " devices is available.");
 }
 
+/// tf::debugging::set_log_device_placement: every eager op's placement is printed.
+inline std::atomic<bool> log_placement{false};
+
+// TensorFlow's line for an eager op, on stderr (where its logging goes).
+TAPEFLOW_NOINLINE inline void log_op_placement(std::string_view op, DeviceId device) {
+  std::string const& name = table().entries[static_cast<std::size_t>(device)].name;
+  std::fprintf(stderr, "Executing op %.*s in device %s\n", static_cast<int>(op.size()), op.data(),
+               name.c_str());
+}
+
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
 /// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
 /// no kernel for the op and `dtype` (its first tensor input's, `has_kernel`) falls back to
@@ -197,10 +208,14 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
 /// device, in TensorFlow's words.
 inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
                          DeviceId input, DType dtype = DType::invalid) {
-  if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
-    return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
+  DeviceId device = 0;
+  if (preferred != 0 && (preferred != none || input > 0 || scope_device() != none)) {
+    device = place_op_with_scope(op, has_kernel, preferred, input, dtype);
+  }  // else the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
+  if (log_placement.load(std::memory_order_relaxed)) [[unlikely]] {
+    log_op_placement(op, device);
   }
-  return place_op_with_scope(op, has_kernel, preferred, input, dtype);
+  return device;
 }
 
 /// Makes new buffers of this thread go to `device` while it lives (an op running there), and
