@@ -15,8 +15,8 @@ namespace {
 constexpr int threads_per_block = 256;
 
 // Operands of the output's shape or single values: no index arithmetic.
-template <class F, class T>
-__global__ void binary_flat(F f, const T* a, const T* b, T* out, std::int64_t n, bool a_vector,
+template <class F, class T, class U>
+__global__ void binary_flat(F f, const T* a, const T* b, U* out, std::int64_t n, bool a_vector,
                             bool b_vector) {
   auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -27,8 +27,8 @@ __global__ void binary_flat(F f, const T* a, const T* b, T* out, std::int64_t n,
 
 // General broadcasting: each output index is split into coordinates, which the operands'
 // strides (0 along broadcast axes) turn into their offsets.
-template <class F, class T>
-__global__ void binary_strided(F f, const T* a, const T* b, T* out, std::int64_t n,
+template <class F, class T, class U>
+__global__ void binary_strided(F f, const T* a, const T* b, U* out, std::int64_t n,
                                Broadcast index) {
   auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -56,8 +56,8 @@ unsigned blocks_for(std::int64_t n) {
 
 }  // namespace
 
-template <class F, class T>
-void launch_binary(const BinaryArgs<T>& args, void* stream) {
+template <class F, class T, class U>
+void launch_binary(const BinaryArgs<T, U>& args, void* stream) {
   if (args.n == 0) {
     return;
   }
@@ -80,8 +80,40 @@ void launch_unary(const T* x, T* out, std::int64_t n, void* stream) {
                                                                                          out, n);
 }
 
+template <class T, class U>
+__global__ void cast_flat(const T* x, U* out, std::int64_t n) {
+  detail::scalar_math::CastTo<U> const cast;
+  auto const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (auto i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = cast(x[i]);
+  }
+}
+
+template <class T, class U>
+void launch_cast(const T* x, U* out, std::int64_t n, void* stream) {
+  if (n == 0) {
+    return;
+  }
+  cast_flat<<<blocks_for(n), threads_per_block, 0, static_cast<cudaStream_t>(stream)>>>(x, out, n);
+}
+#define TAPEFLOW_CUDA_CAST(T, U) template void launch_cast<T, U>(const T*, U*, std::int64_t, void*);
+#define TAPEFLOW_CUDA_CAST_FROM(T)    \
+  TAPEFLOW_CUDA_CAST(T, float)        \
+  TAPEFLOW_CUDA_CAST(T, double)       \
+  TAPEFLOW_CUDA_CAST(T, std::int32_t) \
+  TAPEFLOW_CUDA_CAST(T, std::int64_t) \
+  TAPEFLOW_CUDA_CAST(T, bool)
+TAPEFLOW_CUDA_CAST_FROM(float)
+TAPEFLOW_CUDA_CAST_FROM(double)
+TAPEFLOW_CUDA_CAST_FROM(std::int32_t)
+TAPEFLOW_CUDA_CAST_FROM(std::int64_t)
+TAPEFLOW_CUDA_CAST_FROM(bool)
+#undef TAPEFLOW_CUDA_CAST_FROM
+#undef TAPEFLOW_CUDA_CAST
+
 #define TAPEFLOW_CUDA_BINARY(F, T) \
-  template void launch_binary<detail::scalar_math::F, T>(const BinaryArgs<T>&, void*);
+  template void launch_binary<detail::scalar_math::F, T, T>(const BinaryArgs<T, T>&, void*);
 TAPEFLOW_CUDA_BINARY(Add, float)
 TAPEFLOW_CUDA_BINARY(Add, double)
 TAPEFLOW_CUDA_BINARY(Add, std::int32_t)
@@ -100,7 +132,34 @@ TAPEFLOW_CUDA_BINARY(Div, std::int32_t)
 TAPEFLOW_CUDA_BINARY(Div, std::int64_t)
 TAPEFLOW_CUDA_BINARY(ReluGrad, float)
 TAPEFLOW_CUDA_BINARY(ReluGrad, double)
+#define TAPEFLOW_CUDA_BINARY_ALL(F)     \
+  TAPEFLOW_CUDA_BINARY(F, float)        \
+  TAPEFLOW_CUDA_BINARY(F, double)       \
+  TAPEFLOW_CUDA_BINARY(F, std::int32_t) \
+  TAPEFLOW_CUDA_BINARY(F, std::int64_t)
+TAPEFLOW_CUDA_BINARY(Pow, float)
+TAPEFLOW_CUDA_BINARY(Pow, double)
+TAPEFLOW_CUDA_BINARY_ALL(Maximum)
+TAPEFLOW_CUDA_BINARY_ALL(Minimum)
+#undef TAPEFLOW_CUDA_BINARY_ALL
 #undef TAPEFLOW_CUDA_BINARY
+
+// Comparisons: bool results.
+#define TAPEFLOW_CUDA_COMPARE(F, T) \
+  template void launch_binary<detail::scalar_math::F, T, bool>(const BinaryArgs<T, bool>&, void*);
+#define TAPEFLOW_CUDA_COMPARE_ALL(F)     \
+  TAPEFLOW_CUDA_COMPARE(F, float)        \
+  TAPEFLOW_CUDA_COMPARE(F, double)       \
+  TAPEFLOW_CUDA_COMPARE(F, std::int32_t) \
+  TAPEFLOW_CUDA_COMPARE(F, std::int64_t)
+TAPEFLOW_CUDA_COMPARE_ALL(Equal)
+TAPEFLOW_CUDA_COMPARE_ALL(NotEqual)
+TAPEFLOW_CUDA_COMPARE_ALL(Less)
+TAPEFLOW_CUDA_COMPARE_ALL(LessEqual)
+TAPEFLOW_CUDA_COMPARE_ALL(Greater)
+TAPEFLOW_CUDA_COMPARE_ALL(GreaterEqual)
+#undef TAPEFLOW_CUDA_COMPARE_ALL
+#undef TAPEFLOW_CUDA_COMPARE
 
 // Unary ops: the floating ones for float and double, those integers also take for all four.
 #define TAPEFLOW_CUDA_UNARY(F, T) \

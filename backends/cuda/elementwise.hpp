@@ -50,13 +50,14 @@ TAPEFLOW_HOST_DEVICE inline void broadcast_offsets(const Broadcast& index, std::
   }
 }
 
-/// One binary elementwise launch: `out[i] = F(a[...], b[...])` over `n` outputs. Without
-/// `strided`, each operand is either the output's shape (`*_vector`) or a single value.
-template <class T>
+/// One binary elementwise launch: `out[i] = F(a[...], b[...])` over `n` outputs of type U
+/// (bool for comparisons). Without `strided`, each operand is either the output's shape
+/// (`*_vector`) or a single value.
+template <class T, class U = T>
 struct BinaryArgs {
   const T* a = nullptr;
   const T* b = nullptr;
-  T* out = nullptr;
+  U* out = nullptr;
   std::int64_t n = 0;
   bool a_vector = true;
   bool b_vector = true;
@@ -66,12 +67,17 @@ struct BinaryArgs {
 
 /// Launches `F` (a functor of ops/math/detail/scalar_math.hpp) on `stream` (a cudaStream_t).
 /// Instantiated in elementwise.cu for the functors and types the kernels register.
-template <class F, class T>
-void launch_binary(const BinaryArgs<T>& args, void* stream);
+template <class F, class T, class U = T>
+void launch_binary(const BinaryArgs<T, U>& args, void* stream);
 
 /// `out[i] = F(x[i])` over `n` elements on `stream`; instantiated in elementwise.cu.
 template <class F, class T>
 void launch_unary(const T* x, T* out, std::int64_t n, void* stream);
+
+/// `out[i] = CastTo<U>(x[i])` over `n` elements on `stream`; instantiated in elementwise.cu
+/// for float, double, int32, int64 and bool each way.
+template <class T, class U>
+void launch_cast(const T* x, U* out, std::int64_t n, void* stream);
 
 }  // namespace backend::cuda
 TAPEFLOW_END_NAMESPACE

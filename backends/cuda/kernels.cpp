@@ -22,6 +22,8 @@
 #include <tapeflow/ops/linalg/matmul.hpp>
 #include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/math/compare.hpp>
 #include <tapeflow/ops/math/detail/scalar_math.hpp>
 #include <tapeflow/ops/math/unary.hpp>
 #include <tapeflow/ops/nn/cross_entropy.hpp>
@@ -42,9 +44,9 @@ namespace {
                       " tensors");
 }
 
-template <class F, class T>
+template <class F, class T, class U = T>
 void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
-  BinaryArgs<T> args;
+  BinaryArgs<T, U> args;
   args.n = out.num_elements();
   if (args.n == 0) {
     return;
@@ -52,7 +54,7 @@ void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
   CudaMemory& device = current_device();
   args.a = static_cast<const T*>(in[0].device_data());
   args.b = static_cast<const T*>(in[1].device_data());
-  args.out = static_cast<T*>(out.mutable_device_data());
+  args.out = static_cast<U*>(out.mutable_device_data());
   bool const a_full = in[0].shape() == out.shape();
   bool const b_full = in[1].shape() == out.shape();
   if ((a_full || in[0].num_elements() == 1) && (b_full || in[1].num_elements() == 1)) {
@@ -70,7 +72,7 @@ void run_binary_typed(AnyTensor& out, std::span<const AnyTensor> in) {
     broadcast_strides(in[1].shape().dims(), out.shape().dims(), args.index.b_strides);
   }
   device.activate();
-  launch_binary<F, T>(args, device.stream());
+  launch_binary<F, T, U>(args, device.stream());
   check(cudaGetLastError(), "elementwise kernel launch");
 }
 
@@ -93,6 +95,58 @@ void run_binary(std::string_view op, AnyTensor& out, std::span<const AnyTensor> 
     default:
       unsupported(op, out.dtype());
   }
+}
+
+// Comparisons: operands of one numeric dtype (the first input's), bool results.
+template <class F>
+void run_compare(std::string_view op, AnyTensor& out, std::span<const AnyTensor> in) {
+  switch (in[0].dtype()) {
+    case DType::float32:
+      return run_binary_typed<F, float, bool>(out, in);
+    case DType::float64:
+      return run_binary_typed<F, double, bool>(out, in);
+    case DType::int32:
+      return run_binary_typed<F, std::int32_t, bool>(out, in);
+    case DType::int64:
+      return run_binary_typed<F, std::int64_t, bool>(out, in);
+    default:
+      unsupported(op, in[0].dtype());
+  }
+}
+
+// Casts between float, double, int32, int64 and bool.
+inline constexpr std::array cast_dtypes{DType::float32, DType::float64, DType::int32, DType::int64,
+                                        DType::bool_};
+template <class U>
+void run_cast(AnyTensor& out, const AnyTensor& x) {
+  std::int64_t const n = out.num_elements();
+  if (n == 0) {
+    return;
+  }
+  CudaMemory& device = current_device();
+  auto* result = static_cast<U*>(out.mutable_device_data());
+  const void* in = x.device_data();
+  device.activate();
+  switch (x.dtype()) {
+    case DType::float32:
+      launch_cast(static_cast<const float*>(in), result, n, device.stream());
+      break;
+    case DType::float64:
+      launch_cast(static_cast<const double*>(in), result, n, device.stream());
+      break;
+    case DType::int32:
+      launch_cast(static_cast<const std::int32_t*>(in), result, n, device.stream());
+      break;
+    case DType::int64:
+      launch_cast(static_cast<const std::int64_t*>(in), result, n, device.stream());
+      break;
+    case DType::bool_:
+      launch_cast(static_cast<const bool*>(in), result, n, device.stream());
+      break;
+    default:
+      unsupported("Cast", x.dtype());
+  }
+  check(cudaGetLastError(), "cast kernel launch");
 }
 
 // Same-shape unary ops: the floating ones (exp, log, ...) take float and double; those
@@ -143,7 +197,14 @@ void run_reduce_typed(AnyTensor& out, const AnyTensor& x, const ReduceIndex& ind
   auto const* in = static_cast<const T*>(x.device_data());
   auto* result = static_cast<T*>(out.mutable_device_data());
   device.activate();
-  launch_reduce<Op, T>(in, result, index, device.stream());
+  ScratchMemory const scratch{[](void* context, std::size_t bytes) {
+                                return static_cast<CudaMemory*>(context)->allocate(bytes);
+                              },
+                              [](void* context, void* pointer, std::size_t bytes) {
+                                static_cast<CudaMemory*>(context)->deallocate(pointer, bytes);
+                              },
+                              &device};
+  launch_reduce<Op, T>(in, result, index, scratch, device.stream());
   check(cudaGetLastError(), "reduction kernel launch");
 }
 template <ReduceOp Op>
@@ -435,6 +496,59 @@ TAPEFLOW_CUDA_UNARY_KERNEL(Tanh, false)
 TAPEFLOW_CUDA_UNARY_KERNEL(Sigmoid, false)
 #undef TAPEFLOW_CUDA_UNARY_KERNEL
 
+template <>
+struct kernel<ops::Pow, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::floating_dtypes;
+  static void run(const ops::Pow&, AnyTensor& out, std::span<const AnyTensor> in) {
+    switch (out.dtype()) {
+      case DType::float32:
+        return backend::cuda::run_binary_typed<detail::scalar_math::Pow, float>(out, in);
+      case DType::float64:
+        return backend::cuda::run_binary_typed<detail::scalar_math::Pow, double>(out, in);
+      default:
+        backend::cuda::unsupported(ops::Pow::name, out.dtype());
+    }
+  }
+};
+template <>
+struct kernel<ops::Maximum, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
+  static void run(const ops::Maximum&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Maximum>(ops::Maximum::name, out, in);
+  }
+};
+template <>
+struct kernel<ops::Minimum, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
+  static void run(const ops::Minimum&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::Minimum>(ops::Minimum::name, out, in);
+  }
+};
+#define TAPEFLOW_CUDA_COMPARE_KERNEL(Op)                                             \
+  template <>                                                                        \
+  struct kernel<ops::Op, backend::cuda::Backend> {                                   \
+    static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;          \
+    static void run(const ops::Op&, AnyTensor& out, std::span<const AnyTensor> in) { \
+      backend::cuda::run_compare<detail::scalar_math::Op>(ops::Op::name, out, in);   \
+    }                                                                                \
+  };
+TAPEFLOW_CUDA_COMPARE_KERNEL(Equal)
+TAPEFLOW_CUDA_COMPARE_KERNEL(NotEqual)
+TAPEFLOW_CUDA_COMPARE_KERNEL(Less)
+TAPEFLOW_CUDA_COMPARE_KERNEL(LessEqual)
+TAPEFLOW_CUDA_COMPARE_KERNEL(Greater)
+TAPEFLOW_CUDA_COMPARE_KERNEL(GreaterEqual)
+#undef TAPEFLOW_CUDA_COMPARE_KERNEL
+template <class U>
+  requires(std::same_as<U, float> || std::same_as<U, double> || std::same_as<U, std::int32_t> ||
+           std::same_as<U, std::int64_t> || std::same_as<U, bool>)
+struct kernel<ops::Cast<U>, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::cast_dtypes;
+  static void run(const ops::Cast<U>&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_cast<U>(out, in[0]);
+  }
+};
+
 // Relu's backprop: two operands of one shape.
 template <>
 struct kernel<ops::ReluGrad, backend::cuda::Backend> {
@@ -553,11 +667,27 @@ void register_kernels(BackendId id) {
   register_kernel<ops::Tanh, Backend>(id);
   register_kernel<ops::Sigmoid, Backend>(id);
   register_kernel<ops::ReluGrad, Backend>(id);
+  register_kernel<ops::Pow, Backend>(id);
+  register_kernel<ops::Maximum, Backend>(id);
+  register_kernel<ops::Minimum, Backend>(id);
+  register_kernel<ops::Equal, Backend>(id);
+  register_kernel<ops::NotEqual, Backend>(id);
+  register_kernel<ops::Less, Backend>(id);
+  register_kernel<ops::LessEqual, Backend>(id);
+  register_kernel<ops::Greater, Backend>(id);
+  register_kernel<ops::GreaterEqual, Backend>(id);
+  register_kernel<ops::Cast<float>, Backend>(id);
+  register_kernel<ops::Cast<double>, Backend>(id);
+  register_kernel<ops::Cast<std::int32_t>, Backend>(id);
+  register_kernel<ops::Cast<std::int64_t>, Backend>(id);
+  register_kernel<ops::Cast<bool>, Backend>(id);
   register_kernel<ops::Softmax, Backend>(id);
   register_kernel<ops::LogSoftmax, Backend>(id);
   register_kernel<ops::SparseSoftmaxCrossEntropyWithLogits, Backend>(id);
   register_kernel<ops::OneHot<float>, Backend>(id);
   register_kernel<ops::OneHot<double>, Backend>(id);
+  register_nn_kernels(id);
+  register_training_kernels(id);
   using Ranks = std::make_index_sequence<max_rank + 1>;
   register_reductions<ops::ReduceKind::sum>(id, Ranks{});
   register_reductions<ops::ReduceKind::mean>(id, Ranks{});

@@ -94,9 +94,19 @@ TAPEFLOW_HOST_DEVICE inline std::int64_t strided_offset(int rank, const std::int
   return offset;
 }
 
-/// Runs reduce_outputs on a GPU, on `stream` (a cudaStream_t); instantiated in reduce.cu.
+/// Stream-ordered device memory for a launch's temporaries: the device's allocator, seen
+/// through two functions so the .cu file needs no allocator header.
+struct ScratchMemory {
+  void* (*allocate)(void* context, std::size_t bytes) = nullptr;
+  void (*deallocate)(void* context, void* pointer, std::size_t bytes) = nullptr;
+  void* context = nullptr;
+};
+
+/// Runs reduce_outputs (reduce_outputs.hpp) on a GPU, on `stream` (a cudaStream_t), its
+/// partials in `scratch`; instantiated in reduce.cu.
 template <ReduceOp Op, class T>
-void launch_reduce(const T* in, T* out, const ReduceIndex& index, void* stream);
+void launch_reduce(const T* in, T* out, const ReduceIndex& index, const ScratchMemory& scratch,
+                   void* stream);
 
 }  // namespace backend::cuda
 TAPEFLOW_END_NAMESPACE

@@ -818,6 +818,7 @@ TAPEFLOW_END_NAMESPACE
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -1448,6 +1449,16 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
                          " devices is available.");
 }
 
+/// tf::debugging::set_log_device_placement: every eager op's placement is printed.
+inline std::atomic<bool> log_placement{false};
+
+// TensorFlow's line for an eager op, on stderr (where its logging goes).
+TAPEFLOW_NOINLINE inline void log_op_placement(std::string_view op, DeviceId device) {
+  std::string const& name = table().entries[static_cast<std::size_t>(device)].name;
+  std::fprintf(stderr, "Executing op %.*s in device %s\n", static_cast<int>(op.size()), op.data(),
+               name.c_str());
+}
+
 /// The device an op runs on: its own choice (`preferred`, e.g. a variable op's variable's
 /// device), else the scope's, else its first input's, else CPU:0. A device whose backend has
 /// no kernel for the op and `dtype` (its first tensor input's, `has_kernel`) falls back to
@@ -1455,10 +1466,14 @@ TAPEFLOW_NOINLINE inline DeviceId place_op_with_scope(std::string_view op, Kerne
 /// device, in TensorFlow's words.
 inline DeviceId place_op(std::string_view op, KernelCheck has_kernel, DeviceId preferred,
                          DeviceId input, DType dtype = DType::invalid) {
-  if (preferred == 0 || (preferred == none && input <= 0 && scope_device() == none)) {
-    return 0;  // the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
+  DeviceId device = 0;
+  if (preferred != 0 && (preferred != none || input > 0 || scope_device() != none)) {
+    device = place_op_with_scope(op, has_kernel, preferred, input, dtype);
+  }  // else the common cases: no scope and inputs on CPU:0 (or none); a CPU:0 variable
+  if (log_placement.load(std::memory_order_relaxed)) [[unlikely]] {
+    log_op_placement(op, device);
   }
-  return place_op_with_scope(op, has_kernel, preferred, input, dtype);
+  return device;
 }
 
 /// Makes new buffers of this thread go to `device` while it lives (an op running there), and
@@ -2337,6 +2352,34 @@ inline config::DeviceScope device(std::nullptr_t) { return config::DeviceScope(s
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_DEVICE_SCOPE_HPP
 // ---- end <tapeflow/config/device_scope.hpp>
+// ---- begin <tapeflow/config/log_device_placement.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_LOG_DEVICE_PLACEMENT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_LOG_DEVICE_PLACEMENT_HPP
+// tf::debugging::set_log_device_placement: print where each eager op runs, as TensorFlow
+// prints it ("Executing op MatMul in device /job:localhost/replica:0/task:0/device:GPU:0"),
+// to find ops that fall back to the CPU.
+
+#include <atomic>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace debugging {
+
+/// Prints each op's device on stderr as the op is placed, while on (TensorFlow:
+/// `tf.debugging.set_log_device_placement(True)`).
+inline void set_log_device_placement(bool enabled) {
+  detail::devices::log_placement.store(enabled, std::memory_order_relaxed);
+}
+
+/// Whether placements are printed.
+[[nodiscard]] inline bool get_log_device_placement() {
+  return detail::devices::log_placement.load(std::memory_order_relaxed);
+}
+
+}  // namespace debugging
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_LOG_DEVICE_PLACEMENT_HPP
+// ---- end <tapeflow/config/log_device_placement.hpp>
 // ---- begin <tapeflow/config/memory_info.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_MEMORY_INFO_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CONFIG_MEMORY_INFO_HPP
@@ -13532,6 +13575,10 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::scalar_math {
 
+/// True for a single value (device code, CPU scalar loops); false for an Eigen expression.
+template <class X>
+inline constexpr bool is_number = std::is_arithmetic_v<X>;
+
 /// x + y
 struct Add {
   template <class X, class Y>
@@ -13561,9 +13608,72 @@ struct Div {
   }
 };
 
-/// True for a single value (device code, CPU scalar loops); false for an Eigen expression.
-template <class X>
-inline constexpr bool is_number = std::is_arithmetic_v<X>;
+/// x ** y, elementwise (Eigen applies it one element at a time on the CPU); integers go
+/// through double, as std::pow takes them.
+struct Pow {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE X operator()(const X& x, const X& y) const {
+    using std::pow;
+    if constexpr (std::is_integral_v<X>) {
+      return static_cast<X>(pow(static_cast<double>(x), static_cast<double>(y)));
+    } else {
+      return static_cast<X>(pow(x, y));
+    }
+  }
+};
+/// max(x, y) (x for ties and unordered pairs, as Eigen's cwiseMax on the CPU)
+struct Maximum {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    if constexpr (is_number<X>) {
+      return x < y ? y : x;
+    } else {
+      return x.cwiseMax(y);
+    }
+  }
+};
+/// min(x, y) (x for ties and unordered pairs, as Eigen's cwiseMin on the CPU)
+struct Minimum {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    if constexpr (is_number<X>) {
+      return y < x ? y : x;
+    } else {
+      return x.cwiseMin(y);
+    }
+  }
+};
+
+// Comparisons: bool results; the same spelling for numbers and Eigen expressions.
+#define TAPEFLOW_SCALAR_COMPARISON(Name, op)                                       \
+  struct Name {                                                                    \
+    template <class X, class Y>                                                    \
+    TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const { \
+      return x op y;                                                               \
+    }                                                                              \
+  };
+TAPEFLOW_SCALAR_COMPARISON(Equal, ==)
+TAPEFLOW_SCALAR_COMPARISON(NotEqual, !=)
+TAPEFLOW_SCALAR_COMPARISON(Less, <)
+TAPEFLOW_SCALAR_COMPARISON(LessEqual, <=)
+TAPEFLOW_SCALAR_COMPARISON(Greater, >)
+TAPEFLOW_SCALAR_COMPARISON(GreaterEqual, >=)
+#undef TAPEFLOW_SCALAR_COMPARISON
+
+/// Conversion to U: floats to integers truncate toward zero; to bool, nonzero is true.
+template <class U>
+struct CastTo {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (!is_number<X>) {
+      return x.template cast<U>();
+    } else if constexpr (std::is_same_v<U, bool>) {
+      return x != X(0);
+    } else {
+      return static_cast<U>(x);
+    }
+  }
+};
 
 /// -x
 struct Neg {
@@ -13818,8 +13928,7 @@ struct Div : BinaryElementwise<Div> {
 struct Pow : BinaryElementwise<Pow> {
   static constexpr std::string_view name = "Pow";
   static auto expr(const auto& x, const auto& y) {
-    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
-    return x.binaryExpr(y, [](T p, T q) { return static_cast<T>(std::pow(p, q)); });
+    return x.binaryExpr(y, detail::scalar_math::Pow{});
   }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, A>& a,
@@ -13839,7 +13948,7 @@ struct Pow : BinaryElementwise<Pow> {
 /// ties).
 struct Maximum : BinaryElementwise<Maximum> {
   static constexpr std::string_view name = "Maximum";
-  static auto expr(const auto& x, const auto& y) { return x.cwiseMax(y); }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Maximum{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -13853,7 +13962,7 @@ struct Maximum : BinaryElementwise<Maximum> {
 /// ties).
 struct Minimum : BinaryElementwise<Minimum> {
   static constexpr std::string_view name = "Minimum";
-  static auto expr(const auto& x, const auto& y) { return x.cwiseMin(y); }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Minimum{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -14431,7 +14540,7 @@ namespace ops {
 template <class U>
 struct Cast {
   struct CastRule {  // rank-independent: one Eigen kernel per dtype pair
-    auto operator()(const auto& v) const { return v.template cast<U>(); }
+    auto operator()(const auto& v) const { return detail::scalar_math::CastTo<U>{}(v); }
   };
   static constexpr std::string_view name = "Cast";
   static constexpr std::string_view type_attr = "SrcT";  ///< TensorFlow's input dtype attribute
@@ -14451,7 +14560,7 @@ struct Cast {
       U* o = detail::tensor_access::mutable_data(out);
       const T* v = x.data();
       for (std::int64_t i = 0; i < x.num_elements(); ++i) {
-        o[i] = v[i] != T(0);
+        o[i] = detail::scalar_math::CastTo<bool>{}(v[i]);
       }
     } else {
       detail::unary_kernel<CastRule>(out, x);
@@ -14526,12 +14635,18 @@ inline constexpr bool comparable_element = numeric_element<T> || std::same_as<T,
     }                                                                                         \
   };
 
-TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y, "T", true)
-TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y, "T", true)
-TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y, "T", false)
-TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y, "T", false)
-TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y, "T", false)
-TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>,
+                           detail::scalar_math::Equal{}(x, y), "T", true)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>,
+                           detail::scalar_math::NotEqual{}(x, y), "T", true)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, detail::scalar_math::Less{}(x, y),
+                           "T", false)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>,
+                           detail::scalar_math::LessEqual{}(x, y), "T", false)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>,
+                           detail::scalar_math::Greater{}(x, y), "T", false)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>,
+                           detail::scalar_math::GreaterEqual{}(x, y), "T", false)
 TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y, "", true)
 TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y, "", true)
 
@@ -20276,6 +20391,31 @@ class Variable {
     detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
     return {old, detail::tensor_access::mutable_data(s.value)};
   }
+  /// overwrite_data() where the variable's device reads and writes its elements: device
+  /// memory for a variable on a GPU (brought up to date with host writes; the host copy is
+  /// dropped as stale), host memory otherwise. For the update kernels of registered backends.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_device_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    detail::Buffer* held = detail::tensor_access::buffer(s.value);
+    if (held->unique()) {
+      void* data = held->device_bytes();
+      held->device_written();
+      return {data, data};
+    }
+    const void* old = held->device_bytes();  // still owned by whoever holds it
+    detail::devices::AllocationScope const on_variable_device(held->device);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
+    detail::Buffer* fresh = detail::tensor_access::buffer(s.value);
+    void* out = fresh->device_bytes();
+    fresh->device_written();
+    return {old, out};
+  }
 
  private:
   using State = detail::VariableState<T, Rank>;
@@ -20341,6 +20481,11 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
+  /// where update ops are placed.
+  [[nodiscard]] detail::devices::DeviceId device_id() const {
+    return impl_ != nullptr ? get().device_id() : detail::devices::DeviceId{0};
+  }
   /// The full name of the device the variable lives on (Variable::device).
   [[nodiscard]] std::string device() const { return value().device(); }
   /// Zeros of the variable's dtype and shape.
@@ -20355,6 +20500,11 @@ class AnyVariable {
   /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
   [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
     return get().overwrite_raw_data();
+  }
+  /// `Variable::overwrite_device_data()` of the erased variable: {old values, buffer to
+  /// write}, where the variable's device keeps them (device memory for a GPU variable).
+  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data() const {
+    return get().overwrite_device_data();
   }
 
   /// The typed variable; throws invalid_argument naming both types when they differ.
@@ -20384,6 +20534,8 @@ class AnyVariable {
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
     [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_device_data() const = 0;
+    [[nodiscard]] virtual detail::devices::DeviceId device_id() const = 0;
   };
   template <class T, std::size_t R>
   struct Holder final : Base {
@@ -20395,6 +20547,9 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
+    detail::devices::DeviceId device_id() const override {
+      return detail::tensor_access::buffer(v.value())->device;
+    }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {
         return AnyTensor(tapeflow::zeros_like(v.value()));
@@ -20422,6 +20577,15 @@ class AnyVariable {
         return {old, out};
       } else {
         throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_device_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.overwrite_device_data();
+      } else {
+        throw unimplemented("AnyVariable::overwrite_device_data: '" + v.name() +
                             "' holds strings, which update kernels do not write");
       }
     }
@@ -28289,6 +28453,8 @@ struct ResourceApplyGradientDescent {
 
   /// TensorFlow's resource input: `var`.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
     detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
@@ -28324,6 +28490,8 @@ struct ResourceApplyKerasMomentum {
   [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", use_nesterov}}; }
   /// TensorFlow's resource inputs: `var`, `accum`.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), accum.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
                          const Tensor<float, 0>&) const {
@@ -28362,6 +28530,8 @@ struct ResourceApplyAdam {
   [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", false}}; }
   /// TensorFlow's resource inputs: `var`, `m`, `v`.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), m.id(), v.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
                          const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
@@ -28402,6 +28572,8 @@ struct ResourceApplyRMSProp {
 
   /// The resource inputs this op has: `var`, `ms` (TensorFlow's also takes `mom`).
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), ms.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   /// TensorFlow's ResourceApplyRMSProp always takes a momentum accumulator and a momentum.
   [[nodiscard]] std::string export_error() const {
     return "ResourceApplyRMSProp without momentum: TensorFlow's op needs the `mom` slot and "
@@ -28435,14 +28607,108 @@ TAPEFLOW_END_NAMESPACE
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_RESOURCE_APPLY_KERNELS_HPP
 // The Eigen bodies of the optimizer updates' blocks declared in
-// ops/training/resource_apply.hpp: whole-array expressions over flat buffers, which Eigen
-// vectorizes (sqrt included) whatever the user's -fno-math-errno setting. Header-only programs
+// ops/training/resource_apply.hpp: the rules of ops/training/detail/update_rules.hpp applied
+// as whole-array expressions over flat buffers, which Eigen vectorizes (sqrt included)
+// whatever the user's -fno-math-errno setting. Header-only programs
 // get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
 // tapeflow::instantiations (src/instantiations/kernels.cpp).
 // IWYU pragma: private, include <tapeflow/ops.hpp>
 
 #include <cstdint>
 
+// ---- begin <tapeflow/ops/training/detail/update_rules.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_DETAIL_UPDATE_RULES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_DETAIL_UPDATE_RULES_HPP
+// The optimizer updates' element rules, written once for every backend: the CPU applies them
+// to Eigen arrays of a block (ops/detail/resource_apply_kernels.hpp), the CUDA kernels to one
+// element each (backends/cuda/training.cu). Each rule reads the old value and the gradient,
+// updates its slots in place and writes the new value; the formulas are on the ops
+// (ops/training/resource_apply.hpp). Kept free of other tapeflow headers so nvcc compiles it.
+
+#include <cmath>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::update_rules {
+
+template <class X>
+TAPEFLOW_HOST_DEVICE auto square_of(const X& x) {
+  if constexpr (scalar_math::is_number<X>) {
+    return x * x;
+  } else {
+    return x.square();
+  }
+}
+template <class X>
+TAPEFLOW_HOST_DEVICE auto sqrt_of(const X& x) {
+  if constexpr (scalar_math::is_number<X>) {
+    using std::sqrt;
+    return sqrt(x);
+  } else {
+    return x.sqrt();
+  }
+}
+
+/// var = old - lr * g
+template <class T>
+struct GradientDescent {
+  T lr;
+  template <class Out, class Old, class G>
+  TAPEFLOW_HOST_DEVICE void operator()(Out&& out, const Old& old, const G& g) const {
+    out = old - lr * g;
+  }
+};
+
+/// accum = mu * accum - lr * g; var = old + accum (nesterov: old + mu * accum - lr * g)
+template <class T>
+struct KerasMomentum {
+  T lr;
+  T mu;
+  bool nesterov;
+  template <class Out, class Old, class Accum, class G>
+  TAPEFLOW_HOST_DEVICE void operator()(Out&& out, const Old& old, Accum&& accum, const G& g) const {
+    accum = mu * accum - lr * g;
+    if (nesterov) {
+      out = old + mu * accum - lr * g;
+    } else {
+      out = old + accum;
+    }
+  }
+};
+
+/// m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
+/// var = old - alpha m / (sqrt(v) + epsilon), alpha the bias-corrected rate.
+template <class T>
+struct Adam {
+  T beta1;
+  T beta2;
+  T alpha;
+  T epsilon;
+  template <class Out, class Old, class M, class V, class G>
+  TAPEFLOW_HOST_DEVICE void operator()(Out&& out, const Old& old, M&& m, V&& v, const G& g) const {
+    m = beta1 * m + (T(1) - beta1) * g;
+    v = beta2 * v + (T(1) - beta2) * square_of(g);
+    out = old - alpha * m / (sqrt_of(v) + epsilon);
+  }
+};
+
+/// ms = rho ms + (1 - rho) g^2; var = old - lr g / sqrt(ms + epsilon)
+template <class T>
+struct RmsProp {
+  T lr;
+  T rho;
+  T epsilon;
+  template <class Out, class Old, class Ms, class G>
+  TAPEFLOW_HOST_DEVICE void operator()(Out&& out, const Old& old, Ms&& ms, const G& g) const {
+    ms = rho * ms + (T(1) - rho) * square_of(g);
+    out = old - lr * g / sqrt_of(ms + epsilon);
+  }
+};
+
+}  // namespace detail::update_rules
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_TRAINING_DETAIL_UPDATE_RULES_HPP
+// ---- end <tapeflow/ops/training/detail/update_rules.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -28454,40 +28720,30 @@ using ConstFlatArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 template <class T>
 void gradient_descent_block(std::int64_t n, const T* old, T* out, const T* g, T lr) {
-  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * ConstFlatArray<T>(g, n);
+  update_rules::GradientDescent<T>{lr}(FlatArray<T>(out, n), ConstFlatArray<T>(old, n),
+                                       ConstFlatArray<T>(g, n));
 }
 
 template <class T>
-void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* gp, T lr, T mu,
+void keras_momentum_block(std::int64_t n, const T* old, T* out, T* accum, const T* g, T lr, T mu,
                           bool nesterov) {
-  FlatArray<T> a(accum, n);
-  const ConstFlatArray<T> g(gp, n);
-  a = mu * a - lr * g;
-  if (nesterov) {
-    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + mu * a - lr * g;
-  } else {
-    FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) + a;
-  }
+  update_rules::KerasMomentum<T>{lr, mu, nesterov}(FlatArray<T>(out, n), ConstFlatArray<T>(old, n),
+                                                   FlatArray<T>(accum, n), ConstFlatArray<T>(g, n));
 }
 
 template <class T>
-void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* gp, T beta1, T beta2,
+void adam_block(std::int64_t n, const T* old, T* out, T* m, T* v, const T* g, T beta1, T beta2,
                 T alpha, T epsilon) {
-  FlatArray<T> mean(m, n);
-  FlatArray<T> second(v, n);
-  const ConstFlatArray<T> g(gp, n);
-  mean = beta1 * mean + (T(1) - beta1) * g;
-  second = beta2 * second + (T(1) - beta2) * g.square();
-  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - alpha * mean / (second.sqrt() + epsilon);
+  update_rules::Adam<T>{beta1, beta2, alpha, epsilon}(FlatArray<T>(out, n),
+                                                      ConstFlatArray<T>(old, n), FlatArray<T>(m, n),
+                                                      FlatArray<T>(v, n), ConstFlatArray<T>(g, n));
 }
 
 template <class T>
-void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* gp, T lr, T rho,
+void rmsprop_block(std::int64_t n, const T* old, T* out, T* ms, const T* g, T lr, T rho,
                    T epsilon) {
-  FlatArray<T> r(ms, n);
-  const ConstFlatArray<T> g(gp, n);
-  r = rho * r + (T(1) - rho) * g.square();
-  FlatArray<T>(out, n) = ConstFlatArray<T>(old, n) - lr * g / (r + epsilon).sqrt();
+  update_rules::RmsProp<T>{lr, rho, epsilon}(FlatArray<T>(out, n), ConstFlatArray<T>(old, n),
+                                             FlatArray<T>(ms, n), ConstFlatArray<T>(g, n));
 }
 
 }  // namespace detail

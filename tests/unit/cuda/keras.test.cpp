@@ -3,7 +3,9 @@
 // learns what the CPU learns (weights to 1e-3, the same accuracy). Ops without a GPU kernel
 // yet (convolutions, pooling, the loss) fall back to the CPU through host copies.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -15,6 +17,7 @@
 #include <tapeflow/keras/layers/flatten.hpp>
 #include <tapeflow/keras/layers/pooling.hpp>
 #include <tapeflow/keras/metrics.hpp>
+#include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/keras/sequential.hpp>
 #include <tapeflow/ops/random/random.hpp>
 
@@ -103,6 +106,52 @@ TEST_CASE("the seed CNN fitted on a GPU learns what it learns on the CPU", "[gpu
   CHECK(gpu.accuracy == Approx(cpu.accuracy).margin(2.0 / 256));
   std::cout << "seed CNN: accuracy CPU " << cpu.accuracy << ", GPU " << gpu.accuracy
             << ", largest weight difference " << worst << "\n";
+}
+
+// Three updates of one variable by `optimizer` with fixed gradients, on `device`: the value,
+// where the variable and its slots live.
+template <class Optimizer>
+std::tuple<std::vector<float>, std::string, std::vector<std::string>> three_updates(
+    const char* device, Optimizer optimizer) {
+  auto scope = tf::device(device);
+  tf::Variable<float, 2> w(tf::constant<float>({{0.5f, -1.0f, 2.0f}, {0.25f, 3.0f, -0.75f}}));
+  tf::Variable<float, 2> v(tf::constant<float>({{1.0f, 1.0f, 1.0f}, {1.0f, 1.0f, 1.0f}}));
+  for (int step = 0; step < 3; ++step) {
+    auto const g = tf::constant<float>({{0.1f, -0.2f, 0.3f}, {-0.4f, 0.5f, 1e-3f}}) *
+                   tf::Tensor<float, 0>(static_cast<float>(step + 1));
+    optimizer.apply_gradients(std::vector<std::optional<tf::Tensor<float, 2>>>{g, g},
+                              std::vector<tf::Variable<float, 2>*>{&w, &v});
+  }
+  std::vector<std::string> slots;
+  for (const auto& slot : optimizer.slot_variables()) {
+    slots.push_back(slot.slot.device());
+  }
+  return {w.value().numpy(), w.device(), slots};
+}
+
+TEST_CASE("optimizer updates run on the GPU and equal the CPU's", "[gpu]") {
+  if (!tapeflow_test::gpu_available("optimizer updates on the GPU")) {
+    return;
+  }
+  auto compare = [](auto make) {
+    auto const [cpu, cpu_device, cpu_slots] = three_updates("/cpu:0", make());
+    auto const [gpu, gpu_device, gpu_slots] = three_updates("/GPU:0", make());
+    CHECK(gpu_device == "/job:localhost/replica:0/task:0/device:GPU:0");
+    for (const auto& slot : gpu_slots) {
+      CHECK(slot == "/job:localhost/replica:0/task:0/device:GPU:0");
+    }
+    REQUIRE(gpu.size() == cpu.size());
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+      CHECK(gpu[i] == Approx(cpu[i]).epsilon(1e-6).margin(1e-7));  // CUDA's sqrt vs Eigen's
+    }
+  };
+  namespace optimizers = tf::keras::optimizers;
+  compare([] { return optimizers::SGD({.learning_rate = 0.1}); });
+  compare([] { return optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}); });
+  compare(
+      [] { return optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9, .nesterov = true}); });
+  compare([] { return optimizers::Adam({.learning_rate = 0.01}); });
+  compare([] { return optimizers::RMSprop({.learning_rate = 0.01}); });
 }
 
 }  // namespace test_cuda_keras

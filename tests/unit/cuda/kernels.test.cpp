@@ -5,11 +5,13 @@
 // operation on each element); products allow a relative 1e-5 (float) for cuBLAS's different
 // summation order, checked against the CPU's result; transcendental functions (exp, log, tanh,
 // sigmoid, and softmax and the loss built on them) allow 1e-6 (float) and 1e-13 (double) for
-// CUDA's and Eigen's differently rounded implementations; float sums allow 1e-5.
+// CUDA's and Eigen's differently rounded implementations; float sums allow 1e-5 and cuDNN's
+// convolutions 1e-4; pooling sums in the CPU's order (gradients within 1e-6).
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -153,6 +155,65 @@ TEST_CASE("GPU unary ops equal the CPU's", "[gpu]") {
   compare_unary<float>(dims, relu_gradient, 0.0);
 }
 
+TEST_CASE("GPU maximum, minimum, comparisons and casts equal the CPU's", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU comparisons and casts")) {
+    return;
+  }
+  using D2 = std::array<std::int64_t, 2>;
+  using D1 = std::array<std::int64_t, 1>;
+  auto maximum = [](const auto& x, const auto& y) { return tf::maximum(x, y); };
+  auto minimum = [](const auto& x, const auto& y) { return tf::minimum(x, y); };
+  compare_binary<float>(D2{70, 33}, D1{33}, maximum);
+  compare_binary<std::int64_t>(D2{70, 33}, D2{70, 33}, minimum);
+  auto pow = [](const auto& x, const auto& y) { return tf::pow(tf::abs(x), y); };
+  auto on_cpu = pow(random_tensor<double>(D2{30, 7}, 75), random_tensor<double>(D1{7}, 76));
+  {
+    auto scope = tf::device("/GPU:0");
+    auto on_gpu = pow(random_tensor<double>(D2{30, 7}, 75), random_tensor<double>(D1{7}, 76));
+    CHECK(on_gpu.device() == gpu0);
+    check_close(on_gpu.numpy(), on_cpu.numpy(), 1e-13);  // CUDA's pow and glibc's
+  }
+  auto bools = [](auto compare) {
+    // whole numbers in [-2, 2]: ties included
+    auto a = tf::cast<float>(tf::cast<std::int32_t>(random_tensor<float>(D2{50, 20}, 71)));
+    auto b = tf::cast<float>(tf::cast<std::int32_t>(random_tensor<float>(D2{50, 20}, 72)));
+    auto on_cpu = compare(a, b);
+    auto scope = tf::device("/GPU:0");
+    auto on_gpu = compare(a, b);
+    CHECK(on_gpu.device() == gpu0);
+    CHECK(on_gpu.numpy() == on_cpu.numpy());
+  };
+  bools([](const auto& x, const auto& y) { return tf::equal(x, y); });
+  bools([](const auto& x, const auto& y) { return tf::not_equal(x, y); });
+  bools([](const auto& x, const auto& y) { return tf::less(x, y); });
+  bools([](const auto& x, const auto& y) { return tf::less_equal(x, y); });
+  bools([](const auto& x, const auto& y) { return tf::greater(x, y); });
+  bools([](const auto& x, const auto& y) { return tf::greater_equal(x, y); });
+  auto x = random_tensor<float>(D2{64, 9}, 73) * tf::Tensor<float, 0>(100.0f);
+  auto casts = [&](auto cast) {
+    auto on_cpu = cast(x);
+    auto scope = tf::device("/GPU:0");
+    auto on_gpu = cast(x);
+    CHECK(on_gpu.device() == gpu0);
+    CHECK(on_gpu.numpy() == on_cpu.numpy());
+  };
+  casts([](const auto& v) { return tf::cast<std::int32_t>(v); });  // truncation toward zero
+  casts([](const auto& v) { return tf::cast<std::int64_t>(v); });
+  casts([](const auto& v) { return tf::cast<double>(v); });
+  casts([](const auto& v) { return tf::cast<float>(tf::cast<bool>(tf::cast<std::int32_t>(v))); });
+  // the gradient of maximum routes through GreaterEqual, Less and Cast on the GPU
+  auto a = random_tensor<float>(D2{20, 8}, 74);
+  auto gradient = [&](const char* device) {
+    auto scope = tf::device(device);
+    tf::Variable<float, 2> v(a);
+    tf::GradientTape tape;
+    auto y = tf::minimum(tf::maximum(v.value(), tf::Tensor<float, 0>(-0.5f)),
+                         tf::Tensor<float, 0>(0.5f));
+    return tape.gradient(tf::reduce_sum(y * y), v)->numpy();
+  };
+  CHECK(gradient("/GPU:0") == gradient("/cpu:0"));
+}
+
 TEST_CASE("GPU reductions equal the CPU's over any axes", "[gpu]") {
   if (!tapeflow_test::gpu_available("GPU reductions")) {
     return;
@@ -252,6 +313,75 @@ TEST_CASE("GPU softmax, cross-entropy and one-hot equal the CPU's, gradients inc
   CHECK_THROWS_WITH(
       tf::nn::sparse_softmax_cross_entropy_with_logits(bad, random_tensor<float>(D2{3, 10}, 53)),
       Catch::Contains("received a label value of 10 (at index 1)"));
+}
+
+TEST_CASE("GPU convolutions and pooling equal the CPU's, gradients included", "[gpu]") {
+  if (!tapeflow_test::gpu_available("GPU convolutions and pooling")) {
+    return;
+  }
+  using D4 = std::array<std::int64_t, 4>;
+  // value, d/d input and d/d filter of sum(y^2)/2 for y = conv2d(x, w); cuDNN (FP32 engines)
+  // and the CPU sum in different orders, hence 1e-4.
+  auto conv = [](const D4& x_dims, const D4& w_dims, tf::nn::Conv2DOptions options) {
+    auto x = random_tensor<float>(x_dims, 61);
+    auto w = random_tensor<float>(w_dims, 62);
+    auto run = [&](const char* device) {
+      auto scope = tf::device(device);
+      tf::Variable<float, 4> vx(x);
+      tf::Variable<float, 4> vw(w);
+      tf::GradientTape tape;
+      auto y = tf::nn::conv2d(vx.value(), vw.value(), options);
+      auto loss = tf::reduce_sum(y * y) * tf::Tensor<float, 0>(0.5f);
+      auto [dx, dw] = tape.gradient(loss, vx, vw);
+      return std::tuple{y, *dx, *dw};
+    };
+    auto [y_cpu, dx_cpu, dw_cpu] = run("/cpu:0");
+    auto [y_gpu, dx_gpu, dw_gpu] = run("/GPU:0");
+    CHECK(y_gpu.device() == gpu0);
+    CHECK(dx_gpu.device() == gpu0);
+    CHECK(dw_gpu.device() == gpu0);
+    CHECK(y_gpu.dims() == y_cpu.dims());
+    check_close(y_gpu.numpy(), y_cpu.numpy(), 1e-4);
+    check_close(dx_gpu.numpy(), dx_cpu.numpy(), 1e-4);
+    check_close(dw_gpu.numpy(), dw_cpu.numpy(), 1e-4);
+  };
+  conv(D4{4, 16, 16, 1}, D4{5, 5, 1, 8}, {.padding = "SAME"});  // the seed CNN's first layer
+  conv(D4{4, 8, 8, 8}, D4{5, 5, 8, 16}, {.padding = "SAME"});
+  conv(D4{3, 17, 19, 3}, D4{3, 3, 3, 6}, {});                                 // VALID
+  conv(D4{2, 17, 19, 4}, D4{3, 3, 4, 5}, {.strides = 2, .padding = "SAME"});  // asymmetric pad
+  conv(D4{2, 15, 15, 2}, D4{3, 3, 2, 3}, {.padding = "SAME", .dilations = 2});
+  conv(D4{2, 10, 9, 3}, D4{1, 1, 3, 7}, {.strides = {2, 3}});
+
+  auto pool = [](const D4& dims, auto pooling) {
+    auto x = random_tensor<float>(dims, 63);
+    auto run = [&](const char* device) {
+      auto scope = tf::device(device);
+      tf::Variable<float, 4> v(x);
+      tf::GradientTape tape;
+      auto y = pooling(v.value());
+      auto loss = tf::reduce_sum(y * y);
+      return std::pair{y, *tape.gradient(loss, v)};
+    };
+    auto [y_cpu, dx_cpu] = run("/cpu:0");
+    auto [y_gpu, dx_gpu] = run("/GPU:0");
+    CHECK(y_gpu.device() == gpu0);
+    CHECK(dx_gpu.device() == gpu0);
+    check_close(y_gpu.numpy(), y_cpu.numpy(), 0.0);  // the same sums in the same order
+    check_close(dx_gpu.numpy(), dx_cpu.numpy(), 1e-6);
+  };
+  pool(D4{4, 16, 16, 8}, [](const auto& v) { return tf::nn::max_pool2d(v, 2, 2, "SAME"); });
+  pool(D4{3, 9, 11, 5}, [](const auto& v) { return tf::nn::max_pool2d(v, 3, 1, "SAME"); });
+  pool(D4{3, 9, 11, 5}, [](const auto& v) {
+    return tf::nn::max_pool2d(v, {3, 2}, {2, 1}, "VALID");
+  });
+  pool(D4{4, 16, 16, 8}, [](const auto& v) { return tf::nn::avg_pool2d(v, 2, 2, "VALID"); });
+  pool(D4{3, 9, 11, 5}, [](const auto& v) { return tf::nn::avg_pool2d(v, 3, 2, "SAME"); });
+
+  // float64 convolutions have no cuDNN engine here: placed on the CPU
+  auto scope = tf::device("/GPU:0");
+  auto y = tf::nn::conv2d(random_tensor<double>(D4{1, 5, 5, 2}, 64),
+                          random_tensor<double>(D4{3, 3, 2, 2}, 65), {});
+  CHECK(y.device().ends_with("CPU:0"));
 }
 
 TEST_CASE("GPU matrix products equal the CPU's", "[gpu]") {

@@ -88,14 +88,15 @@ TEST_CASE("ops without a GPU kernel fall back to the CPU or fail without soft pl
     auto scope = tf::device("/GPU:0");
     auto b = a * 3.0f;  // Mul has a GPU kernel
     CHECK(b.device() == "/job:localhost/replica:0/task:0/device:GPU:0");
-    auto c = tf::maximum(b, a);  // Maximum has none: soft placement (the default) runs it on CPU:0
+    auto c =
+        tf::reverse(b, {0});  // ReverseV2 has none: soft placement (the default) runs it on CPU:0
     CHECK(c.device() == "/job:localhost/replica:0/task:0/device:CPU:0");
-    CHECK(c.numpy() == std::vector<float>{3.0f, 6.0f});
+    CHECK(c.numpy() == std::vector<float>{6.0f, 3.0f});
   }
   config::set_soft_device_placement(false);
   auto scope = tf::device("/GPU:0");
-  CHECK_THROWS_MATCHES(tf::maximum(a, a), tf::invalid_argument,
-                       Catch::Message("Cannot assign a device for operation Maximum: Could not "
+  CHECK_THROWS_MATCHES(tf::reverse(a, {0}), tf::invalid_argument,
+                       Catch::Message("Cannot assign a device for operation ReverseV2: Could not "
                                       "satisfy explicit device specification "
                                       "'/job:localhost/replica:0/task:0/device:GPU:0' because no "
                                       "supported kernel for GPU devices is available."));

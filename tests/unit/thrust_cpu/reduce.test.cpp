@@ -23,29 +23,41 @@ namespace test_thrust_cpu_reduce {
 namespace tf = tapeflow;
 namespace cuda = tapeflow::backend::cuda;
 
-template <class T>
-tf::Tensor<T, 4> random_input(unsigned seed) {
+template <class T, std::size_t R = 4>
+tf::Tensor<T, R> random_input(unsigned seed,
+                              const std::array<std::int64_t, R>& dims = {3, 4, 5, 6}) {
   std::mt19937 engine(seed);
   std::uniform_int_distribution<int> dist(-50, 50);
-  auto t = tf::Tensor<T, 4>::uninitialized({3, 4, 5, 6});
+  auto t = tf::Tensor<T, R>::uninitialized(dims);
   for (T& v : t.mutable_values()) {
     v = static_cast<T>(dist(engine)) / static_cast<T>(std::is_integral_v<T> ? 1 : 8);
   }
   return t;
 }
 
+// Partials of chunked levels, kept until the reduction is done.
+template <class T>
+struct HostScratch {
+  std::vector<std::vector<T>> taken;
+  T* operator()(std::int64_t count) {
+    taken.emplace_back(static_cast<std::size_t>(count));
+    return taken.back().data();
+  }
+};
+
 // Runs the Thrust reduction over `axes` of x with `policy`.
-template <cuda::ReduceOp Op, class T, class Policy>
-std::vector<T> thrust_reduce(Policy&& policy, const tf::Tensor<T, 4>& x,
+template <cuda::ReduceOp Op, class T, std::size_t R, class Policy>
+std::vector<T> thrust_reduce(Policy&& policy, const tf::Tensor<T, R>& x,
                              std::initializer_list<int> axes) {
-  std::array<bool, 4> reduced{};
+  std::array<bool, R> reduced{};
   for (int a : axes) {
     reduced[static_cast<std::size_t>(a)] = true;
   }
   auto const dims = x.dims();
   cuda::ReduceIndex const index = cuda::make_reduce_index(dims, reduced);
   std::vector<T> out(static_cast<std::size_t>(index.outputs));
-  cuda::reduce_outputs<Op>(policy, x.data(), out.data(), index);
+  HostScratch<T> scratch;
+  cuda::reduce_outputs<Op>(policy, x.data(), out.data(), index, scratch);
   return out;
 }
 
@@ -105,13 +117,34 @@ TEST_CASE("the CUDA reduction under Thrust's C++ system equals the CPU kernels")
   check_all_kinds<std::int64_t>(thrust::cpp::par);
 }
 
+TEST_CASE("long reductions go in chunked levels and still equal the CPU kernels") {
+  // 39,200 and 100,000 elements per output: two and three levels of partials.
+  auto const bias = random_input<float, 4>(8, {50, 28, 28, 4});
+  CHECK(thrust_reduce<cuda::ReduceOp::sum>(thrust::cpp::par, bias, {0, 1, 2}) ==
+        tf::reduce_sum(bias, {0, 1, 2}).numpy());
+  CHECK(thrust_reduce<cuda::ReduceOp::mean>(thrust::cpp::par, bias, {0, 1, 2}) ==
+        tf::reduce_mean(bias, {0, 1, 2}).numpy());
+  CHECK(thrust_reduce<cuda::ReduceOp::max>(thrust::cpp::par, bias, {0, 1, 2}) ==
+        tf::reduce_max(bias, {0, 1, 2}).numpy());
+  auto const flat = random_input<std::int64_t, 2>(9, {100000, 3});
+  CHECK(thrust_reduce<cuda::ReduceOp::sum>(thrust::cpp::par, flat, {0}) ==
+        tf::reduce_sum(flat, 0).numpy());
+  CHECK(thrust_reduce<cuda::ReduceOp::min>(thrust::cpp::par, flat, {0, 1}) ==
+        tf::reduce_min(flat, {0, 1}).numpy());
+  auto const middle = random_input<double, 3>(10, {3, 1000, 7});  // a strided reduced axis
+  CHECK(thrust_reduce<cuda::ReduceOp::mean>(thrust::cpp::par, middle, {1}) ==
+        tf::reduce_mean(middle, 1).numpy());
+}
+
 TEST_CASE("the CUDA reduction's mean over an empty axis is NaN, as on the CPU") {
   auto const x = tf::Tensor<float, 2>::uninitialized({3, 0});
   std::array<bool, 2> const reduced{false, true};
   auto const dims = x.dims();
   cuda::ReduceIndex const index = cuda::make_reduce_index(dims, reduced);
   std::vector<float> out(3);
-  cuda::reduce_outputs<cuda::ReduceOp::mean>(thrust::cpp::par, x.data(), out.data(), index);
+  HostScratch<float> scratch;
+  cuda::reduce_outputs<cuda::ReduceOp::mean>(thrust::cpp::par, x.data(), out.data(), index,
+                                             scratch);
   auto const cpu = tf::reduce_mean(x, 1).numpy();
   REQUIRE(cpu.size() == 3);
   for (std::size_t i = 0; i < 3; ++i) {

@@ -147,8 +147,7 @@ struct Div : BinaryElementwise<Div> {
 struct Pow : BinaryElementwise<Pow> {
   static constexpr std::string_view name = "Pow";
   static auto expr(const auto& x, const auto& y) {
-    using T = typename std::remove_cvref_t<decltype(x)>::Scalar;
-    return x.binaryExpr(y, [](T p, T q) { return static_cast<T>(std::pow(p, q)); });
+    return x.binaryExpr(y, detail::scalar_math::Pow{});
   }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>& y, const Tensor<T, A>& a,
@@ -168,7 +167,7 @@ struct Pow : BinaryElementwise<Pow> {
 /// ties).
 struct Maximum : BinaryElementwise<Maximum> {
   static constexpr std::string_view name = "Maximum";
-  static auto expr(const auto& x, const auto& y) { return x.cwiseMax(y); }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Maximum{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {
@@ -182,7 +181,7 @@ struct Maximum : BinaryElementwise<Maximum> {
 /// ties).
 struct Minimum : BinaryElementwise<Minimum> {
   static constexpr std::string_view name = "Minimum";
-  static auto expr(const auto& x, const auto& y) { return x.cwiseMin(y); }
+  static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Minimum{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
                 const Tensor<T, B>& b) const {

@@ -10,6 +10,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/math/detail/scalar_math.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
@@ -19,7 +20,7 @@ namespace ops {
 template <class U>
 struct Cast {
   struct CastRule {  // rank-independent: one Eigen kernel per dtype pair
-    auto operator()(const auto& v) const { return v.template cast<U>(); }
+    auto operator()(const auto& v) const { return detail::scalar_math::CastTo<U>{}(v); }
   };
   static constexpr std::string_view name = "Cast";
   static constexpr std::string_view type_attr = "SrcT";  ///< TensorFlow's input dtype attribute
@@ -39,7 +40,7 @@ struct Cast {
       U* o = detail::tensor_access::mutable_data(out);
       const T* v = x.data();
       for (std::int64_t i = 0; i < x.num_elements(); ++i) {
-        o[i] = v[i] != T(0);
+        o[i] = detail::scalar_math::CastTo<bool>{}(v[i]);
       }
     } else {
       detail::unary_kernel<CastRule>(out, x);

@@ -15,6 +15,7 @@
 #include <tapeflow/ops/detail/elementwise.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/detail/scalar_math.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
@@ -45,12 +46,18 @@ inline constexpr bool comparable_element = numeric_element<T> || std::same_as<T,
     }                                                                                         \
   };
 
-TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>, x == y, "T", true)
-TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>, x != y, "T", true)
-TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, x < y, "T", false)
-TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>, x <= y, "T", false)
-TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>, x > y, "T", false)
-TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>, x >= y, "T", false)
+TAPEFLOW_DEFINE_COMPARISON(Equal, "Equal", comparable_element<T>,
+                           detail::scalar_math::Equal{}(x, y), "T", true)
+TAPEFLOW_DEFINE_COMPARISON(NotEqual, "NotEqual", comparable_element<T>,
+                           detail::scalar_math::NotEqual{}(x, y), "T", true)
+TAPEFLOW_DEFINE_COMPARISON(Less, "Less", comparable_element<T>, detail::scalar_math::Less{}(x, y),
+                           "T", false)
+TAPEFLOW_DEFINE_COMPARISON(LessEqual, "LessEqual", comparable_element<T>,
+                           detail::scalar_math::LessEqual{}(x, y), "T", false)
+TAPEFLOW_DEFINE_COMPARISON(Greater, "Greater", comparable_element<T>,
+                           detail::scalar_math::Greater{}(x, y), "T", false)
+TAPEFLOW_DEFINE_COMPARISON(GreaterEqual, "GreaterEqual", comparable_element<T>,
+                           detail::scalar_math::GreaterEqual{}(x, y), "T", false)
 TAPEFLOW_DEFINE_COMPARISON(LogicalAnd, "LogicalAnd", (std::same_as<T, bool>), x&& y, "", true)
 TAPEFLOW_DEFINE_COMPARISON(LogicalOr, "LogicalOr", (std::same_as<T, bool>), x || y, "", true)
 

@@ -49,6 +49,11 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
+  /// where update ops are placed.
+  [[nodiscard]] detail::devices::DeviceId device_id() const {
+    return impl_ != nullptr ? get().device_id() : detail::devices::DeviceId{0};
+  }
   /// The full name of the device the variable lives on (Variable::device).
   [[nodiscard]] std::string device() const { return value().device(); }
   /// Zeros of the variable's dtype and shape.
@@ -63,6 +68,11 @@ class AnyVariable {
   /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
   [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
     return get().overwrite_raw_data();
+  }
+  /// `Variable::overwrite_device_data()` of the erased variable: {old values, buffer to
+  /// write}, where the variable's device keeps them (device memory for a GPU variable).
+  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data() const {
+    return get().overwrite_device_data();
   }
 
   /// The typed variable; throws invalid_argument naming both types when they differ.
@@ -92,6 +102,8 @@ class AnyVariable {
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
     [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_device_data() const = 0;
+    [[nodiscard]] virtual detail::devices::DeviceId device_id() const = 0;
   };
   template <class T, std::size_t R>
   struct Holder final : Base {
@@ -103,6 +115,9 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
+    detail::devices::DeviceId device_id() const override {
+      return detail::tensor_access::buffer(v.value())->device;
+    }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {
         return AnyTensor(tapeflow::zeros_like(v.value()));
@@ -130,6 +145,15 @@ class AnyVariable {
         return {old, out};
       } else {
         throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_device_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.overwrite_device_data();
+      } else {
+        throw unimplemented("AnyVariable::overwrite_device_data: '" + v.name() +
                             "' holds strings, which update kernels do not write");
       }
     }

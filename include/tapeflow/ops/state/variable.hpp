@@ -150,6 +150,31 @@ class Variable {
     detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
     return {old, detail::tensor_access::mutable_data(s.value)};
   }
+  /// overwrite_data() where the variable's device reads and writes its elements: device
+  /// memory for a variable on a GPU (brought up to date with host writes; the host copy is
+  /// dropped as stale), host memory otherwise. For the update kernels of registered backends.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_device_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    detail::Buffer* held = detail::tensor_access::buffer(s.value);
+    if (held->unique()) {
+      void* data = held->device_bytes();
+      held->device_written();
+      return {data, data};
+    }
+    const void* old = held->device_bytes();  // still owned by whoever holds it
+    detail::devices::AllocationScope const on_variable_device(held->device);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
+    detail::Buffer* fresh = detail::tensor_access::buffer(s.value);
+    void* out = fresh->device_bytes();
+    fresh->device_written();
+    return {old, out};
+  }
 
  private:
   using State = detail::VariableState<T, Rank>;

@@ -107,6 +107,8 @@ struct ResourceApplyGradientDescent {
 
   /// TensorFlow's resource input: `var`.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& delta) const {
     detail::check_apply_operands<ResourceApplyGradientDescent>(var, {}, delta.shape());
@@ -142,6 +144,8 @@ struct ResourceApplyKerasMomentum {
   [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", use_nesterov}}; }
   /// TensorFlow's resource inputs: `var`, `accum`.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), accum.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, R>& grad,
                          const Tensor<float, 0>&) const {
@@ -180,6 +184,8 @@ struct ResourceApplyAdam {
   [[nodiscard]] OpAttributes attributes() const { return {{"use_nesterov", false}}; }
   /// TensorFlow's resource inputs: `var`, `m`, `v`.
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), m.id(), v.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   template <std::size_t R>
   OutSpec<bool, 0> infer(const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
                          const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&,
@@ -220,6 +226,8 @@ struct ResourceApplyRMSProp {
 
   /// The resource inputs this op has: `var`, `ms` (TensorFlow's also takes `mom`).
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {var.id(), ms.id()}; }
+  /// Placed where the variable lives, as TensorFlow colocates updates with their variable.
+  [[nodiscard]] detail::devices::DeviceId placement_device() const { return var.device_id(); }
   /// TensorFlow's ResourceApplyRMSProp always takes a momentum accumulator and a momentum.
   [[nodiscard]] std::string export_error() const {
     return "ResourceApplyRMSProp without momentum: TensorFlow's op needs the `mom` slot and "

@@ -20,6 +20,10 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::scalar_math {
 
+/// True for a single value (device code, CPU scalar loops); false for an Eigen expression.
+template <class X>
+inline constexpr bool is_number = std::is_arithmetic_v<X>;
+
 /// x + y
 struct Add {
   template <class X, class Y>
@@ -49,9 +53,72 @@ struct Div {
   }
 };
 
-/// True for a single value (device code, CPU scalar loops); false for an Eigen expression.
-template <class X>
-inline constexpr bool is_number = std::is_arithmetic_v<X>;
+/// x ** y, elementwise (Eigen applies it one element at a time on the CPU); integers go
+/// through double, as std::pow takes them.
+struct Pow {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE X operator()(const X& x, const X& y) const {
+    using std::pow;
+    if constexpr (std::is_integral_v<X>) {
+      return static_cast<X>(pow(static_cast<double>(x), static_cast<double>(y)));
+    } else {
+      return static_cast<X>(pow(x, y));
+    }
+  }
+};
+/// max(x, y) (x for ties and unordered pairs, as Eigen's cwiseMax on the CPU)
+struct Maximum {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    if constexpr (is_number<X>) {
+      return x < y ? y : x;
+    } else {
+      return x.cwiseMax(y);
+    }
+  }
+};
+/// min(x, y) (x for ties and unordered pairs, as Eigen's cwiseMin on the CPU)
+struct Minimum {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    if constexpr (is_number<X>) {
+      return y < x ? y : x;
+    } else {
+      return x.cwiseMin(y);
+    }
+  }
+};
+
+// Comparisons: bool results; the same spelling for numbers and Eigen expressions.
+#define TAPEFLOW_SCALAR_COMPARISON(Name, op)                                       \
+  struct Name {                                                                    \
+    template <class X, class Y>                                                    \
+    TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const { \
+      return x op y;                                                               \
+    }                                                                              \
+  };
+TAPEFLOW_SCALAR_COMPARISON(Equal, ==)
+TAPEFLOW_SCALAR_COMPARISON(NotEqual, !=)
+TAPEFLOW_SCALAR_COMPARISON(Less, <)
+TAPEFLOW_SCALAR_COMPARISON(LessEqual, <=)
+TAPEFLOW_SCALAR_COMPARISON(Greater, >)
+TAPEFLOW_SCALAR_COMPARISON(GreaterEqual, >=)
+#undef TAPEFLOW_SCALAR_COMPARISON
+
+/// Conversion to U: floats to integers truncate toward zero; to bool, nonzero is true.
+template <class U>
+struct CastTo {
+  template <class X>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x) const {
+    if constexpr (!is_number<X>) {
+      return x.template cast<U>();
+    } else if constexpr (std::is_same_v<U, bool>) {
+      return x != X(0);
+    } else {
+      return static_cast<U>(x);
+    }
+  }
+};
 
 /// -x
 struct Neg {
