@@ -33,6 +33,14 @@ template <class Rule, std::size_t Slots>
 void run_update(const Rule& rule, const AnyVariable& var,
                 const std::array<const AnyVariable*, Slots>& slots, const AnyTensor& grad,
                 AnyTensor& done) {
+  // Slots created elsewhere than their variable would hand this kernel host memory.
+  for (const AnyVariable* slot : slots) {
+    if (slot->device_id() != var.device_id()) {
+      throw invalid_argument("optimizer update of '" + var.name() + "' on " + var.device() +
+                             ": its slot variable '" + slot->name() + "' lives on " +
+                             slot->device());
+    }
+  }
   CudaMemory& device = current_device();
   UpdateBuffers buffers;
   buffers.n = grad.num_elements();

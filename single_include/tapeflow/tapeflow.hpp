@@ -4757,6 +4757,11 @@ class Variable {
 
   /// The full name of the device the variable lives on (TensorFlow: `.device`).
   [[nodiscard]] std::string device() const { return resource()->value.device(); }
+  /// The device table id of the device it lives on, where ops updating it are placed. Reads
+  /// the state directly: no ReadVariableOp is run, recorded or traced.
+  [[nodiscard]] detail::devices::DeviceId device_id() const {
+    return detail::tensor_access::buffer(resource()->value)->device;
+  }
   /// The current value (TensorFlow: `read_value()`); a read node while tracing.
   [[nodiscard]] Tensor<T, Rank> value() const {
     return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
@@ -5003,9 +5008,7 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
-    detail::devices::DeviceId device_id() const override {
-      return detail::tensor_access::buffer(v.value())->device;
-    }
+    detail::devices::DeviceId device_id() const override { return v.device_id(); }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {
         return AnyTensor(tapeflow::zeros_like(v.value()));

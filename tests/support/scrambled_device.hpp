@@ -1,8 +1,10 @@
 // A device outside host memory, for tests without a GPU: its memory keeps every byte XOR-ed
 // with a key, so host code that read device memory directly would see garbage. Its kernels
-// (Mul, AddV2 on float tensors) work on that memory through AnyTensor::device_data, so a
-// correct result proves the executor copied inputs onto the device and read results back
-// through the buffer's host copy (Note [Device memory] in MAINTAINERS.md).
+// (Mul, AddV2 on float tensors, and gradient descent's update of a variable in its memory, as
+// the CUDA backend's optimizer kernels do it) work on that memory through
+// AnyTensor::device_data and Variable::overwrite_device_data, so a correct result proves the
+// executor copied inputs onto the device and read results back through the buffer's host copy
+// (Note [Device memory] in MAINTAINERS.md).
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,8 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/ops/kernel_registry.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/training/detail/update_rules.hpp>
+#include <tapeflow/ops/training/resource_apply.hpp>
 
 #include "../../backends/cuda/elementwise.hpp"  // broadcasting index arithmetic
 
@@ -149,11 +153,35 @@ struct tapeflow::kernel<tapeflow::ops::Add, scrambled::Backend> {
   }
 };
 
+// var -= lr * g in the variable's device memory (in place, or into a fresh buffer while a
+// reader holds the old value), with the rule the CPU and CUDA kernels apply.
+template <>
+struct tapeflow::kernel<tapeflow::ops::ResourceApplyGradientDescent, scrambled::Backend> {
+  static void run(const ops::ResourceApplyGradientDescent& op, AnyTensor& done,
+                  std::span<const AnyTensor> in) {
+    ++scrambled::calls<ops::ResourceApplyGradientDescent>;
+    detail::update_rules::GradientDescent<float> const rule{
+        *static_cast<const float*>(in[0].raw_data())};
+    auto const* g = static_cast<const unsigned char*>(in[1].device_data());
+    auto const [old_raw, out_raw] = op.var.overwrite_device_data();
+    auto const* old = static_cast<const unsigned char*>(old_raw);
+    auto* out = static_cast<unsigned char*>(out_raw);
+    for (std::int64_t i = 0; i < in[1].num_elements(); ++i) {
+      float value = 0;
+      rule(value, scrambled::load(old, i), scrambled::load(g, i));
+      scrambled::store(out, i, value);
+    }
+    bool const yes = true;
+    scrambled::scramble(done.mutable_device_data(), &yes, sizeof(bool));
+  }
+};
+
 inline tapeflow::backend::BackendId scrambled::install() {
   static const tf::backend::BackendId id = [] {
     auto const backend = tf::backend::register_backend("XPU");
     tf::register_kernel<tf::ops::Mul, Backend>(backend);
     tf::register_kernel<tf::ops::Add, Backend>(backend);
+    tf::register_kernel<tf::ops::ResourceApplyGradientDescent, Backend>(backend);
     tf::backend::Platform platform{
         "XPU",
         [] {

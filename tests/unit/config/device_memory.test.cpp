@@ -172,6 +172,38 @@ TEST_CASE("gradient descent on the device equals the CPU's", "[config]") {
   }
 }
 
+TEST_CASE("an optimizer update runs where its variable lives, in that device's memory",
+          "[config]") {
+  scrambled::install();
+  tf::Variable<float, 1> w = [] {
+    auto scope = tf::device("/device:XPU:0");
+    return tf::Variable<float, 1>(tf::constant<float>({0.5f, -1.0f, 2.0f}));
+  }();
+  auto const g = tf::constant<float>({1.0f, 2.0f, -4.0f});
+  auto const lr = tf::Tensor<float, 0>(0.25f);
+  auto update = [&] {
+    (void)tf::detail::execute(tf::ops::ResourceApplyGradientDescent{tf::AnyVariable(w)}, lr, g);
+  };
+  int const before = scrambled::calls<tf::ops::ResourceApplyGradientDescent>.load();
+  update();  // no scope: placed on the variable's device, updated in place there
+  CHECK(scrambled::calls<tf::ops::ResourceApplyGradientDescent>.load() == before + 1);
+  CHECK(w.value().device() == xpu0);
+  CHECK(w.value().numpy() == std::vector<float>{0.25f, -1.5f, 3.0f});
+  auto held = w.value();  // a reader holds the value: the update writes a fresh buffer
+  update();
+  CHECK(held.numpy() == std::vector<float>{0.25f, -1.5f, 3.0f});
+  CHECK(w.value().numpy() == std::vector<float>{0.0f, -2.0f, 4.0f});
+  CHECK(w.value().device() == xpu0);
+  // A CPU variable's update stays on the CPU even under the device's scope.
+  tf::Variable<float, 1> c(tf::constant<float>({1.0f, 1.0f, 1.0f}));
+  auto scope = tf::device("/device:XPU:0");
+  (void)tf::detail::execute(tf::ops::ResourceApplyGradientDescent{tf::AnyVariable(c)}, lr, g);
+  CHECK(scrambled::calls<tf::ops::ResourceApplyGradientDescent>.load() ==
+        before + 2);  // both above
+  CHECK(c.value().numpy() == std::vector<float>{0.75f, 0.5f, 2.0f});
+  CHECK(c.device() == "/job:localhost/replica:0/task:0/device:CPU:0");
+}
+
 TEST_CASE("strings asked onto a device stay in host memory", "[config]") {
   scrambled::install();
   auto scope = tf::device("/device:XPU:0");

@@ -115,9 +115,7 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
-    detail::devices::DeviceId device_id() const override {
-      return detail::tensor_access::buffer(v.value())->device;
-    }
+    detail::devices::DeviceId device_id() const override { return v.device_id(); }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {
         return AnyTensor(tapeflow::zeros_like(v.value()));
