@@ -49,6 +49,10 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// `Variable::num_copies()`: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return get().num_copies(); }
+  /// `Variable::copy_value(r)`: replica `r`'s copy, read directly.
+  [[nodiscard]] AnyTensor copy_value(std::size_t r) const { return get().copy_value(r); }
   /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
   /// where update ops are placed.
   [[nodiscard]] detail::devices::DeviceId device_id() const {
@@ -98,6 +102,8 @@ class AnyVariable {
     [[nodiscard]] virtual std::size_t rank() const = 0;
     [[nodiscard]] virtual Shape shape() const = 0;
     [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual std::size_t num_copies() const = 0;
+    [[nodiscard]] virtual AnyTensor copy_value(std::size_t r) const = 0;
     [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
@@ -115,6 +121,8 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
+    std::size_t num_copies() const override { return v.num_copies(); }
+    AnyTensor copy_value(std::size_t r) const override { return v.copy_value(r); }
     detail::devices::DeviceId device_id() const override { return v.device_id(); }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {

@@ -49,8 +49,18 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
-    // A variable lives on the device its creation is placed on (Note [Placement]).
-    state_->value = detail::tensor_access::on_allocation_device(initial_value);
+    // A variable lives on the device its creation is placed on (Note [Placement]); under a
+    // distribution strategy's scope, one copy on each replica's device (Note [Mirrored
+    // variables]).
+    if (const auto* mirrored = detail::mirroring_devices(); mirrored && !mirrored->empty()) {
+      state_->value = detail::copy_on_device(initial_value, mirrored->front());
+      for (std::size_t r = 1; r < mirrored->size(); ++r) {
+        state_->mirrors.push_back(detail::copy_on_device(initial_value, (*mirrored)[r]));
+        detail::tensor_access::set_id(state_->mirrors.back(), state_->id);
+      }
+    } else {
+      state_->value = detail::tensor_access::on_allocation_device(initial_value);
+    }
     detail::tensor_access::set_id(state_->value, state_->id);
   }
   /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
@@ -59,11 +69,23 @@ class Variable {
       : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
 
   /// The full name of the device the variable lives on (TensorFlow: `.device`).
-  [[nodiscard]] std::string device() const { return resource()->value.device(); }
+  /// Inside `strategy.run`, a mirrored variable's copy for the current replica.
+  [[nodiscard]] std::string device() const { return detail::local_value(state()).device(); }
   /// The device table id of the device it lives on, where ops updating it are placed. Reads
   /// the state directly: no ReadVariableOp is run, recorded or traced.
   [[nodiscard]] detail::devices::DeviceId device_id() const {
-    return detail::tensor_access::buffer(resource()->value)->device;
+    return detail::tensor_access::buffer(detail::local_value(state()))->device;
+  }
+  /// How many copies it has: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return state().mirrors.size() + 1; }
+  /// Replica `r`'s copy's value, read directly (no op runs): what tests and strategies use to
+  /// check that replicas agree. invalid_argument outside 0 .. num_copies() - 1.
+  [[nodiscard]] Tensor<T, Rank> copy_value(std::size_t r) const {
+    if (r >= num_copies()) {
+      throw invalid_argument("Variable '" + state().name + "' has " + std::to_string(num_copies()) +
+                             " copies, not a copy " + std::to_string(r));
+    }
+    return r == 0 ? state().value : state().mirrors[r - 1];
   }
   /// The current value (TensorFlow: `read_value()`); a read node while tracing.
   [[nodiscard]] Tensor<T, Rank> value() const {
@@ -144,16 +166,18 @@ class Variable {
                           "' inside a tf::function being traced: there is no buffer yet");
     }
     auto& s = state();
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      T* data = detail::tensor_access::mutable_data(s.value);
+    require_replica_copy("overwrite_data");
+    Tensor<T, Rank>& local = detail::local_value(s);
+    if (detail::tensor_access::buffer(local)->unique()) {
+      T* data = detail::tensor_access::mutable_data(local);
       return {data, data};
     }
-    const T* old = s.value.data();  // still owned by whoever holds it
+    const T* old = local.data();  // still owned by whoever holds it
     // The fresh buffer stays where the variable lives.
     detail::devices::AllocationScope const on_variable_device(
-        detail::tensor_access::buffer(s.value)->device);
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    return {old, detail::tensor_access::mutable_data(s.value)};
+        detail::tensor_access::buffer(local)->device);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(local.dims()));
+    return {old, detail::tensor_access::mutable_data(local)};
   }
   /// overwrite_data() where the variable's device reads and writes its elements: device
   /// memory for a variable on a GPU (brought up to date with host writes; the host copy is
@@ -166,7 +190,9 @@ class Variable {
                           "' inside a tf::function being traced: there is no buffer yet");
     }
     auto& s = state();
-    detail::Buffer* held = detail::tensor_access::buffer(s.value);
+    require_replica_copy("overwrite_device_data");
+    Tensor<T, Rank>& local = detail::local_value(s);
+    detail::Buffer* held = detail::tensor_access::buffer(local);
     if (held->unique()) {
       void* data = held->device_bytes();
       held->device_written();
@@ -174,8 +200,8 @@ class Variable {
     }
     const void* old = held->device_bytes();  // still owned by whoever holds it
     detail::devices::AllocationScope const on_variable_device(held->device);
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    detail::Buffer* fresh = detail::tensor_access::buffer(s.value);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(local.dims()));
+    detail::Buffer* fresh = detail::tensor_access::buffer(local);
     void* out = fresh->device_bytes();
     fresh->device_written();
     return {old, out};
@@ -191,6 +217,17 @@ class Variable {
           "tf::Variable: use of a default-constructed Variable that holds no variable");
     }
     return state_;
+  }
+
+  // A direct write to one copy of a mirrored variable outside `strategy.run` would leave the
+  // replicas disagreeing; assign() (an op) updates every copy there instead.
+  void require_replica_copy(const char* what) const {
+    if (!state().mirrors.empty() && detail::current_replica() < 0) {
+      throw failed_precondition("tf::Variable::" + std::string(what) + " on mirrored variable '" +
+                                state().name +
+                                "' outside strategy.run: write it with assign(), or inside a "
+                                "replica");
+    }
   }
 
   template <detail::VariableUpdate Kind>

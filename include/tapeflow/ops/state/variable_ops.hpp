@@ -21,6 +21,20 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
+/// The replica whose copies of mirrored variables this thread reads and writes (Note [Mirrored
+/// variables]): its index inside `strategy.run`, -1 elsewhere (cross-replica context).
+inline int& current_replica() noexcept {
+  thread_local int replica = -1;
+  return replica;
+}
+
+/// The devices a variable created on this thread is mirrored on (one copy each), or null: set
+/// by a distribution strategy's scope (Note [Mirrored variables]).
+inline const std::vector<devices::DeviceId>*& mirroring_devices() noexcept {
+  thread_local const std::vector<devices::DeviceId>* devices = nullptr;
+  return devices;
+}
+
 /// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
 /// handles and the ops reading or writing it share one.
 template <class T, std::size_t Rank>
@@ -31,31 +45,75 @@ struct VariableState {
   // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
   // variables a checkpoint walk finds.
   std::int64_t id = 0;
+  // A mirrored variable's copies for replicas 1, 2, ... (`value` is replica 0's); empty for
+  // every other variable, which is all the fast path checks.
+  std::vector<Tensor<T, Rank>> mirrors;
 };
 
-/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
+/// The copy of the variable this thread works on: `value`, or the current replica's mirror.
+template <class T, std::size_t Rank>
+Tensor<T, Rank>& local_value(VariableState<T, Rank>& s) {
+  if (s.mirrors.empty()) {
+    return s.value;
+  }
+  const int r = current_replica();
+  if (r <= 0) {
+    return s.value;
+  }
+  if (static_cast<std::size_t>(r) > s.mirrors.size()) {
+    throw invalid_argument("mirrored variable '" + s.name + "' has " +
+                           std::to_string(s.mirrors.size() + 1) + " copies; replica " +
+                           std::to_string(r) + " belongs to another strategy");
+  }
+  return s.mirrors[static_cast<std::size_t>(r) - 1];
+}
+
+/// Gives `value` the variable's identity (tapes watch trainable variables by their id) and
+/// makes it this thread's copy.
 template <class T, std::size_t Rank>
 void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
-  s.value = std::move(value);
-  tensor_access::set_id(s.value, s.id);
+  Tensor<T, Rank>& local = local_value(s);
+  local = std::move(value);
+  tensor_access::set_id(local, s.id);
+}
+
+/// A copy of `value`'s elements in a fresh buffer on `device`.
+template <class T, std::size_t Rank>
+Tensor<T, Rank> copy_on_device(const Tensor<T, Rank>& value, devices::DeviceId device) {
+  devices::AllocationScope const on_device(device);
+  auto fresh = Tensor<T, Rank>::uninitialized(value.dims());
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*tensor_access::buffer(value), *tensor_access::buffer(fresh));
+  } else {
+    std::copy_n(value.data(), value.num_elements(), tensor_access::mutable_data(fresh));
+  }
+  return fresh;
 }
 
 /// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
 /// hold the current value, which must stay intact.
 template <class T, std::size_t Rank>
 void make_variable_buffer_unique(VariableState<T, Rank>& s) {
-  if (tensor_access::buffer(s.value)->unique()) {
+  const Tensor<T, Rank>& local = local_value(s);
+  if (tensor_access::buffer(local)->unique()) {
     return;
   }
   // The copy stays where the variable lives, even when the writing op fell back to the CPU.
-  devices::AllocationScope const on_variable_device(tensor_access::buffer(s.value)->device);
-  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-  if constexpr (std::is_trivially_copyable_v<T>) {
-    copy_elements(*tensor_access::buffer(s.value), *tensor_access::buffer(fresh));
-  } else {
-    std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  set_variable_value(s, copy_on_device(local, tensor_access::buffer(local)->device));
+}
+
+/// After a write in cross-replica context, every replica's copy takes replica 0's value (a
+/// mirrored variable assigned outside `strategy.run` changes on every replica, as in
+/// TensorFlow). Each copy stays on its device.
+template <class T, std::size_t Rank>
+void sync_mirrors(VariableState<T, Rank>& s) {
+  if (s.mirrors.empty() || current_replica() >= 0) {
+    return;
   }
-  set_variable_value(s, std::move(fresh));
+  for (auto& m : s.mirrors) {
+    m = copy_on_device(s.value, tensor_access::buffer(m)->device);
+    tensor_access::set_id(m, s.id);
+  }
 }
 
 enum class VariableUpdate { assign, add, sub };
@@ -79,9 +137,9 @@ struct ReadVariableOp {
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
   /// Reads run where the variable lives (a consumer elsewhere reads it there).
   [[nodiscard]] detail::devices::DeviceId placement_device() const {
-    return detail::tensor_access::buffer(resource->value)->device;
+    return detail::tensor_access::buffer(detail::local_value(*resource))->device;
   }
-  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
+  [[nodiscard]] Tensor<T, Rank> forward() const { return detail::local_value(*resource); }
 };
 
 /// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
@@ -104,7 +162,7 @@ struct VariableUpdateOp {
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
   /// Writes run where the variable lives, so it stays there (Note [Placement]).
   [[nodiscard]] detail::devices::DeviceId placement_device() const {
-    return detail::tensor_access::buffer(resource->value)->device;
+    return detail::tensor_access::buffer(detail::local_value(*resource))->device;
   }
 
   OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
@@ -123,15 +181,16 @@ struct VariableUpdateOp {
   void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
     auto& s = *resource;
     *detail::tensor_access::mutable_data(done) = true;
-    if (Kind == detail::VariableUpdate::assign &&
-        !detail::tensor_access::buffer(s.value)->unique() &&
+    const Tensor<T, Rank>& local = detail::local_value(s);
+    if (Kind == detail::VariableUpdate::assign && !detail::tensor_access::buffer(local)->unique() &&
         detail::tensor_access::buffer(value)->device ==
-            detail::tensor_access::buffer(s.value)->device) {
+            detail::tensor_access::buffer(local)->device) {
       detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
+      detail::sync_mirrors(s);
       return;
     }
     detail::make_variable_buffer_unique(s);
-    T* v = detail::tensor_access::mutable_data(s.value);
+    T* v = detail::tensor_access::mutable_data(detail::local_value(s));
     const T* d = value.data();
     const std::int64_t n = value.num_elements();
     if constexpr (Kind == detail::VariableUpdate::assign) {
@@ -143,6 +202,7 @@ struct VariableUpdateOp {
                                                    : static_cast<T>(v[i] - d[i]);
       }
     }
+    detail::sync_mirrors(s);
   }
 };
 
