@@ -13,6 +13,7 @@
 #include <tapeflow/data/adaptor/prefetch_to_device.hpp>  // IWYU pragma: export
 #include <tapeflow/data/adaptor/reduce.hpp>              // IWYU pragma: export
 #include <tapeflow/data/adaptor/repeat.hpp>              // IWYU pragma: export
+#include <tapeflow/data/adaptor/shard.hpp>               // IWYU pragma: export
 #include <tapeflow/data/adaptor/shuffle.hpp>             // IWYU pragma: export
 #include <tapeflow/data/adaptor/take.hpp>                // IWYU pragma: export
 #include <tapeflow/data/adaptor/unbatch.hpp>             // IWYU pragma: export

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -178,6 +179,36 @@ TEST_CASE("unbatch, repeat, take, skip, enumerate", "[data][adaptor]") {
   }
   CHECK(idx == I64{5, 6, 7});
   CHECK(vals == I64{10, 11, 12});
+}
+
+TEST_CASE("shard gives each worker every num_shards-th element, all elements once overall",
+          "[data][adaptor]") {
+  CHECK(ints(tf::data::range(10) | tf::data::shard(3, 0)) == I64{0, 3, 6, 9});
+  CHECK(ints(tf::data::range(10) | tf::data::shard(3, 2)) == I64{2, 5, 8});
+  I64 all;
+  for (std::int64_t w = 0; w < 3; ++w) {
+    auto part = tf::data::range(10) | tf::data::shard(3, w);
+    CHECK(part.cardinality() == (w == 0 ? 4 : 3));
+    const auto mine = ints(part);
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  std::sort(all.begin(), all.end());
+  CHECK(all == I64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK((tf::data::range(3) | tf::data::repeat() | tf::data::shard(2, 1)).cardinality() ==
+        tf::data::infinite_cardinality);
+  CHECK_THROWS_AS(tf::data::range(3) | tf::data::shard(0, 0), tf::invalid_argument);
+  CHECK_THROWS_AS(tf::data::range(3) | tf::data::shard(2, 2), tf::invalid_argument);
+  CHECK_THROWS_AS(tf::data::range(3) | tf::data::shard(2, -1), tf::invalid_argument);
+  // Its position is iterator state: a restored iterator continues the same shard.
+  auto ds = tf::data::range(20) | tf::data::shard(4, 1);
+  auto it = ds.iter();
+  CHECK(it.get_next().item() == 1);
+  CHECK(it.get_next().item() == 5);
+  const auto state = it.save_state();
+  auto resumed = ds.iter();
+  resumed.restore_state(state);
+  CHECK(resumed.get_next().item() == 9);
+  CHECK(resumed.get_next().item() == 13);
 }
 
 TEST_CASE("reduce folds an epoch", "[data][adaptor]") {
