@@ -1,6 +1,13 @@
-// tf.distribute: collectives replicas exchange tensors through (the `Collective` concept and
-// its in-process model, for replicas that are threads of one process).
+// tf.distribute: strategies that run a training step on several replicas (MirroredStrategy),
+// their replica contexts and per-replica values, and the collectives replicas exchange tensors
+// through (the `Collective` concept and its in-process model).
 #pragma once
 
+#include <tapeflow/distribute/any_collective.hpp>         // IWYU pragma: export
 #include <tapeflow/distribute/collective.hpp>             // IWYU pragma: export
+#include <tapeflow/distribute/distributed_dataset.hpp>    // IWYU pragma: export
 #include <tapeflow/distribute/in_process_collective.hpp>  // IWYU pragma: export
+#include <tapeflow/distribute/mirrored_strategy.hpp>      // IWYU pragma: export
+#include <tapeflow/distribute/per_replica.hpp>            // IWYU pragma: export
+#include <tapeflow/distribute/replica_context.hpp>        // IWYU pragma: export
+#include <tapeflow/distribute/strategy.hpp>               // IWYU pragma: export

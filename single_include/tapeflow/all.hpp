@@ -7701,6 +7701,113 @@ inline constexpr repeat_fn repeat{};
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_REPEAT_HPP
 // ---- end <tapeflow/data/adaptor/repeat.hpp>
+// ---- begin <tapeflow/data/adaptor/shard.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHARD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHARD_HPP
+// `ds | tf::data::shard(num_shards, index)`: every num_shards-th element, starting at `index`
+// (`Dataset.shard`): what each worker of a multi-worker job reads, so that the workers see
+// every element exactly once per epoch between them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <range/v3/functional/bind_back.hpp>
+#include <range/v3/view/view.hpp>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data {
+
+/// The dataset `shard` returns.
+template <dataset D>
+class ShardDataset : public DatasetBase<ShardDataset<D>, element_t<D>> {
+ public:
+  ShardDataset() = default;
+  /// Elements index, index + num_shards, ... of `ds` (invalid_argument unless num_shards > 0
+  /// and 0 <= index < num_shards, TensorFlow's checks).
+  ShardDataset(D ds, std::int64_t num_shards, std::int64_t index)
+      : ds_(std::move(ds)), num_shards_(num_shards), index_(index) {
+    if (num_shards <= 0) {
+      throw invalid_argument("Dataset.shard: num_shards must be > 0, got " +
+                             std::to_string(num_shards));
+    }
+    if (index < 0 || index >= num_shards) {
+      throw invalid_argument("Dataset.shard: index must be in [0, " + std::to_string(num_shards) +
+                             "), got " + std::to_string(index));
+    }
+  }
+  struct iterator {
+    using element_type = element_t<D>;
+    iterator_impl_t<D> input;
+    std::int64_t num_shards;
+    std::int64_t index;
+    std::int64_t position = 0;  // of the next input element
+    std::optional<element_type> next() {
+      while (true) {
+        auto element = input.next();
+        if (!element) {
+          return std::nullopt;
+        }
+        if (position++ % num_shards == index) {
+          return element;
+        }
+      }
+    }
+    void save_state(IteratorState& s, const std::string& p) const {
+      s.put_int(p + "shard/position", position);
+      detail::save_state_of(input, s, p + "shard/");
+    }
+    void restore_state(const IteratorState& s, const std::string& p) {
+      position = s.get_int(p + "shard/position");
+      detail::restore_state_of(input, s, p + "shard/");
+    }
+    void collect_stats(std::vector<StageStats>& out) const { detail::collect_stats_of(input, out); }
+  };
+  /// Starts an epoch of `ds`.
+  [[nodiscard]] iterator make_iterator() const {
+    return iterator{ds_.make_iterator(), num_shards_, index_};
+  }
+  /// This shard's share of a known count; unknown and infinite stay so.
+  [[nodiscard]] std::int64_t cardinality() const {
+    const std::int64_t c = ds_.cardinality();
+    if (c < 0) {
+      return c;
+    }
+    return c / num_shards_ + (index_ < c % num_shards_ ? 1 : 0);
+  }
+
+ private:
+  D ds_;
+  std::int64_t num_shards_ = 1;
+  std::int64_t index_ = 0;
+};
+
+/// The dataset-first form of `shard` (`shard(ds, num_shards, index)`).
+struct shard_base_fn {
+  /// A ShardDataset of `ds`.
+  template <dataset D>
+  auto operator()(D&& ds, std::int64_t num_shards, std::int64_t index) const {
+    return ShardDataset<std::remove_cvref_t<D>>(std::forward<D>(ds), num_shards, index);
+  }
+};
+/// The type of `shard`: both the dataset-first and the pipeable form.
+struct shard_fn : shard_base_fn {
+  using shard_base_fn::operator();
+  /// A closure for the dataset piped into it: `ds | shard(2, worker)`.
+  auto operator()(std::int64_t num_shards, std::int64_t index) const {
+    return ranges::make_view_closure(ranges::bind_back(shard_base_fn{}, num_shards, index));
+  }
+};
+/// `ds | shard(num_shards, index)`: elements index, index + num_shards, ... (`Dataset.shard`).
+inline constexpr shard_fn shard{};
+
+}  // namespace data
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHARD_HPP
+// ---- end <tapeflow/data/adaptor/shard.hpp>
 // ---- begin <tapeflow/data/adaptor/shuffle.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_ADAPTOR_SHUFFLE_HPP
@@ -11054,8 +11161,21 @@ TAPEFLOW_END_NAMESPACE
 // ---- begin <tapeflow/distribute.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
-// tf.distribute: collectives replicas exchange tensors through (the `Collective` concept and
-// its in-process model, for replicas that are threads of one process).
+// tf.distribute: strategies that run a training step on several replicas (MirroredStrategy),
+// their replica contexts and per-replica values, and the collectives replicas exchange tensors
+// through (the `Collective` concept and its in-process model).
+
+// ---- begin <tapeflow/distribute/any_collective.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_ANY_COLLECTIVE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_ANY_COLLECTIVE_HPP
+// `AnyCollective`: any model of the `Collective` concept behind one type, so that replica
+// contexts and strategies are written once (in-process threads today; NCCL and MPI are the
+// other models).
+
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
 
 // ---- begin <tapeflow/distribute/collective.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_COLLECTIVE_HPP
@@ -11103,408 +11223,108 @@ concept Collective = requires(C& c, const C& cc, std::span<AnyTensor> tensors, c
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_COLLECTIVE_HPP
 // ---- end <tapeflow/distribute/collective.hpp>
-// ---- begin <tapeflow/distribute/in_process_collective.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
-// The `Collective` of replicas that are threads of one process (MirroredStrategy over logical
-// CPUs, or logical GPUs on one card, as TensorFlow falls back for virtual GPUs).
-//
-// A rendezvous per operation: each replica files a view of its tensors under its rank and
-// waits; the last to arrive computes the result for everyone (reductions add in rank order, so
-// every run and every replica gets the same bits) and wakes the others, who take their share;
-// the operation is over when all have left, and the next one may start. Nothing is copied into
-// a buffer first: callers block, so their tensors outlive the views.
-//
-// Failure is never a hang. A replica that waits longer than the group's timeout throws
-// deadline_exceeded naming the replicas that never arrived, and breaks the group: every replica
-// waiting, or calling later, throws the same error. `abort(rank, why)` breaks it at once (a
-// replica whose step threw), and the others throw `unavailable` naming it. Replicas that call
-// different operations, or tensors that do not match across replicas, are invalid_argument
-// for all of them.
-
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <condition_variable>
-#include <cstdint>
-#include <memory>
-#include <mutex>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
 
-/// Options of an InProcessGroup.
-struct InProcessOptions {
-  /// How long a replica waits for the others in one operation before the group fails with
-  /// deadline_exceeded.
-  std::chrono::milliseconds timeout = std::chrono::minutes(5);
-};
-
-class InProcessCollective;
-
-namespace detail {
-
-enum class CollectiveKind { all_reduce, broadcast, all_gather, barrier };
-
-inline const char* kind_name(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::broadcast:
-      return "broadcast";
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    default:
-      return "barrier";
-  }
-}
-
-// A new tensor of `like`'s dtype and shape, on the device new buffers go to now.
-inline AnyTensor uninitialized_like(const AnyTensor& like) {
-  return visit_dtype(like.dtype(), [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(like.rank(), "all_reduce", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = like.shape()[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
-}
-
-template <class T>
-void reduce_into(AnyTensor& out, const std::vector<const AnyTensor*>& in, ReduceOp op) {
-  auto* o = static_cast<T*>(out.mutable_raw_data());
-  const auto n = static_cast<std::size_t>(out.num_elements());
-  const auto* first = static_cast<const T*>(in[0]->raw_data());
-  std::copy(first, first + n, o);
-  for (std::size_t r = 1; r < in.size(); ++r) {
-    const auto* x = static_cast<const T*>(in[r]->raw_data());
-    for (std::size_t e = 0; e < n; ++e) {
-      o[e] = static_cast<T>(o[e] + x[e]);
-    }
-  }
-  if (op == ReduceOp::mean) {
-    const auto count = static_cast<T>(in.size());
-    for (std::size_t e = 0; e < n; ++e) {
-      o[e] = static_cast<T>(o[e] / count);
-    }
-  }
-}
-
-// An error every replica throws, each its own exception object (exception objects shared across
-// threads race in their reference counts).
-struct Failure {
-  enum class Kind { none, invalid_argument, deadline_exceeded, unavailable } kind = Kind::none;
-  std::string message;
-  explicit operator bool() const noexcept { return kind != Kind::none; }
-  [[noreturn]] void raise() const {
-    switch (kind) {
-      case Kind::deadline_exceeded:
-        throw deadline_exceeded(message);
-      case Kind::unavailable:
-        throw unavailable(message);
-      default:
-        throw invalid_argument(message);
-    }
-  }
-};
-
-struct GroupState {
-  GroupState(int n, InProcessOptions o)
-      : size(n),
-        options(o),
-        inputs(static_cast<std::size_t>(n)),
-        present(static_cast<std::size_t>(n), false) {}
-
-  const int size;
-  const InProcessOptions options;
-  std::mutex mutex;
-  std::condition_variable cv;
-  // The operation being gathered or handed out.
-  CollectiveKind kind = CollectiveKind::barrier;
-  ReduceOp op = ReduceOp::sum;
-  int root = 0;
-  std::vector<std::span<AnyTensor>> inputs;  // per rank, valid while that replica waits
-  std::vector<bool> present;
-  int arrived = 0;
-  int departed = 0;
-  bool handing_out = false;
-  std::uint64_t generation = 0;
-  std::vector<AnyTensor> results;
-  Failure op_error;     // this operation failed for everyone (mismatch)
-  Failure group_error;  // the group is broken (timeout, abort): every call throws
-
-  // Called by the last replica to arrive.
-  void compute() {
-    results.clear();
-    const std::size_t count = inputs[0].size();
-    for (int r = 1; r < size; ++r) {
-      if (inputs[static_cast<std::size_t>(r)].size() != count) {
-        throw invalid_argument(std::string(kind_name(kind)) + ": replica " + std::to_string(r) +
-                               " passed " +
-                               std::to_string(inputs[static_cast<std::size_t>(r)].size()) +
-                               " tensors, replica 0 passed " + std::to_string(count));
-      }
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      std::vector<const AnyTensor*> column;
-      for (int r = 0; r < size; ++r) {
-        const AnyTensor& t = inputs[static_cast<std::size_t>(r)][i];
-        if (!t.has_value() || t.dtype() != inputs[0][i].dtype() ||
-            !(t.shape() == inputs[0][i].shape())) {
-          throw invalid_argument(
-              std::string(kind_name(kind)) + ": tensor " + std::to_string(i) + " of replica " +
-              std::to_string(r) + " is " + std::string(dtype_name(t.dtype())) +
-              t.shape().to_string() + ", replica 0's is " +
-              std::string(dtype_name(inputs[0][i].dtype())) + inputs[0][i].shape().to_string() +
-              (t.has_value() ? "" : " (it holds no value)"));
-        }
-        column.push_back(&t);
-      }
-      if (kind == CollectiveKind::broadcast || kind == CollectiveKind::all_gather) {
-        for (const AnyTensor* t : column) {
-          results.push_back(*t);  // broadcast reads results[root]
-        }
-        continue;
-      }
-      AnyTensor out = uninitialized_like(*column[0]);
-      switch (out.dtype()) {
-        case DType::float32:
-          reduce_into<float>(out, column, op);
-          break;
-        case DType::float64:
-          reduce_into<double>(out, column, op);
-          break;
-        case DType::int32:
-          reduce_into<std::int32_t>(out, column, op);
-          break;
-        case DType::int64:
-          reduce_into<std::int64_t>(out, column, op);
-          break;
-        default:
-          throw invalid_argument("all_reduce: " + std::string(dtype_name(out.dtype())) +
-                                 " tensors cannot be reduced (float, double, int32, int64)");
-      }
-      results.push_back(std::move(out));
-    }
-  }
-
-  std::string missing() const {
-    std::string names;
-    for (int r = 0; r < size; ++r) {
-      if (!present[static_cast<std::size_t>(r)]) {
-        names += (names.empty() ? "" : ", ") + std::to_string(r);
-      }
-    }
-    return names;
-  }
-
-  // The rendezvous; returns the results this replica takes (see the file comment).
-  std::vector<AnyTensor> call(int rank, CollectiveKind k, std::span<AnyTensor> tensors,
-                              ReduceOp reduce, int from) {
-    std::unique_lock lock(mutex);
-    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-    const auto fail = [&](Failure::Kind why, std::string message) {
-      group_error = {why, std::move(message)};
-      cv.notify_all();
-      group_error.raise();
-    };
-    const auto fail_on_timeout = [&](const std::string& waiting_for) {
-      fail(Failure::Kind::deadline_exceeded,
-           std::string(kind_name(k)) + ": replica " + std::to_string(rank) + " waited " +
-               std::to_string(options.timeout.count()) + " ms for " + waiting_for);
-    };
-    if (!cv.wait_until(lock, deadline, [&] { return !handing_out || bool(group_error); })) {
-      fail_on_timeout("the previous operation to finish");
-    }
-    if (group_error) {
-      group_error.raise();
-    }
-    if (arrived > 0 && (kind != k || (k == CollectiveKind::all_reduce && op != reduce) ||
-                        (k == CollectiveKind::broadcast && root != from))) {
-      fail(Failure::Kind::invalid_argument, "replica " + std::to_string(rank) + " called " +
-                                                kind_name(k) + " while the others called " +
-                                                kind_name(kind) + " (with other arguments)");
-    }
-    kind = k;
-    op = reduce;
-    root = from;
-    inputs[static_cast<std::size_t>(rank)] = tensors;
-    present[static_cast<std::size_t>(rank)] = true;
-    if (++arrived == size) {
-      try {
-        compute();
-      } catch (const invalid_argument& e) {
-        op_error = {Failure::Kind::invalid_argument, e.what()};
-      }
-      handing_out = true;
-      ++generation;
-      cv.notify_all();
-    } else {
-      const std::uint64_t mine = generation;
-      if (!cv.wait_until(lock, deadline, [&] { return generation != mine || bool(group_error); })) {
-        fail_on_timeout("replica(s) " + missing() + " to arrive");
-      }
-      if (group_error) {
-        group_error.raise();
-      }
-    }
-    std::vector<AnyTensor> mine;
-    if (k == CollectiveKind::broadcast) {
-      const std::size_t count = tensors.size();
-      for (std::size_t i = 0; i < count && !op_error; ++i) {
-        mine.push_back(
-            results[i * static_cast<std::size_t>(size) + static_cast<std::size_t>(root)]);
-      }
-    } else if (!op_error) {
-      mine = results;
-    }
-    const Failure failed = op_error;
-    if (++departed == size) {
-      arrived = 0;
-      departed = 0;
-      handing_out = false;
-      std::fill(present.begin(), present.end(), false);
-      std::fill(inputs.begin(), inputs.end(), std::span<AnyTensor>{});
-      results.clear();
-      op_error = {};
-      cv.notify_all();
-    }
-    if (failed) {
-      failed.raise();
-    }
-    return mine;
-  }
-};
-
-}  // namespace detail
-
-/// A group of `num_replicas` replicas that are threads of this process; each thread takes its
-/// handle with `replica(rank)`. Copies share the group.
-class InProcessGroup {
+/// A type-erased Collective; copies share the erased handle.
+class AnyCollective {
  public:
-  /// A group of `num_replicas` (>= 1) replicas; invalid_argument otherwise.
-  explicit InProcessGroup(int num_replicas, InProcessOptions options = {}) {
-    if (num_replicas < 1) {
-      throw invalid_argument("InProcessGroup: num_replicas must be >= 1, got " +
-                             std::to_string(num_replicas));
-    }
-    state_ = std::make_shared<detail::GroupState>(num_replicas, options);
-  }
-  /// How many replicas the group has.
-  [[nodiscard]] int num_replicas() const noexcept { return state_->size; }
-  /// Replica `rank`'s handle (invalid_argument outside 0 .. num_replicas() - 1).
-  [[nodiscard]] InProcessCollective replica(int rank) const;
-  /// Breaks the group because replica `rank` failed (`why`): every replica waiting in, or
-  /// later calling, an operation throws `unavailable` naming it. The first abort wins.
-  void abort(int rank, const std::string& why) const {
-    std::lock_guard lock(state_->mutex);
-    if (!state_->group_error) {
-      state_->group_error = {detail::Failure::Kind::unavailable,
-                             "replica " + std::to_string(rank) + " failed: " + why};
-    }
-    state_->cv.notify_all();
-  }
+  /// Erases `c` (held by value).
+  template <Collective C>
+  explicit AnyCollective(C c) : impl_(std::make_shared<Holder<C>>(std::move(c))) {}
 
- private:
-  std::shared_ptr<detail::GroupState> state_;
-};
-
-/// One replica's handle on an InProcessGroup; models Collective.
-class InProcessCollective {
- public:
   /// This replica's index in the group.
-  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int rank() const { return impl_->rank(); }
   /// How many replicas the group has.
-  [[nodiscard]] int num_replicas() const noexcept { return state_->size; }
-  /// Replaces each tensor by its sum (or mean) over the replicas, added in rank order.
-  void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) {
-    auto out = state_->call(rank_, detail::CollectiveKind::all_reduce, tensors, op, 0);
-    std::move(out.begin(), out.end(), tensors.begin());
-  }
-  /// Replaces each tensor by replica `root`'s (invalid_argument for a root outside the group).
-  void broadcast(std::span<AnyTensor> tensors, int root) {
-    if (root < 0 || root >= state_->size) {
-      throw invalid_argument("broadcast: root " + std::to_string(root) + " is not a replica of " +
-                             std::to_string(state_->size));
-    }
-    auto out = state_->call(rank_, detail::CollectiveKind::broadcast, tensors, ReduceOp::sum, root);
-    std::move(out.begin(), out.end(), tensors.begin());
-  }
-  /// Every replica's `t`, in rank order (they must agree in dtype and shape).
-  std::vector<AnyTensor> all_gather(const AnyTensor& t) {
-    AnyTensor mine = t;
-    return state_->call(rank_, detail::CollectiveKind::all_gather, std::span<AnyTensor>(&mine, 1),
-                        ReduceOp::sum, 0);
-  }
+  [[nodiscard]] int num_replicas() const { return impl_->num_replicas(); }
+  /// Replaces each tensor by its reduction over the replicas.
+  void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) { impl_->all_reduce(tensors, op); }
+  /// Replaces each tensor by replica `root`'s.
+  void broadcast(std::span<AnyTensor> tensors, int root) { impl_->broadcast(tensors, root); }
+  /// Every replica's `t`, in rank order.
+  std::vector<AnyTensor> all_gather(const AnyTensor& t) { return impl_->all_gather(t); }
   /// Returns when every replica has called it.
-  void barrier() {
-    (void)state_->call(rank_, detail::CollectiveKind::barrier, {}, ReduceOp::sum, 0);
-  }
+  void barrier() { impl_->barrier(); }
 
  private:
-  friend class InProcessGroup;
-  InProcessCollective(std::shared_ptr<detail::GroupState> state, int rank)
-      : state_(std::move(state)), rank_(rank) {}
-  std::shared_ptr<detail::GroupState> state_;
-  int rank_;
+  struct Base {
+    virtual ~Base() = default;
+    [[nodiscard]] virtual int rank() const = 0;
+    [[nodiscard]] virtual int num_replicas() const = 0;
+    virtual void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) = 0;
+    virtual void broadcast(std::span<AnyTensor> tensors, int root) = 0;
+    virtual std::vector<AnyTensor> all_gather(const AnyTensor& t) = 0;
+    virtual void barrier() = 0;
+  };
+  template <class C>
+  struct Holder final : Base {
+    explicit Holder(C collective) : c(std::move(collective)) {}
+    int rank() const override { return c.rank(); }
+    int num_replicas() const override { return c.num_replicas(); }
+    void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) override {
+      c.all_reduce(tensors, op);
+    }
+    void broadcast(std::span<AnyTensor> tensors, int root) override { c.broadcast(tensors, root); }
+    std::vector<AnyTensor> all_gather(const AnyTensor& t) override { return c.all_gather(t); }
+    void barrier() override { c.barrier(); }
+    C c;
+  };
+  std::shared_ptr<Base> impl_;
 };
-
-inline InProcessCollective InProcessGroup::replica(int rank) const {
-  if (rank < 0 || rank >= state_->size) {
-    throw invalid_argument("InProcessGroup::replica: rank " + std::to_string(rank) +
-                           " is not in 0.." + std::to_string(state_->size - 1));
-  }
-  return InProcessCollective(state_, rank);
-}
-
-static_assert(Collective<InProcessCollective>);
 
 }  // namespace distribute
 TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
-// ---- end <tapeflow/distribute/in_process_collective.hpp>
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
-// ---- end <tapeflow/distribute.hpp>
-// ---- begin <tapeflow/image.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_HPP
-// Umbrella for tf::image: JPEG/PNG codecs (libjpeg, libpng), rot90, flips, resize and dtype
-// conversion (`tf.image`). Also brings tf::io::decode_jpeg/decode_png/encode_png.
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_ANY_COLLECTIVE_HPP
+// ---- end <tapeflow/distribute/any_collective.hpp>
+// ---- begin <tapeflow/distribute/distributed_dataset.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DISTRIBUTED_DATASET_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DISTRIBUTED_DATASET_HPP
+// `DistributedDataset`: a dataset of global batches seen as per-replica batches (TensorFlow:
+// `strategy.experimental_distribute_dataset(ds)`). Iterating yields a PerReplica of the
+// element type; replica r's part of each batch is sliced on its device
+// (distribute/detail/split_batch.hpp gives the rule for short batches).
 
-// ---- begin <tapeflow/image/convert_image_dtype.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_CONVERT_IMAGE_DTYPE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_CONVERT_IMAGE_DTYPE_HPP
-// `tf::image::convert_image_dtype<Out>(image)` (`tf.image.convert_image_dtype`): integer images
-// are in [0, MAX], floating images in [0, 1]. int -> float divides by MAX; float -> int
-// multiplies by MAX + 0.5 and truncates (TensorFlow's rounding), clamping to [0, MAX] (C++ has
-// no defined out-of-range cast, so this always saturates); float <-> float is a cast;
-// int -> int rescales by the ratio of the maxima.
-
-#include <concepts>
-#include <cstdint>
-#include <limits>
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <ranges>
+#include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
-// ---- begin <tapeflow/ops/math/arithmetic.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
-// add, subtract, multiply, divide, pow, maximum, minimum with NumPy broadcasting, and the
-// operators + - * / on tensors, variables and plain numbers.
+// ---- begin <tapeflow/distribute/detail/split_batch.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_SPLIT_BATCH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_SPLIT_BATCH_HPP
+// How a global batch splits across replicas (TensorFlow's rebatching for
+// `experimental_distribute_dataset` and `fit` under a strategy): each replica takes
+// ceil(rows / replicas) consecutive rows, in replica order, so a short final batch leaves the
+// last replicas fewer rows or none (6 rows over 4 replicas: 2, 2, 2, 0).
 
+#include <algorithm>
 #include <array>
-#include <concepts>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+
+// ---- begin <tapeflow/ops/array/slice.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
+// slice(x, begin, size) and strided_slice(x, begin, end, strides): contiguous and strided boxes
+// of a tensor (TensorFlow: `tf.slice`, `tf.strided_slice`; ops "Slice", "StridedSlice",
+// "StridedSliceGrad").
+//
+// The rank is static, so begin/size are braced lists with one entry per axis:
+// `tf::slice(x, {0, 1}, {2, -1})`.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <type_traits>
 
 // ---- begin <tapeflow/core/tensor_concepts.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
@@ -11562,19 +11382,22 @@ Tensor<T, R> as_tensor(const Variable<T, R>& v) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_TENSOR_CONCEPTS_HPP
 // ---- end <tapeflow/core/tensor_concepts.hpp>
-// ---- begin <tapeflow/ops/detail/elementwise.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
-// Elementwise kernels: an op's element rule is an Eigen expression on rank-1 maps, applied
-// in contiguous runs so each (op, dtype) instantiates one small Eigen kernel whatever the
-// rank, and large tensors are split over the intra-op thread pool. This header declares the
-// runs and does the broadcasting; elementwise_kernels.hpp has their Eigen bodies.
-// IWYU pragma: private, include <tapeflow/ops.hpp>
+// ---- begin <tapeflow/ops/array/pad.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
+// pad(x, paddings, constant_value): surrounds a tensor with a constant (TensorFlow: `tf.pad`,
+// ops "Pad" and "PadV2"). Also the strided box copy that slice, pad and strided_slice share.
+//
+// Pad's gradient is a Slice and Slice's gradient is a Pad: each header includes the other, and
+// the ops refer to each other only inside templates (see the forward declarations below).
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
 
 // ---- begin <tapeflow/ops/detail/broadcast.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_BROADCAST_HPP
@@ -11637,238 +11460,6 @@ struct BroadcastDims {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_BROADCAST_HPP
 // ---- end <tapeflow/ops/detail/broadcast.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// out[i] = Rule{}(x[i]) for i < n: one contiguous run, single-threaded. Defined with Eigen in
-/// ops/detail/elementwise_kernels.hpp; `Rule` depends only on the op (never on rank), so each
-/// (op, dtype) has one kernel, which tapeflow::instantiations compiles once for every built-in
-/// op (MAINTAINERS.md, "Compile time").
-template <class U, class T, class Rule>
-void unary_run(U* out, const T* x, std::int64_t n);
-
-/// One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
-/// a single broadcast value (step 0). Defined with Eigen in ops/detail/elementwise_kernels.hpp.
-template <class U, class T, class Rule>
-void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
-                std::int64_t len);
-
-/// out = Rule{}(in) over n contiguous elements, split over the intra-op thread pool.
-template <class Rule, class U, class T>
-void unary_kernel(U* o, const T* x, std::int64_t n) {
-  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    unary_run<U, T, Rule>(o + b, x + b, e - b);
-  });
-}
-
-/// out = Rule{}(in), elementwise, any rank (same shape).
-template <class Rule, class U, class T, std::size_t R>
-void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in) {
-  unary_kernel<Rule>(tensor_access::mutable_data(out), in.data(), in.num_elements());
-}
-
-/// How many elements a repeated short operand is tiled to (binary_kernel): a few KiB, in L1.
-inline constexpr std::int64_t periodic_tile = 2048;
-
-/// out = Rule{}(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
-/// Rank-independent, so each (op, dtype) instantiates it once.
-template <class Rule, class U, class T>
-void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const BroadcastDims& da,
-                   const T* pb, const BroadcastDims& db) {
-  constexpr std::size_t R = max_rank;
-  std::int64_t n = 1;
-  std::int64_t na = 1;
-  std::int64_t nb = 1;
-  for (std::size_t i = 0; i < dout.rank; ++i) {
-    n *= dout.d[i];
-    na *= da.d[i];
-    nb *= db.d[i];
-  }
-  if (n == 0) {
-    return;
-  }
-  if ((na == n || na == 1) && (nb == n || nb == 1)) {
-    // Same shapes, or one side a single value.
-    backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t s, std::int64_t e) {
-      // A length-1 side counts as contiguous when the output has one element too.
-      binary_run<U, T, Rule>(o + s, na == n ? pa + s : pa, na == n, nb == n ? pb + s : pb, nb == n,
-                             e - s);
-    });
-    return;
-  }
-  // General case: collapse adjacent axes with the same broadcast pattern, then run the
-  // innermost axis as one vector expression per outer index.
-  std::array<std::int64_t, R> len{};
-  std::array<bool, R> bca{};
-  std::array<bool, R> bcb{};
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < dout.rank; ++i) {
-    if (dout.d[i] == 1) {
-      continue;  // size-1 axes change nothing
-    }
-    const bool ba = da.d[i] == 1;
-    const bool bb = db.d[i] == 1;
-    if (k > 0 && bca[k - 1] == ba && bcb[k - 1] == bb) {
-      len[k - 1] *= dout.d[i];
-    } else {
-      len[k] = dout.d[i];
-      bca[k] = ba;
-      bcb[k] = bb;
-      ++k;
-    }
-  }
-  // Strides of each collapsed axis in a and b (0 where broadcast).
-  std::array<std::int64_t, R> sa{};
-  std::array<std::int64_t, R> sb{};
-  std::int64_t stride_a = 1;
-  std::int64_t stride_b = 1;
-  for (std::size_t i = k; i-- > 0;) {
-    sa[i] = bca[i] ? 0 : stride_a;
-    sb[i] = bcb[i] ? 0 : stride_b;
-    stride_a *= bca[i] ? 1 : len[i];
-    stride_b *= bcb[i] ? 1 : len[i];
-  }
-  const std::int64_t inner = len[k - 1];
-  const bool inner_a = !bca[k - 1];
-  const bool inner_b = !bcb[k - 1];
-  const std::int64_t outer = n / inner;
-  if (k == 2 && inner < periodic_tile && inner_a && inner_b && bca[0] != bcb[0]) {
-    // A bias: one side full, the other a short vector repeated for every row ([N, H, W, C] +
-    // [C]). One run per row would cost a call per C elements; instead the vector is repeated
-    // into a tile of whole rows and the runs cover many rows each.
-    const bool a_repeats = bca[0];
-    const T* vec = a_repeats ? pa : pb;
-    const std::int64_t rows_per_tile = periodic_tile / inner;
-    // Not std::vector: vector<bool> has no data().
-    const auto tile = std::make_unique<T[]>(static_cast<std::size_t>(rows_per_tile * inner));
-    for (std::int64_t r = 0; r < rows_per_tile; ++r) {
-      std::copy(vec, vec + inner, tile.get() + r * inner);
-    }
-    backend::cpu::parallel_for(
-        outer, std::max<std::int64_t>(1, parallel_grain / inner),
-        [&](std::int64_t s, std::int64_t e) {
-          for (std::int64_t r = s; r < e; r += rows_per_tile) {
-            const std::int64_t len_run = std::min(rows_per_tile, e - r) * inner;
-            const std::int64_t off = r * inner;
-            if (a_repeats) {
-              binary_run<U, T, Rule>(o + off, tile.get(), true, pb + off, true, len_run);
-            } else {
-              binary_run<U, T, Rule>(o + off, pa + off, true, tile.get(), true, len_run);
-            }
-          }
-        });
-    return;
-  }
-  backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, parallel_grain / inner),
-                             [&](std::int64_t s, std::int64_t e) {
-                               for (std::int64_t r = s; r < e; ++r) {
-                                 // Offsets of row r in a and b from its multi-index over the outer
-                                 // collapsed axes.
-                                 std::int64_t rem = r;
-                                 std::int64_t off_a = 0;
-                                 std::int64_t off_b = 0;
-                                 for (std::size_t i = k - 1; i-- > 0;) {
-                                   const std::int64_t idx = rem % len[i];
-                                   rem /= len[i];
-                                   off_a += idx * sa[i];
-                                   off_b += idx * sb[i];
-                                 }
-                                 binary_run<U, T, Rule>(o + r * inner, pa + off_a, inner_a,
-                                                        pb + off_b, inner_b, inner);
-                               }
-                             });
-}
-
-/// Typed entry: out = Rule{}(a, b) with NumPy broadcasting. `Rule` should depend only on the op.
-template <class Rule, class U, std::size_t R, class T, std::size_t A, std::size_t B>
-void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) {
-  auto aligned = [](const auto& dims) {
-    BroadcastDims out_dims;
-    out_dims.rank = R;
-    const auto d = align_dims<R>(dims);
-    std::copy(d.begin(), d.end(), out_dims.d.begin());
-    return out_dims;
-  };
-  binary_kernel<Rule>(tensor_access::mutable_data(out), aligned(out.dims()), a.data(),
-                      aligned(a.dims()), b.data(), aligned(b.dims()));
-}
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-
-// The kernels' Eigen bodies; with TAPEFLOW_PRECOMPILED they come compiled from
-// tapeflow::instantiations, and programs do not parse Eigen.
-// ---- begin <tapeflow/ops/detail/elementwise_kernels.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
-// The Eigen bodies of the elementwise runs declared in ops/detail/elementwise.hpp. Header-only
-// programs get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
-// tapeflow::instantiations (src/instantiations/kernels.cpp) and programs skip Eigen's parse.
-// IWYU pragma: private, include <tapeflow/ops.hpp>
-
-#include <algorithm>
-#include <cstdint>
-
-// ---- begin <tapeflow/core/eigen.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
-// The one place tapeflow includes Eigen (its Tensor module). Only op kernels reach it, so
-// headers that move bytes or shapes stay fast to compile (MAINTAINERS.md, "Compile time").
-
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#pragma GCC diagnostic ignored "-Wdeprecated"
-#endif
-#include <unsupported/Eigen/CXX11/Tensor>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
-// ---- end <tapeflow/core/eigen.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T>
-using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Index>>;
-template <class T>
-using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
-
-template <class U, class T, class Rule>
-void unary_run(U* out, const T* x, std::int64_t n) {
-  VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
-}
-
-// A broadcast value is copied into a small buffer so every case evaluates the same (map, map)
-// expression: one kernel per op and dtype instead of one per broadcast pattern.
-template <class U, class T, class Rule>
-void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
-                std::int64_t len) {
-  const Rule rule{};
-  if (a_contiguous && b_contiguous) {
-    VecMap<U>(out, len) = rule(ConstVecMap<T>(a, len), ConstVecMap<T>(b, len));
-    return;
-  }
-  constexpr std::int64_t chunk = 512;
-  alignas(64) T fill[chunk];
-  const T value = a_contiguous ? *b : *a;
-  std::fill_n(fill, std::min(chunk, len), value);
-  for (std::int64_t s = 0; s < len; s += chunk) {
-    const std::int64_t n = std::min(chunk, len - s);
-    ConstVecMap<T> xa(a_contiguous ? a + s : fill, n);
-    ConstVecMap<T> xb(b_contiguous ? b + s : fill, n);
-    VecMap<U>(out + s, n) = rule(xa, xb);
-  }
-}
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
-// ---- end <tapeflow/ops/detail/elementwise_kernels.hpp>
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
-// ---- end <tapeflow/ops/detail/elementwise.hpp>
 // ---- begin <tapeflow/ops/detail/execute.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
@@ -13531,6 +13122,2017 @@ Tensor<T, R> tape::Backprop::accumulate_sum(const Tensor<T, R>& a, const Tensor<
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_EXECUTE_HPP
 // ---- end <tapeflow/ops/detail/execute.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+template <std::size_t R>
+struct Slice;  // slice.hpp
+}  // namespace ops
+
+namespace detail {
+
+/// "(1, 2, 3)" for an array of integers (error messages).
+template <class I, std::size_t N>
+std::string int_list_text(std::array<I, N> const& values) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < N; ++i) {
+    text += (i > 0 ? ", " : "") + std::to_string(values[i]);
+  }
+  return text + (N == 1 ? ",)" : ")");
+}
+
+/// Copies a box of `size` elements: element idx goes from src at `src_begin + idx * src_step`
+/// to dst at `dst_begin + idx * dst_step` (per axis; steps may be negative). Contiguous runs are
+/// copied with std::copy_n, so any element type (strings included) works.
+template <class T, std::size_t R>
+void copy_strided_box(T const* src, std::array<std::int64_t, R> const& src_dims,
+                      std::array<std::int64_t, R> const& src_begin,
+                      std::array<std::int64_t, R> const& src_step, T* dst,
+                      std::array<std::int64_t, R> const& dst_dims,
+                      std::array<std::int64_t, R> const& dst_begin,
+                      std::array<std::int64_t, R> const& dst_step,
+                      std::array<std::int64_t, R> const& size) {
+  std::int64_t const n = product(size);
+  if (n == 0) {
+    return;
+  }
+  if constexpr (R == 0) {
+    dst[0] = src[0];
+  } else {
+    std::array<std::int64_t, R> src_stride{};
+    std::array<std::int64_t, R> dst_stride{};
+    src_stride[R - 1] = 1;
+    dst_stride[R - 1] = 1;
+    for (std::size_t a = R - 1; a-- > 0;) {
+      src_stride[a] = src_stride[a + 1] * src_dims[a + 1];
+      dst_stride[a] = dst_stride[a + 1] * dst_dims[a + 1];
+    }
+    // Trailing axes copied whole in both tensors merge into one contiguous run.
+    std::size_t t = R - 1;
+    std::int64_t inner = 1;
+    while (t > 0 && size[t] == src_dims[t] && size[t] == dst_dims[t] && src_step[t] == 1 &&
+           dst_step[t] == 1) {
+      inner *= size[t];
+      --t;
+    }
+    bool const contiguous = src_step[t] == 1 && dst_step[t] == 1;
+    std::size_t const row_axes = contiguous ? t : t + 1;  // axes iterated one by one
+    std::int64_t const run = contiguous ? size[t] * inner : inner;
+    std::int64_t src_origin = 0;
+    std::int64_t dst_origin = 0;
+    for (std::size_t a = 0; a < R; ++a) {
+      src_origin += src_begin[a] * src_stride[a];
+      dst_origin += dst_begin[a] * dst_stride[a];
+    }
+    std::int64_t const rows = n / run;
+    backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 std::array<std::int64_t, R> idx{};
+                                 std::int64_t rest = s;
+                                 std::int64_t so = src_origin;
+                                 std::int64_t d_o = dst_origin;
+                                 for (std::size_t a = row_axes; a-- > 0;) {
+                                   idx[a] = rest % size[a];
+                                   rest /= size[a];
+                                   so += idx[a] * src_step[a] * src_stride[a];
+                                   d_o += idx[a] * dst_step[a] * dst_stride[a];
+                                 }
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   if (run == 1) {
+                                     dst[d_o] = src[so];
+                                   } else {
+                                     std::copy_n(src + so, run, dst + d_o);
+                                   }
+                                   for (std::size_t a = row_axes; a-- > 0;) {
+                                     so += src_step[a] * src_stride[a];
+                                     d_o += dst_step[a] * dst_stride[a];
+                                     if (++idx[a] < size[a]) {
+                                       break;
+                                     }
+                                     so -= idx[a] * src_step[a] * src_stride[a];
+                                     d_o -= idx[a] * dst_step[a] * dst_stride[a];
+                                     idx[a] = 0;
+                                   }
+                                 }
+                               });
+  }
+}
+
+/// Copies a box with unit steps (slice, pad, concat).
+template <class T, std::size_t R>
+void copy_box(T const* src, std::array<std::int64_t, R> const& src_dims,
+              std::array<std::int64_t, R> const& src_begin, T* dst,
+              std::array<std::int64_t, R> const& dst_dims,
+              std::array<std::int64_t, R> const& dst_begin,
+              std::array<std::int64_t, R> const& size) {
+  std::array<std::int64_t, R> ones;
+  ones.fill(1);
+  copy_strided_box(src, src_dims, src_begin, ones, dst, dst_dims, dst_begin, ones, size);
+}
+
+/// Shared rules of Pad and PadV2.
+template <std::size_t R>
+struct PadRule {
+  std::array<std::array<std::int64_t, 2>, R> paddings{};
+
+  /// TensorFlow's `paddings` input: an int32 [R, 2] constant.
+  [[nodiscard]] AnyTensor paddings_input() const {
+    auto t = Tensor<std::int32_t, 2>::uninitialized({static_cast<std::int64_t>(R), 2});
+    std::int32_t* out = tensor_access::mutable_data(t);
+    for (std::size_t a = 0; a < R; ++a) {
+      out[2 * a] = static_cast<std::int32_t>(paddings[a][0]);
+      out[2 * a + 1] = static_cast<std::int32_t>(paddings[a][1]);
+    }
+    return t;
+  }
+
+  [[nodiscard]] std::string paddings_text() const {
+    std::string text = "(";
+    for (std::size_t a = 0; a < R; ++a) {
+      text += (a > 0 ? ", " : "") + int_list_text(paddings[a]);
+    }
+    return text + ")";
+  }
+  template <class T>
+  [[nodiscard]] std::array<std::int64_t, R> padded_dims(std::string_view op,
+                                                        Tensor<T, R> const& x) const {
+    std::array<std::int64_t, R> dims{};
+    for (std::size_t a = 0; a < R; ++a) {
+      if (paddings[a][0] < 0 || paddings[a][1] < 0) {
+        throw invalid_argument(std::string(op) + ": paddings must be non-negative, got " +
+                               paddings_text() + " for input shape " + x.shape().to_string());
+      }
+      dims[a] = x.dims()[a] + paddings[a][0] + paddings[a][1];
+    }
+    return dims;
+  }
+  template <class T>
+  void fill_and_copy(Tensor<T, R>& out, Tensor<T, R> const& x, T const& value) const {
+    T* o = tensor_access::mutable_data(out);
+    std::fill_n(o, out.num_elements(), value);
+    std::array<std::int64_t, R> before{};
+    for (std::size_t a = 0; a < R; ++a) {
+      before[a] = paddings[a][0];
+    }
+    copy_box(x.data(), x.dims(), std::array<std::int64_t, R>{}, o, out.dims(), before, x.dims());
+  }
+  /// The gradient: the slice of dy where x was copied.
+  template <class T>
+  Tensor<T, R> unpad(Tensor<T, R> const& dy, Tensor<T, R> const& x) const {
+    ops::Slice<R> slice;
+    for (std::size_t a = 0; a < R; ++a) {
+      slice.begin[a] = paddings[a][0];
+    }
+    slice.size = x.dims();
+    return execute(slice, dy);
+  }
+};
+
+}  // namespace detail
+
+namespace ops {
+
+/// Pads with zeros (TensorFlow op "Pad"): axis a gets paddings[a][0] elements before and
+/// paddings[a][1] after.
+template <std::size_t R>
+struct Pad : detail::PadRule<R> {
+  static constexpr std::string_view name = "Pad";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+
+  /// TensorFlow's attributes: the type of the `paddings` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
+  /// TensorFlow's `paddings` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    return {this->padded_dims(name, x)};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    this->fill_and_copy(out, x, T{});
+  }
+  template <class T>
+  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
+    return this->unpad(dy, x);
+  }
+};
+
+/// Pads with a scalar constant input (TensorFlow op "PadV2"); no gradient flows to the constant
+/// (as in TensorFlow).
+template <std::size_t R>
+struct PadV2 : detail::PadRule<R> {
+  static constexpr std::string_view name = "PadV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, paddings, value
+
+  /// TensorFlow's attributes: the type of the `paddings` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
+  /// TensorFlow's `paddings` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 0> const&) const {
+    return {this->padded_dims(name, x)};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x, Tensor<T, 0> const& value) const {
+    this->fill_and_copy(out, x, value.data()[0]);
+  }
+  template <class T>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x,
+                Tensor<T, 0> const&) const {
+    detail::PadRule<R> const rule = *this;
+    return std::tuple{[=] { return rule.unpad(dy, x); }, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+/// Pads `x` with `constant_value` (default zero or ""): axis a gets paddings[a][0] elements
+/// before and paddings[a][1] after (TensorFlow: `tf.pad(x, paddings, constant_values=c)`, mode
+/// "CONSTANT"). Throws invalid_argument for negative paddings.
+///
+///     auto y = tf::pad(tf::constant<float>({{1, 2}}), {{1, 1}, {0, 2}});  // shape (3, 4)
+///     auto z = tf::pad(x, {{2, 0}}, -1.0f);                              // padded with -1
+template <tensor_like X, std::size_t N>
+tensor_type_of<X> pad(X const& x, std::int64_t const (&paddings)[N][2],
+                      value_type_of<X> const& constant_value = value_type_of<X>{}) {
+  static_assert(N == rank_of<X>,
+                "tf::pad(x, paddings): paddings needs one {before, after} pair per axis of x");
+  std::array<std::array<std::int64_t, 2>, N> p{};
+  for (std::size_t a = 0; a < N; ++a) {
+    p[a] = {paddings[a][0], paddings[a][1]};
+  }
+  return pad(x, p, constant_value);
+}
+/// The same with the paddings as a `std::array` of {before, after} pairs, one per axis.
+template <tensor_like X>
+tensor_type_of<X> pad(X const& x,
+                      std::array<std::array<std::int64_t, 2>, rank_of<X>> const& paddings,
+                      value_type_of<X> const& constant_value = value_type_of<X>{}) {
+  using T = value_type_of<X>;
+  constexpr std::size_t R = rank_of<X>;
+  if (constant_value == T{}) {
+    ops::Pad<R> op;
+    op.paddings = paddings;
+    return detail::execute(op, detail::as_tensor(x));
+  }
+  ops::PadV2<R> op;
+  op.paddings = paddings;
+  return detail::execute(op, detail::as_tensor(x), Tensor<T, 0>(constant_value));
+}
+
+TAPEFLOW_END_NAMESPACE
+
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
+// ---- end <tapeflow/ops/array/pad.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// The box of `size` elements starting at `begin` (TensorFlow op "Slice"); size -1 means "to the
+/// end of the axis". Gradient: the gradient padded back to the input's shape (a Pad).
+template <std::size_t R>
+struct Slice {
+  static constexpr std::string_view name = "Slice";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  std::array<std::int64_t, R> begin{};
+  std::array<std::int64_t, R> size{};
+
+  /// TensorFlow's attributes: the type of the `begin` and `size` inputs.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Index", DType::int32}}; }
+  /// TensorFlow's `begin` and `size` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"begin", detail::int32_vector(begin)}, {"size", detail::int32_vector(size)}};
+  }
+
+  /// The size with -1 resolved; throws invalid_argument for a box outside `dims` (on an unknown
+  /// dim, -1 in a trace, the size stays as given).
+  [[nodiscard]] std::array<std::int64_t, R> resolve(std::array<std::int64_t, R> const& dims) const {
+    std::array<std::int64_t, R> out{};
+    for (std::size_t a = 0; a < R; ++a) {
+      auto fail = [&](std::string const& what) {
+        throw invalid_argument("Slice: " + what + " for input shape " + Shape(dims).to_string() +
+                               " (begin " + detail::int_list_text(begin) + ", size " +
+                               detail::int_list_text(size) + ")");
+      };
+      if (dims[a] < 0) {
+        // An unknown dim (a traced function's free batch): checked when the graph runs.
+        if (begin[a] < 0 || size[a] < -1) {
+          fail("begin[" + std::to_string(a) + "] and size[" + std::to_string(a) +
+               "] must be >= 0 (size -1: to the end)");
+        }
+        out[a] = size[a];
+        continue;
+      }
+      if (begin[a] < 0 || begin[a] > dims[a]) {
+        fail("begin[" + std::to_string(a) + "] = " + std::to_string(begin[a]) + " is not in [0, " +
+             std::to_string(dims[a]) + "]");
+      }
+      std::int64_t const s = size[a] == -1 ? dims[a] - begin[a] : size[a];
+      if (s < 0 || s > dims[a] - begin[a]) {
+        fail("size[" + std::to_string(a) + "] = " + std::to_string(size[a]) + " is not in [0, " +
+             std::to_string(dims[a] - begin[a]) + "] (or -1)");
+      }
+      out[a] = s;
+    }
+    return out;
+  }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    return {resolve(x.dims())};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    detail::copy_box(x.data(), x.dims(), begin, detail::tensor_access::mutable_data(out),
+                     out.dims(), std::array<std::int64_t, R>{}, out.dims());
+  }
+  template <class T>
+  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y,
+                        Tensor<T, R> const& x) const {
+    Pad<R> pad;
+    for (std::size_t a = 0; a < R; ++a) {
+      pad.paddings[a] = {begin[a], x.dims()[a] - begin[a] - y.dims()[a]};
+    }
+    return detail::execute(pad, dy);
+  }
+};
+
+/// Python-style slicing rules shared by StridedSlice and StridedSliceGrad: per axis
+/// `begin:end:stride`, negative begin/end counting from the end, out-of-range values clamped,
+/// bit a of begin_mask/end_mask meaning "from the first"/"to the last" along axis a.
+template <std::size_t R>
+struct StridedSliceRule {
+  std::array<std::int64_t, R> begin{};
+  std::array<std::int64_t, R> end{};
+  std::array<std::int64_t, R> strides{};
+  std::int64_t begin_mask = 0;
+  std::int64_t end_mask = 0;
+
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  /// TensorFlow's attributes: the masks and the type of `begin`, `end` and `strides` (no
+  /// ellipsis, new-axis or shrink masks: they stay 0).
+  [[nodiscard]] OpAttributes attributes() const {
+    return {{"Index", DType::int32}, {"begin_mask", begin_mask}, {"end_mask", end_mask}};
+  }
+  /// TensorFlow's `begin`, `end` and `strides` inputs, held here as members.
+  [[nodiscard]] GraphInputs strided_inputs() const {
+    return {{"begin", detail::int32_vector(begin)},
+            {"end", detail::int32_vector(end)},
+            {"strides", detail::int32_vector(strides)}};
+  }
+
+  struct Resolved {
+    std::array<std::int64_t, R> start{};
+    std::array<std::int64_t, R> count{};
+  };
+  [[nodiscard]] Resolved resolve(std::string_view op,
+                                 std::array<std::int64_t, R> const& dims) const {
+    Resolved r;
+    for (std::size_t a = 0; a < R; ++a) {
+      std::int64_t const d = dims[a];
+      std::int64_t const s = strides[a];
+      if (s == 0) {
+        throw invalid_argument(std::string(op) + ": strides[" + std::to_string(a) +
+                               "] must be non-zero (strides " + detail::int_list_text(strides) +
+                               ")");
+      }
+      std::int64_t const lo = s > 0 ? 0 : -1;
+      std::int64_t const hi = s > 0 ? d : d - 1;
+      auto canonical = [&](std::int64_t v, bool masked, bool is_begin) {
+        if (masked) {
+          return (s > 0) == is_begin ? lo : hi;
+        }
+        return std::clamp(v < 0 ? v + d : v, lo, hi);
+      };
+      std::int64_t const b = canonical(begin[a], ((begin_mask >> a) & 1) != 0, true);
+      std::int64_t const e = canonical(end[a], ((end_mask >> a) & 1) != 0, false);
+      std::int64_t const span = s > 0 ? e - b : b - e;
+      std::int64_t const step = s > 0 ? s : -s;
+      r.start[a] = b;
+      r.count[a] = span <= 0 ? 0 : (span + step - 1) / step;
+    }
+    return r;
+  }
+};
+
+/// Elements begin, begin + stride, ... before end along every axis (TensorFlow op
+/// "StridedSlice" without ellipsis/new-axis/shrink masks: the rank is kept).
+template <std::size_t R>
+struct StridedSlice : StridedSliceRule<R> {
+  static constexpr std::string_view name = "StridedSlice";
+
+  /// TensorFlow's `begin`, `end` and `strides` inputs.
+  [[nodiscard]] GraphInputs graph_inputs() const { return this->strided_inputs(); }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    return {this->resolve(name, x.dims()).count};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    auto const r = this->resolve(name, x.dims());
+    std::array<std::int64_t, R> ones;
+    ones.fill(1);
+    detail::copy_strided_box(x.data(), x.dims(), r.start, this->strides,
+                             detail::tensor_access::mutable_data(out), out.dims(),
+                             std::array<std::int64_t, R>{}, ones, r.count);
+  }
+  template <class T>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const;
+};
+
+/// The gradient of StridedSlice (TensorFlow op "StridedSliceGrad"): zeros of the input's
+/// shape with dy scattered to the sliced positions. Its own gradient is a StridedSlice.
+template <std::size_t R>
+struct StridedSliceGrad : StridedSliceRule<R> {
+  static constexpr std::string_view name = "StridedSliceGrad";
+  static constexpr std::size_t graph_inputs_at = 0;  ///< TensorFlow's: shape, ..., dy
+  std::array<std::int64_t, R> shape{};               // the forward input's shape
+
+  /// TensorFlow's `shape`, `begin`, `end` and `strides` inputs, held here as members.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    GraphInputs inputs = this->strided_inputs();
+    inputs.insert(inputs.begin(), {"shape", detail::int32_vector(shape)});
+    return inputs;
+  }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& dy) const {
+    auto const r = this->resolve(name, shape);
+    if (r.count != dy.dims()) {
+      throw invalid_argument("StridedSliceGrad: gradient of shape " + dy.shape().to_string() +
+                             " does not match the slice's shape " + Shape(r.count).to_string());
+    }
+    return {shape};
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& dy) const {
+    auto const r = this->resolve(name, shape);
+    T* o = detail::tensor_access::mutable_data(out);
+    std::fill_n(o, out.num_elements(), T{});
+    std::array<std::int64_t, R> ones;
+    ones.fill(1);
+    detail::copy_strided_box(dy.data(), dy.dims(), std::array<std::int64_t, R>{}, ones, o, shape,
+                             r.start, this->strides, r.count);
+  }
+  template <class T>
+  Tensor<T, R> gradient(Tensor<T, R> const& ddx, Tensor<T, R> const&, Tensor<T, R> const&) const {
+    StridedSlice<R> forward;
+    static_cast<StridedSliceRule<R>&>(forward) = *this;
+    return detail::execute(forward, ddx);
+  }
+};
+
+template <std::size_t R>
+template <class T>
+auto StridedSlice<R>::gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
+                               Tensor<T, R> const& x) const {
+  StridedSliceGrad<R> backward;
+  static_cast<StridedSliceRule<R>&>(backward) = *this;
+  backward.shape = x.dims();
+  return detail::execute(backward, dy);
+}
+
+}  // namespace ops
+
+/// The box of `size` elements starting at `begin`, one entry per axis; size -1 takes the rest
+/// of the axis (TensorFlow: `tf.slice`). Throws invalid_argument when the box leaves the tensor.
+///
+///     auto x = tf::constant<int32_t>({{1, 2, 3}, {4, 5, 6}});
+///     auto y = tf::slice(x, {0, 1}, {2, -1});  // [[2, 3], [5, 6]]
+template <tensor_like X, std::size_t N, std::size_t M>
+tensor_type_of<X> slice(X const& x, std::int64_t const (&begin)[N], std::int64_t const (&size)[M]) {
+  static_assert(N == rank_of<X> && M == rank_of<X>,
+                "tf::slice(x, begin, size): begin and size need one entry per axis of x");
+  ops::Slice<N> op;
+  std::copy(begin, begin + N, op.begin.begin());
+  std::copy(size, size + N, op.size.begin());
+  return detail::execute(op, detail::as_tensor(x));
+}
+/// The same with `begin` and `size` as `std::array`s.
+template <tensor_like X>
+tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& begin,
+                        std::array<std::int64_t, rank_of<X>> const& size) {
+  return detail::execute(ops::Slice<rank_of<X>>{begin, size}, detail::as_tensor(x));
+}
+
+/// Masks of strided_slice (TensorFlow's `begin_mask`/`end_mask`): bit a set means begin (end)
+/// of axis a is ignored and the slice starts at the first (ends past the last) element in the
+/// stride's direction.
+struct StridedSliceOptions {
+  std::int64_t begin_mask = 0;  ///< bit a: ignore `begin` of axis a
+  std::int64_t end_mask = 0;    ///< bit a: ignore `end` of axis a
+};
+
+/// Python-style `x[b0:e0:s0, b1:e1:s1, ...]` (TensorFlow: `tf.strided_slice`; the rank is kept,
+/// so there are no ellipsis/new-axis/shrink masks). Negative begin/end count from the end and
+/// out-of-range values are clamped as in Python; a zero stride throws invalid_argument.
+///
+///     auto v = tf::constant<int32_t>({0, 1, 2, 3, 4, 5});
+///     tf::strided_slice(v, {1}, {5}, {2});                       // [1, 3]
+///     tf::strided_slice(v, {-1}, {0}, {-1}, {.end_mask = 1});     // [5, 4, 3, 2, 1, 0]
+template <tensor_like X, std::size_t N, std::size_t M, std::size_t K>
+tensor_type_of<X> strided_slice(X const& x, std::int64_t const (&begin)[N],
+                                std::int64_t const (&end)[M], std::int64_t const (&strides)[K],
+                                StridedSliceOptions options = {}) {
+  static_assert(N == rank_of<X> && M == rank_of<X> && K == rank_of<X>,
+                "tf::strided_slice(x, begin, end, strides): begin, end and strides need one entry "
+                "per axis of x");
+  ops::StridedSlice<N> op;
+  std::copy(begin, begin + N, op.begin.begin());
+  std::copy(end, end + N, op.end.begin());
+  std::copy(strides, strides + N, op.strides.begin());
+  op.begin_mask = options.begin_mask;
+  op.end_mask = options.end_mask;
+  return detail::execute(op, detail::as_tensor(x));
+}
+/// strided_slice with unit strides: `tf::strided_slice(x, {0, -2}, {2, 100})`.
+template <tensor_like X, std::size_t N, std::size_t M>
+tensor_type_of<X> strided_slice(X const& x, std::int64_t const (&begin)[N],
+                                std::int64_t const (&end)[M], StridedSliceOptions options = {}) {
+  static_assert(N == rank_of<X> && M == rank_of<X>,
+                "tf::strided_slice(x, begin, end): begin and end need one entry per axis of x");
+  std::int64_t strides[N];
+  std::fill_n(strides, N, std::int64_t{1});
+  return strided_slice(x, begin, end, strides, options);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
+// ---- end <tapeflow/ops/array/slice.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+
+/// Rows [first, second) of a `rows`-row batch that replica `r` of `n` takes.
+inline std::pair<std::int64_t, std::int64_t> replica_rows(std::int64_t rows, int n, int r) {
+  const std::int64_t per = (rows + n - 1) / n;
+  return {std::min(rows, per * r), std::min(rows, per * (r + 1))};
+}
+
+/// Replica `r`'s rows of `x` (a Slice op: it runs on the device in scope).
+template <class T, std::size_t R>
+Tensor<T, R> replica_piece(const Tensor<T, R>& x, int n, int r) {
+  if constexpr (R == 0) {
+    throw invalid_argument(
+        "tf::distribute: a scalar in a batch cannot be split across replicas; batch the "
+        "dataset first");
+  } else {
+    const auto [first, last] = replica_rows(x.dims()[0], n, r);
+    std::array<std::int64_t, R> begin{};
+    std::array<std::int64_t, R> size = x.dims();
+    begin[0] = first;
+    size[0] = last - first;
+    return tapeflow::slice(x, begin, size);
+  }
+}
+
+inline AnyTensor replica_piece(const AnyTensor& x, int n, int r) {
+  return visit_dtype(x.dtype(), [&]<class T>() -> AnyTensor {
+    return tapeflow::detail::visit_rank(
+        x.rank(), "tf::distribute batch split",
+        [&]<std::size_t R>() -> AnyTensor { return AnyTensor(replica_piece(x.as<T, R>(), n, r)); });
+  });
+}
+
+template <class A, class B>
+std::pair<A, B> replica_piece(const std::pair<A, B>& e, int n, int r) {
+  return {replica_piece(e.first, n, r), replica_piece(e.second, n, r)};
+}
+
+template <class... Ts>
+std::tuple<Ts...> replica_piece(const std::tuple<Ts...>& e, int n, int r) {
+  return std::apply(
+      [&](const auto&... parts) { return std::tuple<Ts...>(replica_piece(parts, n, r)...); }, e);
+}
+
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_SPLIT_BATCH_HPP
+// ---- end <tapeflow/distribute/detail/split_batch.hpp>
+// ---- begin <tapeflow/distribute/per_replica.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_PER_REPLICA_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_PER_REPLICA_HPP
+// `PerReplica<T>`: one value per replica (TensorFlow: `tf.distribute.DistributedValues`), what
+// `strategy.run` returns and what a distributed dataset yields.
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// One value per replica, in replica order.
+template <class T>
+struct PerReplica {
+  std::vector<T> values;  ///< values[r] is replica r's
+
+  /// How many replicas hold a value.
+  [[nodiscard]] std::size_t size() const noexcept { return values.size(); }
+  /// Replica `r`'s value (invalid_argument past the last replica).
+  [[nodiscard]] const T& operator[](std::size_t r) const {
+    if (r >= values.size()) {
+      throw invalid_argument("PerReplica: no replica " + std::to_string(r) + " among " +
+                             std::to_string(values.size()));
+    }
+    return values[r];
+  }
+  /// Prints as TensorFlow does: "PerReplica:{\n  0: ...,\n  1: ...\n}".
+  friend std::ostream& operator<<(std::ostream& os, const PerReplica& p)
+    requires requires(std::ostream& o, const T& v) { o << v; }
+  {
+    os << "PerReplica:{";
+    for (std::size_t r = 0; r < p.values.size(); ++r) {
+      os << (r == 0 ? "\n  " : ",\n  ") << r << ": " << p.values[r];
+    }
+    return os << "\n}";
+  }
+};
+
+template <class T>
+PerReplica(std::vector<T>) -> PerReplica<T>;
+
+namespace detail {
+template <class T>
+inline constexpr bool is_per_replica = false;
+template <class T>
+inline constexpr bool is_per_replica<PerReplica<T>> = true;
+}  // namespace detail
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_PER_REPLICA_HPP
+// ---- end <tapeflow/distribute/per_replica.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// Global batches of `Dataset` split across replicas; one pass is one epoch of the dataset.
+template <std::ranges::input_range Dataset>
+class DistributedDataset {
+  using Element = std::remove_cvref_t<std::ranges::range_reference_t<Dataset>>;
+
+ public:
+  /// Splits `dataset`'s batches across the replicas on `devices` (full names, replica order).
+  DistributedDataset(Dataset dataset, std::vector<std::string> devices)
+      : dataset_(std::move(dataset)), devices_(std::move(devices)) {}
+
+  /// One element: replica r's part of one global batch.
+  class iterator {
+   public:
+    using value_type = PerReplica<Element>;
+    using difference_type = std::ptrdiff_t;
+
+    iterator() = default;
+    iterator(std::ranges::iterator_t<Dataset> it, const std::vector<std::string>* devices)
+        : it_(std::move(it)), devices_(devices) {}
+    value_type operator*() const {
+      const Element global = *it_;
+      const int n = static_cast<int>(devices_->size());
+      value_type out;
+      out.values.reserve(devices_->size());
+      for (int r = 0; r < n; ++r) {
+        const config::DeviceScope on_replica(
+            DeviceSpec::from_string((*devices_)[static_cast<std::size_t>(r)]));
+        out.values.push_back(detail::replica_piece(global, n, r));
+      }
+      return out;
+    }
+    iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator& a, const std::ranges::sentinel_t<Dataset>& end) {
+      return a.it_ == end;
+    }
+
+   private:
+    std::ranges::iterator_t<Dataset> it_{};
+    const std::vector<std::string>* devices_ = nullptr;
+  };
+
+  /// Starts an epoch of the underlying dataset.
+  iterator begin() { return iterator(std::ranges::begin(dataset_), &devices_); }
+  /// The underlying dataset's end.
+  auto end() { return std::ranges::end(dataset_); }
+  /// How many replicas each batch is split across.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept {
+    return static_cast<int>(devices_.size());
+  }
+
+ private:
+  Dataset dataset_;
+  std::vector<std::string> devices_;
+};
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DISTRIBUTED_DATASET_HPP
+// ---- end <tapeflow/distribute/distributed_dataset.hpp>
+// ---- begin <tapeflow/distribute/in_process_collective.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
+// The `Collective` of replicas that are threads of one process (MirroredStrategy over logical
+// CPUs, or logical GPUs on one card, as TensorFlow falls back for virtual GPUs).
+//
+// A rendezvous per operation: each replica files a view of its tensors under its rank and
+// waits; the last to arrive computes the result for everyone (reductions add in rank order, so
+// every run and every replica gets the same bits) and wakes the others, who take their share;
+// the operation is over when all have left, and the next one may start. Nothing is copied into
+// a buffer first: callers block, so their tensors outlive the views.
+//
+// Failure is never a hang. A replica that waits longer than the group's timeout throws
+// deadline_exceeded naming the replicas that never arrived, and breaks the group: every replica
+// waiting, or calling later, throws the same error. `abort(rank, why)` breaks it at once (a
+// replica whose step threw), and the others throw `unavailable` naming it. Replicas that call
+// different operations, or tensors that do not match across replicas, are invalid_argument
+// for all of them.
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// Options of an InProcessGroup.
+struct InProcessOptions {
+  /// How long a replica waits for the others in one operation before the group fails with
+  /// deadline_exceeded.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+};
+
+class InProcessCollective;
+
+namespace detail {
+
+enum class CollectiveKind { all_reduce, broadcast, all_gather, barrier };
+
+inline const char* kind_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::broadcast:
+      return "broadcast";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    default:
+      return "barrier";
+  }
+}
+
+// A new tensor of `like`'s dtype and shape, on the device new buffers go to now.
+inline AnyTensor uninitialized_like(const AnyTensor& like) {
+  return visit_dtype(like.dtype(), [&]<class T>() -> AnyTensor {
+    return tapeflow::detail::visit_rank(like.rank(), "all_reduce", [&]<std::size_t R>() {
+      std::array<std::int64_t, R> dims{};
+      for (std::size_t i = 0; i < R; ++i) {
+        dims[i] = like.shape()[i];
+      }
+      return AnyTensor(Tensor<T, R>::uninitialized(dims));
+    });
+  });
+}
+
+template <class T>
+void reduce_into(AnyTensor& out, const std::vector<const AnyTensor*>& in, ReduceOp op) {
+  auto* o = static_cast<T*>(out.mutable_raw_data());
+  const auto n = static_cast<std::size_t>(out.num_elements());
+  const auto* first = static_cast<const T*>(in[0]->raw_data());
+  std::copy(first, first + n, o);
+  for (std::size_t r = 1; r < in.size(); ++r) {
+    const auto* x = static_cast<const T*>(in[r]->raw_data());
+    for (std::size_t e = 0; e < n; ++e) {
+      o[e] = static_cast<T>(o[e] + x[e]);
+    }
+  }
+  if (op == ReduceOp::mean) {
+    const auto count = static_cast<T>(in.size());
+    for (std::size_t e = 0; e < n; ++e) {
+      o[e] = static_cast<T>(o[e] / count);
+    }
+  }
+}
+
+// An error every replica throws, each its own exception object (exception objects shared across
+// threads race in their reference counts).
+struct Failure {
+  enum class Kind { none, invalid_argument, deadline_exceeded, unavailable } kind = Kind::none;
+  std::string message;
+  explicit operator bool() const noexcept { return kind != Kind::none; }
+  [[noreturn]] void raise() const {
+    switch (kind) {
+      case Kind::deadline_exceeded:
+        throw deadline_exceeded(message);
+      case Kind::unavailable:
+        throw unavailable(message);
+      default:
+        throw invalid_argument(message);
+    }
+  }
+};
+
+struct GroupState {
+  GroupState(int n, InProcessOptions o)
+      : size(n),
+        options(o),
+        inputs(static_cast<std::size_t>(n)),
+        present(static_cast<std::size_t>(n), false) {}
+
+  const int size;
+  const InProcessOptions options;
+  std::mutex mutex;
+  std::condition_variable cv;
+  // The operation being gathered or handed out.
+  CollectiveKind kind = CollectiveKind::barrier;
+  ReduceOp op = ReduceOp::sum;
+  int root = 0;
+  std::vector<std::span<AnyTensor>> inputs;  // per rank, valid while that replica waits
+  std::vector<bool> present;
+  int arrived = 0;
+  int departed = 0;
+  bool handing_out = false;
+  std::uint64_t generation = 0;
+  std::vector<AnyTensor> results;
+  Failure op_error;     // this operation failed for everyone (mismatch)
+  Failure group_error;  // the group is broken (timeout, abort): every call throws
+
+  // Called by the last replica to arrive.
+  void compute() {
+    results.clear();
+    const std::size_t count = inputs[0].size();
+    for (int r = 1; r < size; ++r) {
+      if (inputs[static_cast<std::size_t>(r)].size() != count) {
+        throw invalid_argument(std::string(kind_name(kind)) + ": replica " + std::to_string(r) +
+                               " passed " +
+                               std::to_string(inputs[static_cast<std::size_t>(r)].size()) +
+                               " tensors, replica 0 passed " + std::to_string(count));
+      }
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      std::vector<const AnyTensor*> column;
+      for (int r = 0; r < size; ++r) {
+        const AnyTensor& t = inputs[static_cast<std::size_t>(r)][i];
+        if (!t.has_value() || t.dtype() != inputs[0][i].dtype() ||
+            !(t.shape() == inputs[0][i].shape())) {
+          throw invalid_argument(
+              std::string(kind_name(kind)) + ": tensor " + std::to_string(i) + " of replica " +
+              std::to_string(r) + " is " + std::string(dtype_name(t.dtype())) +
+              t.shape().to_string() + ", replica 0's is " +
+              std::string(dtype_name(inputs[0][i].dtype())) + inputs[0][i].shape().to_string() +
+              (t.has_value() ? "" : " (it holds no value)"));
+        }
+        column.push_back(&t);
+      }
+      if (kind == CollectiveKind::broadcast || kind == CollectiveKind::all_gather) {
+        for (const AnyTensor* t : column) {
+          results.push_back(*t);  // broadcast reads results[root]
+        }
+        continue;
+      }
+      AnyTensor out = uninitialized_like(*column[0]);
+      switch (out.dtype()) {
+        case DType::float32:
+          reduce_into<float>(out, column, op);
+          break;
+        case DType::float64:
+          reduce_into<double>(out, column, op);
+          break;
+        case DType::int32:
+          reduce_into<std::int32_t>(out, column, op);
+          break;
+        case DType::int64:
+          reduce_into<std::int64_t>(out, column, op);
+          break;
+        default:
+          throw invalid_argument("all_reduce: " + std::string(dtype_name(out.dtype())) +
+                                 " tensors cannot be reduced (float, double, int32, int64)");
+      }
+      results.push_back(std::move(out));
+    }
+  }
+
+  std::string missing() const {
+    std::string names;
+    for (int r = 0; r < size; ++r) {
+      if (!present[static_cast<std::size_t>(r)]) {
+        names += (names.empty() ? "" : ", ") + std::to_string(r);
+      }
+    }
+    return names;
+  }
+
+  // The rendezvous; returns the results this replica takes (see the file comment).
+  std::vector<AnyTensor> call(int rank, CollectiveKind k, std::span<AnyTensor> tensors,
+                              ReduceOp reduce, int from) {
+    std::unique_lock lock(mutex);
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    const auto fail = [&](Failure::Kind why, std::string message) {
+      group_error = {why, std::move(message)};
+      cv.notify_all();
+      group_error.raise();
+    };
+    const auto fail_on_timeout = [&](const std::string& waiting_for) {
+      fail(Failure::Kind::deadline_exceeded,
+           std::string(kind_name(k)) + ": replica " + std::to_string(rank) + " waited " +
+               std::to_string(options.timeout.count()) + " ms for " + waiting_for);
+    };
+    if (!cv.wait_until(lock, deadline, [&] { return !handing_out || bool(group_error); })) {
+      fail_on_timeout("the previous operation to finish");
+    }
+    if (group_error) {
+      group_error.raise();
+    }
+    if (arrived > 0 && (kind != k || (k == CollectiveKind::all_reduce && op != reduce) ||
+                        (k == CollectiveKind::broadcast && root != from))) {
+      fail(Failure::Kind::invalid_argument, "replica " + std::to_string(rank) + " called " +
+                                                kind_name(k) + " while the others called " +
+                                                kind_name(kind) + " (with other arguments)");
+    }
+    kind = k;
+    op = reduce;
+    root = from;
+    inputs[static_cast<std::size_t>(rank)] = tensors;
+    present[static_cast<std::size_t>(rank)] = true;
+    if (++arrived == size) {
+      try {
+        compute();
+      } catch (const invalid_argument& e) {
+        op_error = {Failure::Kind::invalid_argument, e.what()};
+      }
+      handing_out = true;
+      ++generation;
+      cv.notify_all();
+    } else {
+      const std::uint64_t mine = generation;
+      if (!cv.wait_until(lock, deadline, [&] { return generation != mine || bool(group_error); })) {
+        fail_on_timeout("replica(s) " + missing() + " to arrive");
+      }
+      if (group_error) {
+        group_error.raise();
+      }
+    }
+    std::vector<AnyTensor> mine;
+    if (k == CollectiveKind::broadcast) {
+      const std::size_t count = tensors.size();
+      for (std::size_t i = 0; i < count && !op_error; ++i) {
+        mine.push_back(
+            results[i * static_cast<std::size_t>(size) + static_cast<std::size_t>(root)]);
+      }
+    } else if (!op_error) {
+      mine = results;
+    }
+    const Failure failed = op_error;
+    if (++departed == size) {
+      arrived = 0;
+      departed = 0;
+      handing_out = false;
+      std::fill(present.begin(), present.end(), false);
+      std::fill(inputs.begin(), inputs.end(), std::span<AnyTensor>{});
+      results.clear();
+      op_error = {};
+      cv.notify_all();
+    }
+    if (failed) {
+      failed.raise();
+    }
+    return mine;
+  }
+};
+
+}  // namespace detail
+
+/// A group of `num_replicas` replicas that are threads of this process; each thread takes its
+/// handle with `replica(rank)`. Copies share the group.
+class InProcessGroup {
+ public:
+  /// A group of `num_replicas` (>= 1) replicas; invalid_argument otherwise.
+  explicit InProcessGroup(int num_replicas, InProcessOptions options = {}) {
+    if (num_replicas < 1) {
+      throw invalid_argument("InProcessGroup: num_replicas must be >= 1, got " +
+                             std::to_string(num_replicas));
+    }
+    state_ = std::make_shared<detail::GroupState>(num_replicas, options);
+  }
+  /// How many replicas the group has.
+  [[nodiscard]] int num_replicas() const noexcept { return state_->size; }
+  /// Replica `rank`'s handle (invalid_argument outside 0 .. num_replicas() - 1).
+  [[nodiscard]] InProcessCollective replica(int rank) const;
+  /// Breaks the group because replica `rank` failed (`why`): every replica waiting in, or
+  /// later calling, an operation throws `unavailable` naming it. The first abort wins.
+  void abort(int rank, const std::string& why) const {
+    std::lock_guard lock(state_->mutex);
+    if (!state_->group_error) {
+      state_->group_error = {detail::Failure::Kind::unavailable,
+                             "replica " + std::to_string(rank) + " failed: " + why};
+    }
+    state_->cv.notify_all();
+  }
+
+ private:
+  std::shared_ptr<detail::GroupState> state_;
+};
+
+/// One replica's handle on an InProcessGroup; models Collective.
+class InProcessCollective {
+ public:
+  /// This replica's index in the group.
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  /// How many replicas the group has.
+  [[nodiscard]] int num_replicas() const noexcept { return state_->size; }
+  /// Replaces each tensor by its sum (or mean) over the replicas, added in rank order.
+  void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) {
+    auto out = state_->call(rank_, detail::CollectiveKind::all_reduce, tensors, op, 0);
+    std::move(out.begin(), out.end(), tensors.begin());
+  }
+  /// Replaces each tensor by replica `root`'s (invalid_argument for a root outside the group).
+  void broadcast(std::span<AnyTensor> tensors, int root) {
+    if (root < 0 || root >= state_->size) {
+      throw invalid_argument("broadcast: root " + std::to_string(root) + " is not a replica of " +
+                             std::to_string(state_->size));
+    }
+    auto out = state_->call(rank_, detail::CollectiveKind::broadcast, tensors, ReduceOp::sum, root);
+    std::move(out.begin(), out.end(), tensors.begin());
+  }
+  /// Every replica's `t`, in rank order (they must agree in dtype and shape).
+  std::vector<AnyTensor> all_gather(const AnyTensor& t) {
+    AnyTensor mine = t;
+    return state_->call(rank_, detail::CollectiveKind::all_gather, std::span<AnyTensor>(&mine, 1),
+                        ReduceOp::sum, 0);
+  }
+  /// Returns when every replica has called it.
+  void barrier() {
+    (void)state_->call(rank_, detail::CollectiveKind::barrier, {}, ReduceOp::sum, 0);
+  }
+
+ private:
+  friend class InProcessGroup;
+  InProcessCollective(std::shared_ptr<detail::GroupState> state, int rank)
+      : state_(std::move(state)), rank_(rank) {}
+  std::shared_ptr<detail::GroupState> state_;
+  int rank_;
+};
+
+inline InProcessCollective InProcessGroup::replica(int rank) const {
+  if (rank < 0 || rank >= state_->size) {
+    throw invalid_argument("InProcessGroup::replica: rank " + std::to_string(rank) +
+                           " is not in 0.." + std::to_string(state_->size - 1));
+  }
+  return InProcessCollective(state_, rank);
+}
+
+static_assert(Collective<InProcessCollective>);
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
+// ---- end <tapeflow/distribute/in_process_collective.hpp>
+// ---- begin <tapeflow/distribute/mirrored_strategy.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
+// `tf::distribute::MirroredStrategy`: synchronous data parallelism on one machine (TensorFlow:
+// `tf.distribute.MirroredStrategy`). One replica per device, each a thread of this process;
+// variables are mirrored (Note [Mirrored variables] in distribute/strategy.hpp) and gradients
+// are summed by the in-process collective, as TensorFlow falls back to for logical devices.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// ---- begin <tapeflow/distribute/strategy.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
+// `tf::distribute::Strategy`: the API every distribution strategy shares (TensorFlow:
+// `tf.distribute.Strategy`): `scope()`, `run`, `reduce`, `experimental_local_results`, and the
+// default strategy outside any scope (one replica on the current device).
+//
+// Note [Mirrored variables]. A variable created under a strategy's scope (or by a merge_call
+// inside `strategy.run`) holds one copy per replica, on that replica's device: `value` is
+// replica 0's, `mirrors` the others' (ops/state/variable_ops.hpp). A thread-local replica index
+// picks the copy every variable op works on: inside `run` each replica thread reads and updates
+// its own copy; outside (cross-replica context) reads see replica 0's and writes (assign, a
+// checkpoint restore) reach every copy. The copies stay identical because every replica applies
+// the same update: the optimizer sums the replicas' gradients with one all-reduce (in rank
+// order, so every replica gets the same bits) before its fused updates. Nothing else knows:
+// tapes, tf::function graphs and kernels see an ordinary variable whose buffer is the current
+// replica's, and a variable that is not mirrored pays one empty-vector check per access.
+// Variables created lazily inside `run` (a layer's first call, an optimizer's slots) are made
+// once by replica 0 in a merge_call while the others wait, so they are mirrored too and their
+// random initial values are the ones a single replica would draw.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ranges>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/distribute/replica_context.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_REPLICA_CONTEXT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_REPLICA_CONTEXT_HPP
+// The replica context (TensorFlow: `tf.distribute.ReplicaContext`): what code running inside
+// `strategy.run` knows about its replica, and the calls that involve every replica. Note
+// [Mirrored variables] in distribute/strategy.hpp.
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/state/variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
+// `tf.Variable`). It lives above core because its reads and writes are ops
+// (ops/state/variable_ops.hpp) run by `detail::execute`; core declares it, so that every op
+// accepts a variable as an operand.
+
+#include <algorithm>
+#include <concepts>
+#include <memory>
+#include <string>
+#include <utility>
+
+// ---- begin <tapeflow/ops/state/variable_ops.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// The ops that read and write a variable (TensorFlow's ReadVariableOp, AssignVariableOp,
+// AssignAddVariableOp, AssignSubVariableOp). `tf::Variable` runs them through
+// `detail::execute` like any other op, so reads and writes trace into graphs under these names.
+// IWYU pragma: private, include <tapeflow/ops/state/variable.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// The replica whose copies of mirrored variables this thread reads and writes (Note [Mirrored
+/// variables]): its index inside `strategy.run`, -1 elsewhere (cross-replica context).
+inline int& current_replica() noexcept {
+  thread_local int replica = -1;
+  return replica;
+}
+
+/// The devices a variable created on this thread is mirrored on (one copy each), or null: set
+/// by a distribution strategy's scope (Note [Mirrored variables]).
+inline const std::vector<devices::DeviceId>*& mirroring_devices() noexcept {
+  thread_local const std::vector<devices::DeviceId>* devices = nullptr;
+  return devices;
+}
+
+/// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
+/// handles and the ops reading or writing it share one.
+template <class T, std::size_t Rank>
+struct VariableState {
+  Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
+  std::string name;
+  // The variable's identity for its whole life: Variable::id() and AnyVariable::id() return
+  // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
+  // variables a checkpoint walk finds.
+  std::int64_t id = 0;
+  // A mirrored variable's copies for replicas 1, 2, ... (`value` is replica 0's); empty for
+  // every other variable, which is all the fast path checks.
+  std::vector<Tensor<T, Rank>> mirrors;
+};
+
+/// The copy of the variable this thread works on: `value`, or the current replica's mirror.
+template <class T, std::size_t Rank>
+Tensor<T, Rank>& local_value(VariableState<T, Rank>& s) {
+  if (s.mirrors.empty()) {
+    return s.value;
+  }
+  const int r = current_replica();
+  if (r <= 0) {
+    return s.value;
+  }
+  if (static_cast<std::size_t>(r) > s.mirrors.size()) {
+    throw invalid_argument("mirrored variable '" + s.name + "' has " +
+                           std::to_string(s.mirrors.size() + 1) + " copies; replica " +
+                           std::to_string(r) + " belongs to another strategy");
+  }
+  return s.mirrors[static_cast<std::size_t>(r) - 1];
+}
+
+/// Gives `value` the variable's identity (tapes watch trainable variables by their id) and
+/// makes it this thread's copy.
+template <class T, std::size_t Rank>
+void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
+  Tensor<T, Rank>& local = local_value(s);
+  local = std::move(value);
+  tensor_access::set_id(local, s.id);
+}
+
+/// A copy of `value`'s elements in a fresh buffer on `device`.
+template <class T, std::size_t Rank>
+Tensor<T, Rank> copy_on_device(const Tensor<T, Rank>& value, devices::DeviceId device) {
+  devices::AllocationScope const on_device(device);
+  auto fresh = Tensor<T, Rank>::uninitialized(value.dims());
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*tensor_access::buffer(value), *tensor_access::buffer(fresh));
+  } else {
+    std::copy_n(value.data(), value.num_elements(), tensor_access::mutable_data(fresh));
+  }
+  return fresh;
+}
+
+/// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
+/// hold the current value, which must stay intact.
+template <class T, std::size_t Rank>
+void make_variable_buffer_unique(VariableState<T, Rank>& s) {
+  const Tensor<T, Rank>& local = local_value(s);
+  if (tensor_access::buffer(local)->unique()) {
+    return;
+  }
+  // The copy stays where the variable lives, even when the writing op fell back to the CPU.
+  set_variable_value(s, copy_on_device(local, tensor_access::buffer(local)->device));
+}
+
+/// After a write in cross-replica context, every replica's copy takes replica 0's value (a
+/// mirrored variable assigned outside `strategy.run` changes on every replica, as in
+/// TensorFlow). Each copy stays on its device.
+template <class T, std::size_t Rank>
+void sync_mirrors(VariableState<T, Rank>& s) {
+  if (s.mirrors.empty() || current_replica() >= 0) {
+    return;
+  }
+  for (auto& m : s.mirrors) {
+    m = copy_on_device(s.value, tensor_access::buffer(m)->device);
+    tensor_access::set_id(m, s.id);
+  }
+}
+
+enum class VariableUpdate { assign, add, sub };
+
+}  // namespace detail
+
+namespace ops {
+
+/// The variable's current value (TensorFlow op "ReadVariableOp"). The output shares the
+/// variable's buffer and keeps its identity, so a tape recording inside a traced function
+/// watches the read as it would the variable. Stateful: it must run after earlier assignments.
+template <class T, std::size_t Rank>
+struct ReadVariableOp {
+  static constexpr std::string_view name = "ReadVariableOp";
+  static constexpr std::string_view type_attr = "dtype";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "value";  ///< TensorFlow's output argument
+  static constexpr bool stateful = true;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  /// The variable read: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  /// Reads run where the variable lives (a consumer elsewhere reads it there).
+  [[nodiscard]] detail::devices::DeviceId placement_device() const {
+    return detail::tensor_access::buffer(detail::local_value(*resource))->device;
+  }
+  [[nodiscard]] Tensor<T, Rank> forward() const { return detail::local_value(*resource); }
+};
+
+/// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
+/// ("AssignAddVariableOp") or subtracts from it ("AssignSubVariableOp"). The shape must stay
+/// the variable's (TensorFlow's validate_shape). The output is a placeholder scalar, as
+/// PrintV2's is: these ops have no value to give.
+template <class T, std::size_t Rank, detail::VariableUpdate Kind>
+struct VariableUpdateOp {
+  static constexpr std::string_view name =
+      Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
+      : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
+                                             : "AssignSubVariableOp";
+  static constexpr std::string_view type_attr = "dtype";         ///< TensorFlow's dtype attr
+  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
+  static constexpr bool stateful = true;
+  static constexpr bool differentiable = false;
+  std::shared_ptr<detail::VariableState<T, Rank>> resource;
+
+  /// The variable written: TensorFlow's `resource` input.
+  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
+  /// Writes run where the variable lives, so it stays there (Note [Placement]).
+  [[nodiscard]] detail::devices::DeviceId placement_device() const {
+    return detail::tensor_access::buffer(detail::local_value(*resource))->device;
+  }
+
+  OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
+    if (value.dims() != resource->value.dims()) {
+      constexpr std::string_view what = Kind == detail::VariableUpdate::assign ? "assign"
+                                        : Kind == detail::VariableUpdate::add  ? "assign_add"
+                                                                               : "assign_sub";
+      throw invalid_argument("Variable::" + std::string(what) + " on '" + resource->name +
+                             "': shape " + value.shape().to_string() +
+                             " does not match the variable's shape " +
+                             resource->value.shape().to_string());
+    }
+    return {};
+  }
+
+  void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
+    auto& s = *resource;
+    *detail::tensor_access::mutable_data(done) = true;
+    const Tensor<T, Rank>& local = detail::local_value(s);
+    if (Kind == detail::VariableUpdate::assign && !detail::tensor_access::buffer(local)->unique() &&
+        detail::tensor_access::buffer(value)->device ==
+            detail::tensor_access::buffer(local)->device) {
+      detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
+      detail::sync_mirrors(s);
+      return;
+    }
+    detail::make_variable_buffer_unique(s);
+    T* v = detail::tensor_access::mutable_data(detail::local_value(s));
+    const T* d = value.data();
+    const std::int64_t n = value.num_elements();
+    if constexpr (Kind == detail::VariableUpdate::assign) {
+      std::copy_n(d, n, v);
+    } else {
+      static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
+      for (std::int64_t i = 0; i < n; ++i) {
+        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
+                                                   : static_cast<T>(v[i] - d[i]);
+      }
+    }
+    detail::sync_mirrors(s);
+  }
+};
+
+template <class T, std::size_t Rank>
+using AssignVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::assign>;
+template <class T, std::size_t Rank>
+using AssignAddVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::add>;
+template <class T, std::size_t Rank>
+using AssignSubVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::sub>;
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
+// ---- end <tapeflow/ops/state/variable_ops.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a Variable (TensorFlow's keyword arguments).
+struct VariableOptions {
+  std::string name = "Variable";  ///< the checkpoint key's last part for unnamed objects, errors
+  bool trainable = true;          ///< whether tapes watch it automatically
+};
+
+/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
+/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
+///
+///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
+///     w.assign_sub(0.1f * grad);
+///
+/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
+/// assignments do not change tensors read before. A GradientTape watches trainable variables
+/// read while it records. Inside a tf::function being traced, reads and assignments become
+/// graph nodes that run, in program order, every time the function runs.
+template <element_type T, std::size_t Rank>
+class Variable {
+ public:
+  using value_type = T;                        ///< element type
+  static constexpr std::size_t rank_v = Rank;  ///< rank (fixed at compile time)
+
+  Variable() = default;  // holds no variable; assign a constructed one before use
+  /// A new variable holding `initial_value` (which must hold a value, not be symbolic).
+  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
+      : state_(std::make_shared<State>()) {
+    initial_value.require_value("Variable(initial_value)");
+    state_->name = std::move(options.name);
+    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
+                 (options.trainable ? detail::trainable_id_bit : 0);
+    // A variable lives on the device its creation is placed on (Note [Placement]); under a
+    // distribution strategy's scope, one copy on each replica's device (Note [Mirrored
+    // variables]).
+    if (const auto* mirrored = detail::mirroring_devices(); mirrored && !mirrored->empty()) {
+      state_->value = detail::copy_on_device(initial_value, mirrored->front());
+      for (std::size_t r = 1; r < mirrored->size(); ++r) {
+        state_->mirrors.push_back(detail::copy_on_device(initial_value, (*mirrored)[r]));
+        detail::tensor_access::set_id(state_->mirrors.back(), state_->id);
+      }
+    } else {
+      state_->value = detail::tensor_access::on_allocation_device(initial_value);
+    }
+    detail::tensor_access::set_id(state_->value, state_->id);
+  }
+  /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
+  explicit Variable(T initial_value, VariableOptions options = {})
+    requires(Rank == 0)
+      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
+
+  /// The full name of the device the variable lives on (TensorFlow: `.device`).
+  /// Inside `strategy.run`, a mirrored variable's copy for the current replica.
+  [[nodiscard]] std::string device() const { return detail::local_value(state()).device(); }
+  /// The device table id of the device it lives on, where ops updating it are placed. Reads
+  /// the state directly: no ReadVariableOp is run, recorded or traced.
+  [[nodiscard]] detail::devices::DeviceId device_id() const {
+    return detail::tensor_access::buffer(detail::local_value(state()))->device;
+  }
+  /// How many copies it has: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return state().mirrors.size() + 1; }
+  /// Replica `r`'s copy's value, read directly (no op runs): what tests and strategies use to
+  /// check that replicas agree. invalid_argument outside 0 .. num_copies() - 1.
+  [[nodiscard]] Tensor<T, Rank> copy_value(std::size_t r) const {
+    if (r >= num_copies()) {
+      throw invalid_argument("Variable '" + state().name + "' has " + std::to_string(num_copies()) +
+                             " copies, not a copy " + std::to_string(r));
+    }
+    return r == 0 ? state().value : state().mirrors[r - 1];
+  }
+  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
+  [[nodiscard]] Tensor<T, Rank> value() const {
+    return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
+  }
+  /// Same as `value()` (TensorFlow's name).
+  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
+  /// Reads the value: a variable passes wherever a tensor is expected, as in TensorFlow.
+  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
+
+  /// The name given in VariableOptions.
+  [[nodiscard]] const std::string& name() const { return state().name; }
+  /// Whether tapes watch it without `watch` (VariableOptions::trainable).
+  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
+  /// The identity its values carry (tapes and gradients key on it); unique per variable.
+  [[nodiscard]] std::int64_t id() const { return state().id; }
+  /// The element type as a runtime DType.
+  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// The (fixed) shape.
+  [[nodiscard]] Shape shape() const { return state().value.shape(); }
+  /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
+  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
+  /// Number of elements (product of dims).
+  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
+  /// False for a default-constructed handle, which names no variable.
+  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
+    return state_ == other.state_;
+  }
+
+  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
+  Variable& assign(const Tensor<T, Rank>& new_value) {
+    return update<detail::VariableUpdate::assign>(new_value);
+  }
+  /// Assigning a tensor of another dtype or rank is a compile error with this message.
+  template <class U, std::size_t OtherRank>
+  Variable& assign(const Tensor<U, OtherRank>&) {
+    static_assert(std::same_as<U, T> && OtherRank == Rank,
+                  "tf::Variable::assign: the value must have the variable's dtype and rank");
+    return *this;
+  }
+  /// value += delta (same shape).
+  Variable& assign_add(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::add>(delta);
+  }
+  /// value -= delta (same shape).
+  Variable& assign_sub(const Tensor<T, Rank>& delta)
+    requires numeric_element<T>
+  {
+    return update<detail::VariableUpdate::sub>(delta);
+  }
+
+  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
+  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
+  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
+  [[nodiscard]] T* writable_data()
+    requires numeric_element<T>
+  {
+    auto [old, out] = overwrite_data();
+    if (old != out) {
+      std::copy_n(old, num_elements(), out);
+    }
+    return out;
+  }
+  /// For update kernels that compute every element from its old value: `{old, out}`, where
+  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
+  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
+  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
+  /// extra pass. Every element of `out` must be written. Eager only.
+  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    require_replica_copy("overwrite_data");
+    Tensor<T, Rank>& local = detail::local_value(s);
+    if (detail::tensor_access::buffer(local)->unique()) {
+      T* data = detail::tensor_access::mutable_data(local);
+      return {data, data};
+    }
+    const T* old = local.data();  // still owned by whoever holds it
+    // The fresh buffer stays where the variable lives.
+    detail::devices::AllocationScope const on_variable_device(
+        detail::tensor_access::buffer(local)->device);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(local.dims()));
+    return {old, detail::tensor_access::mutable_data(local)};
+  }
+  /// overwrite_data() where the variable's device reads and writes its elements: device
+  /// memory for a variable on a GPU (brought up to date with host writes; the host copy is
+  /// dropped as stale), host memory otherwise. For the update kernels of registered backends.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data()
+    requires numeric_element<T>
+  {
+    if (detail::trace::active() != nullptr) {
+      throw unimplemented("tf::Variable::overwrite_device_data on '" + state().name +
+                          "' inside a tf::function being traced: there is no buffer yet");
+    }
+    auto& s = state();
+    require_replica_copy("overwrite_device_data");
+    Tensor<T, Rank>& local = detail::local_value(s);
+    detail::Buffer* held = detail::tensor_access::buffer(local);
+    if (held->unique()) {
+      void* data = held->device_bytes();
+      held->device_written();
+      return {data, data};
+    }
+    const void* old = held->device_bytes();  // still owned by whoever holds it
+    detail::devices::AllocationScope const on_variable_device(held->device);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(local.dims()));
+    detail::Buffer* fresh = detail::tensor_access::buffer(local);
+    void* out = fresh->device_bytes();
+    fresh->device_written();
+    return {old, out};
+  }
+
+ private:
+  using State = detail::VariableState<T, Rank>;
+
+  State& state() const { return *resource(); }
+  const std::shared_ptr<State>& resource() const {
+    if (state_ == nullptr) {
+      throw failed_precondition(
+          "tf::Variable: use of a default-constructed Variable that holds no variable");
+    }
+    return state_;
+  }
+
+  // A direct write to one copy of a mirrored variable outside `strategy.run` would leave the
+  // replicas disagreeing; assign() (an op) updates every copy there instead.
+  void require_replica_copy(const char* what) const {
+    if (!state().mirrors.empty() && detail::current_replica() < 0) {
+      throw failed_precondition("tf::Variable::" + std::string(what) + " on mirrored variable '" +
+                                state().name +
+                                "' outside strategy.run: write it with assign(), or inside a "
+                                "replica");
+    }
+  }
+
+  template <detail::VariableUpdate Kind>
+  Variable& update(const Tensor<T, Rank>& operand) {
+    (void)detail::execute(ops::VariableUpdateOp<T, Rank, Kind>{resource()}, operand);
+    return *this;
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
+template <class T, std::size_t Rank>
+Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
+/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
+template <element_type T>
+Variable(T, VariableOptions = {}) -> Variable<T, 0>;
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/variable.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// One replica's view of the replicas running a step together (`strategy.run`).
+class ReplicaContext {
+ public:
+  /// Replica `replica_id` of the group `collective` belongs to. `devices` are the strategy's
+  /// (variables a merge_call creates are mirrored on them); `abort` breaks the group when this
+  /// replica fails; `bytes_per_pack` bounds the bytes of one all-reduce of gradients.
+  ReplicaContext(int replica_id, AnyCollective collective,
+                 const std::vector<tapeflow::detail::devices::DeviceId>* devices,
+                 std::function<void(const std::string&)> abort,
+                 std::int64_t bytes_per_pack = std::int64_t{32} << 20)
+      : replica_id_(replica_id),
+        collective_(std::move(collective)),
+        devices_(devices),
+        abort_(std::move(abort)),
+        bytes_per_pack_(bytes_per_pack) {}
+
+  /// This replica's index, 0 .. num_replicas_in_sync() - 1.
+  [[nodiscard]] int replica_id_in_sync_group() const noexcept { return replica_id_; }
+  /// How many replicas run the step.
+  [[nodiscard]] int num_replicas_in_sync() const { return collective_.num_replicas(); }
+
+  /// Replaces each value by its sum (or mean) over the replicas, in one collective call.
+  void all_reduce(ReduceOp op, std::span<AnyTensor> values) { collective_.all_reduce(values, op); }
+  /// The sum (or mean) of `value` over the replicas (TensorFlow: `ctx.all_reduce(op, value)`).
+  template <class T, std::size_t R>
+  [[nodiscard]] Tensor<T, R> all_reduce(ReduceOp op, const Tensor<T, R>& value) {
+    AnyTensor v(value);
+    collective_.all_reduce(std::span<AnyTensor>(&v, 1), op);
+    return v.as<T, R>();
+  }
+  /// Every replica's `value`, in replica order.
+  [[nodiscard]] std::vector<AnyTensor> all_gather(const AnyTensor& value) {
+    return collective_.all_gather(value);
+  }
+
+  /// Runs `fn` once for all replicas (TensorFlow: `merge_call`): every replica calls it at the
+  /// same point; replica 0 runs `fn` in cross-replica context (variables it creates are
+  /// mirrored, as under `strategy.scope()`) while the others wait. If `fn` throws, replica 0
+  /// rethrows it and the others throw `unavailable`.
+  template <class F>
+  void merge_call(F&& fn);
+
+  /// The most bytes one all-reduce of gradients carries (the strategy's option).
+  [[nodiscard]] std::int64_t bytes_per_pack() const noexcept { return bytes_per_pack_; }
+  /// The group's collective (all_reduce, broadcast, all_gather, barrier).
+  [[nodiscard]] AnyCollective& collective() noexcept { return collective_; }
+  /// Breaks the group: the other replicas' collective calls throw `unavailable` naming this
+  /// replica.
+  void abort(const std::string& why) const {
+    if (abort_) {
+      abort_(why);
+    }
+  }
+
+ private:
+  int replica_id_;
+  AnyCollective collective_;
+  const std::vector<tapeflow::detail::devices::DeviceId>* devices_;
+  std::function<void(const std::string&)> abort_;
+  std::int64_t bytes_per_pack_;
+};
+
+namespace detail {
+
+inline ReplicaContext*& current_replica_context() noexcept {
+  thread_local ReplicaContext* context = nullptr;
+  return context;
+}
+
+/// Sets what this thread is while it lives, restoring it after: a replica (its context and
+/// index, which picks its copies of mirrored variables, and no mirroring of variables it
+/// creates: merge_call does that) or the cross-replica context (no context, index -1: replica
+/// 0's copies are read and writes reach every copy, and new variables mirrored on `mirroring`).
+class ContextScope {
+ public:
+  /// Replica `context` (its replica_id_in_sync_group picks the copies).
+  explicit ContextScope(ReplicaContext& context)
+      : ContextScope(&context, context.replica_id_in_sync_group(), nullptr) {}
+  /// Cross-replica context; variables created are mirrored on `mirroring` (null: not).
+  explicit ContextScope(const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
+      : ContextScope(nullptr, -1, mirroring) {}
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+  ~ContextScope() {
+    current_replica_context() = previous_context_;
+    tapeflow::detail::current_replica() = previous_replica_;
+    tapeflow::detail::mirroring_devices() = previous_mirroring_;
+  }
+
+ private:
+  ContextScope(ReplicaContext* context, int replica,
+               const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
+      : previous_context_(std::exchange(current_replica_context(), context)),
+        previous_replica_(std::exchange(tapeflow::detail::current_replica(), replica)),
+        previous_mirroring_(std::exchange(tapeflow::detail::mirroring_devices(), mirroring)) {}
+
+  ReplicaContext* previous_context_;
+  int previous_replica_;
+  const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_;
+};
+
+}  // namespace detail
+
+/// The replica context of the calling thread inside `strategy.run`; null outside (TensorFlow's
+/// cross-replica context).
+[[nodiscard]] inline ReplicaContext* get_replica_context() noexcept {
+  return detail::current_replica_context();
+}
+/// Whether the calling thread is outside any `strategy.run` replica.
+[[nodiscard]] inline bool in_cross_replica_context() noexcept {
+  return get_replica_context() == nullptr;
+}
+
+template <class F>
+void ReplicaContext::merge_call(F&& fn) {
+  collective_.barrier();
+  if (replica_id_ == 0) {
+    const detail::ContextScope cross_replica(devices_);
+    try {
+      std::forward<F>(fn)();
+    } catch (const std::exception& e) {
+      abort(std::string("merge_call: ") + e.what());
+      throw;
+    } catch (...) {
+      abort("merge_call: an exception not derived from std::exception");
+      throw;
+    }
+  }
+  collective_.barrier();
+}
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_REPLICA_CONTEXT_HPP
+// ---- end <tapeflow/distribute/replica_context.hpp>
+// ---- begin <tapeflow/ops/math/arithmetic.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
+// add, subtract, multiply, divide, pow, maximum, minimum with NumPy broadcasting, and the
+// operators + - * / on tensors, variables and plain numbers.
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+// ---- begin <tapeflow/ops/detail/elementwise.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
+// Elementwise kernels: an op's element rule is an Eigen expression on rank-1 maps, applied
+// in contiguous runs so each (op, dtype) instantiates one small Eigen kernel whatever the
+// rank, and large tensors are split over the intra-op thread pool. This header declares the
+// runs and does the broadcasting; elementwise_kernels.hpp has their Eigen bodies.
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// out[i] = Rule{}(x[i]) for i < n: one contiguous run, single-threaded. Defined with Eigen in
+/// ops/detail/elementwise_kernels.hpp; `Rule` depends only on the op (never on rank), so each
+/// (op, dtype) has one kernel, which tapeflow::instantiations compiles once for every built-in
+/// op (MAINTAINERS.md, "Compile time").
+template <class U, class T, class Rule>
+void unary_run(U* out, const T* x, std::int64_t n);
+
+/// One run of a binary op: `len` outputs from `a` and `b`, each either contiguous (step 1) or
+/// a single broadcast value (step 0). Defined with Eigen in ops/detail/elementwise_kernels.hpp.
+template <class U, class T, class Rule>
+void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
+                std::int64_t len);
+
+/// out = Rule{}(in) over n contiguous elements, split over the intra-op thread pool.
+template <class Rule, class U, class T>
+void unary_kernel(U* o, const T* x, std::int64_t n) {
+  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
+    unary_run<U, T, Rule>(o + b, x + b, e - b);
+  });
+}
+
+/// out = Rule{}(in), elementwise, any rank (same shape).
+template <class Rule, class U, class T, std::size_t R>
+void unary_kernel(Tensor<U, R>& out, const Tensor<T, R>& in) {
+  unary_kernel<Rule>(tensor_access::mutable_data(out), in.data(), in.num_elements());
+}
+
+/// How many elements a repeated short operand is tiled to (binary_kernel): a few KiB, in L1.
+inline constexpr std::int64_t periodic_tile = 2048;
+
+/// out = Rule{}(a, b) with NumPy broadcasting; `da`, `db` are the operand dims aligned to `dout`.
+/// Rank-independent, so each (op, dtype) instantiates it once.
+template <class Rule, class U, class T>
+void binary_kernel(U* o, const BroadcastDims& dout, const T* pa, const BroadcastDims& da,
+                   const T* pb, const BroadcastDims& db) {
+  constexpr std::size_t R = max_rank;
+  std::int64_t n = 1;
+  std::int64_t na = 1;
+  std::int64_t nb = 1;
+  for (std::size_t i = 0; i < dout.rank; ++i) {
+    n *= dout.d[i];
+    na *= da.d[i];
+    nb *= db.d[i];
+  }
+  if (n == 0) {
+    return;
+  }
+  if ((na == n || na == 1) && (nb == n || nb == 1)) {
+    // Same shapes, or one side a single value.
+    backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t s, std::int64_t e) {
+      // A length-1 side counts as contiguous when the output has one element too.
+      binary_run<U, T, Rule>(o + s, na == n ? pa + s : pa, na == n, nb == n ? pb + s : pb, nb == n,
+                             e - s);
+    });
+    return;
+  }
+  // General case: collapse adjacent axes with the same broadcast pattern, then run the
+  // innermost axis as one vector expression per outer index.
+  std::array<std::int64_t, R> len{};
+  std::array<bool, R> bca{};
+  std::array<bool, R> bcb{};
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < dout.rank; ++i) {
+    if (dout.d[i] == 1) {
+      continue;  // size-1 axes change nothing
+    }
+    const bool ba = da.d[i] == 1;
+    const bool bb = db.d[i] == 1;
+    if (k > 0 && bca[k - 1] == ba && bcb[k - 1] == bb) {
+      len[k - 1] *= dout.d[i];
+    } else {
+      len[k] = dout.d[i];
+      bca[k] = ba;
+      bcb[k] = bb;
+      ++k;
+    }
+  }
+  // Strides of each collapsed axis in a and b (0 where broadcast).
+  std::array<std::int64_t, R> sa{};
+  std::array<std::int64_t, R> sb{};
+  std::int64_t stride_a = 1;
+  std::int64_t stride_b = 1;
+  for (std::size_t i = k; i-- > 0;) {
+    sa[i] = bca[i] ? 0 : stride_a;
+    sb[i] = bcb[i] ? 0 : stride_b;
+    stride_a *= bca[i] ? 1 : len[i];
+    stride_b *= bcb[i] ? 1 : len[i];
+  }
+  const std::int64_t inner = len[k - 1];
+  const bool inner_a = !bca[k - 1];
+  const bool inner_b = !bcb[k - 1];
+  const std::int64_t outer = n / inner;
+  if (k == 2 && inner < periodic_tile && inner_a && inner_b && bca[0] != bcb[0]) {
+    // A bias: one side full, the other a short vector repeated for every row ([N, H, W, C] +
+    // [C]). One run per row would cost a call per C elements; instead the vector is repeated
+    // into a tile of whole rows and the runs cover many rows each.
+    const bool a_repeats = bca[0];
+    const T* vec = a_repeats ? pa : pb;
+    const std::int64_t rows_per_tile = periodic_tile / inner;
+    // Not std::vector: vector<bool> has no data().
+    const auto tile = std::make_unique<T[]>(static_cast<std::size_t>(rows_per_tile * inner));
+    for (std::int64_t r = 0; r < rows_per_tile; ++r) {
+      std::copy(vec, vec + inner, tile.get() + r * inner);
+    }
+    backend::cpu::parallel_for(
+        outer, std::max<std::int64_t>(1, parallel_grain / inner),
+        [&](std::int64_t s, std::int64_t e) {
+          for (std::int64_t r = s; r < e; r += rows_per_tile) {
+            const std::int64_t len_run = std::min(rows_per_tile, e - r) * inner;
+            const std::int64_t off = r * inner;
+            if (a_repeats) {
+              binary_run<U, T, Rule>(o + off, tile.get(), true, pb + off, true, len_run);
+            } else {
+              binary_run<U, T, Rule>(o + off, pa + off, true, tile.get(), true, len_run);
+            }
+          }
+        });
+    return;
+  }
+  backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, parallel_grain / inner),
+                             [&](std::int64_t s, std::int64_t e) {
+                               for (std::int64_t r = s; r < e; ++r) {
+                                 // Offsets of row r in a and b from its multi-index over the outer
+                                 // collapsed axes.
+                                 std::int64_t rem = r;
+                                 std::int64_t off_a = 0;
+                                 std::int64_t off_b = 0;
+                                 for (std::size_t i = k - 1; i-- > 0;) {
+                                   const std::int64_t idx = rem % len[i];
+                                   rem /= len[i];
+                                   off_a += idx * sa[i];
+                                   off_b += idx * sb[i];
+                                 }
+                                 binary_run<U, T, Rule>(o + r * inner, pa + off_a, inner_a,
+                                                        pb + off_b, inner_b, inner);
+                               }
+                             });
+}
+
+/// Typed entry: out = Rule{}(a, b) with NumPy broadcasting. `Rule` should depend only on the op.
+template <class Rule, class U, std::size_t R, class T, std::size_t A, std::size_t B>
+void binary_kernel(Tensor<U, R>& out, const Tensor<T, A>& a, const Tensor<T, B>& b) {
+  auto aligned = [](const auto& dims) {
+    BroadcastDims out_dims;
+    out_dims.rank = R;
+    const auto d = align_dims<R>(dims);
+    std::copy(d.begin(), d.end(), out_dims.d.begin());
+    return out_dims;
+  };
+  binary_kernel<Rule>(tensor_access::mutable_data(out), aligned(out.dims()), a.data(),
+                      aligned(a.dims()), b.data(), aligned(b.dims()));
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+
+// The kernels' Eigen bodies; with TAPEFLOW_PRECOMPILED they come compiled from
+// tapeflow::instantiations, and programs do not parse Eigen.
+// ---- begin <tapeflow/ops/detail/elementwise_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
+// The Eigen bodies of the elementwise runs declared in ops/detail/elementwise.hpp. Header-only
+// programs get them through that header; with TAPEFLOW_PRECOMPILED they are compiled once in
+// tapeflow::instantiations (src/instantiations/kernels.cpp) and programs skip Eigen's parse.
+// IWYU pragma: private, include <tapeflow/ops.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+// ---- begin <tapeflow/core/eigen.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
+// The one place tapeflow includes Eigen (its Tensor module). Only op kernels reach it, so
+// headers that move bytes or shapes stay fast to compile (MAINTAINERS.md, "Compile time").
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic ignored "-Wdeprecated"
+#endif
+#include <unsupported/Eigen/CXX11/Tensor>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_EIGEN_HPP
+// ---- end <tapeflow/core/eigen.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T>
+using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Index>>;
+template <class T>
+using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
+
+template <class U, class T, class Rule>
+void unary_run(U* out, const T* x, std::int64_t n) {
+  VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
+}
+
+// A broadcast value is copied into a small buffer so every case evaluates the same (map, map)
+// expression: one kernel per op and dtype instead of one per broadcast pattern.
+template <class U, class T, class Rule>
+void binary_run(U* out, const T* a, bool a_contiguous, const T* b, bool b_contiguous,
+                std::int64_t len) {
+  const Rule rule{};
+  if (a_contiguous && b_contiguous) {
+    VecMap<U>(out, len) = rule(ConstVecMap<T>(a, len), ConstVecMap<T>(b, len));
+    return;
+  }
+  constexpr std::int64_t chunk = 512;
+  alignas(64) T fill[chunk];
+  const T value = a_contiguous ? *b : *a;
+  std::fill_n(fill, std::min(chunk, len), value);
+  for (std::int64_t s = 0; s < len; s += chunk) {
+    const std::int64_t n = std::min(chunk, len - s);
+    ConstVecMap<T> xa(a_contiguous ? a + s : fill, n);
+    ConstVecMap<T> xb(b_contiguous ? b + s : fill, n);
+    VecMap<U>(out + s, n) = rule(xa, xb);
+  }
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_KERNELS_HPP
+// ---- end <tapeflow/ops/detail/elementwise_kernels.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_ELEMENTWISE_HPP
+// ---- end <tapeflow/ops/detail/elementwise.hpp>
 // ---- begin <tapeflow/ops/detail/forward.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_FORWARD_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_FORWARD_HPP
@@ -15660,6 +17262,362 @@ TAPEFLOW_END_NAMESPACE
 // ---- end <tapeflow/ops/reduce/reduce.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
 // ---- end <tapeflow/ops/math/arithmetic.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+namespace detail {
+
+/// What a strategy is: its replicas' devices and how it runs them. Strategy handles share one.
+struct StrategyState {
+  virtual ~StrategyState() = default;
+  std::string class_name = "_DefaultDistributionStrategy";
+  std::vector<std::string> device_names;                        // full names, replica order
+  std::vector<tapeflow::detail::devices::DeviceId> device_ids;  // the same devices' ids
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+
+  // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
+  // its device scope and replica context. One replica's exception breaks the step for all;
+  // the root cause is rethrown here once every replica has stopped.
+  virtual void run_replicas(const std::function<void(int)>& body) const {
+    const int n = static_cast<int>(device_ids.size());
+    InProcessGroup group(n, {.timeout = timeout});
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+    auto replica = [&](int r) {
+      // Each replica uses its logical CPU's share of the intra-op threads, CPU:0's included
+      // (outside a strategy, ops on CPU:0 may use the whole pool).
+      const int previous_budget = std::exchange(
+          backend::cpu::thread_budget(),
+          tapeflow::detail::devices::host(device_ids[std::size_t(r)]).thread_budget());
+      try {
+        const config::DeviceScope on_device(DeviceSpec::from_string(device_names[std::size_t(r)]));
+        ReplicaContext context(
+            r, AnyCollective(group.replica(r)), &device_ids,
+            [&group, r](const std::string& why) { group.abort(r, why); }, bytes_per_pack);
+        const ContextScope as_replica(context);
+        body(r);
+      } catch (const std::exception& e) {
+        errors[std::size_t(r)] = std::current_exception();
+        group.abort(r, e.what());
+      } catch (...) {
+        errors[std::size_t(r)] = std::current_exception();
+        group.abort(r, "an exception not derived from std::exception");
+      }
+      backend::cpu::thread_budget() = previous_budget;
+    };
+    {
+      std::vector<std::jthread> others;
+      for (int r = 1; r < n; ++r) {
+        others.emplace_back(replica, r);
+      }
+      replica(0);
+    }  // joins every replica
+    // The replica that failed first threw something other than the `unavailable` the others
+    // got from its abort.
+    std::exception_ptr first;
+    for (const auto& e : errors) {
+      if (!e) {
+        continue;
+      }
+      if (!first) {
+        first = e;
+      }
+      try {
+        std::rethrow_exception(e);
+      } catch (const unavailable&) {
+      } catch (...) {
+        std::rethrow_exception(e);
+      }
+    }
+    if (first) {
+      std::rethrow_exception(first);
+    }
+  }
+};
+
+inline std::shared_ptr<StrategyState>& scoped_strategy() noexcept {
+  thread_local std::shared_ptr<StrategyState> strategy;
+  return strategy;
+}
+
+// The argument replica `r` gets: its own value of a PerReplica, the same value otherwise.
+template <class A>
+decltype(auto) replica_arg(const A& a, int r) {
+  if constexpr (is_per_replica<A>) {
+    return a[static_cast<std::size_t>(r)];
+  } else {
+    return (a);
+  }
+}
+template <class A>
+using replica_arg_t = decltype(replica_arg(std::declval<const std::remove_cvref_t<A>&>(), 0));
+
+}  // namespace detail
+
+class Strategy;
+
+/// While it lives, variables (and Keras models and optimizers) are created for the strategy
+/// (TensorFlow: `with strategy.scope():`).
+class [[nodiscard]] StrategyScope {
+ public:
+  /// Opens `s`'s scope on this thread (invalid_argument inside another strategy's scope).
+  explicit StrategyScope(std::shared_ptr<detail::StrategyState> s) {
+    auto& current = detail::scoped_strategy();
+    if (current != nullptr && current != s) {
+      throw invalid_argument("Mixing different tf.distribute.Strategy objects: a " + s->class_name +
+                             " scope inside a " + current->class_name + " scope");
+    }
+    previous_strategy_ = std::exchange(current, std::move(s));
+    previous_mirroring_ =
+        std::exchange(tapeflow::detail::mirroring_devices(), &current->device_ids);
+  }
+  StrategyScope(const StrategyScope&) = delete;
+  StrategyScope& operator=(const StrategyScope&) = delete;
+  ~StrategyScope() {
+    detail::scoped_strategy() = std::move(previous_strategy_);
+    tapeflow::detail::mirroring_devices() = previous_mirroring_;
+  }
+
+ private:
+  std::shared_ptr<detail::StrategyState> previous_strategy_;
+  const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_ = nullptr;
+};
+
+/// A distribution strategy; copies share it. Default-constructed: TensorFlow's default
+/// strategy, one replica on the current device.
+class Strategy {
+ public:
+  Strategy() : s_(std::make_shared<detail::StrategyState>()) {
+    s_->device_names = {config::current_device()};
+    s_->device_ids = {tapeflow::detail::devices::resolve(s_->device_names[0])};
+  }
+  /// A handle on an existing strategy's state.
+  explicit Strategy(std::shared_ptr<detail::StrategyState> state) : s_(std::move(state)) {}
+
+  /// How many replicas run each step.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept {
+    return static_cast<int>(s_->device_ids.size());
+  }
+  /// The replicas' devices, full names in replica order (TensorFlow:
+  /// `strategy.extended.worker_devices`).
+  [[nodiscard]] const std::vector<std::string>& worker_devices() const noexcept {
+    return s_->device_names;
+  }
+  /// Variables, models and optimizers created while the scope lives belong to the strategy.
+  [[nodiscard]] StrategyScope scope() const { return StrategyScope(s_); }
+
+  /// Runs `fn(args...)` on every replica (TensorFlow: `strategy.run(fn, args)`): a PerReplica
+  /// argument gives each replica its own value, any other argument is shared. Returns the
+  /// replicas' results as a PerReplica (nothing for a void fn). Inside, `get_replica_context()`
+  /// is the replica's; an exception in one replica stops every replica (the others' collective
+  /// calls throw `unavailable`) and is rethrown here.
+  template <class F, class... Args>
+  auto run(F&& fn, const Args&... args) const {
+    using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
+    const int n = num_replicas_in_sync();
+    (check_per_replica(args, n), ...);
+    if constexpr (std::is_void_v<Result>) {
+      s_->run_replicas(
+          [&]([[maybe_unused]] int r) { std::invoke(fn, detail::replica_arg(args, r)...); });
+    } else {
+      std::vector<std::optional<Result>> results(static_cast<std::size_t>(n));
+      s_->run_replicas([&]([[maybe_unused]] int r) {
+        results[std::size_t(r)].emplace(std::invoke(fn, detail::replica_arg(args, r)...));
+      });
+      PerReplica<Result> out;
+      out.values.reserve(results.size());
+      for (auto& v : results) {
+        out.values.push_back(std::move(*v));
+      }
+      return out;
+    }
+  }
+
+  /// The replicas' values combined elementwise (TensorFlow: `strategy.reduce(op, value,
+  /// axis=None)`): their sum, or their mean.
+  template <class T, std::size_t R>
+  [[nodiscard]] Tensor<T, R> reduce(ReduceOp op, const PerReplica<Tensor<T, R>>& value) const {
+    Tensor<T, R> total = sum_of(value, [](const Tensor<T, R>& v) { return v; });
+    return op == ReduceOp::mean ? total / static_cast<T>(value.size()) : total;
+  }
+  /// The replicas' values reduced over `axis` too (TensorFlow: `strategy.reduce(op, value,
+  /// axis)`): the sum over every replica's rows, or their mean, dividing by all replicas' rows
+  /// together (replicas' batches may differ in size).
+  template <class T, std::size_t R>
+    requires(R > 0)
+  [[nodiscard]] Tensor<T, R - 1> reduce(ReduceOp op, const PerReplica<Tensor<T, R>>& value,
+                                        int axis) const {
+    std::int64_t rows = 0;
+    for (const auto& v : value.values) {
+      rows += v.shape()[static_cast<std::size_t>(axis < 0 ? axis + int(R) : axis)];
+    }
+    Tensor<T, R - 1> total =
+        sum_of(value, [&](const Tensor<T, R>& v) { return tapeflow::reduce_sum(v, axis); });
+    return op == ReduceOp::mean ? total / static_cast<T>(rows) : total;
+  }
+
+  /// `dataset`'s global batches split across the replicas (TensorFlow:
+  /// `strategy.experimental_distribute_dataset(ds)`): iterating yields one PerReplica per
+  /// batch, for `run`. Batch the dataset by the global batch size first.
+  template <std::ranges::viewable_range Dataset>
+  [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset) const {
+    using View = std::views::all_t<Dataset>;
+    return DistributedDataset<View>(std::views::all(std::forward<Dataset>(dataset)),
+                                    s_->device_names);
+  }
+
+  /// The values held by this process's replicas, in replica order.
+  template <class T>
+  [[nodiscard]] const std::vector<T>& experimental_local_results(const PerReplica<T>& value) const {
+    return value.values;
+  }
+
+  /// The shared state (what Keras models keep to train under the strategy).
+  [[nodiscard]] const std::shared_ptr<detail::StrategyState>& state() const noexcept { return s_; }
+
+ protected:
+  std::shared_ptr<detail::StrategyState> s_;  ///< shared by the strategy's handles
+
+ private:
+  template <class A>
+  static void check_per_replica(const A& a, int n) {
+    if constexpr (detail::is_per_replica<A>) {
+      if (a.size() != static_cast<std::size_t>(n)) {
+        throw invalid_argument("Strategy::run: a PerReplica argument holds " +
+                               std::to_string(a.size()) + " values for " + std::to_string(n) +
+                               " replicas");
+      }
+    }
+  }
+  template <class V, class Each>
+  auto sum_of(const PerReplica<V>& value, Each&& each) const {
+    if (value.size() == 0) {
+      throw invalid_argument("Strategy::reduce: no replica values");
+    }
+    const config::DeviceScope on_first_replica(DeviceSpec::from_string(s_->device_names[0]));
+    auto total = each(value.values[0]);
+    for (std::size_t r = 1; r < value.size(); ++r) {
+      total = total + each(value.values[r]);  // replica order: the same bits every run
+    }
+    return total;
+  }
+};
+
+/// The strategy whose scope is open on this thread, else the default strategy (TensorFlow:
+/// `tf.distribute.get_strategy()`).
+[[nodiscard]] inline Strategy get_strategy() {
+  if (auto& s = detail::scoped_strategy()) {
+    return Strategy(s);
+  }
+  return Strategy();
+}
+/// Whether a strategy's scope is open on this thread (TensorFlow: `tf.distribute.has_strategy`).
+[[nodiscard]] inline bool has_strategy() noexcept { return detail::scoped_strategy() != nullptr; }
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
+// ---- end <tapeflow/distribute/strategy.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// Options of MirroredStrategy (TensorFlow's keyword arguments, and the collective's).
+struct MirroredStrategyOptions {
+  /// The replicas' devices ("/gpu:0", "/cpu:1", ...); empty: every logical GPU, or every
+  /// logical CPU where there is no GPU.
+  std::vector<std::string> devices = {};
+  /// How long a replica waits for the others in a collective before every replica fails with
+  /// deadline_exceeded.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  /// The most gradient bytes one all-reduce call carries (TensorFlow:
+  /// `CommunicationOptions.bytes_per_pack`); a larger tensor goes alone.
+  std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+};
+
+/// Replicates the model on every device, splits each global batch across them and keeps the
+/// replicas' variables identical.
+///
+///     tf::config::set_logical_device_configuration(cpus[0], {{}, {}});  // CPU:0, CPU:1
+///     tf::distribute::MirroredStrategy strategy;
+///     auto scope = strategy.scope();  // create the model and optimizer here
+class MirroredStrategy : public Strategy {
+ public:
+  /// A strategy over `options.devices` (invalid_argument for a device that does not exist,
+  /// or one named twice).
+  explicit MirroredStrategy(MirroredStrategyOptions options = {}) {
+    auto& s = *s_;
+    s.class_name = "MirroredStrategy";
+    s.timeout = options.timeout;
+    s.bytes_per_pack = options.bytes_per_pack;
+    s.device_names.clear();
+    s.device_ids.clear();
+    std::vector<std::string> wanted = options.devices;
+    if (wanted.empty()) {
+      auto devices = config::list_logical_devices("GPU");
+      if (devices.empty()) {
+        devices = config::list_logical_devices("CPU");
+      }
+      for (const auto& d : devices) {
+        wanted.push_back(d.name);
+      }
+    }
+    const auto infos = config::detail_context::logical_device_infos();
+    for (const auto& name : wanted) {
+      const DeviceSpec spec = DeviceSpec::from_string(name);
+      const config::detail_context::LogicalDeviceInfo* found = nullptr;
+      if (spec.device_type && config::detail_context::is_local(spec)) {
+        found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
+      }
+      if (found == nullptr || !spec.device_index) {
+        throw invalid_argument("MirroredStrategy: device '" + name +
+                               "' is not one of this process's logical devices (" +
+                               std::to_string(infos.size()) +
+                               " listed by tf::config::list_logical_devices)");
+      }
+      const std::string full = config::detail_context::full_name(*found);
+      for (const auto& seen : s.device_names) {
+        if (seen == full) {
+          throw invalid_argument("MirroredStrategy: device '" + name +
+                                 "' is named twice (no duplicates allowed in devices)");
+        }
+      }
+      s.device_names.push_back(full);
+      s.device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
+    }
+    if (s.device_names.empty()) {
+      throw invalid_argument("MirroredStrategy: no devices");
+    }
+  }
+};
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
+// ---- end <tapeflow/distribute/mirrored_strategy.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
+// ---- end <tapeflow/distribute.hpp>
+// ---- begin <tapeflow/image.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_HPP
+// Umbrella for tf::image: JPEG/PNG codecs (libjpeg, libpng), rot90, flips, resize and dtype
+// conversion (`tf.image`). Also brings tf::io::decode_jpeg/decode_png/encode_png.
+
+// ---- begin <tapeflow/image/convert_image_dtype.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_CONVERT_IMAGE_DTYPE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IMAGE_CONVERT_IMAGE_DTYPE_HPP
+// `tf::image::convert_image_dtype<Out>(image)` (`tf.image.convert_image_dtype`): integer images
+// are in [0, MAX], floating images in [0, 1]. int -> float divides by MAX; float -> int
+// multiplies by MAX + 0.5 and truncates (TensorFlow's rounding), clamping to [0, MAX] (C++ has
+// no defined out-of-range cast, so this always saturates); float <-> float is a cast;
+// int -> int rescales by the ratio of the maxima.
+
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
@@ -20087,372 +22045,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/ops/state/variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
-// `tapeflow::Variable<T, Rank>`: the one mutable holder of tensor state (TensorFlow:
-// `tf.Variable`). It lives above core because its reads and writes are ops
-// (ops/state/variable_ops.hpp) run by `detail::execute`; core declares it, so that every op
-// accepts a variable as an operand.
-
-#include <algorithm>
-#include <concepts>
-#include <memory>
-#include <string>
-#include <utility>
-
-// ---- begin <tapeflow/ops/state/variable_ops.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
-// The ops that read and write a variable (TensorFlow's ReadVariableOp, AssignVariableOp,
-// AssignAddVariableOp, AssignSubVariableOp). `tf::Variable` runs them through
-// `detail::execute` like any other op, so reads and writes trace into graphs under these names.
-// IWYU pragma: private, include <tapeflow/ops/state/variable.hpp>
-
-#include <algorithm>
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
-/// handles and the ops reading or writing it share one.
-template <class T, std::size_t Rank>
-struct VariableState {
-  Tensor<T, Rank> value;  // its id is `id`, so tapes see reads as the variable
-  std::string name;
-  // The variable's identity for its whole life: Variable::id() and AnyVariable::id() return
-  // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
-  // variables a checkpoint walk finds.
-  std::int64_t id = 0;
-};
-
-/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
-template <class T, std::size_t Rank>
-void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
-  s.value = std::move(value);
-  tensor_access::set_id(s.value, s.id);
-}
-
-/// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
-/// hold the current value, which must stay intact.
-template <class T, std::size_t Rank>
-void make_variable_buffer_unique(VariableState<T, Rank>& s) {
-  if (tensor_access::buffer(s.value)->unique()) {
-    return;
-  }
-  // The copy stays where the variable lives, even when the writing op fell back to the CPU.
-  devices::AllocationScope const on_variable_device(tensor_access::buffer(s.value)->device);
-  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-  if constexpr (std::is_trivially_copyable_v<T>) {
-    copy_elements(*tensor_access::buffer(s.value), *tensor_access::buffer(fresh));
-  } else {
-    std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
-  }
-  set_variable_value(s, std::move(fresh));
-}
-
-enum class VariableUpdate { assign, add, sub };
-
-}  // namespace detail
-
-namespace ops {
-
-/// The variable's current value (TensorFlow op "ReadVariableOp"). The output shares the
-/// variable's buffer and keeps its identity, so a tape recording inside a traced function
-/// watches the read as it would the variable. Stateful: it must run after earlier assignments.
-template <class T, std::size_t Rank>
-struct ReadVariableOp {
-  static constexpr std::string_view name = "ReadVariableOp";
-  static constexpr std::string_view type_attr = "dtype";   ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "value";  ///< TensorFlow's output argument
-  static constexpr bool stateful = true;
-  std::shared_ptr<detail::VariableState<T, Rank>> resource;
-
-  /// The variable read: TensorFlow's `resource` input.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
-  /// Reads run where the variable lives (a consumer elsewhere reads it there).
-  [[nodiscard]] detail::devices::DeviceId placement_device() const {
-    return detail::tensor_access::buffer(resource->value)->device;
-  }
-  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
-};
-
-/// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
-/// ("AssignAddVariableOp") or subtracts from it ("AssignSubVariableOp"). The shape must stay
-/// the variable's (TensorFlow's validate_shape). The output is a placeholder scalar, as
-/// PrintV2's is: these ops have no value to give.
-template <class T, std::size_t Rank, detail::VariableUpdate Kind>
-struct VariableUpdateOp {
-  static constexpr std::string_view name =
-      Kind == detail::VariableUpdate::assign ? "AssignVariableOp"
-      : Kind == detail::VariableUpdate::add  ? "AssignAddVariableOp"
-                                             : "AssignSubVariableOp";
-  static constexpr std::string_view type_attr = "dtype";         ///< TensorFlow's dtype attr
-  static constexpr std::string_view output_arg = no_output_arg;  ///< TensorFlow's has none
-  static constexpr bool stateful = true;
-  static constexpr bool differentiable = false;
-  std::shared_ptr<detail::VariableState<T, Rank>> resource;
-
-  /// The variable written: TensorFlow's `resource` input.
-  [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
-  /// Writes run where the variable lives, so it stays there (Note [Placement]).
-  [[nodiscard]] detail::devices::DeviceId placement_device() const {
-    return detail::tensor_access::buffer(resource->value)->device;
-  }
-
-  OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
-    if (value.dims() != resource->value.dims()) {
-      constexpr std::string_view what = Kind == detail::VariableUpdate::assign ? "assign"
-                                        : Kind == detail::VariableUpdate::add  ? "assign_add"
-                                                                               : "assign_sub";
-      throw invalid_argument("Variable::" + std::string(what) + " on '" + resource->name +
-                             "': shape " + value.shape().to_string() +
-                             " does not match the variable's shape " +
-                             resource->value.shape().to_string());
-    }
-    return {};
-  }
-
-  void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
-    auto& s = *resource;
-    *detail::tensor_access::mutable_data(done) = true;
-    if (Kind == detail::VariableUpdate::assign &&
-        !detail::tensor_access::buffer(s.value)->unique() &&
-        detail::tensor_access::buffer(value)->device ==
-            detail::tensor_access::buffer(s.value)->device) {
-      detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
-      return;
-    }
-    detail::make_variable_buffer_unique(s);
-    T* v = detail::tensor_access::mutable_data(s.value);
-    const T* d = value.data();
-    const std::int64_t n = value.num_elements();
-    if constexpr (Kind == detail::VariableUpdate::assign) {
-      std::copy_n(d, n, v);
-    } else {
-      static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
-      for (std::int64_t i = 0; i < n; ++i) {
-        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
-                                                   : static_cast<T>(v[i] - d[i]);
-      }
-    }
-  }
-};
-
-template <class T, std::size_t Rank>
-using AssignVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::assign>;
-template <class T, std::size_t Rank>
-using AssignAddVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::add>;
-template <class T, std::size_t Rank>
-using AssignSubVariableOp = VariableUpdateOp<T, Rank, detail::VariableUpdate::sub>;
-
-}  // namespace ops
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_OPS_HPP
-// ---- end <tapeflow/ops/state/variable_ops.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of a Variable (TensorFlow's keyword arguments).
-struct VariableOptions {
-  std::string name = "Variable";  ///< the checkpoint key's last part for unnamed objects, errors
-  bool trainable = true;          ///< whether tapes watch it automatically
-};
-
-/// A named, mutable tensor. Copies are handles to the same variable (as Python references to a
-/// `tf.Variable` are), so layers, optimizers, checkpoints and tf::function share it.
-///
-///     tf::Variable<float, 2> w(tf::random::normal<float>({784, 10}, {.seed = 1}));
-///     w.assign_sub(0.1f * grad);
-///
-/// Reading (`value()`, or passing the variable to an op) gives an immutable snapshot: later
-/// assignments do not change tensors read before. A GradientTape watches trainable variables
-/// read while it records. Inside a tf::function being traced, reads and assignments become
-/// graph nodes that run, in program order, every time the function runs.
-template <element_type T, std::size_t Rank>
-class Variable {
- public:
-  using value_type = T;                        ///< element type
-  static constexpr std::size_t rank_v = Rank;  ///< rank (fixed at compile time)
-
-  Variable() = default;  // holds no variable; assign a constructed one before use
-  /// A new variable holding `initial_value` (which must hold a value, not be symbolic).
-  explicit Variable(Tensor<T, Rank> initial_value, VariableOptions options = {})
-      : state_(std::make_shared<State>()) {
-    initial_value.require_value("Variable(initial_value)");
-    state_->name = std::move(options.name);
-    state_->id = detail::new_tensor_id() | detail::variable_id_bit |
-                 (options.trainable ? detail::trainable_id_bit : 0);
-    // A variable lives on the device its creation is placed on (Note [Placement]).
-    state_->value = detail::tensor_access::on_allocation_device(initial_value);
-    detail::tensor_access::set_id(state_->value, state_->id);
-  }
-  /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
-  explicit Variable(T initial_value, VariableOptions options = {})
-    requires(Rank == 0)
-      : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
-
-  /// The full name of the device the variable lives on (TensorFlow: `.device`).
-  [[nodiscard]] std::string device() const { return resource()->value.device(); }
-  /// The device table id of the device it lives on, where ops updating it are placed. Reads
-  /// the state directly: no ReadVariableOp is run, recorded or traced.
-  [[nodiscard]] detail::devices::DeviceId device_id() const {
-    return detail::tensor_access::buffer(resource()->value)->device;
-  }
-  /// The current value (TensorFlow: `read_value()`); a read node while tracing.
-  [[nodiscard]] Tensor<T, Rank> value() const {
-    return detail::execute(ops::ReadVariableOp<T, Rank>{resource()});
-  }
-  /// Same as `value()` (TensorFlow's name).
-  [[nodiscard]] Tensor<T, Rank> read_value() const { return value(); }
-  /// Reads the value: a variable passes wherever a tensor is expected, as in TensorFlow.
-  operator Tensor<T, Rank>() const { return value(); }  // NOLINT: reads convert like TF's
-
-  /// The name given in VariableOptions.
-  [[nodiscard]] const std::string& name() const { return state().name; }
-  /// Whether tapes watch it without `watch` (VariableOptions::trainable).
-  [[nodiscard]] bool trainable() const { return (state().id & detail::trainable_id_bit) != 0; }
-  /// The identity its values carry (tapes and gradients key on it); unique per variable.
-  [[nodiscard]] std::int64_t id() const { return state().id; }
-  /// The element type as a runtime DType.
-  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
-  /// The (fixed) shape.
-  [[nodiscard]] Shape shape() const { return state().value.shape(); }
-  /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
-  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
-  /// Number of elements (product of dims).
-  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
-  /// False for a default-constructed handle, which names no variable.
-  [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const Variable& other) const noexcept {
-    return state_ == other.state_;
-  }
-
-  /// Replaces the value; the shape must stay the same (TensorFlow's validate_shape).
-  Variable& assign(const Tensor<T, Rank>& new_value) {
-    return update<detail::VariableUpdate::assign>(new_value);
-  }
-  /// Assigning a tensor of another dtype or rank is a compile error with this message.
-  template <class U, std::size_t OtherRank>
-  Variable& assign(const Tensor<U, OtherRank>&) {
-    static_assert(std::same_as<U, T> && OtherRank == Rank,
-                  "tf::Variable::assign: the value must have the variable's dtype and rank");
-    return *this;
-  }
-  /// value += delta (same shape).
-  Variable& assign_add(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update<detail::VariableUpdate::add>(delta);
-  }
-  /// value -= delta (same shape).
-  Variable& assign_sub(const Tensor<T, Rank>& delta)
-    requires numeric_element<T>
-  {
-    return update<detail::VariableUpdate::sub>(delta);
-  }
-
-  /// The variable's own buffer, writable in place, for update kernels (TensorFlow's fused
-  /// ResourceApply* ops): copied first when a reader or a tape still holds the current value,
-  /// so their snapshots stay intact. Not recorded by tapes or traces; eager only.
-  [[nodiscard]] T* writable_data()
-    requires numeric_element<T>
-  {
-    auto [old, out] = overwrite_data();
-    if (old != out) {
-      std::copy_n(old, num_elements(), out);
-    }
-    return out;
-  }
-  /// For update kernels that compute every element from its old value: `{old, out}`, where
-  /// `out` is the variable's buffer made writable WITHOUT copying. Usually `out == old` (in
-  /// place); when a reader or a tape holds the current value, `out` is a fresh uninitialized
-  /// buffer and `old` the held one (kept alive by its holder), so the copy-on-write costs no
-  /// extra pass. Every element of `out` must be written. Eager only.
-  [[nodiscard]] std::pair<const T*, T*> overwrite_data()
-    requires numeric_element<T>
-  {
-    if (detail::trace::active() != nullptr) {
-      throw unimplemented("tf::Variable::overwrite_data on '" + state().name +
-                          "' inside a tf::function being traced: there is no buffer yet");
-    }
-    auto& s = state();
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      T* data = detail::tensor_access::mutable_data(s.value);
-      return {data, data};
-    }
-    const T* old = s.value.data();  // still owned by whoever holds it
-    // The fresh buffer stays where the variable lives.
-    detail::devices::AllocationScope const on_variable_device(
-        detail::tensor_access::buffer(s.value)->device);
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    return {old, detail::tensor_access::mutable_data(s.value)};
-  }
-  /// overwrite_data() where the variable's device reads and writes its elements: device
-  /// memory for a variable on a GPU (brought up to date with host writes; the host copy is
-  /// dropped as stale), host memory otherwise. For the update kernels of registered backends.
-  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data()
-    requires numeric_element<T>
-  {
-    if (detail::trace::active() != nullptr) {
-      throw unimplemented("tf::Variable::overwrite_device_data on '" + state().name +
-                          "' inside a tf::function being traced: there is no buffer yet");
-    }
-    auto& s = state();
-    detail::Buffer* held = detail::tensor_access::buffer(s.value);
-    if (held->unique()) {
-      void* data = held->device_bytes();
-      held->device_written();
-      return {data, data};
-    }
-    const void* old = held->device_bytes();  // still owned by whoever holds it
-    detail::devices::AllocationScope const on_variable_device(held->device);
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    detail::Buffer* fresh = detail::tensor_access::buffer(s.value);
-    void* out = fresh->device_bytes();
-    fresh->device_written();
-    return {old, out};
-  }
-
- private:
-  using State = detail::VariableState<T, Rank>;
-
-  State& state() const { return *resource(); }
-  const std::shared_ptr<State>& resource() const {
-    if (state_ == nullptr) {
-      throw failed_precondition(
-          "tf::Variable: use of a default-constructed Variable that holds no variable");
-    }
-    return state_;
-  }
-
-  template <detail::VariableUpdate Kind>
-  Variable& update(const Tensor<T, Rank>& operand) {
-    (void)detail::execute(ops::VariableUpdateOp<T, Rank, Kind>{resource()}, operand);
-    return *this;
-  }
-
-  std::shared_ptr<State> state_;
-};
-
-/// Deduces `Variable<T, Rank>` from an initial `Tensor<T, Rank>`.
-template <class T, std::size_t Rank>
-Variable(Tensor<T, Rank>, VariableOptions = {}) -> Variable<T, Rank>;
-/// Deduces a scalar `Variable<T, 0>` from an initial value of element type `T`.
-template <element_type T>
-Variable(T, VariableOptions = {}) -> Variable<T, 0>;
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_VARIABLE_HPP
-// ---- end <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -20486,6 +22078,10 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// `Variable::num_copies()`: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return get().num_copies(); }
+  /// `Variable::copy_value(r)`: replica `r`'s copy, read directly.
+  [[nodiscard]] AnyTensor copy_value(std::size_t r) const { return get().copy_value(r); }
   /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
   /// where update ops are placed.
   [[nodiscard]] detail::devices::DeviceId device_id() const {
@@ -20535,6 +22131,8 @@ class AnyVariable {
     [[nodiscard]] virtual std::size_t rank() const = 0;
     [[nodiscard]] virtual Shape shape() const = 0;
     [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual std::size_t num_copies() const = 0;
+    [[nodiscard]] virtual AnyTensor copy_value(std::size_t r) const = 0;
     [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
@@ -20552,6 +22150,8 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
+    std::size_t num_copies() const override { return v.num_copies(); }
+    AnyTensor copy_value(std::size_t r) const override { return v.copy_value(r); }
     detail::devices::DeviceId device_id() const override { return v.device_id(); }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {
@@ -20874,11 +22474,24 @@ class Layer<void> : public Trackable {
   /// operator runs it once, before the first call.
   virtual void build(const Shape& input_shape) { (void)input_shape; }
   /// Builds for `input_shape` unless built (what the call operator does first).
+  /// Inside `strategy.run`, replica 0 builds for all replicas in a merge_call, so the weights
+  /// are created once, mirrored (Note [Mirrored variables]).
   void ensure_built(const Shape& input_shape) {
-    if (!built_) {
-      build(input_shape);
-      built_ = true;
+    if (built_) {
+      return;
     }
+    if (auto* replica = distribute::get_replica_context();
+        replica != nullptr && replica->num_replicas_in_sync() > 1) {
+      replica->merge_call([&] {
+        if (!built_) {
+          build(input_shape);
+          built_ = true;
+        }
+      });
+      return;
+    }
+    build(input_shape);
+    built_ = true;
   }
 
   /// The layer's name. Default names ("dense", "dense_1", ...) are given on first use, not at
@@ -24901,585 +26514,6 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <vector>
 
-// ---- begin <tapeflow/ops/array/slice.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
-// slice(x, begin, size) and strided_slice(x, begin, end, strides): contiguous and strided boxes
-// of a tensor (TensorFlow: `tf.slice`, `tf.strided_slice`; ops "Slice", "StridedSlice",
-// "StridedSliceGrad").
-//
-// The rank is static, so begin/size are braced lists with one entry per axis:
-// `tf::slice(x, {0, 1}, {2, -1})`.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-
-// ---- begin <tapeflow/ops/array/pad.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
-// pad(x, paddings, constant_value): surrounds a tensor with a constant (TensorFlow: `tf.pad`,
-// ops "Pad" and "PadV2"). Also the strided box copy that slice, pad and strided_slice share.
-//
-// Pad's gradient is a Slice and Slice's gradient is a Pad: each header includes the other, and
-// the ops refer to each other only inside templates (see the forward declarations below).
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <tuple>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-template <std::size_t R>
-struct Slice;  // slice.hpp
-}  // namespace ops
-
-namespace detail {
-
-/// "(1, 2, 3)" for an array of integers (error messages).
-template <class I, std::size_t N>
-std::string int_list_text(std::array<I, N> const& values) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < N; ++i) {
-    text += (i > 0 ? ", " : "") + std::to_string(values[i]);
-  }
-  return text + (N == 1 ? ",)" : ")");
-}
-
-/// Copies a box of `size` elements: element idx goes from src at `src_begin + idx * src_step`
-/// to dst at `dst_begin + idx * dst_step` (per axis; steps may be negative). Contiguous runs are
-/// copied with std::copy_n, so any element type (strings included) works.
-template <class T, std::size_t R>
-void copy_strided_box(T const* src, std::array<std::int64_t, R> const& src_dims,
-                      std::array<std::int64_t, R> const& src_begin,
-                      std::array<std::int64_t, R> const& src_step, T* dst,
-                      std::array<std::int64_t, R> const& dst_dims,
-                      std::array<std::int64_t, R> const& dst_begin,
-                      std::array<std::int64_t, R> const& dst_step,
-                      std::array<std::int64_t, R> const& size) {
-  std::int64_t const n = product(size);
-  if (n == 0) {
-    return;
-  }
-  if constexpr (R == 0) {
-    dst[0] = src[0];
-  } else {
-    std::array<std::int64_t, R> src_stride{};
-    std::array<std::int64_t, R> dst_stride{};
-    src_stride[R - 1] = 1;
-    dst_stride[R - 1] = 1;
-    for (std::size_t a = R - 1; a-- > 0;) {
-      src_stride[a] = src_stride[a + 1] * src_dims[a + 1];
-      dst_stride[a] = dst_stride[a + 1] * dst_dims[a + 1];
-    }
-    // Trailing axes copied whole in both tensors merge into one contiguous run.
-    std::size_t t = R - 1;
-    std::int64_t inner = 1;
-    while (t > 0 && size[t] == src_dims[t] && size[t] == dst_dims[t] && src_step[t] == 1 &&
-           dst_step[t] == 1) {
-      inner *= size[t];
-      --t;
-    }
-    bool const contiguous = src_step[t] == 1 && dst_step[t] == 1;
-    std::size_t const row_axes = contiguous ? t : t + 1;  // axes iterated one by one
-    std::int64_t const run = contiguous ? size[t] * inner : inner;
-    std::int64_t src_origin = 0;
-    std::int64_t dst_origin = 0;
-    for (std::size_t a = 0; a < R; ++a) {
-      src_origin += src_begin[a] * src_stride[a];
-      dst_origin += dst_begin[a] * dst_stride[a];
-    }
-    std::int64_t const rows = n / run;
-    backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 std::array<std::int64_t, R> idx{};
-                                 std::int64_t rest = s;
-                                 std::int64_t so = src_origin;
-                                 std::int64_t d_o = dst_origin;
-                                 for (std::size_t a = row_axes; a-- > 0;) {
-                                   idx[a] = rest % size[a];
-                                   rest /= size[a];
-                                   so += idx[a] * src_step[a] * src_stride[a];
-                                   d_o += idx[a] * dst_step[a] * dst_stride[a];
-                                 }
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   if (run == 1) {
-                                     dst[d_o] = src[so];
-                                   } else {
-                                     std::copy_n(src + so, run, dst + d_o);
-                                   }
-                                   for (std::size_t a = row_axes; a-- > 0;) {
-                                     so += src_step[a] * src_stride[a];
-                                     d_o += dst_step[a] * dst_stride[a];
-                                     if (++idx[a] < size[a]) {
-                                       break;
-                                     }
-                                     so -= idx[a] * src_step[a] * src_stride[a];
-                                     d_o -= idx[a] * dst_step[a] * dst_stride[a];
-                                     idx[a] = 0;
-                                   }
-                                 }
-                               });
-  }
-}
-
-/// Copies a box with unit steps (slice, pad, concat).
-template <class T, std::size_t R>
-void copy_box(T const* src, std::array<std::int64_t, R> const& src_dims,
-              std::array<std::int64_t, R> const& src_begin, T* dst,
-              std::array<std::int64_t, R> const& dst_dims,
-              std::array<std::int64_t, R> const& dst_begin,
-              std::array<std::int64_t, R> const& size) {
-  std::array<std::int64_t, R> ones;
-  ones.fill(1);
-  copy_strided_box(src, src_dims, src_begin, ones, dst, dst_dims, dst_begin, ones, size);
-}
-
-/// Shared rules of Pad and PadV2.
-template <std::size_t R>
-struct PadRule {
-  std::array<std::array<std::int64_t, 2>, R> paddings{};
-
-  /// TensorFlow's `paddings` input: an int32 [R, 2] constant.
-  [[nodiscard]] AnyTensor paddings_input() const {
-    auto t = Tensor<std::int32_t, 2>::uninitialized({static_cast<std::int64_t>(R), 2});
-    std::int32_t* out = tensor_access::mutable_data(t);
-    for (std::size_t a = 0; a < R; ++a) {
-      out[2 * a] = static_cast<std::int32_t>(paddings[a][0]);
-      out[2 * a + 1] = static_cast<std::int32_t>(paddings[a][1]);
-    }
-    return t;
-  }
-
-  [[nodiscard]] std::string paddings_text() const {
-    std::string text = "(";
-    for (std::size_t a = 0; a < R; ++a) {
-      text += (a > 0 ? ", " : "") + int_list_text(paddings[a]);
-    }
-    return text + ")";
-  }
-  template <class T>
-  [[nodiscard]] std::array<std::int64_t, R> padded_dims(std::string_view op,
-                                                        Tensor<T, R> const& x) const {
-    std::array<std::int64_t, R> dims{};
-    for (std::size_t a = 0; a < R; ++a) {
-      if (paddings[a][0] < 0 || paddings[a][1] < 0) {
-        throw invalid_argument(std::string(op) + ": paddings must be non-negative, got " +
-                               paddings_text() + " for input shape " + x.shape().to_string());
-      }
-      dims[a] = x.dims()[a] + paddings[a][0] + paddings[a][1];
-    }
-    return dims;
-  }
-  template <class T>
-  void fill_and_copy(Tensor<T, R>& out, Tensor<T, R> const& x, T const& value) const {
-    T* o = tensor_access::mutable_data(out);
-    std::fill_n(o, out.num_elements(), value);
-    std::array<std::int64_t, R> before{};
-    for (std::size_t a = 0; a < R; ++a) {
-      before[a] = paddings[a][0];
-    }
-    copy_box(x.data(), x.dims(), std::array<std::int64_t, R>{}, o, out.dims(), before, x.dims());
-  }
-  /// The gradient: the slice of dy where x was copied.
-  template <class T>
-  Tensor<T, R> unpad(Tensor<T, R> const& dy, Tensor<T, R> const& x) const {
-    ops::Slice<R> slice;
-    for (std::size_t a = 0; a < R; ++a) {
-      slice.begin[a] = paddings[a][0];
-    }
-    slice.size = x.dims();
-    return execute(slice, dy);
-  }
-};
-
-}  // namespace detail
-
-namespace ops {
-
-/// Pads with zeros (TensorFlow op "Pad"): axis a gets paddings[a][0] elements before and
-/// paddings[a][1] after.
-template <std::size_t R>
-struct Pad : detail::PadRule<R> {
-  static constexpr std::string_view name = "Pad";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-
-  /// TensorFlow's attributes: the type of the `paddings` input.
-  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
-  /// TensorFlow's `paddings` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
-
-  template <class T>
-  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
-    return {this->padded_dims(name, x)};
-  }
-  template <class T>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
-    this->fill_and_copy(out, x, T{});
-  }
-  template <class T>
-  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const {
-    return this->unpad(dy, x);
-  }
-};
-
-/// Pads with a scalar constant input (TensorFlow op "PadV2"); no gradient flows to the constant
-/// (as in TensorFlow).
-template <std::size_t R>
-struct PadV2 : detail::PadRule<R> {
-  static constexpr std::string_view name = "PadV2";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, paddings, value
-
-  /// TensorFlow's attributes: the type of the `paddings` input.
-  [[nodiscard]] OpAttributes attributes() const { return {{"Tpaddings", DType::int32}}; }
-  /// TensorFlow's `paddings` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const { return {{"paddings", this->paddings_input()}}; }
-
-  template <class T>
-  OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 0> const&) const {
-    return {this->padded_dims(name, x)};
-  }
-  template <class T>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& x, Tensor<T, 0> const& value) const {
-    this->fill_and_copy(out, x, value.data()[0]);
-  }
-  template <class T>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x,
-                Tensor<T, 0> const&) const {
-    detail::PadRule<R> const rule = *this;
-    return std::tuple{[=] { return rule.unpad(dy, x); }, no_gradient};
-  }
-};
-
-}  // namespace ops
-
-/// Pads `x` with `constant_value` (default zero or ""): axis a gets paddings[a][0] elements
-/// before and paddings[a][1] after (TensorFlow: `tf.pad(x, paddings, constant_values=c)`, mode
-/// "CONSTANT"). Throws invalid_argument for negative paddings.
-///
-///     auto y = tf::pad(tf::constant<float>({{1, 2}}), {{1, 1}, {0, 2}});  // shape (3, 4)
-///     auto z = tf::pad(x, {{2, 0}}, -1.0f);                              // padded with -1
-template <tensor_like X, std::size_t N>
-tensor_type_of<X> pad(X const& x, std::int64_t const (&paddings)[N][2],
-                      value_type_of<X> const& constant_value = value_type_of<X>{}) {
-  static_assert(N == rank_of<X>,
-                "tf::pad(x, paddings): paddings needs one {before, after} pair per axis of x");
-  std::array<std::array<std::int64_t, 2>, N> p{};
-  for (std::size_t a = 0; a < N; ++a) {
-    p[a] = {paddings[a][0], paddings[a][1]};
-  }
-  return pad(x, p, constant_value);
-}
-/// The same with the paddings as a `std::array` of {before, after} pairs, one per axis.
-template <tensor_like X>
-tensor_type_of<X> pad(X const& x,
-                      std::array<std::array<std::int64_t, 2>, rank_of<X>> const& paddings,
-                      value_type_of<X> const& constant_value = value_type_of<X>{}) {
-  using T = value_type_of<X>;
-  constexpr std::size_t R = rank_of<X>;
-  if (constant_value == T{}) {
-    ops::Pad<R> op;
-    op.paddings = paddings;
-    return detail::execute(op, detail::as_tensor(x));
-  }
-  ops::PadV2<R> op;
-  op.paddings = paddings;
-  return detail::execute(op, detail::as_tensor(x), Tensor<T, 0>(constant_value));
-}
-
-TAPEFLOW_END_NAMESPACE
-
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
-// ---- end <tapeflow/ops/array/pad.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// The box of `size` elements starting at `begin` (TensorFlow op "Slice"); size -1 means "to the
-/// end of the axis". Gradient: the gradient padded back to the input's shape (a Pad).
-template <std::size_t R>
-struct Slice {
-  static constexpr std::string_view name = "Slice";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  std::array<std::int64_t, R> begin{};
-  std::array<std::int64_t, R> size{};
-
-  /// TensorFlow's attributes: the type of the `begin` and `size` inputs.
-  [[nodiscard]] OpAttributes attributes() const { return {{"Index", DType::int32}}; }
-  /// TensorFlow's `begin` and `size` inputs, held here as members.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"begin", detail::int32_vector(begin)}, {"size", detail::int32_vector(size)}};
-  }
-
-  /// The size with -1 resolved; throws invalid_argument for a box outside `dims` (on an unknown
-  /// dim, -1 in a trace, the size stays as given).
-  [[nodiscard]] std::array<std::int64_t, R> resolve(std::array<std::int64_t, R> const& dims) const {
-    std::array<std::int64_t, R> out{};
-    for (std::size_t a = 0; a < R; ++a) {
-      auto fail = [&](std::string const& what) {
-        throw invalid_argument("Slice: " + what + " for input shape " + Shape(dims).to_string() +
-                               " (begin " + detail::int_list_text(begin) + ", size " +
-                               detail::int_list_text(size) + ")");
-      };
-      if (dims[a] < 0) {
-        // An unknown dim (a traced function's free batch): checked when the graph runs.
-        if (begin[a] < 0 || size[a] < -1) {
-          fail("begin[" + std::to_string(a) + "] and size[" + std::to_string(a) +
-               "] must be >= 0 (size -1: to the end)");
-        }
-        out[a] = size[a];
-        continue;
-      }
-      if (begin[a] < 0 || begin[a] > dims[a]) {
-        fail("begin[" + std::to_string(a) + "] = " + std::to_string(begin[a]) + " is not in [0, " +
-             std::to_string(dims[a]) + "]");
-      }
-      std::int64_t const s = size[a] == -1 ? dims[a] - begin[a] : size[a];
-      if (s < 0 || s > dims[a] - begin[a]) {
-        fail("size[" + std::to_string(a) + "] = " + std::to_string(size[a]) + " is not in [0, " +
-             std::to_string(dims[a] - begin[a]) + "] (or -1)");
-      }
-      out[a] = s;
-    }
-    return out;
-  }
-
-  template <class T>
-  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
-    return {resolve(x.dims())};
-  }
-  template <class T>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
-    detail::copy_box(x.data(), x.dims(), begin, detail::tensor_access::mutable_data(out),
-                     out.dims(), std::array<std::int64_t, R>{}, out.dims());
-  }
-  template <class T>
-  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const& y,
-                        Tensor<T, R> const& x) const {
-    Pad<R> pad;
-    for (std::size_t a = 0; a < R; ++a) {
-      pad.paddings[a] = {begin[a], x.dims()[a] - begin[a] - y.dims()[a]};
-    }
-    return detail::execute(pad, dy);
-  }
-};
-
-/// Python-style slicing rules shared by StridedSlice and StridedSliceGrad: per axis
-/// `begin:end:stride`, negative begin/end counting from the end, out-of-range values clamped,
-/// bit a of begin_mask/end_mask meaning "from the first"/"to the last" along axis a.
-template <std::size_t R>
-struct StridedSliceRule {
-  std::array<std::int64_t, R> begin{};
-  std::array<std::int64_t, R> end{};
-  std::array<std::int64_t, R> strides{};
-  std::int64_t begin_mask = 0;
-  std::int64_t end_mask = 0;
-
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  /// TensorFlow's attributes: the masks and the type of `begin`, `end` and `strides` (no
-  /// ellipsis, new-axis or shrink masks: they stay 0).
-  [[nodiscard]] OpAttributes attributes() const {
-    return {{"Index", DType::int32}, {"begin_mask", begin_mask}, {"end_mask", end_mask}};
-  }
-  /// TensorFlow's `begin`, `end` and `strides` inputs, held here as members.
-  [[nodiscard]] GraphInputs strided_inputs() const {
-    return {{"begin", detail::int32_vector(begin)},
-            {"end", detail::int32_vector(end)},
-            {"strides", detail::int32_vector(strides)}};
-  }
-
-  struct Resolved {
-    std::array<std::int64_t, R> start{};
-    std::array<std::int64_t, R> count{};
-  };
-  [[nodiscard]] Resolved resolve(std::string_view op,
-                                 std::array<std::int64_t, R> const& dims) const {
-    Resolved r;
-    for (std::size_t a = 0; a < R; ++a) {
-      std::int64_t const d = dims[a];
-      std::int64_t const s = strides[a];
-      if (s == 0) {
-        throw invalid_argument(std::string(op) + ": strides[" + std::to_string(a) +
-                               "] must be non-zero (strides " + detail::int_list_text(strides) +
-                               ")");
-      }
-      std::int64_t const lo = s > 0 ? 0 : -1;
-      std::int64_t const hi = s > 0 ? d : d - 1;
-      auto canonical = [&](std::int64_t v, bool masked, bool is_begin) {
-        if (masked) {
-          return (s > 0) == is_begin ? lo : hi;
-        }
-        return std::clamp(v < 0 ? v + d : v, lo, hi);
-      };
-      std::int64_t const b = canonical(begin[a], ((begin_mask >> a) & 1) != 0, true);
-      std::int64_t const e = canonical(end[a], ((end_mask >> a) & 1) != 0, false);
-      std::int64_t const span = s > 0 ? e - b : b - e;
-      std::int64_t const step = s > 0 ? s : -s;
-      r.start[a] = b;
-      r.count[a] = span <= 0 ? 0 : (span + step - 1) / step;
-    }
-    return r;
-  }
-};
-
-/// Elements begin, begin + stride, ... before end along every axis (TensorFlow op
-/// "StridedSlice" without ellipsis/new-axis/shrink masks: the rank is kept).
-template <std::size_t R>
-struct StridedSlice : StridedSliceRule<R> {
-  static constexpr std::string_view name = "StridedSlice";
-
-  /// TensorFlow's `begin`, `end` and `strides` inputs.
-  [[nodiscard]] GraphInputs graph_inputs() const { return this->strided_inputs(); }
-
-  template <class T>
-  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
-    return {this->resolve(name, x.dims()).count};
-  }
-  template <class T>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
-    auto const r = this->resolve(name, x.dims());
-    std::array<std::int64_t, R> ones;
-    ones.fill(1);
-    detail::copy_strided_box(x.data(), x.dims(), r.start, this->strides,
-                             detail::tensor_access::mutable_data(out), out.dims(),
-                             std::array<std::int64_t, R>{}, ones, r.count);
-  }
-  template <class T>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x) const;
-};
-
-/// The gradient of StridedSlice (TensorFlow op "StridedSliceGrad"): zeros of the input's
-/// shape with dy scattered to the sliced positions. Its own gradient is a StridedSlice.
-template <std::size_t R>
-struct StridedSliceGrad : StridedSliceRule<R> {
-  static constexpr std::string_view name = "StridedSliceGrad";
-  static constexpr std::size_t graph_inputs_at = 0;  ///< TensorFlow's: shape, ..., dy
-  std::array<std::int64_t, R> shape{};               // the forward input's shape
-
-  /// TensorFlow's `shape`, `begin`, `end` and `strides` inputs, held here as members.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    GraphInputs inputs = this->strided_inputs();
-    inputs.insert(inputs.begin(), {"shape", detail::int32_vector(shape)});
-    return inputs;
-  }
-
-  template <class T>
-  OutSpec<T, R> infer(Tensor<T, R> const& dy) const {
-    auto const r = this->resolve(name, shape);
-    if (r.count != dy.dims()) {
-      throw invalid_argument("StridedSliceGrad: gradient of shape " + dy.shape().to_string() +
-                             " does not match the slice's shape " + Shape(r.count).to_string());
-    }
-    return {shape};
-  }
-  template <class T>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& dy) const {
-    auto const r = this->resolve(name, shape);
-    T* o = detail::tensor_access::mutable_data(out);
-    std::fill_n(o, out.num_elements(), T{});
-    std::array<std::int64_t, R> ones;
-    ones.fill(1);
-    detail::copy_strided_box(dy.data(), dy.dims(), std::array<std::int64_t, R>{}, ones, o, shape,
-                             r.start, this->strides, r.count);
-  }
-  template <class T>
-  Tensor<T, R> gradient(Tensor<T, R> const& ddx, Tensor<T, R> const&, Tensor<T, R> const&) const {
-    StridedSlice<R> forward;
-    static_cast<StridedSliceRule<R>&>(forward) = *this;
-    return detail::execute(forward, ddx);
-  }
-};
-
-template <std::size_t R>
-template <class T>
-auto StridedSlice<R>::gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
-                               Tensor<T, R> const& x) const {
-  StridedSliceGrad<R> backward;
-  static_cast<StridedSliceRule<R>&>(backward) = *this;
-  backward.shape = x.dims();
-  return detail::execute(backward, dy);
-}
-
-}  // namespace ops
-
-/// The box of `size` elements starting at `begin`, one entry per axis; size -1 takes the rest
-/// of the axis (TensorFlow: `tf.slice`). Throws invalid_argument when the box leaves the tensor.
-///
-///     auto x = tf::constant<int32_t>({{1, 2, 3}, {4, 5, 6}});
-///     auto y = tf::slice(x, {0, 1}, {2, -1});  // [[2, 3], [5, 6]]
-template <tensor_like X, std::size_t N, std::size_t M>
-tensor_type_of<X> slice(X const& x, std::int64_t const (&begin)[N], std::int64_t const (&size)[M]) {
-  static_assert(N == rank_of<X> && M == rank_of<X>,
-                "tf::slice(x, begin, size): begin and size need one entry per axis of x");
-  ops::Slice<N> op;
-  std::copy(begin, begin + N, op.begin.begin());
-  std::copy(size, size + N, op.size.begin());
-  return detail::execute(op, detail::as_tensor(x));
-}
-/// The same with `begin` and `size` as `std::array`s.
-template <tensor_like X>
-tensor_type_of<X> slice(X const& x, std::array<std::int64_t, rank_of<X>> const& begin,
-                        std::array<std::int64_t, rank_of<X>> const& size) {
-  return detail::execute(ops::Slice<rank_of<X>>{begin, size}, detail::as_tensor(x));
-}
-
-/// Masks of strided_slice (TensorFlow's `begin_mask`/`end_mask`): bit a set means begin (end)
-/// of axis a is ignored and the slice starts at the first (ends past the last) element in the
-/// stride's direction.
-struct StridedSliceOptions {
-  std::int64_t begin_mask = 0;  ///< bit a: ignore `begin` of axis a
-  std::int64_t end_mask = 0;    ///< bit a: ignore `end` of axis a
-};
-
-/// Python-style `x[b0:e0:s0, b1:e1:s1, ...]` (TensorFlow: `tf.strided_slice`; the rank is kept,
-/// so there are no ellipsis/new-axis/shrink masks). Negative begin/end count from the end and
-/// out-of-range values are clamped as in Python; a zero stride throws invalid_argument.
-///
-///     auto v = tf::constant<int32_t>({0, 1, 2, 3, 4, 5});
-///     tf::strided_slice(v, {1}, {5}, {2});                       // [1, 3]
-///     tf::strided_slice(v, {-1}, {0}, {-1}, {.end_mask = 1});     // [5, 4, 3, 2, 1, 0]
-template <tensor_like X, std::size_t N, std::size_t M, std::size_t K>
-tensor_type_of<X> strided_slice(X const& x, std::int64_t const (&begin)[N],
-                                std::int64_t const (&end)[M], std::int64_t const (&strides)[K],
-                                StridedSliceOptions options = {}) {
-  static_assert(N == rank_of<X> && M == rank_of<X> && K == rank_of<X>,
-                "tf::strided_slice(x, begin, end, strides): begin, end and strides need one entry "
-                "per axis of x");
-  ops::StridedSlice<N> op;
-  std::copy(begin, begin + N, op.begin.begin());
-  std::copy(end, end + N, op.end.begin());
-  std::copy(strides, strides + N, op.strides.begin());
-  op.begin_mask = options.begin_mask;
-  op.end_mask = options.end_mask;
-  return detail::execute(op, detail::as_tensor(x));
-}
-/// strided_slice with unit strides: `tf::strided_slice(x, {0, -2}, {2, 100})`.
-template <tensor_like X, std::size_t N, std::size_t M>
-tensor_type_of<X> strided_slice(X const& x, std::int64_t const (&begin)[N],
-                                std::int64_t const (&end)[M], StridedSliceOptions options = {}) {
-  static_assert(N == rank_of<X> && M == rank_of<X>,
-                "tf::strided_slice(x, begin, end): begin and end need one entry per axis of x");
-  std::int64_t strides[N];
-  std::fill_n(strides, N, std::int64_t{1});
-  return strided_slice(x, begin, end, strides, options);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_SLICE_HPP
-// ---- end <tapeflow/ops/array/slice.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
@@ -28850,19 +29884,26 @@ class Optimizer : public train::Trackable {
                                "' of shape " + vars[i].shape().to_string());
       }
     }
-    build(vars);  // first step only
-    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
-    // tf::function being traced, they become nodes that run, in this order, at each call, with
-    // the learning rate of the step that call runs.
-    const Tensor<float, 0> lr = learning_rate_tensor();
-    prepare_step(lr);
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
-        continue;
+    if (auto* replica = distribute::get_replica_context();
+        replica != nullptr && replica->num_replicas_in_sync() > 1) {
+      // Inside strategy.run: sum the replicas' gradients, then every replica applies the same
+      // update to its copies (Note [Mirrored variables]).
+      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, grads, vars);
+      if (!s_->built) {
+        replica->merge_call([&] { build(vars); });
       }
-      apply_update(vars[i], grads[i], lr);
+      require_mirrored(vars, replica->num_replicas_in_sync());
+      apply_built(summed, vars);
+      return;
     }
-    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+    for (const auto& v : vars) {
+      if (v.num_copies() > 1) {
+        throw failed_precondition("Optimizer::apply_gradients: variable '" + v.name() +
+                                  "' is mirrored; apply its gradients inside strategy.run");
+      }
+    }
+    build(vars);  // first step only
+    apply_built(grads, vars);
   }
   /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
   template <std::size_t R>
@@ -28880,6 +29921,96 @@ class Optimizer : public train::Trackable {
     }
   }
 
+ private:
+  // The updates of one step, on this thread's copies of the variables.
+  void apply_built(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
+    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
+    // tf::function being traced, they become nodes that run, in this order, at each call, with
+    // the learning rate of the step that call runs.
+    const Tensor<float, 0> lr = learning_rate_tensor();
+    const std::vector<Tensor<float, 0>> step = prepare_step(lr);
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
+        continue;
+      }
+      apply_update(vars[i], grads[i], lr, step);
+    }
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+  }
+
+  // The replicas' gradients summed, in packs of at most bytes_per_pack, last variable first
+  // (the backward pass produces those first). A gradient some replica lacks counts as zeros
+  // there; one no replica has stays empty, so the update skips it as a single replica would.
+  static std::vector<AnyTensor> all_reduce_gradients(distribute::ReplicaContext& replica,
+                                                     std::span<const AnyTensor> grads,
+                                                     std::span<const AnyVariable> vars) {
+    const std::size_t n = grads.size();
+    std::vector<std::int32_t> present(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      present[i] = grads[i].has_value() ? 1 : 0;
+    }
+    AnyTensor counts(tapeflow::from_vector(std::move(present)));
+    replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(&counts, 1));
+    const auto* count = static_cast<const std::int32_t*>(counts.raw_data());
+    std::vector<AnyTensor> out(n);
+    std::vector<std::size_t> order;
+    for (std::size_t i = n; i-- > 0;) {
+      if (count[i] > 0) {
+        out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
+        order.push_back(i);
+      }
+    }
+    const std::int64_t pack_bytes = replica.bytes_per_pack();
+    std::vector<AnyTensor> pack;
+    std::vector<std::size_t> pack_index;
+    std::int64_t bytes = 0;
+    const auto flush = [&] {
+      if (pack.empty()) {
+        return;
+      }
+      replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(pack));
+      for (std::size_t k = 0; k < pack.size(); ++k) {
+        out[pack_index[k]] = std::move(pack[k]);
+      }
+      pack.clear();
+      pack_index.clear();
+      bytes = 0;
+    };
+    for (const std::size_t i : order) {
+      const std::int64_t size = out[i].num_elements() * std::int64_t(sizeof(float));
+      if (!pack.empty() && bytes + size > pack_bytes) {
+        flush();
+      }
+      pack.push_back(out[i]);
+      pack_index.push_back(i);
+      bytes += size;
+    }
+    flush();
+    return out;
+  }
+
+  // Every variable a replica updates must have one copy per replica; a variable made outside
+  // the strategy's scope would be updated by every replica at once.
+  void require_mirrored(std::span<const AnyVariable> vars, int replicas) const {
+    auto check = [&](const AnyVariable& v) {
+      if (v.num_copies() != static_cast<std::size_t>(replicas)) {
+        throw invalid_argument("Optimizer::apply_gradients: variable '" + v.name() + "' has " +
+                               std::to_string(v.num_copies()) + " copies for " +
+                               std::to_string(replicas) +
+                               " replicas; create the model and optimizer under "
+                               "strategy.scope()");
+      }
+    };
+    for (const auto& v : vars) {
+      check(v);
+    }
+    check(AnyVariable(s_->iter));
+    for (const auto& sv : s_->slot_list) {
+      check(sv.slot);
+    }
+  }
+
+ public:
   /// Number of updates applied so far (Keras: `optimizer.iterations`).
   [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
   /// The variable counting the updates (checkpointed as `iter` / `_iterations`).
@@ -29038,11 +30169,16 @@ class Optimizer : public train::Trackable {
     return double(s_->lr_var.value().item());
   }
   /// Computes what every variable's update of this step shares (Adam's beta powers) from the
-  /// learning rate and the `iterations` variable, as ops.
-  virtual void prepare_step(const Tensor<float, 0>& lr) { (void)lr; }
-  /// Runs the update op (a ResourceApply*) of one variable (`run_update`).
+  /// learning rate and the `iterations` variable, as ops. Returned, not stored: the replicas
+  /// of a strategy run one step each at the same time.
+  virtual std::vector<Tensor<float, 0>> prepare_step(const Tensor<float, 0>& lr) {
+    (void)lr;
+    return {};
+  }
+  /// Runs the update op (a ResourceApply*) of one variable (`run_update`); `step` is what
+  /// prepare_step returned.
   virtual void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                            const Tensor<float, 0>& lr) = 0;
+                            const Tensor<float, 0>& lr, std::span<const Tensor<float, 0>> step) = 0;
   /// `f.template operator()<R>()` with the variable's rank R.
   template <class F>
   static auto with_rank(const AnyVariable& var, F&& f) {
@@ -29146,8 +30282,8 @@ class SGD : public Optimizer {
     const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
     return {{"momentums", has ? "momentum" : nullptr}};
   }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
+  void apply_update(const AnyVariable& var, const AnyTensor& grad, const Tensor<float, 0>& lr,
+                    std::span<const Tensor<float, 0>> /*step*/) override {
     if (o_.momentum == 0.0) {
       run_update(var, grad, [&](const auto& g) {
         return detail::execute(ops::ResourceApplyGradientDescent{var}, lr, g);
@@ -29191,25 +30327,23 @@ class Adam : public Optimizer {
     return {{"_momentums", "m"}, {"_velocities", "v"}};
   }
   // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
-  void prepare_step(const Tensor<float, 0>&) override {
+  std::vector<Tensor<float, 0>> prepare_step(const Tensor<float, 0>&) override {
     const auto t = cast<float>(iterations_variable().value()) + 1.0f;
-    beta_1_power_ = pow(beta_1_, t);
-    beta_2_power_ = pow(beta_2_, t);
+    return {pow(beta_1_, t), pow(beta_2_, t)};
   }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
+  void apply_update(const AnyVariable& var, const AnyTensor& grad, const Tensor<float, 0>& lr,
+                    std::span<const Tensor<float, 0>> step) override {
     const ops::ResourceApplyAdam op{var, slot(var, "m"), slot(var, "v")};
     run_update(var, grad, [&](const auto& g) {
-      return detail::execute(op, beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_, g);
+      return detail::execute(op, step[0], step[1], lr, beta_1_, beta_2_, epsilon_, g);
     });
   }
 
  private:
   AdamOptions o_;
-  // The update ops' inputs: constants made once; the powers computed at each step.
+  // The update ops' constant inputs, made once (prepare_step computes the powers).
   Tensor<float, 0> beta_1_ = scalar(o_.beta_1), beta_2_ = scalar(o_.beta_2);
   Tensor<float, 0> epsilon_ = scalar(o_.epsilon);
-  Tensor<float, 0> beta_1_power_, beta_2_power_;
 };
 
 /// Keyword arguments of RMSprop (Keras defaults).
@@ -29238,8 +30372,8 @@ class RMSprop : public Optimizer {
       train::Layout) const override {
     return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
   }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
+  void apply_update(const AnyVariable& var, const AnyTensor& grad, const Tensor<float, 0>& lr,
+                    std::span<const Tensor<float, 0>> /*step*/) override {
     const ops::ResourceApplyRMSProp op{var, slot(var, "rms")};
     run_update(var, grad,
                [&](const auto& g) { return detail::execute(op, lr, rho_, epsilon_, g); });
@@ -29563,8 +30697,17 @@ template <>
 class Model<void> : public Layer<void> {
  public:
   /// `base_name` is uniquified ("model" -> "model_1"); `options.name` is used verbatim.
+  /// A model created under a strategy's scope trains under it (`fit` splits each batch across
+  /// its replicas), as in TensorFlow.
   explicit Model(const std::string& base_name = "model", LayerOptions options = {})
-      : Layer<void>(base_name, std::move(options)) {}
+      : Layer<void>(base_name, std::move(options)),
+        strategy_(distribute::detail::scoped_strategy()) {}
+
+  /// The strategy the model was created under (TensorFlow: `model.distribute_strategy`); the
+  /// default strategy when none.
+  [[nodiscard]] distribute::Strategy distribute_strategy() const {
+    return strategy_ != nullptr ? distribute::Strategy(strategy_) : distribute::Strategy();
+  }
 
   /// The forward pass on a type-erased batch (what fit/evaluate/predict use).
   virtual AnyTensor call_any(const AnyTensor& x, bool training) {
@@ -29605,6 +30748,9 @@ class Model<void> : public Layer<void> {
   /// One optimization step on a batch; returns the batch loss.
   double train_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("fit");
+    if (strategy_ != nullptr && strategy_->device_ids.size() > 1) {
+      return distributed_train_step(x, y);
+    }
     GradientTape tape;
     AnyTensor y_pred = call_any(x, true);
     Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
@@ -29617,6 +30763,64 @@ class Model<void> : public Layer<void> {
     }
     return loss.item();
   }
+  /// train_step under the model's strategy: each replica takes its rows of the batch and
+  /// minimizes its share of the batch loss (its mean loss times its share of the rows), so the
+  /// summed gradients are those of the whole batch's mean loss; metrics see every replica's
+  /// predictions. Returns the batch loss.
+  double distributed_train_step(const AnyTensor& x, const AnyTensor& y) {
+    const distribute::Strategy strategy(strategy_);
+    const int n = strategy.num_replicas_in_sync();
+    check_xy(x, y, "fit");
+    const std::int64_t rows = x.shape()[0];
+    if (!built()) {
+      // Build the weights once, mirrored, before the replicas split the batch (a replica may
+      // get no rows).
+      const distribute::detail::ContextScope mirrored(&strategy_->device_ids);
+      (void)call_any(x, false);
+    }
+    distribute::PerReplica<AnyTensor> xs;
+    distribute::PerReplica<AnyTensor> ys;
+    for (int r = 0; r < n; ++r) {
+      const config::DeviceScope on_replica(
+          DeviceSpec::from_string(strategy.worker_devices()[std::size_t(r)]));
+      xs.values.push_back(distribute::detail::replica_piece(x, n, r));
+      ys.values.push_back(distribute::detail::replica_piece(y, n, r));
+    }
+    const auto vars = trainable_variables();
+    struct ReplicaResult {
+      double loss = 0;
+      AnyTensor y_pred;
+    };
+    auto results = strategy.run(
+        [&](const AnyTensor& bx, const AnyTensor& by) {
+          ReplicaResult out;
+          std::vector<AnyTensor> grads(vars.size());
+          if (bx.shape()[0] > 0) {
+            GradientTape tape;
+            out.y_pred = call_any(bx, true);
+            const float share = float(double(bx.shape()[0]) / double(rows));
+            const Tensor<float, 0> loss = compiled_.loss.get()(by, out.y_pred) * share;
+            tape.stop();
+            grads = tape.gradient_by_id(loss, ids_of(vars));
+            out.loss = loss.item();
+          }
+          compiled_.optimizer.get().apply_gradients(grads, vars);
+          return out;
+        },
+        xs, ys);
+    double loss = 0;
+    for (int r = 0; r < n; ++r) {
+      const auto& result = results.values[std::size_t(r)];
+      loss += result.loss;
+      if (result.y_pred.has_value()) {
+        for (auto& m : compiled_.metrics) {
+          m->update_state(ys.values[std::size_t(r)], result.y_pred);
+        }
+      }
+    }
+    return loss;
+  }
+
   /// Loss and metrics on one batch without training; returns the batch loss.
   double test_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("evaluate");
@@ -29918,6 +31122,7 @@ class Model<void> : public Layer<void> {
 
   CompileOptions compiled_;
   bool is_compiled_ = false;
+  std::shared_ptr<distribute::detail::StrategyState> strategy_;
 };
 
 namespace detail_model {
@@ -36103,7 +37308,8 @@ class Sequential : public Model<> {
   template <std::size_t I, class X>
   auto run(const X& x, bool training) {
     auto y = detail::keras_impl::call_layer(std::get<I>(layers_), x, training);
-    if (!y.is_symbolic()) {
+    // Replica 0 alone records shapes for summary(): replicas of a strategy call concurrently.
+    if (!y.is_symbolic() && tapeflow::detail::current_replica() <= 0) {
       if (shapes_.size() <= I) {
         shapes_.resize(I + 1);
       }

@@ -4577,6 +4577,20 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
+/// The replica whose copies of mirrored variables this thread reads and writes (Note [Mirrored
+/// variables]): its index inside `strategy.run`, -1 elsewhere (cross-replica context).
+inline int& current_replica() noexcept {
+  thread_local int replica = -1;
+  return replica;
+}
+
+/// The devices a variable created on this thread is mirrored on (one copy each), or null: set
+/// by a distribution strategy's scope (Note [Mirrored variables]).
+inline const std::vector<devices::DeviceId>*& mirroring_devices() noexcept {
+  thread_local const std::vector<devices::DeviceId>* devices = nullptr;
+  return devices;
+}
+
 /// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
 /// handles and the ops reading or writing it share one.
 template <class T, std::size_t Rank>
@@ -4587,31 +4601,75 @@ struct VariableState {
   // it, and the variable ops' resources() list it, so an exporter matches graph nodes to the
   // variables a checkpoint walk finds.
   std::int64_t id = 0;
+  // A mirrored variable's copies for replicas 1, 2, ... (`value` is replica 0's); empty for
+  // every other variable, which is all the fast path checks.
+  std::vector<Tensor<T, Rank>> mirrors;
 };
 
-/// Gives `value` the variable's identity (tapes watch trainable variables by their id).
+/// The copy of the variable this thread works on: `value`, or the current replica's mirror.
+template <class T, std::size_t Rank>
+Tensor<T, Rank>& local_value(VariableState<T, Rank>& s) {
+  if (s.mirrors.empty()) {
+    return s.value;
+  }
+  const int r = current_replica();
+  if (r <= 0) {
+    return s.value;
+  }
+  if (static_cast<std::size_t>(r) > s.mirrors.size()) {
+    throw invalid_argument("mirrored variable '" + s.name + "' has " +
+                           std::to_string(s.mirrors.size() + 1) + " copies; replica " +
+                           std::to_string(r) + " belongs to another strategy");
+  }
+  return s.mirrors[static_cast<std::size_t>(r) - 1];
+}
+
+/// Gives `value` the variable's identity (tapes watch trainable variables by their id) and
+/// makes it this thread's copy.
 template <class T, std::size_t Rank>
 void set_variable_value(VariableState<T, Rank>& s, Tensor<T, Rank> value) {
-  s.value = std::move(value);
-  tensor_access::set_id(s.value, s.id);
+  Tensor<T, Rank>& local = local_value(s);
+  local = std::move(value);
+  tensor_access::set_id(local, s.id);
+}
+
+/// A copy of `value`'s elements in a fresh buffer on `device`.
+template <class T, std::size_t Rank>
+Tensor<T, Rank> copy_on_device(const Tensor<T, Rank>& value, devices::DeviceId device) {
+  devices::AllocationScope const on_device(device);
+  auto fresh = Tensor<T, Rank>::uninitialized(value.dims());
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*tensor_access::buffer(value), *tensor_access::buffer(fresh));
+  } else {
+    std::copy_n(value.data(), value.num_elements(), tensor_access::mutable_data(fresh));
+  }
+  return fresh;
 }
 
 /// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
 /// hold the current value, which must stay intact.
 template <class T, std::size_t Rank>
 void make_variable_buffer_unique(VariableState<T, Rank>& s) {
-  if (tensor_access::buffer(s.value)->unique()) {
+  const Tensor<T, Rank>& local = local_value(s);
+  if (tensor_access::buffer(local)->unique()) {
     return;
   }
   // The copy stays where the variable lives, even when the writing op fell back to the CPU.
-  devices::AllocationScope const on_variable_device(tensor_access::buffer(s.value)->device);
-  auto fresh = Tensor<T, Rank>::uninitialized(s.value.dims());
-  if constexpr (std::is_trivially_copyable_v<T>) {
-    copy_elements(*tensor_access::buffer(s.value), *tensor_access::buffer(fresh));
-  } else {
-    std::copy_n(s.value.data(), s.value.num_elements(), tensor_access::mutable_data(fresh));
+  set_variable_value(s, copy_on_device(local, tensor_access::buffer(local)->device));
+}
+
+/// After a write in cross-replica context, every replica's copy takes replica 0's value (a
+/// mirrored variable assigned outside `strategy.run` changes on every replica, as in
+/// TensorFlow). Each copy stays on its device.
+template <class T, std::size_t Rank>
+void sync_mirrors(VariableState<T, Rank>& s) {
+  if (s.mirrors.empty() || current_replica() >= 0) {
+    return;
   }
-  set_variable_value(s, std::move(fresh));
+  for (auto& m : s.mirrors) {
+    m = copy_on_device(s.value, tensor_access::buffer(m)->device);
+    tensor_access::set_id(m, s.id);
+  }
 }
 
 enum class VariableUpdate { assign, add, sub };
@@ -4635,9 +4693,9 @@ struct ReadVariableOp {
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
   /// Reads run where the variable lives (a consumer elsewhere reads it there).
   [[nodiscard]] detail::devices::DeviceId placement_device() const {
-    return detail::tensor_access::buffer(resource->value)->device;
+    return detail::tensor_access::buffer(detail::local_value(*resource))->device;
   }
-  [[nodiscard]] Tensor<T, Rank> forward() const { return resource->value; }
+  [[nodiscard]] Tensor<T, Rank> forward() const { return detail::local_value(*resource); }
 };
 
 /// Writes `value` into the variable: replaces it (TensorFlow op "AssignVariableOp"), adds to it
@@ -4660,7 +4718,7 @@ struct VariableUpdateOp {
   [[nodiscard]] std::vector<std::int64_t> resources() const { return {resource->id}; }
   /// Writes run where the variable lives, so it stays there (Note [Placement]).
   [[nodiscard]] detail::devices::DeviceId placement_device() const {
-    return detail::tensor_access::buffer(resource->value)->device;
+    return detail::tensor_access::buffer(detail::local_value(*resource))->device;
   }
 
   OutSpec<bool, 0> infer(const Tensor<T, Rank>& value) const {
@@ -4679,15 +4737,16 @@ struct VariableUpdateOp {
   void compute(Tensor<bool, 0>& done, const Tensor<T, Rank>& value) const {
     auto& s = *resource;
     *detail::tensor_access::mutable_data(done) = true;
-    if (Kind == detail::VariableUpdate::assign &&
-        !detail::tensor_access::buffer(s.value)->unique() &&
+    const Tensor<T, Rank>& local = detail::local_value(s);
+    if (Kind == detail::VariableUpdate::assign && !detail::tensor_access::buffer(local)->unique() &&
         detail::tensor_access::buffer(value)->device ==
-            detail::tensor_access::buffer(s.value)->device) {
+            detail::tensor_access::buffer(local)->device) {
       detail::set_variable_value(s, value);  // share it; readers of the old value keep theirs
+      detail::sync_mirrors(s);
       return;
     }
     detail::make_variable_buffer_unique(s);
-    T* v = detail::tensor_access::mutable_data(s.value);
+    T* v = detail::tensor_access::mutable_data(detail::local_value(s));
     const T* d = value.data();
     const std::int64_t n = value.num_elements();
     if constexpr (Kind == detail::VariableUpdate::assign) {
@@ -4699,6 +4758,7 @@ struct VariableUpdateOp {
                                                    : static_cast<T>(v[i] - d[i]);
       }
     }
+    detail::sync_mirrors(s);
   }
 };
 
@@ -4746,8 +4806,18 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
-    // A variable lives on the device its creation is placed on (Note [Placement]).
-    state_->value = detail::tensor_access::on_allocation_device(initial_value);
+    // A variable lives on the device its creation is placed on (Note [Placement]); under a
+    // distribution strategy's scope, one copy on each replica's device (Note [Mirrored
+    // variables]).
+    if (const auto* mirrored = detail::mirroring_devices(); mirrored && !mirrored->empty()) {
+      state_->value = detail::copy_on_device(initial_value, mirrored->front());
+      for (std::size_t r = 1; r < mirrored->size(); ++r) {
+        state_->mirrors.push_back(detail::copy_on_device(initial_value, (*mirrored)[r]));
+        detail::tensor_access::set_id(state_->mirrors.back(), state_->id);
+      }
+    } else {
+      state_->value = detail::tensor_access::on_allocation_device(initial_value);
+    }
     detail::tensor_access::set_id(state_->value, state_->id);
   }
   /// A scalar variable: `tf::Variable<float, 0> step(0.0f);`.
@@ -4756,11 +4826,23 @@ class Variable {
       : Variable(Tensor<T, 0>(std::move(initial_value)), std::move(options)) {}
 
   /// The full name of the device the variable lives on (TensorFlow: `.device`).
-  [[nodiscard]] std::string device() const { return resource()->value.device(); }
+  /// Inside `strategy.run`, a mirrored variable's copy for the current replica.
+  [[nodiscard]] std::string device() const { return detail::local_value(state()).device(); }
   /// The device table id of the device it lives on, where ops updating it are placed. Reads
   /// the state directly: no ReadVariableOp is run, recorded or traced.
   [[nodiscard]] detail::devices::DeviceId device_id() const {
-    return detail::tensor_access::buffer(resource()->value)->device;
+    return detail::tensor_access::buffer(detail::local_value(state()))->device;
+  }
+  /// How many copies it has: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return state().mirrors.size() + 1; }
+  /// Replica `r`'s copy's value, read directly (no op runs): what tests and strategies use to
+  /// check that replicas agree. invalid_argument outside 0 .. num_copies() - 1.
+  [[nodiscard]] Tensor<T, Rank> copy_value(std::size_t r) const {
+    if (r >= num_copies()) {
+      throw invalid_argument("Variable '" + state().name + "' has " + std::to_string(num_copies()) +
+                             " copies, not a copy " + std::to_string(r));
+    }
+    return r == 0 ? state().value : state().mirrors[r - 1];
   }
   /// The current value (TensorFlow: `read_value()`); a read node while tracing.
   [[nodiscard]] Tensor<T, Rank> value() const {
@@ -4841,16 +4923,18 @@ class Variable {
                           "' inside a tf::function being traced: there is no buffer yet");
     }
     auto& s = state();
-    if (detail::tensor_access::buffer(s.value)->unique()) {
-      T* data = detail::tensor_access::mutable_data(s.value);
+    require_replica_copy("overwrite_data");
+    Tensor<T, Rank>& local = detail::local_value(s);
+    if (detail::tensor_access::buffer(local)->unique()) {
+      T* data = detail::tensor_access::mutable_data(local);
       return {data, data};
     }
-    const T* old = s.value.data();  // still owned by whoever holds it
+    const T* old = local.data();  // still owned by whoever holds it
     // The fresh buffer stays where the variable lives.
     detail::devices::AllocationScope const on_variable_device(
-        detail::tensor_access::buffer(s.value)->device);
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    return {old, detail::tensor_access::mutable_data(s.value)};
+        detail::tensor_access::buffer(local)->device);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(local.dims()));
+    return {old, detail::tensor_access::mutable_data(local)};
   }
   /// overwrite_data() where the variable's device reads and writes its elements: device
   /// memory for a variable on a GPU (brought up to date with host writes; the host copy is
@@ -4863,7 +4947,9 @@ class Variable {
                           "' inside a tf::function being traced: there is no buffer yet");
     }
     auto& s = state();
-    detail::Buffer* held = detail::tensor_access::buffer(s.value);
+    require_replica_copy("overwrite_device_data");
+    Tensor<T, Rank>& local = detail::local_value(s);
+    detail::Buffer* held = detail::tensor_access::buffer(local);
     if (held->unique()) {
       void* data = held->device_bytes();
       held->device_written();
@@ -4871,8 +4957,8 @@ class Variable {
     }
     const void* old = held->device_bytes();  // still owned by whoever holds it
     detail::devices::AllocationScope const on_variable_device(held->device);
-    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(s.value.dims()));
-    detail::Buffer* fresh = detail::tensor_access::buffer(s.value);
+    detail::set_variable_value(s, Tensor<T, Rank>::uninitialized(local.dims()));
+    detail::Buffer* fresh = detail::tensor_access::buffer(local);
     void* out = fresh->device_bytes();
     fresh->device_written();
     return {old, out};
@@ -4888,6 +4974,17 @@ class Variable {
           "tf::Variable: use of a default-constructed Variable that holds no variable");
     }
     return state_;
+  }
+
+  // A direct write to one copy of a mirrored variable outside `strategy.run` would leave the
+  // replicas disagreeing; assign() (an op) updates every copy there instead.
+  void require_replica_copy(const char* what) const {
+    if (!state().mirrors.empty() && detail::current_replica() < 0) {
+      throw failed_precondition("tf::Variable::" + std::string(what) + " on mirrored variable '" +
+                                state().name +
+                                "' outside strategy.run: write it with assign(), or inside a "
+                                "replica");
+    }
   }
 
   template <detail::VariableUpdate Kind>
@@ -4942,6 +5039,10 @@ class AnyVariable {
   [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
   /// The current value (a snapshot).
   [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// `Variable::num_copies()`: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return get().num_copies(); }
+  /// `Variable::copy_value(r)`: replica `r`'s copy, read directly.
+  [[nodiscard]] AnyTensor copy_value(std::size_t r) const { return get().copy_value(r); }
   /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
   /// where update ops are placed.
   [[nodiscard]] detail::devices::DeviceId device_id() const {
@@ -4991,6 +5092,8 @@ class AnyVariable {
     [[nodiscard]] virtual std::size_t rank() const = 0;
     [[nodiscard]] virtual Shape shape() const = 0;
     [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual std::size_t num_copies() const = 0;
+    [[nodiscard]] virtual AnyTensor copy_value(std::size_t r) const = 0;
     [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
     virtual void assign(const AnyTensor& v) const = 0;
     [[nodiscard]] virtual void* writable_raw_data() const = 0;
@@ -5008,6 +5111,8 @@ class AnyVariable {
     std::size_t rank() const override { return R; }
     Shape shape() const override { return v.shape(); }
     AnyTensor value() const override { return v.value(); }
+    std::size_t num_copies() const override { return v.num_copies(); }
+    AnyTensor copy_value(std::size_t r) const override { return v.copy_value(r); }
     detail::devices::DeviceId device_id() const override { return v.device_id(); }
     AnyTensor zeros_like() const override {
       if constexpr (numeric_element<T>) {

@@ -37,6 +37,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/replica_context.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/ops/state/any_variable.hpp>
 #include <tapeflow/ops/state/variable.hpp>
@@ -88,11 +89,24 @@ class Layer<void> : public Trackable {
   /// operator runs it once, before the first call.
   virtual void build(const Shape& input_shape) { (void)input_shape; }
   /// Builds for `input_shape` unless built (what the call operator does first).
+  /// Inside `strategy.run`, replica 0 builds for all replicas in a merge_call, so the weights
+  /// are created once, mirrored (Note [Mirrored variables]).
   void ensure_built(const Shape& input_shape) {
-    if (!built_) {
-      build(input_shape);
-      built_ = true;
+    if (built_) {
+      return;
     }
+    if (auto* replica = distribute::get_replica_context();
+        replica != nullptr && replica->num_replicas_in_sync() > 1) {
+      replica->merge_call([&] {
+        if (!built_) {
+          build(input_shape);
+          built_ = true;
+        }
+      });
+      return;
+    }
+    build(input_shape);
+    built_ = true;
   }
 
   /// The layer's name. Default names ("dense", "dense_1", ...) are given on first use, not at

@@ -18,10 +18,15 @@
 #include <vector>
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
+#include <tapeflow/config/device_scope.hpp>
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/detail/split_batch.hpp>
+#include <tapeflow/distribute/per_replica.hpp>
+#include <tapeflow/distribute/replica_context.hpp>
+#include <tapeflow/distribute/strategy.hpp>
 #include <tapeflow/keras/detail/batching.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/losses.hpp>
@@ -145,8 +150,17 @@ template <>
 class Model<void> : public Layer<void> {
  public:
   /// `base_name` is uniquified ("model" -> "model_1"); `options.name` is used verbatim.
+  /// A model created under a strategy's scope trains under it (`fit` splits each batch across
+  /// its replicas), as in TensorFlow.
   explicit Model(const std::string& base_name = "model", LayerOptions options = {})
-      : Layer<void>(base_name, std::move(options)) {}
+      : Layer<void>(base_name, std::move(options)),
+        strategy_(distribute::detail::scoped_strategy()) {}
+
+  /// The strategy the model was created under (TensorFlow: `model.distribute_strategy`); the
+  /// default strategy when none.
+  [[nodiscard]] distribute::Strategy distribute_strategy() const {
+    return strategy_ != nullptr ? distribute::Strategy(strategy_) : distribute::Strategy();
+  }
 
   /// The forward pass on a type-erased batch (what fit/evaluate/predict use).
   virtual AnyTensor call_any(const AnyTensor& x, bool training) {
@@ -187,6 +201,9 @@ class Model<void> : public Layer<void> {
   /// One optimization step on a batch; returns the batch loss.
   double train_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("fit");
+    if (strategy_ != nullptr && strategy_->device_ids.size() > 1) {
+      return distributed_train_step(x, y);
+    }
     GradientTape tape;
     AnyTensor y_pred = call_any(x, true);
     Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
@@ -199,6 +216,64 @@ class Model<void> : public Layer<void> {
     }
     return loss.item();
   }
+  /// train_step under the model's strategy: each replica takes its rows of the batch and
+  /// minimizes its share of the batch loss (its mean loss times its share of the rows), so the
+  /// summed gradients are those of the whole batch's mean loss; metrics see every replica's
+  /// predictions. Returns the batch loss.
+  double distributed_train_step(const AnyTensor& x, const AnyTensor& y) {
+    const distribute::Strategy strategy(strategy_);
+    const int n = strategy.num_replicas_in_sync();
+    check_xy(x, y, "fit");
+    const std::int64_t rows = x.shape()[0];
+    if (!built()) {
+      // Build the weights once, mirrored, before the replicas split the batch (a replica may
+      // get no rows).
+      const distribute::detail::ContextScope mirrored(&strategy_->device_ids);
+      (void)call_any(x, false);
+    }
+    distribute::PerReplica<AnyTensor> xs;
+    distribute::PerReplica<AnyTensor> ys;
+    for (int r = 0; r < n; ++r) {
+      const config::DeviceScope on_replica(
+          DeviceSpec::from_string(strategy.worker_devices()[std::size_t(r)]));
+      xs.values.push_back(distribute::detail::replica_piece(x, n, r));
+      ys.values.push_back(distribute::detail::replica_piece(y, n, r));
+    }
+    const auto vars = trainable_variables();
+    struct ReplicaResult {
+      double loss = 0;
+      AnyTensor y_pred;
+    };
+    auto results = strategy.run(
+        [&](const AnyTensor& bx, const AnyTensor& by) {
+          ReplicaResult out;
+          std::vector<AnyTensor> grads(vars.size());
+          if (bx.shape()[0] > 0) {
+            GradientTape tape;
+            out.y_pred = call_any(bx, true);
+            const float share = float(double(bx.shape()[0]) / double(rows));
+            const Tensor<float, 0> loss = compiled_.loss.get()(by, out.y_pred) * share;
+            tape.stop();
+            grads = tape.gradient_by_id(loss, ids_of(vars));
+            out.loss = loss.item();
+          }
+          compiled_.optimizer.get().apply_gradients(grads, vars);
+          return out;
+        },
+        xs, ys);
+    double loss = 0;
+    for (int r = 0; r < n; ++r) {
+      const auto& result = results.values[std::size_t(r)];
+      loss += result.loss;
+      if (result.y_pred.has_value()) {
+        for (auto& m : compiled_.metrics) {
+          m->update_state(ys.values[std::size_t(r)], result.y_pred);
+        }
+      }
+    }
+    return loss;
+  }
+
   /// Loss and metrics on one batch without training; returns the batch loss.
   double test_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("evaluate");
@@ -500,6 +575,7 @@ class Model<void> : public Layer<void> {
 
   CompileOptions compiled_;
   bool is_compiled_ = false;
+  std::shared_ptr<distribute::detail::StrategyState> strategy_;
 };
 
 namespace detail_model {

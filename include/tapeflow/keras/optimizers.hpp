@@ -24,10 +24,12 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/replica_context.hpp>
 #include <tapeflow/keras/schedules.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
@@ -132,19 +134,26 @@ class Optimizer : public train::Trackable {
                                "' of shape " + vars[i].shape().to_string());
       }
     }
-    build(vars);  // first step only
-    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
-    // tf::function being traced, they become nodes that run, in this order, at each call, with
-    // the learning rate of the step that call runs.
-    const Tensor<float, 0> lr = learning_rate_tensor();
-    prepare_step(lr);
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
-        continue;
+    if (auto* replica = distribute::get_replica_context();
+        replica != nullptr && replica->num_replicas_in_sync() > 1) {
+      // Inside strategy.run: sum the replicas' gradients, then every replica applies the same
+      // update to its copies (Note [Mirrored variables]).
+      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, grads, vars);
+      if (!s_->built) {
+        replica->merge_call([&] { build(vars); });
       }
-      apply_update(vars[i], grads[i], lr);
+      require_mirrored(vars, replica->num_replicas_in_sync());
+      apply_built(summed, vars);
+      return;
     }
-    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+    for (const auto& v : vars) {
+      if (v.num_copies() > 1) {
+        throw failed_precondition("Optimizer::apply_gradients: variable '" + v.name() +
+                                  "' is mirrored; apply its gradients inside strategy.run");
+      }
+    }
+    build(vars);  // first step only
+    apply_built(grads, vars);
   }
   /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
   template <std::size_t R>
@@ -162,6 +171,96 @@ class Optimizer : public train::Trackable {
     }
   }
 
+ private:
+  // The updates of one step, on this thread's copies of the variables.
+  void apply_built(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
+    // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a
+    // tf::function being traced, they become nodes that run, in this order, at each call, with
+    // the learning rate of the step that call runs.
+    const Tensor<float, 0> lr = learning_rate_tensor();
+    const std::vector<Tensor<float, 0>> step = prepare_step(lr);
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].has_value() && !grads[i].is_symbolic()) {
+        continue;
+      }
+      apply_update(vars[i], grads[i], lr, step);
+    }
+    s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+  }
+
+  // The replicas' gradients summed, in packs of at most bytes_per_pack, last variable first
+  // (the backward pass produces those first). A gradient some replica lacks counts as zeros
+  // there; one no replica has stays empty, so the update skips it as a single replica would.
+  static std::vector<AnyTensor> all_reduce_gradients(distribute::ReplicaContext& replica,
+                                                     std::span<const AnyTensor> grads,
+                                                     std::span<const AnyVariable> vars) {
+    const std::size_t n = grads.size();
+    std::vector<std::int32_t> present(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      present[i] = grads[i].has_value() ? 1 : 0;
+    }
+    AnyTensor counts(tapeflow::from_vector(std::move(present)));
+    replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(&counts, 1));
+    const auto* count = static_cast<const std::int32_t*>(counts.raw_data());
+    std::vector<AnyTensor> out(n);
+    std::vector<std::size_t> order;
+    for (std::size_t i = n; i-- > 0;) {
+      if (count[i] > 0) {
+        out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
+        order.push_back(i);
+      }
+    }
+    const std::int64_t pack_bytes = replica.bytes_per_pack();
+    std::vector<AnyTensor> pack;
+    std::vector<std::size_t> pack_index;
+    std::int64_t bytes = 0;
+    const auto flush = [&] {
+      if (pack.empty()) {
+        return;
+      }
+      replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(pack));
+      for (std::size_t k = 0; k < pack.size(); ++k) {
+        out[pack_index[k]] = std::move(pack[k]);
+      }
+      pack.clear();
+      pack_index.clear();
+      bytes = 0;
+    };
+    for (const std::size_t i : order) {
+      const std::int64_t size = out[i].num_elements() * std::int64_t(sizeof(float));
+      if (!pack.empty() && bytes + size > pack_bytes) {
+        flush();
+      }
+      pack.push_back(out[i]);
+      pack_index.push_back(i);
+      bytes += size;
+    }
+    flush();
+    return out;
+  }
+
+  // Every variable a replica updates must have one copy per replica; a variable made outside
+  // the strategy's scope would be updated by every replica at once.
+  void require_mirrored(std::span<const AnyVariable> vars, int replicas) const {
+    auto check = [&](const AnyVariable& v) {
+      if (v.num_copies() != static_cast<std::size_t>(replicas)) {
+        throw invalid_argument("Optimizer::apply_gradients: variable '" + v.name() + "' has " +
+                               std::to_string(v.num_copies()) + " copies for " +
+                               std::to_string(replicas) +
+                               " replicas; create the model and optimizer under "
+                               "strategy.scope()");
+      }
+    };
+    for (const auto& v : vars) {
+      check(v);
+    }
+    check(AnyVariable(s_->iter));
+    for (const auto& sv : s_->slot_list) {
+      check(sv.slot);
+    }
+  }
+
+ public:
   /// Number of updates applied so far (Keras: `optimizer.iterations`).
   [[nodiscard]] std::int64_t iterations() const { return s_->iter.value().item(); }
   /// The variable counting the updates (checkpointed as `iter` / `_iterations`).
@@ -320,11 +419,16 @@ class Optimizer : public train::Trackable {
     return double(s_->lr_var.value().item());
   }
   /// Computes what every variable's update of this step shares (Adam's beta powers) from the
-  /// learning rate and the `iterations` variable, as ops.
-  virtual void prepare_step(const Tensor<float, 0>& lr) { (void)lr; }
-  /// Runs the update op (a ResourceApply*) of one variable (`run_update`).
+  /// learning rate and the `iterations` variable, as ops. Returned, not stored: the replicas
+  /// of a strategy run one step each at the same time.
+  virtual std::vector<Tensor<float, 0>> prepare_step(const Tensor<float, 0>& lr) {
+    (void)lr;
+    return {};
+  }
+  /// Runs the update op (a ResourceApply*) of one variable (`run_update`); `step` is what
+  /// prepare_step returned.
   virtual void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                            const Tensor<float, 0>& lr) = 0;
+                            const Tensor<float, 0>& lr, std::span<const Tensor<float, 0>> step) = 0;
   /// `f.template operator()<R>()` with the variable's rank R.
   template <class F>
   static auto with_rank(const AnyVariable& var, F&& f) {
@@ -428,8 +532,8 @@ class SGD : public Optimizer {
     const bool has = o_.momentum != 0.0 || layout == train::Layout::tf_keras;
     return {{"momentums", has ? "momentum" : nullptr}};
   }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
+  void apply_update(const AnyVariable& var, const AnyTensor& grad, const Tensor<float, 0>& lr,
+                    std::span<const Tensor<float, 0>> /*step*/) override {
     if (o_.momentum == 0.0) {
       run_update(var, grad, [&](const auto& g) {
         return detail::execute(ops::ResourceApplyGradientDescent{var}, lr, g);
@@ -473,25 +577,23 @@ class Adam : public Optimizer {
     return {{"_momentums", "m"}, {"_velocities", "v"}};
   }
   // Keras's bias correction, in float32 as Keras computes it: beta^t with t = iterations + 1.
-  void prepare_step(const Tensor<float, 0>&) override {
+  std::vector<Tensor<float, 0>> prepare_step(const Tensor<float, 0>&) override {
     const auto t = cast<float>(iterations_variable().value()) + 1.0f;
-    beta_1_power_ = pow(beta_1_, t);
-    beta_2_power_ = pow(beta_2_, t);
+    return {pow(beta_1_, t), pow(beta_2_, t)};
   }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
+  void apply_update(const AnyVariable& var, const AnyTensor& grad, const Tensor<float, 0>& lr,
+                    std::span<const Tensor<float, 0>> step) override {
     const ops::ResourceApplyAdam op{var, slot(var, "m"), slot(var, "v")};
     run_update(var, grad, [&](const auto& g) {
-      return detail::execute(op, beta_1_power_, beta_2_power_, lr, beta_1_, beta_2_, epsilon_, g);
+      return detail::execute(op, step[0], step[1], lr, beta_1_, beta_2_, epsilon_, g);
     });
   }
 
  private:
   AdamOptions o_;
-  // The update ops' inputs: constants made once; the powers computed at each step.
+  // The update ops' constant inputs, made once (prepare_step computes the powers).
   Tensor<float, 0> beta_1_ = scalar(o_.beta_1), beta_2_ = scalar(o_.beta_2);
   Tensor<float, 0> epsilon_ = scalar(o_.epsilon);
-  Tensor<float, 0> beta_1_power_, beta_2_power_;
 };
 
 /// Keyword arguments of RMSprop (Keras defaults).
@@ -520,8 +622,8 @@ class RMSprop : public Optimizer {
       train::Layout) const override {
     return {{"_velocities", "rms"}, {"_momentums", nullptr}, {"_average_gradients", nullptr}};
   }
-  void apply_update(const AnyVariable& var, const AnyTensor& grad,
-                    const Tensor<float, 0>& lr) override {
+  void apply_update(const AnyVariable& var, const AnyTensor& grad, const Tensor<float, 0>& lr,
+                    std::span<const Tensor<float, 0>> /*step*/) override {
     const ops::ResourceApplyRMSProp op{var, slot(var, "rms")};
     run_update(var, grad,
                [&](const auto& g) { return detail::execute(op, lr, rho_, epsilon_, g); });

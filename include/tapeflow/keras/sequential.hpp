@@ -18,6 +18,7 @@
 #include <tapeflow/keras/detail/batching.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/model.hpp>
+#include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::keras_impl {
@@ -263,7 +264,8 @@ class Sequential : public Model<> {
   template <std::size_t I, class X>
   auto run(const X& x, bool training) {
     auto y = detail::keras_impl::call_layer(std::get<I>(layers_), x, training);
-    if (!y.is_symbolic()) {
+    // Replica 0 alone records shapes for summary(): replicas of a strategy call concurrently.
+    if (!y.is_symbolic() && tapeflow::detail::current_replica() <= 0) {
       if (shapes_.size() <= I) {
         shapes_.resize(I + 1);
       }

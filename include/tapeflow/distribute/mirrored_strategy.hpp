@@ -1,0 +1,92 @@
+// `tf::distribute::MirroredStrategy`: synchronous data parallelism on one machine (TensorFlow:
+// `tf.distribute.MirroredStrategy`). One replica per device, each a thread of this process;
+// variables are mirrored (Note [Mirrored variables] in distribute/strategy.hpp) and gradients
+// are summed by the in-process collective, as TensorFlow falls back to for logical devices.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tapeflow/config/config.hpp>
+#include <tapeflow/config/context.hpp>
+#include <tapeflow/config/device_scope.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/strategy.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// Options of MirroredStrategy (TensorFlow's keyword arguments, and the collective's).
+struct MirroredStrategyOptions {
+  /// The replicas' devices ("/gpu:0", "/cpu:1", ...); empty: every logical GPU, or every
+  /// logical CPU where there is no GPU.
+  std::vector<std::string> devices = {};
+  /// How long a replica waits for the others in a collective before every replica fails with
+  /// deadline_exceeded.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  /// The most gradient bytes one all-reduce call carries (TensorFlow:
+  /// `CommunicationOptions.bytes_per_pack`); a larger tensor goes alone.
+  std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+};
+
+/// Replicates the model on every device, splits each global batch across them and keeps the
+/// replicas' variables identical.
+///
+///     tf::config::set_logical_device_configuration(cpus[0], {{}, {}});  // CPU:0, CPU:1
+///     tf::distribute::MirroredStrategy strategy;
+///     auto scope = strategy.scope();  // create the model and optimizer here
+class MirroredStrategy : public Strategy {
+ public:
+  /// A strategy over `options.devices` (invalid_argument for a device that does not exist,
+  /// or one named twice).
+  explicit MirroredStrategy(MirroredStrategyOptions options = {}) {
+    auto& s = *s_;
+    s.class_name = "MirroredStrategy";
+    s.timeout = options.timeout;
+    s.bytes_per_pack = options.bytes_per_pack;
+    s.device_names.clear();
+    s.device_ids.clear();
+    std::vector<std::string> wanted = options.devices;
+    if (wanted.empty()) {
+      auto devices = config::list_logical_devices("GPU");
+      if (devices.empty()) {
+        devices = config::list_logical_devices("CPU");
+      }
+      for (const auto& d : devices) {
+        wanted.push_back(d.name);
+      }
+    }
+    const auto infos = config::detail_context::logical_device_infos();
+    for (const auto& name : wanted) {
+      const DeviceSpec spec = DeviceSpec::from_string(name);
+      const config::detail_context::LogicalDeviceInfo* found = nullptr;
+      if (spec.device_type && config::detail_context::is_local(spec)) {
+        found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
+      }
+      if (found == nullptr || !spec.device_index) {
+        throw invalid_argument("MirroredStrategy: device '" + name +
+                               "' is not one of this process's logical devices (" +
+                               std::to_string(infos.size()) +
+                               " listed by tf::config::list_logical_devices)");
+      }
+      const std::string full = config::detail_context::full_name(*found);
+      for (const auto& seen : s.device_names) {
+        if (seen == full) {
+          throw invalid_argument("MirroredStrategy: device '" + name +
+                                 "' is named twice (no duplicates allowed in devices)");
+        }
+      }
+      s.device_names.push_back(full);
+      s.device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
+    }
+    if (s.device_names.empty()) {
+      throw invalid_argument("MirroredStrategy: no devices");
+    }
+  }
+};
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,156 @@
+// The replica context (TensorFlow: `tf.distribute.ReplicaContext`): what code running inside
+// `strategy.run` knows about its replica, and the calls that involve every replica. Note
+// [Mirrored variables] in distribute/strategy.hpp.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/any_collective.hpp>
+#include <tapeflow/distribute/collective.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// One replica's view of the replicas running a step together (`strategy.run`).
+class ReplicaContext {
+ public:
+  /// Replica `replica_id` of the group `collective` belongs to. `devices` are the strategy's
+  /// (variables a merge_call creates are mirrored on them); `abort` breaks the group when this
+  /// replica fails; `bytes_per_pack` bounds the bytes of one all-reduce of gradients.
+  ReplicaContext(int replica_id, AnyCollective collective,
+                 const std::vector<tapeflow::detail::devices::DeviceId>* devices,
+                 std::function<void(const std::string&)> abort,
+                 std::int64_t bytes_per_pack = std::int64_t{32} << 20)
+      : replica_id_(replica_id),
+        collective_(std::move(collective)),
+        devices_(devices),
+        abort_(std::move(abort)),
+        bytes_per_pack_(bytes_per_pack) {}
+
+  /// This replica's index, 0 .. num_replicas_in_sync() - 1.
+  [[nodiscard]] int replica_id_in_sync_group() const noexcept { return replica_id_; }
+  /// How many replicas run the step.
+  [[nodiscard]] int num_replicas_in_sync() const { return collective_.num_replicas(); }
+
+  /// Replaces each value by its sum (or mean) over the replicas, in one collective call.
+  void all_reduce(ReduceOp op, std::span<AnyTensor> values) { collective_.all_reduce(values, op); }
+  /// The sum (or mean) of `value` over the replicas (TensorFlow: `ctx.all_reduce(op, value)`).
+  template <class T, std::size_t R>
+  [[nodiscard]] Tensor<T, R> all_reduce(ReduceOp op, const Tensor<T, R>& value) {
+    AnyTensor v(value);
+    collective_.all_reduce(std::span<AnyTensor>(&v, 1), op);
+    return v.as<T, R>();
+  }
+  /// Every replica's `value`, in replica order.
+  [[nodiscard]] std::vector<AnyTensor> all_gather(const AnyTensor& value) {
+    return collective_.all_gather(value);
+  }
+
+  /// Runs `fn` once for all replicas (TensorFlow: `merge_call`): every replica calls it at the
+  /// same point; replica 0 runs `fn` in cross-replica context (variables it creates are
+  /// mirrored, as under `strategy.scope()`) while the others wait. If `fn` throws, replica 0
+  /// rethrows it and the others throw `unavailable`.
+  template <class F>
+  void merge_call(F&& fn);
+
+  /// The most bytes one all-reduce of gradients carries (the strategy's option).
+  [[nodiscard]] std::int64_t bytes_per_pack() const noexcept { return bytes_per_pack_; }
+  /// The group's collective (all_reduce, broadcast, all_gather, barrier).
+  [[nodiscard]] AnyCollective& collective() noexcept { return collective_; }
+  /// Breaks the group: the other replicas' collective calls throw `unavailable` naming this
+  /// replica.
+  void abort(const std::string& why) const {
+    if (abort_) {
+      abort_(why);
+    }
+  }
+
+ private:
+  int replica_id_;
+  AnyCollective collective_;
+  const std::vector<tapeflow::detail::devices::DeviceId>* devices_;
+  std::function<void(const std::string&)> abort_;
+  std::int64_t bytes_per_pack_;
+};
+
+namespace detail {
+
+inline ReplicaContext*& current_replica_context() noexcept {
+  thread_local ReplicaContext* context = nullptr;
+  return context;
+}
+
+/// Sets what this thread is while it lives, restoring it after: a replica (its context and
+/// index, which picks its copies of mirrored variables, and no mirroring of variables it
+/// creates: merge_call does that) or the cross-replica context (no context, index -1: replica
+/// 0's copies are read and writes reach every copy, and new variables mirrored on `mirroring`).
+class ContextScope {
+ public:
+  /// Replica `context` (its replica_id_in_sync_group picks the copies).
+  explicit ContextScope(ReplicaContext& context)
+      : ContextScope(&context, context.replica_id_in_sync_group(), nullptr) {}
+  /// Cross-replica context; variables created are mirrored on `mirroring` (null: not).
+  explicit ContextScope(const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
+      : ContextScope(nullptr, -1, mirroring) {}
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+  ~ContextScope() {
+    current_replica_context() = previous_context_;
+    tapeflow::detail::current_replica() = previous_replica_;
+    tapeflow::detail::mirroring_devices() = previous_mirroring_;
+  }
+
+ private:
+  ContextScope(ReplicaContext* context, int replica,
+               const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
+      : previous_context_(std::exchange(current_replica_context(), context)),
+        previous_replica_(std::exchange(tapeflow::detail::current_replica(), replica)),
+        previous_mirroring_(std::exchange(tapeflow::detail::mirroring_devices(), mirroring)) {}
+
+  ReplicaContext* previous_context_;
+  int previous_replica_;
+  const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_;
+};
+
+}  // namespace detail
+
+/// The replica context of the calling thread inside `strategy.run`; null outside (TensorFlow's
+/// cross-replica context).
+[[nodiscard]] inline ReplicaContext* get_replica_context() noexcept {
+  return detail::current_replica_context();
+}
+/// Whether the calling thread is outside any `strategy.run` replica.
+[[nodiscard]] inline bool in_cross_replica_context() noexcept {
+  return get_replica_context() == nullptr;
+}
+
+template <class F>
+void ReplicaContext::merge_call(F&& fn) {
+  collective_.barrier();
+  if (replica_id_ == 0) {
+    const detail::ContextScope cross_replica(devices_);
+    try {
+      std::forward<F>(fn)();
+    } catch (const std::exception& e) {
+      abort(std::string("merge_call: ") + e.what());
+      throw;
+    } catch (...) {
+      abort("merge_call: an exception not derived from std::exception");
+      throw;
+    }
+  }
+  collective_.barrier();
+}
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE

@@ -1,0 +1,302 @@
+// `tf::distribute::Strategy`: the API every distribution strategy shares (TensorFlow:
+// `tf.distribute.Strategy`): `scope()`, `run`, `reduce`, `experimental_local_results`, and the
+// default strategy outside any scope (one replica on the current device).
+//
+// Note [Mirrored variables]. A variable created under a strategy's scope (or by a merge_call
+// inside `strategy.run`) holds one copy per replica, on that replica's device: `value` is
+// replica 0's, `mirrors` the others' (ops/state/variable_ops.hpp). A thread-local replica index
+// picks the copy every variable op works on: inside `run` each replica thread reads and updates
+// its own copy; outside (cross-replica context) reads see replica 0's and writes (assign, a
+// checkpoint restore) reach every copy. The copies stay identical because every replica applies
+// the same update: the optimizer sums the replicas' gradients with one all-reduce (in rank
+// order, so every replica gets the same bits) before its fused updates. Nothing else knows:
+// tapes, tf::function graphs and kernels see an ordinary variable whose buffer is the current
+// replica's, and a variable that is not mirrored pays one empty-vector check per access.
+// Variables created lazily inside `run` (a layer's first call, an optimizer's slots) are made
+// once by replica 0 in a merge_call while the others wait, so they are mirrored too and their
+// random initial values are the ones a single replica would draw.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ranges>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tapeflow/backend/cpu/thread_budget.hpp>
+#include <tapeflow/config/device_scope.hpp>
+#include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/tensor.hpp>
+#include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/any_collective.hpp>
+#include <tapeflow/distribute/collective.hpp>
+#include <tapeflow/distribute/distributed_dataset.hpp>
+#include <tapeflow/distribute/in_process_collective.hpp>
+#include <tapeflow/distribute/per_replica.hpp>
+#include <tapeflow/distribute/replica_context.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
+#include <tapeflow/ops/state/variable.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+namespace detail {
+
+/// What a strategy is: its replicas' devices and how it runs them. Strategy handles share one.
+struct StrategyState {
+  virtual ~StrategyState() = default;
+  std::string class_name = "_DefaultDistributionStrategy";
+  std::vector<std::string> device_names;                        // full names, replica order
+  std::vector<tapeflow::detail::devices::DeviceId> device_ids;  // the same devices' ids
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+
+  // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
+  // its device scope and replica context. One replica's exception breaks the step for all;
+  // the root cause is rethrown here once every replica has stopped.
+  virtual void run_replicas(const std::function<void(int)>& body) const {
+    const int n = static_cast<int>(device_ids.size());
+    InProcessGroup group(n, {.timeout = timeout});
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+    auto replica = [&](int r) {
+      // Each replica uses its logical CPU's share of the intra-op threads, CPU:0's included
+      // (outside a strategy, ops on CPU:0 may use the whole pool).
+      const int previous_budget = std::exchange(
+          backend::cpu::thread_budget(),
+          tapeflow::detail::devices::host(device_ids[std::size_t(r)]).thread_budget());
+      try {
+        const config::DeviceScope on_device(DeviceSpec::from_string(device_names[std::size_t(r)]));
+        ReplicaContext context(
+            r, AnyCollective(group.replica(r)), &device_ids,
+            [&group, r](const std::string& why) { group.abort(r, why); }, bytes_per_pack);
+        const ContextScope as_replica(context);
+        body(r);
+      } catch (const std::exception& e) {
+        errors[std::size_t(r)] = std::current_exception();
+        group.abort(r, e.what());
+      } catch (...) {
+        errors[std::size_t(r)] = std::current_exception();
+        group.abort(r, "an exception not derived from std::exception");
+      }
+      backend::cpu::thread_budget() = previous_budget;
+    };
+    {
+      std::vector<std::jthread> others;
+      for (int r = 1; r < n; ++r) {
+        others.emplace_back(replica, r);
+      }
+      replica(0);
+    }  // joins every replica
+    // The replica that failed first threw something other than the `unavailable` the others
+    // got from its abort.
+    std::exception_ptr first;
+    for (const auto& e : errors) {
+      if (!e) {
+        continue;
+      }
+      if (!first) {
+        first = e;
+      }
+      try {
+        std::rethrow_exception(e);
+      } catch (const unavailable&) {
+      } catch (...) {
+        std::rethrow_exception(e);
+      }
+    }
+    if (first) {
+      std::rethrow_exception(first);
+    }
+  }
+};
+
+inline std::shared_ptr<StrategyState>& scoped_strategy() noexcept {
+  thread_local std::shared_ptr<StrategyState> strategy;
+  return strategy;
+}
+
+// The argument replica `r` gets: its own value of a PerReplica, the same value otherwise.
+template <class A>
+decltype(auto) replica_arg(const A& a, int r) {
+  if constexpr (is_per_replica<A>) {
+    return a[static_cast<std::size_t>(r)];
+  } else {
+    return (a);
+  }
+}
+template <class A>
+using replica_arg_t = decltype(replica_arg(std::declval<const std::remove_cvref_t<A>&>(), 0));
+
+}  // namespace detail
+
+class Strategy;
+
+/// While it lives, variables (and Keras models and optimizers) are created for the strategy
+/// (TensorFlow: `with strategy.scope():`).
+class [[nodiscard]] StrategyScope {
+ public:
+  /// Opens `s`'s scope on this thread (invalid_argument inside another strategy's scope).
+  explicit StrategyScope(std::shared_ptr<detail::StrategyState> s) {
+    auto& current = detail::scoped_strategy();
+    if (current != nullptr && current != s) {
+      throw invalid_argument("Mixing different tf.distribute.Strategy objects: a " + s->class_name +
+                             " scope inside a " + current->class_name + " scope");
+    }
+    previous_strategy_ = std::exchange(current, std::move(s));
+    previous_mirroring_ =
+        std::exchange(tapeflow::detail::mirroring_devices(), &current->device_ids);
+  }
+  StrategyScope(const StrategyScope&) = delete;
+  StrategyScope& operator=(const StrategyScope&) = delete;
+  ~StrategyScope() {
+    detail::scoped_strategy() = std::move(previous_strategy_);
+    tapeflow::detail::mirroring_devices() = previous_mirroring_;
+  }
+
+ private:
+  std::shared_ptr<detail::StrategyState> previous_strategy_;
+  const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_ = nullptr;
+};
+
+/// A distribution strategy; copies share it. Default-constructed: TensorFlow's default
+/// strategy, one replica on the current device.
+class Strategy {
+ public:
+  Strategy() : s_(std::make_shared<detail::StrategyState>()) {
+    s_->device_names = {config::current_device()};
+    s_->device_ids = {tapeflow::detail::devices::resolve(s_->device_names[0])};
+  }
+  /// A handle on an existing strategy's state.
+  explicit Strategy(std::shared_ptr<detail::StrategyState> state) : s_(std::move(state)) {}
+
+  /// How many replicas run each step.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept {
+    return static_cast<int>(s_->device_ids.size());
+  }
+  /// The replicas' devices, full names in replica order (TensorFlow:
+  /// `strategy.extended.worker_devices`).
+  [[nodiscard]] const std::vector<std::string>& worker_devices() const noexcept {
+    return s_->device_names;
+  }
+  /// Variables, models and optimizers created while the scope lives belong to the strategy.
+  [[nodiscard]] StrategyScope scope() const { return StrategyScope(s_); }
+
+  /// Runs `fn(args...)` on every replica (TensorFlow: `strategy.run(fn, args)`): a PerReplica
+  /// argument gives each replica its own value, any other argument is shared. Returns the
+  /// replicas' results as a PerReplica (nothing for a void fn). Inside, `get_replica_context()`
+  /// is the replica's; an exception in one replica stops every replica (the others' collective
+  /// calls throw `unavailable`) and is rethrown here.
+  template <class F, class... Args>
+  auto run(F&& fn, const Args&... args) const {
+    using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
+    const int n = num_replicas_in_sync();
+    (check_per_replica(args, n), ...);
+    if constexpr (std::is_void_v<Result>) {
+      s_->run_replicas(
+          [&]([[maybe_unused]] int r) { std::invoke(fn, detail::replica_arg(args, r)...); });
+    } else {
+      std::vector<std::optional<Result>> results(static_cast<std::size_t>(n));
+      s_->run_replicas([&]([[maybe_unused]] int r) {
+        results[std::size_t(r)].emplace(std::invoke(fn, detail::replica_arg(args, r)...));
+      });
+      PerReplica<Result> out;
+      out.values.reserve(results.size());
+      for (auto& v : results) {
+        out.values.push_back(std::move(*v));
+      }
+      return out;
+    }
+  }
+
+  /// The replicas' values combined elementwise (TensorFlow: `strategy.reduce(op, value,
+  /// axis=None)`): their sum, or their mean.
+  template <class T, std::size_t R>
+  [[nodiscard]] Tensor<T, R> reduce(ReduceOp op, const PerReplica<Tensor<T, R>>& value) const {
+    Tensor<T, R> total = sum_of(value, [](const Tensor<T, R>& v) { return v; });
+    return op == ReduceOp::mean ? total / static_cast<T>(value.size()) : total;
+  }
+  /// The replicas' values reduced over `axis` too (TensorFlow: `strategy.reduce(op, value,
+  /// axis)`): the sum over every replica's rows, or their mean, dividing by all replicas' rows
+  /// together (replicas' batches may differ in size).
+  template <class T, std::size_t R>
+    requires(R > 0)
+  [[nodiscard]] Tensor<T, R - 1> reduce(ReduceOp op, const PerReplica<Tensor<T, R>>& value,
+                                        int axis) const {
+    std::int64_t rows = 0;
+    for (const auto& v : value.values) {
+      rows += v.shape()[static_cast<std::size_t>(axis < 0 ? axis + int(R) : axis)];
+    }
+    Tensor<T, R - 1> total =
+        sum_of(value, [&](const Tensor<T, R>& v) { return tapeflow::reduce_sum(v, axis); });
+    return op == ReduceOp::mean ? total / static_cast<T>(rows) : total;
+  }
+
+  /// `dataset`'s global batches split across the replicas (TensorFlow:
+  /// `strategy.experimental_distribute_dataset(ds)`): iterating yields one PerReplica per
+  /// batch, for `run`. Batch the dataset by the global batch size first.
+  template <std::ranges::viewable_range Dataset>
+  [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset) const {
+    using View = std::views::all_t<Dataset>;
+    return DistributedDataset<View>(std::views::all(std::forward<Dataset>(dataset)),
+                                    s_->device_names);
+  }
+
+  /// The values held by this process's replicas, in replica order.
+  template <class T>
+  [[nodiscard]] const std::vector<T>& experimental_local_results(const PerReplica<T>& value) const {
+    return value.values;
+  }
+
+  /// The shared state (what Keras models keep to train under the strategy).
+  [[nodiscard]] const std::shared_ptr<detail::StrategyState>& state() const noexcept { return s_; }
+
+ protected:
+  std::shared_ptr<detail::StrategyState> s_;  ///< shared by the strategy's handles
+
+ private:
+  template <class A>
+  static void check_per_replica(const A& a, int n) {
+    if constexpr (detail::is_per_replica<A>) {
+      if (a.size() != static_cast<std::size_t>(n)) {
+        throw invalid_argument("Strategy::run: a PerReplica argument holds " +
+                               std::to_string(a.size()) + " values for " + std::to_string(n) +
+                               " replicas");
+      }
+    }
+  }
+  template <class V, class Each>
+  auto sum_of(const PerReplica<V>& value, Each&& each) const {
+    if (value.size() == 0) {
+      throw invalid_argument("Strategy::reduce: no replica values");
+    }
+    const config::DeviceScope on_first_replica(DeviceSpec::from_string(s_->device_names[0]));
+    auto total = each(value.values[0]);
+    for (std::size_t r = 1; r < value.size(); ++r) {
+      total = total + each(value.values[r]);  // replica order: the same bits every run
+    }
+    return total;
+  }
+};
+
+/// The strategy whose scope is open on this thread, else the default strategy (TensorFlow:
+/// `tf.distribute.get_strategy()`).
+[[nodiscard]] inline Strategy get_strategy() {
+  if (auto& s = detail::scoped_strategy()) {
+    return Strategy(s);
+  }
+  return Strategy();
+}
+/// Whether a strategy's scope is open on this thread (TensorFlow: `tf.distribute.has_strategy`).
+[[nodiscard]] inline bool has_strategy() noexcept { return detail::scoped_strategy() != nullptr; }
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
