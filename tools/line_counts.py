@@ -43,6 +43,7 @@ PROGRAMS = [
     ("tensor_array", "tf.TensorArray in a tf.function"),
     ("autograph", "tf.autograph.to_code of square_if_positive"),
     ("config", "tf.config: list devices, visibility, memory growth, logical devices"),
+    ("distribute", "tf.distribute: MirroredStrategy, model built under scope(), fit"),
 ]
 
 REGION = re.compile(r"^\s*// \[seed:([a-z0-9_]+) (begin|end)\]\s*$")
