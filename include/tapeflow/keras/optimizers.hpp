@@ -138,6 +138,13 @@ class Optimizer : public train::Trackable {
         replica != nullptr && replica->num_replicas_in_sync() > 1) {
       // Inside strategy.run: sum the replicas' gradients, then every replica applies the same
       // update to its copies (Note [Mirrored variables]).
+      for (const auto& g : grads) {
+        if (g.is_symbolic()) {
+          throw unimplemented(
+              "Optimizer::apply_gradients inside strategy.run in a tf::function being traced: "
+              "the replicas' gradients are all-reduced eagerly only");
+        }
+      }
       const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, grads, vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
