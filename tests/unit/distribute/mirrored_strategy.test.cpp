@@ -20,6 +20,9 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/data.hpp>
 #include <tapeflow/distribute.hpp>
+#include <tapeflow/distribute/any_collective.hpp>
+#include <tapeflow/distribute/detail/split_batch.hpp>
+#include <tapeflow/distribute/distributed_dataset.hpp>
 #include <tapeflow/keras/layers/dense.hpp>
 #include <tapeflow/keras/sequential.hpp>
 #include <tapeflow/ops/random/random.hpp>
@@ -172,6 +175,24 @@ TEST_CASE(
   CHECK(dist::get_strategy().num_replicas_in_sync() == 1);
   CHECK_THROWS_AS(dist::MirroredStrategy({.devices = {"/cpu:0", "/cpu:0"}}), tf::invalid_argument);
   CHECK_THROWS_AS(dist::MirroredStrategy({.devices = {"/cpu:7"}}), tf::invalid_argument);
+}
+
+TEST_CASE("the batch-split rule and AnyCollective over the in-process collective", "[distribute]") {
+  using dist::detail::replica_rows;
+  using Rows = std::pair<std::int64_t, std::int64_t>;
+  CHECK(replica_rows(7, 2, 0) == Rows{0, 4});
+  CHECK(replica_rows(7, 2, 1) == Rows{4, 7});
+  CHECK(replica_rows(2, 4, 2) == Rows{2, 2});  // more replicas than rows: empty
+  CHECK(replica_rows(0, 3, 1) == Rows{0, 0});
+  static_assert(dist::Collective<dist::AnyCollective>);
+  dist::InProcessGroup group(1);
+  dist::AnyCollective any(group.replica(0));
+  CHECK(any.rank() == 0);
+  CHECK(any.num_replicas() == 1);
+  std::vector<tf::AnyTensor> t{tf::AnyTensor(tf::constant<float>({2, 3}))};
+  any.all_reduce(t, dist::ReduceOp::mean);
+  CHECK(floats(t[0]) == std::vector<float>{2, 3});
+  CHECK(any.all_gather(t[0]).size() == 1);
 }
 
 TEST_CASE("experimental_distribute_dataset splits global batches as TensorFlow does",
