@@ -4,7 +4,8 @@
 # `sudo apt-get install` line and exits 1.
 TAPEFLOW_PACKAGES=(cmake ninja-build g++ git libeigen3-dev librange-v3-dev catch2 libbenchmark-dev
                    libjpeg62-turbo-dev libpng-dev zlib1g-dev clang-format-16 python3 doxygen
-                   libhdf5-dev libzip-dev pkg-config)
+                   libhdf5-dev libzip-dev pkg-config
+                   libopenmpi-dev openmpi-bin)
 # scripts/test.sh's second compiler (preset clang): Clang 16, the oldest Clang the README names,
 # on Debian's libstdc++ 12 (from g++).
 TAPEFLOW_CLANG_PACKAGES=(clang-16)
