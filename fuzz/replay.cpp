@@ -42,6 +42,9 @@
 #define LLVMFuzzerTestOneInput fuzz_object_graph
 #include "object_graph.fuzz.cpp"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_tf_config
+#include "tf_config.fuzz.cpp"
+#undef LLVMFuzzerTestOneInput
 
 namespace {
 using Target = int (*)(const std::uint8_t*, std::size_t);
@@ -54,7 +57,7 @@ constexpr Entry targets[] = {
     {"checkpoint_index", fuzz_checkpoint_index}, {"saved_model_parse", fuzz_saved_model_parse},
     {"event_file", fuzz_event_file},           {"idx_reader", fuzz_idx_reader},
     {"image_decode", fuzz_image_decode},       {"checkpoint_state", fuzz_checkpoint_state},
-    {"object_graph", fuzz_object_graph},
+    {"object_graph", fuzz_object_graph},       {"tf_config", fuzz_tf_config},
 };
 }  // namespace
 

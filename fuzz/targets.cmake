@@ -2,4 +2,4 @@
 # fuzz/CMakeLists.txt (the libFuzzer builds) and tests/CMakeLists.txt (the corpus replay).
 set(TAPEFLOW_FUZZ_TARGETS
     tfrecord_reader example_parser checkpoint_index saved_model_parse event_file idx_reader
-    image_decode checkpoint_state object_graph)
+    image_decode checkpoint_state object_graph tf_config)

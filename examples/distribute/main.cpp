@@ -2,7 +2,8 @@
 // device, and model.fit splits each global batch across the replicas, sums their gradients
 // with an all-reduce and applies the same update everywhere. On a machine without GPUs the
 // replicas are logical CPUs (--logical_devices). One custom step then shows strategy.run with
-// the per-replica batches and losses, and the loss strategy.reduce sums.
+// the per-replica batches and losses, and the loss strategy.reduce sums. With --multi_worker,
+// run under `mpirun -np N`, MultiWorkerMirroredStrategy makes each process a worker instead.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,9 @@
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/keras.hpp>
 #include <tapeflow/tapeflow.hpp>
+#if TAPEFLOW_HAS_MPI
+#include <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
+#endif
 
 #include "common/argparse.hpp"
 #include "common/mnist.hpp"
@@ -24,7 +28,11 @@ namespace {
 examples::ArgumentParser parser(
     "distribute",
     "Trains the handbook's MNIST CNN (or --model mlp) with MirroredStrategy and model.fit, then\n"
-    "runs one custom step with strategy.run and prints per-replica batches and losses.");
+    "runs one custom step with strategy.run and prints per-replica batches and losses.\n"
+    "With --multi_worker, run it under `mpirun -np 2` (or srun): each process is a worker of\n"
+    "MultiWorkerMirroredStrategy; the chief (worker 0) shows fit's progress.");
+auto& multi_worker =
+    parser.add_argument("--multi_worker", false, "MultiWorkerMirroredStrategy over MPI (mpirun)");
 auto& model_name = parser.add_argument("--model", "cnn", "cnn or mlp");
 auto& logical_devices =
     parser.add_argument("--logical_devices", 2, "logical CPUs to create when there is no GPU");
@@ -35,21 +43,21 @@ auto& train_examples =
 auto& data_dir = parser.add_data_dir();
 
 template <class Model>
-int run(examples::MNISTLoader& data) {
+int train(examples::MNISTLoader& data, const tf::distribute::Strategy& strategy) {
   const std::int64_t n = std::min(train_examples, data.num_train_data);
   auto x = tf::slice(data.train_data, {0, 0, 0, 0}, {n, 28, 28, 1});
   auto y = tf::slice(data.train_label, {0}, {n});
+  const int verbose = strategy.should_save_summary() ? 1 : 0;  // the chief's bar only
 
   // [seed:distribute begin]
   // [snippet:mirrored_fit]
-  tf::distribute::MirroredStrategy strategy;  // or ({.devices = {"/gpu:0", "/gpu:1"}})
   std::printf("Number of devices: %d\n", strategy.num_replicas_in_sync());
   auto scope = strategy.scope();  // Python's `with strategy.scope():` (fit may run inside)
   Model model;
   model.compile({.optimizer = tf::keras::optimizers::Adam({.learning_rate = 1e-3}),
                  .loss = tf::keras::losses::SparseCategoricalCrossentropy(),
                  .metrics = {tf::keras::metrics::SparseCategoricalAccuracy()}});
-  model.fit(x, y, {.batch_size = batch_size, .epochs = epochs, .seed = 0});
+  model.fit(x, y, {.batch_size = batch_size, .epochs = epochs, .verbose = verbose, .seed = 0});
   // [snippet:mirrored_fit]
   // [seed:distribute end]
 
@@ -70,7 +78,8 @@ int run(examples::MNISTLoader& data) {
   for (const auto& batch : strategy.experimental_distribute_dataset(ds)) {
     auto losses = strategy.run(replica_step, batch);
     for (std::size_t r = 0; r < losses.size(); ++r) {
-      std::printf("replica %zu: batch %ld on %s, loss share %.4f\n", r,
+      std::printf("replica %zu: batch %ld on %s, loss share %.4f\n",
+                  r + std::size_t(strategy.worker_index()),
                   static_cast<long>(std::get<0>(batch[r]).dim(0)),
                   strategy.worker_devices()[r].c_str(), losses[r].item());
     }
@@ -89,13 +98,32 @@ int main(int argc, char** argv) {
       throw tf::invalid_argument(
           "--model must be cnn or mlp, --batch_size and --logical_devices > 0");
     }
-    if (tf::config::list_physical_devices("GPU").empty()) {
+    if (!multi_worker && tf::config::list_physical_devices("GPU").empty()) {
       tf::config::set_logical_device_configuration(
           tf::config::list_physical_devices("CPU").at(0),
           std::vector<tf::config::LogicalDeviceConfiguration>(std::size_t(logical_devices)));
     }
     tf::random::set_seed(0);
     examples::MNISTLoader data(data_dir);
-    return model_name == "cnn" ? run<examples::CNN>(data) : run<examples::MLP>(data);
+    const auto run = [&](const tf::distribute::Strategy& strategy) {
+      return model_name == "cnn" ? train<examples::CNN>(data, strategy)
+                                 : train<examples::MLP>(data, strategy);
+    };
+    if (multi_worker) {
+#if TAPEFLOW_HAS_MPI
+      // [snippet:multi_worker]
+      tf::distribute::MultiWorkerMirroredStrategy strategy;  // one worker per mpirun process
+      // [snippet:multi_worker]
+      return run(strategy);
+#else
+      throw tf::unimplemented("--multi_worker: this build has no tapeflow::mpi (libopenmpi-dev)");
+#endif
+    }
+    // [seed:distribute begin]
+    // [snippet:mirrored_strategy]
+    tf::distribute::MirroredStrategy strategy;  // or ({.devices = {"/gpu:0", "/gpu:1"}})
+    // [snippet:mirrored_strategy]
+    // [seed:distribute end]
+    return run(strategy);
   });
 }

@@ -11161,9 +11161,10 @@ TAPEFLOW_END_NAMESPACE
 // ---- begin <tapeflow/distribute.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
-// tf.distribute: strategies that run a training step on several replicas (MirroredStrategy),
-// their replica contexts and per-replica values, and the collectives replicas exchange tensors
-// through (the `Collective` concept and its in-process model).
+// tf.distribute: strategies that run a training step on several replicas (MirroredStrategy on
+// one machine, MultiWorkerMirroredStrategy across processes), their replica contexts and
+// per-replica values, and the collectives replicas exchange tensors through (the `Collective`
+// concept, its in-process model and MPI's, whose definitions are in tapeflow::mpi).
 
 // ---- begin <tapeflow/distribute/any_collective.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_ANY_COLLECTIVE_HPP
@@ -13785,8 +13786,15 @@ class DistributedDataset {
 
  public:
   /// Splits `dataset`'s batches across the replicas on `devices` (full names, replica order).
-  DistributedDataset(Dataset dataset, std::vector<std::string> devices)
-      : dataset_(std::move(dataset)), devices_(std::move(devices)) {}
+  /// Across workers, these are the global replicas `first_replica`, ... of `num_replicas`
+  /// (each worker reads every global batch and keeps its replicas' rows: TensorFlow's
+  /// AutoShardPolicy DATA), so every element goes to exactly one replica.
+  DistributedDataset(Dataset dataset, std::vector<std::string> devices, int first_replica = 0,
+                     int num_replicas = 0)
+      : dataset_(std::move(dataset)),
+        devices_(std::move(devices)),
+        first_replica_(first_replica),
+        num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())) {}
 
   /// One element: replica r's part of one global batch.
   class iterator {
@@ -13795,17 +13803,17 @@ class DistributedDataset {
     using difference_type = std::ptrdiff_t;
 
     iterator() = default;
-    iterator(std::ranges::iterator_t<Dataset> it, const std::vector<std::string>* devices)
-        : it_(std::move(it)), devices_(devices) {}
+    iterator(std::ranges::iterator_t<Dataset> it, const DistributedDataset* owner)
+        : it_(std::move(it)), owner_(owner) {}
     value_type operator*() const {
       const Element global = *it_;
-      const int n = static_cast<int>(devices_->size());
+      const auto& devices = owner_->devices_;
       value_type out;
-      out.values.reserve(devices_->size());
-      for (int r = 0; r < n; ++r) {
-        const config::DeviceScope on_replica(
-            DeviceSpec::from_string((*devices_)[static_cast<std::size_t>(r)]));
-        out.values.push_back(detail::replica_piece(global, n, r));
+      out.values.reserve(devices.size());
+      for (std::size_t r = 0; r < devices.size(); ++r) {
+        const config::DeviceScope on_replica(DeviceSpec::from_string(devices[r]));
+        out.values.push_back(detail::replica_piece(global, owner_->num_replicas_,
+                                                   owner_->first_replica_ + static_cast<int>(r)));
       }
       return out;
     }
@@ -13820,27 +13828,75 @@ class DistributedDataset {
 
    private:
     std::ranges::iterator_t<Dataset> it_{};
-    const std::vector<std::string>* devices_ = nullptr;
+    const DistributedDataset* owner_ = nullptr;
   };
 
   /// Starts an epoch of the underlying dataset.
-  iterator begin() { return iterator(std::ranges::begin(dataset_), &devices_); }
+  iterator begin() { return iterator(std::ranges::begin(dataset_), this); }
   /// The underlying dataset's end.
   auto end() { return std::ranges::end(dataset_); }
-  /// How many replicas each batch is split across.
-  [[nodiscard]] int num_replicas_in_sync() const noexcept {
-    return static_cast<int>(devices_.size());
-  }
+  /// How many replicas each batch is split across, on every worker.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept { return num_replicas_; }
 
  private:
   Dataset dataset_;
   std::vector<std::string> devices_;
+  int first_replica_;
+  int num_replicas_;
 };
 
 }  // namespace distribute
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DISTRIBUTED_DATASET_HPP
 // ---- end <tapeflow/distribute/distributed_dataset.hpp>
+// ---- begin <tapeflow/distribute/file_paths.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_FILE_PATHS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_FILE_PATHS_HPP
+// Where each worker writes what only the chief keeps (TensorFlow's `distributed_file_utils`,
+// used by the multi-worker tutorial and Keras' callbacks): every worker takes part in saving a
+// checkpoint or a model, since saving may read mirrored state together, but only the chief's
+// files are kept; the others write to a temporary folder beside them and delete it after.
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+// ---- begin <tapeflow/distribute/strategy.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
+// `tf::distribute::Strategy`: the API every distribution strategy shares (TensorFlow:
+// `tf.distribute.Strategy`): `scope()`, `run`, `reduce`, `experimental_local_results`, and the
+// default strategy outside any scope (one replica on the current device).
+//
+// Note [Mirrored variables]. A variable created under a strategy's scope (or by a merge_call
+// inside `strategy.run`) holds one copy per replica, on that replica's device: `value` is
+// replica 0's, `mirrors` the others' (ops/state/variable_ops.hpp). A thread-local replica index
+// picks the copy every variable op works on: inside `run` each replica thread reads and updates
+// its own copy; outside (cross-replica context) reads see replica 0's and writes (assign, a
+// checkpoint restore) reach every copy. The copies stay identical because every replica applies
+// the same update: the optimizer sums the replicas' gradients with one all-reduce (in rank
+// order, so every replica gets the same bits) before its fused updates. Nothing else knows:
+// tapes, tf::function graphs and kernels see an ordinary variable whose buffer is the current
+// replica's, and a variable that is not mirrored pays one empty-vector check per access.
+// Variables created lazily inside `run` (a layer's first call, an optimizer's slots) are made
+// once by replica 0 in a merge_call while the others wait, so they are mirrored too and their
+// random initial values are the ones a single replica would draw.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
 // ---- begin <tapeflow/distribute/in_process_collective.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
@@ -14208,54 +14264,6 @@ static_assert(Collective<InProcessCollective>);
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
 // ---- end <tapeflow/distribute/in_process_collective.hpp>
-// ---- begin <tapeflow/distribute/mirrored_strategy.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
-// `tf::distribute::MirroredStrategy`: synchronous data parallelism on one machine (TensorFlow:
-// `tf.distribute.MirroredStrategy`). One replica per device, each a thread of this process;
-// variables are mirrored (Note [Mirrored variables] in distribute/strategy.hpp) and gradients
-// are summed by the in-process collective, as TensorFlow falls back to for logical devices.
-
-#include <chrono>
-#include <cstdint>
-#include <string>
-#include <vector>
-
-// ---- begin <tapeflow/distribute/strategy.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
-// `tf::distribute::Strategy`: the API every distribution strategy shares (TensorFlow:
-// `tf.distribute.Strategy`): `scope()`, `run`, `reduce`, `experimental_local_results`, and the
-// default strategy outside any scope (one replica on the current device).
-//
-// Note [Mirrored variables]. A variable created under a strategy's scope (or by a merge_call
-// inside `strategy.run`) holds one copy per replica, on that replica's device: `value` is
-// replica 0's, `mirrors` the others' (ops/state/variable_ops.hpp). A thread-local replica index
-// picks the copy every variable op works on: inside `run` each replica thread reads and updates
-// its own copy; outside (cross-replica context) reads see replica 0's and writes (assign, a
-// checkpoint restore) reach every copy. The copies stay identical because every replica applies
-// the same update: the optimizer sums the replicas' gradients with one all-reduce (in rank
-// order, so every replica gets the same bits) before its fused updates. Nothing else knows:
-// tapes, tf::function graphs and kernels see an ordinary variable whose buffer is the current
-// replica's, and a variable that is not mirrored pays one empty-vector check per access.
-// Variables created lazily inside `run` (a layer's first call, an optimizer's slots) are made
-// once by replica 0 in a merge_call while the others wait, so they are mirrored too and their
-// random initial values are the ones a single replica would draw.
-
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
-#include <exception>
-#include <functional>
-#include <memory>
-#include <optional>
-#include <ranges>
-#include <string>
-#include <thread>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
 // ---- begin <tapeflow/distribute/replica_context.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_REPLICA_CONTEXT_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_REPLICA_CONTEXT_HPP
@@ -14295,6 +14303,7 @@ TAPEFLOW_END_NAMESPACE
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14317,6 +14326,16 @@ inline int& current_replica() noexcept {
 inline const std::vector<devices::DeviceId>*& mirroring_devices() noexcept {
   thread_local const std::vector<devices::DeviceId>* devices = nullptr;
   return devices;
+}
+
+/// Agrees a new variable's initial value among processes before it is stored: called with the
+/// variable's name and initial value, it may replace the value. A multi-worker strategy's scope
+/// sets it so every worker starts from the chief's values (TensorFlow's variable creator under
+/// MultiWorkerMirroredStrategy broadcasts them from worker 0); null elsewhere.
+using InitialValueSync = std::function<void(const std::string& name, AnyTensor& value)>;
+inline const InitialValueSync*& initial_value_sync() noexcept {
+  thread_local const InitialValueSync* sync = nullptr;
+  return sync;
 }
 
 /// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
@@ -14534,6 +14553,11 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
+    if (const auto* sync = detail::initial_value_sync(); sync != nullptr && *sync) {
+      AnyTensor agreed(initial_value);
+      (*sync)(state_->name, agreed);
+      initial_value = agreed.as<T, Rank>();
+    }
     // A variable lives on the device its creation is placed on (Note [Placement]); under a
     // distribution strategy's scope, one copy on each replica's device (Note [Mirrored
     // variables]).
@@ -14743,19 +14767,31 @@ class ReplicaContext {
  public:
   /// Replica `replica_id` of the group `collective` belongs to. `devices` are the strategy's
   /// (variables a merge_call creates are mirrored on them); `abort` breaks the group when this
-  /// replica fails; `bytes_per_pack` bounds the bytes of one all-reduce of gradients.
+  /// replica fails; `bytes_per_pack` bounds the bytes of one all-reduce of gradients. Across
+  /// workers, `local_replica_id` is the replica's index in its process (it picks the copies of
+  /// mirrored variables; -1: `replica_id`) and `sync` agrees the initial values of variables a
+  /// merge_call creates.
   ReplicaContext(int replica_id, AnyCollective collective,
                  const std::vector<tapeflow::detail::devices::DeviceId>* devices,
                  std::function<void(const std::string&)> abort,
-                 std::int64_t bytes_per_pack = std::int64_t{32} << 20)
+                 std::int64_t bytes_per_pack = std::int64_t{32} << 20, int local_replica_id = -1,
+                 const tapeflow::detail::InitialValueSync* sync = nullptr)
       : replica_id_(replica_id),
+        local_replica_id_(local_replica_id < 0 ? replica_id : local_replica_id),
         collective_(std::move(collective)),
         devices_(devices),
         abort_(std::move(abort)),
-        bytes_per_pack_(bytes_per_pack) {}
+        bytes_per_pack_(bytes_per_pack),
+        sync_(sync) {}
 
   /// This replica's index, 0 .. num_replicas_in_sync() - 1.
   [[nodiscard]] int replica_id_in_sync_group() const noexcept { return replica_id_; }
+  /// This replica's index among its own process's replicas (the same on one machine).
+  [[nodiscard]] int local_replica_id() const noexcept { return local_replica_id_; }
+  /// How many replicas run in this process (num_replicas_in_sync() on one machine).
+  [[nodiscard]] int num_local_replicas() const noexcept {
+    return devices_ != nullptr ? static_cast<int>(devices_->size()) : 1;
+  }
   /// How many replicas run the step.
   [[nodiscard]] int num_replicas_in_sync() const { return collective_.num_replicas(); }
 
@@ -14794,10 +14830,12 @@ class ReplicaContext {
 
  private:
   int replica_id_;
+  int local_replica_id_;
   AnyCollective collective_;
   const std::vector<tapeflow::detail::devices::DeviceId>* devices_;
   std::function<void(const std::string&)> abort_;
   std::int64_t bytes_per_pack_;
+  const tapeflow::detail::InitialValueSync* sync_;
 };
 
 namespace detail {
@@ -14810,33 +14848,39 @@ inline ReplicaContext*& current_replica_context() noexcept {
 /// Sets what this thread is while it lives, restoring it after: a replica (its context and
 /// index, which picks its copies of mirrored variables, and no mirroring of variables it
 /// creates: merge_call does that) or the cross-replica context (no context, index -1: replica
-/// 0's copies are read and writes reach every copy, and new variables mirrored on `mirroring`).
+/// 0's copies are read and writes reach every copy, and new variables mirrored on `mirroring`,
+/// their initial values agreed by `sync` across workers).
 class ContextScope {
  public:
-  /// Replica `context` (its replica_id_in_sync_group picks the copies).
+  /// Replica `context` (its local_replica_id picks the copies).
   explicit ContextScope(ReplicaContext& context)
-      : ContextScope(&context, context.replica_id_in_sync_group(), nullptr) {}
+      : ContextScope(&context, context.local_replica_id(), nullptr, nullptr) {}
   /// Cross-replica context; variables created are mirrored on `mirroring` (null: not).
-  explicit ContextScope(const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
-      : ContextScope(nullptr, -1, mirroring) {}
+  explicit ContextScope(const std::vector<tapeflow::detail::devices::DeviceId>* mirroring,
+                        const tapeflow::detail::InitialValueSync* sync = nullptr)
+      : ContextScope(nullptr, -1, mirroring, sync) {}
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
   ~ContextScope() {
     current_replica_context() = previous_context_;
     tapeflow::detail::current_replica() = previous_replica_;
     tapeflow::detail::mirroring_devices() = previous_mirroring_;
+    tapeflow::detail::initial_value_sync() = previous_sync_;
   }
 
  private:
   ContextScope(ReplicaContext* context, int replica,
-               const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
+               const std::vector<tapeflow::detail::devices::DeviceId>* mirroring,
+               const tapeflow::detail::InitialValueSync* sync)
       : previous_context_(std::exchange(current_replica_context(), context)),
         previous_replica_(std::exchange(tapeflow::detail::current_replica(), replica)),
-        previous_mirroring_(std::exchange(tapeflow::detail::mirroring_devices(), mirroring)) {}
+        previous_mirroring_(std::exchange(tapeflow::detail::mirroring_devices(), mirroring)),
+        previous_sync_(std::exchange(tapeflow::detail::initial_value_sync(), sync)) {}
 
   ReplicaContext* previous_context_;
   int previous_replica_;
   const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_;
+  const tapeflow::detail::InitialValueSync* previous_sync_;
 };
 
 }  // namespace detail
@@ -14854,8 +14898,8 @@ class ContextScope {
 template <class F>
 void ReplicaContext::merge_call(F&& fn) {
   collective_.barrier();
-  if (replica_id_ == 0) {
-    const detail::ContextScope cross_replica(devices_);
+  if (local_replica_id_ == 0) {  // one call per process: each worker has its own variables
+    const detail::ContextScope cross_replica(devices_, sync_);
     try {
       std::forward<F>(fn)();
     } catch (const std::exception& e) {
@@ -17276,6 +17320,27 @@ struct StrategyState {
   std::vector<tapeflow::detail::devices::DeviceId> device_ids;  // the same devices' ids
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+  // Across processes (MultiWorkerMirroredStrategy): this process is worker `worker_index` of
+  // `num_workers`, its replicas the global replicas worker_index * local + 0, 1, ...
+  int num_workers = 1;
+  int worker_index = 0;
+  // Agrees new variables' initial values across workers (null on one machine).
+  std::shared_ptr<const tapeflow::detail::InitialValueSync> initial_value_sync;
+
+  /// This process's replicas.
+  [[nodiscard]] int num_local_replicas() const noexcept {
+    return static_cast<int>(device_ids.size());
+  }
+  /// Every replica of every worker.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept {
+    return num_local_replicas() * num_workers;
+  }
+  /// The global index of this process's first replica.
+  [[nodiscard]] int first_local_replica() const noexcept {
+    return worker_index * num_local_replicas();
+  }
+  /// Sums `values` over the workers in place (cross-replica context; nothing on one machine).
+  virtual void all_reduce_across_workers(std::span<AnyTensor> values) const { (void)values; }
 
   // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
   // its device scope and replica context. One replica's exception breaks the step for all;
@@ -17357,6 +17422,20 @@ using replica_arg_t = decltype(replica_arg(std::declval<const std::remove_cvref_
 
 class Strategy;
 
+/// How a multi-worker strategy divides a dataset among the workers (TensorFlow:
+/// `tf.data.experimental.AutoShardPolicy`).
+enum class AutoShardPolicy {
+  auto_,  ///< `data` (sharding by file is not built)
+  file,   ///< by input file (not built: `unimplemented`)
+  data,   ///< every worker reads every global batch and keeps its replicas' rows
+  off,    ///< none: each worker's dataset is already its own
+};
+
+/// Options of `experimental_distribute_dataset` (TensorFlow: `options.experimental_distribute`).
+struct DistributeOptions {
+  AutoShardPolicy auto_shard_policy = AutoShardPolicy::auto_;  ///< who reads what
+};
+
 /// While it lives, variables (and Keras models and optimizers) are created for the strategy
 /// (TensorFlow: `with strategy.scope():`).
 class [[nodiscard]] StrategyScope {
@@ -17371,17 +17450,21 @@ class [[nodiscard]] StrategyScope {
     previous_strategy_ = std::exchange(current, std::move(s));
     previous_mirroring_ =
         std::exchange(tapeflow::detail::mirroring_devices(), &current->device_ids);
+    previous_sync_ =
+        std::exchange(tapeflow::detail::initial_value_sync(), current->initial_value_sync.get());
   }
   StrategyScope(const StrategyScope&) = delete;
   StrategyScope& operator=(const StrategyScope&) = delete;
   ~StrategyScope() {
     detail::scoped_strategy() = std::move(previous_strategy_);
     tapeflow::detail::mirroring_devices() = previous_mirroring_;
+    tapeflow::detail::initial_value_sync() = previous_sync_;
   }
 
  private:
   std::shared_ptr<detail::StrategyState> previous_strategy_;
   const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_ = nullptr;
+  const tapeflow::detail::InitialValueSync* previous_sync_ = nullptr;
 };
 
 /// A distribution strategy; copies share it. Default-constructed: TensorFlow's default
@@ -17395,11 +17478,9 @@ class Strategy {
   /// A handle on an existing strategy's state.
   explicit Strategy(std::shared_ptr<detail::StrategyState> state) : s_(std::move(state)) {}
 
-  /// How many replicas run each step.
-  [[nodiscard]] int num_replicas_in_sync() const noexcept {
-    return static_cast<int>(s_->device_ids.size());
-  }
-  /// The replicas' devices, full names in replica order (TensorFlow:
+  /// How many replicas run each step, on every worker.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept { return s_->num_replicas_in_sync(); }
+  /// This process's replicas' devices, full names in replica order (TensorFlow:
   /// `strategy.extended.worker_devices`).
   [[nodiscard]] const std::vector<std::string>& worker_devices() const noexcept {
     return s_->device_names;
@@ -17407,15 +17488,15 @@ class Strategy {
   /// Variables, models and optimizers created while the scope lives belong to the strategy.
   [[nodiscard]] StrategyScope scope() const { return StrategyScope(s_); }
 
-  /// Runs `fn(args...)` on every replica (TensorFlow: `strategy.run(fn, args)`): a PerReplica
-  /// argument gives each replica its own value, any other argument is shared. Returns the
-  /// replicas' results as a PerReplica (nothing for a void fn). Inside, `get_replica_context()`
-  /// is the replica's; an exception in one replica stops every replica (the others' collective
-  /// calls throw `unavailable`) and is rethrown here.
+  /// Runs `fn(args...)` on every replica of this process (TensorFlow: `strategy.run(fn,
+  /// args)`): a PerReplica argument gives each replica its own value, any other argument is
+  /// shared. Returns the replicas' results as a PerReplica (nothing for a void fn). Inside,
+  /// `get_replica_context()` is the replica's; an exception in one replica stops every replica
+  /// (the others' collective calls throw `unavailable`) and is rethrown here.
   template <class F, class... Args>
   auto run(F&& fn, const Args&... args) const {
     using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
-    const int n = num_replicas_in_sync();
+    const int n = s_->num_local_replicas();
     (check_per_replica(args, n), ...);
     if constexpr (std::is_void_v<Result>) {
       s_->run_replicas(
@@ -17435,11 +17516,13 @@ class Strategy {
   }
 
   /// The replicas' values combined elementwise (TensorFlow: `strategy.reduce(op, value,
-  /// axis=None)`): their sum, or their mean.
+  /// axis=None)`): their sum, or their mean, over every worker's replicas.
   template <class T, std::size_t R>
   [[nodiscard]] Tensor<T, R> reduce(ReduceOp op, const PerReplica<Tensor<T, R>>& value) const {
     Tensor<T, R> total = sum_of(value, [](const Tensor<T, R>& v) { return v; });
-    return op == ReduceOp::mean ? total / static_cast<T>(value.size()) : total;
+    return op == ReduceOp::mean
+               ? total / static_cast<T>(value.size() * std::size_t(s_->num_workers))
+               : total;
   }
   /// The replicas' values reduced over `axis` too (TensorFlow: `strategy.reduce(op, value,
   /// axis)`): the sum over every replica's rows, or their mean, dividing by all replicas' rows
@@ -17454,18 +17537,44 @@ class Strategy {
     }
     Tensor<T, R - 1> total =
         sum_of(value, [&](const Tensor<T, R>& v) { return tapeflow::reduce_sum(v, axis); });
+    if (op == ReduceOp::mean && s_->num_workers > 1) {
+      AnyTensor all_rows{Tensor<std::int64_t, 0>(rows)};
+      s_->all_reduce_across_workers(std::span<AnyTensor>(&all_rows, 1));
+      rows = all_rows.as<std::int64_t, 0>().item();
+    }
     return op == ReduceOp::mean ? total / static_cast<T>(rows) : total;
   }
 
   /// `dataset`'s global batches split across the replicas (TensorFlow:
   /// `strategy.experimental_distribute_dataset(ds)`): iterating yields one PerReplica per
-  /// batch, for `run`. Batch the dataset by the global batch size first.
+  /// batch, for `run`. Batch the dataset by the global batch size first. Across workers the
+  /// policy says who reads what: `data` (and `auto`): every worker reads every global batch and
+  /// keeps its replicas' rows; `off`: each worker's dataset is its own (sharded by the
+  /// program), its batches split across its own replicas only.
   template <std::ranges::viewable_range Dataset>
-  [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset) const {
+  [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset,
+                                                     DistributeOptions options = {}) const {
     using View = std::views::all_t<Dataset>;
+    const bool off = options.auto_shard_policy == AutoShardPolicy::off;
+    if (options.auto_shard_policy == AutoShardPolicy::file) {
+      throw unimplemented(
+          "experimental_distribute_dataset: AutoShardPolicy::file (sharding a TFRecord file "
+          "list by worker) is not built; shard the file list with tf::data::shard(num_workers, "
+          "worker_index()) and pass AutoShardPolicy::off");
+    }
     return DistributedDataset<View>(std::views::all(std::forward<Dataset>(dataset)),
-                                    s_->device_names);
+                                    s_->device_names, off ? 0 : s_->first_local_replica(),
+                                    off ? s_->num_local_replicas() : s_->num_replicas_in_sync());
   }
+
+  /// Whether this process writes checkpoints: false on every worker but the chief (TensorFlow:
+  /// `strategy.extended.should_checkpoint`); see distribute/file_paths.hpp.
+  [[nodiscard]] bool should_checkpoint() const noexcept { return s_->worker_index == 0; }
+  /// Whether this process writes TensorBoard summaries: the chief only (TensorFlow:
+  /// `strategy.extended.should_save_summary`).
+  [[nodiscard]] bool should_save_summary() const noexcept { return s_->worker_index == 0; }
+  /// This process's index among the workers (0, the chief, on one machine).
+  [[nodiscard]] int worker_index() const noexcept { return s_->worker_index; }
 
   /// The values held by this process's replicas, in replica order.
   template <class T>
@@ -17500,6 +17609,11 @@ class Strategy {
     for (std::size_t r = 1; r < value.size(); ++r) {
       total = total + each(value.values[r]);  // replica order: the same bits every run
     }
+    if (s_->num_workers > 1) {
+      AnyTensor across(total);
+      s_->all_reduce_across_workers(std::span<AnyTensor>(&across, 1));
+      total = across.template as<typename decltype(total)::value_type, decltype(total)::rank_v>();
+    }
     return total;
   }
 };
@@ -17519,6 +17633,55 @@ class Strategy {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
 // ---- end <tapeflow/distribute/strategy.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// The folder this worker writes `dirpath` as (TensorFlow: `write_dirpath`): `dirpath` on the
+/// chief and under every single-process strategy, `<dirpath>/workertemp_<worker>` elsewhere.
+[[nodiscard]] inline std::filesystem::path write_dirpath(const std::filesystem::path& dirpath,
+                                                         const Strategy& strategy) {
+  if (strategy.should_checkpoint()) {
+    return dirpath;
+  }
+  return dirpath / ("workertemp_" + std::to_string(strategy.worker_index()));
+}
+
+/// The file this worker writes `filepath` as (TensorFlow: `write_filepath`): the same name in
+/// write_dirpath of its folder.
+[[nodiscard]] inline std::filesystem::path write_filepath(const std::filesystem::path& filepath,
+                                                          const Strategy& strategy) {
+  return write_dirpath(filepath.parent_path(), strategy) / filepath.filename();
+}
+
+/// Deletes what a worker other than the chief wrote for `dirpath` (TensorFlow:
+/// `remove_temp_dirpath`); nothing on the chief. Never throws: a cleanup that fails leaves the
+/// temporary folder behind.
+inline void remove_temp_dirpath(const std::filesystem::path& dirpath,
+                                const Strategy& strategy) noexcept {
+  if (!strategy.should_checkpoint()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(write_dirpath(dirpath, strategy), ignored);
+  }
+}
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_FILE_PATHS_HPP
+// ---- end <tapeflow/distribute/file_paths.hpp>
+// ---- begin <tapeflow/distribute/mirrored_strategy.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
+// `tf::distribute::MirroredStrategy`: synchronous data parallelism on one machine (TensorFlow:
+// `tf.distribute.MirroredStrategy`). One replica per device, each a thread of this process;
+// variables are mirrored (Note [Mirrored variables] in distribute/strategy.hpp) and gradients
+// are summed by the in-process collective, as TensorFlow falls back to for logical devices.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
@@ -17596,6 +17759,541 @@ class MirroredStrategy : public Strategy {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MIRRORED_STRATEGY_HPP
 // ---- end <tapeflow/distribute/mirrored_strategy.hpp>
+// ---- begin <tapeflow/distribute/mpi_collective.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MPI_COLLECTIVE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MPI_COLLECTIVE_HPP
+// The `Collective` of worker processes over MPI (MultiWorkerMirroredStrategy): declarations
+// only, compiled in `tapeflow::mpi` (backends/mpi/), which a program using it links.
+//
+// One instance is one process's handle on MPI_COMM_WORLD; ranks are workers. Each operation
+// starts with a nonblocking rendezvous waited on with a deadline, so a dead or hung worker is a
+// typed error, never a hang: past the timeout the caller pings every peer, throws
+// deadline_exceeded naming the workers that did not answer, and tells the live ones to stop
+// (they throw `unavailable` naming this worker). Tensors are read through their host view;
+// every worker must pass the same dtypes and shapes, checked at the rendezvous
+// (invalid_argument on every worker otherwise). Docs: docs/guide/distribute.md, "The MPI
+// collective".
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// Options of an MpiCollective.
+struct MpiOptions {
+  /// How long one operation waits for the other workers before it fails with
+  /// deadline_exceeded naming the workers that do not respond.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+};
+
+/// This process's handle on the workers of its MPI job (MPI_COMM_WORLD). The first one made
+/// initializes MPI (thread level MPI_THREAD_SERIALIZED) unless the program already did; MPI is
+/// then finalized at exit, unless an operation failed (a dead peer would make that hang).
+/// Copies share the handle; calls on one handle must not overlap.
+class MpiCollective {
+ public:
+  /// Joins the job's workers (initializing MPI if needed).
+  explicit MpiCollective(MpiOptions options = {});
+
+  /// This worker's rank, 0 .. num_replicas() - 1.
+  [[nodiscard]] int rank() const;
+  /// How many workers the job has.
+  [[nodiscard]] int num_replicas() const;
+  /// The host this worker runs on (MPI_Get_processor_name).
+  [[nodiscard]] std::string processor_name() const;
+
+  /// Replaces each tensor by its sum (or mean) over the workers; tensors of one dtype travel
+  /// in one MPI call.
+  void all_reduce(std::span<AnyTensor> tensors, ReduceOp op);
+  /// Replaces each tensor by worker `root`'s.
+  void broadcast(std::span<AnyTensor> tensors, int root);
+  /// Every worker's `t` (same dtype and rank; dims may differ), in rank order.
+  std::vector<AnyTensor> all_gather(const AnyTensor& t);
+  /// Returns when every worker has called it.
+  void barrier();
+  /// Tells the other workers this one failed: their pending and later operations throw
+  /// `unavailable` naming this worker and `why`.
+  void abort(const std::string& why);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MPI_COLLECTIVE_HPP
+// ---- end <tapeflow/distribute/mpi_collective.hpp>
+// ---- begin <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_HPP
+// `tf::distribute::MultiWorkerMirroredStrategy`: synchronous data parallelism across worker
+// processes (TensorFlow: `tf.distribute.MultiWorkerMirroredStrategy`), one replica per worker,
+// launched by `mpirun -np N` (or srun); the collective is MPI's (distribute/mpi_collective.hpp,
+// compiled in tapeflow::mpi, which a program using this header links).
+//
+// Note [Multi-worker variables]. Each worker holds its own copy of every variable created
+// under the scope. The copies start equal because creating one is a collective: every worker
+// passes its variable's dtype and shape to the others (a model that differs across workers is
+// invalid_argument on every worker, naming the variable and the shapes), then takes worker 0's
+// initial value. They stay equal because every worker applies the same all-reduced gradients.
+// Workers must therefore create the same variables in the same order, as they do running the
+// same program (TensorFlow requires the same).
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+// ---- begin <tapeflow/distribute/detail/tf_config.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_TF_CONFIG_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_TF_CONFIG_HPP
+// TF_CONFIG, the environment variable that tells a TensorFlow worker its cluster and its own
+// task: `{"cluster": {"chief": ["host:port"], "worker": ["host:port", ...]}, "task": {"type":
+// "worker", "index": 0}}`. A small JSON reader (objects, arrays, strings, numbers, literals),
+// bounded in depth, with errors naming the offset.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+
+/// What TF_CONFIG says: the cluster's jobs (name -> task addresses) and this task.
+struct TfConfig {
+  std::map<std::string, std::vector<std::string>> cluster;
+  std::string task_type;
+  std::int64_t task_index = 0;
+};
+
+class TfConfigReader {
+ public:
+  explicit TfConfigReader(std::string_view text) : text_(text) {}
+
+  TfConfig read() {
+    TfConfig out;
+    bool has_task = false;
+    object(0, [&](const std::string& key) {
+      if (key == "cluster") {
+        object(1, [&](const std::string& job) {
+          auto& tasks = out.cluster[job];
+          tasks.clear();
+          array([&] { tasks.push_back(string()); });
+        });
+      } else if (key == "task") {
+        has_task = true;
+        object(1, [&](const std::string& field) {
+          if (field == "type") {
+            out.task_type = string();
+          } else if (field == "index") {
+            out.task_index = integer();
+          } else {
+            skip(2);
+          }
+        });
+      } else {
+        skip(1);
+      }
+    });
+    space();
+    if (pos_ != text_.size()) {
+      fail("unexpected text after the JSON object");
+    }
+    if (!has_task || out.task_type.empty()) {
+      fail("no \"task\": {\"type\": ..., \"index\": ...}");
+    }
+    return out;
+  }
+
+ private:
+  static constexpr int max_depth = 32;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw invalid_argument("TF_CONFIG: " + why + " (at offset " + std::to_string(pos_) + ")");
+  }
+  void space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                   text_[pos_] == '\t' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+  char peek() {
+    space();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
+  void expect(char c) {
+    if (peek() != c) {
+      fail(std::string("expected '") + c + "'");
+    }
+    ++pos_;
+  }
+  template <class Member>
+  void object(int depth, Member&& member) {
+    if (depth > max_depth) {
+      fail("nested too deeply");
+    }
+    expect('{');
+    if (peek() == '}') {
+      ++pos_;
+      return;
+    }
+    for (;;) {
+      const std::string key = string();
+      expect(':');
+      member(key);
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect('}');
+      return;
+    }
+  }
+  template <class Element>
+  void array(Element&& element) {
+    expect('[');
+    if (peek() == ']') {
+      ++pos_;
+      return;
+    }
+    for (;;) {
+      element();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect(']');
+      return;
+    }
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (pos_ < text_.size() && text_[pos_] != '"') {
+      char c = text_[pos_++];
+      if (static_cast<unsigned char>(c) < 0x20) {
+        fail("control character in a string");
+      }
+      if (c == '\\') {
+        if (pos_ >= text_.size()) {
+          break;
+        }
+        const char e = text_[pos_++];
+        switch (e) {
+          case 'n':
+            c = '\n';
+            break;
+          case 't':
+            c = '\t';
+            break;
+          case 'r':
+            c = '\r';
+            break;
+          case 'b':
+            c = '\b';
+            break;
+          case 'f':
+            c = '\f';
+            break;
+          case '"':
+          case '\\':
+          case '/':
+            c = e;
+            break;
+          default:
+            fail(std::string("unsupported escape '\\") + e + "'");
+        }
+      }
+      out.push_back(c);
+    }
+    if (pos_ >= text_.size()) {
+      fail("unterminated string");
+    }
+    ++pos_;
+    return out;
+  }
+  std::int64_t integer() {
+    space();
+    const std::size_t start = pos_;
+    bool negative = false;
+    if (pos_ < text_.size() && text_[pos_] == '-') {
+      negative = true;
+      ++pos_;
+    }
+    std::int64_t value = 0;
+    std::size_t digits = 0;
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      if (++digits > 9) {
+        pos_ = start;
+        fail("task index out of range");
+      }
+      value = value * 10 + (text_[pos_++] - '0');
+    }
+    if (digits == 0) {
+      fail("expected an integer");
+    }
+    return negative ? -value : value;
+  }
+  // Any value, ignored.
+  void skip(int depth) {
+    if (depth > max_depth) {
+      fail("nested too deeply");
+    }
+    const char c = peek();
+    if (c == '{') {
+      object(depth, [&](const std::string&) { skip(depth + 1); });
+    } else if (c == '[') {
+      if (depth + 1 > max_depth) {
+        fail("nested too deeply");
+      }
+      array([&] { skip(depth + 1); });
+    } else if (c == '"') {
+      (void)string();
+    } else {
+      const std::size_t start = pos_;
+      while (pos_ < text_.size() &&
+             std::string_view("+-.eE0123456789truefalsn").find(text_[pos_]) !=
+                 std::string_view::npos) {
+        ++pos_;
+      }
+      if (pos_ == start) {
+        fail("expected a value");
+      }
+    }
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+/// Reads TF_CONFIG's JSON (invalid_argument naming the offset of what is wrong).
+inline TfConfig parse_tf_config(std::string_view json) { return TfConfigReader(json).read(); }
+
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_TF_CONFIG_HPP
+// ---- end <tapeflow/distribute/detail/tf_config.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// Options of MultiWorkerMirroredStrategy (TensorFlow's `CommunicationOptions`, and the
+/// device).
+struct MultiWorkerMirroredStrategyOptions {
+  /// This worker's replica device; empty: "/gpu:0" where there is a GPU, else "/cpu:0".
+  std::string device = {};
+  /// How long a worker waits for the others in a collective before it fails with
+  /// deadline_exceeded naming the workers that do not respond (TensorFlow: `timeout_seconds`).
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  /// The most gradient bytes one all-reduce carries (TensorFlow: `bytes_per_pack`).
+  std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+};
+
+/// Where this worker stands in the cluster (TensorFlow: `strategy.cluster_resolver`).
+struct ClusterResolver {
+  std::string task_type = "worker";  ///< "chief" or "worker"
+  int task_id = 0;                   ///< index within the task type
+  int num_workers = 1;               ///< every task of the cluster
+  int rank = 0;                      ///< the MPI rank (0 is the chief)
+  std::string host;                  ///< the host it runs on
+};
+
+namespace detail {
+
+struct MultiWorkerState final : StrategyState {
+  explicit MultiWorkerState(MpiOptions options) : collective(options) {}
+
+  MpiCollective collective;
+
+  void all_reduce_across_workers(std::span<AnyTensor> values) const override {
+    auto c = collective;  // a handle: the state is const, the group is not
+    c.all_reduce(values, ReduceOp::sum);
+  }
+
+  // One replica per worker, on the caller's thread.
+  void run_replicas(const std::function<void(int)>& body) const override {
+    auto c = collective;
+    try {
+      const config::DeviceScope on_device(DeviceSpec::from_string(device_names[0]));
+      ReplicaContext context(
+          worker_index, AnyCollective(c), &device_ids,
+          [c](const std::string& why) mutable { c.abort(why); }, bytes_per_pack, 0,
+          initial_value_sync.get());
+      const ContextScope as_replica(context);
+      body(0);
+    } catch (const std::exception& e) {
+      c.abort(e.what());  // the others stop now instead of at their deadline
+      throw;
+    }
+  }
+};
+
+// Agrees a new variable's initial value: same dtype and shape on every worker, worker 0's
+// value (Note [Multi-worker variables]).
+inline void agree_initial_value(MpiCollective& c, std::int64_t ordinal, const std::string& name,
+                                AnyTensor& value) {
+  std::vector<std::int64_t> mine = {static_cast<std::int64_t>(value.dtype()),
+                                    static_cast<std::int64_t>(value.rank())};
+  for (std::size_t i = 0; i < value.rank(); ++i) {
+    mine.push_back(value.shape()[i]);
+  }
+  mine.resize(2 + max_rank, 0);
+  const std::vector<AnyTensor> all = c.all_gather(AnyTensor(tapeflow::from_vector(mine)));
+  const auto describe = [](const AnyTensor& signature) {
+    const auto* s = static_cast<const std::int64_t*>(signature.raw_data());
+    std::string dims;
+    for (std::int64_t i = 0; i < s[1] && i < std::int64_t(max_rank); ++i) {
+      dims += (i == 0 ? "" : ",") + std::to_string(s[2 + i]);
+    }
+    return std::string(dtype_name(static_cast<DType>(s[0]))) + "[" + dims + "]";
+  };
+  for (std::size_t r = 1; r < all.size(); ++r) {
+    if (std::memcmp(all[r].raw_data(), all[0].raw_data(), sizeof(std::int64_t) * (2 + max_rank)) !=
+        0) {
+      throw invalid_argument("MultiWorkerMirroredStrategy: variable '" +
+                             (name.empty() ? "#" + std::to_string(ordinal) + " (unnamed)" : name) +
+                             "' is " + describe(all[0]) + " on worker 0 but " + describe(all[r]) +
+                             " on worker " + std::to_string(r) +
+                             ": every worker must build the same model");
+    }
+  }
+  std::array<AnyTensor, 1> v = {value};
+  c.broadcast(v, 0);
+  value = std::move(v[0]);
+}
+
+inline ClusterResolver resolve_cluster(const MpiCollective& c) {
+  ClusterResolver out;
+  out.rank = c.rank();
+  out.num_workers = c.num_replicas();
+  out.task_id = c.rank();
+  out.host = c.processor_name();
+  const char* env = std::getenv("TF_CONFIG");
+  if (env == nullptr || *env == '\0') {
+    return out;  // the cluster is MPI's: every rank a worker, rank 0 the chief
+  }
+  const TfConfig config = parse_tf_config(env);
+  const auto size_of = [&](const std::string& job) {
+    const auto it = config.cluster.find(job);
+    return it == config.cluster.end() ? 0 : static_cast<int>(it->second.size());
+  };
+  for (const auto& [job, tasks] : config.cluster) {
+    if (job != "chief" && job != "worker") {
+      throw invalid_argument("TF_CONFIG: job '" + job +
+                             "' has no place in MultiWorkerMirroredStrategy (chief and worker "
+                             "jobs only)");
+    }
+  }
+  const int chiefs = size_of("chief");
+  if (chiefs > 1) {
+    throw invalid_argument("TF_CONFIG: the cluster has " + std::to_string(chiefs) +
+                           " chiefs; at most one");
+  }
+  const int tasks = chiefs + size_of("worker");
+  if (config.task_type != "chief" && config.task_type != "worker") {
+    throw invalid_argument("TF_CONFIG: task type '" + config.task_type +
+                           "' (MultiWorkerMirroredStrategy runs chief and worker tasks)");
+  }
+  if (config.task_index < 0 || config.task_index >= size_of(config.task_type)) {
+    throw invalid_argument("TF_CONFIG: task " + config.task_type + ":" +
+                           std::to_string(config.task_index) + " is not in the cluster");
+  }
+  const int rank = config.task_type == "chief" ? 0 : chiefs + int(config.task_index);
+  if (tasks != out.num_workers || rank != out.rank) {
+    throw invalid_argument("TF_CONFIG names task " + config.task_type + ":" +
+                           std::to_string(config.task_index) + " of " + std::to_string(tasks) +
+                           " tasks, but MPI runs this process as rank " + std::to_string(out.rank) +
+                           " of " + std::to_string(out.num_workers) +
+                           " (chief first, then workers in order)");
+  }
+  out.task_type = config.task_type;
+  out.task_id = int(config.task_index);
+  return out;
+}
+
+}  // namespace detail
+
+/// Replicates the model on every worker process, splits each global batch across them and
+/// keeps their variables identical; worker 0 is the chief.
+///
+///     // mpirun -np 2 ./train
+///     tf::distribute::MultiWorkerMirroredStrategy strategy;
+///     auto scope = strategy.scope();  // create the model and optimizer here
+class MultiWorkerMirroredStrategy : public Strategy {
+ public:
+  /// Joins the MPI job's workers (initializing MPI if needed; unavailable without an MPI
+  /// runtime) and reads TF_CONFIG where set (invalid_argument when it disagrees with MPI).
+  explicit MultiWorkerMirroredStrategy(MultiWorkerMirroredStrategyOptions options = {})
+      : Strategy(make_state(options)) {
+    auto& s = state_();
+    resolver_ = detail::resolve_cluster(s.collective);
+  }
+
+  /// Where this worker stands (TensorFlow: `strategy.cluster_resolver`).
+  [[nodiscard]] const ClusterResolver& cluster_resolver() const noexcept { return resolver_; }
+  /// Whether this worker is the chief, the one that writes checkpoints and summaries.
+  [[nodiscard]] bool is_chief() const noexcept { return resolver_.rank == 0; }
+  /// The workers' collective (cross-replica calls: broadcast, barrier, ...).
+  [[nodiscard]] MpiCollective collective() const { return state_().collective; }
+
+ private:
+  static std::shared_ptr<detail::StrategyState> make_state(
+      const MultiWorkerMirroredStrategyOptions& options) {
+    auto state = std::make_shared<detail::MultiWorkerState>(MpiOptions{.timeout = options.timeout});
+    state->class_name = "MultiWorkerMirroredStrategy";
+    state->timeout = options.timeout;
+    state->bytes_per_pack = options.bytes_per_pack;
+    std::string device = options.device;
+    if (device.empty()) {
+      device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
+    }
+    const DeviceSpec spec = DeviceSpec::from_string(device);
+    const auto infos = config::detail_context::logical_device_infos();
+    const config::detail_context::LogicalDeviceInfo* found = nullptr;
+    if (spec.device_type && spec.device_index && config::detail_context::is_local(spec)) {
+      found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
+    }
+    if (found == nullptr) {
+      throw invalid_argument("MultiWorkerMirroredStrategy: device '" + device +
+                             "' is not one of this process's logical devices");
+    }
+    state->device_names = {config::detail_context::full_name(*found)};
+    state->device_ids = {static_cast<tapeflow::detail::devices::DeviceId>(found->id)};
+    state->num_workers = state->collective.num_replicas();
+    state->worker_index = state->collective.rank();
+    auto collective = state->collective;
+    auto ordinal = std::make_shared<std::int64_t>(0);
+    state->initial_value_sync = std::make_shared<const tapeflow::detail::InitialValueSync>(
+        [collective, ordinal](const std::string& name, AnyTensor& value) mutable {
+          detail::agree_initial_value(collective, (*ordinal)++, name, value);
+        });
+    return state;
+  }
+  detail::MultiWorkerState& state_() const { return static_cast<detail::MultiWorkerState&>(*s_); }
+
+  ClusterResolver resolver_;
+};
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_HPP
+// ---- end <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_HPP
 // ---- end <tapeflow/distribute.hpp>
 // ---- begin <tapeflow/image.hpp>
@@ -29899,7 +30597,7 @@ class Optimizer : public train::Trackable {
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
-      require_mirrored(vars, replica->num_replicas_in_sync());
+      require_mirrored(vars, replica->num_local_replicas());
       apply_built(summed, vars);
       return;
     }
@@ -30594,6 +31292,9 @@ namespace keras {
 /// Metric values by name ("loss", "sparse_categorical_accuracy", "val_loss", ...).
 using Logs = std::map<std::string, double>;
 
+template <class Derived>
+class Model;
+
 /// Hooks into fit (tf.keras.callbacks.Callback). Override what you need.
 class Callback {
  public:
@@ -30603,6 +31304,8 @@ class Callback {
   /// Copy-assignable, so derived callbacks can be.
   Callback& operator=(const Callback&) = default;
   virtual ~Callback() = default;
+  /// Called by fit before on_train_begin with the model being trained (Keras' `set_model`).
+  virtual void set_model(Model<void>&) {}
   /// Called once before the first epoch (the logs are empty).
   virtual void on_train_begin(const Logs&) {}
   /// Called once after the last epoch (the logs are empty).
@@ -30755,7 +31458,7 @@ class Model<void> : public Layer<void> {
   /// One optimization step on a batch; returns the batch loss.
   double train_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("fit");
-    if (strategy_ != nullptr && strategy_->device_ids.size() > 1) {
+    if (strategy_ != nullptr && strategy_->num_replicas_in_sync() > 1) {
       return distributed_train_step(x, y);
     }
     GradientTape tape;
@@ -30772,26 +31475,30 @@ class Model<void> : public Layer<void> {
   }
   /// train_step under the model's strategy: each replica takes its rows of the batch and
   /// minimizes its share of the batch loss (its mean loss times its share of the rows), so the
-  /// summed gradients are those of the whole batch's mean loss; metrics see every replica's
-  /// predictions. Returns the batch loss.
+  /// summed gradients are those of the whole batch's mean loss; metrics see this process's
+  /// replicas' predictions. Across workers, every worker passes the same global batch and its
+  /// replicas take their rows. Returns the batch loss, summed over every worker.
   double distributed_train_step(const AnyTensor& x, const AnyTensor& y) {
     const distribute::Strategy strategy(strategy_);
     const int n = strategy.num_replicas_in_sync();
+    const int local = strategy_->num_local_replicas();
+    const int first = strategy_->first_local_replica();
     check_xy(x, y, "fit");
     const std::int64_t rows = x.shape()[0];
     if (!built()) {
       // Build the weights once, mirrored, before the replicas split the batch (a replica may
       // get no rows).
-      const distribute::detail::ContextScope mirrored(&strategy_->device_ids);
+      const distribute::detail::ContextScope mirrored(&strategy_->device_ids,
+                                                      strategy_->initial_value_sync.get());
       (void)call_any(x, false);
     }
     distribute::PerReplica<AnyTensor> xs;
     distribute::PerReplica<AnyTensor> ys;
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < local; ++r) {
       const config::DeviceScope on_replica(
           DeviceSpec::from_string(strategy.worker_devices()[std::size_t(r)]));
-      xs.values.push_back(distribute::detail::replica_piece(x, n, r));
-      ys.values.push_back(distribute::detail::replica_piece(y, n, r));
+      xs.values.push_back(distribute::detail::replica_piece(x, n, first + r));
+      ys.values.push_back(distribute::detail::replica_piece(y, n, first + r));
     }
     const auto vars = trainable_variables();
     struct ReplicaResult {
@@ -30816,7 +31523,7 @@ class Model<void> : public Layer<void> {
         },
         xs, ys);
     double loss = 0;
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < local; ++r) {
       const auto& result = results.values[std::size_t(r)];
       loss += result.loss;
       if (result.y_pred.has_value()) {
@@ -30824,6 +31531,11 @@ class Model<void> : public Layer<void> {
           m->update_state(ys.values[std::size_t(r)], result.y_pred);
         }
       }
+    }
+    if (strategy_->num_workers > 1) {
+      AnyTensor total{Tensor<double, 0>(loss)};
+      strategy_->all_reduce_across_workers(std::span<AnyTensor>(&total, 1));
+      loss = total.as<double, 0>().item();
     }
     return loss;
   }
@@ -31041,10 +31753,33 @@ class Model<void> : public Layer<void> {
       m->reset_state();
     }
   }
-  utils::Progbar::Values current_values(double loss) const {
+  // The loss and the metrics' values. In fit across workers, each worker's metrics saw only its
+  // replicas' rows: their states are summed over the workers (every Keras metric's state adds
+  // up, as TensorFlow's SUM-aggregated metric variables do), read, and restored.
+  utils::Progbar::Values current_values(double loss, bool across_workers = false) const {
+    std::vector<AnyVariable> states;
+    std::vector<AnyTensor> local;
+    if (across_workers && strategy_ != nullptr && strategy_->num_workers > 1) {
+      for (const auto& m : compiled_.metrics) {
+        for (const auto& child : m->trackable_children(train::Layout::keras3)) {
+          if (child.variable.has_value()) {
+            states.push_back(child.variable);
+            local.push_back(child.variable.value());
+          }
+        }
+      }
+      std::vector<AnyTensor> summed = local;
+      strategy_->all_reduce_across_workers(summed);
+      for (std::size_t i = 0; i < states.size(); ++i) {
+        states[i].assign(summed[i]);
+      }
+    }
     utils::Progbar::Values v{{"loss", loss}};
     for (const auto& m : compiled_.metrics) {
       v.emplace_back(m->name(), m->result());
+    }
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      states[i].assign(local[i]);
     }
     return v;
   }
@@ -31054,6 +31789,7 @@ class Model<void> : public Layer<void> {
     require_compiled("fit");
     History history;
     for (auto& c : options.callbacks) {
+      c->set_model(*this);
       c->on_train_begin({});
     }
     for (int epoch = 0; epoch < options.epochs; ++epoch) {
@@ -31072,7 +31808,7 @@ class Model<void> : public Layer<void> {
         loss_sum += train_step(bx, by) * batch;
         count += batch;
         ++step;
-        auto values = current_values(loss_sum / count);
+        auto values = current_values(loss_sum / count, true);
         bar.update(step, values);
         if (!options.callbacks.empty()) {
           Logs logs(values.begin(), values.end());
@@ -31081,7 +31817,7 @@ class Model<void> : public Layer<void> {
           }
         }
       });
-      auto values = current_values(count > 0 ? loss_sum / count : 0.0);
+      auto values = current_values(count > 0 ? loss_sum / count : 0.0, true);
       if (options.validation_data) {
         auto val = evaluate(options.validation_data->first, options.validation_data->second,
                             {.batch_size = options.batch_size, .verbose = 0});
@@ -34766,7 +35502,9 @@ TAPEFLOW_END_NAMESPACE
 // As Keras does: training values go to `<log_dir>/train`, validation values (the `val_` logs,
 // without the prefix) to `<log_dir>/validation`; per-epoch scalars are named `epoch_<metric>`
 // with step = epoch, per-batch ones (update_freq "batch" or N) `batch_<metric>` with step =
-// the global batch number, counted across epochs and fit calls.
+// the global batch number, counted across epochs and fit calls. Under a multi-worker
+// strategy only the chief's logs are kept: the other workers write to a temporary folder
+// (distribute/file_paths.hpp) removed when training ends, as Keras does.
 
 #include <cstdint>
 #include <filesystem>
@@ -35602,10 +36340,12 @@ class TensorBoard : public Callback {
     }
   }
 
+  /// Notes the model's strategy: which worker this is.
+  void set_model(Model<void>& model) override { strategy_ = model.distribute_strategy(); }
   /// Opens the train writer (`<log_dir>/train`) unless open already (from an earlier fit).
   void on_train_begin(const Logs&) override {
     if (train_.is_noop()) {
-      train_ = summary::create_file_writer(log_dir_ / "train");
+      train_ = summary::create_file_writer(write_dir() / "train");
     }
   }
   /// Writes `batch_<metric>` scalars when update_freq asks for this batch.
@@ -35624,16 +36364,24 @@ class TensorBoard : public Callback {
     for (const auto& [name, value] : logs) {
       const bool validation = name.rfind("val_", 0) == 0;
       if (validation && validation_.is_noop()) {
-        validation_ = summary::create_file_writer(log_dir_ / "validation");
+        validation_ = summary::create_file_writer(write_dir() / "validation");
       }
       auto scope = (validation ? validation_ : train_).as_default();
       summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
     }
   }
-  /// Flushes both writers (they stay open for later fit calls).
+  /// Flushes both writers (they stay open for later fit calls); a worker other than the
+  /// chief closes them and deletes its temporary logs.
   void on_train_end(const Logs&) override {
     train_.flush();
     validation_.flush();
+    if (!strategy_.should_save_summary()) {
+      train_.close();
+      validation_.close();
+      train_ = summary::SummaryWriter();
+      validation_ = summary::SummaryWriter();
+      distribute::remove_temp_dirpath(log_dir_, strategy_);
+    }
   }
 
   /// The train writer (a no-op writer until fit starts).
@@ -35644,8 +36392,11 @@ class TensorBoard : public Callback {
   }
 
  private:
+  std::filesystem::path write_dir() const { return distribute::write_dirpath(log_dir_, strategy_); }
+
   std::filesystem::path log_dir_;
-  std::int64_t every_ = 0;  // 0: per epoch only
+  distribute::Strategy strategy_;  // the trained model's (the default strategy: the chief)
+  std::int64_t every_ = 0;         // 0: per epoch only
   std::int64_t batches_ = 0;
   summary::SummaryWriter train_;
   summary::SummaryWriter validation_;

@@ -4567,6 +4567,7 @@ TAPEFLOW_END_NAMESPACE
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -4589,6 +4590,16 @@ inline int& current_replica() noexcept {
 inline const std::vector<devices::DeviceId>*& mirroring_devices() noexcept {
   thread_local const std::vector<devices::DeviceId>* devices = nullptr;
   return devices;
+}
+
+/// Agrees a new variable's initial value among processes before it is stored: called with the
+/// variable's name and initial value, it may replace the value. A multi-worker strategy's scope
+/// sets it so every worker starts from the chief's values (TensorFlow's variable creator under
+/// MultiWorkerMirroredStrategy broadcasts them from worker 0); null elsewhere.
+using InitialValueSync = std::function<void(const std::string& name, AnyTensor& value)>;
+inline const InitialValueSync*& initial_value_sync() noexcept {
+  thread_local const InitialValueSync* sync = nullptr;
+  return sync;
 }
 
 /// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
@@ -4806,6 +4817,11 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
+    if (const auto* sync = detail::initial_value_sync(); sync != nullptr && *sync) {
+      AnyTensor agreed(initial_value);
+      (*sync)(state_->name, agreed);
+      initial_value = agreed.as<T, Rank>();
+    }
     // A variable lives on the device its creation is placed on (Note [Placement]); under a
     // distribution strategy's scope, one copy on each replica's device (Note [Mirrored
     // variables]).

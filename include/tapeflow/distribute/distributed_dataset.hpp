@@ -28,8 +28,15 @@ class DistributedDataset {
 
  public:
   /// Splits `dataset`'s batches across the replicas on `devices` (full names, replica order).
-  DistributedDataset(Dataset dataset, std::vector<std::string> devices)
-      : dataset_(std::move(dataset)), devices_(std::move(devices)) {}
+  /// Across workers, these are the global replicas `first_replica`, ... of `num_replicas`
+  /// (each worker reads every global batch and keeps its replicas' rows: TensorFlow's
+  /// AutoShardPolicy DATA), so every element goes to exactly one replica.
+  DistributedDataset(Dataset dataset, std::vector<std::string> devices, int first_replica = 0,
+                     int num_replicas = 0)
+      : dataset_(std::move(dataset)),
+        devices_(std::move(devices)),
+        first_replica_(first_replica),
+        num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())) {}
 
   /// One element: replica r's part of one global batch.
   class iterator {
@@ -38,17 +45,17 @@ class DistributedDataset {
     using difference_type = std::ptrdiff_t;
 
     iterator() = default;
-    iterator(std::ranges::iterator_t<Dataset> it, const std::vector<std::string>* devices)
-        : it_(std::move(it)), devices_(devices) {}
+    iterator(std::ranges::iterator_t<Dataset> it, const DistributedDataset* owner)
+        : it_(std::move(it)), owner_(owner) {}
     value_type operator*() const {
       const Element global = *it_;
-      const int n = static_cast<int>(devices_->size());
+      const auto& devices = owner_->devices_;
       value_type out;
-      out.values.reserve(devices_->size());
-      for (int r = 0; r < n; ++r) {
-        const config::DeviceScope on_replica(
-            DeviceSpec::from_string((*devices_)[static_cast<std::size_t>(r)]));
-        out.values.push_back(detail::replica_piece(global, n, r));
+      out.values.reserve(devices.size());
+      for (std::size_t r = 0; r < devices.size(); ++r) {
+        const config::DeviceScope on_replica(DeviceSpec::from_string(devices[r]));
+        out.values.push_back(detail::replica_piece(global, owner_->num_replicas_,
+                                                   owner_->first_replica_ + static_cast<int>(r)));
       }
       return out;
     }
@@ -63,21 +70,21 @@ class DistributedDataset {
 
    private:
     std::ranges::iterator_t<Dataset> it_{};
-    const std::vector<std::string>* devices_ = nullptr;
+    const DistributedDataset* owner_ = nullptr;
   };
 
   /// Starts an epoch of the underlying dataset.
-  iterator begin() { return iterator(std::ranges::begin(dataset_), &devices_); }
+  iterator begin() { return iterator(std::ranges::begin(dataset_), this); }
   /// The underlying dataset's end.
   auto end() { return std::ranges::end(dataset_); }
-  /// How many replicas each batch is split across.
-  [[nodiscard]] int num_replicas_in_sync() const noexcept {
-    return static_cast<int>(devices_.size());
-  }
+  /// How many replicas each batch is split across, on every worker.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept { return num_replicas_; }
 
  private:
   Dataset dataset_;
   std::vector<std::string> devices_;
+  int first_replica_;
+  int num_replicas_;
 };
 
 }  // namespace distribute

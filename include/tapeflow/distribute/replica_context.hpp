@@ -26,19 +26,31 @@ class ReplicaContext {
  public:
   /// Replica `replica_id` of the group `collective` belongs to. `devices` are the strategy's
   /// (variables a merge_call creates are mirrored on them); `abort` breaks the group when this
-  /// replica fails; `bytes_per_pack` bounds the bytes of one all-reduce of gradients.
+  /// replica fails; `bytes_per_pack` bounds the bytes of one all-reduce of gradients. Across
+  /// workers, `local_replica_id` is the replica's index in its process (it picks the copies of
+  /// mirrored variables; -1: `replica_id`) and `sync` agrees the initial values of variables a
+  /// merge_call creates.
   ReplicaContext(int replica_id, AnyCollective collective,
                  const std::vector<tapeflow::detail::devices::DeviceId>* devices,
                  std::function<void(const std::string&)> abort,
-                 std::int64_t bytes_per_pack = std::int64_t{32} << 20)
+                 std::int64_t bytes_per_pack = std::int64_t{32} << 20, int local_replica_id = -1,
+                 const tapeflow::detail::InitialValueSync* sync = nullptr)
       : replica_id_(replica_id),
+        local_replica_id_(local_replica_id < 0 ? replica_id : local_replica_id),
         collective_(std::move(collective)),
         devices_(devices),
         abort_(std::move(abort)),
-        bytes_per_pack_(bytes_per_pack) {}
+        bytes_per_pack_(bytes_per_pack),
+        sync_(sync) {}
 
   /// This replica's index, 0 .. num_replicas_in_sync() - 1.
   [[nodiscard]] int replica_id_in_sync_group() const noexcept { return replica_id_; }
+  /// This replica's index among its own process's replicas (the same on one machine).
+  [[nodiscard]] int local_replica_id() const noexcept { return local_replica_id_; }
+  /// How many replicas run in this process (num_replicas_in_sync() on one machine).
+  [[nodiscard]] int num_local_replicas() const noexcept {
+    return devices_ != nullptr ? static_cast<int>(devices_->size()) : 1;
+  }
   /// How many replicas run the step.
   [[nodiscard]] int num_replicas_in_sync() const { return collective_.num_replicas(); }
 
@@ -77,10 +89,12 @@ class ReplicaContext {
 
  private:
   int replica_id_;
+  int local_replica_id_;
   AnyCollective collective_;
   const std::vector<tapeflow::detail::devices::DeviceId>* devices_;
   std::function<void(const std::string&)> abort_;
   std::int64_t bytes_per_pack_;
+  const tapeflow::detail::InitialValueSync* sync_;
 };
 
 namespace detail {
@@ -93,33 +107,39 @@ inline ReplicaContext*& current_replica_context() noexcept {
 /// Sets what this thread is while it lives, restoring it after: a replica (its context and
 /// index, which picks its copies of mirrored variables, and no mirroring of variables it
 /// creates: merge_call does that) or the cross-replica context (no context, index -1: replica
-/// 0's copies are read and writes reach every copy, and new variables mirrored on `mirroring`).
+/// 0's copies are read and writes reach every copy, and new variables mirrored on `mirroring`,
+/// their initial values agreed by `sync` across workers).
 class ContextScope {
  public:
-  /// Replica `context` (its replica_id_in_sync_group picks the copies).
+  /// Replica `context` (its local_replica_id picks the copies).
   explicit ContextScope(ReplicaContext& context)
-      : ContextScope(&context, context.replica_id_in_sync_group(), nullptr) {}
+      : ContextScope(&context, context.local_replica_id(), nullptr, nullptr) {}
   /// Cross-replica context; variables created are mirrored on `mirroring` (null: not).
-  explicit ContextScope(const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
-      : ContextScope(nullptr, -1, mirroring) {}
+  explicit ContextScope(const std::vector<tapeflow::detail::devices::DeviceId>* mirroring,
+                        const tapeflow::detail::InitialValueSync* sync = nullptr)
+      : ContextScope(nullptr, -1, mirroring, sync) {}
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
   ~ContextScope() {
     current_replica_context() = previous_context_;
     tapeflow::detail::current_replica() = previous_replica_;
     tapeflow::detail::mirroring_devices() = previous_mirroring_;
+    tapeflow::detail::initial_value_sync() = previous_sync_;
   }
 
  private:
   ContextScope(ReplicaContext* context, int replica,
-               const std::vector<tapeflow::detail::devices::DeviceId>* mirroring)
+               const std::vector<tapeflow::detail::devices::DeviceId>* mirroring,
+               const tapeflow::detail::InitialValueSync* sync)
       : previous_context_(std::exchange(current_replica_context(), context)),
         previous_replica_(std::exchange(tapeflow::detail::current_replica(), replica)),
-        previous_mirroring_(std::exchange(tapeflow::detail::mirroring_devices(), mirroring)) {}
+        previous_mirroring_(std::exchange(tapeflow::detail::mirroring_devices(), mirroring)),
+        previous_sync_(std::exchange(tapeflow::detail::initial_value_sync(), sync)) {}
 
   ReplicaContext* previous_context_;
   int previous_replica_;
   const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_;
+  const tapeflow::detail::InitialValueSync* previous_sync_;
 };
 
 }  // namespace detail
@@ -137,8 +157,8 @@ class ContextScope {
 template <class F>
 void ReplicaContext::merge_call(F&& fn) {
   collective_.barrier();
-  if (replica_id_ == 0) {
-    const detail::ContextScope cross_replica(devices_);
+  if (local_replica_id_ == 0) {  // one call per process: each worker has its own variables
+    const detail::ContextScope cross_replica(devices_, sync_);
     try {
       std::forward<F>(fn)();
     } catch (const std::exception& e) {

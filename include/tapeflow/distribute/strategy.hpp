@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <ranges>
+#include <span>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -33,6 +34,7 @@
 
 #include <tapeflow/backend/cpu/thread_budget.hpp>
 #include <tapeflow/config/device_scope.hpp>
+#include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -59,6 +61,27 @@ struct StrategyState {
   std::vector<tapeflow::detail::devices::DeviceId> device_ids;  // the same devices' ids
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+  // Across processes (MultiWorkerMirroredStrategy): this process is worker `worker_index` of
+  // `num_workers`, its replicas the global replicas worker_index * local + 0, 1, ...
+  int num_workers = 1;
+  int worker_index = 0;
+  // Agrees new variables' initial values across workers (null on one machine).
+  std::shared_ptr<const tapeflow::detail::InitialValueSync> initial_value_sync;
+
+  /// This process's replicas.
+  [[nodiscard]] int num_local_replicas() const noexcept {
+    return static_cast<int>(device_ids.size());
+  }
+  /// Every replica of every worker.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept {
+    return num_local_replicas() * num_workers;
+  }
+  /// The global index of this process's first replica.
+  [[nodiscard]] int first_local_replica() const noexcept {
+    return worker_index * num_local_replicas();
+  }
+  /// Sums `values` over the workers in place (cross-replica context; nothing on one machine).
+  virtual void all_reduce_across_workers(std::span<AnyTensor> values) const { (void)values; }
 
   // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
   // its device scope and replica context. One replica's exception breaks the step for all;
@@ -140,6 +163,20 @@ using replica_arg_t = decltype(replica_arg(std::declval<const std::remove_cvref_
 
 class Strategy;
 
+/// How a multi-worker strategy divides a dataset among the workers (TensorFlow:
+/// `tf.data.experimental.AutoShardPolicy`).
+enum class AutoShardPolicy {
+  auto_,  ///< `data` (sharding by file is not built)
+  file,   ///< by input file (not built: `unimplemented`)
+  data,   ///< every worker reads every global batch and keeps its replicas' rows
+  off,    ///< none: each worker's dataset is already its own
+};
+
+/// Options of `experimental_distribute_dataset` (TensorFlow: `options.experimental_distribute`).
+struct DistributeOptions {
+  AutoShardPolicy auto_shard_policy = AutoShardPolicy::auto_;  ///< who reads what
+};
+
 /// While it lives, variables (and Keras models and optimizers) are created for the strategy
 /// (TensorFlow: `with strategy.scope():`).
 class [[nodiscard]] StrategyScope {
@@ -154,17 +191,21 @@ class [[nodiscard]] StrategyScope {
     previous_strategy_ = std::exchange(current, std::move(s));
     previous_mirroring_ =
         std::exchange(tapeflow::detail::mirroring_devices(), &current->device_ids);
+    previous_sync_ =
+        std::exchange(tapeflow::detail::initial_value_sync(), current->initial_value_sync.get());
   }
   StrategyScope(const StrategyScope&) = delete;
   StrategyScope& operator=(const StrategyScope&) = delete;
   ~StrategyScope() {
     detail::scoped_strategy() = std::move(previous_strategy_);
     tapeflow::detail::mirroring_devices() = previous_mirroring_;
+    tapeflow::detail::initial_value_sync() = previous_sync_;
   }
 
  private:
   std::shared_ptr<detail::StrategyState> previous_strategy_;
   const std::vector<tapeflow::detail::devices::DeviceId>* previous_mirroring_ = nullptr;
+  const tapeflow::detail::InitialValueSync* previous_sync_ = nullptr;
 };
 
 /// A distribution strategy; copies share it. Default-constructed: TensorFlow's default
@@ -178,11 +219,9 @@ class Strategy {
   /// A handle on an existing strategy's state.
   explicit Strategy(std::shared_ptr<detail::StrategyState> state) : s_(std::move(state)) {}
 
-  /// How many replicas run each step.
-  [[nodiscard]] int num_replicas_in_sync() const noexcept {
-    return static_cast<int>(s_->device_ids.size());
-  }
-  /// The replicas' devices, full names in replica order (TensorFlow:
+  /// How many replicas run each step, on every worker.
+  [[nodiscard]] int num_replicas_in_sync() const noexcept { return s_->num_replicas_in_sync(); }
+  /// This process's replicas' devices, full names in replica order (TensorFlow:
   /// `strategy.extended.worker_devices`).
   [[nodiscard]] const std::vector<std::string>& worker_devices() const noexcept {
     return s_->device_names;
@@ -190,15 +229,15 @@ class Strategy {
   /// Variables, models and optimizers created while the scope lives belong to the strategy.
   [[nodiscard]] StrategyScope scope() const { return StrategyScope(s_); }
 
-  /// Runs `fn(args...)` on every replica (TensorFlow: `strategy.run(fn, args)`): a PerReplica
-  /// argument gives each replica its own value, any other argument is shared. Returns the
-  /// replicas' results as a PerReplica (nothing for a void fn). Inside, `get_replica_context()`
-  /// is the replica's; an exception in one replica stops every replica (the others' collective
-  /// calls throw `unavailable`) and is rethrown here.
+  /// Runs `fn(args...)` on every replica of this process (TensorFlow: `strategy.run(fn,
+  /// args)`): a PerReplica argument gives each replica its own value, any other argument is
+  /// shared. Returns the replicas' results as a PerReplica (nothing for a void fn). Inside,
+  /// `get_replica_context()` is the replica's; an exception in one replica stops every replica
+  /// (the others' collective calls throw `unavailable`) and is rethrown here.
   template <class F, class... Args>
   auto run(F&& fn, const Args&... args) const {
     using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
-    const int n = num_replicas_in_sync();
+    const int n = s_->num_local_replicas();
     (check_per_replica(args, n), ...);
     if constexpr (std::is_void_v<Result>) {
       s_->run_replicas(
@@ -218,11 +257,13 @@ class Strategy {
   }
 
   /// The replicas' values combined elementwise (TensorFlow: `strategy.reduce(op, value,
-  /// axis=None)`): their sum, or their mean.
+  /// axis=None)`): their sum, or their mean, over every worker's replicas.
   template <class T, std::size_t R>
   [[nodiscard]] Tensor<T, R> reduce(ReduceOp op, const PerReplica<Tensor<T, R>>& value) const {
     Tensor<T, R> total = sum_of(value, [](const Tensor<T, R>& v) { return v; });
-    return op == ReduceOp::mean ? total / static_cast<T>(value.size()) : total;
+    return op == ReduceOp::mean
+               ? total / static_cast<T>(value.size() * std::size_t(s_->num_workers))
+               : total;
   }
   /// The replicas' values reduced over `axis` too (TensorFlow: `strategy.reduce(op, value,
   /// axis)`): the sum over every replica's rows, or their mean, dividing by all replicas' rows
@@ -237,18 +278,44 @@ class Strategy {
     }
     Tensor<T, R - 1> total =
         sum_of(value, [&](const Tensor<T, R>& v) { return tapeflow::reduce_sum(v, axis); });
+    if (op == ReduceOp::mean && s_->num_workers > 1) {
+      AnyTensor all_rows{Tensor<std::int64_t, 0>(rows)};
+      s_->all_reduce_across_workers(std::span<AnyTensor>(&all_rows, 1));
+      rows = all_rows.as<std::int64_t, 0>().item();
+    }
     return op == ReduceOp::mean ? total / static_cast<T>(rows) : total;
   }
 
   /// `dataset`'s global batches split across the replicas (TensorFlow:
   /// `strategy.experimental_distribute_dataset(ds)`): iterating yields one PerReplica per
-  /// batch, for `run`. Batch the dataset by the global batch size first.
+  /// batch, for `run`. Batch the dataset by the global batch size first. Across workers the
+  /// policy says who reads what: `data` (and `auto`): every worker reads every global batch and
+  /// keeps its replicas' rows; `off`: each worker's dataset is its own (sharded by the
+  /// program), its batches split across its own replicas only.
   template <std::ranges::viewable_range Dataset>
-  [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset) const {
+  [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset,
+                                                     DistributeOptions options = {}) const {
     using View = std::views::all_t<Dataset>;
+    const bool off = options.auto_shard_policy == AutoShardPolicy::off;
+    if (options.auto_shard_policy == AutoShardPolicy::file) {
+      throw unimplemented(
+          "experimental_distribute_dataset: AutoShardPolicy::file (sharding a TFRecord file "
+          "list by worker) is not built; shard the file list with tf::data::shard(num_workers, "
+          "worker_index()) and pass AutoShardPolicy::off");
+    }
     return DistributedDataset<View>(std::views::all(std::forward<Dataset>(dataset)),
-                                    s_->device_names);
+                                    s_->device_names, off ? 0 : s_->first_local_replica(),
+                                    off ? s_->num_local_replicas() : s_->num_replicas_in_sync());
   }
+
+  /// Whether this process writes checkpoints: false on every worker but the chief (TensorFlow:
+  /// `strategy.extended.should_checkpoint`); see distribute/file_paths.hpp.
+  [[nodiscard]] bool should_checkpoint() const noexcept { return s_->worker_index == 0; }
+  /// Whether this process writes TensorBoard summaries: the chief only (TensorFlow:
+  /// `strategy.extended.should_save_summary`).
+  [[nodiscard]] bool should_save_summary() const noexcept { return s_->worker_index == 0; }
+  /// This process's index among the workers (0, the chief, on one machine).
+  [[nodiscard]] int worker_index() const noexcept { return s_->worker_index; }
 
   /// The values held by this process's replicas, in replica order.
   template <class T>
@@ -282,6 +349,11 @@ class Strategy {
     auto total = each(value.values[0]);
     for (std::size_t r = 1; r < value.size(); ++r) {
       total = total + each(value.values[r]);  // replica order: the same bits every run
+    }
+    if (s_->num_workers > 1) {
+      AnyTensor across(total);
+      s_->all_reduce_across_workers(std::span<AnyTensor>(&across, 1));
+      total = across.template as<typename decltype(total)::value_type, decltype(total)::rank_v>();
     }
     return total;
   }

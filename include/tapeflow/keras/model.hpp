@@ -33,12 +33,17 @@
 #include <tapeflow/keras/metrics.hpp>
 #include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/keras/progbar.hpp>
+#include <tapeflow/ops/state/any_variable.hpp>
+#include <tapeflow/train/trackable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
 
 /// Metric values by name ("loss", "sparse_categorical_accuracy", "val_loss", ...).
 using Logs = std::map<std::string, double>;
+
+template <class Derived>
+class Model;
 
 /// Hooks into fit (tf.keras.callbacks.Callback). Override what you need.
 class Callback {
@@ -49,6 +54,8 @@ class Callback {
   /// Copy-assignable, so derived callbacks can be.
   Callback& operator=(const Callback&) = default;
   virtual ~Callback() = default;
+  /// Called by fit before on_train_begin with the model being trained (Keras' `set_model`).
+  virtual void set_model(Model<void>&) {}
   /// Called once before the first epoch (the logs are empty).
   virtual void on_train_begin(const Logs&) {}
   /// Called once after the last epoch (the logs are empty).
@@ -201,7 +208,7 @@ class Model<void> : public Layer<void> {
   /// One optimization step on a batch; returns the batch loss.
   double train_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("fit");
-    if (strategy_ != nullptr && strategy_->device_ids.size() > 1) {
+    if (strategy_ != nullptr && strategy_->num_replicas_in_sync() > 1) {
       return distributed_train_step(x, y);
     }
     GradientTape tape;
@@ -218,26 +225,30 @@ class Model<void> : public Layer<void> {
   }
   /// train_step under the model's strategy: each replica takes its rows of the batch and
   /// minimizes its share of the batch loss (its mean loss times its share of the rows), so the
-  /// summed gradients are those of the whole batch's mean loss; metrics see every replica's
-  /// predictions. Returns the batch loss.
+  /// summed gradients are those of the whole batch's mean loss; metrics see this process's
+  /// replicas' predictions. Across workers, every worker passes the same global batch and its
+  /// replicas take their rows. Returns the batch loss, summed over every worker.
   double distributed_train_step(const AnyTensor& x, const AnyTensor& y) {
     const distribute::Strategy strategy(strategy_);
     const int n = strategy.num_replicas_in_sync();
+    const int local = strategy_->num_local_replicas();
+    const int first = strategy_->first_local_replica();
     check_xy(x, y, "fit");
     const std::int64_t rows = x.shape()[0];
     if (!built()) {
       // Build the weights once, mirrored, before the replicas split the batch (a replica may
       // get no rows).
-      const distribute::detail::ContextScope mirrored(&strategy_->device_ids);
+      const distribute::detail::ContextScope mirrored(&strategy_->device_ids,
+                                                      strategy_->initial_value_sync.get());
       (void)call_any(x, false);
     }
     distribute::PerReplica<AnyTensor> xs;
     distribute::PerReplica<AnyTensor> ys;
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < local; ++r) {
       const config::DeviceScope on_replica(
           DeviceSpec::from_string(strategy.worker_devices()[std::size_t(r)]));
-      xs.values.push_back(distribute::detail::replica_piece(x, n, r));
-      ys.values.push_back(distribute::detail::replica_piece(y, n, r));
+      xs.values.push_back(distribute::detail::replica_piece(x, n, first + r));
+      ys.values.push_back(distribute::detail::replica_piece(y, n, first + r));
     }
     const auto vars = trainable_variables();
     struct ReplicaResult {
@@ -262,7 +273,7 @@ class Model<void> : public Layer<void> {
         },
         xs, ys);
     double loss = 0;
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < local; ++r) {
       const auto& result = results.values[std::size_t(r)];
       loss += result.loss;
       if (result.y_pred.has_value()) {
@@ -270,6 +281,11 @@ class Model<void> : public Layer<void> {
           m->update_state(ys.values[std::size_t(r)], result.y_pred);
         }
       }
+    }
+    if (strategy_->num_workers > 1) {
+      AnyTensor total{Tensor<double, 0>(loss)};
+      strategy_->all_reduce_across_workers(std::span<AnyTensor>(&total, 1));
+      loss = total.as<double, 0>().item();
     }
     return loss;
   }
@@ -487,10 +503,33 @@ class Model<void> : public Layer<void> {
       m->reset_state();
     }
   }
-  utils::Progbar::Values current_values(double loss) const {
+  // The loss and the metrics' values. In fit across workers, each worker's metrics saw only its
+  // replicas' rows: their states are summed over the workers (every Keras metric's state adds
+  // up, as TensorFlow's SUM-aggregated metric variables do), read, and restored.
+  utils::Progbar::Values current_values(double loss, bool across_workers = false) const {
+    std::vector<AnyVariable> states;
+    std::vector<AnyTensor> local;
+    if (across_workers && strategy_ != nullptr && strategy_->num_workers > 1) {
+      for (const auto& m : compiled_.metrics) {
+        for (const auto& child : m->trackable_children(train::Layout::keras3)) {
+          if (child.variable.has_value()) {
+            states.push_back(child.variable);
+            local.push_back(child.variable.value());
+          }
+        }
+      }
+      std::vector<AnyTensor> summed = local;
+      strategy_->all_reduce_across_workers(summed);
+      for (std::size_t i = 0; i < states.size(); ++i) {
+        states[i].assign(summed[i]);
+      }
+    }
     utils::Progbar::Values v{{"loss", loss}};
     for (const auto& m : compiled_.metrics) {
       v.emplace_back(m->name(), m->result());
+    }
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      states[i].assign(local[i]);
     }
     return v;
   }
@@ -500,6 +539,7 @@ class Model<void> : public Layer<void> {
     require_compiled("fit");
     History history;
     for (auto& c : options.callbacks) {
+      c->set_model(*this);
       c->on_train_begin({});
     }
     for (int epoch = 0; epoch < options.epochs; ++epoch) {
@@ -518,7 +558,7 @@ class Model<void> : public Layer<void> {
         loss_sum += train_step(bx, by) * batch;
         count += batch;
         ++step;
-        auto values = current_values(loss_sum / count);
+        auto values = current_values(loss_sum / count, true);
         bar.update(step, values);
         if (!options.callbacks.empty()) {
           Logs logs(values.begin(), values.end());
@@ -527,7 +567,7 @@ class Model<void> : public Layer<void> {
           }
         }
       });
-      auto values = current_values(count > 0 ? loss_sum / count : 0.0);
+      auto values = current_values(count > 0 ? loss_sum / count : 0.0, true);
       if (options.validation_data) {
         auto val = evaluate(options.validation_data->first, options.validation_data->second,
                             {.batch_size = options.batch_size, .verbose = 0});

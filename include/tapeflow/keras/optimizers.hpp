@@ -149,7 +149,7 @@ class Optimizer : public train::Trackable {
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
-      require_mirrored(vars, replica->num_replicas_in_sync());
+      require_mirrored(vars, replica->num_local_replicas());
       apply_built(summed, vars);
       return;
     }

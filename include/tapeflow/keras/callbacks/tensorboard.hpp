@@ -4,7 +4,9 @@
 // As Keras does: training values go to `<log_dir>/train`, validation values (the `val_` logs,
 // without the prefix) to `<log_dir>/validation`; per-epoch scalars are named `epoch_<metric>`
 // with step = epoch, per-batch ones (update_freq "batch" or N) `batch_<metric>` with step =
-// the global batch number, counted across epochs and fit calls.
+// the global batch number, counted across epochs and fit calls. Under a multi-worker
+// strategy only the chief's logs are kept: the other workers write to a temporary folder
+// (distribute/file_paths.hpp) removed when training ends, as Keras does.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,8 @@
 
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/file_paths.hpp>
+#include <tapeflow/distribute/strategy.hpp>
 #include <tapeflow/keras/model.hpp>
 #include <tapeflow/summary/scalar.hpp>
 #include <tapeflow/summary/writer.hpp>
@@ -69,10 +73,12 @@ class TensorBoard : public Callback {
     }
   }
 
+  /// Notes the model's strategy: which worker this is.
+  void set_model(Model<void>& model) override { strategy_ = model.distribute_strategy(); }
   /// Opens the train writer (`<log_dir>/train`) unless open already (from an earlier fit).
   void on_train_begin(const Logs&) override {
     if (train_.is_noop()) {
-      train_ = summary::create_file_writer(log_dir_ / "train");
+      train_ = summary::create_file_writer(write_dir() / "train");
     }
   }
   /// Writes `batch_<metric>` scalars when update_freq asks for this batch.
@@ -91,16 +97,24 @@ class TensorBoard : public Callback {
     for (const auto& [name, value] : logs) {
       const bool validation = name.rfind("val_", 0) == 0;
       if (validation && validation_.is_noop()) {
-        validation_ = summary::create_file_writer(log_dir_ / "validation");
+        validation_ = summary::create_file_writer(write_dir() / "validation");
       }
       auto scope = (validation ? validation_ : train_).as_default();
       summary::scalar("epoch_" + (validation ? name.substr(4) : name), value, epoch);
     }
   }
-  /// Flushes both writers (they stay open for later fit calls).
+  /// Flushes both writers (they stay open for later fit calls); a worker other than the
+  /// chief closes them and deletes its temporary logs.
   void on_train_end(const Logs&) override {
     train_.flush();
     validation_.flush();
+    if (!strategy_.should_save_summary()) {
+      train_.close();
+      validation_.close();
+      train_ = summary::SummaryWriter();
+      validation_ = summary::SummaryWriter();
+      distribute::remove_temp_dirpath(log_dir_, strategy_);
+    }
   }
 
   /// The train writer (a no-op writer until fit starts).
@@ -111,8 +125,11 @@ class TensorBoard : public Callback {
   }
 
  private:
+  std::filesystem::path write_dir() const { return distribute::write_dirpath(log_dir_, strategy_); }
+
   std::filesystem::path log_dir_;
-  std::int64_t every_ = 0;  // 0: per epoch only
+  distribute::Strategy strategy_;  // the trained model's (the default strategy: the chief)
+  std::int64_t every_ = 0;         // 0: per epoch only
   std::int64_t batches_ = 0;
   summary::SummaryWriter train_;
   summary::SummaryWriter validation_;

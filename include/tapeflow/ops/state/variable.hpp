@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -49,6 +50,11 @@ class Variable {
     state_->name = std::move(options.name);
     state_->id = detail::new_tensor_id() | detail::variable_id_bit |
                  (options.trainable ? detail::trainable_id_bit : 0);
+    if (const auto* sync = detail::initial_value_sync(); sync != nullptr && *sync) {
+      AnyTensor agreed(initial_value);
+      (*sync)(state_->name, agreed);
+      initial_value = agreed.as<T, Rank>();
+    }
     // A variable lives on the device its creation is placed on (Note [Placement]); under a
     // distribution strategy's scope, one copy on each replica's device (Note [Mirrored
     // variables]).

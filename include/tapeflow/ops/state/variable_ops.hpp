@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
@@ -33,6 +35,16 @@ inline int& current_replica() noexcept {
 inline const std::vector<devices::DeviceId>*& mirroring_devices() noexcept {
   thread_local const std::vector<devices::DeviceId>* devices = nullptr;
   return devices;
+}
+
+/// Agrees a new variable's initial value among processes before it is stored: called with the
+/// variable's name and initial value, it may replace the value. A multi-worker strategy's scope
+/// sets it so every worker starts from the chief's values (TensorFlow's variable creator under
+/// MultiWorkerMirroredStrategy broadcasts them from worker 0); null elsewhere.
+using InitialValueSync = std::function<void(const std::string& name, AnyTensor& value)>;
+inline const InitialValueSync*& initial_value_sync() noexcept {
+  thread_local const InitialValueSync* sync = nullptr;
+  return sync;
 }
 
 /// What a variable is (TensorFlow's resource): its current value, name and identity. Variable
