@@ -13882,6 +13882,7 @@ TAPEFLOW_END_NAMESPACE
 // once by replica 0 in a merge_call while the others wait, so they are mirrored too and their
 // random initial values are the ones a single replica would draw.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17342,6 +17343,29 @@ struct StrategyState {
   /// Sums `values` over the workers in place (cross-replica context; nothing on one machine).
   virtual void all_reduce_across_workers(std::span<AnyTensor> values) const { (void)values; }
 
+  /// Adds a replica on logical device `name` ("/gpu:1", "/cpu:0", ...): invalid_argument for a
+  /// device this process does not have, or one already added.
+  void add_replica_device(const std::string& name) {
+    const DeviceSpec spec = DeviceSpec::from_string(name);
+    const auto infos = config::detail_context::logical_device_infos();
+    const config::detail_context::LogicalDeviceInfo* found = nullptr;
+    if (spec.device_type && spec.device_index && config::detail_context::is_local(spec)) {
+      found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
+    }
+    if (found == nullptr) {
+      throw invalid_argument(
+          class_name + ": device '" + name + "' is not one of this process's logical devices (" +
+          std::to_string(infos.size()) + " listed by tf::config::list_logical_devices)");
+    }
+    std::string full = config::detail_context::full_name(*found);
+    if (std::ranges::find(device_names, full) != device_names.end()) {
+      throw invalid_argument(class_name + ": device '" + name +
+                             "' is named twice (no duplicates allowed in devices)");
+    }
+    device_names.push_back(std::move(full));
+    device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
+  }
+
   // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
   // its device scope and replica context. One replica's exception breaks the step for all;
   // the root cause is rethrown here once every replica has stopped.
@@ -17726,28 +17750,8 @@ class MirroredStrategy : public Strategy {
         wanted.push_back(d.name);
       }
     }
-    const auto infos = config::detail_context::logical_device_infos();
     for (const auto& name : wanted) {
-      const DeviceSpec spec = DeviceSpec::from_string(name);
-      const config::detail_context::LogicalDeviceInfo* found = nullptr;
-      if (spec.device_type && config::detail_context::is_local(spec)) {
-        found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
-      }
-      if (found == nullptr || !spec.device_index) {
-        throw invalid_argument("MirroredStrategy: device '" + name +
-                               "' is not one of this process's logical devices (" +
-                               std::to_string(infos.size()) +
-                               " listed by tf::config::list_logical_devices)");
-      }
-      const std::string full = config::detail_context::full_name(*found);
-      for (const auto& seen : s.device_names) {
-        if (seen == full) {
-          throw invalid_argument("MirroredStrategy: device '" + name +
-                                 "' is named twice (no duplicates allowed in devices)");
-        }
-      }
-      s.device_names.push_back(full);
-      s.device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
+      s.add_replica_device(name);
     }
     if (s.device_names.empty()) {
       throw invalid_argument("MirroredStrategy: no devices");
@@ -18263,18 +18267,7 @@ class MultiWorkerMirroredStrategy : public Strategy {
     if (device.empty()) {
       device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
     }
-    const DeviceSpec spec = DeviceSpec::from_string(device);
-    const auto infos = config::detail_context::logical_device_infos();
-    const config::detail_context::LogicalDeviceInfo* found = nullptr;
-    if (spec.device_type && spec.device_index && config::detail_context::is_local(spec)) {
-      found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
-    }
-    if (found == nullptr) {
-      throw invalid_argument("MultiWorkerMirroredStrategy: device '" + device +
-                             "' is not one of this process's logical devices");
-    }
-    state->device_names = {config::detail_context::full_name(*found)};
-    state->device_ids = {static_cast<tapeflow::detail::devices::DeviceId>(found->id)};
+    state->add_replica_device(device);
     state->num_workers = state->collective.num_replicas();
     state->worker_index = state->collective.rank();
     auto collective = state->collective;

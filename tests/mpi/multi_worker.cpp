@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include <seed_mlp_data.hpp>
 #include <unistd.h>
 
 #include <tapeflow/core/constant.hpp>
@@ -123,16 +124,7 @@ auto seed_mlp(std::int64_t seed, std::int64_t hidden = 100) {
   return model;
 }
 
-std::pair<tf::Tensor<float, 2>, tf::Tensor<std::int32_t, 1>> batch_data(std::int64_t n,
-                                                                        std::int64_t seed) {
-  auto x = tf::random::uniform<float>({n, 784}, {.seed = seed});
-  auto labels = tf::random::uniform<float>({n}, {.seed = seed + 1}).numpy();
-  std::vector<std::int32_t> y;
-  for (float v : labels) {
-    y.push_back(static_cast<std::int32_t>(v * 10) % 10);
-  }
-  return {x, tf::constant<std::int32_t>(y)};
-}
+using tapeflow_test::seed_mlp_batch;
 
 void collective_case() {
   dist::MpiCollective c({.timeout = 20s});
@@ -192,7 +184,7 @@ void collective_case() {
 void equivalence_case() {
   constexpr std::int64_t global_batch = 32;
   constexpr int steps = 5;
-  auto [x, y] = batch_data(global_batch * steps - 6, 3);  // the last batch has 26 rows
+  auto [x, y] = seed_mlp_batch(global_batch * steps - 6, 3);  // the last batch has 26 rows
   auto loss_fn = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true});
 
   auto single = seed_mlp(11);
@@ -260,7 +252,7 @@ void equivalence_case() {
 
 // Model.fit under the strategy's scope equals fit on one replica (weights, loss, accuracy).
 void fit_case() {
-  auto [x, y] = batch_data(100, 5);  // batches of 32, 32, 32 and 4
+  auto [x, y] = seed_mlp_batch(100, 5);  // batches of 32, 32, 32 and 4
   auto compile = [](auto& model) {
     model.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
                    .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true}),
@@ -363,7 +355,7 @@ void chief_writes_case() {
     std::filesystem::remove_all(ckpt_dir);
   }
   c.barrier();
-  auto [x, y] = batch_data(64, 9);
+  auto [x, y] = seed_mlp_batch(64, 9);
   std::optional<decltype(seed_mlp(0))> model;
   {
     auto scope = strategy.scope();
@@ -454,7 +446,7 @@ void fault_case(bool kill) {
   auto scope = strategy.scope();
   auto model = seed_mlp(11);
   tf::keras::optimizers::SGD opt({.learning_rate = 0.1});
-  auto [x, y] = batch_data(64, 7);
+  auto [x, y] = seed_mlp_batch(64, 7);
   auto loss_fn = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true});
   const auto step = [&] {
     strategy.run([&] {

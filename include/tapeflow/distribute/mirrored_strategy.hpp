@@ -59,28 +59,8 @@ class MirroredStrategy : public Strategy {
         wanted.push_back(d.name);
       }
     }
-    const auto infos = config::detail_context::logical_device_infos();
     for (const auto& name : wanted) {
-      const DeviceSpec spec = DeviceSpec::from_string(name);
-      const config::detail_context::LogicalDeviceInfo* found = nullptr;
-      if (spec.device_type && config::detail_context::is_local(spec)) {
-        found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
-      }
-      if (found == nullptr || !spec.device_index) {
-        throw invalid_argument("MirroredStrategy: device '" + name +
-                               "' is not one of this process's logical devices (" +
-                               std::to_string(infos.size()) +
-                               " listed by tf::config::list_logical_devices)");
-      }
-      const std::string full = config::detail_context::full_name(*found);
-      for (const auto& seen : s.device_names) {
-        if (seen == full) {
-          throw invalid_argument("MirroredStrategy: device '" + name +
-                                 "' is named twice (no duplicates allowed in devices)");
-        }
-      }
-      s.device_names.push_back(full);
-      s.device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
+      s.add_replica_device(name);
     }
     if (s.device_names.empty()) {
       throw invalid_argument("MirroredStrategy: no devices");

@@ -211,18 +211,7 @@ class MultiWorkerMirroredStrategy : public Strategy {
     if (device.empty()) {
       device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
     }
-    const DeviceSpec spec = DeviceSpec::from_string(device);
-    const auto infos = config::detail_context::logical_device_infos();
-    const config::detail_context::LogicalDeviceInfo* found = nullptr;
-    if (spec.device_type && spec.device_index && config::detail_context::is_local(spec)) {
-      found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
-    }
-    if (found == nullptr) {
-      throw invalid_argument("MultiWorkerMirroredStrategy: device '" + device +
-                             "' is not one of this process's logical devices");
-    }
-    state->device_names = {config::detail_context::full_name(*found)};
-    state->device_ids = {static_cast<tapeflow::detail::devices::DeviceId>(found->id)};
+    state->add_replica_device(device);
     state->num_workers = state->collective.num_replicas();
     state->worker_index = state->collective.rank();
     auto collective = state->collective;

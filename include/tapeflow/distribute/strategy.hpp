@@ -17,6 +17,7 @@
 // random initial values are the ones a single replica would draw.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include <tapeflow/backend/cpu/thread_budget.hpp>
+#include <tapeflow/config/context.hpp>
 #include <tapeflow/config/device_scope.hpp>
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -82,6 +84,29 @@ struct StrategyState {
   }
   /// Sums `values` over the workers in place (cross-replica context; nothing on one machine).
   virtual void all_reduce_across_workers(std::span<AnyTensor> values) const { (void)values; }
+
+  /// Adds a replica on logical device `name` ("/gpu:1", "/cpu:0", ...): invalid_argument for a
+  /// device this process does not have, or one already added.
+  void add_replica_device(const std::string& name) {
+    const DeviceSpec spec = DeviceSpec::from_string(name);
+    const auto infos = config::detail_context::logical_device_infos();
+    const config::detail_context::LogicalDeviceInfo* found = nullptr;
+    if (spec.device_type && spec.device_index && config::detail_context::is_local(spec)) {
+      found = config::detail_context::find(infos, *spec.device_type, spec.device_index);
+    }
+    if (found == nullptr) {
+      throw invalid_argument(
+          class_name + ": device '" + name + "' is not one of this process's logical devices (" +
+          std::to_string(infos.size()) + " listed by tf::config::list_logical_devices)");
+    }
+    std::string full = config::detail_context::full_name(*found);
+    if (std::ranges::find(device_names, full) != device_names.end()) {
+      throw invalid_argument(class_name + ": device '" + name +
+                             "' is named twice (no duplicates allowed in devices)");
+    }
+    device_names.push_back(std::move(full));
+    device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
+  }
 
   // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
   // its device scope and replica context. One replica's exception breaks the step for all;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <seed_mlp_data.hpp>
 
 #include <tapeflow/config/config.hpp>
 #include <tapeflow/core/constant.hpp>
@@ -83,16 +84,7 @@ auto seed_mlp() {
   return model;
 }
 
-std::pair<tf::Tensor<float, 2>, tf::Tensor<std::int32_t, 1>> batch_data(std::int64_t n,
-                                                                        std::int64_t seed) {
-  auto x = tf::random::uniform<float>({n, 784}, {.seed = seed});
-  auto labels = tf::random::uniform<float>({n}, {.seed = seed + 1}).numpy();
-  std::vector<std::int32_t> y;
-  for (float v : labels) {
-    y.push_back(static_cast<std::int32_t>(v * 10) % 10);
-  }
-  return {x, tf::constant<std::int32_t>(y)};
-}
+using tapeflow_test::seed_mlp_batch;
 }  // namespace
 
 TEST_CASE(
@@ -230,7 +222,7 @@ TEST_CASE("a custom loop on two replicas trains the seed MLP as one replica on t
   logical_cpus(2);
   constexpr std::int64_t global_batch = 32;
   constexpr int steps = 5;
-  auto [x, y] = batch_data(global_batch * steps, 3);
+  auto [x, y] = seed_mlp_batch(global_batch * steps, 3);
   auto loss_fn = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true});
 
   // One replica, the whole batch each step.
@@ -295,7 +287,7 @@ TEST_CASE("a custom loop on two replicas trains the seed MLP as one replica on t
 
 TEST_CASE("fit under the strategy's scope equals fit on one replica", "[distribute]") {
   logical_cpus(2);
-  auto [x, y] = batch_data(100, 5);  // batches of 32, 32, 32 and 4
+  auto [x, y] = seed_mlp_batch(100, 5);  // batches of 32, 32, 32 and 4
   auto compile = [](auto& model) {
     model.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
                    .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true}),
