@@ -2897,6 +2897,24 @@ std::int64_t cardinality(const D& ds) {
   return static_cast<std::int64_t>(ds.cardinality());
 }
 
+// ---- pipeline rewrites -----------------------------------------------------------------------
+//
+// An adaptor exposes its input dataset to rewrites of the whole pipeline (sharding the input
+// files by worker: data/detail/shard_input_files.hpp) through
+//     template <class F> Self transform_inputs(F&& f) const;
+// a copy of itself reading f(input) instead, where f returns a dataset of the input's type.
+// Sources have none: a rewrite stops there.
+
+namespace detail {
+/// A copy of `self` whose member `input` is `f(self.*input)` (adaptors' transform_inputs).
+template <class Self, class Input, class F>
+Self with_input(const Self& self, Input Self::*input, F& f) {
+  Self out = self;
+  out.*input = f(self.*input);
+  return out;
+}
+}  // namespace detail
+
 // ---- pipe mechanism --------------------------------------------------------------------------
 //
 // Every adaptor is built one way (MAINTAINERS.md, "Datasets are views"): `name_base_fn` takes
@@ -4503,6 +4521,13 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
     return detail::batched_cardinality(ds_.cardinality(), n_, o_.drop_remainder);
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] BatchDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &BatchDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t n_ = 1;
@@ -5015,6 +5040,16 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp), with an empty memory cache of its own: what was recorded came from the
+  /// old input. (A file cache keeps its file name.)
+  template <class Rewrite>
+  [[nodiscard]] CacheDataset transform_inputs(Rewrite&& f) const {
+    CacheDataset out = detail::with_input(*this, &CacheDataset::ds_, f);
+    out.store_ = std::make_shared<Store>();
+    return out;
+  }
+
  private:
   D ds_;
   std::string filename_{};
@@ -5099,6 +5134,13 @@ class EnumerateDataset
   [[nodiscard]] iterator make_iterator() const { return iterator{ds_.make_iterator(), start_}; }
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
+
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] EnumerateDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &EnumerateDataset::ds_, f);
+  }
 
  private:
   D ds_;
@@ -5308,6 +5350,13 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
   /// infinite_cardinality if the input is infinite, else unknown_cardinality.
   [[nodiscard]] std::int64_t cardinality() const {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
+  }
+
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] FilterDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &FilterDataset::ds_, f);
   }
 
  private:
@@ -6102,6 +6151,13 @@ class InterleaveDataset
     return ds_.cardinality() == 0 ? 0 : unknown_cardinality;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] InterleaveDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &InterleaveDataset::ds_, f);
+  }
+
  private:
   D ds_;
   detail::Box<F> f_{};
@@ -6276,6 +6332,13 @@ class MapDataset
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] MapDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &MapDataset::ds_, f);
+  }
+
  private:
   D ds_;
   detail::Box<F> f_{};
@@ -6400,6 +6463,13 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
   }
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
+
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] PrefetchDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &PrefetchDataset::ds_, f);
+  }
 
  private:
   D ds_;
@@ -7673,6 +7743,13 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
     return c < 0 ? c : c * count_;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] RepeatDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &RepeatDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t count_ = 0;
@@ -7777,6 +7854,13 @@ class ShardDataset : public DatasetBase<ShardDataset<D>, element_t<D>> {
       return c;
     }
     return c / num_shards_ + (index_ < c % num_shards_ ? 1 : 0);
+  }
+
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ShardDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &ShardDataset::ds_, f);
   }
 
  private:
@@ -8001,6 +8085,13 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ShuffleDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &ShuffleDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t count_ = 1;
@@ -8129,6 +8220,13 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
     }
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] TakeSkipDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &TakeSkipDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t n_ = 0;
@@ -8248,6 +8346,13 @@ class UnbatchDataset
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] UnbatchDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &UnbatchDataset::ds_, f);
+  }
+
  private:
   D ds_;
 };
@@ -8291,6 +8396,59 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/data/detail/shard_input_files.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_SHARD_INPUT_FILES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_SHARD_INPUT_FILES_HPP
+// Sharding a pipeline by its input files (TensorFlow's AutoShardPolicy FILE): the pipeline is
+// rewritten so that each file source (TFRecordDataset, list_files) keeps files index,
+// index + num_shards, ... of its list, found through the adaptors' transform_inputs (see
+// "pipeline rewrites" in data/dataset.hpp). Everything after the sources is unchanged, so
+// `list_files(...) | interleave(read) | map | shuffle | batch` reads each file on one worker.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace data::detail {
+
+/// What a FILE shard found: how many files each file source listed before sharding.
+struct FileShardReport {
+  std::vector<std::size_t> files_per_source;  ///< empty: the pipeline reads no file list
+};
+
+/// `ds` with every file source keeping its share of files for shard `index` of `num_shards`;
+/// records the sources found in `report`. Datasets without a file source come back unchanged.
+template <class D>
+D shard_input_files(const D& ds, std::int64_t num_shards, std::int64_t index,
+                    FileShardReport& report) {
+  if constexpr (requires { ds.shard_input_files(num_shards, index, report); }) {
+    return ds.shard_input_files(num_shards, index, report);  // type-erased (AnyDataset)
+  } else if constexpr (requires { ds.with_filenames(ds.filenames()); }) {
+    const std::vector<std::string>& all = ds.filenames();
+    report.files_per_source.push_back(all.size());
+    std::vector<std::string> mine;
+    for (std::size_t i = static_cast<std::size_t>(index); i < all.size();
+         i += static_cast<std::size_t>(num_shards)) {
+      mine.push_back(all[i]);
+    }
+    return ds.with_filenames(std::move(mine));
+  } else if constexpr (requires { ds.transform_inputs([](const auto& in) { return in; }); }) {
+    return ds.transform_inputs([&](const auto& input) {
+      return detail::shard_input_files(input, num_shards, index, report);
+    });
+  } else {
+    return ds;
+  }
+}
+
+}  // namespace data::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DATA_DETAIL_SHARD_INPUT_FILES_HPP
+// ---- end <tapeflow/data/detail/shard_input_files.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data {
@@ -8331,6 +8489,8 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
     virtual ~DatasetConcept() = default;
     virtual std::unique_ptr<IteratorConcept> make_iterator() const = 0;
     virtual std::int64_t cardinality() const = 0;
+    virtual std::shared_ptr<const DatasetConcept> shard_input_files(
+        std::int64_t num_shards, std::int64_t index, detail::FileShardReport& report) const = 0;
   };
   template <class D>
   struct DatasetModel final : DatasetConcept {
@@ -8339,6 +8499,12 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
       return std::make_unique<IteratorModel<iterator_impl_t<D>>>(ds.make_iterator());
     }
     std::int64_t cardinality() const override { return ds.cardinality(); }
+    std::shared_ptr<const DatasetConcept> shard_input_files(
+        std::int64_t num_shards, std::int64_t index,
+        detail::FileShardReport& report) const override {
+      return std::make_shared<const DatasetModel>(
+          detail::shard_input_files(ds, num_shards, index, report));
+    }
     D ds;
   };
 
@@ -8373,6 +8539,16 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   }
   /// The wrapped dataset's cardinality; 0 if default-constructed.
   [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
+  /// A copy whose file sources keep shard `index` of `num_shards` of their files
+  /// (data/detail/shard_input_files.hpp; the wrapped pipeline's type is hidden here).
+  [[nodiscard]] AnyDataset shard_input_files(std::int64_t num_shards, std::int64_t index,
+                                             detail::FileShardReport& report) const {
+    AnyDataset out;
+    if (impl_) {
+      out.impl_ = impl_->shard_input_files(num_shards, index, report);
+    }
+    return out;
+  }
 
  private:
   std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty
@@ -8458,6 +8634,13 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
       return unknown_cardinality;
     }
     return x + y;
+  }
+
+  /// A copy reading `f(a)` and `f(b)` (see "pipeline rewrites" in data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ConcatenateDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(detail::with_input(*this, &ConcatenateDataset::a_, f),
+                              &ConcatenateDataset::b_, f);
   }
 
  private:
@@ -9079,6 +9262,20 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
   [[nodiscard]] std::int64_t cardinality() const noexcept {
     return files_ ? static_cast<std::int64_t>(files_->size()) : 0;
   }
+  /// The matched files, sorted (empty if default-constructed).
+  [[nodiscard]] const std::vector<std::string>& filenames() const noexcept {
+    static const std::vector<std::string> none;
+    return files_ ? *files_ : none;
+  }
+  /// A copy listing `filenames` instead, with the same options (sharding by file:
+  /// data/detail/shard_input_files.hpp); a default-constructed one stays empty.
+  [[nodiscard]] ListFilesDataset with_filenames(std::vector<std::string> filenames) const {
+    ListFilesDataset out = *this;
+    if (files_) {
+      out.files_ = std::make_shared<const std::vector<std::string>>(std::move(filenames));
+    }
+    return out;
+  }
 
  private:
   std::shared_ptr<const std::vector<std::string>> files_{};  // null: default-constructed
@@ -9243,6 +9440,14 @@ class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds
           return out;
         },
         ds_);
+  }
+
+  /// A copy reading `f(d)` for each input d (see "pipeline rewrites" in data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ZipDataset transform_inputs(Rewrite&& f) const {
+    ZipDataset out = *this;
+    std::apply([&](auto&... d) { ((d = f(d)), ...); }, out.ds_);
+    return out;
   }
 
  private:
@@ -11139,6 +11344,11 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
   [[nodiscard]] const std::vector<std::string>& filenames() const noexcept {
     static const std::vector<std::string> none;
     return files_ ? *files_ : none;
+  }
+  /// A copy reading `filenames` instead, with the same options (sharding by file:
+  /// data/detail/shard_input_files.hpp).
+  [[nodiscard]] TFRecordDataset with_filenames(std::vector<std::string> filenames) const {
+    return TFRecordDataset(std::move(filenames), options_);
   }
   /// Corrupt records skipped so far (with `.skip_corrupt`), over all epochs and copies.
   [[nodiscard]] std::int64_t corrupt_records_skipped() const noexcept {
@@ -13786,15 +13996,19 @@ class DistributedDataset {
 
  public:
   /// Splits `dataset`'s batches across the replicas on `devices` (full names, replica order).
-  /// Across workers, these are the global replicas `first_replica`, ... of `num_replicas`
-  /// (each worker reads every global batch and keeps its replicas' rows: TensorFlow's
-  /// AutoShardPolicy DATA), so every element goes to exactly one replica.
+  /// Across workers, `dataset` gives either every worker the same global batches, of which this
+  /// worker's replicas are the global replicas `first_replica`, ... of `num_replicas`
+  /// (TensorFlow's AutoShardPolicy DATA), or, with `own_batches`, this worker's own batches
+  /// (sharded by file, or by the program): each is split `num_replicas` ways as a global batch
+  /// is, and consecutive steps hand its pieces to this worker's replicas in turn (TensorFlow's
+  /// rebatching), so a replica's batch is the same size under every policy.
   DistributedDataset(Dataset dataset, std::vector<std::string> devices, int first_replica = 0,
-                     int num_replicas = 0)
+                     int num_replicas = 0, bool own_batches = false)
       : dataset_(std::move(dataset)),
         devices_(std::move(devices)),
         first_replica_(first_replica),
-        num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())) {}
+        num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())),
+        steps_per_batch_(own_batches ? num_replicas_ / static_cast<int>(devices_.size()) : 1) {}
 
   /// One element: replica r's part of one global batch.
   class iterator {
@@ -13812,13 +14026,18 @@ class DistributedDataset {
       out.values.reserve(devices.size());
       for (std::size_t r = 0; r < devices.size(); ++r) {
         const config::DeviceScope on_replica(DeviceSpec::from_string(devices[r]));
-        out.values.push_back(detail::replica_piece(global, owner_->num_replicas_,
-                                                   owner_->first_replica_ + static_cast<int>(r)));
+        const int first = owner_->steps_per_batch_ > 1 ? piece_ * static_cast<int>(devices.size())
+                                                       : owner_->first_replica_;
+        out.values.push_back(
+            detail::replica_piece(global, owner_->num_replicas_, first + static_cast<int>(r)));
       }
       return out;
     }
     iterator& operator++() {
-      ++it_;
+      if (++piece_ == owner_->steps_per_batch_) {
+        piece_ = 0;
+        ++it_;
+      }
       return *this;
     }
     void operator++(int) { ++*this; }
@@ -13829,6 +14048,7 @@ class DistributedDataset {
    private:
     std::ranges::iterator_t<Dataset> it_{};
     const DistributedDataset* owner_ = nullptr;
+    int piece_ = 0;  // which group of pieces of the current batch (own_batches)
   };
 
   /// Starts an epoch of the underlying dataset.
@@ -13843,6 +14063,7 @@ class DistributedDataset {
   std::vector<std::string> devices_;
   int first_replica_;
   int num_replicas_;
+  int steps_per_batch_;  // > 1: own batches, each split over this many steps
 };
 
 }  // namespace distribute
@@ -17449,8 +17670,8 @@ class Strategy;
 /// How a multi-worker strategy divides a dataset among the workers (TensorFlow:
 /// `tf.data.experimental.AutoShardPolicy`).
 enum class AutoShardPolicy {
-  auto_,  ///< `data` (sharding by file is not built)
-  file,   ///< by input file (not built: `unimplemented`)
+  auto_,  ///< `file` where the pipeline reads a file list with a file for every worker, else `data`
+  file,   ///< by input file: each worker reads its share of the files of every file source
   data,   ///< every worker reads every global batch and keeps its replicas' rows
   off,    ///< none: each worker's dataset is already its own
 };
@@ -17572,23 +17793,28 @@ class Strategy {
   /// `dataset`'s global batches split across the replicas (TensorFlow:
   /// `strategy.experimental_distribute_dataset(ds)`): iterating yields one PerReplica per
   /// batch, for `run`. Batch the dataset by the global batch size first. Across workers the
-  /// policy says who reads what: `data` (and `auto`): every worker reads every global batch and
-  /// keeps its replicas' rows; `off`: each worker's dataset is its own (sharded by the
-  /// program), its batches split across its own replicas only.
+  /// policy says who reads what (docs/guide/distribute.md, "Input across workers"): `file`:
+  /// each worker reads its share of the files of every file source of the pipeline
+  /// (TFRecordDataset, list_files; invalid_argument if there is none, or fewer files than
+  /// workers); `data`: every worker reads every global batch and keeps its replicas' rows;
+  /// `off`: each worker's dataset is its own (sharded by the program); `auto_`: `file` where it
+  /// applies, else `data`. Under `file` and `off` each of a worker's batches is split across all
+  /// replicas as a global batch is, its pieces going to this worker's replicas over
+  /// consecutive steps: a replica's batch has the same size under every policy.
   template <std::ranges::viewable_range Dataset>
   [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset,
                                                      DistributeOptions options = {}) const {
     using View = std::views::all_t<Dataset>;
-    const bool off = options.auto_shard_policy == AutoShardPolicy::off;
-    if (options.auto_shard_policy == AutoShardPolicy::file) {
-      throw unimplemented(
-          "experimental_distribute_dataset: AutoShardPolicy::file (sharding a TFRecord file "
-          "list by worker) is not built; shard the file list with tf::data::shard(num_workers, "
-          "worker_index()) and pass AutoShardPolicy::off");
+    View view = std::views::all(std::forward<Dataset>(dataset));
+    AutoShardPolicy policy = options.auto_shard_policy;
+    if (s_->num_workers > 1 &&
+        (policy == AutoShardPolicy::auto_ || policy == AutoShardPolicy::file)) {
+      policy = shard_by_file(view, policy);
     }
-    return DistributedDataset<View>(std::views::all(std::forward<Dataset>(dataset)),
-                                    s_->device_names, off ? 0 : s_->first_local_replica(),
-                                    off ? s_->num_local_replicas() : s_->num_replicas_in_sync());
+    const bool own = policy == AutoShardPolicy::file || policy == AutoShardPolicy::off;
+    return DistributedDataset<View>(std::move(view), s_->device_names,
+                                    own ? 0 : s_->first_local_replica(), s_->num_replicas_in_sync(),
+                                    own);
   }
 
   /// Whether this process writes checkpoints: false on every worker but the chief (TensorFlow:
@@ -17622,6 +17848,37 @@ class Strategy {
                                " replicas");
       }
     }
+  }
+  // AutoShardPolicy file (or auto_): this worker's files of `view` where that applies;
+  // returns the policy in force.
+  template <class View>
+  AutoShardPolicy shard_by_file(View& view, AutoShardPolicy policy) const {
+    const bool required = policy == AutoShardPolicy::file;
+    std::string why;
+    if constexpr (data::dataset<View>) {
+      data::detail::FileShardReport report;
+      View mine = data::detail::shard_input_files(view, s_->num_workers, s_->worker_index, report);
+      const auto& counts = report.files_per_source;
+      if (counts.empty()) {
+        why = "the dataset reads no file list (TFRecordDataset, list_files)";
+      } else if (const auto fewest = *std::ranges::min_element(counts);
+                 fewest < static_cast<std::size_t>(s_->num_workers)) {
+        why = "a file source lists " + std::to_string(fewest) + " file(s) for " +
+              std::to_string(s_->num_workers) + " workers";
+      } else {
+        view = std::move(mine);
+        return AutoShardPolicy::file;
+      }
+    } else {
+      why = "the input is not a tf::data dataset";
+    }
+    if (required) {
+      throw invalid_argument(
+          "experimental_distribute_dataset: AutoShardPolicy::file cannot shard "
+          "this input by file: " +
+          why + "; use AutoShardPolicy::data or off");
+    }
+    return AutoShardPolicy::data;
   }
   template <class V, class Each>
   auto sum_of(const PerReplica<V>& value, Each&& each) const {

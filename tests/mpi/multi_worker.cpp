@@ -32,6 +32,7 @@
 #include <tapeflow/distribute/file_paths.hpp>
 #include <tapeflow/distribute/mpi_collective.hpp>
 #include <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
+#include <tapeflow/io/tfrecord_writer.hpp>
 #include <tapeflow/keras/callbacks/tensorboard.hpp>
 #include <tapeflow/keras/layers/dense.hpp>
 #include <tapeflow/keras/sequential.hpp>
@@ -289,19 +290,17 @@ void fit_case() {
   }
 }
 
-// Every element of an epoch reaches exactly one replica across the workers: splitting global
-// batches (AutoShardPolicy DATA) and tf::data::shard.
+// Every element of an epoch reaches exactly one replica across the workers, under each
+// AutoShardPolicy: splitting global batches (DATA), sharding TFRecord files by worker (FILE, and
+// AUTO over files), the program's own tf::data::shard (OFF); a replica's batch is the same size
+// under each.
 void shard_case() {
   dist::MultiWorkerMirroredStrategy strategy({.timeout = 20s});
-  rank_for_messages = strategy.cluster_resolver().rank;
+  const int rank = strategy.cluster_resolver().rank;
+  rank_for_messages = rank;
   auto c = strategy.collective();
-  constexpr std::int64_t n = 21;
-  std::vector<std::int64_t> ids(n);
-  for (std::int64_t i = 0; i < n; ++i) {
-    ids[std::size_t(i)] = i;
-  }
-  const auto count_everywhere = [&](const std::vector<std::int64_t>& mine) {
-    std::vector<int> seen(n, 0);
+  const auto count_everywhere = [&](const std::vector<std::int64_t>& mine, std::int64_t n) {
+    std::vector<int> seen(std::size_t(n), 0);
     for (const auto& part : c.all_gather(tf::AnyTensor(tf::from_vector(mine)))) {
       for (const auto id : values<std::int64_t>(part)) {
         ++seen.at(std::size_t(id));
@@ -309,35 +308,79 @@ void shard_case() {
     }
     return std::ranges::all_of(seen, [](int k) { return k == 1; });
   };
-  std::vector<std::int64_t> mine;
+  // The ids each worker's replica sees, every piece at most `rows` long.
+  const auto ids_of = [&](auto&& distributed, std::int64_t rows) {
+    std::vector<std::int64_t> mine;
+    for (const auto& batch : distributed) {
+      EXPECT(batch.values.at(0).dim(0) <= rows);
+      for (const auto id : batch.values.at(0).numpy()) {
+        mine.push_back(id);
+      }
+    }
+    return mine;
+  };
+  constexpr std::int64_t n = 21;
+  std::vector<std::int64_t> ids(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    ids[std::size_t(i)] = i;
+  }
   auto ds = tf::data::from_tensor_slices(tf::from_vector(ids)) | tf::data::batch(4);
-  for (const auto& batch : strategy.experimental_distribute_dataset(ds)) {
-    for (const auto id : batch.values.at(0).numpy()) {
-      mine.push_back(id);
-    }
-  }
-  EXPECT(count_everywhere(mine));
+  EXPECT(count_everywhere(ids_of(strategy.experimental_distribute_dataset(ds), 2), n));
   // AutoShardPolicy::off: each worker shards its input itself (here by tf::data::shard before
-  // batching); its batches are split across its own replicas only.
-  mine.clear();
-  auto own = tf::data::from_tensor_slices(tf::from_vector(ids)) |
-             tf::data::shard(2, rank_for_messages) | tf::data::batch(4);
-  for (const auto& batch : strategy.experimental_distribute_dataset(
-           own, {.auto_shard_policy = dist::AutoShardPolicy::off})) {
-    EXPECT(batch.values.at(0).dim(0) == 4 || batch.values.at(0).dim(0) == 3 - rank_for_messages);
-    for (const auto id : batch.values.at(0).numpy()) {
-      mine.push_back(id);
-    }
-  }
-  EXPECT(count_everywhere(mine));
-  EXPECT_THROW_AS(tf::unimplemented, (void)strategy.experimental_distribute_dataset(
-                                         ds, {.auto_shard_policy = dist::AutoShardPolicy::file}));
-  mine.clear();
+  // batching by the global batch size).
+  auto own = tf::data::from_tensor_slices(tf::from_vector(ids)) | tf::data::shard(2, rank) |
+             tf::data::batch(4);
+  EXPECT(count_everywhere(ids_of(strategy.experimental_distribute_dataset(
+                                     own, {.auto_shard_policy = dist::AutoShardPolicy::off}),
+                                 2),
+                          n));
+  EXPECT_THROW_AS(tf::invalid_argument,
+                  (void)strategy.experimental_distribute_dataset(
+                      ds, {.auto_shard_policy = dist::AutoShardPolicy::file}));
+  std::vector<std::int64_t> mine;
   for (const auto& id :
-       tf::data::from_tensor_slices(tf::from_vector(ids)) | tf::data::shard(2, rank_for_messages)) {
+       tf::data::from_tensor_slices(tf::from_vector(ids)) | tf::data::shard(2, rank)) {
     mine.push_back(id.item());
   }
-  EXPECT(count_everywhere(mine));
+  EXPECT(count_everywhere(mine, n));
+
+  // Five TFRecord files of three records (ids 0..14), written by each worker in its own folder:
+  // nothing is shared between the processes.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tapeflow_mpi_shard_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> files;
+  for (int f = 0; f < 5; ++f) {
+    files.push_back((dir / ("part-" + std::to_string(f) + ".tfrecord")).string());
+    tf::io::TFRecordWriter writer(files.back());
+    for (int r = 0; r < 3; ++r) {
+      writer.write(std::to_string(3 * f + r));
+    }
+    writer.close();
+  }
+  const auto parse = tf::data::map([](const tf::Tensor<std::string, 0>& record) {
+    return tf::Tensor<std::int64_t, 0>(std::stoll(record.item()));
+  });
+  auto records = tf::data::list_files((dir / "*.tfrecord").string()) |
+                 tf::data::interleave([](const tf::Tensor<std::string, 0>& file) {
+                   return tf::data::TFRecordDataset(file.item());
+                 }) |
+                 parse | tf::data::batch(4);
+  for (const auto policy : {dist::AutoShardPolicy::file, dist::AutoShardPolicy::auto_}) {
+    const auto read =
+        ids_of(strategy.experimental_distribute_dataset(records, {.auto_shard_policy = policy}), 2);
+    EXPECT(read.size() == (rank == 0 ? 9u : 6u));  // files 0, 2, 4 and files 1, 3
+    EXPECT(count_everywhere(read, 15));
+  }
+  // One file for two workers: FILE refuses it, AUTO splits the global batches instead.
+  auto one_file = tf::data::TFRecordDataset(files[0]) | parse | tf::data::batch(2);
+  EXPECT_THROW_AS(tf::invalid_argument,
+                  (void)strategy.experimental_distribute_dataset(
+                      one_file, {.auto_shard_policy = dist::AutoShardPolicy::file}));
+  const auto first_file = ids_of(strategy.experimental_distribute_dataset(one_file), 1);
+  EXPECT(first_file.size() == (rank == 0 ? 2u : 1u));
+  EXPECT(count_everywhere(first_file, 3));
+  std::filesystem::remove_all(dir);
 }
 
 // Only the chief's files are kept: TensorBoard logs of fit, and checkpoints every worker saves

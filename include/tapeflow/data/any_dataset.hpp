@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/shard_input_files.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -56,6 +57,8 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
     virtual ~DatasetConcept() = default;
     virtual std::unique_ptr<IteratorConcept> make_iterator() const = 0;
     virtual std::int64_t cardinality() const = 0;
+    virtual std::shared_ptr<const DatasetConcept> shard_input_files(
+        std::int64_t num_shards, std::int64_t index, detail::FileShardReport& report) const = 0;
   };
   template <class D>
   struct DatasetModel final : DatasetConcept {
@@ -64,6 +67,12 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
       return std::make_unique<IteratorModel<iterator_impl_t<D>>>(ds.make_iterator());
     }
     std::int64_t cardinality() const override { return ds.cardinality(); }
+    std::shared_ptr<const DatasetConcept> shard_input_files(
+        std::int64_t num_shards, std::int64_t index,
+        detail::FileShardReport& report) const override {
+      return std::make_shared<const DatasetModel>(
+          detail::shard_input_files(ds, num_shards, index, report));
+    }
     D ds;
   };
 
@@ -98,6 +107,16 @@ class AnyDataset : public DatasetBase<AnyDataset<E>, E> {
   }
   /// The wrapped dataset's cardinality; 0 if default-constructed.
   [[nodiscard]] std::int64_t cardinality() const { return impl_ ? impl_->cardinality() : 0; }
+  /// A copy whose file sources keep shard `index` of `num_shards` of their files
+  /// (data/detail/shard_input_files.hpp; the wrapped pipeline's type is hidden here).
+  [[nodiscard]] AnyDataset shard_input_files(std::int64_t num_shards, std::int64_t index,
+                                             detail::FileShardReport& report) const {
+    AnyDataset out;
+    if (impl_) {
+      out.impl_ = impl_->shard_input_files(num_shards, index, report);
+    }
+    return out;
+  }
 
  private:
   std::shared_ptr<const DatasetConcept> impl_{};  // null: default-constructed, empty

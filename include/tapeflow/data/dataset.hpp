@@ -331,6 +331,24 @@ std::int64_t cardinality(const D& ds) {
   return static_cast<std::int64_t>(ds.cardinality());
 }
 
+// ---- pipeline rewrites -----------------------------------------------------------------------
+//
+// An adaptor exposes its input dataset to rewrites of the whole pipeline (sharding the input
+// files by worker: data/detail/shard_input_files.hpp) through
+//     template <class F> Self transform_inputs(F&& f) const;
+// a copy of itself reading f(input) instead, where f returns a dataset of the input's type.
+// Sources have none: a rewrite stops there.
+
+namespace detail {
+/// A copy of `self` whose member `input` is `f(self.*input)` (adaptors' transform_inputs).
+template <class Self, class Input, class F>
+Self with_input(const Self& self, Input Self::*input, F& f) {
+  Self out = self;
+  out.*input = f(self.*input);
+  return out;
+}
+}  // namespace detail
+
 // ---- pipe mechanism --------------------------------------------------------------------------
 //
 // Every adaptor is built one way (MAINTAINERS.md, "Datasets are views"): `name_base_fn` takes

@@ -28,15 +28,19 @@ class DistributedDataset {
 
  public:
   /// Splits `dataset`'s batches across the replicas on `devices` (full names, replica order).
-  /// Across workers, these are the global replicas `first_replica`, ... of `num_replicas`
-  /// (each worker reads every global batch and keeps its replicas' rows: TensorFlow's
-  /// AutoShardPolicy DATA), so every element goes to exactly one replica.
+  /// Across workers, `dataset` gives either every worker the same global batches, of which this
+  /// worker's replicas are the global replicas `first_replica`, ... of `num_replicas`
+  /// (TensorFlow's AutoShardPolicy DATA), or, with `own_batches`, this worker's own batches
+  /// (sharded by file, or by the program): each is split `num_replicas` ways as a global batch
+  /// is, and consecutive steps hand its pieces to this worker's replicas in turn (TensorFlow's
+  /// rebatching), so a replica's batch is the same size under every policy.
   DistributedDataset(Dataset dataset, std::vector<std::string> devices, int first_replica = 0,
-                     int num_replicas = 0)
+                     int num_replicas = 0, bool own_batches = false)
       : dataset_(std::move(dataset)),
         devices_(std::move(devices)),
         first_replica_(first_replica),
-        num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())) {}
+        num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())),
+        steps_per_batch_(own_batches ? num_replicas_ / static_cast<int>(devices_.size()) : 1) {}
 
   /// One element: replica r's part of one global batch.
   class iterator {
@@ -54,13 +58,18 @@ class DistributedDataset {
       out.values.reserve(devices.size());
       for (std::size_t r = 0; r < devices.size(); ++r) {
         const config::DeviceScope on_replica(DeviceSpec::from_string(devices[r]));
-        out.values.push_back(detail::replica_piece(global, owner_->num_replicas_,
-                                                   owner_->first_replica_ + static_cast<int>(r)));
+        const int first = owner_->steps_per_batch_ > 1 ? piece_ * static_cast<int>(devices.size())
+                                                       : owner_->first_replica_;
+        out.values.push_back(
+            detail::replica_piece(global, owner_->num_replicas_, first + static_cast<int>(r)));
       }
       return out;
     }
     iterator& operator++() {
-      ++it_;
+      if (++piece_ == owner_->steps_per_batch_) {
+        piece_ = 0;
+        ++it_;
+      }
       return *this;
     }
     void operator++(int) { ++*this; }
@@ -71,6 +80,7 @@ class DistributedDataset {
    private:
     std::ranges::iterator_t<Dataset> it_{};
     const DistributedDataset* owner_ = nullptr;
+    int piece_ = 0;  // which group of pieces of the current batch (own_batches)
   };
 
   /// Starts an epoch of the underlying dataset.
@@ -85,6 +95,7 @@ class DistributedDataset {
   std::vector<std::string> devices_;
   int first_replica_;
   int num_replicas_;
+  int steps_per_batch_;  // > 1: own batches, each split over this many steps
 };
 
 }  // namespace distribute

@@ -39,6 +39,8 @@
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/data/dataset.hpp>
+#include <tapeflow/data/detail/shard_input_files.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/any_collective.hpp>
 #include <tapeflow/distribute/collective.hpp>
@@ -191,8 +193,8 @@ class Strategy;
 /// How a multi-worker strategy divides a dataset among the workers (TensorFlow:
 /// `tf.data.experimental.AutoShardPolicy`).
 enum class AutoShardPolicy {
-  auto_,  ///< `data` (sharding by file is not built)
-  file,   ///< by input file (not built: `unimplemented`)
+  auto_,  ///< `file` where the pipeline reads a file list with a file for every worker, else `data`
+  file,   ///< by input file: each worker reads its share of the files of every file source
   data,   ///< every worker reads every global batch and keeps its replicas' rows
   off,    ///< none: each worker's dataset is already its own
 };
@@ -314,23 +316,28 @@ class Strategy {
   /// `dataset`'s global batches split across the replicas (TensorFlow:
   /// `strategy.experimental_distribute_dataset(ds)`): iterating yields one PerReplica per
   /// batch, for `run`. Batch the dataset by the global batch size first. Across workers the
-  /// policy says who reads what: `data` (and `auto`): every worker reads every global batch and
-  /// keeps its replicas' rows; `off`: each worker's dataset is its own (sharded by the
-  /// program), its batches split across its own replicas only.
+  /// policy says who reads what (docs/guide/distribute.md, "Input across workers"): `file`:
+  /// each worker reads its share of the files of every file source of the pipeline
+  /// (TFRecordDataset, list_files; invalid_argument if there is none, or fewer files than
+  /// workers); `data`: every worker reads every global batch and keeps its replicas' rows;
+  /// `off`: each worker's dataset is its own (sharded by the program); `auto_`: `file` where it
+  /// applies, else `data`. Under `file` and `off` each of a worker's batches is split across all
+  /// replicas as a global batch is, its pieces going to this worker's replicas over
+  /// consecutive steps: a replica's batch has the same size under every policy.
   template <std::ranges::viewable_range Dataset>
   [[nodiscard]] auto experimental_distribute_dataset(Dataset&& dataset,
                                                      DistributeOptions options = {}) const {
     using View = std::views::all_t<Dataset>;
-    const bool off = options.auto_shard_policy == AutoShardPolicy::off;
-    if (options.auto_shard_policy == AutoShardPolicy::file) {
-      throw unimplemented(
-          "experimental_distribute_dataset: AutoShardPolicy::file (sharding a TFRecord file "
-          "list by worker) is not built; shard the file list with tf::data::shard(num_workers, "
-          "worker_index()) and pass AutoShardPolicy::off");
+    View view = std::views::all(std::forward<Dataset>(dataset));
+    AutoShardPolicy policy = options.auto_shard_policy;
+    if (s_->num_workers > 1 &&
+        (policy == AutoShardPolicy::auto_ || policy == AutoShardPolicy::file)) {
+      policy = shard_by_file(view, policy);
     }
-    return DistributedDataset<View>(std::views::all(std::forward<Dataset>(dataset)),
-                                    s_->device_names, off ? 0 : s_->first_local_replica(),
-                                    off ? s_->num_local_replicas() : s_->num_replicas_in_sync());
+    const bool own = policy == AutoShardPolicy::file || policy == AutoShardPolicy::off;
+    return DistributedDataset<View>(std::move(view), s_->device_names,
+                                    own ? 0 : s_->first_local_replica(), s_->num_replicas_in_sync(),
+                                    own);
   }
 
   /// Whether this process writes checkpoints: false on every worker but the chief (TensorFlow:
@@ -364,6 +371,37 @@ class Strategy {
                                " replicas");
       }
     }
+  }
+  // AutoShardPolicy file (or auto_): this worker's files of `view` where that applies;
+  // returns the policy in force.
+  template <class View>
+  AutoShardPolicy shard_by_file(View& view, AutoShardPolicy policy) const {
+    const bool required = policy == AutoShardPolicy::file;
+    std::string why;
+    if constexpr (data::dataset<View>) {
+      data::detail::FileShardReport report;
+      View mine = data::detail::shard_input_files(view, s_->num_workers, s_->worker_index, report);
+      const auto& counts = report.files_per_source;
+      if (counts.empty()) {
+        why = "the dataset reads no file list (TFRecordDataset, list_files)";
+      } else if (const auto fewest = *std::ranges::min_element(counts);
+                 fewest < static_cast<std::size_t>(s_->num_workers)) {
+        why = "a file source lists " + std::to_string(fewest) + " file(s) for " +
+              std::to_string(s_->num_workers) + " workers";
+      } else {
+        view = std::move(mine);
+        return AutoShardPolicy::file;
+      }
+    } else {
+      why = "the input is not a tf::data dataset";
+    }
+    if (required) {
+      throw invalid_argument(
+          "experimental_distribute_dataset: AutoShardPolicy::file cannot shard "
+          "this input by file: " +
+          why + "; use AutoShardPolicy::data or off");
+    }
+    return AutoShardPolicy::data;
   }
   template <class V, class Each>
   auto sum_of(const PerReplica<V>& value, Each&& each) const {

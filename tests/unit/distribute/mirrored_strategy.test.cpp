@@ -217,6 +217,35 @@ TEST_CASE("experimental_distribute_dataset splits global batches as TensorFlow d
   CHECK(sizes == std::vector<std::int64_t>{2, 2, 2, 0});
 }
 
+// A worker's own batches (AutoShardPolicy FILE and OFF across workers): each splits over every
+// replica of the job, its pieces going to this worker's replicas over consecutive steps.
+TEST_CASE("a worker's own batches split over all replicas across consecutive steps",
+          "[distribute]") {
+  logical_cpus(4);
+  using Rows = std::vector<std::vector<std::vector<std::int64_t>>>;
+  const auto steps = [](auto&& distributed) {
+    Rows out;
+    for (const auto& per_replica : distributed) {
+      out.emplace_back();
+      for (const auto& piece : per_replica.values) {
+        out.back().push_back(piece.numpy());
+      }
+    }
+    return out;
+  };
+  auto ds = tf::data::range(6) | tf::data::batch(4);
+  // One replica of two workers' (one each): every batch gives two steps.
+  CHECK(steps(dist::DistributedDataset(ds, {"/cpu:0"}, 0, 2, true)) ==
+        Rows{{{0, 1}}, {{2, 3}}, {{4}}, {{5}}});
+  // Two replicas of four (two workers of two): a batch of 8 rows, pieces of 2.
+  auto eight = tf::data::range(10) | tf::data::batch(8);
+  CHECK(steps(dist::DistributedDataset(eight, {"/cpu:0", "/cpu:1"}, 0, 4, true)) ==
+        Rows{{{0, 1}, {2, 3}}, {{4, 5}, {6, 7}}, {{8}, {9}}, {{}, {}}});
+  // The same worker reading global batches instead keeps its replicas' rows once per batch.
+  CHECK(steps(dist::DistributedDataset(eight, {"/cpu:0", "/cpu:1"}, 2, 4)) ==
+        Rows{{{4, 5}, {6, 7}}, {{}, {}}});
+}
+
 TEST_CASE("a custom loop on two replicas trains the seed MLP as one replica on the global batch",
           "[distribute]") {
   logical_cpus(2);

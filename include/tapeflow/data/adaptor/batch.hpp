@@ -115,6 +115,13 @@ class BatchDataset : public DatasetBase<BatchDataset<D, Stack>,
     return detail::batched_cardinality(ds_.cardinality(), n_, o_.drop_remainder);
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] BatchDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &BatchDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t n_ = 1;

@@ -366,6 +366,16 @@ class CacheDataset : public DatasetBase<CacheDataset<D>, element_t<D>> {
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp), with an empty memory cache of its own: what was recorded came from the
+  /// old input. (A file cache keeps its file name.)
+  template <class Rewrite>
+  [[nodiscard]] CacheDataset transform_inputs(Rewrite&& f) const {
+    CacheDataset out = detail::with_input(*this, &CacheDataset::ds_, f);
+    out.store_ = std::make_shared<Store>();
+    return out;
+  }
+
  private:
   D ds_;
   std::string filename_{};

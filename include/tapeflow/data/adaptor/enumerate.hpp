@@ -55,6 +55,13 @@ class EnumerateDataset
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] EnumerateDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &EnumerateDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t start_ = 0;

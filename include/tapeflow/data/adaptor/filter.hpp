@@ -57,6 +57,13 @@ class FilterDataset : public DatasetBase<FilterDataset<D, Pred>, element_t<D>> {
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] FilterDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &FilterDataset::ds_, f);
+  }
+
  private:
   D ds_;
   detail::Box<Pred> pred_{};

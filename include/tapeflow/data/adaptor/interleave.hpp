@@ -234,6 +234,13 @@ class InterleaveDataset
     return ds_.cardinality() == 0 ? 0 : unknown_cardinality;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] InterleaveDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &InterleaveDataset::ds_, f);
+  }
+
  private:
   D ds_;
   detail::Box<F> f_{};

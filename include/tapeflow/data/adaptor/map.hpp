@@ -145,6 +145,13 @@ class MapDataset
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] MapDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &MapDataset::ds_, f);
+  }
+
  private:
   D ds_;
   detail::Box<F> f_{};

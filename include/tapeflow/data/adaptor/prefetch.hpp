@@ -94,6 +94,13 @@ class PrefetchDataset : public DatasetBase<PrefetchDataset<D>, element_t<D>> {
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] PrefetchDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &PrefetchDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t n_ = 0;  // default-constructed: a pass-through

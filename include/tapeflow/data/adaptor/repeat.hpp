@@ -82,6 +82,13 @@ class RepeatDataset : public DatasetBase<RepeatDataset<D>, element_t<D>> {
     return c < 0 ? c : c * count_;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] RepeatDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &RepeatDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t count_ = 0;

@@ -77,6 +77,13 @@ class ShardDataset : public DatasetBase<ShardDataset<D>, element_t<D>> {
     return c / num_shards_ + (index_ < c % num_shards_ ? 1 : 0);
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ShardDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &ShardDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t num_shards_ = 1;

@@ -193,6 +193,13 @@ class ShuffleDataset : public DatasetBase<ShuffleDataset<D>, element_t<D>> {
   /// The input's cardinality.
   [[nodiscard]] std::int64_t cardinality() const { return ds_.cardinality(); }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ShuffleDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &ShuffleDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t count_ = 1;

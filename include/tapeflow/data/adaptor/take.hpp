@@ -80,6 +80,13 @@ class TakeSkipDataset : public DatasetBase<TakeSkipDataset<D, Take>, element_t<D
     }
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] TakeSkipDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &TakeSkipDataset::ds_, f);
+  }
+
  private:
   D ds_;
   std::int64_t n_ = 0;

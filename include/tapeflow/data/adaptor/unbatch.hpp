@@ -86,6 +86,13 @@ class UnbatchDataset
     return ds_.cardinality() == infinite_cardinality ? infinite_cardinality : unknown_cardinality;
   }
 
+  /// A copy reading `f(input)` instead of its input (see "pipeline rewrites" in
+  /// data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] UnbatchDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(*this, &UnbatchDataset::ds_, f);
+  }
+
  private:
   D ds_;
 };

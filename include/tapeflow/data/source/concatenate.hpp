@@ -72,6 +72,13 @@ class ConcatenateDataset : public DatasetBase<ConcatenateDataset<A, B>, element_
     return x + y;
   }
 
+  /// A copy reading `f(a)` and `f(b)` (see "pipeline rewrites" in data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ConcatenateDataset transform_inputs(Rewrite&& f) const {
+    return detail::with_input(detail::with_input(*this, &ConcatenateDataset::a_, f),
+                              &ConcatenateDataset::b_, f);
+  }
+
  private:
   A a_;
   B b_;

@@ -125,6 +125,20 @@ class ListFilesDataset : public DatasetBase<ListFilesDataset, Tensor<std::string
   [[nodiscard]] std::int64_t cardinality() const noexcept {
     return files_ ? static_cast<std::int64_t>(files_->size()) : 0;
   }
+  /// The matched files, sorted (empty if default-constructed).
+  [[nodiscard]] const std::vector<std::string>& filenames() const noexcept {
+    static const std::vector<std::string> none;
+    return files_ ? *files_ : none;
+  }
+  /// A copy listing `filenames` instead, with the same options (sharding by file:
+  /// data/detail/shard_input_files.hpp); a default-constructed one stays empty.
+  [[nodiscard]] ListFilesDataset with_filenames(std::vector<std::string> filenames) const {
+    ListFilesDataset out = *this;
+    if (files_) {
+      out.files_ = std::make_shared<const std::vector<std::string>>(std::move(filenames));
+    }
+    return out;
+  }
 
  private:
   std::shared_ptr<const std::vector<std::string>> files_{};  // null: default-constructed

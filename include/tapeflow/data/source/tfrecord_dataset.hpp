@@ -439,6 +439,11 @@ class TFRecordDataset : public DatasetBase<TFRecordDataset, Tensor<std::string, 
     static const std::vector<std::string> none;
     return files_ ? *files_ : none;
   }
+  /// A copy reading `filenames` instead, with the same options (sharding by file:
+  /// data/detail/shard_input_files.hpp).
+  [[nodiscard]] TFRecordDataset with_filenames(std::vector<std::string> filenames) const {
+    return TFRecordDataset(std::move(filenames), options_);
+  }
   /// Corrupt records skipped so far (with `.skip_corrupt`), over all epochs and copies.
   [[nodiscard]] std::int64_t corrupt_records_skipped() const noexcept {
     return skipped_ ? skipped_->load() : 0;

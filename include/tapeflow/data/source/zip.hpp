@@ -74,6 +74,14 @@ class ZipDataset : public DatasetBase<ZipDataset<Ds...>, std::tuple<element_t<Ds
         ds_);
   }
 
+  /// A copy reading `f(d)` for each input d (see "pipeline rewrites" in data/dataset.hpp).
+  template <class Rewrite>
+  [[nodiscard]] ZipDataset transform_inputs(Rewrite&& f) const {
+    ZipDataset out = *this;
+    std::apply([&](auto&... d) { ((d = f(d)), ...); }, out.ds_);
+    return out;
+  }
+
  private:
   std::tuple<Ds...> ds_;
 };
