@@ -33,6 +33,8 @@ class CudaMemory final : public DeviceMemory {
   [[nodiscard]] void* stream() const noexcept { return allocator_.stream(); }
   /// The device's cuBLAS handle (a cublasHandle_t) bound to its stream, made on first use.
   [[nodiscard]] void* blas();
+  /// The CUDA device (card) the logical device is on.
+  [[nodiscard]] int ordinal() const noexcept { return allocator_.ordinal(); }
   /// Waits for the device's work.
   void synchronize() { allocator_.synchronize(); }
 

@@ -12,6 +12,7 @@
 #include <tapeflow/distribute/mirrored_strategy.hpp>               // IWYU pragma: export
 #include <tapeflow/distribute/mpi_collective.hpp>                  // IWYU pragma: export
 #include <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>  // IWYU pragma: export
+#include <tapeflow/distribute/nccl_collective.hpp>                 // IWYU pragma: export
 #include <tapeflow/distribute/per_replica.hpp>                     // IWYU pragma: export
 #include <tapeflow/distribute/replica_context.hpp>                 // IWYU pragma: export
 #include <tapeflow/distribute/strategy.hpp>                        // IWYU pragma: export

@@ -14119,6 +14119,53 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/distribute/detail/replica_group.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_GROUP_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_GROUP_HPP
+// The collectives of one step's replicas as the strategy sees them: a group kept across steps
+// (NCCL communicators, costly to make) behind one small interface, and the slot through which
+// a linked `tapeflow::nccl` offers its group to MirroredStrategy without header code naming it.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+
+/// One handle per replica on a group of replicas exchanging tensors.
+class ReplicaGroup {
+ public:
+  ReplicaGroup() = default;
+  ReplicaGroup(const ReplicaGroup&) = delete;
+  ReplicaGroup& operator=(const ReplicaGroup&) = delete;
+  virtual ~ReplicaGroup() = default;
+  /// Replica `rank`'s collective.
+  virtual AnyCollective replica(int rank) = 0;
+  /// Breaks the group because replica `rank` failed (`why`): the others' pending and later
+  /// operations throw `unavailable` naming it.
+  virtual void abort(int rank, const std::string& why) = 0;
+};
+
+/// Makes a group over logical GPUs `devices` (one per card) whose operations fail past
+/// `timeout`.
+using GpuGroupFactory = std::shared_ptr<ReplicaGroup> (*)(const std::vector<std::string>& devices,
+                                                          std::chrono::milliseconds timeout);
+
+/// The NCCL group factory: set where `tapeflow::nccl` is linked (distribute/nccl_collective.hpp
+/// registers it), else null.
+inline std::atomic<GpuGroupFactory>& nccl_group_factory() noexcept {
+  static std::atomic<GpuGroupFactory> factory{nullptr};
+  return factory;
+}
+
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_GROUP_HPP
+// ---- end <tapeflow/distribute/detail/replica_group.hpp>
 // ---- begin <tapeflow/distribute/in_process_collective.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
@@ -17548,6 +17595,8 @@ struct StrategyState {
   int worker_index = 0;
   // Agrees new variables' initial values across workers (null on one machine).
   std::shared_ptr<const tapeflow::detail::InitialValueSync> initial_value_sync;
+  // The replicas' collectives kept across steps (NCCL); null: an in-process group per step.
+  std::shared_ptr<ReplicaGroup> replica_group;
 
   /// This process's replicas.
   [[nodiscard]] int num_local_replicas() const noexcept {
@@ -17592,7 +17641,13 @@ struct StrategyState {
   // the root cause is rethrown here once every replica has stopped.
   virtual void run_replicas(const std::function<void(int)>& body) const {
     const int n = static_cast<int>(device_ids.size());
-    InProcessGroup group(n, {.timeout = timeout});
+    std::optional<InProcessGroup> step_group;
+    if (!replica_group) {
+      step_group.emplace(n, InProcessOptions{.timeout = timeout});
+    }
+    const auto abort = [&](int r, const std::string& why) {
+      replica_group ? replica_group->abort(r, why) : step_group->abort(r, why);
+    };
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
     auto replica = [&](int r) {
       // Each replica uses its logical CPU's share of the intra-op threads, CPU:0's included
@@ -17603,16 +17658,16 @@ struct StrategyState {
       try {
         const config::DeviceScope on_device(DeviceSpec::from_string(device_names[std::size_t(r)]));
         ReplicaContext context(
-            r, AnyCollective(group.replica(r)), &device_ids,
-            [&group, r](const std::string& why) { group.abort(r, why); }, bytes_per_pack);
+            r, replica_group ? replica_group->replica(r) : AnyCollective(step_group->replica(r)),
+            &device_ids, [&abort, r](const std::string& why) { abort(r, why); }, bytes_per_pack);
         const ContextScope as_replica(context);
         body(r);
       } catch (const std::exception& e) {
         errors[std::size_t(r)] = std::current_exception();
-        group.abort(r, e.what());
+        abort(r, e.what());
       } catch (...) {
         errors[std::size_t(r)] = std::current_exception();
-        group.abort(r, "an exception not derived from std::exception");
+        abort(r, "an exception not derived from std::exception");
       }
       backend::cpu::thread_budget() = previous_budget;
     };
@@ -17956,16 +18011,129 @@ TAPEFLOW_END_NAMESPACE
 // `tf::distribute::MirroredStrategy`: synchronous data parallelism on one machine (TensorFlow:
 // `tf.distribute.MirroredStrategy`). One replica per device, each a thread of this process;
 // variables are mirrored (Note [Mirrored variables] in distribute/strategy.hpp) and gradients
-// are summed by the in-process collective, as TensorFlow falls back to for logical devices.
+// are summed by NCCL across GPUs on their own cards (where tapeflow::nccl is linked), else by
+// the in-process collective, as TensorFlow falls back to for logical devices.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <vector>
+
+// ---- begin <tapeflow/distribute/nccl_collective.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_NCCL_COLLECTIVE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_NCCL_COLLECTIVE_HPP
+// The `Collective` of replicas on several GPUs of one process over NCCL (MirroredStrategy's
+// default across cards): declarations only, compiled in `tapeflow::nccl` (backends/nccl/),
+// which a program using it links; linking it also offers the group to MirroredStrategy (the
+// registration at the end of this file).
+//
+// An NcclGroup is one NCCL communicator per replica's GPU, made once (ncclCommInitRank in one
+// group call) and kept across steps; each replica thread calls its own handle. Operations run
+// on the device's stream, ordered after its kernels, and are waited on against the timeout:
+// NCCL's nonblocking communicators let a replica that waits too long abort its communicator
+// and throw deadline_exceeded naming the replicas that never joined, instead of hanging. Every
+// operation first checks that the replicas passed the same dtypes and shapes (invalid_argument
+// on every replica otherwise: NCCL itself would read past a buffer). Docs:
+// docs/guide/distribute.md, "The NCCL collective".
+
+#include <chrono>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
+
+/// Options of an NcclGroup.
+struct NcclOptions {
+  /// How long an operation waits for the other replicas before it fails with
+  /// deadline_exceeded.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+};
+
+namespace detail {
+struct NcclState;
+}  // namespace detail
+
+/// One replica's handle on an NcclGroup; models Collective. Tensors are read where their
+/// device keeps them (copied to the replica's GPU first if elsewhere); results are new tensors
+/// on the replica's GPU. Calls on one handle must not overlap.
+class NcclCollective {
+ public:
+  /// This replica's index in the group.
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  /// How many replicas the group has.
+  [[nodiscard]] int num_replicas() const;
+  /// Replaces each tensor by its sum (or mean) over the replicas (float32, float64, int32,
+  /// int64, uint8), all in one NCCL group call.
+  void all_reduce(std::span<AnyTensor> tensors, ReduceOp op);
+  /// Replaces each tensor by replica `root`'s.
+  void broadcast(std::span<AnyTensor> tensors, int root);
+  /// Every replica's `t` (same dtype and rank; dims may differ), in rank order.
+  std::vector<AnyTensor> all_gather(const AnyTensor& t);
+  /// Returns when every replica has called it.
+  void barrier();
+
+ private:
+  friend class NcclGroup;
+  NcclCollective(std::shared_ptr<detail::NcclState> state, int rank)
+      : state_(std::move(state)), rank_(rank) {}
+  std::shared_ptr<detail::NcclState> state_;
+  int rank_;
+};
+
+/// One NCCL communicator per logical GPU in `devices`, each on its own card (NCCL refuses two
+/// ranks on one GPU: logical GPUs sharing a card use the in-process collective).
+class NcclGroup {
+ public:
+  /// Makes the communicators; invalid_argument for a device that is not a GPU of this process
+  /// or two on one card, unavailable when NCCL fails (its message included).
+  explicit NcclGroup(const std::vector<std::string>& devices, NcclOptions options = {});
+  /// How many replicas the group has.
+  [[nodiscard]] int num_replicas() const;
+  /// Replica `rank`'s handle (invalid_argument outside 0 .. num_replicas() - 1).
+  [[nodiscard]] NcclCollective replica(int rank) const;
+  /// Breaks the group because replica `rank` failed (`why`): every replica waiting in, or
+  /// later calling, an operation throws `unavailable` naming it.
+  void abort(int rank, const std::string& why) const;
+
+ private:
+  std::shared_ptr<detail::NcclState> state_;
+};
+
+namespace detail {
+/// An NcclGroup as a strategy's replica group (MirroredStrategy's cross_device_ops).
+std::shared_ptr<ReplicaGroup> make_nccl_group(const std::vector<std::string>& devices,
+                                              std::chrono::milliseconds timeout);
+}  // namespace detail
+
+}  // namespace distribute
+TAPEFLOW_END_NAMESPACE
+
+// Linking tapeflow::nccl defines TAPEFLOW_HAS_NCCL: MirroredStrategy then finds the group.
+#if defined(TAPEFLOW_HAS_NCCL) && TAPEFLOW_HAS_NCCL
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+inline const bool nccl_registered = (nccl_group_factory().store(&make_nccl_group), true);
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_NCCL_COLLECTIVE_HPP
+// ---- end <tapeflow/distribute/nccl_collective.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute {
+
+/// How MirroredStrategy's replicas exchange gradients (TensorFlow: `cross_device_ops`).
+enum class CrossDeviceOps {
+  auto_,       ///< `nccl` for GPUs each on its own card where tapeflow::nccl is linked, else
+               ///< `in_process` (TensorFlow's default: NCCL across GPUs)
+  nccl,        ///< NCCL communicators, one per GPU (`tf.distribute.NcclAllReduce()`)
+  in_process,  ///< through host memory between the replica threads (logical devices)
+};
 
 /// Options of MirroredStrategy (TensorFlow's keyword arguments, and the collective's).
 struct MirroredStrategyOptions {
@@ -17978,6 +18146,8 @@ struct MirroredStrategyOptions {
   /// The most gradient bytes one all-reduce call carries (TensorFlow:
   /// `CommunicationOptions.bytes_per_pack`); a larger tensor goes alone.
   std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+  /// The collective the replicas use.
+  CrossDeviceOps cross_device_ops = CrossDeviceOps::auto_;
 };
 
 /// Replicates the model on every device, splits each global batch across them and keeps the
@@ -18013,6 +18183,33 @@ class MirroredStrategy : public Strategy {
     if (s.device_names.empty()) {
       throw invalid_argument("MirroredStrategy: no devices");
     }
+    const auto nccl = detail::nccl_group_factory().load();
+    if (options.cross_device_ops == CrossDeviceOps::nccl ||
+        (options.cross_device_ops == CrossDeviceOps::auto_ && nccl != nullptr &&
+         s.device_ids.size() > 1 && gpus_on_own_cards(s.device_ids))) {
+      if (nccl == nullptr) {
+        throw failed_precondition(
+            "MirroredStrategy: cross_device_ops nccl needs tapeflow::nccl linked (built where "
+            "CMake finds NCCL)");
+      }
+      s.replica_group = nccl(s.device_names, s.timeout);
+    }
+  }
+
+ private:
+  // Whether every device is a GPU on a card of its own (what NCCL needs).
+  static bool gpus_on_own_cards(const std::vector<tapeflow::detail::devices::DeviceId>& ids) {
+    std::vector<int> cards;
+    for (const auto& info : config::detail_context::logical_device_infos()) {
+      if (std::ranges::find(ids, info.id) != ids.end()) {
+        if (info.device.device_type != "GPU" ||
+            std::ranges::find(cards, info.physical_index) != cards.end()) {
+          return false;
+        }
+        cards.push_back(info.physical_index);
+      }
+    }
+    return true;
   }
 };
 

@@ -1,9 +1,11 @@
 // `tf::distribute::MirroredStrategy`: synchronous data parallelism on one machine (TensorFlow:
 // `tf.distribute.MirroredStrategy`). One replica per device, each a thread of this process;
 // variables are mirrored (Note [Mirrored variables] in distribute/strategy.hpp) and gradients
-// are summed by the in-process collective, as TensorFlow falls back to for logical devices.
+// are summed by NCCL across GPUs on their own cards (where tapeflow::nccl is linked), else by
+// the in-process collective, as TensorFlow falls back to for logical devices.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -14,10 +16,19 @@
 #include <tapeflow/config/device_scope.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/nccl_collective.hpp>
 #include <tapeflow/distribute/strategy.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
+
+/// How MirroredStrategy's replicas exchange gradients (TensorFlow: `cross_device_ops`).
+enum class CrossDeviceOps {
+  auto_,       ///< `nccl` for GPUs each on its own card where tapeflow::nccl is linked, else
+               ///< `in_process` (TensorFlow's default: NCCL across GPUs)
+  nccl,        ///< NCCL communicators, one per GPU (`tf.distribute.NcclAllReduce()`)
+  in_process,  ///< through host memory between the replica threads (logical devices)
+};
 
 /// Options of MirroredStrategy (TensorFlow's keyword arguments, and the collective's).
 struct MirroredStrategyOptions {
@@ -30,6 +41,8 @@ struct MirroredStrategyOptions {
   /// The most gradient bytes one all-reduce call carries (TensorFlow:
   /// `CommunicationOptions.bytes_per_pack`); a larger tensor goes alone.
   std::int64_t bytes_per_pack = std::int64_t{32} << 20;
+  /// The collective the replicas use.
+  CrossDeviceOps cross_device_ops = CrossDeviceOps::auto_;
 };
 
 /// Replicates the model on every device, splits each global batch across them and keeps the
@@ -65,6 +78,33 @@ class MirroredStrategy : public Strategy {
     if (s.device_names.empty()) {
       throw invalid_argument("MirroredStrategy: no devices");
     }
+    const auto nccl = detail::nccl_group_factory().load();
+    if (options.cross_device_ops == CrossDeviceOps::nccl ||
+        (options.cross_device_ops == CrossDeviceOps::auto_ && nccl != nullptr &&
+         s.device_ids.size() > 1 && gpus_on_own_cards(s.device_ids))) {
+      if (nccl == nullptr) {
+        throw failed_precondition(
+            "MirroredStrategy: cross_device_ops nccl needs tapeflow::nccl linked (built where "
+            "CMake finds NCCL)");
+      }
+      s.replica_group = nccl(s.device_names, s.timeout);
+    }
+  }
+
+ private:
+  // Whether every device is a GPU on a card of its own (what NCCL needs).
+  static bool gpus_on_own_cards(const std::vector<tapeflow::detail::devices::DeviceId>& ids) {
+    std::vector<int> cards;
+    for (const auto& info : config::detail_context::logical_device_infos()) {
+      if (std::ranges::find(ids, info.id) != ids.end()) {
+        if (info.device.device_type != "GPU" ||
+            std::ranges::find(cards, info.physical_index) != cards.end()) {
+          return false;
+        }
+        cards.push_back(info.physical_index);
+      }
+    }
+    return true;
   }
 };
 

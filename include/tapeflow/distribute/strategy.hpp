@@ -44,6 +44,7 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/any_collective.hpp>
 #include <tapeflow/distribute/collective.hpp>
+#include <tapeflow/distribute/detail/replica_group.hpp>
 #include <tapeflow/distribute/distributed_dataset.hpp>
 #include <tapeflow/distribute/in_process_collective.hpp>
 #include <tapeflow/distribute/per_replica.hpp>
@@ -71,6 +72,8 @@ struct StrategyState {
   int worker_index = 0;
   // Agrees new variables' initial values across workers (null on one machine).
   std::shared_ptr<const tapeflow::detail::InitialValueSync> initial_value_sync;
+  // The replicas' collectives kept across steps (NCCL); null: an in-process group per step.
+  std::shared_ptr<ReplicaGroup> replica_group;
 
   /// This process's replicas.
   [[nodiscard]] int num_local_replicas() const noexcept {
@@ -115,7 +118,13 @@ struct StrategyState {
   // the root cause is rethrown here once every replica has stopped.
   virtual void run_replicas(const std::function<void(int)>& body) const {
     const int n = static_cast<int>(device_ids.size());
-    InProcessGroup group(n, {.timeout = timeout});
+    std::optional<InProcessGroup> step_group;
+    if (!replica_group) {
+      step_group.emplace(n, InProcessOptions{.timeout = timeout});
+    }
+    const auto abort = [&](int r, const std::string& why) {
+      replica_group ? replica_group->abort(r, why) : step_group->abort(r, why);
+    };
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
     auto replica = [&](int r) {
       // Each replica uses its logical CPU's share of the intra-op threads, CPU:0's included
@@ -126,16 +135,16 @@ struct StrategyState {
       try {
         const config::DeviceScope on_device(DeviceSpec::from_string(device_names[std::size_t(r)]));
         ReplicaContext context(
-            r, AnyCollective(group.replica(r)), &device_ids,
-            [&group, r](const std::string& why) { group.abort(r, why); }, bytes_per_pack);
+            r, replica_group ? replica_group->replica(r) : AnyCollective(step_group->replica(r)),
+            &device_ids, [&abort, r](const std::string& why) { abort(r, why); }, bytes_per_pack);
         const ContextScope as_replica(context);
         body(r);
       } catch (const std::exception& e) {
         errors[std::size_t(r)] = std::current_exception();
-        group.abort(r, e.what());
+        abort(r, e.what());
       } catch (...) {
         errors[std::size_t(r)] = std::current_exception();
-        group.abort(r, "an exception not derived from std::exception");
+        abort(r, "an exception not derived from std::exception");
       }
       backend::cpu::thread_budget() = previous_budget;
     };
