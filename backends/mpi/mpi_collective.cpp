@@ -34,6 +34,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/visit_rank.hpp>
+#include <tapeflow/distribute/detail/collective_tensors.hpp>
 #include <tapeflow/distribute/mpi_collective.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -130,42 +131,12 @@ std::size_t element_size(DType dtype) {
   }
 }
 
-AnyTensor make_tensor(DType dtype, const Shape& shape) {
-  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(shape.rank(), "MPI collective", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = shape[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
-}
-
 std::string describe(std::span<const AnyTensor> tensors) {
   std::string out;
   for (const auto& t : tensors) {
     out += (out.empty() ? "" : ", ") + std::string(dtype_name(t.dtype())) + t.shape().to_string();
   }
   return "[" + out + "]";
-}
-
-// What the workers must agree on: the tensors' count, dtypes and shapes (FNV-1a).
-std::int64_t signature(std::span<const AnyTensor> tensors, std::int64_t extra) {
-  std::uint64_t h = 1469598103934665603ULL;
-  const auto mix = [&](std::int64_t v) {
-    h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
-  };
-  mix(extra);
-  mix(static_cast<std::int64_t>(tensors.size()));
-  for (const auto& t : tensors) {
-    mix(t.has_value() ? static_cast<std::int64_t>(t.dtype()) : -1);
-    mix(static_cast<std::int64_t>(t.rank()));
-    for (std::size_t i = 0; i < t.rank(); ++i) {
-      mix(t.shape()[i]);
-    }
-  }
-  return static_cast<std::int64_t>(h >> 1);  // non-negative: its negation is representable
 }
 
 template <class T>
@@ -442,7 +413,7 @@ struct MpiCollective::Impl {
 
   // Throws invalid_argument on every worker unless all passed tensors of the same signature.
   void agree(std::span<const AnyTensor> tensors, std::int64_t extra, const char* what) {
-    const std::int64_t mine = signature(tensors, extra);
+    const std::int64_t mine = detail::signature(tensors, extra);
     std::array<std::int64_t, 2> bounds = {mine, -mine};
     MPI_Request request = MPI_REQUEST_NULL;
     MPI_Iallreduce(MPI_IN_PLACE, bounds.data(), 2, MPI_INT64_T, MPI_MAX, data, &request);
@@ -531,7 +502,7 @@ struct MpiCollective::Impl {
       std::vector<AnyTensor> out;
       out.reserve(group.size());
       for (const std::size_t i : group) {
-        out.push_back(make_tensor(dtype, tensors[i].shape()));
+        out.push_back(detail::uninitialized(dtype, tensors[i].shape()));
       }
       const void* in_bytes = nullptr;
       void* out_bytes = nullptr;
@@ -594,7 +565,7 @@ struct MpiCollective::Impl {
     check_values(tensors, "broadcast");
     for (auto& t : tensors) {
       const std::size_t each = element_size(t.dtype());
-      AnyTensor out = rank == root ? t : make_tensor(t.dtype(), t.shape());
+      AnyTensor out = rank == root ? t : detail::uninitialized(t.dtype(), t.shape());
       // The root sends from its own tensor, which the operation leaves as it is.
       void* bytes = rank == root ? const_cast<void*>(t.raw_data()) : out.mutable_raw_data();
       chunked(t.num_elements(), each, "broadcast", [&](std::size_t offset, int count) {
@@ -636,7 +607,7 @@ struct MpiCollective::Impl {
             " (worker " + std::to_string(rank) + " passed " + describe({&t, 1}) + ")");
       }
       std::vector<std::int64_t> dims(h + 2, h + 2 + h[1]);
-      out.push_back(make_tensor(t.dtype(), Shape(dims)));
+      out.push_back(detail::uninitialized(t.dtype(), Shape(dims)));
       const auto bytes = out.back().num_elements() * std::int64_t(element_size(t.dtype()));
       if (total + bytes > std::numeric_limits<int>::max()) {
         throw invalid_argument("MPI all_gather: " + std::to_string(total + bytes) +

@@ -30,6 +30,7 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/visit_rank.hpp>
+#include <tapeflow/distribute/detail/collective_tensors.hpp>
 #include <tapeflow/distribute/nccl_collective.hpp>
 
 #include "../cuda/device_memory.hpp"
@@ -45,7 +46,8 @@ namespace devices = tapeflow::detail::devices;
 // Up to this many dims travel in all_gather's shape exchange.
 constexpr std::size_t max_gather_rank = 8;
 
-ncclDataType_t nccl_type(DType dtype) {
+// The NCCL type of `dtype`, or ncclNumTypes for one NCCL cannot carry (strings).
+ncclDataType_t nccl_type(DType dtype) noexcept {
   switch (dtype) {
     case DType::float32:
       return ncclFloat32;
@@ -59,40 +61,24 @@ ncclDataType_t nccl_type(DType dtype) {
     case DType::bool_:
       return ncclUint8;
     default:
-      throw invalid_argument("NCCL collective: " + std::string(dtype_name(dtype)) +
-                             " tensors cannot travel through NCCL");
+      return ncclNumTypes;
   }
 }
 
-AnyTensor make_tensor(DType dtype, const Shape& shape) {
-  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(shape.rank(), "NCCL collective", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = shape[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
-}
-
-// What the replicas must agree on: the operation, the tensors' count, dtypes and shapes
-// (FNV-1a).
-std::int64_t signature(std::span<const AnyTensor> tensors, std::int64_t extra) {
-  std::uint64_t h = 1469598103934665603ULL;
-  const auto mix = [&](std::int64_t v) {
-    h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
-  };
-  mix(extra);
-  mix(static_cast<std::int64_t>(tensors.size()));
-  for (const auto& t : tensors) {
-    mix(static_cast<std::int64_t>(t.dtype()));
-    mix(static_cast<std::int64_t>(t.rank()));
-    for (std::size_t i = 0; i < t.rank(); ++i) {
-      mix(t.shape()[i]);
-    }
+// Why `t` cannot take part in `what` (empty when it can): checked before the replicas agree,
+// so that every replica fails together.
+std::string unusable(const AnyTensor& t, bool reduce) {
+  if (!t.has_value()) {
+    return "a tensor without a value";
   }
-  return static_cast<std::int64_t>(h);
+  if (nccl_type(t.dtype()) == ncclNumTypes) {
+    return std::string(dtype_name(t.dtype())) + " tensors cannot travel through NCCL";
+  }
+  if (reduce && (t.dtype() == DType::bool_ || t.dtype() == DType::uint8)) {
+    return std::string(dtype_name(t.dtype())) +
+           " tensors cannot be reduced (float32, float64, int32, int64)";
+  }
+  return {};
 }
 
 }  // namespace
@@ -235,19 +221,37 @@ struct NcclState {
     return receive.as<std::int64_t, 1>().numpy();
   }
 
-  // invalid_argument on every replica unless all passed the same operation and tensors.
-  void agree(int rank, const char* what, std::span<const AnyTensor> tensors, std::int64_t extra) {
-    const auto all = exchange(rank, what, {signature(tensors, extra)});
+  // invalid_argument on every replica unless all passed the same operation and tensors, and
+  // none found its tensors unusable (`why`, empty if they are fine). Returns the tensors on
+  // this replica's device (copies of those elsewhere).
+  std::vector<AnyTensor> agree(int rank, const char* what, std::span<const AnyTensor> tensors,
+                               std::int64_t extra, bool reduce) {
+    std::string why;
+    for (const auto& t : tensors) {
+      if (why.empty()) {
+        why = unusable(t, reduce);
+      }
+    }
+    const auto all = exchange(rank, what, {why.empty() ? signature(tensors, extra) : -1});
+    if (!why.empty()) {
+      throw invalid_argument("NCCL " + std::string(what) + " on " + where(rank) + ": " + why);
+    }
     std::string differ;
     for (int r = 0; r < size(); ++r) {
-      if (all[std::size_t(r)] != all[0]) {
+      if (all[std::size_t(r)] != all[0] || all[std::size_t(r)] == -1) {
         differ += (differ.empty() ? "" : ", ") + std::to_string(r);
       }
     }
     if (!differ.empty()) {
       throw invalid_argument("NCCL " + std::string(what) + " on " + where(rank) + ": replica(s) " +
-                             differ + " passed other dtypes or shapes than replica 0");
+                             differ +
+                             " passed unusable tensors, or other dtypes or shapes than replica 0");
     }
+    std::vector<AnyTensor> here;
+    for (const auto& t : tensors) {
+      here.push_back(t.on_allocation_device());
+    }
+    return here;
   }
 };
 
@@ -258,16 +262,6 @@ void check_rank(const NcclState& s, int rank, const char* what) {
     throw invalid_argument(std::string(what) + ": rank " + std::to_string(rank) + " is not in 0.." +
                            std::to_string(s.size() - 1));
   }
-}
-
-// `t` on the replica's device (the allocation device: a copy if it is elsewhere);
-// invalid_argument without a value or for a dtype NCCL cannot carry.
-AnyTensor on_replica(const AnyTensor& t, const char* what) {
-  if (!t.has_value()) {
-    throw invalid_argument("NCCL " + std::string(what) + ": a tensor without a value");
-  }
-  (void)nccl_type(t.dtype());
-  return t.on_allocation_device();
 }
 
 class NcclReplicaGroup final : public ReplicaGroup {
@@ -293,12 +287,21 @@ NcclGroup::NcclGroup(const std::vector<std::string>& devices, NcclOptions option
   if (devices.empty()) {
     throw invalid_argument("NcclGroup: no devices");
   }
+  // Communicators still usable are finalized (bounded by the timeout: a nonblocking finalize
+  // may take a moment) and destroyed; aborted ones are already gone.
   auto state = std::shared_ptr<detail::NcclState>(new detail::NcclState, [](detail::NcclState* s) {
     for (int r = 0; r < s->size(); ++r) {
-      if (s->comms[std::size_t(r)] != nullptr && s->aborted[std::size_t(r)] == 0) {
-        s->memory[std::size_t(r)]->activate();
-        (void)ncclCommDestroy(s->comms[std::size_t(r)]);
+      ncclComm_t comm = s->comms[std::size_t(r)];
+      if (comm == nullptr || s->aborted[std::size_t(r)] != 0) {
+        continue;
       }
+      s->memory[std::size_t(r)]->activate();
+      ncclResult_t status = ncclCommFinalize(comm);
+      const auto deadline = detail::Clock::now() + s->timeout;
+      while (status == ncclInProgress && detail::Clock::now() < deadline) {
+        (void)ncclCommGetAsyncError(comm, &status);
+      }
+      (void)(status == ncclSuccess ? ncclCommDestroy(comm) : ncclCommAbort(comm));
     }
     delete s;
   });
@@ -344,6 +347,7 @@ NcclGroup::NcclGroup(const std::vector<std::string>& devices, NcclOptions option
   }
   // Nonblocking initialization: wait until every communicator is ready, within the timeout.
   const auto deadline = detail::Clock::now() + options.timeout;
+  bool late = false;
   for (std::size_t r = 0; r < n && (result == ncclSuccess || result == ncclInProgress); ++r) {
     do {
       ncclResult_t async = ncclSuccess;
@@ -351,11 +355,8 @@ NcclGroup::NcclGroup(const std::vector<std::string>& devices, NcclOptions option
       if (result == ncclSuccess) {
         result = async;
       }
-      if (result == ncclInProgress && detail::Clock::now() > deadline) {
-        throw deadline_exceeded("NcclGroup: the communicators were not ready within " +
-                                std::to_string(options.timeout.count()) + " ms");
-      }
-    } while (result == ncclInProgress);
+      late = result == ncclInProgress && detail::Clock::now() > deadline;
+    } while (result == ncclInProgress && !late);
   }
   if (result != ncclSuccess) {
     for (std::size_t r = 0; r < n; ++r) {
@@ -364,8 +365,12 @@ NcclGroup::NcclGroup(const std::vector<std::string>& devices, NcclOptions option
         state->aborted[r] = 1;
       }
     }
-    throw unavailable("NcclGroup: NCCL could not make the communicators over " + std::to_string(n) +
-                      " GPU(s): " + ncclGetErrorString(result));
+    const std::string what =
+        "NcclGroup: NCCL could not make the communicators over " + std::to_string(n) + " GPU(s)";
+    if (late) {
+      throw deadline_exceeded(what + " within " + std::to_string(options.timeout.count()) + " ms");
+    }
+    throw unavailable(what + ": " + ncclGetErrorString(result));
   }
   state_ = std::move(state);
 }
@@ -386,19 +391,11 @@ int NcclCollective::num_replicas() const { return state_->size(); }
 void NcclCollective::all_reduce(std::span<AnyTensor> tensors, ReduceOp op) {
   auto& s = *state_;
   const config::DeviceScope on_device(DeviceSpec::from_string(s.devices[std::size_t(rank_)]));
-  std::vector<AnyTensor> in;
+  const std::vector<AnyTensor> in = s.agree(rank_, "all_reduce", tensors, 1, true);
   std::vector<AnyTensor> out;
-  for (const auto& t : tensors) {
-    in.push_back(detail::on_replica(t, "all_reduce"));
-    out.push_back(detail::make_tensor(t.dtype(), t.shape()));
-  }
   for (const auto& t : in) {
-    if (t.dtype() == DType::bool_ || t.dtype() == DType::uint8) {
-      throw invalid_argument("NCCL all_reduce: " + std::string(dtype_name(t.dtype())) +
-                             " tensors cannot be reduced (float32, float64, int32, int64)");
-    }
+    out.push_back(detail::uninitialized(t.dtype(), t.shape()));
   }
-  s.agree(rank_, "all_reduce", in, 1);
   s.run(rank_, "all_reduce", [&](ncclComm_t comm, cudaStream_t stream) {
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (in[i].num_elements() > 0) {
@@ -418,13 +415,11 @@ void NcclCollective::broadcast(std::span<AnyTensor> tensors, int root) {
   auto& s = *state_;
   detail::check_rank(s, root, "NCCL broadcast: root");
   const config::DeviceScope on_device(DeviceSpec::from_string(s.devices[std::size_t(rank_)]));
-  std::vector<AnyTensor> in;
+  const std::vector<AnyTensor> in = s.agree(rank_, "broadcast", tensors, 2 + root, false);
   std::vector<AnyTensor> out;
-  for (const auto& t : tensors) {
-    in.push_back(detail::on_replica(t, "broadcast"));
-    out.push_back(detail::make_tensor(t.dtype(), t.shape()));
+  for (const auto& t : in) {
+    out.push_back(detail::uninitialized(t.dtype(), t.shape()));
   }
-  s.agree(rank_, "broadcast", in, 2 + root);
   s.run(rank_, "broadcast", [&](ncclComm_t comm, cudaStream_t stream) {
     for (std::size_t i = 0; i < in.size(); ++i) {
       if (in[i].num_elements() > 0) {
@@ -442,19 +437,22 @@ void NcclCollective::broadcast(std::span<AnyTensor> tensors, int root) {
 std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
   auto& s = *state_;
   const config::DeviceScope on_device(DeviceSpec::from_string(s.devices[std::size_t(rank_)]));
-  const AnyTensor in = detail::on_replica(t, "all_gather");
-  if (in.rank() > detail::max_gather_rank) {
-    throw invalid_argument("NCCL all_gather: rank " + std::to_string(in.rank()) + " > " +
-                           std::to_string(detail::max_gather_rank));
+  std::string why = detail::unusable(t, false);
+  if (why.empty() && t.rank() > detail::max_gather_rank) {
+    why = "rank " + std::to_string(t.rank()) + " > " + std::to_string(detail::max_gather_rank);
   }
-  // Everyone's dtype, rank and dims first: pieces may differ in dim sizes.
+  // Everyone's dtype, rank and dims first (pieces may differ in dim sizes); -1: unusable.
   std::vector<std::int64_t> meta(2 + detail::max_gather_rank, 0);
-  meta[0] = static_cast<std::int64_t>(in.dtype());
-  meta[1] = static_cast<std::int64_t>(in.rank());
-  for (std::size_t i = 0; i < in.rank(); ++i) {
-    meta[2 + i] = in.shape()[i];
+  meta[0] = why.empty() ? static_cast<std::int64_t>(t.dtype()) : -1;
+  meta[1] = static_cast<std::int64_t>(t.rank());
+  for (std::size_t i = 0; i < t.rank() && i < detail::max_gather_rank; ++i) {
+    meta[2 + i] = t.shape()[i];
   }
   const auto all = s.exchange(rank_, "all_gather", meta);
+  if (!why.empty()) {
+    throw invalid_argument("NCCL all_gather on " + s.where(rank_) + ": " + why);
+  }
+  const AnyTensor in = t.on_allocation_device();
   const std::size_t stride = meta.size();
   std::int64_t most = 0;
   std::vector<Shape> shapes;
@@ -462,7 +460,8 @@ std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
     const auto* m = all.data() + std::size_t(r) * stride;
     if (m[0] != meta[0] || m[1] != meta[1]) {
       throw invalid_argument("NCCL all_gather on " + s.where(rank_) + ": replica " +
-                             std::to_string(r) + " passed another dtype or rank than replica " +
+                             std::to_string(r) +
+                             " passed an unusable tensor, or another dtype or rank than replica " +
                              std::to_string(rank_));
     }
     std::vector<std::int64_t> dims(m + 2, m + 2 + m[1]);
@@ -474,14 +473,14 @@ std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
   auto& device = *s.memory[std::size_t(rank_)];
   AnyTensor padded = in;
   if (in.num_elements() != most) {
-    padded = detail::make_tensor(in.dtype(), Shape(std::vector<std::int64_t>{most}));
+    padded = detail::uninitialized(in.dtype(), Shape(std::vector<std::int64_t>{most}));
     if (in.num_elements() > 0) {
       device.copy_on_device(padded.mutable_device_data(), in.device_data(),
                             static_cast<std::size_t>(in.num_elements()) * each);
     }
   }
   AnyTensor gathered =
-      detail::make_tensor(in.dtype(), Shape(std::vector<std::int64_t>{most * s.size()}));
+      detail::uninitialized(in.dtype(), Shape(std::vector<std::int64_t>{most * s.size()}));
   if (most > 0) {
     s.run(rank_, "all_gather", [&](ncclComm_t comm, cudaStream_t stream) {
       (void)ncclAllGather(padded.device_data(), gathered.mutable_device_data(),
@@ -491,7 +490,7 @@ std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
   }
   std::vector<AnyTensor> out;
   for (int r = 0; r < s.size(); ++r) {
-    AnyTensor piece = detail::make_tensor(in.dtype(), shapes[std::size_t(r)]);
+    AnyTensor piece = detail::uninitialized(in.dtype(), shapes[std::size_t(r)]);
     const auto bytes = static_cast<std::size_t>(piece.num_elements()) * each;
     if (bytes > 0) {
       device.copy_on_device(piece.mutable_device_data(),

@@ -14197,6 +14197,58 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/distribute/detail/collective_tensors.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_COLLECTIVE_TENSORS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_COLLECTIVE_TENSORS_HPP
+// What the collectives' implementations share (in-process, MPI, NCCL): fresh result tensors,
+// and the signature of an operation's tensors that the replicas compare before moving bytes.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+
+/// A new tensor of `dtype` and `shape`, elements unset, on the device new buffers go to now.
+inline AnyTensor uninitialized(DType dtype, const Shape& shape) {
+  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
+    return tapeflow::detail::visit_rank(shape.rank(), "collective", [&]<std::size_t R>() {
+      std::array<std::int64_t, R> dims{};
+      for (std::size_t i = 0; i < R; ++i) {
+        dims[i] = shape[i];
+      }
+      return AnyTensor(Tensor<T, R>::uninitialized(dims));
+    });
+  });
+}
+
+/// What replicas must agree on before an operation: `extra` (the operation), the tensors'
+/// count, dtypes (-1 without a value) and shapes, hashed (FNV-1a). Non-negative, so a
+/// negative value can mean "unusable".
+inline std::int64_t signature(std::span<const AnyTensor> tensors, std::int64_t extra) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto mix = [&](std::int64_t v) {
+    h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
+  };
+  mix(extra);
+  mix(static_cast<std::int64_t>(tensors.size()));
+  for (const auto& t : tensors) {
+    mix(t.has_value() ? static_cast<std::int64_t>(t.dtype()) : -1);
+    mix(static_cast<std::int64_t>(t.rank()));
+    for (std::size_t i = 0; i < t.rank(); ++i) {
+      mix(t.shape()[i]);
+    }
+  }
+  return static_cast<std::int64_t>(h >> 1);
+}
+
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_COLLECTIVE_TENSORS_HPP
+// ---- end <tapeflow/distribute/detail/collective_tensors.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
@@ -14225,19 +14277,6 @@ inline const char* kind_name(CollectiveKind k) {
     default:
       return "barrier";
   }
-}
-
-// A new tensor of `like`'s dtype and shape, on the device new buffers go to now.
-inline AnyTensor uninitialized_like(const AnyTensor& like) {
-  return visit_dtype(like.dtype(), [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(like.rank(), "all_reduce", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = like.shape()[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
 }
 
 template <class T>
@@ -14336,7 +14375,7 @@ struct GroupState {
         }
         continue;
       }
-      AnyTensor out = uninitialized_like(*column[0]);
+      AnyTensor out = uninitialized(column[0]->dtype(), column[0]->shape());
       switch (out.dtype()) {
         case DType::float32:
           reduce_into<float>(out, column, op);
@@ -17581,6 +17620,17 @@ namespace distribute {
 
 namespace detail {
 
+/// An in-process group as a strategy's replica group (one per step).
+class InProcessReplicaGroup final : public ReplicaGroup {
+ public:
+  explicit InProcessReplicaGroup(InProcessGroup group) : group_(std::move(group)) {}
+  AnyCollective replica(int rank) override { return AnyCollective(group_.replica(rank)); }
+  void abort(int rank, const std::string& why) override { group_.abort(rank, why); }
+
+ private:
+  InProcessGroup group_;
+};
+
 /// What a strategy is: its replicas' devices and how it runs them. Strategy handles share one.
 struct StrategyState {
   virtual ~StrategyState() = default;
@@ -17636,18 +17686,23 @@ struct StrategyState {
     device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
   }
 
+  // The collectives of one step's replicas: the group kept across steps, else a fresh
+  // in-process one (cheap to make). Several workers override it.
+  [[nodiscard]] virtual std::shared_ptr<ReplicaGroup> step_group() const {
+    if (replica_group) {
+      return replica_group;
+    }
+    return std::make_shared<InProcessReplicaGroup>(
+        InProcessGroup(num_local_replicas(), InProcessOptions{.timeout = timeout}));
+  }
+
   // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
   // its device scope and replica context. One replica's exception breaks the step for all;
   // the root cause is rethrown here once every replica has stopped.
-  virtual void run_replicas(const std::function<void(int)>& body) const {
-    const int n = static_cast<int>(device_ids.size());
-    std::optional<InProcessGroup> step_group;
-    if (!replica_group) {
-      step_group.emplace(n, InProcessOptions{.timeout = timeout});
-    }
-    const auto abort = [&](int r, const std::string& why) {
-      replica_group ? replica_group->abort(r, why) : step_group->abort(r, why);
-    };
+  void run_replicas(const std::function<void(int)>& body) const {
+    const int n = num_local_replicas();
+    const std::shared_ptr<ReplicaGroup> group = step_group();
+    const auto abort = [&group](int r, const std::string& why) { group->abort(r, why); };
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
     auto replica = [&](int r) {
       // Each replica uses its logical CPU's share of the intra-op threads, CPU:0's included
@@ -17658,8 +17713,9 @@ struct StrategyState {
       try {
         const config::DeviceScope on_device(DeviceSpec::from_string(device_names[std::size_t(r)]));
         ReplicaContext context(
-            r, replica_group ? replica_group->replica(r) : AnyCollective(step_group->replica(r)),
-            &device_ids, [&abort, r](const std::string& why) { abort(r, why); }, bytes_per_pack);
+            first_local_replica() + r, group->replica(r), &device_ids,
+            [&abort, r](const std::string& why) { abort(r, why); }, bytes_per_pack, r,
+            initial_value_sync.get());
         const ContextScope as_replica(context);
         body(r);
       } catch (const std::exception& e) {
@@ -18291,9 +18347,10 @@ TAPEFLOW_END_NAMESPACE
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_HPP
 // `tf::distribute::MultiWorkerMirroredStrategy`: synchronous data parallelism across worker
-// processes (TensorFlow: `tf.distribute.MultiWorkerMirroredStrategy`), one replica per worker,
-// launched by `mpirun -np N` (or srun); the collective is MPI's (distribute/mpi_collective.hpp,
-// compiled in tapeflow::mpi, which a program using this header links).
+// processes (TensorFlow: `tf.distribute.MultiWorkerMirroredStrategy`), launched by `mpirun -np N`
+// (or srun), with one replica per worker or one per device of `devices` on every worker; the
+// collective is MPI's (distribute/mpi_collective.hpp, compiled in tapeflow::mpi, which a
+// program using this header links), below each worker's in-process group when it runs several.
 //
 // Note [Multi-worker variables]. Each worker holds its own copy of every variable created
 // under the scope. The copies start equal because creating one is a collective: every worker
@@ -18314,6 +18371,118 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <vector>
 
+// ---- begin <tapeflow/distribute/detail/hierarchical_collective.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_HIERARCHICAL_COLLECTIVE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_HIERARCHICAL_COLLECTIVE_HPP
+// The collective of a multi-worker job with several replicas per worker
+// (MultiWorkerMirroredStrategy over several local devices): a worker's replicas combine through its
+// in-process group, its first replica alone speaks for the worker across workers (MPI's calls stay
+// on one thread), and the result reaches the worker's other replicas through memory its threads
+// share. Replica r of worker w is global replica w * local + r.
+
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+
+/// What a worker's replicas share: the cross-worker collective and the result its first replica
+/// hands out.
+template <Collective Across>
+struct HierarchicalShared {
+  Across across;                  ///< the workers' collective, called by local replica 0 only
+  int workers = 1;                ///< workers in the job
+  int worker = 0;                 ///< this worker's index
+  std::vector<AnyTensor> result;  ///< local replica 0's result of the current operation
+};
+
+/// One replica's handle; models Collective (every worker runs the same number of replicas).
+template <Collective Across>
+class HierarchicalCollective {
+ public:
+  HierarchicalCollective(InProcessCollective local,
+                         std::shared_ptr<HierarchicalShared<Across>> shared)
+      : local_(std::move(local)), shared_(std::move(shared)) {}
+
+  /// The global replica index.
+  [[nodiscard]] int rank() const { return shared_->worker * local_.num_replicas() + local_.rank(); }
+  /// Every replica of every worker.
+  [[nodiscard]] int num_replicas() const { return shared_->workers * local_.num_replicas(); }
+
+  /// Sum (or mean) over the worker's replicas, then over the workers (means of equal-sized
+  /// groups average to the global mean).
+  void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) {
+    local_.all_reduce(tensors, op);
+    std::vector<AnyTensor> values(tensors.begin(), tensors.end());
+    hand_out(values, [&](std::vector<AnyTensor>& v) { shared_->across.all_reduce(v, op); });
+    std::move(values.begin(), values.end(), tensors.begin());
+  }
+  /// Global replica `root`'s tensors: from its local rank within each worker, then from its
+  /// worker across workers.
+  void broadcast(std::span<AnyTensor> tensors, int root) {
+    const int local = local_.num_replicas();
+    if (root < 0 || root >= num_replicas()) {
+      throw invalid_argument("broadcast: root " + std::to_string(root) + " is not a replica of " +
+                             std::to_string(num_replicas()));
+    }
+    local_.broadcast(tensors, root % local);
+    std::vector<AnyTensor> values(tensors.begin(), tensors.end());
+    hand_out(values,
+             [&](std::vector<AnyTensor>& v) { shared_->across.broadcast(v, root / local); });
+    std::move(values.begin(), values.end(), tensors.begin());
+  }
+  /// Every replica's `t` in global order (shapes agree within a worker; across workers only
+  /// dtype and rank must).
+  std::vector<AnyTensor> all_gather(const AnyTensor& t) {
+    std::vector<AnyTensor> values = local_.all_gather(t);
+    hand_out(values, [&](std::vector<AnyTensor>& pieces) {
+      const std::size_t local = pieces.size();
+      std::vector<AnyTensor> all(local * std::size_t(shared_->workers));
+      for (std::size_t r = 0; r < local; ++r) {
+        auto across = shared_->across.all_gather(pieces[r]);
+        for (std::size_t w = 0; w < across.size(); ++w) {
+          all[w * local + r] = std::move(across[w]);
+        }
+      }
+      pieces = std::move(all);
+    });
+    return values;
+  }
+  /// Returns when every replica of every worker has called it.
+  void barrier() {
+    local_.barrier();
+    std::vector<AnyTensor> none;
+    hand_out(none, [&](std::vector<AnyTensor>&) { shared_->across.barrier(); });
+  }
+
+ private:
+  // Local replica 0 runs `across` on `values` and leaves the result for the others, who take it
+  // after the worker's barrier. The next operation starts with a local one every replica must
+  // join, so the result is never replaced while a replica still reads it.
+  template <class F>
+  void hand_out(std::vector<AnyTensor>& values, F&& across) {
+    if (local_.rank() == 0) {
+      across(values);
+      shared_->result = values;
+    }
+    local_.barrier();
+    if (local_.rank() != 0) {
+      values = shared_->result;
+    }
+  }
+
+  InProcessCollective local_;
+  std::shared_ptr<HierarchicalShared<Across>> shared_;
+};
+
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_HIERARCHICAL_COLLECTIVE_HPP
+// ---- end <tapeflow/distribute/detail/hierarchical_collective.hpp>
 // ---- begin <tapeflow/distribute/detail/tf_config.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_TF_CONFIG_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_TF_CONFIG_HPP
@@ -18552,10 +18721,14 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
 
 /// Options of MultiWorkerMirroredStrategy (TensorFlow's `CommunicationOptions`, and the
-/// device).
+/// devices).
 struct MultiWorkerMirroredStrategyOptions {
-  /// This worker's replica device; empty: "/gpu:0" where there is a GPU, else "/cpu:0".
+  /// This worker's replica device when `devices` is empty; empty: "/gpu:0" where there is a
+  /// GPU, else "/cpu:0".
   std::string device = {};
+  /// This worker's replica devices, one replica each (every worker must run as many);
+  /// empty: the one `device`.
+  std::vector<std::string> devices = {};
   /// How long a worker waits for the others in a collective before it fails with
   /// deadline_exceeded naming the workers that do not respond (TensorFlow: `timeout_seconds`).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
@@ -18584,22 +18757,43 @@ struct MultiWorkerState final : StrategyState {
     c.all_reduce(values, ReduceOp::sum);
   }
 
-  // One replica per worker, on the caller's thread.
-  void run_replicas(const std::function<void(int)>& body) const override {
-    auto c = collective;
-    try {
-      const config::DeviceScope on_device(DeviceSpec::from_string(device_names[0]));
-      ReplicaContext context(
-          worker_index, AnyCollective(c), &device_ids,
-          [c](const std::string& why) mutable { c.abort(why); }, bytes_per_pack, 0,
-          initial_value_sync.get());
-      const ContextScope as_replica(context);
-      body(0);
-    } catch (const std::exception& e) {
-      c.abort(e.what());  // the others stop now instead of at their deadline
-      throw;
+  // One replica: the workers' collective itself. Several: each worker's replicas combine
+  // first, and local replica 0 alone calls MPI (distribute/detail/hierarchical_collective.hpp).
+  [[nodiscard]] std::shared_ptr<ReplicaGroup> step_group() const override {
+    if (num_local_replicas() == 1) {
+      return std::make_shared<WorkerGroup>(collective);
     }
+    auto shared = std::make_shared<HierarchicalShared<MpiCollective>>(
+        HierarchicalShared<MpiCollective>{collective, num_workers, worker_index, {}});
+    return std::make_shared<LocalReplicasGroup>(
+        InProcessGroup(num_local_replicas(), InProcessOptions{.timeout = timeout}),
+        std::move(shared));
   }
+
+ private:
+  // Only replica 0's thread calls MPI (MPI_THREAD_SERIALIZED): another replica's failure
+  // reaches replica 0 through the local group, and replica 0 then tells the other workers.
+  struct WorkerGroup final : ReplicaGroup {
+    explicit WorkerGroup(MpiCollective c) : collective(std::move(c)) {}
+    AnyCollective replica(int) override { return AnyCollective(collective); }
+    void abort(int, const std::string& why) override { collective.abort(why); }
+    MpiCollective collective;
+  };
+  struct LocalReplicasGroup final : ReplicaGroup {
+    LocalReplicasGroup(InProcessGroup l, std::shared_ptr<HierarchicalShared<MpiCollective>> s)
+        : local(std::move(l)), shared(std::move(s)) {}
+    AnyCollective replica(int rank) override {
+      return AnyCollective(HierarchicalCollective<MpiCollective>(local.replica(rank), shared));
+    }
+    void abort(int rank, const std::string& why) override {
+      local.abort(rank, why);
+      if (rank == 0) {
+        shared->across.abort(why);
+      }
+    }
+    InProcessGroup local;
+    std::shared_ptr<HierarchicalShared<MpiCollective>> shared;
+  };
 };
 
 // Agrees a new variable's initial value: same dtype and shape on every worker, worker 0's
@@ -18717,13 +18911,31 @@ class MultiWorkerMirroredStrategy : public Strategy {
     state->class_name = "MultiWorkerMirroredStrategy";
     state->timeout = options.timeout;
     state->bytes_per_pack = options.bytes_per_pack;
-    std::string device = options.device;
-    if (device.empty()) {
-      device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
+    std::vector<std::string> devices = options.devices;
+    if (devices.empty()) {
+      std::string device = options.device;
+      if (device.empty()) {
+        device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
+      }
+      devices.push_back(std::move(device));
     }
-    state->add_replica_device(device);
+    for (const auto& device : devices) {
+      state->add_replica_device(device);
+    }
     state->num_workers = state->collective.num_replicas();
     state->worker_index = state->collective.rank();
+    // Every worker must run as many replicas: the global replica ids depend on it.
+    const auto counts = state->collective.all_gather(
+        AnyTensor(Tensor<std::int64_t, 0>(std::int64_t(devices.size()))));
+    for (std::size_t w = 0; w < counts.size(); ++w) {
+      const auto k = *static_cast<const std::int64_t*>(counts[w].raw_data());
+      if (k != static_cast<std::int64_t>(devices.size())) {
+        throw invalid_argument("MultiWorkerMirroredStrategy: worker " + std::to_string(w) +
+                               " runs " + std::to_string(k) + " replica(s), worker " +
+                               std::to_string(state->worker_index) + " runs " +
+                               std::to_string(devices.size()) + ": every worker must run as many");
+      }
+    }
     auto collective = state->collective;
     auto ordinal = std::make_shared<std::int64_t>(0);
     state->initial_value_sync = std::make_shared<const tapeflow::detail::InitialValueSync>(

@@ -290,6 +290,71 @@ void fit_case() {
   }
 }
 
+// Two replicas on each of two workers (logical CPUs): four replicas in sync, collectives in
+// global replica order, and fit equal to one replica on the global batch, every copy identical.
+void local_replicas_case() {
+  tf::config::set_logical_device_configuration(
+      tf::config::list_physical_devices("CPU").at(0),
+      std::vector<tf::config::LogicalDeviceConfiguration>(2));
+  dist::MultiWorkerMirroredStrategy strategy({.devices = {"/cpu:0", "/cpu:1"}, .timeout = 30s});
+  rank_for_messages = strategy.cluster_resolver().rank;
+  EXPECT(strategy.num_replicas_in_sync() == 4);
+  const auto results = strategy.run([] {
+    auto* ctx = dist::get_replica_context();
+    const int id = ctx->replica_id_in_sync_group();
+    const auto mine = tf::constant<float>({float(id + 1), 10.0f * float(id)});
+    const auto sum = ctx->all_reduce(dist::ReduceOp::sum, mine).numpy();
+    const auto mean = ctx->all_reduce(dist::ReduceOp::mean, mine).numpy();
+    std::vector<tf::AnyTensor> root = {tf::AnyTensor(mine)};
+    ctx->collective().broadcast(root, 3);
+    std::vector<float> gathered;
+    for (const auto& piece : ctx->collective().all_gather(tf::AnyTensor(mine))) {
+      gathered.push_back(values<float>(piece).at(0));
+    }
+    ctx->collective().barrier();
+    return std::vector<std::vector<float>>{
+        sum, mean, values<float>(root[0]), gathered, {float(id), float(ctx->local_replica_id())}};
+  });
+  for (std::size_t r = 0; r < results.values.size(); ++r) {
+    const auto& got = results.values[r];
+    EXPECT((got[0] == std::vector<float>{10.0f, 60.0f}));
+    EXPECT((got[1] == std::vector<float>{2.5f, 15.0f}));
+    EXPECT((got[2] == std::vector<float>{4.0f, 30.0f}));
+    EXPECT((got[3] == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f}));
+    EXPECT((got[4] == std::vector<float>{float(2 * rank_for_messages + int(r)), float(r)}));
+  }
+
+  auto [x, y] = seed_mlp_batch(100, 5);  // batches of 32, 32, 32 and 4 (4: one row each)
+  auto compile = [](auto& model) {
+    model.compile(
+        {.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
+         .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+  };
+  auto single = seed_mlp(11);
+  compile(single);
+  auto single_history =
+      single.fit(x, y, {.batch_size = 32, .epochs = 2, .verbose = 0, .shuffle = false});
+  std::optional<decltype(seed_mlp(0))> model;
+  {
+    auto scope = strategy.scope();
+    model.emplace(seed_mlp(rank_for_messages == 0 ? 11 : 5));
+    compile(*model);
+  }
+  auto history = model->fit(x, y, {.batch_size = 32, .epochs = 2, .verbose = 0, .shuffle = false});
+  auto collective = strategy.collective();
+  expect_same_on_every_worker(collective, model->trainable_variables());
+  const auto a = single.trainable_variables();
+  const auto b = model->trainable_variables();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT(b[i].num_copies() == 2);
+    EXPECT(max_abs_diff(b[i].copy_value(0), b[i].copy_value(1)) == 0.0f);
+    EXPECT(max_abs_diff(a[i].value(), b[i].value()) <= 1e-5f);
+  }
+  for (std::size_t e = 0; e < 2; ++e) {
+    EXPECT(std::abs(history.history["loss"][e] - single_history.history["loss"][e]) <= 1e-5);
+  }
+}
+
 // Every element of an epoch reaches exactly one replica across the workers, under each
 // AutoShardPolicy: splitting global batches (DATA), sharding TFRecord files by worker (FILE, and
 // AUTO over files), the program's own tf::data::shard (OFF); a replica's batch is the same size
@@ -534,6 +599,7 @@ int main(int argc, char** argv) {
       {"equivalence", equivalence_case},
       {"fit", fit_case},
       {"shard", shard_case},
+      {"local_replicas", local_replicas_case},
       {"mismatch", mismatch_case},
       {"tf_config", tf_config_case},
       {"chief_writes", chief_writes_case},

@@ -33,6 +33,7 @@
 #include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/collective.hpp>
+#include <tapeflow/distribute/detail/collective_tensors.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
@@ -61,19 +62,6 @@ inline const char* kind_name(CollectiveKind k) {
     default:
       return "barrier";
   }
-}
-
-// A new tensor of `like`'s dtype and shape, on the device new buffers go to now.
-inline AnyTensor uninitialized_like(const AnyTensor& like) {
-  return visit_dtype(like.dtype(), [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(like.rank(), "all_reduce", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = like.shape()[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
 }
 
 template <class T>
@@ -172,7 +160,7 @@ struct GroupState {
         }
         continue;
       }
-      AnyTensor out = uninitialized_like(*column[0]);
+      AnyTensor out = uninitialized(column[0]->dtype(), column[0]->shape());
       switch (out.dtype()) {
         case DType::float32:
           reduce_into<float>(out, column, op);

@@ -1,7 +1,8 @@
 // `tf::distribute::MultiWorkerMirroredStrategy`: synchronous data parallelism across worker
-// processes (TensorFlow: `tf.distribute.MultiWorkerMirroredStrategy`), one replica per worker,
-// launched by `mpirun -np N` (or srun); the collective is MPI's (distribute/mpi_collective.hpp,
-// compiled in tapeflow::mpi, which a program using this header links).
+// processes (TensorFlow: `tf.distribute.MultiWorkerMirroredStrategy`), launched by `mpirun -np N`
+// (or srun), with one replica per worker or one per device of `devices` on every worker; the
+// collective is MPI's (distribute/mpi_collective.hpp, compiled in tapeflow::mpi, which a
+// program using this header links), below each worker's in-process group when it runs several.
 //
 // Note [Multi-worker variables]. Each worker holds its own copy of every variable created
 // under the scope. The copies start equal because creating one is a collective: every worker
@@ -32,7 +33,9 @@
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/any_collective.hpp>
+#include <tapeflow/distribute/detail/hierarchical_collective.hpp>
 #include <tapeflow/distribute/detail/tf_config.hpp>
+#include <tapeflow/distribute/in_process_collective.hpp>
 #include <tapeflow/distribute/mpi_collective.hpp>
 #include <tapeflow/distribute/replica_context.hpp>
 #include <tapeflow/distribute/strategy.hpp>
@@ -42,10 +45,14 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
 
 /// Options of MultiWorkerMirroredStrategy (TensorFlow's `CommunicationOptions`, and the
-/// device).
+/// devices).
 struct MultiWorkerMirroredStrategyOptions {
-  /// This worker's replica device; empty: "/gpu:0" where there is a GPU, else "/cpu:0".
+  /// This worker's replica device when `devices` is empty; empty: "/gpu:0" where there is a
+  /// GPU, else "/cpu:0".
   std::string device = {};
+  /// This worker's replica devices, one replica each (every worker must run as many);
+  /// empty: the one `device`.
+  std::vector<std::string> devices = {};
   /// How long a worker waits for the others in a collective before it fails with
   /// deadline_exceeded naming the workers that do not respond (TensorFlow: `timeout_seconds`).
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
@@ -74,22 +81,43 @@ struct MultiWorkerState final : StrategyState {
     c.all_reduce(values, ReduceOp::sum);
   }
 
-  // One replica per worker, on the caller's thread.
-  void run_replicas(const std::function<void(int)>& body) const override {
-    auto c = collective;
-    try {
-      const config::DeviceScope on_device(DeviceSpec::from_string(device_names[0]));
-      ReplicaContext context(
-          worker_index, AnyCollective(c), &device_ids,
-          [c](const std::string& why) mutable { c.abort(why); }, bytes_per_pack, 0,
-          initial_value_sync.get());
-      const ContextScope as_replica(context);
-      body(0);
-    } catch (const std::exception& e) {
-      c.abort(e.what());  // the others stop now instead of at their deadline
-      throw;
+  // One replica: the workers' collective itself. Several: each worker's replicas combine
+  // first, and local replica 0 alone calls MPI (distribute/detail/hierarchical_collective.hpp).
+  [[nodiscard]] std::shared_ptr<ReplicaGroup> step_group() const override {
+    if (num_local_replicas() == 1) {
+      return std::make_shared<WorkerGroup>(collective);
     }
+    auto shared = std::make_shared<HierarchicalShared<MpiCollective>>(
+        HierarchicalShared<MpiCollective>{collective, num_workers, worker_index, {}});
+    return std::make_shared<LocalReplicasGroup>(
+        InProcessGroup(num_local_replicas(), InProcessOptions{.timeout = timeout}),
+        std::move(shared));
   }
+
+ private:
+  // Only replica 0's thread calls MPI (MPI_THREAD_SERIALIZED): another replica's failure
+  // reaches replica 0 through the local group, and replica 0 then tells the other workers.
+  struct WorkerGroup final : ReplicaGroup {
+    explicit WorkerGroup(MpiCollective c) : collective(std::move(c)) {}
+    AnyCollective replica(int) override { return AnyCollective(collective); }
+    void abort(int, const std::string& why) override { collective.abort(why); }
+    MpiCollective collective;
+  };
+  struct LocalReplicasGroup final : ReplicaGroup {
+    LocalReplicasGroup(InProcessGroup l, std::shared_ptr<HierarchicalShared<MpiCollective>> s)
+        : local(std::move(l)), shared(std::move(s)) {}
+    AnyCollective replica(int rank) override {
+      return AnyCollective(HierarchicalCollective<MpiCollective>(local.replica(rank), shared));
+    }
+    void abort(int rank, const std::string& why) override {
+      local.abort(rank, why);
+      if (rank == 0) {
+        shared->across.abort(why);
+      }
+    }
+    InProcessGroup local;
+    std::shared_ptr<HierarchicalShared<MpiCollective>> shared;
+  };
 };
 
 // Agrees a new variable's initial value: same dtype and shape on every worker, worker 0's
@@ -207,13 +235,31 @@ class MultiWorkerMirroredStrategy : public Strategy {
     state->class_name = "MultiWorkerMirroredStrategy";
     state->timeout = options.timeout;
     state->bytes_per_pack = options.bytes_per_pack;
-    std::string device = options.device;
-    if (device.empty()) {
-      device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
+    std::vector<std::string> devices = options.devices;
+    if (devices.empty()) {
+      std::string device = options.device;
+      if (device.empty()) {
+        device = config::list_logical_devices("GPU").empty() ? "/cpu:0" : "/gpu:0";
+      }
+      devices.push_back(std::move(device));
     }
-    state->add_replica_device(device);
+    for (const auto& device : devices) {
+      state->add_replica_device(device);
+    }
     state->num_workers = state->collective.num_replicas();
     state->worker_index = state->collective.rank();
+    // Every worker must run as many replicas: the global replica ids depend on it.
+    const auto counts = state->collective.all_gather(
+        AnyTensor(Tensor<std::int64_t, 0>(std::int64_t(devices.size()))));
+    for (std::size_t w = 0; w < counts.size(); ++w) {
+      const auto k = *static_cast<const std::int64_t*>(counts[w].raw_data());
+      if (k != static_cast<std::int64_t>(devices.size())) {
+        throw invalid_argument("MultiWorkerMirroredStrategy: worker " + std::to_string(w) +
+                               " runs " + std::to_string(k) + " replica(s), worker " +
+                               std::to_string(state->worker_index) + " runs " +
+                               std::to_string(devices.size()) + ": every worker must run as many");
+      }
+    }
     auto collective = state->collective;
     auto ordinal = std::make_shared<std::int64_t>(0);
     state->initial_value_sync = std::make_shared<const tapeflow::detail::InitialValueSync>(

@@ -58,6 +58,17 @@ namespace distribute {
 
 namespace detail {
 
+/// An in-process group as a strategy's replica group (one per step).
+class InProcessReplicaGroup final : public ReplicaGroup {
+ public:
+  explicit InProcessReplicaGroup(InProcessGroup group) : group_(std::move(group)) {}
+  AnyCollective replica(int rank) override { return AnyCollective(group_.replica(rank)); }
+  void abort(int rank, const std::string& why) override { group_.abort(rank, why); }
+
+ private:
+  InProcessGroup group_;
+};
+
 /// What a strategy is: its replicas' devices and how it runs them. Strategy handles share one.
 struct StrategyState {
   virtual ~StrategyState() = default;
@@ -113,18 +124,23 @@ struct StrategyState {
     device_ids.push_back(static_cast<tapeflow::detail::devices::DeviceId>(found->id));
   }
 
+  // The collectives of one step's replicas: the group kept across steps, else a fresh
+  // in-process one (cheap to make). Several workers override it.
+  [[nodiscard]] virtual std::shared_ptr<ReplicaGroup> step_group() const {
+    if (replica_group) {
+      return replica_group;
+    }
+    return std::make_shared<InProcessReplicaGroup>(
+        InProcessGroup(num_local_replicas(), InProcessOptions{.timeout = timeout}));
+  }
+
   // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
   // its device scope and replica context. One replica's exception breaks the step for all;
   // the root cause is rethrown here once every replica has stopped.
-  virtual void run_replicas(const std::function<void(int)>& body) const {
-    const int n = static_cast<int>(device_ids.size());
-    std::optional<InProcessGroup> step_group;
-    if (!replica_group) {
-      step_group.emplace(n, InProcessOptions{.timeout = timeout});
-    }
-    const auto abort = [&](int r, const std::string& why) {
-      replica_group ? replica_group->abort(r, why) : step_group->abort(r, why);
-    };
+  void run_replicas(const std::function<void(int)>& body) const {
+    const int n = num_local_replicas();
+    const std::shared_ptr<ReplicaGroup> group = step_group();
+    const auto abort = [&group](int r, const std::string& why) { group->abort(r, why); };
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
     auto replica = [&](int r) {
       // Each replica uses its logical CPU's share of the intra-op threads, CPU:0's included
@@ -135,8 +151,9 @@ struct StrategyState {
       try {
         const config::DeviceScope on_device(DeviceSpec::from_string(device_names[std::size_t(r)]));
         ReplicaContext context(
-            r, replica_group ? replica_group->replica(r) : AnyCollective(step_group->replica(r)),
-            &device_ids, [&abort, r](const std::string& why) { abort(r, why); }, bytes_per_pack);
+            first_local_replica() + r, group->replica(r), &device_ids,
+            [&abort, r](const std::string& why) { abort(r, why); }, bytes_per_pack, r,
+            initial_value_sync.get());
         const ContextScope as_replica(context);
         body(r);
       } catch (const std::exception& e) {

@@ -97,7 +97,7 @@ TEST_CASE("sharding by file reaches list_files through interleave, shuffle, cach
   CHECK(records(ds) == everything);
 }
 
-TEST_CASE("sharding by file: every source of zip and concatenate, through AnyDataset; none",
+TEST_CASE("sharding by file reaches every source of zip and concatenate, and through AnyDataset",
           "[data][distribute]") {
   const auto files = write_files("shard_files_two_sources");
   const auto first =
