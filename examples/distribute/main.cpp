@@ -79,7 +79,7 @@ int train(examples::MNISTLoader& data, const tf::distribute::Strategy& strategy)
     auto losses = strategy.run(replica_step, batch);
     for (std::size_t r = 0; r < losses.size(); ++r) {
       std::printf("replica %zu: batch %ld on %s, loss share %.4f\n",
-                  r + std::size_t(strategy.worker_index()),
+                  std::size_t(strategy.worker_index()) * losses.size() + r,
                   static_cast<long>(std::get<0>(batch[r]).dim(0)),
                   strategy.worker_devices()[r].c_str(), losses[r].item());
     }
