@@ -264,6 +264,27 @@ void check_rank(const NcclState& s, int rank, const char* what) {
   }
 }
 
+// An operation that replaces each of `tensors` by a result of its dtype and shape: after the
+// agreement, `enqueue(in, out, comm, stream)` for every non-empty tensor in one NCCL group call.
+template <class Enqueue>
+void each_tensor(NcclState& s, int rank, const char* what, std::span<AnyTensor> tensors,
+                 std::int64_t operation, bool reduce, Enqueue&& enqueue) {
+  const config::DeviceScope on_device(DeviceSpec::from_string(s.devices[std::size_t(rank)]));
+  const std::vector<AnyTensor> in = s.agree(rank, what, tensors, operation, reduce);
+  std::vector<AnyTensor> out;
+  for (const auto& t : in) {
+    out.push_back(uninitialized(t.dtype(), t.shape()));
+  }
+  s.run(rank, what, [&](ncclComm_t comm, cudaStream_t stream) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (in[i].num_elements() > 0) {
+        enqueue(in[i], out[i], comm, stream);
+      }
+    }
+  });
+  std::move(out.begin(), out.end(), tensors.begin());
+}
+
 class NcclReplicaGroup final : public ReplicaGroup {
  public:
   explicit NcclReplicaGroup(NcclGroup group) : group_(std::move(group)) {}
@@ -389,49 +410,25 @@ void NcclGroup::abort(int rank, const std::string& why) const {
 int NcclCollective::num_replicas() const { return state_->size(); }
 
 void NcclCollective::all_reduce(std::span<AnyTensor> tensors, ReduceOp op) {
-  auto& s = *state_;
-  const config::DeviceScope on_device(DeviceSpec::from_string(s.devices[std::size_t(rank_)]));
-  const std::vector<AnyTensor> in = s.agree(rank_, "all_reduce", tensors, 1, true);
-  std::vector<AnyTensor> out;
-  for (const auto& t : in) {
-    out.push_back(detail::uninitialized(t.dtype(), t.shape()));
-  }
-  s.run(rank_, "all_reduce", [&](ncclComm_t comm, cudaStream_t stream) {
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (in[i].num_elements() > 0) {
-        (void)ncclAllReduce(in[i].device_data(), out[i].mutable_device_data(),
-                            static_cast<std::size_t>(in[i].num_elements()),
-                            detail::nccl_type(in[i].dtype()),
-                            op == ReduceOp::mean ? ncclAvg : ncclSum, comm, stream);
-      }
-    }
-  });
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    tensors[i] = std::move(out[i]);
-  }
+  detail::each_tensor(
+      *state_, rank_, "all_reduce", tensors, 1, true,
+      [&](const AnyTensor& in, AnyTensor& out, ncclComm_t comm, cudaStream_t stream) {
+        (void)ncclAllReduce(in.device_data(), out.mutable_device_data(),
+                            static_cast<std::size_t>(in.num_elements()),
+                            detail::nccl_type(in.dtype()), op == ReduceOp::mean ? ncclAvg : ncclSum,
+                            comm, stream);
+      });
 }
 
 void NcclCollective::broadcast(std::span<AnyTensor> tensors, int root) {
-  auto& s = *state_;
-  detail::check_rank(s, root, "NCCL broadcast: root");
-  const config::DeviceScope on_device(DeviceSpec::from_string(s.devices[std::size_t(rank_)]));
-  const std::vector<AnyTensor> in = s.agree(rank_, "broadcast", tensors, 2 + root, false);
-  std::vector<AnyTensor> out;
-  for (const auto& t : in) {
-    out.push_back(detail::uninitialized(t.dtype(), t.shape()));
-  }
-  s.run(rank_, "broadcast", [&](ncclComm_t comm, cudaStream_t stream) {
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (in[i].num_elements() > 0) {
-        (void)ncclBroadcast(in[i].device_data(), out[i].mutable_device_data(),
-                            static_cast<std::size_t>(in[i].num_elements()),
-                            detail::nccl_type(in[i].dtype()), root, comm, stream);
-      }
-    }
-  });
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    tensors[i] = std::move(out[i]);
-  }
+  detail::check_rank(*state_, root, "NCCL broadcast: root");
+  detail::each_tensor(
+      *state_, rank_, "broadcast", tensors, 2 + root, false,
+      [&](const AnyTensor& in, AnyTensor& out, ncclComm_t comm, cudaStream_t stream) {
+        (void)ncclBroadcast(in.device_data(), out.mutable_device_data(),
+                            static_cast<std::size_t>(in.num_elements()),
+                            detail::nccl_type(in.dtype()), root, comm, stream);
+      });
 }
 
 std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
