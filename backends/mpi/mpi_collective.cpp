@@ -50,6 +50,8 @@ constexpr int abort_tag = 3;
 constexpr auto ping_patience = std::chrono::seconds(2);
 // Elements per MPI call: counts are C ints.
 constexpr std::int64_t max_chunk = std::int64_t{1} << 30;
+// A tensor of at least this many bytes is all-reduced on its own, without packing.
+constexpr std::int64_t alone_bytes = std::int64_t{1} << 20;
 
 // MPI's lifetime in this process: initialized by the first collective (unless the program
 // did), finalized at exit unless an operation failed.
@@ -207,7 +209,6 @@ struct MpiCollective::Impl {
   std::mutex mutex;                               // calls on one handle do not overlap
   std::string broken;                             // once set, every call throws unavailable with it
   std::vector<std::vector<std::byte>> graveyard;  // buffers of operations that never completed
-  std::vector<std::byte> send;
   std::vector<std::byte> receive;
   std::string abort_message;
   int ping_payload = 0;
@@ -245,9 +246,7 @@ struct MpiCollective::Impl {
   [[noreturn]] void fail(std::string message) {
     broken = message;
     runtime().failed = true;
-    graveyard.push_back(std::move(send));
     graveyard.push_back(std::move(receive));
-    send.clear();
     receive.clear();
     throw E(message);
   }
@@ -469,6 +468,14 @@ struct MpiCollective::Impl {
     }
   }
 
+  // MPI_SUM over `elements` of `dtype` at `bytes`, in place.
+  void reduce_in_place(void* bytes, std::int64_t elements, DType dtype) {
+    chunked(elements, element_size(dtype), "all_reduce", [&](std::size_t offset, int count) {
+      return MPI_Allreduce(MPI_IN_PLACE, static_cast<std::byte*>(bytes) + offset, count,
+                           mpi_type(dtype), MPI_SUM, data);
+    });
+  }
+
   void all_reduce(std::span<AnyTensor> tensors, ReduceOp op) {
     const std::lock_guard lock(mutex);
     require_usable("all_reduce");
@@ -491,12 +498,10 @@ struct MpiCollective::Impl {
                                " tensors cannot be reduced (float32, float64, int32, int64)");
       }
       std::vector<std::size_t> group;
-      std::int64_t elements = 0;
       for (std::size_t i = first; i < tensors.size(); ++i) {
         if (!done[i] && tensors[i].dtype() == dtype) {
           group.push_back(i);
           done[i] = true;
-          elements += tensors[i].num_elements();
         }
       }
       std::vector<AnyTensor> out;
@@ -504,39 +509,41 @@ struct MpiCollective::Impl {
       for (const std::size_t i : group) {
         out.push_back(detail::uninitialized(dtype, tensors[i].shape()));
       }
-      const void* in_bytes = nullptr;
-      void* out_bytes = nullptr;
-      if (group.size() == 1) {  // straight from the input to the output: no copies
-        in_bytes = tensors[group[0]].raw_data();
-        out_bytes = out[0].mutable_raw_data();
-      } else {
-        send.resize(static_cast<std::size_t>(elements) * each);
-        receive.resize(send.size());
-        std::size_t offset = 0;
-        for (const std::size_t i : group) {
-          const auto bytes = static_cast<std::size_t>(tensors[i].num_elements()) * each;
-          if (bytes != 0) {
-            std::memcpy(send.data() + offset, tensors[i].raw_data(), bytes);
-          }
-          offset += bytes;
+      // A large tensor goes alone: copied into its output and reduced there in place, one
+      // copy of its bytes where packing made two (into the pack and out of it), 2-3 ms of the
+      // MNIST CNN's 13 MiB step (bench/RESULTS.md). The small ones share one packed buffer.
+      std::vector<std::size_t> packed;
+      std::int64_t packed_elements = 0;
+      for (std::size_t k = 0; k < group.size(); ++k) {
+        const std::int64_t n = out[k].num_elements();
+        if (n * std::int64_t(each) >= alone_bytes) {
+          std::memcpy(out[k].mutable_raw_data(), tensors[group[k]].raw_data(),
+                      static_cast<std::size_t>(n) * each);
+          reduce_in_place(out[k].mutable_raw_data(), n, dtype);
+        } else {
+          packed.push_back(k);
+          packed_elements += n;
         }
-        in_bytes = send.data();
-        out_bytes = receive.data();
       }
-      chunked(elements, each, "all_reduce", [&](std::size_t offset, int count) {
-        return MPI_Allreduce(static_cast<const std::byte*>(in_bytes) + offset,
-                             static_cast<std::byte*>(out_bytes) + offset, count, mpi_type(dtype),
-                             MPI_SUM, data);
-      });
-      if (group.size() > 1) {
-        std::size_t offset = 0;
-        for (std::size_t k = 0; k < group.size(); ++k) {
-          const auto bytes = static_cast<std::size_t>(out[k].num_elements()) * each;
-          if (bytes != 0) {
-            std::memcpy(out[k].mutable_raw_data(), receive.data() + offset, bytes);
+      if (!packed.empty()) {
+        receive.resize(static_cast<std::size_t>(packed_elements) * each);
+        const auto each_packed = [&](auto&& copy) {
+          std::size_t offset = 0;
+          for (const std::size_t k : packed) {
+            const auto bytes = static_cast<std::size_t>(out[k].num_elements()) * each;
+            if (bytes != 0) {
+              copy(k, receive.data() + offset, bytes);
+            }
+            offset += bytes;
           }
-          offset += bytes;
-        }
+        };
+        each_packed([&](std::size_t k, std::byte* at, std::size_t bytes) {
+          std::memcpy(at, tensors[group[k]].raw_data(), bytes);
+        });
+        reduce_in_place(receive.data(), packed_elements, dtype);
+        each_packed([&](std::size_t k, const std::byte* at, std::size_t bytes) {
+          std::memcpy(out[k].mutable_raw_data(), at, bytes);
+        });
       }
       for (std::size_t k = 0; k < group.size(); ++k) {
         if (op == ReduceOp::mean) {

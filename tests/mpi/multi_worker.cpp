@@ -148,6 +148,29 @@ void collective_case() {
   std::vector<tf::AnyTensor> mean = {tf::AnyTensor(tf::constant<float>({float(r), 4.0f}))};
   c.all_reduce(mean, dist::ReduceOp::mean);
   EXPECT(values<float>(mean[0]) == (std::vector<float>{0.5f, 4.0f}));
+  {
+    // A tensor of 1 MiB or more is reduced on its own, the small ones around it packed; the
+    // callers' other handles keep their values.
+    constexpr std::int64_t large = std::int64_t{1} << 19;  // 2 MiB of floats
+    std::vector<float> ramp(static_cast<std::size_t>(large));
+    for (std::size_t i = 0; i < ramp.size(); ++i) {
+      ramp[i] = float(i % 1000) * float(r + 1);
+    }
+    const tf::AnyTensor big(tf::from_vector(ramp));
+    const tf::AnyTensor small(tf::constant<float>({float(r), 1.0f}));
+    std::vector<tf::AnyTensor> mixed = {small, big, small};
+    c.all_reduce(mixed, dist::ReduceOp::mean);
+    const auto reduced = values<float>(mixed[1]);
+    bool ramp_ok = reduced.size() == ramp.size();
+    for (std::size_t i = 0; ramp_ok && i < reduced.size(); ++i) {
+      ramp_ok = reduced[i] == float(i % 1000) * 1.5f;
+    }
+    EXPECT(ramp_ok);
+    EXPECT(values<float>(mixed[0]) == (std::vector<float>{0.5f, 1.0f}));
+    EXPECT(values<float>(mixed[2]) == (std::vector<float>{0.5f, 1.0f}));
+    EXPECT(values<float>(big) == ramp);
+    EXPECT(values<float>(small) == (std::vector<float>{float(r), 1.0f}));
+  }
 
   std::vector<tf::AnyTensor> b = {tf::AnyTensor(tf::constant<std::int32_t>({r, r, r})),
                                   tf::AnyTensor(tf::Tensor<float, 0>(float(r) + 0.25f))};
