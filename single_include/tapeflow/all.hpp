@@ -14166,6 +14166,103 @@ inline std::atomic<GpuGroupFactory>& nccl_group_factory() noexcept {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_GROUP_HPP
 // ---- end <tapeflow/distribute/detail/replica_group.hpp>
+// ---- begin <tapeflow/distribute/detail/replica_threads.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_THREADS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_THREADS_HPP
+// The threads that run a strategy's replicas 1..n-1, kept from one step to the next.
+//
+// A thread per replica per step cost more than the MNIST MLP's whole step, and a fresh thread
+// starts with empty thread-local caches (tensor blocks, GEMM and convolution scratch), so
+// every large buffer was allocated and faulted in again (bench/RESULTS.md). The threads wait
+// on an atomic generation counter (a futex after a short spin) between steps.
+// IWYU pragma: private, include <tapeflow/distribute.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace distribute::detail {
+
+class ReplicaThreads {
+ public:
+  ReplicaThreads() = default;
+  ReplicaThreads(const ReplicaThreads&) = delete;
+  ReplicaThreads& operator=(const ReplicaThreads&) = delete;
+  ~ReplicaThreads() {
+    if (threads_.empty()) {
+      return;
+    }
+    stopping_.store(true, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+    threads_.clear();  // joins
+  }
+
+  /// Runs task(0) on the caller and task(1), ..., task(n - 1) on the kept threads, returning
+  /// once all have. `task` must not throw. False, having run nothing, while another call is
+  /// running (a replica that starts a step of its own): the caller then uses fresh threads.
+  bool run(int n, const std::function<void(int)>& task) {
+    if (busy_.exchange(true, std::memory_order_acquire)) {
+      return false;
+    }
+    try {
+      while (static_cast<int>(threads_.size()) < n - 1) {
+        const int r = static_cast<int>(threads_.size()) + 1;
+        threads_.emplace_back([this, r, seen = generation_.load()] { serve(r, seen); });
+      }
+    } catch (...) {  // no thread to be had: the caller's fresh threads fail the same way
+      busy_.store(false, std::memory_order_release);
+      throw;
+    }
+    task_ = &task;
+    n_ = n;
+    remaining_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+    task(0);
+    for (int left = remaining_.load(std::memory_order_acquire); left != 0;
+         left = remaining_.load(std::memory_order_acquire)) {
+      remaining_.wait(left, std::memory_order_acquire);
+    }
+    task_ = nullptr;
+    busy_.store(false, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  void serve(int r, std::uint64_t seen) {
+    for (;;) {
+      generation_.wait(seen, std::memory_order_acquire);
+      seen = generation_.load(std::memory_order_acquire);
+      if (stopping_.load(std::memory_order_relaxed)) {
+        return;
+      }
+      if (r < n_) {
+        (*task_)(r);
+      }
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        remaining_.notify_one();
+      }
+    }
+  }
+
+  std::atomic<std::uint64_t> generation_{0};  // bumped once per step (and to stop)
+  std::atomic<int> remaining_{0};             // threads still inside this step
+  std::atomic<bool> busy_{false};
+  std::atomic<bool> stopping_{false};
+  const std::function<void(int)>* task_ = nullptr;  // written before the bump that publishes it
+  int n_ = 0;
+  std::vector<std::jthread> threads_;  // last: joined before the members they read go
+};
+
+}  // namespace distribute::detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_REPLICA_THREADS_HPP
+// ---- end <tapeflow/distribute/detail/replica_threads.hpp>
 // ---- begin <tapeflow/distribute/in_process_collective.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_IN_PROCESS_COLLECTIVE_HPP
@@ -14922,11 +15019,14 @@ class Variable {
   /// The element type as a runtime DType.
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
   /// The (fixed) shape.
-  [[nodiscard]] Shape shape() const { return state().value.shape(); }
+  // (Read from this thread's copy: another replica may be replacing replica 0's right now.)
+  [[nodiscard]] Shape shape() const { return detail::local_value(state()).shape(); }
   /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
-  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
+  [[nodiscard]] const auto& dims() const { return detail::local_value(state()).dims(); }
   /// Number of elements (product of dims).
-  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
+  [[nodiscard]] std::int64_t num_elements() const {
+    return detail::local_value(state()).num_elements();
+  }
   /// False for a default-constructed handle, which names no variable.
   [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
   /// Whether two handles name the same variable.
@@ -17647,6 +17747,8 @@ struct StrategyState {
   std::shared_ptr<const tapeflow::detail::InitialValueSync> initial_value_sync;
   // The replicas' collectives kept across steps (NCCL); null: an in-process group per step.
   std::shared_ptr<ReplicaGroup> replica_group;
+  // Runs replicas 1..n-1 of each step.
+  mutable ReplicaThreads replica_threads;
 
   /// This process's replicas.
   [[nodiscard]] int num_local_replicas() const noexcept {
@@ -17696,9 +17798,10 @@ struct StrategyState {
         InProcessGroup(num_local_replicas(), InProcessOptions{.timeout = timeout}));
   }
 
-  // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
-  // its device scope and replica context. One replica's exception breaks the step for all;
-  // the root cause is rethrown here once every replica has stopped.
+  // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's, the
+  // others on replica_threads, or on fresh ones in a nested step) under its device scope and
+  // replica context. One replica's exception breaks the step for all; the root cause is
+  // rethrown here once every replica has stopped.
   void run_replicas(const std::function<void(int)>& body) const {
     const int n = num_local_replicas();
     const std::shared_ptr<ReplicaGroup> group = step_group();
@@ -17727,7 +17830,7 @@ struct StrategyState {
       }
       backend::cpu::thread_budget() = previous_budget;
     };
-    {
+    if (!replica_threads.run(n, replica)) {
       std::vector<std::jthread> others;
       for (int r = 1; r < n; ++r) {
         others.emplace_back(replica, r);
@@ -31305,34 +31408,36 @@ class Optimizer : public train::Trackable {
   // The replicas' gradients summed, in packs of at most bytes_per_pack, last variable first
   // (the backward pass produces those first). A gradient some replica lacks counts as zeros
   // there; one no replica has stays empty, so the update skips it as a single replica would.
+  // Which replicas had which gradient travels in the first pack: one rendezvous fewer per step.
   static std::vector<AnyTensor> all_reduce_gradients(distribute::ReplicaContext& replica,
                                                      std::span<const AnyTensor> grads,
                                                      std::span<const AnyVariable> vars) {
     const std::size_t n = grads.size();
     std::vector<std::int32_t> present(n);
+    std::vector<AnyTensor> out(n);
     for (std::size_t i = 0; i < n; ++i) {
       present[i] = grads[i].has_value() ? 1 : 0;
+      out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
     }
     AnyTensor counts(tapeflow::from_vector(std::move(present)));
-    replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(&counts, 1));
-    const auto* count = static_cast<const std::int32_t*>(counts.raw_data());
-    std::vector<AnyTensor> out(n);
-    std::vector<std::size_t> order;
-    for (std::size_t i = n; i-- > 0;) {
-      if (count[i] > 0) {
-        out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
-        order.push_back(i);
-      }
-    }
     const std::int64_t pack_bytes = replica.bytes_per_pack();
     std::vector<AnyTensor> pack;
     std::vector<std::size_t> pack_index;
     std::int64_t bytes = 0;
+    bool counted = false;
     const auto flush = [&] {
       if (pack.empty()) {
         return;
       }
+      if (!counted) {
+        pack.push_back(std::move(counts));
+      }
       replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(pack));
+      if (!counted) {
+        counts = std::move(pack.back());
+        pack.pop_back();
+        counted = true;
+      }
       for (std::size_t k = 0; k < pack.size(); ++k) {
         out[pack_index[k]] = std::move(pack[k]);
       }
@@ -31340,16 +31445,22 @@ class Optimizer : public train::Trackable {
       pack_index.clear();
       bytes = 0;
     };
-    for (const std::size_t i : order) {
+    for (std::size_t i = n; i-- > 0;) {
       const std::int64_t size = out[i].num_elements() * std::int64_t(sizeof(float));
       if (!pack.empty() && bytes + size > pack_bytes) {
         flush();
       }
-      pack.push_back(out[i]);
+      pack.push_back(std::move(out[i]));
       pack_index.push_back(i);
       bytes += size;
     }
     flush();
+    const auto* count = static_cast<const std::int32_t*>(counts.raw_data());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (count[i] == 0) {
+        out[i] = AnyTensor();
+      }
+    }
     return out;
   }
 

@@ -4878,11 +4878,14 @@ class Variable {
   /// The element type as a runtime DType.
   [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
   /// The (fixed) shape.
-  [[nodiscard]] Shape shape() const { return state().value.shape(); }
+  // (Read from this thread's copy: another replica may be replacing replica 0's right now.)
+  [[nodiscard]] Shape shape() const { return detail::local_value(state()).shape(); }
   /// The (fixed) dims as a `std::array<std::int64_t, Rank>`.
-  [[nodiscard]] const auto& dims() const { return state().value.dims(); }
+  [[nodiscard]] const auto& dims() const { return detail::local_value(state()).dims(); }
   /// Number of elements (product of dims).
-  [[nodiscard]] std::int64_t num_elements() const { return state().value.num_elements(); }
+  [[nodiscard]] std::int64_t num_elements() const {
+    return detail::local_value(state()).num_elements();
+  }
   /// False for a default-constructed handle, which names no variable.
   [[nodiscard]] bool has_value() const noexcept { return state_ != nullptr; }
   /// Whether two handles name the same variable.

@@ -45,6 +45,7 @@
 #include <tapeflow/distribute/any_collective.hpp>
 #include <tapeflow/distribute/collective.hpp>
 #include <tapeflow/distribute/detail/replica_group.hpp>
+#include <tapeflow/distribute/detail/replica_threads.hpp>
 #include <tapeflow/distribute/distributed_dataset.hpp>
 #include <tapeflow/distribute/in_process_collective.hpp>
 #include <tapeflow/distribute/per_replica.hpp>
@@ -85,6 +86,8 @@ struct StrategyState {
   std::shared_ptr<const tapeflow::detail::InitialValueSync> initial_value_sync;
   // The replicas' collectives kept across steps (NCCL); null: an in-process group per step.
   std::shared_ptr<ReplicaGroup> replica_group;
+  // Runs replicas 1..n-1 of each step.
+  mutable ReplicaThreads replica_threads;
 
   /// This process's replicas.
   [[nodiscard]] int num_local_replicas() const noexcept {
@@ -134,9 +137,10 @@ struct StrategyState {
         InProcessGroup(num_local_replicas(), InProcessOptions{.timeout = timeout}));
   }
 
-  // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's) under
-  // its device scope and replica context. One replica's exception breaks the step for all;
-  // the root cause is rethrown here once every replica has stopped.
+  // Runs body(r) for every replica r, each on its own thread (replica 0 on the caller's, the
+  // others on replica_threads, or on fresh ones in a nested step) under its device scope and
+  // replica context. One replica's exception breaks the step for all; the root cause is
+  // rethrown here once every replica has stopped.
   void run_replicas(const std::function<void(int)>& body) const {
     const int n = num_local_replicas();
     const std::shared_ptr<ReplicaGroup> group = step_group();
@@ -165,7 +169,7 @@ struct StrategyState {
       }
       backend::cpu::thread_budget() = previous_budget;
     };
-    {
+    if (!replica_threads.run(n, replica)) {
       std::vector<std::jthread> others;
       for (int r = 1; r < n; ++r) {
         others.emplace_back(replica, r);
