@@ -198,34 +198,36 @@ class Optimizer : public train::Trackable {
   // The replicas' gradients summed, in packs of at most bytes_per_pack, last variable first
   // (the backward pass produces those first). A gradient some replica lacks counts as zeros
   // there; one no replica has stays empty, so the update skips it as a single replica would.
+  // Which replicas had which gradient travels in the first pack: one rendezvous fewer per step.
   static std::vector<AnyTensor> all_reduce_gradients(distribute::ReplicaContext& replica,
                                                      std::span<const AnyTensor> grads,
                                                      std::span<const AnyVariable> vars) {
     const std::size_t n = grads.size();
     std::vector<std::int32_t> present(n);
+    std::vector<AnyTensor> out(n);
     for (std::size_t i = 0; i < n; ++i) {
       present[i] = grads[i].has_value() ? 1 : 0;
+      out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
     }
     AnyTensor counts(tapeflow::from_vector(std::move(present)));
-    replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(&counts, 1));
-    const auto* count = static_cast<const std::int32_t*>(counts.raw_data());
-    std::vector<AnyTensor> out(n);
-    std::vector<std::size_t> order;
-    for (std::size_t i = n; i-- > 0;) {
-      if (count[i] > 0) {
-        out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
-        order.push_back(i);
-      }
-    }
     const std::int64_t pack_bytes = replica.bytes_per_pack();
     std::vector<AnyTensor> pack;
     std::vector<std::size_t> pack_index;
     std::int64_t bytes = 0;
+    bool counted = false;
     const auto flush = [&] {
       if (pack.empty()) {
         return;
       }
+      if (!counted) {
+        pack.push_back(std::move(counts));
+      }
       replica.all_reduce(distribute::ReduceOp::sum, std::span<AnyTensor>(pack));
+      if (!counted) {
+        counts = std::move(pack.back());
+        pack.pop_back();
+        counted = true;
+      }
       for (std::size_t k = 0; k < pack.size(); ++k) {
         out[pack_index[k]] = std::move(pack[k]);
       }
@@ -233,16 +235,22 @@ class Optimizer : public train::Trackable {
       pack_index.clear();
       bytes = 0;
     };
-    for (const std::size_t i : order) {
+    for (std::size_t i = n; i-- > 0;) {
       const std::int64_t size = out[i].num_elements() * std::int64_t(sizeof(float));
       if (!pack.empty() && bytes + size > pack_bytes) {
         flush();
       }
-      pack.push_back(out[i]);
+      pack.push_back(std::move(out[i]));
       pack_index.push_back(i);
       bytes += size;
     }
     flush();
+    const auto* count = static_cast<const std::int32_t*>(counts.raw_data());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (count[i] == 0) {
+        out[i] = AnyTensor();
+      }
+    }
     return out;
   }
 

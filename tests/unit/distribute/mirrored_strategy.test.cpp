@@ -399,6 +399,38 @@ TEST_CASE("checkpoints save replica 0's copy and restore every copy", "[distribu
   CHECK(v->copy_value(1).numpy() == std::vector<float>{7, 8});
 }
 
+TEST_CASE("a gradient only some replicas have counts as zeros and one none has is skipped",
+          "[distribute]") {
+  logical_cpus(2);
+  dist::MirroredStrategy strategy;
+  std::optional<tf::keras::optimizers::SGD> sgd;
+  std::vector<tf::AnyVariable> vars;
+  std::optional<tf::Variable<float, 1>> a, b, c;
+  {
+    auto scope = strategy.scope();
+    a.emplace(tf::constant<float>({0}), tf::VariableOptions{.name = "a"});
+    b.emplace(tf::constant<float>({0}), tf::VariableOptions{.name = "b"});
+    c.emplace(tf::constant<float>({0}), tf::VariableOptions{.name = "c"});
+    sgd.emplace(tf::keras::optimizers::SGDOptions{.learning_rate = 1.0f, .momentum = 0.5f});
+  }
+  vars = {tf::AnyVariable(*a), tf::AnyVariable(*b), tf::AnyVariable(*c)};
+  const tf::AnyTensor one(tf::constant<float>({1}));
+  // Step 1: every replica has every gradient: each variable moves by -(1 + 1).
+  strategy.run([&] { sgd->apply_gradients(std::vector<tf::AnyTensor>{one, one, one}, vars); });
+  // Step 2: replica 0 has a and b, replica 1 only a, nobody c. Momentum tells a skipped
+  // variable (unchanged) from a zero gradient (moved by its velocity).
+  strategy.run([&] {
+    const bool first = dist::get_replica_context()->replica_id_in_sync_group() == 0;
+    sgd->apply_gradients(
+        std::vector<tf::AnyTensor>{one, first ? one : tf::AnyTensor(), tf::AnyTensor()}, vars);
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(a->copy_value(r).numpy() == std::vector<float>{-2.0f + (0.5f * -2.0f - 2.0f)});
+    CHECK(b->copy_value(r).numpy() == std::vector<float>{-2.0f + (0.5f * -2.0f - 1.0f)});
+    CHECK(c->copy_value(r).numpy() == std::vector<float>{-2.0f});
+  }
+}
+
 TEST_CASE("failures inside run are typed errors for every replica, never a hang", "[distribute]") {
   logical_cpus(2);
   dist::MirroredStrategy strategy({.timeout = 2s});
