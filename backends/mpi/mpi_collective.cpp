@@ -504,56 +504,52 @@ struct MpiCollective::Impl {
           done[i] = true;
         }
       }
-      std::vector<AnyTensor> out;
-      out.reserve(group.size());
-      for (const std::size_t i : group) {
-        out.push_back(detail::uninitialized(dtype, tensors[i].shape()));
-      }
-      // A large tensor goes alone: copied into its output and reduced there in place, one
-      // copy of its bytes where packing made two (into the pack and out of it), 2-3 ms of the
-      // MNIST CNN's 13 MiB step (bench/RESULTS.md). The small ones share one packed buffer.
+      // A large tensor goes alone, reduced in place in the caller's handle: in its own buffer
+      // when no other handle shares it (a fresh gradient handed over), else in a copy. That is
+      // at most one copy of its bytes where packing made two (into the pack and out of it):
+      // 2-3 ms of the MNIST CNN's 13 MiB step (bench/RESULTS.md). The small ones share one
+      // packed buffer. After a failure the handles passed hold unspecified values.
       std::vector<std::size_t> packed;
       std::int64_t packed_elements = 0;
-      for (std::size_t k = 0; k < group.size(); ++k) {
-        const std::int64_t n = out[k].num_elements();
+      for (const std::size_t i : group) {
+        const std::int64_t n = tensors[i].num_elements();
         if (n * std::int64_t(each) >= alone_bytes) {
-          std::memcpy(out[k].mutable_raw_data(), tensors[group[k]].raw_data(),
-                      static_cast<std::size_t>(n) * each);
-          reduce_in_place(out[k].mutable_raw_data(), n, dtype);
+          reduce_in_place(tensors[i].unshared_raw_data(), n, dtype);
         } else {
-          packed.push_back(k);
+          packed.push_back(i);
           packed_elements += n;
         }
       }
       if (!packed.empty()) {
         receive.resize(static_cast<std::size_t>(packed_elements) * each);
-        const auto each_packed = [&](auto&& copy) {
-          std::size_t offset = 0;
-          for (const std::size_t k : packed) {
-            const auto bytes = static_cast<std::size_t>(out[k].num_elements()) * each;
-            if (bytes != 0) {
-              copy(k, receive.data() + offset, bytes);
-            }
-            offset += bytes;
+        std::size_t offset = 0;
+        for (const std::size_t i : packed) {
+          const auto bytes = static_cast<std::size_t>(tensors[i].num_elements()) * each;
+          if (bytes != 0) {
+            std::memcpy(receive.data() + offset, tensors[i].raw_data(), bytes);
           }
-        };
-        each_packed([&](std::size_t k, std::byte* at, std::size_t bytes) {
-          std::memcpy(at, tensors[group[k]].raw_data(), bytes);
-        });
+          offset += bytes;
+        }
         reduce_in_place(receive.data(), packed_elements, dtype);
-        each_packed([&](std::size_t k, const std::byte* at, std::size_t bytes) {
-          std::memcpy(out[k].mutable_raw_data(), at, bytes);
-        });
+        offset = 0;
+        for (const std::size_t i : packed) {
+          AnyTensor result = detail::uninitialized(dtype, tensors[i].shape());
+          const auto bytes = static_cast<std::size_t>(result.num_elements()) * each;
+          if (bytes != 0) {
+            std::memcpy(result.mutable_raw_data(), receive.data() + offset, bytes);
+          }
+          offset += bytes;
+          tensors[i] = std::move(result);
+        }
       }
-      for (std::size_t k = 0; k < group.size(); ++k) {
-        if (op == ReduceOp::mean) {
+      if (op == ReduceOp::mean) {
+        for (const std::size_t i : group) {
           visit_dtype(dtype, [&]<class T>() {
             if constexpr (std::is_arithmetic_v<T>) {
-              divide<T>(out[k].mutable_raw_data(), out[k].num_elements(), size);
+              divide<T>(tensors[i].mutable_raw_data(), tensors[i].num_elements(), size);
             }
           });
         }
-        tensors[group[k]] = std::move(out[k]);
       }
     }
   }

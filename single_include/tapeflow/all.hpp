@@ -6531,10 +6531,12 @@ TAPEFLOW_END_NAMESPACE
 // For heterogeneous containers (checkpoints, graphs, gradients of mixed variables, dataset
 // elements read from files). Converting back to a typed tensor is checked.
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 
@@ -6611,6 +6613,29 @@ class AnyTensor {
   /// code filling it.
   [[nodiscard]] void* mutable_raw_data() {
     return buffer_ ? static_cast<void*>(buffer_->writable_data<std::byte>()) : nullptr;
+  }
+  /// Writable element bytes in a buffer this handle alone holds: a shared buffer's elements
+  /// are first copied (copy-on-write, as Tensor::mutable_data does), and the handle gets a
+  /// fresh identity. For host code that computes a result in place, such as a collective.
+  [[nodiscard]] void* unshared_raw_data() {
+    if (buffer_ == nullptr) {
+      return nullptr;
+    }
+    if (!buffer_->unique()) {
+      detail::Buffer* own = visit_dtype(dtype_, [&]<class T>() {
+        detail::Buffer* copy = detail::Buffer::allocate<T>(buffer_->count);
+        if constexpr (std::is_trivially_copyable_v<T>) {
+          detail::copy_elements(*buffer_, *copy);
+        } else {
+          std::copy_n(buffer_->template data<T>(), buffer_->count, copy->template data<T>());
+        }
+        return copy;
+      });
+      buffer_->release();
+      buffer_ = own;
+    }
+    id_ = detail::new_tensor_id();
+    return buffer_->writable_data<std::byte>();
   }
   /// Element bytes where the tensor's device reads them (device memory for a tensor on a GPU,
   /// brought up to date with host writes), for the kernels of registered backends.
@@ -31323,6 +31348,11 @@ class Optimizer : public train::Trackable {
   /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
   /// warns and skips them too). Increments `iterations` once.
   void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
+    apply_gradients(std::vector<AnyTensor>(grads.begin(), grads.end()), vars);
+  }
+  /// As above, taking the gradients (`apply_gradients(tf::keras::gradient(...), vars)`): inside
+  /// strategy.run, the all-reduce may then sum into their buffers instead of copies.
+  void apply_gradients(std::vector<AnyTensor>&& grads, std::span<const AnyVariable> vars) {
     if (grads.size() != vars.size()) {
       throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(vars.size()) + " variables");
@@ -31355,7 +31385,7 @@ class Optimizer : public train::Trackable {
               "the replicas' gradients are all-reduced eagerly only");
         }
       }
-      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, grads, vars);
+      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, std::move(grads), vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
@@ -31382,7 +31412,7 @@ class Optimizer : public train::Trackable {
       g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
       v.emplace_back(*vars[i]);
     }
-    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
+    apply_gradients(std::move(g), std::span<const AnyVariable>(v));
     if (grads.size() != vars.size()) {
       throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
     }
@@ -31410,14 +31440,14 @@ class Optimizer : public train::Trackable {
   // there; one no replica has stays empty, so the update skips it as a single replica would.
   // Which replicas had which gradient travels in the first pack: one rendezvous fewer per step.
   static std::vector<AnyTensor> all_reduce_gradients(distribute::ReplicaContext& replica,
-                                                     std::span<const AnyTensor> grads,
+                                                     std::vector<AnyTensor> grads,
                                                      std::span<const AnyVariable> vars) {
     const std::size_t n = grads.size();
     std::vector<std::int32_t> present(n);
     std::vector<AnyTensor> out(n);
     for (std::size_t i = 0; i < n; ++i) {
       present[i] = grads[i].has_value() ? 1 : 0;
-      out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
+      out[i] = grads[i].has_value() ? std::move(grads[i]) : vars[i].zeros_like();
     }
     AnyTensor counts(tapeflow::from_vector(std::move(present)));
     const std::int64_t pack_bytes = replica.bytes_per_pack();
@@ -32288,7 +32318,7 @@ class Model<void> : public Layer<void> {
             grads = tape.gradient_by_id(loss, ids_of(vars));
             out.loss = loss.item();
           }
-          compiled_.optimizer.get().apply_gradients(grads, vars);
+          compiled_.optimizer.get().apply_gradients(std::move(grads), vars);
           return out;
         },
         xs, ys);

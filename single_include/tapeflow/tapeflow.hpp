@@ -65,10 +65,12 @@
 // For heterogeneous containers (checkpoints, graphs, gradients of mixed variables, dataset
 // elements read from files). Converting back to a typed tensor is checked.
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 // ---- begin <tapeflow/core/dtype.hpp>
@@ -2175,6 +2177,29 @@ class AnyTensor {
   /// code filling it.
   [[nodiscard]] void* mutable_raw_data() {
     return buffer_ ? static_cast<void*>(buffer_->writable_data<std::byte>()) : nullptr;
+  }
+  /// Writable element bytes in a buffer this handle alone holds: a shared buffer's elements
+  /// are first copied (copy-on-write, as Tensor::mutable_data does), and the handle gets a
+  /// fresh identity. For host code that computes a result in place, such as a collective.
+  [[nodiscard]] void* unshared_raw_data() {
+    if (buffer_ == nullptr) {
+      return nullptr;
+    }
+    if (!buffer_->unique()) {
+      detail::Buffer* own = visit_dtype(dtype_, [&]<class T>() {
+        detail::Buffer* copy = detail::Buffer::allocate<T>(buffer_->count);
+        if constexpr (std::is_trivially_copyable_v<T>) {
+          detail::copy_elements(*buffer_, *copy);
+        } else {
+          std::copy_n(buffer_->template data<T>(), buffer_->count, copy->template data<T>());
+        }
+        return copy;
+      });
+      buffer_->release();
+      buffer_ = own;
+    }
+    id_ = detail::new_tensor_id();
+    return buffer_->writable_data<std::byte>();
   }
   /// Element bytes where the tensor's device reads them (device memory for a tensor on a GPU,
   /// brought up to date with host writes), for the kernels of registered backends.

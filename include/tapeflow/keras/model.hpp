@@ -268,7 +268,7 @@ class Model<void> : public Layer<void> {
             grads = tape.gradient_by_id(loss, ids_of(vars));
             out.loss = loss.item();
           }
-          compiled_.optimizer.get().apply_gradients(grads, vars);
+          compiled_.optimizer.get().apply_gradients(std::move(grads), vars);
           return out;
         },
         xs, ys);

@@ -113,6 +113,11 @@ class Optimizer : public train::Trackable {
   /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
   /// warns and skips them too). Increments `iterations` once.
   void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
+    apply_gradients(std::vector<AnyTensor>(grads.begin(), grads.end()), vars);
+  }
+  /// As above, taking the gradients (`apply_gradients(tf::keras::gradient(...), vars)`): inside
+  /// strategy.run, the all-reduce may then sum into their buffers instead of copies.
+  void apply_gradients(std::vector<AnyTensor>&& grads, std::span<const AnyVariable> vars) {
     if (grads.size() != vars.size()) {
       throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(vars.size()) + " variables");
@@ -145,7 +150,7 @@ class Optimizer : public train::Trackable {
               "the replicas' gradients are all-reduced eagerly only");
         }
       }
-      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, grads, vars);
+      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, std::move(grads), vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
@@ -172,7 +177,7 @@ class Optimizer : public train::Trackable {
       g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
       v.emplace_back(*vars[i]);
     }
-    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
+    apply_gradients(std::move(g), std::span<const AnyVariable>(v));
     if (grads.size() != vars.size()) {
       throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
     }
@@ -200,14 +205,14 @@ class Optimizer : public train::Trackable {
   // there; one no replica has stays empty, so the update skips it as a single replica would.
   // Which replicas had which gradient travels in the first pack: one rendezvous fewer per step.
   static std::vector<AnyTensor> all_reduce_gradients(distribute::ReplicaContext& replica,
-                                                     std::span<const AnyTensor> grads,
+                                                     std::vector<AnyTensor> grads,
                                                      std::span<const AnyVariable> vars) {
     const std::size_t n = grads.size();
     std::vector<std::int32_t> present(n);
     std::vector<AnyTensor> out(n);
     for (std::size_t i = 0; i < n; ++i) {
       present[i] = grads[i].has_value() ? 1 : 0;
-      out[i] = grads[i].has_value() ? grads[i] : vars[i].zeros_like();
+      out[i] = grads[i].has_value() ? std::move(grads[i]) : vars[i].zeros_like();
     }
     AnyTensor counts(tapeflow::from_vector(std::move(present)));
     const std::int64_t pack_bytes = replica.bytes_per_pack();

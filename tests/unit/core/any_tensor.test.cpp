@@ -1,4 +1,6 @@
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -27,6 +29,32 @@ TEST_CASE("AnyTensor erases and recovers types", "[core][any_tensor]") {
   std::ostringstream os;
   os << tf::AnyTensor(tf::constant<std::int64_t>({1, 2}));
   CHECK(os.str() == "tf.Tensor([1 2], shape=(2,), dtype=int64)");
+}
+
+TEST_CASE("unshared_raw_data writes in place only where no other handle sees it",
+          "[core][any_tensor]") {
+  tf::AnyTensor sole(tf::constant<float>({1, 2, 3}));
+  const void* before = sole.raw_data();
+  const auto id = sole.id();
+  auto* p = static_cast<float*>(sole.unshared_raw_data());
+  CHECK(p == before);  // nobody else holds the buffer: no copy
+  CHECK(sole.id() != id);
+  p[0] = 10;
+
+  const auto kept = tf::constant<float>({1, 2, 3});
+  tf::AnyTensor shared(kept);
+  auto* q = static_cast<float*>(shared.unshared_raw_data());
+  CHECK(q != static_cast<const void*>(kept.data()));
+  q[0] = 10;
+  CHECK(kept.numpy() == std::vector<float>{1, 2, 3});
+  CHECK(shared.as<float, 1>().numpy() == std::vector<float>{10, 2, 3});
+
+  const auto words = tf::constant<std::string>({"a", "bc"});
+  tf::AnyTensor text(words);
+  static_cast<std::string*>(text.unshared_raw_data())[1] = "z";
+  CHECK(words.numpy() == std::vector<std::string>{"a", "bc"});
+  CHECK(text.as<std::string, 1>().numpy() == std::vector<std::string>{"a", "z"});
+  CHECK(tf::AnyTensor().unshared_raw_data() == nullptr);
 }
 
 }  // namespace test_core_any_tensor
