@@ -614,6 +614,34 @@ void fault_case(bool kill) {
   EXPECT_THROW_AS(tf::unavailable, step());
 }
 
+// A worker killed while the payload moves, after both joined the operation's rendezvous:
+// MPI cannot cancel the blocking call worker 0 is in. Worker 0 must still end within its
+// timeout: with a typed error where MPI reports the dead peer, else by the watchdog (exit 70
+// and its message; CTest's pass expression accepts either).
+void fault_inside_case() {
+  constexpr auto timeout = 3s;
+  dist::MpiCollective c({.timeout = timeout});
+  const int rank = c.rank();
+  // Large enough that moving it over TCP takes far longer than the rendezvous.
+  std::vector<tf::AnyTensor> big = {tf::AnyTensor(tf::fill<float>({std::int64_t{1} << 26}, 1.0f))};
+  c.barrier();
+  if (rank == 1) {
+    std::thread([] {
+      std::this_thread::sleep_for(100ms);
+      std::raise(SIGKILL);
+    }).detach();
+    c.all_reduce(big, dist::ReduceOp::sum);
+    std::this_thread::sleep_for(60s);  // not reached: killed first
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::string what = EXPECT_THROW_AS(tf::error, c.all_reduce(big, dist::ReduceOp::sum));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  std::printf("fault_inside: worker 0 got after %.1f s: %s\n",
+              std::chrono::duration<double>(waited).count(), what.c_str());
+  EXPECT(waited < timeout + 4s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -628,6 +656,7 @@ int main(int argc, char** argv) {
       {"chief_writes", chief_writes_case},
       {"fault_kill", [] { fault_case(true); }},
       {"fault_hang", [] { fault_case(false); }},
+      {"fault_inside", fault_inside_case},
   };
   const std::string name = argc > 1 ? argv[1] : "";
   const auto it = cases.find(name);
