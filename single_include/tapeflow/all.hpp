@@ -3317,6 +3317,23 @@ inline void copy_elements(Buffer& source, Buffer& target) {
   }
 }
 
+/// Makes `buffer` one its holder alone owns (copy-on-write): a shared buffer is replaced by a
+/// copy of its elements, and the holder's reference to it released.
+template <class T>
+void unshare(Buffer*& buffer) {
+  if (buffer->unique()) {
+    return;
+  }
+  Buffer* own = Buffer::allocate<T>(buffer->count);
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*buffer, *own);
+  } else {
+    std::copy_n(buffer->template data<T>(), buffer->count, own->template data<T>());
+  }
+  buffer->release();
+  buffer = own;
+}
+
 /// Tensor identities for the gradient tape: unique per value, shared by copies of it.
 /// The two high bits mark reads of a variable and whether that variable is trainable, so a
 /// tape can watch accessed variables without a lookup.
@@ -3481,17 +3498,7 @@ class Tensor {
   /// the edited one for it. Throws failed_precondition when the tensor holds no value.
   [[nodiscard]] T* mutable_data() {
     require_value("mutable_data()");
-    if (!buffer_->unique()) {
-      detail::Buffer* own = detail::Buffer::allocate<T>(buffer_->count);
-      if constexpr (std::is_trivially_copyable_v<T>) {
-        detail::copy_elements(*buffer_, *own);
-      } else {
-        const T* from = buffer_->template data<T>();
-        std::copy(from, from + buffer_->count, own->template data<T>());
-      }
-      buffer_->release();
-      buffer_ = own;
-    }
+    detail::unshare<T>(buffer_);
     id_ = detail::new_tensor_id();
     return buffer_->template writable_data<T>();
   }
@@ -6531,12 +6538,10 @@ TAPEFLOW_END_NAMESPACE
 // For heterogeneous containers (checkpoints, graphs, gradients of mixed variables, dataset
 // elements read from files). Converting back to a typed tensor is checked.
 
-#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 
@@ -6621,19 +6626,7 @@ class AnyTensor {
     if (buffer_ == nullptr) {
       return nullptr;
     }
-    if (!buffer_->unique()) {
-      detail::Buffer* own = visit_dtype(dtype_, [&]<class T>() {
-        detail::Buffer* copy = detail::Buffer::allocate<T>(buffer_->count);
-        if constexpr (std::is_trivially_copyable_v<T>) {
-          detail::copy_elements(*buffer_, *copy);
-        } else {
-          std::copy_n(buffer_->template data<T>(), buffer_->count, copy->template data<T>());
-        }
-        return copy;
-      });
-      buffer_->release();
-      buffer_ = own;
-    }
+    visit_dtype(dtype_, [&]<class T>() { detail::unshare<T>(buffer_); });
     id_ = detail::new_tensor_id();
     return buffer_->writable_data<std::byte>();
   }
@@ -31348,11 +31341,34 @@ class Optimizer : public train::Trackable {
   /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
   /// warns and skips them too). Increments `iterations` once.
   void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
-    apply_gradients(std::vector<AnyTensor>(grads.begin(), grads.end()), vars);
+    apply_step(grads, vars, nullptr);
   }
   /// As above, taking the gradients (`apply_gradients(tf::keras::gradient(...), vars)`): inside
   /// strategy.run, the all-reduce may then sum into their buffers instead of copies.
   void apply_gradients(std::vector<AnyTensor>&& grads, std::span<const AnyVariable> vars) {
+    apply_step(grads, vars, &grads);
+  }
+  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
+  template <std::size_t R>
+  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
+                       const std::vector<Variable<float, R>*>& vars) {
+    std::vector<AnyTensor> g;
+    std::vector<AnyVariable> v;
+    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
+      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
+      v.emplace_back(*vars[i]);
+    }
+    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
+    if (grads.size() != vars.size()) {
+      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
+    }
+  }
+
+ private:
+  // apply_gradients; `owned` (when given) holds `grads` and may be moved from, so only the
+  // all-reduce under a strategy takes a copy of a caller's gradients.
+  void apply_step(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars,
+                  std::vector<AnyTensor>* owned) {
     if (grads.size() != vars.size()) {
       throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(vars.size()) + " variables");
@@ -31385,7 +31401,10 @@ class Optimizer : public train::Trackable {
               "the replicas' gradients are all-reduced eagerly only");
         }
       }
-      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, std::move(grads), vars);
+      const std::vector<AnyTensor> summed = all_reduce_gradients(
+          *replica,
+          owned != nullptr ? std::move(*owned) : std::vector<AnyTensor>(grads.begin(), grads.end()),
+          vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
@@ -31402,23 +31421,7 @@ class Optimizer : public train::Trackable {
     build(vars);  // first step only
     apply_built(grads, vars);
   }
-  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
-  template <std::size_t R>
-  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
-                       const std::vector<Variable<float, R>*>& vars) {
-    std::vector<AnyTensor> g;
-    std::vector<AnyVariable> v;
-    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
-      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
-      v.emplace_back(*vars[i]);
-    }
-    apply_gradients(std::move(g), std::span<const AnyVariable>(v));
-    if (grads.size() != vars.size()) {
-      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
-    }
-  }
 
- private:
   // The updates of one step, on this thread's copies of the variables.
   void apply_built(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
     // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a

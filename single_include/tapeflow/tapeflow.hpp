@@ -65,12 +65,10 @@
 // For heterogeneous containers (checkpoints, graphs, gradients of mixed variables, dataset
 // elements read from files). Converting back to a typed tensor is checked.
 
-#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 // ---- begin <tapeflow/core/dtype.hpp>
@@ -1411,6 +1409,23 @@ inline void copy_elements(Buffer& source, Buffer& target) {
   }
 }
 
+/// Makes `buffer` one its holder alone owns (copy-on-write): a shared buffer is replaced by a
+/// copy of its elements, and the holder's reference to it released.
+template <class T>
+void unshare(Buffer*& buffer) {
+  if (buffer->unique()) {
+    return;
+  }
+  Buffer* own = Buffer::allocate<T>(buffer->count);
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*buffer, *own);
+  } else {
+    std::copy_n(buffer->template data<T>(), buffer->count, own->template data<T>());
+  }
+  buffer->release();
+  buffer = own;
+}
+
 /// Tensor identities for the gradient tape: unique per value, shared by copies of it.
 /// The two high bits mark reads of a variable and whether that variable is trainable, so a
 /// tape can watch accessed variables without a lookup.
@@ -1575,17 +1590,7 @@ class Tensor {
   /// the edited one for it. Throws failed_precondition when the tensor holds no value.
   [[nodiscard]] T* mutable_data() {
     require_value("mutable_data()");
-    if (!buffer_->unique()) {
-      detail::Buffer* own = detail::Buffer::allocate<T>(buffer_->count);
-      if constexpr (std::is_trivially_copyable_v<T>) {
-        detail::copy_elements(*buffer_, *own);
-      } else {
-        const T* from = buffer_->template data<T>();
-        std::copy(from, from + buffer_->count, own->template data<T>());
-      }
-      buffer_->release();
-      buffer_ = own;
-    }
+    detail::unshare<T>(buffer_);
     id_ = detail::new_tensor_id();
     return buffer_->template writable_data<T>();
   }
@@ -2185,19 +2190,7 @@ class AnyTensor {
     if (buffer_ == nullptr) {
       return nullptr;
     }
-    if (!buffer_->unique()) {
-      detail::Buffer* own = visit_dtype(dtype_, [&]<class T>() {
-        detail::Buffer* copy = detail::Buffer::allocate<T>(buffer_->count);
-        if constexpr (std::is_trivially_copyable_v<T>) {
-          detail::copy_elements(*buffer_, *copy);
-        } else {
-          std::copy_n(buffer_->template data<T>(), buffer_->count, copy->template data<T>());
-        }
-        return copy;
-      });
-      buffer_->release();
-      buffer_ = own;
-    }
+    visit_dtype(dtype_, [&]<class T>() { detail::unshare<T>(buffer_); });
     id_ = detail::new_tensor_id();
     return buffer_->writable_data<std::byte>();
   }

@@ -4,12 +4,10 @@
 // elements read from files). Converting back to a typed tensor is checked.
 #pragma once
 
-#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <tapeflow/core/dtype.hpp>
@@ -99,19 +97,7 @@ class AnyTensor {
     if (buffer_ == nullptr) {
       return nullptr;
     }
-    if (!buffer_->unique()) {
-      detail::Buffer* own = visit_dtype(dtype_, [&]<class T>() {
-        detail::Buffer* copy = detail::Buffer::allocate<T>(buffer_->count);
-        if constexpr (std::is_trivially_copyable_v<T>) {
-          detail::copy_elements(*buffer_, *copy);
-        } else {
-          std::copy_n(buffer_->template data<T>(), buffer_->count, copy->template data<T>());
-        }
-        return copy;
-      });
-      buffer_->release();
-      buffer_ = own;
-    }
+    visit_dtype(dtype_, [&]<class T>() { detail::unshare<T>(buffer_); });
     id_ = detail::new_tensor_id();
     return buffer_->writable_data<std::byte>();
   }

@@ -158,17 +158,7 @@ class Tensor {
   /// the edited one for it. Throws failed_precondition when the tensor holds no value.
   [[nodiscard]] T* mutable_data() {
     require_value("mutable_data()");
-    if (!buffer_->unique()) {
-      detail::Buffer* own = detail::Buffer::allocate<T>(buffer_->count);
-      if constexpr (std::is_trivially_copyable_v<T>) {
-        detail::copy_elements(*buffer_, *own);
-      } else {
-        const T* from = buffer_->template data<T>();
-        std::copy(from, from + buffer_->count, own->template data<T>());
-      }
-      buffer_->release();
-      buffer_ = own;
-    }
+    detail::unshare<T>(buffer_);
     id_ = detail::new_tensor_id();
     return buffer_->template writable_data<T>();
   }

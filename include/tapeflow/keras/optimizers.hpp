@@ -113,11 +113,34 @@ class Optimizer : public train::Trackable {
   /// Applies one update per (gradient, variable) pair; empty gradients are skipped (Keras
   /// warns and skips them too). Increments `iterations` once.
   void apply_gradients(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
-    apply_gradients(std::vector<AnyTensor>(grads.begin(), grads.end()), vars);
+    apply_step(grads, vars, nullptr);
   }
   /// As above, taking the gradients (`apply_gradients(tf::keras::gradient(...), vars)`): inside
   /// strategy.run, the all-reduce may then sum into their buffers instead of copies.
   void apply_gradients(std::vector<AnyTensor>&& grads, std::span<const AnyVariable> vars) {
+    apply_step(grads, vars, &grads);
+  }
+  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
+  template <std::size_t R>
+  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
+                       const std::vector<Variable<float, R>*>& vars) {
+    std::vector<AnyTensor> g;
+    std::vector<AnyVariable> v;
+    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
+      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
+      v.emplace_back(*vars[i]);
+    }
+    apply_gradients(std::span<const AnyTensor>(g), std::span<const AnyVariable>(v));
+    if (grads.size() != vars.size()) {
+      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
+    }
+  }
+
+ private:
+  // apply_gradients; `owned` (when given) holds `grads` and may be moved from, so only the
+  // all-reduce under a strategy takes a copy of a caller's gradients.
+  void apply_step(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars,
+                  std::vector<AnyTensor>* owned) {
     if (grads.size() != vars.size()) {
       throw invalid_argument("Optimizer::apply_gradients: " + std::to_string(grads.size()) +
                              " gradients for " + std::to_string(vars.size()) + " variables");
@@ -150,7 +173,10 @@ class Optimizer : public train::Trackable {
               "the replicas' gradients are all-reduced eagerly only");
         }
       }
-      const std::vector<AnyTensor> summed = all_reduce_gradients(*replica, std::move(grads), vars);
+      const std::vector<AnyTensor> summed = all_reduce_gradients(
+          *replica,
+          owned != nullptr ? std::move(*owned) : std::vector<AnyTensor>(grads.begin(), grads.end()),
+          vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
@@ -167,23 +193,7 @@ class Optimizer : public train::Trackable {
     build(vars);  // first step only
     apply_built(grads, vars);
   }
-  /// Typed form: `optimizer.apply_gradients(grads, {&w, &b})` with optional gradients.
-  template <std::size_t R>
-  void apply_gradients(const std::vector<std::optional<Tensor<float, R>>>& grads,
-                       const std::vector<Variable<float, R>*>& vars) {
-    std::vector<AnyTensor> g;
-    std::vector<AnyVariable> v;
-    for (std::size_t i = 0; i < grads.size() && i < vars.size(); ++i) {
-      g.push_back(grads[i] ? AnyTensor(*grads[i]) : AnyTensor{});
-      v.emplace_back(*vars[i]);
-    }
-    apply_gradients(std::move(g), std::span<const AnyVariable>(v));
-    if (grads.size() != vars.size()) {
-      throw invalid_argument("Optimizer::apply_gradients: gradient and variable counts differ");
-    }
-  }
 
- private:
   // The updates of one step, on this thread's copies of the variables.
   void apply_built(std::span<const AnyTensor> grads, std::span<const AnyVariable> vars) {
     // Every update is an op (ResourceApply*, ReadVariableOp, ...): eager, they run now; in a

@@ -225,6 +225,23 @@ inline void copy_elements(Buffer& source, Buffer& target) {
   }
 }
 
+/// Makes `buffer` one its holder alone owns (copy-on-write): a shared buffer is replaced by a
+/// copy of its elements, and the holder's reference to it released.
+template <class T>
+void unshare(Buffer*& buffer) {
+  if (buffer->unique()) {
+    return;
+  }
+  Buffer* own = Buffer::allocate<T>(buffer->count);
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_elements(*buffer, *own);
+  } else {
+    std::copy_n(buffer->template data<T>(), buffer->count, own->template data<T>());
+  }
+  buffer->release();
+  buffer = own;
+}
+
 /// Tensor identities for the gradient tape: unique per value, shared by copies of it.
 /// The two high bits mark reads of a variable and whether that variable is trainable, so a
 /// tape can watch accessed variables without a lookup.
