@@ -14694,11 +14694,13 @@ TAPEFLOW_END_NAMESPACE
 // `strategy.run` knows about its replica, and the calls that involve every replica. Note
 // [Mirrored variables] in distribute/strategy.hpp.
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15224,12 +15226,10 @@ class ReplicaContext {
   /// Replaces each value by its sum (or mean) over the replicas, in one collective call.
   void all_reduce(ReduceOp op, std::span<AnyTensor> values) { collective_.all_reduce(values, op); }
   /// The sum (or mean) of `value` over the replicas (TensorFlow: `ctx.all_reduce(op, value)`).
+  /// An op (CollectiveReduceV2): tapes differentiate through it, every replica's input
+  /// receiving the same all-reduce of the replicas' gradients, and tf::function traces it.
   template <class T, std::size_t R>
-  [[nodiscard]] Tensor<T, R> all_reduce(ReduceOp op, const Tensor<T, R>& value) {
-    AnyTensor v(value);
-    collective_.all_reduce(std::span<AnyTensor>(&v, 1), op);
-    return v.as<T, R>();
-  }
+  [[nodiscard]] Tensor<T, R> all_reduce(ReduceOp op, const Tensor<T, R>& value);
   /// Every replica's `value`, in replica order.
   [[nodiscard]] std::vector<AnyTensor> all_gather(const AnyTensor& value) {
     return collective_.all_gather(value);
@@ -15319,6 +15319,57 @@ class ContextScope {
 /// Whether the calling thread is outside any `strategy.run` replica.
 [[nodiscard]] inline bool in_cross_replica_context() noexcept {
   return get_replica_context() == nullptr;
+}
+
+}  // namespace distribute
+
+namespace ops {
+
+/// The sum (or mean) of a tensor over the replicas running the current step, from inside
+/// `strategy.run` (TensorFlow's `ctx.all_reduce`; "CollectiveReduceV2" is its graph op across
+/// workers). The collective is the calling replica's at run time, so a traced graph replayed
+/// in a later step talks to that step's replicas. Stateful: graphs must neither prune it nor
+/// merge two of them. Gradient: replica r's input reaches every replica's output, so it
+/// receives the same all-reduce of the replicas' incoming gradients (the mean's 1/n included).
+/// Exported graphs cannot hold it: TensorFlow's op needs group and instance keys that only a
+/// distributed runtime assigns.
+struct CollectiveReduceV2 {
+  static constexpr std::string_view name = "CollectiveReduceV2";
+  static constexpr bool stateful = true;  // talks to the other replicas
+  distribute::ReduceOp reduction = distribute::ReduceOp::sum;
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& x) const {
+    if (distribute::get_replica_context() == nullptr) {
+      throw failed_precondition("CollectiveReduceV2: all_reduce of a tensor of shape " +
+                                x.shape().to_string() +
+                                " outside strategy.run (there is no replica to reduce over)");
+    }
+    return {x.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
+    AnyTensor reduced(x);
+    distribute::get_replica_context()->collective().all_reduce(std::span<AnyTensor>(&reduced, 1),
+                                                               reduction);
+    // A fresh output (its own id for tapes) rather than the collective's buffer, which may be
+    // x's own.
+    std::copy_n(static_cast<const T*>(reduced.raw_data()), x.num_elements(),
+                tapeflow::detail::tensor_access::mutable_data(out));
+  }
+  template <class T, std::size_t R>
+  Tensor<T, R> gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
+    return tapeflow::detail::execute(CollectiveReduceV2{reduction}, dy);
+  }
+};
+
+}  // namespace ops
+
+namespace distribute {
+
+template <class T, std::size_t R>
+Tensor<T, R> ReplicaContext::all_reduce(ReduceOp op, const Tensor<T, R>& value) {
+  return tapeflow::detail::execute(ops::CollectiveReduceV2{op}, value);
 }
 
 template <class F>
@@ -22737,6 +22788,7 @@ TAPEFLOW_END_NAMESPACE
 // `track_owned(name, std::make_shared<L>(...))` keeps the child on the heap, shared by copies
 // of the parent (as Python shares the layer objects); both kinds list in registration order.
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -23983,6 +24035,13 @@ class Layer<void> : public Trackable {
   }
   /// The Keras class name summary() shows ("Dense", "Conv2D", ...).
   [[nodiscard]] virtual std::string class_name() const { return "Layer"; }
+  /// Whether training calls a collective of the replicas in this layer or a child
+  /// (BatchNormalization(synchronized)): then every replica runs each step under a strategy,
+  /// one given no rows of the batch too, so that it joins those calls.
+  [[nodiscard]] virtual bool uses_replica_collectives() {
+    return std::ranges::any_of(sublayers(),
+                               [](Layer<>* child) { return child->uses_replica_collectives(); });
+  }
   /// Whether `build` has run (Keras: `layer.built`).
   [[nodiscard]] bool built() const noexcept { return built_; }
   /// Whether training updates this layer's weights (Keras: `layer.trainable`).
@@ -24525,7 +24584,151 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
+// ---- begin <tapeflow/ops/array/concat.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
+// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
+/// agree on every other axis (TensorFlow op "ConcatV2").
+struct ConcatV2 {
+  static constexpr std::string_view name = "ConcatV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
+                             " is out of range for tensors of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
+    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
+    if (values.empty()) {
+      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
+    }
+    std::size_t const ax = resolved_axis<R>();
+    OutSpec<T, R> spec{values[0].dims()};
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      auto const& d = values[i].dims();
+      for (std::size_t a = 0; a < R; ++a) {
+        if (a != ax && d[a] != spec.dims[a]) {
+          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
+                                 values[i].shape().to_string() +
+                                 ", which does not match input 0's shape " +
+                                 values[0].shape().to_string() +
+                                 " outside the concatenation axis " + std::to_string(ax));
+        }
+      }
+      spec.dims[ax] += d[ax];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= out.dims()[a];
+    }
+    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
+    if (out_row == 0) {
+      return;
+    }
+    std::vector<std::int64_t> rows(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      rows[i] = values[i].num_elements() / outer;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   T* dst = o + r * out_row;
+                                   for (std::size_t i = 0; i < values.size(); ++i) {
+                                     dst =
+                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
+                std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    return [=] {
+      std::vector<Tensor<T, R>> grads;
+      grads.reserve(values.size());
+      Slice<R> slice;
+      for (auto const& x : values) {
+        slice.size = x.dims();
+        grads.push_back(detail::execute(slice, dy));
+        slice.begin[ax] += x.dims()[ax];
+      }
+      return grads;
+    };
+  }
+};
+
+}  // namespace ops
+
+/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
+/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
+/// list, a bad axis or mismatched shapes.
+///
+///     auto a = tf::constant<float>({{1, 2}});
+///     auto b = tf::constant<float>({{3, 4}});
+///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
+///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
+  static_assert(
+      R >= 1,
+      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
+  return detail::execute(ops::ConcatV2{axis}, values);
+}
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
+  return concat(std::vector<Tensor<T, R>>(values), axis);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// ---- end <tapeflow/ops/array/concat.hpp>
 // ---- begin <tapeflow/ops/nn/batch_norm.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
@@ -24831,6 +25034,10 @@ struct BatchNormalizationOptions {
   initializers::Initializer moving_variance_initializer = initializers::Ones();  ///< ones
   std::optional<std::string> name = std::nullopt;  ///< default "batch_normalization", ...
   bool trainable = true;  ///< a frozen layer always normalizes with the moving statistics
+  /// Inside `strategy.run` (and so in `fit` under a strategy), normalize with the statistics of
+  /// the global batch, all-reduced over the replicas, instead of each replica's own; elsewhere
+  /// it changes nothing.
+  bool synchronized = false;
 };
 
 /// Normalizes each channel (the last axis) to zero mean and unit variance, then scales by
@@ -24843,6 +25050,12 @@ struct BatchNormalizationOptions {
 /// `moving = moving * momentum + batch * (1 - momentum)`; otherwise it normalizes with the
 /// moving statistics. A frozen layer (`set_trainable(false)`) runs in inference mode even
 /// when training, as in Keras 3 (fine-tuning keeps pretrained statistics).
+///
+/// With `synchronized` under a distribution strategy, the training statistics are the global
+/// batch's: each replica's per-channel sums, sums of squares and row count are summed over the
+/// replicas in one differentiable all-reduce (ReplicaContext::all_reduce), so N replicas train
+/// as one replica on the whole batch and their moving statistics stay identical. The variance
+/// is then E[x^2] - E[x]^2 (clamped at 0), as TensorFlow's synchronized moments compute it.
 ///
 ///     tf::keras::layers::BatchNormalization bn({.momentum = 0.999});
 ///     auto y = bn(x, {.training = true});  // x: [N, H, W, C] or [N, C]
@@ -24904,6 +25117,8 @@ class BatchNormalization : public Layer<BatchNormalization> {
 
   /// "BatchNormalization".
   [[nodiscard]] std::string class_name() const override { return "BatchNormalization"; }
+  /// With `synchronized`: its training statistics are all-reduced over the replicas.
+  [[nodiscard]] bool uses_replica_collectives() override { return options_.synchronized; }
 
   /// Normalizes `x` [N, ..., C] (rank 2 to 4) with the batch statistics when `training` (and
   /// the layer is trainable), updating the moving statistics, else with the moving ones.
@@ -24923,22 +25138,50 @@ class BatchNormalization : public Layer<BatchNormalization> {
     const Tensor<float, 1> gamma = options_.scale ? Tensor<float, 1>(gamma_) : ones<float>({c});
     const Tensor<float, 1> beta = options_.center ? Tensor<float, 1>(beta_) : zeros<float>({c});
     const bool use_batch = training && trainable();
+    distribute::ReplicaContext* const replicas =
+        use_batch && options_.synchronized ? distribute::get_replica_context() : nullptr;
     if (use_batch) {
       // Keras 3: moments over every axis but the features (biased variance), then the moving
       // averages in its order of operations.
       auto flat = reshape(x, std::array<std::int64_t, 2>{-1, c});
-      auto mean = reduce_mean(flat, 0);
-      auto variance = reduce_mean(square(flat - mean), 0);
+      auto [mean, variance] =
+          replicas != nullptr ? global_moments(*replicas, flat) : local_moments(flat);
       const auto momentum = static_cast<float>(options_.momentum);
       const auto rest = static_cast<float>(1.0 - options_.momentum);
       moving_mean_.assign(moving_mean_ * momentum + mean * rest);
       moving_variance_.assign(moving_variance_ * momentum + variance * rest);
+      if (replicas != nullptr) {
+        // FusedBatchNormV3's training mode would take this replica's own statistics.
+        auto inv = gamma / sqrt(variance + options_.epsilon);
+        return x * inv + (beta - mean * inv);
+      }
     }
     return nn::fused_batch_norm(x, gamma, beta, moving_mean_, moving_variance_,
                                 {.epsilon = options_.epsilon, .is_training = use_batch});
   }
 
  private:
+  // The mean and biased variance of `flat` [rows, C] over its rows.
+  static std::pair<Tensor<float, 1>, Tensor<float, 1>> local_moments(const Tensor<float, 2>& flat) {
+    auto mean = reduce_mean(flat, 0);
+    return {mean, reduce_mean(square(flat - mean), 0)};
+  }
+  // The global batch's mean and biased variance of `flat` [rows, C]: one all-reduce of this
+  // replica's [sum, sum of squares, rows], differentiable, so each replica's gradients see
+  // every replica's rows.
+  static std::pair<Tensor<float, 1>, Tensor<float, 1>> global_moments(
+      distribute::ReplicaContext& replicas, const Tensor<float, 2>& flat) {
+    const std::int64_t c = flat.dims()[1];
+    const auto rows = constant<float>({static_cast<float>(flat.dims()[0])});
+    auto total =
+        replicas.all_reduce(distribute::ReduceOp::sum,
+                            concat({reduce_sum(flat, 0), reduce_sum(square(flat), 0), rows}, 0));
+    auto count = slice(total, {2 * c}, {1});
+    auto mean = slice(total, {0}, {c}) / count;
+    auto variance = maximum(slice(total, {c}, {c}) / count - square(mean), 0.0f);
+    return {mean, variance};
+  }
+
   BatchNormalizationOptions options_;
   Variable<float, 1> gamma_;
   Variable<float, 1> beta_;
@@ -27977,149 +28220,6 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <vector>
 
-// ---- begin <tapeflow/ops/array/concat.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
-// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
-/// agree on every other axis (TensorFlow op "ConcatV2").
-struct ConcatV2 {
-  static constexpr std::string_view name = "ConcatV2";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
-  template <class T, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
-    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
-  }
-  /// TensorFlow's `axis` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
-                             " is out of range for tensors of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
-    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
-    if (values.empty()) {
-      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
-    }
-    std::size_t const ax = resolved_axis<R>();
-    OutSpec<T, R> spec{values[0].dims()};
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      auto const& d = values[i].dims();
-      for (std::size_t a = 0; a < R; ++a) {
-        if (a != ax && d[a] != spec.dims[a]) {
-          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
-                                 values[i].shape().to_string() +
-                                 ", which does not match input 0's shape " +
-                                 values[0].shape().to_string() +
-                                 " outside the concatenation axis " + std::to_string(ax));
-        }
-      }
-      spec.dims[ax] += d[ax];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= out.dims()[a];
-    }
-    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
-    if (out_row == 0) {
-      return;
-    }
-    std::vector<std::int64_t> rows(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      rows[i] = values[i].num_elements() / outer;
-    }
-    T* o = detail::tensor_access::mutable_data(out);
-    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   T* dst = o + r * out_row;
-                                   for (std::size_t i = 0; i < values.size(); ++i) {
-                                     dst =
-                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
-                std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    return [=] {
-      std::vector<Tensor<T, R>> grads;
-      grads.reserve(values.size());
-      Slice<R> slice;
-      for (auto const& x : values) {
-        slice.size = x.dims();
-        grads.push_back(detail::execute(slice, dy));
-        slice.begin[ax] += x.dims()[ax];
-      }
-      return grads;
-    };
-  }
-};
-
-}  // namespace ops
-
-/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
-/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
-/// list, a bad axis or mismatched shapes.
-///
-///     auto a = tf::constant<float>({{1, 2}});
-///     auto b = tf::constant<float>({{3, 4}});
-///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
-///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
-  static_assert(
-      R >= 1,
-      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
-  return detail::execute(ops::ConcatV2{axis}, values);
-}
-/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
-  return concat(std::vector<Tensor<T, R>>(values), axis);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// ---- end <tapeflow/ops/array/concat.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -32304,6 +32404,7 @@ class Model<void> : public Layer<void> {
       ys.values.push_back(distribute::detail::replica_piece(y, n, first + r));
     }
     const auto vars = trainable_variables();
+    const bool every_replica_steps = uses_replica_collectives();
     struct ReplicaResult {
       double loss = 0;
       AnyTensor y_pred;
@@ -32320,6 +32421,13 @@ class Model<void> : public Layer<void> {
             tape.stop();
             grads = tape.gradient_by_id(loss, ids_of(vars));
             out.loss = loss.item();
+          } else if (every_replica_steps) {
+            // No rows, but the layers' collectives need this replica in the forward and
+            // backward passes: seeded with zeros at the predictions, it adds zero gradients.
+            GradientTape tape;
+            const AnyTensor y_pred = call_any(bx, true);
+            tape.stop();
+            grads = zero_seeded_gradients(tape, y_pred, vars);
           }
           compiled_.optimizer.get().apply_gradients(std::move(grads), vars);
           return out;
@@ -32531,6 +32639,17 @@ class Model<void> : public Layer<void> {
   }
 
  private:
+  // The gradients of `vars` from `tape` seeded with zeros at `y_pred` (float, rank 1 to 4):
+  // the backward pass runs (and joins its collectives) and every gradient is zero.
+  static std::vector<AnyTensor> zero_seeded_gradients(GradientTape& tape, const AnyTensor& y_pred,
+                                                      const std::vector<AnyVariable>& vars) {
+    return tapeflow::detail::visit_rank<1, 4>(
+        y_pred.rank(), "fit: predictions of shape " + y_pred.shape().to_string(),
+        [&]<std::size_t R>() {
+          const auto p = y_pred.as<float, R>();
+          return tape.gradient_by_id(p, ids_of(vars), std::optional(zeros_like(p)));
+        });
+  }
   static std::string with_commas(std::int64_t v) {
     std::string s = std::to_string(v);
     for (int i = int(s.size()) - 3; i > 0; i -= 3) {

@@ -34,6 +34,8 @@
 #include <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
 #include <tapeflow/io/tfrecord_writer.hpp>
 #include <tapeflow/keras/callbacks/tensorboard.hpp>
+#include <tapeflow/keras/layers/activation.hpp>
+#include <tapeflow/keras/layers/batch_normalization.hpp>
 #include <tapeflow/keras/layers/dense.hpp>
 #include <tapeflow/keras/sequential.hpp>
 #include <tapeflow/ops/random/random.hpp>
@@ -375,6 +377,40 @@ void local_replicas_case() {
   }
   for (std::size_t e = 0; e < 2; ++e) {
     EXPECT(std::abs(history.history["loss"][e] - single_history.history["loss"][e]) <= 1e-5);
+  }
+
+  // BatchNormalization(synchronized) over the 4 replicas of both workers normalizes with the
+  // global batch's statistics, so it trains as one replica, moving statistics included. 97
+  // rows: the last batch's one row leaves three replicas none, and they still join its
+  // all-reduces (one process: tests/unit/distribute/sync_batch_norm.test.cpp).
+  tf::random::set_seed(1);  // the workers' global seeds differ since seed_mlp above
+  auto [bx, by] = seed_mlp_batch(97, 8);
+  auto bn_model = [&] {
+    tf::random::set_seed(5);
+    auto m = tf::keras::Sequential(
+        tf::keras::layers::Dense(16),
+        tf::keras::layers::BatchNormalization({.momentum = 0.9, .synchronized = true}),
+        tf::keras::layers::Activation(tf::nn::relu), tf::keras::layers::Dense(10));
+    (void)m(tf::zeros<float>({1, 784}));
+    m.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1}),
+               .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+    return m;
+  };
+  auto single_bn = bn_model();
+  single_bn.fit(bx, by, {.batch_size = 32, .epochs = 2, .verbose = 0, .shuffle = false});
+  std::optional<decltype(bn_model())> mirrored_bn;
+  {
+    auto scope = strategy.scope();
+    mirrored_bn.emplace(bn_model());
+  }
+  mirrored_bn->fit(bx, by, {.batch_size = 32, .epochs = 2, .verbose = 0, .shuffle = false});
+  expect_same_on_every_worker(collective, mirrored_bn->variables());
+  const auto c = single_bn.variables();
+  const auto d = mirrored_bn->variables();
+  EXPECT(c.size() == 8 && d.size() == 8);
+  for (std::size_t i = 0; i < c.size() && i < d.size(); ++i) {
+    EXPECT(max_abs_diff(d[i].copy_value(0), d[i].copy_value(1)) == 0.0f);
+    EXPECT(max_abs_diff(c[i].value(), d[i].value()) <= 5e-5f);
   }
 }
 

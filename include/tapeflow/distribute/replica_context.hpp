@@ -3,19 +3,24 @@
 // [Mirrored variables] in distribute/strategy.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/any_collective.hpp>
 #include <tapeflow/distribute/collective.hpp>
+#include <tapeflow/ops/detail/execute.hpp>
+#include <tapeflow/ops/op_concepts.hpp>
 #include <tapeflow/ops/state/variable.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -57,12 +62,10 @@ class ReplicaContext {
   /// Replaces each value by its sum (or mean) over the replicas, in one collective call.
   void all_reduce(ReduceOp op, std::span<AnyTensor> values) { collective_.all_reduce(values, op); }
   /// The sum (or mean) of `value` over the replicas (TensorFlow: `ctx.all_reduce(op, value)`).
+  /// An op (CollectiveReduceV2): tapes differentiate through it, every replica's input
+  /// receiving the same all-reduce of the replicas' gradients, and tf::function traces it.
   template <class T, std::size_t R>
-  [[nodiscard]] Tensor<T, R> all_reduce(ReduceOp op, const Tensor<T, R>& value) {
-    AnyTensor v(value);
-    collective_.all_reduce(std::span<AnyTensor>(&v, 1), op);
-    return v.as<T, R>();
-  }
+  [[nodiscard]] Tensor<T, R> all_reduce(ReduceOp op, const Tensor<T, R>& value);
   /// Every replica's `value`, in replica order.
   [[nodiscard]] std::vector<AnyTensor> all_gather(const AnyTensor& value) {
     return collective_.all_gather(value);
@@ -152,6 +155,57 @@ class ContextScope {
 /// Whether the calling thread is outside any `strategy.run` replica.
 [[nodiscard]] inline bool in_cross_replica_context() noexcept {
   return get_replica_context() == nullptr;
+}
+
+}  // namespace distribute
+
+namespace ops {
+
+/// The sum (or mean) of a tensor over the replicas running the current step, from inside
+/// `strategy.run` (TensorFlow's `ctx.all_reduce`; "CollectiveReduceV2" is its graph op across
+/// workers). The collective is the calling replica's at run time, so a traced graph replayed
+/// in a later step talks to that step's replicas. Stateful: graphs must neither prune it nor
+/// merge two of them. Gradient: replica r's input reaches every replica's output, so it
+/// receives the same all-reduce of the replicas' incoming gradients (the mean's 1/n included).
+/// Exported graphs cannot hold it: TensorFlow's op needs group and instance keys that only a
+/// distributed runtime assigns.
+struct CollectiveReduceV2 {
+  static constexpr std::string_view name = "CollectiveReduceV2";
+  static constexpr bool stateful = true;  // talks to the other replicas
+  distribute::ReduceOp reduction = distribute::ReduceOp::sum;
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(const Tensor<T, R>& x) const {
+    if (distribute::get_replica_context() == nullptr) {
+      throw failed_precondition("CollectiveReduceV2: all_reduce of a tensor of shape " +
+                                x.shape().to_string() +
+                                " outside strategy.run (there is no replica to reduce over)");
+    }
+    return {x.dims()};
+  }
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
+    AnyTensor reduced(x);
+    distribute::get_replica_context()->collective().all_reduce(std::span<AnyTensor>(&reduced, 1),
+                                                               reduction);
+    // A fresh output (its own id for tapes) rather than the collective's buffer, which may be
+    // x's own.
+    std::copy_n(static_cast<const T*>(reduced.raw_data()), x.num_elements(),
+                tapeflow::detail::tensor_access::mutable_data(out));
+  }
+  template <class T, std::size_t R>
+  Tensor<T, R> gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
+    return tapeflow::detail::execute(CollectiveReduceV2{reduction}, dy);
+  }
+};
+
+}  // namespace ops
+
+namespace distribute {
+
+template <class T, std::size_t R>
+Tensor<T, R> ReplicaContext::all_reduce(ReduceOp op, const Tensor<T, R>& value) {
+  return tapeflow::detail::execute(ops::CollectiveReduceV2{op}, value);
 }
 
 template <class F>

@@ -18,6 +18,7 @@
 // of the parent (as Python shares the layer objects); both kinds list in registration order.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -120,6 +121,13 @@ class Layer<void> : public Trackable {
   }
   /// The Keras class name summary() shows ("Dense", "Conv2D", ...).
   [[nodiscard]] virtual std::string class_name() const { return "Layer"; }
+  /// Whether training calls a collective of the replicas in this layer or a child
+  /// (BatchNormalization(synchronized)): then every replica runs each step under a strategy,
+  /// one given no rows of the batch too, so that it joins those calls.
+  [[nodiscard]] virtual bool uses_replica_collectives() {
+    return std::ranges::any_of(sublayers(),
+                               [](Layer<>* child) { return child->uses_replica_collectives(); });
+  }
   /// Whether `build` has run (Keras: `layer.built`).
   [[nodiscard]] bool built() const noexcept { return built_; }
   /// Whether training updates this layer's weights (Keras: `layer.trainable`).

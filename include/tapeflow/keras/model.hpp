@@ -20,8 +20,10 @@
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/config/device_scope.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
+#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/detail/split_batch.hpp>
 #include <tapeflow/distribute/per_replica.hpp>
@@ -251,6 +253,7 @@ class Model<void> : public Layer<void> {
       ys.values.push_back(distribute::detail::replica_piece(y, n, first + r));
     }
     const auto vars = trainable_variables();
+    const bool every_replica_steps = uses_replica_collectives();
     struct ReplicaResult {
       double loss = 0;
       AnyTensor y_pred;
@@ -267,6 +270,13 @@ class Model<void> : public Layer<void> {
             tape.stop();
             grads = tape.gradient_by_id(loss, ids_of(vars));
             out.loss = loss.item();
+          } else if (every_replica_steps) {
+            // No rows, but the layers' collectives need this replica in the forward and
+            // backward passes: seeded with zeros at the predictions, it adds zero gradients.
+            GradientTape tape;
+            const AnyTensor y_pred = call_any(bx, true);
+            tape.stop();
+            grads = zero_seeded_gradients(tape, y_pred, vars);
           }
           compiled_.optimizer.get().apply_gradients(std::move(grads), vars);
           return out;
@@ -478,6 +488,17 @@ class Model<void> : public Layer<void> {
   }
 
  private:
+  // The gradients of `vars` from `tape` seeded with zeros at `y_pred` (float, rank 1 to 4):
+  // the backward pass runs (and joins its collectives) and every gradient is zero.
+  static std::vector<AnyTensor> zero_seeded_gradients(GradientTape& tape, const AnyTensor& y_pred,
+                                                      const std::vector<AnyVariable>& vars) {
+    return tapeflow::detail::visit_rank<1, 4>(
+        y_pred.rank(), "fit: predictions of shape " + y_pred.shape().to_string(),
+        [&]<std::size_t R>() {
+          const auto p = y_pred.as<float, R>();
+          return tape.gradient_by_id(p, ids_of(vars), std::optional(zeros_like(p)));
+        });
+  }
   static std::string with_commas(std::int64_t v) {
     std::string s = std::to_string(v);
     for (int i = int(s.size()) - 3; i > 0; i -= 3) {

@@ -5,14 +5,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/distribute/collective.hpp>
+#include <tapeflow/distribute/replica_context.hpp>
 #include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layer.hpp>
+#include <tapeflow/ops/array/concat.hpp>
 #include <tapeflow/ops/array/reshape.hpp>
+#include <tapeflow/ops/array/slice.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
 #include <tapeflow/ops/nn/batch_norm.hpp>
@@ -39,6 +44,10 @@ struct BatchNormalizationOptions {
   initializers::Initializer moving_variance_initializer = initializers::Ones();  ///< ones
   std::optional<std::string> name = std::nullopt;  ///< default "batch_normalization", ...
   bool trainable = true;  ///< a frozen layer always normalizes with the moving statistics
+  /// Inside `strategy.run` (and so in `fit` under a strategy), normalize with the statistics of
+  /// the global batch, all-reduced over the replicas, instead of each replica's own; elsewhere
+  /// it changes nothing.
+  bool synchronized = false;
 };
 
 /// Normalizes each channel (the last axis) to zero mean and unit variance, then scales by
@@ -51,6 +60,12 @@ struct BatchNormalizationOptions {
 /// `moving = moving * momentum + batch * (1 - momentum)`; otherwise it normalizes with the
 /// moving statistics. A frozen layer (`set_trainable(false)`) runs in inference mode even
 /// when training, as in Keras 3 (fine-tuning keeps pretrained statistics).
+///
+/// With `synchronized` under a distribution strategy, the training statistics are the global
+/// batch's: each replica's per-channel sums, sums of squares and row count are summed over the
+/// replicas in one differentiable all-reduce (ReplicaContext::all_reduce), so N replicas train
+/// as one replica on the whole batch and their moving statistics stay identical. The variance
+/// is then E[x^2] - E[x]^2 (clamped at 0), as TensorFlow's synchronized moments compute it.
 ///
 ///     tf::keras::layers::BatchNormalization bn({.momentum = 0.999});
 ///     auto y = bn(x, {.training = true});  // x: [N, H, W, C] or [N, C]
@@ -112,6 +127,8 @@ class BatchNormalization : public Layer<BatchNormalization> {
 
   /// "BatchNormalization".
   [[nodiscard]] std::string class_name() const override { return "BatchNormalization"; }
+  /// With `synchronized`: its training statistics are all-reduced over the replicas.
+  [[nodiscard]] bool uses_replica_collectives() override { return options_.synchronized; }
 
   /// Normalizes `x` [N, ..., C] (rank 2 to 4) with the batch statistics when `training` (and
   /// the layer is trainable), updating the moving statistics, else with the moving ones.
@@ -131,22 +148,50 @@ class BatchNormalization : public Layer<BatchNormalization> {
     const Tensor<float, 1> gamma = options_.scale ? Tensor<float, 1>(gamma_) : ones<float>({c});
     const Tensor<float, 1> beta = options_.center ? Tensor<float, 1>(beta_) : zeros<float>({c});
     const bool use_batch = training && trainable();
+    distribute::ReplicaContext* const replicas =
+        use_batch && options_.synchronized ? distribute::get_replica_context() : nullptr;
     if (use_batch) {
       // Keras 3: moments over every axis but the features (biased variance), then the moving
       // averages in its order of operations.
       auto flat = reshape(x, std::array<std::int64_t, 2>{-1, c});
-      auto mean = reduce_mean(flat, 0);
-      auto variance = reduce_mean(square(flat - mean), 0);
+      auto [mean, variance] =
+          replicas != nullptr ? global_moments(*replicas, flat) : local_moments(flat);
       const auto momentum = static_cast<float>(options_.momentum);
       const auto rest = static_cast<float>(1.0 - options_.momentum);
       moving_mean_.assign(moving_mean_ * momentum + mean * rest);
       moving_variance_.assign(moving_variance_ * momentum + variance * rest);
+      if (replicas != nullptr) {
+        // FusedBatchNormV3's training mode would take this replica's own statistics.
+        auto inv = gamma / sqrt(variance + options_.epsilon);
+        return x * inv + (beta - mean * inv);
+      }
     }
     return nn::fused_batch_norm(x, gamma, beta, moving_mean_, moving_variance_,
                                 {.epsilon = options_.epsilon, .is_training = use_batch});
   }
 
  private:
+  // The mean and biased variance of `flat` [rows, C] over its rows.
+  static std::pair<Tensor<float, 1>, Tensor<float, 1>> local_moments(const Tensor<float, 2>& flat) {
+    auto mean = reduce_mean(flat, 0);
+    return {mean, reduce_mean(square(flat - mean), 0)};
+  }
+  // The global batch's mean and biased variance of `flat` [rows, C]: one all-reduce of this
+  // replica's [sum, sum of squares, rows], differentiable, so each replica's gradients see
+  // every replica's rows.
+  static std::pair<Tensor<float, 1>, Tensor<float, 1>> global_moments(
+      distribute::ReplicaContext& replicas, const Tensor<float, 2>& flat) {
+    const std::int64_t c = flat.dims()[1];
+    const auto rows = constant<float>({static_cast<float>(flat.dims()[0])});
+    auto total =
+        replicas.all_reduce(distribute::ReduceOp::sum,
+                            concat({reduce_sum(flat, 0), reduce_sum(square(flat), 0), rows}, 0));
+    auto count = slice(total, {2 * c}, {1});
+    auto mean = slice(total, {0}, {c}) / count;
+    auto variance = maximum(slice(total, {c}, {c}) / count - square(mean), 0.0f);
+    return {mean, variance};
+  }
+
   BatchNormalizationOptions options_;
   Variable<float, 1> gamma_;
   Variable<float, 1> beta_;
