@@ -18024,6 +18024,13 @@ class Strategy {
   template <class F, class... Args>
   auto run(F&& fn, const Args&... args) const {
     using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
+    if (tapeflow::detail::trace::active() != nullptr) {
+      // Replicas other than 0 run on their own threads, which the trace cannot see.
+      throw unimplemented(
+          "strategy.run inside a tf::function being traced: call the tf::function inside "
+          "strategy.run instead (strategy.run([&] { return step(x); }) with step a "
+          "tf::function); each replica then traces and runs its own graph");
+    }
     const int n = s_->num_local_replicas();
     (check_per_replica(args, n), ...);
     if constexpr (std::is_void_v<Result>) {
@@ -31494,17 +31501,15 @@ class Optimizer : public train::Trackable {
         replica != nullptr && replica->num_replicas_in_sync() > 1) {
       // Inside strategy.run: sum the replicas' gradients, then every replica applies the same
       // update to its copies (Note [Mirrored variables]).
-      for (const auto& g : grads) {
-        if (g.is_symbolic()) {
-          throw unimplemented(
-              "Optimizer::apply_gradients inside strategy.run in a tf::function being traced: "
-              "the replicas' gradients are all-reduced eagerly only");
-        }
-      }
-      const std::vector<AnyTensor> summed = all_reduce_gradients(
-          *replica,
-          owned != nullptr ? std::move(*owned) : std::vector<AnyTensor>(grads.begin(), grads.end()),
-          vars);
+      const bool traced =
+          std::ranges::any_of(grads, [](const AnyTensor& g) { return g.is_symbolic(); });
+      const std::vector<AnyTensor> summed =
+          traced ? all_reduce_traced(*replica, grads, vars)
+                 : all_reduce_gradients(*replica,
+                                        owned != nullptr
+                                            ? std::move(*owned)
+                                            : std::vector<AnyTensor>(grads.begin(), grads.end()),
+                                        vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
@@ -31536,6 +31541,26 @@ class Optimizer : public train::Trackable {
       apply_update(vars[i], grads[i], lr, step);
     }
     s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+  }
+
+  // In a tf::function traced inside strategy.run: one all-reduce node (CollectiveReduceV2) per
+  // gradient, last variable first, which each call of the graph runs in program order. Every
+  // replica traces the same code, so every replica's graph has the same gradients and calls.
+  static std::vector<AnyTensor> all_reduce_traced(distribute::ReplicaContext& replica,
+                                                  std::span<const AnyTensor> grads,
+                                                  std::span<const AnyVariable> vars) {
+    std::vector<AnyTensor> out(grads.size());
+    for (std::size_t i = grads.size(); i-- > 0;) {
+      if (grads[i].engaged()) {
+        out[i] = detail::visit_rank<0, 5>(
+            vars[i].rank(), "apply_gradients: variable '" + vars[i].name() + "'",
+            [&]<std::size_t R>() -> AnyTensor {
+              return replica.all_reduce(distribute::ReduceOp::sum,
+                                        grads[i].unchecked_as<float, R>());
+            });
+      }
+    }
+    return out;
   }
 
   // The replicas' gradients summed, in packs of at most bytes_per_pack, last variable first
@@ -44377,6 +44402,7 @@ TAPEFLOW_END_NAMESPACE
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -44687,7 +44713,11 @@ struct result_traits<std::pair<A, B>> {
 ///     });
 ///     f(tf::constant(1)); f(tf::constant(2));   // traces once
 ///
-/// Not thread-safe: call one Function object from one thread at a time.
+/// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
+/// locked, and each thread traces outside the lock (a replica's trace may wait for the others
+/// in a merge_call). Replicas run on their own devices, which are part of the signature, so each
+/// traces and runs its own graph. trace_count, retrace_reasons and concrete_functions are for
+/// when no call is running.
 template <class F>
 class Function {
  public:
@@ -44750,7 +44780,11 @@ class Function {
           }
         }
       }
-      const ConcreteFunction* fn = find(key);
+      const ConcreteFunction* fn = nullptr;
+      {
+        const std::lock_guard lock(cache_mutex_.mutex);
+        fn = find(key);
+      }
       if (fn == nullptr) {
         fn = trace(std::move(key), args...);
       }
@@ -44832,36 +44866,10 @@ class Function {
   const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
     using Result = std::invoke_result_t<F&, Args&...>;
     using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
-    if (!cache_.empty()) {
-      // Explain against the most similar earlier signature.
-      const Entry* closest = &cache_.front();
-      std::size_t best = 0;
-      for (const auto& entry : cache_) {
-        std::size_t same = 0;
-        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
-          const auto& a = entry.key[i];
-          const auto& b = key[i];
-          same += a == b ? 4 : 0;
-          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
-          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
-        }
-        if (same >= best) {
-          best = same;
-          closest = &entry;
-        }
-      }
-      std::string reason = detail::fn::describe_difference(closest->key, key);
-      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
-          relax(closest->key, key)) {
-        reason += " (relaxed to";
-        for (const auto& part : key) {
-          if (part.is_tensor) {
-            reason += " " + part.shape.to_string();
-          }
-        }
-        reason += ")";
-      }
-      reasons_.push_back(std::move(reason));
+    std::optional<std::string> reason;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      reason = retrace_reason(key);
     }
     auto graph = std::make_unique<detail::trace::Graph>();
     std::vector<Shape> tensor_shapes;
@@ -44897,20 +44905,73 @@ class Function {
         Traits::collect(*graph, result);
       }
     }
-    cache_.push_back(
-        Entry{std::move(key), std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
+    const ConcreteFunction* traced = nullptr;
+    bool warn = false;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      for (const auto& entry : cache_) {
+        if (entry.key == key) {
+          return entry.function.get();  // another thread traced this signature meanwhile
+        }
+      }
+      if (reason) {
+        reasons_.push_back(*std::move(reason));
+      }
+      // Optimizing the graph under the lock is short, and waits for no other replica.
+      cache_.push_back(Entry{std::move(key),
+                             std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
+      traced = cache_.back().function.get();
+      warn = trace_count() > options_.max_traces_before_warning && !warned_;
+      warned_ = warned_ || warn;
+      if (warn) {
+        std::cerr << "tapeflow: tf::function '" << options_.name << "' has been traced "
+                  << trace_count()
+                  << " times; retracing is expensive. Last retrace: " << reasons_.back()
+                  << ". Pass tensors instead of changing C++ numbers, or pin shapes with "
+                     "input_signature (retrace_reasons() lists every cause).\n";
+      }
+    }
     if (auto* observer = detail::trace::observer().load(std::memory_order_acquire)) {
-      observer->traced(*cache_.back().function);  // Note [Trace observer]
+      observer->traced(*traced);  // Note [Trace observer]
     }
-    if (trace_count() > options_.max_traces_before_warning && !warned_) {
-      warned_ = true;
-      std::cerr
-          << "tapeflow: tf::function '" << options_.name << "' has been traced " << trace_count()
-          << " times; retracing is expensive. Last retrace: " << reasons_.back()
-          << ". Pass tensors instead of changing C++ numbers, or pin shapes with input_signature "
-             "(retrace_reasons() lists every cause).\n";
+    return traced;
+  }
+
+  // Why `key` needs a new trace, against the most similar earlier signature (none for the
+  // first trace); relaxes `key`'s shapes under ShapePolicy::relaxed. Called under the lock.
+  std::optional<std::string> retrace_reason(std::vector<detail::fn::KeyPart>& key) const {
+    if (!cache_.empty()) {
+      // Explain against the most similar earlier signature.
+      const Entry* closest = &cache_.front();
+      std::size_t best = 0;
+      for (const auto& entry : cache_) {
+        std::size_t same = 0;
+        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
+          const auto& a = entry.key[i];
+          const auto& b = key[i];
+          same += a == b ? 4 : 0;
+          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
+          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
+        }
+        if (same >= best) {
+          best = same;
+          closest = &entry;
+        }
+      }
+      std::string reason = detail::fn::describe_difference(closest->key, key);
+      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
+          relax(closest->key, key)) {
+        reason += " (relaxed to";
+        for (const auto& part : key) {
+          if (part.is_tensor) {
+            reason += " " + part.shape.to_string();
+          }
+        }
+        reason += ")";
+      }
+      return reason;
     }
-    return cache_.back().function.get();
+    return std::nullopt;
   }
 
   // ShapePolicy::relaxed: when `key` differs from `closest` only in dims of same-dtype,
@@ -44948,8 +45009,18 @@ class Function {
     return relaxed;
   }
 
+  // A mutex that a moved Function does not take along: the cache moves, the lock is new.
+  struct CacheMutex {
+    std::mutex mutex;
+    CacheMutex() = default;
+    CacheMutex(const CacheMutex&) noexcept {}
+    CacheMutex& operator=(const CacheMutex&) noexcept { return *this; }
+    ~CacheMutex() = default;
+  };
+
   F f_;
   FunctionOptions options_;
+  CacheMutex cache_mutex_;
   std::vector<Entry> cache_;
   std::vector<std::string> reasons_;
   bool warned_ = false;

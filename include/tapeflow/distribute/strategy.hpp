@@ -37,6 +37,7 @@
 #include <tapeflow/config/context.hpp>
 #include <tapeflow/config/device_scope.hpp>
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/data/dataset.hpp>
@@ -294,6 +295,13 @@ class Strategy {
   template <class F, class... Args>
   auto run(F&& fn, const Args&... args) const {
     using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
+    if (tapeflow::detail::trace::active() != nullptr) {
+      // Replicas other than 0 run on their own threads, which the trace cannot see.
+      throw unimplemented(
+          "strategy.run inside a tf::function being traced: call the tf::function inside "
+          "strategy.run instead (strategy.run([&] { return step(x); }) with step a "
+          "tf::function); each replica then traces and runs its own graph");
+    }
     const int n = s_->num_local_replicas();
     (check_per_replica(args, n), ...);
     if constexpr (std::is_void_v<Result>) {

@@ -166,17 +166,15 @@ class Optimizer : public train::Trackable {
         replica != nullptr && replica->num_replicas_in_sync() > 1) {
       // Inside strategy.run: sum the replicas' gradients, then every replica applies the same
       // update to its copies (Note [Mirrored variables]).
-      for (const auto& g : grads) {
-        if (g.is_symbolic()) {
-          throw unimplemented(
-              "Optimizer::apply_gradients inside strategy.run in a tf::function being traced: "
-              "the replicas' gradients are all-reduced eagerly only");
-        }
-      }
-      const std::vector<AnyTensor> summed = all_reduce_gradients(
-          *replica,
-          owned != nullptr ? std::move(*owned) : std::vector<AnyTensor>(grads.begin(), grads.end()),
-          vars);
+      const bool traced =
+          std::ranges::any_of(grads, [](const AnyTensor& g) { return g.is_symbolic(); });
+      const std::vector<AnyTensor> summed =
+          traced ? all_reduce_traced(*replica, grads, vars)
+                 : all_reduce_gradients(*replica,
+                                        owned != nullptr
+                                            ? std::move(*owned)
+                                            : std::vector<AnyTensor>(grads.begin(), grads.end()),
+                                        vars);
       if (!s_->built) {
         replica->merge_call([&] { build(vars); });
       }
@@ -208,6 +206,26 @@ class Optimizer : public train::Trackable {
       apply_update(vars[i], grads[i], lr, step);
     }
     s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
+  }
+
+  // In a tf::function traced inside strategy.run: one all-reduce node (CollectiveReduceV2) per
+  // gradient, last variable first, which each call of the graph runs in program order. Every
+  // replica traces the same code, so every replica's graph has the same gradients and calls.
+  static std::vector<AnyTensor> all_reduce_traced(distribute::ReplicaContext& replica,
+                                                  std::span<const AnyTensor> grads,
+                                                  std::span<const AnyVariable> vars) {
+    std::vector<AnyTensor> out(grads.size());
+    for (std::size_t i = grads.size(); i-- > 0;) {
+      if (grads[i].engaged()) {
+        out[i] = detail::visit_rank<0, 5>(
+            vars[i].rank(), "apply_gradients: variable '" + vars[i].name() + "'",
+            [&]<std::size_t R>() -> AnyTensor {
+              return replica.all_reduce(distribute::ReduceOp::sum,
+                                        grads[i].unchecked_as<float, R>());
+            });
+      }
+    }
+    return out;
   }
 
   // The replicas' gradients summed, in packs of at most bytes_per_pack, last variable first
