@@ -9,6 +9,7 @@
 // the survivor lives to report) kill or hang worker 1 mid-training and require worker 0's typed
 // error, naming worker 1, within the timeout.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -34,6 +35,7 @@
 #include <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
 #include <tapeflow/io/tfrecord_writer.hpp>
 #include <tapeflow/keras/callbacks/tensorboard.hpp>
+#include <tapeflow/keras/initializers.hpp>
 #include <tapeflow/keras/layers/activation.hpp>
 #include <tapeflow/keras/layers/batch_normalization.hpp>
 #include <tapeflow/keras/layers/dense.hpp>
@@ -313,6 +315,76 @@ void fit_case() {
     EXPECT(history.history["sparse_categorical_accuracy"][e] ==
            single_history.history["sparse_categorical_accuracy"][e]);
   }
+}
+
+// fit(dataset) across workers on a pipeline reading TFRecord files shards it by file, as
+// TensorFlow's AutoShardPolicy AUTO does: each worker parses only its files' records, and every
+// record trains once per epoch. The model is linear in its one weight vector and its loss is
+// the mean prediction, so the gradient does not depend on the weights and SGD ends at
+// w0 - lr * sum(x) / batch over the records seen, whatever batches they fall in: one process
+// training on every file ends with the same weights only if each record counted once.
+struct MeanPrediction : tf::keras::losses::Loss {
+  MeanPrediction() : Loss("mean_prediction") {}
+  tf::AnyTensor call(const tf::AnyTensor&, const tf::AnyTensor& y_pred) const override {
+    return y_pred;
+  }
+};
+
+void fit_files_case() {
+  dist::MultiWorkerMirroredStrategy strategy({.timeout = 30s});
+  rank_for_messages = strategy.cluster_resolver().rank;
+  // Four files of four records (ids 0..15), in this worker's own folder.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tapeflow_mpi_fit_files_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (int f = 0; f < 4; ++f) {
+    tf::io::TFRecordWriter writer((dir / ("part-" + std::to_string(f) + ".tfrecord")).string());
+    for (int r = 0; r < 4; ++r) {
+      writer.write(std::to_string(4 * f + r));
+    }
+    writer.close();
+  }
+  static std::atomic<int> parsed{0};
+  const auto records = [&] {
+    return tf::data::list_files((dir / "*.tfrecord").string()) |
+           tf::data::interleave([](const tf::Tensor<std::string, 0>& file) {
+             return tf::data::TFRecordDataset(file.item());
+           }) |
+           tf::data::map([](const tf::Tensor<std::string, 0>& record) {
+             ++parsed;
+             const auto id = float(std::stoi(record.item()));
+             return std::make_tuple(tf::constant<float>({id, 1.0f, id * id / 16.0f}),
+                                    tf::Tensor<float, 0>(0.0f));
+           }) |
+           tf::data::batch(4);
+  };
+  const auto linear_model = [] {
+    auto m = tf::keras::Sequential(tf::keras::layers::Dense(
+        1, {.use_bias = false, .kernel_initializer = tf::keras::initializers::Zeros()}));
+    (void)m(tf::zeros<float>({1, 3}));
+    m.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1}),
+               .loss = MeanPrediction()});
+    return m;
+  };
+  auto single = linear_model();
+  single.fit(records(), {.epochs = 2, .verbose = 0});
+  EXPECT(parsed == 32);
+  parsed = 0;
+  std::optional<decltype(linear_model())> model;
+  {
+    auto scope = strategy.scope();
+    model.emplace(linear_model());
+  }
+  auto history = model->fit(records(), {.epochs = 2, .verbose = 0});
+  EXPECT(parsed == 16);  // two of the four files, twice
+  // Each worker's batch of 4 is split over both replicas: 4 steps of 4 rows per epoch.
+  EXPECT(model->optimizer().iterations() == 8);
+  auto collective = strategy.collective();
+  expect_same_on_every_worker(collective, model->trainable_variables());
+  EXPECT(max_abs_diff(single.trainable_variables()[0].value(),
+                      model->trainable_variables()[0].value()) <= 1e-5f);
+  EXPECT(history.history["loss"].size() == 2);
+  std::filesystem::remove_all(dir);
 }
 
 // Two replicas on each of two workers (logical CPUs): four replicas in sync, collectives in
@@ -685,6 +757,7 @@ int main(int argc, char** argv) {
       {"collective", collective_case},
       {"equivalence", equivalence_case},
       {"fit", fit_case},
+      {"fit_files", fit_files_case},
       {"shard", shard_case},
       {"local_replicas", local_replicas_case},
       {"mismatch", mismatch_case},

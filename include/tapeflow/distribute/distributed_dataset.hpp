@@ -40,7 +40,8 @@ class DistributedDataset {
         devices_(std::move(devices)),
         first_replica_(first_replica),
         num_replicas_(num_replicas > 0 ? num_replicas : static_cast<int>(devices_.size())),
-        steps_per_batch_(own_batches ? num_replicas_ / static_cast<int>(devices_.size()) : 1) {}
+        steps_per_batch_(own_batches ? num_replicas_ / static_cast<int>(devices_.size()) : 1),
+        own_batches_(own_batches) {}
 
   /// One element: replica r's part of one global batch.
   class iterator {
@@ -89,6 +90,9 @@ class DistributedDataset {
   auto end() { return std::ranges::end(dataset_); }
   /// How many replicas each batch is split across, on every worker.
   [[nodiscard]] int num_replicas_in_sync() const noexcept { return num_replicas_; }
+  /// Whether this worker reads its own batches (AutoShardPolicy FILE or OFF), rather than the
+  /// global batches every worker reads.
+  [[nodiscard]] bool own_batches() const noexcept { return own_batches_; }
 
  private:
   Dataset dataset_;
@@ -96,6 +100,7 @@ class DistributedDataset {
   int first_replica_;
   int num_replicas_;
   int steps_per_batch_;  // > 1: own batches, each split over this many steps
+  bool own_batches_;
 };
 
 }  // namespace distribute

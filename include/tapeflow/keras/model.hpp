@@ -236,14 +236,7 @@ class Model<void> : public Layer<void> {
     const int local = strategy_->num_local_replicas();
     const int first = strategy_->first_local_replica();
     check_xy(x, y, "fit");
-    const std::int64_t rows = x.shape()[0];
-    if (!built()) {
-      // Build the weights once, mirrored, before the replicas split the batch (a replica may
-      // get no rows).
-      const distribute::detail::ContextScope mirrored(&strategy_->device_ids,
-                                                      strategy_->initial_value_sync.get());
-      (void)call_any(x, false);
-    }
+    build_mirrored(x);
     distribute::PerReplica<AnyTensor> xs;
     distribute::PerReplica<AnyTensor> ys;
     for (int r = 0; r < local; ++r) {
@@ -252,6 +245,15 @@ class Model<void> : public Layer<void> {
       xs.values.push_back(distribute::detail::replica_piece(x, n, first + r));
       ys.values.push_back(distribute::detail::replica_piece(y, n, first + r));
     }
+    return replicas_train_step(xs, ys, x.shape()[0]);
+  }
+  /// The replicas' part of distributed_train_step: this process's replicas train on their
+  /// pieces `xs`, `ys` of a global batch of `rows` rows (every worker's replicas together).
+  /// Returns the batch loss, summed over every worker.
+  double replicas_train_step(const distribute::PerReplica<AnyTensor>& xs,
+                             const distribute::PerReplica<AnyTensor>& ys, std::int64_t rows) {
+    const distribute::Strategy strategy(strategy_);
+    const int local = strategy_->num_local_replicas();
     const auto vars = trainable_variables();
     const bool every_replica_steps = uses_replica_collectives();
     struct ReplicaResult {
@@ -300,6 +302,16 @@ class Model<void> : public Layer<void> {
     return loss;
   }
 
+  /// Builds the weights once, mirrored, from inputs like `x`, before the replicas split a batch
+  /// (a replica may get no rows).
+  void build_mirrored(const AnyTensor& x) {
+    if (!built()) {
+      const distribute::detail::ContextScope mirrored(&strategy_->device_ids,
+                                                      strategy_->initial_value_sync.get());
+      (void)call_any(x, false);
+    }
+  }
+
   /// Loss and metrics on one batch without training; returns the batch loss.
   double test_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("evaluate");
@@ -327,15 +339,29 @@ class Model<void> : public Layer<void> {
       for (std::int64_t s = 0; s < steps; ++s) {
         std::span<const std::int64_t> rows(order.data() + s * bs,
                                            std::size_t(std::min(bs, n - s * bs)));
-        step(detail::keras_impl::take_rows(x, rows), detail::keras_impl::take_rows(y, rows));
+        step(train_step(detail::keras_impl::take_rows(x, rows),
+                        detail::keras_impl::take_rows(y, rows)),
+             double(rows.size()));
       }
     });
   }
   /// Trains on a dataset: any range whose elements are (inputs, labels) pairs of tensors,
-  /// e.g. a tf::data pipeline (one pass = one epoch).
+  /// e.g. a tf::data pipeline (one pass = one epoch). Under MultiWorkerMirroredStrategy a
+  /// pipeline reading a file list is sharded by file across the workers (TensorFlow's
+  /// AutoShardPolicy AUTO); other datasets give every worker the same global batches.
   template <std::ranges::input_range Dataset>
     requires(!std::same_as<std::remove_cvref_t<Dataset>, AnyTensor>)
   History fit(Dataset&& dataset, FitOptions options = {}) {
+    if constexpr (std::ranges::viewable_range<Dataset&>) {
+      if (strategy_ != nullptr && strategy_->num_workers > 1) {
+        // Across workers a pipeline reading files is sharded by file, as TensorFlow's
+        // AutoShardPolicy AUTO does; others pass every worker the same global batches.
+        auto distributed = distribute::Strategy(strategy_).experimental_distribute_dataset(dataset);
+        if (distributed.own_batches()) {
+          return fit_worker_batches(distributed, options);
+        }
+      }
+    }
     std::optional<std::int64_t> steps;
     if constexpr (std::ranges::sized_range<Dataset>) {
       steps = std::int64_t(std::ranges::size(dataset));
@@ -343,7 +369,8 @@ class Model<void> : public Layer<void> {
     return run_fit(options, steps, [&](auto&& step) {
       for (auto&& element : dataset) {
         auto&& [bx, by] = element;
-        step(AnyTensor(bx), AnyTensor(by));
+        const AnyTensor x(bx);
+        step(train_step(x, AnyTensor(by)), double(x.shape()[0]));
       }
     });
   }
@@ -555,6 +582,31 @@ class Model<void> : public Layer<void> {
     return v;
   }
 
+  // fit over each worker's own batches (AutoShardPolicy FILE): each step, this worker's
+  // replicas take their pieces, and the global batch's rows are summed over the workers.
+  template <class Distributed>
+  History fit_worker_batches(Distributed& distributed, const FitOptions& options) {
+    return run_fit(options, std::nullopt, [&](auto&& step) {
+      for (const auto& batch : distributed) {
+        distribute::PerReplica<AnyTensor> xs;
+        distribute::PerReplica<AnyTensor> ys;
+        double local_rows = 0;
+        for (const auto& element : batch.values) {
+          const auto& [bx, by] = element;
+          xs.values.emplace_back(bx);
+          ys.values.emplace_back(by);
+          local_rows += double(xs.values.back().shape()[0]);
+        }
+        check_xy(xs.values[0], ys.values[0], "fit");
+        build_mirrored(xs.values[0]);
+        AnyTensor rows{Tensor<double, 0>(local_rows)};
+        strategy_->all_reduce_across_workers(std::span<AnyTensor>(&rows, 1));
+        const double global_rows = rows.as<double, 0>().item();
+        step(replicas_train_step(xs, ys, std::int64_t(global_rows)), global_rows);
+      }
+    });
+  }
+
   template <class Loop>
   History run_fit(const FitOptions& options, std::optional<std::int64_t> steps, Loop&& loop) {
     require_compiled("fit");
@@ -574,9 +626,8 @@ class Model<void> : public Layer<void> {
       utils::Progbar bar(steps, options.verbose);  // after epoch 1, steps is known (as in Keras)
       double loss_sum = 0, count = 0;
       std::int64_t step = 0;
-      loop([&](const AnyTensor& bx, const AnyTensor& by) {
-        const double batch = double(bx.shape()[0]);
-        loss_sum += train_step(bx, by) * batch;
+      loop([&](double batch_loss, double batch) {
+        loss_sum += batch_loss * batch;
         count += batch;
         ++step;
         auto values = current_values(loss_sum / count, true);
