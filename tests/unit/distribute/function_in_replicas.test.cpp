@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <mirrored_checks.hpp>
 #include <seed_mlp_data.hpp>
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
@@ -31,32 +32,9 @@ namespace tf = tapeflow;
 namespace dist = tf::distribute;
 namespace layers = tf::keras::layers;
 
-namespace {
-void logical_cpus(std::size_t n) {
-  tf::config::set_logical_device_configuration(
-      tf::config::list_physical_devices("CPU").at(0),
-      std::vector<tf::config::LogicalDeviceConfiguration>(n));
-}
-
-float max_abs_diff(const tf::AnyTensor& a, const tf::AnyTensor& b) {
-  const auto* x = static_cast<const float*>(a.raw_data());
-  const auto* y = static_cast<const float*>(b.raw_data());
-  REQUIRE(a.num_elements() == b.num_elements());
-  float worst = 0;
-  for (std::int64_t i = 0; i < a.num_elements(); ++i) {
-    worst = std::max(worst, std::abs(x[i] - y[i]));
-  }
-  return worst;
-}
-
-auto seed_mlp() {
-  tf::random::set_seed(11);
-  auto model =
-      tf::keras::Sequential(layers::Dense(100, {.activation = tf::nn::relu}), layers::Dense(10));
-  (void)model(tf::zeros<float>({1, 784}));
-  return model;
-}
-}  // namespace
+using tapeflow_test::logical_cpus;
+using tapeflow_test::max_abs_diff;
+using tapeflow_test::seed_mlp;
 
 TEST_CASE("a tf::function training step inside strategy.run equals one replica on the global batch",
           "[distribute]") {
@@ -65,19 +43,8 @@ TEST_CASE("a tf::function training step inside strategy.run equals one replica o
   constexpr int steps = 5;
   auto [x, y] = tapeflow_test::seed_mlp_batch(global_batch * steps, 3);
   auto loss_fn = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true});
-
   // One replica, eager, the whole batch each step.
-  auto single = seed_mlp();
-  tf::keras::optimizers::Adam single_opt({.learning_rate = 1e-3});
-  for (int s = 0; s < steps; ++s) {
-    auto bx = tf::slice(x, {s * global_batch, 0}, {global_batch, 784});
-    auto by = tf::slice(y, {s * global_batch}, {global_batch});
-    tf::GradientTape tape;
-    auto loss = loss_fn(tf::AnyTensor(by), tf::AnyTensor(single(bx)));
-    tape.stop();
-    auto vars = single.trainable_variables();
-    single_opt.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
-  }
+  auto single = tapeflow_test::seed_mlp_trained_on_global_batches(x, y, global_batch, steps);
 
   // Two replicas, each calling one tf::function on its half of the batch.
   dist::MirroredStrategy strategy;

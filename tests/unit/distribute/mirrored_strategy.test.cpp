@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <mirrored_checks.hpp>
 #include <seed_mlp_data.hpp>
 
 #include <tapeflow/config/config.hpp>
@@ -39,28 +40,11 @@ using namespace std::chrono_literals;
 using Catch::Detail::Approx;
 
 namespace {
-void logical_cpus(std::size_t n) {
-  tf::config::set_logical_device_configuration(
-      tf::config::list_physical_devices("CPU").at(0),
-      std::vector<tf::config::LogicalDeviceConfiguration>(n));
-}
-
-std::vector<float> floats(const tf::AnyTensor& t) {
-  std::vector<float> out(static_cast<std::size_t>(t.num_elements()));
-  std::copy_n(static_cast<const float*>(t.raw_data()), out.size(), out.begin());
-  return out;
-}
-
-float max_abs_diff(const tf::AnyTensor& a, const tf::AnyTensor& b) {
-  const auto x = floats(a);
-  const auto y = floats(b);
-  REQUIRE(x.size() == y.size());
-  float worst = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    worst = std::max(worst, std::abs(x[i] - y[i]));
-  }
-  return worst;
-}
+using tapeflow_test::floats;
+using tapeflow_test::logical_cpus;
+using tapeflow_test::max_abs_diff;
+using tapeflow_test::seed_mlp;
+using tapeflow_test::seed_mlp_trained_on_global_batches;
 
 // Every copy of every variable holds the same bits.
 void require_copies_identical(const std::vector<tf::AnyVariable>& vars, std::size_t copies) {
@@ -72,16 +56,6 @@ void require_copies_identical(const std::vector<tf::AnyVariable>& vars, std::siz
       REQUIRE(floats(v.copy_value(r)) == first);
     }
   }
-}
-
-// The seed MLP (Dense(100, relu), Dense(10)) on 784 inputs, with the same initial weights for
-// the same seed.
-auto seed_mlp() {
-  tf::random::set_seed(11);
-  auto model =
-      tf::keras::Sequential(layers::Dense(100, {.activation = tf::nn::relu}), layers::Dense(10));
-  (void)model(tf::zeros<float>({1, 784}));
-  return model;
 }
 
 using tapeflow_test::seed_mlp_batch;
@@ -253,19 +227,7 @@ TEST_CASE("a custom loop on two replicas trains the seed MLP as one replica on t
   constexpr int steps = 5;
   auto [x, y] = seed_mlp_batch(global_batch * steps, 3);
   auto loss_fn = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true});
-
-  // One replica, the whole batch each step.
-  auto single = seed_mlp();
-  tf::keras::optimizers::Adam single_opt({.learning_rate = 1e-3});
-  for (int s = 0; s < steps; ++s) {
-    auto bx = tf::slice(x, {s * global_batch, 0}, {global_batch, 784});
-    auto by = tf::slice(y, {s * global_batch}, {global_batch});
-    tf::GradientTape tape;
-    auto loss = loss_fn(tf::AnyTensor(by), tf::AnyTensor(single(bx)));
-    tape.stop();
-    auto vars = single.trainable_variables();
-    single_opt.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
-  }
+  auto single = seed_mlp_trained_on_global_batches(x, y, global_batch, steps);
 
   // Two replicas, half the batch each, the loss scaled by the global batch.
   dist::MirroredStrategy strategy;

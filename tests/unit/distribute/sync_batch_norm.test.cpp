@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <mirrored_checks.hpp>
 #include <seed_mlp_data.hpp>
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
@@ -32,11 +33,7 @@ namespace layers = tf::keras::layers;
 using Catch::Detail::Approx;
 
 namespace {
-void logical_cpus(std::size_t n) {
-  tf::config::set_logical_device_configuration(
-      tf::config::list_physical_devices("CPU").at(0),
-      std::vector<tf::config::LogicalDeviceConfiguration>(n));
-}
+using tapeflow_test::logical_cpus;
 
 // max |a - b| / max(1, |a|): absolute for weights near 1 or less, relative for the moving
 // statistics of large activations (float sums of their rows round at about 1e-7 of them).
