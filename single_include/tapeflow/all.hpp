@@ -32436,7 +32436,10 @@ class Model<void> : public Layer<void> {
     const distribute::Strategy strategy(strategy_);
     const int local = strategy_->num_local_replicas();
     const auto vars = trainable_variables();
-    const bool every_replica_steps = uses_replica_collectives();
+    // Walks the layers only when one of this worker's replicas has no rows (rare).
+    const bool every_replica_steps =
+        std::ranges::any_of(xs.values, [](const AnyTensor& x) { return x.shape()[0] == 0; }) &&
+        uses_replica_collectives();
     struct ReplicaResult {
       double loss = 0;
       AnyTensor y_pred;
