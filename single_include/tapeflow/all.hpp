@@ -27595,35 +27595,48 @@ TAPEFLOW_END_NAMESPACE
 // "DepthwiseConv2dNative") and its two backprop ops: each input channel c is convolved with its
 // own filters w[:, :, c, m], m < multiplier, giving output channel c * multiplier + m.
 //
-// Kernels: direct loops (a depthwise filter has no reduction over channels, so no GEMM), the
-// channels innermost so the compiler vectorizes across them; forward by output row, the input
-// gradient scattering into one image per task, the filter gradient summed in a fixed number of
-// row blocks, each into its own buffer, added in order (results do not depend on threads).
+// Kernels: ops/nn/detail/depthwise_kernels.hpp (direct SIMD loops over channel blocks).
 //
 // Gradients (the graph TensorFlow builds, so second order works):
 //   DepthwiseConv2dNative(x, w):  dx = ...BackpropInput(w, dy), dw = ...BackpropFilter(x, dy)
 //   ...BackpropInput(w, dy):      dw = ...BackpropFilter(g, dy), ddy = DepthwiseConv2dNative(g, w)
 //   ...BackpropFilter(x, dy):     dx = ...BackpropInput(g, dy),  ddy = DepthwiseConv2dNative(x, g)
 
-#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
+
+// ---- begin <tapeflow/ops/nn/detail/depthwise_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_HPP
+// The kernels behind ops/nn/depthwise_conv2d.hpp: DepthwiseConv2dNative and its two backprops,
+// NHWC. Raw pointers and a Window2D in, no tensors.
+//
+// A depthwise filter has no reduction over channels, so no GEMM: direct loops with the channels
+// innermost, taken in SIMD blocks of up to four vectors (backend/cpu/simd.hpp) whose values stay
+// in registers while the taps stream past them, so the inner loop loads two operands per
+// multiply-add and stores nothing:
+//  * forward: per output pixel and channel block, the taps' products accumulate in registers
+//    and are stored once;
+//  * input gradient: per output pixel and channel block, dy stays in registers while it is
+//    scattered into the input pixels its taps read; each task owns whole images;
+//  * filter gradient: per output row, channel block and tap, the products over the row's pixels
+//    accumulate in registers and are added once to the sums of a fixed number of row blocks,
+//    each in its own buffer, added in order (results do not depend on threads).
+// Channels past the last full vector take the same code one lane at a time. A depth multiplier
+// above 1 (MobileNet uses 1) takes plain loops.
+// IWYU pragma: private, include <tapeflow/ops/nn/depthwise_conv2d.hpp>
+
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
-
-template <class T, std::size_t R>
-void check_depthwise_operands() {
-  static_assert(floating_element<T>,
-                "tf::nn::depthwise_conv2d: input and filter must be float or double");
-  static_assert(R == 4, "tf::nn::depthwise_conv2d: input, filter and out_backprop must be rank 4");
-}
 
 /// Taps [first, last) of a window axis whose position `origin + k * step` lies in [0, size).
 inline void depthwise_taps(std::int64_t origin, std::int64_t step, std::int64_t taps,
@@ -27657,6 +27670,82 @@ inline std::int64_t depthwise_grain(Window2D const& g, std::int64_t cm) {
   return std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, g.ow * g.kh * g.kw * cm));
 }
 
+/// The SIMD vector interface (backend/cpu/simd.hpp) over a single lane: the channels past the
+/// last full vector run the vector code through it.
+template <class T>
+struct OneLane {
+  using V = T;
+  static constexpr int kLanes = 1;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return T(0); }
+  static TAPEFLOW_ALWAYS_INLINE V load(T const* p) { return *p; }
+  static TAPEFLOW_ALWAYS_INLINE void store(T* p, V v) { *p = v; }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
+};
+
+/// A channel block: `NV` vectors of `Vec` starting at a channel, held in registers.
+template <class Vec, int NV>
+struct ChannelBlock {
+  static constexpr int lanes = Vec::kLanes;
+  typename Vec::V v[NV];
+
+  TAPEFLOW_ALWAYS_INLINE void zero() {
+    for (int k = 0; k < NV; ++k) {
+      v[k] = Vec::zero();
+    }
+  }
+  template <class T>
+  TAPEFLOW_ALWAYS_INLINE void load(T const* p) {
+    for (int k = 0; k < NV; ++k) {
+      v[k] = Vec::load(p + k * lanes);
+    }
+  }
+  template <class T>
+  TAPEFLOW_ALWAYS_INLINE void store(T* p) const {
+    for (int k = 0; k < NV; ++k) {
+      Vec::store(p + k * lanes, v[k]);
+    }
+  }
+  /// this += a[0..] * b[0..]
+  template <class T>
+  TAPEFLOW_ALWAYS_INLINE void fma(T const* a, T const* b) {
+    for (int k = 0; k < NV; ++k) {
+      v[k] = Vec::fma(Vec::load(a + k * lanes), Vec::load(b + k * lanes), v[k]);
+    }
+  }
+  /// p[0..] += this * b[0..]
+  template <class T>
+  TAPEFLOW_ALWAYS_INLINE void fma_into(T* p, T const* b) const {
+    for (int k = 0; k < NV; ++k) {
+      Vec::store(p + k * lanes, Vec::fma(v[k], Vec::load(b + k * lanes), Vec::load(p + k * lanes)));
+    }
+  }
+  /// p[0..] += this
+  template <class T>
+  TAPEFLOW_ALWAYS_INLINE void add_into(T* p) const {
+    for (int k = 0; k < NV; ++k) {
+      Vec::store(p + k * lanes, Vec::add(Vec::load(p + k * lanes), v[k]));
+    }
+  }
+};
+
+/// Calls `body.template operator()<Block>(i)` over channels [0, c): blocks of four vectors,
+/// then single vectors, then single lanes, each `Block` a ChannelBlock starting at channel `i`.
+template <class T, class Body>
+TAPEFLOW_ALWAYS_INLINE void for_each_channel_block(std::int64_t c, Body&& body) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::int64_t i = 0;
+  for (; i + 4 * Vec::kLanes <= c; i += 4 * Vec::kLanes) {
+    body.template operator()<ChannelBlock<Vec, 4>>(i);
+  }
+  for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
+    body.template operator()<ChannelBlock<Vec, 1>>(i);
+  }
+  for (; i < c; ++i) {
+    body.template operator()<ChannelBlock<OneLane<T>, 1>>(i);
+  }
+}
+
 /// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
 template <class T>
 void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
@@ -27664,29 +27753,38 @@ void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const
   std::int64_t const cm = c * mult;
   backend::cpu::parallel_for(
       g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
-        for_each_depthwise_window(g, r0, r1,
-                                  [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
-                                      std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
-                                    T* out = y + o * cm;
-                                    std::fill_n(out, cm, T(0));
-                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                        T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                                        T const* f = w + (ky * g.kw + kx) * cm;
-                                        if (mult == 1) {
-                                          for (std::int64_t i = 0; i < c; ++i) {
-                                            out[i] += in[i] * f[i];
-                                          }
-                                        } else {
-                                          for (std::int64_t i = 0; i < c; ++i) {
-                                            for (std::int64_t m = 0; m < mult; ++m) {
-                                              out[i * mult + m] += in[i] * f[i * mult + m];
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                  });
+        for_each_depthwise_window(
+            g, r0, r1,
+            [&](std::int64_t o, std::int64_t in0, std::int64_t ky0, std::int64_t ky1,
+                std::int64_t kx0, std::int64_t kx1) {
+              T* out = y + o * cm;
+              if (mult == 1) {
+                for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+                  Block acc;
+                  acc.zero();
+                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                      acc.fma(x + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
+                              w + (ky * g.kw + kx) * c + i);
+                    }
+                  }
+                  acc.store(out + i);
+                });
+                return;
+              }
+              std::fill_n(out, cm, T(0));
+              for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                  T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                  T const* f = w + (ky * g.kw + kx) * cm;
+                  for (std::int64_t i = 0; i < c; ++i) {
+                    for (std::int64_t m = 0; m < mult; ++m) {
+                      out[i * mult + m] += in[i] * f[i * mult + m];
+                    }
+                  }
+                }
+              }
+            });
       });
 }
 
@@ -27703,6 +27801,20 @@ void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, 
                               [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
                                   std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
                                 T const* d = dy + o * cm;
+                                if (mult == 1) {
+                                  for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+                                    Block grad;
+                                    grad.load(d + i);
+                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                        grad.fma_into(
+                                            dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
+                                            w + (ky * g.kw + kx) * c + i);
+                                      }
+                                    }
+                                  });
+                                  return;
+                                }
                                 for (std::int64_t ky = ky0; ky < ky1; ++ky) {
                                   for (std::int64_t kx = kx0; kx < kx1; ++kx) {
                                     T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
@@ -27720,6 +27832,40 @@ void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, 
   });
 }
 
+/// The filter gradient's sums over the output rows [r0, r1) into `acc` [KH, KW, C] (depth
+/// multiplier 1): per row, channel block and tap, the row's products in registers.
+template <class T>
+void depthwise_filter_rows(Window2D const& g, T const* x, T const* dy, std::int64_t r0,
+                           std::int64_t r1, T* acc) {
+  std::int64_t const c = g.c;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    std::int64_t const n = r / g.oh;
+    std::int64_t const iy0 = (r % g.oh) * g.sh - g.pad_top;
+    std::int64_t ky0 = 0, ky1 = 0;
+    depthwise_taps(iy0, g.dh, g.kh, g.h, ky0, ky1);
+    T const* d_row = dy + r * g.ow * c;
+    for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+      for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+        T const* x_row = x + ((n * g.h + iy0 + ky * g.dh) * g.w) * c + i;
+        for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+          // The output columns whose tap kx reads a column inside the image:
+          // 0 <= ox * sw - pad_left + kx * dw < w.
+          std::int64_t const shift = kx * g.dw - g.pad_left;
+          std::int64_t const ox0 = shift >= 0 ? 0 : (-shift + g.sw - 1) / g.sw;
+          std::int64_t const ox1 =
+              g.w - shift <= 0 ? 0 : std::min(g.ow, (g.w - shift + g.sw - 1) / g.sw);
+          Block sum;
+          sum.zero();
+          for (std::int64_t ox = ox0; ox < ox1; ++ox) {
+            sum.fma(x_row + (ox * g.sw + shift) * c, d_row + ox * c + i);
+          }
+          sum.add_into(acc + (ky * g.kw + kx) * c + i);
+        }
+      }
+    });
+  }
+}
+
 /// dw[ky, kx, c, m] = sum over output pixels of x[n, iy, ix, c] * dy[n, oy, ox, c * M + m].
 template <class T>
 void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x, T const* dy,
@@ -27734,7 +27880,13 @@ void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x,
   backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
       T* acc = partial.data() + b * size;
-      for_each_depthwise_window(g, rows * b / blocks, rows * (b + 1) / blocks,
+      std::int64_t const first = rows * b / blocks;
+      std::int64_t const last = rows * (b + 1) / blocks;
+      if (mult == 1) {
+        depthwise_filter_rows(g, x, dy, first, last, acc);
+        continue;
+      }
+      for_each_depthwise_window(g, first, last,
                                 [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
                                     std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
                                   T const* d = dy + o * cm;
@@ -27759,6 +27911,21 @@ void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x,
       dw[i] += p[i];
     }
   }
+}
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_HPP
+// ---- end <tapeflow/ops/nn/detail/depthwise_kernels.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+template <class T, std::size_t R>
+void check_depthwise_operands() {
+  static_assert(floating_element<T>,
+                "tf::nn::depthwise_conv2d: input and filter must be float or double");
+  static_assert(R == 4, "tf::nn::depthwise_conv2d: input, filter and out_backprop must be rank 4");
 }
 
 }  // namespace detail::nn_impl

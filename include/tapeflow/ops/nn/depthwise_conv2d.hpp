@@ -2,10 +2,7 @@
 // "DepthwiseConv2dNative") and its two backprop ops: each input channel c is convolved with its
 // own filters w[:, :, c, m], m < multiplier, giving output channel c * multiplier + m.
 //
-// Kernels: direct loops (a depthwise filter has no reduction over channels, so no GEMM), the
-// channels innermost so the compiler vectorizes across them; forward by output row, the input
-// gradient scattering into one image per task, the filter gradient summed in a fixed number of
-// row blocks, each into its own buffer, added in order (results do not depend on threads).
+// Kernels: ops/nn/detail/depthwise_kernels.hpp (direct SIMD loops over channel blocks).
 //
 // Gradients (the graph TensorFlow builds, so second order works):
 //   DepthwiseConv2dNative(x, w):  dx = ...BackpropInput(w, dy), dw = ...BackpropFilter(x, dy)
@@ -13,22 +10,20 @@
 //   ...BackpropFilter(x, dy):     dx = ...BackpropInput(g, dy),  ddy = DepthwiseConv2dNative(x, g)
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <vector>
 
-#include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/nn/conv_window.hpp>
+#include <tapeflow/ops/nn/detail/depthwise_kernels.hpp>
 #include <tapeflow/ops/nn/padding.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 
@@ -40,142 +35,6 @@ void check_depthwise_operands() {
   static_assert(floating_element<T>,
                 "tf::nn::depthwise_conv2d: input and filter must be float or double");
   static_assert(R == 4, "tf::nn::depthwise_conv2d: input, filter and out_backprop must be rank 4");
-}
-
-/// Taps [first, last) of a window axis whose position `origin + k * step` lies in [0, size).
-inline void depthwise_taps(std::int64_t origin, std::int64_t step, std::int64_t taps,
-                           std::int64_t size, std::int64_t& first, std::int64_t& last) {
-  first = origin >= 0 ? 0 : std::min(taps, (-origin + step - 1) / step);
-  last = size - origin <= 0 ? 0 : std::min(taps, (size - origin + step - 1) / step);
-  last = std::max(last, first);
-}
-
-/// Calls `visit(n, out_pixel, in_pixel0, ky0, ky1, kx0, kx1)` for each output pixel of the
-/// flattened (image, output row) rows [r0, r1): `out_pixel` indexes [N * OH * OW], `in_pixel0`
-/// the input pixel of tap (0, 0) (possibly outside the image) in [N * H * W], and the taps
-/// inside the image are [ky0, ky1) x [kx0, kx1).
-template <class Visit>
-void for_each_depthwise_window(Window2D const& g, std::int64_t r0, std::int64_t r1, Visit&& visit) {
-  std::int64_t ky0 = 0, ky1 = 0, kx0 = 0, kx1 = 0;
-  for (std::int64_t r = r0; r < r1; ++r) {
-    std::int64_t const n = r / g.oh;
-    std::int64_t const iy0 = (r % g.oh) * g.sh - g.pad_top;
-    depthwise_taps(iy0, g.dh, g.kh, g.h, ky0, ky1);
-    for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-      std::int64_t const ix0 = ox * g.sw - g.pad_left;
-      depthwise_taps(ix0, g.dw, g.kw, g.w, kx0, kx1);
-      visit(r * g.ow + ox, (n * g.h + iy0) * g.w + ix0, ky0, ky1, kx0, kx1);
-    }
-  }
-}
-
-/// Output rows (image, output row) per parallel chunk.
-inline std::int64_t depthwise_grain(Window2D const& g, std::int64_t cm) {
-  return std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, g.ow * g.kh * g.kw * cm));
-}
-
-/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
-template <class T>
-void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
-  std::int64_t const c = g.c;
-  std::int64_t const cm = c * mult;
-  backend::cpu::parallel_for(
-      g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
-        for_each_depthwise_window(g, r0, r1,
-                                  [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
-                                      std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
-                                    T* out = y + o * cm;
-                                    std::fill_n(out, cm, T(0));
-                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                        T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                                        T const* f = w + (ky * g.kw + kx) * cm;
-                                        if (mult == 1) {
-                                          for (std::int64_t i = 0; i < c; ++i) {
-                                            out[i] += in[i] * f[i];
-                                          }
-                                        } else {
-                                          for (std::int64_t i = 0; i < c; ++i) {
-                                            for (std::int64_t m = 0; m < mult; ++m) {
-                                              out[i * mult + m] += in[i] * f[i * mult + m];
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                  });
-      });
-}
-
-/// dx[n, iy, ix, c] = sum over the windows and m that read it of dy[.., c * M + m] * w[.., c, m]
-/// (a scatter; each task owns whole images).
-template <class T>
-void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy,
-                              T* dx) {
-  std::int64_t const c = g.c;
-  std::int64_t const cm = c * mult;
-  std::fill_n(dx, g.n * g.h * g.w * c, T(0));
-  backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
-    for_each_depthwise_window(g, n0 * g.oh, n1 * g.oh,
-                              [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
-                                  std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
-                                T const* d = dy + o * cm;
-                                for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                  for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                    T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                                    T const* f = w + (ky * g.kw + kx) * cm;
-                                    for (std::int64_t i = 0; i < c; ++i) {
-                                      T sum = 0;
-                                      for (std::int64_t m = 0; m < mult; ++m) {
-                                        sum += d[i * mult + m] * f[i * mult + m];
-                                      }
-                                      in[i] += sum;
-                                    }
-                                  }
-                                }
-                              });
-  });
-}
-
-/// dw[ky, kx, c, m] = sum over output pixels of x[n, iy, ix, c] * dy[n, oy, ox, c * M + m].
-template <class T>
-void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x, T const* dy,
-                               T* dw) {
-  std::int64_t const c = g.c;
-  std::int64_t const cm = c * mult;
-  std::int64_t const size = g.kh * g.kw * cm;
-  std::int64_t const rows = g.n * g.oh;
-  // A fixed number of blocks (not one per thread), so the sum's order never changes.
-  std::int64_t const blocks = std::clamp<std::int64_t>(rows, 1, 32);
-  std::vector<T> partial(static_cast<std::size_t>(blocks * size), T(0));
-  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
-    for (std::int64_t b = b0; b < b1; ++b) {
-      T* acc = partial.data() + b * size;
-      for_each_depthwise_window(g, rows * b / blocks, rows * (b + 1) / blocks,
-                                [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
-                                    std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
-                                  T const* d = dy + o * cm;
-                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                      T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                                      T* f = acc + (ky * g.kw + kx) * cm;
-                                      for (std::int64_t i = 0; i < c; ++i) {
-                                        for (std::int64_t m = 0; m < mult; ++m) {
-                                          f[i * mult + m] += in[i] * d[i * mult + m];
-                                        }
-                                      }
-                                    }
-                                  }
-                                });
-    }
-  });
-  std::fill_n(dw, size, T(0));
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    T const* p = partial.data() + b * size;
-    for (std::int64_t i = 0; i < size; ++i) {
-      dw[i] += p[i];
-    }
-  }
 }
 
 }  // namespace detail::nn_impl

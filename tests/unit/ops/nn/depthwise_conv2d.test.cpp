@@ -121,6 +121,104 @@ TEST_CASE("depthwise_conv2d matches the definition", "[ops][nn][depthwise_conv2d
   }
 }
 
+namespace {
+
+// The backprops by definition, for multiplier 1: dx[.., iy, ix, c] and dw[ky, kx, c] sum
+// g[.., oy, ox, c] times w or x over every (output pixel, tap) pair that reads (iy, ix).
+void reference_backprops(Case const& k, std::vector<double> const& x, std::vector<double> const& w,
+                         std::vector<double> const& g, Dims const& out, std::vector<double>& dx,
+                         std::vector<double>& dw) {
+  auto [n, h, wd, c] = k.input;
+  auto [kh, kw, ci, mult] = k.filter;
+  (void)ci;
+  (void)mult;
+  std::int64_t const pt =
+      k.padding == tf::nn::Padding::valid
+          ? 0
+          : std::max<std::int64_t>((out[1] - 1) * k.sh + (kh - 1) * k.dh + 1 - h, 0) / 2;
+  std::int64_t const pl =
+      k.padding == tf::nn::Padding::valid
+          ? 0
+          : std::max<std::int64_t>((out[2] - 1) * k.sw + (kw - 1) * k.dw + 1 - wd, 0) / 2;
+  dx.assign(x.size(), 0.0);
+  dw.assign(w.size(), 0.0);
+  for (std::int64_t b = 0; b < n; ++b) {
+    for (std::int64_t oy = 0; oy < out[1]; ++oy) {
+      for (std::int64_t ox = 0; ox < out[2]; ++ox) {
+        for (std::int64_t ky = 0; ky < kh; ++ky) {
+          for (std::int64_t kx = 0; kx < kw; ++kx) {
+            std::int64_t const iy = oy * k.sh - pt + ky * k.dh;
+            std::int64_t const ix = ox * k.sw - pl + kx * k.dw;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
+              continue;
+            }
+            for (std::int64_t ch = 0; ch < c; ++ch) {
+              auto const xi = static_cast<std::size_t>(((b * h + iy) * wd + ix) * c + ch);
+              auto const wi = static_cast<std::size_t>((ky * kw + kx) * c + ch);
+              double const gv =
+                  g[static_cast<std::size_t>(((b * out[1] + oy) * out[2] + ox) * c + ch)];
+              dx[xi] += gv * w[wi];
+              dw[wi] += gv * x[xi];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void check_many_channels(Case const& k, std::uint32_t seed, double margin) {
+  auto const x = test_data<4>(k.input, seed);
+  auto const w = test_data<4>(k.filter, seed + 1);
+  Dims dims{};
+  auto const want = reference(k, x.numpy(), w.numpy(), dims);
+  auto const g = test_data<4>(dims, seed + 2);
+  std::vector<double> want_dx, want_dw;
+  reference_backprops(k, x.numpy(), w.numpy(), g.numpy(), dims, want_dx, want_dw);
+  auto const xt = tf::cast<T>(x);
+  auto const wt = tf::cast<T>(w);
+  tf::GradientTape tape({.persistent = true});
+  tape.watch(xt);
+  tape.watch(wt);
+  auto const y = tf::nn::depthwise_conv2d(xt, wt, options_of(k));
+  auto const loss = tf::reduce_sum(y * tf::cast<T>(g));
+  auto const dx = *tape.gradient(loss, xt);
+  auto const dw = *tape.gradient(loss, wt);
+  auto const close = [margin](auto const& got, std::vector<double> const& expected) {
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      INFO("element " << i);
+      CHECK(static_cast<double>(got[i]) == Approx(expected[i]).margin(margin));
+    }
+  };
+  close(y.values(), want);
+  close(dx.values(), want_dx);
+  close(dw.values(), want_dw);
+}
+
+}  // namespace
+
+TEST_CASE("depthwise_conv2d and its backprops over many channels match the definition",
+          "[ops][nn][depthwise_conv2d]") {
+  // 85 channels: the SIMD kernels' blocks of four vectors, single vectors and single lanes all
+  // run, for float and double, at every border of the image.
+  using P = tf::nn::Padding;
+  std::vector<Case> const cases{
+      {{2, 7, 6, 85}, {3, 3, 85, 1}, 1, 1, 1, 1, P::same},
+      {{1, 9, 8, 85}, {3, 3, 85, 1}, 2, 2, 1, 1, P::same},  // MobileNet's strided block
+      {{2, 8, 7, 85}, {3, 2, 85, 1}, 1, 2, 2, 1, P::valid},
+      {{1, 3, 4, 85}, {5, 5, 85, 1}, 1, 1, 1, 1, P::same},  // window larger than the image
+  };
+  std::uint32_t seed = 100;
+  for (auto const& k : cases) {
+    INFO(describe(k));
+    check_many_channels<double>(k, seed, 1e-12);
+    check_many_channels<float>(k, seed, 1e-4);
+    seed += 3;
+  }
+}
+
 TEST_CASE("depthwise_conv2d gradients, first and second order", "[ops][nn][depthwise_conv2d]") {
   using P = tf::nn::Padding;
   std::vector<Case> const cases{
