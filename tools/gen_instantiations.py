@@ -72,6 +72,11 @@ def combos():
         yield "ops::Conv2D", [T(t, 4), T(t, 4)]
         yield "ops::MaxPool", [T(t, 4)]
         yield "ops::AvgPool", [T(t, 4)]
+        # The layers of tf.keras.applications (MobileNetV2, ResNet50).
+        yield "ops::DepthwiseConv2dNative", [T(t, 4), T(t, 4)]
+        yield "ops::FusedBatchNormV3", [T(t, 4)] + [T(t, 1)] * 4
+        for r in (2, 4):
+            yield "ops::Relu6", [T(t, r)]
     # Variable reads and writes, and the optimizers' updates (every program with a Variable or
     # a Keras optimizer runs them).
     scalar = T("float", 0)
@@ -115,9 +120,12 @@ def header_text(items):
 #include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/nn/batch_norm.hpp>
 #include <tapeflow/ops/nn/conv2d.hpp>
 #include <tapeflow/ops/nn/cross_entropy.hpp>
+#include <tapeflow/ops/nn/depthwise_conv2d.hpp>
 #include <tapeflow/ops/nn/pooling.hpp>
+#include <tapeflow/ops/nn/relu6.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 #include <tapeflow/ops/state/variable_ops.hpp>

@@ -164,6 +164,8 @@ template execute_result_t<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float
 execute<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int64_t, 1>>(const ops::SparseSoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<std::int64_t, 1>&);
 template execute_result_t<ops::Transpose<4>, Tensor<float, 4>>
 execute<ops::Transpose<4>, Tensor<float, 4>>(const ops::Transpose<4>&, const Tensor<float, 4>&);
+template execute_result_t<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>
+execute<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>(const ops::DepthwiseConv2dNative&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::ReadVariableOp<float, 0>>
 execute<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
 template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>

@@ -164,6 +164,8 @@ template execute_result_t<ops::SoftmaxCrossEntropyWithLogits, Tensor<float, 2>, 
 execute<ops::SoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<float, 2>>(const ops::SoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Conv2D, Tensor<float, 4>, Tensor<float, 4>>
 execute<ops::Conv2D, Tensor<float, 4>, Tensor<float, 4>>(const ops::Conv2D&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+template execute_result_t<ops::FusedBatchNormV3, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
+execute<ops::FusedBatchNormV3, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormV3&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>
 execute<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::assign>&, const Tensor<float, 0>&);
 template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>

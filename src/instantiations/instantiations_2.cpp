@@ -164,6 +164,8 @@ template execute_result_t<ops::Transpose<2>, Tensor<float, 2>>
 execute<ops::Transpose<2>, Tensor<float, 2>>(const ops::Transpose<2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::MaxPool, Tensor<float, 4>>
 execute<ops::MaxPool, Tensor<float, 4>>(const ops::MaxPool&, const Tensor<float, 4>&);
+template execute_result_t<ops::Relu6, Tensor<float, 2>>
+execute<ops::Relu6, Tensor<float, 2>>(const ops::Relu6&, const Tensor<float, 2>&);
 template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::add>, Tensor<float, 0>>
 execute<ops::VariableUpdateOp<float, 0, VariableUpdate::add>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::add>&, const Tensor<float, 0>&);
 template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>

@@ -164,6 +164,8 @@ template execute_result_t<ops::Transpose<3>, Tensor<float, 3>>
 execute<ops::Transpose<3>, Tensor<float, 3>>(const ops::Transpose<3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::AvgPool, Tensor<float, 4>>
 execute<ops::AvgPool, Tensor<float, 4>>(const ops::AvgPool&, const Tensor<float, 4>&);
+template execute_result_t<ops::Relu6, Tensor<float, 4>>
+execute<ops::Relu6, Tensor<float, 4>>(const ops::Relu6&, const Tensor<float, 4>&);
 template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::sub>, Tensor<float, 0>>
 execute<ops::VariableUpdateOp<float, 0, VariableUpdate::sub>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::sub>&, const Tensor<float, 0>&);
 template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>

@@ -16,9 +16,12 @@
 #include <tapeflow/ops/math/add_n.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/nn/batch_norm.hpp>
 #include <tapeflow/ops/nn/conv2d.hpp>
 #include <tapeflow/ops/nn/cross_entropy.hpp>
+#include <tapeflow/ops/nn/depthwise_conv2d.hpp>
 #include <tapeflow/ops/nn/pooling.hpp>
+#include <tapeflow/ops/nn/relu6.hpp>
 #include <tapeflow/ops/nn/softmax.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 #include <tapeflow/ops/state/variable_ops.hpp>
@@ -660,6 +663,14 @@ extern template execute_result_t<ops::MaxPool, Tensor<float, 4>>
 execute<ops::MaxPool, Tensor<float, 4>>(const ops::MaxPool&, const Tensor<float, 4>&);
 extern template execute_result_t<ops::AvgPool, Tensor<float, 4>>
 execute<ops::AvgPool, Tensor<float, 4>>(const ops::AvgPool&, const Tensor<float, 4>&);
+extern template execute_result_t<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>
+execute<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>(const ops::DepthwiseConv2dNative&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+extern template execute_result_t<ops::FusedBatchNormV3, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
+execute<ops::FusedBatchNormV3, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormV3&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+extern template execute_result_t<ops::Relu6, Tensor<float, 2>>
+execute<ops::Relu6, Tensor<float, 2>>(const ops::Relu6&, const Tensor<float, 2>&);
+extern template execute_result_t<ops::Relu6, Tensor<float, 4>>
+execute<ops::Relu6, Tensor<float, 4>>(const ops::Relu6&, const Tensor<float, 4>&);
 extern template execute_result_t<ops::ReadVariableOp<float, 0>>
 execute<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
 extern template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>
