@@ -41,6 +41,22 @@ TEST_CASE("blocks are aligned and a freed block is reused by its class", "[backe
   host::deallocate(d, big);
 }
 
+TEST_CASE("blocks from 8 MiB are aligned to huge pages, cached or not", "[backend]") {
+  std::size_t const huge = std::size_t{2} << 20;
+  for (std::size_t bytes : {std::size_t{9} << 20, (std::size_t{64} << 20) + 64}) {
+    void* block = host::allocate(bytes);
+    CHECK(reinterpret_cast<std::uintptr_t>(block) % huge == 0);
+    std::memset(block, 1, bytes);
+    host::deallocate(block, bytes);
+  }
+  void* small = host::allocate((std::size_t{8} << 20) - 1);  // the 8 MiB class: huge too
+  CHECK(reinterpret_cast<std::uintptr_t>(small) % huge == 0);
+  host::deallocate(small, (std::size_t{8} << 20) - 1);
+  void* smaller = host::allocate(std::size_t{4} << 20);
+  CHECK(reinterpret_cast<std::uintptr_t>(smaller) % host::alignment == 0);
+  host::deallocate(smaller, std::size_t{4} << 20);
+}
+
 TEST_CASE("the cache is per thread and bounded", "[backend]") {
   void* mine = host::allocate(256);
   host::deallocate(mine, 256);

@@ -6,6 +6,10 @@
 // by the next allocation of that class. The cache holds raw memory, shared by every logical
 // device whose memory is the host's; each device's accounting lives in its backend instance
 // (backend/cpu/cpu_backend.hpp).
+//
+// Blocks of 8 MiB and more are aligned to 2 MiB and, on Linux, marked for transparent huge
+// pages (madvise): a fresh 150 MB activation (MobileNetV2's at batch 32) then costs ~75 page
+// faults instead of ~37,000, which took a fifth of that model's inference time.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +18,10 @@
 #include <cstddef>
 #include <new>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <tapeflow/detail/macros.hpp>
 
@@ -31,6 +39,19 @@ inline int class_of(std::size_t bytes) noexcept {
 }
 inline std::size_t class_bytes(int size_class) noexcept {
   return std::size_t{1} << (size_class + min_class_log2);
+}
+
+inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
+inline constexpr std::size_t huge_block_bytes = std::size_t{8} << 20;  // huge pages from here
+
+/// The bytes the block of a `bytes` request spans: its class's, or `bytes` past the classes.
+inline std::size_t block_bytes(std::size_t bytes) noexcept {
+  int const size_class = class_of(bytes);
+  return size_class >= 0 ? class_bytes(size_class) : bytes;
+}
+/// The alignment of a block of `block` bytes (allocation and deallocation must agree).
+inline std::align_val_t block_alignment(std::size_t block) noexcept {
+  return std::align_val_t{block >= huge_block_bytes ? huge_page_bytes : alignment};
 }
 
 /// One thread's freed blocks by size class, bounded in bytes and in blocks per class.
@@ -92,9 +113,9 @@ inline BlockCache* block_cache() noexcept {
 
 inline BlockCache::~BlockCache() {
   cache_gone() = true;
-  for (auto& list : free_) {
-    for (void* block : list) {
-      ::operator delete(block, std::align_val_t{alignment});
+  for (std::size_t size_class = 0; size_class < free_.size(); ++size_class) {
+    for (void* block : free_[size_class]) {
+      ::operator delete(block, block_alignment(class_bytes(static_cast<int>(size_class))));
     }
   }
 }
@@ -105,8 +126,13 @@ inline void* allocate(std::size_t bytes) {
   BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
   void* raw = cache != nullptr ? cache->take(size_class) : nullptr;
   if (raw == nullptr) {
-    raw = ::operator new(size_class >= 0 ? class_bytes(size_class) : bytes,
-                         std::align_val_t{alignment});
+    const std::size_t block = block_bytes(bytes);
+    raw = ::operator new(block, block_alignment(block));
+#if defined(MADV_HUGEPAGE)
+    if (block >= huge_block_bytes) {
+      (void)::madvise(raw, block, MADV_HUGEPAGE);  // a hint: without huge pages, small ones
+    }
+#endif
   }
   return raw;
 }
@@ -116,7 +142,7 @@ inline void deallocate(void* block, std::size_t bytes) noexcept {
   const int size_class = class_of(bytes);
   BlockCache* cache = size_class >= 0 ? block_cache() : nullptr;
   if (cache == nullptr || !cache->give(size_class, block)) {
-    ::operator delete(block, std::align_val_t{alignment});
+    ::operator delete(block, block_alignment(block_bytes(bytes)));
   }
 }
 
