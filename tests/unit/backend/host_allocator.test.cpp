@@ -13,14 +13,16 @@ namespace test_backend_host_allocator {
 namespace tf = tapeflow;
 namespace host = tf::backend::cpu::host_memory;
 
-TEST_CASE("requests round up to power-of-two classes from 128 B to 64 MiB", "[backend]") {
+TEST_CASE("requests round up to power-of-two classes from 128 B to 256 MiB", "[backend]") {
   CHECK(host::class_of(1) == 0);
   CHECK(host::class_of(128) == 0);
   CHECK(host::class_of(129) == 1);
   CHECK(host::class_bytes(host::class_of(129)) == 256);
   CHECK(host::class_bytes(host::class_of(4064)) == 4096);
-  CHECK(host::class_bytes(host::class_of(std::size_t{64} << 20)) == (std::size_t{64} << 20));
-  CHECK(host::class_of((std::size_t{64} << 20) + 1) == -1);  // past the largest: not cached
+  CHECK(host::class_bytes(host::class_of(std::size_t{256} << 20)) == (std::size_t{256} << 20));
+  CHECK(host::class_of((std::size_t{256} << 20) + 1) == -1);  // past the largest: not cached
+  CHECK(host::BlockCache::max_bytes() <= (std::size_t{2} << 30));
+  CHECK(host::BlockCache::max_bytes() >= (std::size_t{64} << 20));
 }
 
 TEST_CASE("blocks are aligned and a freed block is reused by its class", "[backend]") {
@@ -35,7 +37,7 @@ TEST_CASE("blocks are aligned and a freed block is reused by its class", "[backe
   host::deallocate(b, 600);
   host::deallocate(c, 3000);
   // Blocks too large to cache go straight back to the system, and are still aligned.
-  std::size_t const big = (std::size_t{64} << 20) + 64;
+  std::size_t const big = (std::size_t{256} << 20) + 64;
   void* d = host::allocate(big);
   CHECK(reinterpret_cast<std::uintptr_t>(d) % host::alignment == 0);
   host::deallocate(d, big);
@@ -43,7 +45,7 @@ TEST_CASE("blocks are aligned and a freed block is reused by its class", "[backe
 
 TEST_CASE("blocks from 8 MiB are aligned to huge pages, cached or not", "[backend]") {
   std::size_t const huge = std::size_t{2} << 20;
-  for (std::size_t bytes : {std::size_t{9} << 20, (std::size_t{64} << 20) + 64}) {
+  for (std::size_t bytes : {std::size_t{9} << 20, (std::size_t{256} << 20) + 64}) {
     void* block = host::allocate(bytes);
     CHECK(reinterpret_cast<std::uintptr_t>(block) % huge == 0);
     std::memset(block, 1, bytes);
