@@ -154,8 +154,10 @@ class BatchNormalization : public Layer<BatchNormalization> {
       // Keras 3: moments over every axis but the features (biased variance), then the moving
       // averages in its order of operations.
       auto flat = reshape(x, std::array<std::int64_t, 2>{-1, c});
-      auto [mean, variance] =
-          replicas != nullptr ? global_moments(*replicas, flat) : local_moments(flat);
+      // Locally, the moments only feed the moving averages (FusedBatchNormV3 normalizes with
+      // its own): a tape need not keep their full-size intermediates for a gradient.
+      auto [mean, variance] = replicas != nullptr ? global_moments(*replicas, flat)
+                                                  : local_moments(stop_gradient(flat));
       const auto momentum = static_cast<float>(options_.momentum);
       const auto rest = static_cast<float>(1.0 - options_.momentum);
       moving_mean_.assign(moving_mean_ * momentum + mean * rest);
