@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 #include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/nn/conv_window.hpp>
 #include <tapeflow/ops/nn/depthwise_conv2d.hpp>
+#include <tapeflow/ops/nn/detail/depthwise_kernels.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
@@ -32,50 +34,74 @@ struct Case {
   tf::nn::Padding padding;
 };
 
-// The definition: y[n, oy, ox, c * M + m] = sum over (ky, kx) of
-// x[n, oy * sh - pad_top + ky * dh, ox * sw - pad_left + kx * dw, c] * w[ky, kx, c, m].
-std::vector<double> reference(Case const& k, std::vector<double> const& x,
-                              std::vector<double> const& w, Dims& out_dims) {
+// The output's dims and the padding before the first row and column.
+struct Window {
+  Dims out;
+  std::int64_t pt, pl;
+};
+Window window_of(Case const& k) {
   auto [n, h, wd, c] = k.input;
   auto [kh, kw, ci, mult] = k.filter;
   (void)ci;
   std::int64_t const eh = (kh - 1) * k.dh + 1;
   std::int64_t const ew = (kw - 1) * k.dw + 1;
-  std::int64_t oh = 0, ow = 0, pt = 0, pl = 0;
   if (k.padding == tf::nn::Padding::valid) {
-    oh = (h - eh) / k.sh + 1;
-    ow = (wd - ew) / k.sw + 1;
-  } else {
-    oh = (h + k.sh - 1) / k.sh;
-    ow = (wd + k.sw - 1) / k.sw;
-    pt = std::max<std::int64_t>((oh - 1) * k.sh + eh - h, 0) / 2;
-    pl = std::max<std::int64_t>((ow - 1) * k.sw + ew - wd, 0) / 2;
+    return {{n, (h - eh) / k.sh + 1, (wd - ew) / k.sw + 1, c * mult}, 0, 0};
   }
-  out_dims = {n, oh, ow, c * mult};
-  std::vector<double> y;
+  std::int64_t const oh = (h + k.sh - 1) / k.sh;
+  std::int64_t const ow = (wd + k.sw - 1) / k.sw;
+  return {{n, oh, ow, c * mult},
+          std::max<std::int64_t>((oh - 1) * k.sh + eh - h, 0) / 2,
+          std::max<std::int64_t>((ow - 1) * k.sw + ew - wd, 0) / 2};
+}
+
+// Calls visit(x_pixel, y_pixel, tap) for every (output pixel, tap) pair whose input pixel lies
+// inside the image, each an index into [N * H * W], [N * OH * OW] and [KH * KW].
+template <class Visit>
+void for_each_window_tap(Case const& k, Visit&& visit) {
+  auto [n, h, wd, c] = k.input;
+  auto const kh = k.filter[0];
+  auto const kw = k.filter[1];
+  Window const win = window_of(k);
+  std::int64_t const oh = win.out[1];
+  std::int64_t const ow = win.out[2];
+  std::int64_t const pt = win.pt;
+  std::int64_t const pl = win.pl;
   for (std::int64_t b = 0; b < n; ++b) {
     for (std::int64_t oy = 0; oy < oh; ++oy) {
       for (std::int64_t ox = 0; ox < ow; ++ox) {
-        for (std::int64_t ch = 0; ch < c; ++ch) {
-          for (std::int64_t m = 0; m < mult; ++m) {
-            double acc = 0;
-            for (std::int64_t ky = 0; ky < kh; ++ky) {
-              for (std::int64_t kx = 0; kx < kw; ++kx) {
-                std::int64_t const iy = oy * k.sh - pt + ky * k.dh;
-                std::int64_t const ix = ox * k.sw - pl + kx * k.dw;
-                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
-                  continue;
-                }
-                acc += x[static_cast<std::size_t>(((b * h + iy) * wd + ix) * c + ch)] *
-                       w[static_cast<std::size_t>(((ky * kw + kx) * c + ch) * mult + m)];
-              }
+        for (std::int64_t ky = 0; ky < kh; ++ky) {
+          for (std::int64_t kx = 0; kx < kw; ++kx) {
+            std::int64_t const iy = oy * k.sh - pt + ky * k.dh;
+            std::int64_t const ix = ox * k.sw - pl + kx * k.dw;
+            if (iy >= 0 && iy < h && ix >= 0 && ix < wd) {
+              visit((b * h + iy) * wd + ix, (b * oh + oy) * ow + ox, ky * kw + kx);
             }
-            y.push_back(acc);
           }
         }
       }
     }
   }
+}
+
+// The definition: y[n, oy, ox, c * M + m] = sum over (ky, kx) of
+// x[n, oy * sh - pad_top + ky * dh, ox * sw - pad_left + kx * dw, c] * w[ky, kx, c, m].
+std::vector<double> reference(Case const& k, std::vector<double> const& x,
+                              std::vector<double> const& w, Dims& out_dims) {
+  std::int64_t const c = k.input[3];
+  std::int64_t const mult = k.filter[3];
+  out_dims = window_of(k).out;
+  std::vector<double> y(
+      static_cast<std::size_t>(out_dims[0] * out_dims[1] * out_dims[2] * out_dims[3]), 0.0);
+  for_each_window_tap(k, [&](std::int64_t xp, std::int64_t yp, std::int64_t tap) {
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      for (std::int64_t m = 0; m < mult; ++m) {
+        y[static_cast<std::size_t>(yp * c * mult + ch * mult + m)] +=
+            x[static_cast<std::size_t>(xp * c + ch)] *
+            w[static_cast<std::size_t>((tap * c + ch) * mult + m)];
+      }
+    }
+  });
   return y;
 }
 
@@ -126,45 +152,20 @@ namespace {
 // The backprops by definition, for multiplier 1: dx[.., iy, ix, c] and dw[ky, kx, c] sum
 // g[.., oy, ox, c] times w or x over every (output pixel, tap) pair that reads (iy, ix).
 void reference_backprops(Case const& k, std::vector<double> const& x, std::vector<double> const& w,
-                         std::vector<double> const& g, Dims const& out, std::vector<double>& dx,
+                         std::vector<double> const& g, std::vector<double>& dx,
                          std::vector<double>& dw) {
-  auto [n, h, wd, c] = k.input;
-  auto [kh, kw, ci, mult] = k.filter;
-  (void)ci;
-  (void)mult;
-  std::int64_t const pt =
-      k.padding == tf::nn::Padding::valid
-          ? 0
-          : std::max<std::int64_t>((out[1] - 1) * k.sh + (kh - 1) * k.dh + 1 - h, 0) / 2;
-  std::int64_t const pl =
-      k.padding == tf::nn::Padding::valid
-          ? 0
-          : std::max<std::int64_t>((out[2] - 1) * k.sw + (kw - 1) * k.dw + 1 - wd, 0) / 2;
+  std::int64_t const c = k.input[3];
   dx.assign(x.size(), 0.0);
   dw.assign(w.size(), 0.0);
-  for (std::int64_t b = 0; b < n; ++b) {
-    for (std::int64_t oy = 0; oy < out[1]; ++oy) {
-      for (std::int64_t ox = 0; ox < out[2]; ++ox) {
-        for (std::int64_t ky = 0; ky < kh; ++ky) {
-          for (std::int64_t kx = 0; kx < kw; ++kx) {
-            std::int64_t const iy = oy * k.sh - pt + ky * k.dh;
-            std::int64_t const ix = ox * k.sw - pl + kx * k.dw;
-            if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
-              continue;
-            }
-            for (std::int64_t ch = 0; ch < c; ++ch) {
-              auto const xi = static_cast<std::size_t>(((b * h + iy) * wd + ix) * c + ch);
-              auto const wi = static_cast<std::size_t>((ky * kw + kx) * c + ch);
-              double const gv =
-                  g[static_cast<std::size_t>(((b * out[1] + oy) * out[2] + ox) * c + ch)];
-              dx[xi] += gv * w[wi];
-              dw[wi] += gv * x[xi];
-            }
-          }
-        }
-      }
+  for_each_window_tap(k, [&](std::int64_t xp, std::int64_t yp, std::int64_t tap) {
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      auto const xi = static_cast<std::size_t>(xp * c + ch);
+      auto const wi = static_cast<std::size_t>(tap * c + ch);
+      double const gv = g[static_cast<std::size_t>(yp * c + ch)];
+      dx[xi] += gv * w[wi];
+      dw[wi] += gv * x[xi];
     }
-  }
+  });
 }
 
 template <class T>
@@ -175,7 +176,7 @@ void check_many_channels(Case const& k, std::uint32_t seed, double margin) {
   auto const want = reference(k, x.numpy(), w.numpy(), dims);
   auto const g = test_data<4>(dims, seed + 2);
   std::vector<double> want_dx, want_dw;
-  reference_backprops(k, x.numpy(), w.numpy(), g.numpy(), dims, want_dx, want_dw);
+  reference_backprops(k, x.numpy(), w.numpy(), g.numpy(), want_dx, want_dw);
   auto const xt = tf::cast<T>(x);
   auto const wt = tf::cast<T>(w);
   tf::GradientTape tape({.persistent = true});
@@ -247,6 +248,33 @@ TEST_CASE("depthwise_conv2d gradients, first and second order", "[ops][nn][depth
           return tf::reduce_sum(ga * ga) + tf::reduce_sum(gb * gb);
         },
         x, w);
+  }
+}
+
+TEST_CASE("the depthwise kernels' channel blocks cover every channel once",
+          "[ops][nn][depthwise_conv2d]") {
+  // ops/nn/detail/depthwise_kernels.hpp: blocks of four vectors, then single vectors, then
+  // single lanes, in channel order, with no gap or overlap.
+  using Vec = tf::backend::cpu::VecFor<float>::type;
+  for (std::int64_t c : {std::int64_t{0}, std::int64_t{1}, std::int64_t{Vec::kLanes},
+                         std::int64_t{4 * Vec::kLanes + Vec::kLanes + 3}}) {
+    INFO("channels " << c);
+    std::vector<int> visits(static_cast<std::size_t>(c), 0);
+    std::int64_t next = 0;
+    int wide = 0;
+    tf::detail::nn_impl::for_each_channel_block<float>(c, [&]<class Block>(std::int64_t i) {
+      CHECK(i == next);
+      std::int64_t const width =
+          Block::lanes * static_cast<std::int64_t>(sizeof(Block::v) / sizeof(Block::v[0]));
+      wide += width == 4 * Vec::kLanes ? 1 : 0;
+      for (std::int64_t j = i; j < i + width; ++j) {
+        ++visits[static_cast<std::size_t>(j)];
+      }
+      next = i + width;
+    });
+    CHECK(next == c);
+    CHECK(std::count(visits.begin(), visits.end(), 1) == c);
+    CHECK(wide == (c >= 4 * Vec::kLanes ? 1 : 0));
   }
 }
 
