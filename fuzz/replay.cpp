@@ -45,6 +45,11 @@
 #define LLVMFuzzerTestOneInput fuzz_tf_config
 #include "tf_config.fuzz.cpp"
 #undef LLVMFuzzerTestOneInput
+#if TAPEFLOW_HAS_HDF5  // linked with tapeflow::keras_io (tests/CMakeLists.txt)
+#define LLVMFuzzerTestOneInput fuzz_keras_weights
+#include "keras_weights.fuzz.cpp"
+#undef LLVMFuzzerTestOneInput
+#endif
 
 namespace {
 using Target = int (*)(const std::uint8_t*, std::size_t);
@@ -58,6 +63,9 @@ constexpr Entry targets[] = {
     {"event_file", fuzz_event_file},           {"idx_reader", fuzz_idx_reader},
     {"image_decode", fuzz_image_decode},       {"checkpoint_state", fuzz_checkpoint_state},
     {"object_graph", fuzz_object_graph},       {"tf_config", fuzz_tf_config},
+#if TAPEFLOW_HAS_HDF5
+    {"keras_weights", fuzz_keras_weights},
+#endif
 };
 }  // namespace
 

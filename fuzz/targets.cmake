@@ -3,3 +3,5 @@
 set(TAPEFLOW_FUZZ_TARGETS
     tfrecord_reader example_parser checkpoint_index saved_model_parse event_file idx_reader
     image_decode checkpoint_state object_graph tf_config)
+# Targets that link tapeflow::keras_io (libhdf5, libzip): built and replayed only where it is.
+set(TAPEFLOW_FUZZ_KERAS_IO_TARGETS keras_weights)

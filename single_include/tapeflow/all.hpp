@@ -33237,6 +33237,7 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 
@@ -33283,6 +33284,9 @@ class WeightsFile {
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
  private:
+  // data_loss unless dataset `set` (a hid_t) stores its `count` elements inside this file.
+  void check_storage(std::int64_t set, std::int64_t count, const std::string& where) const;
+
   std::int64_t file_ = -1;  // hid_t
   std::string name_;
   std::string image_;  // keeps a file image alive while HDF5 reads it
@@ -33291,6 +33295,9 @@ class WeightsFile {
 /// The bytes of `member` in zip archive `archive` (a `.keras` file). not_found when the archive
 /// or the member is missing, data_loss when it is not a zip; unimplemented without libzip.
 std::string read_archive_member(const std::string& archive, const std::string& member);
+/// The same for an archive held in memory (`bytes`); `name` is used in errors.
+std::string read_archive_member(std::string_view bytes, const std::string& name,
+                                const std::string& member);
 
 }  // namespace detail::keras_hdf5
 TAPEFLOW_END_NAMESPACE

@@ -2,8 +2,10 @@
 // stores them uncompressed) read through libzip (docs/formats.md 13.3).
 #include <tapeflow/keras/detail/hdf5_weights.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <tapeflow/core/errors.hpp>
 
@@ -13,18 +15,12 @@
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::keras_hdf5 {
+namespace {
 
-std::string read_archive_member(const std::string& archive, const std::string& member) {
 #if TAPEFLOW_HAS_LIBZIP
-  if (!std::filesystem::exists(archive)) {
-    throw not_found("tf::keras load_weights: '" + archive + "' does not exist");
-  }
-  int err = 0;
-  zip_t* zip = zip_open(archive.c_str(), ZIP_RDONLY, &err);
-  if (zip == nullptr) {
-    throw data_loss("tf::keras load_weights: '" + archive + "' is not a zip archive (libzip error " +
-                    std::to_string(err) + ")");
-  }
+// Reads `member` of an open archive whose own size is `archive_bytes`; closes the archive.
+std::string read_member(zip_t* zip, const std::string& archive, const std::string& member,
+                        std::uint64_t archive_bytes) {
   struct Closer {
     zip_t* z;
     ~Closer() { zip_discard(z); }
@@ -34,9 +30,9 @@ std::string read_archive_member(const std::string& archive, const std::string& m
   if (zip_stat(zip, member.c_str(), 0, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0) {
     throw not_found("tf::keras load_weights: '" + archive + "' has no member '" + member + "'");
   }
-  // The archive's own size bounds the member's (Keras stores members uncompressed; a
-  // compressed one may expand, but never beyond what zip's 32-bit sizes allow here).
-  const auto limit = std::filesystem::file_size(archive) * 1024 + (1 << 20);
+  // The archive's own size bounds the member's (Keras stores members uncompressed; deflate
+  // expands at most ~1032:1), so a forged header never sizes the allocation.
+  const std::uint64_t limit = archive_bytes * 1032 + (1 << 20);
   if (st.size > limit) {
     throw data_loss("tf::keras load_weights: '" + archive + "': member '" + member +
                     "' claims " + std::to_string(st.size) + " bytes");
@@ -54,11 +50,62 @@ std::string read_archive_member(const std::string& archive, const std::string& m
                     "' is truncated or corrupt");
   }
   return out;
+}
+
+[[noreturn]] void not_zip(const std::string& archive, int err) {
+  throw data_loss("tf::keras load_weights: '" + archive + "' is not a zip archive (libzip error " +
+                  std::to_string(err) + ")");
+}
 #else
-  (void)member;
+[[noreturn]] void no_libzip(const std::string& archive) {
   throw unimplemented("tf::keras load_weights: reading '" + archive +
                       "' (a .keras zip archive) needs libzip: install Debian's libzip-dev and "
                       "reconfigure tapeflow");
+}
+#endif
+
+}  // namespace
+
+std::string read_archive_member(const std::string& archive, const std::string& member) {
+#if TAPEFLOW_HAS_LIBZIP
+  if (!std::filesystem::exists(archive)) {
+    throw not_found("tf::keras load_weights: '" + archive + "' does not exist");
+  }
+  int err = 0;
+  zip_t* zip = zip_open(archive.c_str(), ZIP_RDONLY, &err);
+  if (zip == nullptr) {
+    not_zip(archive, err);
+  }
+  return read_member(zip, archive, member, std::filesystem::file_size(archive));
+#else
+  (void)member;
+  no_libzip(archive);
+#endif
+}
+
+std::string read_archive_member(std::string_view bytes, const std::string& name,
+                                const std::string& member) {
+#if TAPEFLOW_HAS_LIBZIP
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (source == nullptr) {
+    zip_error_fini(&error);
+    throw resource_exhausted("tf::keras load_weights: '" + name + "': cannot wrap the archive");
+  }
+  zip_t* zip = zip_open_from_source(source, ZIP_RDONLY, &error);
+  if (zip == nullptr) {
+    const int err = zip_error_code_zip(&error);
+    zip_error_fini(&error);
+    zip_source_free(source);  // still ours when the open failed
+    not_zip(name, err);
+  }
+  zip_error_fini(&error);
+  return read_member(zip, name, member, bytes.size());
+#else
+  (void)bytes;
+  (void)member;
+  no_libzip(name);
 #endif
 }
 

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -281,6 +282,40 @@ TEST_CASE("weights.h5 loads fail clearly and change nothing") {
   const auto status = wide.load_weights(dir + "/mlp.weights.h5", {.skip_mismatch = true});
   CHECK(status.skipped().size() == 2);
   CHECK_THROWS_AS(status.assert_consumed(), tf::failed_precondition);
+}
+
+TEST_CASE("weights.h5 datasets stored outside the file are refused") {
+  auto model = make_mlp();
+  (void)model(mlp_input());
+  const auto before = values(model.variables()[0].value());
+  try {
+    model.load_weights(data + "external.weights.h5");
+    FAIL("no error");
+  } catch (const tf::data_loss& e) {
+    CHECK_THAT(e.what(), Catch::Contains("layers/dense/vars/0") &&
+                             Catch::Contains("storage layout Keras does not write"));
+  }
+  CHECK(values(model.variables()[0].value()) == before);
+}
+
+TEST_CASE("a .keras archive held in memory gives the members its file gives") {
+  namespace io = tf::detail::keras_hdf5;
+  std::ifstream in(data + "cnn.keras", std::ios::binary);
+  const std::string bytes(std::istreambuf_iterator<char>(in), {});
+  const std::string member = io::read_archive_member(data + "cnn.keras", "model.weights.h5");
+  CHECK(member.substr(0, 8) == std::string("\x89HDF\r\n\x1a\n", 8));
+  CHECK(io::read_archive_member(bytes, "cnn.keras", "model.weights.h5") == member);
+  CHECK_THAT(io::read_archive_member(bytes, "cnn.keras", "config.json"),
+             Catch::Contains("Sequential"));
+  const io::WeightsFile file(member, "cnn.keras (model.weights.h5)");
+  CHECK(file.variables("layers/dense")->size() == 2);
+  CHECK_THROWS_AS(io::read_archive_member(bytes, "cnn.keras", "missing.h5"), tf::not_found);
+  CHECK_THROWS_AS(io::read_archive_member(std::string_view("not a zip"), "junk", "x"),
+                  tf::data_loss);
+  // A cut archive (its central directory gone): data_loss, never a crash.
+  CHECK_THROWS_AS(io::read_archive_member(std::string_view(bytes).substr(0, bytes.size() / 2),
+                                          "cut.keras", "model.weights.h5"),
+                  tf::data_loss);
 }
 
 #else
