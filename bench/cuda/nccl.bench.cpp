@@ -70,8 +70,9 @@ void BM_RawNcclAllReduce(benchmark::State& state) {
   }
   ncclCommInitAll(comms.data(), n, devices.data());
   const auto count = static_cast<std::size_t>(state.range(0) / 4);
-  std::vector<float*> send(std::size_t(n)), receive(std::size_t(n));
-  std::vector<cudaStream_t> streams(std::size_t(n));
+  const auto devices_n = static_cast<std::size_t>(n);  // not size_t(n): a vexing parse
+  std::vector<float*> send(devices_n), receive(devices_n);
+  std::vector<cudaStream_t> streams(devices_n);
   for (int d = 0; d < n; ++d) {
     cudaSetDevice(d);
     cudaMalloc(&send[std::size_t(d)], count * sizeof(float));
