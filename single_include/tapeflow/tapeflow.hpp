@@ -14374,18 +14374,15 @@ TAPEFLOW_END_NAMESPACE
 // Who needs the batch statistics (BatchNormalization's moving averages) computes them with
 // reduce_mean, as Keras 3's `ops.moments` does.
 //
-// Kernel: x viewed as [rows, C]; the statistics are summed in double per fixed block of rows
-// (the blocks do not depend on the thread count, and their partial sums are added in order, so
-// results do not depend on thread timing), in two passes (mean, then squared deviations: no
-// cancellation), then one pass y = x * a + b with a = scale / sqrt(var + eps), b = offset -
-// mean * a per channel.
+// Kernel (ops/nn/detail/batch_norm_kernels.hpp): x viewed as [rows, C]; the statistics are
+// summed in double, in two passes (mean, then squared deviations), then one pass
+// y = x * a + b with a = scale / sqrt(var + eps), b = offset - mean * a per channel.
 //
-// Gradient (TensorFlow's FusedBatchNormGradV3, written here in other ops so that second order
-// works; no gradient for mean and variance, as in TensorFlow):
-//   training:  xhat = (x - m) * r with the batch's m, r = 1 / sqrt(v + eps); M rows
-//              doffset = sum(dy), dscale = sum(dy * xhat),
-//              dx = scale * r * (dy - doffset / M - xhat * dscale / M)
-//   inference: dx = dy * scale * r, dscale = sum(dy * (x - mean) * r), doffset = sum(dy)
+// Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
+// r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs:
+//   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
+//   dscale = sum(dy * xhat), xhat being this op with scale 1 and offset 0
+//   doffset = sum(dy)
 
 #include <algorithm>
 #include <array>
@@ -14395,6 +14392,54 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
+
+// ---- begin <tapeflow/ops/nn/batch_norm_grad.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_GRAD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_GRAD_HPP
+// The input gradient of batch normalization (TensorFlow op "FusedBatchNormGradV3", its output
+// `x_backprop`), channels last: what FusedBatchNormV3's gradient (ops/nn/batch_norm.hpp) runs
+// for dx, in three passes over x and dy where the same formula in other ops takes a dozen.
+//
+// Per channel, with M rows, g = dy, s = scale, eps = epsilon:
+//   training:  m, v the batch's mean and biased variance of x, c = x - m, r = 1 / sqrt(v + eps)
+//              dx = s * r * (g - mean(g) - c * r^2 * mean(g * c))
+//   inference: dx = g * s / sqrt(variance + eps)   (mean and variance are the inputs)
+// Unlike TensorFlow's, the op recomputes the batch moments from x in training mode instead of
+// reading them from reserve spaces (FusedBatchNormV3 here has only its `y` output), so its
+// mean and variance inputs are used in inference mode only and may then be empty.
+//
+// Its own gradient (second order) for an incoming u = d(loss)/d(dx):
+//   d/dg = FusedBatchNormGradV3(u, x, s)            (dx is linear in g)
+//   d/ds = sum(u * FusedBatchNormGradV3(g, x, 1))   (dx is linear in s)
+//   d/dx = s * r^3 * (c * (3 r^2 C Q - P) / M - (g - mean(g)) * Q / M - (u - mean(u)) * C)
+//          with P = sum(u * (g - mean(g))), C = mean(g * c), Q = sum(u * c)   (training; 0 in
+//          inference, where dx does not depend on x)
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+
+// ---- begin <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
+// The kernels behind ops/nn/batch_norm.hpp (FusedBatchNormV3) and ops/nn/batch_norm_grad.hpp
+// (FusedBatchNormGradV3), channels last: raw pointers over x viewed as [rows, C].
+//
+// Statistics are summed in double per fixed block of rows (the blocks do not depend on the
+// thread count, and their partial sums are added in order, so results do not depend on thread
+// timing); the mean and the squared deviations take two passes (no cancellation). Outputs are
+// one multiply-add pass per element with per-channel coefficients.
+// IWYU pragma: private, include <tapeflow/ops/nn/batch_norm.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 
@@ -14426,32 +14471,128 @@ inline std::int64_t batch_norm_block_rows(std::int64_t c) {
   return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(c, 1));
 }
 
-/// Per-channel sums over the rows of x [rows, c] of `term(x, channel)`, in double, added block
-/// by block in order.
-template <class T, class Term>
-std::vector<double> channel_sums(T const* x, std::int64_t rows, std::int64_t c, Term term) {
+/// Rows whose terms add up in T before they join the double sums: short enough that float
+/// sums of them lose nothing that matters (error ~ 64 ulp at most), long enough that the
+/// double additions cost little.
+inline constexpr std::int64_t batch_norm_chunk_rows = 64;
+
+/// Per-channel sums over the rows of [rows, c] data: `row_terms(r, acc)` adds row r's terms to
+/// the N arrays `acc[n]` of c values of T. Chunks of rows add up in T (vectors), then in double,
+/// block by block in order.
+template <class T, std::size_t N, class RowTerms>
+std::array<std::vector<double>, N> channel_sums(std::int64_t rows, std::int64_t c,
+                                                RowTerms row_terms) {
   std::int64_t const block = batch_norm_block_rows(c);
   std::int64_t const blocks = (rows + block - 1) / block;
-  std::vector<double> partial(static_cast<std::size_t>(blocks * c), 0.0);
+  auto const cs = static_cast<std::size_t>(c);
+  std::vector<double> partial(static_cast<std::size_t>(blocks) * N * cs, 0.0);
   backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    std::vector<T> chunk(N * cs);
+    std::array<T*, N> acc;
+    for (std::size_t n = 0; n < N; ++n) {
+      acc[n] = chunk.data() + n * cs;
+    }
     for (std::int64_t b = b0; b < b1; ++b) {
-      double* acc = partial.data() + b * c;
+      double* out = partial.data() + static_cast<std::size_t>(b) * N * cs;
       std::int64_t const end = std::min(rows, (b + 1) * block);
-      for (std::int64_t r = b * block; r < end; ++r) {
-        T const* row = x + r * c;
-        for (std::int64_t i = 0; i < c; ++i) {
-          acc[i] += term(static_cast<double>(row[i]), i);
+      for (std::int64_t r0 = b * block; r0 < end; r0 += batch_norm_chunk_rows) {
+        std::fill(chunk.begin(), chunk.end(), T(0));
+        std::int64_t const r1 = std::min(end, r0 + batch_norm_chunk_rows);
+        for (std::int64_t r = r0; r < r1; ++r) {
+          row_terms(r, acc);
+        }
+        for (std::size_t k = 0; k < chunk.size(); ++k) {
+          out[k] += static_cast<double>(chunk[k]);
         }
       }
     }
   });
-  std::vector<double> sums(static_cast<std::size_t>(c), 0.0);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    for (std::int64_t i = 0; i < c; ++i) {
-      sums[static_cast<std::size_t>(i)] += partial[static_cast<std::size_t>(b * c + i)];
+  std::array<std::vector<double>, N> sums;
+  for (std::size_t n = 0; n < N; ++n) {
+    sums[n].assign(cs, 0.0);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      double const* in = partial.data() + (static_cast<std::size_t>(b) * N + n) * cs;
+      for (std::size_t i = 0; i < cs; ++i) {
+        sums[n][i] += in[i];
+      }
     }
   }
   return sums;
+}
+
+/// acc[i] += term(i) over c channels: `vec(i)` gives the term of lanes i.. as a vector of T,
+/// `one(i)` the term of channel i alone (the tail past the last full vector).
+template <class T, class VecTerm, class OneTerm>
+TAPEFLOW_ALWAYS_INLINE void add_terms(T* acc, std::int64_t c, VecTerm vec, OneTerm one) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::int64_t i = 0;
+  for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
+    Vec::store(acc + i, Vec::add(Vec::load(acc + i), vec(i)));
+  }
+  for (; i < c; ++i) {
+    acc[i] += one(i);
+  }
+}
+
+/// The batch's per-channel mean and biased variance of x [rows, c], in two passes (mean, then
+/// squared deviations: no cancellation).
+template <class T>
+std::array<std::vector<double>, 2> batch_moments(T const* x, std::int64_t rows, std::int64_t c) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
+  std::vector<double> m =
+      channel_sums<T, 1>(rows, c, [&](std::int64_t r, std::array<T*, 1> const& acc) {
+        T const* row = x + r * c;
+        add_terms(
+            acc[0], c, [&](std::int64_t i) { return Vec::load(row + i); },
+            [&](std::int64_t i) { return row[i]; });
+      })[0];
+  std::vector<T> neg_mean(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    m[i] /= count;
+    neg_mean[i] = static_cast<T>(-m[i]);
+  }
+  T const* const nm = neg_mean.data();
+  std::vector<double> v =
+      channel_sums<T, 1>(rows, c, [&](std::int64_t r, std::array<T*, 1> const& acc) {
+        T const* row = x + r * c;
+        add_terms(
+            acc[0], c,
+            [&](std::int64_t i) {
+              auto const d = Vec::add(Vec::load(row + i), Vec::load(nm + i));
+              return Vec::fma(d, d, Vec::zero());
+            },
+            [&](std::int64_t i) {
+              T const d = row[i] + nm[i];
+              return d * d;
+            });
+      })[0];
+  for (double& s : v) {
+    s /= count;
+  }
+  return {std::move(m), std::move(v)};
+}
+
+/// out = in * a + b by channel over [rows, c] (a, b: c values), in explicit vectors: the
+/// compiler's own would check the four arrays for overlap per row.
+template <class T>
+void channel_affine(T const* in, std::int64_t rows, std::int64_t c, T const* a, T const* b,
+                    T* out) {
+  std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
+  backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
+    using Vec = typename backend::cpu::VecFor<T>::type;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      T const* x = in + r * c;
+      T* y = out + r * c;
+      std::int64_t i = 0;
+      for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
+        Vec::store(y + i, Vec::fma(Vec::load(x + i), Vec::load(a + i), Vec::load(b + i)));
+      }
+      for (; i < c; ++i) {
+        y[i] = x[i] * a[i] + b[i];
+      }
+    }
+  });
 }
 
 /// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
@@ -14460,25 +14601,14 @@ template <class T>
 void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
                       T const* offset, T const* mean, T const* variance, double epsilon,
                       bool is_training, T* y) {
-  std::vector<double> m(static_cast<std::size_t>(c));
-  std::vector<double> v(static_cast<std::size_t>(c));
+  std::array<std::vector<double>, 2> mv;
   if (is_training) {
-    double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
-    m = channel_sums(x, rows, c, [](double value, std::int64_t) { return value; });
-    for (double& s : m) {
-      s /= count;
-    }
-    v = channel_sums(x, rows, c, [&](double value, std::int64_t i) {
-      double const d = value - m[static_cast<std::size_t>(i)];
-      return d * d;
-    });
-    for (double& s : v) {
-      s /= count;
-    }
+    mv = batch_moments(x, rows, c);
   } else {
-    std::copy_n(mean, c, m.begin());
-    std::copy_n(variance, c, v.begin());
+    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
   }
+  std::vector<double> const& m = mv[0];
+  std::vector<double> const& v = mv[1];
   std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -14487,27 +14617,172 @@ void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* sc
     b[i] =
         static_cast<T>(static_cast<double>(offset[i]) - m[i] * static_cast<double>(scale[i]) * r);
   }
-  T const* const av = a.data();
-  T const* const bv = b.data();
+  channel_affine(x, rows, c, a.data(), b.data(), y);
+}
+
+/// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
+/// Training: the batch's moments, then one pass for sum(dy) and sum(dy * (x - m)), then
+/// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
+template <class T>
+void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                           T const* scale, T const* variance, double epsilon, bool is_training,
+                           T* dx) {
+  std::vector<T> a(static_cast<std::size_t>(c));
+  if (!is_training) {
+    std::vector<T> zero(static_cast<std::size_t>(c), T(0));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<T>(static_cast<double>(scale[i]) /
+                            std::sqrt(static_cast<double>(variance[i]) + epsilon));
+    }
+    channel_affine(dy, rows, c, a.data(), zero.data(), dx);
+    return;
+  }
+  auto const moments = batch_moments(x, rows, c);
+  std::vector<double> const& m = moments[0];
+  std::vector<double> const& v = moments[1];
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::vector<T> neg_mean(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    neg_mean[i] = static_cast<T>(-m[i]);
+  }
+  T const* const nm = neg_mean.data();
+  // One pass for sum(dy) and sum(dy * (x - m)).
+  auto const sums = channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
+    T const* g = dy + r * c;
+    T const* in = x + r * c;
+    add_terms(
+        acc[0], c, [&](std::int64_t i) { return Vec::load(g + i); },
+        [&](std::int64_t i) { return g[i]; });
+    add_terms(
+        acc[1], c,
+        [&](std::int64_t i) {
+          return Vec::fma(Vec::load(g + i), Vec::add(Vec::load(in + i), Vec::load(nm + i)),
+                          Vec::zero());
+        },
+        [&](std::int64_t i) { return g[i] * (in[i] + nm[i]); });
+  });
+  std::vector<double> const& sum_dy = sums[0];
+  std::vector<double> const& sum_dyc = sums[1];
+  double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
+  std::vector<T> b(static_cast<std::size_t>(c));
+  std::vector<T> k(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    double const r = 1.0 / std::sqrt(v[i] + epsilon);
+    double const sr = static_cast<double>(scale[i]) * r;
+    double const bx = -sr * r * r * sum_dyc[i] / count;
+    a[i] = static_cast<T>(sr);
+    b[i] = static_cast<T>(bx);
+    k[i] = static_cast<T>(-sr * sum_dy[i] / count - bx * m[i]);
+  }
   std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
   backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
-    // Explicit vectors: the compiler's own would check x, y, a and b for overlap per row.
-    using Vec = typename backend::cpu::VecFor<T>::type;
+    T const* av = a.data();
+    T const* bv = b.data();
+    T const* kv = k.data();
     for (std::int64_t r = r0; r < r1; ++r) {
+      T const* g = dy + r * c;
       T const* in = x + r * c;
-      T* out = y + r * c;
+      T* out = dx + r * c;
       std::int64_t i = 0;
       for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
-        Vec::store(out + i, Vec::fma(Vec::load(in + i), Vec::load(av + i), Vec::load(bv + i)));
+        auto const xb = Vec::fma(Vec::load(in + i), Vec::load(bv + i), Vec::load(kv + i));
+        Vec::store(out + i, Vec::fma(Vec::load(g + i), Vec::load(av + i), xb));
       }
       for (; i < c; ++i) {
-        out[i] = in[i] * av[i] + bv[i];
+        out[i] = g[i] * av[i] + (in[i] * bv[i] + kv[i]);
       }
     }
   });
 }
 
 }  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
+// ---- end <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// The input gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
+/// `x_backprop`): inputs y_backprop and x [N, H, W, C], scale, mean, variance [C] (mean and
+/// variance only read in inference mode; see the header comment).
+struct FusedBatchNormGradV3 {
+  static constexpr std::string_view name = "FusedBatchNormGradV3";
+  static constexpr std::string_view type_attr = "T";
+  static constexpr std::string_view output_arg = "x_backprop";
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+  bool is_training = true;
+
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<T, R> const&,
+                                        Tensor<T, 1> const&, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&) const {
+    return {{"U", dtype_v<T>},
+            {"epsilon", epsilon},
+            {"data_format", "NHWC"},
+            {"is_training", is_training}};
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(Tensor<T, R> const& dy, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    if (dy.dims() != x.dims()) {
+      throw invalid_argument(std::string(name) + ": y_backprop of shape " +
+                             Shape(dy.dims()).to_string() + " and x of shape " +
+                             Shape(x.dims()).to_string() + " differ");
+    }
+    // scale fills the check's offset slot too: FusedBatchNormV3's operands but offset.
+    detail::nn_impl::check_batch_norm_operands<T, R>(
+        name, is_training, x.dims(), {scale.dims(), scale.dims(), mean.dims(), variance.dims()});
+    return {x.dims()};
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& dx, Tensor<T, R> const& dy, Tensor<T, R> const& x,
+               Tensor<T, 1> const& scale, Tensor<T, 1> const&, Tensor<T, 1> const& variance) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm_grad(dy.data(), x.data(), rows, c, scale.data(),
+                                           variance.data(), static_cast<double>(epsilon),
+                                           is_training, detail::tensor_access::mutable_data(dx));
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& u, Tensor<T, R> const&, Tensor<T, R> const& dy,
+                Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance) const {
+    FusedBatchNormGradV3 const op = *this;
+    int const axes[3] = {0, 1, 2};
+    return std::tuple{
+        [=]() -> Tensor<T, R> { return detail::execute(op, u, x, scale, mean, variance); },
+        [=]() -> Tensor<T, R> {
+          if (!op.is_training) {
+            return zeros_like(x);
+          }
+          auto const count =
+              static_cast<T>(x.num_elements() / std::max<std::int64_t>(x.dims()[R - 1], 1));
+          auto const c = x - reduce_mean(x, axes);
+          auto const r = T(1) / sqrt(reduce_mean(square(c), axes) + static_cast<T>(op.epsilon));
+          auto const g = dy - reduce_mean(dy, axes);
+          auto const p = reduce_sum(u * g, axes);
+          auto const cg = reduce_mean(dy * c, axes);
+          auto const q = reduce_sum(u * c, axes);
+          return (scale * r * r * r) * (c * ((T(3) * r * r * cg * q - p) / count) -
+                                        g * (q / count) - (u - reduce_mean(u, axes)) * cg);
+        },
+        [=]() -> Tensor<T, 1> {
+          return reduce_sum(u * detail::execute(op, dy, x, ones_like(scale), mean, variance), axes);
+        },
+        no_gradient, no_gradient};
+  }
+};
+
+}  // namespace ops
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_GRAD_HPP
+// ---- end <tapeflow/ops/nn/batch_norm_grad.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
 
 namespace ops {
 
@@ -14555,34 +14830,20 @@ struct FusedBatchNormV3 {
   auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const& x,
                 Tensor<T, 1> const& scale, Tensor<T, 1> const&, Tensor<T, 1> const& mean,
                 Tensor<T, 1> const& variance) const {
-    // The statistics both entries need are computed here; dx (the large one) only if asked.
+    FusedBatchNormV3 const op = *this;
     int const axes[3] = {0, 1, 2};
-    auto const eps = static_cast<T>(epsilon);
-    bool const training = is_training;
-    Tensor<T, 1> const doffset = reduce_sum(dy, axes);
-    Tensor<T, R> xhat;
-    Tensor<T, 1> r;
-    Tensor<T, 1> dscale;
-    if (training) {
-      auto const centered = x - reduce_mean(x, axes);
-      r = T(1) / sqrt(reduce_mean(square(centered), axes) + eps);
-      xhat = centered * r;
-      dscale = reduce_sum(dy * xhat, axes);
-    } else {
-      r = T(1) / sqrt(variance + eps);
-    }
-    auto const count =
-        static_cast<T>(x.num_elements() / std::max<std::int64_t>(x.dims()[R - 1], 1));
-    return std::tuple{[=]() -> Tensor<T, R> {
-                        if (training) {
-                          return (scale * r) * (dy - doffset / count - xhat * (dscale / count));
-                        }
-                        return dy * (scale * r);
-                      },
-                      [=]() -> Tensor<T, 1> {
-                        return training ? dscale : reduce_sum(dy * ((x - mean) * r), axes);
-                      },
-                      doffset, no_gradient, no_gradient};
+    return std::tuple{
+        [=]() -> Tensor<T, R> {
+          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale,
+                                 mean, variance);
+        },
+        [=]() -> Tensor<T, 1> {
+          // (x - m) * r is this op with scale 1 and offset 0.
+          auto const xhat =
+              detail::execute(op, x, ones_like(scale), zeros_like(scale), mean, variance);
+          return reduce_sum(dy * xhat, axes);
+        },
+        [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
   }
 };
 

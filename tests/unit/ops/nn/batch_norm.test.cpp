@@ -9,6 +9,8 @@
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/nn/batch_norm.hpp>
+#include <tapeflow/ops/nn/batch_norm_grad.hpp>
+#include <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
 namespace test_ops_nn_batch_norm {
@@ -221,6 +223,98 @@ TEST_CASE("fused_batch_norm: second order in training mode", "[ops][nn][batch_no
         return *g;
       },
       x);
+}
+
+TEST_CASE("FusedBatchNormGradV3 matches the definition", "[ops][nn][batch_norm]") {
+  // dx = s * r * (g - mean(g) - (x - m) * r^2 * mean(g * (x - m))) per channel in training,
+  // g * s * r in inference; 33 channels take the vector path and the scalar tail.
+  std::array<std::int64_t, 4> const dims{4, 7, 9, 33};
+  auto const c = dims[3];
+  auto x = test_data<4>(dims, 70);
+  auto dy = test_data<4>(dims, 71);
+  auto scale = test_data<1>({c}, 72);
+  auto mean = test_data<1>({c}, 73);
+  auto var = tf::abs(test_data<1>({c}, 74)) + 0.5;
+  double const eps = double(1e-3f);
+  auto const xs = x.numpy();
+  auto const gs = dy.numpy();
+  auto const rows = static_cast<std::int64_t>(xs.size()) / c;
+  for (bool training : {true, false}) {
+    INFO("training " << training);
+    auto dx = tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, dy, x, scale,
+                                  mean, var);
+    for (std::int64_t k = 0; k < c; ++k) {
+      auto at = [&](std::vector<double> const& v, std::int64_t r) {
+        return v[static_cast<std::size_t>(r * c + k)];
+      };
+      double m = 0, v = 0, gm = 0, gc = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        m += at(xs, r) / double(rows);
+        gm += at(gs, r) / double(rows);
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        v += (at(xs, r) - m) * (at(xs, r) - m) / double(rows);
+        gc += at(gs, r) * (at(xs, r) - m) / double(rows);
+      }
+      double const s = scale.values()[static_cast<std::size_t>(k)];
+      double const rs = training ? 1 / std::sqrt(v + eps)
+                                 : 1 / std::sqrt(var.values()[static_cast<std::size_t>(k)] + eps);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double const want = training ? s * rs * (at(gs, r) - gm - (at(xs, r) - m) * rs * rs * gc)
+                                     : at(gs, r) * s * rs;
+        CHECK(dx.values()[static_cast<std::size_t>(r * c + k)] == Approx(want).margin(1e-12));
+      }
+    }
+  }
+  auto other = test_data<4>({4, 7, 9, 32}, 75);
+  CHECK_THROWS_WITH(
+      tf::detail::execute(tf::ops::FusedBatchNormGradV3{}, other, x, scale, mean, var),
+      Catch::Contains("FusedBatchNormGradV3: y_backprop of shape"));
+}
+
+TEST_CASE("batch_moments sums across chunk and block boundaries", "[ops][nn][batch_norm]") {
+  // 3 channels: blocks of 5461 rows, chunks of 64; 2 blocks and a partial one, partial chunks,
+  // and channels past the last full vector.
+  for (std::int64_t c : {3, 19}) {
+    INFO("channels " << c);
+    std::int64_t const rows = tf::detail::nn_impl::batch_norm_block_rows(c) * 2 + 70;
+    std::vector<float> x(static_cast<std::size_t>(rows * c));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(double((i * 37 + 11) % 97) / 24.0 - 2.0 + 100.0 * double(i % 2));
+    }
+    auto const mv = tf::detail::nn_impl::batch_moments(x.data(), rows, c);
+    for (std::int64_t k = 0; k < c; ++k) {
+      double m = 0, v = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        m += double(x[static_cast<std::size_t>(r * c + k)]);
+      }
+      m /= double(rows);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double const d = double(x[static_cast<std::size_t>(r * c + k)]) - m;
+        v += d * d;
+      }
+      v /= double(rows);
+      CHECK(mv[0][static_cast<std::size_t>(k)] == Approx(m).epsilon(1e-6));
+      CHECK(mv[1][static_cast<std::size_t>(k)] == Approx(v).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("FusedBatchNormGradV3 gradients (second order of batch norm)", "[ops][nn][batch_norm]") {
+  auto x = test_data<4>({2, 2, 3, 3}, 80);
+  auto dy = test_data<4>({2, 2, 3, 3}, 81);
+  auto scale = test_data<1>({3}, 82) + 1.5;
+  auto mean = test_data<1>({3}, 83);
+  auto var = tf::abs(test_data<1>({3}, 84)) + 0.5;
+  for (bool training : {true, false}) {
+    INFO("training " << training);
+    check_gradients(
+        [&](auto const& g, auto const& xv, auto const& s) {
+          return tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, g, xv, s, mean,
+                                     var);
+        },
+        dy, x, scale);
+  }
 }
 
 TEST_CASE("fused_batch_norm: no gradient for mean and variance and errors",
