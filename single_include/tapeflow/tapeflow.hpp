@@ -3519,10 +3519,11 @@ TAPEFLOW_END_NAMESPACE
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
 // The CPU backend's SIMD layer: `VecFor<T>::type` wraps the widest vector this build targets,
-// with load, store, broadcast, add and multiply-add. x86 float/double use intrinsics (guaranteed
-// FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever the target
-// has (SSE2, NEON, ...). GEMM, convolution, pooling, reductions and a few elementwise kernels
-// share it; it includes no Eigen and no tensor types, so a kernel pays only for <immintrin.h>.
+// with load, store, broadcast, add, subtract and multiply-add. x86 float/double use intrinsics
+// (guaranteed FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever
+// the target has (SSE2, NEON, ...). GEMM, convolution, pooling, reductions and a few elementwise
+// kernels share it; it includes no Eigen and no tensor types, so a kernel pays only for
+// <immintrin.h>.
 
 #include <cstring>
 #include <type_traits>
@@ -3573,6 +3574,8 @@ struct GenericVec {
   static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
   /// Lane-wise `a + b`.
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  /// Lane-wise `a - b`.
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return a - b; }
   /// Lane-wise `acc + a * b` (not necessarily fused in this generic version).
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
 };
@@ -3588,6 +3591,7 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
 };
 /// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
@@ -3600,6 +3604,7 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -3613,6 +3618,7 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
 };
 /// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
@@ -3625,6 +3631,7 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
 };
 #else
@@ -4720,6 +4727,25 @@ Tensor<T, Rank> copy_on_device(const Tensor<T, Rank>& value, devices::DeviceId d
 
 /// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
 /// hold the current value, which must stay intact.
+/// `v[i] += d[i]` (`add`) or `v[i] -= d[i]`, in SIMD vectors for float and double: GCC's -O2
+/// leaves the plain loop scalar (it would need a run-time aliasing check), and an SGD update of
+/// a 784x100 kernel was then a sixth of an MNIST MLP training step.
+template <bool add, class T>
+void update_elements(T* v, const T* d, std::int64_t n) {
+  std::int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using Vec = typename backend::cpu::VecFor<T>::type;
+    for (; i + Vec::kLanes <= n; i += Vec::kLanes) {
+      const auto a = Vec::load(v + i);
+      const auto b = Vec::load(d + i);
+      Vec::store(v + i, add ? Vec::add(a, b) : Vec::sub(a, b));
+    }
+  }
+  for (; i < n; ++i) {
+    v[i] = add ? static_cast<T>(v[i] + d[i]) : static_cast<T>(v[i] - d[i]);
+  }
+}
+
 template <class T, std::size_t Rank>
 void make_variable_buffer_unique(VariableState<T, Rank>& s) {
   const Tensor<T, Rank>& local = local_value(s);
@@ -4825,10 +4851,7 @@ struct VariableUpdateOp {
       std::copy_n(d, n, v);
     } else {
       static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
-      for (std::int64_t i = 0; i < n; ++i) {
-        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
-                                                   : static_cast<T>(v[i] - d[i]);
-      }
+      detail::update_elements<Kind == detail::VariableUpdate::add>(v, d, n);
     }
     detail::sync_mirrors(s);
   }

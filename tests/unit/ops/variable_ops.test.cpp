@@ -62,6 +62,36 @@ TEST_CASE("variable reads and writes are traced as ReadVariableOp and Assign*Var
                     Catch::Contains("assign on 'v'") && Catch::Contains("(3,)"));
 }
 
+TEST_CASE("assign_add and assign_sub give every element the scalar result", "[ops][variable_ops]") {
+  // Long enough for the SIMD loop and its scalar tail; a variable added to itself too.
+  auto check = [&]<class T>() {
+    constexpr std::int64_t n = 37;
+    std::vector<T> start(n);
+    std::vector<T> delta(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      start[static_cast<std::size_t>(i)] = static_cast<T>(3 * i - 50) / T(4);
+      delta[static_cast<std::size_t>(i)] = static_cast<T>(i % 7) - T(2.5);
+    }
+    tf::Variable<T, 1> v(tf::constant<T>(start));
+    v.assign_add(tf::constant<T>(delta));
+    v.assign_sub(tf::constant<T>(std::vector<T>(n, T(0.75))));
+    auto value = v.value().numpy();
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      REQUIRE(value[i] == static_cast<T>(static_cast<T>(start[i] + delta[i]) - T(0.75)));
+    }
+    v.assign_add(v.value());
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      REQUIRE(v.value().numpy()[i] == static_cast<T>(value[i] + value[i]));
+    }
+  };
+  check.template operator()<float>();
+  check.template operator()<double>();
+  tf::Variable<std::int32_t, 1> counts(
+      tf::constant<std::int32_t>(std::vector<std::int32_t>(20, 7)));
+  counts.assign_sub(tf::constant<std::int32_t>(std::vector<std::int32_t>(20, 9)));
+  CHECK(counts.value().numpy() == std::vector<std::int32_t>(20, -2));
+}
+
 TEST_CASE("a read inside a traced body keeps the variable's identity for the tape",
           "[ops][variable_ops]") {
   tf::Variable<float, 1> w(tf::constant<float>({1, 2}), {.name = "w"});

@@ -1,8 +1,9 @@
 // The CPU backend's SIMD layer: `VecFor<T>::type` wraps the widest vector this build targets,
-// with load, store, broadcast, add and multiply-add. x86 float/double use intrinsics (guaranteed
-// FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever the target
-// has (SSE2, NEON, ...). GEMM, convolution, pooling, reductions and a few elementwise kernels
-// share it; it includes no Eigen and no tensor types, so a kernel pays only for <immintrin.h>.
+// with load, store, broadcast, add, subtract and multiply-add. x86 float/double use intrinsics
+// (guaranteed FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever
+// the target has (SSE2, NEON, ...). GEMM, convolution, pooling, reductions and a few elementwise
+// kernels share it; it includes no Eigen and no tensor types, so a kernel pays only for
+// <immintrin.h>.
 #pragma once
 
 #include <cstring>
@@ -55,6 +56,8 @@ struct GenericVec {
   static TAPEFLOW_ALWAYS_INLINE V broadcast(T x) { return V{} + x; }
   /// Lane-wise `a + b`.
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return a + b; }
+  /// Lane-wise `a - b`.
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return a - b; }
   /// Lane-wise `acc + a * b` (not necessarily fused in this generic version).
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
 };
@@ -70,6 +73,7 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
 };
 /// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
@@ -82,6 +86,7 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -95,6 +100,7 @@ struct VecF32 {
   static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
 };
 /// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
@@ -107,6 +113,7 @@ struct VecF64 {
   static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
   static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
   static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
 };
 #else

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -104,6 +105,25 @@ Tensor<T, Rank> copy_on_device(const Tensor<T, Rank>& value, devices::DeviceId d
 
 /// Makes the variable's buffer its own before an in-place write: a reader or a tape may still
 /// hold the current value, which must stay intact.
+/// `v[i] += d[i]` (`add`) or `v[i] -= d[i]`, in SIMD vectors for float and double: GCC's -O2
+/// leaves the plain loop scalar (it would need a run-time aliasing check), and an SGD update of
+/// a 784x100 kernel was then a sixth of an MNIST MLP training step.
+template <bool add, class T>
+void update_elements(T* v, const T* d, std::int64_t n) {
+  std::int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using Vec = typename backend::cpu::VecFor<T>::type;
+    for (; i + Vec::kLanes <= n; i += Vec::kLanes) {
+      const auto a = Vec::load(v + i);
+      const auto b = Vec::load(d + i);
+      Vec::store(v + i, add ? Vec::add(a, b) : Vec::sub(a, b));
+    }
+  }
+  for (; i < n; ++i) {
+    v[i] = add ? static_cast<T>(v[i] + d[i]) : static_cast<T>(v[i] - d[i]);
+  }
+}
+
 template <class T, std::size_t Rank>
 void make_variable_buffer_unique(VariableState<T, Rank>& s) {
   const Tensor<T, Rank>& local = local_value(s);
@@ -209,10 +229,7 @@ struct VariableUpdateOp {
       std::copy_n(d, n, v);
     } else {
       static_assert(numeric_element<T>, "assign_add/assign_sub need a numeric variable");
-      for (std::int64_t i = 0; i < n; ++i) {
-        v[i] = Kind == detail::VariableUpdate::add ? static_cast<T>(v[i] + d[i])
-                                                   : static_cast<T>(v[i] - d[i]);
-      }
+      detail::update_elements<Kind == detail::VariableUpdate::add>(v, d, n);
     }
     detail::sync_mirrors(s);
   }
