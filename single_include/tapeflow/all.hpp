@@ -6634,6 +6634,16 @@ class AnyTensor {
       buffer_->release();
     }
   }
+  /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
+  void reset() noexcept {
+    if (buffer_ != nullptr) {
+      buffer_->release();
+      buffer_ = nullptr;
+    }
+    dtype_ = DType::invalid;
+    shape_ = Shape{};
+    id_ = 0;
+  }
 
   /// Element type (a run-time value).
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
@@ -6645,6 +6655,8 @@ class AnyTensor {
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
   /// Whether this holds elements (false when default-constructed or symbolic).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// Whether this is the only handle to its elements, so writing them in place is unseen.
+  [[nodiscard]] bool sole_owner() const noexcept { return buffer_ != nullptr && buffer_->unique(); }
   /// The full name of the device holding the value (Tensor::device); empty without one.
   [[nodiscard]] std::string device() const {
     return buffer_ ? std::string(detail::devices::name(buffer_->device)) : std::string();
@@ -39794,8 +39806,10 @@ class Executor {
     for (auto slot : graph_->output_slots) {
       is_output_.insert(slot);
     }
+    read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
     if (fuse) {
       find_fusion_groups();
+      mark_values_read();
     }
     releases_.resize(graph_->nodes.size());
     for (std::size_t s = 0; s < last_use_.size(); ++s) {
@@ -39813,9 +39827,13 @@ class Executor {
   /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
   std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
                              bool fuse, trace::Observer* observer) const {
-    std::vector<AnyTensor> values(static_cast<std::size_t>(graph_->num_slots));
+    SlotValues held(static_cast<std::size_t>(graph_->num_slots));
+    std::vector<AnyTensor>& values = held.values;
     for (const auto& [slot, value] : graph_->constants) {
-      values[static_cast<std::size_t>(slot)] = value;
+      // A constant read only as a fused chain's splat needs no (atomically counted) copy.
+      if (!fuse || read_from_values_[static_cast<std::size_t>(slot)]) {
+        values[static_cast<std::size_t>(slot)] = value;
+      }
     }
     for (std::size_t i = 0; i < args.size(); ++i) {
       values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
@@ -39835,7 +39853,7 @@ class Executor {
         }
         for (std::size_t k = group.begin; k < group.end; ++k) {
           for (auto slot : releases_[k]) {
-            values[static_cast<std::size_t>(slot)] = AnyTensor{};
+            values[static_cast<std::size_t>(slot)].reset();
           }
         }
         n = group.end - 1;
@@ -39855,13 +39873,17 @@ class Executor {
         values[static_cast<std::size_t>(node.output)] = std::move(out);
       }
       for (auto slot : releases_[n]) {
-        values[static_cast<std::size_t>(slot)] = AnyTensor{};
+        values[static_cast<std::size_t>(slot)].reset();
       }
     }
     std::vector<AnyTensor> outputs;
     outputs.reserve(graph_->output_slots.size());
-    for (auto slot : graph_->output_slots) {
-      outputs.push_back(values[static_cast<std::size_t>(slot)]);
+    const auto& out_slots = graph_->output_slots;
+    for (auto it = out_slots.begin(); it != out_slots.end(); ++it) {
+      AnyTensor& value = values[static_cast<std::size_t>(*it)];
+      // Moved where the slot is not returned again (saves a reference count round trip).
+      const bool again = std::find(it + 1, out_slots.end(), *it) != out_slots.end();
+      outputs.push_back(again ? value : std::move(value));
     }
     return outputs;
   }
@@ -39876,20 +39898,54 @@ class Executor {
   }
 
  private:
+  // One run's value per slot. The vectors are kept per thread for the next run (a nested run,
+  // a control-flow body, takes another), so a call allocates none; they go back empty.
+  struct SlotValues {
+    explicit SlotValues(std::size_t slots) {
+      auto& spare = pool();
+      if (!spare.empty()) {
+        values = std::move(spare.back());
+        spare.pop_back();
+      }
+      values.resize(slots);
+    }
+    SlotValues(const SlotValues&) = delete;
+    SlotValues& operator=(const SlotValues&) = delete;
+    ~SlotValues() {
+      for (auto& value : values) {
+        value.reset();
+      }
+      auto& spare = pool();
+      if (spare.size() < 8) {
+        try {
+          spare.push_back(std::move(values));
+        } catch (...) {  // NOLINT(bugprone-empty-catch): then it is freed as usual
+        }
+      }
+    }
+    static std::vector<std::vector<AnyTensor>>& pool() {
+      thread_local std::vector<std::vector<AnyTensor>> spare;
+      return spare;
+    }
+    std::vector<AnyTensor> values;
+  };
+
   // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
   // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
-  // the chain are never materialised.
+  // the chain are never materialised. A materialised output writes over an input that dies
+  // there when nothing else holds that input's buffer (in place, as TensorFlow's kernels
+  // forward an input buffer), so a lone elementwise node is a group of one.
   // Where one node input of a fused group comes from, decided once when the graph is built.
   enum class OperandKind : std::uint8_t {
     local,     // an earlier node of the group: its row of the per-thread scratch
-    constant,  // a single-value graph constant: `splat` holds it broadcast to one chunk
+    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
     scalar,    // a single value known only at run time (an argument): broadcast per run
     vector,    // a full-length value: read in place
   };
   struct Operand {
     OperandKind kind = OperandKind::vector;
-    std::int32_t index = 0;  // local: node in group; constant: offset into splat; else the slot
+    std::int32_t index = 0;  // local: node in group; constant: row of splat; else the slot
   };
   struct FusionGroup {
     std::size_t begin = 0;
@@ -39898,13 +39954,20 @@ class Executor {
     DType dtype = DType::invalid;
     std::vector<bool> materialize;  // per node of the group
     std::vector<Operand> operands;  // per node input, in order
-    std::vector<double> splat;      // constant operands, broadcast to fused_chunk elements
+    std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
+    std::int64_t chunk = 0;         // elements per pass through the chain
     std::int32_t num_scalars = 0;   // run-time single-value operands
     std::vector<std::size_t> inputs_per_node;
-    std::vector<std::int32_t> row;  // per node: its scratch row, -1 when materialised
-    std::int32_t num_rows = 0;      // rows are reused once their value is dead
+    std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
+    std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
+    std::int32_t num_rows = 0;        // rows are reused once their value is dead
   };
-  static constexpr std::int64_t fused_chunk = 256;  // 1-2 KiB per row: a chain stays in L1
+  // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
+  // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
+  static constexpr std::int64_t max_fused_chunk = 1024;
+  static constexpr std::int64_t min_fused_chunk = 256;
+  static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
+  static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
 
   void find_fusion_groups() {
     const auto& nodes = graph_->nodes;
@@ -39948,51 +40011,126 @@ class Executor {
       while (j < nodes.size() && fusible(j, n, nodes[i].dtype)) {
         ++j;
       }
-      if (j - i >= 2) {
-        FusionGroup group;
-        group.begin = i;
-        group.end = j;
-        group.elements = n;
-        group.dtype = nodes[i].dtype;
-        const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
-        for (std::size_t k = i; k < j; ++k) {
-          const auto slot = nodes[k].output;
-          const auto last = last_use_[static_cast<std::size_t>(slot)];
-          group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
-                                      static_cast<std::size_t>(last) >= j);
-          group.inputs_per_node.push_back(nodes[k].inputs.size());
-          for (auto in : nodes[k].inputs) {
-            Operand operand{OperandKind::vector, in};
-            for (std::size_t p = i; p < k; ++p) {
-              if (nodes[p].output == in) {
-                operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
-              }
+      // One node is a group too: it may then write in place (Note [Fusion]).
+      FusionGroup group;
+      group.begin = i;
+      group.end = j;
+      group.elements = n;
+      group.dtype = nodes[i].dtype;
+      const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
+      std::vector<const void*> splats;  // distinct constant values, by their bytes
+      for (std::size_t k = i; k < j; ++k) {
+        const auto slot = nodes[k].output;
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
+                                    static_cast<std::size_t>(last) >= j);
+        group.inputs_per_node.push_back(nodes[k].inputs.size());
+        for (auto in : nodes[k].inputs) {
+          Operand operand{OperandKind::vector, in};
+          for (std::size_t p = i; p < k; ++p) {
+            if (nodes[p].output == in) {
+              operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
             }
-            const AnyTensor* value = constant[static_cast<std::size_t>(in)];
-            if (operand.kind == OperandKind::vector &&
-                elements[static_cast<std::size_t>(in)] == 1) {
-              if (value != nullptr) {
-                // Stored as raw bytes of the group's dtype in a double array (aligned for both).
-                const std::size_t offset = group.splat.size();
-                group.splat.resize(offset + fused_chunk * width / sizeof(double));
-                auto* bytes = reinterpret_cast<std::byte*>(group.splat.data() + offset);
-                for (std::int64_t e = 0; e < fused_chunk; ++e) {
-                  std::memcpy(bytes + e * static_cast<std::int64_t>(width), value->raw_data(),
-                              width);
-                }
-                operand = {OperandKind::constant, static_cast<std::int32_t>(offset)};
-              } else {
-                operand.kind = OperandKind::scalar;
-                ++group.num_scalars;
+          }
+          const AnyTensor* value = constant[static_cast<std::size_t>(in)];
+          if (operand.kind == OperandKind::vector && elements[static_cast<std::size_t>(in)] == 1) {
+            if (value != nullptr) {
+              const auto row = std::find_if(splats.begin(), splats.end(),
+                                            [&](const void* v) {
+                                              return std::memcmp(v, value->raw_data(), width) == 0;
+                                            }) -
+                               splats.begin();
+              if (row == std::ssize(splats)) {
+                splats.push_back(value->raw_data());
               }
+              operand = {OperandKind::constant, static_cast<std::int32_t>(row)};
+            } else {
+              operand.kind = OperandKind::scalar;
+              ++group.num_scalars;
             }
-            group.operands.push_back(operand);
+          }
+          group.operands.push_back(operand);
+        }
+      }
+      assign_rows(group);
+      assign_donors(group);
+      const auto buffers =
+          static_cast<std::int64_t>(group.num_rows + group.num_scalars + splats.size());
+      group.chunk = max_fused_chunk;
+      while (group.chunk > min_fused_chunk &&
+             buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
+        group.chunk /= 2;
+      }
+      group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
+      // Raw bytes of the group's dtype in a double array (aligned for both).
+      group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
+                         sizeof(double));
+      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
+      for (const void* value : splats) {
+        for (std::int64_t e = 0; e < group.chunk; ++e, bytes += width) {
+          std::memcpy(bytes, value, width);
+        }
+      }
+      groups_.push_back(std::move(group));
+      i = j;
+    }
+  }
+
+  // Which slots some reader takes from `values` in a fused run: every input of a node outside
+  // the chains, a chain's full-length and run-time single operands, the outputs.
+  void mark_values_read() {
+    read_from_values_.assign(read_from_values_.size(), false);
+    const auto& nodes = graph_->nodes;
+    std::size_t next_group = 0;
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      if (next_group < groups_.size() && groups_[next_group].begin == n) {
+        for (const Operand& operand : groups_[next_group].operands) {
+          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar) {
+            read_from_values_[static_cast<std::size_t>(operand.index)] = true;
           }
         }
-        assign_rows(group);
-        groups_.push_back(std::move(group));
+        n = groups_[next_group++].end - 1;
+        continue;
       }
-      i = j;
+      for (auto slot : nodes[n].inputs) {
+        read_from_values_[static_cast<std::size_t>(slot)] = true;
+      }
+    }
+    for (auto slot : graph_->output_slots) {
+      read_from_values_[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+
+  // A materialised output may take the buffer of a full-length input read for the last time
+  // at or before its node: in each chunk that input's readers have all run by then, and each
+  // chunk writes only its own elements. Whether the buffer is unshared is known only at run
+  // time (a caller's argument, or a value also held elsewhere, is not).
+  void assign_donors(FusionGroup& group) const {
+    const std::size_t count = group.end - group.begin;
+    group.donor.assign(count, -1);
+    std::vector<std::int32_t> taken;
+    std::size_t q = 0;
+    std::vector<std::int32_t> candidates;  // vector operands seen so far
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::vector) {
+          candidates.push_back(group.operands[q].index);
+        }
+      }
+      if (!group.materialize[k]) {
+        continue;
+      }
+      for (auto slot : candidates) {
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        if (last >= 0 && static_cast<std::size_t>(last) <= group.begin + k &&
+            std::find(taken.begin(), taken.end(), slot) == taken.end() &&
+            std::find(graph_->arg_slots.begin(), graph_->arg_slots.end(), slot) ==
+                graph_->arg_slots.end()) {
+          group.donor[k] = slot;
+          taken.push_back(slot);
+          break;
+        }
+      }
     }
   }
 
@@ -40042,15 +40180,8 @@ class Executor {
     thread_local std::vector<T> scalars;        // run-time single values, one chunk each
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
-    scalars.resize(static_cast<std::size_t>(group.num_scalars * fused_chunk));
-    for (std::size_t k = 0; k < count; ++k) {
-      if (group.materialize[k]) {
-        const auto& node = nodes[group.begin + k];
-        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
-        slot = allocate_any(group.dtype, node.shape);
-        out_data[k] = static_cast<T*>(slot.mutable_raw_data());
-      }
-    }
+    const std::int64_t chunk = group.chunk;
+    scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
     std::size_t next_scalar = 0;
     for (std::size_t q = 0; q < group.operands.size(); ++q) {
       const Operand& operand = group.operands[q];
@@ -40058,30 +40189,47 @@ class Executor {
         source[q] =
             static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
       } else if (operand.kind == OperandKind::constant) {
-        source[q] = reinterpret_cast<const T*>(group.splat.data() + operand.index);
+        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * chunk;
       } else if (operand.kind == OperandKind::scalar) {
-        T* splat = scalars.data() + next_scalar++ * fused_chunk;
+        T* splat = scalars.data() + next_scalar++ * chunk;
         std::fill_n(
-            splat, fused_chunk,
+            splat, chunk,
             *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
         source[q] = splat;
       }
     }
-    const std::int64_t chunks = (group.elements + fused_chunk - 1) / fused_chunk;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (group.materialize[k]) {
+        const auto& node = nodes[group.begin + k];
+        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
+        const std::int32_t donor = group.donor[k];
+        AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
+        if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
+            from->shape() == node.shape) {
+          slot = std::move(*from);  // in place: the sources above keep pointing at it
+          out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
+        } else {
+          slot = allocate_any(group.dtype, node.shape);
+          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
+        }
+      }
+    }
+    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
     const T* const* sources = source.data();
     T* const* outs = out_data.data();
-    backend::cpu::parallel_for(chunks, 32, [&](std::int64_t cb, std::int64_t ce) {
+    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
+    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
       thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
       const auto rows = static_cast<std::size_t>(group.num_rows);
-      if (scratch.size() < rows * static_cast<std::size_t>(fused_chunk)) {
-        scratch.resize(rows * static_cast<std::size_t>(fused_chunk));
+      if (scratch.size() < rows * static_cast<std::size_t>(chunk)) {
+        scratch.resize(rows * static_cast<std::size_t>(chunk));
       }
       auto row_of = [&](std::size_t k) {
-        return scratch.data() + static_cast<std::size_t>(group.row[k]) * fused_chunk;
+        return scratch.data() + static_cast<std::size_t>(group.row[k] * chunk);
       };
       for (std::int64_t c = cb; c < ce; ++c) {
-        const std::int64_t start = c * fused_chunk;
-        const std::int64_t len = std::min(fused_chunk, group.elements - start);
+        const std::int64_t start = c * chunk;
+        const std::int64_t len = std::min(chunk, group.elements - start);
         std::size_t q = 0;
         for (std::size_t k = 0; k < count; ++k) {
           const auto& node = nodes[group.begin + k];
@@ -40115,6 +40263,7 @@ class Executor {
 
   const trace::Graph* graph_;
   std::vector<FusionGroup> groups_;
+  std::vector<bool> read_from_values_;  // per slot, for a fused run
   std::unordered_set<std::int32_t> is_output_;
   std::vector<std::int32_t> last_use_;
   std::vector<std::vector<std::int32_t>> releases_;

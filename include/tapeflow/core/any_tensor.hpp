@@ -62,6 +62,16 @@ class AnyTensor {
       buffer_->release();
     }
   }
+  /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
+  void reset() noexcept {
+    if (buffer_ != nullptr) {
+      buffer_->release();
+      buffer_ = nullptr;
+    }
+    dtype_ = DType::invalid;
+    shape_ = Shape{};
+    id_ = 0;
+  }
 
   /// Element type (a run-time value).
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
@@ -73,6 +83,8 @@ class AnyTensor {
   [[nodiscard]] std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
   /// Whether this holds elements (false when default-constructed or symbolic).
   [[nodiscard]] bool has_value() const noexcept { return buffer_ != nullptr; }
+  /// Whether this is the only handle to its elements, so writing them in place is unseen.
+  [[nodiscard]] bool sole_owner() const noexcept { return buffer_ != nullptr && buffer_->unique(); }
   /// The full name of the device holding the value (Tensor::device); empty without one.
   [[nodiscard]] std::string device() const {
     return buffer_ ? std::string(detail::devices::name(buffer_->device)) : std::string();

@@ -57,4 +57,19 @@ TEST_CASE("unshared_raw_data writes in place only where no other handle sees it"
   CHECK(tf::AnyTensor().unshared_raw_data() == nullptr);
 }
 
+TEST_CASE("reset drops the value and leaves other handles theirs", "[core][any_tensor]") {
+  const auto kept = tf::constant<float>({1, 2, 3});
+  tf::AnyTensor any(kept);
+  any.reset();
+  CHECK_FALSE(any.has_value());
+  CHECK_FALSE(any.engaged());
+  CHECK(any.dtype() == tf::DType::invalid);
+  CHECK(any.rank() == 0);
+  CHECK(kept.numpy() == std::vector<float>{1, 2, 3});
+  tf::AnyTensor sole(tf::constant<float>({4}));
+  sole.reset();  // the last handle: the buffer goes back (LeakSanitizer sees a leak otherwise)
+  sole.reset();  // and again, on nothing
+  CHECK_FALSE(sole.has_value());
+}
+
 }  // namespace test_core_any_tensor

@@ -294,6 +294,35 @@ TEST_CASE("fused chains read run-time scalars and keep intermediates used later"
   REQUIRE(f.concrete_functions()[0]->fused_chains().size() == 1);
 }
 
+TEST_CASE("fused chains agree with eager execution at every chunk size", "[function][function]") {
+  // Many distinct constants shrink a chain's chunk (its splats must fit in L1), equal ones
+  // share a splat, and lengths around the chunk sizes leave short last chunks.
+  auto body = [](const auto& x) {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    auto y = x;
+    for (int i = 0; i < 24; ++i) {
+      y = y * static_cast<T>(0.5 + 0.01 * i) + static_cast<T>(i % 3 == 0 ? 0.25 : -0.125);
+      y = tf::tanh(y) - x;
+    }
+    return y;
+  };
+  auto check = [&]<class T>(std::int64_t n) {
+    auto f = tf::function([&](const tf::Tensor<T, 1>& x) { return body(x); });
+    auto x = tf::random::uniform<T>({n}, {.minval = T(-2), .maxval = T(2), .seed = 11});
+    auto traced = f(x);
+    auto eager = body(x);
+    REQUIRE(f.concrete_functions()[0]->fused_chains().size() == 1);
+    for (std::size_t i = 0; i < eager.values().size(); ++i) {
+      INFO("n = " << n << " element " << i);
+      REQUIRE(traced.values()[i] == eager.values()[i]);
+    }
+  };
+  for (std::int64_t n : {2, 17, 255, 257, 1000, 1025, 4099, 20000}) {
+    check.template operator()<float>(n);
+    check.template operator()<double>(n);
+  }
+}
+
 TEST_CASE("graph nodes carry the ops' attributes", "[function][function]") {
   auto f = tf::function([](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 4>& w) {
     auto y = tf::nn::conv2d(x, w, {.strides = 2, .padding = tf::nn::Padding::same});
