@@ -45,18 +45,10 @@ void train_steps(benchmark::State& state, Model& model) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
-void BM_MnistMlpTrainStep(benchmark::State& state) {
-  auto model = tf::keras::Sequential(
-      layers::Flatten(), layers::Dense(100, {.activation = tf::nn::relu}), layers::Dense(10));
-  train_steps(state, model);
-}
-BENCHMARK(BM_MnistMlpTrainStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-// The same step inside tf::function (as the TensorFlow peer runs it): traced once, then the
-// cached graph runs, the Adam updates included (ResourceApplyAdam nodes).
-void BM_MnistMlpTrainStepTraced(benchmark::State& state) {
-  auto model = tf::keras::Sequential(
-      layers::Flatten(), layers::Dense(100, {.activation = tf::nn::relu}), layers::Dense(10));
+// The same step inside tf::function (as the TensorFlow peer and Model::fit run it): traced
+// once, then the cached graph runs, the Adam updates included (ResourceApplyAdam nodes).
+template <class Model>
+void train_steps_traced(benchmark::State& state, Model& model) {
   tf::keras::optimizers::Adam optimizer({.learning_rate = 1e-3});
   auto x = tf::random::uniform<float>({kBatch, 28, 28, 1}, {.seed = 1});
   auto y = tf::random::uniform<std::int32_t>({kBatch}, {.minval = 0, .maxval = 10, .seed = 2});
@@ -78,18 +70,44 @@ void BM_MnistMlpTrainStepTraced(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
+
+auto mnist_mlp() {
+  return tf::keras::Sequential(layers::Flatten(), layers::Dense(100, {.activation = tf::nn::relu}),
+                               layers::Dense(10));
+}
+
+auto mnist_cnn() {
+  return tf::keras::Sequential(
+      layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu}),
+      layers::MaxPooling2D(2),
+      layers::Conv2D(64, 5, {.padding = "same", .activation = tf::nn::relu}),
+      layers::MaxPooling2D(2), layers::Flatten(), layers::Dense(1024, {.activation = tf::nn::relu}),
+      layers::Dense(10));
+}
+
+void BM_MnistMlpTrainStep(benchmark::State& state) {
+  auto model = mnist_mlp();
+  train_steps(state, model);
+}
+BENCHMARK(BM_MnistMlpTrainStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_MnistMlpTrainStepTraced(benchmark::State& state) {
+  auto model = mnist_mlp();
+  train_steps_traced(state, model);
+}
 BENCHMARK(BM_MnistMlpTrainStepTraced)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_MnistCnnTrainStep(benchmark::State& state) {
-  auto model =
-      tf::keras::Sequential(layers::Conv2D(32, 5, {.padding = "same", .activation = tf::nn::relu}),
-                            layers::MaxPooling2D(2),
-                            layers::Conv2D(64, 5, {.padding = "same", .activation = tf::nn::relu}),
-                            layers::MaxPooling2D(2), layers::Flatten(),
-                            layers::Dense(1024, {.activation = tf::nn::relu}), layers::Dense(10));
+  auto model = mnist_cnn();
   train_steps(state, model);
 }
 BENCHMARK(BM_MnistCnnTrainStep)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_MnistCnnTrainStepTraced(benchmark::State& state) {
+  auto model = mnist_cnn();
+  train_steps_traced(state, model);
+}
+BENCHMARK(BM_MnistCnnTrainStepTraced)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
