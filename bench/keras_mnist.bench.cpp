@@ -71,6 +71,24 @@ void train_steps_traced(benchmark::State& state, Model& model) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
+// Model::fit itself (traced steps by default, or every step eager): one epoch over `examples`
+// random in-memory examples per iteration, batch 50, logits into the crossentropy as Keras
+// users compile it. The TensorFlow peer times model.fit the same way.
+template <class Model>
+void fit_epochs(benchmark::State& state, Model& model, std::int64_t examples, bool run_eagerly) {
+  auto x = tf::random::uniform<float>({examples, 28, 28, 1}, {.seed = 1});
+  auto y = tf::random::uniform<std::int32_t>({examples}, {.minval = 0, .maxval = 10, .seed = 2});
+  model.compile({.optimizer = tf::keras::optimizers::Adam({.learning_rate = 1e-3}),
+                 .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                 .run_eagerly = run_eagerly});
+  const tf::keras::FitOptions options{.batch_size = kBatch, .verbose = 0, .shuffle = false};
+  (void)model.fit(x, y, options);  // build, trace, warm up
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.fit(x, y, options).history.size());
+  }
+  state.SetItemsProcessed(state.iterations() * examples);
+}
+
 auto mnist_mlp() {
   return tf::keras::Sequential(layers::Flatten(), layers::Dense(100, {.activation = tf::nn::relu}),
                                layers::Dense(10));
@@ -108,6 +126,28 @@ void BM_MnistCnnTrainStepTraced(benchmark::State& state) {
   train_steps_traced(state, model);
 }
 BENCHMARK(BM_MnistCnnTrainStepTraced)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_MnistMlpFit(benchmark::State& state) {
+  auto model = mnist_mlp();
+  fit_epochs(state, model, 10000, state.range(0) != 0);
+}
+BENCHMARK(BM_MnistMlpFit)
+    ->ArgName("eager")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_MnistCnnFit(benchmark::State& state) {
+  auto model = mnist_cnn();
+  fit_epochs(state, model, 1000, state.range(0) != 0);
+}
+BENCHMARK(BM_MnistCnnFit)
+    ->ArgName("eager")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

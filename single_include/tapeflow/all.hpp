@@ -6634,6 +6634,15 @@ class AnyTensor {
       buffer_->release();
     }
   }
+  /// A symbolic tensor (no value) whose type is known at run time: the stand-in for an
+  /// AnyTensor argument of a tf::function being traced (Note [Tracing]).
+  [[nodiscard]] static AnyTensor symbolic(DType dtype, const Shape& shape) {
+    AnyTensor t;
+    t.dtype_ = dtype;
+    t.shape_ = shape;
+    t.id_ = detail::new_tensor_id() | detail::symbolic_id_bit;
+    return t;
+  }
   /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
   void reset() noexcept {
     if (buffer_ != nullptr) {
@@ -12037,6 +12046,16 @@ class Graph {
     return t;
   }
 
+  /// add_argument for a type known only at run time (an AnyTensor argument).
+  AnyTensor add_argument(DType dtype, const Shape& shape) {
+    auto t = AnyTensor::symbolic(dtype, shape);
+    std::int32_t slot = new_slot(t.id());
+    arg_slots.push_back(slot);
+    arg_dtypes_.push_back(dtype);
+    arg_shapes_.push_back(shape);
+    return t;
+  }
+
   /// The slot holding `t`: a symbolic tensor of this graph, or an ordinary tensor captured as
   /// a constant (once per tensor id).
   template <class T, std::size_t R>
@@ -12044,11 +12063,17 @@ class Graph {
     if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
       return it->second;
     }
+    return slot_of(AnyTensor(t));
+  }
+  std::int32_t slot_of(const AnyTensor& t) {
+    if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
+      return it->second;
+    }
     if (t.is_symbolic() && parent != nullptr) {
       std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
       std::int32_t slot = new_slot(t.id());
       arg_slots.push_back(slot);
-      arg_dtypes_.push_back(dtype_v<T>);
+      arg_dtypes_.push_back(t.dtype());
       arg_shapes_.push_back(t.shape());
       captured.push_back(outer);
       captured_ids.push_back(t.id());
@@ -12060,9 +12085,12 @@ class Graph {
           "was used "
           "while tracing; tensors created inside a tf::function body exist only in that body");
     }
-    t.require_value("tf::function capture");
+    if (!t.has_value()) {
+      throw failed_precondition(
+          "tf::function capture: the tensor holds no value (it was default-constructed)");
+    }
     std::int32_t slot = new_slot(t.id());
-    constants.emplace_back(slot, AnyTensor(t));
+    constants.emplace_back(slot, t);
     return slot;
   }
 
@@ -29665,6 +29693,7 @@ TAPEFLOW_END_NAMESPACE
 // tf.keras.Model: compile / fit / evaluate / predict / summary on top of Layer.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <iomanip>
@@ -30022,6 +30051,1992 @@ class GradientTape {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
 // ---- end <tapeflow/autodiff/gradient_tape.hpp>
+// ---- begin <tapeflow/function/function.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
+// tf::function: graph capture cached on the argument signature (TensorFlow: `@tf.function`).
+//
+// The first call with a new signature traces: the callable runs once on symbolic tensors and
+// every op, variable read and assignment appends a node (Note [Tracing]). The graph is cached
+// under the signature; later calls with the same signature run the graph without running the
+// callable's C++ body, so `std::cout` in the body prints only while tracing, and `tf::print`
+// prints on every call.
+//
+// Signature: for each tensor argument its dtype, rank and shape, the shape under a policy
+// (FunctionOptions::shape_policy): `relaxed` (the default) traces a new shape once more with
+// the dims that changed made unknown (-1), and that graph then serves every shape agreeing on
+// the remaining dims, so a varying batch size costs one retrace, not one per size (TensorFlow's
+// `reduce_retracing=True`); `exact` retraces on every new shape (the first trace is always
+// exact, which keeps its elementwise chains fusible). input_signature pins shapes (-1 dims
+// accept any size). For each plain C++ number its value (as TensorFlow does for Python numbers, so
+// f(1); f(2); f(1) traces twice); for other types their value by ==. Host arrays
+// (Eigen::Tensor, std::vector of numbers) convert to tensors and share their traces.
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/function/detail/observer.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
+// The trace observer: who listens to tf::function tracing and graph execution.
+//
+// Note [Trace observer]: tf::summary::trace_on installs one observer; the tracer reports each
+// new ConcreteFunction and the executor reports the time each node (or fused chain) took.
+// Nobody listens almost always, so the executor pays one atomic load per call and one
+// predictable branch per node. The observer copies what it needs: the reported function may
+// die right after the call.
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+class ConcreteFunction;
+
+namespace detail::trace {
+
+class Graph;  // core/detail/trace_graph.hpp
+
+/// Receives tracing and execution reports; implementations must be thread-safe.
+class Observer {
+ public:
+  Observer() = default;
+  Observer(const Observer&) = delete;
+  Observer& operator=(const Observer&) = delete;
+  virtual ~Observer() = default;
+  /// A tf::function traced a new graph.
+  virtual void traced(const ConcreteFunction& fn) = 0;
+  /// The executor ran nodes [begin, end) of `graph` (one node, or a fused chain), the graph of
+  /// `fn` that runs (its traced or optimized graph), from `start_ns` to `end_ns` (steady clock,
+  /// see now_ns()).
+  virtual void ran(const ConcreteFunction& fn, const Graph& graph, std::size_t begin,
+                   std::size_t end, std::int64_t start_ns, std::int64_t end_ns) = 0;
+  /// One whole call of `fn` ran from `start_ns` to `end_ns`.
+  virtual void called(const ConcreteFunction& fn, std::int64_t start_ns, std::int64_t end_ns) = 0;
+};
+
+/// The installed observer, or null. Whoever installs one keeps it alive until it is removed
+/// and no call that loaded it can still be running (tf::summary never destroys its own).
+inline std::atomic<Observer*>& observer() noexcept {
+  static std::atomic<Observer*> installed{nullptr};
+  return installed;
+}
+
+/// Steady-clock nanoseconds, the time base of Observer reports.
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace detail::trace
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
+// ---- end <tapeflow/function/detail/observer.hpp>
+// ---- begin <tapeflow/function/graph.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
+// ConcreteFunction: one traced graph of a tf::function, its executor and its text form
+// (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+// ---- begin <tapeflow/function/detail/executor.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// The executor of one traced graph: nodes in program order (keeping prints and assignments
+// ordered), each value released after its last use, and chains of elementwise nodes fused
+// (Note [Fusion]). A ConcreteFunction holds one for the graph as traced and one for the
+// optimized graph (Note [Graph passes] in graph_passes.hpp).
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T, std::size_t... R>
+AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
+  AnyTensor out;
+  auto make = [&]<std::size_t Rank>() {
+    std::array<std::int64_t, Rank> dims{};
+    for (std::size_t i = 0; i < Rank; ++i) {
+      dims[i] = shape[i];
+    }
+    out = Tensor<T, Rank>::uninitialized(dims);
+  };
+  ((shape.rank() == R ? make.template operator()<R>() : void()), ...);
+  return out;
+}
+/// A new uninitialised float tensor of run-time dtype and shape (executor outputs).
+inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
+  if (dtype == DType::float64) {
+    return allocate_any_typed<double>(shape, std::make_index_sequence<max_rank + 1>{});
+  }
+  return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
+}
+
+/// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
+class Executor {
+ public:
+  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
+  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
+    // Last node reading each slot; outputs and constants are never released.
+    last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
+    for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
+      for (auto slot : graph_->nodes[i].inputs) {
+        last_use_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
+      }
+    }
+    for (auto slot : graph_->output_slots) {
+      last_use_[static_cast<std::size_t>(slot)] = -1;
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      last_use_[static_cast<std::size_t>(slot)] = -1;
+    }
+    for (auto slot : graph_->output_slots) {
+      is_output_.insert(slot);
+    }
+    read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
+    if (fuse) {
+      find_fusion_groups();
+      mark_values_read();
+    }
+    releases_.resize(graph_->nodes.size());
+    for (std::size_t s = 0; s < last_use_.size(); ++s) {
+      if (last_use_[s] >= 0) {
+        releases_[static_cast<std::size_t>(last_use_[s])].push_back(static_cast<std::int32_t>(s));
+      }
+    }
+  }
+
+  /// The graph it runs.
+  [[nodiscard]] const trace::Graph& graph() const noexcept { return *graph_; }
+
+  /// Runs the graph on `args` (one per argument slot, checked by the caller) and returns its
+  /// outputs; `fuse` false runs every node on its own (an outside GradientTape records them);
+  /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
+  std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
+                             bool fuse, trace::Observer* observer) const {
+    SlotValues held(static_cast<std::size_t>(graph_->num_slots));
+    std::vector<AnyTensor>& values = held.values;
+    for (const auto& [slot, value] : graph_->constants) {
+      // A constant read only as a fused chain's splat needs no (atomically counted) copy.
+      if (!fuse || read_from_values_[static_cast<std::size_t>(slot)]) {
+        values[static_cast<std::size_t>(slot)] = value;
+      }
+    }
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
+    }
+    std::vector<AnyTensor> inputs;
+    std::size_t next_group = 0;
+    for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
+      while (next_group < groups_.size() && groups_[next_group].begin < n) {
+        ++next_group;
+      }
+      if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
+        const auto& group = groups_[next_group];
+        const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
+        run_group(group, values);
+        if (observer != nullptr) {
+          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
+        }
+        for (std::size_t k = group.begin; k < group.end; ++k) {
+          for (auto slot : releases_[k]) {
+            values[static_cast<std::size_t>(slot)].reset();
+          }
+        }
+        n = group.end - 1;
+        continue;
+      }
+      const auto& node = graph_->nodes[n];
+      inputs.clear();
+      for (auto slot : node.inputs) {
+        inputs.push_back(values[static_cast<std::size_t>(slot)]);
+      }
+      const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
+      AnyTensor out = node.run(inputs);
+      if (observer != nullptr) {
+        observer->ran(owner, *graph_, n, n + 1, start, trace::now_ns());
+      }
+      if (node.output >= 0) {
+        values[static_cast<std::size_t>(node.output)] = std::move(out);
+      }
+      for (auto slot : releases_[n]) {
+        values[static_cast<std::size_t>(slot)].reset();
+      }
+    }
+    std::vector<AnyTensor> outputs;
+    outputs.reserve(graph_->output_slots.size());
+    const auto& out_slots = graph_->output_slots;
+    for (auto it = out_slots.begin(); it != out_slots.end(); ++it) {
+      AnyTensor& value = values[static_cast<std::size_t>(*it)];
+      // Moved where the slot is not returned again (saves a reference count round trip).
+      const bool again = std::find(it + 1, out_slots.end(), *it) != out_slots.end();
+      outputs.push_back(again ? value : std::move(value));
+    }
+    return outputs;
+  }
+
+  /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
+    std::vector<std::size_t> sizes;
+    for (const auto& g : groups_) {
+      sizes.push_back(g.end - g.begin);
+    }
+    return sizes;
+  }
+
+ private:
+  // One run's value per slot. The vectors are kept per thread for the next run (a nested run,
+  // a control-flow body, takes another), so a call allocates none; they go back empty.
+  struct SlotValues {
+    explicit SlotValues(std::size_t slots) {
+      auto& spare = pool();
+      if (!spare.empty()) {
+        values = std::move(spare.back());
+        spare.pop_back();
+      }
+      values.resize(slots);
+    }
+    SlotValues(const SlotValues&) = delete;
+    SlotValues& operator=(const SlotValues&) = delete;
+    ~SlotValues() {
+      for (auto& value : values) {
+        value.reset();
+      }
+      auto& spare = pool();
+      if (spare.size() < 8) {
+        try {
+          spare.push_back(std::move(values));
+        } catch (...) {  // NOLINT(bugprone-empty-catch): then it is freed as usual
+        }
+      }
+    }
+    static std::vector<std::vector<AnyTensor>>& pool() {
+      thread_local std::vector<std::vector<AnyTensor>> spare;
+      return spare;
+    }
+    std::vector<AnyTensor> values;
+  };
+
+  // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
+  // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
+  // one pass over memory (and one allocation) per op. Intermediate values used only inside
+  // the chain are never materialised. A materialised output writes over an input that dies
+  // there when nothing else holds that input's buffer (in place, as TensorFlow's kernels
+  // forward an input buffer), so a lone elementwise node is a group of one.
+  // Where one node input of a fused group comes from, decided once when the graph is built.
+  enum class OperandKind : std::uint8_t {
+    local,     // an earlier node of the group: its row of the per-thread scratch
+    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
+    scalar,    // a single value known only at run time (an argument): broadcast per run
+    vector,    // a full-length value: read in place
+  };
+  struct Operand {
+    OperandKind kind = OperandKind::vector;
+    std::int32_t index = 0;  // local: node in group; constant: row of splat; else the slot
+  };
+  struct FusionGroup {
+    std::size_t begin = 0;
+    std::size_t end = 0;  // exclusive
+    std::int64_t elements = 0;
+    DType dtype = DType::invalid;
+    std::vector<bool> materialize;  // per node of the group
+    std::vector<Operand> operands;  // per node input, in order
+    std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
+    std::int64_t chunk = 0;         // elements per pass through the chain
+    std::int32_t num_scalars = 0;   // run-time single-value operands
+    std::vector<std::size_t> inputs_per_node;
+    std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
+    std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
+    std::int32_t num_rows = 0;        // rows are reused once their value is dead
+  };
+  // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
+  // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
+  static constexpr std::int64_t max_fused_chunk = 1024;
+  static constexpr std::int64_t min_fused_chunk = 256;
+  static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
+  static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
+
+  void find_fusion_groups() {
+    const auto& nodes = graph_->nodes;
+    std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
+    std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
+          graph_->arg_shapes()[i].num_elements();
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      elements[static_cast<std::size_t>(slot)] = value.num_elements();
+      constant[static_cast<std::size_t>(slot)] = &value;
+    }
+    for (const auto& node : nodes) {
+      if (node.output >= 0) {
+        elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
+      }
+    }
+    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype) {
+      const auto& node = nodes[k];
+      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
+          node.shape.num_elements() != n || n <= 1) {
+        return false;
+      }
+      for (auto slot : node.inputs) {
+        const std::int64_t e = elements[static_cast<std::size_t>(slot)];
+        if (e != n && e != 1) {
+          return false;
+        }
+      }
+      return true;
+    };
+    std::size_t i = 0;
+    while (i < nodes.size()) {
+      const std::int64_t n = nodes[i].shape.num_elements();
+      if (!fusible(i, n, nodes[i].dtype)) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1;
+      while (j < nodes.size() && fusible(j, n, nodes[i].dtype)) {
+        ++j;
+      }
+      // One node is a group too: it may then write in place (Note [Fusion]).
+      FusionGroup group;
+      group.begin = i;
+      group.end = j;
+      group.elements = n;
+      group.dtype = nodes[i].dtype;
+      const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
+      std::vector<const void*> splats;  // distinct constant values, by their bytes
+      for (std::size_t k = i; k < j; ++k) {
+        const auto slot = nodes[k].output;
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
+                                    static_cast<std::size_t>(last) >= j);
+        group.inputs_per_node.push_back(nodes[k].inputs.size());
+        for (auto in : nodes[k].inputs) {
+          Operand operand{OperandKind::vector, in};
+          for (std::size_t p = i; p < k; ++p) {
+            if (nodes[p].output == in) {
+              operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
+            }
+          }
+          const AnyTensor* value = constant[static_cast<std::size_t>(in)];
+          if (operand.kind == OperandKind::vector && elements[static_cast<std::size_t>(in)] == 1) {
+            if (value != nullptr) {
+              const auto row = std::find_if(splats.begin(), splats.end(),
+                                            [&](const void* v) {
+                                              return std::memcmp(v, value->raw_data(), width) == 0;
+                                            }) -
+                               splats.begin();
+              if (row == std::ssize(splats)) {
+                splats.push_back(value->raw_data());
+              }
+              operand = {OperandKind::constant, static_cast<std::int32_t>(row)};
+            } else {
+              operand.kind = OperandKind::scalar;
+              ++group.num_scalars;
+            }
+          }
+          group.operands.push_back(operand);
+        }
+      }
+      assign_rows(group);
+      assign_donors(group);
+      const auto buffers =
+          static_cast<std::int64_t>(group.num_rows + group.num_scalars + splats.size());
+      group.chunk = max_fused_chunk;
+      while (group.chunk > min_fused_chunk &&
+             buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
+        group.chunk /= 2;
+      }
+      group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
+      // Raw bytes of the group's dtype in a double array (aligned for both).
+      group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
+                         sizeof(double));
+      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
+      for (const void* value : splats) {
+        for (std::int64_t e = 0; e < group.chunk; ++e, bytes += width) {
+          std::memcpy(bytes, value, width);
+        }
+      }
+      groups_.push_back(std::move(group));
+      i = j;
+    }
+  }
+
+  // Which slots some reader takes from `values` in a fused run: every input of a node outside
+  // the chains, a chain's full-length and run-time single operands, the outputs.
+  void mark_values_read() {
+    read_from_values_.assign(read_from_values_.size(), false);
+    const auto& nodes = graph_->nodes;
+    std::size_t next_group = 0;
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      if (next_group < groups_.size() && groups_[next_group].begin == n) {
+        for (const Operand& operand : groups_[next_group].operands) {
+          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar) {
+            read_from_values_[static_cast<std::size_t>(operand.index)] = true;
+          }
+        }
+        n = groups_[next_group++].end - 1;
+        continue;
+      }
+      for (auto slot : nodes[n].inputs) {
+        read_from_values_[static_cast<std::size_t>(slot)] = true;
+      }
+    }
+    for (auto slot : graph_->output_slots) {
+      read_from_values_[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+
+  // A materialised output may take the buffer of a full-length input read for the last time
+  // at or before its node: in each chunk that input's readers have all run by then, and each
+  // chunk writes only its own elements. Whether the buffer is unshared is known only at run
+  // time (a caller's argument, or a value also held elsewhere, is not).
+  void assign_donors(FusionGroup& group) const {
+    const std::size_t count = group.end - group.begin;
+    group.donor.assign(count, -1);
+    std::vector<std::int32_t> taken;
+    std::size_t q = 0;
+    std::vector<std::int32_t> candidates;  // vector operands seen so far
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::vector) {
+          candidates.push_back(group.operands[q].index);
+        }
+      }
+      if (!group.materialize[k]) {
+        continue;
+      }
+      for (auto slot : candidates) {
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        if (last >= 0 && static_cast<std::size_t>(last) <= group.begin + k &&
+            std::find(taken.begin(), taken.end(), slot) == taken.end() &&
+            std::find(graph_->arg_slots.begin(), graph_->arg_slots.end(), slot) ==
+                graph_->arg_slots.end()) {
+          group.donor[k] = slot;
+          taken.push_back(slot);
+          break;
+        }
+      }
+    }
+  }
+
+  // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
+  // so its working set stays a few KiB in L1 however long the chain is.
+  static void assign_rows(FusionGroup& group) {
+    const std::size_t count = group.end - group.begin;
+    std::vector<std::size_t> last_read(count, 0);
+    std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
+    std::size_t q = 0;  // operands are stored per node, in input order
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::local) {
+          const auto p = static_cast<std::size_t>(group.operands[q].index);
+          reads[k].push_back(p);
+          last_read[p] = k;
+        }
+      }
+    }
+    std::vector<std::int32_t> free_rows;
+    group.row.assign(count, -1);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!group.materialize[k]) {
+        if (free_rows.empty()) {
+          free_rows.push_back(group.num_rows++);
+        }
+        group.row[k] = free_rows.back();
+        free_rows.pop_back();
+      }
+      // Freed after the output row is taken, so a kernel never writes the row it reads.
+      for (std::size_t p : reads[k]) {
+        if (last_read[p] == k && group.row[p] >= 0 &&
+            std::find(free_rows.begin(), free_rows.end(), group.row[p]) == free_rows.end()) {
+          free_rows.push_back(group.row[p]);
+        }
+      }
+    }
+  }
+
+  template <class T>
+  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+    const auto& nodes = graph_->nodes;
+    const std::size_t count = group.end - group.begin;
+    // Per-thread buffers reused across runs: no allocation per call.
+    thread_local std::vector<T*> out_data;
+    thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
+    thread_local std::vector<T> scalars;        // run-time single values, one chunk each
+    out_data.assign(count, nullptr);
+    source.assign(group.operands.size(), nullptr);
+    const std::int64_t chunk = group.chunk;
+    scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
+    std::size_t next_scalar = 0;
+    for (std::size_t q = 0; q < group.operands.size(); ++q) {
+      const Operand& operand = group.operands[q];
+      if (operand.kind == OperandKind::vector) {
+        source[q] =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+      } else if (operand.kind == OperandKind::constant) {
+        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * chunk;
+      } else if (operand.kind == OperandKind::scalar) {
+        T* splat = scalars.data() + next_scalar++ * chunk;
+        std::fill_n(
+            splat, chunk,
+            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
+        source[q] = splat;
+      }
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      if (group.materialize[k]) {
+        const auto& node = nodes[group.begin + k];
+        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
+        const std::int32_t donor = group.donor[k];
+        AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
+        if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
+            from->shape() == node.shape) {
+          slot = std::move(*from);  // in place: the sources above keep pointing at it
+          out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
+        } else {
+          slot = allocate_any(group.dtype, node.shape);
+          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
+        }
+      }
+    }
+    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
+    const T* const* sources = source.data();
+    T* const* outs = out_data.data();
+    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
+    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
+      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
+      const auto rows = static_cast<std::size_t>(group.num_rows);
+      if (scratch.size() < rows * static_cast<std::size_t>(chunk)) {
+        scratch.resize(rows * static_cast<std::size_t>(chunk));
+      }
+      auto row_of = [&](std::size_t k) {
+        return scratch.data() + static_cast<std::size_t>(group.row[k] * chunk);
+      };
+      for (std::int64_t c = cb; c < ce; ++c) {
+        const std::int64_t start = c * chunk;
+        const std::int64_t len = std::min(chunk, group.elements - start);
+        std::size_t q = 0;
+        for (std::size_t k = 0; k < count; ++k) {
+          const auto& node = nodes[group.begin + k];
+          const void* operand[2] = {nullptr, nullptr};
+          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
+            const Operand& from = group.operands[q];
+            if (from.kind == OperandKind::local) {
+              const std::size_t p = static_cast<std::size_t>(from.index);
+              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
+            } else if (from.kind == OperandKind::vector) {
+              operand[m] = sources[q] + start;
+            } else {
+              operand[m] = sources[q];
+            }
+          }
+          // A materialised value is written straight into its tensor and read from there.
+          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
+          node.fused_kernel(out, operand[0], true, operand[1], true, len);
+        }
+      }
+    });
+  }
+
+  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+    if (group.dtype == DType::float32) {
+      run_group_typed<float>(group, values);
+    } else {
+      run_group_typed<double>(group, values);
+    }
+  }
+
+  const trace::Graph* graph_;
+  std::vector<FusionGroup> groups_;
+  std::vector<bool> read_from_values_;  // per slot, for a fused run
+  std::unordered_set<std::int32_t> is_output_;
+  std::vector<std::int32_t> last_use_;
+  std::vector<std::vector<std::int32_t>> releases_;
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+// ---- end <tapeflow/function/detail/executor.hpp>
+// ---- begin <tapeflow/function/detail/graph_passes.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// Passes over a traced graph, run once per ConcreteFunction on a copy of the graph as traced.
+//
+// Note [Graph passes]. The passes know ops only through what every node carries (Note [One
+// definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
+// They change which nodes run and which slot a node reads; they never renumber slots or change
+// a node's kernel, so every value still comes from the op's one definition, and results are
+// bitwise those of the graph as traced.
+// - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
+//   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
+//   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
+//   may share state with their neighbours) stay as traced, in order.
+// - *Pinned* slots keep their value: the graph's outputs (a caller must not receive an alias of
+//   an argument or a constant it might change) and the enclosing-graph slots that sub-graphs of
+//   control-flow nodes captured by number (to_code names their arguments through them).
+// - Pruning (off with `disable_model_pruning`): pure nodes whose value reaches no output and no
+//   kept node are dropped (a backward sweep).
+// - Constant folding (`constant_folding`): a pure node whose inputs are all constants runs at
+//   trace time and its value becomes a constant of the graph (values up to 10 MiB, as
+//   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
+//   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
+// - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
+//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
+//   fields are what export writes, so they are the whole op only where TensorFlow can express
+//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
+//   is never merged.
+// - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
+//   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
+//   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
+//   that undoes it: the node reads through to x, when its dtype and shape are x's.
+// - Identity removal (`dependency_optimization`).
+// A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
+// its gradients see every op, captured constants included.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
+struct GraphOptimizationReport {
+  std::int64_t pruned = 0;                 ///< nodes no output needed
+  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
+  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
+  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
+  std::int64_t identities_removed = 0;     ///< Identity nodes read through
+  /// Whether any pass changed the graph.
+  [[nodiscard]] bool changed() const noexcept {
+    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
+  }
+};
+
+namespace detail {
+namespace passes {
+
+inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
+
+inline bool is_pure(const trace::GraphNode& node) {
+  return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
+         node.output_arg != no_output_arg;
+}
+
+// Equal dtype, shape and elements (bitwise: -0 and +0 differ, a NaN equals itself).
+inline bool same_value(const AnyTensor& a, const AnyTensor& b) {
+  if (a.dtype() != b.dtype() || !(a.shape() == b.shape()) || !a.has_value() || !b.has_value()) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(a.num_elements());
+  if (a.dtype() == DType::string) {
+    const auto* x = static_cast<const std::string*>(a.raw_data());
+    const auto* y = static_cast<const std::string*>(b.raw_data());
+    return std::equal(x, x + n, y);
+  }
+  return std::memcmp(a.raw_data(), b.raw_data(), n * dtype_size(a.dtype())) == 0;
+}
+
+// Whether every element of `t` is `value`; for floating point also of `value`'s sign.
+inline bool all_equal(const AnyTensor& t, double value) {
+  if (!t.has_value()) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  const auto check = [&]<class T>(const void* data) {
+    const auto* x = static_cast<const T*>(data);
+    return std::all_of(x, x + n, [&](T v) {
+      if constexpr (std::is_floating_point_v<T>) {
+        return v == static_cast<T>(value) && std::signbit(v) == std::signbit(value);
+      } else {
+        return v == static_cast<T>(value);
+      }
+    });
+  };
+  switch (t.dtype()) {
+    case DType::float32:
+      return check.template operator()<float>(t.raw_data());
+    case DType::float64:
+      return check.template operator()<double>(t.raw_data());
+    case DType::int32:
+      return check.template operator()<std::int32_t>(t.raw_data());
+    case DType::int64:
+      return check.template operator()<std::int64_t>(t.raw_data());
+    default:
+      return false;
+  }
+}
+
+inline bool is_integer(DType d) { return d == DType::int32 || d == DType::int64; }
+
+// A permutation held as a constant input ("perm"), or empty.
+inline std::vector<std::int64_t> permutation(const trace::GraphNode& node) {
+  for (const auto& [name, value] : node.const_inputs) {
+    if (name != "perm" || !value.has_value()) {
+      continue;
+    }
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(value.num_elements()));
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+      perm[i] =
+          value.dtype() == DType::int32   ? static_cast<const std::int32_t*>(value.raw_data())[i]
+          : value.dtype() == DType::int64 ? static_cast<const std::int64_t*>(value.raw_data())[i]
+                                          : -1;
+    }
+    return perm;
+  }
+  return {};
+}
+
+class Optimizer {
+ public:
+  Optimizer(trace::Graph& graph, const config::optimizer::Options& options,
+            std::vector<std::int32_t> captured)
+      : g_(graph), options_(options), captured_(std::move(captured)) {}
+
+  GraphOptimizationReport run() {
+    if (options_.disable_meta_optimizer) {
+      return report_;
+    }
+    index_slots();
+    // Each pass can expose work for the others (a folded constant makes x * 1 visible, a
+    // simplification makes two nodes equal); a few rounds reach the fixed point.
+    for (int round = 0; round < 4; ++round) {
+      const GraphOptimizationReport before = report_;
+      if (options_.constant_folding) {
+        fold_constants();
+      }
+      if (options_.arithmetic_optimization) {
+        simplify();
+        eliminate_common_subexpressions();
+      }
+      if (options_.dependency_optimization) {
+        remove_identities();
+      }
+      if (!options_.disable_model_pruning) {
+        prune();
+      }
+      if (!changed_since(before)) {
+        break;
+      }
+    }
+    return report_;
+  }
+
+ private:
+  struct SlotInfo {
+    DType dtype = DType::invalid;
+    Shape shape;
+    const AnyTensor* constant = nullptr;
+    std::int64_t producer = -1;  // node index, -1: argument or constant
+  };
+
+  [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
+    return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
+           report_.common_subexpressions != r.common_subexpressions ||
+           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
+  }
+
+  void index_slots() {
+    slots_.assign(static_cast<std::size_t>(g_.num_slots), {});
+    pinned_.assign(static_cast<std::size_t>(g_.num_slots), false);
+    for (std::size_t i = 0; i < g_.arg_slots.size(); ++i) {
+      auto& s = slots_[static_cast<std::size_t>(g_.arg_slots[i])];
+      s.dtype = g_.arg_dtypes()[i];
+      s.shape = g_.arg_shapes()[i];
+    }
+    for (const auto& [slot, value] : g_.constants) {
+      auto& s = slots_[static_cast<std::size_t>(slot)];
+      s.dtype = value.dtype();
+      s.shape = value.shape();
+      s.constant = &value;
+    }
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (node.output >= 0) {
+        auto& s = slots_[static_cast<std::size_t>(node.output)];
+        s.dtype = node.dtype;
+        s.shape = node.shape;
+        s.producer = static_cast<std::int64_t>(n);
+      }
+    }
+    for (auto slot : captured_) {
+      pinned_[static_cast<std::size_t>(slot)] = true;
+    }
+    for (auto slot : g_.output_slots) {
+      pinned_[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+
+  SlotInfo& slot(std::int32_t s) { return slots_[static_cast<std::size_t>(s)]; }
+
+  // Every later read of node n's value reads `to` instead (n then dies, unless pinned).
+  bool read_through(std::size_t n, std::int32_t to) {
+    const std::int32_t from = g_.nodes[n].output;
+    if (pinned_[static_cast<std::size_t>(from)] || from == to) {
+      return false;
+    }
+    for (std::size_t k = n + 1; k < g_.nodes.size(); ++k) {
+      for (auto& in : g_.nodes[k].inputs) {
+        in = in == from ? to : in;
+      }
+    }
+    dead_.push_back(n);
+    return true;
+  }
+
+  // Whether node n may read through to slot `to`: the same dtype and shape as its value.
+  bool same_type(std::size_t n, std::int32_t to) {
+    const auto& node = g_.nodes[n];
+    return slot(to).dtype == node.dtype && slot(to).shape == node.shape;
+  }
+
+  void fold_constants() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      auto& node = g_.nodes[n];
+      if (!is_pure(node) || node.dtype == DType::string || folded_[n] ||
+          node.shape.num_elements() * static_cast<std::int64_t>(dtype_size(node.dtype)) >
+              max_folded_bytes) {
+        continue;
+      }
+      std::vector<AnyTensor> inputs;
+      bool constant = true;
+      for (auto in : node.inputs) {
+        const AnyTensor* value = slot(in).constant;
+        constant = constant && value != nullptr;
+        if (value != nullptr) {
+          inputs.push_back(*value);
+        }
+      }
+      if (!constant) {
+        continue;
+      }
+      AnyTensor value;
+      try {
+        trace::Suspend eager;
+        value = node.run(inputs);
+      } catch (...) {
+        continue;  // it fails the same way when the graph runs, where the error belongs
+      }
+      if (!value.has_value() || value.dtype() != node.dtype || !(value.shape() == node.shape)) {
+        continue;
+      }
+      g_.constants.emplace_back(node.output, std::move(value));
+      reindex_constants();
+      folded_[n] = true;
+      dead_.push_back(n);
+      ++report_.constants_folded;
+    }
+    drop_dead();
+  }
+
+  void reindex_constants() {
+    for (const auto& [s, value] : g_.constants) {
+      slot(s).constant = &value;  // the vector may have moved its elements
+    }
+  }
+
+  void simplify() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (!is_pure(node) || is_dead(n)) {
+        continue;
+      }
+      const std::int32_t to = simplified_input(node);
+      if (to >= 0 && same_type(n, to) && read_through(n, to)) {
+        ++report_.simplified;
+      }
+    }
+    drop_dead();
+  }
+
+  // The slot node's value equals, or -1.
+  std::int32_t simplified_input(const trace::GraphNode& node) {
+    const auto& in = node.inputs;
+    const auto constant_is = [&](std::size_t i, double v) {
+      return in.size() == 2 && slot(in[i]).constant != nullptr &&
+             all_equal(*slot(in[i]).constant, v);
+    };
+    const bool integer = is_integer(node.dtype);
+    if (node.op == "Mul") {
+      return constant_is(1, 1.0) ? in[0] : constant_is(0, 1.0) ? in[1] : -1;
+    }
+    if (node.op == "RealDiv" || node.op == "Div") {
+      return constant_is(1, 1.0) ? in[0] : -1;
+    }
+    if (node.op == "Sub") {
+      return constant_is(1, 0.0) ? in[0] : -1;  // +0, or integer 0
+    }
+    if (node.op == "AddV2" || node.op == "Add") {
+      const double zero = integer ? 0.0 : -0.0;
+      return constant_is(1, zero) ? in[0] : constant_is(0, zero) ? in[1] : -1;
+    }
+    if ((node.op == "Cast" || node.op == "Reshape") && !in.empty()) {
+      return in[0];  // read through when dtype and shape agree (same_type)
+    }
+    if (node.op == "Transpose" && in.size() == 1) {
+      const auto perm = permutation(node);
+      if (perm.empty()) {
+        return -1;
+      }
+      bool identity = true;
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        identity = identity && perm[i] == static_cast<std::int64_t>(i);
+      }
+      if (identity) {
+        return in[0];
+      }
+      const std::int64_t p = slot(in[0]).producer;
+      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+        return -1;
+      }
+      const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
+      const auto inner_perm = permutation(inner);
+      if (inner.op != "Transpose" || !is_pure(inner) || inner.inputs.size() != 1 ||
+          inner_perm.size() != perm.size()) {
+        return -1;
+      }
+      // Output axis i is the inner output's axis perm[i], which is x's axis inner_perm[perm[i]].
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        const auto j = perm[i];
+        if (j < 0 || j >= static_cast<std::int64_t>(perm.size()) ||
+            inner_perm[static_cast<std::size_t>(j)] != static_cast<std::int64_t>(i)) {
+          return -1;
+        }
+      }
+      return inner.inputs[0];
+    }
+    return -1;
+  }
+
+  void eliminate_common_subexpressions() {
+    // Candidates share op and inputs; the full comparison runs only within those buckets.
+    std::unordered_map<std::string, std::vector<std::size_t>> seen;
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (!is_pure(node) || is_dead(n) || !node.export_error.empty()) {
+        continue;
+      }
+      std::string key = node.op;
+      for (auto in : node.inputs) {
+        key += "," + std::to_string(in);
+      }
+      auto& bucket = seen[key];
+      bool merged = false;
+      for (std::size_t earlier : bucket) {
+        if (equal_nodes(g_.nodes[earlier], node) && read_through(n, g_.nodes[earlier].output)) {
+          ++report_.common_subexpressions;
+          merged = true;
+          break;
+        }
+      }
+      if (!merged) {
+        bucket.push_back(n);
+      }
+    }
+    drop_dead();
+  }
+
+  static bool equal_nodes(const trace::GraphNode& a, const trace::GraphNode& b) {
+    if (a.op != b.op || a.dtype != b.dtype || !(a.shape == b.shape) || a.inputs != b.inputs ||
+        a.attrs != b.attrs || a.type_attr_dtype != b.type_attr_dtype ||
+        a.const_inputs_at != b.const_inputs_at || a.resources != b.resources ||
+        a.const_inputs.size() != b.const_inputs.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < a.const_inputs.size(); ++i) {
+      if (a.const_inputs[i].first != b.const_inputs[i].first ||
+          !same_value(a.const_inputs[i].second, b.const_inputs[i].second)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void remove_identities() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (node.op == "Identity" && is_pure(node) && !is_dead(n) && node.inputs.size() == 1 &&
+          same_type(n, node.inputs[0]) && read_through(n, node.inputs[0])) {
+        ++report_.identities_removed;
+      }
+    }
+    drop_dead();
+  }
+
+  void prune() {
+    std::vector<bool> live(static_cast<std::size_t>(g_.num_slots), false);
+    for (std::size_t s = 0; s < live.size(); ++s) {
+      live[s] = pinned_[s];
+    }
+    for (std::size_t n = g_.nodes.size(); n-- > 0;) {
+      const auto& node = g_.nodes[n];
+      if (is_pure(node) && !live[static_cast<std::size_t>(node.output)]) {
+        dead_.push_back(n);
+        ++report_.pruned;
+        continue;
+      }
+      for (auto in : node.inputs) {
+        live[static_cast<std::size_t>(in)] = true;
+      }
+    }
+    drop_dead();
+  }
+
+  [[nodiscard]] bool is_dead(std::size_t n) const {
+    return std::find(dead_.begin(), dead_.end(), n) != dead_.end();
+  }
+
+  // Removes the nodes in dead_ (their slots are no longer read) and re-indexes.
+  void drop_dead() {
+    if (dead_.empty()) {
+      return;
+    }
+    std::vector<bool> remove(g_.nodes.size(), false);
+    for (auto n : dead_) {
+      remove[n] = true;
+    }
+    std::vector<trace::GraphNode> kept;
+    kept.reserve(g_.nodes.size() - dead_.size());
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      if (!remove[n]) {
+        kept.push_back(std::move(g_.nodes[n]));
+      }
+    }
+    g_.nodes = std::move(kept);
+    dead_.clear();
+    folded_.assign(g_.nodes.size(), false);
+    for (auto& s : slots_) {
+      s.producer = -1;
+    }
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      if (g_.nodes[n].output >= 0) {
+        slot(g_.nodes[n].output).producer = static_cast<std::int64_t>(n);
+      }
+    }
+  }
+
+  trace::Graph& g_;
+  config::optimizer::Options options_;
+  std::vector<std::int32_t> captured_;  // slots sub-graphs captured by number
+  GraphOptimizationReport report_;
+  std::vector<SlotInfo> slots_;
+  std::vector<bool> pinned_;
+  std::vector<std::size_t> dead_;
+  std::vector<bool> folded_ = std::vector<bool>(g_.nodes.size(), false);
+};
+
+}  // namespace passes
+
+/// Runs the passes `options` enables on `graph` (Note [Graph passes]); `captured`: the slots of
+/// `graph` that sub-graphs of its control-flow nodes captured. Returns what the passes did.
+inline GraphOptimizationReport optimize_graph(trace::Graph& graph,
+                                              const config::optimizer::Options& options,
+                                              std::vector<std::int32_t> captured) {
+  return passes::Optimizer(graph, options, std::move(captured)).run();
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+// ---- end <tapeflow/function/detail/graph_passes.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
+inline std::string element_text(const AnyTensor& t, std::int64_t i) {
+  const void* data = t.raw_data();
+  switch (t.dtype()) {
+    case DType::int32:
+      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
+    case DType::int64:
+      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
+    case DType::uint8:
+      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
+    case DType::bool_:
+      return static_cast<const bool*>(data)[i] ? "true" : "false";
+    case DType::float32:
+      return AttrValue(static_cast<const float*>(data)[i]).to_string();
+    case DType::float64:
+      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
+    case DType::string:
+      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
+    default:
+      return "?";
+  }
+}
+
+/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
+inline std::string const_input_text(const AnyTensor& t) {
+  if (!t.has_value()) {
+    return "?";
+  }
+  const Shape& shape = t.shape();
+  std::int64_t next = 0;
+  auto emit = [&](auto& self, std::size_t axis) -> std::string {
+    if (axis == shape.rank()) {
+      return element_text(t, next++);
+    }
+    std::string out = "[";
+    for (std::int64_t i = 0; i < shape[axis]; ++i) {
+      out += (i > 0 ? ", " : "") + self(self, axis + 1);
+    }
+    return out + "]";
+  };
+  return emit(emit, 0);
+}
+
+/// One node as ConcreteFunction::to_string and autograph::to_code show it:
+/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
+/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
+/// those functions' bodies instead).
+template <class InputName>
+std::string node_text(const trace::GraphNode& node, InputName&& input_name,
+                      bool function_attrs = true) {
+  std::string out = node.name + " = " + node.op;
+  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+  // attributes here. Type attributes are left out: the output's dtype shows them.
+  std::string params;
+  for (const auto& attr : node.attrs) {
+    const auto& v = attr.second.value();
+    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
+        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
+      continue;
+    }
+    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
+  }
+  for (const auto& input : node.const_inputs) {
+    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
+  }
+  if (!params.empty()) {
+    out += "[" + params + "]";
+  }
+  out += "(";
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
+  }
+  out += ")";
+  if (node.output >= 0) {
+    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// A traced graph and how to run it. Nodes run in program order (keeping prints and
+/// assignments ordered); each value is released after its last use. The graph passes
+/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
+/// a GradientTape records the call, which then sees every op of the graph as traced.
+class ConcreteFunction {
+ public:
+  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
+  /// and plans the execution of both (fusion groups, when each value is released); `name` is
+  /// the tf::function's (FunctionOptions::name). Built by Function.
+  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
+      : traced_(std::move(graph)), name_(std::move(name)) {
+    const auto options = detail::graph_optimizer_options();
+    const bool fuse = options.remapping && !options.disable_meta_optimizer;
+    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
+    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
+    for (const auto& node : traced_->nodes) {
+      for (const auto& f : node.functions) {
+        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
+      }
+    }
+    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
+    if (report_.changed()) {
+      optimized_ = std::move(optimized);
+      optimized_executor_.emplace(*optimized_, fuse);
+    }
+    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
+  }
+
+  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
+  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
+    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
+    if (args.size() != traced_->arg_slots.size()) {
+      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
+                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
+                             std::to_string(args.size()));
+    }
+    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
+    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
+    const bool taped = !detail::tape::active().empty();
+    const detail::Executor& executor =
+        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
+    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
+    detail::trace::Observer* const observer =
+        detail::trace::observer().load(std::memory_order_acquire);
+    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
+    auto outputs = executor.run(*this, args, !taped, observer);
+    if (observer != nullptr) {
+      observer->called(*this, call_start, detail::trace::now_ns());
+    }
+    return outputs;
+  }
+
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
+  }
+  /// The graph's nodes as traced, in program (execution) order.
+  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
+    return traced_->nodes;
+  }
+  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
+  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
+  /// The graph that runs: the traced graph after the passes (the same graph when they changed
+  /// nothing). Slots keep their numbers; folded values join `constants`.
+  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
+    return optimized_ ? *optimized_ : *traced_;
+  }
+  /// What the passes did to this function's graph.
+  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
+    return report_;
+  }
+
+  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
+  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
+  [[nodiscard]] std::string to_string(bool optimized = false) const {
+    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
+    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
+    }
+    std::string out = "function " + name_ + "(";
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
+             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
+    }
+    out += ")\n";
+    for (const auto& node : graph_->nodes) {
+      if (node.output >= 0) {
+        slot_names[static_cast<std::size_t>(node.output)] = node.name;
+      }
+      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
+               return slot_names[static_cast<std::size_t>(slot)];
+             });
+      out += "\n";
+    }
+    out += "  return (";
+    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
+      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
+    }
+    out += ")\n";
+    return out;
+  }
+
+ private:
+  std::unique_ptr<detail::trace::Graph> traced_;
+  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
+  std::string name_;
+  GraphOptimizationReport report_;
+  std::optional<detail::Executor> traced_executor_;
+  std::optional<detail::Executor> optimized_executor_;
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
+// ---- end <tapeflow/function/graph.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
+/// accept any size.
+struct TensorSpec {
+  DType dtype = DType::float32;  ///< required element type
+  Shape shape;                   ///< required shape; -1 dims match any size
+};
+
+/// How tensor shapes enter the signature (see the header comment).
+enum class ShapePolicy {
+  /// Every new shape traces a new graph.
+  exact,
+  /// A shape differing only in some dims from a traced one traces once more with those dims
+  /// unknown (-1); that graph accepts any size there.
+  relaxed,
+};
+
+/// Options of tf::function (TensorFlow's keyword arguments).
+struct FunctionOptions {
+  /// How new shapes of tensor arguments retrace (TensorFlow: `reduce_retracing`).
+  ShapePolicy shape_policy = ShapePolicy::relaxed;
+  /// Pins the signature: one spec per tensor argument; calls that do not match throw.
+  std::optional<std::vector<TensorSpec>> input_signature{};
+  /// Warn on stderr once the function has traced more than this many times (TensorFlow: 5).
+  int max_traces_before_warning = 5;
+  /// Name used in warnings and graph export.
+  std::string name = "function";
+};
+
+TAPEFLOW_END_NAMESPACE
+
+// Declared, not included: only a program that passes an Eigen::Tensor (and so includes Eigen)
+// converts one, and Eigen stays an include of kernels only (MAINTAINERS.md, "Compile time").
+namespace Eigen {
+template <typename Scalar, int NumIndices, int Options, typename IndexType>
+class Tensor;
+}  // namespace Eigen
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::fn {
+
+template <class X>
+struct is_eigen_tensor : std::false_type {};
+template <class T, int R, int Options, class Index>
+struct is_eigen_tensor<Eigen::Tensor<T, R, Options, Index>> : std::true_type {};
+
+template <class X>
+struct is_host_vector : std::false_type {};
+template <class T, class A>
+  requires(element_type<T> && !std::is_same_v<T, bool>)
+struct is_host_vector<std::vector<T, A>> : std::true_type {};
+
+/// What a call argument becomes: tensors and variables stay, host arrays become tensors,
+/// everything else is passed through as a trace-time value.
+template <class A>
+decltype(auto) normalize(A&& a) {
+  using D = std::remove_cvref_t<A>;
+  if constexpr (is_eigen_tensor<D>::value) {
+    using T = typename D::Scalar;
+    constexpr std::size_t R = static_cast<std::size_t>(D::NumIndices);
+    std::array<std::int64_t, R> dims{};
+    for (std::size_t i = 0; i < R; ++i) {
+      dims[i] = static_cast<std::int64_t>(a.dimension(i));
+    }
+    const auto n = static_cast<std::size_t>(a.size());
+    if constexpr (R <= 1 || static_cast<int>(D::Layout) != 0) {  // 0: Eigen::ColMajor
+      return constant<T, R>(std::span<const T>(a.data(), n), dims);
+    } else {
+      // Eigen tensors default to column-major: walk the source in its order (first axis
+      // fastest) and write each element at its row-major offset.
+      std::array<std::int64_t, R> stride{};
+      stride[R - 1] = 1;
+      for (std::size_t i = R - 1; i-- > 0;) {
+        stride[i] = stride[i + 1] * dims[i + 1];
+      }
+      auto row_major = std::make_unique<T[]>(n);
+      std::array<std::int64_t, R> index{};
+      std::int64_t offset = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        row_major[static_cast<std::size_t>(offset)] = a.data()[k];
+        for (std::size_t axis = 0; axis < R; ++axis) {
+          offset += stride[axis];
+          if (++index[axis] < dims[axis]) {
+            break;
+          }
+          offset -= stride[axis] * dims[axis];
+          index[axis] = 0;
+        }
+      }
+      return constant<T, R>(std::span<const T>(row_major.get(), n), dims);
+    }
+  } else if constexpr (is_host_vector<D>::value) {
+    return constant<typename D::value_type>(a);
+  } else {
+    return D(std::forward<A>(a));
+  }
+}
+
+/// One argument's part of the cache key.
+struct KeyPart {
+  bool is_tensor = false;
+  bool is_device = false;             // the trailing part: where the call runs
+  DType dtype = DType::invalid;       // tensors
+  Shape shape;                        // tensors
+  std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
+  std::shared_ptr<const void> value;  // other types, compared with ==
+  bool (*equal)(const void*, const void*) = nullptr;
+  const std::type_info* type = nullptr;
+
+  friend bool operator==(const KeyPart& a, const KeyPart& b) {
+    if (a.is_tensor != b.is_tensor || a.text != b.text || a.type != b.type) {
+      return false;
+    }
+    if (a.is_tensor) {
+      return a.dtype == b.dtype && a.shape == b.shape;
+    }
+    if (a.equal != nullptr) {
+      return a.equal(a.value.get(), b.value.get());
+    }
+    return true;
+  }
+};
+
+/// Whether a traced signature part accepts a call's part: equal, or a tensor of the same
+/// dtype and rank whose traced dims are each unknown (-1) or equal.
+inline bool accepts(const KeyPart& traced, const KeyPart& call) {
+  if (!traced.is_tensor || !call.is_tensor) {
+    return traced == call;
+  }
+  if (traced.dtype != call.dtype || traced.shape.rank() != call.shape.rank()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < traced.shape.rank(); ++i) {
+    if (traced.shape[i] >= 0 && traced.shape[i] != call.shape[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class X>
+std::string type_label() {
+  if constexpr (element_type<X>) {
+    return std::string(dtype_traits<X>::name);
+  } else {
+    return typeid(X).name();
+  }
+}
+
+/// Whether a call argument is traced as a tensor: a typed tensor, or an AnyTensor (whose
+/// dtype and rank are part of the key, as its shape is).
+template <class X>
+inline constexpr bool is_tensor_argument = is_tensor<X>::value || std::is_same_v<X, AnyTensor>;
+
+template <class X>
+KeyPart key_of(const X& x) {
+  KeyPart part;
+  if constexpr (std::is_same_v<X, AnyTensor>) {
+    if (!x.engaged()) {
+      throw invalid_argument("tf::function: an AnyTensor argument holds no tensor");
+    }
+  }
+  if constexpr (is_tensor_argument<X>) {
+    part.is_tensor = true;
+    part.dtype = x.dtype();
+    part.shape = x.shape();
+  } else if constexpr (is_variable<X>::value) {
+    part.text =
+        "variable " + x.name() + "#" + std::to_string(x.id() & ((std::int64_t{1} << 48) - 1));
+  } else if constexpr (std::is_arithmetic_v<X>) {
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, x);
+    part.text = type_label<X>() + " " + std::string(buf, res.ptr);
+  } else if constexpr (std::is_convertible_v<const X&, std::string_view>) {
+    part.text = "string '" + std::string(std::string_view(x)) + "'";
+  } else {
+    static_assert(std::equality_comparable<X> && std::copy_constructible<X>,
+                  "tf::function: a non-tensor argument must be copyable and comparable with == "
+                  "(it is part of the trace's cache key)");
+    part.type = &typeid(X);
+    part.text = "value of type " + type_label<X>();
+    part.value = std::make_shared<X>(x);
+    part.equal = [](const void* a, const void* b) {
+      return *static_cast<const X*>(a) == *static_cast<const X*>(b);
+    };
+  }
+  return part;
+}
+
+/// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
+/// so each device gets its own trace, as TensorFlow's cache key includes the device.
+inline KeyPart device_key() {
+  KeyPart part;
+  part.is_device = true;
+  auto const id = devices::scope_device();
+  part.text = id == devices::unsatisfiable ? std::string("(unsatisfiable)")
+                                           : std::string(devices::name(id));
+  return part;
+}
+
+/// Says how `now` differs from `before`, for retrace explanations.
+inline std::string describe_difference(const std::vector<KeyPart>& before,
+                                       const std::vector<KeyPart>& now) {
+  std::string out;
+  for (std::size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
+    const auto& a = before[i];
+    const auto& b = now[i];
+    if (a == b) {
+      continue;
+    }
+    std::string what;
+    if (a.is_device || b.is_device) {
+      auto label = [](const KeyPart& p) { return p.text.empty() ? std::string("none") : p.text; };
+      out += (out.empty() ? "" : "; ") + std::string("device ") + label(a) + " -> " + label(b);
+      continue;
+    }
+    if (a.is_tensor && b.is_tensor) {
+      if (a.dtype != b.dtype) {
+        what =
+            "dtype " + std::string(dtype_name(a.dtype)) + " -> " + std::string(dtype_name(b.dtype));
+      } else if (a.shape.rank() != b.shape.rank()) {
+        what = "rank " + std::to_string(a.shape.rank()) + " -> " + std::to_string(b.shape.rank()) +
+               " (shape " + a.shape.to_string() + " -> " + b.shape.to_string() + ")";
+      } else {
+        what = "shape " + a.shape.to_string() + " -> " + b.shape.to_string();
+      }
+    } else if (a.is_tensor != b.is_tensor) {
+      what = std::string(a.is_tensor ? "tensor" : "value") + " -> " +
+             (b.is_tensor ? "tensor" : "value");
+    } else {
+      what = "value " + a.text + " -> " + b.text;
+    }
+    if (!out.empty()) {
+      out += "; ";
+    }
+    out += "argument " + std::to_string(i) + ": " + what;
+  }
+  return out.empty() ? "a new signature" : out;
+}
+
+/// How a body's result maps to graph outputs and back.
+template <class X>
+struct result_traits {
+  static_assert(
+      sizeof(X) == 0,
+      "tf::function: the body must return a tensor, a variable, a tuple/pair of them, or nothing");
+};
+template <>
+struct result_traits<void> {
+  using type = void;
+  static void collect(trace::Graph&) {}
+};
+template <class T, std::size_t R>
+struct result_traits<Tensor<T, R>> {
+  using type = Tensor<T, R>;
+  static void collect(trace::Graph& g, const Tensor<T, R>& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return v[k++].template unchecked_as<T, R>();
+  }
+};
+template <>
+struct result_traits<AnyTensor> {
+  using type = AnyTensor;
+  static void collect(trace::Graph& g, const AnyTensor& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) { return v[k++]; }
+};
+template <class T, std::size_t R>
+struct result_traits<Variable<T, R>> {
+  using type = Tensor<T, R>;
+  static void collect(trace::Graph& g, const Variable<T, R>& v) {
+    result_traits<Tensor<T, R>>::collect(g, v.value());
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return v[k++].template unchecked_as<T, R>();
+  }
+};
+template <class... X>
+struct result_traits<std::tuple<X...>> {
+  using type = std::tuple<typename result_traits<X>::type...>;
+  static void collect(trace::Graph& g, const std::tuple<X...>& t) {
+    std::apply(
+        [&](const auto&... e) {
+          (result_traits<std::remove_cvref_t<decltype(e)>>::collect(g, e), ...);
+        },
+        t);
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return type{result_traits<X>::rebuild(v, k)...};  // braced: evaluated left to right
+  }
+};
+template <class A, class B>
+struct result_traits<std::pair<A, B>> {
+  using type = std::pair<typename result_traits<A>::type, typename result_traits<B>::type>;
+  static void collect(trace::Graph& g, const std::pair<A, B>& p) {
+    result_traits<A>::collect(g, p.first);
+    result_traits<B>::collect(g, p.second);
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return type{result_traits<A>::rebuild(v, k), result_traits<B>::rebuild(v, k)};
+  }
+};
+
+}  // namespace detail::fn
+
+/// A callable traced into graphs, one per argument signature (TensorFlow: `tf.function`).
+///
+///     auto f = tf::function([](const auto& x) {
+///       std::cout << "traced\n";   // runs while tracing only
+///       tf::print(x);               // runs on every call
+///     });
+///     f(tf::constant(1)); f(tf::constant(2));   // traces once
+///
+/// An AnyTensor argument is keyed on its dtype and rank as well as its shape, and reaches the
+/// body as a symbolic AnyTensor; a body may return AnyTensors (as Keras' train step does).
+///
+/// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
+/// locked, and each thread traces outside the lock (a replica's trace may wait for the others
+/// in a merge_call). Replicas run on their own devices, which are part of the signature, so each
+/// traces and runs its own graph. trace_count, retrace_reasons and concrete_functions are for
+/// when no call is running.
+template <class F>
+class Function {
+ public:
+  /// Wraps the callable `f`; nothing is traced until the first call.
+  explicit Function(F f, FunctionOptions options = {})
+      : f_(std::move(f)), options_(std::move(options)) {}
+
+  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
+  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
+  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
+  /// match FunctionOptions::input_signature.
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) {
+    return call(detail::fn::normalize(std::forward<Args>(args))...);
+  }
+
+  /// How many graphs were traced.
+  [[nodiscard]] int trace_count() const noexcept { return static_cast<int>(cache_.size()); }
+  /// Why each trace after the first happened ("argument 0: dtype int32 -> float32").
+  [[nodiscard]] const std::vector<std::string>& retrace_reasons() const noexcept {
+    return reasons_;
+  }
+  /// The graphs traced so far, in trace order.
+  [[nodiscard]] std::vector<const ConcreteFunction*> concrete_functions() const {
+    std::vector<const ConcreteFunction*> out;
+    for (const auto& entry : cache_) {
+      out.push_back(entry.function.get());
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::vector<detail::fn::KeyPart> key;
+    std::unique_ptr<ConcreteFunction> function;
+  };
+
+  template <class... Args>
+  decltype(auto) call(Args&&... args) {
+    using Result = std::invoke_result_t<F&, Args&...>;
+    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
+    if (detail::trace::active() != nullptr) {
+      // Called from another function's body: inline into the outer trace.
+      if constexpr (std::is_void_v<Result>) {
+        f_(args...);
+        return;
+      } else {
+        return typename Traits::type(f_(args...));
+      }
+    } else {
+      check_signature(args...);
+      std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
+      key.push_back(detail::fn::device_key());
+      if (options_.input_signature) {
+        // The signature is pinned: every matching call shares one trace.
+        std::size_t t = 0;
+        for (auto& part : key) {
+          if (part.is_tensor) {
+            part.shape = (*options_.input_signature)[t++].shape;
+          }
+        }
+      }
+      const ConcreteFunction* fn = nullptr;
+      {
+        const std::lock_guard lock(cache_mutex_.mutex);
+        fn = find(key);
+      }
+      if (fn == nullptr) {
+        fn = trace(std::move(key), args...);
+      }
+      std::vector<AnyTensor> inputs;
+      inputs.reserve(sizeof...(Args));
+      (collect_input(inputs, args), ...);
+      auto outputs = fn->run(inputs);
+      if constexpr (!std::is_void_v<Result>) {
+        std::size_t k = 0;
+        return Traits::rebuild(outputs, k);
+      }
+    }
+  }
+
+  const ConcreteFunction* find(const std::vector<detail::fn::KeyPart>& key) const {
+    // An exact trace first (fully known shapes fuse best), then a relaxed one accepting it.
+    for (const auto& entry : cache_) {
+      if (entry.key == key) {
+        return entry.function.get();
+      }
+    }
+    for (const auto& entry : cache_) {
+      if (entry.key.size() == key.size() &&
+          std::equal(entry.key.begin(), entry.key.end(), key.begin(), detail::fn::accepts)) {
+        return entry.function.get();
+      }
+    }
+    return nullptr;
+  }
+
+  template <class X>
+  static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
+    if constexpr (detail::fn::is_tensor_argument<X>) {
+      inputs.emplace_back(x);
+    }
+  }
+
+  template <class... Args>
+  void check_signature(const Args&... args) const {
+    if (!options_.input_signature) {
+      return;
+    }
+    const auto& specs = *options_.input_signature;
+    std::size_t tensors = 0;
+    std::size_t index = 0;
+    auto check = [&](const auto& x) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (detail::fn::is_tensor_argument<X>) {
+        if (tensors >= specs.size()) {
+          throw invalid_argument("tf::function '" + options_.name + "': argument " +
+                                 std::to_string(index) + " is a tensor beyond the " +
+                                 std::to_string(specs.size()) + " of input_signature");
+        }
+        const auto& spec = specs[tensors++];
+        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == x.shape().rank();
+        for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
+          ok = spec.shape[i] < 0 || spec.shape[i] == x.shape()[i];
+        }
+        if (!ok) {
+          throw invalid_argument(
+              "tf::function '" + options_.name + "': argument " + std::to_string(index) + " (" +
+              std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
+              ") does not match input_signature (" + std::string(dtype_name(spec.dtype)) +
+              ", shape " + spec.shape.to_string() + ")");
+        }
+      }
+      ++index;
+    };
+    (check(args), ...);
+    (void)check;  // a call without arguments checks nothing
+    if (tensors != specs.size()) {
+      throw invalid_argument("tf::function '" + options_.name + "': input_signature has " +
+                             std::to_string(specs.size()) + " tensor specs but the call passes " +
+                             std::to_string(tensors) + " tensors");
+    }
+  }
+
+  template <class... Args>
+  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
+    using Result = std::invoke_result_t<F&, Args&...>;
+    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
+    std::optional<std::string> reason;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      reason = retrace_reason(key);
+    }
+    auto graph = std::make_unique<detail::trace::Graph>();
+    std::vector<Shape> tensor_shapes;
+    for (const auto& part : key) {
+      if (part.is_tensor) {
+        tensor_shapes.push_back(part.shape);
+      }
+    }
+    std::size_t tensor_index = 0;
+    auto placeholder = [&](auto& x) -> decltype(auto) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (std::is_same_v<X, AnyTensor>) {
+        return graph->add_argument(x.dtype(), tensor_shapes[tensor_index++]);
+      } else if constexpr (is_tensor<X>::value) {
+        // The key holds the traced shape: the call's, the input_signature's, or relaxed.
+        auto dims = x.dims();
+        const Shape& traced = tensor_shapes[tensor_index];
+        for (std::size_t i = 0; i < X::rank_v; ++i) {
+          dims[i] = traced[i];
+        }
+        ++tensor_index;
+        return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
+      } else {
+        return (x);
+      }
+    };
+    {
+      detail::trace::Scope scope(graph.get());
+      // Braces: placeholders are created left to right, matching the call's tensor order.
+      auto traced_args = std::tuple<decltype(placeholder(args))...>{placeholder(args)...};
+      if constexpr (std::is_void_v<Result>) {
+        std::apply(f_, traced_args);
+      } else {
+        auto result = std::apply(f_, traced_args);
+        Traits::collect(*graph, result);
+      }
+    }
+    const ConcreteFunction* traced = nullptr;
+    bool warn = false;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      for (const auto& entry : cache_) {
+        if (entry.key == key) {
+          return entry.function.get();  // another thread traced this signature meanwhile
+        }
+      }
+      if (reason) {
+        reasons_.push_back(*std::move(reason));
+      }
+      // Optimizing the graph under the lock is short, and waits for no other replica.
+      cache_.push_back(Entry{std::move(key),
+                             std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
+      traced = cache_.back().function.get();
+      warn = trace_count() > options_.max_traces_before_warning && !warned_;
+      warned_ = warned_ || warn;
+      if (warn) {
+        std::cerr << "tapeflow: tf::function '" << options_.name << "' has been traced "
+                  << trace_count()
+                  << " times; retracing is expensive. Last retrace: " << reasons_.back()
+                  << ". Pass tensors instead of changing C++ numbers, or pin shapes with "
+                     "input_signature (retrace_reasons() lists every cause).\n";
+      }
+    }
+    if (auto* observer = detail::trace::observer().load(std::memory_order_acquire)) {
+      observer->traced(*traced);  // Note [Trace observer]
+    }
+    return traced;
+  }
+
+  // Why `key` needs a new trace, against the most similar earlier signature (none for the
+  // first trace); relaxes `key`'s shapes under ShapePolicy::relaxed. Called under the lock.
+  std::optional<std::string> retrace_reason(std::vector<detail::fn::KeyPart>& key) const {
+    if (!cache_.empty()) {
+      // Explain against the most similar earlier signature.
+      const Entry* closest = &cache_.front();
+      std::size_t best = 0;
+      for (const auto& entry : cache_) {
+        std::size_t same = 0;
+        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
+          const auto& a = entry.key[i];
+          const auto& b = key[i];
+          same += a == b ? 4 : 0;
+          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
+          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
+        }
+        if (same >= best) {
+          best = same;
+          closest = &entry;
+        }
+      }
+      std::string reason = detail::fn::describe_difference(closest->key, key);
+      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
+          relax(closest->key, key)) {
+        reason += " (relaxed to";
+        for (const auto& part : key) {
+          if (part.is_tensor) {
+            reason += " " + part.shape.to_string();
+          }
+        }
+        reason += ")";
+      }
+      return reason;
+    }
+    return std::nullopt;
+  }
+
+  // ShapePolicy::relaxed: when `key` differs from `closest` only in dims of same-dtype,
+  // same-rank tensors, marks those dims unknown in `key`; returns whether it did.
+  static bool relax(const std::vector<detail::fn::KeyPart>& closest,
+                    std::vector<detail::fn::KeyPart>& key) {
+    if (closest.size() != key.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      const auto& a = closest[i];
+      const auto& b = key[i];
+      const bool same_kind =
+          a.is_tensor && b.is_tensor && a.dtype == b.dtype && a.shape.rank() == b.shape.rank();
+      if (!same_kind && !(a == b)) {
+        return false;  // a dtype, rank or value change: an exact retrace
+      }
+    }
+    bool relaxed = false;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      if (!key[i].is_tensor) {
+        continue;
+      }
+      std::vector<std::int64_t> dims(key[i].shape.rank());
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        const std::int64_t before = closest[i].shape[d];
+        dims[d] = key[i].shape[d];
+        if (before < 0 || before != dims[d]) {
+          relaxed = relaxed || before >= 0;
+          dims[d] = -1;
+        }
+      }
+      key[i].shape = Shape(std::span<const std::int64_t>(dims));
+    }
+    return relaxed;
+  }
+
+  // A mutex that a moved Function does not take along: the cache moves, the lock is new.
+  struct CacheMutex {
+    std::mutex mutex;
+    CacheMutex() = default;
+    CacheMutex(const CacheMutex&) noexcept {}
+    CacheMutex& operator=(const CacheMutex&) noexcept { return *this; }
+    ~CacheMutex() = default;
+  };
+
+  F f_;
+  FunctionOptions options_;
+  CacheMutex cache_mutex_;
+  std::vector<Entry> cache_;
+  std::vector<std::string> reasons_;
+  bool warned_ = false;
+};
+
+/// Wraps a callable as a tf::function.
+template <class F>
+Function<std::decay_t<F>> function(F&& f, FunctionOptions options = {}) {
+  return Function<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
+// ---- end <tapeflow/function/function.hpp>
 // ---- begin <tapeflow/keras/detail/batching.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
@@ -32797,6 +34812,11 @@ struct CompileOptions {
   /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
   losses::LossHandle loss = {};
   std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
+  /// Runs every training step eagerly (Keras: `run_eagerly`). By default fit runs the first
+  /// step eagerly, which creates every variable, then each step as a tf::function traced from
+  /// `train_step`'s body: a model whose call needs tensor values on the host (`item()`, `if` on
+  /// a value) sets this.
+  bool run_eagerly = false;
 };
 
 /// Arguments of `Model::fit`.
@@ -32879,6 +34899,14 @@ class Model<void> : public Layer<void> {
   void compile(CompileOptions options) {
     compiled_ = std::move(options);
     is_compiled_ = true;
+    train_function_.reset();  // a new optimizer or loss, or changed trainable flags: retrace
+    traced_signatures_.clear();
+  }
+  /// The traced training step fit runs after its first step (Keras: `model.train_function`):
+  /// its trace_count() and concrete_functions() show what was traced. Null before the first
+  /// step, after compile, and under CompileOptions::run_eagerly.
+  [[nodiscard]] const auto* train_function() const noexcept {
+    return train_function_ ? &*train_function_ : nullptr;
   }
   /// Whether `compile` has been called.
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
@@ -32908,13 +34936,20 @@ class Model<void> : public Layer<void> {
     if (strategy_ != nullptr && strategy_->num_replicas_in_sync() > 1) {
       return distributed_train_step(x, y);
     }
-    GradientTape tape;
-    AnyTensor y_pred = call_any(x, true);
-    Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
-    tape.stop();
-    auto vars = trainable_variables();
-    auto grads = tape.gradient_by_id(loss, ids_of(vars));
-    compiled_.optimizer.get().apply_gradients(grads, vars);
+    // The first step runs eagerly and creates every variable (the layers' and the
+    // optimizer's); later steps run the same body traced, once per signature.
+    auto [loss, y_pred] = compiled_.run_eagerly || !train_function_ || !traces_step_for(x, y)
+                              ? TrainStepBody{}(this, x, y)
+                              : traced_train_step(x, y);
+    if (!compiled_.run_eagerly && !train_function_) {
+      // Exact shapes: a relaxed (unknown) batch dimension would leave the gradients of
+      // reductions over it, built at trace time, without their element counts.
+      // fit caps its traces itself (traces_step_for), so the retrace warning never fires.
+      train_function_.emplace(TrainStepBody{},
+                              FunctionOptions{.shape_policy = ShapePolicy::exact,
+                                              .max_traces_before_warning = kMaxTracedSteps,
+                                              .name = "train_function"});
+    }
     for (auto& m : compiled_.metrics) {
       m->update_state(y, y_pred);
     }
@@ -33021,7 +35056,10 @@ class Model<void> : public Layer<void> {
     return loss;
   }
 
-  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples).
+  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples). As in Keras,
+  /// the steps after the first run as a traced tf::function (train_function()), one trace per
+  /// batch shape, unless compiled with `run_eagerly`; under a strategy with several replicas
+  /// they run eagerly.
   History fit(const AnyTensor& x, const AnyTensor& y, FitOptions options = {}) {
     check_xy(x, y, "fit");
     const std::int64_t n = x.shape()[0];
@@ -33383,8 +35421,56 @@ class Model<void> : public Layer<void> {
     return Logs(values.begin(), values.end());
   }
 
+  // Whether this batch's shapes step traced: the first kMaxTracedSteps signatures do; batches of
+  // ever-new shapes (variable-length sequences) step eagerly past them instead of tracing each.
+  bool traces_step_for(const AnyTensor& x, const AnyTensor& y) {
+    const auto same = [&](const std::array<TensorSpec, 2>& s) {
+      return s[0].dtype == x.dtype() && s[0].shape == x.shape() && s[1].dtype == y.dtype() &&
+             s[1].shape == y.shape();
+    };
+    if (std::ranges::any_of(traced_signatures_, same)) {
+      return true;
+    }
+    if (traced_signatures_.size() == std::size_t(kMaxTracedSteps)) {
+      return false;
+    }
+    traced_signatures_.push_back(
+        {TensorSpec{x.dtype(), x.shape()}, TensorSpec{y.dtype(), y.shape()}});
+    return true;
+  }
+
+  std::pair<Tensor<float, 0>, AnyTensor> traced_train_step(const AnyTensor& x, const AnyTensor& y) {
+    try {
+      return (*train_function_)(this, x, y);
+    } catch (const failed_precondition& e) {
+      // Most likely the model's call read a value on the host while being traced.
+      throw failed_precondition(std::string(e.what()) +
+                                " [in fit's traced training step: compile the model with "
+                                "{.run_eagerly = true} to run every step eagerly]");
+    }
+  }
+
+  // One training step's tensor work: the batch loss and the predictions (metrics update outside
+  // the trace, on the host). The model is an argument, not a member, so a moved model retraces.
+  struct TrainStepBody {
+    std::pair<Tensor<float, 0>, AnyTensor> operator()(Model* model, const AnyTensor& x,
+                                                      const AnyTensor& y) const {
+      GradientTape tape;
+      AnyTensor y_pred = model->call_any(x, true);
+      Tensor<float, 0> loss = model->compiled_.loss.get()(y, y_pred);
+      tape.stop();
+      auto vars = model->trainable_variables();
+      auto grads = tape.gradient_by_id(loss, ids_of(vars));
+      model->compiled_.optimizer.get().apply_gradients(grads, vars);
+      return {loss, y_pred};
+    }
+  };
+
   CompileOptions compiled_;
   bool is_compiled_ = false;
+  static constexpr int kMaxTracedSteps = 8;
+  std::optional<Function<TrainStepBody>> train_function_;
+  std::vector<std::array<TensorSpec, 2>> traced_signatures_;  // (x, y) of each traced step
   std::shared_ptr<distribute::detail::StrategyState> strategy_;
 };
 
@@ -39664,1308 +41750,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/function/graph.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
-// ConcreteFunction: one traced graph of a tf::function, its executor and its text form
-// (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
-
-#include <atomic>
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <utility>
-#include <variant>
-#include <vector>
-
-// ---- begin <tapeflow/function/detail/executor.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-// The executor of one traced graph: nodes in program order (keeping prints and assignments
-// ordered), each value released after its last use, and chains of elementwise nodes fused
-// (Note [Fusion]). A ConcreteFunction holds one for the graph as traced and one for the
-// optimized graph (Note [Graph passes] in graph_passes.hpp).
-
-#include <algorithm>
-#include <array>
-#include <cstdint>
-#include <cstring>
-#include <span>
-#include <unordered_set>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/function/detail/observer.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
-// The trace observer: who listens to tf::function tracing and graph execution.
-//
-// Note [Trace observer]: tf::summary::trace_on installs one observer; the tracer reports each
-// new ConcreteFunction and the executor reports the time each node (or fused chain) took.
-// Nobody listens almost always, so the executor pays one atomic load per call and one
-// predictable branch per node. The observer copies what it needs: the reported function may
-// die right after the call.
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-
-#include <atomic>
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-class ConcreteFunction;
-
-namespace detail::trace {
-
-class Graph;  // core/detail/trace_graph.hpp
-
-/// Receives tracing and execution reports; implementations must be thread-safe.
-class Observer {
- public:
-  Observer() = default;
-  Observer(const Observer&) = delete;
-  Observer& operator=(const Observer&) = delete;
-  virtual ~Observer() = default;
-  /// A tf::function traced a new graph.
-  virtual void traced(const ConcreteFunction& fn) = 0;
-  /// The executor ran nodes [begin, end) of `graph` (one node, or a fused chain), the graph of
-  /// `fn` that runs (its traced or optimized graph), from `start_ns` to `end_ns` (steady clock,
-  /// see now_ns()).
-  virtual void ran(const ConcreteFunction& fn, const Graph& graph, std::size_t begin,
-                   std::size_t end, std::int64_t start_ns, std::int64_t end_ns) = 0;
-  /// One whole call of `fn` ran from `start_ns` to `end_ns`.
-  virtual void called(const ConcreteFunction& fn, std::int64_t start_ns, std::int64_t end_ns) = 0;
-};
-
-/// The installed observer, or null. Whoever installs one keeps it alive until it is removed
-/// and no call that loaded it can still be running (tf::summary never destroys its own).
-inline std::atomic<Observer*>& observer() noexcept {
-  static std::atomic<Observer*> installed{nullptr};
-  return installed;
-}
-
-/// Steady-clock nanoseconds, the time base of Observer reports.
-inline std::int64_t now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace detail::trace
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
-// ---- end <tapeflow/function/detail/observer.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T, std::size_t... R>
-AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
-  AnyTensor out;
-  auto make = [&]<std::size_t Rank>() {
-    std::array<std::int64_t, Rank> dims{};
-    for (std::size_t i = 0; i < Rank; ++i) {
-      dims[i] = shape[i];
-    }
-    out = Tensor<T, Rank>::uninitialized(dims);
-  };
-  ((shape.rank() == R ? make.template operator()<R>() : void()), ...);
-  return out;
-}
-/// A new uninitialised float tensor of run-time dtype and shape (executor outputs).
-inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
-  if (dtype == DType::float64) {
-    return allocate_any_typed<double>(shape, std::make_index_sequence<max_rank + 1>{});
-  }
-  return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
-}
-
-/// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
-class Executor {
- public:
-  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
-  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
-    // Last node reading each slot; outputs and constants are never released.
-    last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
-    for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
-      for (auto slot : graph_->nodes[i].inputs) {
-        last_use_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
-      }
-    }
-    for (auto slot : graph_->output_slots) {
-      last_use_[static_cast<std::size_t>(slot)] = -1;
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      last_use_[static_cast<std::size_t>(slot)] = -1;
-    }
-    for (auto slot : graph_->output_slots) {
-      is_output_.insert(slot);
-    }
-    read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
-    if (fuse) {
-      find_fusion_groups();
-      mark_values_read();
-    }
-    releases_.resize(graph_->nodes.size());
-    for (std::size_t s = 0; s < last_use_.size(); ++s) {
-      if (last_use_[s] >= 0) {
-        releases_[static_cast<std::size_t>(last_use_[s])].push_back(static_cast<std::int32_t>(s));
-      }
-    }
-  }
-
-  /// The graph it runs.
-  [[nodiscard]] const trace::Graph& graph() const noexcept { return *graph_; }
-
-  /// Runs the graph on `args` (one per argument slot, checked by the caller) and returns its
-  /// outputs; `fuse` false runs every node on its own (an outside GradientTape records them);
-  /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
-  std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
-                             bool fuse, trace::Observer* observer) const {
-    SlotValues held(static_cast<std::size_t>(graph_->num_slots));
-    std::vector<AnyTensor>& values = held.values;
-    for (const auto& [slot, value] : graph_->constants) {
-      // A constant read only as a fused chain's splat needs no (atomically counted) copy.
-      if (!fuse || read_from_values_[static_cast<std::size_t>(slot)]) {
-        values[static_cast<std::size_t>(slot)] = value;
-      }
-    }
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
-    }
-    std::vector<AnyTensor> inputs;
-    std::size_t next_group = 0;
-    for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
-      while (next_group < groups_.size() && groups_[next_group].begin < n) {
-        ++next_group;
-      }
-      if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
-        const auto& group = groups_[next_group];
-        const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
-        run_group(group, values);
-        if (observer != nullptr) {
-          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
-        }
-        for (std::size_t k = group.begin; k < group.end; ++k) {
-          for (auto slot : releases_[k]) {
-            values[static_cast<std::size_t>(slot)].reset();
-          }
-        }
-        n = group.end - 1;
-        continue;
-      }
-      const auto& node = graph_->nodes[n];
-      inputs.clear();
-      for (auto slot : node.inputs) {
-        inputs.push_back(values[static_cast<std::size_t>(slot)]);
-      }
-      const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
-      AnyTensor out = node.run(inputs);
-      if (observer != nullptr) {
-        observer->ran(owner, *graph_, n, n + 1, start, trace::now_ns());
-      }
-      if (node.output >= 0) {
-        values[static_cast<std::size_t>(node.output)] = std::move(out);
-      }
-      for (auto slot : releases_[n]) {
-        values[static_cast<std::size_t>(slot)].reset();
-      }
-    }
-    std::vector<AnyTensor> outputs;
-    outputs.reserve(graph_->output_slots.size());
-    const auto& out_slots = graph_->output_slots;
-    for (auto it = out_slots.begin(); it != out_slots.end(); ++it) {
-      AnyTensor& value = values[static_cast<std::size_t>(*it)];
-      // Moved where the slot is not returned again (saves a reference count round trip).
-      const bool again = std::find(it + 1, out_slots.end(), *it) != out_slots.end();
-      outputs.push_back(again ? value : std::move(value));
-    }
-    return outputs;
-  }
-
-  /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
-  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
-    std::vector<std::size_t> sizes;
-    for (const auto& g : groups_) {
-      sizes.push_back(g.end - g.begin);
-    }
-    return sizes;
-  }
-
- private:
-  // One run's value per slot. The vectors are kept per thread for the next run (a nested run,
-  // a control-flow body, takes another), so a call allocates none; they go back empty.
-  struct SlotValues {
-    explicit SlotValues(std::size_t slots) {
-      auto& spare = pool();
-      if (!spare.empty()) {
-        values = std::move(spare.back());
-        spare.pop_back();
-      }
-      values.resize(slots);
-    }
-    SlotValues(const SlotValues&) = delete;
-    SlotValues& operator=(const SlotValues&) = delete;
-    ~SlotValues() {
-      for (auto& value : values) {
-        value.reset();
-      }
-      auto& spare = pool();
-      if (spare.size() < 8) {
-        try {
-          spare.push_back(std::move(values));
-        } catch (...) {  // NOLINT(bugprone-empty-catch): then it is freed as usual
-        }
-      }
-    }
-    static std::vector<std::vector<AnyTensor>>& pool() {
-      thread_local std::vector<std::vector<AnyTensor>> spare;
-      return spare;
-    }
-    std::vector<AnyTensor> values;
-  };
-
-  // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
-  // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
-  // one pass over memory (and one allocation) per op. Intermediate values used only inside
-  // the chain are never materialised. A materialised output writes over an input that dies
-  // there when nothing else holds that input's buffer (in place, as TensorFlow's kernels
-  // forward an input buffer), so a lone elementwise node is a group of one.
-  // Where one node input of a fused group comes from, decided once when the graph is built.
-  enum class OperandKind : std::uint8_t {
-    local,     // an earlier node of the group: its row of the per-thread scratch
-    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
-    scalar,    // a single value known only at run time (an argument): broadcast per run
-    vector,    // a full-length value: read in place
-  };
-  struct Operand {
-    OperandKind kind = OperandKind::vector;
-    std::int32_t index = 0;  // local: node in group; constant: row of splat; else the slot
-  };
-  struct FusionGroup {
-    std::size_t begin = 0;
-    std::size_t end = 0;  // exclusive
-    std::int64_t elements = 0;
-    DType dtype = DType::invalid;
-    std::vector<bool> materialize;  // per node of the group
-    std::vector<Operand> operands;  // per node input, in order
-    std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
-    std::int64_t chunk = 0;         // elements per pass through the chain
-    std::int32_t num_scalars = 0;   // run-time single-value operands
-    std::vector<std::size_t> inputs_per_node;
-    std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
-    std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
-    std::int32_t num_rows = 0;        // rows are reused once their value is dead
-  };
-  // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
-  // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
-  static constexpr std::int64_t max_fused_chunk = 1024;
-  static constexpr std::int64_t min_fused_chunk = 256;
-  static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
-  static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
-
-  void find_fusion_groups() {
-    const auto& nodes = graph_->nodes;
-    std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
-    std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
-          graph_->arg_shapes()[i].num_elements();
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      elements[static_cast<std::size_t>(slot)] = value.num_elements();
-      constant[static_cast<std::size_t>(slot)] = &value;
-    }
-    for (const auto& node : nodes) {
-      if (node.output >= 0) {
-        elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
-      }
-    }
-    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype) {
-      const auto& node = nodes[k];
-      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
-          node.shape.num_elements() != n || n <= 1) {
-        return false;
-      }
-      for (auto slot : node.inputs) {
-        const std::int64_t e = elements[static_cast<std::size_t>(slot)];
-        if (e != n && e != 1) {
-          return false;
-        }
-      }
-      return true;
-    };
-    std::size_t i = 0;
-    while (i < nodes.size()) {
-      const std::int64_t n = nodes[i].shape.num_elements();
-      if (!fusible(i, n, nodes[i].dtype)) {
-        ++i;
-        continue;
-      }
-      std::size_t j = i + 1;
-      while (j < nodes.size() && fusible(j, n, nodes[i].dtype)) {
-        ++j;
-      }
-      // One node is a group too: it may then write in place (Note [Fusion]).
-      FusionGroup group;
-      group.begin = i;
-      group.end = j;
-      group.elements = n;
-      group.dtype = nodes[i].dtype;
-      const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
-      std::vector<const void*> splats;  // distinct constant values, by their bytes
-      for (std::size_t k = i; k < j; ++k) {
-        const auto slot = nodes[k].output;
-        const auto last = last_use_[static_cast<std::size_t>(slot)];
-        group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
-                                    static_cast<std::size_t>(last) >= j);
-        group.inputs_per_node.push_back(nodes[k].inputs.size());
-        for (auto in : nodes[k].inputs) {
-          Operand operand{OperandKind::vector, in};
-          for (std::size_t p = i; p < k; ++p) {
-            if (nodes[p].output == in) {
-              operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
-            }
-          }
-          const AnyTensor* value = constant[static_cast<std::size_t>(in)];
-          if (operand.kind == OperandKind::vector && elements[static_cast<std::size_t>(in)] == 1) {
-            if (value != nullptr) {
-              const auto row = std::find_if(splats.begin(), splats.end(),
-                                            [&](const void* v) {
-                                              return std::memcmp(v, value->raw_data(), width) == 0;
-                                            }) -
-                               splats.begin();
-              if (row == std::ssize(splats)) {
-                splats.push_back(value->raw_data());
-              }
-              operand = {OperandKind::constant, static_cast<std::int32_t>(row)};
-            } else {
-              operand.kind = OperandKind::scalar;
-              ++group.num_scalars;
-            }
-          }
-          group.operands.push_back(operand);
-        }
-      }
-      assign_rows(group);
-      assign_donors(group);
-      const auto buffers =
-          static_cast<std::int64_t>(group.num_rows + group.num_scalars + splats.size());
-      group.chunk = max_fused_chunk;
-      while (group.chunk > min_fused_chunk &&
-             buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
-        group.chunk /= 2;
-      }
-      group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
-      // Raw bytes of the group's dtype in a double array (aligned for both).
-      group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
-                         sizeof(double));
-      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
-      for (const void* value : splats) {
-        for (std::int64_t e = 0; e < group.chunk; ++e, bytes += width) {
-          std::memcpy(bytes, value, width);
-        }
-      }
-      groups_.push_back(std::move(group));
-      i = j;
-    }
-  }
-
-  // Which slots some reader takes from `values` in a fused run: every input of a node outside
-  // the chains, a chain's full-length and run-time single operands, the outputs.
-  void mark_values_read() {
-    read_from_values_.assign(read_from_values_.size(), false);
-    const auto& nodes = graph_->nodes;
-    std::size_t next_group = 0;
-    for (std::size_t n = 0; n < nodes.size(); ++n) {
-      if (next_group < groups_.size() && groups_[next_group].begin == n) {
-        for (const Operand& operand : groups_[next_group].operands) {
-          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar) {
-            read_from_values_[static_cast<std::size_t>(operand.index)] = true;
-          }
-        }
-        n = groups_[next_group++].end - 1;
-        continue;
-      }
-      for (auto slot : nodes[n].inputs) {
-        read_from_values_[static_cast<std::size_t>(slot)] = true;
-      }
-    }
-    for (auto slot : graph_->output_slots) {
-      read_from_values_[static_cast<std::size_t>(slot)] = true;
-    }
-  }
-
-  // A materialised output may take the buffer of a full-length input read for the last time
-  // at or before its node: in each chunk that input's readers have all run by then, and each
-  // chunk writes only its own elements. Whether the buffer is unshared is known only at run
-  // time (a caller's argument, or a value also held elsewhere, is not).
-  void assign_donors(FusionGroup& group) const {
-    const std::size_t count = group.end - group.begin;
-    group.donor.assign(count, -1);
-    std::vector<std::int32_t> taken;
-    std::size_t q = 0;
-    std::vector<std::int32_t> candidates;  // vector operands seen so far
-    for (std::size_t k = 0; k < count; ++k) {
-      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
-        if (group.operands[q].kind == OperandKind::vector) {
-          candidates.push_back(group.operands[q].index);
-        }
-      }
-      if (!group.materialize[k]) {
-        continue;
-      }
-      for (auto slot : candidates) {
-        const auto last = last_use_[static_cast<std::size_t>(slot)];
-        if (last >= 0 && static_cast<std::size_t>(last) <= group.begin + k &&
-            std::find(taken.begin(), taken.end(), slot) == taken.end() &&
-            std::find(graph_->arg_slots.begin(), graph_->arg_slots.end(), slot) ==
-                graph_->arg_slots.end()) {
-          group.donor[k] = slot;
-          taken.push_back(slot);
-          break;
-        }
-      }
-    }
-  }
-
-  // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
-  // so its working set stays a few KiB in L1 however long the chain is.
-  static void assign_rows(FusionGroup& group) {
-    const std::size_t count = group.end - group.begin;
-    std::vector<std::size_t> last_read(count, 0);
-    std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
-    std::size_t q = 0;  // operands are stored per node, in input order
-    for (std::size_t k = 0; k < count; ++k) {
-      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
-        if (group.operands[q].kind == OperandKind::local) {
-          const auto p = static_cast<std::size_t>(group.operands[q].index);
-          reads[k].push_back(p);
-          last_read[p] = k;
-        }
-      }
-    }
-    std::vector<std::int32_t> free_rows;
-    group.row.assign(count, -1);
-    for (std::size_t k = 0; k < count; ++k) {
-      if (!group.materialize[k]) {
-        if (free_rows.empty()) {
-          free_rows.push_back(group.num_rows++);
-        }
-        group.row[k] = free_rows.back();
-        free_rows.pop_back();
-      }
-      // Freed after the output row is taken, so a kernel never writes the row it reads.
-      for (std::size_t p : reads[k]) {
-        if (last_read[p] == k && group.row[p] >= 0 &&
-            std::find(free_rows.begin(), free_rows.end(), group.row[p]) == free_rows.end()) {
-          free_rows.push_back(group.row[p]);
-        }
-      }
-    }
-  }
-
-  template <class T>
-  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
-    const auto& nodes = graph_->nodes;
-    const std::size_t count = group.end - group.begin;
-    // Per-thread buffers reused across runs: no allocation per call.
-    thread_local std::vector<T*> out_data;
-    thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
-    thread_local std::vector<T> scalars;        // run-time single values, one chunk each
-    out_data.assign(count, nullptr);
-    source.assign(group.operands.size(), nullptr);
-    const std::int64_t chunk = group.chunk;
-    scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
-    std::size_t next_scalar = 0;
-    for (std::size_t q = 0; q < group.operands.size(); ++q) {
-      const Operand& operand = group.operands[q];
-      if (operand.kind == OperandKind::vector) {
-        source[q] =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-      } else if (operand.kind == OperandKind::constant) {
-        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * chunk;
-      } else if (operand.kind == OperandKind::scalar) {
-        T* splat = scalars.data() + next_scalar++ * chunk;
-        std::fill_n(
-            splat, chunk,
-            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
-        source[q] = splat;
-      }
-    }
-    for (std::size_t k = 0; k < count; ++k) {
-      if (group.materialize[k]) {
-        const auto& node = nodes[group.begin + k];
-        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
-        const std::int32_t donor = group.donor[k];
-        AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
-        if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
-            from->shape() == node.shape) {
-          slot = std::move(*from);  // in place: the sources above keep pointing at it
-          out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
-        } else {
-          slot = allocate_any(group.dtype, node.shape);
-          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
-        }
-      }
-    }
-    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
-    const T* const* sources = source.data();
-    T* const* outs = out_data.data();
-    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
-    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
-      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
-      const auto rows = static_cast<std::size_t>(group.num_rows);
-      if (scratch.size() < rows * static_cast<std::size_t>(chunk)) {
-        scratch.resize(rows * static_cast<std::size_t>(chunk));
-      }
-      auto row_of = [&](std::size_t k) {
-        return scratch.data() + static_cast<std::size_t>(group.row[k] * chunk);
-      };
-      for (std::int64_t c = cb; c < ce; ++c) {
-        const std::int64_t start = c * chunk;
-        const std::int64_t len = std::min(chunk, group.elements - start);
-        std::size_t q = 0;
-        for (std::size_t k = 0; k < count; ++k) {
-          const auto& node = nodes[group.begin + k];
-          const void* operand[2] = {nullptr, nullptr};
-          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
-            const Operand& from = group.operands[q];
-            if (from.kind == OperandKind::local) {
-              const std::size_t p = static_cast<std::size_t>(from.index);
-              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
-            } else if (from.kind == OperandKind::vector) {
-              operand[m] = sources[q] + start;
-            } else {
-              operand[m] = sources[q];
-            }
-          }
-          // A materialised value is written straight into its tensor and read from there.
-          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
-          node.fused_kernel(out, operand[0], true, operand[1], true, len);
-        }
-      }
-    });
-  }
-
-  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
-    if (group.dtype == DType::float32) {
-      run_group_typed<float>(group, values);
-    } else {
-      run_group_typed<double>(group, values);
-    }
-  }
-
-  const trace::Graph* graph_;
-  std::vector<FusionGroup> groups_;
-  std::vector<bool> read_from_values_;  // per slot, for a fused run
-  std::unordered_set<std::int32_t> is_output_;
-  std::vector<std::int32_t> last_use_;
-  std::vector<std::vector<std::int32_t>> releases_;
-};
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
-// ---- end <tapeflow/function/detail/executor.hpp>
-// ---- begin <tapeflow/function/detail/graph_passes.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-// Passes over a traced graph, run once per ConcreteFunction on a copy of the graph as traced.
-//
-// Note [Graph passes]. The passes know ops only through what every node carries (Note [One
-// definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
-// They change which nodes run and which slot a node reads; they never renumber slots or change
-// a node's kernel, so every value still comes from the op's one definition, and results are
-// bitwise those of the graph as traced.
-// - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
-//   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
-//   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
-//   may share state with their neighbours) stay as traced, in order.
-// - *Pinned* slots keep their value: the graph's outputs (a caller must not receive an alias of
-//   an argument or a constant it might change) and the enclosing-graph slots that sub-graphs of
-//   control-flow nodes captured by number (to_code names their arguments through them).
-// - Pruning (off with `disable_model_pruning`): pure nodes whose value reaches no output and no
-//   kept node are dropped (a backward sweep).
-// - Constant folding (`constant_folding`): a pure node whose inputs are all constants runs at
-//   trace time and its value becomes a constant of the graph (values up to 10 MiB, as
-//   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
-//   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
-// - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
-//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
-//   fields are what export writes, so they are the whole op only where TensorFlow can express
-//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
-//   is never merged.
-// - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
-//   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
-//   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
-//   that undoes it: the node reads through to x, when its dtype and shape are x's.
-// - Identity removal (`dependency_optimization`).
-// A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
-// its gradients see every op, captured constants included.
-
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <string>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
-struct GraphOptimizationReport {
-  std::int64_t pruned = 0;                 ///< nodes no output needed
-  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
-  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
-  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
-  std::int64_t identities_removed = 0;     ///< Identity nodes read through
-  /// Whether any pass changed the graph.
-  [[nodiscard]] bool changed() const noexcept {
-    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
-  }
-};
-
-namespace detail {
-namespace passes {
-
-inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
-
-inline bool is_pure(const trace::GraphNode& node) {
-  return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
-         node.output_arg != no_output_arg;
-}
-
-// Equal dtype, shape and elements (bitwise: -0 and +0 differ, a NaN equals itself).
-inline bool same_value(const AnyTensor& a, const AnyTensor& b) {
-  if (a.dtype() != b.dtype() || !(a.shape() == b.shape()) || !a.has_value() || !b.has_value()) {
-    return false;
-  }
-  const auto n = static_cast<std::size_t>(a.num_elements());
-  if (a.dtype() == DType::string) {
-    const auto* x = static_cast<const std::string*>(a.raw_data());
-    const auto* y = static_cast<const std::string*>(b.raw_data());
-    return std::equal(x, x + n, y);
-  }
-  return std::memcmp(a.raw_data(), b.raw_data(), n * dtype_size(a.dtype())) == 0;
-}
-
-// Whether every element of `t` is `value`; for floating point also of `value`'s sign.
-inline bool all_equal(const AnyTensor& t, double value) {
-  if (!t.has_value()) {
-    return false;
-  }
-  const auto n = static_cast<std::size_t>(t.num_elements());
-  const auto check = [&]<class T>(const void* data) {
-    const auto* x = static_cast<const T*>(data);
-    return std::all_of(x, x + n, [&](T v) {
-      if constexpr (std::is_floating_point_v<T>) {
-        return v == static_cast<T>(value) && std::signbit(v) == std::signbit(value);
-      } else {
-        return v == static_cast<T>(value);
-      }
-    });
-  };
-  switch (t.dtype()) {
-    case DType::float32:
-      return check.template operator()<float>(t.raw_data());
-    case DType::float64:
-      return check.template operator()<double>(t.raw_data());
-    case DType::int32:
-      return check.template operator()<std::int32_t>(t.raw_data());
-    case DType::int64:
-      return check.template operator()<std::int64_t>(t.raw_data());
-    default:
-      return false;
-  }
-}
-
-inline bool is_integer(DType d) { return d == DType::int32 || d == DType::int64; }
-
-// A permutation held as a constant input ("perm"), or empty.
-inline std::vector<std::int64_t> permutation(const trace::GraphNode& node) {
-  for (const auto& [name, value] : node.const_inputs) {
-    if (name != "perm" || !value.has_value()) {
-      continue;
-    }
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(value.num_elements()));
-    for (std::size_t i = 0; i < perm.size(); ++i) {
-      perm[i] =
-          value.dtype() == DType::int32   ? static_cast<const std::int32_t*>(value.raw_data())[i]
-          : value.dtype() == DType::int64 ? static_cast<const std::int64_t*>(value.raw_data())[i]
-                                          : -1;
-    }
-    return perm;
-  }
-  return {};
-}
-
-class Optimizer {
- public:
-  Optimizer(trace::Graph& graph, const config::optimizer::Options& options,
-            std::vector<std::int32_t> captured)
-      : g_(graph), options_(options), captured_(std::move(captured)) {}
-
-  GraphOptimizationReport run() {
-    if (options_.disable_meta_optimizer) {
-      return report_;
-    }
-    index_slots();
-    // Each pass can expose work for the others (a folded constant makes x * 1 visible, a
-    // simplification makes two nodes equal); a few rounds reach the fixed point.
-    for (int round = 0; round < 4; ++round) {
-      const GraphOptimizationReport before = report_;
-      if (options_.constant_folding) {
-        fold_constants();
-      }
-      if (options_.arithmetic_optimization) {
-        simplify();
-        eliminate_common_subexpressions();
-      }
-      if (options_.dependency_optimization) {
-        remove_identities();
-      }
-      if (!options_.disable_model_pruning) {
-        prune();
-      }
-      if (!changed_since(before)) {
-        break;
-      }
-    }
-    return report_;
-  }
-
- private:
-  struct SlotInfo {
-    DType dtype = DType::invalid;
-    Shape shape;
-    const AnyTensor* constant = nullptr;
-    std::int64_t producer = -1;  // node index, -1: argument or constant
-  };
-
-  [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
-    return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
-           report_.common_subexpressions != r.common_subexpressions ||
-           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
-  }
-
-  void index_slots() {
-    slots_.assign(static_cast<std::size_t>(g_.num_slots), {});
-    pinned_.assign(static_cast<std::size_t>(g_.num_slots), false);
-    for (std::size_t i = 0; i < g_.arg_slots.size(); ++i) {
-      auto& s = slots_[static_cast<std::size_t>(g_.arg_slots[i])];
-      s.dtype = g_.arg_dtypes()[i];
-      s.shape = g_.arg_shapes()[i];
-    }
-    for (const auto& [slot, value] : g_.constants) {
-      auto& s = slots_[static_cast<std::size_t>(slot)];
-      s.dtype = value.dtype();
-      s.shape = value.shape();
-      s.constant = &value;
-    }
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (node.output >= 0) {
-        auto& s = slots_[static_cast<std::size_t>(node.output)];
-        s.dtype = node.dtype;
-        s.shape = node.shape;
-        s.producer = static_cast<std::int64_t>(n);
-      }
-    }
-    for (auto slot : captured_) {
-      pinned_[static_cast<std::size_t>(slot)] = true;
-    }
-    for (auto slot : g_.output_slots) {
-      pinned_[static_cast<std::size_t>(slot)] = true;
-    }
-  }
-
-  SlotInfo& slot(std::int32_t s) { return slots_[static_cast<std::size_t>(s)]; }
-
-  // Every later read of node n's value reads `to` instead (n then dies, unless pinned).
-  bool read_through(std::size_t n, std::int32_t to) {
-    const std::int32_t from = g_.nodes[n].output;
-    if (pinned_[static_cast<std::size_t>(from)] || from == to) {
-      return false;
-    }
-    for (std::size_t k = n + 1; k < g_.nodes.size(); ++k) {
-      for (auto& in : g_.nodes[k].inputs) {
-        in = in == from ? to : in;
-      }
-    }
-    dead_.push_back(n);
-    return true;
-  }
-
-  // Whether node n may read through to slot `to`: the same dtype and shape as its value.
-  bool same_type(std::size_t n, std::int32_t to) {
-    const auto& node = g_.nodes[n];
-    return slot(to).dtype == node.dtype && slot(to).shape == node.shape;
-  }
-
-  void fold_constants() {
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      auto& node = g_.nodes[n];
-      if (!is_pure(node) || node.dtype == DType::string || folded_[n] ||
-          node.shape.num_elements() * static_cast<std::int64_t>(dtype_size(node.dtype)) >
-              max_folded_bytes) {
-        continue;
-      }
-      std::vector<AnyTensor> inputs;
-      bool constant = true;
-      for (auto in : node.inputs) {
-        const AnyTensor* value = slot(in).constant;
-        constant = constant && value != nullptr;
-        if (value != nullptr) {
-          inputs.push_back(*value);
-        }
-      }
-      if (!constant) {
-        continue;
-      }
-      AnyTensor value;
-      try {
-        trace::Suspend eager;
-        value = node.run(inputs);
-      } catch (...) {
-        continue;  // it fails the same way when the graph runs, where the error belongs
-      }
-      if (!value.has_value() || value.dtype() != node.dtype || !(value.shape() == node.shape)) {
-        continue;
-      }
-      g_.constants.emplace_back(node.output, std::move(value));
-      reindex_constants();
-      folded_[n] = true;
-      dead_.push_back(n);
-      ++report_.constants_folded;
-    }
-    drop_dead();
-  }
-
-  void reindex_constants() {
-    for (const auto& [s, value] : g_.constants) {
-      slot(s).constant = &value;  // the vector may have moved its elements
-    }
-  }
-
-  void simplify() {
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (!is_pure(node) || is_dead(n)) {
-        continue;
-      }
-      const std::int32_t to = simplified_input(node);
-      if (to >= 0 && same_type(n, to) && read_through(n, to)) {
-        ++report_.simplified;
-      }
-    }
-    drop_dead();
-  }
-
-  // The slot node's value equals, or -1.
-  std::int32_t simplified_input(const trace::GraphNode& node) {
-    const auto& in = node.inputs;
-    const auto constant_is = [&](std::size_t i, double v) {
-      return in.size() == 2 && slot(in[i]).constant != nullptr &&
-             all_equal(*slot(in[i]).constant, v);
-    };
-    const bool integer = is_integer(node.dtype);
-    if (node.op == "Mul") {
-      return constant_is(1, 1.0) ? in[0] : constant_is(0, 1.0) ? in[1] : -1;
-    }
-    if (node.op == "RealDiv" || node.op == "Div") {
-      return constant_is(1, 1.0) ? in[0] : -1;
-    }
-    if (node.op == "Sub") {
-      return constant_is(1, 0.0) ? in[0] : -1;  // +0, or integer 0
-    }
-    if (node.op == "AddV2" || node.op == "Add") {
-      const double zero = integer ? 0.0 : -0.0;
-      return constant_is(1, zero) ? in[0] : constant_is(0, zero) ? in[1] : -1;
-    }
-    if ((node.op == "Cast" || node.op == "Reshape") && !in.empty()) {
-      return in[0];  // read through when dtype and shape agree (same_type)
-    }
-    if (node.op == "Transpose" && in.size() == 1) {
-      const auto perm = permutation(node);
-      if (perm.empty()) {
-        return -1;
-      }
-      bool identity = true;
-      for (std::size_t i = 0; i < perm.size(); ++i) {
-        identity = identity && perm[i] == static_cast<std::int64_t>(i);
-      }
-      if (identity) {
-        return in[0];
-      }
-      const std::int64_t p = slot(in[0]).producer;
-      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
-        return -1;
-      }
-      const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
-      const auto inner_perm = permutation(inner);
-      if (inner.op != "Transpose" || !is_pure(inner) || inner.inputs.size() != 1 ||
-          inner_perm.size() != perm.size()) {
-        return -1;
-      }
-      // Output axis i is the inner output's axis perm[i], which is x's axis inner_perm[perm[i]].
-      for (std::size_t i = 0; i < perm.size(); ++i) {
-        const auto j = perm[i];
-        if (j < 0 || j >= static_cast<std::int64_t>(perm.size()) ||
-            inner_perm[static_cast<std::size_t>(j)] != static_cast<std::int64_t>(i)) {
-          return -1;
-        }
-      }
-      return inner.inputs[0];
-    }
-    return -1;
-  }
-
-  void eliminate_common_subexpressions() {
-    // Candidates share op and inputs; the full comparison runs only within those buckets.
-    std::unordered_map<std::string, std::vector<std::size_t>> seen;
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (!is_pure(node) || is_dead(n) || !node.export_error.empty()) {
-        continue;
-      }
-      std::string key = node.op;
-      for (auto in : node.inputs) {
-        key += "," + std::to_string(in);
-      }
-      auto& bucket = seen[key];
-      bool merged = false;
-      for (std::size_t earlier : bucket) {
-        if (equal_nodes(g_.nodes[earlier], node) && read_through(n, g_.nodes[earlier].output)) {
-          ++report_.common_subexpressions;
-          merged = true;
-          break;
-        }
-      }
-      if (!merged) {
-        bucket.push_back(n);
-      }
-    }
-    drop_dead();
-  }
-
-  static bool equal_nodes(const trace::GraphNode& a, const trace::GraphNode& b) {
-    if (a.op != b.op || a.dtype != b.dtype || !(a.shape == b.shape) || a.inputs != b.inputs ||
-        a.attrs != b.attrs || a.type_attr_dtype != b.type_attr_dtype ||
-        a.const_inputs_at != b.const_inputs_at || a.resources != b.resources ||
-        a.const_inputs.size() != b.const_inputs.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < a.const_inputs.size(); ++i) {
-      if (a.const_inputs[i].first != b.const_inputs[i].first ||
-          !same_value(a.const_inputs[i].second, b.const_inputs[i].second)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  void remove_identities() {
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (node.op == "Identity" && is_pure(node) && !is_dead(n) && node.inputs.size() == 1 &&
-          same_type(n, node.inputs[0]) && read_through(n, node.inputs[0])) {
-        ++report_.identities_removed;
-      }
-    }
-    drop_dead();
-  }
-
-  void prune() {
-    std::vector<bool> live(static_cast<std::size_t>(g_.num_slots), false);
-    for (std::size_t s = 0; s < live.size(); ++s) {
-      live[s] = pinned_[s];
-    }
-    for (std::size_t n = g_.nodes.size(); n-- > 0;) {
-      const auto& node = g_.nodes[n];
-      if (is_pure(node) && !live[static_cast<std::size_t>(node.output)]) {
-        dead_.push_back(n);
-        ++report_.pruned;
-        continue;
-      }
-      for (auto in : node.inputs) {
-        live[static_cast<std::size_t>(in)] = true;
-      }
-    }
-    drop_dead();
-  }
-
-  [[nodiscard]] bool is_dead(std::size_t n) const {
-    return std::find(dead_.begin(), dead_.end(), n) != dead_.end();
-  }
-
-  // Removes the nodes in dead_ (their slots are no longer read) and re-indexes.
-  void drop_dead() {
-    if (dead_.empty()) {
-      return;
-    }
-    std::vector<bool> remove(g_.nodes.size(), false);
-    for (auto n : dead_) {
-      remove[n] = true;
-    }
-    std::vector<trace::GraphNode> kept;
-    kept.reserve(g_.nodes.size() - dead_.size());
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      if (!remove[n]) {
-        kept.push_back(std::move(g_.nodes[n]));
-      }
-    }
-    g_.nodes = std::move(kept);
-    dead_.clear();
-    folded_.assign(g_.nodes.size(), false);
-    for (auto& s : slots_) {
-      s.producer = -1;
-    }
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      if (g_.nodes[n].output >= 0) {
-        slot(g_.nodes[n].output).producer = static_cast<std::int64_t>(n);
-      }
-    }
-  }
-
-  trace::Graph& g_;
-  config::optimizer::Options options_;
-  std::vector<std::int32_t> captured_;  // slots sub-graphs captured by number
-  GraphOptimizationReport report_;
-  std::vector<SlotInfo> slots_;
-  std::vector<bool> pinned_;
-  std::vector<std::size_t> dead_;
-  std::vector<bool> folded_ = std::vector<bool>(g_.nodes.size(), false);
-};
-
-}  // namespace passes
-
-/// Runs the passes `options` enables on `graph` (Note [Graph passes]); `captured`: the slots of
-/// `graph` that sub-graphs of its control-flow nodes captured. Returns what the passes did.
-inline GraphOptimizationReport optimize_graph(trace::Graph& graph,
-                                              const config::optimizer::Options& options,
-                                              std::vector<std::int32_t> captured) {
-  return passes::Optimizer(graph, options, std::move(captured)).run();
-}
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
-// ---- end <tapeflow/function/detail/graph_passes.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-namespace detail {
-/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
-inline std::string element_text(const AnyTensor& t, std::int64_t i) {
-  const void* data = t.raw_data();
-  switch (t.dtype()) {
-    case DType::int32:
-      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
-    case DType::int64:
-      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
-    case DType::uint8:
-      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
-    case DType::bool_:
-      return static_cast<const bool*>(data)[i] ? "true" : "false";
-    case DType::float32:
-      return AttrValue(static_cast<const float*>(data)[i]).to_string();
-    case DType::float64:
-      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
-    case DType::string:
-      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
-    default:
-      return "?";
-  }
-}
-
-/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
-inline std::string const_input_text(const AnyTensor& t) {
-  if (!t.has_value()) {
-    return "?";
-  }
-  const Shape& shape = t.shape();
-  std::int64_t next = 0;
-  auto emit = [&](auto& self, std::size_t axis) -> std::string {
-    if (axis == shape.rank()) {
-      return element_text(t, next++);
-    }
-    std::string out = "[";
-    for (std::int64_t i = 0; i < shape[axis]; ++i) {
-      out += (i > 0 ? ", " : "") + self(self, axis + 1);
-    }
-    return out + "]";
-  };
-  return emit(emit, 0);
-}
-
-/// One node as ConcreteFunction::to_string and autograph::to_code show it:
-/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
-/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
-/// those functions' bodies instead).
-template <class InputName>
-std::string node_text(const trace::GraphNode& node, InputName&& input_name,
-                      bool function_attrs = true) {
-  std::string out = node.name + " = " + node.op;
-  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
-  // attributes here. Type attributes are left out: the output's dtype shows them.
-  std::string params;
-  for (const auto& attr : node.attrs) {
-    const auto& v = attr.second.value();
-    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
-        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
-      continue;
-    }
-    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
-  }
-  for (const auto& input : node.const_inputs) {
-    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
-  }
-  if (!params.empty()) {
-    out += "[" + params + "]";
-  }
-  out += "(";
-  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
-  }
-  out += ")";
-  if (node.output >= 0) {
-    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
-  }
-  return out;
-}
-
-}  // namespace detail
-
-/// A traced graph and how to run it. Nodes run in program order (keeping prints and
-/// assignments ordered); each value is released after its last use. The graph passes
-/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
-/// a GradientTape records the call, which then sees every op of the graph as traced.
-class ConcreteFunction {
- public:
-  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
-  /// and plans the execution of both (fusion groups, when each value is released); `name` is
-  /// the tf::function's (FunctionOptions::name). Built by Function.
-  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
-      : traced_(std::move(graph)), name_(std::move(name)) {
-    const auto options = detail::graph_optimizer_options();
-    const bool fuse = options.remapping && !options.disable_meta_optimizer;
-    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
-    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
-    for (const auto& node : traced_->nodes) {
-      for (const auto& f : node.functions) {
-        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
-      }
-    }
-    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
-    if (report_.changed()) {
-      optimized_ = std::move(optimized);
-      optimized_executor_.emplace(*optimized_, fuse);
-    }
-    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
-  }
-
-  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
-  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
-    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
-    if (args.size() != traced_->arg_slots.size()) {
-      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
-                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
-                             std::to_string(args.size()));
-    }
-    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
-    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
-    const bool taped = !detail::tape::active().empty();
-    const detail::Executor& executor =
-        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
-    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
-    detail::trace::Observer* const observer =
-        detail::trace::observer().load(std::memory_order_acquire);
-    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
-    auto outputs = executor.run(*this, args, !taped, observer);
-    if (observer != nullptr) {
-      observer->called(*this, call_start, detail::trace::now_ns());
-    }
-    return outputs;
-  }
-
-  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
-  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
-  }
-  /// The graph's nodes as traced, in program (execution) order.
-  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
-    return traced_->nodes;
-  }
-  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
-  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
-  /// The graph that runs: the traced graph after the passes (the same graph when they changed
-  /// nothing). Slots keep their numbers; folded values join `constants`.
-  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
-    return optimized_ ? *optimized_ : *traced_;
-  }
-  /// What the passes did to this function's graph.
-  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
-    return report_;
-  }
-
-  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
-  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
-  [[nodiscard]] std::string to_string(bool optimized = false) const {
-    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
-    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
-    }
-    std::string out = "function " + name_ + "(";
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
-             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
-    }
-    out += ")\n";
-    for (const auto& node : graph_->nodes) {
-      if (node.output >= 0) {
-        slot_names[static_cast<std::size_t>(node.output)] = node.name;
-      }
-      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
-               return slot_names[static_cast<std::size_t>(slot)];
-             });
-      out += "\n";
-    }
-    out += "  return (";
-    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
-      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
-    }
-    out += ")\n";
-    return out;
-  }
-
- private:
-  std::unique_ptr<detail::trace::Graph> traced_;
-  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
-  std::string name_;
-  GraphOptimizationReport report_;
-  std::optional<detail::Executor> traced_executor_;
-  std::optional<detail::Executor> optimized_executor_;
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
-// ---- end <tapeflow/function/graph.hpp>
 // ---- begin <tapeflow/io/detail/graph_proto.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_PROTO_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_IO_DETAIL_GRAPH_PROTO_HPP
@@ -45091,667 +45875,6 @@ inline void add_variable_sources(std::vector<Port>& sources,
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
 // ---- end <tapeflow/function/detail/control_flow_gradient.hpp>
-// ---- begin <tapeflow/function/function.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
-// tf::function: graph capture cached on the argument signature (TensorFlow: `@tf.function`).
-//
-// The first call with a new signature traces: the callable runs once on symbolic tensors and
-// every op, variable read and assignment appends a node (Note [Tracing]). The graph is cached
-// under the signature; later calls with the same signature run the graph without running the
-// callable's C++ body, so `std::cout` in the body prints only while tracing, and `tf::print`
-// prints on every call.
-//
-// Signature: for each tensor argument its dtype, rank and shape, the shape under a policy
-// (FunctionOptions::shape_policy): `relaxed` (the default) traces a new shape once more with
-// the dims that changed made unknown (-1), and that graph then serves every shape agreeing on
-// the remaining dims, so a varying batch size costs one retrace, not one per size (TensorFlow's
-// `reduce_retracing=True`); `exact` retraces on every new shape (the first trace is always
-// exact, which keeps its elementwise chains fusible). input_signature pins shapes (-1 dims
-// accept any size). For each plain C++ number its value (as TensorFlow does for Python numbers, so
-// f(1); f(2); f(1) traces twice); for other types their value by ==. Host arrays
-// (Eigen::Tensor, std::vector of numbers) convert to tensors and share their traces.
-
-#include <algorithm>
-#include <array>
-#include <charconv>
-#include <cstdint>
-#include <functional>
-#include <iostream>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <span>
-#include <sstream>
-#include <string>
-#include <tuple>
-#include <type_traits>
-#include <typeinfo>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
-/// accept any size.
-struct TensorSpec {
-  DType dtype = DType::float32;  ///< required element type
-  Shape shape;                   ///< required shape; -1 dims match any size
-};
-
-/// How tensor shapes enter the signature (see the header comment).
-enum class ShapePolicy {
-  /// Every new shape traces a new graph.
-  exact,
-  /// A shape differing only in some dims from a traced one traces once more with those dims
-  /// unknown (-1); that graph accepts any size there.
-  relaxed,
-};
-
-/// Options of tf::function (TensorFlow's keyword arguments).
-struct FunctionOptions {
-  /// How new shapes of tensor arguments retrace (TensorFlow: `reduce_retracing`).
-  ShapePolicy shape_policy = ShapePolicy::relaxed;
-  /// Pins the signature: one spec per tensor argument; calls that do not match throw.
-  std::optional<std::vector<TensorSpec>> input_signature{};
-  /// Warn on stderr once the function has traced more than this many times (TensorFlow: 5).
-  int max_traces_before_warning = 5;
-  /// Name used in warnings and graph export.
-  std::string name = "function";
-};
-
-TAPEFLOW_END_NAMESPACE
-
-// Declared, not included: only a program that passes an Eigen::Tensor (and so includes Eigen)
-// converts one, and Eigen stays an include of kernels only (MAINTAINERS.md, "Compile time").
-namespace Eigen {
-template <typename Scalar, int NumIndices, int Options, typename IndexType>
-class Tensor;
-}  // namespace Eigen
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::fn {
-
-template <class X>
-struct is_eigen_tensor : std::false_type {};
-template <class T, int R, int Options, class Index>
-struct is_eigen_tensor<Eigen::Tensor<T, R, Options, Index>> : std::true_type {};
-
-template <class X>
-struct is_host_vector : std::false_type {};
-template <class T, class A>
-  requires(element_type<T> && !std::is_same_v<T, bool>)
-struct is_host_vector<std::vector<T, A>> : std::true_type {};
-
-/// What a call argument becomes: tensors and variables stay, host arrays become tensors,
-/// everything else is passed through as a trace-time value.
-template <class A>
-decltype(auto) normalize(A&& a) {
-  using D = std::remove_cvref_t<A>;
-  if constexpr (is_eigen_tensor<D>::value) {
-    using T = typename D::Scalar;
-    constexpr std::size_t R = static_cast<std::size_t>(D::NumIndices);
-    std::array<std::int64_t, R> dims{};
-    for (std::size_t i = 0; i < R; ++i) {
-      dims[i] = static_cast<std::int64_t>(a.dimension(i));
-    }
-    const auto n = static_cast<std::size_t>(a.size());
-    if constexpr (R <= 1 || static_cast<int>(D::Layout) != 0) {  // 0: Eigen::ColMajor
-      return constant<T, R>(std::span<const T>(a.data(), n), dims);
-    } else {
-      // Eigen tensors default to column-major: walk the source in its order (first axis
-      // fastest) and write each element at its row-major offset.
-      std::array<std::int64_t, R> stride{};
-      stride[R - 1] = 1;
-      for (std::size_t i = R - 1; i-- > 0;) {
-        stride[i] = stride[i + 1] * dims[i + 1];
-      }
-      auto row_major = std::make_unique<T[]>(n);
-      std::array<std::int64_t, R> index{};
-      std::int64_t offset = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        row_major[static_cast<std::size_t>(offset)] = a.data()[k];
-        for (std::size_t axis = 0; axis < R; ++axis) {
-          offset += stride[axis];
-          if (++index[axis] < dims[axis]) {
-            break;
-          }
-          offset -= stride[axis] * dims[axis];
-          index[axis] = 0;
-        }
-      }
-      return constant<T, R>(std::span<const T>(row_major.get(), n), dims);
-    }
-  } else if constexpr (is_host_vector<D>::value) {
-    return constant<typename D::value_type>(a);
-  } else {
-    return D(std::forward<A>(a));
-  }
-}
-
-/// One argument's part of the cache key.
-struct KeyPart {
-  bool is_tensor = false;
-  bool is_device = false;             // the trailing part: where the call runs
-  DType dtype = DType::invalid;       // tensors
-  Shape shape;                        // tensors
-  std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
-  std::shared_ptr<const void> value;  // other types, compared with ==
-  bool (*equal)(const void*, const void*) = nullptr;
-  const std::type_info* type = nullptr;
-
-  friend bool operator==(const KeyPart& a, const KeyPart& b) {
-    if (a.is_tensor != b.is_tensor || a.text != b.text || a.type != b.type) {
-      return false;
-    }
-    if (a.is_tensor) {
-      return a.dtype == b.dtype && a.shape == b.shape;
-    }
-    if (a.equal != nullptr) {
-      return a.equal(a.value.get(), b.value.get());
-    }
-    return true;
-  }
-};
-
-/// Whether a traced signature part accepts a call's part: equal, or a tensor of the same
-/// dtype and rank whose traced dims are each unknown (-1) or equal.
-inline bool accepts(const KeyPart& traced, const KeyPart& call) {
-  if (!traced.is_tensor || !call.is_tensor) {
-    return traced == call;
-  }
-  if (traced.dtype != call.dtype || traced.shape.rank() != call.shape.rank()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < traced.shape.rank(); ++i) {
-    if (traced.shape[i] >= 0 && traced.shape[i] != call.shape[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-template <class X>
-std::string type_label() {
-  if constexpr (element_type<X>) {
-    return std::string(dtype_traits<X>::name);
-  } else {
-    return typeid(X).name();
-  }
-}
-
-template <class X>
-KeyPart key_of(const X& x) {
-  KeyPart part;
-  if constexpr (is_tensor<X>::value) {
-    part.is_tensor = true;
-    part.dtype = x.dtype();
-    part.shape = x.shape();
-  } else if constexpr (is_variable<X>::value) {
-    part.text =
-        "variable " + x.name() + "#" + std::to_string(x.id() & ((std::int64_t{1} << 48) - 1));
-  } else if constexpr (std::is_arithmetic_v<X>) {
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, x);
-    part.text = type_label<X>() + " " + std::string(buf, res.ptr);
-  } else if constexpr (std::is_convertible_v<const X&, std::string_view>) {
-    part.text = "string '" + std::string(std::string_view(x)) + "'";
-  } else {
-    static_assert(std::equality_comparable<X> && std::copy_constructible<X>,
-                  "tf::function: a non-tensor argument must be copyable and comparable with == "
-                  "(it is part of the trace's cache key)");
-    part.type = &typeid(X);
-    part.text = "value of type " + type_label<X>();
-    part.value = std::make_shared<X>(x);
-    part.equal = [](const void* a, const void* b) {
-      return *static_cast<const X*>(a) == *static_cast<const X*>(b);
-    };
-  }
-  return part;
-}
-
-/// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
-/// so each device gets its own trace, as TensorFlow's cache key includes the device.
-inline KeyPart device_key() {
-  KeyPart part;
-  part.is_device = true;
-  auto const id = devices::scope_device();
-  part.text = id == devices::unsatisfiable ? std::string("(unsatisfiable)")
-                                           : std::string(devices::name(id));
-  return part;
-}
-
-/// Says how `now` differs from `before`, for retrace explanations.
-inline std::string describe_difference(const std::vector<KeyPart>& before,
-                                       const std::vector<KeyPart>& now) {
-  std::string out;
-  for (std::size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
-    const auto& a = before[i];
-    const auto& b = now[i];
-    if (a == b) {
-      continue;
-    }
-    std::string what;
-    if (a.is_device || b.is_device) {
-      auto label = [](const KeyPart& p) { return p.text.empty() ? std::string("none") : p.text; };
-      out += (out.empty() ? "" : "; ") + std::string("device ") + label(a) + " -> " + label(b);
-      continue;
-    }
-    if (a.is_tensor && b.is_tensor) {
-      if (a.dtype != b.dtype) {
-        what =
-            "dtype " + std::string(dtype_name(a.dtype)) + " -> " + std::string(dtype_name(b.dtype));
-      } else if (a.shape.rank() != b.shape.rank()) {
-        what = "rank " + std::to_string(a.shape.rank()) + " -> " + std::to_string(b.shape.rank()) +
-               " (shape " + a.shape.to_string() + " -> " + b.shape.to_string() + ")";
-      } else {
-        what = "shape " + a.shape.to_string() + " -> " + b.shape.to_string();
-      }
-    } else if (a.is_tensor != b.is_tensor) {
-      what = std::string(a.is_tensor ? "tensor" : "value") + " -> " +
-             (b.is_tensor ? "tensor" : "value");
-    } else {
-      what = "value " + a.text + " -> " + b.text;
-    }
-    if (!out.empty()) {
-      out += "; ";
-    }
-    out += "argument " + std::to_string(i) + ": " + what;
-  }
-  return out.empty() ? "a new signature" : out;
-}
-
-/// How a body's result maps to graph outputs and back.
-template <class X>
-struct result_traits {
-  static_assert(
-      sizeof(X) == 0,
-      "tf::function: the body must return a tensor, a variable, a tuple/pair of them, or nothing");
-};
-template <>
-struct result_traits<void> {
-  using type = void;
-  static void collect(trace::Graph&) {}
-};
-template <class T, std::size_t R>
-struct result_traits<Tensor<T, R>> {
-  using type = Tensor<T, R>;
-  static void collect(trace::Graph& g, const Tensor<T, R>& t) {
-    g.output_slots.push_back(g.slot_of(t));
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return v[k++].template unchecked_as<T, R>();
-  }
-};
-template <class T, std::size_t R>
-struct result_traits<Variable<T, R>> {
-  using type = Tensor<T, R>;
-  static void collect(trace::Graph& g, const Variable<T, R>& v) {
-    result_traits<Tensor<T, R>>::collect(g, v.value());
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return v[k++].template unchecked_as<T, R>();
-  }
-};
-template <class... X>
-struct result_traits<std::tuple<X...>> {
-  using type = std::tuple<typename result_traits<X>::type...>;
-  static void collect(trace::Graph& g, const std::tuple<X...>& t) {
-    std::apply(
-        [&](const auto&... e) {
-          (result_traits<std::remove_cvref_t<decltype(e)>>::collect(g, e), ...);
-        },
-        t);
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return type{result_traits<X>::rebuild(v, k)...};  // braced: evaluated left to right
-  }
-};
-template <class A, class B>
-struct result_traits<std::pair<A, B>> {
-  using type = std::pair<typename result_traits<A>::type, typename result_traits<B>::type>;
-  static void collect(trace::Graph& g, const std::pair<A, B>& p) {
-    result_traits<A>::collect(g, p.first);
-    result_traits<B>::collect(g, p.second);
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return type{result_traits<A>::rebuild(v, k), result_traits<B>::rebuild(v, k)};
-  }
-};
-
-}  // namespace detail::fn
-
-/// A callable traced into graphs, one per argument signature (TensorFlow: `tf.function`).
-///
-///     auto f = tf::function([](const auto& x) {
-///       std::cout << "traced\n";   // runs while tracing only
-///       tf::print(x);               // runs on every call
-///     });
-///     f(tf::constant(1)); f(tf::constant(2));   // traces once
-///
-/// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
-/// locked, and each thread traces outside the lock (a replica's trace may wait for the others
-/// in a merge_call). Replicas run on their own devices, which are part of the signature, so each
-/// traces and runs its own graph. trace_count, retrace_reasons and concrete_functions are for
-/// when no call is running.
-template <class F>
-class Function {
- public:
-  /// Wraps the callable `f`; nothing is traced until the first call.
-  explicit Function(F f, FunctionOptions options = {})
-      : f_(std::move(f)), options_(std::move(options)) {}
-
-  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
-  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
-  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
-  /// match FunctionOptions::input_signature.
-  template <class... Args>
-  decltype(auto) operator()(Args&&... args) {
-    return call(detail::fn::normalize(std::forward<Args>(args))...);
-  }
-
-  /// How many graphs were traced.
-  [[nodiscard]] int trace_count() const noexcept { return static_cast<int>(cache_.size()); }
-  /// Why each trace after the first happened ("argument 0: dtype int32 -> float32").
-  [[nodiscard]] const std::vector<std::string>& retrace_reasons() const noexcept {
-    return reasons_;
-  }
-  /// The graphs traced so far, in trace order.
-  [[nodiscard]] std::vector<const ConcreteFunction*> concrete_functions() const {
-    std::vector<const ConcreteFunction*> out;
-    for (const auto& entry : cache_) {
-      out.push_back(entry.function.get());
-    }
-    return out;
-  }
-
- private:
-  struct Entry {
-    std::vector<detail::fn::KeyPart> key;
-    std::unique_ptr<ConcreteFunction> function;
-  };
-
-  template <class... Args>
-  decltype(auto) call(Args&&... args) {
-    using Result = std::invoke_result_t<F&, Args&...>;
-    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
-    if (detail::trace::active() != nullptr) {
-      // Called from another function's body: inline into the outer trace.
-      if constexpr (std::is_void_v<Result>) {
-        f_(args...);
-        return;
-      } else {
-        return typename Traits::type(f_(args...));
-      }
-    } else {
-      check_signature(args...);
-      std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
-      key.push_back(detail::fn::device_key());
-      if (options_.input_signature) {
-        // The signature is pinned: every matching call shares one trace.
-        std::size_t t = 0;
-        for (auto& part : key) {
-          if (part.is_tensor) {
-            part.shape = (*options_.input_signature)[t++].shape;
-          }
-        }
-      }
-      const ConcreteFunction* fn = nullptr;
-      {
-        const std::lock_guard lock(cache_mutex_.mutex);
-        fn = find(key);
-      }
-      if (fn == nullptr) {
-        fn = trace(std::move(key), args...);
-      }
-      std::vector<AnyTensor> inputs;
-      inputs.reserve(sizeof...(Args));
-      (collect_input(inputs, args), ...);
-      auto outputs = fn->run(inputs);
-      if constexpr (!std::is_void_v<Result>) {
-        std::size_t k = 0;
-        return Traits::rebuild(outputs, k);
-      }
-    }
-  }
-
-  const ConcreteFunction* find(const std::vector<detail::fn::KeyPart>& key) const {
-    // An exact trace first (fully known shapes fuse best), then a relaxed one accepting it.
-    for (const auto& entry : cache_) {
-      if (entry.key == key) {
-        return entry.function.get();
-      }
-    }
-    for (const auto& entry : cache_) {
-      if (entry.key.size() == key.size() &&
-          std::equal(entry.key.begin(), entry.key.end(), key.begin(), detail::fn::accepts)) {
-        return entry.function.get();
-      }
-    }
-    return nullptr;
-  }
-
-  template <class X>
-  static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
-    if constexpr (is_tensor<X>::value) {
-      inputs.emplace_back(x);
-    }
-  }
-
-  template <class... Args>
-  void check_signature(const Args&... args) const {
-    if (!options_.input_signature) {
-      return;
-    }
-    const auto& specs = *options_.input_signature;
-    std::size_t tensors = 0;
-    std::size_t index = 0;
-    auto check = [&](const auto& x) {
-      using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (is_tensor<X>::value) {
-        if (tensors >= specs.size()) {
-          throw invalid_argument("tf::function '" + options_.name + "': argument " +
-                                 std::to_string(index) + " is a tensor beyond the " +
-                                 std::to_string(specs.size()) + " of input_signature");
-        }
-        const auto& spec = specs[tensors++];
-        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == X::rank_v;
-        for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
-          ok = spec.shape[i] < 0 || spec.shape[i] == x.dims()[i];
-        }
-        if (!ok) {
-          throw invalid_argument(
-              "tf::function '" + options_.name + "': argument " + std::to_string(index) + " (" +
-              std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
-              ") does not match input_signature (" + std::string(dtype_name(spec.dtype)) +
-              ", shape " + spec.shape.to_string() + ")");
-        }
-      }
-      ++index;
-    };
-    (check(args), ...);
-    (void)check;  // a call without arguments checks nothing
-    if (tensors != specs.size()) {
-      throw invalid_argument("tf::function '" + options_.name + "': input_signature has " +
-                             std::to_string(specs.size()) + " tensor specs but the call passes " +
-                             std::to_string(tensors) + " tensors");
-    }
-  }
-
-  template <class... Args>
-  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
-    using Result = std::invoke_result_t<F&, Args&...>;
-    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
-    std::optional<std::string> reason;
-    {
-      const std::lock_guard lock(cache_mutex_.mutex);
-      reason = retrace_reason(key);
-    }
-    auto graph = std::make_unique<detail::trace::Graph>();
-    std::vector<Shape> tensor_shapes;
-    for (const auto& part : key) {
-      if (part.is_tensor) {
-        tensor_shapes.push_back(part.shape);
-      }
-    }
-    std::size_t tensor_index = 0;
-    auto placeholder = [&](auto& x) -> decltype(auto) {
-      using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (is_tensor<X>::value) {
-        // The key holds the traced shape: the call's, the input_signature's, or relaxed.
-        auto dims = x.dims();
-        const Shape& traced = tensor_shapes[tensor_index];
-        for (std::size_t i = 0; i < X::rank_v; ++i) {
-          dims[i] = traced[i];
-        }
-        ++tensor_index;
-        return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
-      } else {
-        return (x);
-      }
-    };
-    {
-      detail::trace::Scope scope(graph.get());
-      // Braces: placeholders are created left to right, matching the call's tensor order.
-      auto traced_args = std::tuple<decltype(placeholder(args))...>{placeholder(args)...};
-      if constexpr (std::is_void_v<Result>) {
-        std::apply(f_, traced_args);
-      } else {
-        auto result = std::apply(f_, traced_args);
-        Traits::collect(*graph, result);
-      }
-    }
-    const ConcreteFunction* traced = nullptr;
-    bool warn = false;
-    {
-      const std::lock_guard lock(cache_mutex_.mutex);
-      for (const auto& entry : cache_) {
-        if (entry.key == key) {
-          return entry.function.get();  // another thread traced this signature meanwhile
-        }
-      }
-      if (reason) {
-        reasons_.push_back(*std::move(reason));
-      }
-      // Optimizing the graph under the lock is short, and waits for no other replica.
-      cache_.push_back(Entry{std::move(key),
-                             std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
-      traced = cache_.back().function.get();
-      warn = trace_count() > options_.max_traces_before_warning && !warned_;
-      warned_ = warned_ || warn;
-      if (warn) {
-        std::cerr << "tapeflow: tf::function '" << options_.name << "' has been traced "
-                  << trace_count()
-                  << " times; retracing is expensive. Last retrace: " << reasons_.back()
-                  << ". Pass tensors instead of changing C++ numbers, or pin shapes with "
-                     "input_signature (retrace_reasons() lists every cause).\n";
-      }
-    }
-    if (auto* observer = detail::trace::observer().load(std::memory_order_acquire)) {
-      observer->traced(*traced);  // Note [Trace observer]
-    }
-    return traced;
-  }
-
-  // Why `key` needs a new trace, against the most similar earlier signature (none for the
-  // first trace); relaxes `key`'s shapes under ShapePolicy::relaxed. Called under the lock.
-  std::optional<std::string> retrace_reason(std::vector<detail::fn::KeyPart>& key) const {
-    if (!cache_.empty()) {
-      // Explain against the most similar earlier signature.
-      const Entry* closest = &cache_.front();
-      std::size_t best = 0;
-      for (const auto& entry : cache_) {
-        std::size_t same = 0;
-        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
-          const auto& a = entry.key[i];
-          const auto& b = key[i];
-          same += a == b ? 4 : 0;
-          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
-          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
-        }
-        if (same >= best) {
-          best = same;
-          closest = &entry;
-        }
-      }
-      std::string reason = detail::fn::describe_difference(closest->key, key);
-      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
-          relax(closest->key, key)) {
-        reason += " (relaxed to";
-        for (const auto& part : key) {
-          if (part.is_tensor) {
-            reason += " " + part.shape.to_string();
-          }
-        }
-        reason += ")";
-      }
-      return reason;
-    }
-    return std::nullopt;
-  }
-
-  // ShapePolicy::relaxed: when `key` differs from `closest` only in dims of same-dtype,
-  // same-rank tensors, marks those dims unknown in `key`; returns whether it did.
-  static bool relax(const std::vector<detail::fn::KeyPart>& closest,
-                    std::vector<detail::fn::KeyPart>& key) {
-    if (closest.size() != key.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < key.size(); ++i) {
-      const auto& a = closest[i];
-      const auto& b = key[i];
-      const bool same_kind =
-          a.is_tensor && b.is_tensor && a.dtype == b.dtype && a.shape.rank() == b.shape.rank();
-      if (!same_kind && !(a == b)) {
-        return false;  // a dtype, rank or value change: an exact retrace
-      }
-    }
-    bool relaxed = false;
-    for (std::size_t i = 0; i < key.size(); ++i) {
-      if (!key[i].is_tensor) {
-        continue;
-      }
-      std::vector<std::int64_t> dims(key[i].shape.rank());
-      for (std::size_t d = 0; d < dims.size(); ++d) {
-        const std::int64_t before = closest[i].shape[d];
-        dims[d] = key[i].shape[d];
-        if (before < 0 || before != dims[d]) {
-          relaxed = relaxed || before >= 0;
-          dims[d] = -1;
-        }
-      }
-      key[i].shape = Shape(std::span<const std::int64_t>(dims));
-    }
-    return relaxed;
-  }
-
-  // A mutex that a moved Function does not take along: the cache moves, the lock is new.
-  struct CacheMutex {
-    std::mutex mutex;
-    CacheMutex() = default;
-    CacheMutex(const CacheMutex&) noexcept {}
-    CacheMutex& operator=(const CacheMutex&) noexcept { return *this; }
-    ~CacheMutex() = default;
-  };
-
-  F f_;
-  FunctionOptions options_;
-  CacheMutex cache_mutex_;
-  std::vector<Entry> cache_;
-  std::vector<std::string> reasons_;
-  bool warned_ = false;
-};
-
-/// Wraps a callable as a tf::function.
-template <class F>
-Function<std::decay_t<F>> function(F&& f, FunctionOptions options = {}) {
-  return Function<std::decay_t<F>>(std::forward<F>(f), std::move(options));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
-// ---- end <tapeflow/function/function.hpp>
 // ---- begin <tapeflow/function/tensor_array.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP

@@ -2198,6 +2198,15 @@ class AnyTensor {
       buffer_->release();
     }
   }
+  /// A symbolic tensor (no value) whose type is known at run time: the stand-in for an
+  /// AnyTensor argument of a tf::function being traced (Note [Tracing]).
+  [[nodiscard]] static AnyTensor symbolic(DType dtype, const Shape& shape) {
+    AnyTensor t;
+    t.dtype_ = dtype;
+    t.shape_ = shape;
+    t.id_ = detail::new_tensor_id() | detail::symbolic_id_bit;
+    return t;
+  }
   /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
   void reset() noexcept {
     if (buffer_ != nullptr) {
@@ -2961,6 +2970,16 @@ class Graph {
     return t;
   }
 
+  /// add_argument for a type known only at run time (an AnyTensor argument).
+  AnyTensor add_argument(DType dtype, const Shape& shape) {
+    auto t = AnyTensor::symbolic(dtype, shape);
+    std::int32_t slot = new_slot(t.id());
+    arg_slots.push_back(slot);
+    arg_dtypes_.push_back(dtype);
+    arg_shapes_.push_back(shape);
+    return t;
+  }
+
   /// The slot holding `t`: a symbolic tensor of this graph, or an ordinary tensor captured as
   /// a constant (once per tensor id).
   template <class T, std::size_t R>
@@ -2968,11 +2987,17 @@ class Graph {
     if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
       return it->second;
     }
+    return slot_of(AnyTensor(t));
+  }
+  std::int32_t slot_of(const AnyTensor& t) {
+    if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
+      return it->second;
+    }
     if (t.is_symbolic() && parent != nullptr) {
       std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
       std::int32_t slot = new_slot(t.id());
       arg_slots.push_back(slot);
-      arg_dtypes_.push_back(dtype_v<T>);
+      arg_dtypes_.push_back(t.dtype());
       arg_shapes_.push_back(t.shape());
       captured.push_back(outer);
       captured_ids.push_back(t.id());
@@ -2984,9 +3009,12 @@ class Graph {
           "was used "
           "while tracing; tensors created inside a tf::function body exist only in that body");
     }
-    t.require_value("tf::function capture");
+    if (!t.has_value()) {
+      throw failed_precondition(
+          "tf::function capture: the tensor holds no value (it was default-constructed)");
+    }
     std::int32_t slot = new_slot(t.id());
-    constants.emplace_back(slot, AnyTensor(t));
+    constants.emplace_back(slot, t);
     return slot;
   }
 
@@ -9726,10 +9754,20 @@ std::string type_label() {
   }
 }
 
+/// Whether a call argument is traced as a tensor: a typed tensor, or an AnyTensor (whose
+/// dtype and rank are part of the key, as its shape is).
+template <class X>
+inline constexpr bool is_tensor_argument = is_tensor<X>::value || std::is_same_v<X, AnyTensor>;
+
 template <class X>
 KeyPart key_of(const X& x) {
   KeyPart part;
-  if constexpr (is_tensor<X>::value) {
+  if constexpr (std::is_same_v<X, AnyTensor>) {
+    if (!x.engaged()) {
+      throw invalid_argument("tf::function: an AnyTensor argument holds no tensor");
+    }
+  }
+  if constexpr (is_tensor_argument<X>) {
     part.is_tensor = true;
     part.dtype = x.dtype();
     part.shape = x.shape();
@@ -9829,6 +9867,14 @@ struct result_traits<Tensor<T, R>> {
     return v[k++].template unchecked_as<T, R>();
   }
 };
+template <>
+struct result_traits<AnyTensor> {
+  using type = AnyTensor;
+  static void collect(trace::Graph& g, const AnyTensor& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) { return v[k++]; }
+};
 template <class T, std::size_t R>
 struct result_traits<Variable<T, R>> {
   using type = Tensor<T, R>;
@@ -9874,6 +9920,9 @@ struct result_traits<std::pair<A, B>> {
 ///       tf::print(x);               // runs on every call
 ///     });
 ///     f(tf::constant(1)); f(tf::constant(2));   // traces once
+///
+/// An AnyTensor argument is keyed on its dtype and rank as well as its shape, and reaches the
+/// body as a symbolic AnyTensor; a body may return AnyTensors (as Keras' train step does).
 ///
 /// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
 /// locked, and each thread traces outside the lock (a replica's trace may wait for the others
@@ -9979,7 +10028,7 @@ class Function {
 
   template <class X>
   static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
-    if constexpr (is_tensor<X>::value) {
+    if constexpr (detail::fn::is_tensor_argument<X>) {
       inputs.emplace_back(x);
     }
   }
@@ -9994,16 +10043,16 @@ class Function {
     std::size_t index = 0;
     auto check = [&](const auto& x) {
       using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (is_tensor<X>::value) {
+      if constexpr (detail::fn::is_tensor_argument<X>) {
         if (tensors >= specs.size()) {
           throw invalid_argument("tf::function '" + options_.name + "': argument " +
                                  std::to_string(index) + " is a tensor beyond the " +
                                  std::to_string(specs.size()) + " of input_signature");
         }
         const auto& spec = specs[tensors++];
-        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == X::rank_v;
+        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == x.shape().rank();
         for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
-          ok = spec.shape[i] < 0 || spec.shape[i] == x.dims()[i];
+          ok = spec.shape[i] < 0 || spec.shape[i] == x.shape()[i];
         }
         if (!ok) {
           throw invalid_argument(
@@ -10043,7 +10092,9 @@ class Function {
     std::size_t tensor_index = 0;
     auto placeholder = [&](auto& x) -> decltype(auto) {
       using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (is_tensor<X>::value) {
+      if constexpr (std::is_same_v<X, AnyTensor>) {
+        return graph->add_argument(x.dtype(), tensor_shapes[tensor_index++]);
+      } else if constexpr (is_tensor<X>::value) {
         // The key holds the traced shape: the call's, the input_signature's, or relaxed.
         auto dims = x.dims();
         const Shape& traced = tensor_shapes[tensor_index];

@@ -62,6 +62,15 @@ class AnyTensor {
       buffer_->release();
     }
   }
+  /// A symbolic tensor (no value) whose type is known at run time: the stand-in for an
+  /// AnyTensor argument of a tf::function being traced (Note [Tracing]).
+  [[nodiscard]] static AnyTensor symbolic(DType dtype, const Shape& shape) {
+    AnyTensor t;
+    t.dtype_ = dtype;
+    t.shape_ = shape;
+    t.id_ = detail::new_tensor_id() | detail::symbolic_id_bit;
+    return t;
+  }
   /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
   void reset() noexcept {
     if (buffer_ != nullptr) {

@@ -197,10 +197,20 @@ std::string type_label() {
   }
 }
 
+/// Whether a call argument is traced as a tensor: a typed tensor, or an AnyTensor (whose
+/// dtype and rank are part of the key, as its shape is).
+template <class X>
+inline constexpr bool is_tensor_argument = is_tensor<X>::value || std::is_same_v<X, AnyTensor>;
+
 template <class X>
 KeyPart key_of(const X& x) {
   KeyPart part;
-  if constexpr (is_tensor<X>::value) {
+  if constexpr (std::is_same_v<X, AnyTensor>) {
+    if (!x.engaged()) {
+      throw invalid_argument("tf::function: an AnyTensor argument holds no tensor");
+    }
+  }
+  if constexpr (is_tensor_argument<X>) {
     part.is_tensor = true;
     part.dtype = x.dtype();
     part.shape = x.shape();
@@ -300,6 +310,14 @@ struct result_traits<Tensor<T, R>> {
     return v[k++].template unchecked_as<T, R>();
   }
 };
+template <>
+struct result_traits<AnyTensor> {
+  using type = AnyTensor;
+  static void collect(trace::Graph& g, const AnyTensor& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) { return v[k++]; }
+};
 template <class T, std::size_t R>
 struct result_traits<Variable<T, R>> {
   using type = Tensor<T, R>;
@@ -345,6 +363,9 @@ struct result_traits<std::pair<A, B>> {
 ///       tf::print(x);               // runs on every call
 ///     });
 ///     f(tf::constant(1)); f(tf::constant(2));   // traces once
+///
+/// An AnyTensor argument is keyed on its dtype and rank as well as its shape, and reaches the
+/// body as a symbolic AnyTensor; a body may return AnyTensors (as Keras' train step does).
 ///
 /// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
 /// locked, and each thread traces outside the lock (a replica's trace may wait for the others
@@ -450,7 +471,7 @@ class Function {
 
   template <class X>
   static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
-    if constexpr (is_tensor<X>::value) {
+    if constexpr (detail::fn::is_tensor_argument<X>) {
       inputs.emplace_back(x);
     }
   }
@@ -465,16 +486,16 @@ class Function {
     std::size_t index = 0;
     auto check = [&](const auto& x) {
       using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (is_tensor<X>::value) {
+      if constexpr (detail::fn::is_tensor_argument<X>) {
         if (tensors >= specs.size()) {
           throw invalid_argument("tf::function '" + options_.name + "': argument " +
                                  std::to_string(index) + " is a tensor beyond the " +
                                  std::to_string(specs.size()) + " of input_signature");
         }
         const auto& spec = specs[tensors++];
-        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == X::rank_v;
+        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == x.shape().rank();
         for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
-          ok = spec.shape[i] < 0 || spec.shape[i] == x.dims()[i];
+          ok = spec.shape[i] < 0 || spec.shape[i] == x.shape()[i];
         }
         if (!ok) {
           throw invalid_argument(
@@ -514,7 +535,9 @@ class Function {
     std::size_t tensor_index = 0;
     auto placeholder = [&](auto& x) -> decltype(auto) {
       using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (is_tensor<X>::value) {
+      if constexpr (std::is_same_v<X, AnyTensor>) {
+        return graph->add_argument(x.dtype(), tensor_shapes[tensor_index++]);
+      } else if constexpr (is_tensor<X>::value) {
         // The key holds the traced shape: the call's, the input_signature's, or relaxed.
         auto dims = x.dims();
         const Shape& traced = tensor_shapes[tensor_index];

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <iomanip>
@@ -29,6 +30,7 @@
 #include <tapeflow/distribute/per_replica.hpp>
 #include <tapeflow/distribute/replica_context.hpp>
 #include <tapeflow/distribute/strategy.hpp>
+#include <tapeflow/function/function.hpp>
 #include <tapeflow/keras/detail/batching.hpp>
 #include <tapeflow/keras/layer.hpp>
 #include <tapeflow/keras/losses.hpp>
@@ -102,6 +104,11 @@ struct CompileOptions {
   /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
   losses::LossHandle loss = {};
   std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
+  /// Runs every training step eagerly (Keras: `run_eagerly`). By default fit runs the first
+  /// step eagerly, which creates every variable, then each step as a tf::function traced from
+  /// `train_step`'s body: a model whose call needs tensor values on the host (`item()`, `if` on
+  /// a value) sets this.
+  bool run_eagerly = false;
 };
 
 /// Arguments of `Model::fit`.
@@ -184,6 +191,14 @@ class Model<void> : public Layer<void> {
   void compile(CompileOptions options) {
     compiled_ = std::move(options);
     is_compiled_ = true;
+    train_function_.reset();  // a new optimizer or loss, or changed trainable flags: retrace
+    traced_signatures_.clear();
+  }
+  /// The traced training step fit runs after its first step (Keras: `model.train_function`):
+  /// its trace_count() and concrete_functions() show what was traced. Null before the first
+  /// step, after compile, and under CompileOptions::run_eagerly.
+  [[nodiscard]] const auto* train_function() const noexcept {
+    return train_function_ ? &*train_function_ : nullptr;
   }
   /// Whether `compile` has been called.
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
@@ -213,13 +228,20 @@ class Model<void> : public Layer<void> {
     if (strategy_ != nullptr && strategy_->num_replicas_in_sync() > 1) {
       return distributed_train_step(x, y);
     }
-    GradientTape tape;
-    AnyTensor y_pred = call_any(x, true);
-    Tensor<float, 0> loss = compiled_.loss.get()(y, y_pred);
-    tape.stop();
-    auto vars = trainable_variables();
-    auto grads = tape.gradient_by_id(loss, ids_of(vars));
-    compiled_.optimizer.get().apply_gradients(grads, vars);
+    // The first step runs eagerly and creates every variable (the layers' and the
+    // optimizer's); later steps run the same body traced, once per signature.
+    auto [loss, y_pred] = compiled_.run_eagerly || !train_function_ || !traces_step_for(x, y)
+                              ? TrainStepBody{}(this, x, y)
+                              : traced_train_step(x, y);
+    if (!compiled_.run_eagerly && !train_function_) {
+      // Exact shapes: a relaxed (unknown) batch dimension would leave the gradients of
+      // reductions over it, built at trace time, without their element counts.
+      // fit caps its traces itself (traces_step_for), so the retrace warning never fires.
+      train_function_.emplace(TrainStepBody{},
+                              FunctionOptions{.shape_policy = ShapePolicy::exact,
+                                              .max_traces_before_warning = kMaxTracedSteps,
+                                              .name = "train_function"});
+    }
     for (auto& m : compiled_.metrics) {
       m->update_state(y, y_pred);
     }
@@ -326,7 +348,10 @@ class Model<void> : public Layer<void> {
     return loss;
   }
 
-  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples).
+  /// Trains on in-memory tensors (x: inputs, y: labels, first axis = examples). As in Keras,
+  /// the steps after the first run as a traced tf::function (train_function()), one trace per
+  /// batch shape, unless compiled with `run_eagerly`; under a strategy with several replicas
+  /// they run eagerly.
   History fit(const AnyTensor& x, const AnyTensor& y, FitOptions options = {}) {
     check_xy(x, y, "fit");
     const std::int64_t n = x.shape()[0];
@@ -688,8 +713,56 @@ class Model<void> : public Layer<void> {
     return Logs(values.begin(), values.end());
   }
 
+  // Whether this batch's shapes step traced: the first kMaxTracedSteps signatures do; batches of
+  // ever-new shapes (variable-length sequences) step eagerly past them instead of tracing each.
+  bool traces_step_for(const AnyTensor& x, const AnyTensor& y) {
+    const auto same = [&](const std::array<TensorSpec, 2>& s) {
+      return s[0].dtype == x.dtype() && s[0].shape == x.shape() && s[1].dtype == y.dtype() &&
+             s[1].shape == y.shape();
+    };
+    if (std::ranges::any_of(traced_signatures_, same)) {
+      return true;
+    }
+    if (traced_signatures_.size() == std::size_t(kMaxTracedSteps)) {
+      return false;
+    }
+    traced_signatures_.push_back(
+        {TensorSpec{x.dtype(), x.shape()}, TensorSpec{y.dtype(), y.shape()}});
+    return true;
+  }
+
+  std::pair<Tensor<float, 0>, AnyTensor> traced_train_step(const AnyTensor& x, const AnyTensor& y) {
+    try {
+      return (*train_function_)(this, x, y);
+    } catch (const failed_precondition& e) {
+      // Most likely the model's call read a value on the host while being traced.
+      throw failed_precondition(std::string(e.what()) +
+                                " [in fit's traced training step: compile the model with "
+                                "{.run_eagerly = true} to run every step eagerly]");
+    }
+  }
+
+  // One training step's tensor work: the batch loss and the predictions (metrics update outside
+  // the trace, on the host). The model is an argument, not a member, so a moved model retraces.
+  struct TrainStepBody {
+    std::pair<Tensor<float, 0>, AnyTensor> operator()(Model* model, const AnyTensor& x,
+                                                      const AnyTensor& y) const {
+      GradientTape tape;
+      AnyTensor y_pred = model->call_any(x, true);
+      Tensor<float, 0> loss = model->compiled_.loss.get()(y, y_pred);
+      tape.stop();
+      auto vars = model->trainable_variables();
+      auto grads = tape.gradient_by_id(loss, ids_of(vars));
+      model->compiled_.optimizer.get().apply_gradients(grads, vars);
+      return {loss, y_pred};
+    }
+  };
+
   CompileOptions compiled_;
   bool is_compiled_ = false;
+  static constexpr int kMaxTracedSteps = 8;
+  std::optional<Function<TrainStepBody>> train_function_;
+  std::vector<std::array<TensorSpec, 2>> traced_signatures_;  // (x, y) of each traced step
   std::shared_ptr<distribute::detail::StrategyState> strategy_;
 };
 

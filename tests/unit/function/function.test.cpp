@@ -154,6 +154,44 @@ TEST_CASE("tuples, pairs and tensors computed from arguments", "[function][funct
   CHECK_THAT(text, Catch::Contains("BatchMatMulV2[adj_x=false, adj_y=false](arg0, arg1)"));
 }
 
+TEST_CASE("AnyTensor arguments and results trace on their dtype and shape",
+          "[function][function]") {
+  int traces = 0;
+  auto twice = tf::function([&](const tf::AnyTensor& x) -> tf::AnyTensor {
+    ++traces;
+    if (x.dtype() == tf::DType::float64) {
+      return x.as<double, 1>() * 2.0;
+    }
+    return x.as<float, 1>() * 2.0f;
+  });
+  CHECK(twice(tf::AnyTensor(tf::constant<float>({1, 2}))).as<float, 1>().numpy() ==
+        std::vector<float>{2, 4});
+  CHECK(twice(tf::AnyTensor(tf::constant<float>({3, 4}))).as<float, 1>().numpy() ==
+        std::vector<float>{6, 8});
+  CHECK(traces == 1);
+  // A new dtype traces anew; a new length traces once more with the length unknown.
+  CHECK(twice(tf::AnyTensor(tf::constant<double>({5}))).as<double, 1>().numpy() ==
+        std::vector<double>{10});
+  CHECK(twice(tf::AnyTensor(tf::constant<float>({1, 2, 3}))).as<float, 1>().numpy() ==
+        std::vector<float>{2, 4, 6});
+  CHECK(twice(tf::AnyTensor(tf::constant<float>({1, 2, 3, 4}))).as<float, 1>().numpy() ==
+        std::vector<float>{2, 4, 6, 8});
+  CHECK(traces == 3);
+  CHECK(twice.retrace_reasons() ==
+        std::vector<std::string>{"argument 0: dtype float32 -> float64",
+                                 "argument 0: shape (2,) -> (3,) (relaxed to (None,))"});
+  CHECK_THROWS_WITH(twice(tf::AnyTensor{}), Catch::Contains("holds no tensor"));
+
+  auto pinned = tf::function(
+      [](const tf::AnyTensor& x) { return x; },
+      {.input_signature = std::vector<tf::TensorSpec>{{tf::DType::float32, tf::Shape{-1}}}});
+  CHECK(pinned(tf::AnyTensor(tf::constant<float>({1}))).shape() == tf::Shape{1});
+  CHECK_THROWS_WITH(pinned(tf::AnyTensor(tf::constant<std::int32_t>({1}))),
+                    Catch::Contains("does not match input_signature") && Catch::Contains("int32"));
+  CHECK_THROWS_WITH(pinned(tf::AnyTensor(tf::constant<float>({{1}}))),
+                    Catch::Contains("does not match input_signature") && Catch::Contains("(1, 1)"));
+}
+
 TEST_CASE("input_signature pins the signature", "[function][function]") {
   // [snippet:input_signature]
   auto f = tf::function(

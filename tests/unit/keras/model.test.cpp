@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/keras/datasets.hpp>
+#include <tapeflow/keras/layers/batch_normalization.hpp>
 #include <tapeflow/keras/layers/dense.hpp>
 #include <tapeflow/keras/layers/dropout.hpp>
 #include <tapeflow/keras/layers/flatten.hpp>
@@ -89,6 +91,110 @@ TEST_CASE("compile + fit + evaluate + predict learn a separable problem") {
   // The optimizer is a child of the compiled model.
   auto children = model.trackable_children(tf::train::Layout::tf_keras);
   CHECK(children.back().name == "optimizer");
+}
+
+namespace {
+// A model whose weights depend only on `seed`: the same seed builds the same weights.
+auto seeded_model(std::int64_t seed, const tf::Tensor<float, 2>& x) {
+  tf::random::set_seed(seed);
+  auto model = tf::keras::Sequential(layers::Dense(8, {.activation = tf::nn::relu}),
+                                     layers::BatchNormalization(), layers::Dense(2));
+  (void)model(x, false);
+  return model;
+}
+
+bool same_bytes(const tf::AnyTensor& a, const tf::AnyTensor& b) {
+  const auto bytes = std::size_t(a.num_elements()) * tf::dtype_size(a.dtype());
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.raw_data(), b.raw_data(), bytes) == 0;
+}
+}  // namespace
+
+TEST_CASE("fit traces its step after the first and matches eager training bitwise") {
+  auto [x, y] = blobs(100, 4);  // batches of 32, 32, 32 and 4
+  auto eager = seeded_model(5, x);
+  auto traced = seeded_model(5, x);
+  auto compile = [](auto& model, bool run_eagerly) {
+    model.compile({.optimizer = tf::keras::optimizers::Adam({.learning_rate = 1e-2}),
+                   .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true}),
+                   .metrics = {tf::keras::metrics::SparseCategoricalAccuracy()},
+                   .run_eagerly = run_eagerly});
+  };
+  compile(eager, true);
+  compile(traced, false);
+  CHECK(traced.train_function() == nullptr);
+  const tf::keras::FitOptions options{.batch_size = 32, .epochs = 3, .verbose = 0, .seed = 6};
+  auto eager_history = eager.fit(x, y, options);
+  auto traced_history = traced.fit(x, y, options);
+  CHECK(eager.train_function() == nullptr);
+  REQUIRE(traced.train_function() != nullptr);
+  // Full batches trace once, the short last batch once more.
+  CHECK(traced.train_function()->trace_count() == 2);
+  CHECK(traced.train_function()->retrace_reasons() ==
+        std::vector<std::string>{
+            "argument 1: shape (32, 2) -> (4, 2); argument 2: shape (32,) -> (4,)"});
+  // Same kernels on the same values: losses, metrics, weights and moving statistics agree
+  // to the bit (the graph passes keep results bitwise, Note [Graph passes]).
+  CHECK(eager_history.history["loss"] == traced_history.history["loss"]);
+  CHECK(eager_history.history["sparse_categorical_accuracy"] ==
+        traced_history.history["sparse_categorical_accuracy"]);
+  const auto eager_vars = eager.variables();
+  const auto traced_vars = traced.variables();
+  REQUIRE(eager_vars.size() == traced_vars.size());
+  REQUIRE(eager_vars.size() == 8);  // two kernels and biases, gamma, beta, moving mean, variance
+  for (std::size_t i = 0; i < eager_vars.size(); ++i) {
+    INFO(eager_vars[i].name());
+    CHECK(same_bytes(eager_vars[i].value(), traced_vars[i].value()));
+  }
+  CHECK(eager.optimizer().iterations() == traced.optimizer().iterations());
+
+  SECTION("batches of ever-new shapes stop tracing after eight") {
+    for (std::int64_t rows = 1; rows <= 12; ++rows) {
+      (void)traced.train_step(tf::slice(x, {0, 0}, {rows, 2}), tf::slice(y, {0}, {rows}));
+    }
+    CHECK(traced.train_function()->trace_count() == 8);
+    CHECK(traced.optimizer().iterations() == eager.optimizer().iterations() + 12);
+  }
+  SECTION("compile drops the traced step") {
+    compile(traced, false);
+    CHECK(traced.train_function() == nullptr);
+    (void)traced.fit(x, y, {.batch_size = 50, .epochs = 1, .verbose = 0});
+    REQUIRE(traced.train_function() != nullptr);
+    CHECK(traced.train_function()->trace_count() == 1);
+  }
+}
+
+namespace {
+// Reads a value on the host inside call: fine eagerly, impossible while tracing.
+struct HostReadingModel : tf::keras::Model<HostReadingModel> {
+  layers::Dense dense{2};
+  HostReadingModel() { TAPEFLOW_TRACK(dense); }
+  tf::Tensor<float, 2> call(const tf::Tensor<float, 2>& x) {
+    auto y = dense(x);
+    return y(0, 0) > 1e30f ? y * 0.0f : y;
+  }
+};
+}  // namespace
+
+TEST_CASE("fit says how to train a model that reads values on the host") {
+  auto [x, y] = blobs(64, 7);
+  HostReadingModel model;
+  tf::keras::CompileOptions options{
+      .optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.1}),
+      .loss = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true})};
+  model.compile(options);
+  try {
+    (void)model.fit(x, y, {.batch_size = 32, .epochs = 1, .verbose = 0});
+    FAIL("fit traced a body that reads a symbolic tensor");
+  } catch (const tf::failed_precondition& e) {
+    CHECK_THAT(e.what(), Catch::Contains("symbolic") && Catch::Contains("run_eagerly = true"));
+  }
+  CHECK(model.optimizer().iterations() == 1);  // the eager first step ran, the traced one not
+  options.run_eagerly = true;
+  model.compile(options);
+  auto history = model.fit(x, y, {.batch_size = 32, .epochs = 2, .verbose = 0});
+  CHECK(history.history["loss"].size() == 2);
+  CHECK(model.optimizer().iterations() == 5);
 }
 
 TEST_CASE("fit on a dataset of (x, y) batches, and errors") {

@@ -158,6 +158,16 @@ class Graph {
     return t;
   }
 
+  /// add_argument for a type known only at run time (an AnyTensor argument).
+  AnyTensor add_argument(DType dtype, const Shape& shape) {
+    auto t = AnyTensor::symbolic(dtype, shape);
+    std::int32_t slot = new_slot(t.id());
+    arg_slots.push_back(slot);
+    arg_dtypes_.push_back(dtype);
+    arg_shapes_.push_back(shape);
+    return t;
+  }
+
   /// The slot holding `t`: a symbolic tensor of this graph, or an ordinary tensor captured as
   /// a constant (once per tensor id).
   template <class T, std::size_t R>
@@ -165,11 +175,17 @@ class Graph {
     if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
       return it->second;
     }
+    return slot_of(AnyTensor(t));
+  }
+  std::int32_t slot_of(const AnyTensor& t) {
+    if (auto it = slot_by_id_.find(t.id()); it != slot_by_id_.end()) {
+      return it->second;
+    }
     if (t.is_symbolic() && parent != nullptr) {
       std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
       std::int32_t slot = new_slot(t.id());
       arg_slots.push_back(slot);
-      arg_dtypes_.push_back(dtype_v<T>);
+      arg_dtypes_.push_back(t.dtype());
       arg_shapes_.push_back(t.shape());
       captured.push_back(outer);
       captured_ids.push_back(t.id());
@@ -181,9 +197,12 @@ class Graph {
           "was used "
           "while tracing; tensors created inside a tf::function body exist only in that body");
     }
-    t.require_value("tf::function capture");
+    if (!t.has_value()) {
+      throw failed_precondition(
+          "tf::function capture: the tensor holds no value (it was default-constructed)");
+    }
     std::int32_t slot = new_slot(t.id());
-    constants.emplace_back(slot, AnyTensor(t));
+    constants.emplace_back(slot, t);
     return slot;
   }
 
