@@ -31407,7 +31407,9 @@ enum class ShapePolicy {
   /// Every new shape traces a new graph.
   exact,
   /// A shape differing only in some dims from a traced one traces once more with those dims
-  /// unknown (-1); that graph accepts any size there.
+  /// unknown (-1); that graph accepts any size there. Where the body cannot be traced with
+  /// them unknown (an op needs the size: a random op's shape, the gradient of a mean over
+  /// that dim), the call's exact shapes are traced instead, and the function stops relaxing.
   relaxed,
 };
 
@@ -31862,15 +31864,12 @@ class Function {
     }
   }
 
+  // Runs `f_` on placeholders of the shapes in `key`, recording its graph.
   template <class... Args>
-  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
+  std::unique_ptr<detail::trace::Graph> trace_graph(const std::vector<detail::fn::KeyPart>& key,
+                                                    Args&... args) {
     using Result = std::invoke_result_t<F&, Args&...>;
     using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
-    std::optional<std::string> reason;
-    {
-      const std::lock_guard lock(cache_mutex_.mutex);
-      reason = retrace_reason(key);
-    }
     auto graph = std::make_unique<detail::trace::Graph>();
     std::vector<Shape> tensor_shapes;
     for (const auto& part : key) {
@@ -31906,6 +31905,36 @@ class Function {
         auto result = std::apply(f_, traced_args);
         Traits::collect(*graph, result);
       }
+    }
+    return graph;
+  }
+
+  template <class... Args>
+  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
+    std::optional<std::string> reason;
+    std::vector<detail::fn::KeyPart> exact_key;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      exact_key = key;
+      reason = retrace_reason(key);
+    }
+    std::unique_ptr<detail::trace::Graph> graph;
+    if (key != exact_key) {
+      try {
+        graph = trace_graph(key, args...);
+      } catch (const std::exception& e) {
+        // Some op of the body needs the dims left unknown (a random op's shape, a gradient's
+        // element count): trace the call's own shapes, and stop relaxing this function.
+        std::string why = e.what();
+        why = why.substr(0, why.find('\n'));
+        reason = reason->substr(0, reason->find(" (relaxed to")) + " (not relaxed: " + why + ")";
+        key = std::move(exact_key);
+        const std::lock_guard lock(cache_mutex_.mutex);
+        relaxing_failed_ = true;
+      }
+    }
+    if (graph == nullptr) {
+      graph = trace_graph(key, args...);
     }
     const ConcreteFunction* traced = nullptr;
     bool warn = false;
@@ -31962,7 +31991,7 @@ class Function {
       }
       std::string reason = detail::fn::describe_difference(closest->key, key);
       if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
-          relax(closest->key, key)) {
+          !relaxing_failed_ && relax(closest->key, key)) {
         reason += " (relaxed to";
         for (const auto& part : key) {
           if (part.is_tensor) {
@@ -32026,6 +32055,7 @@ class Function {
   std::vector<Entry> cache_;
   std::vector<std::string> reasons_;
   bool warned_ = false;
+  bool relaxing_failed_ = false;  // a relaxed trace threw: later retraces keep exact shapes
 };
 
 /// Wraps a callable as a tf::function.
@@ -34942,9 +34972,9 @@ class Model<void> : public Layer<void> {
                               ? TrainStepBody{}(this, x, y)
                               : traced_train_step(x, y);
     if (!compiled_.run_eagerly && !train_function_) {
-      // Exact shapes: a relaxed (unknown) batch dimension would leave the gradients of
-      // reductions over it, built at trace time, without their element counts.
-      // fit caps its traces itself (traces_step_for), so the retrace warning never fires.
+      // Exact shapes: every dim known at trace time (what fusion sizes its chunks by, and
+      // what Dropout's mask and a mean's gradient need). fit caps its traces itself
+      // (traces_step_for), so the retrace warning never fires.
       train_function_.emplace(TrainStepBody{},
                               FunctionOptions{.shape_policy = ShapePolicy::exact,
                                               .max_traces_before_warning = kMaxTracedSteps,

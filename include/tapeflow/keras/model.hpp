@@ -234,9 +234,9 @@ class Model<void> : public Layer<void> {
                               ? TrainStepBody{}(this, x, y)
                               : traced_train_step(x, y);
     if (!compiled_.run_eagerly && !train_function_) {
-      // Exact shapes: a relaxed (unknown) batch dimension would leave the gradients of
-      // reductions over it, built at trace time, without their element counts.
-      // fit caps its traces itself (traces_step_for), so the retrace warning never fires.
+      // Exact shapes: every dim known at trace time (what fusion sizes its chunks by, and
+      // what Dropout's mask and a mean's gradient need). fit caps its traces itself
+      // (traces_step_for), so the retrace warning never fires.
       train_function_.emplace(TrainStepBody{},
                               FunctionOptions{.shape_policy = ShapePolicy::exact,
                                               .max_traces_before_warning = kMaxTracedSteps,

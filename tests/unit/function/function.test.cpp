@@ -124,6 +124,32 @@ TEST_CASE("relaxed shapes: a varying batch size retraces once", "[function][func
   CHECK(g.trace_count() == 3);
 }
 
+TEST_CASE("a relaxed retrace an op cannot take traces the exact shapes", "[function][function]") {
+  // The gradient of a mean needs its element count: with the length unknown it cannot be
+  // built, so the function traces each length exactly, with correct gradients.
+  auto grad = tf::function([](const tf::Tensor<float, 1>& x) {
+    tf::GradientTape tape;
+    tape.watch(x);
+    auto y = tf::reduce_mean(x * x);
+    return *tape.gradient(y, x);
+  });
+  CHECK(grad(tf::constant<float>({1, 2})).numpy() == std::vector<float>{1, 2});
+  CHECK(grad(tf::constant<float>({3, 6, 9})).numpy() == std::vector<float>{2, 4, 6});
+  CHECK(grad(tf::constant<float>({2, 2, 2, 2})).numpy() == std::vector<float>{1, 1, 1, 1});
+  CHECK(grad.trace_count() == 3);
+  REQUIRE(grad.retrace_reasons().size() == 2);
+  CHECK_THAT(grad.retrace_reasons()[0],
+             Catch::StartsWith("argument 0: shape (2,) -> (3,) (not relaxed: "));
+  CHECK(grad.retrace_reasons()[1] == "argument 0: shape (3,) -> (4,)");  // no second attempt
+  // A random op needs its shape (Dropout's mask): the same fallback.
+  auto noisy = tf::function([](const tf::Tensor<float, 1>& x) {
+    return x + tf::random::uniform<float>(x.dims(), {.maxval = 0.5f, .seed = 3});
+  });
+  CHECK(noisy(tf::zeros<float>({2})).shape() == tf::Shape{2});
+  CHECK(noisy(tf::zeros<float>({5})).shape() == tf::Shape{5});
+  CHECK_THAT(noisy.retrace_reasons()[0], Catch::Contains("(not relaxed: RandomUniform"));
+}
+
 TEST_CASE("variables are captured by reference", "[function][function]") {
   tf::Variable<float, 0> a(0.0f);
   auto g = tf::function([&]() -> tf::Tensor<float, 0> {
