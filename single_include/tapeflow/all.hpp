@@ -29693,7 +29693,6 @@ TAPEFLOW_END_NAMESPACE
 // tf.keras.Model: compile / fit / evaluate / predict / summary on top of Layer.
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <iomanip>
@@ -29706,6 +29705,7 @@ TAPEFLOW_END_NAMESPACE
 #include <ranges>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34842,10 +34842,10 @@ struct CompileOptions {
   /// loss(y_true, y_pred), minimized by fit; required by fit and evaluate.
   losses::LossHandle loss = {};
   std::vector<metrics::MetricHandle> metrics = {};  ///< also reported by fit and evaluate
-  /// Runs every training step eagerly (Keras: `run_eagerly`). By default fit runs the first
-  /// step eagerly, which creates every variable, then each step as a tf::function traced from
-  /// `train_step`'s body: a model whose call needs tensor values on the host (`item()`, `if` on
-  /// a value) sets this.
+  /// Runs every step of fit, evaluate and predict eagerly (Keras: `run_eagerly`). By default
+  /// each runs its first batch eagerly (fit's creates every variable), then each batch through
+  /// a tf::function traced from the same code: a model whose call needs tensor values on the
+  /// host (`item()`, `if` on a value) sets this.
   bool run_eagerly = false;
 };
 
@@ -34929,14 +34929,21 @@ class Model<void> : public Layer<void> {
   void compile(CompileOptions options) {
     compiled_ = std::move(options);
     is_compiled_ = true;
-    train_function_.reset();  // a new optimizer or loss, or changed trainable flags: retrace
-    traced_signatures_.clear();
+    // A new optimizer or loss, or changed trainable flags: trace again.
+    train_function_.reset();
+    test_function_.reset();
+    predict_function_.reset();
   }
   /// The traced training step fit runs after its first step (Keras: `model.train_function`):
   /// its trace_count() and concrete_functions() show what was traced. Null before the first
   /// step, after compile, and under CompileOptions::run_eagerly.
-  [[nodiscard]] const auto* train_function() const noexcept {
-    return train_function_ ? &*train_function_ : nullptr;
+  [[nodiscard]] const auto* train_function() const noexcept { return train_function_.function(); }
+  /// The traced step of evaluate (and of fit's validation): loss and predictions of a batch
+  /// (Keras: `model.test_function`); as train_function().
+  [[nodiscard]] const auto* test_function() const noexcept { return test_function_.function(); }
+  /// The traced forward pass of predict (Keras: `model.predict_function`); as train_function().
+  [[nodiscard]] const auto* predict_function() const noexcept {
+    return predict_function_.function();
   }
   /// Whether `compile` has been called.
   [[nodiscard]] bool is_compiled() const noexcept { return is_compiled_; }
@@ -34966,20 +34973,7 @@ class Model<void> : public Layer<void> {
     if (strategy_ != nullptr && strategy_->num_replicas_in_sync() > 1) {
       return distributed_train_step(x, y);
     }
-    // The first step runs eagerly and creates every variable (the layers' and the
-    // optimizer's); later steps run the same body traced, once per signature.
-    auto [loss, y_pred] = compiled_.run_eagerly || !train_function_ || !traces_step_for(x, y)
-                              ? TrainStepBody{}(this, x, y)
-                              : traced_train_step(x, y);
-    if (!compiled_.run_eagerly && !train_function_) {
-      // Exact shapes: every dim known at trace time (what fusion sizes its chunks by, and
-      // what Dropout's mask and a mean's gradient need). fit caps its traces itself
-      // (traces_step_for), so the retrace warning never fires.
-      train_function_.emplace(TrainStepBody{},
-                              FunctionOptions{.shape_policy = ShapePolicy::exact,
-                                              .max_traces_before_warning = kMaxTracedSteps,
-                                              .name = "train_function"});
-    }
+    auto [loss, y_pred] = train_function_(this, compiled_.run_eagerly, x, y);
     for (auto& m : compiled_.metrics) {
       m->update_state(y, y_pred);
     }
@@ -35078,8 +35072,8 @@ class Model<void> : public Layer<void> {
   /// Loss and metrics on one batch without training; returns the batch loss.
   double test_step(const AnyTensor& x, const AnyTensor& y) {
     require_compiled("evaluate");
-    AnyTensor y_pred = call_any(x, false);
-    const double loss = compiled_.loss.get()(y, y_pred).item();
+    auto [loss_tensor, y_pred] = test_function_(this, runs_eagerly(), x, y);
+    const double loss = loss_tensor.item();
     for (auto& m : compiled_.metrics) {
       m->update_state(y, y_pred);
     }
@@ -35189,7 +35183,8 @@ class Model<void> : public Layer<void> {
       for (std::int64_t i = s * bs; i < std::min(n, (s + 1) * bs); ++i) {
         rows.push_back(i);
       }
-      parts.push_back(call_any(detail::keras_impl::take_rows(x, rows), false));
+      parts.push_back(
+          predict_function_(this, runs_eagerly(), detail::keras_impl::take_rows(x, rows)));
       bar.update(s + 1, {});
     }
     return detail::keras_impl::concat_rows(parts);
@@ -35451,38 +35446,79 @@ class Model<void> : public Layer<void> {
     return Logs(values.begin(), values.end());
   }
 
-  // Whether this batch's shapes step traced: the first kMaxTracedSteps signatures do; batches of
-  // ever-new shapes (variable-length sequences) step eagerly past them instead of tracing each.
-  bool traces_step_for(const AnyTensor& x, const AnyTensor& y) {
-    const auto same = [&](const std::array<TensorSpec, 2>& s) {
-      return s[0].dtype == x.dtype() && s[0].shape == x.shape() && s[1].dtype == y.dtype() &&
-             s[1].shape == y.shape();
-    };
-    if (std::ranges::any_of(traced_signatures_, same)) {
+  // Whether evaluate and predict run eagerly: as compiled, and always under a strategy with
+  // several replicas (whose steps are not traced yet).
+  [[nodiscard]] bool runs_eagerly() const {
+    return compiled_.run_eagerly || (strategy_ != nullptr && strategy_->num_replicas_in_sync() > 1);
+  }
+
+  // A step that fit, evaluate or predict runs on each batch, as Keras runs its train, test and
+  // predict functions: the first call runs `Body` eagerly (creating what it creates: the
+  // layers' weights, the optimizer's slots), later ones run it as a tf::function, one trace per
+  // batch shape. Shapes are exact: every dim is known at trace time (what fusion sizes its
+  // chunks by, and what Dropout's mask and a mean's gradient need). Batches of ever-new shapes
+  // (variable-length sequences) step eagerly past kMaxTraces shapes instead of tracing each.
+  template <class Body>
+  class TracedStep {
+   public:
+    template <class... Batch>
+    std::invoke_result_t<Body, Model*, const Batch&...> operator()(Model* model, bool run_eagerly,
+                                                                   const Batch&... batch) {
+      if (run_eagerly || !function_ || !traces(batch...)) {
+        auto result = Body{}(model, batch...);
+        if (!run_eagerly && !function_) {
+          // The step caps its traces itself, so the retrace warning never fires.
+          function_.emplace(Body{}, FunctionOptions{.shape_policy = ShapePolicy::exact,
+                                                    .max_traces_before_warning = kMaxTraces,
+                                                    .name = Body::name});
+        }
+        return result;
+      }
+      try {
+        return (*function_)(model, batch...);
+      } catch (const failed_precondition& e) {
+        // Most likely the model's call read a value on the host while being traced.
+        throw failed_precondition(std::string(e.what()) + " [in the traced " + Body::name +
+                                  ": compile the model with {.run_eagerly = true} to run "
+                                  "every step eagerly]");
+      }
+    }
+    void reset() {
+      function_.reset();
+      signatures_.clear();
+    }
+    [[nodiscard]] const Function<Body>* function() const noexcept {
+      return function_ ? &*function_ : nullptr;
+    }
+
+   private:
+    static constexpr int kMaxTraces = 8;
+    // Whether this batch's signature runs traced: it was traced, or there is room for it.
+    template <class... Batch>
+    bool traces(const Batch&... batch) {
+      std::vector<TensorSpec> signature{TensorSpec{batch.dtype(), batch.shape()}...};
+      const auto same = [&](const std::vector<TensorSpec>& s) {
+        return std::ranges::equal(s, signature, [](const TensorSpec& a, const TensorSpec& b) {
+          return a.dtype == b.dtype && a.shape == b.shape;
+        });
+      };
+      if (std::ranges::any_of(signatures_, same)) {
+        return true;
+      }
+      if (signatures_.size() == std::size_t(kMaxTraces)) {
+        return false;
+      }
+      signatures_.push_back(std::move(signature));
       return true;
     }
-    if (traced_signatures_.size() == std::size_t(kMaxTracedSteps)) {
-      return false;
-    }
-    traced_signatures_.push_back(
-        {TensorSpec{x.dtype(), x.shape()}, TensorSpec{y.dtype(), y.shape()}});
-    return true;
-  }
+    std::optional<Function<Body>> function_;
+    std::vector<std::vector<TensorSpec>> signatures_;  // one per trace
+  };
 
-  std::pair<Tensor<float, 0>, AnyTensor> traced_train_step(const AnyTensor& x, const AnyTensor& y) {
-    try {
-      return (*train_function_)(this, x, y);
-    } catch (const failed_precondition& e) {
-      // Most likely the model's call read a value on the host while being traced.
-      throw failed_precondition(std::string(e.what()) +
-                                " [in fit's traced training step: compile the model with "
-                                "{.run_eagerly = true} to run every step eagerly]");
-    }
-  }
-
-  // One training step's tensor work: the batch loss and the predictions (metrics update outside
-  // the trace, on the host). The model is an argument, not a member, so a moved model retraces.
+  // The steps' tensor work; metrics update outside, on the host. The model is an argument,
+  // not a member, so a moved model retraces.
   struct TrainStepBody {
+    static constexpr const char* name = "train_function";
     std::pair<Tensor<float, 0>, AnyTensor> operator()(Model* model, const AnyTensor& x,
                                                       const AnyTensor& y) const {
       GradientTape tape;
@@ -35495,12 +35531,26 @@ class Model<void> : public Layer<void> {
       return {loss, y_pred};
     }
   };
+  struct TestStepBody {
+    static constexpr const char* name = "test_function";
+    std::pair<Tensor<float, 0>, AnyTensor> operator()(Model* model, const AnyTensor& x,
+                                                      const AnyTensor& y) const {
+      AnyTensor y_pred = model->call_any(x, false);
+      return {model->compiled_.loss.get()(y, y_pred), y_pred};
+    }
+  };
+  struct PredictStepBody {
+    static constexpr const char* name = "predict_function";
+    AnyTensor operator()(Model* model, const AnyTensor& x) const {
+      return model->call_any(x, false);
+    }
+  };
 
   CompileOptions compiled_;
   bool is_compiled_ = false;
-  static constexpr int kMaxTracedSteps = 8;
-  std::optional<Function<TrainStepBody>> train_function_;
-  std::vector<std::array<TensorSpec, 2>> traced_signatures_;  // (x, y) of each traced step
+  TracedStep<TrainStepBody> train_function_;
+  TracedStep<TestStepBody> test_function_;
+  TracedStep<PredictStepBody> predict_function_;
   std::shared_ptr<distribute::detail::StrategyState> strategy_;
 };
 

@@ -110,7 +110,8 @@ bool same_bytes(const tf::AnyTensor& a, const tf::AnyTensor& b) {
 }
 }  // namespace
 
-TEST_CASE("fit traces its step after the first and matches eager training bitwise") {
+TEST_CASE(
+    "fit and evaluate and predict trace their steps after the first and match eager bitwise") {
   auto [x, y] = blobs(100, 4);  // batches of 32, 32, 32 and 4
   auto eager = seeded_model(5, x);
   auto traced = seeded_model(5, x);
@@ -147,6 +148,17 @@ TEST_CASE("fit traces its step after the first and matches eager training bitwis
     CHECK(same_bytes(eager_vars[i].value(), traced_vars[i].value()));
   }
   CHECK(eager.optimizer().iterations() == traced.optimizer().iterations());
+  // evaluate and predict trace too (batches of 32: three full and one of 4), and agree.
+  CHECK(eager.evaluate(x, y, {.verbose = 0}) == traced.evaluate(x, y, {.verbose = 0}));
+  CHECK(traced.evaluate(x, y, {.verbose = 0}) == eager.evaluate(x, y, {.verbose = 0}));
+  CHECK(same_bytes(eager.predict(x), traced.predict(x)));
+  CHECK(same_bytes(traced.predict(x), eager.predict(x)));
+  CHECK(eager.test_function() == nullptr);
+  CHECK(eager.predict_function() == nullptr);
+  REQUIRE(traced.test_function() != nullptr);
+  REQUIRE(traced.predict_function() != nullptr);
+  CHECK(traced.test_function()->trace_count() == 2);
+  CHECK(traced.predict_function()->trace_count() == 2);
 
   SECTION("batches of ever-new shapes stop tracing after eight") {
     for (std::int64_t rows = 1; rows <= 12; ++rows) {
@@ -158,6 +170,8 @@ TEST_CASE("fit traces its step after the first and matches eager training bitwis
   SECTION("compile drops the traced step") {
     compile(traced, false);
     CHECK(traced.train_function() == nullptr);
+    CHECK(traced.test_function() == nullptr);
+    CHECK(traced.predict_function() == nullptr);
     (void)traced.fit(x, y, {.batch_size = 50, .epochs = 1, .verbose = 0});
     REQUIRE(traced.train_function() != nullptr);
     CHECK(traced.train_function()->trace_count() == 1);
