@@ -2933,6 +2933,19 @@ struct GraphNode {
   /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
   void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                        std::int64_t n) = nullptr;
+  /// Set for reductions a fused chain may end in when they reduce every element (Note
+  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk.
+  struct FusedReduction {
+    std::int64_t block = 0;  // chunk starts must be multiples of it
+    /// Values of partial results `accumulate` writes for `n` input elements.
+    std::int64_t (*partials)(std::int64_t n) = nullptr;
+    /// Writes the partial results of input elements [start, start + n), read from `in`.
+    void (*accumulate)(void* partials, const void* in, std::int64_t start,
+                       std::int64_t n) = nullptr;
+    /// The op's one output value from the partial results of all `n` input elements.
+    void (*finish)(void* out, const void* partials, std::int64_t n) = nullptr;
+  };
+  FusedReduction fused_reduction;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.
@@ -4449,6 +4462,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
                                              std::string_view op, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
+                                             trace::GraphNode::FusedReduction fused_reduction,
                                              bool stateful, std::int64_t out_id) {
   node.op = std::string(op);
   node.stateful = stateful;
@@ -4457,6 +4471,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
   node.inputs = std::move(inputs);
   node.run = std::move(run);
   node.fused_kernel = fused;
+  node.fused_reduction = fused_reduction;
   graph.add_node(std::move(node), out_id);
 }
 
@@ -4490,9 +4505,16 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
   }
+  trace::GraphNode::FusedReduction fused_reduction;
+  if constexpr (std::is_floating_point_v<OutT> && sizeof...(In) == 1 &&
+                (std::is_same_v<typename In::value_type, OutT> && ...) &&
+                requires { Op::template fused_reduction<OutT>(); }) {
+    fused_reduction = Op::template fused_reduction<OutT>();
+  }
   if (devices::DeviceId const d = devices::scope_device();
       d > 0 && devices::backend_of(d) != backend::cpu_backend) {
     fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+    fused_reduction = {};
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
@@ -4507,7 +4529,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, is_stateful_op<Op>(), out.id());
+      fused, fused_reduction, is_stateful_op<Op>(), out.id());
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }
@@ -7256,6 +7278,7 @@ TAPEFLOW_END_NAMESPACE
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 // ---- begin <tapeflow/ops/array/reshape.hpp>
@@ -7573,6 +7596,76 @@ void sum_middle(const T* in, T* out, std::int64_t outer, std::int64_t red, std::
   }
 }
 
+// Note [Full sums]: a sum of every element runs in blocks of 256, each summed as the 16
+// column sums of a [16, 16] matrix (elements past the last full row add to their column);
+// the blocks' columns add up in block order, then the 16 columns in order. Blocks run in
+// parallel and results do not depend on thread timing. A fused chain that ends in the sum
+// (function/detail/executor.hpp) produces the blocks chunk by chunk through these same
+// functions, so its result is bitwise the op's.
+inline constexpr std::int64_t full_sum_block = 256;
+inline constexpr std::int64_t full_sum_columns = 16;
+
+/// Partial values full_sum_accumulate writes for `n` elements.
+inline std::int64_t full_sum_partials(std::int64_t n) noexcept {
+  return (n + full_sum_block - 1) / full_sum_block * full_sum_columns;
+}
+
+/// The column sums of the blocks of elements [start, start + n) (`start` a multiple of the
+/// block), read from `in`, into their places in `partials`.
+template <class T>
+void full_sum_accumulate(T* partials, const T* in, std::int64_t start, std::int64_t n) {
+  for (std::int64_t b = 0; b < n; b += full_sum_block) {
+    std::int64_t const len = std::min(full_sum_block, n - b);
+    T* columns = partials + (start + b) / full_sum_block * full_sum_columns;
+    std::int64_t const rows = len / full_sum_columns;
+    if (rows > 0) {
+      sum_rows(in + b, rows, full_sum_columns, columns);
+    } else {
+      std::fill_n(columns, full_sum_columns, T{});
+    }
+    for (std::int64_t e = rows * full_sum_columns; e < len; ++e) {
+      T& column = columns[e % full_sum_columns];
+      column = static_cast<T>(column + in[b + e]);
+    }
+  }
+}
+
+/// The sum of `n` elements from their blocks' column sums.
+template <class T>
+T full_sum_finish(const T* partials, std::int64_t n) {
+  std::array<T, full_sum_columns> columns{};
+  for (std::int64_t p = 0; p < full_sum_partials(n); p += full_sum_columns) {
+    for (std::int64_t c = 0; c < full_sum_columns; ++c) {
+      columns[static_cast<std::size_t>(c)] =
+          static_cast<T>(columns[static_cast<std::size_t>(c)] + partials[p + c]);
+    }
+  }
+  T sum{};
+  for (T column : columns) {
+    sum = static_cast<T>(sum + column);
+  }
+  return sum;
+}
+
+/// The sum of the `n` elements of `in`, by Note [Full sums].
+template <class T>
+T full_sum(const T* in, std::int64_t n) {
+  if (n <= full_sum_block) {  // one block: no allocation (a loss's mean over a batch)
+    std::array<T, full_sum_columns> columns;
+    full_sum_accumulate(columns.data(), in, 0, n);
+    return full_sum_finish(columns.data(), n);
+  }
+  std::vector<T> partials(static_cast<std::size_t>(full_sum_partials(n)));
+  std::int64_t const blocks = (n + full_sum_block - 1) / full_sum_block;
+  backend::cpu::parallel_for(blocks, std::max<std::int64_t>(1, parallel_grain / full_sum_block),
+                             [&](std::int64_t b0, std::int64_t b1) {
+                               std::int64_t const start = b0 * full_sum_block;
+                               full_sum_accumulate(partials.data(), in + start, start,
+                                                   std::min(n, b1 * full_sum_block) - start);
+                             });
+  return full_sum_finish(partials.data(), n);
+}
+
 /// [rows, red, inner] -> [rows, inner], single-threaded. Defined with Eigen in
 /// ops/detail/reduce_kernels.hpp (compiled in tapeflow::instantiations under
 /// TAPEFLOW_PRECOMPILED).
@@ -7662,8 +7755,48 @@ struct Reduce {
     return spec;
   }
 
+  /// A mean's value from its sum over `count` elements.
+  template <class T>
+  static T mean_of(T sum, std::int64_t count) {
+    return static_cast<T>(sum / static_cast<T>(count));
+  }
+
+  /// What a fused chain ending in this reduction calls when it reduces every element (Note
+  /// [Full sums]); sums and means only.
+  template <class T>
+    requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
+  static detail::trace::GraphNode::FusedReduction fused_reduction() {
+    return {
+        .block = detail::full_sum_block,
+        .partials = &detail::full_sum_partials,
+        .accumulate =
+            [](void* partials, const void* in, std::int64_t start, std::int64_t n) {
+              detail::full_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
+                                          start, n);
+            },
+        .finish =
+            [](void* out, const void* partials, std::int64_t n) {
+              T const sum = detail::full_sum_finish(static_cast<const T*>(partials), n);
+              *static_cast<T*>(out) = Kind == ReduceKind::mean ? mean_of(sum, n) : sum;
+            },
+    };
+  }
+
   template <class T, std::size_t R>
   void compute(Tensor<T, OutRank>& out, const Tensor<T, R>& x) const {
+    if constexpr (std::is_floating_point_v<T> &&
+                  (Kind == ReduceKind::sum || Kind == ReduceKind::mean)) {
+      bool every_element = true;  // every axis longer than 1 is reduced
+      for (std::size_t i = 0; i < R; ++i) {
+        every_element = every_element && (reduced(i) || x.dims()[i] == 1);
+      }
+      if (every_element && x.num_elements() > 0) {
+        T const sum = detail::full_sum(x.data(), x.num_elements());
+        detail::tensor_access::mutable_data(out)[0] =
+            Kind == ReduceKind::mean ? mean_of(sum, x.num_elements()) : sum;
+        return;
+      }
+    }
     // Reduce maximal runs of adjacent reduced axes one at a time, as [outer, reduce, inner].
     std::array<std::int64_t, R> dims = x.dims();
     std::vector<T> scratch;
@@ -7713,7 +7846,7 @@ struct Reduce {
     if constexpr (Kind == ReduceKind::mean) {
       if (count > 0) {
         for (std::int64_t k = 0; k < total; ++k) {
-          o[k] = static_cast<T>(o[k] / static_cast<T>(count));
+          o[k] = mean_of(o[k], count);
         }
       } else {
         std::fill_n(o, total, std::numeric_limits<T>::quiet_NaN());
@@ -8570,10 +8703,12 @@ class Executor {
   // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
   // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
-  // the chain are never materialised. A materialised output writes over an input that dies
-  // there when nothing else holds that input's buffer (in place, as TensorFlow's kernels
-  // forward an input buffer), so a lone elementwise node is a group of one.
-  // Where one node input of a fused group comes from, decided once when the graph is built.
+  // the chain are never materialised. A sum or mean of every element of a chain's value that
+  // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
+  // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
+  // output writes over an input that dies there when nothing else holds that input's buffer (in
+  // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
+  // of one. Where one node input of a fused group comes from, decided once when the graph is built.
   enum class OperandKind : std::uint8_t {
     local,     // an earlier node of the group: its row of the per-thread scratch
     constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
@@ -8598,6 +8733,8 @@ class Executor {
     std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
     std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
     std::int32_t num_rows = 0;        // rows are reused once their value is dead
+    std::int32_t reduce_input = -1;   // node in group a fused reduction (node end - 1) reads
+    [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
   };
   // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
   // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
@@ -8651,16 +8788,17 @@ class Executor {
       // One node is a group too: it may then write in place (Note [Fusion]).
       FusionGroup group;
       group.begin = i;
-      group.end = j;
       group.elements = n;
       group.dtype = nodes[i].dtype;
+      group.reduce_input = fused_reduction_input(i, j, n);
+      group.end = j + (group.reduce_input >= 0 ? 1 : 0);
       const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
       std::vector<const void*> splats;  // distinct constant values, by their bytes
       for (std::size_t k = i; k < j; ++k) {
         const auto slot = nodes[k].output;
         const auto last = last_use_[static_cast<std::size_t>(slot)];
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
-                                    static_cast<std::size_t>(last) >= j);
+                                    static_cast<std::size_t>(last) >= group.end);
         group.inputs_per_node.push_back(nodes[k].inputs.size());
         for (auto in : nodes[k].inputs) {
           Operand operand{OperandKind::vector, in};
@@ -8699,6 +8837,12 @@ class Executor {
         group.chunk /= 2;
       }
       group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
+      if (group.reduce_input >= 0) {
+        const std::int64_t block = nodes[j].fused_reduction.block;
+        if (group.chunk < n) {  // every chunk but the last is whole blocks
+          group.chunk = std::max(block, group.chunk / block * block);
+        }
+      }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
                          sizeof(double));
@@ -8711,6 +8855,27 @@ class Executor {
       groups_.push_back(std::move(group));
       i = j;
     }
+  }
+
+  // The node of chain [begin, end) that a fusible reduction of all its `n` elements at `end`
+  // reads, or -1 when the node at `end` is no such reduction.
+  [[nodiscard]] std::int32_t fused_reduction_input(std::size_t begin, std::size_t end,
+                                                   std::int64_t n) const {
+    const auto& nodes = graph_->nodes;
+    if (end >= nodes.size()) {
+      return -1;
+    }
+    const auto& node = nodes[end];
+    if (node.fused_reduction.accumulate == nullptr || node.inputs.size() != 1 || node.output < 0 ||
+        node.dtype != nodes[begin].dtype || node.shape.num_elements() != 1) {
+      return -1;
+    }
+    for (std::size_t k = begin; k < end; ++k) {
+      if (nodes[k].output == node.inputs[0] && nodes[k].shape.num_elements() == n) {
+        return static_cast<std::int32_t>(k - begin);
+      }
+    }
+    return -1;
   }
 
   // Which slots some reader takes from `values` in a fused run: every input of a node outside
@@ -8743,7 +8908,7 @@ class Executor {
   // chunk writes only its own elements. Whether the buffer is unshared is known only at run
   // time (a caller's argument, or a value also held elsewhere, is not).
   void assign_donors(FusionGroup& group) const {
-    const std::size_t count = group.end - group.begin;
+    const std::size_t count = group.chain_size();
     group.donor.assign(count, -1);
     std::vector<std::int32_t> taken;
     std::size_t q = 0;
@@ -8774,7 +8939,7 @@ class Executor {
   // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
   // so its working set stays a few KiB in L1 however long the chain is.
   static void assign_rows(FusionGroup& group) {
-    const std::size_t count = group.end - group.begin;
+    const std::size_t count = group.chain_size();
     std::vector<std::size_t> last_read(count, 0);
     std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
     std::size_t q = 0;  // operands are stored per node, in input order
@@ -8786,6 +8951,9 @@ class Executor {
           last_read[p] = k;
         }
       }
+    }
+    if (group.reduce_input >= 0) {  // read after the whole chain, in each chunk
+      last_read[static_cast<std::size_t>(group.reduce_input)] = count;
     }
     std::vector<std::int32_t> free_rows;
     group.row.assign(count, -1);
@@ -8810,11 +8978,17 @@ class Executor {
   template <class T>
   void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
     const auto& nodes = graph_->nodes;
-    const std::size_t count = group.end - group.begin;
+    const std::size_t count = group.chain_size();
     // Per-thread buffers reused across runs: no allocation per call.
     thread_local std::vector<T*> out_data;
     thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
     thread_local std::vector<T> scalars;        // run-time single values, one chunk each
+    thread_local std::vector<T> partials;       // a fused reduction's, each written once
+    const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
+    if (reduction != nullptr) {
+      partials.resize(
+          static_cast<std::size_t>(reduction->fused_reduction.partials(group.elements)));
+    }
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
@@ -8854,6 +9028,7 @@ class Executor {
     const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
     const T* const* sources = source.data();
     T* const* outs = out_data.data();
+    T* const partial_data = partials.data();  // the caller's: workers name their own buffers
     const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
     backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
       thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
@@ -8886,8 +9061,18 @@ class Executor {
           T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
           node.fused_kernel(out, operand[0], true, operand[1], true, len);
         }
+        if (reduction != nullptr) {
+          const auto p = static_cast<std::size_t>(group.reduce_input);
+          reduction->fused_reduction.accumulate(
+              partial_data, outs[p] != nullptr ? outs[p] + start : row_of(p), start, len);
+        }
       }
     });
+    if (reduction != nullptr) {
+      AnyTensor out = allocate_any(group.dtype, reduction->shape);
+      reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
+      values[static_cast<std::size_t>(reduction->output)] = std::move(out);
+    }
   }
 
   void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {

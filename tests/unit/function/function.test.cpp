@@ -1,3 +1,5 @@
+#include <bit>
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -322,10 +324,12 @@ TEST_CASE("elementwise chains are fused and agree with eager execution", "[funct
     REQUIRE(traced.values()[static_cast<std::size_t>(i)] ==
             eager.values()[static_cast<std::size_t>(i)]);
   }
-  CHECK(traced_sum.item() == Approx(eager_sum.item()));
+  // The sum joins the chain and adds the same blocks in the same order as the op.
+  CHECK(std::bit_cast<std::uint32_t>(traced_sum.item()) ==
+        std::bit_cast<std::uint32_t>(eager_sum.item()));
   const auto chains = f.concrete_functions()[0]->fused_chains();
   REQUIRE(chains.size() == 1);
-  CHECK(chains[0] == 20);  // 5 ops x 4 rounds, then the reduction stops the chain
+  CHECK(chains[0] == 21);  // 5 ops x 4 rounds, and the sum of the last
   // Under an outside tape the same graph runs node by node, so gradients flow.
   tf::GradientTape tape;
   tape.watch(x);
@@ -385,6 +389,55 @@ TEST_CASE("fused chains agree with eager execution at every chunk size", "[funct
     check.template operator()<float>(n);
     check.template operator()<double>(n);
   }
+}
+
+TEST_CASE("a sum or mean of a fused chain's value joins the chain", "[function][function]") {
+  // The chain's value is summed chunk by chunk (never written out unless returned), and the
+  // result is bitwise the op's: the same blocks added in the same order (Note [Full sums]).
+  auto body = [](const auto& x) {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    auto y = x;
+    for (int i = 0; i < 6; ++i) {
+      y = tf::tanh(y * static_cast<T>(0.5 + 0.07 * i)) - x;  // constants shrink the chunk
+    }
+    auto z = y * y;
+    return std::tuple{y, tf::reduce_sum(z), tf::reduce_mean(tf::exp(y), {0, 1}, tf::keepdims)};
+  };
+  auto same = [](auto a, auto b) {
+    using T = decltype(a);
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    return std::bit_cast<Bits>(a) == std::bit_cast<Bits>(b);
+  };
+  auto check = [&]<class T>(std::int64_t rows) {
+    INFO("rows = " << rows);
+    auto f = tf::function([&](const tf::Tensor<T, 2>& x) { return body(x); });
+    auto x = tf::random::uniform<T>({rows, 3}, {.minval = T(-2), .maxval = T(2), .seed = 5});
+    auto [y, sum, mean] = f(x);
+    auto [y_eager, sum_eager, mean_eager] = body(x);
+    CHECK(same(sum.item(), sum_eager.item()));
+    REQUIRE(mean.shape() == tf::Shape{1, 1});
+    CHECK(same(mean.values()[0], mean_eager.values()[0]));
+    for (std::size_t i = 0; i < y.values().size(); ++i) {
+      REQUIRE(y.values()[i] == y_eager.values()[i]);
+    }
+    const auto chains = f.concrete_functions()[0]->fused_chains();
+    REQUIRE(chains.size() == 2);
+    CHECK(chains[0] == 20);  // 3 ops x 6 rounds, the square and its sum
+    CHECK(chains[1] == 2);   // exp and its mean
+  };
+  for (std::int64_t rows : {1, 5, 85, 86, 87, 341, 342, 1367, 33334}) {
+    check.template operator()<float>(rows);
+    check.template operator()<double>(rows);
+  }
+  // A partial reduction, or a sum of an argument, stays out of the chain.
+  auto g = tf::function([](const tf::Tensor<float, 2>& x) {
+    return std::tuple{tf::reduce_sum(tf::exp(x), 1), tf::reduce_sum(x), tf::reduce_max(x * x)};
+  });
+  auto x = tf::random::uniform<float>({50, 40}, {.seed = 6});
+  auto [rows, total, max] = g(x);
+  CHECK(total.item() == tf::reduce_sum(x).item());
+  CHECK(max.item() == tf::reduce_max(x * x).item());
+  CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{1, 1});
 }
 
 TEST_CASE("graph nodes carry the ops' attributes", "[function][function]") {

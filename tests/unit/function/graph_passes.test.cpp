@@ -250,9 +250,10 @@ TEST_CASE("variable updates and reads keep their order", "[function][passes]") {
   CHECK(report_of(f).common_subexpressions == 0);
 }
 
-// A random program over a [2, 3] argument: elementwise ops, neutral constants, repeats,
-// reshapes, transposes and identities; it returns two of its values and the gradient of their
-// sum with respect to the argument, taken by a tape inside the traced body.
+// A random program over a [2, 3] or [67, 45] argument: elementwise ops, neutral constants,
+// repeats, reshapes, transposes and identities; it returns two of its values and the gradient
+// of their sum with respect to the argument, taken by a tape inside the traced body (the sums
+// end fused chains: over the larger argument, in several blocks and chunks).
 struct Program {
   struct Step {
     int op;
@@ -320,7 +321,7 @@ std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run
         v.push_back(tf::exp(a * tf::constant(0.25f)));
         break;
       case 9:
-        v.push_back(tf::reshape(a, {2, 3}));
+        v.push_back(tf::reshape(a, {x.dims()[0], x.dims()[1]}));
         break;
       case 10:
         v.push_back(tf::transpose(tf::transpose(a)));
@@ -345,14 +346,17 @@ TEST_CASE("random programs: the passes change no value and no gradient", "[funct
   for (int trial = 0; trial < 300; ++trial) {
     const Program p = random_program(rng);
     auto body = [&p](const tf::Tensor<float, 2>& x) { return run_program(p, x); };
+    const std::int64_t rows = trial % 3 == 0 ? 67 : 2;
+    const std::int64_t columns = trial % 3 == 0 ? 45 : 3;
     auto optimized = tf::function(body);
     auto plain = [&] {
       OptionsScope scope({.disable_meta_optimizer = true});
       auto f = tf::function(body);
-      (void)f(tf::zeros<float>({2, 3}));  // traced now, with the passes off
+      (void)f(tf::zeros<float>({rows, columns}));  // traced now, with the passes off
       return f;
     }();
-    auto x = tf::random::uniform<float>({2, 3}, {.minval = -2.0f, .maxval = 2.0f, .seed = trial});
+    auto x = tf::random::uniform<float>({rows, columns},
+                                        {.minval = -2.0f, .maxval = 2.0f, .seed = trial});
     auto [a0, a1, ag] = optimized(x);
     auto [b0, b1, bg] = plain(x);
     INFO("trial " << trial << "\n" << optimized.concrete_functions()[0]->to_string());

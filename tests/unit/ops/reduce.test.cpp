@@ -1,3 +1,6 @@
+#include <cmath>
+#include <cstdint>
+
 #include <catch2/catch.hpp>
 #include <gradient_check.hpp>
 
@@ -83,6 +86,31 @@ TEST_CASE("sums over leading and middle axes", "[ops][reduce]") {
   // Integers sum exactly.
   auto ints = tf::reshape(tf::range<std::int32_t>(0, 3000, 1), {1000, 3});
   CHECK(tf::reduce_sum(ints, 0).numpy() == std::vector<std::int32_t>{1498500, 1499500, 1500500});
+}
+
+TEST_CASE("sums of every element add fixed blocks in order", "[ops][reduce]") {
+  // Note [Full sums]: 256-element blocks as 16 column sums, short last blocks and rows, run in
+  // parallel; the result does not depend on the axes named, only on the elements.
+  for (std::int64_t n : {1, 15, 16, 17, 255, 256, 257, 4096, 4099, 100003}) {
+    INFO("n = " << n);
+    auto x = tf::cast<double>(test_data<1>({n}, 21));
+    double exact = 0;
+    for (double v : x.numpy()) {
+      exact += v;
+    }
+    auto sum = tf::reduce_sum(x);
+    CHECK(sum.item() == Approx(exact).epsilon(1e-12).margin(1e-9));
+    CHECK(tf::reduce_mean(x).item() == Approx(exact / static_cast<double>(n)).margin(1e-12));
+    CHECK(tf::reduce_sum(tf::ones<float>({n})).item() == static_cast<float>(n));
+  }
+  auto x = tf::cast<float>(test_data<3>({37, 1, 211}, 22));
+  auto all = tf::reduce_sum(tf::reshape(x, {-1}));
+  CHECK(tf::reduce_sum(x).item() == all.item());
+  CHECK(tf::reduce_sum(x, {0, 2}).item() == all.item());  // the unit axis need not be named
+  CHECK(tf::reduce_sum(x, {0, 1, 2}, tf::keepdims).shape() == tf::Shape{1, 1, 1});
+  CHECK(tf::reduce_mean(x, {0, 2}).item() == tf::reduce_mean(tf::reshape(x, {-1})).item());
+  CHECK(std::isnan(tf::reduce_mean(tf::zeros<float>({0, 3})).item()));
+  CHECK(tf::reduce_sum(tf::zeros<float>({0, 3})).item() == 0.0f);
 }
 
 }  // namespace test_ops_reduce

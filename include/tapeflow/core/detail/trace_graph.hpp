@@ -121,6 +121,19 @@ struct GraphNode {
   /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
   void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                        std::int64_t n) = nullptr;
+  /// Set for reductions a fused chain may end in when they reduce every element (Note
+  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk.
+  struct FusedReduction {
+    std::int64_t block = 0;  // chunk starts must be multiples of it
+    /// Values of partial results `accumulate` writes for `n` input elements.
+    std::int64_t (*partials)(std::int64_t n) = nullptr;
+    /// Writes the partial results of input elements [start, start + n), read from `in`.
+    void (*accumulate)(void* partials, const void* in, std::int64_t start,
+                       std::int64_t n) = nullptr;
+    /// The op's one output value from the partial results of all `n` input elements.
+    void (*finish)(void* out, const void* partials, std::int64_t n) = nullptr;
+  };
+  FusedReduction fused_reduction;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.

@@ -193,10 +193,12 @@ class Executor {
   // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
   // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
-  // the chain are never materialised. A materialised output writes over an input that dies
-  // there when nothing else holds that input's buffer (in place, as TensorFlow's kernels
-  // forward an input buffer), so a lone elementwise node is a group of one.
-  // Where one node input of a fused group comes from, decided once when the graph is built.
+  // the chain are never materialised. A sum or mean of every element of a chain's value that
+  // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
+  // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
+  // output writes over an input that dies there when nothing else holds that input's buffer (in
+  // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
+  // of one. Where one node input of a fused group comes from, decided once when the graph is built.
   enum class OperandKind : std::uint8_t {
     local,     // an earlier node of the group: its row of the per-thread scratch
     constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
@@ -221,6 +223,8 @@ class Executor {
     std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
     std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
     std::int32_t num_rows = 0;        // rows are reused once their value is dead
+    std::int32_t reduce_input = -1;   // node in group a fused reduction (node end - 1) reads
+    [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
   };
   // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
   // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
@@ -274,16 +278,17 @@ class Executor {
       // One node is a group too: it may then write in place (Note [Fusion]).
       FusionGroup group;
       group.begin = i;
-      group.end = j;
       group.elements = n;
       group.dtype = nodes[i].dtype;
+      group.reduce_input = fused_reduction_input(i, j, n);
+      group.end = j + (group.reduce_input >= 0 ? 1 : 0);
       const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
       std::vector<const void*> splats;  // distinct constant values, by their bytes
       for (std::size_t k = i; k < j; ++k) {
         const auto slot = nodes[k].output;
         const auto last = last_use_[static_cast<std::size_t>(slot)];
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
-                                    static_cast<std::size_t>(last) >= j);
+                                    static_cast<std::size_t>(last) >= group.end);
         group.inputs_per_node.push_back(nodes[k].inputs.size());
         for (auto in : nodes[k].inputs) {
           Operand operand{OperandKind::vector, in};
@@ -322,6 +327,12 @@ class Executor {
         group.chunk /= 2;
       }
       group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
+      if (group.reduce_input >= 0) {
+        const std::int64_t block = nodes[j].fused_reduction.block;
+        if (group.chunk < n) {  // every chunk but the last is whole blocks
+          group.chunk = std::max(block, group.chunk / block * block);
+        }
+      }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
                          sizeof(double));
@@ -334,6 +345,27 @@ class Executor {
       groups_.push_back(std::move(group));
       i = j;
     }
+  }
+
+  // The node of chain [begin, end) that a fusible reduction of all its `n` elements at `end`
+  // reads, or -1 when the node at `end` is no such reduction.
+  [[nodiscard]] std::int32_t fused_reduction_input(std::size_t begin, std::size_t end,
+                                                   std::int64_t n) const {
+    const auto& nodes = graph_->nodes;
+    if (end >= nodes.size()) {
+      return -1;
+    }
+    const auto& node = nodes[end];
+    if (node.fused_reduction.accumulate == nullptr || node.inputs.size() != 1 || node.output < 0 ||
+        node.dtype != nodes[begin].dtype || node.shape.num_elements() != 1) {
+      return -1;
+    }
+    for (std::size_t k = begin; k < end; ++k) {
+      if (nodes[k].output == node.inputs[0] && nodes[k].shape.num_elements() == n) {
+        return static_cast<std::int32_t>(k - begin);
+      }
+    }
+    return -1;
   }
 
   // Which slots some reader takes from `values` in a fused run: every input of a node outside
@@ -366,7 +398,7 @@ class Executor {
   // chunk writes only its own elements. Whether the buffer is unshared is known only at run
   // time (a caller's argument, or a value also held elsewhere, is not).
   void assign_donors(FusionGroup& group) const {
-    const std::size_t count = group.end - group.begin;
+    const std::size_t count = group.chain_size();
     group.donor.assign(count, -1);
     std::vector<std::int32_t> taken;
     std::size_t q = 0;
@@ -397,7 +429,7 @@ class Executor {
   // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
   // so its working set stays a few KiB in L1 however long the chain is.
   static void assign_rows(FusionGroup& group) {
-    const std::size_t count = group.end - group.begin;
+    const std::size_t count = group.chain_size();
     std::vector<std::size_t> last_read(count, 0);
     std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
     std::size_t q = 0;  // operands are stored per node, in input order
@@ -409,6 +441,9 @@ class Executor {
           last_read[p] = k;
         }
       }
+    }
+    if (group.reduce_input >= 0) {  // read after the whole chain, in each chunk
+      last_read[static_cast<std::size_t>(group.reduce_input)] = count;
     }
     std::vector<std::int32_t> free_rows;
     group.row.assign(count, -1);
@@ -433,11 +468,17 @@ class Executor {
   template <class T>
   void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
     const auto& nodes = graph_->nodes;
-    const std::size_t count = group.end - group.begin;
+    const std::size_t count = group.chain_size();
     // Per-thread buffers reused across runs: no allocation per call.
     thread_local std::vector<T*> out_data;
     thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
     thread_local std::vector<T> scalars;        // run-time single values, one chunk each
+    thread_local std::vector<T> partials;       // a fused reduction's, each written once
+    const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
+    if (reduction != nullptr) {
+      partials.resize(
+          static_cast<std::size_t>(reduction->fused_reduction.partials(group.elements)));
+    }
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
@@ -477,6 +518,7 @@ class Executor {
     const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
     const T* const* sources = source.data();
     T* const* outs = out_data.data();
+    T* const partial_data = partials.data();  // the caller's: workers name their own buffers
     const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
     backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
       thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
@@ -509,8 +551,18 @@ class Executor {
           T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
           node.fused_kernel(out, operand[0], true, operand[1], true, len);
         }
+        if (reduction != nullptr) {
+          const auto p = static_cast<std::size_t>(group.reduce_input);
+          reduction->fused_reduction.accumulate(
+              partial_data, outs[p] != nullptr ? outs[p] + start : row_of(p), start, len);
+        }
       }
     });
+    if (reduction != nullptr) {
+      AnyTensor out = allocate_any(group.dtype, reduction->shape);
+      reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
+      values[static_cast<std::size_t>(reduction->output)] = std::move(out);
+    }
   }
 
   void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {

@@ -304,6 +304,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
                                              std::string_view op, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
+                                             trace::GraphNode::FusedReduction fused_reduction,
                                              bool stateful, std::int64_t out_id) {
   node.op = std::string(op);
   node.stateful = stateful;
@@ -312,6 +313,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
   node.inputs = std::move(inputs);
   node.run = std::move(run);
   node.fused_kernel = fused;
+  node.fused_reduction = fused_reduction;
   graph.add_node(std::move(node), out_id);
 }
 
@@ -345,9 +347,16 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
   }
+  trace::GraphNode::FusedReduction fused_reduction;
+  if constexpr (std::is_floating_point_v<OutT> && sizeof...(In) == 1 &&
+                (std::is_same_v<typename In::value_type, OutT> && ...) &&
+                requires { Op::template fused_reduction<OutT>(); }) {
+    fused_reduction = Op::template fused_reduction<OutT>();
+  }
   if (devices::DeviceId const d = devices::scope_device();
       d > 0 && devices::backend_of(d) != backend::cpu_backend) {
     fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+    fused_reduction = {};
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
@@ -362,7 +371,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, is_stateful_op<Op>(), out.id());
+      fused, fused_reduction, is_stateful_op<Op>(), out.id());
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }

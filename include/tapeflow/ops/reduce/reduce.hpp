@@ -12,11 +12,13 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -170,6 +172,76 @@ void sum_middle(const T* in, T* out, std::int64_t outer, std::int64_t red, std::
   }
 }
 
+// Note [Full sums]: a sum of every element runs in blocks of 256, each summed as the 16
+// column sums of a [16, 16] matrix (elements past the last full row add to their column);
+// the blocks' columns add up in block order, then the 16 columns in order. Blocks run in
+// parallel and results do not depend on thread timing. A fused chain that ends in the sum
+// (function/detail/executor.hpp) produces the blocks chunk by chunk through these same
+// functions, so its result is bitwise the op's.
+inline constexpr std::int64_t full_sum_block = 256;
+inline constexpr std::int64_t full_sum_columns = 16;
+
+/// Partial values full_sum_accumulate writes for `n` elements.
+inline std::int64_t full_sum_partials(std::int64_t n) noexcept {
+  return (n + full_sum_block - 1) / full_sum_block * full_sum_columns;
+}
+
+/// The column sums of the blocks of elements [start, start + n) (`start` a multiple of the
+/// block), read from `in`, into their places in `partials`.
+template <class T>
+void full_sum_accumulate(T* partials, const T* in, std::int64_t start, std::int64_t n) {
+  for (std::int64_t b = 0; b < n; b += full_sum_block) {
+    std::int64_t const len = std::min(full_sum_block, n - b);
+    T* columns = partials + (start + b) / full_sum_block * full_sum_columns;
+    std::int64_t const rows = len / full_sum_columns;
+    if (rows > 0) {
+      sum_rows(in + b, rows, full_sum_columns, columns);
+    } else {
+      std::fill_n(columns, full_sum_columns, T{});
+    }
+    for (std::int64_t e = rows * full_sum_columns; e < len; ++e) {
+      T& column = columns[e % full_sum_columns];
+      column = static_cast<T>(column + in[b + e]);
+    }
+  }
+}
+
+/// The sum of `n` elements from their blocks' column sums.
+template <class T>
+T full_sum_finish(const T* partials, std::int64_t n) {
+  std::array<T, full_sum_columns> columns{};
+  for (std::int64_t p = 0; p < full_sum_partials(n); p += full_sum_columns) {
+    for (std::int64_t c = 0; c < full_sum_columns; ++c) {
+      columns[static_cast<std::size_t>(c)] =
+          static_cast<T>(columns[static_cast<std::size_t>(c)] + partials[p + c]);
+    }
+  }
+  T sum{};
+  for (T column : columns) {
+    sum = static_cast<T>(sum + column);
+  }
+  return sum;
+}
+
+/// The sum of the `n` elements of `in`, by Note [Full sums].
+template <class T>
+T full_sum(const T* in, std::int64_t n) {
+  if (n <= full_sum_block) {  // one block: no allocation (a loss's mean over a batch)
+    std::array<T, full_sum_columns> columns;
+    full_sum_accumulate(columns.data(), in, 0, n);
+    return full_sum_finish(columns.data(), n);
+  }
+  std::vector<T> partials(static_cast<std::size_t>(full_sum_partials(n)));
+  std::int64_t const blocks = (n + full_sum_block - 1) / full_sum_block;
+  backend::cpu::parallel_for(blocks, std::max<std::int64_t>(1, parallel_grain / full_sum_block),
+                             [&](std::int64_t b0, std::int64_t b1) {
+                               std::int64_t const start = b0 * full_sum_block;
+                               full_sum_accumulate(partials.data(), in + start, start,
+                                                   std::min(n, b1 * full_sum_block) - start);
+                             });
+  return full_sum_finish(partials.data(), n);
+}
+
 /// [rows, red, inner] -> [rows, inner], single-threaded. Defined with Eigen in
 /// ops/detail/reduce_kernels.hpp (compiled in tapeflow::instantiations under
 /// TAPEFLOW_PRECOMPILED).
@@ -259,8 +331,48 @@ struct Reduce {
     return spec;
   }
 
+  /// A mean's value from its sum over `count` elements.
+  template <class T>
+  static T mean_of(T sum, std::int64_t count) {
+    return static_cast<T>(sum / static_cast<T>(count));
+  }
+
+  /// What a fused chain ending in this reduction calls when it reduces every element (Note
+  /// [Full sums]); sums and means only.
+  template <class T>
+    requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
+  static detail::trace::GraphNode::FusedReduction fused_reduction() {
+    return {
+        .block = detail::full_sum_block,
+        .partials = &detail::full_sum_partials,
+        .accumulate =
+            [](void* partials, const void* in, std::int64_t start, std::int64_t n) {
+              detail::full_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
+                                          start, n);
+            },
+        .finish =
+            [](void* out, const void* partials, std::int64_t n) {
+              T const sum = detail::full_sum_finish(static_cast<const T*>(partials), n);
+              *static_cast<T*>(out) = Kind == ReduceKind::mean ? mean_of(sum, n) : sum;
+            },
+    };
+  }
+
   template <class T, std::size_t R>
   void compute(Tensor<T, OutRank>& out, const Tensor<T, R>& x) const {
+    if constexpr (std::is_floating_point_v<T> &&
+                  (Kind == ReduceKind::sum || Kind == ReduceKind::mean)) {
+      bool every_element = true;  // every axis longer than 1 is reduced
+      for (std::size_t i = 0; i < R; ++i) {
+        every_element = every_element && (reduced(i) || x.dims()[i] == 1);
+      }
+      if (every_element && x.num_elements() > 0) {
+        T const sum = detail::full_sum(x.data(), x.num_elements());
+        detail::tensor_access::mutable_data(out)[0] =
+            Kind == ReduceKind::mean ? mean_of(sum, x.num_elements()) : sum;
+        return;
+      }
+    }
     // Reduce maximal runs of adjacent reduced axes one at a time, as [outer, reduce, inner].
     std::array<std::int64_t, R> dims = x.dims();
     std::vector<T> scratch;
@@ -310,7 +422,7 @@ struct Reduce {
     if constexpr (Kind == ReduceKind::mean) {
       if (count > 0) {
         for (std::int64_t k = 0; k < total; ++k) {
-          o[k] = static_cast<T>(o[k] / static_cast<T>(count));
+          o[k] = mean_of(o[k], count);
         }
       } else {
         std::fill_n(o, total, std::numeric_limits<T>::quiet_NaN());
