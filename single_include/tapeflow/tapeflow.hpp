@@ -2933,6 +2933,8 @@ struct GraphNode {
   /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
   void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                        std::int64_t n) = nullptr;
+  /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
+  bool fused_rows = false;
   /// Set for reductions a fused chain may end in when they reduce every element (Note
   /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk.
   struct FusedReduction {
@@ -4462,6 +4464,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
                                              std::string_view op, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
+                                             bool fused_rows,
                                              trace::GraphNode::FusedReduction fused_reduction,
                                              bool stateful, std::int64_t out_id) {
   node.op = std::string(op);
@@ -4471,6 +4474,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
   node.inputs = std::move(inputs);
   node.run = std::move(run);
   node.fused_kernel = fused;
+  node.fused_rows = fused != nullptr && fused_rows;
   node.fused_reduction = fused_reduction;
   graph.add_node(std::move(node), out_id);
 }
@@ -4500,10 +4504,14 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   trace::GraphNode node;
   set_export_metadata<Out>(node, op, sizes, in...);
   decltype(trace::GraphNode::fused_kernel) fused = nullptr;
+  bool fused_rows = false;
   if constexpr (std::is_floating_point_v<OutT> &&
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
+    if constexpr (requires { Op::fused_rows; }) {
+      fused_rows = Op::fused_rows;
+    }
   }
   trace::GraphNode::FusedReduction fused_reduction;
   if constexpr (std::is_floating_point_v<OutT> && sizeof...(In) == 1 &&
@@ -4529,7 +4537,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, fused_reduction, is_stateful_op<Op>(), out.id());
+      fused, fused_rows, fused_reduction, is_stateful_op<Op>(), out.id());
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }
@@ -6357,6 +6365,10 @@ struct BinaryElementwise {
   struct ElementRule {
     auto operator()(const auto& x, const auto& y) const { return Derived::expr(x, y); }
   };
+  /// Whether a fused chain may give this op an operand repeated along leading axes (a bias):
+  /// only where every element's result is exactly rounded, so that it cannot depend on which
+  /// elements a kernel's vector loop or scalar tail computes (Note [Fusion]).
+  static constexpr bool fused_rows = false;
   /// One run of n outputs for the executor's fused chains (a or b may be a single value).
   template <class T>
   static void fused_kernel(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
@@ -6380,6 +6392,7 @@ struct BinaryElementwise {
 
 struct Add : BinaryElementwise<Add> {
   static constexpr std::string_view name = "AddV2";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Add{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
@@ -6391,6 +6404,7 @@ struct Add : BinaryElementwise<Add> {
 
 struct Sub : BinaryElementwise<Sub> {
   static constexpr std::string_view name = "Sub";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Sub{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
@@ -6402,6 +6416,7 @@ struct Sub : BinaryElementwise<Sub> {
 
 struct Mul : BinaryElementwise<Mul> {
   static constexpr std::string_view name = "Mul";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Mul{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
@@ -6414,6 +6429,7 @@ struct Mul : BinaryElementwise<Mul> {
 /// Division; integer division truncates toward zero (as C++ does) and throws on a zero divisor.
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Div{}(x, y); }
   /// TensorFlow's RealDiv has no integer kernel; integer division truncating toward zero is
   /// its "TruncateDiv".
@@ -8525,6 +8541,7 @@ TAPEFLOW_END_NAMESPACE
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <span>
 #include <unordered_set>
 #include <utility>
@@ -8701,7 +8718,8 @@ class Executor {
   };
 
   // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
-  // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
+  // count, single values, or, for ops that round exactly, values repeated along leading axes
+  // such as a bias) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
   // the chain are never materialised. A sum or mean of every element of a chain's value that
   // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
@@ -8714,10 +8732,12 @@ class Executor {
     constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
     scalar,    // a single value known only at run time (an argument): broadcast per run
     vector,    // a full-length value: read in place
+    repeated,  // a value repeated along leading axes (a bias): tiled to a chunk per run
   };
   struct Operand {
     OperandKind kind = OperandKind::vector;
-    std::int32_t index = 0;  // local: node in group; constant: row of splat; else the slot
+    std::int32_t index = 0;   // local: node in group; constant: row of splat; else the slot
+    std::int64_t period = 0;  // repeated: its element count
   };
   struct FusionGroup {
     std::size_t begin = 0;
@@ -8729,6 +8749,8 @@ class Executor {
     std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
     std::int64_t chunk = 0;         // elements per pass through the chain
     std::int32_t num_scalars = 0;   // run-time single-value operands
+    std::int32_t num_repeated = 0;  // repeated operands
+    std::int64_t unit = 16;         // chunk starts are multiples of it
     std::vector<std::size_t> inputs_per_node;
     std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
     std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
@@ -8747,42 +8769,59 @@ class Executor {
     const auto& nodes = graph_->nodes;
     std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
     std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
+    std::vector<const Shape*> shape(static_cast<std::size_t>(graph_->num_slots), nullptr);
     for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
       elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
           graph_->arg_shapes()[i].num_elements();
+      shape[static_cast<std::size_t>(graph_->arg_slots[i])] = &graph_->arg_shapes()[i];
     }
     for (const auto& [slot, value] : graph_->constants) {
       elements[static_cast<std::size_t>(slot)] = value.num_elements();
       constant[static_cast<std::size_t>(slot)] = &value;
+      shape[static_cast<std::size_t>(slot)] = &value.shape();
     }
     for (const auto& node : nodes) {
       if (node.output >= 0) {
         elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
+        shape[static_cast<std::size_t>(node.output)] = &node.shape;
       }
     }
-    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype) {
+    // Whether node k joins a chain over n elements of `dtype`; a repeated operand makes the
+    // chain's chunks whole multiples of its length (`unit`, updated when k joins).
+    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype, std::int64_t& unit) {
       const auto& node = nodes[k];
       if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
           node.shape.num_elements() != n || n <= 1) {
         return false;
       }
+      std::int64_t joined = unit;
       for (auto slot : node.inputs) {
         const std::int64_t e = elements[static_cast<std::size_t>(slot)];
-        if (e != n && e != 1) {
+        if (e == n || e == 1) {
+          continue;
+        }
+        const Shape* s = shape[static_cast<std::size_t>(slot)];
+        if (!node.fused_rows || s == nullptr || !repeats_along_leading_axes(*s, node.shape)) {
+          return false;
+        }
+        joined = std::lcm(joined, e);
+        if (joined > max_fused_chunk) {
           return false;
         }
       }
+      unit = joined;
       return true;
     };
     std::size_t i = 0;
     while (i < nodes.size()) {
       const std::int64_t n = nodes[i].shape.num_elements();
-      if (!fusible(i, n, nodes[i].dtype)) {
+      std::int64_t unit = 16;  // eager kernels' vector loops start at multiples of 16 elements
+      if (!fusible(i, n, nodes[i].dtype, unit)) {
         ++i;
         continue;
       }
       std::size_t j = i + 1;
-      while (j < nodes.size() && fusible(j, n, nodes[i].dtype)) {
+      while (j < nodes.size() && fusible(j, n, nodes[i].dtype, unit)) {
         ++j;
       }
       // One node is a group too: it may then write in place (Note [Fusion]).
@@ -8791,6 +8830,15 @@ class Executor {
       group.elements = n;
       group.dtype = nodes[i].dtype;
       group.reduce_input = fused_reduction_input(i, j, n);
+      if (group.reduce_input >= 0) {
+        const std::int64_t with_blocks = std::lcm(unit, nodes[j].fused_reduction.block);
+        if (with_blocks > max_fused_chunk) {
+          group.reduce_input = -1;
+        } else {
+          unit = with_blocks;
+        }
+      }
+      group.unit = unit;
       group.end = j + (group.reduce_input >= 0 ? 1 : 0);
       const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
       std::vector<const void*> splats;  // distinct constant values, by their bytes
@@ -8808,7 +8856,12 @@ class Executor {
             }
           }
           const AnyTensor* value = constant[static_cast<std::size_t>(in)];
-          if (operand.kind == OperandKind::vector && elements[static_cast<std::size_t>(in)] == 1) {
+          const std::int64_t e = elements[static_cast<std::size_t>(in)];
+          if (operand.kind == OperandKind::vector && e != 1 && e != n) {
+            operand = {OperandKind::repeated, in, e};
+            ++group.num_repeated;
+          }
+          if (operand.kind == OperandKind::vector && e == 1) {
             if (value != nullptr) {
               const auto row = std::find_if(splats.begin(), splats.end(),
                                             [&](const void* v) {
@@ -8829,19 +8882,16 @@ class Executor {
       }
       assign_rows(group);
       assign_donors(group);
-      const auto buffers =
-          static_cast<std::int64_t>(group.num_rows + group.num_scalars + splats.size());
+      const auto buffers = static_cast<std::int64_t>(group.num_rows + group.num_scalars +
+                                                     group.num_repeated + splats.size());
       group.chunk = max_fused_chunk;
       while (group.chunk > min_fused_chunk &&
              buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
         group.chunk /= 2;
       }
       group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
-      if (group.reduce_input >= 0) {
-        const std::int64_t block = nodes[j].fused_reduction.block;
-        if (group.chunk < n) {  // every chunk but the last is whole blocks
-          group.chunk = std::max(block, group.chunk / block * block);
-        }
+      if (group.chunk < n) {  // every chunk but the last is whole units
+        group.chunk = std::max(group.unit, group.chunk / group.unit * group.unit);
       }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
@@ -8855,6 +8905,25 @@ class Executor {
       groups_.push_back(std::move(group));
       i = j;
     }
+  }
+
+  // Whether `operand` broadcasts to `out` by repeating along leading axes ([C] or [1, C] to
+  // [N, C]; [W, C] to [N, H, W, C]): element e of the result then reads operand[e % size].
+  static bool repeats_along_leading_axes(const Shape& operand, const Shape& out) {
+    std::size_t first = 0;  // leading 1s change nothing
+    while (first < operand.rank() && operand[first] == 1) {
+      ++first;
+    }
+    const std::size_t kept = operand.rank() - first;
+    if (kept > out.rank()) {
+      return false;
+    }
+    for (std::size_t d = 0; d < kept; ++d) {
+      if (operand[first + d] != out[out.rank() - kept + d] || operand[first + d] < 1) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // The node of chain [begin, end) that a fusible reduction of all its `n` elements at `end`
@@ -8887,7 +8956,8 @@ class Executor {
     for (std::size_t n = 0; n < nodes.size(); ++n) {
       if (next_group < groups_.size() && groups_[next_group].begin == n) {
         for (const Operand& operand : groups_[next_group].operands) {
-          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar) {
+          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar ||
+              operand.kind == OperandKind::repeated) {
             read_from_values_[static_cast<std::size_t>(operand.index)] = true;
           }
         }
@@ -8984,6 +9054,7 @@ class Executor {
     thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
     thread_local std::vector<T> scalars;        // run-time single values, one chunk each
     thread_local std::vector<T> partials;       // a fused reduction's, each written once
+    thread_local std::vector<T> tiles;          // repeated operands, one chunk each
     const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
     if (reduction != nullptr) {
       partials.resize(
@@ -8993,7 +9064,9 @@ class Executor {
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
     scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
+    tiles.resize(static_cast<std::size_t>(group.num_repeated * chunk));
     std::size_t next_scalar = 0;
+    std::size_t next_tile = 0;
     for (std::size_t q = 0; q < group.operands.size(); ++q) {
       const Operand& operand = group.operands[q];
       if (operand.kind == OperandKind::vector) {
@@ -9007,6 +9080,15 @@ class Executor {
             splat, chunk,
             *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
         source[q] = splat;
+      } else if (operand.kind == OperandKind::repeated) {
+        // Chunks start at multiples of the period, so every chunk reads the same tile.
+        T* tile = tiles.data() + next_tile++ * chunk;
+        const T* from =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+        for (std::int64_t e = 0; e < chunk; e += operand.period) {
+          std::copy_n(from, std::min(operand.period, chunk - e), tile + e);
+        }
+        source[q] = tile;
       }
     }
     for (std::size_t k = 0; k < count; ++k) {
@@ -14972,6 +15054,16 @@ TAPEFLOW_ALWAYS_INLINE void add_terms(T* acc, std::int64_t c, VecTerm vec, OneTe
   }
 }
 
+/// -m[i] for each channel, in the tensor's type (what the deviation passes add).
+template <class T>
+std::vector<T> negated(std::vector<double> const& m) {
+  std::vector<T> out(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    out[i] = static_cast<T>(-m[i]);
+  }
+  return out;
+}
+
 /// The batch's per-channel mean and biased variance of x [rows, c], in two passes (mean, then
 /// squared deviations: no cancellation).
 template <class T>
@@ -14985,11 +15077,10 @@ std::array<std::vector<double>, 2> batch_moments(T const* x, std::int64_t rows, 
             acc[0], c, [&](std::int64_t i) { return Vec::load(row + i); },
             [&](std::int64_t i) { return row[i]; });
       })[0];
-  std::vector<T> neg_mean(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    m[i] /= count;
-    neg_mean[i] = static_cast<T>(-m[i]);
+  for (double& sum : m) {
+    sum /= count;
   }
+  std::vector<T> const neg_mean = negated<T>(m);
   T const* const nm = neg_mean.data();
   std::vector<double> v =
       channel_sums<T, 1>(rows, c, [&](std::int64_t r, std::array<T*, 1> const& acc) {
@@ -15079,10 +15170,7 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
   std::vector<double> const& m = moments[0];
   std::vector<double> const& v = moments[1];
   using Vec = typename backend::cpu::VecFor<T>::type;
-  std::vector<T> neg_mean(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    neg_mean[i] = static_cast<T>(-m[i]);
-  }
+  std::vector<T> const neg_mean = negated<T>(m);
   T const* const nm = neg_mean.data();
   // One pass for sum(dy) and sum(dy * (x - m)).
   auto const sums = channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {

@@ -1,7 +1,9 @@
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <gradient_check.hpp>
@@ -438,6 +440,42 @@ TEST_CASE("a sum or mean of a fused chain's value joins the chain", "[function][
   CHECK(total.item() == tf::reduce_sum(x).item());
   CHECK(max.item() == tf::reduce_max(x * x).item());
   CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{1, 1});
+}
+
+TEST_CASE("a bias add joins the chain of its activation", "[function][function]") {
+  // A value repeated along leading axes (a bias: [C] to [N, C], [W, C] to [N, H, W, C]) is
+  // tiled into a chunk whose length is a multiple of it; adds, subtractions, products and
+  // quotients round exactly, so results stay bitwise eager's.
+  auto check = [](std::array<std::int64_t, 4> x_dims, std::array<std::int64_t, 2> b_dims,
+                  std::vector<std::size_t> chains) {
+    const tf::Shape x_shape(x_dims);
+    const tf::Shape b_shape(b_dims);
+    INFO("x " << x_shape.to_string() << " bias " << b_shape.to_string());
+    auto body = [](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 2>& b) {
+      auto c = b + 4.0f;  // a group of its own: fewer elements
+      auto y = tf::nn::relu(x + b);
+      return std::tuple{y, tf::tanh((y - b) * b / c)};
+    };
+    auto f = tf::function(body);
+    auto x = tf::reshape(
+        tf::random::uniform<float>({x_shape.num_elements()}, {.minval = -2, .maxval = 2}), x_dims);
+    auto b =
+        tf::reshape(tf::random::uniform<float>({b_shape.num_elements()}, {.minval = 1}), b_dims);
+    auto [y, z] = f(x, b);
+    auto [y_eager, z_eager] = body(x, b);
+    for (std::size_t i = 0; i < y.values().size(); ++i) {
+      REQUIRE(y.values()[i] == y_eager.values()[i]);
+      REQUIRE(z.values()[i] == z_eager.values()[i]);
+    }
+    CHECK(f.concrete_functions()[0]->fused_chains() == chains);
+  };
+  const std::vector<std::size_t> whole{1, 6};    // c; then +, relu, -, *, /, tanh
+  check({50, 1, 1, 100}, {1, 100}, whole);       // a Dense layer's bias: chunks of 800
+  check({3, 26, 26, 32}, {1, 32}, whole);        // a convolution's
+  check({2, 9, 5, 3}, {5, 3}, whole);            // repeated over two leading axes: chunks of 240
+  check({1, 1, 2, 784}, {1, 784}, whole);        // one whole row per chunk
+  check({4, 1, 1, 7}, {1, 7}, whole);            // one short chunk
+  check({2, 1, 3, 1000}, {1, 1000}, {1, 1, 1});  // chunks of 2000 would not fit: c, relu, tanh
 }
 
 TEST_CASE("graph nodes carry the ops' attributes", "[function][function]") {

@@ -251,9 +251,10 @@ TEST_CASE("variable updates and reads keep their order", "[function][passes]") {
 }
 
 // A random program over a [2, 3] or [67, 45] argument: elementwise ops, neutral constants,
-// repeats, reshapes, transposes and identities; it returns two of its values and the gradient
-// of their sum with respect to the argument, taken by a tape inside the traced body (the sums
-// end fused chains: over the larger argument, in several blocks and chunks).
+// repeats, reshapes, transposes, identities and rows repeated along the first axis; it returns two
+// of its values and the gradient of their sum with respect to the argument, taken by a tape inside
+// the traced body (the sums end fused chains: over the larger argument, in several blocks and
+// chunks).
 struct Program {
   struct Step {
     int op;
@@ -273,7 +274,7 @@ Program random_program(std::mt19937& rng) {
     std::uniform_int_distribution<int> pick(0, values - 1);
     // Half the steps continue the latest value: chains let neutral ops meet signed zeros.
     const int a = std::bernoulli_distribution(0.5)(rng) ? values - 1 : pick(rng);
-    Program::Step s{std::uniform_int_distribution<int>(0, 13)(rng), a, pick(rng)};
+    Program::Step s{std::uniform_int_distribution<int>(0, 15)(rng), a, pick(rng)};
     if (s.op == 13 && !p.steps.empty()) {  // repeat an earlier step: a common subexpression
       s = p.steps[std::uniform_int_distribution<std::size_t>(0, p.steps.size() - 1)(rng)];
     }
@@ -328,6 +329,12 @@ std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run
         break;
       case 11:
         v.push_back(tf::tanh(a) * (tf::constant(2.0f) * tf::constant(0.5f)));
+        break;
+      case 14:  // a bias: a constant row repeated along the first axis
+        v.push_back(a + tf::range<float>(1.0f, static_cast<float>(x.dims()[1]) + 1.0f, 1.0f));
+        break;
+      case 15:  // a row known only at run time
+        v.push_back(a * tf::reduce_mean(b, 0) - tf::reduce_max(a, 0));
         break;
       default:
         v.push_back(a * tf::constant(-0.0f));

@@ -121,6 +121,8 @@ struct GraphNode {
   /// Set for elementwise ops whose output dtype equals their inputs' (Note [Fusion]).
   void (*fused_kernel)(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
                        std::int64_t n) = nullptr;
+  /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
+  bool fused_rows = false;
   /// Set for reductions a fused chain may end in when they reduce every element (Note
   /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk.
   struct FusedReduction {

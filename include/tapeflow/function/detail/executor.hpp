@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <span>
 #include <unordered_set>
 #include <utility>
@@ -191,7 +192,8 @@ class Executor {
   };
 
   // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
-  // count, or single values) run as one pass over chunks small enough to stay in L1, instead of
+  // count, single values, or, for ops that round exactly, values repeated along leading axes
+  // such as a bias) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
   // the chain are never materialised. A sum or mean of every element of a chain's value that
   // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
@@ -204,10 +206,12 @@ class Executor {
     constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
     scalar,    // a single value known only at run time (an argument): broadcast per run
     vector,    // a full-length value: read in place
+    repeated,  // a value repeated along leading axes (a bias): tiled to a chunk per run
   };
   struct Operand {
     OperandKind kind = OperandKind::vector;
-    std::int32_t index = 0;  // local: node in group; constant: row of splat; else the slot
+    std::int32_t index = 0;   // local: node in group; constant: row of splat; else the slot
+    std::int64_t period = 0;  // repeated: its element count
   };
   struct FusionGroup {
     std::size_t begin = 0;
@@ -219,6 +223,8 @@ class Executor {
     std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
     std::int64_t chunk = 0;         // elements per pass through the chain
     std::int32_t num_scalars = 0;   // run-time single-value operands
+    std::int32_t num_repeated = 0;  // repeated operands
+    std::int64_t unit = 16;         // chunk starts are multiples of it
     std::vector<std::size_t> inputs_per_node;
     std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
     std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
@@ -237,42 +243,59 @@ class Executor {
     const auto& nodes = graph_->nodes;
     std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
     std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
+    std::vector<const Shape*> shape(static_cast<std::size_t>(graph_->num_slots), nullptr);
     for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
       elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
           graph_->arg_shapes()[i].num_elements();
+      shape[static_cast<std::size_t>(graph_->arg_slots[i])] = &graph_->arg_shapes()[i];
     }
     for (const auto& [slot, value] : graph_->constants) {
       elements[static_cast<std::size_t>(slot)] = value.num_elements();
       constant[static_cast<std::size_t>(slot)] = &value;
+      shape[static_cast<std::size_t>(slot)] = &value.shape();
     }
     for (const auto& node : nodes) {
       if (node.output >= 0) {
         elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
+        shape[static_cast<std::size_t>(node.output)] = &node.shape;
       }
     }
-    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype) {
+    // Whether node k joins a chain over n elements of `dtype`; a repeated operand makes the
+    // chain's chunks whole multiples of its length (`unit`, updated when k joins).
+    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype, std::int64_t& unit) {
       const auto& node = nodes[k];
       if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
           node.shape.num_elements() != n || n <= 1) {
         return false;
       }
+      std::int64_t joined = unit;
       for (auto slot : node.inputs) {
         const std::int64_t e = elements[static_cast<std::size_t>(slot)];
-        if (e != n && e != 1) {
+        if (e == n || e == 1) {
+          continue;
+        }
+        const Shape* s = shape[static_cast<std::size_t>(slot)];
+        if (!node.fused_rows || s == nullptr || !repeats_along_leading_axes(*s, node.shape)) {
+          return false;
+        }
+        joined = std::lcm(joined, e);
+        if (joined > max_fused_chunk) {
           return false;
         }
       }
+      unit = joined;
       return true;
     };
     std::size_t i = 0;
     while (i < nodes.size()) {
       const std::int64_t n = nodes[i].shape.num_elements();
-      if (!fusible(i, n, nodes[i].dtype)) {
+      std::int64_t unit = 16;  // eager kernels' vector loops start at multiples of 16 elements
+      if (!fusible(i, n, nodes[i].dtype, unit)) {
         ++i;
         continue;
       }
       std::size_t j = i + 1;
-      while (j < nodes.size() && fusible(j, n, nodes[i].dtype)) {
+      while (j < nodes.size() && fusible(j, n, nodes[i].dtype, unit)) {
         ++j;
       }
       // One node is a group too: it may then write in place (Note [Fusion]).
@@ -281,6 +304,15 @@ class Executor {
       group.elements = n;
       group.dtype = nodes[i].dtype;
       group.reduce_input = fused_reduction_input(i, j, n);
+      if (group.reduce_input >= 0) {
+        const std::int64_t with_blocks = std::lcm(unit, nodes[j].fused_reduction.block);
+        if (with_blocks > max_fused_chunk) {
+          group.reduce_input = -1;
+        } else {
+          unit = with_blocks;
+        }
+      }
+      group.unit = unit;
       group.end = j + (group.reduce_input >= 0 ? 1 : 0);
       const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
       std::vector<const void*> splats;  // distinct constant values, by their bytes
@@ -298,7 +330,12 @@ class Executor {
             }
           }
           const AnyTensor* value = constant[static_cast<std::size_t>(in)];
-          if (operand.kind == OperandKind::vector && elements[static_cast<std::size_t>(in)] == 1) {
+          const std::int64_t e = elements[static_cast<std::size_t>(in)];
+          if (operand.kind == OperandKind::vector && e != 1 && e != n) {
+            operand = {OperandKind::repeated, in, e};
+            ++group.num_repeated;
+          }
+          if (operand.kind == OperandKind::vector && e == 1) {
             if (value != nullptr) {
               const auto row = std::find_if(splats.begin(), splats.end(),
                                             [&](const void* v) {
@@ -319,19 +356,16 @@ class Executor {
       }
       assign_rows(group);
       assign_donors(group);
-      const auto buffers =
-          static_cast<std::int64_t>(group.num_rows + group.num_scalars + splats.size());
+      const auto buffers = static_cast<std::int64_t>(group.num_rows + group.num_scalars +
+                                                     group.num_repeated + splats.size());
       group.chunk = max_fused_chunk;
       while (group.chunk > min_fused_chunk &&
              buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
         group.chunk /= 2;
       }
       group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
-      if (group.reduce_input >= 0) {
-        const std::int64_t block = nodes[j].fused_reduction.block;
-        if (group.chunk < n) {  // every chunk but the last is whole blocks
-          group.chunk = std::max(block, group.chunk / block * block);
-        }
+      if (group.chunk < n) {  // every chunk but the last is whole units
+        group.chunk = std::max(group.unit, group.chunk / group.unit * group.unit);
       }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
@@ -345,6 +379,25 @@ class Executor {
       groups_.push_back(std::move(group));
       i = j;
     }
+  }
+
+  // Whether `operand` broadcasts to `out` by repeating along leading axes ([C] or [1, C] to
+  // [N, C]; [W, C] to [N, H, W, C]): element e of the result then reads operand[e % size].
+  static bool repeats_along_leading_axes(const Shape& operand, const Shape& out) {
+    std::size_t first = 0;  // leading 1s change nothing
+    while (first < operand.rank() && operand[first] == 1) {
+      ++first;
+    }
+    const std::size_t kept = operand.rank() - first;
+    if (kept > out.rank()) {
+      return false;
+    }
+    for (std::size_t d = 0; d < kept; ++d) {
+      if (operand[first + d] != out[out.rank() - kept + d] || operand[first + d] < 1) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // The node of chain [begin, end) that a fusible reduction of all its `n` elements at `end`
@@ -377,7 +430,8 @@ class Executor {
     for (std::size_t n = 0; n < nodes.size(); ++n) {
       if (next_group < groups_.size() && groups_[next_group].begin == n) {
         for (const Operand& operand : groups_[next_group].operands) {
-          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar) {
+          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar ||
+              operand.kind == OperandKind::repeated) {
             read_from_values_[static_cast<std::size_t>(operand.index)] = true;
           }
         }
@@ -474,6 +528,7 @@ class Executor {
     thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
     thread_local std::vector<T> scalars;        // run-time single values, one chunk each
     thread_local std::vector<T> partials;       // a fused reduction's, each written once
+    thread_local std::vector<T> tiles;          // repeated operands, one chunk each
     const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
     if (reduction != nullptr) {
       partials.resize(
@@ -483,7 +538,9 @@ class Executor {
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
     scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
+    tiles.resize(static_cast<std::size_t>(group.num_repeated * chunk));
     std::size_t next_scalar = 0;
+    std::size_t next_tile = 0;
     for (std::size_t q = 0; q < group.operands.size(); ++q) {
       const Operand& operand = group.operands[q];
       if (operand.kind == OperandKind::vector) {
@@ -497,6 +554,15 @@ class Executor {
             splat, chunk,
             *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
         source[q] = splat;
+      } else if (operand.kind == OperandKind::repeated) {
+        // Chunks start at multiples of the period, so every chunk reads the same tile.
+        T* tile = tiles.data() + next_tile++ * chunk;
+        const T* from =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+        for (std::int64_t e = 0; e < chunk; e += operand.period) {
+          std::copy_n(from, std::min(operand.period, chunk - e), tile + e);
+        }
+        source[q] = tile;
       }
     }
     for (std::size_t k = 0; k < count; ++k) {

@@ -304,6 +304,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
                                              std::string_view op, DType dtype, const Shape& shape,
                                              std::vector<std::int32_t> inputs, trace::NodeFn run,
                                              decltype(trace::GraphNode::fused_kernel) fused,
+                                             bool fused_rows,
                                              trace::GraphNode::FusedReduction fused_reduction,
                                              bool stateful, std::int64_t out_id) {
   node.op = std::string(op);
@@ -313,6 +314,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
   node.inputs = std::move(inputs);
   node.run = std::move(run);
   node.fused_kernel = fused;
+  node.fused_rows = fused != nullptr && fused_rows;
   node.fused_reduction = fused_reduction;
   graph.add_node(std::move(node), out_id);
 }
@@ -342,10 +344,14 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   trace::GraphNode node;
   set_export_metadata<Out>(node, op, sizes, in...);
   decltype(trace::GraphNode::fused_kernel) fused = nullptr;
+  bool fused_rows = false;
   if constexpr (std::is_floating_point_v<OutT> &&
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
                 requires { &Op::template fused_kernel<OutT>; }) {
     fused = &Op::template fused_kernel<OutT>;
+    if constexpr (requires { Op::fused_rows; }) {
+      fused_rows = Op::fused_rows;
+    }
   }
   trace::GraphNode::FusedReduction fused_reduction;
   if constexpr (std::is_floating_point_v<OutT> && sizeof...(In) == 1 &&
@@ -371,7 +377,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, fused_reduction, is_stateful_op<Op>(), out.id());
+      fused, fused_rows, fused_reduction, is_stateful_op<Op>(), out.id());
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }

@@ -54,6 +54,10 @@ struct BinaryElementwise {
   struct ElementRule {
     auto operator()(const auto& x, const auto& y) const { return Derived::expr(x, y); }
   };
+  /// Whether a fused chain may give this op an operand repeated along leading axes (a bias):
+  /// only where every element's result is exactly rounded, so that it cannot depend on which
+  /// elements a kernel's vector loop or scalar tail computes (Note [Fusion]).
+  static constexpr bool fused_rows = false;
   /// One run of n outputs for the executor's fused chains (a or b may be a single value).
   template <class T>
   static void fused_kernel(void* out, const void* a, bool a_vec, const void* b, bool b_vec,
@@ -77,6 +81,7 @@ struct BinaryElementwise {
 
 struct Add : BinaryElementwise<Add> {
   static constexpr std::string_view name = "AddV2";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Add{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
@@ -88,6 +93,7 @@ struct Add : BinaryElementwise<Add> {
 
 struct Sub : BinaryElementwise<Sub> {
   static constexpr std::string_view name = "Sub";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Sub{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
@@ -99,6 +105,7 @@ struct Sub : BinaryElementwise<Sub> {
 
 struct Mul : BinaryElementwise<Mul> {
   static constexpr std::string_view name = "Mul";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Mul{}(x, y); }
   template <class T, std::size_t R, std::size_t A, std::size_t B>
   auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
@@ -111,6 +118,7 @@ struct Mul : BinaryElementwise<Mul> {
 /// Division; integer division truncates toward zero (as C++ does) and throws on a zero divisor.
 struct Div : BinaryElementwise<Div> {
   static constexpr std::string_view name = "RealDiv";
+  static constexpr bool fused_rows = true;  // IEEE rounds it exactly
   static auto expr(const auto& x, const auto& y) { return detail::scalar_math::Div{}(x, y); }
   /// TensorFlow's RealDiv has no integer kernel; integer division truncating toward zero is
   /// its "TruncateDiv".

@@ -115,6 +115,16 @@ TAPEFLOW_ALWAYS_INLINE void add_terms(T* acc, std::int64_t c, VecTerm vec, OneTe
   }
 }
 
+/// -m[i] for each channel, in the tensor's type (what the deviation passes add).
+template <class T>
+std::vector<T> negated(std::vector<double> const& m) {
+  std::vector<T> out(m.size());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    out[i] = static_cast<T>(-m[i]);
+  }
+  return out;
+}
+
 /// The batch's per-channel mean and biased variance of x [rows, c], in two passes (mean, then
 /// squared deviations: no cancellation).
 template <class T>
@@ -128,11 +138,10 @@ std::array<std::vector<double>, 2> batch_moments(T const* x, std::int64_t rows, 
             acc[0], c, [&](std::int64_t i) { return Vec::load(row + i); },
             [&](std::int64_t i) { return row[i]; });
       })[0];
-  std::vector<T> neg_mean(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    m[i] /= count;
-    neg_mean[i] = static_cast<T>(-m[i]);
+  for (double& sum : m) {
+    sum /= count;
   }
+  std::vector<T> const neg_mean = negated<T>(m);
   T const* const nm = neg_mean.data();
   std::vector<double> v =
       channel_sums<T, 1>(rows, c, [&](std::int64_t r, std::array<T*, 1> const& acc) {
@@ -222,10 +231,7 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
   std::vector<double> const& m = moments[0];
   std::vector<double> const& v = moments[1];
   using Vec = typename backend::cpu::VecFor<T>::type;
-  std::vector<T> neg_mean(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    neg_mean[i] = static_cast<T>(-m[i]);
-  }
+  std::vector<T> const neg_mean = negated<T>(m);
   T const* const nm = neg_mean.data();
   // One pass for sum(dy) and sum(dy * (x - m)).
   auto const sums = channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
