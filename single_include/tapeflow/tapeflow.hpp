@@ -3724,9 +3724,16 @@ TAPEFLOW_END_NAMESPACE
 // Why our own pool instead of Eigen's ThreadPoolDevice: headers that only move bytes (data
 // pipelines, io) must not pull in Eigen, and the ops need one blocking `parallel_for` whose
 // caller takes a share of the work, so a 2-core machine runs 2 chunks, not 1 + a wake-up.
+//
+// Why threads spin before they sleep: a training step is dozens of parallel_for calls a few
+// microseconds apart. A worker that sleeps between them costs a futex wake and a context switch
+// per call (~12% of an MLP step under perf, and it kept products under ~11M multiply-adds on
+// one thread), so workers and the waiting caller spin a while before they block (MAINTAINERS.md,
+// Note [CPU thread pool]).
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -3753,7 +3760,7 @@ class ThreadPool {
   ~ThreadPool() {
     {
       std::lock_guard lock(mutex_);
-      stopping_ = true;
+      stopping_.store(true, std::memory_order_relaxed);
     }
     wake_.notify_all();
     for (auto& worker : workers_) {
@@ -3790,17 +3797,25 @@ class ThreadPool {
     auto* body_ptr = &body;
     Job job([](void* ctx, std::int64_t b,
                std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
-            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks, &mutex_);
+            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks);
+    bool any_sleeping = false;
     {
       std::lock_guard lock(mutex_);
       current_ = &job;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
+      any_sleeping = sleepers_ > 0;
     }
-    wake_.notify_all();
-    job.work();
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return job.finished == job.chunks && job.workers_inside == 0; });
-    current_ = nullptr;
+    if (any_sleeping) {
+      wake_.notify_all();
+    }
+    job.work(mutex_);
+    await([&] { return job.finished.load(std::memory_order_acquire) == job.chunks; });
+    {
+      // No worker can enter the job once it is unpublished; those inside are leaving it.
+      std::lock_guard lock(mutex_);
+      current_ = nullptr;
+    }
+    await([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
     if (job.error) {
       std::rethrow_exception(job.error);
     }
@@ -3837,24 +3852,68 @@ class ThreadPool {
     return configured_threads();
   }
 
+  // How long an idle thread spins before it blocks: longer than the gap between two ops of a
+  // step, short enough that an idle pool leaves its cores within a blink.
+  static constexpr auto spin_period = std::chrono::microseconds(50);
+
+  static void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
+  // Spins on `ready` for up to spin_period, then returns whether it became true. Yields between
+  // rounds: where other processes want the core (tests run side by side), a spinner must not
+  // hold it for a whole time slice.
+  template <class Ready>
+  static bool spin_until(Ready&& ready) {
+    auto const deadline = std::chrono::steady_clock::now() + spin_period;
+    for (;;) {
+      for (int i = 0; i < 64; ++i) {
+        if (ready()) {
+          return true;
+        }
+        cpu_relax();
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return ready();
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  // The caller's wait for its job: spin, then block until a leaving worker notifies.
+  template <class Ready>
+  void await(Ready&& ready) {
+    if (spin_until(ready)) {
+      return;
+    }
+    std::unique_lock lock(mutex_);
+    ++caller_waiting_;
+    done_.wait(lock, ready);
+    --caller_waiting_;
+  }
+
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
-  // registered in `workers_inside`, and the caller waits for that count to drop to zero.
+  // registered in `workers_inside`, and the caller waits for that count to drop to zero after
+  // unpublishing it.
   struct Job {
     using Call = void (*)(void*, std::int64_t, std::int64_t);
-    Job(Call c, void* ctx, std::int64_t n, std::int64_t k, std::mutex* m)
-        : call(c), context(ctx), total(n), chunks(k), mutex(m) {}
+    Job(Call c, void* ctx, std::int64_t n, std::int64_t k)
+        : call(c), context(ctx), total(n), chunks(k) {}
     void task(std::int64_t b, std::int64_t e) const { call(context, b, e); }
     Call call;
     void* context;
     std::int64_t total;
     std::int64_t chunks;
     std::atomic<std::int64_t> next{0};
-    std::int64_t finished = 0;  // guarded by the pool's mutex_
-    int workers_inside = 0;     // guarded by the pool's mutex_
-    std::exception_ptr error;   // guarded by the pool's mutex_
-    std::mutex* mutex = nullptr;
+    std::atomic<std::int64_t> finished{0};
+    std::atomic<int> workers_inside{0};  // incremented under the pool's mutex_ only
+    std::exception_ptr error;            // guarded by the pool's mutex_
 
-    void work() {
+    void work(std::mutex& mutex) {
       std::int64_t completed = 0;
       std::exception_ptr failure;
       for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
@@ -3870,37 +3929,49 @@ class ThreadPool {
         inside_pool_ = was_inside;
         ++completed;
       }
-      std::lock_guard lock(*mutex);
-      finished += completed;
-      if (failure && !error) {
-        error = failure;
+      if (failure) {
+        std::lock_guard lock(mutex);
+        if (!error) {
+          error = failure;
+        }
       }
+      finished.fetch_add(completed, std::memory_order_release);
     }
   };
 
   void worker_loop(int /*index*/) {
     std::uint64_t seen = 0;
     for (;;) {
+      spin_until([&] {
+        return generation_.load(std::memory_order_acquire) != seen ||
+               stopping_.load(std::memory_order_relaxed);
+      });
       Job* job = nullptr;
       {
         std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) {
+        ++sleepers_;
+        wake_.wait(lock, [&] {
+          return stopping_.load(std::memory_order_relaxed) ||
+                 generation_.load(std::memory_order_relaxed) != seen;
+        });
+        --sleepers_;
+        if (stopping_.load(std::memory_order_relaxed)) {
           return;
         }
-        seen = generation_;
+        seen = generation_.load(std::memory_order_relaxed);
         job = current_;
         if (job == nullptr) {
           continue;
         }
-        ++job->workers_inside;
+        job->workers_inside.fetch_add(1, std::memory_order_relaxed);
       }
-      job->work();
-      {
-        std::lock_guard lock(mutex_);
-        --job->workers_inside;
+      job->work(mutex_);
+      // The last touch of the job: after this the caller may return and free it.
+      job->workers_inside.fetch_sub(1, std::memory_order_release);
+      std::lock_guard lock(mutex_);
+      if (caller_waiting_ > 0) {
+        done_.notify_all();
       }
-      done_.notify_all();
     }
   }
 
@@ -3912,9 +3983,11 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  bool stopping_ = false;
-  std::uint64_t generation_ = 0;
-  Job* current_ = nullptr;
+  std::atomic<bool> stopping_{false};         // written under mutex_
+  std::atomic<std::uint64_t> generation_{0};  // written under mutex_, spun on without it
+  int sleepers_ = 0;                          // guarded by mutex_
+  int caller_waiting_ = 0;                    // guarded by mutex_
+  Job* current_ = nullptr;                    // guarded by mutex_
 };
 
 /// Runs `body(begin, end)` over [0, n) on the global pool (see ThreadPool::parallel_for).
@@ -13855,6 +13928,11 @@ inline constexpr std::int64_t kL1PanelBytes = 12 * 1024;
 inline constexpr std::int64_t kL2BlockBytes = 384 * 1024;
 #endif
 
+// Multiply-adds one thread must own before a product is split: ~8 us at one core's peak. A
+// parallel_for to a warm worker costs ~0.3 us, to one that slept ~8 us (2-vCPU KVM guest,
+// AMD EPYC Zen 4), so even a cold hand-off breaks even (MAINTAINERS.md, Note [CPU thread pool]).
+inline constexpr double kMinMacsPerThread = 1e6;
+
 template <class T>
 struct Config {
   using Ops = typename VecFor<T>::type;
@@ -14314,7 +14392,7 @@ bool packed_b_fits_l2(std::int64_t k, std::int64_t n) {
 
 // Multi-threaded, for problems whose whole packed op(B) fits in L2: the caller packs op(B) once,
 // then every thread claims groups of rows from a shared counter and packs only its rows of A.
-// A thread that starts late (a pool worker needs ~30-40 us to wake up) just claims fewer
+// A thread that starts late (a pool worker that slept needs ~8 us to wake up) just claims fewer
 // groups instead of delaying the end, and nothing is packed twice; so mid-size products scale.
 template <class T>
 void gemm_shared_b(Problem<T> const& pr, std::int64_t m, std::int64_t n,
@@ -14514,12 +14592,8 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
       gemm_small(pr, m, n);
       return;
     }
-    // Each parallel_for costs ~30-60 us on a 2-vCPU KVM guest (a worker's wake-up, then often
-    // the caller's, both futex sleeps); measured there, 2 threads lose at 192^3 and win from
-    // 256^3, so a thread needs ~5.5M multiply-adds (~70 us at peak) of its own.
-    constexpr double kMinWorkPerThread = 5.5e6;
     int const threads = static_cast<int>(
-        std::clamp(work / kMinWorkPerThread, 1.0, static_cast<double>(pool.num_threads())));
+        std::clamp(work / kMinMacsPerThread, 1.0, static_cast<double>(pool.num_threads())));
     if (threads > 1 && packed_b_fits_l2<T>(k, n)) {
       gemm_shared_b(pr, m, n, pool, threads);
       return;
@@ -16076,11 +16150,11 @@ void for_each_image(std::int64_t images, Body&& one_image) {
   }
 }
 
-/// Threads worth using for `macs` multiply-adds (the GEMM's threshold: ~5.5M per thread pays
-/// for a pool hand-off).
+/// Threads worth using for `macs` multiply-adds (the GEMM's threshold per thread).
 inline int conv_threads(double macs, std::int64_t max_chunks) {
   int const pool = backend::cpu::ThreadPool::global().num_threads();
-  auto const by_work = static_cast<std::int64_t>(std::max(1.0, macs / 5.5e6));
+  auto const by_work =
+      static_cast<std::int64_t>(std::max(1.0, macs / gemm_impl::kMinMacsPerThread));
   return static_cast<int>(
       std::max<std::int64_t>(1, std::min({std::int64_t{pool}, by_work, max_chunks})));
 }
@@ -19224,7 +19298,7 @@ void apply_update_kernel(const AnyVariable& var, const std::array<AnyVariable, N
   const auto [old_raw, out_raw] = var.overwrite_raw_data();
   const auto* old = static_cast<const float*>(old_raw);
   auto* out = static_cast<float*>(out_raw);
-  constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
+  constexpr std::int64_t grain = std::int64_t{1} << 15;  // below, a pool hand-off costs more
   backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
     const ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
     constexpr std::int64_t block = 2048;

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -39,6 +40,33 @@ TEST_CASE("parallel_for respects the minimum chunk and nests inline", "[backend]
     }
   });
   CHECK(sum.load() == 40);
+}
+
+// Each chunk waits until both have started, so it passes only when the worker really ran one:
+// straight after the last job (the worker still spinning) and after a pause long enough for
+// it to block on the condition variable.
+TEST_CASE("a worker takes its chunk whether it was spinning or asleep", "[backend][thread_pool]") {
+  using namespace std::chrono_literals;
+  cpu::ThreadPool pool(2);
+  for (auto gap : {0us, 3000us}) {
+    for (int round = 0; round < 10; ++round) {
+      std::this_thread::sleep_for(gap);
+      std::atomic<int> started{0};
+      std::atomic<int> saw_both{0};
+      pool.parallel_for(2, 1, [&](std::int64_t, std::int64_t) {
+        started.fetch_add(1);
+        auto const deadline = std::chrono::steady_clock::now() + 10s;
+        while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
+        if (started.load() == 2) {
+          saw_both.fetch_add(1);
+        }
+      });
+      INFO("pause before the job: " << gap.count() << " us, round " << round);
+      REQUIRE(saw_both.load() == 2);
+    }
+  }
 }
 
 TEST_CASE("exceptions reach the caller - the pool stays usable", "[backend][thread_pool]") {

@@ -3,10 +3,17 @@
 // Why our own pool instead of Eigen's ThreadPoolDevice: headers that only move bytes (data
 // pipelines, io) must not pull in Eigen, and the ops need one blocking `parallel_for` whose
 // caller takes a share of the work, so a 2-core machine runs 2 chunks, not 1 + a wake-up.
+//
+// Why threads spin before they sleep: a training step is dozens of parallel_for calls a few
+// microseconds apart. A worker that sleeps between them costs a futex wake and a context switch
+// per call (~12% of an MLP step under perf, and it kept products under ~11M multiply-adds on
+// one thread), so workers and the waiting caller spin a while before they block (MAINTAINERS.md,
+// Note [CPU thread pool]).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -35,7 +42,7 @@ class ThreadPool {
   ~ThreadPool() {
     {
       std::lock_guard lock(mutex_);
-      stopping_ = true;
+      stopping_.store(true, std::memory_order_relaxed);
     }
     wake_.notify_all();
     for (auto& worker : workers_) {
@@ -72,17 +79,25 @@ class ThreadPool {
     auto* body_ptr = &body;
     Job job([](void* ctx, std::int64_t b,
                std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
-            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks, &mutex_);
+            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks);
+    bool any_sleeping = false;
     {
       std::lock_guard lock(mutex_);
       current_ = &job;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
+      any_sleeping = sleepers_ > 0;
     }
-    wake_.notify_all();
-    job.work();
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return job.finished == job.chunks && job.workers_inside == 0; });
-    current_ = nullptr;
+    if (any_sleeping) {
+      wake_.notify_all();
+    }
+    job.work(mutex_);
+    await([&] { return job.finished.load(std::memory_order_acquire) == job.chunks; });
+    {
+      // No worker can enter the job once it is unpublished; those inside are leaving it.
+      std::lock_guard lock(mutex_);
+      current_ = nullptr;
+    }
+    await([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
     if (job.error) {
       std::rethrow_exception(job.error);
     }
@@ -119,24 +134,68 @@ class ThreadPool {
     return configured_threads();
   }
 
+  // How long an idle thread spins before it blocks: longer than the gap between two ops of a
+  // step, short enough that an idle pool leaves its cores within a blink.
+  static constexpr auto spin_period = std::chrono::microseconds(50);
+
+  static void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
+  // Spins on `ready` for up to spin_period, then returns whether it became true. Yields between
+  // rounds: where other processes want the core (tests run side by side), a spinner must not
+  // hold it for a whole time slice.
+  template <class Ready>
+  static bool spin_until(Ready&& ready) {
+    auto const deadline = std::chrono::steady_clock::now() + spin_period;
+    for (;;) {
+      for (int i = 0; i < 64; ++i) {
+        if (ready()) {
+          return true;
+        }
+        cpu_relax();
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return ready();
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  // The caller's wait for its job: spin, then block until a leaving worker notifies.
+  template <class Ready>
+  void await(Ready&& ready) {
+    if (spin_until(ready)) {
+      return;
+    }
+    std::unique_lock lock(mutex_);
+    ++caller_waiting_;
+    done_.wait(lock, ready);
+    --caller_waiting_;
+  }
+
   // One parallel_for call. It lives on the caller's stack; workers reach it only while
-  // registered in `workers_inside`, and the caller waits for that count to drop to zero.
+  // registered in `workers_inside`, and the caller waits for that count to drop to zero after
+  // unpublishing it.
   struct Job {
     using Call = void (*)(void*, std::int64_t, std::int64_t);
-    Job(Call c, void* ctx, std::int64_t n, std::int64_t k, std::mutex* m)
-        : call(c), context(ctx), total(n), chunks(k), mutex(m) {}
+    Job(Call c, void* ctx, std::int64_t n, std::int64_t k)
+        : call(c), context(ctx), total(n), chunks(k) {}
     void task(std::int64_t b, std::int64_t e) const { call(context, b, e); }
     Call call;
     void* context;
     std::int64_t total;
     std::int64_t chunks;
     std::atomic<std::int64_t> next{0};
-    std::int64_t finished = 0;  // guarded by the pool's mutex_
-    int workers_inside = 0;     // guarded by the pool's mutex_
-    std::exception_ptr error;   // guarded by the pool's mutex_
-    std::mutex* mutex = nullptr;
+    std::atomic<std::int64_t> finished{0};
+    std::atomic<int> workers_inside{0};  // incremented under the pool's mutex_ only
+    std::exception_ptr error;            // guarded by the pool's mutex_
 
-    void work() {
+    void work(std::mutex& mutex) {
       std::int64_t completed = 0;
       std::exception_ptr failure;
       for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
@@ -152,37 +211,49 @@ class ThreadPool {
         inside_pool_ = was_inside;
         ++completed;
       }
-      std::lock_guard lock(*mutex);
-      finished += completed;
-      if (failure && !error) {
-        error = failure;
+      if (failure) {
+        std::lock_guard lock(mutex);
+        if (!error) {
+          error = failure;
+        }
       }
+      finished.fetch_add(completed, std::memory_order_release);
     }
   };
 
   void worker_loop(int /*index*/) {
     std::uint64_t seen = 0;
     for (;;) {
+      spin_until([&] {
+        return generation_.load(std::memory_order_acquire) != seen ||
+               stopping_.load(std::memory_order_relaxed);
+      });
       Job* job = nullptr;
       {
         std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) {
+        ++sleepers_;
+        wake_.wait(lock, [&] {
+          return stopping_.load(std::memory_order_relaxed) ||
+                 generation_.load(std::memory_order_relaxed) != seen;
+        });
+        --sleepers_;
+        if (stopping_.load(std::memory_order_relaxed)) {
           return;
         }
-        seen = generation_;
+        seen = generation_.load(std::memory_order_relaxed);
         job = current_;
         if (job == nullptr) {
           continue;
         }
-        ++job->workers_inside;
+        job->workers_inside.fetch_add(1, std::memory_order_relaxed);
       }
-      job->work();
-      {
-        std::lock_guard lock(mutex_);
-        --job->workers_inside;
+      job->work(mutex_);
+      // The last touch of the job: after this the caller may return and free it.
+      job->workers_inside.fetch_sub(1, std::memory_order_release);
+      std::lock_guard lock(mutex_);
+      if (caller_waiting_ > 0) {
+        done_.notify_all();
       }
-      done_.notify_all();
     }
   }
 
@@ -194,9 +265,11 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  bool stopping_ = false;
-  std::uint64_t generation_ = 0;
-  Job* current_ = nullptr;
+  std::atomic<bool> stopping_{false};         // written under mutex_
+  std::atomic<std::uint64_t> generation_{0};  // written under mutex_, spun on without it
+  int sleepers_ = 0;                          // guarded by mutex_
+  int caller_waiting_ = 0;                    // guarded by mutex_
+  Job* current_ = nullptr;                    // guarded by mutex_
 };
 
 /// Runs `body(begin, end)` over [0, n) on the global pool (see ThreadPool::parallel_for).

@@ -76,7 +76,7 @@ void apply_update_kernel(const AnyVariable& var, const std::array<AnyVariable, N
   const auto [old_raw, out_raw] = var.overwrite_raw_data();
   const auto* old = static_cast<const float*>(old_raw);
   auto* out = static_cast<float*>(out_raw);
-  constexpr std::int64_t grain = std::int64_t{1} << 18;  // below, a pool wake-up costs more
+  constexpr std::int64_t grain = std::int64_t{1} << 15;  // below, a pool hand-off costs more
   backend::cpu::parallel_for(var.num_elements(), grain, [&](std::int64_t b, std::int64_t e) {
     const ScopedFlushDenormals flush;  // per thread: pool workers have their own mode
     constexpr std::int64_t block = 2048;

@@ -64,6 +64,11 @@ inline constexpr std::int64_t kL1PanelBytes = 12 * 1024;
 inline constexpr std::int64_t kL2BlockBytes = 384 * 1024;
 #endif
 
+// Multiply-adds one thread must own before a product is split: ~8 us at one core's peak. A
+// parallel_for to a warm worker costs ~0.3 us, to one that slept ~8 us (2-vCPU KVM guest,
+// AMD EPYC Zen 4), so even a cold hand-off breaks even (MAINTAINERS.md, Note [CPU thread pool]).
+inline constexpr double kMinMacsPerThread = 1e6;
+
 template <class T>
 struct Config {
   using Ops = typename VecFor<T>::type;
@@ -523,7 +528,7 @@ bool packed_b_fits_l2(std::int64_t k, std::int64_t n) {
 
 // Multi-threaded, for problems whose whole packed op(B) fits in L2: the caller packs op(B) once,
 // then every thread claims groups of rows from a shared counter and packs only its rows of A.
-// A thread that starts late (a pool worker needs ~30-40 us to wake up) just claims fewer
+// A thread that starts late (a pool worker that slept needs ~8 us to wake up) just claims fewer
 // groups instead of delaying the end, and nothing is packed twice; so mid-size products scale.
 template <class T>
 void gemm_shared_b(Problem<T> const& pr, std::int64_t m, std::int64_t n,
@@ -723,12 +728,8 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
       gemm_small(pr, m, n);
       return;
     }
-    // Each parallel_for costs ~30-60 us on a 2-vCPU KVM guest (a worker's wake-up, then often
-    // the caller's, both futex sleeps); measured there, 2 threads lose at 192^3 and win from
-    // 256^3, so a thread needs ~5.5M multiply-adds (~70 us at peak) of its own.
-    constexpr double kMinWorkPerThread = 5.5e6;
     int const threads = static_cast<int>(
-        std::clamp(work / kMinWorkPerThread, 1.0, static_cast<double>(pool.num_threads())));
+        std::clamp(work / kMinMacsPerThread, 1.0, static_cast<double>(pool.num_threads())));
     if (threads > 1 && packed_b_fits_l2<T>(k, n)) {
       gemm_shared_b(pr, m, n, pool, threads);
       return;

@@ -245,11 +245,11 @@ void for_each_image(std::int64_t images, Body&& one_image) {
   }
 }
 
-/// Threads worth using for `macs` multiply-adds (the GEMM's threshold: ~5.5M per thread pays
-/// for a pool hand-off).
+/// Threads worth using for `macs` multiply-adds (the GEMM's threshold per thread).
 inline int conv_threads(double macs, std::int64_t max_chunks) {
   int const pool = backend::cpu::ThreadPool::global().num_threads();
-  auto const by_work = static_cast<std::int64_t>(std::max(1.0, macs / 5.5e6));
+  auto const by_work =
+      static_cast<std::int64_t>(std::max(1.0, macs / gemm_impl::kMinMacsPerThread));
   return static_cast<int>(
       std::max<std::int64_t>(1, std::min({std::int64_t{pool}, by_work, max_chunks})));
 }
