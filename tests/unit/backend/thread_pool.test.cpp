@@ -3,6 +3,9 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <catch2/catch.hpp>
 
@@ -68,6 +71,35 @@ TEST_CASE("a worker takes its chunk whether it was spinning or asleep", "[backen
     }
   }
 }
+
+#if defined(__linux__)
+// Workers inherit the creating thread's affinity: all three threads share one CPU, where every
+// spinner waits for a thread that can only run when the spinner gives the CPU up.
+TEST_CASE("a pool confined to one CPU still runs every chunk", "[backend][thread_pool]") {
+  cpu_set_t before;
+  REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &before)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  long total = 0;
+  {
+    cpu::ThreadPool pool(3);
+    for (int round = 0; round < 2000; ++round) {
+      std::atomic<long> sum{0};
+      pool.parallel_for(300, 1, [&](std::int64_t b, std::int64_t e) { sum.fetch_add(e - b); });
+      total += sum.load();
+    }
+  }
+  REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
+  CHECK(total == 2000L * 300);
+}
+#endif
 
 TEST_CASE("exceptions reach the caller - the pool stays usable", "[backend][thread_pool]") {
   cpu::ThreadPool pool(2);

@@ -8,7 +8,8 @@
 // microseconds apart. A worker that sleeps between them costs a futex wake and a context switch
 // per call (~12% of an MLP step under perf, and it kept products under ~11M multiply-adds on
 // one thread), so workers and the waiting caller spin a while before they block (MAINTAINERS.md,
-// Note [CPU thread pool]).
+// Note [CPU thread pool]). A spinner that finds itself on its counterpart's CPU blocks at once:
+// it would only take half that CPU from the thread it waits for.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +20,9 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <vector>
 
 #include <tapeflow/backend/cpu/thread_budget.hpp>
@@ -84,6 +88,7 @@ class ThreadPool {
     {
       std::lock_guard lock(mutex_);
       current_ = &job;
+      caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
       any_sleeping = sleepers_ > 0;
     }
@@ -146,13 +151,30 @@ class ThreadPool {
 #endif
   }
 
+  // The CPU the calling thread runs on, or -1 where that is unknown.
+  static int current_cpu() noexcept {
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+  }
+
   // Spins on `ready` for up to spin_period, then returns whether it became true. Yields between
   // rounds: where other processes want the core (tests run side by side), a spinner must not
-  // hold it for a whole time slice.
+  // hold it for a whole time slice. Gives up at once on the CPU of the thread it waits for
+  // (`mine` records where the spinner runs, `theirs` where that thread last ran): the scheduler
+  // keeps two busy threads together for milliseconds, and blocking lets the wake-up that
+  // follows pick an idle CPU.
   template <class Ready>
-  static bool spin_until(Ready&& ready) {
+  static bool spin_until(Ready&& ready, std::atomic<int>& mine, const std::atomic<int>& theirs) {
     auto const deadline = std::chrono::steady_clock::now() + spin_period;
     for (;;) {
+      int const cpu = current_cpu();
+      mine.store(cpu, std::memory_order_relaxed);
+      if (cpu >= 0 && cpu == theirs.load(std::memory_order_relaxed)) {
+        return ready();
+      }
       for (int i = 0; i < 64; ++i) {
         if (ready()) {
           return true;
@@ -169,7 +191,7 @@ class ThreadPool {
   // The caller's wait for its job: spin, then block until a leaving worker notifies.
   template <class Ready>
   void await(Ready&& ready) {
-    if (spin_until(ready)) {
+    if (spin_until(ready, caller_cpu_, worker_cpu_)) {
       return;
     }
     std::unique_lock lock(mutex_);
@@ -224,10 +246,12 @@ class ThreadPool {
   void worker_loop(int /*index*/) {
     std::uint64_t seen = 0;
     for (;;) {
-      spin_until([&] {
-        return generation_.load(std::memory_order_acquire) != seen ||
-               stopping_.load(std::memory_order_relaxed);
-      });
+      spin_until(
+          [&] {
+            return generation_.load(std::memory_order_acquire) != seen ||
+                   stopping_.load(std::memory_order_relaxed);
+          },
+          worker_cpu_, caller_cpu_);
       Job* job = nullptr;
       {
         std::unique_lock lock(mutex_);
@@ -247,6 +271,7 @@ class ThreadPool {
         }
         job->workers_inside.fetch_add(1, std::memory_order_relaxed);
       }
+      worker_cpu_.store(current_cpu(), std::memory_order_relaxed);
       job->work(mutex_);
       // The last touch of the job: after this the caller may return and free it.
       job->workers_inside.fetch_sub(1, std::memory_order_release);
@@ -267,6 +292,8 @@ class ThreadPool {
   std::condition_variable done_;
   std::atomic<bool> stopping_{false};         // written under mutex_
   std::atomic<std::uint64_t> generation_{0};  // written under mutex_, spun on without it
+  std::atomic<int> caller_cpu_{-1};           // where the last caller ran (spinners compare)
+  std::atomic<int> worker_cpu_{-1};           // where a worker last ran
   int sleepers_ = 0;                          // guarded by mutex_
   int caller_waiting_ = 0;                    // guarded by mutex_
   Job* current_ = nullptr;                    // guarded by mutex_
