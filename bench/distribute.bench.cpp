@@ -5,6 +5,7 @@
 //
 //   Mirrored2x1:   MirroredStrategy over CPU:0 and CPU:1, 32 examples per replica, each
 //                  replica with its logical CPU's share of the pool (1 thread of 2);
+//                  ...Traced: the same step as a tf::function around strategy.run;
 //   Single1Thread: one replica, the whole batch, 1 intra-op thread;
 //   Single2Threads: one replica, the whole batch, the whole pool (2 threads).
 //
@@ -78,8 +79,10 @@ void step(Model& model, tf::keras::optimizers::Optimizer& optimizer, const tf::T
   optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
 }
 
+// `traced`: the distributed step is a tf::function with strategy.run inside (TensorFlow's
+// custom-loop nesting), so each replica runs its traced graph.
 template <class Make>
-void mirrored(benchmark::State& state, Make make) {
+void mirrored(benchmark::State& state, Make make, bool traced = false) {
   tf::distribute::MirroredStrategy strategy;
   auto scope = strategy.scope();
   auto model = make();
@@ -88,10 +91,12 @@ void mirrored(benchmark::State& state, Make make) {
   (void)model(x, false);
   auto ds = tf::data::from_tensor_slices(x, y) | tf::data::batch(kBatch);
   auto per_replica = *strategy.experimental_distribute_dataset(ds).begin();
-  auto run = [&] {
+  auto distributed_step = [&](const auto& batch) {
     strategy.run([&](const auto& xy) { step(model, optimizer, std::get<0>(xy), std::get<1>(xy)); },
-                 per_replica);
+                 batch);
   };
+  auto traced_step = tf::function(distributed_step);
+  auto run = [&] { traced ? traced_step(per_replica) : distributed_step(per_replica); };
   run();
   for (auto _ : state) {
     run();
@@ -114,16 +119,20 @@ void single(benchmark::State& state, Make make, int threads) {
 }
 
 void BM_MlpMirrored2x1(benchmark::State& state) { mirrored(state, make_mlp); }
+void BM_MlpMirrored2x1Traced(benchmark::State& state) { mirrored(state, make_mlp, true); }
 void BM_MlpSingle1Thread(benchmark::State& state) { single(state, make_mlp, 1); }
 void BM_MlpSingle2Threads(benchmark::State& state) { single(state, make_mlp, 0); }
 void BM_CnnMirrored2x1(benchmark::State& state) { mirrored(state, make_cnn); }
+void BM_CnnMirrored2x1Traced(benchmark::State& state) { mirrored(state, make_cnn, true); }
 void BM_CnnSingle1Thread(benchmark::State& state) { single(state, make_cnn, 1); }
 void BM_CnnSingle2Threads(benchmark::State& state) { single(state, make_cnn, 0); }
 
 BENCHMARK(BM_MlpMirrored2x1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MlpMirrored2x1Traced)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MlpSingle1Thread)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MlpSingle2Threads)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_CnnMirrored2x1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CnnMirrored2x1Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CnnSingle1Thread)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CnnSingle2Threads)->Unit(benchmark::kMillisecond)->UseRealTime();
 

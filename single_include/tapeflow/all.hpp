@@ -15635,6 +15635,874 @@ void ReplicaContext::merge_call(F&& fn) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_REPLICA_CONTEXT_HPP
 // ---- end <tapeflow/distribute/replica_context.hpp>
+// ---- begin <tapeflow/function/control_flow.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
+// Tensor-dependent control flow: tf::cond and tf::while_loop (TensorFlow: `tf.cond`,
+// `tf.while_loop`; what AutoGraph turns `if`/`while` on tensors into).
+//
+// Plain C++ `if`/`for` on C++ values are resolved while tracing (the body runs once); these
+// functions branch and loop on tensor values, so a traced graph keeps the control flow.
+//
+// Eagerly (no active trace) they are ordinary C++: cond calls one branch, while_loop loops.
+// While a tf::function traces, each callable is traced into a sub-graph (Note [Tracing])
+// whose parent is the enclosing graph: symbolic tensors of the enclosing trace used inside
+// become extra arguments of the sub-graph (Graph::captured) and inputs of the node. ONE node
+// ("StatelessIf"/"If", "While") is appended to the enclosing graph; at run time it evaluates
+// the predicate and runs sub-graphs through the executor (ConcreteFunction::run). Results
+// beyond the first come out of "IfOutput"/"WhileOutput" nodes (index attribute) that read what
+// the node produced, since a graph node has one output.
+//
+// Gradients: the sub-graphs' ops run through detail::execute, so a GradientTape active
+// outside the traced function records the branch actually taken / every loop iteration.
+// A GradientTape opened inside a traced body records a cond or while node as a whole; its
+// gradient node re-runs the branch taken / replays the loop's iterations eagerly under a
+// tape at run time (Note [Control-flow gradients] in detail/control_flow_gradient.hpp).
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/function/detail/control_flow_gradient.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
+// Gradients through a traced tf::cond / tf::while_loop for a GradientTape opened INSIDE the
+// traced body (Note [Control-flow gradients]).
+//
+// Note [Control-flow gradients]: a tape inside a traced body records ops symbolically, but a
+// cond or while node runs its sub-graphs only at run time, so the tape cannot see through it
+// op by op. Instead, when a tape wants one of the node's differentiable inputs (captured outer
+// tensors, loop variables, variables read inside), one tape node is recorded for the whole
+// cond/while (plus alias nodes for results 1..n-1, so the tape's `needed` pass sees every
+// result). Its backward, which runs while the body is traced (inside tape.gradient), appends an
+// "IfGrad"/"WhileGrad" graph node: at run time it re-runs the branch taken / replays every loop
+// iteration (the forward While node keeps each iteration's loop values when a gradient was
+// recorded) eagerly under a fresh GradientTape and computes the vector-Jacobian product with
+// the upstream gradients. Each gradient comes out of the node like the node's results do
+// (stash + extract nodes); inputs a branch taken does not depend on get zeros, as in TF.
+// IWYU pragma: private, include <tapeflow/function/control_flow.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/autodiff/gradient_tape.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
+// `tapeflow::GradientTape`: records ops on watched tensors and computes gradients by
+// reverse-mode differentiation (TensorFlow: `tf.GradientTape`).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/core/constant.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
+// Creating tensors from values: constant, from_vector, zeros, ones, fill, *_like, range.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+template <class T, std::size_t Depth>
+struct nested_list {
+  using type = std::initializer_list<typename nested_list<T, Depth - 1>::type>;
+};
+template <class T>
+struct nested_list<T, 0> {
+  using type = T;
+};
+
+// Records the extent of every level and rejects ragged lists.
+template <class T, std::size_t Depth, std::size_t Rank>
+void nested_dims(const typename nested_list<T, Depth>::type& list,
+                 std::array<std::int64_t, Rank>& dims, std::size_t level) {
+  if constexpr (Depth > 0) {
+    const auto n = static_cast<std::int64_t>(list.size());
+    if (dims[level] < 0) {
+      dims[level] = n;
+    } else if (dims[level] != n) {
+      throw invalid_argument("tf::constant: ragged nested list: level " + std::to_string(level) +
+                             " has lengths " + std::to_string(dims[level]) + " and " +
+                             std::to_string(n));
+    }
+    for (const auto& inner : list) {
+      nested_dims<T, Depth - 1, Rank>(inner, dims, level + 1);
+    }
+  }
+}
+template <class T, std::size_t Depth>
+void nested_copy(const typename nested_list<T, Depth>::type& list, T*& out) {
+  if constexpr (Depth == 0) {
+    *out++ = list;
+  } else {
+    for (const auto& inner : list) {
+      nested_copy<T, Depth - 1>(inner, out);
+    }
+  }
+}
+template <class T, std::size_t Rank>
+Tensor<T, Rank> from_nested(const typename nested_list<T, Rank>::type& list) {
+  std::array<std::int64_t, Rank> dims;
+  dims.fill(-1);
+  nested_dims<T, Rank, Rank>(list, dims, 0);
+  for (auto& d : dims) {
+    d = std::max<std::int64_t>(d, 0);  // an empty outer list leaves inner extents unknown
+  }
+  auto t = Tensor<T, Rank>::uninitialized(dims);
+  T* out = tensor_access::mutable_data(t);
+  nested_copy<T, Rank>(list, out);
+  return t;
+}
+}  // namespace detail
+
+/// A tensor from a value or nested braces (TensorFlow: `tf.constant`).
+///
+///     auto s = tf::constant(3.0f);                       // Tensor<float, 0>
+///     auto v = tf::constant<int32_t>({1, 2, 3});          // Tensor<int32_t, 1>
+///     auto m = tf::constant<float>({{1, 2}, {3, 4}});     // Tensor<float, 2>
+///
+/// Throws invalid_argument for ragged lists.
+template <element_type T>
+Tensor<T, 0> constant(T value) {
+  return Tensor<T, 0>(std::move(value));
+}
+/// The same for a braced list: a rank-1 tensor.
+template <element_type T>
+Tensor<T, 1> constant(std::initializer_list<T> values) {
+  return detail::from_nested<T, 1>(values);
+}
+/// The same for a rank-2 nested list; throws invalid_argument if the rows are ragged.
+template <element_type T>
+Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
+  return detail::from_nested<T, 2>(values);
+}
+/// The same for a rank-3 nested list; throws invalid_argument if it is ragged.
+template <element_type T>
+Tensor<T, 3> constant(
+    std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
+  return detail::from_nested<T, 3>(values);
+}
+/// The same for a rank-4 nested list; throws invalid_argument if it is ragged.
+template <element_type T>
+Tensor<T, 4> constant(
+    std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
+        values) {
+  return detail::from_nested<T, 4>(values);
+}
+/// String literals make string tensors: `tf::constant("a")`, `tf::constant({"a", "b"})`.
+inline Tensor<std::string, 0> constant(const char* value) {
+  return Tensor<std::string, 0>(std::string(value));
+}
+/// A rank-1 string tensor from braced string literals: `tf::constant({"a", "b"})`.
+inline Tensor<std::string, 1> constant(std::initializer_list<const char*> values) {
+  auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
+  return t;
+}
+
+/// A tensor of shape `dims` copying `values` (row-major); sizes must agree.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(std::span<const T> values, const std::array<std::int64_t, Rank>& dims) {
+  auto t = Tensor<T, Rank>::uninitialized(dims);
+  if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
+    throw invalid_argument("tf::constant: " + std::to_string(values.size()) +
+                           " values do not fill shape " + t.shape().to_string() + " (" +
+                           std::to_string(t.num_elements()) + " elements)");
+  }
+  std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
+  return t;
+}
+/// The same copying from a `std::vector`; throws invalid_argument if the sizes disagree.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int64_t, Rank>& dims) {
+  return constant<T, Rank>(std::span<const T>(values), dims);
+}
+/// A rank-1 tensor copying all of `values`.
+template <element_type T>
+Tensor<T, 1> constant(const std::vector<T>& values) {
+  return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
+}
+/// The same with the shape in braces, its rank deduced: `tf::constant(pixels, {n, 28, 28, 1})`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(std::span<const T> values, std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return constant<T, Rank>(values, d);
+}
+/// The same copying from a `std::vector`, the shape in braces.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> constant(const std::vector<T>& values, std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return constant<T, Rank>(std::span<const T>(values), d);
+}
+
+/// A tensor of shape `dims` taking the elements of `values` (row-major), moved rather than
+/// copied where that matters (strings). Throws invalid_argument naming both sizes when the
+/// number of values is not the number of elements of `dims`.
+///
+///     std::vector<float> host(6);                                // filled elsewhere
+///     auto t = tf::from_vector(std::move(host), {2, 3});         // Tensor<float, 2>
+///     std::vector<float> back = t.to_vector();                   // and back
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> from_vector(std::vector<T> values, const std::array<std::int64_t, Rank>& dims) {
+  auto t = Tensor<T, Rank>::uninitialized(dims);  // rejects negative dimensions
+  if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
+    throw invalid_argument("tf::from_vector: " + std::to_string(values.size()) +
+                           " values do not fill shape " + t.shape().to_string() + " (" +
+                           std::to_string(t.num_elements()) + " elements)");
+  }
+  std::move(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
+  return t;
+}
+/// The same with the shape in braces, its rank deduced: `tf::from_vector(std::move(v), {2, 3})`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> from_vector(std::vector<T> values, std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return from_vector<T, Rank>(std::move(values), d);
+}
+/// A rank-1 tensor of all of `values`.
+template <element_type T>
+Tensor<T, 1> from_vector(std::vector<T> values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  return from_vector<T, 1>(std::move(values), std::array<std::int64_t, 1>{n});
+}
+
+/// A tensor of shape `dims` with every element `value` (TensorFlow: `tf.fill`).
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> fill(const std::array<std::int64_t, Rank>& dims, T value) {
+  auto t = Tensor<T, Rank>::uninitialized(dims);
+  std::fill_n(detail::tensor_access::mutable_data(t), t.num_elements(), value);
+  return t;
+}
+/// Zeros of shape `dims` (TensorFlow: `tf.zeros`): `tf::zeros<float>({2, 3})`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return fill<T, Rank>(d, T{});
+}
+/// The same with the shape as a `std::array`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> zeros(const std::array<std::int64_t, Rank>& dims) {
+  return fill<T, Rank>(dims, T{});
+}
+/// Ones of shape `dims` (TensorFlow: `tf.ones`).
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return fill<T, Rank>(d, T(1));
+}
+/// The same with the shape as a `std::array`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> ones(const std::array<std::int64_t, Rank>& dims) {
+  return fill<T, Rank>(dims, T(1));
+}
+/// The same with the shape in braces, its rank deduced: `tf::fill({2, 3}, 1.5f)`.
+template <element_type T, std::size_t Rank>
+Tensor<T, Rank> fill(std::int64_t const (&dims)[Rank], T value) {
+  std::array<std::int64_t, Rank> d;
+  std::copy(dims, dims + Rank, d.begin());
+  return fill<T, Rank>(d, value);
+}
+/// Scalars need no braces: `tf::zeros<float>()`.
+template <element_type T>
+Tensor<T, 0> zeros() {
+  return Tensor<T, 0>(T{});
+}
+/// A scalar one: `tf::ones<float>()`.
+template <element_type T>
+Tensor<T, 0> ones() {
+  return Tensor<T, 0>(T(1));
+}
+/// Zeros with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`).
+template <class T, std::size_t Rank>
+Tensor<T, Rank> zeros_like(const Tensor<T, Rank>& like) {
+  return fill<T, Rank>(like.dims(), T{});
+}
+/// Ones with the shape and dtype of `like` (TensorFlow: `tf.ones_like`).
+template <class T, std::size_t Rank>
+Tensor<T, Rank> ones_like(const Tensor<T, Rank>& like) {
+  return fill<T, Rank>(like.dims(), T(1));
+}
+
+/// [start, limit) in steps of `delta` (TensorFlow: `tf.range`): `tf::range<int32_t>(0, 10, 2)`.
+template <element_type T>
+  requires numeric_element<T>
+Tensor<T, 1> range(T start, T limit, T delta = T(1)) {
+  if (delta == T(0)) {
+    throw invalid_argument("tf::range: delta must not be 0");
+  }
+  if ((delta > T(0) && start > limit) || (delta < T(0) && start < limit)) {
+    throw invalid_argument("tf::range: start " + std::to_string(start) + " and limit " +
+                           std::to_string(limit) + " do not match the sign of delta " +
+                           std::to_string(delta));
+  }
+  const double span = static_cast<double>(limit) - static_cast<double>(start);
+  const auto n = static_cast<std::int64_t>(std::ceil(span / static_cast<double>(delta)));
+  auto t = Tensor<T, 1>::uninitialized({std::max<std::int64_t>(n, 0)});
+  T* out = detail::tensor_access::mutable_data(t);
+  for (std::int64_t i = 0; i < t.num_elements(); ++i) {
+    out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  }
+  return t;
+}
+/// [0, limit): `tf::range(5)` is int32 like TensorFlow's.
+template <element_type T>
+  requires numeric_element<T>
+Tensor<T, 1> range(T limit) {
+  return range<T>(T(0), limit, T(1));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
+// ---- end <tapeflow/core/constant.hpp>
+// ---- begin <tapeflow/ops/state/any_variable.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
+// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
+// (not keras) because checkpoints and the tape take such lists below keras.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
+///
+///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
+///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
+class AnyVariable {
+ public:
+  AnyVariable() = default;
+  /// Erases a typed variable (shares it).
+  template <class T, std::size_t R>
+  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
+      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
+
+  /// False for a default-constructed handle.
+  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
+  /// `Variable::id()` of the erased variable.
+  [[nodiscard]] std::int64_t id() const { return get().id(); }
+  /// `Variable::name()` of the erased variable.
+  [[nodiscard]] const std::string& name() const { return get().name(); }
+  /// `Variable::trainable()` of the erased variable.
+  [[nodiscard]] bool trainable() const { return get().trainable(); }
+  /// The element type.
+  [[nodiscard]] DType dtype() const { return get().dtype(); }
+  /// The rank.
+  [[nodiscard]] std::size_t rank() const { return get().rank(); }
+  /// The shape.
+  [[nodiscard]] Shape shape() const { return get().shape(); }
+  /// Number of elements.
+  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
+  /// The current value (a snapshot).
+  [[nodiscard]] AnyTensor value() const { return get().value(); }
+  /// `Variable::num_copies()`: the replicas of the strategy whose scope created it, else 1.
+  [[nodiscard]] std::size_t num_copies() const { return get().num_copies(); }
+  /// `Variable::copy_value(r)`: replica `r`'s copy, read directly.
+  [[nodiscard]] AnyTensor copy_value(std::size_t r) const { return get().copy_value(r); }
+  /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
+  /// where update ops are placed.
+  [[nodiscard]] detail::devices::DeviceId device_id() const {
+    return impl_ != nullptr ? get().device_id() : detail::devices::DeviceId{0};
+  }
+  /// The full name of the device the variable lives on (Variable::device).
+  [[nodiscard]] std::string device() const { return value().device(); }
+  /// Zeros of the variable's dtype and shape.
+  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
+  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
+  void assign(const AnyTensor& v) const { get().assign(v); }
+  /// Whether two handles name the same variable.
+  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
+  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
+  /// string variables.
+  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
+  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
+  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
+    return get().overwrite_raw_data();
+  }
+  /// `Variable::overwrite_device_data()` of the erased variable: {old values, buffer to
+  /// write}, where the variable's device keeps them (device memory for a GPU variable).
+  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data() const {
+    return get().overwrite_device_data();
+  }
+
+  /// The typed variable; throws invalid_argument naming both types when they differ.
+  template <class T, std::size_t R>
+  [[nodiscard]] Variable<T, R> as() const {
+    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
+    if (h == nullptr) {
+      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
+                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
+                             std::string(dtype_name(dtype())) + " variable of shape " +
+                             shape().to_string());
+    }
+    return h->v;
+  }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    [[nodiscard]] virtual std::int64_t id() const = 0;
+    [[nodiscard]] virtual const std::string& name() const = 0;
+    [[nodiscard]] virtual bool trainable() const = 0;
+    [[nodiscard]] virtual DType dtype() const = 0;
+    [[nodiscard]] virtual std::size_t rank() const = 0;
+    [[nodiscard]] virtual Shape shape() const = 0;
+    [[nodiscard]] virtual AnyTensor value() const = 0;
+    [[nodiscard]] virtual std::size_t num_copies() const = 0;
+    [[nodiscard]] virtual AnyTensor copy_value(std::size_t r) const = 0;
+    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
+    virtual void assign(const AnyTensor& v) const = 0;
+    [[nodiscard]] virtual void* writable_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
+    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_device_data() const = 0;
+    [[nodiscard]] virtual detail::devices::DeviceId device_id() const = 0;
+  };
+  template <class T, std::size_t R>
+  struct Holder final : Base {
+    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
+    std::int64_t id() const override { return v.id(); }
+    const std::string& name() const override { return v.name(); }
+    bool trainable() const override { return v.trainable(); }
+    DType dtype() const override { return dtype_v<T>; }
+    std::size_t rank() const override { return R; }
+    Shape shape() const override { return v.shape(); }
+    AnyTensor value() const override { return v.value(); }
+    std::size_t num_copies() const override { return v.num_copies(); }
+    AnyTensor copy_value(std::size_t r) const override { return v.copy_value(r); }
+    detail::devices::DeviceId device_id() const override { return v.device_id(); }
+    AnyTensor zeros_like() const override {
+      if constexpr (numeric_element<T>) {
+        return AnyTensor(tapeflow::zeros_like(v.value()));
+      } else {
+        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
+      }
+    }
+    void assign(const AnyTensor& t) const override {
+      auto copy = v;  // handles share the variable
+      copy.assign(t.as<T, R>());
+    }
+    void* writable_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.writable_data();
+      } else {
+        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_raw_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        auto [old, out] = copy.overwrite_data();
+        return {old, out};
+      } else {
+        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    std::pair<const void*, void*> overwrite_device_data() const override {
+      if constexpr (numeric_element<T>) {
+        auto copy = v;
+        return copy.overwrite_device_data();
+      } else {
+        throw unimplemented("AnyVariable::overwrite_device_data: '" + v.name() +
+                            "' holds strings, which update kernels do not write");
+      }
+    }
+    Variable<T, R> v;
+  };
+  const Base& get() const {
+    if (impl_ == nullptr) {
+      throw failed_precondition("tf::AnyVariable: empty handle");
+    }
+    return *impl_;
+  }
+  std::shared_ptr<const Base> impl_;
+};
+
+/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
+inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(vars.size());
+  for (const auto& v : vars) {
+    ids.push_back(v.id());
+  }
+  return ids;
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
+// ---- end <tapeflow/ops/state/any_variable.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a GradientTape (TensorFlow's constructor arguments).
+struct GradientTapeOptions {
+  /// Allow several gradient() calls (the recorded ops are kept until the tape dies).
+  bool persistent = false;
+  /// Watch trainable variables automatically when an op reads them.
+  bool watch_accessed_variables = true;
+};
+
+/// What gradient() returns for a source the target does not depend on
+/// (TensorFlow: `tf.UnconnectedGradients`).
+enum class UnconnectedGradients { none, zero };
+
+/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
+struct GradientOptions {
+  /// What to return for a source the target does not depend on (default: `std::nullopt`).
+  UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
+};
+
+/// Records operations while alive and computes gradients of a target with respect to watched
+/// tensors and variables.
+///
+///     tf::GradientTape tape;
+///     auto loss = tf::reduce_mean(tf::square(tf::matmul(x, w) - y));
+///     auto dw = tape.gradient(loss, w);               // std::optional<Tensor<float, 2>>
+///     auto [gw, gb] = tape.gradient(loss, w, b);      // several sources: a tuple
+///     auto gs = tape.gradient(loss, std::vector{&w}); // a vector of variables: a vector
+///
+/// Recording stops when the tape is destroyed, when stop() is called, or, for a non-persistent
+/// tape, at its gradient() call (it cannot be asked again, so later ops need no recording); a
+/// persistent tape records until stop() or its end. Tapes nest (an outer tape
+/// records the inner one's gradient computation, giving second-order gradients). Tapes record
+/// ops of their own thread.
+class GradientTape {
+ public:
+  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
+  explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
+    recorder_->persistent = options.persistent;
+    recorder_->watch_accessed_variables = options.watch_accessed_variables;
+    detail::tape::active().push_back(recorder_);
+    recording_ = true;
+  }
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+  ~GradientTape() {
+    stop();
+    release(recorder_);
+  }
+
+  /// Ensures `x` is traced: gradients with respect to it become available.
+  template <tensor_like X>
+  void watch(const X& x) {
+    if constexpr (is_variable<std::remove_cvref_t<X>>::value) {
+      recorder_->watch(x.id());
+    } else {
+      if (!x.is_symbolic()) {
+        x.require_value("watch");
+      }
+      recorder_->watch(x.id());
+    }
+  }
+  /// Ensures a type-erased tensor or variable is traced.
+  void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
+
+  /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
+  void stop() noexcept {
+    if (!recording_) {
+      return;
+    }
+    auto& stack = detail::tape::active();
+    for (auto it = stack.end(); it != stack.begin();) {
+      --it;
+      if (*it == recorder_) {
+        stack.erase(it);
+        break;
+      }
+    }
+    recording_ = false;
+  }
+
+  /// Pauses recording while the returned guard lives (TensorFlow: `tape.stop_recording()`).
+  [[nodiscard]] auto stop_recording() {
+    struct Guard {
+      detail::tape::Recorder* recorder;
+      explicit Guard(detail::tape::Recorder* r) : recorder(r) {}
+      Guard(const Guard&) = delete;
+      Guard& operator=(const Guard&) = delete;
+      ~Guard() { --recorder->paused; }
+    };
+    ++recorder_->paused;
+    return Guard{recorder_};
+  }
+
+  /// Forgets everything recorded so far (TensorFlow: `tape.reset()`).
+  void reset() {
+    const bool persistent = recorder_->persistent;
+    const bool watch_vars = recorder_->watch_accessed_variables;
+    const int paused = recorder_->paused;
+    recorder_->reset();
+    recorder_->persistent = persistent;
+    recorder_->watch_accessed_variables = watch_vars;
+    recorder_->paused = paused;
+    used_ = false;
+  }
+
+  /// Ids of the variables this tape watches (read while recording, or watch()ed).
+  [[nodiscard]] const std::vector<std::int64_t>& watched_variable_ids() const noexcept {
+    return recorder_->watched_variables();
+  }
+
+  /// d target / d source for one source (a tensor or variable): `std::nullopt` if the
+  /// target does not depend on it (zeros with UnconnectedGradients::zero).
+  /// Non-scalar targets are summed first, as in TensorFlow.
+  template <tensor_like Target, tensor_like Source>
+  std::optional<tensor_type_of<Source>> gradient(const Target& target, const Source& source,
+                                                 GradientOptions options = {}) {
+    std::int64_t const ids[1] = {source.id()};
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    return typed<Source>(grads[0], source, options);
+  }
+
+  /// Several sources: a tuple with one optional gradient each.
+  template <tensor_like Target, tensor_like... Sources>
+    requires(sizeof...(Sources) >= 2)
+  auto gradient(const Target& target, const Sources&... sources) {
+    std::int64_t const ids[] = {sources.id()...};
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<std::optional<tensor_type_of<Sources>>...>{
+          typed<Sources>(grads[I], sources, {})...};
+    }(std::index_sequence_for<Sources...>{});
+  }
+
+  /// A vector of variables (or tensors): a vector of optional gradients.
+  template <tensor_like Target, class Source>
+    requires tensor_like<Source>
+  std::vector<std::optional<tensor_type_of<Source>>> gradient(const Target& target,
+                                                              const std::vector<Source*>& sources,
+                                                              GradientOptions options = {}) {
+    std::vector<std::int64_t> ids;
+    ids.reserve(sources.size());
+    for (const auto* s : sources) {
+      ids.push_back(s->id());
+    }
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    std::vector<std::optional<tensor_type_of<Source>>> out;
+    out.reserve(sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      out.push_back(typed<Source>(grads[i], *sources[i], options));
+    }
+    return out;
+  }
+  /// A vector of tensors: a vector of optional gradients, in the same order.
+  template <tensor_like Target, class T, std::size_t R>
+  std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
+                                                    const std::vector<Tensor<T, R>>& sources,
+                                                    GradientOptions options = {}) {
+    std::vector<const Tensor<T, R>*> ptrs;
+    for (const auto& s : sources) {
+      ptrs.push_back(&s);
+    }
+    std::vector<std::int64_t> ids;
+    for (const auto& s : sources) {
+      ids.push_back(s.id());
+    }
+    auto grads = run(detail::as_tensor(target), ids, nullptr);
+    std::vector<std::optional<Tensor<T, R>>> out;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      out.push_back(typed<Tensor<T, R>>(grads[i], sources[i], options));
+    }
+    return out;
+  }
+
+  /// A list of variables of mixed dtypes and ranks (`model.trainable_variables()`): one
+  /// AnyTensor each, what `optimizer.apply_gradients(grads, vars)` takes; empty where the
+  /// target does not depend on the variable (zeros with UnconnectedGradients::zero).
+  template <tensor_like Target>
+  std::vector<AnyTensor> gradient(const Target& target, const std::vector<AnyVariable>& sources,
+                                  GradientOptions options = {}) {
+    auto grads = run(detail::as_tensor(target), ids_of(sources), nullptr);
+    if (options.unconnected_gradients == UnconnectedGradients::zero) {
+      for (std::size_t i = 0; i < grads.size(); ++i) {
+        if (!grads[i].engaged()) {
+          grads[i] = sources[i].zeros_like();
+        }
+      }
+    }
+    return grads;
+  }
+
+  /// Type-erased form for heterogeneous sources (ids of tensors or variables); the gradient of
+  /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
+  template <class T, std::size_t R>
+  std::vector<AnyTensor> gradient_by_id(
+      const Tensor<T, R>& target, std::span<const std::int64_t> source_ids,
+      const std::optional<Tensor<T, R>>& output_gradient = std::nullopt) {
+    return run(target, source_ids, output_gradient ? &*output_gradient : nullptr);
+  }
+
+ private:
+  template <class Source>
+  static std::optional<tensor_type_of<Source>> typed(const AnyTensor& g, const Source& source,
+                                                     GradientOptions options) {
+    using Out = tensor_type_of<Source>;
+    if (g.engaged()) {
+      return g.template unchecked_as<typename Out::value_type, Out::rank_v>();
+    }
+    if (options.unconnected_gradients == UnconnectedGradients::zero) {
+      return zeros_like(detail::as_tensor(source));
+    }
+    return std::nullopt;
+  }
+
+  template <class T, std::size_t R>
+  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<const std::int64_t> sources,
+                             const std::type_identity_t<Tensor<T, R>>* output_gradient) {
+    static_assert(floating_element<T>,
+                  "GradientTape::gradient: the target must be a floating-point tensor");
+    if (!target.is_symbolic()) {
+      target.require_value("gradient(target)");
+    }
+    if (used_ && !recorder_->persistent) {
+      throw failed_precondition(
+          "GradientTape::gradient can only be called once on a non-persistent tape "
+          "(construct it with {.persistent = true} to call it several times)");
+    }
+    used_ = true;
+    if (!recorder_->persistent) {
+      stop();  // a non-persistent tape is done: ops after gradient() need not be recorded
+    }
+    ++recorder_
+          ->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
+    struct Unpause {
+      detail::tape::Recorder* r;
+      ~Unpause() { --r->paused; }
+    } unpause{recorder_};
+
+    const auto& nodes = recorder_->nodes();
+    // Which tensors depend on a watched source: only their gradients are computed (a source
+    // the tape does not watch gets no gradient, as in TensorFlow).
+    auto& storage = recorder_->backprop_storage;
+    storage.clear();
+    struct Clear {
+      detail::tape::BackpropStorage& s;
+      ~Clear() { s.clear(); }  // drop gradient tensors as soon as the call ends
+    } clear_after{storage};
+    detail::tape::IdSet& needed = storage.needed;
+    for (auto id : sources) {
+      if (recorder_->watching(id)) {
+        needed.insert(id);
+      }
+    }
+    for (const auto* node : nodes) {
+      for (std::uint32_t i = 0; i < node->num_in; ++i) {
+        if (needed.contains(node->in_ids[i])) {
+          needed.insert(node->out_id);
+          break;
+        }
+      }
+    }
+    detail::tape::Backprop bp(storage);
+    if (needed.contains(target.id())) {
+      if (output_gradient != nullptr) {
+        if (output_gradient->dims() != target.dims()) {
+          throw invalid_argument("GradientTape::gradient: output gradient of shape " +
+                                 output_gradient->shape().to_string() +
+                                 " does not match the target's shape " +
+                                 target.shape().to_string());
+        }
+        bp.set(target.id(), *output_gradient);
+      } else {
+        bp.set(target.id(), ones_like(target));
+      }
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        if (needed.contains((*it)->out_id)) {
+          (*it)->backward(bp);
+        }
+      }
+    }
+    std::vector<AnyTensor> out;
+    out.reserve(sources.size());
+    for (auto id : sources) {
+      AnyTensor* g = bp.find(id);
+      out.push_back(g != nullptr ? *g : AnyTensor{});
+    }
+    if (!recorder_->persistent) {
+      recorder_->release_nodes();
+    }
+    return out;
+  }
+
+  // Recorders are reused per thread (Note [Tape storage]).
+  static std::vector<std::unique_ptr<detail::tape::Recorder>>& pool() {
+    thread_local std::vector<std::unique_ptr<detail::tape::Recorder>> recorders;
+    return recorders;
+  }
+  static detail::tape::Recorder* acquire() {
+    auto& p = pool();
+    if (p.empty()) {
+      return new detail::tape::Recorder;
+    }
+    auto* r = p.back().release();
+    p.pop_back();
+    return r;
+  }
+  static void release(detail::tape::Recorder* r) noexcept {
+    r->reset();
+    auto& p = pool();
+    if (p.size() < 8) {
+      try {
+        p.emplace_back(r);
+        return;
+      } catch (...) {
+      }
+    }
+    delete r;
+  }
+
+  detail::tape::Recorder* recorder_;
+  bool recording_ = false;
+  bool used_ = false;
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
+// ---- end <tapeflow/autodiff/gradient_tape.hpp>
 // ---- begin <tapeflow/ops/math/arithmetic.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
@@ -16528,280 +17396,6 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <tuple>
 
-// ---- begin <tapeflow/core/constant.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
-// Creating tensors from values: constant, from_vector, zeros, ones, fill, *_like, range.
-
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdint>
-#include <initializer_list>
-#include <span>
-#include <string>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-namespace detail {
-template <class T, std::size_t Depth>
-struct nested_list {
-  using type = std::initializer_list<typename nested_list<T, Depth - 1>::type>;
-};
-template <class T>
-struct nested_list<T, 0> {
-  using type = T;
-};
-
-// Records the extent of every level and rejects ragged lists.
-template <class T, std::size_t Depth, std::size_t Rank>
-void nested_dims(const typename nested_list<T, Depth>::type& list,
-                 std::array<std::int64_t, Rank>& dims, std::size_t level) {
-  if constexpr (Depth > 0) {
-    const auto n = static_cast<std::int64_t>(list.size());
-    if (dims[level] < 0) {
-      dims[level] = n;
-    } else if (dims[level] != n) {
-      throw invalid_argument("tf::constant: ragged nested list: level " + std::to_string(level) +
-                             " has lengths " + std::to_string(dims[level]) + " and " +
-                             std::to_string(n));
-    }
-    for (const auto& inner : list) {
-      nested_dims<T, Depth - 1, Rank>(inner, dims, level + 1);
-    }
-  }
-}
-template <class T, std::size_t Depth>
-void nested_copy(const typename nested_list<T, Depth>::type& list, T*& out) {
-  if constexpr (Depth == 0) {
-    *out++ = list;
-  } else {
-    for (const auto& inner : list) {
-      nested_copy<T, Depth - 1>(inner, out);
-    }
-  }
-}
-template <class T, std::size_t Rank>
-Tensor<T, Rank> from_nested(const typename nested_list<T, Rank>::type& list) {
-  std::array<std::int64_t, Rank> dims;
-  dims.fill(-1);
-  nested_dims<T, Rank, Rank>(list, dims, 0);
-  for (auto& d : dims) {
-    d = std::max<std::int64_t>(d, 0);  // an empty outer list leaves inner extents unknown
-  }
-  auto t = Tensor<T, Rank>::uninitialized(dims);
-  T* out = tensor_access::mutable_data(t);
-  nested_copy<T, Rank>(list, out);
-  return t;
-}
-}  // namespace detail
-
-/// A tensor from a value or nested braces (TensorFlow: `tf.constant`).
-///
-///     auto s = tf::constant(3.0f);                       // Tensor<float, 0>
-///     auto v = tf::constant<int32_t>({1, 2, 3});          // Tensor<int32_t, 1>
-///     auto m = tf::constant<float>({{1, 2}, {3, 4}});     // Tensor<float, 2>
-///
-/// Throws invalid_argument for ragged lists.
-template <element_type T>
-Tensor<T, 0> constant(T value) {
-  return Tensor<T, 0>(std::move(value));
-}
-/// The same for a braced list: a rank-1 tensor.
-template <element_type T>
-Tensor<T, 1> constant(std::initializer_list<T> values) {
-  return detail::from_nested<T, 1>(values);
-}
-/// The same for a rank-2 nested list; throws invalid_argument if the rows are ragged.
-template <element_type T>
-Tensor<T, 2> constant(std::initializer_list<std::initializer_list<T>> values) {
-  return detail::from_nested<T, 2>(values);
-}
-/// The same for a rank-3 nested list; throws invalid_argument if it is ragged.
-template <element_type T>
-Tensor<T, 3> constant(
-    std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
-  return detail::from_nested<T, 3>(values);
-}
-/// The same for a rank-4 nested list; throws invalid_argument if it is ragged.
-template <element_type T>
-Tensor<T, 4> constant(
-    std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
-        values) {
-  return detail::from_nested<T, 4>(values);
-}
-/// String literals make string tensors: `tf::constant("a")`, `tf::constant({"a", "b"})`.
-inline Tensor<std::string, 0> constant(const char* value) {
-  return Tensor<std::string, 0>(std::string(value));
-}
-/// A rank-1 string tensor from braced string literals: `tf::constant({"a", "b"})`.
-inline Tensor<std::string, 1> constant(std::initializer_list<const char*> values) {
-  auto t = Tensor<std::string, 1>::uninitialized({static_cast<std::int64_t>(values.size())});
-  std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
-  return t;
-}
-
-/// A tensor of shape `dims` copying `values` (row-major); sizes must agree.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> constant(std::span<const T> values, const std::array<std::int64_t, Rank>& dims) {
-  auto t = Tensor<T, Rank>::uninitialized(dims);
-  if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
-    throw invalid_argument("tf::constant: " + std::to_string(values.size()) +
-                           " values do not fill shape " + t.shape().to_string() + " (" +
-                           std::to_string(t.num_elements()) + " elements)");
-  }
-  std::copy(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
-  return t;
-}
-/// The same copying from a `std::vector`; throws invalid_argument if the sizes disagree.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> constant(const std::vector<T>& values, const std::array<std::int64_t, Rank>& dims) {
-  return constant<T, Rank>(std::span<const T>(values), dims);
-}
-/// A rank-1 tensor copying all of `values`.
-template <element_type T>
-Tensor<T, 1> constant(const std::vector<T>& values) {
-  return constant<T, 1>(std::span<const T>(values), {static_cast<std::int64_t>(values.size())});
-}
-/// The same with the shape in braces, its rank deduced: `tf::constant(pixels, {n, 28, 28, 1})`.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> constant(std::span<const T> values, std::int64_t const (&dims)[Rank]) {
-  std::array<std::int64_t, Rank> d;
-  std::copy(dims, dims + Rank, d.begin());
-  return constant<T, Rank>(values, d);
-}
-/// The same copying from a `std::vector`, the shape in braces.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> constant(const std::vector<T>& values, std::int64_t const (&dims)[Rank]) {
-  std::array<std::int64_t, Rank> d;
-  std::copy(dims, dims + Rank, d.begin());
-  return constant<T, Rank>(std::span<const T>(values), d);
-}
-
-/// A tensor of shape `dims` taking the elements of `values` (row-major), moved rather than
-/// copied where that matters (strings). Throws invalid_argument naming both sizes when the
-/// number of values is not the number of elements of `dims`.
-///
-///     std::vector<float> host(6);                                // filled elsewhere
-///     auto t = tf::from_vector(std::move(host), {2, 3});         // Tensor<float, 2>
-///     std::vector<float> back = t.to_vector();                   // and back
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> from_vector(std::vector<T> values, const std::array<std::int64_t, Rank>& dims) {
-  auto t = Tensor<T, Rank>::uninitialized(dims);  // rejects negative dimensions
-  if (static_cast<std::int64_t>(values.size()) != t.num_elements()) {
-    throw invalid_argument("tf::from_vector: " + std::to_string(values.size()) +
-                           " values do not fill shape " + t.shape().to_string() + " (" +
-                           std::to_string(t.num_elements()) + " elements)");
-  }
-  std::move(values.begin(), values.end(), detail::tensor_access::mutable_data(t));
-  return t;
-}
-/// The same with the shape in braces, its rank deduced: `tf::from_vector(std::move(v), {2, 3})`.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> from_vector(std::vector<T> values, std::int64_t const (&dims)[Rank]) {
-  std::array<std::int64_t, Rank> d;
-  std::copy(dims, dims + Rank, d.begin());
-  return from_vector<T, Rank>(std::move(values), d);
-}
-/// A rank-1 tensor of all of `values`.
-template <element_type T>
-Tensor<T, 1> from_vector(std::vector<T> values) {
-  const auto n = static_cast<std::int64_t>(values.size());
-  return from_vector<T, 1>(std::move(values), std::array<std::int64_t, 1>{n});
-}
-
-/// A tensor of shape `dims` with every element `value` (TensorFlow: `tf.fill`).
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> fill(const std::array<std::int64_t, Rank>& dims, T value) {
-  auto t = Tensor<T, Rank>::uninitialized(dims);
-  std::fill_n(detail::tensor_access::mutable_data(t), t.num_elements(), value);
-  return t;
-}
-/// Zeros of shape `dims` (TensorFlow: `tf.zeros`): `tf::zeros<float>({2, 3})`.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> zeros(std::int64_t const (&dims)[Rank]) {
-  std::array<std::int64_t, Rank> d;
-  std::copy(dims, dims + Rank, d.begin());
-  return fill<T, Rank>(d, T{});
-}
-/// The same with the shape as a `std::array`.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> zeros(const std::array<std::int64_t, Rank>& dims) {
-  return fill<T, Rank>(dims, T{});
-}
-/// Ones of shape `dims` (TensorFlow: `tf.ones`).
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> ones(std::int64_t const (&dims)[Rank]) {
-  std::array<std::int64_t, Rank> d;
-  std::copy(dims, dims + Rank, d.begin());
-  return fill<T, Rank>(d, T(1));
-}
-/// The same with the shape as a `std::array`.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> ones(const std::array<std::int64_t, Rank>& dims) {
-  return fill<T, Rank>(dims, T(1));
-}
-/// The same with the shape in braces, its rank deduced: `tf::fill({2, 3}, 1.5f)`.
-template <element_type T, std::size_t Rank>
-Tensor<T, Rank> fill(std::int64_t const (&dims)[Rank], T value) {
-  std::array<std::int64_t, Rank> d;
-  std::copy(dims, dims + Rank, d.begin());
-  return fill<T, Rank>(d, value);
-}
-/// Scalars need no braces: `tf::zeros<float>()`.
-template <element_type T>
-Tensor<T, 0> zeros() {
-  return Tensor<T, 0>(T{});
-}
-/// A scalar one: `tf::ones<float>()`.
-template <element_type T>
-Tensor<T, 0> ones() {
-  return Tensor<T, 0>(T(1));
-}
-/// Zeros with the shape and dtype of `like` (TensorFlow: `tf.zeros_like`).
-template <class T, std::size_t Rank>
-Tensor<T, Rank> zeros_like(const Tensor<T, Rank>& like) {
-  return fill<T, Rank>(like.dims(), T{});
-}
-/// Ones with the shape and dtype of `like` (TensorFlow: `tf.ones_like`).
-template <class T, std::size_t Rank>
-Tensor<T, Rank> ones_like(const Tensor<T, Rank>& like) {
-  return fill<T, Rank>(like.dims(), T(1));
-}
-
-/// [start, limit) in steps of `delta` (TensorFlow: `tf.range`): `tf::range<int32_t>(0, 10, 2)`.
-template <element_type T>
-  requires numeric_element<T>
-Tensor<T, 1> range(T start, T limit, T delta = T(1)) {
-  if (delta == T(0)) {
-    throw invalid_argument("tf::range: delta must not be 0");
-  }
-  if ((delta > T(0) && start > limit) || (delta < T(0) && start < limit)) {
-    throw invalid_argument("tf::range: start " + std::to_string(start) + " and limit " +
-                           std::to_string(limit) + " do not match the sign of delta " +
-                           std::to_string(delta));
-  }
-  const double span = static_cast<double>(limit) - static_cast<double>(start);
-  const auto n = static_cast<std::int64_t>(std::ceil(span / static_cast<double>(delta)));
-  auto t = Tensor<T, 1>::uninitialized({std::max<std::int64_t>(n, 0)});
-  T* out = detail::tensor_access::mutable_data(t);
-  for (std::int64_t i = 0; i < t.num_elements(); ++i) {
-    out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
-  }
-  return t;
-}
-/// [0, limit): `tf::range(5)` is int32 like TensorFlow's.
-template <element_type T>
-  requires numeric_element<T>
-Tensor<T, 1> range(T limit) {
-  return range<T>(T(0), limit, T(1));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_CONSTANT_HPP
-// ---- end <tapeflow/core/constant.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
@@ -18145,6 +18739,4825 @@ TAPEFLOW_END_NAMESPACE
 // ---- end <tapeflow/ops/math/arithmetic.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::cf {
+
+inline bool is_float_dtype(DType d) noexcept { return d == DType::float32 || d == DType::float64; }
+
+// The helpers below that dispatch over dtype x rank (each case instantiates ops, their tape
+// nodes and gradients) are templates on a defaulted `Deferred` parameter only so that they
+// compile when a program uses tf::cond or tf::while_loop, not in every program that includes
+// the umbrella (detail/deferred.hpp; MAINTAINERS.md, "Compile time").
+
+/// Calls `f.template operator()<T, R>()` for a float/double dtype of rank 0 to 4.
+template <class F>
+decltype(auto) with_float_type(DType dtype, std::size_t rank, F&& f) {
+  auto by_rank = [&]<class T>() -> decltype(auto) {
+    return visit_rank<0, 4>(
+        rank, "GradientTape inside tf::function: a gradient through tf::cond / tf::while_loop",
+        [&]<std::size_t R>() -> decltype(auto) { return f.template operator()<T, R>(); });
+  };
+  if (dtype == DType::float32) {
+    return by_rank.template operator()<float>();
+  }
+  if (dtype != DType::float64) {
+    throw unimplemented(
+        "GradientTape inside tf::function: gradients through tf::cond / tf::while_loop support "
+        "float32 and float64 tensors, not " +
+        std::string(dtype_name(dtype)));
+  }
+  return by_rank.template operator()<double>();
+}
+
+template <std::size_t R>
+std::array<std::int64_t, R> dims_of(const Shape& shape) {
+  std::array<std::int64_t, R> dims{};
+  for (std::size_t i = 0; i < R; ++i) {
+    dims[i] = shape[i];
+  }
+  return dims;
+}
+
+/// The same value under a new tensor id: a watched copy whose gradient stays apart from other
+/// uses of the value (a loop variable that is also captured, a value read twice).
+template <class Deferred = void>
+AnyTensor fresh(const AnyTensor& v) {
+  return with_float_type(v.dtype(), v.rank(), [&]<class T, std::size_t R>() {
+    Tensor<T, R> t = v.unchecked_as<T, R>();
+    tensor_access::set_id(t, new_tensor_id());
+    return AnyTensor(t);
+  });
+}
+template <class Deferred = void>
+AnyTensor zeros_of(DType dtype, const Shape& shape) {
+  return with_float_type(dtype, shape.rank(), [&]<class T, std::size_t R>() {
+    return AnyTensor(zeros<T>(dims_of<R>(shape)));
+  });
+}
+template <class Deferred = void>
+AnyTensor add_any(const AnyTensor& a, const AnyTensor& b) {
+  if (!a.engaged()) {
+    return b;
+  }
+  if (!b.engaged()) {
+    return a;
+  }
+  return with_float_type(a.dtype(), a.rank(), [&]<class T, std::size_t R>() {
+    return AnyTensor(a.unchecked_as<T, R>() + b.unchecked_as<T, R>());
+  });
+}
+template <class Deferred = void>
+AnyTensor symbolic_of(DType dtype, const Shape& shape) {
+  return with_float_type(dtype, shape.rank(), [&]<class T, std::size_t R>() {
+    return AnyTensor(tensor_access::symbolic<T, R>(dims_of<R>(shape)));
+  });
+}
+
+/// d(sum_k <outputs_k, upstream_k>) / d(ids), with `run` computing the outputs while a fresh
+/// tape watches `watched`. Unconnected ids give disengaged tensors. (`D` is double; a template
+/// parameter so that the sum below is not compiled where eager_vjp is not.)
+template <class Run, class D = double>
+std::vector<AnyTensor> eager_vjp(Run&& run, const std::vector<AnyTensor>& watched,
+                                 const std::vector<std::int64_t>& ids,
+                                 const std::vector<AnyTensor>& upstream) {
+  GradientTape tape;
+  for (const auto& w : watched) {
+    tape.watch(w);
+  }
+  const std::vector<AnyTensor> outs = run();
+  std::optional<Tensor<D, 0>> target;
+  for (std::size_t k = 0; k < outs.size() && k < upstream.size(); ++k) {
+    if (!upstream[k].engaged() || !is_float_dtype(outs[k].dtype())) {
+      continue;
+    }
+    Tensor<D, 0> term =
+        with_float_type(outs[k].dtype(), outs[k].rank(), [&]<class T, std::size_t R>() {
+          return cast<D>(
+              reduce_sum(outs[k].unchecked_as<T, R>() * upstream[k].unchecked_as<T, R>()));
+        });
+    target = target ? *target + term : term;
+  }
+  if (!target) {
+    return std::vector<AnyTensor>(ids.size());
+  }
+  return tape.gradient_by_id(*target, ids);
+}
+
+/// One result or differentiable input of a cond/while node, as the tracing tape sees it.
+struct Port {
+  std::int64_t id = 0;
+  DType dtype = DType::invalid;
+  Shape shape;
+  std::int64_t input = -1;  // index among the node's inputs; -1: a variable read inside
+};
+
+/// Every iteration's loop values of the last run of a While node, kept when a tape inside the
+/// traced body recorded the loop (its gradient replays them).
+struct WhileHistory {
+  bool record = false;
+  std::vector<std::vector<AnyTensor>> iterations;
+};
+
+/// What a tape node needs to append the gradient node (Note [Control-flow gradients]).
+struct GradSpec {
+  std::string op;  // "IfGrad" or "WhileGrad"
+  std::string forward_op;
+  trace::Graph* graph = nullptr;     // where the forward node lives
+  std::vector<std::int32_t> inputs;  // the forward node's input slots
+  std::vector<Port> outputs;         // the forward node's results
+  std::vector<Port> sources;         // its differentiable inputs
+  /// The gradient node's run closure; `upstream_at[k]`: where result k's upstream gradient is
+  /// among the gradient node's inputs (-1: none). It returns one gradient per source.
+  std::function<trace::NodeFn(std::vector<std::int64_t> upstream_at,
+                              std::shared_ptr<std::vector<AnyTensor>> stash)>
+      make_run;
+};
+
+/// Appends the node (and output nodes for results 1..n-1); `stash` receives all results at
+/// run time. Returns the node's index.
+inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
+                          const std::vector<AnyTensor>& outputs,
+                          const std::shared_ptr<std::vector<AnyTensor>>& stash) {
+  if (!outputs.empty()) {
+    node.dtype = outputs[0].dtype();
+    node.shape = outputs[0].shape();
+  }
+  const std::string op = node.op;
+  const std::int32_t out_slot =
+      graph.add_node(std::move(node), outputs.empty() ? 0 : outputs[0].id());
+  const std::size_t index = graph.nodes.size() - 1;
+  const std::string out_op = op == "While"                       ? std::string("WhileOutput")
+                             : op == "If" || op == "StatelessIf" ? std::string("IfOutput")
+                                                                 : op + "Output";
+  for (std::size_t k = 1; k < outputs.size(); ++k) {
+    trace::GraphNode extract;
+    extract.op = out_op;
+    extract.attrs = {{"index", AttrValue(static_cast<std::int64_t>(k))}};
+    extract.dtype = outputs[k].dtype();
+    extract.shape = outputs[k].shape();
+    extract.inputs = {out_slot};
+    extract.run = [stash, k, last = k + 1 == outputs.size()](std::span<const AnyTensor>) {
+      AnyTensor out = (*stash)[k];
+      if (last) {
+        stash->clear();
+      }
+      return out;
+    };
+    graph.add_node(std::move(extract), outputs[k].id());
+  }
+  return index;
+}
+
+template <class Deferred = void>
+void symbolic_backward(const GradSpec& spec, tape::Backprop& bp) {
+  std::vector<AnyTensor> upstream(spec.outputs.size());
+  bool any = false;
+  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+    if (AnyTensor* g = bp.find(spec.outputs[k].id)) {
+      upstream[k] = *g;
+      any = true;
+    }
+  }
+  bool needed = false;
+  for (const auto& s : spec.sources) {
+    needed = needed || bp.needed(s.id);
+  }
+  if (!any || !needed) {
+    return;  // e.g. a tape outside the traced function: its gradients are eager
+  }
+  trace::Graph* graph = trace::active();
+  if (graph != spec.graph) {
+    throw unimplemented("GradientTape: a gradient through tf::" + spec.forward_op +
+                        " must be computed in the traced body (or branch) that ran it, not in "
+                        "another cond/while sub-graph or outside the trace");
+  }
+  trace::GraphNode node;
+  node.op = spec.op;
+  node.inputs = spec.inputs;
+  std::vector<std::int64_t> upstream_at(spec.outputs.size(), -1);
+  for (std::size_t k = 0; k < upstream.size(); ++k) {
+    if (upstream[k].engaged()) {
+      upstream_at[k] = static_cast<std::int64_t>(node.inputs.size());
+      node.inputs.push_back(
+          with_float_type(upstream[k].dtype(), upstream[k].rank(), [&]<class T, std::size_t R>() {
+            return graph->slot_of(upstream[k].unchecked_as<T, R>());
+          }));
+    }
+  }
+  std::vector<AnyTensor> grads;
+  grads.reserve(spec.sources.size());
+  for (const auto& s : spec.sources) {
+    grads.push_back(symbolic_of(s.dtype, s.shape));
+  }
+  auto stash = std::make_shared<std::vector<AnyTensor>>();
+  node.run = spec.make_run(std::move(upstream_at), stash);
+  append(*graph, std::move(node), grads, stash);
+  for (std::size_t m = 0; m < spec.sources.size(); ++m) {
+    if (bp.needed(spec.sources[m].id)) {
+      with_float_type(grads[m].dtype(), grads[m].rank(), [&]<class T, std::size_t R>() {
+        bp.accumulate(spec.sources[m].id, grads[m].unchecked_as<T, R>());
+      });
+    }
+  }
+}
+
+/// The tape node of a cond/while: the first result's node does the work, the others are
+/// aliases so every result counts as depending on the sources.
+template <class Deferred = void>
+class GradNode final : public tape::Node {
+ public:
+  GradNode(std::shared_ptr<const GradSpec> spec, bool main) : spec_(std::move(spec)), main_(main) {}
+  [[nodiscard]] std::string_view op_name() const noexcept override { return spec_->forward_op; }
+  void backward(tape::Backprop& bp) override {
+    if (main_) {
+      symbolic_backward(*spec_, bp);
+    }
+  }
+
+ private:
+  std::shared_ptr<const GradSpec> spec_;
+  bool main_;
+};
+
+/// Records the cond/while node on every active tape that wants one of its sources; returns
+/// whether any did.
+template <class Deferred = void>
+bool record_on_tapes(const std::shared_ptr<const GradSpec>& spec) {
+  if (spec->sources.empty() || spec->outputs.empty()) {
+    return false;
+  }
+  bool recorded = false;
+  for (tape::Recorder* recorder : tape::active()) {
+    if (recorder->paused > 0) {
+      continue;
+    }
+    bool wanted = false;
+    for (const auto& s : spec->sources) {
+      wanted = recorder->wants(s.id) || wanted;
+    }
+    if (!wanted) {
+      continue;
+    }
+    for (std::size_t k = 0; k < spec->outputs.size(); ++k) {
+      auto* node = recorder->emplace<GradNode<>>(spec->sources.size(), spec, k == 0);
+      node->out_id = spec->outputs[k].id;
+      auto* ids = const_cast<std::int64_t*>(node->in_ids);
+      for (std::size_t m = 0; m < spec->sources.size(); ++m) {
+        ids[m] = spec->sources[m].id;
+      }
+      if (is_float_dtype(spec->outputs[k].dtype)) {
+        recorder->watch(spec->outputs[k].id);
+      }
+    }
+    recorded = true;
+  }
+  return recorded;
+}
+
+/// Pauses the active tapes while sub-graphs are traced: their ops are differentiated through
+/// the cond/while node as a whole, not one by one.
+class PauseTapes {
+ public:
+  PauseTapes() : paused_(tape::active()) {
+    for (auto* r : paused_) {
+      ++r->paused;
+    }
+  }
+  PauseTapes(const PauseTapes&) = delete;
+  PauseTapes& operator=(const PauseTapes&) = delete;
+  ~PauseTapes() {
+    for (auto* r : paused_) {
+      --r->paused;
+    }
+  }
+
+ private:
+  std::vector<tape::Recorder*> paused_;
+};
+
+/// Differentiable inputs from variables read inside sub-graphs (each variable once).
+inline void add_variable_sources(std::vector<Port>& sources,
+                                 const std::vector<trace::Graph::VariableRead>& reads) {
+  for (const auto& read : reads) {
+    if (!is_float_dtype(read.dtype)) {
+      continue;
+    }
+    bool seen = false;
+    for (const auto& s : sources) {
+      seen = seen || (s.input < 0 && tape::tape_id(s.id) == tape::tape_id(read.id));
+    }
+    if (!seen) {
+      sources.push_back({read.id, read.dtype, read.shape, -1});
+    }
+  }
+}
+
+}  // namespace detail::cf
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
+// ---- end <tapeflow/function/detail/control_flow_gradient.hpp>
+// ---- begin <tapeflow/function/function.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
+// tf::function: graph capture cached on the argument signature (TensorFlow: `@tf.function`).
+//
+// The first call with a new signature traces: the callable runs once on symbolic tensors and
+// every op, variable read and assignment appends a node (Note [Tracing]). The graph is cached
+// under the signature; later calls with the same signature run the graph without running the
+// callable's C++ body, so `std::cout` in the body prints only while tracing, and `tf::print`
+// prints on every call.
+//
+// Signature: for each tensor argument its dtype, rank and shape, the shape under a policy
+// (FunctionOptions::shape_policy): `relaxed` (the default) traces a new shape once more with
+// the dims that changed made unknown (-1), and that graph then serves every shape agreeing on
+// the remaining dims, so a varying batch size costs one retrace, not one per size (TensorFlow's
+// `reduce_retracing=True`); `exact` retraces on every new shape (the first trace is always
+// exact, which keeps its elementwise chains fusible). input_signature pins shapes (-1 dims
+// accept any size). For each plain C++ number its value (as TensorFlow does for Python numbers, so
+// f(1); f(2); f(1) traces twice); for other types their value by ==. Host arrays
+// (Eigen::Tensor, std::vector of numbers) convert to tensors and share their traces.
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/function/detail/observer.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
+// The trace observer: who listens to tf::function tracing and graph execution.
+//
+// Note [Trace observer]: tf::summary::trace_on installs one observer; the tracer reports each
+// new ConcreteFunction and the executor reports the time each node (or fused chain) took.
+// Nobody listens almost always, so the executor pays one atomic load per call and one
+// predictable branch per node. The observer copies what it needs: the reported function may
+// die right after the call.
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+class ConcreteFunction;
+
+namespace detail::trace {
+
+class Graph;  // core/detail/trace_graph.hpp
+
+/// Receives tracing and execution reports; implementations must be thread-safe.
+class Observer {
+ public:
+  Observer() = default;
+  Observer(const Observer&) = delete;
+  Observer& operator=(const Observer&) = delete;
+  virtual ~Observer() = default;
+  /// A tf::function traced a new graph.
+  virtual void traced(const ConcreteFunction& fn) = 0;
+  /// The executor ran nodes [begin, end) of `graph` (one node, or a fused chain), the graph of
+  /// `fn` that runs (its traced or optimized graph), from `start_ns` to `end_ns` (steady clock,
+  /// see now_ns()).
+  virtual void ran(const ConcreteFunction& fn, const Graph& graph, std::size_t begin,
+                   std::size_t end, std::int64_t start_ns, std::int64_t end_ns) = 0;
+  /// One whole call of `fn` ran from `start_ns` to `end_ns`.
+  virtual void called(const ConcreteFunction& fn, std::int64_t start_ns, std::int64_t end_ns) = 0;
+};
+
+/// The installed observer, or null. Whoever installs one keeps it alive until it is removed
+/// and no call that loaded it can still be running (tf::summary never destroys its own).
+inline std::atomic<Observer*>& observer() noexcept {
+  static std::atomic<Observer*> installed{nullptr};
+  return installed;
+}
+
+/// Steady-clock nanoseconds, the time base of Observer reports.
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace detail::trace
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
+// ---- end <tapeflow/function/detail/observer.hpp>
+// ---- begin <tapeflow/function/graph.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
+// ConcreteFunction: one traced graph of a tf::function, its executor and its text form
+// (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+// ---- begin <tapeflow/function/detail/executor.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// The executor of one traced graph: nodes in program order (keeping prints and assignments
+// ordered), each value released after its last use, and chains of elementwise nodes fused
+// (Note [Fusion]). A ConcreteFunction holds one for the graph as traced and one for the
+// optimized graph (Note [Graph passes] in graph_passes.hpp).
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <span>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <class T, std::size_t... R>
+AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
+  AnyTensor out;
+  auto make = [&]<std::size_t Rank>() {
+    std::array<std::int64_t, Rank> dims{};
+    for (std::size_t i = 0; i < Rank; ++i) {
+      dims[i] = shape[i];
+    }
+    out = Tensor<T, Rank>::uninitialized(dims);
+  };
+  ((shape.rank() == R ? make.template operator()<R>() : void()), ...);
+  return out;
+}
+/// A new uninitialised float tensor of run-time dtype and shape (executor outputs).
+inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
+  if (dtype == DType::float64) {
+    return allocate_any_typed<double>(shape, std::make_index_sequence<max_rank + 1>{});
+  }
+  return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
+}
+
+/// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
+class Executor {
+ public:
+  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
+  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
+    // Last node reading each slot; outputs and constants are never released.
+    last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
+    for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
+      for (auto slot : graph_->nodes[i].inputs) {
+        last_use_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
+      }
+    }
+    for (auto slot : graph_->output_slots) {
+      last_use_[static_cast<std::size_t>(slot)] = -1;
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      last_use_[static_cast<std::size_t>(slot)] = -1;
+    }
+    for (auto slot : graph_->output_slots) {
+      is_output_.insert(slot);
+    }
+    read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
+    if (fuse) {
+      find_fusion_groups();
+      mark_values_read();
+    }
+    releases_.resize(graph_->nodes.size());
+    for (std::size_t s = 0; s < last_use_.size(); ++s) {
+      if (last_use_[s] >= 0) {
+        releases_[static_cast<std::size_t>(last_use_[s])].push_back(static_cast<std::int32_t>(s));
+      }
+    }
+  }
+
+  /// The graph it runs.
+  [[nodiscard]] const trace::Graph& graph() const noexcept { return *graph_; }
+
+  /// Runs the graph on `args` (one per argument slot, checked by the caller) and returns its
+  /// outputs; `fuse` false runs every node on its own (an outside GradientTape records them);
+  /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
+  std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
+                             bool fuse, trace::Observer* observer) const {
+    SlotValues held(static_cast<std::size_t>(graph_->num_slots));
+    std::vector<AnyTensor>& values = held.values;
+    for (const auto& [slot, value] : graph_->constants) {
+      // A constant read only as a fused chain's splat needs no (atomically counted) copy.
+      if (!fuse || read_from_values_[static_cast<std::size_t>(slot)]) {
+        values[static_cast<std::size_t>(slot)] = value;
+      }
+    }
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
+    }
+    std::vector<AnyTensor> inputs;
+    std::size_t next_group = 0;
+    for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
+      while (next_group < groups_.size() && groups_[next_group].begin < n) {
+        ++next_group;
+      }
+      if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
+        const auto& group = groups_[next_group];
+        const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
+        run_group(group, values);
+        if (observer != nullptr) {
+          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
+        }
+        for (std::size_t k = group.begin; k < group.end; ++k) {
+          for (auto slot : releases_[k]) {
+            values[static_cast<std::size_t>(slot)].reset();
+          }
+        }
+        n = group.end - 1;
+        continue;
+      }
+      const auto& node = graph_->nodes[n];
+      inputs.clear();
+      for (auto slot : node.inputs) {
+        inputs.push_back(values[static_cast<std::size_t>(slot)]);
+      }
+      const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
+      AnyTensor out = node.run(inputs);
+      if (observer != nullptr) {
+        observer->ran(owner, *graph_, n, n + 1, start, trace::now_ns());
+      }
+      if (node.output >= 0) {
+        values[static_cast<std::size_t>(node.output)] = std::move(out);
+      }
+      for (auto slot : releases_[n]) {
+        values[static_cast<std::size_t>(slot)].reset();
+      }
+    }
+    std::vector<AnyTensor> outputs;
+    outputs.reserve(graph_->output_slots.size());
+    const auto& out_slots = graph_->output_slots;
+    for (auto it = out_slots.begin(); it != out_slots.end(); ++it) {
+      AnyTensor& value = values[static_cast<std::size_t>(*it)];
+      // Moved where the slot is not returned again (saves a reference count round trip).
+      const bool again = std::find(it + 1, out_slots.end(), *it) != out_slots.end();
+      outputs.push_back(again ? value : std::move(value));
+    }
+    return outputs;
+  }
+
+  /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
+    std::vector<std::size_t> sizes;
+    for (const auto& g : groups_) {
+      sizes.push_back(g.end - g.begin);
+    }
+    return sizes;
+  }
+
+ private:
+  // One run's value per slot. The vectors are kept per thread for the next run (a nested run,
+  // a control-flow body, takes another), so a call allocates none; they go back empty.
+  struct SlotValues {
+    explicit SlotValues(std::size_t slots) {
+      auto& spare = pool();
+      if (!spare.empty()) {
+        values = std::move(spare.back());
+        spare.pop_back();
+      }
+      values.resize(slots);
+    }
+    SlotValues(const SlotValues&) = delete;
+    SlotValues& operator=(const SlotValues&) = delete;
+    ~SlotValues() {
+      for (auto& value : values) {
+        value.reset();
+      }
+      auto& spare = pool();
+      if (spare.size() < 8) {
+        try {
+          spare.push_back(std::move(values));
+        } catch (...) {  // NOLINT(bugprone-empty-catch): then it is freed as usual
+        }
+      }
+    }
+    static std::vector<std::vector<AnyTensor>>& pool() {
+      thread_local std::vector<std::vector<AnyTensor>> spare;
+      return spare;
+    }
+    std::vector<AnyTensor> values;
+  };
+
+  // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
+  // count, single values, or, for ops that round exactly, values repeated along leading axes
+  // such as a bias) run as one pass over chunks small enough to stay in L1, instead of
+  // one pass over memory (and one allocation) per op. Intermediate values used only inside
+  // the chain are never materialised. A sum or mean of every element of a chain's value that
+  // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
+  // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
+  // output writes over an input that dies there when nothing else holds that input's buffer (in
+  // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
+  // of one. Where one node input of a fused group comes from, decided once when the graph is built.
+  enum class OperandKind : std::uint8_t {
+    local,     // an earlier node of the group: its row of the per-thread scratch
+    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
+    scalar,    // a single value known only at run time (an argument): broadcast per run
+    vector,    // a full-length value: read in place
+    repeated,  // a value repeated along leading axes (a bias): tiled to a chunk per run
+  };
+  struct Operand {
+    OperandKind kind = OperandKind::vector;
+    std::int32_t index = 0;   // local: node in group; constant: row of splat; else the slot
+    std::int64_t period = 0;  // repeated: its element count
+  };
+  struct FusionGroup {
+    std::size_t begin = 0;
+    std::size_t end = 0;  // exclusive
+    std::int64_t elements = 0;
+    DType dtype = DType::invalid;
+    std::vector<bool> materialize;  // per node of the group
+    std::vector<Operand> operands;  // per node input, in order
+    std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
+    std::int64_t chunk = 0;         // elements per pass through the chain
+    std::int32_t num_scalars = 0;   // run-time single-value operands
+    std::int32_t num_repeated = 0;  // repeated operands
+    std::int64_t unit = 16;         // chunk starts are multiples of it
+    std::vector<std::size_t> inputs_per_node;
+    std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
+    std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
+    std::int32_t num_rows = 0;        // rows are reused once their value is dead
+    std::int32_t reduce_input = -1;   // node in group a fused reduction (node end - 1) reads
+    [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
+  };
+  // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
+  // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
+  static constexpr std::int64_t max_fused_chunk = 1024;
+  static constexpr std::int64_t min_fused_chunk = 256;
+  static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
+  static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
+
+  void find_fusion_groups() {
+    const auto& nodes = graph_->nodes;
+    std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
+    std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
+    std::vector<const Shape*> shape(static_cast<std::size_t>(graph_->num_slots), nullptr);
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
+          graph_->arg_shapes()[i].num_elements();
+      shape[static_cast<std::size_t>(graph_->arg_slots[i])] = &graph_->arg_shapes()[i];
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      elements[static_cast<std::size_t>(slot)] = value.num_elements();
+      constant[static_cast<std::size_t>(slot)] = &value;
+      shape[static_cast<std::size_t>(slot)] = &value.shape();
+    }
+    for (const auto& node : nodes) {
+      if (node.output >= 0) {
+        elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
+        shape[static_cast<std::size_t>(node.output)] = &node.shape;
+      }
+    }
+    // Whether node k joins a chain over n elements of `dtype`; a repeated operand makes the
+    // chain's chunks whole multiples of its length (`unit`, updated when k joins).
+    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype, std::int64_t& unit) {
+      const auto& node = nodes[k];
+      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
+          node.shape.num_elements() != n || n <= 1) {
+        return false;
+      }
+      std::int64_t joined = unit;
+      for (auto slot : node.inputs) {
+        const std::int64_t e = elements[static_cast<std::size_t>(slot)];
+        if (e == n || e == 1) {
+          continue;
+        }
+        const Shape* s = shape[static_cast<std::size_t>(slot)];
+        if (!node.fused_rows || s == nullptr || !repeats_along_leading_axes(*s, node.shape)) {
+          return false;
+        }
+        joined = std::lcm(joined, e);
+        if (joined > max_fused_chunk) {
+          return false;
+        }
+      }
+      unit = joined;
+      return true;
+    };
+    std::size_t i = 0;
+    while (i < nodes.size()) {
+      const std::int64_t n = nodes[i].shape.num_elements();
+      std::int64_t unit = 16;  // eager kernels' vector loops start at multiples of 16 elements
+      if (!fusible(i, n, nodes[i].dtype, unit)) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1;
+      while (j < nodes.size() && fusible(j, n, nodes[i].dtype, unit)) {
+        ++j;
+      }
+      // One node is a group too: it may then write in place (Note [Fusion]).
+      FusionGroup group;
+      group.begin = i;
+      group.elements = n;
+      group.dtype = nodes[i].dtype;
+      group.reduce_input = fused_reduction_input(i, j, n);
+      if (group.reduce_input >= 0) {
+        const std::int64_t with_blocks = std::lcm(unit, nodes[j].fused_reduction.block);
+        if (with_blocks > max_fused_chunk) {
+          group.reduce_input = -1;
+        } else {
+          unit = with_blocks;
+        }
+      }
+      group.unit = unit;
+      group.end = j + (group.reduce_input >= 0 ? 1 : 0);
+      const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
+      std::vector<const void*> splats;  // distinct constant values, by their bytes
+      for (std::size_t k = i; k < j; ++k) {
+        const auto slot = nodes[k].output;
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
+                                    static_cast<std::size_t>(last) >= group.end);
+        group.inputs_per_node.push_back(nodes[k].inputs.size());
+        for (auto in : nodes[k].inputs) {
+          Operand operand{OperandKind::vector, in};
+          for (std::size_t p = i; p < k; ++p) {
+            if (nodes[p].output == in) {
+              operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
+            }
+          }
+          const AnyTensor* value = constant[static_cast<std::size_t>(in)];
+          const std::int64_t e = elements[static_cast<std::size_t>(in)];
+          if (operand.kind == OperandKind::vector && e != 1 && e != n) {
+            operand = {OperandKind::repeated, in, e};
+            ++group.num_repeated;
+          }
+          if (operand.kind == OperandKind::vector && e == 1) {
+            if (value != nullptr) {
+              const auto row = std::find_if(splats.begin(), splats.end(),
+                                            [&](const void* v) {
+                                              return std::memcmp(v, value->raw_data(), width) == 0;
+                                            }) -
+                               splats.begin();
+              if (row == std::ssize(splats)) {
+                splats.push_back(value->raw_data());
+              }
+              operand = {OperandKind::constant, static_cast<std::int32_t>(row)};
+            } else {
+              operand.kind = OperandKind::scalar;
+              ++group.num_scalars;
+            }
+          }
+          group.operands.push_back(operand);
+        }
+      }
+      assign_rows(group);
+      assign_donors(group);
+      const auto buffers = static_cast<std::int64_t>(group.num_rows + group.num_scalars +
+                                                     group.num_repeated + splats.size());
+      group.chunk = max_fused_chunk;
+      while (group.chunk > min_fused_chunk &&
+             buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
+        group.chunk /= 2;
+      }
+      group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
+      if (group.chunk < n) {  // every chunk but the last is whole units
+        group.chunk = std::max(group.unit, group.chunk / group.unit * group.unit);
+      }
+      // Raw bytes of the group's dtype in a double array (aligned for both).
+      group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
+                         sizeof(double));
+      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
+      for (const void* value : splats) {
+        for (std::int64_t e = 0; e < group.chunk; ++e, bytes += width) {
+          std::memcpy(bytes, value, width);
+        }
+      }
+      groups_.push_back(std::move(group));
+      i = j;
+    }
+  }
+
+  // Whether `operand` broadcasts to `out` by repeating along leading axes ([C] or [1, C] to
+  // [N, C]; [W, C] to [N, H, W, C]): element e of the result then reads operand[e % size].
+  static bool repeats_along_leading_axes(const Shape& operand, const Shape& out) {
+    std::size_t first = 0;  // leading 1s change nothing
+    while (first < operand.rank() && operand[first] == 1) {
+      ++first;
+    }
+    const std::size_t kept = operand.rank() - first;
+    if (kept > out.rank()) {
+      return false;
+    }
+    for (std::size_t d = 0; d < kept; ++d) {
+      if (operand[first + d] != out[out.rank() - kept + d] || operand[first + d] < 1) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The node of chain [begin, end) that a fusible reduction of all its `n` elements at `end`
+  // reads, or -1 when the node at `end` is no such reduction.
+  [[nodiscard]] std::int32_t fused_reduction_input(std::size_t begin, std::size_t end,
+                                                   std::int64_t n) const {
+    const auto& nodes = graph_->nodes;
+    if (end >= nodes.size()) {
+      return -1;
+    }
+    const auto& node = nodes[end];
+    if (node.fused_reduction.accumulate == nullptr || node.inputs.size() != 1 || node.output < 0 ||
+        node.dtype != nodes[begin].dtype || node.shape.num_elements() != 1) {
+      return -1;
+    }
+    for (std::size_t k = begin; k < end; ++k) {
+      if (nodes[k].output == node.inputs[0] && nodes[k].shape.num_elements() == n) {
+        return static_cast<std::int32_t>(k - begin);
+      }
+    }
+    return -1;
+  }
+
+  // Which slots some reader takes from `values` in a fused run: every input of a node outside
+  // the chains, a chain's full-length and run-time single operands, the outputs.
+  void mark_values_read() {
+    read_from_values_.assign(read_from_values_.size(), false);
+    const auto& nodes = graph_->nodes;
+    std::size_t next_group = 0;
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      if (next_group < groups_.size() && groups_[next_group].begin == n) {
+        for (const Operand& operand : groups_[next_group].operands) {
+          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar ||
+              operand.kind == OperandKind::repeated) {
+            read_from_values_[static_cast<std::size_t>(operand.index)] = true;
+          }
+        }
+        n = groups_[next_group++].end - 1;
+        continue;
+      }
+      for (auto slot : nodes[n].inputs) {
+        read_from_values_[static_cast<std::size_t>(slot)] = true;
+      }
+    }
+    for (auto slot : graph_->output_slots) {
+      read_from_values_[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+
+  // A materialised output may take the buffer of a full-length input read for the last time
+  // at or before its node: in each chunk that input's readers have all run by then, and each
+  // chunk writes only its own elements. Whether the buffer is unshared is known only at run
+  // time (a caller's argument, or a value also held elsewhere, is not).
+  void assign_donors(FusionGroup& group) const {
+    const std::size_t count = group.chain_size();
+    group.donor.assign(count, -1);
+    std::vector<std::int32_t> taken;
+    std::size_t q = 0;
+    std::vector<std::int32_t> candidates;  // vector operands seen so far
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::vector) {
+          candidates.push_back(group.operands[q].index);
+        }
+      }
+      if (!group.materialize[k]) {
+        continue;
+      }
+      for (auto slot : candidates) {
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        if (last >= 0 && static_cast<std::size_t>(last) <= group.begin + k &&
+            std::find(taken.begin(), taken.end(), slot) == taken.end() &&
+            std::find(graph_->arg_slots.begin(), graph_->arg_slots.end(), slot) ==
+                graph_->arg_slots.end()) {
+          group.donor[k] = slot;
+          taken.push_back(slot);
+          break;
+        }
+      }
+    }
+  }
+
+  // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
+  // so its working set stays a few KiB in L1 however long the chain is.
+  static void assign_rows(FusionGroup& group) {
+    const std::size_t count = group.chain_size();
+    std::vector<std::size_t> last_read(count, 0);
+    std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
+    std::size_t q = 0;  // operands are stored per node, in input order
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        if (group.operands[q].kind == OperandKind::local) {
+          const auto p = static_cast<std::size_t>(group.operands[q].index);
+          reads[k].push_back(p);
+          last_read[p] = k;
+        }
+      }
+    }
+    if (group.reduce_input >= 0) {  // read after the whole chain, in each chunk
+      last_read[static_cast<std::size_t>(group.reduce_input)] = count;
+    }
+    std::vector<std::int32_t> free_rows;
+    group.row.assign(count, -1);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!group.materialize[k]) {
+        if (free_rows.empty()) {
+          free_rows.push_back(group.num_rows++);
+        }
+        group.row[k] = free_rows.back();
+        free_rows.pop_back();
+      }
+      // Freed after the output row is taken, so a kernel never writes the row it reads.
+      for (std::size_t p : reads[k]) {
+        if (last_read[p] == k && group.row[p] >= 0 &&
+            std::find(free_rows.begin(), free_rows.end(), group.row[p]) == free_rows.end()) {
+          free_rows.push_back(group.row[p]);
+        }
+      }
+    }
+  }
+
+  template <class T>
+  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+    const auto& nodes = graph_->nodes;
+    const std::size_t count = group.chain_size();
+    // Per-thread buffers reused across runs: no allocation per call.
+    thread_local std::vector<T*> out_data;
+    thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
+    thread_local std::vector<T> scalars;        // run-time single values, one chunk each
+    thread_local std::vector<T> partials;       // a fused reduction's, each written once
+    thread_local std::vector<T> tiles;          // repeated operands, one chunk each
+    const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
+    if (reduction != nullptr) {
+      partials.resize(
+          static_cast<std::size_t>(reduction->fused_reduction.partials(group.elements)));
+    }
+    out_data.assign(count, nullptr);
+    source.assign(group.operands.size(), nullptr);
+    const std::int64_t chunk = group.chunk;
+    scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
+    tiles.resize(static_cast<std::size_t>(group.num_repeated * chunk));
+    std::size_t next_scalar = 0;
+    std::size_t next_tile = 0;
+    for (std::size_t q = 0; q < group.operands.size(); ++q) {
+      const Operand& operand = group.operands[q];
+      if (operand.kind == OperandKind::vector) {
+        source[q] =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+      } else if (operand.kind == OperandKind::constant) {
+        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * chunk;
+      } else if (operand.kind == OperandKind::scalar) {
+        T* splat = scalars.data() + next_scalar++ * chunk;
+        std::fill_n(
+            splat, chunk,
+            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
+        source[q] = splat;
+      } else if (operand.kind == OperandKind::repeated) {
+        // Chunks start at multiples of the period, so every chunk reads the same tile.
+        T* tile = tiles.data() + next_tile++ * chunk;
+        const T* from =
+            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+        for (std::int64_t e = 0; e < chunk; e += operand.period) {
+          std::copy_n(from, std::min(operand.period, chunk - e), tile + e);
+        }
+        source[q] = tile;
+      }
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      if (group.materialize[k]) {
+        const auto& node = nodes[group.begin + k];
+        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
+        const std::int32_t donor = group.donor[k];
+        AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
+        if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
+            from->shape() == node.shape) {
+          slot = std::move(*from);  // in place: the sources above keep pointing at it
+          out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
+        } else {
+          slot = allocate_any(group.dtype, node.shape);
+          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
+        }
+      }
+    }
+    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
+    const T* const* sources = source.data();
+    T* const* outs = out_data.data();
+    T* const partial_data = partials.data();  // the caller's: workers name their own buffers
+    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
+    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
+      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
+      const auto rows = static_cast<std::size_t>(group.num_rows);
+      if (scratch.size() < rows * static_cast<std::size_t>(chunk)) {
+        scratch.resize(rows * static_cast<std::size_t>(chunk));
+      }
+      auto row_of = [&](std::size_t k) {
+        return scratch.data() + static_cast<std::size_t>(group.row[k] * chunk);
+      };
+      for (std::int64_t c = cb; c < ce; ++c) {
+        const std::int64_t start = c * chunk;
+        const std::int64_t len = std::min(chunk, group.elements - start);
+        std::size_t q = 0;
+        for (std::size_t k = 0; k < count; ++k) {
+          const auto& node = nodes[group.begin + k];
+          const void* operand[2] = {nullptr, nullptr};
+          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
+            const Operand& from = group.operands[q];
+            if (from.kind == OperandKind::local) {
+              const std::size_t p = static_cast<std::size_t>(from.index);
+              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
+            } else if (from.kind == OperandKind::vector) {
+              operand[m] = sources[q] + start;
+            } else {
+              operand[m] = sources[q];
+            }
+          }
+          // A materialised value is written straight into its tensor and read from there.
+          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
+          node.fused_kernel(out, operand[0], true, operand[1], true, len);
+        }
+        if (reduction != nullptr) {
+          const auto p = static_cast<std::size_t>(group.reduce_input);
+          reduction->fused_reduction.accumulate(
+              partial_data, outs[p] != nullptr ? outs[p] + start : row_of(p), start, len);
+        }
+      }
+    });
+    if (reduction != nullptr) {
+      AnyTensor out = allocate_any(group.dtype, reduction->shape);
+      reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
+      values[static_cast<std::size_t>(reduction->output)] = std::move(out);
+    }
+  }
+
+  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+    if (group.dtype == DType::float32) {
+      run_group_typed<float>(group, values);
+    } else {
+      run_group_typed<double>(group, values);
+    }
+  }
+
+  const trace::Graph* graph_;
+  std::vector<FusionGroup> groups_;
+  std::vector<bool> read_from_values_;  // per slot, for a fused run
+  std::unordered_set<std::int32_t> is_output_;
+  std::vector<std::int32_t> last_use_;
+  std::vector<std::vector<std::int32_t>> releases_;
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
+// ---- end <tapeflow/function/detail/executor.hpp>
+// ---- begin <tapeflow/function/detail/graph_passes.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// Passes over a traced graph, run once per ConcreteFunction on a copy of the graph as traced.
+//
+// Note [Graph passes]. The passes know ops only through what every node carries (Note [One
+// definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
+// They change which nodes run and which slot a node reads; they never renumber slots or change
+// a node's kernel, so every value still comes from the op's one definition, and results are
+// bitwise those of the graph as traced.
+// - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
+//   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
+//   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
+//   may share state with their neighbours) stay as traced, in order.
+// - *Pinned* slots keep their value: the graph's outputs (a caller must not receive an alias of
+//   an argument or a constant it might change) and the enclosing-graph slots that sub-graphs of
+//   control-flow nodes captured by number (to_code names their arguments through them).
+// - Pruning (off with `disable_model_pruning`): pure nodes whose value reaches no output and no
+//   kept node are dropped (a backward sweep).
+// - Constant folding (`constant_folding`): a pure node whose inputs are all constants runs at
+//   trace time and its value becomes a constant of the graph (values up to 10 MiB, as
+//   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
+//   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
+// - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
+//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
+//   fields are what export writes, so they are the whole op only where TensorFlow can express
+//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
+//   is never merged.
+// - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
+//   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
+//   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
+//   that undoes it: the node reads through to x, when its dtype and shape are x's.
+// - Identity removal (`dependency_optimization`).
+// A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
+// its gradients see every op, captured constants included.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
+struct GraphOptimizationReport {
+  std::int64_t pruned = 0;                 ///< nodes no output needed
+  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
+  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
+  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
+  std::int64_t identities_removed = 0;     ///< Identity nodes read through
+  /// Whether any pass changed the graph.
+  [[nodiscard]] bool changed() const noexcept {
+    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
+  }
+};
+
+namespace detail {
+namespace passes {
+
+inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
+
+inline bool is_pure(const trace::GraphNode& node) {
+  return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
+         node.output_arg != no_output_arg;
+}
+
+// Equal dtype, shape and elements (bitwise: -0 and +0 differ, a NaN equals itself).
+inline bool same_value(const AnyTensor& a, const AnyTensor& b) {
+  if (a.dtype() != b.dtype() || !(a.shape() == b.shape()) || !a.has_value() || !b.has_value()) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(a.num_elements());
+  if (a.dtype() == DType::string) {
+    const auto* x = static_cast<const std::string*>(a.raw_data());
+    const auto* y = static_cast<const std::string*>(b.raw_data());
+    return std::equal(x, x + n, y);
+  }
+  return std::memcmp(a.raw_data(), b.raw_data(), n * dtype_size(a.dtype())) == 0;
+}
+
+// Whether every element of `t` is `value`; for floating point also of `value`'s sign.
+inline bool all_equal(const AnyTensor& t, double value) {
+  if (!t.has_value()) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(t.num_elements());
+  const auto check = [&]<class T>(const void* data) {
+    const auto* x = static_cast<const T*>(data);
+    return std::all_of(x, x + n, [&](T v) {
+      if constexpr (std::is_floating_point_v<T>) {
+        return v == static_cast<T>(value) && std::signbit(v) == std::signbit(value);
+      } else {
+        return v == static_cast<T>(value);
+      }
+    });
+  };
+  switch (t.dtype()) {
+    case DType::float32:
+      return check.template operator()<float>(t.raw_data());
+    case DType::float64:
+      return check.template operator()<double>(t.raw_data());
+    case DType::int32:
+      return check.template operator()<std::int32_t>(t.raw_data());
+    case DType::int64:
+      return check.template operator()<std::int64_t>(t.raw_data());
+    default:
+      return false;
+  }
+}
+
+inline bool is_integer(DType d) { return d == DType::int32 || d == DType::int64; }
+
+// A permutation held as a constant input ("perm"), or empty.
+inline std::vector<std::int64_t> permutation(const trace::GraphNode& node) {
+  for (const auto& [name, value] : node.const_inputs) {
+    if (name != "perm" || !value.has_value()) {
+      continue;
+    }
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(value.num_elements()));
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+      perm[i] =
+          value.dtype() == DType::int32   ? static_cast<const std::int32_t*>(value.raw_data())[i]
+          : value.dtype() == DType::int64 ? static_cast<const std::int64_t*>(value.raw_data())[i]
+                                          : -1;
+    }
+    return perm;
+  }
+  return {};
+}
+
+class Optimizer {
+ public:
+  Optimizer(trace::Graph& graph, const config::optimizer::Options& options,
+            std::vector<std::int32_t> captured)
+      : g_(graph), options_(options), captured_(std::move(captured)) {}
+
+  GraphOptimizationReport run() {
+    if (options_.disable_meta_optimizer) {
+      return report_;
+    }
+    index_slots();
+    // Each pass can expose work for the others (a folded constant makes x * 1 visible, a
+    // simplification makes two nodes equal); a few rounds reach the fixed point.
+    for (int round = 0; round < 4; ++round) {
+      const GraphOptimizationReport before = report_;
+      if (options_.constant_folding) {
+        fold_constants();
+      }
+      if (options_.arithmetic_optimization) {
+        simplify();
+        eliminate_common_subexpressions();
+      }
+      if (options_.dependency_optimization) {
+        remove_identities();
+      }
+      if (!options_.disable_model_pruning) {
+        prune();
+      }
+      if (!changed_since(before)) {
+        break;
+      }
+    }
+    return report_;
+  }
+
+ private:
+  struct SlotInfo {
+    DType dtype = DType::invalid;
+    Shape shape;
+    const AnyTensor* constant = nullptr;
+    std::int64_t producer = -1;  // node index, -1: argument or constant
+  };
+
+  [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
+    return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
+           report_.common_subexpressions != r.common_subexpressions ||
+           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
+  }
+
+  void index_slots() {
+    slots_.assign(static_cast<std::size_t>(g_.num_slots), {});
+    pinned_.assign(static_cast<std::size_t>(g_.num_slots), false);
+    for (std::size_t i = 0; i < g_.arg_slots.size(); ++i) {
+      auto& s = slots_[static_cast<std::size_t>(g_.arg_slots[i])];
+      s.dtype = g_.arg_dtypes()[i];
+      s.shape = g_.arg_shapes()[i];
+    }
+    for (const auto& [slot, value] : g_.constants) {
+      auto& s = slots_[static_cast<std::size_t>(slot)];
+      s.dtype = value.dtype();
+      s.shape = value.shape();
+      s.constant = &value;
+    }
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (node.output >= 0) {
+        auto& s = slots_[static_cast<std::size_t>(node.output)];
+        s.dtype = node.dtype;
+        s.shape = node.shape;
+        s.producer = static_cast<std::int64_t>(n);
+      }
+    }
+    for (auto slot : captured_) {
+      pinned_[static_cast<std::size_t>(slot)] = true;
+    }
+    for (auto slot : g_.output_slots) {
+      pinned_[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+
+  SlotInfo& slot(std::int32_t s) { return slots_[static_cast<std::size_t>(s)]; }
+
+  // Every later read of node n's value reads `to` instead (n then dies, unless pinned).
+  bool read_through(std::size_t n, std::int32_t to) {
+    const std::int32_t from = g_.nodes[n].output;
+    if (pinned_[static_cast<std::size_t>(from)] || from == to) {
+      return false;
+    }
+    for (std::size_t k = n + 1; k < g_.nodes.size(); ++k) {
+      for (auto& in : g_.nodes[k].inputs) {
+        in = in == from ? to : in;
+      }
+    }
+    dead_.push_back(n);
+    return true;
+  }
+
+  // Whether node n may read through to slot `to`: the same dtype and shape as its value.
+  bool same_type(std::size_t n, std::int32_t to) {
+    const auto& node = g_.nodes[n];
+    return slot(to).dtype == node.dtype && slot(to).shape == node.shape;
+  }
+
+  void fold_constants() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      auto& node = g_.nodes[n];
+      if (!is_pure(node) || node.dtype == DType::string || folded_[n] ||
+          node.shape.num_elements() * static_cast<std::int64_t>(dtype_size(node.dtype)) >
+              max_folded_bytes) {
+        continue;
+      }
+      std::vector<AnyTensor> inputs;
+      bool constant = true;
+      for (auto in : node.inputs) {
+        const AnyTensor* value = slot(in).constant;
+        constant = constant && value != nullptr;
+        if (value != nullptr) {
+          inputs.push_back(*value);
+        }
+      }
+      if (!constant) {
+        continue;
+      }
+      AnyTensor value;
+      try {
+        trace::Suspend eager;
+        value = node.run(inputs);
+      } catch (...) {
+        continue;  // it fails the same way when the graph runs, where the error belongs
+      }
+      if (!value.has_value() || value.dtype() != node.dtype || !(value.shape() == node.shape)) {
+        continue;
+      }
+      g_.constants.emplace_back(node.output, std::move(value));
+      reindex_constants();
+      folded_[n] = true;
+      dead_.push_back(n);
+      ++report_.constants_folded;
+    }
+    drop_dead();
+  }
+
+  void reindex_constants() {
+    for (const auto& [s, value] : g_.constants) {
+      slot(s).constant = &value;  // the vector may have moved its elements
+    }
+  }
+
+  void simplify() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (!is_pure(node) || is_dead(n)) {
+        continue;
+      }
+      const std::int32_t to = simplified_input(node);
+      if (to >= 0 && same_type(n, to) && read_through(n, to)) {
+        ++report_.simplified;
+      }
+    }
+    drop_dead();
+  }
+
+  // The slot node's value equals, or -1.
+  std::int32_t simplified_input(const trace::GraphNode& node) {
+    const auto& in = node.inputs;
+    const auto constant_is = [&](std::size_t i, double v) {
+      return in.size() == 2 && slot(in[i]).constant != nullptr &&
+             all_equal(*slot(in[i]).constant, v);
+    };
+    const bool integer = is_integer(node.dtype);
+    if (node.op == "Mul") {
+      return constant_is(1, 1.0) ? in[0] : constant_is(0, 1.0) ? in[1] : -1;
+    }
+    if (node.op == "RealDiv" || node.op == "Div") {
+      return constant_is(1, 1.0) ? in[0] : -1;
+    }
+    if (node.op == "Sub") {
+      return constant_is(1, 0.0) ? in[0] : -1;  // +0, or integer 0
+    }
+    if (node.op == "AddV2" || node.op == "Add") {
+      const double zero = integer ? 0.0 : -0.0;
+      return constant_is(1, zero) ? in[0] : constant_is(0, zero) ? in[1] : -1;
+    }
+    if ((node.op == "Cast" || node.op == "Reshape") && !in.empty()) {
+      return in[0];  // read through when dtype and shape agree (same_type)
+    }
+    if (node.op == "Transpose" && in.size() == 1) {
+      const auto perm = permutation(node);
+      if (perm.empty()) {
+        return -1;
+      }
+      bool identity = true;
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        identity = identity && perm[i] == static_cast<std::int64_t>(i);
+      }
+      if (identity) {
+        return in[0];
+      }
+      const std::int64_t p = slot(in[0]).producer;
+      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+        return -1;
+      }
+      const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
+      const auto inner_perm = permutation(inner);
+      if (inner.op != "Transpose" || !is_pure(inner) || inner.inputs.size() != 1 ||
+          inner_perm.size() != perm.size()) {
+        return -1;
+      }
+      // Output axis i is the inner output's axis perm[i], which is x's axis inner_perm[perm[i]].
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        const auto j = perm[i];
+        if (j < 0 || j >= static_cast<std::int64_t>(perm.size()) ||
+            inner_perm[static_cast<std::size_t>(j)] != static_cast<std::int64_t>(i)) {
+          return -1;
+        }
+      }
+      return inner.inputs[0];
+    }
+    return -1;
+  }
+
+  void eliminate_common_subexpressions() {
+    // Candidates share op and inputs; the full comparison runs only within those buckets.
+    std::unordered_map<std::string, std::vector<std::size_t>> seen;
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (!is_pure(node) || is_dead(n) || !node.export_error.empty()) {
+        continue;
+      }
+      std::string key = node.op;
+      for (auto in : node.inputs) {
+        key += "," + std::to_string(in);
+      }
+      auto& bucket = seen[key];
+      bool merged = false;
+      for (std::size_t earlier : bucket) {
+        if (equal_nodes(g_.nodes[earlier], node) && read_through(n, g_.nodes[earlier].output)) {
+          ++report_.common_subexpressions;
+          merged = true;
+          break;
+        }
+      }
+      if (!merged) {
+        bucket.push_back(n);
+      }
+    }
+    drop_dead();
+  }
+
+  static bool equal_nodes(const trace::GraphNode& a, const trace::GraphNode& b) {
+    if (a.op != b.op || a.dtype != b.dtype || !(a.shape == b.shape) || a.inputs != b.inputs ||
+        a.attrs != b.attrs || a.type_attr_dtype != b.type_attr_dtype ||
+        a.const_inputs_at != b.const_inputs_at || a.resources != b.resources ||
+        a.const_inputs.size() != b.const_inputs.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < a.const_inputs.size(); ++i) {
+      if (a.const_inputs[i].first != b.const_inputs[i].first ||
+          !same_value(a.const_inputs[i].second, b.const_inputs[i].second)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void remove_identities() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& node = g_.nodes[n];
+      if (node.op == "Identity" && is_pure(node) && !is_dead(n) && node.inputs.size() == 1 &&
+          same_type(n, node.inputs[0]) && read_through(n, node.inputs[0])) {
+        ++report_.identities_removed;
+      }
+    }
+    drop_dead();
+  }
+
+  void prune() {
+    std::vector<bool> live(static_cast<std::size_t>(g_.num_slots), false);
+    for (std::size_t s = 0; s < live.size(); ++s) {
+      live[s] = pinned_[s];
+    }
+    for (std::size_t n = g_.nodes.size(); n-- > 0;) {
+      const auto& node = g_.nodes[n];
+      if (is_pure(node) && !live[static_cast<std::size_t>(node.output)]) {
+        dead_.push_back(n);
+        ++report_.pruned;
+        continue;
+      }
+      for (auto in : node.inputs) {
+        live[static_cast<std::size_t>(in)] = true;
+      }
+    }
+    drop_dead();
+  }
+
+  [[nodiscard]] bool is_dead(std::size_t n) const {
+    return std::find(dead_.begin(), dead_.end(), n) != dead_.end();
+  }
+
+  // Removes the nodes in dead_ (their slots are no longer read) and re-indexes.
+  void drop_dead() {
+    if (dead_.empty()) {
+      return;
+    }
+    std::vector<bool> remove(g_.nodes.size(), false);
+    for (auto n : dead_) {
+      remove[n] = true;
+    }
+    std::vector<trace::GraphNode> kept;
+    kept.reserve(g_.nodes.size() - dead_.size());
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      if (!remove[n]) {
+        kept.push_back(std::move(g_.nodes[n]));
+      }
+    }
+    g_.nodes = std::move(kept);
+    dead_.clear();
+    folded_.assign(g_.nodes.size(), false);
+    for (auto& s : slots_) {
+      s.producer = -1;
+    }
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      if (g_.nodes[n].output >= 0) {
+        slot(g_.nodes[n].output).producer = static_cast<std::int64_t>(n);
+      }
+    }
+  }
+
+  trace::Graph& g_;
+  config::optimizer::Options options_;
+  std::vector<std::int32_t> captured_;  // slots sub-graphs captured by number
+  GraphOptimizationReport report_;
+  std::vector<SlotInfo> slots_;
+  std::vector<bool> pinned_;
+  std::vector<std::size_t> dead_;
+  std::vector<bool> folded_ = std::vector<bool>(g_.nodes.size(), false);
+};
+
+}  // namespace passes
+
+/// Runs the passes `options` enables on `graph` (Note [Graph passes]); `captured`: the slots of
+/// `graph` that sub-graphs of its control-flow nodes captured. Returns what the passes did.
+inline GraphOptimizationReport optimize_graph(trace::Graph& graph,
+                                              const config::optimizer::Options& options,
+                                              std::vector<std::int32_t> captured) {
+  return passes::Optimizer(graph, options, std::move(captured)).run();
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
+// ---- end <tapeflow/function/detail/graph_passes.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
+inline std::string element_text(const AnyTensor& t, std::int64_t i) {
+  const void* data = t.raw_data();
+  switch (t.dtype()) {
+    case DType::int32:
+      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
+    case DType::int64:
+      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
+    case DType::uint8:
+      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
+    case DType::bool_:
+      return static_cast<const bool*>(data)[i] ? "true" : "false";
+    case DType::float32:
+      return AttrValue(static_cast<const float*>(data)[i]).to_string();
+    case DType::float64:
+      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
+    case DType::string:
+      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
+    default:
+      return "?";
+  }
+}
+
+/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
+inline std::string const_input_text(const AnyTensor& t) {
+  if (!t.has_value()) {
+    return "?";
+  }
+  const Shape& shape = t.shape();
+  std::int64_t next = 0;
+  auto emit = [&](auto& self, std::size_t axis) -> std::string {
+    if (axis == shape.rank()) {
+      return element_text(t, next++);
+    }
+    std::string out = "[";
+    for (std::int64_t i = 0; i < shape[axis]; ++i) {
+      out += (i > 0 ? ", " : "") + self(self, axis + 1);
+    }
+    return out + "]";
+  };
+  return emit(emit, 0);
+}
+
+/// One node as ConcreteFunction::to_string and autograph::to_code show it:
+/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
+/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
+/// those functions' bodies instead).
+template <class InputName>
+std::string node_text(const trace::GraphNode& node, InputName&& input_name,
+                      bool function_attrs = true) {
+  std::string out = node.name + " = " + node.op;
+  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+  // attributes here. Type attributes are left out: the output's dtype shows them.
+  std::string params;
+  for (const auto& attr : node.attrs) {
+    const auto& v = attr.second.value();
+    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
+        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
+      continue;
+    }
+    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
+  }
+  for (const auto& input : node.const_inputs) {
+    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
+  }
+  if (!params.empty()) {
+    out += "[" + params + "]";
+  }
+  out += "(";
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
+  }
+  out += ")";
+  if (node.output >= 0) {
+    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// A traced graph and how to run it. Nodes run in program order (keeping prints and
+/// assignments ordered); each value is released after its last use. The graph passes
+/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
+/// a GradientTape records the call, which then sees every op of the graph as traced.
+class ConcreteFunction {
+ public:
+  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
+  /// and plans the execution of both (fusion groups, when each value is released); `name` is
+  /// the tf::function's (FunctionOptions::name). Built by Function.
+  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
+      : traced_(std::move(graph)), name_(std::move(name)) {
+    const auto options = detail::graph_optimizer_options();
+    const bool fuse = options.remapping && !options.disable_meta_optimizer;
+    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
+    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
+    for (const auto& node : traced_->nodes) {
+      for (const auto& f : node.functions) {
+        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
+      }
+    }
+    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
+    if (report_.changed()) {
+      optimized_ = std::move(optimized);
+      optimized_executor_.emplace(*optimized_, fuse);
+    }
+    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
+  }
+
+  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
+  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
+    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
+    if (args.size() != traced_->arg_slots.size()) {
+      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
+                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
+                             std::to_string(args.size()));
+    }
+    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
+    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
+    const bool taped = !detail::tape::active().empty();
+    const detail::Executor& executor =
+        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
+    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
+    detail::trace::Observer* const observer =
+        detail::trace::observer().load(std::memory_order_acquire);
+    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
+    auto outputs = executor.run(*this, args, !taped, observer);
+    if (observer != nullptr) {
+      observer->called(*this, call_start, detail::trace::now_ns());
+    }
+    return outputs;
+  }
+
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
+  }
+  /// The graph's nodes as traced, in program (execution) order.
+  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
+    return traced_->nodes;
+  }
+  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
+  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
+  /// The graph that runs: the traced graph after the passes (the same graph when they changed
+  /// nothing). Slots keep their numbers; folded values join `constants`.
+  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
+    return optimized_ ? *optimized_ : *traced_;
+  }
+  /// What the passes did to this function's graph.
+  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
+    return report_;
+  }
+
+  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
+  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
+  [[nodiscard]] std::string to_string(bool optimized = false) const {
+    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
+    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
+    }
+    std::string out = "function " + name_ + "(";
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
+             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
+    }
+    out += ")\n";
+    for (const auto& node : graph_->nodes) {
+      if (node.output >= 0) {
+        slot_names[static_cast<std::size_t>(node.output)] = node.name;
+      }
+      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
+               return slot_names[static_cast<std::size_t>(slot)];
+             });
+      out += "\n";
+    }
+    out += "  return (";
+    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
+      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
+    }
+    out += ")\n";
+    return out;
+  }
+
+ private:
+  std::unique_ptr<detail::trace::Graph> traced_;
+  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
+  std::string name_;
+  GraphOptimizationReport report_;
+  std::optional<detail::Executor> traced_executor_;
+  std::optional<detail::Executor> optimized_executor_;
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
+// ---- end <tapeflow/function/graph.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
+/// accept any size.
+struct TensorSpec {
+  DType dtype = DType::float32;  ///< required element type
+  Shape shape;                   ///< required shape; -1 dims match any size
+};
+
+/// How tensor shapes enter the signature (see the header comment).
+enum class ShapePolicy {
+  /// Every new shape traces a new graph.
+  exact,
+  /// A shape differing only in some dims from a traced one traces once more with those dims
+  /// unknown (-1); that graph accepts any size there. Where the body cannot be traced with
+  /// them unknown (an op needs the size: a random op's shape, the gradient of a mean over
+  /// that dim), the call's exact shapes are traced instead, and the function stops relaxing.
+  relaxed,
+};
+
+/// Options of tf::function (TensorFlow's keyword arguments).
+struct FunctionOptions {
+  /// How new shapes of tensor arguments retrace (TensorFlow: `reduce_retracing`).
+  ShapePolicy shape_policy = ShapePolicy::relaxed;
+  /// Pins the signature: one spec per tensor argument; calls that do not match throw.
+  std::optional<std::vector<TensorSpec>> input_signature{};
+  /// Warn on stderr once the function has traced more than this many times (TensorFlow: 5).
+  int max_traces_before_warning = 5;
+  /// Name used in warnings and graph export.
+  std::string name = "function";
+};
+
+TAPEFLOW_END_NAMESPACE
+
+// Declared, not included: only a program that passes an Eigen::Tensor (and so includes Eigen)
+// converts one, and Eigen stays an include of kernels only (MAINTAINERS.md, "Compile time").
+namespace Eigen {
+template <typename Scalar, int NumIndices, int Options, typename IndexType>
+class Tensor;
+}  // namespace Eigen
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::fn {
+
+template <class X>
+struct is_eigen_tensor : std::false_type {};
+template <class T, int R, int Options, class Index>
+struct is_eigen_tensor<Eigen::Tensor<T, R, Options, Index>> : std::true_type {};
+
+template <class X>
+struct is_host_vector : std::false_type {};
+template <class T, class A>
+  requires(element_type<T> && !std::is_same_v<T, bool>)
+struct is_host_vector<std::vector<T, A>> : std::true_type {};
+
+/// What a call argument becomes: tensors and variables stay, host arrays become tensors,
+/// everything else is passed through as a trace-time value.
+template <class A>
+decltype(auto) normalize(A&& a) {
+  using D = std::remove_cvref_t<A>;
+  if constexpr (is_eigen_tensor<D>::value) {
+    using T = typename D::Scalar;
+    constexpr std::size_t R = static_cast<std::size_t>(D::NumIndices);
+    std::array<std::int64_t, R> dims{};
+    for (std::size_t i = 0; i < R; ++i) {
+      dims[i] = static_cast<std::int64_t>(a.dimension(i));
+    }
+    const auto n = static_cast<std::size_t>(a.size());
+    if constexpr (R <= 1 || static_cast<int>(D::Layout) != 0) {  // 0: Eigen::ColMajor
+      return constant<T, R>(std::span<const T>(a.data(), n), dims);
+    } else {
+      // Eigen tensors default to column-major: walk the source in its order (first axis
+      // fastest) and write each element at its row-major offset.
+      std::array<std::int64_t, R> stride{};
+      stride[R - 1] = 1;
+      for (std::size_t i = R - 1; i-- > 0;) {
+        stride[i] = stride[i + 1] * dims[i + 1];
+      }
+      auto row_major = std::make_unique<T[]>(n);
+      std::array<std::int64_t, R> index{};
+      std::int64_t offset = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        row_major[static_cast<std::size_t>(offset)] = a.data()[k];
+        for (std::size_t axis = 0; axis < R; ++axis) {
+          offset += stride[axis];
+          if (++index[axis] < dims[axis]) {
+            break;
+          }
+          offset -= stride[axis] * dims[axis];
+          index[axis] = 0;
+        }
+      }
+      return constant<T, R>(std::span<const T>(row_major.get(), n), dims);
+    }
+  } else if constexpr (is_host_vector<D>::value) {
+    return constant<typename D::value_type>(a);
+  } else {
+    return D(std::forward<A>(a));
+  }
+}
+
+/// One argument's part of the cache key.
+struct KeyPart {
+  bool is_tensor = false;
+  bool is_device = false;             // the trailing part: where the call runs
+  DType dtype = DType::invalid;       // tensors
+  Shape shape;                        // tensors
+  std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
+  std::shared_ptr<const void> value;  // other types, compared with ==
+  bool (*equal)(const void*, const void*) = nullptr;
+  const std::type_info* type = nullptr;
+  bool is_length = false;  // a list argument's length ("list of 3"), before its elements
+  // Where retrace reasons say it is: call argument `argument`, and for a structure's tensor
+  // its index `tensor` among them (-1: the argument is this one part).
+  std::int32_t argument = -1;
+  std::int32_t tensor = -1;
+
+  friend bool operator==(const KeyPart& a, const KeyPart& b) {
+    if (a.is_tensor != b.is_tensor || a.text != b.text || a.type != b.type) {
+      return false;
+    }
+    if (a.is_tensor) {
+      return a.dtype == b.dtype && a.shape == b.shape;
+    }
+    if (a.equal != nullptr) {
+      return a.equal(a.value.get(), b.value.get());
+    }
+    return true;
+  }
+};
+
+/// Whether a traced signature part accepts a call's part: equal, or a tensor of the same
+/// dtype and rank whose traced dims are each unknown (-1) or equal.
+inline bool accepts(const KeyPart& traced, const KeyPart& call) {
+  if (!traced.is_tensor || !call.is_tensor) {
+    return traced == call;
+  }
+  if (traced.dtype != call.dtype || traced.shape.rank() != call.shape.rank()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < traced.shape.rank(); ++i) {
+    if (traced.shape[i] >= 0 && traced.shape[i] != call.shape[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class X>
+std::string type_label() {
+  if constexpr (element_type<X>) {
+    return std::string(dtype_traits<X>::name);
+  } else {
+    return typeid(X).name();
+  }
+}
+
+/// Whether a call argument is traced as a tensor: a typed tensor, or an AnyTensor (whose
+/// dtype and rank are part of the key, as its shape is).
+template <class X>
+inline constexpr bool is_tensor_argument = is_tensor<X>::value || std::is_same_v<X, AnyTensor>;
+
+template <class X>
+KeyPart key_of(const X& x) {
+  KeyPart part;
+  if constexpr (std::is_same_v<X, AnyTensor>) {
+    if (!x.engaged()) {
+      throw invalid_argument("tf::function: an AnyTensor argument holds no tensor");
+    }
+  }
+  if constexpr (is_tensor_argument<X>) {
+    part.is_tensor = true;
+    part.dtype = x.dtype();
+    part.shape = x.shape();
+  } else if constexpr (is_variable<X>::value) {
+    part.text =
+        "variable " + x.name() + "#" + std::to_string(x.id() & ((std::int64_t{1} << 48) - 1));
+  } else if constexpr (std::is_arithmetic_v<X>) {
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, x);
+    part.text = type_label<X>() + " " + std::string(buf, res.ptr);
+  } else if constexpr (std::is_convertible_v<const X&, std::string_view>) {
+    part.text = "string '" + std::string(std::string_view(x)) + "'";
+  } else {
+    static_assert(std::equality_comparable<X> && std::copy_constructible<X>,
+                  "tf::function: a non-tensor argument must be copyable and comparable with == "
+                  "(it is part of the trace's cache key)");
+    part.type = &typeid(X);
+    part.text = "value of type " + type_label<X>();
+    part.value = std::make_shared<X>(x);
+    part.equal = [](const void* a, const void* b) {
+      return *static_cast<const X*>(a) == *static_cast<const X*>(b);
+    };
+  }
+  return part;
+}
+
+/// Lists of argument structures: std::vector, and types another module describes (a
+/// distribute::PerReplica is its replicas' values) with `element`, `elements(x)` and `from`.
+template <class X>
+struct list_structure;
+template <class E>
+struct list_structure<std::vector<E>> {
+  using element = E;
+  static const std::vector<E>& elements(const std::vector<E>& x) { return x; }
+  static std::vector<E> from(std::vector<E> elements) { return elements; }
+};
+
+template <class X>
+constexpr bool is_structure_argument();
+
+template <class X>
+concept tuple_like_argument = requires { std::tuple_size<X>::value; };
+
+// Whether each element of tuple-like X is a structure (a tuple of tensors).
+template <class X, std::size_t... I>
+constexpr bool all_structures(std::index_sequence<I...>) {
+  return sizeof...(I) > 0 && (is_structure_argument<std::tuple_element_t<I, X>>() && ...);
+}
+
+/// Whether a call argument is traced as the tensors it holds (TensorFlow's nested structures):
+/// a tensor, or a tuple, pair or list of structures. A list's length is part of the key.
+template <class X>
+constexpr bool is_structure_argument() {
+  if constexpr (is_tensor_argument<X>) {
+    return true;
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    return is_structure_argument<typename list_structure<X>::element>();
+  } else if constexpr (tuple_like_argument<X>) {
+    return all_structures<X>(std::make_index_sequence<std::tuple_size_v<X>>{});
+  } else {
+    return false;
+  }
+}
+
+/// Calls `leaf(t)` on each tensor of structure `x`, in key order.
+template <class X, class Leaf>
+void for_each_tensor(const X& x, Leaf& leaf) {
+  if constexpr (is_tensor_argument<X>) {
+    leaf(x);
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    for (const auto& e : list_structure<X>::elements(x)) {
+      for_each_tensor(e, leaf);
+    }
+  } else {
+    std::apply([&](const auto&... e) { (for_each_tensor(e, leaf), ...); }, x);
+  }
+}
+
+/// Structure `x` with each tensor replaced by `leaf(t)` (of the same type), in key order.
+template <class X, class Leaf>
+X map_tensors(const X& x, Leaf& leaf) {
+  if constexpr (is_tensor_argument<X>) {
+    return leaf(x);
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    std::vector<typename list_structure<X>::element> mapped;
+    for (const auto& e : list_structure<X>::elements(x)) {
+      mapped.push_back(map_tensors(e, leaf));
+    }
+    return list_structure<X>::from(std::move(mapped));
+  } else {
+    // Braced: elements are mapped left to right.
+    return std::apply([&](const auto&... e) { return X{map_tensors(e, leaf)...}; }, x);
+  }
+}
+
+/// Appends argument `x`'s parts of the cache key: one per tensor of a structure (after each
+/// list's length), else one.
+template <class X>
+void append_key(std::vector<KeyPart>& key, const X& x) {
+  if constexpr (!is_structure_argument<X>() || is_tensor_argument<X>) {
+    key.push_back(key_of(x));
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    const auto& elements = list_structure<X>::elements(x);
+    KeyPart length;
+    length.is_length = true;
+    length.text = "list of " + std::to_string(elements.size());
+    key.push_back(std::move(length));
+    for (const auto& e : elements) {
+      append_key(key, e);
+    }
+  } else {
+    std::apply([&](const auto&... e) { (append_key(key, e), ...); }, x);
+  }
+}
+
+/// Appends the key parts of call argument number `index`, marked for retrace reasons.
+template <class X>
+void append_argument_key(std::vector<KeyPart>& key, const X& x, std::size_t index) {
+  const std::size_t first = key.size();
+  append_key(key, x);
+  std::int32_t tensor = 0;
+  for (std::size_t k = first; k < key.size(); ++k) {
+    key[k].argument = static_cast<std::int32_t>(index);
+    if (key[k].is_tensor && key.size() - first > 1) {
+      key[k].tensor = tensor++;
+    }
+  }
+}
+
+/// "argument 1", "argument 1, tensor 2" or "argument 1 (a list)".
+inline std::string label_of(const KeyPart& part, std::size_t position) {
+  std::string label =
+      "argument " + std::to_string(part.argument >= 0 ? std::size_t(part.argument) : position);
+  if (part.tensor >= 0) {
+    label += ", tensor " + std::to_string(part.tensor);
+  } else if (part.is_length) {
+    label += " (a list)";
+  }
+  return label;
+}
+
+/// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
+/// so each device gets its own trace, as TensorFlow's cache key includes the device.
+inline KeyPart device_key() {
+  KeyPart part;
+  part.is_device = true;
+  auto const id = devices::scope_device();
+  part.text = id == devices::unsatisfiable ? std::string("(unsatisfiable)")
+                                           : std::string(devices::name(id));
+  return part;
+}
+
+/// Says how `now` differs from `before`, for retrace explanations.
+inline std::string describe_difference(const std::vector<KeyPart>& before,
+                                       const std::vector<KeyPart>& now) {
+  std::string out;
+  for (std::size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
+    const auto& a = before[i];
+    const auto& b = now[i];
+    if (a == b) {
+      continue;
+    }
+    std::string what;
+    if (a.is_device || b.is_device) {
+      auto label = [](const KeyPart& p) { return p.text.empty() ? std::string("none") : p.text; };
+      out += (out.empty() ? "" : "; ") + std::string("device ") + label(a) + " -> " + label(b);
+      continue;
+    }
+    if (a.is_tensor && b.is_tensor) {
+      if (a.dtype != b.dtype) {
+        what =
+            "dtype " + std::string(dtype_name(a.dtype)) + " -> " + std::string(dtype_name(b.dtype));
+      } else if (a.shape.rank() != b.shape.rank()) {
+        what = "rank " + std::to_string(a.shape.rank()) + " -> " + std::to_string(b.shape.rank()) +
+               " (shape " + a.shape.to_string() + " -> " + b.shape.to_string() + ")";
+      } else {
+        what = "shape " + a.shape.to_string() + " -> " + b.shape.to_string();
+      }
+    } else if (a.is_tensor != b.is_tensor) {
+      what = std::string(a.is_tensor ? "tensor" : "value") + " -> " +
+             (b.is_tensor ? "tensor" : "value");
+    } else {
+      what = "value " + a.text + " -> " + b.text;
+    }
+    if (!out.empty()) {
+      out += "; ";
+    }
+    out += label_of(b, i) + ": " + what;
+    if (a.is_length) {
+      break;  // the parts after a list of another length no longer pair up
+    }
+  }
+  return out.empty() ? "a new signature" : out;
+}
+
+/// How a body's result maps to graph outputs and back.
+template <class X>
+struct result_traits {
+  static_assert(
+      sizeof(X) == 0,
+      "tf::function: the body must return a tensor, a variable, a tuple/pair of them, or nothing");
+};
+template <>
+struct result_traits<void> {
+  using type = void;
+  static void collect(trace::Graph&) {}
+};
+template <class T, std::size_t R>
+struct result_traits<Tensor<T, R>> {
+  using type = Tensor<T, R>;
+  static void collect(trace::Graph& g, const Tensor<T, R>& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return v[k++].template unchecked_as<T, R>();
+  }
+};
+template <>
+struct result_traits<AnyTensor> {
+  using type = AnyTensor;
+  static void collect(trace::Graph& g, const AnyTensor& t) {
+    g.output_slots.push_back(g.slot_of(t));
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) { return v[k++]; }
+};
+template <class T, std::size_t R>
+struct result_traits<Variable<T, R>> {
+  using type = Tensor<T, R>;
+  static void collect(trace::Graph& g, const Variable<T, R>& v) {
+    result_traits<Tensor<T, R>>::collect(g, v.value());
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return v[k++].template unchecked_as<T, R>();
+  }
+};
+template <class... X>
+struct result_traits<std::tuple<X...>> {
+  using type = std::tuple<typename result_traits<X>::type...>;
+  static void collect(trace::Graph& g, const std::tuple<X...>& t) {
+    std::apply(
+        [&](const auto&... e) {
+          (result_traits<std::remove_cvref_t<decltype(e)>>::collect(g, e), ...);
+        },
+        t);
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return type{result_traits<X>::rebuild(v, k)...};  // braced: evaluated left to right
+  }
+};
+template <class A, class B>
+struct result_traits<std::pair<A, B>> {
+  using type = std::pair<typename result_traits<A>::type, typename result_traits<B>::type>;
+  static void collect(trace::Graph& g, const std::pair<A, B>& p) {
+    result_traits<A>::collect(g, p.first);
+    result_traits<B>::collect(g, p.second);
+  }
+  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
+    return type{result_traits<A>::rebuild(v, k), result_traits<B>::rebuild(v, k)};
+  }
+};
+
+}  // namespace detail::fn
+
+/// A callable traced into graphs, one per argument signature (TensorFlow: `tf.function`).
+///
+///     auto f = tf::function([](const auto& x) {
+///       std::cout << "traced\n";   // runs while tracing only
+///       tf::print(x);               // runs on every call
+///     });
+///     f(tf::constant(1)); f(tf::constant(2));   // traces once
+///
+/// An AnyTensor argument is keyed on its dtype and rank as well as its shape, and reaches the
+/// body as a symbolic AnyTensor; a body may return AnyTensors (as Keras' train step does).
+///
+/// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
+/// locked, and each thread traces outside the lock (a replica's trace may wait for the others
+/// in a merge_call). Replicas run on their own devices, which are part of the signature, so each
+/// traces and runs its own graph. trace_count, retrace_reasons and concrete_functions are for
+/// when no call is running.
+template <class F>
+class Function {
+ public:
+  /// Wraps the callable `f`; nothing is traced until the first call.
+  explicit Function(F f, FunctionOptions options = {})
+      : f_(std::move(f)), options_(std::move(options)) {}
+
+  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
+  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
+  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
+  /// match FunctionOptions::input_signature.
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) {
+    return call(detail::fn::normalize(std::forward<Args>(args))...);
+  }
+
+  /// How many graphs were traced.
+  [[nodiscard]] int trace_count() const noexcept { return static_cast<int>(cache_.size()); }
+  /// Why each trace after the first happened ("argument 0: dtype int32 -> float32").
+  [[nodiscard]] const std::vector<std::string>& retrace_reasons() const noexcept {
+    return reasons_;
+  }
+  /// The graphs traced so far, in trace order.
+  [[nodiscard]] std::vector<const ConcreteFunction*> concrete_functions() const {
+    std::vector<const ConcreteFunction*> out;
+    for (const auto& entry : cache_) {
+      out.push_back(entry.function.get());
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    std::vector<detail::fn::KeyPart> key;
+    std::unique_ptr<ConcreteFunction> function;
+  };
+
+  template <class... Args>
+  decltype(auto) call(Args&&... args) {
+    using Result = std::invoke_result_t<F&, Args&...>;
+    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
+    if (detail::trace::active() != nullptr) {
+      // Called from another function's body: inline into the outer trace.
+      if constexpr (std::is_void_v<Result>) {
+        f_(args...);
+        return;
+      } else {
+        return typename Traits::type(f_(args...));
+      }
+    } else {
+      check_signature(args...);
+      std::vector<detail::fn::KeyPart> key;
+      key.reserve(sizeof...(Args) + 1);
+      std::size_t argument = 0;
+      (detail::fn::append_argument_key(key, args, argument++), ...);
+      key.push_back(detail::fn::device_key());
+      if (options_.input_signature) {
+        // The signature is pinned: every matching call shares one trace.
+        std::size_t t = 0;
+        for (auto& part : key) {
+          if (part.is_tensor) {
+            part.shape = (*options_.input_signature)[t++].shape;
+          }
+        }
+      }
+      const ConcreteFunction* fn = nullptr;
+      {
+        const std::lock_guard lock(cache_mutex_.mutex);
+        fn = find(key);
+      }
+      if (fn == nullptr) {
+        fn = trace(std::move(key), args...);
+      }
+      std::vector<AnyTensor> inputs;
+      inputs.reserve(sizeof...(Args));
+      (collect_input(inputs, args), ...);
+      auto outputs = fn->run(inputs);
+      if constexpr (!std::is_void_v<Result>) {
+        std::size_t k = 0;
+        return Traits::rebuild(outputs, k);
+      }
+    }
+  }
+
+  const ConcreteFunction* find(const std::vector<detail::fn::KeyPart>& key) const {
+    // An exact trace first (fully known shapes fuse best), then a relaxed one accepting it.
+    for (const auto& entry : cache_) {
+      if (entry.key == key) {
+        return entry.function.get();
+      }
+    }
+    for (const auto& entry : cache_) {
+      if (entry.key.size() == key.size() &&
+          std::equal(entry.key.begin(), entry.key.end(), key.begin(), detail::fn::accepts)) {
+        return entry.function.get();
+      }
+    }
+    return nullptr;
+  }
+
+  template <class X>
+  static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
+    if constexpr (detail::fn::is_structure_argument<X>()) {
+      auto add = [&](const auto& t) { inputs.emplace_back(t); };
+      detail::fn::for_each_tensor(x, add);
+    }
+  }
+
+  template <class... Args>
+  void check_signature(const Args&... args) const {
+    if (!options_.input_signature) {
+      return;
+    }
+    const auto& specs = *options_.input_signature;
+    std::size_t tensors = 0;
+    std::size_t index = 0;
+    auto check_tensor = [&](const auto& x) {
+      {
+        if (tensors >= specs.size()) {
+          throw invalid_argument("tf::function '" + options_.name + "': argument " +
+                                 std::to_string(index) + " is a tensor beyond the " +
+                                 std::to_string(specs.size()) + " of input_signature");
+        }
+        const auto& spec = specs[tensors++];
+        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == x.shape().rank();
+        for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
+          ok = spec.shape[i] < 0 || spec.shape[i] == x.shape()[i];
+        }
+        if (!ok) {
+          throw invalid_argument(
+              "tf::function '" + options_.name + "': argument " + std::to_string(index) + " (" +
+              std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
+              ") does not match input_signature (" + std::string(dtype_name(spec.dtype)) +
+              ", shape " + spec.shape.to_string() + ")");
+        }
+      }
+    };
+    auto check = [&](const auto& x) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (detail::fn::is_structure_argument<X>()) {
+        detail::fn::for_each_tensor(x, check_tensor);
+      }
+      ++index;
+    };
+    (check(args), ...);
+    (void)check;  // a call without arguments checks nothing
+    if (tensors != specs.size()) {
+      throw invalid_argument("tf::function '" + options_.name + "': input_signature has " +
+                             std::to_string(specs.size()) + " tensor specs but the call passes " +
+                             std::to_string(tensors) + " tensors");
+    }
+  }
+
+  // Runs `f_` on placeholders of the shapes in `key`, recording its graph.
+  template <class... Args>
+  std::unique_ptr<detail::trace::Graph> trace_graph(const std::vector<detail::fn::KeyPart>& key,
+                                                    Args&... args) {
+    using Result = std::invoke_result_t<F&, Args&...>;
+    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
+    auto graph = std::make_unique<detail::trace::Graph>();
+    std::vector<Shape> tensor_shapes;
+    for (const auto& part : key) {
+      if (part.is_tensor) {
+        tensor_shapes.push_back(part.shape);
+      }
+    }
+    std::size_t tensor_index = 0;
+    auto leaf_placeholder = [&](const auto& x) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (std::is_same_v<X, AnyTensor>) {
+        return graph->add_argument(x.dtype(), tensor_shapes[tensor_index++]);
+      } else {
+        // The key holds the traced shape: the call's, the input_signature's, or relaxed.
+        auto dims = x.dims();
+        const Shape& traced = tensor_shapes[tensor_index];
+        for (std::size_t i = 0; i < X::rank_v; ++i) {
+          dims[i] = traced[i];
+        }
+        ++tensor_index;
+        return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
+      }
+    };
+    auto placeholder = [&](auto& x) -> decltype(auto) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (detail::fn::is_tensor_argument<X>) {
+        return leaf_placeholder(x);
+      } else if constexpr (detail::fn::is_structure_argument<X>()) {
+        return detail::fn::map_tensors(x, leaf_placeholder);  // a tuple or list of tensors
+      } else {
+        return (x);
+      }
+    };
+    {
+      detail::trace::Scope scope(graph.get());
+      // Braces: placeholders are created left to right, matching the call's tensor order.
+      auto traced_args = std::tuple<decltype(placeholder(args))...>{placeholder(args)...};
+      if constexpr (std::is_void_v<Result>) {
+        std::apply(f_, traced_args);
+      } else {
+        auto result = std::apply(f_, traced_args);
+        Traits::collect(*graph, result);
+      }
+    }
+    return graph;
+  }
+
+  template <class... Args>
+  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
+    std::optional<std::string> reason;
+    std::vector<detail::fn::KeyPart> exact_key;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      exact_key = key;
+      reason = retrace_reason(key);
+    }
+    std::unique_ptr<detail::trace::Graph> graph;
+    if (key != exact_key) {
+      try {
+        graph = trace_graph(key, args...);
+      } catch (const std::exception& e) {
+        // Some op of the body needs the dims left unknown (a random op's shape, a gradient's
+        // element count): trace the call's own shapes, and stop relaxing this function.
+        std::string why = e.what();
+        why = why.substr(0, why.find('\n'));
+        reason = reason->substr(0, reason->find(" (relaxed to")) + " (not relaxed: " + why + ")";
+        key = std::move(exact_key);
+        const std::lock_guard lock(cache_mutex_.mutex);
+        relaxing_failed_ = true;
+      }
+    }
+    if (graph == nullptr) {
+      graph = trace_graph(key, args...);
+    }
+    const ConcreteFunction* traced = nullptr;
+    bool warn = false;
+    {
+      const std::lock_guard lock(cache_mutex_.mutex);
+      for (const auto& entry : cache_) {
+        if (entry.key == key) {
+          return entry.function.get();  // another thread traced this signature meanwhile
+        }
+      }
+      if (reason) {
+        reasons_.push_back(*std::move(reason));
+      }
+      // Optimizing the graph under the lock is short, and waits for no other replica.
+      cache_.push_back(Entry{std::move(key),
+                             std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
+      traced = cache_.back().function.get();
+      warn = trace_count() > options_.max_traces_before_warning && !warned_;
+      warned_ = warned_ || warn;
+      if (warn) {
+        std::cerr << "tapeflow: tf::function '" << options_.name << "' has been traced "
+                  << trace_count()
+                  << " times; retracing is expensive. Last retrace: " << reasons_.back()
+                  << ". Pass tensors instead of changing C++ numbers, or pin shapes with "
+                     "input_signature (retrace_reasons() lists every cause).\n";
+      }
+    }
+    if (auto* observer = detail::trace::observer().load(std::memory_order_acquire)) {
+      observer->traced(*traced);  // Note [Trace observer]
+    }
+    return traced;
+  }
+
+  // Why `key` needs a new trace, against the most similar earlier signature (none for the
+  // first trace); relaxes `key`'s shapes under ShapePolicy::relaxed. Called under the lock.
+  std::optional<std::string> retrace_reason(std::vector<detail::fn::KeyPart>& key) const {
+    if (!cache_.empty()) {
+      // Explain against the most similar earlier signature.
+      const Entry* closest = &cache_.front();
+      std::size_t best = 0;
+      for (const auto& entry : cache_) {
+        std::size_t same = 0;
+        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
+          const auto& a = entry.key[i];
+          const auto& b = key[i];
+          same += a == b ? 4 : 0;
+          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
+          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
+        }
+        if (same >= best) {
+          best = same;
+          closest = &entry;
+        }
+      }
+      std::string reason = detail::fn::describe_difference(closest->key, key);
+      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
+          !relaxing_failed_ && relax(closest->key, key)) {
+        reason += " (relaxed to";
+        for (const auto& part : key) {
+          if (part.is_tensor) {
+            reason += " " + part.shape.to_string();
+          }
+        }
+        reason += ")";
+      }
+      return reason;
+    }
+    return std::nullopt;
+  }
+
+  // ShapePolicy::relaxed: when `key` differs from `closest` only in dims of same-dtype,
+  // same-rank tensors, marks those dims unknown in `key`; returns whether it did.
+  static bool relax(const std::vector<detail::fn::KeyPart>& closest,
+                    std::vector<detail::fn::KeyPart>& key) {
+    if (closest.size() != key.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      const auto& a = closest[i];
+      const auto& b = key[i];
+      const bool same_kind =
+          a.is_tensor && b.is_tensor && a.dtype == b.dtype && a.shape.rank() == b.shape.rank();
+      if (!same_kind && !(a == b)) {
+        return false;  // a dtype, rank or value change: an exact retrace
+      }
+    }
+    bool relaxed = false;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      if (!key[i].is_tensor) {
+        continue;
+      }
+      std::vector<std::int64_t> dims(key[i].shape.rank());
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        const std::int64_t before = closest[i].shape[d];
+        dims[d] = key[i].shape[d];
+        if (before < 0 || before != dims[d]) {
+          relaxed = relaxed || before >= 0;
+          dims[d] = -1;
+        }
+      }
+      key[i].shape = Shape(std::span<const std::int64_t>(dims));
+    }
+    return relaxed;
+  }
+
+  // A mutex that a moved Function does not take along: the cache moves, the lock is new.
+  struct CacheMutex {
+    std::mutex mutex;
+    CacheMutex() = default;
+    CacheMutex(const CacheMutex&) noexcept {}
+    CacheMutex& operator=(const CacheMutex&) noexcept { return *this; }
+    ~CacheMutex() = default;
+  };
+
+  F f_;
+  FunctionOptions options_;
+  CacheMutex cache_mutex_;
+  std::vector<Entry> cache_;
+  std::vector<std::string> reasons_;
+  bool warned_ = false;
+  bool relaxing_failed_ = false;  // a relaxed trace threw: later retraces keep exact shapes
+};
+
+/// Wraps a callable as a tf::function.
+template <class F>
+Function<std::decay_t<F>> function(F&& f, FunctionOptions options = {}) {
+  return Function<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
+// ---- end <tapeflow/function/function.hpp>
+// ---- begin <tapeflow/function/tensor_array.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
+// `tapeflow::TensorArray<T, Rank>`: a growable list of equally shaped tensors with TensorFlow's
+// functional API (TensorFlow: `tf.TensorArray`): `arr = arr.write(i, v)`, `arr.read(i)`,
+// `arr.stack()`, `arr.unstack(t)`.
+//
+// Elements are ordinary tensors and every value-producing step (stack, unstack, gather, concat)
+// is an ordinary op, so GradientTape and function<> tracing see nothing special: gradients flow
+// through write -> stack and unstack -> read without any TensorArray-specific code. For the same
+// reason TensorArray never looks at element values, only at shapes, so it holds symbolic
+// tensors during tracing as well as eager ones.
+//
+// Storage is a persistent ("fat node") array: the arrays derived from one another by writes
+// share one slot vector in which each slot keeps the values written to it tagged with the
+// version that wrote them, and each array reads the newest value not newer than its own
+// version. A write from the newest version appends in place (O(1)), so the loop idiom
+// `arr = arr.write(i, v)` never copies, while every older array still reads what it held
+// before. Writing from an older version (branching) copies the element handles once.
+//
+// Dense mode (Note [TensorArray in loops]). An index that is a symbolic tensor (a traced
+// while_loop's counter) cannot pick a slot at trace time, so such an array is held as one
+// stacked tensor of shape (size, element shape...): `write` selects the new value into row
+// `index` (SelectV2 with a one-row mask), `read` gathers the row, `stack` is the tensor itself.
+// tf::while_loop carries TensorArray loop variables this way. It needs a fixed size and a
+// fully known element shape (TensorFlow's TensorList has neither restriction), and a write
+// costs O(size) rather than O(1); gradients flow through the same select/gather ops.
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/ops/array/concat.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
+// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
+/// agree on every other axis (TensorFlow op "ConcatV2").
+struct ConcatV2 {
+  static constexpr std::string_view name = "ConcatV2";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
+                             " is out of range for tensors of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
+    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
+    if (values.empty()) {
+      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
+    }
+    std::size_t const ax = resolved_axis<R>();
+    OutSpec<T, R> spec{values[0].dims()};
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      auto const& d = values[i].dims();
+      for (std::size_t a = 0; a < R; ++a) {
+        if (a != ax && d[a] != spec.dims[a]) {
+          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
+                                 values[i].shape().to_string() +
+                                 ", which does not match input 0's shape " +
+                                 values[0].shape().to_string() +
+                                 " outside the concatenation axis " + std::to_string(ax));
+        }
+      }
+      spec.dims[ax] += d[ax];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= out.dims()[a];
+    }
+    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
+    if (out_row == 0) {
+      return;
+    }
+    std::vector<std::int64_t> rows(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      rows[i] = values[i].num_elements() / outer;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   T* dst = o + r * out_row;
+                                   for (std::size_t i = 0; i < values.size(); ++i) {
+                                     dst =
+                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
+                std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    return [=] {
+      std::vector<Tensor<T, R>> grads;
+      grads.reserve(values.size());
+      Slice<R> slice;
+      for (auto const& x : values) {
+        slice.size = x.dims();
+        grads.push_back(detail::execute(slice, dy));
+        slice.begin[ax] += x.dims()[ax];
+      }
+      return grads;
+    };
+  }
+};
+
+}  // namespace ops
+
+/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
+/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
+/// list, a bad axis or mismatched shapes.
+///
+///     auto a = tf::constant<float>({{1, 2}});
+///     auto b = tf::constant<float>({{3, 4}});
+///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
+///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
+  static_assert(
+      R >= 1,
+      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
+  return detail::execute(ops::ConcatV2{axis}, values);
+}
+/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
+template <class T, std::size_t R>
+Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
+  return concat(std::vector<Tensor<T, R>>(values), axis);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
+// ---- end <tapeflow/ops/array/concat.hpp>
+// ---- begin <tapeflow/ops/array/gather.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
+// gather(params, indices, axis): picks slices of `params` along `axis` by integer indices of any
+// rank (TensorFlow: `tf.gather`, op "GatherV2"). The gradient with respect to params sums the
+// output gradient back into place with math::unsorted_segment_sum.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+// ---- begin <tapeflow/ops/array/transpose.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_TRANSPOSE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_TRANSPOSE_HPP
+// transpose(x), transpose(x, perm): permutes the axes of a tensor (TensorFlow: `tf.transpose`,
+// op "Transpose").
+//
+// The kernel only moves elements (no Eigen), so it works for every dtype, strings and bools
+// included. It first coalesces the permutation (drops size-1 axes, merges input axes that stay
+// adjacent in the output), then either copies contiguous runs or, when the innermost axis moves,
+// transposes 2-D planes tile by tile so reads and writes both stay within cache lines.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Side of the square tiles of the blocked 2-D transpose.
+inline constexpr std::int64_t transpose_tile = 64;
+/// Side of the super-blocks that threads take as work items.
+inline constexpr std::int64_t transpose_block_span = 256;
+
+/// One tile of a 2-D transpose: out[c * out_stride + r] = in[r * in_stride + c] for r in
+/// [r0, r1), c in [c0, c1). Trivially copyable elements go through a buffer in L1, so that both
+/// the reads and the writes of memory are contiguous runs: a direct strided walk re-reads lines
+/// that power-of-two row strides keep evicting (all rows of a tile map to the same cache sets).
+template <class T>
+void transpose_block(T const* in, std::int64_t in_stride, T* out, std::int64_t out_stride,
+                     std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    T buf[transpose_tile * transpose_tile];
+    for (std::int64_t r = r0; r < r1; ++r) {
+      T const* src = in + r * in_stride;
+      for (std::int64_t c = c0; c < c1; ++c) {
+        buf[(c - c0) * transpose_tile + (r - r0)] = src[c];
+      }
+    }
+    for (std::int64_t c = c0; c < c1; ++c) {
+      std::copy_n(buf + (c - c0) * transpose_tile, r1 - r0, out + c * out_stride + r0);
+    }
+  } else {
+    for (std::int64_t c = c0; c < c1; ++c) {
+      T* dst = out + c * out_stride;
+      for (std::int64_t r = r0; r < r1; ++r) {
+        dst[r] = in[r * in_stride + c];
+      }
+    }
+  }
+}
+
+/// A transpose with size-1 axes dropped and input axes that stay adjacent merged: input axes
+/// 0..k-1 of sizes `cd`; output position i holds input axis `cp[i]`. Strides are in elements.
+template <std::size_t R>
+struct CoalescedTranspose {
+  std::size_t k = 0;
+  std::array<std::size_t, R + 1> cp{};
+  std::array<std::int64_t, R + 1> cd{};
+  std::array<std::int64_t, R + 1> in_stride{};   // by input axis
+  std::array<std::int64_t, R + 1> out_dims{};    // by output position
+  std::array<std::int64_t, R + 1> out_stride{};  // by output position
+};
+
+template <std::size_t R>
+CoalescedTranspose<R> coalesce_transpose(std::array<std::int64_t, R> const& dims,
+                                         std::array<std::size_t, R> const& perm) {
+  // Keep axes of size > 1, then merge runs of input axes that are consecutive (among the kept
+  // ones) in the output order. Groups are listed in output order.
+  std::array<std::int64_t, R + 1> kept_index{};
+  std::size_t kept = 0;
+  for (std::size_t a = 0; a < R; ++a) {
+    kept_index[a] = dims[a] == 1 ? -1 : static_cast<std::int64_t>(kept++);
+  }
+  std::array<std::int64_t, R + 1> group_first{};  // first kept input axis of each group
+  std::array<std::int64_t, R + 1> group_dim{};
+  CoalescedTranspose<R> c;
+  std::size_t& k = c.k;
+  std::int64_t previous = -2;
+  for (std::size_t i = 0; i < R; ++i) {
+    std::int64_t const a = kept_index[perm[i]];
+    if (a < 0) {
+      continue;
+    }
+    if (k > 0 && a == previous + 1) {
+      group_dim[k - 1] *= dims[perm[i]];
+    } else {
+      group_first[k] = a;
+      group_dim[k] = dims[perm[i]];
+      ++k;
+    }
+    previous = a;
+  }
+  if (k <= 1) {
+    return c;
+  }
+  for (std::size_t g = 0; g < k; ++g) {
+    std::size_t rank = 0;
+    for (std::size_t h = 0; h < k; ++h) {
+      rank += group_first[h] < group_first[g] ? 1 : 0;
+    }
+    c.cp[g] = rank;
+    c.cd[rank] = group_dim[g];
+  }
+  c.in_stride[k - 1] = 1;
+  for (std::size_t a = k - 1; a-- > 0;) {
+    c.in_stride[a] = c.in_stride[a + 1] * c.cd[a + 1];
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    c.out_dims[i] = c.cd[c.cp[i]];
+  }
+  c.out_stride[k - 1] = 1;
+  for (std::size_t i = k - 1; i-- > 0;) {
+    c.out_stride[i] = c.out_stride[i + 1] * c.out_dims[i + 1];
+  }
+  return c;
+}
+
+/// The innermost axis stays innermost: copies runs of contiguous elements.
+template <class T, std::size_t R>
+void transpose_runs(T const* in, T* out, std::int64_t n, CoalescedTranspose<R> const& c) {
+  std::size_t const k = c.k;
+  std::int64_t const run = c.cd[k - 1];
+  std::int64_t const rows = n / run;
+  backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
+                             [&](std::int64_t s, std::int64_t e) {
+                               std::array<std::int64_t, R + 1> idx{};
+                               std::int64_t rest = s;
+                               std::int64_t in_off = 0;
+                               for (std::size_t i = k - 1; i-- > 0;) {
+                                 idx[i] = rest % c.out_dims[i];
+                                 rest /= c.out_dims[i];
+                                 in_off += idx[i] * c.in_stride[c.cp[i]];
+                               }
+                               for (std::int64_t r = s; r < e; ++r) {
+                                 std::copy_n(in + in_off, run, out + r * run);
+                                 for (std::size_t i = k - 1; i-- > 0;) {
+                                   in_off += c.in_stride[c.cp[i]];
+                                   if (++idx[i] < c.out_dims[i]) {
+                                     break;
+                                   }
+                                   in_off -= idx[i] * c.in_stride[c.cp[i]];
+                                   idx[i] = 0;
+                                 }
+                               }
+                             });
+}
+
+/// The innermost axis moves: transposes the planes (input axis `a`, innermost in the output) x
+/// (input axis k-1, innermost in the input) tile by tile, for every index of the other axes.
+template <class T, std::size_t R>
+void transpose_planes(T const* in, T* out, std::int64_t n, CoalescedTranspose<R> const& c) {
+  std::size_t const k = c.k;
+  std::size_t const a = c.cp[k - 1];
+  std::size_t pos_c = 0;  // output position of the input's innermost axis
+  for (std::size_t i = 0; i < k; ++i) {
+    if (c.cp[i] == k - 1) {
+      pos_c = i;
+    }
+  }
+  std::int64_t const rows = c.cd[a];
+  std::int64_t const cols = c.cd[k - 1];
+  std::int64_t const in_row_stride = c.in_stride[a];
+  std::int64_t const out_col_stride = c.out_stride[pos_c];
+  // The other axes, by output position.
+  std::array<std::size_t, R + 1> other{};
+  std::size_t num_other = 0;
+  for (std::size_t i = 0; i + 1 < k; ++i) {
+    if (i != pos_c) {
+      other[num_other++] = i;
+    }
+  }
+  // Work items are super-blocks of transpose_block_span x transpose_block_span elements of one
+  // plane, walked tile by tile: the pages they read and write stay within the TLB.
+  std::int64_t const row_blocks = (rows + transpose_block_span - 1) / transpose_block_span;
+  std::int64_t const col_blocks = (cols + transpose_block_span - 1) / transpose_block_span;
+  std::int64_t const blocks = row_blocks * col_blocks;
+  std::int64_t const items = (n / (rows * cols)) * blocks;
+  std::int64_t const per_item =
+      std::min(rows, transpose_block_span) * std::min(cols, transpose_block_span);
+  backend::cpu::parallel_for(
+      items, std::max<std::int64_t>(1, parallel_grain / per_item),
+      [&](std::int64_t s, std::int64_t e) {
+        std::int64_t current_plane = -1;
+        std::int64_t in_base = 0;
+        std::int64_t out_base = 0;
+        for (std::int64_t item = s; item < e; ++item) {
+          std::int64_t const plane = item / blocks;
+          if (plane != current_plane) {
+            current_plane = plane;
+            in_base = 0;
+            out_base = 0;
+            std::int64_t rest = plane;
+            for (std::size_t j = num_other; j-- > 0;) {
+              std::size_t const i = other[j];
+              std::int64_t const idx = rest % c.out_dims[i];
+              rest /= c.out_dims[i];
+              in_base += idx * c.in_stride[c.cp[i]];
+              out_base += idx * c.out_stride[i];
+            }
+          }
+          std::int64_t const block = item % blocks;
+          std::int64_t const rb0 = (block / col_blocks) * transpose_block_span;
+          std::int64_t const rb1 = std::min(rows, rb0 + transpose_block_span);
+          std::int64_t const cb0 = (block % col_blocks) * transpose_block_span;
+          std::int64_t const cb1 = std::min(cols, cb0 + transpose_block_span);
+          for (std::int64_t c0 = cb0; c0 < cb1; c0 += transpose_tile) {
+            for (std::int64_t r0 = rb0; r0 < rb1; r0 += transpose_tile) {
+              transpose_block(in + in_base, in_row_stride, out + out_base, out_col_stride, r0,
+                              std::min(rb1, r0 + transpose_tile), c0,
+                              std::min(cb1, c0 + transpose_tile));
+            }
+          }
+        }
+      });
+}
+
+/// out = x with axes permuted: output axis i is input axis perm[i] (perm already validated).
+template <class T, std::size_t R>
+void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
+                      std::array<std::size_t, R> const& perm, T* out) {
+  std::int64_t const n = product(dims);
+  if (n == 0) {
+    return;
+  }
+  auto const c = coalesce_transpose(dims, perm);
+  if (c.k <= 1) {
+    std::copy_n(in, n, out);
+  } else if (c.cp[c.k - 1] == c.k - 1) {
+    transpose_runs(in, out, n, c);
+  } else {
+    transpose_planes(in, out, n, c);
+  }
+}
+
+}  // namespace detail
+
+namespace ops {
+
+/// Permutes axes: output axis i is input axis perm[i] (TensorFlow op "Transpose"). Negative
+/// entries count from the end.
+template <std::size_t R>
+struct Transpose {
+  static constexpr std::string_view name = "Transpose";
+  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
+  std::array<int, R> perm{};
+
+  /// TensorFlow's attributes: the type of the `perm` input.
+  [[nodiscard]] OpAttributes attributes() const { return {{"Tperm", DType::int32}}; }
+  /// TensorFlow's `perm` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const { return {{"perm", detail::int32_vector(perm)}}; }
+
+  /// The permutation with negative entries resolved; throws unless it is one.
+  [[nodiscard]] std::array<std::size_t, R> resolved() const {
+    std::array<std::size_t, R> p{};
+    std::array<bool, R> seen{};
+    for (std::size_t i = 0; i < R; ++i) {
+      int const a = perm[i];
+      int const rank = static_cast<int>(R);
+      std::size_t const at = static_cast<std::size_t>(a < 0 ? a + rank : a);
+      if (a < -rank || a >= rank || seen[at]) {
+        std::string text = "(";
+        for (std::size_t j = 0; j < R; ++j) {
+          text += (j > 0 ? ", " : "") + std::to_string(perm[j]);
+        }
+        throw invalid_argument("Transpose: perm " + text +
+                               ") is not a permutation of the axes of a rank-" + std::to_string(R) +
+                               " tensor");
+      }
+      seen[at] = true;
+      p[i] = at;
+    }
+    return p;
+  }
+
+  template <class T>
+  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
+    auto const p = resolved();
+    OutSpec<T, R> spec{};
+    for (std::size_t i = 0; i < R; ++i) {
+      spec.dims[i] = x.dims()[p[i]];
+    }
+    return spec;
+  }
+  template <class T>
+  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
+    detail::transpose_kernel(x.data(), x.dims(), resolved(),
+                             detail::tensor_access::mutable_data(out));
+  }
+  template <class T>
+  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
+    auto const p = resolved();
+    Transpose inverse;
+    for (std::size_t i = 0; i < R; ++i) {
+      inverse.perm[p[i]] = static_cast<int>(i);
+    }
+    return detail::execute(inverse, dy);
+  }
+};
+
+}  // namespace ops
+
+/// Reverses the order of the axes (TensorFlow: `tf.transpose(x)`); a matrix's transpose.
+///
+///     auto t = tf::transpose(tf::constant<float>({{1, 2, 3}, {4, 5, 6}}));  // shape (3, 2)
+template <tensor_like X>
+tensor_type_of<X> transpose(X const& x) {
+  constexpr std::size_t R = rank_of<X>;
+  ops::Transpose<R> op;
+  for (std::size_t i = 0; i < R; ++i) {
+    op.perm[i] = static_cast<int>(R - 1 - i);
+  }
+  return detail::execute(op, detail::as_tensor(x));
+}
+
+/// Permutes the axes: output axis i is input axis perm[i], negative entries counting from the
+/// end (TensorFlow: `tf.transpose(x, perm)`). Throws invalid_argument unless perm is a
+/// permutation.
+///
+///     auto y = tf::transpose(x, {0, 2, 1});  // swaps the last two axes of a rank-3 tensor
+template <tensor_like X, std::size_t N>
+tensor_type_of<X> transpose(X const& x, int const (&perm)[N]) {
+  static_assert(N == rank_of<X>,
+                "tf::transpose(x, perm): perm must name every axis of x once (its length must "
+                "equal x's rank)");
+  ops::Transpose<rank_of<X>> op;
+  std::copy(perm, perm + N, op.perm.begin());
+  return detail::execute(op, detail::as_tensor(x));
+}
+/// The same with the permutation as a `std::array`.
+template <tensor_like X>
+tensor_type_of<X> transpose(X const& x, std::array<int, rank_of<X>> const& perm) {
+  return detail::execute(ops::Transpose<rank_of<X>>{perm}, detail::as_tensor(x));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_TRANSPOSE_HPP
+// ---- end <tapeflow/ops/array/transpose.hpp>
+// ---- begin <tapeflow/ops/math/segment.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
+// math::unsorted_segment_sum(data, segment_ids, num_segments): sums rows of `data` into the
+// segments named by `segment_ids` (TensorFlow: `tf.math.unsorted_segment_sum`, op
+// "UnsortedSegmentSum"). It is the gradient of gather, and its own gradient is a gather.
+//
+// The gradient gathers through a function defined in <tapeflow/ops/array/gather.hpp>; the two
+// headers include each other.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Index element types of gather and segment ops.
+template <class I>
+concept index_element = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
+
+/// "[1, 2]": the multi-index of flat element `flat` of a tensor of shape `dims`.
+template <std::size_t S>
+std::string multi_index_text(std::int64_t flat, std::array<std::int64_t, S> const& dims) {
+  std::array<std::int64_t, S> idx{};
+  for (std::size_t a = S; a-- > 0;) {
+    idx[a] = flat % dims[a];
+    flat /= dims[a];
+  }
+  std::string text = "[";
+  for (std::size_t a = 0; a < S; ++a) {
+    text += (a > 0 ? ", " : "") + std::to_string(idx[a]);
+  }
+  return text + "]";
+}
+
+/// gather(params, max(ids, 0)) along axis 0 with the rows of negative ids zeroed, written in
+/// ops (defined in gather.hpp): the gradient of UnsortedSegmentSum.
+template <class T, std::size_t K, class I, std::size_t S>
+Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params, Tensor<I, S> const& ids);
+
+}  // namespace detail
+
+namespace ops {
+
+/// out[s, ...] = sum of data[i..., ...] over the i with segment_ids[i...] == s (TensorFlow op
+/// "UnsortedSegmentSum"). segment_ids' shape is a prefix of data's; negative ids are dropped,
+/// ids >= num_segments are an error (as on TensorFlow's CPU).
+struct UnsortedSegmentSum {
+  static constexpr std::string_view name = "UnsortedSegmentSum";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  std::int64_t num_segments = 0;
+
+  /// TensorFlow's attributes: the types of `segment_ids` and `num_segments`.
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Tnumsegments", DType::int32}};
+  }
+  /// TensorFlow's `num_segments` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"num_segments", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(num_segments))}};
+  }
+
+  template <class T, std::size_t R, class I, std::size_t S>
+  OutSpec<T, R - S + 1> infer(Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
+    static_assert(numeric_element<T>,
+                  "tf::math::unsorted_segment_sum: data must be numeric (not bool or string)");
+    static_assert(detail::index_element<I>,
+                  "tf::math::unsorted_segment_sum: segment_ids must be int32 or int64");
+    static_assert(S <= R, "tf::math::unsorted_segment_sum: segment_ids' rank exceeds data's rank");
+    if (num_segments < 0) {
+      throw invalid_argument("UnsortedSegmentSum: num_segments must be non-negative, got " +
+                             std::to_string(num_segments));
+    }
+    for (std::size_t a = 0; a < S; ++a) {
+      if (ids.dims()[a] != data.dims()[a]) {
+        throw invalid_argument("UnsortedSegmentSum: segment_ids shape " + ids.shape().to_string() +
+                               " is not a prefix of data shape " + data.shape().to_string());
+      }
+    }
+    // Symbolic ids (tracing) have no values yet: the check runs when the graph runs.
+    I const* id = ids.data();
+    for (std::int64_t i = 0; !ids.is_symbolic() && i < ids.num_elements(); ++i) {
+      if (static_cast<std::int64_t>(id[i]) >= num_segments) {
+        throw invalid_argument(
+            "UnsortedSegmentSum: segment_ids" + detail::multi_index_text(i, ids.dims()) + " = " +
+            std::to_string(id[i]) + " is out of range [0, " + std::to_string(num_segments) + ")");
+      }
+    }
+    OutSpec<T, R - S + 1> spec{};
+    spec.dims[0] = num_segments;
+    for (std::size_t a = S; a < R; ++a) {
+      spec.dims[a - S + 1] = data.dims()[a];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  void compute(Tensor<T, K>& out, Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
+    T* o = detail::tensor_access::mutable_data(out);
+    std::fill_n(o, out.num_elements(), T(0));
+    std::int64_t const rows = ids.num_elements();
+    std::int64_t const inner = num_segments == 0 ? 0 : out.num_elements() / num_segments;
+    if (rows == 0 || inner == 0) {
+      return;
+    }
+    I const* id = ids.data();
+    T const* d = data.data();
+    // Threads split the columns, so no two add into the same element.
+    backend::cpu::parallel_for(inner, std::max<std::int64_t>(1, detail::parallel_grain / rows),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t i = 0; i < rows; ++i) {
+                                   auto const seg = static_cast<std::int64_t>(id[i]);
+                                   if (seg < 0) {
+                                     continue;
+                                   }
+                                   T* dst = o + seg * inner;
+                                   T const* src = d + i * inner;
+                                   for (std::int64_t c = s; c < e; ++c) {
+                                     dst[c] = static_cast<T>(dst[c] + src[c]);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const&,
+                Tensor<I, S> const& ids) const {
+    return std::tuple{[=] { return detail::gather_dropping_negatives(dy, ids); }, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+namespace math {
+
+/// Sums the rows of `data` into `num_segments` segments: out[s] = sum of data[i...] over the i
+/// with segment_ids[i...] == s (TensorFlow: `tf.math.unsorted_segment_sum`). segment_ids
+/// (int32 or int64) has a prefix of data's shape; the result has shape
+/// (num_segments,) + data.shape[rank(segment_ids):]. Negative ids are dropped; ids >=
+/// num_segments throw invalid_argument. Differentiable with respect to `data`.
+///
+///     auto data = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
+///     auto ids = tf::constant<int32_t>({1, 0, 1});
+///     tf::math::unsorted_segment_sum(data, ids, 2);  // [[3, 4], [6, 8]]
+template <tensor_like D, tensor_like S>
+auto unsorted_segment_sum(D const& data, S const& segment_ids, std::int64_t num_segments) {
+  static_assert(rank_of<S> <= rank_of<D>,
+                "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids' rank exceeds "
+                "data's rank");
+  static_assert(
+      detail::index_element<value_type_of<S>>,
+      "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids must be int32 or int64");
+  return detail::execute(ops::UnsortedSegmentSum{num_segments}, detail::as_tensor(data),
+                         detail::as_tensor(segment_ids));
+}
+
+}  // namespace math
+
+TAPEFLOW_END_NAMESPACE
+
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
+// ---- end <tapeflow/ops/math/segment.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace ops {
+
+/// out[p..., i..., q...] = params[p..., indices[i...], q...] with p the axes before `axis`
+/// (TensorFlow op "GatherV2", batch_dims 0). Out-of-range indices are an error, as on
+/// TensorFlow's CPU.
+struct GatherV2 {
+  static constexpr std::string_view name = "GatherV2";
+  static constexpr std::string_view type_attr = "Tparams";  ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the types of `indices` and of the `axis` input (`batch_dims`
+  /// stays 0, its default).
+  template <class T, std::size_t R, class I, std::size_t S>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
+    return {{"Tindices", dtype_v<I>}, {"Taxis", DType::int32}};
+  }
+  /// TensorFlow's `axis` input, held here as a member.
+  [[nodiscard]] GraphInputs graph_inputs() const {
+    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int rank = static_cast<int>(R);
+    if (axis < -rank || axis >= rank) {
+      throw invalid_argument("GatherV2: axis " + std::to_string(axis) +
+                             " is out of range for params of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  }
+
+  template <class T, std::size_t R, class I, std::size_t S>
+  OutSpec<T, R + S - 1> infer(Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
+    static_assert(R >= 1, "tf::gather: params must have rank >= 1");
+    static_assert(detail::index_element<I>, "tf::gather: indices must be int32 or int64");
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t const n = params.dims()[ax];
+    // Symbolic indices (tracing) have no values yet: the check runs when the graph runs.
+    I const* idx = indices.data();
+    for (std::int64_t k = 0; !indices.is_symbolic() && k < indices.num_elements(); ++k) {
+      if (idx[k] < 0 || static_cast<std::int64_t>(idx[k]) >= n) {
+        throw invalid_argument("GatherV2: indices" + detail::multi_index_text(k, indices.dims()) +
+                               " = " + std::to_string(idx[k]) + " is not in [0, " +
+                               std::to_string(n) + ") (params shape " + params.shape().to_string() +
+                               ", axis " + std::to_string(ax) + ")");
+      }
+    }
+    OutSpec<T, R + S - 1> spec{};
+    std::size_t j = 0;
+    for (std::size_t a = 0; a < ax; ++a) {
+      spec.dims[j++] = params.dims()[a];
+    }
+    for (std::size_t a = 0; a < S; ++a) {
+      spec.dims[j++] = indices.dims()[a];
+    }
+    for (std::size_t a = ax + 1; a < R; ++a) {
+      spec.dims[j++] = params.dims()[a];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  void compute(Tensor<T, K>& out, Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    std::int64_t inner = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= params.dims()[a];
+    }
+    for (std::size_t a = ax + 1; a < R; ++a) {
+      inner *= params.dims()[a];
+    }
+    std::int64_t const n = params.dims()[ax];
+    std::int64_t const m = indices.num_elements();
+    if (out.num_elements() == 0) {
+      return;
+    }
+    T* o = detail::tensor_access::mutable_data(out);
+    T const* p = params.data();
+    I const* idx = indices.data();
+    // One output row per (outer, index) pair.
+    backend::cpu::parallel_for(outer * m, std::max<std::int64_t>(1, detail::parallel_grain / inner),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   std::int64_t const q = r / m;
+                                   auto const i = static_cast<std::int64_t>(idx[r % m]);
+                                   T const* src = p + (q * n + i) * inner;
+                                   if (inner == 1) {
+                                     o[r] = *src;
+                                   } else {
+                                     std::copy_n(src, inner, o + r * inner);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
+  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const& params,
+                Tensor<I, S> const& indices) const {
+    std::size_t const ax = resolved_axis<R>();
+    auto grad = [=] {
+      std::int64_t const m = indices.num_elements();
+      auto values_dims = params.dims();
+      values_dims[ax] = m;
+      auto values = detail::execute(Reshape<R>{values_dims}, dy);
+      auto flat = detail::execute(Reshape<1>{{m}}, indices);
+      UnsortedSegmentSum const sum{params.dims()[ax]};
+      if (ax == 0) {
+        return detail::execute(sum, values, flat);
+      }
+      // Move the gathered axis to the front, sum into segments, move it back.
+      Transpose<R> to_front;
+      Transpose<R> back;
+      to_front.perm[0] = static_cast<int>(ax);
+      for (std::size_t a = 0, j = 1; a < R; ++a) {
+        if (a != ax) {
+          to_front.perm[j++] = static_cast<int>(a);
+        }
+        back.perm[a] = a < ax ? static_cast<int>(a + 1) : a == ax ? 0 : static_cast<int>(a);
+      }
+      return detail::execute(back, detail::execute(sum, detail::execute(to_front, values), flat));
+    };
+    return std::tuple{grad, no_gradient};
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
+template <class T, std::size_t K, class I, std::size_t S>
+Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params,
+                                               Tensor<I, S> const& ids) {
+  auto gathered = execute(ops::GatherV2{0}, params, maximum(ids, I(0)));
+  std::array<std::int64_t, K + S - 1> mask_dims;
+  mask_dims.fill(1);
+  std::copy(ids.dims().begin(), ids.dims().end(), mask_dims.begin());
+  auto keep = execute(ops::Reshape<K + S - 1>{mask_dims}, greater_equal(ids, I(0)));
+  return where(keep, gathered, zeros_like(gathered));
+}
+}  // namespace detail
+
+/// Slices of `params` along `axis` picked by `indices` (int32 or int64, any rank): the result
+/// has shape params.shape[:axis] + indices.shape + params.shape[axis+1:] (TensorFlow:
+/// `tf.gather(params, indices, axis=axis)`). An index outside [0, params.dim(axis)) throws
+/// invalid_argument naming it. Differentiable with respect to `params`.
+///
+///     auto p = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
+///     tf::gather(p, tf::constant<int32_t>({2, 0}));     // [[5, 6], [1, 2]]
+///     tf::gather(p, tf::constant<int64_t>({1}), -1);    // [[2], [4], [6]]
+template <tensor_like P, tensor_like I>
+auto gather(P const& params, I const& indices, int axis = 0) {
+  static_assert(rank_of<P> >= 1, "tf::gather(params, indices, axis): params must have rank >= 1");
+  static_assert(detail::index_element<value_type_of<I>>,
+                "tf::gather(params, indices, axis): indices must be int32 or int64");
+  static_assert(rank_of<P> + rank_of<I> - 1 <= max_rank,
+                "tf::gather(params, indices, axis): the result's rank would exceed tapeflow's "
+                "maximum rank (8)");
+  return detail::execute(ops::GatherV2{axis}, detail::as_tensor(params),
+                         detail::as_tensor(indices));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
+// ---- end <tapeflow/ops/array/gather.hpp>
+// ---- begin <tapeflow/ops/array/stack.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
+// stack(values, axis) and unstack(x, axis): joins tensors along a new axis and splits a tensor
+// along one (TensorFlow: `tf.stack`, op "Pack"; `tf.unstack`). Pack's gradient is the
+// unstacked output gradient; unstack is made of Slice and Reshape ops, so both differentiate
+// to any order.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// The pieces of `x` along `axis`, each a recorded Slice then Reshape (TensorFlow's "Unpack").
+template <class T, std::size_t R>
+std::vector<Tensor<T, R - 1>> unstack_tensor(Tensor<T, R> const& x, int axis) {
+  static_assert(R >= 1, "tf::unstack: cannot unstack a scalar (rank-0 tensor)");
+  constexpr int rank = static_cast<int>(R);
+  if (axis < -rank || axis >= rank) {
+    throw invalid_argument("Unpack: axis " + std::to_string(axis) +
+                           " is out of range for a tensor of rank " + std::to_string(R));
+  }
+  std::size_t const ax = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+  std::array<std::int64_t, R - 1> piece_dims{};
+  for (std::size_t a = 0, j = 0; a < R; ++a) {
+    if (a != ax) {
+      piece_dims[j++] = x.dims()[a];
+    }
+  }
+  std::int64_t const n = x.dims()[ax];
+  std::vector<Tensor<T, R - 1>> pieces;
+  pieces.reserve(static_cast<std::size_t>(n));
+  ops::Slice<R> slice;
+  slice.size = x.dims();
+  slice.size[ax] = 1;
+  for (std::int64_t i = 0; i < n; ++i) {
+    slice.begin[ax] = i;
+    pieces.push_back(execute(ops::Reshape<R - 1>{piece_dims}, execute(slice, x)));
+  }
+  return pieces;
+}
+
+}  // namespace detail
+
+namespace ops {
+
+/// Stacks equally shaped tensors along a new axis `axis` of the output, in [-(R+1), R]
+/// (TensorFlow op "Pack").
+struct Pack {
+  static constexpr std::string_view name = "Pack";
+  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
+  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
+  int axis = 0;
+
+  /// TensorFlow's attributes: the number of tensors and the new axis.
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
+    return {{"N", static_cast<std::int64_t>(values.size())}, {"axis", axis}};
+  }
+
+  template <std::size_t R>
+  [[nodiscard]] std::size_t resolved_axis() const {
+    constexpr int out_rank = static_cast<int>(R) + 1;
+    if (axis < -out_rank || axis >= out_rank) {
+      throw invalid_argument("Pack: axis " + std::to_string(axis) + " is out of range [" +
+                             std::to_string(-out_rank) + ", " + std::to_string(out_rank) +
+                             ") for stacking tensors of rank " + std::to_string(R));
+    }
+    return static_cast<std::size_t>(axis < 0 ? axis + out_rank : axis);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R + 1> infer(std::vector<Tensor<T, R>> const& values) const {
+    if (values.empty()) {
+      throw invalid_argument("Pack: needs at least one tensor to stack");
+    }
+    std::size_t const ax = resolved_axis<R>();
+    for (std::size_t i = 1; i < values.size(); ++i) {
+      if (values[i].dims() != values[0].dims()) {
+        throw invalid_argument(
+            "Pack: input " + std::to_string(i) + " has shape " + values[i].shape().to_string() +
+            ", which does not match input 0's shape " + values[0].shape().to_string());
+      }
+    }
+    OutSpec<T, R + 1> spec{};
+    for (std::size_t a = 0, j = 0; a < R + 1; ++a) {
+      spec.dims[a] = a == ax ? static_cast<std::int64_t>(values.size()) : values[0].dims()[j++];
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R + 1>& out, std::vector<Tensor<T, R>> const& values) const {
+    std::size_t const ax = resolved_axis<R>();
+    std::int64_t outer = 1;
+    for (std::size_t a = 0; a < ax; ++a) {
+      outer *= values[0].dims()[a];
+    }
+    std::int64_t const inner = outer == 0 ? 0 : values[0].num_elements() / outer;
+    if (inner == 0) {
+      return;
+    }
+    auto const n = static_cast<std::int64_t>(values.size());
+    T* o = detail::tensor_access::mutable_data(out);
+    backend::cpu::parallel_for(outer,
+                               std::max<std::int64_t>(1, detail::parallel_grain / (inner * n)),
+                               [&](std::int64_t s, std::int64_t e) {
+                                 for (std::int64_t r = s; r < e; ++r) {
+                                   T* dst = o + r * n * inner;
+                                   for (auto const& x : values) {
+                                     dst = std::copy_n(x.data() + r * inner, inner, dst);
+                                   }
+                                 }
+                               });
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R + 1> const& dy, Tensor<T, R + 1> const&,
+                std::vector<Tensor<T, R>> const&) const {
+    int const ax = static_cast<int>(resolved_axis<R>());
+    return [=] { return detail::unstack_tensor(dy, ax); };
+  }
+};
+
+}  // namespace ops
+
+/// Stacks equally shaped tensors along a new axis, giving rank R+1 (TensorFlow: `tf.stack`).
+/// `axis` is in [-(R+1), R]. Throws invalid_argument for an empty list, a bad axis or
+/// mismatched shapes.
+///
+///     auto a = tf::constant<float>({1, 2});
+///     auto b = tf::constant<float>({3, 4});
+///     tf::stack({a, b});     // [[1, 2], [3, 4]]
+///     tf::stack({a, b}, 1);  // [[1, 3], [2, 4]]
+template <class T, std::size_t R>
+Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
+  static_assert(
+      R + 1 <= max_rank,
+      "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
+  return detail::execute(ops::Pack{axis}, values);
+}
+/// The same for a braced list of tensors: `tf::stack({a, b})`.
+template <class T, std::size_t R>
+Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
+  return stack(std::vector<Tensor<T, R>>(values), axis);
+}
+
+/// Splits `x` along `axis` into x.dim(axis) tensors of rank R-1 (TensorFlow: `tf.unstack`).
+/// Each piece is a recorded slice, so gradients flow back to `x`.
+///
+///     auto rows = tf::unstack(tf::constant<float>({{1, 2}, {3, 4}}));  // [1, 2] and [3, 4]
+template <tensor_like X>
+auto unstack(X const& x, int axis = 0) {
+  static_assert(rank_of<X> >= 1, "tf::unstack(x, axis): cannot unstack a scalar (rank-0 tensor)");
+  return detail::unstack_tensor(detail::as_tensor(x), axis);
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
+// ---- end <tapeflow/ops/array/stack.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of a TensorArray (TensorFlow's `tf.TensorArray` keyword arguments).
+///
+///     tf::TensorArray<float, 1> arr(0, {.dynamic_size = true, .element_shape = tf::Shape{3}});
+///
+/// TensorFlow's `clear_after_read` has no counterpart: reads never change a (value-semantic)
+/// array, so an element can always be read again.
+struct TensorArrayOptions {
+  /// Let writes past the end grow the array (TensorFlow: `dynamic_size`).
+  bool dynamic_size = false;
+  /// The shape every element must have; dimensions of -1 are unknown. When it is fully known,
+  /// unwritten elements read as zeros (TensorFlow: `element_shape`).
+  std::optional<Shape> element_shape = std::nullopt;
+  /// Refine the element shape from written values and reject values of an incompatible shape
+  /// (TensorFlow: `infer_shape`).
+  bool infer_shape = true;
+};
+
+namespace detail {
+
+/// The slot vector shared by the arrays derived from one another by writes (see the header
+/// comment). Each slot lists (version, value) entries in increasing version order.
+template <class T, std::size_t Rank>
+struct TensorArrayStorage {
+  struct Entry {
+    std::int64_t version;
+    Tensor<T, Rank> value;
+  };
+
+  /// The value of slot `index` that the array of version `version` sees, or null if unwritten.
+  [[nodiscard]] const Tensor<T, Rank>* find(std::int64_t index, std::int64_t version) const {
+    const auto& history = slots[static_cast<std::size_t>(index)];
+    for (auto it = history.rbegin(); it != history.rend(); ++it) {
+      if (it->version <= version) {
+        return &it->value;
+      }
+    }
+    return nullptr;
+  }
+
+  // Copies of a TensorArray may be written from several threads (const member functions must
+  // be safe to call concurrently), and they all append to this one vector.
+  std::mutex mutex;
+  /// The newest version any array of this storage has.
+  std::int64_t head = 0;
+  std::vector<std::vector<Entry>> slots;
+};
+
+}  // namespace detail
+
+/// A list of `Tensor<T, Rank>` elements of one shape with a functional API
+/// (TensorFlow: `tf.TensorArray(dtype, size, dynamic_size, element_shape, infer_shape)`).
+///
+///     tf::TensorArray<float, 0> arr(3);
+///     arr = arr.write(0, 0.0f);
+///     arr = arr.write(1, 1.0f);
+///     arr = arr.write(2, 2.0f);
+///     std::cout << arr.read(1);  // tf.Tensor(1.0, shape=(), dtype=float32)
+///     auto all = arr.stack();    // tf.Tensor([0. 1. 2.], shape=(3,), dtype=float32)
+///
+/// Every "modifying" member returns a new array and leaves this one unchanged; copies are
+/// cheap. `stack`, `unstack`, `gather` and `concat` are ops, so a GradientTape differentiates
+/// through them and through `write`/`read`.
+template <element_type T, std::size_t Rank>
+class TensorArray {
+  static_assert(Rank < max_rank,
+                "tf::TensorArray<T, Rank>: Rank + 1 (the rank of stack()) must not exceed "
+                "tapeflow's maximum rank (8)");
+
+ public:
+  using value_type = T;                        ///< element type of the stored tensors
+  using tensor_type = Tensor<T, Rank>;         ///< type of one element of the array
+  static constexpr std::size_t rank_v = Rank;  ///< rank of one element
+
+  /// An array of `size` unwritten elements. Throws invalid_argument for a negative size or an
+  /// `element_shape` whose rank is not `Rank`.
+  explicit TensorArray(std::int64_t size, TensorArrayOptions options = {})
+      : storage_(std::make_shared<Storage>()),
+        size_(size),
+        element_shape_(std::move(options.element_shape)),
+        dynamic_size_(options.dynamic_size),
+        infer_shape_(options.infer_shape) {
+    if (size < 0) {
+      throw invalid_argument("TensorArray: size " + std::to_string(size) + " is negative");
+    }
+    if (element_shape_ && element_shape_->rank() != Rank) {
+      throw invalid_argument("TensorArray: element_shape " + element_shape_->to_string() +
+                             " has rank " + std::to_string(element_shape_->rank()) +
+                             ", but the elements are tensors of rank " + std::to_string(Rank));
+    }
+    storage_->slots.resize(static_cast<std::size_t>(size));
+  }
+
+  /// Element type as a run-time value.
+  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
+  /// Number of elements, written or not (TensorFlow: `size()`).
+  [[nodiscard]] std::int64_t size() const noexcept { return size_; }
+  /// Whether writes past the end grow the array.
+  [[nodiscard]] bool dynamic_size() const noexcept { return dynamic_size_; }
+  /// The element shape known so far: the `element_shape` option refined by written values
+  /// (when `infer_shape`); std::nullopt if nothing is known (TensorFlow: `element_shape`).
+  [[nodiscard]] const std::optional<Shape>& element_shape() const noexcept {
+    return element_shape_;
+  }
+
+  /// A new array with element `index` set to `value` (TensorFlow: `write`); this array is
+  /// unchanged. Throws invalid_argument for a negative index or (with `infer_shape`) a value
+  /// whose shape is incompatible with the element shape, and out_of_range for an index past the
+  /// end unless `dynamic_size`, in which case the array grows to `index + 1` elements.
+  [[nodiscard]] TensorArray write(std::int64_t index, const Tensor<T, Rank>& value) const {
+    if (dense_) {
+      if (index < 0 || index >= size_) {
+        throw out_of_range("TensorArray::write: index " + std::to_string(index) +
+                           " is out of range for a TensorArray of size " + std::to_string(size_));
+      }
+      return dense_write(Tensor<std::int64_t, 0>(index), value);
+    }
+    return with_writes({{index, value}}, "write");
+  }
+  /// Writes a variable's current value.
+  template <tensor_of<T, Rank> V>
+  [[nodiscard]] TensorArray write(std::int64_t index, const V& value) const {
+    return write(index, detail::as_tensor(value));
+  }
+  /// Writes at an index given as an int32/int64 scalar tensor. A symbolic index (inside a
+  /// traced tf::function or while_loop) turns the array into its dense form (see the header
+  /// comment): it then needs a fixed size and a fully known element shape.
+  template <class I>
+    requires(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>)
+  [[nodiscard]] TensorArray write(const Tensor<I, 0>& index, const Tensor<T, Rank>& value) const {
+    if (!dense_ && !index.is_symbolic()) {
+      return write(static_cast<std::int64_t>(index.item()), value);
+    }
+    return densified("write").dense_write(index, value);
+  }
+
+  /// Element `index` (TensorFlow: `read`): the tensor written there, or zeros if it was never
+  /// written and the element shape is fully known. Throws out_of_range for an index outside
+  /// [0, size()) and failed_precondition for an unwritten element of unknown shape.
+  [[nodiscard]] Tensor<T, Rank> read(std::int64_t index) const {
+    if (index < 0 || index >= size_) {
+      throw out_of_range("TensorArray::read: index " + std::to_string(index) +
+                         " is out of range for a TensorArray of size " + std::to_string(size_));
+    }
+    if (dense_) {
+      return ::tapeflow::gather(*dense_, Tensor<std::int64_t, 0>(index));
+    }
+    return std::move(elements({index}, "read").front());
+  }
+  /// Reads at an index given as an int32/int64 scalar tensor (symbolic in traced loops; an
+  /// index out of range then throws invalid_argument when the function runs).
+  template <class I>
+    requires(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>)
+  [[nodiscard]] Tensor<T, Rank> read(const Tensor<I, 0>& index) const {
+    if (!dense_ && !index.is_symbolic()) {
+      return read(static_cast<std::int64_t>(index.item()));
+    }
+    return ::tapeflow::gather(densified("read").dense(), index);
+  }
+
+  /// All elements stacked along a new axis 0, shape (size, element shape...) (TensorFlow:
+  /// `stack`); unwritten elements are zeros. Throws failed_precondition if an element is
+  /// unwritten (or the array is empty) and the element shape is not fully known.
+  [[nodiscard]] Tensor<T, Rank + 1> stack() const {
+    if (dense_) {
+      return *dense_;
+    }
+    std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
+    for (std::int64_t i = 0; i < size_; ++i) {
+      all[static_cast<std::size_t>(i)] = i;
+    }
+    return stack_indices(all, "stack");
+  }
+
+  /// The elements at `indices` stacked along a new axis 0 (TensorFlow: `gather`). Throws
+  /// out_of_range for an index outside [0, size()).
+  [[nodiscard]] Tensor<T, Rank + 1> gather(const std::vector<std::int64_t>& indices) const {
+    for (auto index : indices) {
+      if (index < 0 || index >= size_) {
+        throw out_of_range("TensorArray::gather: index " + std::to_string(index) +
+                           " is out of range for a TensorArray of size " + std::to_string(size_));
+      }
+    }
+    if (dense_) {
+      const auto ids = constant<std::int64_t, 1>(
+          std::span<const std::int64_t>(indices),
+          std::array<std::int64_t, 1>{static_cast<std::int64_t>(indices.size())});
+      return ::tapeflow::gather(*dense_, ids);
+    }
+    return stack_indices(indices, "gather");
+  }
+
+  /// All elements joined along their axis 0 (TensorFlow: `concat`), rank `Rank` >= 1.
+  [[nodiscard]] Tensor<T, Rank> concat() const
+    requires(Rank >= 1)
+  {
+    if (size_ == 0) {
+      std::array<std::int64_t, Rank> dims = known_dims("concat");
+      dims[0] = 0;
+      return zeros<T, Rank>(dims);
+    }
+    if (dense_) {
+      std::array<std::int64_t, Rank> dims{};
+      dims[0] = size_ * dense_->dim(1);
+      for (std::size_t i = 1; i < Rank; ++i) {
+        dims[i] = dense_->dim(i + 1);
+      }
+      return reshape(*dense_, dims);
+    }
+    std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
+    for (std::int64_t i = 0; i < size_; ++i) {
+      all[static_cast<std::size_t>(i)] = i;
+    }
+    return ::tapeflow::concat(elements(all, "concat"), 0);
+  }
+
+  /// A new array holding the pieces of `value` along its axis 0, with size value.dim(0)
+  /// (TensorFlow: `unstack`). Throws invalid_argument if that exceeds size() and the array is
+  /// not `dynamic_size`, or (with `infer_shape`) if the pieces' shape is incompatible.
+  [[nodiscard]] TensorArray unstack(const Tensor<T, Rank + 1>& value) const {
+    const std::int64_t n = value.dim(0);
+    if (n > size_ && !dynamic_size_) {
+      throw invalid_argument("TensorArray::unstack: cannot unstack " + std::to_string(n) +
+                             " tensors (value of shape " + value.shape().to_string() +
+                             ") into a TensorArray of static size " + std::to_string(size_));
+    }
+    TensorArray out(*this);
+    if (infer_shape_) {
+      // Checked here as well as per piece, so that an empty value refines the shape too.
+      std::array<std::int64_t, Rank> piece{};
+      for (std::size_t i = 0; i < Rank; ++i) {
+        piece[i] = value.dim(i + 1);
+      }
+      out.element_shape_ =
+          checked_merge(element_shape_, Shape(piece), "unstack",
+                        "a piece of the value of shape " + value.shape().to_string());
+    }
+    // The result replaces every element (as TensorFlow's TensorListFromTensor does), so it
+    // starts from fresh storage rather than from a version of this one.
+    out.storage_ = std::make_shared<Storage>();
+    out.version_ = 0;
+    out.size_ = n;
+    if (dense_) {
+      out.dense_ = value;  // a dense array stays dense: the value is its stacked form
+      return out;
+    }
+    auto pieces = ::tapeflow::unstack(value);
+    std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes;
+    writes.reserve(pieces.size());
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      writes.emplace_back(static_cast<std::int64_t>(i), std::move(pieces[i]));
+    }
+    return out.with_writes(std::move(writes), "unstack");
+  }
+  /// unstack() of a variable's current value.
+  template <tensor_of<T, Rank + 1> V>
+  [[nodiscard]] TensorArray unstack(const V& value) const {
+    return unstack(detail::as_tensor(value));
+  }
+
+  /// A new array with element `indices[i]` set to `value`'s piece i along axis 0 (TensorFlow:
+  /// `scatter`). Throws invalid_argument if value.dim(0) differs from indices.size(), and what
+  /// write() throws for a bad index or shape.
+  [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
+                                    const Tensor<T, Rank + 1>& value) const {
+    if (value.dim(0) != static_cast<std::int64_t>(indices.size())) {
+      throw invalid_argument("TensorArray::scatter: " + std::to_string(indices.size()) +
+                             " indices, but the value of shape " + value.shape().to_string() +
+                             " has " + std::to_string(value.dim(0)) + " pieces along axis 0");
+    }
+    auto pieces = ::tapeflow::unstack(value);
+    if (dense_) {
+      TensorArray out(*this);
+      for (std::size_t i = 0; i < pieces.size(); ++i) {
+        out = out.write(indices[i], pieces[i]);
+      }
+      return out;
+    }
+    std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes;
+    writes.reserve(pieces.size());
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      writes.emplace_back(indices[i], std::move(pieces[i]));
+    }
+    return with_writes(std::move(writes), "scatter");
+  }
+  /// scatter() of a variable's current value.
+  template <tensor_of<T, Rank + 1> V>
+  [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
+                                    const V& value) const {
+    return scatter(indices, detail::as_tensor(value));
+  }
+
+  /// Whether the array is in its dense form (see the header comment).
+  [[nodiscard]] bool is_dense() const noexcept { return dense_.has_value(); }
+  /// This array in dense form: its elements stacked (what tf::while_loop carries as the loop
+  /// variable). Throws unimplemented for a dynamic_size array, failed_precondition when an
+  /// unwritten element's shape is unknown.
+  [[nodiscard]] TensorArray densified(const char* what) const {
+    if (dense_) {
+      return *this;
+    }
+    if (dynamic_size_) {
+      throw unimplemented(std::string("TensorArray::") + what +
+                          ": a dynamic_size array cannot be indexed by a symbolic tensor or "
+                          "carried through a traced tf::while_loop (give it a fixed size)");
+    }
+    TensorArray out(*this);
+    out.dense_ = stack();
+    out.element_shape_ = Shape(known_dims(what));
+    return out;
+  }
+  /// The stacked tensor of a dense array.
+  [[nodiscard]] const Tensor<T, Rank + 1>& dense() const {
+    if (!dense_) {
+      throw failed_precondition("TensorArray::dense: the array is not in dense form");
+    }
+    return *dense_;
+  }
+  /// A dense array like this one (same options) holding `stacked` (size = its dim 0).
+  [[nodiscard]] TensorArray with_dense(Tensor<T, Rank + 1> stacked) const {
+    TensorArray out(*this);
+    out.size_ = stacked.dim(0);
+    out.dense_ = std::move(stacked);
+    return out;
+  }
+
+ private:
+  using Storage = detail::TensorArrayStorage<T, Rank>;
+
+  // Row `index` of the dense tensor replaced by `value`: where(rows == index, value, dense).
+  // The row ids are gathered at `index` first, so an index out of range fails there (when the
+  // function runs) instead of silently writing nothing.
+  template <class I>
+  [[nodiscard]] TensorArray dense_write(const Tensor<I, 0>& index,
+                                        const Tensor<T, Rank>& value) const {
+    if (infer_shape_) {
+      (void)checked_merge(element_shape_, value.shape(), "write", "the value");
+    }
+    const Tensor<I, 1> rows = range<I>(static_cast<I>(size_));
+    std::array<std::int64_t, Rank + 1> mask_dims{};
+    mask_dims.fill(1);
+    mask_dims[0] = size_;
+    auto mask = reshape(equal(rows, ::tapeflow::gather(rows, index)), mask_dims);
+    return with_dense(where(mask, value, *dense_));
+  }
+
+  static bool compatible(const Shape& a, const Shape& b) noexcept {
+    for (std::size_t i = 0; i < Rank; ++i) {
+      if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /// `a` with its unknown dimensions taken from `b` (a and b compatible).
+  static Shape merged(Shape a, const Shape& b) noexcept {
+    for (std::size_t i = 0; i < Rank; ++i) {
+      if (a[i] < 0) {
+        a[i] = b[i];
+      }
+    }
+    return a;
+  }
+
+  /// The fully known element shape, for making zeros; throws failed_precondition otherwise.
+  [[nodiscard]] std::array<std::int64_t, Rank> known_dims(const char* what) const {
+    if (!element_shape_ || !element_shape_->fully_defined()) {
+      throw failed_precondition(
+          std::string("TensorArray::") + what +
+          ": an element was never written and the element shape " +
+          (element_shape_ ? element_shape_->to_string() : std::string("<unknown>")) +
+          " is not fully defined, so it cannot be filled with zeros (write it, or give "
+          "TensorArrayOptions::element_shape)");
+    }
+    std::array<std::int64_t, Rank> dims{};
+    // Loops, not std::copy: for Rank 0 that would pass a null pointer to memmove (-Wnonnull).
+    for (std::size_t i = 0; i < Rank; ++i) {
+      dims[i] = (*element_shape_)[i];
+    }
+    return dims;
+  }
+
+  /// The elements at `indices` (all in range), with zeros for unwritten ones.
+  [[nodiscard]] std::vector<Tensor<T, Rank>> elements(const std::vector<std::int64_t>& indices,
+                                                      const char* what) const {
+    std::vector<std::optional<Tensor<T, Rank>>> found;
+    found.reserve(indices.size());
+    {
+      std::lock_guard lock(storage_->mutex);
+      for (auto index : indices) {
+        const Tensor<T, Rank>* value = storage_->find(index, version_);
+        found.push_back(value ? std::optional(*value) : std::nullopt);
+      }
+    }
+    // Made outside the lock, once: unwritten elements may all share one zeros tensor.
+    std::optional<Tensor<T, Rank>> zero;
+    std::vector<Tensor<T, Rank>> out;
+    out.reserve(indices.size());
+    for (auto& value : found) {
+      if (!value) {
+        if (!zero) {
+          zero = zeros<T, Rank>(known_dims(what));
+        }
+        value = zero;
+      }
+      out.push_back(std::move(*value));
+    }
+    return out;
+  }
+
+  [[nodiscard]] Tensor<T, Rank + 1> stack_indices(const std::vector<std::int64_t>& indices,
+                                                  const char* what) const {
+    if (indices.empty()) {
+      // tf::stack needs at least one tensor; TensorFlow gives an empty (0, shape...) tensor.
+      std::array<std::int64_t, Rank> dims = known_dims(what);
+      std::array<std::int64_t, Rank + 1> out{};
+      for (std::size_t i = 0; i < Rank; ++i) {
+        out[i + 1] = dims[i];
+      }
+      return zeros<T, Rank + 1>(out);
+    }
+    return ::tapeflow::stack(elements(indices, what), 0);
+  }
+
+  /// A new array with `writes` applied in order: the one place elements change.
+  [[nodiscard]] TensorArray with_writes(
+      std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes, const char* what) const {
+    // Validate everything before touching the shared storage, so a throw leaves no trace.
+    std::int64_t new_size = size_;
+    std::optional<Shape> new_shape = element_shape_;
+    for (const auto& [index, value] : writes) {
+      if (index < 0) {
+        throw invalid_argument(std::string("TensorArray::") + what + ": index " +
+                               std::to_string(index) + " is negative");
+      }
+      if (index >= new_size) {
+        if (!dynamic_size_) {
+          throw out_of_range(std::string("TensorArray::") + what + ": index " +
+                             std::to_string(index) + " is out of range for a TensorArray of size " +
+                             std::to_string(size_) + " (dynamic_size is false)");
+        }
+        new_size = index + 1;
+      }
+      if (infer_shape_) {
+        new_shape = checked_merge(new_shape, value.shape(), what,
+                                  "the value for index " + std::to_string(index));
+      }
+    }
+
+    std::shared_ptr<Storage> storage;
+    std::int64_t version = 0;
+    {
+      std::lock_guard lock(storage_->mutex);
+      if (version_ != storage_->head) {
+        // Another array already wrote after this one's version: branch off into fresh storage
+        // holding this array's view (element handles only; no element data is copied).
+        storage = std::make_shared<Storage>();
+        storage->slots.resize(static_cast<std::size_t>(size_));
+        for (std::int64_t i = 0; i < size_; ++i) {
+          if (const Tensor<T, Rank>* value = storage_->find(i, version_)) {
+            storage->slots[static_cast<std::size_t>(i)].push_back({0, *value});
+          }
+        }
+      } else {
+        // This array is the newest, so it appends in place. If it is also the storage's only
+        // holder, no array older than it can exist any more: drop the entries it cannot see
+        // in the slots written now, which bounds the history of a slot written again and again.
+        if (storage_.use_count() == 1) {
+          for (const auto& write : writes) {
+            if (write.first < static_cast<std::int64_t>(storage_->slots.size())) {
+              auto& history = storage_->slots[static_cast<std::size_t>(write.first)];
+              if (history.size() > 1) {
+                // Every entry is <= version_ (== head): the last one is the visible one.
+                history.erase(history.begin(), history.end() - 1);
+              }
+            }
+          }
+        }
+        storage = storage_;
+      }
+      // `storage` is either under `lock` or not yet shared with anyone.
+      if (storage->slots.size() < static_cast<std::size_t>(new_size)) {
+        storage->slots.resize(static_cast<std::size_t>(new_size));
+      }
+      version = ++storage->head;
+      for (auto& [index, value] : writes) {
+        storage->slots[static_cast<std::size_t>(index)].push_back({version, std::move(value)});
+      }
+    }
+    TensorArray out(*this);
+    out.storage_ = std::move(storage);
+    out.version_ = version;
+    out.size_ = new_size;
+    out.element_shape_ = std::move(new_shape);
+    return out;
+  }
+
+  /// `known` refined by a value of shape `shape`; invalid_argument if they are incompatible.
+  [[nodiscard]] static Shape checked_merge(const std::optional<Shape>& known, const Shape& shape,
+                                           const char* what, const std::string& operand) {
+    if (!known) {
+      return shape;
+    }
+    if (!compatible(*known, shape)) {
+      throw invalid_argument(std::string("TensorArray::") + what + ": " + operand + " has shape " +
+                             shape.to_string() + ", which is incompatible with the element shape " +
+                             known->to_string());
+    }
+    return merged(*known, shape);
+  }
+
+  std::shared_ptr<Storage> storage_;
+  /// Which writes of storage_ this array sees: those tagged with a version <= version_.
+  std::int64_t version_ = 0;
+  std::int64_t size_ = 0;
+  std::optional<Shape> element_shape_{};
+  bool dynamic_size_ = false;
+  bool infer_shape_ = true;
+  /// Set in dense form: the elements stacked, shape (size_, element shape...).
+  std::optional<Tensor<T, Rank + 1>> dense_{};
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
+// ---- end <tapeflow/function/tensor_array.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// Options of tf::while_loop (TensorFlow's keyword arguments).
+struct WhileOptions {
+  /// Stop after this many iterations even while the condition holds; -1: no limit.
+  std::int64_t maximum_iterations = -1;
+};
+
+namespace detail::cf {
+
+// Flattening a (normalized) result: a tensor, or a tuple/pair of them (nested allowed).
+template <class X>
+void flatten(const X& x, std::vector<AnyTensor>& out) {
+  if constexpr (is_tensor<X>::value) {
+    out.emplace_back(x);
+  } else if constexpr (requires { std::tuple_size<X>::value; }) {
+    std::apply([&](const auto&... e) { (flatten(e, out), ...); }, x);
+  } else {
+    static_assert(sizeof(X) == 0, "tf::cond: a branch must return tensors");
+  }
+}
+
+// A result of the same type whose tensors are new symbolic tensors of the same dims.
+template <class X>
+X symbolic_like(const X& x) {
+  if constexpr (is_tensor<X>::value) {
+    return tensor_access::symbolic<typename X::value_type, X::rank_v>(x.dims());
+  } else {
+    return std::apply([](const auto&... e) { return X{symbolic_like(e)...}; }, x);
+  }
+}
+
+// Whether a sub-graph holds a node that reads or changes state (each node carries its op's
+// `stateful` member; nested If and While nodes are stateful).
+inline bool is_stateful(const trace::Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return n.stateful; });
+}
+
+inline std::unique_ptr<trace::Graph> sub_graph(trace::Graph* parent) {
+  auto g = std::make_unique<trace::Graph>();
+  g->parent = parent;
+  return g;
+}
+
+/// Adds the outer slots a sub-graph captured to the node's inputs (each slot once); returns
+/// where each captured argument is found among the inputs.
+inline std::vector<std::size_t> add_captures(std::vector<std::int32_t>& inputs,
+                                             const std::vector<std::int32_t>& captured) {
+  std::vector<std::size_t> where;
+  for (auto slot : captured) {
+    auto it = std::find(inputs.begin(), inputs.end(), slot);
+    where.push_back(static_cast<std::size_t>(it - inputs.begin()));
+    if (it == inputs.end()) {
+      inputs.push_back(slot);
+    }
+  }
+  return where;
+}
+
+/// Runs a sub-graph on `leading` arguments followed by its captured values.
+inline std::vector<AnyTensor> run_with(const ConcreteFunction& fn,
+                                       std::span<const AnyTensor> leading,
+                                       std::span<const AnyTensor> values,
+                                       const std::vector<std::size_t>& captured) {
+  std::vector<AnyTensor> args(leading.begin(), leading.end());
+  for (auto i : captured) {
+    args.push_back(values[i]);
+  }
+  return fn.run(args);
+}
+
+template <class X>
+struct is_tensor_array : std::false_type {};
+template <class T, std::size_t R>
+struct is_tensor_array<TensorArray<T, R>> : std::true_type {};
+
+// A loop variable after its body: a tensor keeps its shape; a TensorArray may change size
+// (dynamic_size), as in TensorFlow.
+template <class X>
+void check_loop_shape(std::size_t i, const X& before, const X& after) {
+  if constexpr (is_tensor<X>::value) {
+    if (before.shape() != after.shape()) {
+      throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) + " has shape " +
+                             before.shape().to_string() + " on entry but " +
+                             after.shape().to_string() +
+                             " after the body; loop variables must keep their shape");
+    }
+  }
+}
+template <class... X, std::size_t... I>
+void check_loop_shapes(const std::tuple<X...>& before, const std::tuple<X...>& after,
+                       std::index_sequence<I...> /*indices*/) {
+  (check_loop_shape(I, std::get<I>(before), std::get<I>(after)), ...);
+}
+template <class... X>
+void check_loop_shapes(const std::tuple<X...>& before, const std::tuple<X...>& after) {
+  check_loop_shapes(before, after, std::index_sequence_for<X...>{});
+}
+
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> eager_while(CondFn& cond_fn, BodyFn& body_fn, std::tuple<X...> vars,
+                             std::int64_t max) {
+  for (std::int64_t it = 0; max < 0 || it < max; ++it) {
+    const Tensor<bool, 0> c = std::apply(cond_fn, std::as_const(vars));
+    if (!c.item()) {
+      break;
+    }
+    std::tuple<X...> next(std::apply(body_fn, std::as_const(vars)));
+    check_loop_shapes(vars, next);
+    vars = std::move(next);
+  }
+  return vars;
+}
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> traced_while(trace::Graph* outer, CondFn& cond_fn, BodyFn& body_fn,
+                              const std::tuple<X...>& loop_vars, std::int64_t max);
+
+// What a traced loop carries for a loop variable: a tensor itself, a TensorArray in its dense
+// form (Note [TensorArray in loops] in tensor_array.hpp).
+template <class X>
+X densify(const X& x) {
+  if constexpr (is_tensor_array<X>::value) {
+    return x.densified("while_loop");
+  } else {
+    return x;
+  }
+}
+template <class X>
+auto loop_tensor(const X& x) {
+  if constexpr (is_tensor_array<X>::value) {
+    return densify(x).dense();
+  } else {
+    return x;
+  }
+}
+template <class X, class Carried>
+X from_loop_tensor(const X& like, const Carried& t) {
+  if constexpr (is_tensor_array<X>::value) {
+    return like.with_dense(t);
+  } else {
+    return t;
+  }
+}
+
+}  // namespace detail::cf
+
+namespace detail::cf {
+
+// Records, on the active tapes, how to differentiate the If node at `index` (Note
+// [Control-flow gradients]): the IfGrad node reruns the branch taken under a tape.
+template <class Deferred = void>
+void record_if_gradient(trace::Graph& outer, std::size_t index,
+                        const std::vector<AnyTensor>& outer_outs, std::vector<Port> sources,
+                        std::shared_ptr<const ConcreteFunction> (&fns)[2],
+                        std::vector<std::size_t> (&where)[2], std::size_t num_inputs) {
+  auto spec = std::make_shared<GradSpec>();
+  spec->op = "IfGrad";
+  spec->forward_op = "cond";
+  spec->graph = &outer;
+  spec->inputs = outer.nodes[index].inputs;
+  for (const auto& o : outer_outs) {
+    spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
+  }
+  spec->sources = sources;
+  spec->make_run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
+                    where_else = std::move(where[1]), num_inputs,
+                    sources](std::vector<std::int64_t> upstream_at,
+                             std::shared_ptr<std::vector<AnyTensor>> grad_stash) {
+    return trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
+      const bool take = values[0].unchecked_as<bool, 0>().item();
+      std::vector<AnyTensor> vals(values.begin(),
+                                  values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
+      std::vector<AnyTensor> watched;
+      std::vector<std::int64_t> ids;
+      for (const auto& s : sources) {
+        if (s.input >= 0) {
+          auto& v = vals[static_cast<std::size_t>(s.input)];
+          v = fresh(v);
+          watched.push_back(v);
+          ids.push_back(v.id());
+        } else {
+          ids.push_back(tape::tape_id(s.id));
+        }
+      }
+      std::vector<AnyTensor> upstream(upstream_at.size());
+      for (std::size_t k = 0; k < upstream_at.size(); ++k) {
+        if (upstream_at[k] >= 0) {
+          upstream[k] = values[static_cast<std::size_t>(upstream_at[k])];
+        }
+      }
+      auto grads = eager_vjp(
+          [&] {
+            return take ? run_with(*then_fn, {}, vals, where_then)
+                        : run_with(*else_fn, {}, vals, where_else);
+          },
+          watched, ids, upstream);
+      for (std::size_t m = 0; m < grads.size(); ++m) {
+        if (!grads[m].engaged()) {
+          const auto& s = sources[m];
+          grads[m] = zeros_of(
+              s.dtype, s.input >= 0 ? vals[static_cast<std::size_t>(s.input)].shape() : s.shape);
+        }
+      }
+      if (grads.size() > 1) {
+        *grad_stash = grads;
+      }
+      return grads[0];
+    });
+  };
+  record_on_tapes(spec);
+}
+
+// The If/StatelessIf node of a tf::cond whose branches were traced into `graphs`, appended to
+// `outer`; `outs`: each branch's flattened results, `outer_outs`: the node's symbolic results.
+// A template only so that it compiles in programs that use tf::cond (MAINTAINERS.md,
+// "Compile time").
+template <class Deferred = void>
+void append_if(trace::Graph& outer, std::int32_t pred_slot,
+               std::unique_ptr<trace::Graph> (&graphs)[2], const std::vector<AnyTensor> (&outs)[2],
+               const std::vector<AnyTensor>& outer_outs) {
+  for (std::size_t i = 0; i < outs[0].size(); ++i) {
+    if (outs[0][i].shape() != outs[1][i].shape()) {
+      throw invalid_argument("tf::cond: result " + std::to_string(i) + " has shape " +
+                             outs[0][i].shape().to_string() + " in true_fn but " +
+                             outs[1][i].shape().to_string() + " in false_fn");
+    }
+  }
+  trace::GraphNode node;
+  const bool stateful = is_stateful(*graphs[0]) || is_stateful(*graphs[1]);
+  node.op = stateful ? "If" : "StatelessIf";
+  node.stateful = stateful;
+  node.inputs.push_back(pred_slot);
+  std::vector<std::size_t> where[2];
+  for (int b = 0; b < 2; ++b) {
+    where[b] = add_captures(node.inputs, graphs[b]->captured);
+  }
+  // What a tape inside the traced body may differentiate (Note [Control-flow gradients]).
+  std::vector<Port> sources;
+  for (int b = 0; b < 2; ++b) {
+    const auto& g = *graphs[b];
+    for (std::size_t j = 0; j < g.captured.size(); ++j) {
+      const auto input = static_cast<std::int64_t>(where[b][j]);
+      const bool seen = std::any_of(sources.begin(), sources.end(),
+                                    [&](const auto& s) { return s.input == input; });
+      if (is_float_dtype(g.arg_dtypes()[j]) && !seen) {
+        sources.push_back({g.captured_ids[j], g.arg_dtypes()[j], g.arg_shapes()[j], input});
+      }
+    }
+    add_variable_sources(sources, g.variable_reads);
+    outer.variable_reads.insert(outer.variable_reads.end(), g.variable_reads.begin(),
+                                g.variable_reads.end());
+  }
+  const std::size_t num_inputs = node.inputs.size();
+  auto stash = std::make_shared<std::vector<AnyTensor>>();
+  const std::size_t index = append(outer, std::move(node), outer_outs, stash);
+  auto& added = outer.nodes[index];
+  const std::string name = added.name;
+  std::shared_ptr<const ConcreteFunction> fns[2] = {
+      std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
+      std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
+  added.attrs = {{"then_branch", FunctionName{fns[0]->name()}},
+                 {"else_branch", FunctionName{fns[1]->name()}}};
+  added.functions = {fns[0], fns[1]};
+  added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
+               stash](std::span<const AnyTensor> values) -> AnyTensor {
+    const bool take = values[0].unchecked_as<bool, 0>().item();
+    auto outs = take ? run_with(*then_fn, {}, values, where_then)
+                     : run_with(*else_fn, {}, values, where_else);
+    if (outs.empty()) {
+      return AnyTensor{};
+    }
+    *stash = outs;
+    return outs[0];
+  };
+  if (!tape::active().empty() && !sources.empty()) {
+    record_if_gradient(outer, index, outer_outs, std::move(sources), fns, where, num_inputs);
+  }
+}
+}  // namespace detail::cf
+
+/// Runs `true_fn()` if `pred` holds, else `false_fn()` (TensorFlow: `tf.cond`).
+///
+///     auto y = tf::cond(x > 0.0f, [&] { return x; }, [&] { return -x; });
+///
+/// `pred` is a `Tensor<bool, 0>` (or a Variable of one). Both callables take no arguments and
+/// return the same type: nothing, a tensor, or a tuple/pair of tensors (variables are read).
+/// Inside a traced tf::function with a symbolic `pred` both branches are traced and one
+/// "StatelessIf" ("If" when a branch holds a stateful op: variables, printing, random) node picks
+/// one per run; corresponding results of the two branches must have the same shape at trace time
+/// (invalid_argument otherwise). A `pred` with a value (not symbolic) picks a branch at once.
+template <class Pred, class TrueFn, class FalseFn>
+  requires std::invocable<TrueFn&> && std::invocable<FalseFn&>
+auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
+  static_assert(std::is_convertible_v<const Pred&, Tensor<bool, 0>>,
+                "tf::cond: pred must be a Tensor<bool, 0> (or a Variable<bool, 0>)");
+  using RT = std::remove_cvref_t<std::invoke_result_t<TrueFn&>>;
+  using RF = std::remove_cvref_t<std::invoke_result_t<FalseFn&>>;
+  static_assert(std::is_void_v<RT> == std::is_void_v<RF>,
+                "tf::cond: both branches must return the same type");
+  using Type = typename detail::fn::result_traits<RT>::type;
+  if constexpr (!std::is_void_v<RT>) {
+    static_assert(std::is_same_v<Type, typename detail::fn::result_traits<RF>::type>,
+                  "tf::cond: both branches must return the same type");
+  }
+  const Tensor<bool, 0> p = pred;
+  detail::trace::Graph* outer = detail::trace::active();
+  if (outer == nullptr || !p.is_symbolic()) {
+    if constexpr (std::is_void_v<RT>) {
+      if (p.item()) {
+        true_fn();
+      } else {
+        false_fn();
+      }
+      return;
+    } else {
+      return p.item() ? Type(true_fn()) : Type(false_fn());
+    }
+  } else {
+    const std::int32_t pred_slot = outer->slot_of(p);
+    // Held: what a branch gives (tuple<> for void branches).
+    using Held = std::conditional_t<std::is_void_v<RT>, std::tuple<>, Type>;
+    std::optional<Held> results[2];
+    std::unique_ptr<detail::trace::Graph> graphs[2];
+    auto trace_branch = [&](int b, auto& fn) {
+      graphs[b] = detail::cf::sub_graph(outer);
+      detail::trace::Scope scope(graphs[b].get());
+      if constexpr (std::is_void_v<RT>) {
+        fn();
+        results[b].emplace();
+      } else {
+        results[b].emplace(fn());
+      }
+      detail::fn::result_traits<Held>::collect(*graphs[b], *results[b]);
+    };
+    {
+      detail::cf::PauseTapes pause;  // Note [Control-flow gradients]
+      trace_branch(0, true_fn);
+      trace_branch(1, false_fn);
+    }
+    std::vector<AnyTensor> outs[2];
+    detail::cf::flatten(*results[0], outs[0]);
+    detail::cf::flatten(*results[1], outs[1]);
+    Held symbolic = detail::cf::symbolic_like(*results[0]);
+    std::vector<AnyTensor> outer_outs;
+    detail::cf::flatten(symbolic, outer_outs);
+    detail::cf::append_if(*outer, pred_slot, graphs, outs, outer_outs);
+    if constexpr (!std::is_void_v<RT>) {
+      return symbolic;
+    }
+  }
+}
+
+/// Repeats `loop_vars = body_fn(loop_vars...)` while `cond_fn(loop_vars...)` holds, and
+/// returns the final loop variables (TensorFlow: `tf.while_loop`).
+///
+///     auto [i, s] = tf::while_loop(
+///         [&](const auto& i, const auto&) { return i <= n; },
+///         [](const auto& i, const auto& s) { return std::tuple{i + 1, s + i}; },
+///         std::tuple{tf::constant(1), tf::constant(0)});
+///
+/// `cond_fn` returns a `Tensor<bool, 0>`; `body_fn` returns the loop variables' tuple type.
+/// Loop variables keep dtype, rank and shape: a body that changes a shape throws
+/// invalid_argument naming the variable. Inside a traced tf::function both callables are
+/// traced once into sub-graphs and one "While" node loops at run time.
+///
+/// A loop variable may also be a `TensorArray` written and read at the loop counter:
+///
+///     tf::TensorArray<float, 1> rows(n, {.element_shape = tf::Shape{d}});
+///     auto [i, out] = tf::while_loop(
+///         [&](const auto& i, const auto&) { return i < n; },
+///         [&](const auto& i, const auto& a) { return std::tuple{i + 1, a.write(i, f(i))}; },
+///         std::tuple{tf::constant(0), rows});
+///
+/// Traced, the array travels in its dense form (tensor_array.hpp): it needs a fixed size and
+/// a known element shape (unimplemented / failed_precondition otherwise).
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...> loop_vars,
+                            WhileOptions options = {}) {
+  static_assert(
+      sizeof...(X) > 0 && ((is_tensor<X>::value || detail::cf::is_tensor_array<X>::value) && ...),
+      "tf::while_loop: loop_vars must be a tuple of tensors and TensorArrays");
+  using Vars = std::tuple<X...>;
+  static_assert(std::is_convertible_v<std::invoke_result_t<CondFn&, const X&...>, Tensor<bool, 0>>,
+                "tf::while_loop: cond_fn must return a Tensor<bool, 0>");
+  static_assert(std::is_constructible_v<Vars, std::invoke_result_t<BodyFn&, const X&...>>,
+                "tf::while_loop: body_fn must return the loop variables' types");
+  const std::int64_t max = options.maximum_iterations;
+  detail::trace::Graph* outer = detail::trace::active();
+  if constexpr ((detail::cf::is_tensor_array<X>::value || ...)) {
+    if (outer != nullptr) {
+      // Traced: the arrays travel as their dense tensors through the tensor-only loop below.
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const std::tuple<X...> like{detail::cf::densify(std::get<I>(loop_vars))...};
+        auto out = while_loop(
+            [&](const auto&... t) {
+              return cond_fn(detail::cf::from_loop_tensor(std::get<I>(like), t)...);
+            },
+            [&](const auto&... t) {
+              const std::tuple<X...> next(
+                  body_fn(detail::cf::from_loop_tensor(std::get<I>(like), t)...));
+              return std::tuple{detail::cf::loop_tensor(std::get<I>(next))...};
+            },
+            std::tuple{detail::cf::loop_tensor(std::get<I>(like))...}, options);
+        return std::tuple<X...>{
+            detail::cf::from_loop_tensor(std::get<I>(like), std::get<I>(out))...};
+      }(std::index_sequence_for<X...>{});
+    }
+    return detail::cf::eager_while(cond_fn, body_fn, std::move(loop_vars), max);
+  } else {
+    if (outer == nullptr) {
+      return detail::cf::eager_while(cond_fn, body_fn, std::move(loop_vars), max);
+    }
+    return detail::cf::traced_while(outer, cond_fn, body_fn, loop_vars, max);
+  }
+}
+
+namespace detail::cf {
+
+/// Records a traced While node on the tapes inside the body that want one of its sources
+/// (Note [Control-flow gradients]): loop variables, the body's captures, variables it reads.
+template <class Deferred = void>  // compiled only with while_loop (control_flow_gradient.hpp)
+void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>& inputs,
+                           const std::vector<AnyTensor>& outputs,
+                           const std::vector<AnyTensor>& initial, const ConcreteFunction& body,
+                           std::shared_ptr<const ConcreteFunction> body_fn,
+                           std::vector<std::size_t> where_body, std::size_t num_inputs,
+                           const std::shared_ptr<WhileHistory>& history) {
+  const std::size_t num_vars = initial.size();
+  std::vector<Port> sources;
+  std::vector<std::size_t> var_k;   // floating loop variables
+  std::vector<std::size_t> cap_in;  // floating captures of the body: their input index
+  for (std::size_t k = 0; k < num_vars; ++k) {
+    if (is_float_dtype(initial[k].dtype())) {
+      var_k.push_back(k);
+      sources.push_back(
+          {initial[k].id(), initial[k].dtype(), initial[k].shape(), static_cast<std::int64_t>(k)});
+    }
+  }
+  const auto& g = body.graph();
+  for (std::size_t j = 0; j < g.captured.size(); ++j) {
+    const DType dtype = g.arg_dtypes()[num_vars + j];
+    if (is_float_dtype(dtype) &&
+        std::find(cap_in.begin(), cap_in.end(), where_body[j]) == cap_in.end()) {
+      cap_in.push_back(where_body[j]);
+      sources.push_back({g.captured_ids[j], dtype, g.arg_shapes()[num_vars + j],
+                         static_cast<std::int64_t>(where_body[j])});
+    }
+  }
+  const std::size_t num_fixed = sources.size();
+  add_variable_sources(sources, g.variable_reads);
+  const std::vector<Port> var_ports(sources.begin() + static_cast<std::ptrdiff_t>(num_fixed),
+                                    sources.end());
+  auto spec = std::make_shared<GradSpec>();
+  spec->op = "WhileGrad";
+  spec->forward_op = "while_loop";
+  spec->graph = outer;
+  spec->inputs = inputs;
+  for (const auto& o : outputs) {
+    spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
+  }
+  spec->sources = std::move(sources);
+  spec->make_run = [body_fn = std::move(body_fn), where_body = std::move(where_body), num_vars,
+                    num_inputs, var_k, cap_in, var_ports,
+                    history](std::vector<std::int64_t> upstream_at,
+                             std::shared_ptr<std::vector<AnyTensor>> stash) {
+    return trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
+      std::vector<AnyTensor> vals(values.begin(),
+                                  values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
+      for (auto idx : cap_in) {
+        vals[idx] = fresh(vals[idx]);
+      }
+      // g[k]: the gradient with respect to loop variable k after the iteration replayed next.
+      std::vector<AnyTensor> g(num_vars);
+      for (auto k : var_k) {
+        if (upstream_at[k] >= 0) {
+          g[k] = values[static_cast<std::size_t>(upstream_at[k])];
+        }
+      }
+      std::vector<AnyTensor> cap_g(cap_in.size());
+      std::vector<AnyTensor> var_g(var_ports.size());
+      const auto& iterations = history->iterations;
+      for (std::size_t it = iterations.size(); it-- > 0;) {
+        if (std::none_of(g.begin(), g.end(), [](const AnyTensor& t) { return t.engaged(); })) {
+          break;
+        }
+        std::vector<AnyTensor> leading = iterations[it];
+        std::vector<AnyTensor> watched;
+        std::vector<std::int64_t> ids;
+        for (auto k : var_k) {
+          leading[k] = fresh(leading[k]);
+          watched.push_back(leading[k]);
+          ids.push_back(leading[k].id());
+        }
+        for (auto idx : cap_in) {
+          watched.push_back(vals[idx]);
+          ids.push_back(vals[idx].id());
+        }
+        for (const auto& p : var_ports) {
+          ids.push_back(tape::tape_id(p.id));
+        }
+        auto grads = eager_vjp([&] { return run_with(*body_fn, leading, vals, where_body); },
+                               watched, ids, g);
+        std::size_t m = 0;
+        std::vector<AnyTensor> next(num_vars);
+        for (auto k : var_k) {
+          next[k] = std::move(grads[m++]);
+        }
+        for (auto& c : cap_g) {
+          c = add_any(c, grads[m++]);
+        }
+        for (auto& v : var_g) {
+          v = add_any(v, grads[m++]);
+        }
+        g = std::move(next);
+      }
+      std::vector<AnyTensor> out;
+      for (auto k : var_k) {
+        out.push_back(g[k].engaged() ? g[k] : zeros_of(values[k].dtype(), values[k].shape()));
+      }
+      for (std::size_t j = 0; j < cap_in.size(); ++j) {
+        out.push_back(cap_g[j].engaged()
+                          ? cap_g[j]
+                          : zeros_of(vals[cap_in[j]].dtype(), vals[cap_in[j]].shape()));
+      }
+      for (std::size_t v = 0; v < var_ports.size(); ++v) {
+        out.push_back(var_g[v].engaged() ? var_g[v]
+                                         : zeros_of(var_ports[v].dtype, var_ports[v].shape));
+      }
+      if (out.size() > 1) {
+        *stash = out;
+      }
+      return out[0];
+    });
+  };
+  if (record_on_tapes(spec)) {
+    history->record = true;
+  }
+}
+
+template <class CondFn, class BodyFn, class... X>
+std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn& body_fn,
+                              const std::tuple<X...>& loop_vars, std::int64_t max) {
+  using Vars = std::tuple<X...>;
+  trace::Graph* outer = outer_graph;
+  std::vector<std::int32_t> var_slots;
+  std::apply([&](const auto&... v) { (var_slots.push_back(outer->slot_of(v)), ...); }, loop_vars);
+  auto placeholders = [&](detail::trace::Graph& g) {
+    return std::apply(
+        [&](const auto&... v) {
+          return Vars{g.template add_argument<typename X::value_type, X::rank_v>(v.dims())...};
+        },
+        loop_vars);
+  };
+  // Note [Control-flow gradients]: the sub-graphs are differentiated as a whole.
+  std::optional<detail::cf::PauseTapes> pause_tapes(std::in_place);
+  auto cond_graph = detail::cf::sub_graph(outer);
+  {
+    detail::trace::Scope scope(cond_graph.get());
+    const Vars args = placeholders(*cond_graph);
+    const Tensor<bool, 0> c = std::apply(cond_fn, args);
+    cond_graph->output_slots.push_back(cond_graph->slot_of(c));
+  }
+  auto body_graph = detail::cf::sub_graph(outer);
+  {
+    detail::trace::Scope scope(body_graph.get());
+    const Vars args = placeholders(*body_graph);
+    const Vars next(std::apply(body_fn, args));
+    detail::cf::check_loop_shapes(args, next);
+    detail::fn::result_traits<Vars>::collect(*body_graph, next);
+  }
+  pause_tapes.reset();
+  detail::trace::GraphNode node;
+  node.op = "While";
+  node.stateful = true;  // TensorFlow's stateful While: its body may run any op
+  node.inputs = var_slots;
+  const std::size_t num_vars = var_slots.size();
+  auto where_cond = detail::cf::add_captures(node.inputs, cond_graph->captured);
+  auto where_body = detail::cf::add_captures(node.inputs, body_graph->captured);
+  const Vars symbolic = detail::cf::symbolic_like(loop_vars);
+  std::vector<AnyTensor> outer_outs;
+  detail::cf::flatten(symbolic, outer_outs);
+  std::vector<AnyTensor> initial;
+  detail::cf::flatten(loop_vars, initial);
+  const std::size_t num_inputs = node.inputs.size();
+  auto stash = std::make_shared<std::vector<AnyTensor>>();
+  auto history = std::make_shared<detail::cf::WhileHistory>();
+  const std::size_t index = detail::cf::append(*outer, std::move(node), outer_outs, stash);
+  auto& added = outer->nodes[index];
+  auto cond_fn_graph =
+      std::make_shared<const ConcreteFunction>(std::move(cond_graph), added.name + "_cond");
+  auto body_fn_graph =
+      std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
+  added.attrs = {{"cond", FunctionName{cond_fn_graph->name()}},
+                 {"body", FunctionName{body_fn_graph->name()}}};
+  added.functions = {cond_fn_graph, body_fn_graph};
+  if (max >= 0) {
+    added.attrs.emplace_back("maximum_iterations", AttrValue(max));
+  }
+  added.run = [cond_fn_graph, body_fn_graph, num_vars, where_cond = std::move(where_cond),
+               where_body, max, stash, history](std::span<const AnyTensor> values) -> AnyTensor {
+    std::vector<AnyTensor> vars(values.begin(),
+                                values.begin() + static_cast<std::ptrdiff_t>(num_vars));
+    if (history->record) {
+      history->iterations.clear();
+    }
+    for (std::int64_t it = 0; max < 0 || it < max; ++it) {
+      auto c = detail::cf::run_with(*cond_fn_graph, vars, values, where_cond);
+      if (!c[0].unchecked_as<bool, 0>().item()) {
+        break;
+      }
+      if (history->record) {
+        history->iterations.push_back(vars);  // what the gradient replays
+      }
+      auto next = detail::cf::run_with(*body_fn_graph, vars, values, where_body);
+      for (std::size_t i = 0; i < num_vars; ++i) {
+        if (next[i].shape() != vars[i].shape()) {  // dims unknown (-1) at trace time
+          throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) +
+                                 " has shape " + vars[i].shape().to_string() + " on entry but " +
+                                 next[i].shape().to_string() +
+                                 " after the body; loop variables must keep their shape");
+        }
+      }
+      vars = std::move(next);
+    }
+    *stash = vars;
+    return vars[0];
+  };
+  for (const auto* g : {&cond_fn_graph->graph(), &body_fn_graph->graph()}) {
+    outer->variable_reads.insert(outer->variable_reads.end(), g->variable_reads.begin(),
+                                 g->variable_reads.end());
+  }
+  if (!detail::tape::active().empty()) {
+    record_while_gradient(outer, outer->nodes[index].inputs, outer_outs, initial, *body_fn_graph,
+                          body_fn_graph, std::move(where_body), num_inputs, history);
+  }
+  return symbolic;
+}
+
+}  // namespace detail::cf
+
+/// tf::while_loop with a single loop variable: `cond_fn(x)`, `body_fn(x) -> x'`.
+template <class CondFn, class BodyFn, class T, std::size_t R>
+Tensor<T, R> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Tensor<T, R>& loop_var,
+                        WhileOptions options = {}) {
+  auto out = while_loop([&](const Tensor<T, R>& x) { return cond_fn(x); },
+                        [&](const Tensor<T, R>& x) { return std::tuple<Tensor<T, R>>(body_fn(x)); },
+                        std::tuple<Tensor<T, R>>(loop_var), options);
+  return std::get<0>(std::move(out));
+}
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
+// ---- end <tapeflow/function/control_flow.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute {
 
 namespace detail {
@@ -18303,6 +23716,25 @@ decltype(auto) replica_arg(const A& a, int r) {
     return (a);
   }
 }
+template <class X>
+constexpr bool is_tensor_result();
+template <class X, std::size_t... I>
+constexpr bool all_tensor_results(std::index_sequence<I...>) {
+  return sizeof...(I) > 0 && (is_tensor_result<std::tuple_element_t<I, X>>() && ...);
+}
+/// Whether strategy.run can trace a replica function returning X: a typed tensor, or a tuple
+/// or pair of them.
+template <class X>
+constexpr bool is_tensor_result() {
+  if constexpr (is_tensor<X>::value) {
+    return true;
+  } else if constexpr (requires { std::tuple_size<X>::value; }) {
+    return all_tensor_results<X>(std::make_index_sequence<std::tuple_size_v<X>>{});
+  } else {
+    return false;
+  }
+}
+
 template <class A>
 using replica_arg_t = decltype(replica_arg(std::declval<const std::remove_cvref_t<A>&>(), 0));
 
@@ -18384,15 +23816,17 @@ class Strategy {
   template <class F, class... Args>
   auto run(F&& fn, const Args&... args) const {
     using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
-    if (tapeflow::detail::trace::active() != nullptr) {
-      // Replicas other than 0 run on their own threads, which the trace cannot see.
-      throw unimplemented(
-          "strategy.run inside a tf::function being traced: call the tf::function inside "
-          "strategy.run instead (strategy.run([&] { return step(x); }) with step a "
-          "tf::function); each replica then traces and runs its own graph");
-    }
     const int n = s_->num_local_replicas();
     (check_per_replica(args, n), ...);
+    if (auto* outer = tapeflow::detail::trace::active()) {
+      if constexpr (std::is_void_v<Result> || detail::is_tensor_result<Result>()) {
+        return run_traced<Result>(*outer, fn, args...);
+      } else {
+        throw unimplemented(
+            "strategy.run inside a tf::function being traced: fn must return a tensor, a tuple "
+            "or pair of tensors, or nothing");
+      }
+    }
     if constexpr (std::is_void_v<Result>) {
       s_->run_replicas(
           [&]([[maybe_unused]] int r) { std::invoke(fn, detail::replica_arg(args, r)...); });
@@ -18489,6 +23923,93 @@ class Strategy {
   std::shared_ptr<detail::StrategyState> s_;  ///< shared by the strategy's handles
 
  private:
+  // Note [strategy.run in a trace]: inside a tf::function being traced, strategy.run records
+  // one node. Every replica traces `fn` on its own thread, as when it runs, into its own
+  // sub-graph of the trace: its device, its replica context (collectives become graph nodes;
+  // a merge_call's barrier meets the other replicas' traces) and its PerReplica values, which
+  // the sub-graph captures from the trace. Each run of the node runs every replica's graph on
+  // its replica thread, so the collectives in them meet as in an eager strategy.run.
+  template <class Result, class F, class... Args>
+  auto run_traced(tapeflow::detail::trace::Graph& outer, F& fn, const Args&... args) const {
+    namespace trace = tapeflow::detail::trace;
+    namespace cf = tapeflow::detail::cf;
+    if (outer.parent != nullptr) {
+      throw unimplemented(
+          "strategy.run inside tf::cond or tf::while_loop of a traced function: call it in the "
+          "function's body, or call strategy.run outside the branch");
+    }
+    const auto n = static_cast<std::size_t>(s_->num_local_replicas());
+    std::vector<std::unique_ptr<trace::Graph>> graphs;
+    for (std::size_t r = 0; r < n; ++r) {
+      graphs.push_back(cf::sub_graph(&outer));
+    }
+    using Results = std::conditional_t<std::is_void_v<Result>, int, Result>;
+    std::vector<std::optional<Results>> results(n);
+    s_->run_replicas([&](int r) {
+      trace::Graph& graph = *graphs[std::size_t(r)];
+      const trace::Scope scope(&graph);
+      if constexpr (std::is_void_v<Result>) {
+        std::invoke(fn, detail::replica_arg(args, r)...);
+      } else {
+        auto& result =
+            results[std::size_t(r)].emplace(std::invoke(fn, detail::replica_arg(args, r)...));
+        tapeflow::detail::fn::result_traits<Result>::collect(graph, result);
+      }
+    });
+    trace::GraphNode node;
+    node.op = "StrategyRun";
+    node.stateful = true;  // the replicas' collectives and variable updates
+    node.export_error =
+        "strategy.run: a TensorFlow graph holds no replicas; export a function of one replica";
+    std::vector<std::vector<std::size_t>> where;
+    for (const auto& graph : graphs) {
+      where.push_back(cf::add_captures(node.inputs, graph->captured));
+      outer.variable_reads.insert(outer.variable_reads.end(), graph->variable_reads.begin(),
+                                  graph->variable_reads.end());
+    }
+    PerReplica<Results> symbolic;
+    std::vector<AnyTensor> outputs;
+    if constexpr (!std::is_void_v<Result>) {
+      for (const auto& result : results) {
+        symbolic.values.push_back(cf::symbolic_like(*result));
+        cf::flatten(symbolic.values.back(), outputs);
+      }
+    }
+    auto stash = std::make_shared<std::vector<AnyTensor>>();
+    const std::size_t index = cf::append(outer, std::move(node), outputs, stash);
+    auto& added = outer.nodes[index];
+    std::vector<std::shared_ptr<const ConcreteFunction>> replicas;
+    for (std::size_t r = 0; r < n; ++r) {
+      replicas.push_back(std::make_shared<const ConcreteFunction>(
+          std::move(graphs[r]), added.name + "_replica_" + std::to_string(r)));
+    }
+    added.functions = replicas;
+    added.run = [state = s_, replicas, where = std::move(where),
+                 stash](std::span<const AnyTensor> values) -> AnyTensor {
+      std::vector<std::vector<AnyTensor>> outs(replicas.size());
+      state->run_replicas([&](int r) {
+        outs[std::size_t(r)] =
+            cf::run_with(*replicas[std::size_t(r)], {}, values, where[std::size_t(r)]);
+      });
+      std::vector<AnyTensor> all;
+      for (auto& out : outs) {
+        all.insert(all.end(), std::make_move_iterator(out.begin()),
+                   std::make_move_iterator(out.end()));
+      }
+      if (all.empty()) {
+        return AnyTensor{};
+      }
+      AnyTensor first = all[0];
+      if (all.size() > 1) {
+        *stash = std::move(all);  // for the nodes of results 1..n-1; the last one clears it
+      }
+      return first;
+    };
+    if constexpr (!std::is_void_v<Result>) {
+      return symbolic;
+    }
+  }
+
   template <class A>
   static void check_per_replica(const A& a, int n) {
     if constexpr (detail::is_per_replica<A>) {
@@ -18540,6 +24061,11 @@ class Strategy {
     for (std::size_t r = 1; r < value.size(); ++r) {
       total = total + each(value.values[r]);  // replica order: the same bits every run
     }
+    if (s_->num_workers > 1 && tapeflow::detail::trace::active() != nullptr) {
+      throw unimplemented(
+          "Strategy::reduce inside a tf::function across workers: return the PerReplica "
+          "values from the function and reduce them outside it");
+    }
     if (s_->num_workers > 1) {
       AnyTensor across(total);
       s_->all_reduce_across_workers(std::span<AnyTensor>(&across, 1));
@@ -18561,6 +24087,20 @@ class Strategy {
 [[nodiscard]] inline bool has_strategy() noexcept { return detail::scoped_strategy() != nullptr; }
 
 }  // namespace distribute
+
+namespace detail::fn {
+/// A PerReplica argument of a tf::function is its replicas' values (Note [strategy.run in a
+/// trace]): the function traces on them, and strategy.run inside gives each replica its own.
+template <class E>
+struct list_structure<distribute::PerReplica<E>> {
+  using element = E;
+  static const std::vector<E>& elements(const distribute::PerReplica<E>& x) { return x.values; }
+  static distribute::PerReplica<E> from(std::vector<E> elements) {
+    return distribute::PerReplica<E>{std::move(elements)};
+  }
+};
+}  // namespace detail::fn
+
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_STRATEGY_HPP
 // ---- end <tapeflow/distribute/strategy.hpp>
@@ -20401,349 +25941,6 @@ TAPEFLOW_END_NAMESPACE
 #include <array>
 #include <cstddef>
 
-// ---- begin <tapeflow/ops/array/transpose.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_TRANSPOSE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_TRANSPOSE_HPP
-// transpose(x), transpose(x, perm): permutes the axes of a tensor (TensorFlow: `tf.transpose`,
-// op "Transpose").
-//
-// The kernel only moves elements (no Eigen), so it works for every dtype, strings and bools
-// included. It first coalesces the permutation (drops size-1 axes, merges input axes that stay
-// adjacent in the output), then either copies contiguous runs or, when the innermost axis moves,
-// transposes 2-D planes tile by tile so reads and writes both stay within cache lines.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <type_traits>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// Side of the square tiles of the blocked 2-D transpose.
-inline constexpr std::int64_t transpose_tile = 64;
-/// Side of the super-blocks that threads take as work items.
-inline constexpr std::int64_t transpose_block_span = 256;
-
-/// One tile of a 2-D transpose: out[c * out_stride + r] = in[r * in_stride + c] for r in
-/// [r0, r1), c in [c0, c1). Trivially copyable elements go through a buffer in L1, so that both
-/// the reads and the writes of memory are contiguous runs: a direct strided walk re-reads lines
-/// that power-of-two row strides keep evicting (all rows of a tile map to the same cache sets).
-template <class T>
-void transpose_block(T const* in, std::int64_t in_stride, T* out, std::int64_t out_stride,
-                     std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-  if constexpr (std::is_trivially_copyable_v<T>) {
-    T buf[transpose_tile * transpose_tile];
-    for (std::int64_t r = r0; r < r1; ++r) {
-      T const* src = in + r * in_stride;
-      for (std::int64_t c = c0; c < c1; ++c) {
-        buf[(c - c0) * transpose_tile + (r - r0)] = src[c];
-      }
-    }
-    for (std::int64_t c = c0; c < c1; ++c) {
-      std::copy_n(buf + (c - c0) * transpose_tile, r1 - r0, out + c * out_stride + r0);
-    }
-  } else {
-    for (std::int64_t c = c0; c < c1; ++c) {
-      T* dst = out + c * out_stride;
-      for (std::int64_t r = r0; r < r1; ++r) {
-        dst[r] = in[r * in_stride + c];
-      }
-    }
-  }
-}
-
-/// A transpose with size-1 axes dropped and input axes that stay adjacent merged: input axes
-/// 0..k-1 of sizes `cd`; output position i holds input axis `cp[i]`. Strides are in elements.
-template <std::size_t R>
-struct CoalescedTranspose {
-  std::size_t k = 0;
-  std::array<std::size_t, R + 1> cp{};
-  std::array<std::int64_t, R + 1> cd{};
-  std::array<std::int64_t, R + 1> in_stride{};   // by input axis
-  std::array<std::int64_t, R + 1> out_dims{};    // by output position
-  std::array<std::int64_t, R + 1> out_stride{};  // by output position
-};
-
-template <std::size_t R>
-CoalescedTranspose<R> coalesce_transpose(std::array<std::int64_t, R> const& dims,
-                                         std::array<std::size_t, R> const& perm) {
-  // Keep axes of size > 1, then merge runs of input axes that are consecutive (among the kept
-  // ones) in the output order. Groups are listed in output order.
-  std::array<std::int64_t, R + 1> kept_index{};
-  std::size_t kept = 0;
-  for (std::size_t a = 0; a < R; ++a) {
-    kept_index[a] = dims[a] == 1 ? -1 : static_cast<std::int64_t>(kept++);
-  }
-  std::array<std::int64_t, R + 1> group_first{};  // first kept input axis of each group
-  std::array<std::int64_t, R + 1> group_dim{};
-  CoalescedTranspose<R> c;
-  std::size_t& k = c.k;
-  std::int64_t previous = -2;
-  for (std::size_t i = 0; i < R; ++i) {
-    std::int64_t const a = kept_index[perm[i]];
-    if (a < 0) {
-      continue;
-    }
-    if (k > 0 && a == previous + 1) {
-      group_dim[k - 1] *= dims[perm[i]];
-    } else {
-      group_first[k] = a;
-      group_dim[k] = dims[perm[i]];
-      ++k;
-    }
-    previous = a;
-  }
-  if (k <= 1) {
-    return c;
-  }
-  for (std::size_t g = 0; g < k; ++g) {
-    std::size_t rank = 0;
-    for (std::size_t h = 0; h < k; ++h) {
-      rank += group_first[h] < group_first[g] ? 1 : 0;
-    }
-    c.cp[g] = rank;
-    c.cd[rank] = group_dim[g];
-  }
-  c.in_stride[k - 1] = 1;
-  for (std::size_t a = k - 1; a-- > 0;) {
-    c.in_stride[a] = c.in_stride[a + 1] * c.cd[a + 1];
-  }
-  for (std::size_t i = 0; i < k; ++i) {
-    c.out_dims[i] = c.cd[c.cp[i]];
-  }
-  c.out_stride[k - 1] = 1;
-  for (std::size_t i = k - 1; i-- > 0;) {
-    c.out_stride[i] = c.out_stride[i + 1] * c.out_dims[i + 1];
-  }
-  return c;
-}
-
-/// The innermost axis stays innermost: copies runs of contiguous elements.
-template <class T, std::size_t R>
-void transpose_runs(T const* in, T* out, std::int64_t n, CoalescedTranspose<R> const& c) {
-  std::size_t const k = c.k;
-  std::int64_t const run = c.cd[k - 1];
-  std::int64_t const rows = n / run;
-  backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
-                             [&](std::int64_t s, std::int64_t e) {
-                               std::array<std::int64_t, R + 1> idx{};
-                               std::int64_t rest = s;
-                               std::int64_t in_off = 0;
-                               for (std::size_t i = k - 1; i-- > 0;) {
-                                 idx[i] = rest % c.out_dims[i];
-                                 rest /= c.out_dims[i];
-                                 in_off += idx[i] * c.in_stride[c.cp[i]];
-                               }
-                               for (std::int64_t r = s; r < e; ++r) {
-                                 std::copy_n(in + in_off, run, out + r * run);
-                                 for (std::size_t i = k - 1; i-- > 0;) {
-                                   in_off += c.in_stride[c.cp[i]];
-                                   if (++idx[i] < c.out_dims[i]) {
-                                     break;
-                                   }
-                                   in_off -= idx[i] * c.in_stride[c.cp[i]];
-                                   idx[i] = 0;
-                                 }
-                               }
-                             });
-}
-
-/// The innermost axis moves: transposes the planes (input axis `a`, innermost in the output) x
-/// (input axis k-1, innermost in the input) tile by tile, for every index of the other axes.
-template <class T, std::size_t R>
-void transpose_planes(T const* in, T* out, std::int64_t n, CoalescedTranspose<R> const& c) {
-  std::size_t const k = c.k;
-  std::size_t const a = c.cp[k - 1];
-  std::size_t pos_c = 0;  // output position of the input's innermost axis
-  for (std::size_t i = 0; i < k; ++i) {
-    if (c.cp[i] == k - 1) {
-      pos_c = i;
-    }
-  }
-  std::int64_t const rows = c.cd[a];
-  std::int64_t const cols = c.cd[k - 1];
-  std::int64_t const in_row_stride = c.in_stride[a];
-  std::int64_t const out_col_stride = c.out_stride[pos_c];
-  // The other axes, by output position.
-  std::array<std::size_t, R + 1> other{};
-  std::size_t num_other = 0;
-  for (std::size_t i = 0; i + 1 < k; ++i) {
-    if (i != pos_c) {
-      other[num_other++] = i;
-    }
-  }
-  // Work items are super-blocks of transpose_block_span x transpose_block_span elements of one
-  // plane, walked tile by tile: the pages they read and write stay within the TLB.
-  std::int64_t const row_blocks = (rows + transpose_block_span - 1) / transpose_block_span;
-  std::int64_t const col_blocks = (cols + transpose_block_span - 1) / transpose_block_span;
-  std::int64_t const blocks = row_blocks * col_blocks;
-  std::int64_t const items = (n / (rows * cols)) * blocks;
-  std::int64_t const per_item =
-      std::min(rows, transpose_block_span) * std::min(cols, transpose_block_span);
-  backend::cpu::parallel_for(
-      items, std::max<std::int64_t>(1, parallel_grain / per_item),
-      [&](std::int64_t s, std::int64_t e) {
-        std::int64_t current_plane = -1;
-        std::int64_t in_base = 0;
-        std::int64_t out_base = 0;
-        for (std::int64_t item = s; item < e; ++item) {
-          std::int64_t const plane = item / blocks;
-          if (plane != current_plane) {
-            current_plane = plane;
-            in_base = 0;
-            out_base = 0;
-            std::int64_t rest = plane;
-            for (std::size_t j = num_other; j-- > 0;) {
-              std::size_t const i = other[j];
-              std::int64_t const idx = rest % c.out_dims[i];
-              rest /= c.out_dims[i];
-              in_base += idx * c.in_stride[c.cp[i]];
-              out_base += idx * c.out_stride[i];
-            }
-          }
-          std::int64_t const block = item % blocks;
-          std::int64_t const rb0 = (block / col_blocks) * transpose_block_span;
-          std::int64_t const rb1 = std::min(rows, rb0 + transpose_block_span);
-          std::int64_t const cb0 = (block % col_blocks) * transpose_block_span;
-          std::int64_t const cb1 = std::min(cols, cb0 + transpose_block_span);
-          for (std::int64_t c0 = cb0; c0 < cb1; c0 += transpose_tile) {
-            for (std::int64_t r0 = rb0; r0 < rb1; r0 += transpose_tile) {
-              transpose_block(in + in_base, in_row_stride, out + out_base, out_col_stride, r0,
-                              std::min(rb1, r0 + transpose_tile), c0,
-                              std::min(cb1, c0 + transpose_tile));
-            }
-          }
-        }
-      });
-}
-
-/// out = x with axes permuted: output axis i is input axis perm[i] (perm already validated).
-template <class T, std::size_t R>
-void transpose_kernel(T const* in, std::array<std::int64_t, R> const& dims,
-                      std::array<std::size_t, R> const& perm, T* out) {
-  std::int64_t const n = product(dims);
-  if (n == 0) {
-    return;
-  }
-  auto const c = coalesce_transpose(dims, perm);
-  if (c.k <= 1) {
-    std::copy_n(in, n, out);
-  } else if (c.cp[c.k - 1] == c.k - 1) {
-    transpose_runs(in, out, n, c);
-  } else {
-    transpose_planes(in, out, n, c);
-  }
-}
-
-}  // namespace detail
-
-namespace ops {
-
-/// Permutes axes: output axis i is input axis perm[i] (TensorFlow op "Transpose"). Negative
-/// entries count from the end.
-template <std::size_t R>
-struct Transpose {
-  static constexpr std::string_view name = "Transpose";
-  static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "y";  ///< TensorFlow's output argument
-  std::array<int, R> perm{};
-
-  /// TensorFlow's attributes: the type of the `perm` input.
-  [[nodiscard]] OpAttributes attributes() const { return {{"Tperm", DType::int32}}; }
-  /// TensorFlow's `perm` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const { return {{"perm", detail::int32_vector(perm)}}; }
-
-  /// The permutation with negative entries resolved; throws unless it is one.
-  [[nodiscard]] std::array<std::size_t, R> resolved() const {
-    std::array<std::size_t, R> p{};
-    std::array<bool, R> seen{};
-    for (std::size_t i = 0; i < R; ++i) {
-      int const a = perm[i];
-      int const rank = static_cast<int>(R);
-      std::size_t const at = static_cast<std::size_t>(a < 0 ? a + rank : a);
-      if (a < -rank || a >= rank || seen[at]) {
-        std::string text = "(";
-        for (std::size_t j = 0; j < R; ++j) {
-          text += (j > 0 ? ", " : "") + std::to_string(perm[j]);
-        }
-        throw invalid_argument("Transpose: perm " + text +
-                               ") is not a permutation of the axes of a rank-" + std::to_string(R) +
-                               " tensor");
-      }
-      seen[at] = true;
-      p[i] = at;
-    }
-    return p;
-  }
-
-  template <class T>
-  OutSpec<T, R> infer(Tensor<T, R> const& x) const {
-    auto const p = resolved();
-    OutSpec<T, R> spec{};
-    for (std::size_t i = 0; i < R; ++i) {
-      spec.dims[i] = x.dims()[p[i]];
-    }
-    return spec;
-  }
-  template <class T>
-  void compute(Tensor<T, R>& out, Tensor<T, R> const& x) const {
-    detail::transpose_kernel(x.data(), x.dims(), resolved(),
-                             detail::tensor_access::mutable_data(out));
-  }
-  template <class T>
-  Tensor<T, R> gradient(Tensor<T, R> const& dy, Tensor<T, R> const&, Tensor<T, R> const&) const {
-    auto const p = resolved();
-    Transpose inverse;
-    for (std::size_t i = 0; i < R; ++i) {
-      inverse.perm[p[i]] = static_cast<int>(i);
-    }
-    return detail::execute(inverse, dy);
-  }
-};
-
-}  // namespace ops
-
-/// Reverses the order of the axes (TensorFlow: `tf.transpose(x)`); a matrix's transpose.
-///
-///     auto t = tf::transpose(tf::constant<float>({{1, 2, 3}, {4, 5, 6}}));  // shape (3, 2)
-template <tensor_like X>
-tensor_type_of<X> transpose(X const& x) {
-  constexpr std::size_t R = rank_of<X>;
-  ops::Transpose<R> op;
-  for (std::size_t i = 0; i < R; ++i) {
-    op.perm[i] = static_cast<int>(R - 1 - i);
-  }
-  return detail::execute(op, detail::as_tensor(x));
-}
-
-/// Permutes the axes: output axis i is input axis perm[i], negative entries counting from the
-/// end (TensorFlow: `tf.transpose(x, perm)`). Throws invalid_argument unless perm is a
-/// permutation.
-///
-///     auto y = tf::transpose(x, {0, 2, 1});  // swaps the last two axes of a rank-3 tensor
-template <tensor_like X, std::size_t N>
-tensor_type_of<X> transpose(X const& x, int const (&perm)[N]) {
-  static_assert(N == rank_of<X>,
-                "tf::transpose(x, perm): perm must name every axis of x once (its length must "
-                "equal x's rank)");
-  ops::Transpose<rank_of<X>> op;
-  std::copy(perm, perm + N, op.perm.begin());
-  return detail::execute(op, detail::as_tensor(x));
-}
-/// The same with the permutation as a `std::array`.
-template <tensor_like X>
-tensor_type_of<X> transpose(X const& x, std::array<int, rank_of<X>> const& perm) {
-  return detail::execute(ops::Transpose<rank_of<X>>{perm}, detail::as_tensor(x));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_TRANSPOSE_HPP
-// ---- end <tapeflow/ops/array/transpose.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace image {
@@ -23928,191 +29125,6 @@ inline Initializer get(const std::string& name) {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_INITIALIZERS_HPP
 // ---- end <tapeflow/keras/initializers.hpp>
-// ---- begin <tapeflow/ops/state/any_variable.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
-// `tf::AnyVariable`: a type-erased handle to a `tf::Variable<T, R>` of any dtype and rank, so
-// layers, optimizers, tapes and checkpoints can hold mixed lists of variables. It lives in core
-// (not keras) because checkpoints and the tape take such lists below keras.
-
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// A handle to a variable of any dtype and rank (copies share the variable, as Variable's do).
-///
-///     tf::AnyVariable any = kernel;           // a tf::Variable<float, 2>
-///     auto back = any.as<float, 2>();                // throws invalid_argument on a mismatch
-class AnyVariable {
- public:
-  AnyVariable() = default;
-  /// Erases a typed variable (shares it).
-  template <class T, std::size_t R>
-  AnyVariable(Variable<T, R> v)  // NOLINT(google-explicit-constructor): erasure is lossless
-      : impl_(std::make_shared<Holder<T, R>>(std::move(v))) {}
-
-  /// False for a default-constructed handle.
-  [[nodiscard]] bool has_value() const noexcept { return impl_ != nullptr; }
-  /// `Variable::id()` of the erased variable.
-  [[nodiscard]] std::int64_t id() const { return get().id(); }
-  /// `Variable::name()` of the erased variable.
-  [[nodiscard]] const std::string& name() const { return get().name(); }
-  /// `Variable::trainable()` of the erased variable.
-  [[nodiscard]] bool trainable() const { return get().trainable(); }
-  /// The element type.
-  [[nodiscard]] DType dtype() const { return get().dtype(); }
-  /// The rank.
-  [[nodiscard]] std::size_t rank() const { return get().rank(); }
-  /// The shape.
-  [[nodiscard]] Shape shape() const { return get().shape(); }
-  /// Number of elements.
-  [[nodiscard]] std::int64_t num_elements() const { return get().shape().num_elements(); }
-  /// The current value (a snapshot).
-  [[nodiscard]] AnyTensor value() const { return get().value(); }
-  /// `Variable::num_copies()`: the replicas of the strategy whose scope created it, else 1.
-  [[nodiscard]] std::size_t num_copies() const { return get().num_copies(); }
-  /// `Variable::copy_value(r)`: replica `r`'s copy, read directly.
-  [[nodiscard]] AnyTensor copy_value(std::size_t r) const { return get().copy_value(r); }
-  /// The device table id of the device the variable lives on (CPU:0 for an empty handle),
-  /// where update ops are placed.
-  [[nodiscard]] detail::devices::DeviceId device_id() const {
-    return impl_ != nullptr ? get().device_id() : detail::devices::DeviceId{0};
-  }
-  /// The full name of the device the variable lives on (Variable::device).
-  [[nodiscard]] std::string device() const { return value().device(); }
-  /// Zeros of the variable's dtype and shape.
-  [[nodiscard]] AnyTensor zeros_like() const { return get().zeros_like(); }
-  /// Replaces the value; dtype, rank and shape must match (invalid_argument otherwise).
-  void assign(const AnyTensor& v) const { get().assign(v); }
-  /// Whether two handles name the same variable.
-  [[nodiscard]] bool same_as(const AnyVariable& other) const { return id() == other.id(); }
-  /// `Variable::writable_data()` of the erased variable (update kernels); `unimplemented` for
-  /// string variables.
-  [[nodiscard]] void* writable_raw_data() const { return get().writable_raw_data(); }
-  /// `Variable::overwrite_data()` of the erased variable: {old values, buffer to write}.
-  [[nodiscard]] std::pair<const void*, void*> overwrite_raw_data() const {
-    return get().overwrite_raw_data();
-  }
-  /// `Variable::overwrite_device_data()` of the erased variable: {old values, buffer to
-  /// write}, where the variable's device keeps them (device memory for a GPU variable).
-  [[nodiscard]] std::pair<const void*, void*> overwrite_device_data() const {
-    return get().overwrite_device_data();
-  }
-
-  /// The typed variable; throws invalid_argument naming both types when they differ.
-  template <class T, std::size_t R>
-  [[nodiscard]] Variable<T, R> as() const {
-    auto* h = dynamic_cast<const Holder<T, R>*>(&get());
-    if (h == nullptr) {
-      throw invalid_argument("AnyVariable::as<" + std::string(dtype_traits<T>::name) + ", " +
-                             std::to_string(R) + ">(): variable '" + name() + "' is a " +
-                             std::string(dtype_name(dtype())) + " variable of shape " +
-                             shape().to_string());
-    }
-    return h->v;
-  }
-
- private:
-  struct Base {
-    virtual ~Base() = default;
-    [[nodiscard]] virtual std::int64_t id() const = 0;
-    [[nodiscard]] virtual const std::string& name() const = 0;
-    [[nodiscard]] virtual bool trainable() const = 0;
-    [[nodiscard]] virtual DType dtype() const = 0;
-    [[nodiscard]] virtual std::size_t rank() const = 0;
-    [[nodiscard]] virtual Shape shape() const = 0;
-    [[nodiscard]] virtual AnyTensor value() const = 0;
-    [[nodiscard]] virtual std::size_t num_copies() const = 0;
-    [[nodiscard]] virtual AnyTensor copy_value(std::size_t r) const = 0;
-    [[nodiscard]] virtual AnyTensor zeros_like() const = 0;
-    virtual void assign(const AnyTensor& v) const = 0;
-    [[nodiscard]] virtual void* writable_raw_data() const = 0;
-    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_raw_data() const = 0;
-    [[nodiscard]] virtual std::pair<const void*, void*> overwrite_device_data() const = 0;
-    [[nodiscard]] virtual detail::devices::DeviceId device_id() const = 0;
-  };
-  template <class T, std::size_t R>
-  struct Holder final : Base {
-    explicit Holder(Variable<T, R> var) : v(std::move(var)) {}
-    std::int64_t id() const override { return v.id(); }
-    const std::string& name() const override { return v.name(); }
-    bool trainable() const override { return v.trainable(); }
-    DType dtype() const override { return dtype_v<T>; }
-    std::size_t rank() const override { return R; }
-    Shape shape() const override { return v.shape(); }
-    AnyTensor value() const override { return v.value(); }
-    std::size_t num_copies() const override { return v.num_copies(); }
-    AnyTensor copy_value(std::size_t r) const override { return v.copy_value(r); }
-    detail::devices::DeviceId device_id() const override { return v.device_id(); }
-    AnyTensor zeros_like() const override {
-      if constexpr (numeric_element<T>) {
-        return AnyTensor(tapeflow::zeros_like(v.value()));
-      } else {
-        throw unimplemented("AnyVariable::zeros_like: '" + v.name() + "' holds strings");
-      }
-    }
-    void assign(const AnyTensor& t) const override {
-      auto copy = v;  // handles share the variable
-      copy.assign(t.as<T, R>());
-    }
-    void* writable_raw_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        return copy.writable_data();
-      } else {
-        throw unimplemented("AnyVariable::writable_raw_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    std::pair<const void*, void*> overwrite_raw_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        auto [old, out] = copy.overwrite_data();
-        return {old, out};
-      } else {
-        throw unimplemented("AnyVariable::overwrite_raw_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    std::pair<const void*, void*> overwrite_device_data() const override {
-      if constexpr (numeric_element<T>) {
-        auto copy = v;
-        return copy.overwrite_device_data();
-      } else {
-        throw unimplemented("AnyVariable::overwrite_device_data: '" + v.name() +
-                            "' holds strings, which update kernels do not write");
-      }
-    }
-    Variable<T, R> v;
-  };
-  const Base& get() const {
-    if (impl_ == nullptr) {
-      throw failed_precondition("tf::AnyVariable: empty handle");
-    }
-    return *impl_;
-  }
-  std::shared_ptr<const Base> impl_;
-};
-
-/// Ids of `vars`, in order (for `GradientTape::gradient_by_id`).
-inline std::vector<std::int64_t> ids_of(std::span<const AnyVariable> vars) {
-  std::vector<std::int64_t> ids;
-  ids.reserve(vars.size());
-  for (const auto& v : vars) {
-    ids.push_back(v.id());
-  }
-  return ids;
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_STATE_ANY_VARIABLE_HPP
-// ---- end <tapeflow/ops/state/any_variable.hpp>
 // ---- begin <tapeflow/train/trackable.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TRACKABLE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_TRAIN_TRACKABLE_HPP
@@ -24953,149 +29965,6 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <utility>
 
-// ---- begin <tapeflow/ops/array/concat.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// concat(values, axis): joins tensors along an existing axis (TensorFlow: `tf.concat`,
-// op "ConcatV2"). The gradient gives each input its slice of the output gradient.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// Concatenation along `axis` (negative counts from the end) of a list of tensors whose shapes
-/// agree on every other axis (TensorFlow op "ConcatV2").
-struct ConcatV2 {
-  static constexpr std::string_view name = "ConcatV2";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the number of tensors and the type of the `axis` input.
-  template <class T, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
-    return {{"N", static_cast<std::int64_t>(values.size())}, {"Tidx", DType::int32}};
-  }
-  /// TensorFlow's `axis` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument("ConcatV2: axis " + std::to_string(axis) +
-                             " is out of range for tensors of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R> infer(std::vector<Tensor<T, R>> const& values) const {
-    static_assert(R >= 1, "tf::concat: cannot concatenate scalars (rank-0 tensors); use tf::stack");
-    if (values.empty()) {
-      throw invalid_argument("ConcatV2: needs at least one tensor to concatenate");
-    }
-    std::size_t const ax = resolved_axis<R>();
-    OutSpec<T, R> spec{values[0].dims()};
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      auto const& d = values[i].dims();
-      for (std::size_t a = 0; a < R; ++a) {
-        if (a != ax && d[a] != spec.dims[a]) {
-          throw invalid_argument("ConcatV2: input " + std::to_string(i) + " has shape " +
-                                 values[i].shape().to_string() +
-                                 ", which does not match input 0's shape " +
-                                 values[0].shape().to_string() +
-                                 " outside the concatenation axis " + std::to_string(ax));
-        }
-      }
-      spec.dims[ax] += d[ax];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R>& out, std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= out.dims()[a];
-    }
-    std::int64_t const out_row = outer == 0 ? 0 : out.num_elements() / outer;
-    if (out_row == 0) {
-      return;
-    }
-    std::vector<std::int64_t> rows(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      rows[i] = values[i].num_elements() / outer;
-    }
-    T* o = detail::tensor_access::mutable_data(out);
-    backend::cpu::parallel_for(outer, std::max<std::int64_t>(1, detail::parallel_grain / out_row),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   T* dst = o + r * out_row;
-                                   for (std::size_t i = 0; i < values.size(); ++i) {
-                                     dst =
-                                         std::copy_n(values[i].data() + r * rows[i], rows[i], dst);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R> const& dy, Tensor<T, R> const&,
-                std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    return [=] {
-      std::vector<Tensor<T, R>> grads;
-      grads.reserve(values.size());
-      Slice<R> slice;
-      for (auto const& x : values) {
-        slice.size = x.dims();
-        grads.push_back(detail::execute(slice, dy));
-        slice.begin[ax] += x.dims()[ax];
-      }
-      return grads;
-    };
-  }
-};
-
-}  // namespace ops
-
-/// Joins tensors along `axis` (negative counts from the end); their shapes must agree on the
-/// other axes (TensorFlow: `tf.concat(values, axis)`). Throws invalid_argument for an empty
-/// list, a bad axis or mismatched shapes.
-///
-///     auto a = tf::constant<float>({{1, 2}});
-///     auto b = tf::constant<float>({{3, 4}});
-///     tf::concat({a, b}, 0);   // [[1, 2], [3, 4]]
-///     tf::concat({a, b}, -1);  // [[1, 2, 3, 4]]
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::vector<Tensor<T, R>> const& values, int axis) {
-  static_assert(
-      R >= 1,
-      "tf::concat(values, axis): cannot concatenate scalars (rank-0 tensors); use tf::stack");
-  return detail::execute(ops::ConcatV2{axis}, values);
-}
-/// The same for a braced list of tensors: `tf::concat({a, b}, 0)`.
-template <class T, std::size_t R>
-Tensor<T, R> concat(std::initializer_list<Tensor<T, R>> values, int axis) {
-  return concat(std::vector<Tensor<T, R>>(values), axis);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_CONCAT_HPP
-// ---- end <tapeflow/ops/array/concat.hpp>
 // ---- begin <tapeflow/ops/nn/batch_norm.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_HPP
@@ -29965,2482 +34834,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/autodiff/gradient_tape.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
-// `tapeflow::GradientTape`: records ops on watched tensors and computes gradients by
-// reverse-mode differentiation (TensorFlow: `tf.GradientTape`).
-
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of a GradientTape (TensorFlow's constructor arguments).
-struct GradientTapeOptions {
-  /// Allow several gradient() calls (the recorded ops are kept until the tape dies).
-  bool persistent = false;
-  /// Watch trainable variables automatically when an op reads them.
-  bool watch_accessed_variables = true;
-};
-
-/// What gradient() returns for a source the target does not depend on
-/// (TensorFlow: `tf.UnconnectedGradients`).
-enum class UnconnectedGradients { none, zero };
-
-/// Options of GradientTape::gradient (tf.GradientTape.gradient's keyword arguments).
-struct GradientOptions {
-  /// What to return for a source the target does not depend on (default: `std::nullopt`).
-  UnconnectedGradients unconnected_gradients = UnconnectedGradients::none;
-};
-
-/// Records operations while alive and computes gradients of a target with respect to watched
-/// tensors and variables.
-///
-///     tf::GradientTape tape;
-///     auto loss = tf::reduce_mean(tf::square(tf::matmul(x, w) - y));
-///     auto dw = tape.gradient(loss, w);               // std::optional<Tensor<float, 2>>
-///     auto [gw, gb] = tape.gradient(loss, w, b);      // several sources: a tuple
-///     auto gs = tape.gradient(loss, std::vector{&w}); // a vector of variables: a vector
-///
-/// Recording stops when the tape is destroyed, when stop() is called, or, for a non-persistent
-/// tape, at its gradient() call (it cannot be asked again, so later ops need no recording); a
-/// persistent tape records until stop() or its end. Tapes nest (an outer tape
-/// records the inner one's gradient computation, giving second-order gradients). Tapes record
-/// ops of their own thread.
-class GradientTape {
- public:
-  /// Starts recording ops of this thread (entering TensorFlow's `with tf.GradientTape()`).
-  explicit GradientTape(GradientTapeOptions options = {}) : recorder_(acquire()) {
-    recorder_->persistent = options.persistent;
-    recorder_->watch_accessed_variables = options.watch_accessed_variables;
-    detail::tape::active().push_back(recorder_);
-    recording_ = true;
-  }
-  GradientTape(const GradientTape&) = delete;
-  GradientTape& operator=(const GradientTape&) = delete;
-  ~GradientTape() {
-    stop();
-    release(recorder_);
-  }
-
-  /// Ensures `x` is traced: gradients with respect to it become available.
-  template <tensor_like X>
-  void watch(const X& x) {
-    if constexpr (is_variable<std::remove_cvref_t<X>>::value) {
-      recorder_->watch(x.id());
-    } else {
-      if (!x.is_symbolic()) {
-        x.require_value("watch");
-      }
-      recorder_->watch(x.id());
-    }
-  }
-  /// Ensures a type-erased tensor or variable is traced.
-  void watch(const AnyTensor& x) { recorder_->watch(x.id()); }
-
-  /// Stops recording for good (leaving TensorFlow's `with` block); gradient() still works.
-  void stop() noexcept {
-    if (!recording_) {
-      return;
-    }
-    auto& stack = detail::tape::active();
-    for (auto it = stack.end(); it != stack.begin();) {
-      --it;
-      if (*it == recorder_) {
-        stack.erase(it);
-        break;
-      }
-    }
-    recording_ = false;
-  }
-
-  /// Pauses recording while the returned guard lives (TensorFlow: `tape.stop_recording()`).
-  [[nodiscard]] auto stop_recording() {
-    struct Guard {
-      detail::tape::Recorder* recorder;
-      explicit Guard(detail::tape::Recorder* r) : recorder(r) {}
-      Guard(const Guard&) = delete;
-      Guard& operator=(const Guard&) = delete;
-      ~Guard() { --recorder->paused; }
-    };
-    ++recorder_->paused;
-    return Guard{recorder_};
-  }
-
-  /// Forgets everything recorded so far (TensorFlow: `tape.reset()`).
-  void reset() {
-    const bool persistent = recorder_->persistent;
-    const bool watch_vars = recorder_->watch_accessed_variables;
-    const int paused = recorder_->paused;
-    recorder_->reset();
-    recorder_->persistent = persistent;
-    recorder_->watch_accessed_variables = watch_vars;
-    recorder_->paused = paused;
-    used_ = false;
-  }
-
-  /// Ids of the variables this tape watches (read while recording, or watch()ed).
-  [[nodiscard]] const std::vector<std::int64_t>& watched_variable_ids() const noexcept {
-    return recorder_->watched_variables();
-  }
-
-  /// d target / d source for one source (a tensor or variable): `std::nullopt` if the
-  /// target does not depend on it (zeros with UnconnectedGradients::zero).
-  /// Non-scalar targets are summed first, as in TensorFlow.
-  template <tensor_like Target, tensor_like Source>
-  std::optional<tensor_type_of<Source>> gradient(const Target& target, const Source& source,
-                                                 GradientOptions options = {}) {
-    std::int64_t const ids[1] = {source.id()};
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    return typed<Source>(grads[0], source, options);
-  }
-
-  /// Several sources: a tuple with one optional gradient each.
-  template <tensor_like Target, tensor_like... Sources>
-    requires(sizeof...(Sources) >= 2)
-  auto gradient(const Target& target, const Sources&... sources) {
-    std::int64_t const ids[] = {sources.id()...};
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::tuple<std::optional<tensor_type_of<Sources>>...>{
-          typed<Sources>(grads[I], sources, {})...};
-    }(std::index_sequence_for<Sources...>{});
-  }
-
-  /// A vector of variables (or tensors): a vector of optional gradients.
-  template <tensor_like Target, class Source>
-    requires tensor_like<Source>
-  std::vector<std::optional<tensor_type_of<Source>>> gradient(const Target& target,
-                                                              const std::vector<Source*>& sources,
-                                                              GradientOptions options = {}) {
-    std::vector<std::int64_t> ids;
-    ids.reserve(sources.size());
-    for (const auto* s : sources) {
-      ids.push_back(s->id());
-    }
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    std::vector<std::optional<tensor_type_of<Source>>> out;
-    out.reserve(sources.size());
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      out.push_back(typed<Source>(grads[i], *sources[i], options));
-    }
-    return out;
-  }
-  /// A vector of tensors: a vector of optional gradients, in the same order.
-  template <tensor_like Target, class T, std::size_t R>
-  std::vector<std::optional<Tensor<T, R>>> gradient(const Target& target,
-                                                    const std::vector<Tensor<T, R>>& sources,
-                                                    GradientOptions options = {}) {
-    std::vector<const Tensor<T, R>*> ptrs;
-    for (const auto& s : sources) {
-      ptrs.push_back(&s);
-    }
-    std::vector<std::int64_t> ids;
-    for (const auto& s : sources) {
-      ids.push_back(s.id());
-    }
-    auto grads = run(detail::as_tensor(target), ids, nullptr);
-    std::vector<std::optional<Tensor<T, R>>> out;
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      out.push_back(typed<Tensor<T, R>>(grads[i], sources[i], options));
-    }
-    return out;
-  }
-
-  /// A list of variables of mixed dtypes and ranks (`model.trainable_variables()`): one
-  /// AnyTensor each, what `optimizer.apply_gradients(grads, vars)` takes; empty where the
-  /// target does not depend on the variable (zeros with UnconnectedGradients::zero).
-  template <tensor_like Target>
-  std::vector<AnyTensor> gradient(const Target& target, const std::vector<AnyVariable>& sources,
-                                  GradientOptions options = {}) {
-    auto grads = run(detail::as_tensor(target), ids_of(sources), nullptr);
-    if (options.unconnected_gradients == UnconnectedGradients::zero) {
-      for (std::size_t i = 0; i < grads.size(); ++i) {
-        if (!grads[i].engaged()) {
-          grads[i] = sources[i].zeros_like();
-        }
-      }
-    }
-    return grads;
-  }
-
-  /// Type-erased form for heterogeneous sources (ids of tensors or variables); the gradient of
-  /// the target is seeded with `output_gradient` when given (TensorFlow: `output_gradients`).
-  template <class T, std::size_t R>
-  std::vector<AnyTensor> gradient_by_id(
-      const Tensor<T, R>& target, std::span<const std::int64_t> source_ids,
-      const std::optional<Tensor<T, R>>& output_gradient = std::nullopt) {
-    return run(target, source_ids, output_gradient ? &*output_gradient : nullptr);
-  }
-
- private:
-  template <class Source>
-  static std::optional<tensor_type_of<Source>> typed(const AnyTensor& g, const Source& source,
-                                                     GradientOptions options) {
-    using Out = tensor_type_of<Source>;
-    if (g.engaged()) {
-      return g.template unchecked_as<typename Out::value_type, Out::rank_v>();
-    }
-    if (options.unconnected_gradients == UnconnectedGradients::zero) {
-      return zeros_like(detail::as_tensor(source));
-    }
-    return std::nullopt;
-  }
-
-  template <class T, std::size_t R>
-  std::vector<AnyTensor> run(const Tensor<T, R>& target, std::span<const std::int64_t> sources,
-                             const std::type_identity_t<Tensor<T, R>>* output_gradient) {
-    static_assert(floating_element<T>,
-                  "GradientTape::gradient: the target must be a floating-point tensor");
-    if (!target.is_symbolic()) {
-      target.require_value("gradient(target)");
-    }
-    if (used_ && !recorder_->persistent) {
-      throw failed_precondition(
-          "GradientTape::gradient can only be called once on a non-persistent tape "
-          "(construct it with {.persistent = true} to call it several times)");
-    }
-    used_ = true;
-    if (!recorder_->persistent) {
-      stop();  // a non-persistent tape is done: ops after gradient() need not be recorded
-    }
-    ++recorder_
-          ->paused;  // the backward pass is not recorded on this tape (outer tapes do record it)
-    struct Unpause {
-      detail::tape::Recorder* r;
-      ~Unpause() { --r->paused; }
-    } unpause{recorder_};
-
-    const auto& nodes = recorder_->nodes();
-    // Which tensors depend on a watched source: only their gradients are computed (a source
-    // the tape does not watch gets no gradient, as in TensorFlow).
-    auto& storage = recorder_->backprop_storage;
-    storage.clear();
-    struct Clear {
-      detail::tape::BackpropStorage& s;
-      ~Clear() { s.clear(); }  // drop gradient tensors as soon as the call ends
-    } clear_after{storage};
-    detail::tape::IdSet& needed = storage.needed;
-    for (auto id : sources) {
-      if (recorder_->watching(id)) {
-        needed.insert(id);
-      }
-    }
-    for (const auto* node : nodes) {
-      for (std::uint32_t i = 0; i < node->num_in; ++i) {
-        if (needed.contains(node->in_ids[i])) {
-          needed.insert(node->out_id);
-          break;
-        }
-      }
-    }
-    detail::tape::Backprop bp(storage);
-    if (needed.contains(target.id())) {
-      if (output_gradient != nullptr) {
-        if (output_gradient->dims() != target.dims()) {
-          throw invalid_argument("GradientTape::gradient: output gradient of shape " +
-                                 output_gradient->shape().to_string() +
-                                 " does not match the target's shape " +
-                                 target.shape().to_string());
-        }
-        bp.set(target.id(), *output_gradient);
-      } else {
-        bp.set(target.id(), ones_like(target));
-      }
-      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-        if (needed.contains((*it)->out_id)) {
-          (*it)->backward(bp);
-        }
-      }
-    }
-    std::vector<AnyTensor> out;
-    out.reserve(sources.size());
-    for (auto id : sources) {
-      AnyTensor* g = bp.find(id);
-      out.push_back(g != nullptr ? *g : AnyTensor{});
-    }
-    if (!recorder_->persistent) {
-      recorder_->release_nodes();
-    }
-    return out;
-  }
-
-  // Recorders are reused per thread (Note [Tape storage]).
-  static std::vector<std::unique_ptr<detail::tape::Recorder>>& pool() {
-    thread_local std::vector<std::unique_ptr<detail::tape::Recorder>> recorders;
-    return recorders;
-  }
-  static detail::tape::Recorder* acquire() {
-    auto& p = pool();
-    if (p.empty()) {
-      return new detail::tape::Recorder;
-    }
-    auto* r = p.back().release();
-    p.pop_back();
-    return r;
-  }
-  static void release(detail::tape::Recorder* r) noexcept {
-    r->reset();
-    auto& p = pool();
-    if (p.size() < 8) {
-      try {
-        p.emplace_back(r);
-        return;
-      } catch (...) {
-      }
-    }
-    delete r;
-  }
-
-  detail::tape::Recorder* recorder_;
-  bool recording_ = false;
-  bool used_ = false;
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
-// ---- end <tapeflow/autodiff/gradient_tape.hpp>
-// ---- begin <tapeflow/function/function.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
-// tf::function: graph capture cached on the argument signature (TensorFlow: `@tf.function`).
-//
-// The first call with a new signature traces: the callable runs once on symbolic tensors and
-// every op, variable read and assignment appends a node (Note [Tracing]). The graph is cached
-// under the signature; later calls with the same signature run the graph without running the
-// callable's C++ body, so `std::cout` in the body prints only while tracing, and `tf::print`
-// prints on every call.
-//
-// Signature: for each tensor argument its dtype, rank and shape, the shape under a policy
-// (FunctionOptions::shape_policy): `relaxed` (the default) traces a new shape once more with
-// the dims that changed made unknown (-1), and that graph then serves every shape agreeing on
-// the remaining dims, so a varying batch size costs one retrace, not one per size (TensorFlow's
-// `reduce_retracing=True`); `exact` retraces on every new shape (the first trace is always
-// exact, which keeps its elementwise chains fusible). input_signature pins shapes (-1 dims
-// accept any size). For each plain C++ number its value (as TensorFlow does for Python numbers, so
-// f(1); f(2); f(1) traces twice); for other types their value by ==. Host arrays
-// (Eigen::Tensor, std::vector of numbers) convert to tensors and share their traces.
-
-#include <algorithm>
-#include <array>
-#include <charconv>
-#include <cstdint>
-#include <functional>
-#include <iostream>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <span>
-#include <sstream>
-#include <string>
-#include <tuple>
-#include <type_traits>
-#include <typeinfo>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/function/detail/observer.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
-// The trace observer: who listens to tf::function tracing and graph execution.
-//
-// Note [Trace observer]: tf::summary::trace_on installs one observer; the tracer reports each
-// new ConcreteFunction and the executor reports the time each node (or fused chain) took.
-// Nobody listens almost always, so the executor pays one atomic load per call and one
-// predictable branch per node. The observer copies what it needs: the reported function may
-// die right after the call.
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-
-#include <atomic>
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-class ConcreteFunction;
-
-namespace detail::trace {
-
-class Graph;  // core/detail/trace_graph.hpp
-
-/// Receives tracing and execution reports; implementations must be thread-safe.
-class Observer {
- public:
-  Observer() = default;
-  Observer(const Observer&) = delete;
-  Observer& operator=(const Observer&) = delete;
-  virtual ~Observer() = default;
-  /// A tf::function traced a new graph.
-  virtual void traced(const ConcreteFunction& fn) = 0;
-  /// The executor ran nodes [begin, end) of `graph` (one node, or a fused chain), the graph of
-  /// `fn` that runs (its traced or optimized graph), from `start_ns` to `end_ns` (steady clock,
-  /// see now_ns()).
-  virtual void ran(const ConcreteFunction& fn, const Graph& graph, std::size_t begin,
-                   std::size_t end, std::int64_t start_ns, std::int64_t end_ns) = 0;
-  /// One whole call of `fn` ran from `start_ns` to `end_ns`.
-  virtual void called(const ConcreteFunction& fn, std::int64_t start_ns, std::int64_t end_ns) = 0;
-};
-
-/// The installed observer, or null. Whoever installs one keeps it alive until it is removed
-/// and no call that loaded it can still be running (tf::summary never destroys its own).
-inline std::atomic<Observer*>& observer() noexcept {
-  static std::atomic<Observer*> installed{nullptr};
-  return installed;
-}
-
-/// Steady-clock nanoseconds, the time base of Observer reports.
-inline std::int64_t now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace detail::trace
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_OBSERVER_HPP
-// ---- end <tapeflow/function/detail/observer.hpp>
-// ---- begin <tapeflow/function/graph.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
-// ConcreteFunction: one traced graph of a tf::function, its executor and its text form
-// (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
-
-#include <atomic>
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <utility>
-#include <variant>
-#include <vector>
-
-// ---- begin <tapeflow/function/detail/executor.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-// The executor of one traced graph: nodes in program order (keeping prints and assignments
-// ordered), each value released after its last use, and chains of elementwise nodes fused
-// (Note [Fusion]). A ConcreteFunction holds one for the graph as traced and one for the
-// optimized graph (Note [Graph passes] in graph_passes.hpp).
-
-#include <algorithm>
-#include <array>
-#include <cstdint>
-#include <cstring>
-#include <numeric>
-#include <span>
-#include <unordered_set>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-template <class T, std::size_t... R>
-AnyTensor allocate_any_typed(const Shape& shape, std::index_sequence<R...>) {
-  AnyTensor out;
-  auto make = [&]<std::size_t Rank>() {
-    std::array<std::int64_t, Rank> dims{};
-    for (std::size_t i = 0; i < Rank; ++i) {
-      dims[i] = shape[i];
-    }
-    out = Tensor<T, Rank>::uninitialized(dims);
-  };
-  ((shape.rank() == R ? make.template operator()<R>() : void()), ...);
-  return out;
-}
-/// A new uninitialised float tensor of run-time dtype and shape (executor outputs).
-inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
-  if (dtype == DType::float64) {
-    return allocate_any_typed<double>(shape, std::make_index_sequence<max_rank + 1>{});
-  }
-  return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
-}
-
-/// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
-class Executor {
- public:
-  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
-  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
-    // Last node reading each slot; outputs and constants are never released.
-    last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
-    for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
-      for (auto slot : graph_->nodes[i].inputs) {
-        last_use_[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(i);
-      }
-    }
-    for (auto slot : graph_->output_slots) {
-      last_use_[static_cast<std::size_t>(slot)] = -1;
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      last_use_[static_cast<std::size_t>(slot)] = -1;
-    }
-    for (auto slot : graph_->output_slots) {
-      is_output_.insert(slot);
-    }
-    read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
-    if (fuse) {
-      find_fusion_groups();
-      mark_values_read();
-    }
-    releases_.resize(graph_->nodes.size());
-    for (std::size_t s = 0; s < last_use_.size(); ++s) {
-      if (last_use_[s] >= 0) {
-        releases_[static_cast<std::size_t>(last_use_[s])].push_back(static_cast<std::int32_t>(s));
-      }
-    }
-  }
-
-  /// The graph it runs.
-  [[nodiscard]] const trace::Graph& graph() const noexcept { return *graph_; }
-
-  /// Runs the graph on `args` (one per argument slot, checked by the caller) and returns its
-  /// outputs; `fuse` false runs every node on its own (an outside GradientTape records them);
-  /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
-  std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
-                             bool fuse, trace::Observer* observer) const {
-    SlotValues held(static_cast<std::size_t>(graph_->num_slots));
-    std::vector<AnyTensor>& values = held.values;
-    for (const auto& [slot, value] : graph_->constants) {
-      // A constant read only as a fused chain's splat needs no (atomically counted) copy.
-      if (!fuse || read_from_values_[static_cast<std::size_t>(slot)]) {
-        values[static_cast<std::size_t>(slot)] = value;
-      }
-    }
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      values[static_cast<std::size_t>(graph_->arg_slots[i])] = args[i];
-    }
-    std::vector<AnyTensor> inputs;
-    std::size_t next_group = 0;
-    for (std::size_t n = 0; n < graph_->nodes.size(); ++n) {
-      while (next_group < groups_.size() && groups_[next_group].begin < n) {
-        ++next_group;
-      }
-      if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
-        const auto& group = groups_[next_group];
-        const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
-        run_group(group, values);
-        if (observer != nullptr) {
-          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
-        }
-        for (std::size_t k = group.begin; k < group.end; ++k) {
-          for (auto slot : releases_[k]) {
-            values[static_cast<std::size_t>(slot)].reset();
-          }
-        }
-        n = group.end - 1;
-        continue;
-      }
-      const auto& node = graph_->nodes[n];
-      inputs.clear();
-      for (auto slot : node.inputs) {
-        inputs.push_back(values[static_cast<std::size_t>(slot)]);
-      }
-      const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
-      AnyTensor out = node.run(inputs);
-      if (observer != nullptr) {
-        observer->ran(owner, *graph_, n, n + 1, start, trace::now_ns());
-      }
-      if (node.output >= 0) {
-        values[static_cast<std::size_t>(node.output)] = std::move(out);
-      }
-      for (auto slot : releases_[n]) {
-        values[static_cast<std::size_t>(slot)].reset();
-      }
-    }
-    std::vector<AnyTensor> outputs;
-    outputs.reserve(graph_->output_slots.size());
-    const auto& out_slots = graph_->output_slots;
-    for (auto it = out_slots.begin(); it != out_slots.end(); ++it) {
-      AnyTensor& value = values[static_cast<std::size_t>(*it)];
-      // Moved where the slot is not returned again (saves a reference count round trip).
-      const bool again = std::find(it + 1, out_slots.end(), *it) != out_slots.end();
-      outputs.push_back(again ? value : std::move(value));
-    }
-    return outputs;
-  }
-
-  /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
-  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
-    std::vector<std::size_t> sizes;
-    for (const auto& g : groups_) {
-      sizes.push_back(g.end - g.begin);
-    }
-    return sizes;
-  }
-
- private:
-  // One run's value per slot. The vectors are kept per thread for the next run (a nested run,
-  // a control-flow body, takes another), so a call allocates none; they go back empty.
-  struct SlotValues {
-    explicit SlotValues(std::size_t slots) {
-      auto& spare = pool();
-      if (!spare.empty()) {
-        values = std::move(spare.back());
-        spare.pop_back();
-      }
-      values.resize(slots);
-    }
-    SlotValues(const SlotValues&) = delete;
-    SlotValues& operator=(const SlotValues&) = delete;
-    ~SlotValues() {
-      for (auto& value : values) {
-        value.reset();
-      }
-      auto& spare = pool();
-      if (spare.size() < 8) {
-        try {
-          spare.push_back(std::move(values));
-        } catch (...) {  // NOLINT(bugprone-empty-catch): then it is freed as usual
-        }
-      }
-    }
-    static std::vector<std::vector<AnyTensor>>& pool() {
-      thread_local std::vector<std::vector<AnyTensor>> spare;
-      return spare;
-    }
-    std::vector<AnyTensor> values;
-  };
-
-  // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
-  // count, single values, or, for ops that round exactly, values repeated along leading axes
-  // such as a bias) run as one pass over chunks small enough to stay in L1, instead of
-  // one pass over memory (and one allocation) per op. Intermediate values used only inside
-  // the chain are never materialised. A sum or mean of every element of a chain's value that
-  // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
-  // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
-  // output writes over an input that dies there when nothing else holds that input's buffer (in
-  // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
-  // of one. Where one node input of a fused group comes from, decided once when the graph is built.
-  enum class OperandKind : std::uint8_t {
-    local,     // an earlier node of the group: its row of the per-thread scratch
-    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
-    scalar,    // a single value known only at run time (an argument): broadcast per run
-    vector,    // a full-length value: read in place
-    repeated,  // a value repeated along leading axes (a bias): tiled to a chunk per run
-  };
-  struct Operand {
-    OperandKind kind = OperandKind::vector;
-    std::int32_t index = 0;   // local: node in group; constant: row of splat; else the slot
-    std::int64_t period = 0;  // repeated: its element count
-  };
-  struct FusionGroup {
-    std::size_t begin = 0;
-    std::size_t end = 0;  // exclusive
-    std::int64_t elements = 0;
-    DType dtype = DType::invalid;
-    std::vector<bool> materialize;  // per node of the group
-    std::vector<Operand> operands;  // per node input, in order
-    std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
-    std::int64_t chunk = 0;         // elements per pass through the chain
-    std::int32_t num_scalars = 0;   // run-time single-value operands
-    std::int32_t num_repeated = 0;  // repeated operands
-    std::int64_t unit = 16;         // chunk starts are multiples of it
-    std::vector<std::size_t> inputs_per_node;
-    std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
-    std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
-    std::int32_t num_rows = 0;        // rows are reused once their value is dead
-    std::int32_t reduce_input = -1;   // node in group a fused reduction (node end - 1) reads
-    [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
-  };
-  // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
-  // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
-  static constexpr std::int64_t max_fused_chunk = 1024;
-  static constexpr std::int64_t min_fused_chunk = 256;
-  static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
-  static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
-
-  void find_fusion_groups() {
-    const auto& nodes = graph_->nodes;
-    std::vector<std::int64_t> elements(static_cast<std::size_t>(graph_->num_slots), -1);
-    std::vector<const AnyTensor*> constant(static_cast<std::size_t>(graph_->num_slots), nullptr);
-    std::vector<const Shape*> shape(static_cast<std::size_t>(graph_->num_slots), nullptr);
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      elements[static_cast<std::size_t>(graph_->arg_slots[i])] =
-          graph_->arg_shapes()[i].num_elements();
-      shape[static_cast<std::size_t>(graph_->arg_slots[i])] = &graph_->arg_shapes()[i];
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      elements[static_cast<std::size_t>(slot)] = value.num_elements();
-      constant[static_cast<std::size_t>(slot)] = &value;
-      shape[static_cast<std::size_t>(slot)] = &value.shape();
-    }
-    for (const auto& node : nodes) {
-      if (node.output >= 0) {
-        elements[static_cast<std::size_t>(node.output)] = node.shape.num_elements();
-        shape[static_cast<std::size_t>(node.output)] = &node.shape;
-      }
-    }
-    // Whether node k joins a chain over n elements of `dtype`; a repeated operand makes the
-    // chain's chunks whole multiples of its length (`unit`, updated when k joins).
-    auto fusible = [&](std::size_t k, std::int64_t n, DType dtype, std::int64_t& unit) {
-      const auto& node = nodes[k];
-      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
-          node.shape.num_elements() != n || n <= 1) {
-        return false;
-      }
-      std::int64_t joined = unit;
-      for (auto slot : node.inputs) {
-        const std::int64_t e = elements[static_cast<std::size_t>(slot)];
-        if (e == n || e == 1) {
-          continue;
-        }
-        const Shape* s = shape[static_cast<std::size_t>(slot)];
-        if (!node.fused_rows || s == nullptr || !repeats_along_leading_axes(*s, node.shape)) {
-          return false;
-        }
-        joined = std::lcm(joined, e);
-        if (joined > max_fused_chunk) {
-          return false;
-        }
-      }
-      unit = joined;
-      return true;
-    };
-    std::size_t i = 0;
-    while (i < nodes.size()) {
-      const std::int64_t n = nodes[i].shape.num_elements();
-      std::int64_t unit = 16;  // eager kernels' vector loops start at multiples of 16 elements
-      if (!fusible(i, n, nodes[i].dtype, unit)) {
-        ++i;
-        continue;
-      }
-      std::size_t j = i + 1;
-      while (j < nodes.size() && fusible(j, n, nodes[i].dtype, unit)) {
-        ++j;
-      }
-      // One node is a group too: it may then write in place (Note [Fusion]).
-      FusionGroup group;
-      group.begin = i;
-      group.elements = n;
-      group.dtype = nodes[i].dtype;
-      group.reduce_input = fused_reduction_input(i, j, n);
-      if (group.reduce_input >= 0) {
-        const std::int64_t with_blocks = std::lcm(unit, nodes[j].fused_reduction.block);
-        if (with_blocks > max_fused_chunk) {
-          group.reduce_input = -1;
-        } else {
-          unit = with_blocks;
-        }
-      }
-      group.unit = unit;
-      group.end = j + (group.reduce_input >= 0 ? 1 : 0);
-      const std::size_t width = group.dtype == DType::float64 ? sizeof(double) : sizeof(float);
-      std::vector<const void*> splats;  // distinct constant values, by their bytes
-      for (std::size_t k = i; k < j; ++k) {
-        const auto slot = nodes[k].output;
-        const auto last = last_use_[static_cast<std::size_t>(slot)];
-        group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
-                                    static_cast<std::size_t>(last) >= group.end);
-        group.inputs_per_node.push_back(nodes[k].inputs.size());
-        for (auto in : nodes[k].inputs) {
-          Operand operand{OperandKind::vector, in};
-          for (std::size_t p = i; p < k; ++p) {
-            if (nodes[p].output == in) {
-              operand = {OperandKind::local, static_cast<std::int32_t>(p - i)};
-            }
-          }
-          const AnyTensor* value = constant[static_cast<std::size_t>(in)];
-          const std::int64_t e = elements[static_cast<std::size_t>(in)];
-          if (operand.kind == OperandKind::vector && e != 1 && e != n) {
-            operand = {OperandKind::repeated, in, e};
-            ++group.num_repeated;
-          }
-          if (operand.kind == OperandKind::vector && e == 1) {
-            if (value != nullptr) {
-              const auto row = std::find_if(splats.begin(), splats.end(),
-                                            [&](const void* v) {
-                                              return std::memcmp(v, value->raw_data(), width) == 0;
-                                            }) -
-                               splats.begin();
-              if (row == std::ssize(splats)) {
-                splats.push_back(value->raw_data());
-              }
-              operand = {OperandKind::constant, static_cast<std::int32_t>(row)};
-            } else {
-              operand.kind = OperandKind::scalar;
-              ++group.num_scalars;
-            }
-          }
-          group.operands.push_back(operand);
-        }
-      }
-      assign_rows(group);
-      assign_donors(group);
-      const auto buffers = static_cast<std::int64_t>(group.num_rows + group.num_scalars +
-                                                     group.num_repeated + splats.size());
-      group.chunk = max_fused_chunk;
-      while (group.chunk > min_fused_chunk &&
-             buffers * group.chunk * static_cast<std::int64_t>(width) > fused_scratch_budget) {
-        group.chunk /= 2;
-      }
-      group.chunk = std::min(group.chunk, (n + 63) / 64 * 64);  // small groups fill no more
-      if (group.chunk < n) {  // every chunk but the last is whole units
-        group.chunk = std::max(group.unit, group.chunk / group.unit * group.unit);
-      }
-      // Raw bytes of the group's dtype in a double array (aligned for both).
-      group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
-                         sizeof(double));
-      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
-      for (const void* value : splats) {
-        for (std::int64_t e = 0; e < group.chunk; ++e, bytes += width) {
-          std::memcpy(bytes, value, width);
-        }
-      }
-      groups_.push_back(std::move(group));
-      i = j;
-    }
-  }
-
-  // Whether `operand` broadcasts to `out` by repeating along leading axes ([C] or [1, C] to
-  // [N, C]; [W, C] to [N, H, W, C]): element e of the result then reads operand[e % size].
-  static bool repeats_along_leading_axes(const Shape& operand, const Shape& out) {
-    std::size_t first = 0;  // leading 1s change nothing
-    while (first < operand.rank() && operand[first] == 1) {
-      ++first;
-    }
-    const std::size_t kept = operand.rank() - first;
-    if (kept > out.rank()) {
-      return false;
-    }
-    for (std::size_t d = 0; d < kept; ++d) {
-      if (operand[first + d] != out[out.rank() - kept + d] || operand[first + d] < 1) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The node of chain [begin, end) that a fusible reduction of all its `n` elements at `end`
-  // reads, or -1 when the node at `end` is no such reduction.
-  [[nodiscard]] std::int32_t fused_reduction_input(std::size_t begin, std::size_t end,
-                                                   std::int64_t n) const {
-    const auto& nodes = graph_->nodes;
-    if (end >= nodes.size()) {
-      return -1;
-    }
-    const auto& node = nodes[end];
-    if (node.fused_reduction.accumulate == nullptr || node.inputs.size() != 1 || node.output < 0 ||
-        node.dtype != nodes[begin].dtype || node.shape.num_elements() != 1) {
-      return -1;
-    }
-    for (std::size_t k = begin; k < end; ++k) {
-      if (nodes[k].output == node.inputs[0] && nodes[k].shape.num_elements() == n) {
-        return static_cast<std::int32_t>(k - begin);
-      }
-    }
-    return -1;
-  }
-
-  // Which slots some reader takes from `values` in a fused run: every input of a node outside
-  // the chains, a chain's full-length and run-time single operands, the outputs.
-  void mark_values_read() {
-    read_from_values_.assign(read_from_values_.size(), false);
-    const auto& nodes = graph_->nodes;
-    std::size_t next_group = 0;
-    for (std::size_t n = 0; n < nodes.size(); ++n) {
-      if (next_group < groups_.size() && groups_[next_group].begin == n) {
-        for (const Operand& operand : groups_[next_group].operands) {
-          if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar ||
-              operand.kind == OperandKind::repeated) {
-            read_from_values_[static_cast<std::size_t>(operand.index)] = true;
-          }
-        }
-        n = groups_[next_group++].end - 1;
-        continue;
-      }
-      for (auto slot : nodes[n].inputs) {
-        read_from_values_[static_cast<std::size_t>(slot)] = true;
-      }
-    }
-    for (auto slot : graph_->output_slots) {
-      read_from_values_[static_cast<std::size_t>(slot)] = true;
-    }
-  }
-
-  // A materialised output may take the buffer of a full-length input read for the last time
-  // at or before its node: in each chunk that input's readers have all run by then, and each
-  // chunk writes only its own elements. Whether the buffer is unshared is known only at run
-  // time (a caller's argument, or a value also held elsewhere, is not).
-  void assign_donors(FusionGroup& group) const {
-    const std::size_t count = group.chain_size();
-    group.donor.assign(count, -1);
-    std::vector<std::int32_t> taken;
-    std::size_t q = 0;
-    std::vector<std::int32_t> candidates;  // vector operands seen so far
-    for (std::size_t k = 0; k < count; ++k) {
-      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
-        if (group.operands[q].kind == OperandKind::vector) {
-          candidates.push_back(group.operands[q].index);
-        }
-      }
-      if (!group.materialize[k]) {
-        continue;
-      }
-      for (auto slot : candidates) {
-        const auto last = last_use_[static_cast<std::size_t>(slot)];
-        if (last >= 0 && static_cast<std::size_t>(last) <= group.begin + k &&
-            std::find(taken.begin(), taken.end(), slot) == taken.end() &&
-            std::find(graph_->arg_slots.begin(), graph_->arg_slots.end(), slot) ==
-                graph_->arg_slots.end()) {
-          group.donor[k] = slot;
-          taken.push_back(slot);
-          break;
-        }
-      }
-    }
-  }
-
-  // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
-  // so its working set stays a few KiB in L1 however long the chain is.
-  static void assign_rows(FusionGroup& group) {
-    const std::size_t count = group.chain_size();
-    std::vector<std::size_t> last_read(count, 0);
-    std::vector<std::vector<std::size_t>> reads(count);  // per node: local producers it reads
-    std::size_t q = 0;  // operands are stored per node, in input order
-    for (std::size_t k = 0; k < count; ++k) {
-      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
-        if (group.operands[q].kind == OperandKind::local) {
-          const auto p = static_cast<std::size_t>(group.operands[q].index);
-          reads[k].push_back(p);
-          last_read[p] = k;
-        }
-      }
-    }
-    if (group.reduce_input >= 0) {  // read after the whole chain, in each chunk
-      last_read[static_cast<std::size_t>(group.reduce_input)] = count;
-    }
-    std::vector<std::int32_t> free_rows;
-    group.row.assign(count, -1);
-    for (std::size_t k = 0; k < count; ++k) {
-      if (!group.materialize[k]) {
-        if (free_rows.empty()) {
-          free_rows.push_back(group.num_rows++);
-        }
-        group.row[k] = free_rows.back();
-        free_rows.pop_back();
-      }
-      // Freed after the output row is taken, so a kernel never writes the row it reads.
-      for (std::size_t p : reads[k]) {
-        if (last_read[p] == k && group.row[p] >= 0 &&
-            std::find(free_rows.begin(), free_rows.end(), group.row[p]) == free_rows.end()) {
-          free_rows.push_back(group.row[p]);
-        }
-      }
-    }
-  }
-
-  template <class T>
-  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
-    const auto& nodes = graph_->nodes;
-    const std::size_t count = group.chain_size();
-    // Per-thread buffers reused across runs: no allocation per call.
-    thread_local std::vector<T*> out_data;
-    thread_local std::vector<const T*> source;  // per operand: vector base or scalar splat
-    thread_local std::vector<T> scalars;        // run-time single values, one chunk each
-    thread_local std::vector<T> partials;       // a fused reduction's, each written once
-    thread_local std::vector<T> tiles;          // repeated operands, one chunk each
-    const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
-    if (reduction != nullptr) {
-      partials.resize(
-          static_cast<std::size_t>(reduction->fused_reduction.partials(group.elements)));
-    }
-    out_data.assign(count, nullptr);
-    source.assign(group.operands.size(), nullptr);
-    const std::int64_t chunk = group.chunk;
-    scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
-    tiles.resize(static_cast<std::size_t>(group.num_repeated * chunk));
-    std::size_t next_scalar = 0;
-    std::size_t next_tile = 0;
-    for (std::size_t q = 0; q < group.operands.size(); ++q) {
-      const Operand& operand = group.operands[q];
-      if (operand.kind == OperandKind::vector) {
-        source[q] =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-      } else if (operand.kind == OperandKind::constant) {
-        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * chunk;
-      } else if (operand.kind == OperandKind::scalar) {
-        T* splat = scalars.data() + next_scalar++ * chunk;
-        std::fill_n(
-            splat, chunk,
-            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
-        source[q] = splat;
-      } else if (operand.kind == OperandKind::repeated) {
-        // Chunks start at multiples of the period, so every chunk reads the same tile.
-        T* tile = tiles.data() + next_tile++ * chunk;
-        const T* from =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-        for (std::int64_t e = 0; e < chunk; e += operand.period) {
-          std::copy_n(from, std::min(operand.period, chunk - e), tile + e);
-        }
-        source[q] = tile;
-      }
-    }
-    for (std::size_t k = 0; k < count; ++k) {
-      if (group.materialize[k]) {
-        const auto& node = nodes[group.begin + k];
-        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
-        const std::int32_t donor = group.donor[k];
-        AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
-        if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
-            from->shape() == node.shape) {
-          slot = std::move(*from);  // in place: the sources above keep pointing at it
-          out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
-        } else {
-          slot = allocate_any(group.dtype, node.shape);
-          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
-        }
-      }
-    }
-    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
-    const T* const* sources = source.data();
-    T* const* outs = out_data.data();
-    T* const partial_data = partials.data();  // the caller's: workers name their own buffers
-    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
-    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
-      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
-      const auto rows = static_cast<std::size_t>(group.num_rows);
-      if (scratch.size() < rows * static_cast<std::size_t>(chunk)) {
-        scratch.resize(rows * static_cast<std::size_t>(chunk));
-      }
-      auto row_of = [&](std::size_t k) {
-        return scratch.data() + static_cast<std::size_t>(group.row[k] * chunk);
-      };
-      for (std::int64_t c = cb; c < ce; ++c) {
-        const std::int64_t start = c * chunk;
-        const std::int64_t len = std::min(chunk, group.elements - start);
-        std::size_t q = 0;
-        for (std::size_t k = 0; k < count; ++k) {
-          const auto& node = nodes[group.begin + k];
-          const void* operand[2] = {nullptr, nullptr};
-          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
-            const Operand& from = group.operands[q];
-            if (from.kind == OperandKind::local) {
-              const std::size_t p = static_cast<std::size_t>(from.index);
-              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
-            } else if (from.kind == OperandKind::vector) {
-              operand[m] = sources[q] + start;
-            } else {
-              operand[m] = sources[q];
-            }
-          }
-          // A materialised value is written straight into its tensor and read from there.
-          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
-          node.fused_kernel(out, operand[0], true, operand[1], true, len);
-        }
-        if (reduction != nullptr) {
-          const auto p = static_cast<std::size_t>(group.reduce_input);
-          reduction->fused_reduction.accumulate(
-              partial_data, outs[p] != nullptr ? outs[p] + start : row_of(p), start, len);
-        }
-      }
-    });
-    if (reduction != nullptr) {
-      AnyTensor out = allocate_any(group.dtype, reduction->shape);
-      reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
-      values[static_cast<std::size_t>(reduction->output)] = std::move(out);
-    }
-  }
-
-  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
-    if (group.dtype == DType::float32) {
-      run_group_typed<float>(group, values);
-    } else {
-      run_group_typed<double>(group, values);
-    }
-  }
-
-  const trace::Graph* graph_;
-  std::vector<FusionGroup> groups_;
-  std::vector<bool> read_from_values_;  // per slot, for a fused run
-  std::unordered_set<std::int32_t> is_output_;
-  std::vector<std::int32_t> last_use_;
-  std::vector<std::vector<std::int32_t>> releases_;
-};
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
-// ---- end <tapeflow/function/detail/executor.hpp>
-// ---- begin <tapeflow/function/detail/graph_passes.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
-// IWYU pragma: private, include <tapeflow/function/function.hpp>
-// Passes over a traced graph, run once per ConcreteFunction on a copy of the graph as traced.
-//
-// Note [Graph passes]. The passes know ops only through what every node carries (Note [One
-// definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
-// They change which nodes run and which slot a node reads; they never renumber slots or change
-// a node's kernel, so every value still comes from the op's one definition, and results are
-// bitwise those of the graph as traced.
-// - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
-//   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
-//   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
-//   may share state with their neighbours) stay as traced, in order.
-// - *Pinned* slots keep their value: the graph's outputs (a caller must not receive an alias of
-//   an argument or a constant it might change) and the enclosing-graph slots that sub-graphs of
-//   control-flow nodes captured by number (to_code names their arguments through them).
-// - Pruning (off with `disable_model_pruning`): pure nodes whose value reaches no output and no
-//   kept node are dropped (a backward sweep).
-// - Constant folding (`constant_folding`): a pure node whose inputs are all constants runs at
-//   trace time and its value becomes a constant of the graph (values up to 10 MiB, as
-//   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
-//   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
-// - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
-//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
-//   fields are what export writes, so they are the whole op only where TensorFlow can express
-//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
-//   is never merged.
-// - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
-//   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
-//   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
-//   that undoes it: the node reads through to x, when its dtype and shape are x's.
-// - Identity removal (`dependency_optimization`).
-// A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
-// its gradients see every op, captured constants included.
-
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <string>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
-struct GraphOptimizationReport {
-  std::int64_t pruned = 0;                 ///< nodes no output needed
-  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
-  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
-  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
-  std::int64_t identities_removed = 0;     ///< Identity nodes read through
-  /// Whether any pass changed the graph.
-  [[nodiscard]] bool changed() const noexcept {
-    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
-  }
-};
-
-namespace detail {
-namespace passes {
-
-inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
-
-inline bool is_pure(const trace::GraphNode& node) {
-  return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
-         node.output_arg != no_output_arg;
-}
-
-// Equal dtype, shape and elements (bitwise: -0 and +0 differ, a NaN equals itself).
-inline bool same_value(const AnyTensor& a, const AnyTensor& b) {
-  if (a.dtype() != b.dtype() || !(a.shape() == b.shape()) || !a.has_value() || !b.has_value()) {
-    return false;
-  }
-  const auto n = static_cast<std::size_t>(a.num_elements());
-  if (a.dtype() == DType::string) {
-    const auto* x = static_cast<const std::string*>(a.raw_data());
-    const auto* y = static_cast<const std::string*>(b.raw_data());
-    return std::equal(x, x + n, y);
-  }
-  return std::memcmp(a.raw_data(), b.raw_data(), n * dtype_size(a.dtype())) == 0;
-}
-
-// Whether every element of `t` is `value`; for floating point also of `value`'s sign.
-inline bool all_equal(const AnyTensor& t, double value) {
-  if (!t.has_value()) {
-    return false;
-  }
-  const auto n = static_cast<std::size_t>(t.num_elements());
-  const auto check = [&]<class T>(const void* data) {
-    const auto* x = static_cast<const T*>(data);
-    return std::all_of(x, x + n, [&](T v) {
-      if constexpr (std::is_floating_point_v<T>) {
-        return v == static_cast<T>(value) && std::signbit(v) == std::signbit(value);
-      } else {
-        return v == static_cast<T>(value);
-      }
-    });
-  };
-  switch (t.dtype()) {
-    case DType::float32:
-      return check.template operator()<float>(t.raw_data());
-    case DType::float64:
-      return check.template operator()<double>(t.raw_data());
-    case DType::int32:
-      return check.template operator()<std::int32_t>(t.raw_data());
-    case DType::int64:
-      return check.template operator()<std::int64_t>(t.raw_data());
-    default:
-      return false;
-  }
-}
-
-inline bool is_integer(DType d) { return d == DType::int32 || d == DType::int64; }
-
-// A permutation held as a constant input ("perm"), or empty.
-inline std::vector<std::int64_t> permutation(const trace::GraphNode& node) {
-  for (const auto& [name, value] : node.const_inputs) {
-    if (name != "perm" || !value.has_value()) {
-      continue;
-    }
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(value.num_elements()));
-    for (std::size_t i = 0; i < perm.size(); ++i) {
-      perm[i] =
-          value.dtype() == DType::int32   ? static_cast<const std::int32_t*>(value.raw_data())[i]
-          : value.dtype() == DType::int64 ? static_cast<const std::int64_t*>(value.raw_data())[i]
-                                          : -1;
-    }
-    return perm;
-  }
-  return {};
-}
-
-class Optimizer {
- public:
-  Optimizer(trace::Graph& graph, const config::optimizer::Options& options,
-            std::vector<std::int32_t> captured)
-      : g_(graph), options_(options), captured_(std::move(captured)) {}
-
-  GraphOptimizationReport run() {
-    if (options_.disable_meta_optimizer) {
-      return report_;
-    }
-    index_slots();
-    // Each pass can expose work for the others (a folded constant makes x * 1 visible, a
-    // simplification makes two nodes equal); a few rounds reach the fixed point.
-    for (int round = 0; round < 4; ++round) {
-      const GraphOptimizationReport before = report_;
-      if (options_.constant_folding) {
-        fold_constants();
-      }
-      if (options_.arithmetic_optimization) {
-        simplify();
-        eliminate_common_subexpressions();
-      }
-      if (options_.dependency_optimization) {
-        remove_identities();
-      }
-      if (!options_.disable_model_pruning) {
-        prune();
-      }
-      if (!changed_since(before)) {
-        break;
-      }
-    }
-    return report_;
-  }
-
- private:
-  struct SlotInfo {
-    DType dtype = DType::invalid;
-    Shape shape;
-    const AnyTensor* constant = nullptr;
-    std::int64_t producer = -1;  // node index, -1: argument or constant
-  };
-
-  [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
-    return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
-           report_.common_subexpressions != r.common_subexpressions ||
-           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
-  }
-
-  void index_slots() {
-    slots_.assign(static_cast<std::size_t>(g_.num_slots), {});
-    pinned_.assign(static_cast<std::size_t>(g_.num_slots), false);
-    for (std::size_t i = 0; i < g_.arg_slots.size(); ++i) {
-      auto& s = slots_[static_cast<std::size_t>(g_.arg_slots[i])];
-      s.dtype = g_.arg_dtypes()[i];
-      s.shape = g_.arg_shapes()[i];
-    }
-    for (const auto& [slot, value] : g_.constants) {
-      auto& s = slots_[static_cast<std::size_t>(slot)];
-      s.dtype = value.dtype();
-      s.shape = value.shape();
-      s.constant = &value;
-    }
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (node.output >= 0) {
-        auto& s = slots_[static_cast<std::size_t>(node.output)];
-        s.dtype = node.dtype;
-        s.shape = node.shape;
-        s.producer = static_cast<std::int64_t>(n);
-      }
-    }
-    for (auto slot : captured_) {
-      pinned_[static_cast<std::size_t>(slot)] = true;
-    }
-    for (auto slot : g_.output_slots) {
-      pinned_[static_cast<std::size_t>(slot)] = true;
-    }
-  }
-
-  SlotInfo& slot(std::int32_t s) { return slots_[static_cast<std::size_t>(s)]; }
-
-  // Every later read of node n's value reads `to` instead (n then dies, unless pinned).
-  bool read_through(std::size_t n, std::int32_t to) {
-    const std::int32_t from = g_.nodes[n].output;
-    if (pinned_[static_cast<std::size_t>(from)] || from == to) {
-      return false;
-    }
-    for (std::size_t k = n + 1; k < g_.nodes.size(); ++k) {
-      for (auto& in : g_.nodes[k].inputs) {
-        in = in == from ? to : in;
-      }
-    }
-    dead_.push_back(n);
-    return true;
-  }
-
-  // Whether node n may read through to slot `to`: the same dtype and shape as its value.
-  bool same_type(std::size_t n, std::int32_t to) {
-    const auto& node = g_.nodes[n];
-    return slot(to).dtype == node.dtype && slot(to).shape == node.shape;
-  }
-
-  void fold_constants() {
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      auto& node = g_.nodes[n];
-      if (!is_pure(node) || node.dtype == DType::string || folded_[n] ||
-          node.shape.num_elements() * static_cast<std::int64_t>(dtype_size(node.dtype)) >
-              max_folded_bytes) {
-        continue;
-      }
-      std::vector<AnyTensor> inputs;
-      bool constant = true;
-      for (auto in : node.inputs) {
-        const AnyTensor* value = slot(in).constant;
-        constant = constant && value != nullptr;
-        if (value != nullptr) {
-          inputs.push_back(*value);
-        }
-      }
-      if (!constant) {
-        continue;
-      }
-      AnyTensor value;
-      try {
-        trace::Suspend eager;
-        value = node.run(inputs);
-      } catch (...) {
-        continue;  // it fails the same way when the graph runs, where the error belongs
-      }
-      if (!value.has_value() || value.dtype() != node.dtype || !(value.shape() == node.shape)) {
-        continue;
-      }
-      g_.constants.emplace_back(node.output, std::move(value));
-      reindex_constants();
-      folded_[n] = true;
-      dead_.push_back(n);
-      ++report_.constants_folded;
-    }
-    drop_dead();
-  }
-
-  void reindex_constants() {
-    for (const auto& [s, value] : g_.constants) {
-      slot(s).constant = &value;  // the vector may have moved its elements
-    }
-  }
-
-  void simplify() {
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (!is_pure(node) || is_dead(n)) {
-        continue;
-      }
-      const std::int32_t to = simplified_input(node);
-      if (to >= 0 && same_type(n, to) && read_through(n, to)) {
-        ++report_.simplified;
-      }
-    }
-    drop_dead();
-  }
-
-  // The slot node's value equals, or -1.
-  std::int32_t simplified_input(const trace::GraphNode& node) {
-    const auto& in = node.inputs;
-    const auto constant_is = [&](std::size_t i, double v) {
-      return in.size() == 2 && slot(in[i]).constant != nullptr &&
-             all_equal(*slot(in[i]).constant, v);
-    };
-    const bool integer = is_integer(node.dtype);
-    if (node.op == "Mul") {
-      return constant_is(1, 1.0) ? in[0] : constant_is(0, 1.0) ? in[1] : -1;
-    }
-    if (node.op == "RealDiv" || node.op == "Div") {
-      return constant_is(1, 1.0) ? in[0] : -1;
-    }
-    if (node.op == "Sub") {
-      return constant_is(1, 0.0) ? in[0] : -1;  // +0, or integer 0
-    }
-    if (node.op == "AddV2" || node.op == "Add") {
-      const double zero = integer ? 0.0 : -0.0;
-      return constant_is(1, zero) ? in[0] : constant_is(0, zero) ? in[1] : -1;
-    }
-    if ((node.op == "Cast" || node.op == "Reshape") && !in.empty()) {
-      return in[0];  // read through when dtype and shape agree (same_type)
-    }
-    if (node.op == "Transpose" && in.size() == 1) {
-      const auto perm = permutation(node);
-      if (perm.empty()) {
-        return -1;
-      }
-      bool identity = true;
-      for (std::size_t i = 0; i < perm.size(); ++i) {
-        identity = identity && perm[i] == static_cast<std::int64_t>(i);
-      }
-      if (identity) {
-        return in[0];
-      }
-      const std::int64_t p = slot(in[0]).producer;
-      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
-        return -1;
-      }
-      const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
-      const auto inner_perm = permutation(inner);
-      if (inner.op != "Transpose" || !is_pure(inner) || inner.inputs.size() != 1 ||
-          inner_perm.size() != perm.size()) {
-        return -1;
-      }
-      // Output axis i is the inner output's axis perm[i], which is x's axis inner_perm[perm[i]].
-      for (std::size_t i = 0; i < perm.size(); ++i) {
-        const auto j = perm[i];
-        if (j < 0 || j >= static_cast<std::int64_t>(perm.size()) ||
-            inner_perm[static_cast<std::size_t>(j)] != static_cast<std::int64_t>(i)) {
-          return -1;
-        }
-      }
-      return inner.inputs[0];
-    }
-    return -1;
-  }
-
-  void eliminate_common_subexpressions() {
-    // Candidates share op and inputs; the full comparison runs only within those buckets.
-    std::unordered_map<std::string, std::vector<std::size_t>> seen;
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (!is_pure(node) || is_dead(n) || !node.export_error.empty()) {
-        continue;
-      }
-      std::string key = node.op;
-      for (auto in : node.inputs) {
-        key += "," + std::to_string(in);
-      }
-      auto& bucket = seen[key];
-      bool merged = false;
-      for (std::size_t earlier : bucket) {
-        if (equal_nodes(g_.nodes[earlier], node) && read_through(n, g_.nodes[earlier].output)) {
-          ++report_.common_subexpressions;
-          merged = true;
-          break;
-        }
-      }
-      if (!merged) {
-        bucket.push_back(n);
-      }
-    }
-    drop_dead();
-  }
-
-  static bool equal_nodes(const trace::GraphNode& a, const trace::GraphNode& b) {
-    if (a.op != b.op || a.dtype != b.dtype || !(a.shape == b.shape) || a.inputs != b.inputs ||
-        a.attrs != b.attrs || a.type_attr_dtype != b.type_attr_dtype ||
-        a.const_inputs_at != b.const_inputs_at || a.resources != b.resources ||
-        a.const_inputs.size() != b.const_inputs.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < a.const_inputs.size(); ++i) {
-      if (a.const_inputs[i].first != b.const_inputs[i].first ||
-          !same_value(a.const_inputs[i].second, b.const_inputs[i].second)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  void remove_identities() {
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      const auto& node = g_.nodes[n];
-      if (node.op == "Identity" && is_pure(node) && !is_dead(n) && node.inputs.size() == 1 &&
-          same_type(n, node.inputs[0]) && read_through(n, node.inputs[0])) {
-        ++report_.identities_removed;
-      }
-    }
-    drop_dead();
-  }
-
-  void prune() {
-    std::vector<bool> live(static_cast<std::size_t>(g_.num_slots), false);
-    for (std::size_t s = 0; s < live.size(); ++s) {
-      live[s] = pinned_[s];
-    }
-    for (std::size_t n = g_.nodes.size(); n-- > 0;) {
-      const auto& node = g_.nodes[n];
-      if (is_pure(node) && !live[static_cast<std::size_t>(node.output)]) {
-        dead_.push_back(n);
-        ++report_.pruned;
-        continue;
-      }
-      for (auto in : node.inputs) {
-        live[static_cast<std::size_t>(in)] = true;
-      }
-    }
-    drop_dead();
-  }
-
-  [[nodiscard]] bool is_dead(std::size_t n) const {
-    return std::find(dead_.begin(), dead_.end(), n) != dead_.end();
-  }
-
-  // Removes the nodes in dead_ (their slots are no longer read) and re-indexes.
-  void drop_dead() {
-    if (dead_.empty()) {
-      return;
-    }
-    std::vector<bool> remove(g_.nodes.size(), false);
-    for (auto n : dead_) {
-      remove[n] = true;
-    }
-    std::vector<trace::GraphNode> kept;
-    kept.reserve(g_.nodes.size() - dead_.size());
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      if (!remove[n]) {
-        kept.push_back(std::move(g_.nodes[n]));
-      }
-    }
-    g_.nodes = std::move(kept);
-    dead_.clear();
-    folded_.assign(g_.nodes.size(), false);
-    for (auto& s : slots_) {
-      s.producer = -1;
-    }
-    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
-      if (g_.nodes[n].output >= 0) {
-        slot(g_.nodes[n].output).producer = static_cast<std::int64_t>(n);
-      }
-    }
-  }
-
-  trace::Graph& g_;
-  config::optimizer::Options options_;
-  std::vector<std::int32_t> captured_;  // slots sub-graphs captured by number
-  GraphOptimizationReport report_;
-  std::vector<SlotInfo> slots_;
-  std::vector<bool> pinned_;
-  std::vector<std::size_t> dead_;
-  std::vector<bool> folded_ = std::vector<bool>(g_.nodes.size(), false);
-};
-
-}  // namespace passes
-
-/// Runs the passes `options` enables on `graph` (Note [Graph passes]); `captured`: the slots of
-/// `graph` that sub-graphs of its control-flow nodes captured. Returns what the passes did.
-inline GraphOptimizationReport optimize_graph(trace::Graph& graph,
-                                              const config::optimizer::Options& options,
-                                              std::vector<std::int32_t> captured) {
-  return passes::Optimizer(graph, options, std::move(captured)).run();
-}
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
-// ---- end <tapeflow/function/detail/graph_passes.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-namespace detail {
-/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
-inline std::string element_text(const AnyTensor& t, std::int64_t i) {
-  const void* data = t.raw_data();
-  switch (t.dtype()) {
-    case DType::int32:
-      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
-    case DType::int64:
-      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
-    case DType::uint8:
-      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
-    case DType::bool_:
-      return static_cast<const bool*>(data)[i] ? "true" : "false";
-    case DType::float32:
-      return AttrValue(static_cast<const float*>(data)[i]).to_string();
-    case DType::float64:
-      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
-    case DType::string:
-      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
-    default:
-      return "?";
-  }
-}
-
-/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
-inline std::string const_input_text(const AnyTensor& t) {
-  if (!t.has_value()) {
-    return "?";
-  }
-  const Shape& shape = t.shape();
-  std::int64_t next = 0;
-  auto emit = [&](auto& self, std::size_t axis) -> std::string {
-    if (axis == shape.rank()) {
-      return element_text(t, next++);
-    }
-    std::string out = "[";
-    for (std::int64_t i = 0; i < shape[axis]; ++i) {
-      out += (i > 0 ? ", " : "") + self(self, axis + 1);
-    }
-    return out + "]";
-  };
-  return emit(emit, 0);
-}
-
-/// One node as ConcreteFunction::to_string and autograph::to_code show it:
-/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
-/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
-/// those functions' bodies instead).
-template <class InputName>
-std::string node_text(const trace::GraphNode& node, InputName&& input_name,
-                      bool function_attrs = true) {
-  std::string out = node.name + " = " + node.op;
-  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
-  // attributes here. Type attributes are left out: the output's dtype shows them.
-  std::string params;
-  for (const auto& attr : node.attrs) {
-    const auto& v = attr.second.value();
-    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
-        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
-      continue;
-    }
-    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
-  }
-  for (const auto& input : node.const_inputs) {
-    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
-  }
-  if (!params.empty()) {
-    out += "[" + params + "]";
-  }
-  out += "(";
-  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
-  }
-  out += ")";
-  if (node.output >= 0) {
-    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
-  }
-  return out;
-}
-
-}  // namespace detail
-
-/// A traced graph and how to run it. Nodes run in program order (keeping prints and
-/// assignments ordered); each value is released after its last use. The graph passes
-/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
-/// a GradientTape records the call, which then sees every op of the graph as traced.
-class ConcreteFunction {
- public:
-  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
-  /// and plans the execution of both (fusion groups, when each value is released); `name` is
-  /// the tf::function's (FunctionOptions::name). Built by Function.
-  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
-      : traced_(std::move(graph)), name_(std::move(name)) {
-    const auto options = detail::graph_optimizer_options();
-    const bool fuse = options.remapping && !options.disable_meta_optimizer;
-    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
-    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
-    for (const auto& node : traced_->nodes) {
-      for (const auto& f : node.functions) {
-        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
-      }
-    }
-    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
-    if (report_.changed()) {
-      optimized_ = std::move(optimized);
-      optimized_executor_.emplace(*optimized_, fuse);
-    }
-    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
-  }
-
-  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
-  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
-    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
-    if (args.size() != traced_->arg_slots.size()) {
-      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
-                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
-                             std::to_string(args.size()));
-    }
-    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
-    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
-    const bool taped = !detail::tape::active().empty();
-    const detail::Executor& executor =
-        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
-    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
-    detail::trace::Observer* const observer =
-        detail::trace::observer().load(std::memory_order_acquire);
-    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
-    auto outputs = executor.run(*this, args, !taped, observer);
-    if (observer != nullptr) {
-      observer->called(*this, call_start, detail::trace::now_ns());
-    }
-    return outputs;
-  }
-
-  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
-  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
-  }
-  /// The graph's nodes as traced, in program (execution) order.
-  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
-    return traced_->nodes;
-  }
-  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
-  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
-  /// The graph that runs: the traced graph after the passes (the same graph when they changed
-  /// nothing). Slots keep their numbers; folded values join `constants`.
-  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
-    return optimized_ ? *optimized_ : *traced_;
-  }
-  /// What the passes did to this function's graph.
-  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
-    return report_;
-  }
-
-  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
-  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
-  [[nodiscard]] std::string to_string(bool optimized = false) const {
-    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
-    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
-    }
-    std::string out = "function " + name_ + "(";
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
-             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
-    }
-    out += ")\n";
-    for (const auto& node : graph_->nodes) {
-      if (node.output >= 0) {
-        slot_names[static_cast<std::size_t>(node.output)] = node.name;
-      }
-      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
-               return slot_names[static_cast<std::size_t>(slot)];
-             });
-      out += "\n";
-    }
-    out += "  return (";
-    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
-      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
-    }
-    out += ")\n";
-    return out;
-  }
-
- private:
-  std::unique_ptr<detail::trace::Graph> traced_;
-  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
-  std::string name_;
-  GraphOptimizationReport report_;
-  std::optional<detail::Executor> traced_executor_;
-  std::optional<detail::Executor> optimized_executor_;
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
-// ---- end <tapeflow/function/graph.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// The dtype and shape a tensor argument must have (TensorFlow: `tf.TensorSpec`); -1 dims
-/// accept any size.
-struct TensorSpec {
-  DType dtype = DType::float32;  ///< required element type
-  Shape shape;                   ///< required shape; -1 dims match any size
-};
-
-/// How tensor shapes enter the signature (see the header comment).
-enum class ShapePolicy {
-  /// Every new shape traces a new graph.
-  exact,
-  /// A shape differing only in some dims from a traced one traces once more with those dims
-  /// unknown (-1); that graph accepts any size there. Where the body cannot be traced with
-  /// them unknown (an op needs the size: a random op's shape, the gradient of a mean over
-  /// that dim), the call's exact shapes are traced instead, and the function stops relaxing.
-  relaxed,
-};
-
-/// Options of tf::function (TensorFlow's keyword arguments).
-struct FunctionOptions {
-  /// How new shapes of tensor arguments retrace (TensorFlow: `reduce_retracing`).
-  ShapePolicy shape_policy = ShapePolicy::relaxed;
-  /// Pins the signature: one spec per tensor argument; calls that do not match throw.
-  std::optional<std::vector<TensorSpec>> input_signature{};
-  /// Warn on stderr once the function has traced more than this many times (TensorFlow: 5).
-  int max_traces_before_warning = 5;
-  /// Name used in warnings and graph export.
-  std::string name = "function";
-};
-
-TAPEFLOW_END_NAMESPACE
-
-// Declared, not included: only a program that passes an Eigen::Tensor (and so includes Eigen)
-// converts one, and Eigen stays an include of kernels only (MAINTAINERS.md, "Compile time").
-namespace Eigen {
-template <typename Scalar, int NumIndices, int Options, typename IndexType>
-class Tensor;
-}  // namespace Eigen
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::fn {
-
-template <class X>
-struct is_eigen_tensor : std::false_type {};
-template <class T, int R, int Options, class Index>
-struct is_eigen_tensor<Eigen::Tensor<T, R, Options, Index>> : std::true_type {};
-
-template <class X>
-struct is_host_vector : std::false_type {};
-template <class T, class A>
-  requires(element_type<T> && !std::is_same_v<T, bool>)
-struct is_host_vector<std::vector<T, A>> : std::true_type {};
-
-/// What a call argument becomes: tensors and variables stay, host arrays become tensors,
-/// everything else is passed through as a trace-time value.
-template <class A>
-decltype(auto) normalize(A&& a) {
-  using D = std::remove_cvref_t<A>;
-  if constexpr (is_eigen_tensor<D>::value) {
-    using T = typename D::Scalar;
-    constexpr std::size_t R = static_cast<std::size_t>(D::NumIndices);
-    std::array<std::int64_t, R> dims{};
-    for (std::size_t i = 0; i < R; ++i) {
-      dims[i] = static_cast<std::int64_t>(a.dimension(i));
-    }
-    const auto n = static_cast<std::size_t>(a.size());
-    if constexpr (R <= 1 || static_cast<int>(D::Layout) != 0) {  // 0: Eigen::ColMajor
-      return constant<T, R>(std::span<const T>(a.data(), n), dims);
-    } else {
-      // Eigen tensors default to column-major: walk the source in its order (first axis
-      // fastest) and write each element at its row-major offset.
-      std::array<std::int64_t, R> stride{};
-      stride[R - 1] = 1;
-      for (std::size_t i = R - 1; i-- > 0;) {
-        stride[i] = stride[i + 1] * dims[i + 1];
-      }
-      auto row_major = std::make_unique<T[]>(n);
-      std::array<std::int64_t, R> index{};
-      std::int64_t offset = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        row_major[static_cast<std::size_t>(offset)] = a.data()[k];
-        for (std::size_t axis = 0; axis < R; ++axis) {
-          offset += stride[axis];
-          if (++index[axis] < dims[axis]) {
-            break;
-          }
-          offset -= stride[axis] * dims[axis];
-          index[axis] = 0;
-        }
-      }
-      return constant<T, R>(std::span<const T>(row_major.get(), n), dims);
-    }
-  } else if constexpr (is_host_vector<D>::value) {
-    return constant<typename D::value_type>(a);
-  } else {
-    return D(std::forward<A>(a));
-  }
-}
-
-/// One argument's part of the cache key.
-struct KeyPart {
-  bool is_tensor = false;
-  bool is_device = false;             // the trailing part: where the call runs
-  DType dtype = DType::invalid;       // tensors
-  Shape shape;                        // tensors
-  std::string text;                   // values: "int32 1", "float64 0.1", "variable Variable#12"
-  std::shared_ptr<const void> value;  // other types, compared with ==
-  bool (*equal)(const void*, const void*) = nullptr;
-  const std::type_info* type = nullptr;
-
-  friend bool operator==(const KeyPart& a, const KeyPart& b) {
-    if (a.is_tensor != b.is_tensor || a.text != b.text || a.type != b.type) {
-      return false;
-    }
-    if (a.is_tensor) {
-      return a.dtype == b.dtype && a.shape == b.shape;
-    }
-    if (a.equal != nullptr) {
-      return a.equal(a.value.get(), b.value.get());
-    }
-    return true;
-  }
-};
-
-/// Whether a traced signature part accepts a call's part: equal, or a tensor of the same
-/// dtype and rank whose traced dims are each unknown (-1) or equal.
-inline bool accepts(const KeyPart& traced, const KeyPart& call) {
-  if (!traced.is_tensor || !call.is_tensor) {
-    return traced == call;
-  }
-  if (traced.dtype != call.dtype || traced.shape.rank() != call.shape.rank()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < traced.shape.rank(); ++i) {
-    if (traced.shape[i] >= 0 && traced.shape[i] != call.shape[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
-template <class X>
-std::string type_label() {
-  if constexpr (element_type<X>) {
-    return std::string(dtype_traits<X>::name);
-  } else {
-    return typeid(X).name();
-  }
-}
-
-/// Whether a call argument is traced as a tensor: a typed tensor, or an AnyTensor (whose
-/// dtype and rank are part of the key, as its shape is).
-template <class X>
-inline constexpr bool is_tensor_argument = is_tensor<X>::value || std::is_same_v<X, AnyTensor>;
-
-template <class X>
-KeyPart key_of(const X& x) {
-  KeyPart part;
-  if constexpr (std::is_same_v<X, AnyTensor>) {
-    if (!x.engaged()) {
-      throw invalid_argument("tf::function: an AnyTensor argument holds no tensor");
-    }
-  }
-  if constexpr (is_tensor_argument<X>) {
-    part.is_tensor = true;
-    part.dtype = x.dtype();
-    part.shape = x.shape();
-  } else if constexpr (is_variable<X>::value) {
-    part.text =
-        "variable " + x.name() + "#" + std::to_string(x.id() & ((std::int64_t{1} << 48) - 1));
-  } else if constexpr (std::is_arithmetic_v<X>) {
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, x);
-    part.text = type_label<X>() + " " + std::string(buf, res.ptr);
-  } else if constexpr (std::is_convertible_v<const X&, std::string_view>) {
-    part.text = "string '" + std::string(std::string_view(x)) + "'";
-  } else {
-    static_assert(std::equality_comparable<X> && std::copy_constructible<X>,
-                  "tf::function: a non-tensor argument must be copyable and comparable with == "
-                  "(it is part of the trace's cache key)");
-    part.type = &typeid(X);
-    part.text = "value of type " + type_label<X>();
-    part.value = std::make_shared<X>(x);
-    part.equal = [](const void* a, const void* b) {
-      return *static_cast<const X*>(a) == *static_cast<const X*>(b);
-    };
-  }
-  return part;
-}
-
-/// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
-/// so each device gets its own trace, as TensorFlow's cache key includes the device.
-inline KeyPart device_key() {
-  KeyPart part;
-  part.is_device = true;
-  auto const id = devices::scope_device();
-  part.text = id == devices::unsatisfiable ? std::string("(unsatisfiable)")
-                                           : std::string(devices::name(id));
-  return part;
-}
-
-/// Says how `now` differs from `before`, for retrace explanations.
-inline std::string describe_difference(const std::vector<KeyPart>& before,
-                                       const std::vector<KeyPart>& now) {
-  std::string out;
-  for (std::size_t i = 0; i < std::min(before.size(), now.size()); ++i) {
-    const auto& a = before[i];
-    const auto& b = now[i];
-    if (a == b) {
-      continue;
-    }
-    std::string what;
-    if (a.is_device || b.is_device) {
-      auto label = [](const KeyPart& p) { return p.text.empty() ? std::string("none") : p.text; };
-      out += (out.empty() ? "" : "; ") + std::string("device ") + label(a) + " -> " + label(b);
-      continue;
-    }
-    if (a.is_tensor && b.is_tensor) {
-      if (a.dtype != b.dtype) {
-        what =
-            "dtype " + std::string(dtype_name(a.dtype)) + " -> " + std::string(dtype_name(b.dtype));
-      } else if (a.shape.rank() != b.shape.rank()) {
-        what = "rank " + std::to_string(a.shape.rank()) + " -> " + std::to_string(b.shape.rank()) +
-               " (shape " + a.shape.to_string() + " -> " + b.shape.to_string() + ")";
-      } else {
-        what = "shape " + a.shape.to_string() + " -> " + b.shape.to_string();
-      }
-    } else if (a.is_tensor != b.is_tensor) {
-      what = std::string(a.is_tensor ? "tensor" : "value") + " -> " +
-             (b.is_tensor ? "tensor" : "value");
-    } else {
-      what = "value " + a.text + " -> " + b.text;
-    }
-    if (!out.empty()) {
-      out += "; ";
-    }
-    out += "argument " + std::to_string(i) + ": " + what;
-  }
-  return out.empty() ? "a new signature" : out;
-}
-
-/// How a body's result maps to graph outputs and back.
-template <class X>
-struct result_traits {
-  static_assert(
-      sizeof(X) == 0,
-      "tf::function: the body must return a tensor, a variable, a tuple/pair of them, or nothing");
-};
-template <>
-struct result_traits<void> {
-  using type = void;
-  static void collect(trace::Graph&) {}
-};
-template <class T, std::size_t R>
-struct result_traits<Tensor<T, R>> {
-  using type = Tensor<T, R>;
-  static void collect(trace::Graph& g, const Tensor<T, R>& t) {
-    g.output_slots.push_back(g.slot_of(t));
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return v[k++].template unchecked_as<T, R>();
-  }
-};
-template <>
-struct result_traits<AnyTensor> {
-  using type = AnyTensor;
-  static void collect(trace::Graph& g, const AnyTensor& t) {
-    g.output_slots.push_back(g.slot_of(t));
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) { return v[k++]; }
-};
-template <class T, std::size_t R>
-struct result_traits<Variable<T, R>> {
-  using type = Tensor<T, R>;
-  static void collect(trace::Graph& g, const Variable<T, R>& v) {
-    result_traits<Tensor<T, R>>::collect(g, v.value());
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return v[k++].template unchecked_as<T, R>();
-  }
-};
-template <class... X>
-struct result_traits<std::tuple<X...>> {
-  using type = std::tuple<typename result_traits<X>::type...>;
-  static void collect(trace::Graph& g, const std::tuple<X...>& t) {
-    std::apply(
-        [&](const auto&... e) {
-          (result_traits<std::remove_cvref_t<decltype(e)>>::collect(g, e), ...);
-        },
-        t);
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return type{result_traits<X>::rebuild(v, k)...};  // braced: evaluated left to right
-  }
-};
-template <class A, class B>
-struct result_traits<std::pair<A, B>> {
-  using type = std::pair<typename result_traits<A>::type, typename result_traits<B>::type>;
-  static void collect(trace::Graph& g, const std::pair<A, B>& p) {
-    result_traits<A>::collect(g, p.first);
-    result_traits<B>::collect(g, p.second);
-  }
-  static type rebuild(std::span<const AnyTensor> v, std::size_t& k) {
-    return type{result_traits<A>::rebuild(v, k), result_traits<B>::rebuild(v, k)};
-  }
-};
-
-}  // namespace detail::fn
-
-/// A callable traced into graphs, one per argument signature (TensorFlow: `tf.function`).
-///
-///     auto f = tf::function([](const auto& x) {
-///       std::cout << "traced\n";   // runs while tracing only
-///       tf::print(x);               // runs on every call
-///     });
-///     f(tf::constant(1)); f(tf::constant(2));   // traces once
-///
-/// An AnyTensor argument is keyed on its dtype and rank as well as its shape, and reaches the
-/// body as a symbolic AnyTensor; a body may return AnyTensors (as Keras' train step does).
-///
-/// Threads may call one Function together, as the replicas of `strategy.run` do: the cache is
-/// locked, and each thread traces outside the lock (a replica's trace may wait for the others
-/// in a merge_call). Replicas run on their own devices, which are part of the signature, so each
-/// traces and runs its own graph. trace_count, retrace_reasons and concrete_functions are for
-/// when no call is running.
-template <class F>
-class Function {
- public:
-  /// Wraps the callable `f`; nothing is traced until the first call.
-  explicit Function(F f, FunctionOptions options = {})
-      : f_(std::move(f)), options_(std::move(options)) {}
-
-  /// Runs the graph cached for these arguments' signature, tracing `f` first if there is none;
-  /// returns what `f` returns (tensors as real tensors). Called while another function traces,
-  /// `f` runs inline into that trace. Throws invalid_argument when the tensor arguments do not
-  /// match FunctionOptions::input_signature.
-  template <class... Args>
-  decltype(auto) operator()(Args&&... args) {
-    return call(detail::fn::normalize(std::forward<Args>(args))...);
-  }
-
-  /// How many graphs were traced.
-  [[nodiscard]] int trace_count() const noexcept { return static_cast<int>(cache_.size()); }
-  /// Why each trace after the first happened ("argument 0: dtype int32 -> float32").
-  [[nodiscard]] const std::vector<std::string>& retrace_reasons() const noexcept {
-    return reasons_;
-  }
-  /// The graphs traced so far, in trace order.
-  [[nodiscard]] std::vector<const ConcreteFunction*> concrete_functions() const {
-    std::vector<const ConcreteFunction*> out;
-    for (const auto& entry : cache_) {
-      out.push_back(entry.function.get());
-    }
-    return out;
-  }
-
- private:
-  struct Entry {
-    std::vector<detail::fn::KeyPart> key;
-    std::unique_ptr<ConcreteFunction> function;
-  };
-
-  template <class... Args>
-  decltype(auto) call(Args&&... args) {
-    using Result = std::invoke_result_t<F&, Args&...>;
-    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
-    if (detail::trace::active() != nullptr) {
-      // Called from another function's body: inline into the outer trace.
-      if constexpr (std::is_void_v<Result>) {
-        f_(args...);
-        return;
-      } else {
-        return typename Traits::type(f_(args...));
-      }
-    } else {
-      check_signature(args...);
-      std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
-      key.push_back(detail::fn::device_key());
-      if (options_.input_signature) {
-        // The signature is pinned: every matching call shares one trace.
-        std::size_t t = 0;
-        for (auto& part : key) {
-          if (part.is_tensor) {
-            part.shape = (*options_.input_signature)[t++].shape;
-          }
-        }
-      }
-      const ConcreteFunction* fn = nullptr;
-      {
-        const std::lock_guard lock(cache_mutex_.mutex);
-        fn = find(key);
-      }
-      if (fn == nullptr) {
-        fn = trace(std::move(key), args...);
-      }
-      std::vector<AnyTensor> inputs;
-      inputs.reserve(sizeof...(Args));
-      (collect_input(inputs, args), ...);
-      auto outputs = fn->run(inputs);
-      if constexpr (!std::is_void_v<Result>) {
-        std::size_t k = 0;
-        return Traits::rebuild(outputs, k);
-      }
-    }
-  }
-
-  const ConcreteFunction* find(const std::vector<detail::fn::KeyPart>& key) const {
-    // An exact trace first (fully known shapes fuse best), then a relaxed one accepting it.
-    for (const auto& entry : cache_) {
-      if (entry.key == key) {
-        return entry.function.get();
-      }
-    }
-    for (const auto& entry : cache_) {
-      if (entry.key.size() == key.size() &&
-          std::equal(entry.key.begin(), entry.key.end(), key.begin(), detail::fn::accepts)) {
-        return entry.function.get();
-      }
-    }
-    return nullptr;
-  }
-
-  template <class X>
-  static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
-    if constexpr (detail::fn::is_tensor_argument<X>) {
-      inputs.emplace_back(x);
-    }
-  }
-
-  template <class... Args>
-  void check_signature(const Args&... args) const {
-    if (!options_.input_signature) {
-      return;
-    }
-    const auto& specs = *options_.input_signature;
-    std::size_t tensors = 0;
-    std::size_t index = 0;
-    auto check = [&](const auto& x) {
-      using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (detail::fn::is_tensor_argument<X>) {
-        if (tensors >= specs.size()) {
-          throw invalid_argument("tf::function '" + options_.name + "': argument " +
-                                 std::to_string(index) + " is a tensor beyond the " +
-                                 std::to_string(specs.size()) + " of input_signature");
-        }
-        const auto& spec = specs[tensors++];
-        bool ok = spec.dtype == x.dtype() && spec.shape.rank() == x.shape().rank();
-        for (std::size_t i = 0; ok && i < spec.shape.rank(); ++i) {
-          ok = spec.shape[i] < 0 || spec.shape[i] == x.shape()[i];
-        }
-        if (!ok) {
-          throw invalid_argument(
-              "tf::function '" + options_.name + "': argument " + std::to_string(index) + " (" +
-              std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
-              ") does not match input_signature (" + std::string(dtype_name(spec.dtype)) +
-              ", shape " + spec.shape.to_string() + ")");
-        }
-      }
-      ++index;
-    };
-    (check(args), ...);
-    (void)check;  // a call without arguments checks nothing
-    if (tensors != specs.size()) {
-      throw invalid_argument("tf::function '" + options_.name + "': input_signature has " +
-                             std::to_string(specs.size()) + " tensor specs but the call passes " +
-                             std::to_string(tensors) + " tensors");
-    }
-  }
-
-  // Runs `f_` on placeholders of the shapes in `key`, recording its graph.
-  template <class... Args>
-  std::unique_ptr<detail::trace::Graph> trace_graph(const std::vector<detail::fn::KeyPart>& key,
-                                                    Args&... args) {
-    using Result = std::invoke_result_t<F&, Args&...>;
-    using Traits = detail::fn::result_traits<std::remove_cvref_t<Result>>;
-    auto graph = std::make_unique<detail::trace::Graph>();
-    std::vector<Shape> tensor_shapes;
-    for (const auto& part : key) {
-      if (part.is_tensor) {
-        tensor_shapes.push_back(part.shape);
-      }
-    }
-    std::size_t tensor_index = 0;
-    auto placeholder = [&](auto& x) -> decltype(auto) {
-      using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (std::is_same_v<X, AnyTensor>) {
-        return graph->add_argument(x.dtype(), tensor_shapes[tensor_index++]);
-      } else if constexpr (is_tensor<X>::value) {
-        // The key holds the traced shape: the call's, the input_signature's, or relaxed.
-        auto dims = x.dims();
-        const Shape& traced = tensor_shapes[tensor_index];
-        for (std::size_t i = 0; i < X::rank_v; ++i) {
-          dims[i] = traced[i];
-        }
-        ++tensor_index;
-        return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
-      } else {
-        return (x);
-      }
-    };
-    {
-      detail::trace::Scope scope(graph.get());
-      // Braces: placeholders are created left to right, matching the call's tensor order.
-      auto traced_args = std::tuple<decltype(placeholder(args))...>{placeholder(args)...};
-      if constexpr (std::is_void_v<Result>) {
-        std::apply(f_, traced_args);
-      } else {
-        auto result = std::apply(f_, traced_args);
-        Traits::collect(*graph, result);
-      }
-    }
-    return graph;
-  }
-
-  template <class... Args>
-  const ConcreteFunction* trace(std::vector<detail::fn::KeyPart> key, Args&... args) {
-    std::optional<std::string> reason;
-    std::vector<detail::fn::KeyPart> exact_key;
-    {
-      const std::lock_guard lock(cache_mutex_.mutex);
-      exact_key = key;
-      reason = retrace_reason(key);
-    }
-    std::unique_ptr<detail::trace::Graph> graph;
-    if (key != exact_key) {
-      try {
-        graph = trace_graph(key, args...);
-      } catch (const std::exception& e) {
-        // Some op of the body needs the dims left unknown (a random op's shape, a gradient's
-        // element count): trace the call's own shapes, and stop relaxing this function.
-        std::string why = e.what();
-        why = why.substr(0, why.find('\n'));
-        reason = reason->substr(0, reason->find(" (relaxed to")) + " (not relaxed: " + why + ")";
-        key = std::move(exact_key);
-        const std::lock_guard lock(cache_mutex_.mutex);
-        relaxing_failed_ = true;
-      }
-    }
-    if (graph == nullptr) {
-      graph = trace_graph(key, args...);
-    }
-    const ConcreteFunction* traced = nullptr;
-    bool warn = false;
-    {
-      const std::lock_guard lock(cache_mutex_.mutex);
-      for (const auto& entry : cache_) {
-        if (entry.key == key) {
-          return entry.function.get();  // another thread traced this signature meanwhile
-        }
-      }
-      if (reason) {
-        reasons_.push_back(*std::move(reason));
-      }
-      // Optimizing the graph under the lock is short, and waits for no other replica.
-      cache_.push_back(Entry{std::move(key),
-                             std::make_unique<ConcreteFunction>(std::move(graph), options_.name)});
-      traced = cache_.back().function.get();
-      warn = trace_count() > options_.max_traces_before_warning && !warned_;
-      warned_ = warned_ || warn;
-      if (warn) {
-        std::cerr << "tapeflow: tf::function '" << options_.name << "' has been traced "
-                  << trace_count()
-                  << " times; retracing is expensive. Last retrace: " << reasons_.back()
-                  << ". Pass tensors instead of changing C++ numbers, or pin shapes with "
-                     "input_signature (retrace_reasons() lists every cause).\n";
-      }
-    }
-    if (auto* observer = detail::trace::observer().load(std::memory_order_acquire)) {
-      observer->traced(*traced);  // Note [Trace observer]
-    }
-    return traced;
-  }
-
-  // Why `key` needs a new trace, against the most similar earlier signature (none for the
-  // first trace); relaxes `key`'s shapes under ShapePolicy::relaxed. Called under the lock.
-  std::optional<std::string> retrace_reason(std::vector<detail::fn::KeyPart>& key) const {
-    if (!cache_.empty()) {
-      // Explain against the most similar earlier signature.
-      const Entry* closest = &cache_.front();
-      std::size_t best = 0;
-      for (const auto& entry : cache_) {
-        std::size_t same = 0;
-        for (std::size_t i = 0; i < std::min(entry.key.size(), key.size()); ++i) {
-          const auto& a = entry.key[i];
-          const auto& b = key[i];
-          same += a == b ? 4 : 0;
-          same += a.is_tensor && b.is_tensor && a.dtype == b.dtype ? 2 : 0;
-          same += a.is_tensor && b.is_tensor && a.shape.rank() == b.shape.rank() ? 1 : 0;
-        }
-        if (same >= best) {
-          best = same;
-          closest = &entry;
-        }
-      }
-      std::string reason = detail::fn::describe_difference(closest->key, key);
-      if (options_.shape_policy == ShapePolicy::relaxed && !options_.input_signature &&
-          !relaxing_failed_ && relax(closest->key, key)) {
-        reason += " (relaxed to";
-        for (const auto& part : key) {
-          if (part.is_tensor) {
-            reason += " " + part.shape.to_string();
-          }
-        }
-        reason += ")";
-      }
-      return reason;
-    }
-    return std::nullopt;
-  }
-
-  // ShapePolicy::relaxed: when `key` differs from `closest` only in dims of same-dtype,
-  // same-rank tensors, marks those dims unknown in `key`; returns whether it did.
-  static bool relax(const std::vector<detail::fn::KeyPart>& closest,
-                    std::vector<detail::fn::KeyPart>& key) {
-    if (closest.size() != key.size()) {
-      return false;
-    }
-    for (std::size_t i = 0; i < key.size(); ++i) {
-      const auto& a = closest[i];
-      const auto& b = key[i];
-      const bool same_kind =
-          a.is_tensor && b.is_tensor && a.dtype == b.dtype && a.shape.rank() == b.shape.rank();
-      if (!same_kind && !(a == b)) {
-        return false;  // a dtype, rank or value change: an exact retrace
-      }
-    }
-    bool relaxed = false;
-    for (std::size_t i = 0; i < key.size(); ++i) {
-      if (!key[i].is_tensor) {
-        continue;
-      }
-      std::vector<std::int64_t> dims(key[i].shape.rank());
-      for (std::size_t d = 0; d < dims.size(); ++d) {
-        const std::int64_t before = closest[i].shape[d];
-        dims[d] = key[i].shape[d];
-        if (before < 0 || before != dims[d]) {
-          relaxed = relaxed || before >= 0;
-          dims[d] = -1;
-        }
-      }
-      key[i].shape = Shape(std::span<const std::int64_t>(dims));
-    }
-    return relaxed;
-  }
-
-  // A mutex that a moved Function does not take along: the cache moves, the lock is new.
-  struct CacheMutex {
-    std::mutex mutex;
-    CacheMutex() = default;
-    CacheMutex(const CacheMutex&) noexcept {}
-    CacheMutex& operator=(const CacheMutex&) noexcept { return *this; }
-    ~CacheMutex() = default;
-  };
-
-  F f_;
-  FunctionOptions options_;
-  CacheMutex cache_mutex_;
-  std::vector<Entry> cache_;
-  std::vector<std::string> reasons_;
-  bool warned_ = false;
-  bool relaxing_failed_ = false;  // a relaxed trace threw: later retraces keep exact shapes
-};
-
-/// Wraps a callable as a tf::function.
-template <class F>
-Function<std::decay_t<F>> function(F&& f, FunctionOptions options = {}) {
-  return Function<std::decay_t<F>>(std::forward<F>(f), std::move(options));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_FUNCTION_HPP
-// ---- end <tapeflow/function/function.hpp>
 // ---- begin <tapeflow/keras/detail/batching.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_KERAS_DETAIL_BATCHING_HPP
@@ -41011,358 +43404,6 @@ TAPEFLOW_END_NAMESPACE
 #include <optional>
 #include <string>
 
-// ---- begin <tapeflow/ops/array/gather.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
-// gather(params, indices, axis): picks slices of `params` along `axis` by integer indices of any
-// rank (TensorFlow: `tf.gather`, op "GatherV2"). The gradient with respect to params sums the
-// output gradient back into place with math::unsorted_segment_sum.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <tuple>
-
-// ---- begin <tapeflow/ops/math/segment.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
-// math::unsorted_segment_sum(data, segment_ids, num_segments): sums rows of `data` into the
-// segments named by `segment_ids` (TensorFlow: `tf.math.unsorted_segment_sum`, op
-// "UnsortedSegmentSum"). It is the gradient of gather, and its own gradient is a gather.
-//
-// The gradient gathers through a function defined in <tapeflow/ops/array/gather.hpp>; the two
-// headers include each other.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// Index element types of gather and segment ops.
-template <class I>
-concept index_element = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
-
-/// "[1, 2]": the multi-index of flat element `flat` of a tensor of shape `dims`.
-template <std::size_t S>
-std::string multi_index_text(std::int64_t flat, std::array<std::int64_t, S> const& dims) {
-  std::array<std::int64_t, S> idx{};
-  for (std::size_t a = S; a-- > 0;) {
-    idx[a] = flat % dims[a];
-    flat /= dims[a];
-  }
-  std::string text = "[";
-  for (std::size_t a = 0; a < S; ++a) {
-    text += (a > 0 ? ", " : "") + std::to_string(idx[a]);
-  }
-  return text + "]";
-}
-
-/// gather(params, max(ids, 0)) along axis 0 with the rows of negative ids zeroed, written in
-/// ops (defined in gather.hpp): the gradient of UnsortedSegmentSum.
-template <class T, std::size_t K, class I, std::size_t S>
-Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params, Tensor<I, S> const& ids);
-
-}  // namespace detail
-
-namespace ops {
-
-/// out[s, ...] = sum of data[i..., ...] over the i with segment_ids[i...] == s (TensorFlow op
-/// "UnsortedSegmentSum"). segment_ids' shape is a prefix of data's; negative ids are dropped,
-/// ids >= num_segments are an error (as on TensorFlow's CPU).
-struct UnsortedSegmentSum {
-  static constexpr std::string_view name = "UnsortedSegmentSum";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  std::int64_t num_segments = 0;
-
-  /// TensorFlow's attributes: the types of `segment_ids` and `num_segments`.
-  template <class T, std::size_t R, class I, std::size_t S>
-  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
-    return {{"Tindices", dtype_v<I>}, {"Tnumsegments", DType::int32}};
-  }
-  /// TensorFlow's `num_segments` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"num_segments", Tensor<std::int32_t, 0>(static_cast<std::int32_t>(num_segments))}};
-  }
-
-  template <class T, std::size_t R, class I, std::size_t S>
-  OutSpec<T, R - S + 1> infer(Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
-    static_assert(numeric_element<T>,
-                  "tf::math::unsorted_segment_sum: data must be numeric (not bool or string)");
-    static_assert(detail::index_element<I>,
-                  "tf::math::unsorted_segment_sum: segment_ids must be int32 or int64");
-    static_assert(S <= R, "tf::math::unsorted_segment_sum: segment_ids' rank exceeds data's rank");
-    if (num_segments < 0) {
-      throw invalid_argument("UnsortedSegmentSum: num_segments must be non-negative, got " +
-                             std::to_string(num_segments));
-    }
-    for (std::size_t a = 0; a < S; ++a) {
-      if (ids.dims()[a] != data.dims()[a]) {
-        throw invalid_argument("UnsortedSegmentSum: segment_ids shape " + ids.shape().to_string() +
-                               " is not a prefix of data shape " + data.shape().to_string());
-      }
-    }
-    // Symbolic ids (tracing) have no values yet: the check runs when the graph runs.
-    I const* id = ids.data();
-    for (std::int64_t i = 0; !ids.is_symbolic() && i < ids.num_elements(); ++i) {
-      if (static_cast<std::int64_t>(id[i]) >= num_segments) {
-        throw invalid_argument(
-            "UnsortedSegmentSum: segment_ids" + detail::multi_index_text(i, ids.dims()) + " = " +
-            std::to_string(id[i]) + " is out of range [0, " + std::to_string(num_segments) + ")");
-      }
-    }
-    OutSpec<T, R - S + 1> spec{};
-    spec.dims[0] = num_segments;
-    for (std::size_t a = S; a < R; ++a) {
-      spec.dims[a - S + 1] = data.dims()[a];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  void compute(Tensor<T, K>& out, Tensor<T, R> const& data, Tensor<I, S> const& ids) const {
-    T* o = detail::tensor_access::mutable_data(out);
-    std::fill_n(o, out.num_elements(), T(0));
-    std::int64_t const rows = ids.num_elements();
-    std::int64_t const inner = num_segments == 0 ? 0 : out.num_elements() / num_segments;
-    if (rows == 0 || inner == 0) {
-      return;
-    }
-    I const* id = ids.data();
-    T const* d = data.data();
-    // Threads split the columns, so no two add into the same element.
-    backend::cpu::parallel_for(inner, std::max<std::int64_t>(1, detail::parallel_grain / rows),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t i = 0; i < rows; ++i) {
-                                   auto const seg = static_cast<std::int64_t>(id[i]);
-                                   if (seg < 0) {
-                                     continue;
-                                   }
-                                   T* dst = o + seg * inner;
-                                   T const* src = d + i * inner;
-                                   for (std::int64_t c = s; c < e; ++c) {
-                                     dst[c] = static_cast<T>(dst[c] + src[c]);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const&,
-                Tensor<I, S> const& ids) const {
-    return std::tuple{[=] { return detail::gather_dropping_negatives(dy, ids); }, no_gradient};
-  }
-};
-
-}  // namespace ops
-
-namespace math {
-
-/// Sums the rows of `data` into `num_segments` segments: out[s] = sum of data[i...] over the i
-/// with segment_ids[i...] == s (TensorFlow: `tf.math.unsorted_segment_sum`). segment_ids
-/// (int32 or int64) has a prefix of data's shape; the result has shape
-/// (num_segments,) + data.shape[rank(segment_ids):]. Negative ids are dropped; ids >=
-/// num_segments throw invalid_argument. Differentiable with respect to `data`.
-///
-///     auto data = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
-///     auto ids = tf::constant<int32_t>({1, 0, 1});
-///     tf::math::unsorted_segment_sum(data, ids, 2);  // [[3, 4], [6, 8]]
-template <tensor_like D, tensor_like S>
-auto unsorted_segment_sum(D const& data, S const& segment_ids, std::int64_t num_segments) {
-  static_assert(rank_of<S> <= rank_of<D>,
-                "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids' rank exceeds "
-                "data's rank");
-  static_assert(
-      detail::index_element<value_type_of<S>>,
-      "tf::math::unsorted_segment_sum(data, segment_ids, n): segment_ids must be int32 or int64");
-  return detail::execute(ops::UnsortedSegmentSum{num_segments}, detail::as_tensor(data),
-                         detail::as_tensor(segment_ids));
-}
-
-}  // namespace math
-
-TAPEFLOW_END_NAMESPACE
-
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_SEGMENT_HPP
-// ---- end <tapeflow/ops/math/segment.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace ops {
-
-/// out[p..., i..., q...] = params[p..., indices[i...], q...] with p the axes before `axis`
-/// (TensorFlow op "GatherV2", batch_dims 0). Out-of-range indices are an error, as on
-/// TensorFlow's CPU.
-struct GatherV2 {
-  static constexpr std::string_view name = "GatherV2";
-  static constexpr std::string_view type_attr = "Tparams";  ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the types of `indices` and of the `axis` input (`batch_dims`
-  /// stays 0, its default).
-  template <class T, std::size_t R, class I, std::size_t S>
-  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const&, Tensor<I, S> const&) const {
-    return {{"Tindices", dtype_v<I>}, {"Taxis", DType::int32}};
-  }
-  /// TensorFlow's `axis` input, held here as a member.
-  [[nodiscard]] GraphInputs graph_inputs() const {
-    return {{"axis", Tensor<std::int32_t, 0>(axis)}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int rank = static_cast<int>(R);
-    if (axis < -rank || axis >= rank) {
-      throw invalid_argument("GatherV2: axis " + std::to_string(axis) +
-                             " is out of range for params of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  }
-
-  template <class T, std::size_t R, class I, std::size_t S>
-  OutSpec<T, R + S - 1> infer(Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
-    static_assert(R >= 1, "tf::gather: params must have rank >= 1");
-    static_assert(detail::index_element<I>, "tf::gather: indices must be int32 or int64");
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t const n = params.dims()[ax];
-    // Symbolic indices (tracing) have no values yet: the check runs when the graph runs.
-    I const* idx = indices.data();
-    for (std::int64_t k = 0; !indices.is_symbolic() && k < indices.num_elements(); ++k) {
-      if (idx[k] < 0 || static_cast<std::int64_t>(idx[k]) >= n) {
-        throw invalid_argument("GatherV2: indices" + detail::multi_index_text(k, indices.dims()) +
-                               " = " + std::to_string(idx[k]) + " is not in [0, " +
-                               std::to_string(n) + ") (params shape " + params.shape().to_string() +
-                               ", axis " + std::to_string(ax) + ")");
-      }
-    }
-    OutSpec<T, R + S - 1> spec{};
-    std::size_t j = 0;
-    for (std::size_t a = 0; a < ax; ++a) {
-      spec.dims[j++] = params.dims()[a];
-    }
-    for (std::size_t a = 0; a < S; ++a) {
-      spec.dims[j++] = indices.dims()[a];
-    }
-    for (std::size_t a = ax + 1; a < R; ++a) {
-      spec.dims[j++] = params.dims()[a];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  void compute(Tensor<T, K>& out, Tensor<T, R> const& params, Tensor<I, S> const& indices) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    std::int64_t inner = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= params.dims()[a];
-    }
-    for (std::size_t a = ax + 1; a < R; ++a) {
-      inner *= params.dims()[a];
-    }
-    std::int64_t const n = params.dims()[ax];
-    std::int64_t const m = indices.num_elements();
-    if (out.num_elements() == 0) {
-      return;
-    }
-    T* o = detail::tensor_access::mutable_data(out);
-    T const* p = params.data();
-    I const* idx = indices.data();
-    // One output row per (outer, index) pair.
-    backend::cpu::parallel_for(outer * m, std::max<std::int64_t>(1, detail::parallel_grain / inner),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   std::int64_t const q = r / m;
-                                   auto const i = static_cast<std::int64_t>(idx[r % m]);
-                                   T const* src = p + (q * n + i) * inner;
-                                   if (inner == 1) {
-                                     o[r] = *src;
-                                   } else {
-                                     std::copy_n(src, inner, o + r * inner);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t K, std::size_t R, class I, std::size_t S>
-  auto gradient(Tensor<T, K> const& dy, Tensor<T, K> const&, Tensor<T, R> const& params,
-                Tensor<I, S> const& indices) const {
-    std::size_t const ax = resolved_axis<R>();
-    auto grad = [=] {
-      std::int64_t const m = indices.num_elements();
-      auto values_dims = params.dims();
-      values_dims[ax] = m;
-      auto values = detail::execute(Reshape<R>{values_dims}, dy);
-      auto flat = detail::execute(Reshape<1>{{m}}, indices);
-      UnsortedSegmentSum const sum{params.dims()[ax]};
-      if (ax == 0) {
-        return detail::execute(sum, values, flat);
-      }
-      // Move the gathered axis to the front, sum into segments, move it back.
-      Transpose<R> to_front;
-      Transpose<R> back;
-      to_front.perm[0] = static_cast<int>(ax);
-      for (std::size_t a = 0, j = 1; a < R; ++a) {
-        if (a != ax) {
-          to_front.perm[j++] = static_cast<int>(a);
-        }
-        back.perm[a] = a < ax ? static_cast<int>(a + 1) : a == ax ? 0 : static_cast<int>(a);
-      }
-      return detail::execute(back, detail::execute(sum, detail::execute(to_front, values), flat));
-    };
-    return std::tuple{grad, no_gradient};
-  }
-};
-
-}  // namespace ops
-
-namespace detail {
-template <class T, std::size_t K, class I, std::size_t S>
-Tensor<T, K + S - 1> gather_dropping_negatives(Tensor<T, K> const& params,
-                                               Tensor<I, S> const& ids) {
-  auto gathered = execute(ops::GatherV2{0}, params, maximum(ids, I(0)));
-  std::array<std::int64_t, K + S - 1> mask_dims;
-  mask_dims.fill(1);
-  std::copy(ids.dims().begin(), ids.dims().end(), mask_dims.begin());
-  auto keep = execute(ops::Reshape<K + S - 1>{mask_dims}, greater_equal(ids, I(0)));
-  return where(keep, gathered, zeros_like(gathered));
-}
-}  // namespace detail
-
-/// Slices of `params` along `axis` picked by `indices` (int32 or int64, any rank): the result
-/// has shape params.shape[:axis] + indices.shape + params.shape[axis+1:] (TensorFlow:
-/// `tf.gather(params, indices, axis=axis)`). An index outside [0, params.dim(axis)) throws
-/// invalid_argument naming it. Differentiable with respect to `params`.
-///
-///     auto p = tf::constant<float>({{1, 2}, {3, 4}, {5, 6}});
-///     tf::gather(p, tf::constant<int32_t>({2, 0}));     // [[5, 6], [1, 2]]
-///     tf::gather(p, tf::constant<int64_t>({1}), -1);    // [[2], [4], [6]]
-template <tensor_like P, tensor_like I>
-auto gather(P const& params, I const& indices, int axis = 0) {
-  static_assert(rank_of<P> >= 1, "tf::gather(params, indices, axis): params must have rank >= 1");
-  static_assert(detail::index_element<value_type_of<I>>,
-                "tf::gather(params, indices, axis): indices must be int32 or int64");
-  static_assert(rank_of<P> + rank_of<I> - 1 <= max_rank,
-                "tf::gather(params, indices, axis): the result's rank would exceed tapeflow's "
-                "maximum rank (8)");
-  return detail::execute(ops::GatherV2{axis}, detail::as_tensor(params),
-                         detail::as_tensor(indices));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_GATHER_HPP
-// ---- end <tapeflow/ops/array/gather.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -41441,174 +43482,6 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
-// ---- begin <tapeflow/ops/array/stack.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
-// stack(values, axis) and unstack(x, axis): joins tensors along a new axis and splits a tensor
-// along one (TensorFlow: `tf.stack`, op "Pack"; `tf.unstack`). Pack's gradient is the
-// unstacked output gradient; unstack is made of Slice and Reshape ops, so both differentiate
-// to any order.
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <initializer_list>
-#include <string>
-#include <string_view>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-/// The pieces of `x` along `axis`, each a recorded Slice then Reshape (TensorFlow's "Unpack").
-template <class T, std::size_t R>
-std::vector<Tensor<T, R - 1>> unstack_tensor(Tensor<T, R> const& x, int axis) {
-  static_assert(R >= 1, "tf::unstack: cannot unstack a scalar (rank-0 tensor)");
-  constexpr int rank = static_cast<int>(R);
-  if (axis < -rank || axis >= rank) {
-    throw invalid_argument("Unpack: axis " + std::to_string(axis) +
-                           " is out of range for a tensor of rank " + std::to_string(R));
-  }
-  std::size_t const ax = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
-  std::array<std::int64_t, R - 1> piece_dims{};
-  for (std::size_t a = 0, j = 0; a < R; ++a) {
-    if (a != ax) {
-      piece_dims[j++] = x.dims()[a];
-    }
-  }
-  std::int64_t const n = x.dims()[ax];
-  std::vector<Tensor<T, R - 1>> pieces;
-  pieces.reserve(static_cast<std::size_t>(n));
-  ops::Slice<R> slice;
-  slice.size = x.dims();
-  slice.size[ax] = 1;
-  for (std::int64_t i = 0; i < n; ++i) {
-    slice.begin[ax] = i;
-    pieces.push_back(execute(ops::Reshape<R - 1>{piece_dims}, execute(slice, x)));
-  }
-  return pieces;
-}
-
-}  // namespace detail
-
-namespace ops {
-
-/// Stacks equally shaped tensors along a new axis `axis` of the output, in [-(R+1), R]
-/// (TensorFlow op "Pack").
-struct Pack {
-  static constexpr std::string_view name = "Pack";
-  static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
-  static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  int axis = 0;
-
-  /// TensorFlow's attributes: the number of tensors and the new axis.
-  template <class T, std::size_t R>
-  [[nodiscard]] OpAttributes attributes(std::vector<Tensor<T, R>> const& values) const {
-    return {{"N", static_cast<std::int64_t>(values.size())}, {"axis", axis}};
-  }
-
-  template <std::size_t R>
-  [[nodiscard]] std::size_t resolved_axis() const {
-    constexpr int out_rank = static_cast<int>(R) + 1;
-    if (axis < -out_rank || axis >= out_rank) {
-      throw invalid_argument("Pack: axis " + std::to_string(axis) + " is out of range [" +
-                             std::to_string(-out_rank) + ", " + std::to_string(out_rank) +
-                             ") for stacking tensors of rank " + std::to_string(R));
-    }
-    return static_cast<std::size_t>(axis < 0 ? axis + out_rank : axis);
-  }
-
-  template <class T, std::size_t R>
-  OutSpec<T, R + 1> infer(std::vector<Tensor<T, R>> const& values) const {
-    if (values.empty()) {
-      throw invalid_argument("Pack: needs at least one tensor to stack");
-    }
-    std::size_t const ax = resolved_axis<R>();
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      if (values[i].dims() != values[0].dims()) {
-        throw invalid_argument(
-            "Pack: input " + std::to_string(i) + " has shape " + values[i].shape().to_string() +
-            ", which does not match input 0's shape " + values[0].shape().to_string());
-      }
-    }
-    OutSpec<T, R + 1> spec{};
-    for (std::size_t a = 0, j = 0; a < R + 1; ++a) {
-      spec.dims[a] = a == ax ? static_cast<std::int64_t>(values.size()) : values[0].dims()[j++];
-    }
-    return spec;
-  }
-
-  template <class T, std::size_t R>
-  void compute(Tensor<T, R + 1>& out, std::vector<Tensor<T, R>> const& values) const {
-    std::size_t const ax = resolved_axis<R>();
-    std::int64_t outer = 1;
-    for (std::size_t a = 0; a < ax; ++a) {
-      outer *= values[0].dims()[a];
-    }
-    std::int64_t const inner = outer == 0 ? 0 : values[0].num_elements() / outer;
-    if (inner == 0) {
-      return;
-    }
-    auto const n = static_cast<std::int64_t>(values.size());
-    T* o = detail::tensor_access::mutable_data(out);
-    backend::cpu::parallel_for(outer,
-                               std::max<std::int64_t>(1, detail::parallel_grain / (inner * n)),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   T* dst = o + r * n * inner;
-                                   for (auto const& x : values) {
-                                     dst = std::copy_n(x.data() + r * inner, inner, dst);
-                                   }
-                                 }
-                               });
-  }
-
-  template <class T, std::size_t R>
-  auto gradient(Tensor<T, R + 1> const& dy, Tensor<T, R + 1> const&,
-                std::vector<Tensor<T, R>> const&) const {
-    int const ax = static_cast<int>(resolved_axis<R>());
-    return [=] { return detail::unstack_tensor(dy, ax); };
-  }
-};
-
-}  // namespace ops
-
-/// Stacks equally shaped tensors along a new axis, giving rank R+1 (TensorFlow: `tf.stack`).
-/// `axis` is in [-(R+1), R]. Throws invalid_argument for an empty list, a bad axis or
-/// mismatched shapes.
-///
-///     auto a = tf::constant<float>({1, 2});
-///     auto b = tf::constant<float>({3, 4});
-///     tf::stack({a, b});     // [[1, 2], [3, 4]]
-///     tf::stack({a, b}, 1);  // [[1, 3], [2, 4]]
-template <class T, std::size_t R>
-Tensor<T, R + 1> stack(std::vector<Tensor<T, R>> const& values, int axis = 0) {
-  static_assert(
-      R + 1 <= max_rank,
-      "tf::stack(values, axis): the result's rank would exceed tapeflow's maximum rank (8)");
-  return detail::execute(ops::Pack{axis}, values);
-}
-/// The same for a braced list of tensors: `tf::stack({a, b})`.
-template <class T, std::size_t R>
-Tensor<T, R + 1> stack(std::initializer_list<Tensor<T, R>> values, int axis = 0) {
-  return stack(std::vector<Tensor<T, R>>(values), axis);
-}
-
-/// Splits `x` along `axis` into x.dim(axis) tensors of rank R-1 (TensorFlow: `tf.unstack`).
-/// Each piece is a recorded slice, so gradients flow back to `x`.
-///
-///     auto rows = tf::unstack(tf::constant<float>({{1, 2}, {3, 4}}));  // [1, 2] and [3, 4]
-template <tensor_like X>
-auto unstack(X const& x, int axis = 0) {
-  static_assert(rank_of<X> >= 1, "tf::unstack(x, axis): cannot unstack a scalar (rank-0 tensor)");
-  return detail::unstack_tensor(detail::as_tensor(x), axis);
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_STACK_HPP
-// ---- end <tapeflow/ops/array/stack.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace keras {
@@ -45944,1612 +47817,6 @@ TAPEFLOW_END_NAMESPACE
 
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_HPP
 // ---- end <tapeflow/core.hpp>
-// ---- begin <tapeflow/function/control_flow.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
-// Tensor-dependent control flow: tf::cond and tf::while_loop (TensorFlow: `tf.cond`,
-// `tf.while_loop`; what AutoGraph turns `if`/`while` on tensors into).
-//
-// Plain C++ `if`/`for` on C++ values are resolved while tracing (the body runs once); these
-// functions branch and loop on tensor values, so a traced graph keeps the control flow.
-//
-// Eagerly (no active trace) they are ordinary C++: cond calls one branch, while_loop loops.
-// While a tf::function traces, each callable is traced into a sub-graph (Note [Tracing])
-// whose parent is the enclosing graph: symbolic tensors of the enclosing trace used inside
-// become extra arguments of the sub-graph (Graph::captured) and inputs of the node. ONE node
-// ("StatelessIf"/"If", "While") is appended to the enclosing graph; at run time it evaluates
-// the predicate and runs sub-graphs through the executor (ConcreteFunction::run). Results
-// beyond the first come out of "IfOutput"/"WhileOutput" nodes (index attribute) that read what
-// the node produced, since a graph node has one output.
-//
-// Gradients: the sub-graphs' ops run through detail::execute, so a GradientTape active
-// outside the traced function records the branch actually taken / every loop iteration.
-// A GradientTape opened inside a traced body records a cond or while node as a whole; its
-// gradient node re-runs the branch taken / replays the loop's iterations eagerly under a
-// tape at run time (Note [Control-flow gradients] in detail/control_flow_gradient.hpp).
-
-#include <algorithm>
-#include <concepts>
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-// ---- begin <tapeflow/function/detail/control_flow_gradient.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
-// Gradients through a traced tf::cond / tf::while_loop for a GradientTape opened INSIDE the
-// traced body (Note [Control-flow gradients]).
-//
-// Note [Control-flow gradients]: a tape inside a traced body records ops symbolically, but a
-// cond or while node runs its sub-graphs only at run time, so the tape cannot see through it
-// op by op. Instead, when a tape wants one of the node's differentiable inputs (captured outer
-// tensors, loop variables, variables read inside), one tape node is recorded for the whole
-// cond/while (plus alias nodes for results 1..n-1, so the tape's `needed` pass sees every
-// result). Its backward, which runs while the body is traced (inside tape.gradient), appends an
-// "IfGrad"/"WhileGrad" graph node: at run time it re-runs the branch taken / replays every loop
-// iteration (the forward While node keeps each iteration's loop values when a gradient was
-// recorded) eagerly under a fresh GradientTape and computes the vector-Jacobian product with
-// the upstream gradients. Each gradient comes out of the node like the node's results do
-// (stash + extract nodes); inputs a branch taken does not depend on get zeros, as in TF.
-// IWYU pragma: private, include <tapeflow/function/control_flow.hpp>
-
-#include <array>
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail::cf {
-
-inline bool is_float_dtype(DType d) noexcept { return d == DType::float32 || d == DType::float64; }
-
-// The helpers below that dispatch over dtype x rank (each case instantiates ops, their tape
-// nodes and gradients) are templates on a defaulted `Deferred` parameter only so that they
-// compile when a program uses tf::cond or tf::while_loop, not in every program that includes
-// the umbrella (detail/deferred.hpp; MAINTAINERS.md, "Compile time").
-
-/// Calls `f.template operator()<T, R>()` for a float/double dtype of rank 0 to 4.
-template <class F>
-decltype(auto) with_float_type(DType dtype, std::size_t rank, F&& f) {
-  auto by_rank = [&]<class T>() -> decltype(auto) {
-    return visit_rank<0, 4>(
-        rank, "GradientTape inside tf::function: a gradient through tf::cond / tf::while_loop",
-        [&]<std::size_t R>() -> decltype(auto) { return f.template operator()<T, R>(); });
-  };
-  if (dtype == DType::float32) {
-    return by_rank.template operator()<float>();
-  }
-  if (dtype != DType::float64) {
-    throw unimplemented(
-        "GradientTape inside tf::function: gradients through tf::cond / tf::while_loop support "
-        "float32 and float64 tensors, not " +
-        std::string(dtype_name(dtype)));
-  }
-  return by_rank.template operator()<double>();
-}
-
-template <std::size_t R>
-std::array<std::int64_t, R> dims_of(const Shape& shape) {
-  std::array<std::int64_t, R> dims{};
-  for (std::size_t i = 0; i < R; ++i) {
-    dims[i] = shape[i];
-  }
-  return dims;
-}
-
-/// The same value under a new tensor id: a watched copy whose gradient stays apart from other
-/// uses of the value (a loop variable that is also captured, a value read twice).
-template <class Deferred = void>
-AnyTensor fresh(const AnyTensor& v) {
-  return with_float_type(v.dtype(), v.rank(), [&]<class T, std::size_t R>() {
-    Tensor<T, R> t = v.unchecked_as<T, R>();
-    tensor_access::set_id(t, new_tensor_id());
-    return AnyTensor(t);
-  });
-}
-template <class Deferred = void>
-AnyTensor zeros_of(DType dtype, const Shape& shape) {
-  return with_float_type(dtype, shape.rank(), [&]<class T, std::size_t R>() {
-    return AnyTensor(zeros<T>(dims_of<R>(shape)));
-  });
-}
-template <class Deferred = void>
-AnyTensor add_any(const AnyTensor& a, const AnyTensor& b) {
-  if (!a.engaged()) {
-    return b;
-  }
-  if (!b.engaged()) {
-    return a;
-  }
-  return with_float_type(a.dtype(), a.rank(), [&]<class T, std::size_t R>() {
-    return AnyTensor(a.unchecked_as<T, R>() + b.unchecked_as<T, R>());
-  });
-}
-template <class Deferred = void>
-AnyTensor symbolic_of(DType dtype, const Shape& shape) {
-  return with_float_type(dtype, shape.rank(), [&]<class T, std::size_t R>() {
-    return AnyTensor(tensor_access::symbolic<T, R>(dims_of<R>(shape)));
-  });
-}
-
-/// d(sum_k <outputs_k, upstream_k>) / d(ids), with `run` computing the outputs while a fresh
-/// tape watches `watched`. Unconnected ids give disengaged tensors. (`D` is double; a template
-/// parameter so that the sum below is not compiled where eager_vjp is not.)
-template <class Run, class D = double>
-std::vector<AnyTensor> eager_vjp(Run&& run, const std::vector<AnyTensor>& watched,
-                                 const std::vector<std::int64_t>& ids,
-                                 const std::vector<AnyTensor>& upstream) {
-  GradientTape tape;
-  for (const auto& w : watched) {
-    tape.watch(w);
-  }
-  const std::vector<AnyTensor> outs = run();
-  std::optional<Tensor<D, 0>> target;
-  for (std::size_t k = 0; k < outs.size() && k < upstream.size(); ++k) {
-    if (!upstream[k].engaged() || !is_float_dtype(outs[k].dtype())) {
-      continue;
-    }
-    Tensor<D, 0> term =
-        with_float_type(outs[k].dtype(), outs[k].rank(), [&]<class T, std::size_t R>() {
-          return cast<D>(
-              reduce_sum(outs[k].unchecked_as<T, R>() * upstream[k].unchecked_as<T, R>()));
-        });
-    target = target ? *target + term : term;
-  }
-  if (!target) {
-    return std::vector<AnyTensor>(ids.size());
-  }
-  return tape.gradient_by_id(*target, ids);
-}
-
-/// One result or differentiable input of a cond/while node, as the tracing tape sees it.
-struct Port {
-  std::int64_t id = 0;
-  DType dtype = DType::invalid;
-  Shape shape;
-  std::int64_t input = -1;  // index among the node's inputs; -1: a variable read inside
-};
-
-/// Every iteration's loop values of the last run of a While node, kept when a tape inside the
-/// traced body recorded the loop (its gradient replays them).
-struct WhileHistory {
-  bool record = false;
-  std::vector<std::vector<AnyTensor>> iterations;
-};
-
-/// What a tape node needs to append the gradient node (Note [Control-flow gradients]).
-struct GradSpec {
-  std::string op;  // "IfGrad" or "WhileGrad"
-  std::string forward_op;
-  trace::Graph* graph = nullptr;     // where the forward node lives
-  std::vector<std::int32_t> inputs;  // the forward node's input slots
-  std::vector<Port> outputs;         // the forward node's results
-  std::vector<Port> sources;         // its differentiable inputs
-  /// The gradient node's run closure; `upstream_at[k]`: where result k's upstream gradient is
-  /// among the gradient node's inputs (-1: none). It returns one gradient per source.
-  std::function<trace::NodeFn(std::vector<std::int64_t> upstream_at,
-                              std::shared_ptr<std::vector<AnyTensor>> stash)>
-      make_run;
-};
-
-/// Appends the node (and output nodes for results 1..n-1); `stash` receives all results at
-/// run time. Returns the node's index.
-inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
-                          const std::vector<AnyTensor>& outputs,
-                          const std::shared_ptr<std::vector<AnyTensor>>& stash) {
-  if (!outputs.empty()) {
-    node.dtype = outputs[0].dtype();
-    node.shape = outputs[0].shape();
-  }
-  const std::string op = node.op;
-  const std::int32_t out_slot =
-      graph.add_node(std::move(node), outputs.empty() ? 0 : outputs[0].id());
-  const std::size_t index = graph.nodes.size() - 1;
-  const std::string out_op = op == "While"                       ? std::string("WhileOutput")
-                             : op == "If" || op == "StatelessIf" ? std::string("IfOutput")
-                                                                 : op + "Output";
-  for (std::size_t k = 1; k < outputs.size(); ++k) {
-    trace::GraphNode extract;
-    extract.op = out_op;
-    extract.attrs = {{"index", AttrValue(static_cast<std::int64_t>(k))}};
-    extract.dtype = outputs[k].dtype();
-    extract.shape = outputs[k].shape();
-    extract.inputs = {out_slot};
-    extract.run = [stash, k, last = k + 1 == outputs.size()](std::span<const AnyTensor>) {
-      AnyTensor out = (*stash)[k];
-      if (last) {
-        stash->clear();
-      }
-      return out;
-    };
-    graph.add_node(std::move(extract), outputs[k].id());
-  }
-  return index;
-}
-
-template <class Deferred = void>
-void symbolic_backward(const GradSpec& spec, tape::Backprop& bp) {
-  std::vector<AnyTensor> upstream(spec.outputs.size());
-  bool any = false;
-  for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-    if (AnyTensor* g = bp.find(spec.outputs[k].id)) {
-      upstream[k] = *g;
-      any = true;
-    }
-  }
-  bool needed = false;
-  for (const auto& s : spec.sources) {
-    needed = needed || bp.needed(s.id);
-  }
-  if (!any || !needed) {
-    return;  // e.g. a tape outside the traced function: its gradients are eager
-  }
-  trace::Graph* graph = trace::active();
-  if (graph != spec.graph) {
-    throw unimplemented("GradientTape: a gradient through tf::" + spec.forward_op +
-                        " must be computed in the traced body (or branch) that ran it, not in "
-                        "another cond/while sub-graph or outside the trace");
-  }
-  trace::GraphNode node;
-  node.op = spec.op;
-  node.inputs = spec.inputs;
-  std::vector<std::int64_t> upstream_at(spec.outputs.size(), -1);
-  for (std::size_t k = 0; k < upstream.size(); ++k) {
-    if (upstream[k].engaged()) {
-      upstream_at[k] = static_cast<std::int64_t>(node.inputs.size());
-      node.inputs.push_back(
-          with_float_type(upstream[k].dtype(), upstream[k].rank(), [&]<class T, std::size_t R>() {
-            return graph->slot_of(upstream[k].unchecked_as<T, R>());
-          }));
-    }
-  }
-  std::vector<AnyTensor> grads;
-  grads.reserve(spec.sources.size());
-  for (const auto& s : spec.sources) {
-    grads.push_back(symbolic_of(s.dtype, s.shape));
-  }
-  auto stash = std::make_shared<std::vector<AnyTensor>>();
-  node.run = spec.make_run(std::move(upstream_at), stash);
-  append(*graph, std::move(node), grads, stash);
-  for (std::size_t m = 0; m < spec.sources.size(); ++m) {
-    if (bp.needed(spec.sources[m].id)) {
-      with_float_type(grads[m].dtype(), grads[m].rank(), [&]<class T, std::size_t R>() {
-        bp.accumulate(spec.sources[m].id, grads[m].unchecked_as<T, R>());
-      });
-    }
-  }
-}
-
-/// The tape node of a cond/while: the first result's node does the work, the others are
-/// aliases so every result counts as depending on the sources.
-template <class Deferred = void>
-class GradNode final : public tape::Node {
- public:
-  GradNode(std::shared_ptr<const GradSpec> spec, bool main) : spec_(std::move(spec)), main_(main) {}
-  [[nodiscard]] std::string_view op_name() const noexcept override { return spec_->forward_op; }
-  void backward(tape::Backprop& bp) override {
-    if (main_) {
-      symbolic_backward(*spec_, bp);
-    }
-  }
-
- private:
-  std::shared_ptr<const GradSpec> spec_;
-  bool main_;
-};
-
-/// Records the cond/while node on every active tape that wants one of its sources; returns
-/// whether any did.
-template <class Deferred = void>
-bool record_on_tapes(const std::shared_ptr<const GradSpec>& spec) {
-  if (spec->sources.empty() || spec->outputs.empty()) {
-    return false;
-  }
-  bool recorded = false;
-  for (tape::Recorder* recorder : tape::active()) {
-    if (recorder->paused > 0) {
-      continue;
-    }
-    bool wanted = false;
-    for (const auto& s : spec->sources) {
-      wanted = recorder->wants(s.id) || wanted;
-    }
-    if (!wanted) {
-      continue;
-    }
-    for (std::size_t k = 0; k < spec->outputs.size(); ++k) {
-      auto* node = recorder->emplace<GradNode<>>(spec->sources.size(), spec, k == 0);
-      node->out_id = spec->outputs[k].id;
-      auto* ids = const_cast<std::int64_t*>(node->in_ids);
-      for (std::size_t m = 0; m < spec->sources.size(); ++m) {
-        ids[m] = spec->sources[m].id;
-      }
-      if (is_float_dtype(spec->outputs[k].dtype)) {
-        recorder->watch(spec->outputs[k].id);
-      }
-    }
-    recorded = true;
-  }
-  return recorded;
-}
-
-/// Pauses the active tapes while sub-graphs are traced: their ops are differentiated through
-/// the cond/while node as a whole, not one by one.
-class PauseTapes {
- public:
-  PauseTapes() : paused_(tape::active()) {
-    for (auto* r : paused_) {
-      ++r->paused;
-    }
-  }
-  PauseTapes(const PauseTapes&) = delete;
-  PauseTapes& operator=(const PauseTapes&) = delete;
-  ~PauseTapes() {
-    for (auto* r : paused_) {
-      --r->paused;
-    }
-  }
-
- private:
-  std::vector<tape::Recorder*> paused_;
-};
-
-/// Differentiable inputs from variables read inside sub-graphs (each variable once).
-inline void add_variable_sources(std::vector<Port>& sources,
-                                 const std::vector<trace::Graph::VariableRead>& reads) {
-  for (const auto& read : reads) {
-    if (!is_float_dtype(read.dtype)) {
-      continue;
-    }
-    bool seen = false;
-    for (const auto& s : sources) {
-      seen = seen || (s.input < 0 && tape::tape_id(s.id) == tape::tape_id(read.id));
-    }
-    if (!seen) {
-      sources.push_back({read.id, read.dtype, read.shape, -1});
-    }
-  }
-}
-
-}  // namespace detail::cf
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONTROL_FLOW_GRADIENT_HPP
-// ---- end <tapeflow/function/detail/control_flow_gradient.hpp>
-// ---- begin <tapeflow/function/tensor_array.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
-// `tapeflow::TensorArray<T, Rank>`: a growable list of equally shaped tensors with TensorFlow's
-// functional API (TensorFlow: `tf.TensorArray`): `arr = arr.write(i, v)`, `arr.read(i)`,
-// `arr.stack()`, `arr.unstack(t)`.
-//
-// Elements are ordinary tensors and every value-producing step (stack, unstack, gather, concat)
-// is an ordinary op, so GradientTape and function<> tracing see nothing special: gradients flow
-// through write -> stack and unstack -> read without any TensorArray-specific code. For the same
-// reason TensorArray never looks at element values, only at shapes, so it holds symbolic
-// tensors during tracing as well as eager ones.
-//
-// Storage is a persistent ("fat node") array: the arrays derived from one another by writes
-// share one slot vector in which each slot keeps the values written to it tagged with the
-// version that wrote them, and each array reads the newest value not newer than its own
-// version. A write from the newest version appends in place (O(1)), so the loop idiom
-// `arr = arr.write(i, v)` never copies, while every older array still reads what it held
-// before. Writing from an older version (branching) copies the element handles once.
-//
-// Dense mode (Note [TensorArray in loops]). An index that is a symbolic tensor (a traced
-// while_loop's counter) cannot pick a slot at trace time, so such an array is held as one
-// stacked tensor of shape (size, element shape...): `write` selects the new value into row
-// `index` (SelectV2 with a one-row mask), `read` gathers the row, `stack` is the tensor itself.
-// tf::while_loop carries TensorArray loop variables this way. It needs a fixed size and a
-// fully known element shape (TensorFlow's TensorList has neither restriction), and a write
-// costs O(size) rather than O(1); gradients flow through the same select/gather ops.
-
-#include <array>
-#include <concepts>
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <span>
-#include <string>
-#include <utility>
-#include <vector>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of a TensorArray (TensorFlow's `tf.TensorArray` keyword arguments).
-///
-///     tf::TensorArray<float, 1> arr(0, {.dynamic_size = true, .element_shape = tf::Shape{3}});
-///
-/// TensorFlow's `clear_after_read` has no counterpart: reads never change a (value-semantic)
-/// array, so an element can always be read again.
-struct TensorArrayOptions {
-  /// Let writes past the end grow the array (TensorFlow: `dynamic_size`).
-  bool dynamic_size = false;
-  /// The shape every element must have; dimensions of -1 are unknown. When it is fully known,
-  /// unwritten elements read as zeros (TensorFlow: `element_shape`).
-  std::optional<Shape> element_shape = std::nullopt;
-  /// Refine the element shape from written values and reject values of an incompatible shape
-  /// (TensorFlow: `infer_shape`).
-  bool infer_shape = true;
-};
-
-namespace detail {
-
-/// The slot vector shared by the arrays derived from one another by writes (see the header
-/// comment). Each slot lists (version, value) entries in increasing version order.
-template <class T, std::size_t Rank>
-struct TensorArrayStorage {
-  struct Entry {
-    std::int64_t version;
-    Tensor<T, Rank> value;
-  };
-
-  /// The value of slot `index` that the array of version `version` sees, or null if unwritten.
-  [[nodiscard]] const Tensor<T, Rank>* find(std::int64_t index, std::int64_t version) const {
-    const auto& history = slots[static_cast<std::size_t>(index)];
-    for (auto it = history.rbegin(); it != history.rend(); ++it) {
-      if (it->version <= version) {
-        return &it->value;
-      }
-    }
-    return nullptr;
-  }
-
-  // Copies of a TensorArray may be written from several threads (const member functions must
-  // be safe to call concurrently), and they all append to this one vector.
-  std::mutex mutex;
-  /// The newest version any array of this storage has.
-  std::int64_t head = 0;
-  std::vector<std::vector<Entry>> slots;
-};
-
-}  // namespace detail
-
-/// A list of `Tensor<T, Rank>` elements of one shape with a functional API
-/// (TensorFlow: `tf.TensorArray(dtype, size, dynamic_size, element_shape, infer_shape)`).
-///
-///     tf::TensorArray<float, 0> arr(3);
-///     arr = arr.write(0, 0.0f);
-///     arr = arr.write(1, 1.0f);
-///     arr = arr.write(2, 2.0f);
-///     std::cout << arr.read(1);  // tf.Tensor(1.0, shape=(), dtype=float32)
-///     auto all = arr.stack();    // tf.Tensor([0. 1. 2.], shape=(3,), dtype=float32)
-///
-/// Every "modifying" member returns a new array and leaves this one unchanged; copies are
-/// cheap. `stack`, `unstack`, `gather` and `concat` are ops, so a GradientTape differentiates
-/// through them and through `write`/`read`.
-template <element_type T, std::size_t Rank>
-class TensorArray {
-  static_assert(Rank < max_rank,
-                "tf::TensorArray<T, Rank>: Rank + 1 (the rank of stack()) must not exceed "
-                "tapeflow's maximum rank (8)");
-
- public:
-  using value_type = T;                        ///< element type of the stored tensors
-  using tensor_type = Tensor<T, Rank>;         ///< type of one element of the array
-  static constexpr std::size_t rank_v = Rank;  ///< rank of one element
-
-  /// An array of `size` unwritten elements. Throws invalid_argument for a negative size or an
-  /// `element_shape` whose rank is not `Rank`.
-  explicit TensorArray(std::int64_t size, TensorArrayOptions options = {})
-      : storage_(std::make_shared<Storage>()),
-        size_(size),
-        element_shape_(std::move(options.element_shape)),
-        dynamic_size_(options.dynamic_size),
-        infer_shape_(options.infer_shape) {
-    if (size < 0) {
-      throw invalid_argument("TensorArray: size " + std::to_string(size) + " is negative");
-    }
-    if (element_shape_ && element_shape_->rank() != Rank) {
-      throw invalid_argument("TensorArray: element_shape " + element_shape_->to_string() +
-                             " has rank " + std::to_string(element_shape_->rank()) +
-                             ", but the elements are tensors of rank " + std::to_string(Rank));
-    }
-    storage_->slots.resize(static_cast<std::size_t>(size));
-  }
-
-  /// Element type as a run-time value.
-  [[nodiscard]] static constexpr DType dtype() noexcept { return dtype_v<T>; }
-  /// Number of elements, written or not (TensorFlow: `size()`).
-  [[nodiscard]] std::int64_t size() const noexcept { return size_; }
-  /// Whether writes past the end grow the array.
-  [[nodiscard]] bool dynamic_size() const noexcept { return dynamic_size_; }
-  /// The element shape known so far: the `element_shape` option refined by written values
-  /// (when `infer_shape`); std::nullopt if nothing is known (TensorFlow: `element_shape`).
-  [[nodiscard]] const std::optional<Shape>& element_shape() const noexcept {
-    return element_shape_;
-  }
-
-  /// A new array with element `index` set to `value` (TensorFlow: `write`); this array is
-  /// unchanged. Throws invalid_argument for a negative index or (with `infer_shape`) a value
-  /// whose shape is incompatible with the element shape, and out_of_range for an index past the
-  /// end unless `dynamic_size`, in which case the array grows to `index + 1` elements.
-  [[nodiscard]] TensorArray write(std::int64_t index, const Tensor<T, Rank>& value) const {
-    if (dense_) {
-      if (index < 0 || index >= size_) {
-        throw out_of_range("TensorArray::write: index " + std::to_string(index) +
-                           " is out of range for a TensorArray of size " + std::to_string(size_));
-      }
-      return dense_write(Tensor<std::int64_t, 0>(index), value);
-    }
-    return with_writes({{index, value}}, "write");
-  }
-  /// Writes a variable's current value.
-  template <tensor_of<T, Rank> V>
-  [[nodiscard]] TensorArray write(std::int64_t index, const V& value) const {
-    return write(index, detail::as_tensor(value));
-  }
-  /// Writes at an index given as an int32/int64 scalar tensor. A symbolic index (inside a
-  /// traced tf::function or while_loop) turns the array into its dense form (see the header
-  /// comment): it then needs a fixed size and a fully known element shape.
-  template <class I>
-    requires(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>)
-  [[nodiscard]] TensorArray write(const Tensor<I, 0>& index, const Tensor<T, Rank>& value) const {
-    if (!dense_ && !index.is_symbolic()) {
-      return write(static_cast<std::int64_t>(index.item()), value);
-    }
-    return densified("write").dense_write(index, value);
-  }
-
-  /// Element `index` (TensorFlow: `read`): the tensor written there, or zeros if it was never
-  /// written and the element shape is fully known. Throws out_of_range for an index outside
-  /// [0, size()) and failed_precondition for an unwritten element of unknown shape.
-  [[nodiscard]] Tensor<T, Rank> read(std::int64_t index) const {
-    if (index < 0 || index >= size_) {
-      throw out_of_range("TensorArray::read: index " + std::to_string(index) +
-                         " is out of range for a TensorArray of size " + std::to_string(size_));
-    }
-    if (dense_) {
-      return ::tapeflow::gather(*dense_, Tensor<std::int64_t, 0>(index));
-    }
-    return std::move(elements({index}, "read").front());
-  }
-  /// Reads at an index given as an int32/int64 scalar tensor (symbolic in traced loops; an
-  /// index out of range then throws invalid_argument when the function runs).
-  template <class I>
-    requires(std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>)
-  [[nodiscard]] Tensor<T, Rank> read(const Tensor<I, 0>& index) const {
-    if (!dense_ && !index.is_symbolic()) {
-      return read(static_cast<std::int64_t>(index.item()));
-    }
-    return ::tapeflow::gather(densified("read").dense(), index);
-  }
-
-  /// All elements stacked along a new axis 0, shape (size, element shape...) (TensorFlow:
-  /// `stack`); unwritten elements are zeros. Throws failed_precondition if an element is
-  /// unwritten (or the array is empty) and the element shape is not fully known.
-  [[nodiscard]] Tensor<T, Rank + 1> stack() const {
-    if (dense_) {
-      return *dense_;
-    }
-    std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
-    for (std::int64_t i = 0; i < size_; ++i) {
-      all[static_cast<std::size_t>(i)] = i;
-    }
-    return stack_indices(all, "stack");
-  }
-
-  /// The elements at `indices` stacked along a new axis 0 (TensorFlow: `gather`). Throws
-  /// out_of_range for an index outside [0, size()).
-  [[nodiscard]] Tensor<T, Rank + 1> gather(const std::vector<std::int64_t>& indices) const {
-    for (auto index : indices) {
-      if (index < 0 || index >= size_) {
-        throw out_of_range("TensorArray::gather: index " + std::to_string(index) +
-                           " is out of range for a TensorArray of size " + std::to_string(size_));
-      }
-    }
-    if (dense_) {
-      const auto ids = constant<std::int64_t, 1>(
-          std::span<const std::int64_t>(indices),
-          std::array<std::int64_t, 1>{static_cast<std::int64_t>(indices.size())});
-      return ::tapeflow::gather(*dense_, ids);
-    }
-    return stack_indices(indices, "gather");
-  }
-
-  /// All elements joined along their axis 0 (TensorFlow: `concat`), rank `Rank` >= 1.
-  [[nodiscard]] Tensor<T, Rank> concat() const
-    requires(Rank >= 1)
-  {
-    if (size_ == 0) {
-      std::array<std::int64_t, Rank> dims = known_dims("concat");
-      dims[0] = 0;
-      return zeros<T, Rank>(dims);
-    }
-    if (dense_) {
-      std::array<std::int64_t, Rank> dims{};
-      dims[0] = size_ * dense_->dim(1);
-      for (std::size_t i = 1; i < Rank; ++i) {
-        dims[i] = dense_->dim(i + 1);
-      }
-      return reshape(*dense_, dims);
-    }
-    std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
-    for (std::int64_t i = 0; i < size_; ++i) {
-      all[static_cast<std::size_t>(i)] = i;
-    }
-    return ::tapeflow::concat(elements(all, "concat"), 0);
-  }
-
-  /// A new array holding the pieces of `value` along its axis 0, with size value.dim(0)
-  /// (TensorFlow: `unstack`). Throws invalid_argument if that exceeds size() and the array is
-  /// not `dynamic_size`, or (with `infer_shape`) if the pieces' shape is incompatible.
-  [[nodiscard]] TensorArray unstack(const Tensor<T, Rank + 1>& value) const {
-    const std::int64_t n = value.dim(0);
-    if (n > size_ && !dynamic_size_) {
-      throw invalid_argument("TensorArray::unstack: cannot unstack " + std::to_string(n) +
-                             " tensors (value of shape " + value.shape().to_string() +
-                             ") into a TensorArray of static size " + std::to_string(size_));
-    }
-    TensorArray out(*this);
-    if (infer_shape_) {
-      // Checked here as well as per piece, so that an empty value refines the shape too.
-      std::array<std::int64_t, Rank> piece{};
-      for (std::size_t i = 0; i < Rank; ++i) {
-        piece[i] = value.dim(i + 1);
-      }
-      out.element_shape_ =
-          checked_merge(element_shape_, Shape(piece), "unstack",
-                        "a piece of the value of shape " + value.shape().to_string());
-    }
-    // The result replaces every element (as TensorFlow's TensorListFromTensor does), so it
-    // starts from fresh storage rather than from a version of this one.
-    out.storage_ = std::make_shared<Storage>();
-    out.version_ = 0;
-    out.size_ = n;
-    if (dense_) {
-      out.dense_ = value;  // a dense array stays dense: the value is its stacked form
-      return out;
-    }
-    auto pieces = ::tapeflow::unstack(value);
-    std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes;
-    writes.reserve(pieces.size());
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      writes.emplace_back(static_cast<std::int64_t>(i), std::move(pieces[i]));
-    }
-    return out.with_writes(std::move(writes), "unstack");
-  }
-  /// unstack() of a variable's current value.
-  template <tensor_of<T, Rank + 1> V>
-  [[nodiscard]] TensorArray unstack(const V& value) const {
-    return unstack(detail::as_tensor(value));
-  }
-
-  /// A new array with element `indices[i]` set to `value`'s piece i along axis 0 (TensorFlow:
-  /// `scatter`). Throws invalid_argument if value.dim(0) differs from indices.size(), and what
-  /// write() throws for a bad index or shape.
-  [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
-                                    const Tensor<T, Rank + 1>& value) const {
-    if (value.dim(0) != static_cast<std::int64_t>(indices.size())) {
-      throw invalid_argument("TensorArray::scatter: " + std::to_string(indices.size()) +
-                             " indices, but the value of shape " + value.shape().to_string() +
-                             " has " + std::to_string(value.dim(0)) + " pieces along axis 0");
-    }
-    auto pieces = ::tapeflow::unstack(value);
-    if (dense_) {
-      TensorArray out(*this);
-      for (std::size_t i = 0; i < pieces.size(); ++i) {
-        out = out.write(indices[i], pieces[i]);
-      }
-      return out;
-    }
-    std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes;
-    writes.reserve(pieces.size());
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      writes.emplace_back(indices[i], std::move(pieces[i]));
-    }
-    return with_writes(std::move(writes), "scatter");
-  }
-  /// scatter() of a variable's current value.
-  template <tensor_of<T, Rank + 1> V>
-  [[nodiscard]] TensorArray scatter(const std::vector<std::int64_t>& indices,
-                                    const V& value) const {
-    return scatter(indices, detail::as_tensor(value));
-  }
-
-  /// Whether the array is in its dense form (see the header comment).
-  [[nodiscard]] bool is_dense() const noexcept { return dense_.has_value(); }
-  /// This array in dense form: its elements stacked (what tf::while_loop carries as the loop
-  /// variable). Throws unimplemented for a dynamic_size array, failed_precondition when an
-  /// unwritten element's shape is unknown.
-  [[nodiscard]] TensorArray densified(const char* what) const {
-    if (dense_) {
-      return *this;
-    }
-    if (dynamic_size_) {
-      throw unimplemented(std::string("TensorArray::") + what +
-                          ": a dynamic_size array cannot be indexed by a symbolic tensor or "
-                          "carried through a traced tf::while_loop (give it a fixed size)");
-    }
-    TensorArray out(*this);
-    out.dense_ = stack();
-    out.element_shape_ = Shape(known_dims(what));
-    return out;
-  }
-  /// The stacked tensor of a dense array.
-  [[nodiscard]] const Tensor<T, Rank + 1>& dense() const {
-    if (!dense_) {
-      throw failed_precondition("TensorArray::dense: the array is not in dense form");
-    }
-    return *dense_;
-  }
-  /// A dense array like this one (same options) holding `stacked` (size = its dim 0).
-  [[nodiscard]] TensorArray with_dense(Tensor<T, Rank + 1> stacked) const {
-    TensorArray out(*this);
-    out.size_ = stacked.dim(0);
-    out.dense_ = std::move(stacked);
-    return out;
-  }
-
- private:
-  using Storage = detail::TensorArrayStorage<T, Rank>;
-
-  // Row `index` of the dense tensor replaced by `value`: where(rows == index, value, dense).
-  // The row ids are gathered at `index` first, so an index out of range fails there (when the
-  // function runs) instead of silently writing nothing.
-  template <class I>
-  [[nodiscard]] TensorArray dense_write(const Tensor<I, 0>& index,
-                                        const Tensor<T, Rank>& value) const {
-    if (infer_shape_) {
-      (void)checked_merge(element_shape_, value.shape(), "write", "the value");
-    }
-    const Tensor<I, 1> rows = range<I>(static_cast<I>(size_));
-    std::array<std::int64_t, Rank + 1> mask_dims{};
-    mask_dims.fill(1);
-    mask_dims[0] = size_;
-    auto mask = reshape(equal(rows, ::tapeflow::gather(rows, index)), mask_dims);
-    return with_dense(where(mask, value, *dense_));
-  }
-
-  static bool compatible(const Shape& a, const Shape& b) noexcept {
-    for (std::size_t i = 0; i < Rank; ++i) {
-      if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) {
-        return false;
-      }
-    }
-    return true;
-  }
-  /// `a` with its unknown dimensions taken from `b` (a and b compatible).
-  static Shape merged(Shape a, const Shape& b) noexcept {
-    for (std::size_t i = 0; i < Rank; ++i) {
-      if (a[i] < 0) {
-        a[i] = b[i];
-      }
-    }
-    return a;
-  }
-
-  /// The fully known element shape, for making zeros; throws failed_precondition otherwise.
-  [[nodiscard]] std::array<std::int64_t, Rank> known_dims(const char* what) const {
-    if (!element_shape_ || !element_shape_->fully_defined()) {
-      throw failed_precondition(
-          std::string("TensorArray::") + what +
-          ": an element was never written and the element shape " +
-          (element_shape_ ? element_shape_->to_string() : std::string("<unknown>")) +
-          " is not fully defined, so it cannot be filled with zeros (write it, or give "
-          "TensorArrayOptions::element_shape)");
-    }
-    std::array<std::int64_t, Rank> dims{};
-    // Loops, not std::copy: for Rank 0 that would pass a null pointer to memmove (-Wnonnull).
-    for (std::size_t i = 0; i < Rank; ++i) {
-      dims[i] = (*element_shape_)[i];
-    }
-    return dims;
-  }
-
-  /// The elements at `indices` (all in range), with zeros for unwritten ones.
-  [[nodiscard]] std::vector<Tensor<T, Rank>> elements(const std::vector<std::int64_t>& indices,
-                                                      const char* what) const {
-    std::vector<std::optional<Tensor<T, Rank>>> found;
-    found.reserve(indices.size());
-    {
-      std::lock_guard lock(storage_->mutex);
-      for (auto index : indices) {
-        const Tensor<T, Rank>* value = storage_->find(index, version_);
-        found.push_back(value ? std::optional(*value) : std::nullopt);
-      }
-    }
-    // Made outside the lock, once: unwritten elements may all share one zeros tensor.
-    std::optional<Tensor<T, Rank>> zero;
-    std::vector<Tensor<T, Rank>> out;
-    out.reserve(indices.size());
-    for (auto& value : found) {
-      if (!value) {
-        if (!zero) {
-          zero = zeros<T, Rank>(known_dims(what));
-        }
-        value = zero;
-      }
-      out.push_back(std::move(*value));
-    }
-    return out;
-  }
-
-  [[nodiscard]] Tensor<T, Rank + 1> stack_indices(const std::vector<std::int64_t>& indices,
-                                                  const char* what) const {
-    if (indices.empty()) {
-      // tf::stack needs at least one tensor; TensorFlow gives an empty (0, shape...) tensor.
-      std::array<std::int64_t, Rank> dims = known_dims(what);
-      std::array<std::int64_t, Rank + 1> out{};
-      for (std::size_t i = 0; i < Rank; ++i) {
-        out[i + 1] = dims[i];
-      }
-      return zeros<T, Rank + 1>(out);
-    }
-    return ::tapeflow::stack(elements(indices, what), 0);
-  }
-
-  /// A new array with `writes` applied in order: the one place elements change.
-  [[nodiscard]] TensorArray with_writes(
-      std::vector<std::pair<std::int64_t, Tensor<T, Rank>>> writes, const char* what) const {
-    // Validate everything before touching the shared storage, so a throw leaves no trace.
-    std::int64_t new_size = size_;
-    std::optional<Shape> new_shape = element_shape_;
-    for (const auto& [index, value] : writes) {
-      if (index < 0) {
-        throw invalid_argument(std::string("TensorArray::") + what + ": index " +
-                               std::to_string(index) + " is negative");
-      }
-      if (index >= new_size) {
-        if (!dynamic_size_) {
-          throw out_of_range(std::string("TensorArray::") + what + ": index " +
-                             std::to_string(index) + " is out of range for a TensorArray of size " +
-                             std::to_string(size_) + " (dynamic_size is false)");
-        }
-        new_size = index + 1;
-      }
-      if (infer_shape_) {
-        new_shape = checked_merge(new_shape, value.shape(), what,
-                                  "the value for index " + std::to_string(index));
-      }
-    }
-
-    std::shared_ptr<Storage> storage;
-    std::int64_t version = 0;
-    {
-      std::lock_guard lock(storage_->mutex);
-      if (version_ != storage_->head) {
-        // Another array already wrote after this one's version: branch off into fresh storage
-        // holding this array's view (element handles only; no element data is copied).
-        storage = std::make_shared<Storage>();
-        storage->slots.resize(static_cast<std::size_t>(size_));
-        for (std::int64_t i = 0; i < size_; ++i) {
-          if (const Tensor<T, Rank>* value = storage_->find(i, version_)) {
-            storage->slots[static_cast<std::size_t>(i)].push_back({0, *value});
-          }
-        }
-      } else {
-        // This array is the newest, so it appends in place. If it is also the storage's only
-        // holder, no array older than it can exist any more: drop the entries it cannot see
-        // in the slots written now, which bounds the history of a slot written again and again.
-        if (storage_.use_count() == 1) {
-          for (const auto& write : writes) {
-            if (write.first < static_cast<std::int64_t>(storage_->slots.size())) {
-              auto& history = storage_->slots[static_cast<std::size_t>(write.first)];
-              if (history.size() > 1) {
-                // Every entry is <= version_ (== head): the last one is the visible one.
-                history.erase(history.begin(), history.end() - 1);
-              }
-            }
-          }
-        }
-        storage = storage_;
-      }
-      // `storage` is either under `lock` or not yet shared with anyone.
-      if (storage->slots.size() < static_cast<std::size_t>(new_size)) {
-        storage->slots.resize(static_cast<std::size_t>(new_size));
-      }
-      version = ++storage->head;
-      for (auto& [index, value] : writes) {
-        storage->slots[static_cast<std::size_t>(index)].push_back({version, std::move(value)});
-      }
-    }
-    TensorArray out(*this);
-    out.storage_ = std::move(storage);
-    out.version_ = version;
-    out.size_ = new_size;
-    out.element_shape_ = std::move(new_shape);
-    return out;
-  }
-
-  /// `known` refined by a value of shape `shape`; invalid_argument if they are incompatible.
-  [[nodiscard]] static Shape checked_merge(const std::optional<Shape>& known, const Shape& shape,
-                                           const char* what, const std::string& operand) {
-    if (!known) {
-      return shape;
-    }
-    if (!compatible(*known, shape)) {
-      throw invalid_argument(std::string("TensorArray::") + what + ": " + operand + " has shape " +
-                             shape.to_string() + ", which is incompatible with the element shape " +
-                             known->to_string());
-    }
-    return merged(*known, shape);
-  }
-
-  std::shared_ptr<Storage> storage_;
-  /// Which writes of storage_ this array sees: those tagged with a version <= version_.
-  std::int64_t version_ = 0;
-  std::int64_t size_ = 0;
-  std::optional<Shape> element_shape_{};
-  bool dynamic_size_ = false;
-  bool infer_shape_ = true;
-  /// Set in dense form: the elements stacked, shape (size_, element shape...).
-  std::optional<Tensor<T, Rank + 1>> dense_{};
-};
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TENSOR_ARRAY_HPP
-// ---- end <tapeflow/function/tensor_array.hpp>
-
-TAPEFLOW_BEGIN_NAMESPACE
-
-/// Options of tf::while_loop (TensorFlow's keyword arguments).
-struct WhileOptions {
-  /// Stop after this many iterations even while the condition holds; -1: no limit.
-  std::int64_t maximum_iterations = -1;
-};
-
-namespace detail::cf {
-
-// Flattening a (normalized) result: a tensor, or a tuple/pair of them (nested allowed).
-template <class X>
-void flatten(const X& x, std::vector<AnyTensor>& out) {
-  if constexpr (is_tensor<X>::value) {
-    out.emplace_back(x);
-  } else if constexpr (requires { std::tuple_size<X>::value; }) {
-    std::apply([&](const auto&... e) { (flatten(e, out), ...); }, x);
-  } else {
-    static_assert(sizeof(X) == 0, "tf::cond: a branch must return tensors");
-  }
-}
-
-// A result of the same type whose tensors are new symbolic tensors of the same dims.
-template <class X>
-X symbolic_like(const X& x) {
-  if constexpr (is_tensor<X>::value) {
-    return tensor_access::symbolic<typename X::value_type, X::rank_v>(x.dims());
-  } else {
-    return std::apply([](const auto&... e) { return X{symbolic_like(e)...}; }, x);
-  }
-}
-
-// Whether a sub-graph holds a node that reads or changes state (each node carries its op's
-// `stateful` member; nested If and While nodes are stateful).
-inline bool is_stateful(const trace::Graph& g) {
-  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return n.stateful; });
-}
-
-inline std::unique_ptr<trace::Graph> sub_graph(trace::Graph* parent) {
-  auto g = std::make_unique<trace::Graph>();
-  g->parent = parent;
-  return g;
-}
-
-/// Adds the outer slots a sub-graph captured to the node's inputs (each slot once); returns
-/// where each captured argument is found among the inputs.
-inline std::vector<std::size_t> add_captures(std::vector<std::int32_t>& inputs,
-                                             const std::vector<std::int32_t>& captured) {
-  std::vector<std::size_t> where;
-  for (auto slot : captured) {
-    auto it = std::find(inputs.begin(), inputs.end(), slot);
-    where.push_back(static_cast<std::size_t>(it - inputs.begin()));
-    if (it == inputs.end()) {
-      inputs.push_back(slot);
-    }
-  }
-  return where;
-}
-
-/// Runs a sub-graph on `leading` arguments followed by its captured values.
-inline std::vector<AnyTensor> run_with(const ConcreteFunction& fn,
-                                       std::span<const AnyTensor> leading,
-                                       std::span<const AnyTensor> values,
-                                       const std::vector<std::size_t>& captured) {
-  std::vector<AnyTensor> args(leading.begin(), leading.end());
-  for (auto i : captured) {
-    args.push_back(values[i]);
-  }
-  return fn.run(args);
-}
-
-template <class X>
-struct is_tensor_array : std::false_type {};
-template <class T, std::size_t R>
-struct is_tensor_array<TensorArray<T, R>> : std::true_type {};
-
-// A loop variable after its body: a tensor keeps its shape; a TensorArray may change size
-// (dynamic_size), as in TensorFlow.
-template <class X>
-void check_loop_shape(std::size_t i, const X& before, const X& after) {
-  if constexpr (is_tensor<X>::value) {
-    if (before.shape() != after.shape()) {
-      throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) + " has shape " +
-                             before.shape().to_string() + " on entry but " +
-                             after.shape().to_string() +
-                             " after the body; loop variables must keep their shape");
-    }
-  }
-}
-template <class... X, std::size_t... I>
-void check_loop_shapes(const std::tuple<X...>& before, const std::tuple<X...>& after,
-                       std::index_sequence<I...> /*indices*/) {
-  (check_loop_shape(I, std::get<I>(before), std::get<I>(after)), ...);
-}
-template <class... X>
-void check_loop_shapes(const std::tuple<X...>& before, const std::tuple<X...>& after) {
-  check_loop_shapes(before, after, std::index_sequence_for<X...>{});
-}
-
-template <class CondFn, class BodyFn, class... X>
-std::tuple<X...> eager_while(CondFn& cond_fn, BodyFn& body_fn, std::tuple<X...> vars,
-                             std::int64_t max) {
-  for (std::int64_t it = 0; max < 0 || it < max; ++it) {
-    const Tensor<bool, 0> c = std::apply(cond_fn, std::as_const(vars));
-    if (!c.item()) {
-      break;
-    }
-    std::tuple<X...> next(std::apply(body_fn, std::as_const(vars)));
-    check_loop_shapes(vars, next);
-    vars = std::move(next);
-  }
-  return vars;
-}
-template <class CondFn, class BodyFn, class... X>
-std::tuple<X...> traced_while(trace::Graph* outer, CondFn& cond_fn, BodyFn& body_fn,
-                              const std::tuple<X...>& loop_vars, std::int64_t max);
-
-// What a traced loop carries for a loop variable: a tensor itself, a TensorArray in its dense
-// form (Note [TensorArray in loops] in tensor_array.hpp).
-template <class X>
-X densify(const X& x) {
-  if constexpr (is_tensor_array<X>::value) {
-    return x.densified("while_loop");
-  } else {
-    return x;
-  }
-}
-template <class X>
-auto loop_tensor(const X& x) {
-  if constexpr (is_tensor_array<X>::value) {
-    return densify(x).dense();
-  } else {
-    return x;
-  }
-}
-template <class X, class Carried>
-X from_loop_tensor(const X& like, const Carried& t) {
-  if constexpr (is_tensor_array<X>::value) {
-    return like.with_dense(t);
-  } else {
-    return t;
-  }
-}
-
-}  // namespace detail::cf
-
-namespace detail::cf {
-
-// Records, on the active tapes, how to differentiate the If node at `index` (Note
-// [Control-flow gradients]): the IfGrad node reruns the branch taken under a tape.
-template <class Deferred = void>
-void record_if_gradient(trace::Graph& outer, std::size_t index,
-                        const std::vector<AnyTensor>& outer_outs, std::vector<Port> sources,
-                        std::shared_ptr<const ConcreteFunction> (&fns)[2],
-                        std::vector<std::size_t> (&where)[2], std::size_t num_inputs) {
-  auto spec = std::make_shared<GradSpec>();
-  spec->op = "IfGrad";
-  spec->forward_op = "cond";
-  spec->graph = &outer;
-  spec->inputs = outer.nodes[index].inputs;
-  for (const auto& o : outer_outs) {
-    spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
-  }
-  spec->sources = sources;
-  spec->make_run = [then_fn = fns[0], else_fn = fns[1], where_then = std::move(where[0]),
-                    where_else = std::move(where[1]), num_inputs,
-                    sources](std::vector<std::int64_t> upstream_at,
-                             std::shared_ptr<std::vector<AnyTensor>> grad_stash) {
-    return trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
-      const bool take = values[0].unchecked_as<bool, 0>().item();
-      std::vector<AnyTensor> vals(values.begin(),
-                                  values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
-      std::vector<AnyTensor> watched;
-      std::vector<std::int64_t> ids;
-      for (const auto& s : sources) {
-        if (s.input >= 0) {
-          auto& v = vals[static_cast<std::size_t>(s.input)];
-          v = fresh(v);
-          watched.push_back(v);
-          ids.push_back(v.id());
-        } else {
-          ids.push_back(tape::tape_id(s.id));
-        }
-      }
-      std::vector<AnyTensor> upstream(upstream_at.size());
-      for (std::size_t k = 0; k < upstream_at.size(); ++k) {
-        if (upstream_at[k] >= 0) {
-          upstream[k] = values[static_cast<std::size_t>(upstream_at[k])];
-        }
-      }
-      auto grads = eager_vjp(
-          [&] {
-            return take ? run_with(*then_fn, {}, vals, where_then)
-                        : run_with(*else_fn, {}, vals, where_else);
-          },
-          watched, ids, upstream);
-      for (std::size_t m = 0; m < grads.size(); ++m) {
-        if (!grads[m].engaged()) {
-          const auto& s = sources[m];
-          grads[m] = zeros_of(
-              s.dtype, s.input >= 0 ? vals[static_cast<std::size_t>(s.input)].shape() : s.shape);
-        }
-      }
-      if (grads.size() > 1) {
-        *grad_stash = grads;
-      }
-      return grads[0];
-    });
-  };
-  record_on_tapes(spec);
-}
-
-// The If/StatelessIf node of a tf::cond whose branches were traced into `graphs`, appended to
-// `outer`; `outs`: each branch's flattened results, `outer_outs`: the node's symbolic results.
-// A template only so that it compiles in programs that use tf::cond (MAINTAINERS.md,
-// "Compile time").
-template <class Deferred = void>
-void append_if(trace::Graph& outer, std::int32_t pred_slot,
-               std::unique_ptr<trace::Graph> (&graphs)[2], const std::vector<AnyTensor> (&outs)[2],
-               const std::vector<AnyTensor>& outer_outs) {
-  for (std::size_t i = 0; i < outs[0].size(); ++i) {
-    if (outs[0][i].shape() != outs[1][i].shape()) {
-      throw invalid_argument("tf::cond: result " + std::to_string(i) + " has shape " +
-                             outs[0][i].shape().to_string() + " in true_fn but " +
-                             outs[1][i].shape().to_string() + " in false_fn");
-    }
-  }
-  trace::GraphNode node;
-  const bool stateful = is_stateful(*graphs[0]) || is_stateful(*graphs[1]);
-  node.op = stateful ? "If" : "StatelessIf";
-  node.stateful = stateful;
-  node.inputs.push_back(pred_slot);
-  std::vector<std::size_t> where[2];
-  for (int b = 0; b < 2; ++b) {
-    where[b] = add_captures(node.inputs, graphs[b]->captured);
-  }
-  // What a tape inside the traced body may differentiate (Note [Control-flow gradients]).
-  std::vector<Port> sources;
-  for (int b = 0; b < 2; ++b) {
-    const auto& g = *graphs[b];
-    for (std::size_t j = 0; j < g.captured.size(); ++j) {
-      const auto input = static_cast<std::int64_t>(where[b][j]);
-      const bool seen = std::any_of(sources.begin(), sources.end(),
-                                    [&](const auto& s) { return s.input == input; });
-      if (is_float_dtype(g.arg_dtypes()[j]) && !seen) {
-        sources.push_back({g.captured_ids[j], g.arg_dtypes()[j], g.arg_shapes()[j], input});
-      }
-    }
-    add_variable_sources(sources, g.variable_reads);
-    outer.variable_reads.insert(outer.variable_reads.end(), g.variable_reads.begin(),
-                                g.variable_reads.end());
-  }
-  const std::size_t num_inputs = node.inputs.size();
-  auto stash = std::make_shared<std::vector<AnyTensor>>();
-  const std::size_t index = append(outer, std::move(node), outer_outs, stash);
-  auto& added = outer.nodes[index];
-  const std::string name = added.name;
-  std::shared_ptr<const ConcreteFunction> fns[2] = {
-      std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
-      std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
-  added.attrs = {{"then_branch", FunctionName{fns[0]->name()}},
-                 {"else_branch", FunctionName{fns[1]->name()}}};
-  added.functions = {fns[0], fns[1]};
-  added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
-               stash](std::span<const AnyTensor> values) -> AnyTensor {
-    const bool take = values[0].unchecked_as<bool, 0>().item();
-    auto outs = take ? run_with(*then_fn, {}, values, where_then)
-                     : run_with(*else_fn, {}, values, where_else);
-    if (outs.empty()) {
-      return AnyTensor{};
-    }
-    *stash = outs;
-    return outs[0];
-  };
-  if (!tape::active().empty() && !sources.empty()) {
-    record_if_gradient(outer, index, outer_outs, std::move(sources), fns, where, num_inputs);
-  }
-}
-}  // namespace detail::cf
-
-/// Runs `true_fn()` if `pred` holds, else `false_fn()` (TensorFlow: `tf.cond`).
-///
-///     auto y = tf::cond(x > 0.0f, [&] { return x; }, [&] { return -x; });
-///
-/// `pred` is a `Tensor<bool, 0>` (or a Variable of one). Both callables take no arguments and
-/// return the same type: nothing, a tensor, or a tuple/pair of tensors (variables are read).
-/// Inside a traced tf::function with a symbolic `pred` both branches are traced and one
-/// "StatelessIf" ("If" when a branch holds a stateful op: variables, printing, random) node picks
-/// one per run; corresponding results of the two branches must have the same shape at trace time
-/// (invalid_argument otherwise). A `pred` with a value (not symbolic) picks a branch at once.
-template <class Pred, class TrueFn, class FalseFn>
-  requires std::invocable<TrueFn&> && std::invocable<FalseFn&>
-auto cond(const Pred& pred, TrueFn&& true_fn, FalseFn&& false_fn) {
-  static_assert(std::is_convertible_v<const Pred&, Tensor<bool, 0>>,
-                "tf::cond: pred must be a Tensor<bool, 0> (or a Variable<bool, 0>)");
-  using RT = std::remove_cvref_t<std::invoke_result_t<TrueFn&>>;
-  using RF = std::remove_cvref_t<std::invoke_result_t<FalseFn&>>;
-  static_assert(std::is_void_v<RT> == std::is_void_v<RF>,
-                "tf::cond: both branches must return the same type");
-  using Type = typename detail::fn::result_traits<RT>::type;
-  if constexpr (!std::is_void_v<RT>) {
-    static_assert(std::is_same_v<Type, typename detail::fn::result_traits<RF>::type>,
-                  "tf::cond: both branches must return the same type");
-  }
-  const Tensor<bool, 0> p = pred;
-  detail::trace::Graph* outer = detail::trace::active();
-  if (outer == nullptr || !p.is_symbolic()) {
-    if constexpr (std::is_void_v<RT>) {
-      if (p.item()) {
-        true_fn();
-      } else {
-        false_fn();
-      }
-      return;
-    } else {
-      return p.item() ? Type(true_fn()) : Type(false_fn());
-    }
-  } else {
-    const std::int32_t pred_slot = outer->slot_of(p);
-    // Held: what a branch gives (tuple<> for void branches).
-    using Held = std::conditional_t<std::is_void_v<RT>, std::tuple<>, Type>;
-    std::optional<Held> results[2];
-    std::unique_ptr<detail::trace::Graph> graphs[2];
-    auto trace_branch = [&](int b, auto& fn) {
-      graphs[b] = detail::cf::sub_graph(outer);
-      detail::trace::Scope scope(graphs[b].get());
-      if constexpr (std::is_void_v<RT>) {
-        fn();
-        results[b].emplace();
-      } else {
-        results[b].emplace(fn());
-      }
-      detail::fn::result_traits<Held>::collect(*graphs[b], *results[b]);
-    };
-    {
-      detail::cf::PauseTapes pause;  // Note [Control-flow gradients]
-      trace_branch(0, true_fn);
-      trace_branch(1, false_fn);
-    }
-    std::vector<AnyTensor> outs[2];
-    detail::cf::flatten(*results[0], outs[0]);
-    detail::cf::flatten(*results[1], outs[1]);
-    Held symbolic = detail::cf::symbolic_like(*results[0]);
-    std::vector<AnyTensor> outer_outs;
-    detail::cf::flatten(symbolic, outer_outs);
-    detail::cf::append_if(*outer, pred_slot, graphs, outs, outer_outs);
-    if constexpr (!std::is_void_v<RT>) {
-      return symbolic;
-    }
-  }
-}
-
-/// Repeats `loop_vars = body_fn(loop_vars...)` while `cond_fn(loop_vars...)` holds, and
-/// returns the final loop variables (TensorFlow: `tf.while_loop`).
-///
-///     auto [i, s] = tf::while_loop(
-///         [&](const auto& i, const auto&) { return i <= n; },
-///         [](const auto& i, const auto& s) { return std::tuple{i + 1, s + i}; },
-///         std::tuple{tf::constant(1), tf::constant(0)});
-///
-/// `cond_fn` returns a `Tensor<bool, 0>`; `body_fn` returns the loop variables' tuple type.
-/// Loop variables keep dtype, rank and shape: a body that changes a shape throws
-/// invalid_argument naming the variable. Inside a traced tf::function both callables are
-/// traced once into sub-graphs and one "While" node loops at run time.
-///
-/// A loop variable may also be a `TensorArray` written and read at the loop counter:
-///
-///     tf::TensorArray<float, 1> rows(n, {.element_shape = tf::Shape{d}});
-///     auto [i, out] = tf::while_loop(
-///         [&](const auto& i, const auto&) { return i < n; },
-///         [&](const auto& i, const auto& a) { return std::tuple{i + 1, a.write(i, f(i))}; },
-///         std::tuple{tf::constant(0), rows});
-///
-/// Traced, the array travels in its dense form (tensor_array.hpp): it needs a fixed size and
-/// a known element shape (unimplemented / failed_precondition otherwise).
-template <class CondFn, class BodyFn, class... X>
-std::tuple<X...> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, std::tuple<X...> loop_vars,
-                            WhileOptions options = {}) {
-  static_assert(
-      sizeof...(X) > 0 && ((is_tensor<X>::value || detail::cf::is_tensor_array<X>::value) && ...),
-      "tf::while_loop: loop_vars must be a tuple of tensors and TensorArrays");
-  using Vars = std::tuple<X...>;
-  static_assert(std::is_convertible_v<std::invoke_result_t<CondFn&, const X&...>, Tensor<bool, 0>>,
-                "tf::while_loop: cond_fn must return a Tensor<bool, 0>");
-  static_assert(std::is_constructible_v<Vars, std::invoke_result_t<BodyFn&, const X&...>>,
-                "tf::while_loop: body_fn must return the loop variables' types");
-  const std::int64_t max = options.maximum_iterations;
-  detail::trace::Graph* outer = detail::trace::active();
-  if constexpr ((detail::cf::is_tensor_array<X>::value || ...)) {
-    if (outer != nullptr) {
-      // Traced: the arrays travel as their dense tensors through the tensor-only loop below.
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        const std::tuple<X...> like{detail::cf::densify(std::get<I>(loop_vars))...};
-        auto out = while_loop(
-            [&](const auto&... t) {
-              return cond_fn(detail::cf::from_loop_tensor(std::get<I>(like), t)...);
-            },
-            [&](const auto&... t) {
-              const std::tuple<X...> next(
-                  body_fn(detail::cf::from_loop_tensor(std::get<I>(like), t)...));
-              return std::tuple{detail::cf::loop_tensor(std::get<I>(next))...};
-            },
-            std::tuple{detail::cf::loop_tensor(std::get<I>(like))...}, options);
-        return std::tuple<X...>{
-            detail::cf::from_loop_tensor(std::get<I>(like), std::get<I>(out))...};
-      }(std::index_sequence_for<X...>{});
-    }
-    return detail::cf::eager_while(cond_fn, body_fn, std::move(loop_vars), max);
-  } else {
-    if (outer == nullptr) {
-      return detail::cf::eager_while(cond_fn, body_fn, std::move(loop_vars), max);
-    }
-    return detail::cf::traced_while(outer, cond_fn, body_fn, loop_vars, max);
-  }
-}
-
-namespace detail::cf {
-
-/// Records a traced While node on the tapes inside the body that want one of its sources
-/// (Note [Control-flow gradients]): loop variables, the body's captures, variables it reads.
-template <class Deferred = void>  // compiled only with while_loop (control_flow_gradient.hpp)
-void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>& inputs,
-                           const std::vector<AnyTensor>& outputs,
-                           const std::vector<AnyTensor>& initial, const ConcreteFunction& body,
-                           std::shared_ptr<const ConcreteFunction> body_fn,
-                           std::vector<std::size_t> where_body, std::size_t num_inputs,
-                           const std::shared_ptr<WhileHistory>& history) {
-  const std::size_t num_vars = initial.size();
-  std::vector<Port> sources;
-  std::vector<std::size_t> var_k;   // floating loop variables
-  std::vector<std::size_t> cap_in;  // floating captures of the body: their input index
-  for (std::size_t k = 0; k < num_vars; ++k) {
-    if (is_float_dtype(initial[k].dtype())) {
-      var_k.push_back(k);
-      sources.push_back(
-          {initial[k].id(), initial[k].dtype(), initial[k].shape(), static_cast<std::int64_t>(k)});
-    }
-  }
-  const auto& g = body.graph();
-  for (std::size_t j = 0; j < g.captured.size(); ++j) {
-    const DType dtype = g.arg_dtypes()[num_vars + j];
-    if (is_float_dtype(dtype) &&
-        std::find(cap_in.begin(), cap_in.end(), where_body[j]) == cap_in.end()) {
-      cap_in.push_back(where_body[j]);
-      sources.push_back({g.captured_ids[j], dtype, g.arg_shapes()[num_vars + j],
-                         static_cast<std::int64_t>(where_body[j])});
-    }
-  }
-  const std::size_t num_fixed = sources.size();
-  add_variable_sources(sources, g.variable_reads);
-  const std::vector<Port> var_ports(sources.begin() + static_cast<std::ptrdiff_t>(num_fixed),
-                                    sources.end());
-  auto spec = std::make_shared<GradSpec>();
-  spec->op = "WhileGrad";
-  spec->forward_op = "while_loop";
-  spec->graph = outer;
-  spec->inputs = inputs;
-  for (const auto& o : outputs) {
-    spec->outputs.push_back({o.id(), o.dtype(), o.shape(), -1});
-  }
-  spec->sources = std::move(sources);
-  spec->make_run = [body_fn = std::move(body_fn), where_body = std::move(where_body), num_vars,
-                    num_inputs, var_k, cap_in, var_ports,
-                    history](std::vector<std::int64_t> upstream_at,
-                             std::shared_ptr<std::vector<AnyTensor>> stash) {
-    return trace::NodeFn([=](std::span<const AnyTensor> values) -> AnyTensor {
-      std::vector<AnyTensor> vals(values.begin(),
-                                  values.begin() + static_cast<std::ptrdiff_t>(num_inputs));
-      for (auto idx : cap_in) {
-        vals[idx] = fresh(vals[idx]);
-      }
-      // g[k]: the gradient with respect to loop variable k after the iteration replayed next.
-      std::vector<AnyTensor> g(num_vars);
-      for (auto k : var_k) {
-        if (upstream_at[k] >= 0) {
-          g[k] = values[static_cast<std::size_t>(upstream_at[k])];
-        }
-      }
-      std::vector<AnyTensor> cap_g(cap_in.size());
-      std::vector<AnyTensor> var_g(var_ports.size());
-      const auto& iterations = history->iterations;
-      for (std::size_t it = iterations.size(); it-- > 0;) {
-        if (std::none_of(g.begin(), g.end(), [](const AnyTensor& t) { return t.engaged(); })) {
-          break;
-        }
-        std::vector<AnyTensor> leading = iterations[it];
-        std::vector<AnyTensor> watched;
-        std::vector<std::int64_t> ids;
-        for (auto k : var_k) {
-          leading[k] = fresh(leading[k]);
-          watched.push_back(leading[k]);
-          ids.push_back(leading[k].id());
-        }
-        for (auto idx : cap_in) {
-          watched.push_back(vals[idx]);
-          ids.push_back(vals[idx].id());
-        }
-        for (const auto& p : var_ports) {
-          ids.push_back(tape::tape_id(p.id));
-        }
-        auto grads = eager_vjp([&] { return run_with(*body_fn, leading, vals, where_body); },
-                               watched, ids, g);
-        std::size_t m = 0;
-        std::vector<AnyTensor> next(num_vars);
-        for (auto k : var_k) {
-          next[k] = std::move(grads[m++]);
-        }
-        for (auto& c : cap_g) {
-          c = add_any(c, grads[m++]);
-        }
-        for (auto& v : var_g) {
-          v = add_any(v, grads[m++]);
-        }
-        g = std::move(next);
-      }
-      std::vector<AnyTensor> out;
-      for (auto k : var_k) {
-        out.push_back(g[k].engaged() ? g[k] : zeros_of(values[k].dtype(), values[k].shape()));
-      }
-      for (std::size_t j = 0; j < cap_in.size(); ++j) {
-        out.push_back(cap_g[j].engaged()
-                          ? cap_g[j]
-                          : zeros_of(vals[cap_in[j]].dtype(), vals[cap_in[j]].shape()));
-      }
-      for (std::size_t v = 0; v < var_ports.size(); ++v) {
-        out.push_back(var_g[v].engaged() ? var_g[v]
-                                         : zeros_of(var_ports[v].dtype, var_ports[v].shape));
-      }
-      if (out.size() > 1) {
-        *stash = out;
-      }
-      return out[0];
-    });
-  };
-  if (record_on_tapes(spec)) {
-    history->record = true;
-  }
-}
-
-template <class CondFn, class BodyFn, class... X>
-std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn& body_fn,
-                              const std::tuple<X...>& loop_vars, std::int64_t max) {
-  using Vars = std::tuple<X...>;
-  trace::Graph* outer = outer_graph;
-  std::vector<std::int32_t> var_slots;
-  std::apply([&](const auto&... v) { (var_slots.push_back(outer->slot_of(v)), ...); }, loop_vars);
-  auto placeholders = [&](detail::trace::Graph& g) {
-    return std::apply(
-        [&](const auto&... v) {
-          return Vars{g.template add_argument<typename X::value_type, X::rank_v>(v.dims())...};
-        },
-        loop_vars);
-  };
-  // Note [Control-flow gradients]: the sub-graphs are differentiated as a whole.
-  std::optional<detail::cf::PauseTapes> pause_tapes(std::in_place);
-  auto cond_graph = detail::cf::sub_graph(outer);
-  {
-    detail::trace::Scope scope(cond_graph.get());
-    const Vars args = placeholders(*cond_graph);
-    const Tensor<bool, 0> c = std::apply(cond_fn, args);
-    cond_graph->output_slots.push_back(cond_graph->slot_of(c));
-  }
-  auto body_graph = detail::cf::sub_graph(outer);
-  {
-    detail::trace::Scope scope(body_graph.get());
-    const Vars args = placeholders(*body_graph);
-    const Vars next(std::apply(body_fn, args));
-    detail::cf::check_loop_shapes(args, next);
-    detail::fn::result_traits<Vars>::collect(*body_graph, next);
-  }
-  pause_tapes.reset();
-  detail::trace::GraphNode node;
-  node.op = "While";
-  node.stateful = true;  // TensorFlow's stateful While: its body may run any op
-  node.inputs = var_slots;
-  const std::size_t num_vars = var_slots.size();
-  auto where_cond = detail::cf::add_captures(node.inputs, cond_graph->captured);
-  auto where_body = detail::cf::add_captures(node.inputs, body_graph->captured);
-  const Vars symbolic = detail::cf::symbolic_like(loop_vars);
-  std::vector<AnyTensor> outer_outs;
-  detail::cf::flatten(symbolic, outer_outs);
-  std::vector<AnyTensor> initial;
-  detail::cf::flatten(loop_vars, initial);
-  const std::size_t num_inputs = node.inputs.size();
-  auto stash = std::make_shared<std::vector<AnyTensor>>();
-  auto history = std::make_shared<detail::cf::WhileHistory>();
-  const std::size_t index = detail::cf::append(*outer, std::move(node), outer_outs, stash);
-  auto& added = outer->nodes[index];
-  auto cond_fn_graph =
-      std::make_shared<const ConcreteFunction>(std::move(cond_graph), added.name + "_cond");
-  auto body_fn_graph =
-      std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
-  added.attrs = {{"cond", FunctionName{cond_fn_graph->name()}},
-                 {"body", FunctionName{body_fn_graph->name()}}};
-  added.functions = {cond_fn_graph, body_fn_graph};
-  if (max >= 0) {
-    added.attrs.emplace_back("maximum_iterations", AttrValue(max));
-  }
-  added.run = [cond_fn_graph, body_fn_graph, num_vars, where_cond = std::move(where_cond),
-               where_body, max, stash, history](std::span<const AnyTensor> values) -> AnyTensor {
-    std::vector<AnyTensor> vars(values.begin(),
-                                values.begin() + static_cast<std::ptrdiff_t>(num_vars));
-    if (history->record) {
-      history->iterations.clear();
-    }
-    for (std::int64_t it = 0; max < 0 || it < max; ++it) {
-      auto c = detail::cf::run_with(*cond_fn_graph, vars, values, where_cond);
-      if (!c[0].unchecked_as<bool, 0>().item()) {
-        break;
-      }
-      if (history->record) {
-        history->iterations.push_back(vars);  // what the gradient replays
-      }
-      auto next = detail::cf::run_with(*body_fn_graph, vars, values, where_body);
-      for (std::size_t i = 0; i < num_vars; ++i) {
-        if (next[i].shape() != vars[i].shape()) {  // dims unknown (-1) at trace time
-          throw invalid_argument("tf::while_loop: loop variable " + std::to_string(i) +
-                                 " has shape " + vars[i].shape().to_string() + " on entry but " +
-                                 next[i].shape().to_string() +
-                                 " after the body; loop variables must keep their shape");
-        }
-      }
-      vars = std::move(next);
-    }
-    *stash = vars;
-    return vars[0];
-  };
-  for (const auto* g : {&cond_fn_graph->graph(), &body_fn_graph->graph()}) {
-    outer->variable_reads.insert(outer->variable_reads.end(), g->variable_reads.begin(),
-                                 g->variable_reads.end());
-  }
-  if (!detail::tape::active().empty()) {
-    record_while_gradient(outer, outer->nodes[index].inputs, outer_outs, initial, *body_fn_graph,
-                          body_fn_graph, std::move(where_body), num_inputs, history);
-  }
-  return symbolic;
-}
-
-}  // namespace detail::cf
-
-/// tf::while_loop with a single loop variable: `cond_fn(x)`, `body_fn(x) -> x'`.
-template <class CondFn, class BodyFn, class T, std::size_t R>
-Tensor<T, R> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Tensor<T, R>& loop_var,
-                        WhileOptions options = {}) {
-  auto out = while_loop([&](const Tensor<T, R>& x) { return cond_fn(x); },
-                        [&](const Tensor<T, R>& x) { return std::tuple<Tensor<T, R>>(body_fn(x)); },
-                        std::tuple<Tensor<T, R>>(loop_var), options);
-  return std::get<0>(std::move(out));
-}
-
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_CONTROL_FLOW_HPP
-// ---- end <tapeflow/function/control_flow.hpp>
 // ---- begin <tapeflow/function/to_code.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TO_CODE_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_TO_CODE_HPP

@@ -51,6 +51,9 @@
 #include <tapeflow/distribute/in_process_collective.hpp>
 #include <tapeflow/distribute/per_replica.hpp>
 #include <tapeflow/distribute/replica_context.hpp>
+#include <tapeflow/function/control_flow.hpp>
+#include <tapeflow/function/function.hpp>
+#include <tapeflow/function/graph.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 #include <tapeflow/ops/state/variable.hpp>
@@ -214,6 +217,25 @@ decltype(auto) replica_arg(const A& a, int r) {
     return (a);
   }
 }
+template <class X>
+constexpr bool is_tensor_result();
+template <class X, std::size_t... I>
+constexpr bool all_tensor_results(std::index_sequence<I...>) {
+  return sizeof...(I) > 0 && (is_tensor_result<std::tuple_element_t<I, X>>() && ...);
+}
+/// Whether strategy.run can trace a replica function returning X: a typed tensor, or a tuple
+/// or pair of them.
+template <class X>
+constexpr bool is_tensor_result() {
+  if constexpr (is_tensor<X>::value) {
+    return true;
+  } else if constexpr (requires { std::tuple_size<X>::value; }) {
+    return all_tensor_results<X>(std::make_index_sequence<std::tuple_size_v<X>>{});
+  } else {
+    return false;
+  }
+}
+
 template <class A>
 using replica_arg_t = decltype(replica_arg(std::declval<const std::remove_cvref_t<A>&>(), 0));
 
@@ -295,15 +317,17 @@ class Strategy {
   template <class F, class... Args>
   auto run(F&& fn, const Args&... args) const {
     using Result = std::invoke_result_t<F&, detail::replica_arg_t<Args>...>;
-    if (tapeflow::detail::trace::active() != nullptr) {
-      // Replicas other than 0 run on their own threads, which the trace cannot see.
-      throw unimplemented(
-          "strategy.run inside a tf::function being traced: call the tf::function inside "
-          "strategy.run instead (strategy.run([&] { return step(x); }) with step a "
-          "tf::function); each replica then traces and runs its own graph");
-    }
     const int n = s_->num_local_replicas();
     (check_per_replica(args, n), ...);
+    if (auto* outer = tapeflow::detail::trace::active()) {
+      if constexpr (std::is_void_v<Result> || detail::is_tensor_result<Result>()) {
+        return run_traced<Result>(*outer, fn, args...);
+      } else {
+        throw unimplemented(
+            "strategy.run inside a tf::function being traced: fn must return a tensor, a tuple "
+            "or pair of tensors, or nothing");
+      }
+    }
     if constexpr (std::is_void_v<Result>) {
       s_->run_replicas(
           [&]([[maybe_unused]] int r) { std::invoke(fn, detail::replica_arg(args, r)...); });
@@ -400,6 +424,93 @@ class Strategy {
   std::shared_ptr<detail::StrategyState> s_;  ///< shared by the strategy's handles
 
  private:
+  // Note [strategy.run in a trace]: inside a tf::function being traced, strategy.run records
+  // one node. Every replica traces `fn` on its own thread, as when it runs, into its own
+  // sub-graph of the trace: its device, its replica context (collectives become graph nodes;
+  // a merge_call's barrier meets the other replicas' traces) and its PerReplica values, which
+  // the sub-graph captures from the trace. Each run of the node runs every replica's graph on
+  // its replica thread, so the collectives in them meet as in an eager strategy.run.
+  template <class Result, class F, class... Args>
+  auto run_traced(tapeflow::detail::trace::Graph& outer, F& fn, const Args&... args) const {
+    namespace trace = tapeflow::detail::trace;
+    namespace cf = tapeflow::detail::cf;
+    if (outer.parent != nullptr) {
+      throw unimplemented(
+          "strategy.run inside tf::cond or tf::while_loop of a traced function: call it in the "
+          "function's body, or call strategy.run outside the branch");
+    }
+    const auto n = static_cast<std::size_t>(s_->num_local_replicas());
+    std::vector<std::unique_ptr<trace::Graph>> graphs;
+    for (std::size_t r = 0; r < n; ++r) {
+      graphs.push_back(cf::sub_graph(&outer));
+    }
+    using Results = std::conditional_t<std::is_void_v<Result>, int, Result>;
+    std::vector<std::optional<Results>> results(n);
+    s_->run_replicas([&](int r) {
+      trace::Graph& graph = *graphs[std::size_t(r)];
+      const trace::Scope scope(&graph);
+      if constexpr (std::is_void_v<Result>) {
+        std::invoke(fn, detail::replica_arg(args, r)...);
+      } else {
+        auto& result =
+            results[std::size_t(r)].emplace(std::invoke(fn, detail::replica_arg(args, r)...));
+        tapeflow::detail::fn::result_traits<Result>::collect(graph, result);
+      }
+    });
+    trace::GraphNode node;
+    node.op = "StrategyRun";
+    node.stateful = true;  // the replicas' collectives and variable updates
+    node.export_error =
+        "strategy.run: a TensorFlow graph holds no replicas; export a function of one replica";
+    std::vector<std::vector<std::size_t>> where;
+    for (const auto& graph : graphs) {
+      where.push_back(cf::add_captures(node.inputs, graph->captured));
+      outer.variable_reads.insert(outer.variable_reads.end(), graph->variable_reads.begin(),
+                                  graph->variable_reads.end());
+    }
+    PerReplica<Results> symbolic;
+    std::vector<AnyTensor> outputs;
+    if constexpr (!std::is_void_v<Result>) {
+      for (const auto& result : results) {
+        symbolic.values.push_back(cf::symbolic_like(*result));
+        cf::flatten(symbolic.values.back(), outputs);
+      }
+    }
+    auto stash = std::make_shared<std::vector<AnyTensor>>();
+    const std::size_t index = cf::append(outer, std::move(node), outputs, stash);
+    auto& added = outer.nodes[index];
+    std::vector<std::shared_ptr<const ConcreteFunction>> replicas;
+    for (std::size_t r = 0; r < n; ++r) {
+      replicas.push_back(std::make_shared<const ConcreteFunction>(
+          std::move(graphs[r]), added.name + "_replica_" + std::to_string(r)));
+    }
+    added.functions = replicas;
+    added.run = [state = s_, replicas, where = std::move(where),
+                 stash](std::span<const AnyTensor> values) -> AnyTensor {
+      std::vector<std::vector<AnyTensor>> outs(replicas.size());
+      state->run_replicas([&](int r) {
+        outs[std::size_t(r)] =
+            cf::run_with(*replicas[std::size_t(r)], {}, values, where[std::size_t(r)]);
+      });
+      std::vector<AnyTensor> all;
+      for (auto& out : outs) {
+        all.insert(all.end(), std::make_move_iterator(out.begin()),
+                   std::make_move_iterator(out.end()));
+      }
+      if (all.empty()) {
+        return AnyTensor{};
+      }
+      AnyTensor first = all[0];
+      if (all.size() > 1) {
+        *stash = std::move(all);  // for the nodes of results 1..n-1; the last one clears it
+      }
+      return first;
+    };
+    if constexpr (!std::is_void_v<Result>) {
+      return symbolic;
+    }
+  }
+
   template <class A>
   static void check_per_replica(const A& a, int n) {
     if constexpr (detail::is_per_replica<A>) {
@@ -451,6 +562,11 @@ class Strategy {
     for (std::size_t r = 1; r < value.size(); ++r) {
       total = total + each(value.values[r]);  // replica order: the same bits every run
     }
+    if (s_->num_workers > 1 && tapeflow::detail::trace::active() != nullptr) {
+      throw unimplemented(
+          "Strategy::reduce inside a tf::function across workers: return the PerReplica "
+          "values from the function and reduce them outside it");
+    }
     if (s_->num_workers > 1) {
       AnyTensor across(total);
       s_->all_reduce_across_workers(std::span<AnyTensor>(&across, 1));
@@ -472,4 +588,18 @@ class Strategy {
 [[nodiscard]] inline bool has_strategy() noexcept { return detail::scoped_strategy() != nullptr; }
 
 }  // namespace distribute
+
+namespace detail::fn {
+/// A PerReplica argument of a tf::function is its replicas' values (Note [strategy.run in a
+/// trace]): the function traces on them, and strategy.run inside gives each replica its own.
+template <class E>
+struct list_structure<distribute::PerReplica<E>> {
+  using element = E;
+  static const std::vector<E>& elements(const distribute::PerReplica<E>& x) { return x.values; }
+  static distribute::PerReplica<E> from(std::vector<E> elements) {
+    return distribute::PerReplica<E>{std::move(elements)};
+  }
+};
+}  // namespace detail::fn
+
 TAPEFLOW_END_NAMESPACE

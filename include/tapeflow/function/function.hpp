@@ -158,6 +158,11 @@ struct KeyPart {
   std::shared_ptr<const void> value;  // other types, compared with ==
   bool (*equal)(const void*, const void*) = nullptr;
   const std::type_info* type = nullptr;
+  bool is_length = false;  // a list argument's length ("list of 3"), before its elements
+  // Where retrace reasons say it is: call argument `argument`, and for a structure's tensor
+  // its index `tensor` among them (-1: the argument is this one part).
+  std::int32_t argument = -1;
+  std::int32_t tensor = -1;
 
   friend bool operator==(const KeyPart& a, const KeyPart& b) {
     if (a.is_tensor != b.is_tensor || a.text != b.text || a.type != b.type) {
@@ -239,6 +244,121 @@ KeyPart key_of(const X& x) {
   return part;
 }
 
+/// Lists of argument structures: std::vector, and types another module describes (a
+/// distribute::PerReplica is its replicas' values) with `element`, `elements(x)` and `from`.
+template <class X>
+struct list_structure;
+template <class E>
+struct list_structure<std::vector<E>> {
+  using element = E;
+  static const std::vector<E>& elements(const std::vector<E>& x) { return x; }
+  static std::vector<E> from(std::vector<E> elements) { return elements; }
+};
+
+template <class X>
+constexpr bool is_structure_argument();
+
+template <class X>
+concept tuple_like_argument = requires { std::tuple_size<X>::value; };
+
+// Whether each element of tuple-like X is a structure (a tuple of tensors).
+template <class X, std::size_t... I>
+constexpr bool all_structures(std::index_sequence<I...>) {
+  return sizeof...(I) > 0 && (is_structure_argument<std::tuple_element_t<I, X>>() && ...);
+}
+
+/// Whether a call argument is traced as the tensors it holds (TensorFlow's nested structures):
+/// a tensor, or a tuple, pair or list of structures. A list's length is part of the key.
+template <class X>
+constexpr bool is_structure_argument() {
+  if constexpr (is_tensor_argument<X>) {
+    return true;
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    return is_structure_argument<typename list_structure<X>::element>();
+  } else if constexpr (tuple_like_argument<X>) {
+    return all_structures<X>(std::make_index_sequence<std::tuple_size_v<X>>{});
+  } else {
+    return false;
+  }
+}
+
+/// Calls `leaf(t)` on each tensor of structure `x`, in key order.
+template <class X, class Leaf>
+void for_each_tensor(const X& x, Leaf& leaf) {
+  if constexpr (is_tensor_argument<X>) {
+    leaf(x);
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    for (const auto& e : list_structure<X>::elements(x)) {
+      for_each_tensor(e, leaf);
+    }
+  } else {
+    std::apply([&](const auto&... e) { (for_each_tensor(e, leaf), ...); }, x);
+  }
+}
+
+/// Structure `x` with each tensor replaced by `leaf(t)` (of the same type), in key order.
+template <class X, class Leaf>
+X map_tensors(const X& x, Leaf& leaf) {
+  if constexpr (is_tensor_argument<X>) {
+    return leaf(x);
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    std::vector<typename list_structure<X>::element> mapped;
+    for (const auto& e : list_structure<X>::elements(x)) {
+      mapped.push_back(map_tensors(e, leaf));
+    }
+    return list_structure<X>::from(std::move(mapped));
+  } else {
+    // Braced: elements are mapped left to right.
+    return std::apply([&](const auto&... e) { return X{map_tensors(e, leaf)...}; }, x);
+  }
+}
+
+/// Appends argument `x`'s parts of the cache key: one per tensor of a structure (after each
+/// list's length), else one.
+template <class X>
+void append_key(std::vector<KeyPart>& key, const X& x) {
+  if constexpr (!is_structure_argument<X>() || is_tensor_argument<X>) {
+    key.push_back(key_of(x));
+  } else if constexpr (requires { typename list_structure<X>::element; }) {
+    const auto& elements = list_structure<X>::elements(x);
+    KeyPart length;
+    length.is_length = true;
+    length.text = "list of " + std::to_string(elements.size());
+    key.push_back(std::move(length));
+    for (const auto& e : elements) {
+      append_key(key, e);
+    }
+  } else {
+    std::apply([&](const auto&... e) { (append_key(key, e), ...); }, x);
+  }
+}
+
+/// Appends the key parts of call argument number `index`, marked for retrace reasons.
+template <class X>
+void append_argument_key(std::vector<KeyPart>& key, const X& x, std::size_t index) {
+  const std::size_t first = key.size();
+  append_key(key, x);
+  std::int32_t tensor = 0;
+  for (std::size_t k = first; k < key.size(); ++k) {
+    key[k].argument = static_cast<std::int32_t>(index);
+    if (key[k].is_tensor && key.size() - first > 1) {
+      key[k].tensor = tensor++;
+    }
+  }
+}
+
+/// "argument 1", "argument 1, tensor 2" or "argument 1 (a list)".
+inline std::string label_of(const KeyPart& part, std::size_t position) {
+  std::string label =
+      "argument " + std::to_string(part.argument >= 0 ? std::size_t(part.argument) : position);
+  if (part.tensor >= 0) {
+    label += ", tensor " + std::to_string(part.tensor);
+  } else if (part.is_length) {
+    label += " (a list)";
+  }
+  return label;
+}
+
 /// The key's last part: the device the enclosing tf::device scopes place on ("" outside any),
 /// so each device gets its own trace, as TensorFlow's cache key includes the device.
 inline KeyPart device_key() {
@@ -285,7 +405,10 @@ inline std::string describe_difference(const std::vector<KeyPart>& before,
     if (!out.empty()) {
       out += "; ";
     }
-    out += "argument " + std::to_string(i) + ": " + what;
+    out += label_of(b, i) + ": " + what;
+    if (a.is_length) {
+      break;  // the parts after a list of another length no longer pair up
+    }
   }
   return out.empty() ? "a new signature" : out;
 }
@@ -425,7 +548,10 @@ class Function {
       }
     } else {
       check_signature(args...);
-      std::vector<detail::fn::KeyPart> key{detail::fn::key_of(args)...};
+      std::vector<detail::fn::KeyPart> key;
+      key.reserve(sizeof...(Args) + 1);
+      std::size_t argument = 0;
+      (detail::fn::append_argument_key(key, args, argument++), ...);
       key.push_back(detail::fn::device_key());
       if (options_.input_signature) {
         // The signature is pinned: every matching call shares one trace.
@@ -473,8 +599,9 @@ class Function {
 
   template <class X>
   static void collect_input(std::vector<AnyTensor>& inputs, const X& x) {
-    if constexpr (detail::fn::is_tensor_argument<X>) {
-      inputs.emplace_back(x);
+    if constexpr (detail::fn::is_structure_argument<X>()) {
+      auto add = [&](const auto& t) { inputs.emplace_back(t); };
+      detail::fn::for_each_tensor(x, add);
     }
   }
 
@@ -486,9 +613,8 @@ class Function {
     const auto& specs = *options_.input_signature;
     std::size_t tensors = 0;
     std::size_t index = 0;
-    auto check = [&](const auto& x) {
-      using X = std::remove_cvref_t<decltype(x)>;
-      if constexpr (detail::fn::is_tensor_argument<X>) {
+    auto check_tensor = [&](const auto& x) {
+      {
         if (tensors >= specs.size()) {
           throw invalid_argument("tf::function '" + options_.name + "': argument " +
                                  std::to_string(index) + " is a tensor beyond the " +
@@ -506,6 +632,12 @@ class Function {
               ") does not match input_signature (" + std::string(dtype_name(spec.dtype)) +
               ", shape " + spec.shape.to_string() + ")");
         }
+      }
+    };
+    auto check = [&](const auto& x) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (detail::fn::is_structure_argument<X>()) {
+        detail::fn::for_each_tensor(x, check_tensor);
       }
       ++index;
     };
@@ -532,11 +664,11 @@ class Function {
       }
     }
     std::size_t tensor_index = 0;
-    auto placeholder = [&](auto& x) -> decltype(auto) {
+    auto leaf_placeholder = [&](const auto& x) {
       using X = std::remove_cvref_t<decltype(x)>;
       if constexpr (std::is_same_v<X, AnyTensor>) {
         return graph->add_argument(x.dtype(), tensor_shapes[tensor_index++]);
-      } else if constexpr (is_tensor<X>::value) {
+      } else {
         // The key holds the traced shape: the call's, the input_signature's, or relaxed.
         auto dims = x.dims();
         const Shape& traced = tensor_shapes[tensor_index];
@@ -545,6 +677,14 @@ class Function {
         }
         ++tensor_index;
         return graph->template add_argument<typename X::value_type, X::rank_v>(dims);
+      }
+    };
+    auto placeholder = [&](auto& x) -> decltype(auto) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      if constexpr (detail::fn::is_tensor_argument<X>) {
+        return leaf_placeholder(x);
+      } else if constexpr (detail::fn::is_structure_argument<X>()) {
+        return detail::fn::map_tensors(x, leaf_placeholder);  // a tuple or list of tensors
       } else {
         return (x);
       }

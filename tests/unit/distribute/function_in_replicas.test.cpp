@@ -1,12 +1,14 @@
-// tf::function inside strategy.run: every replica traces its own graph once (its device is part
-// of the signature) and runs it at each step; the all-reduces inside (the optimizer's, a
-// replica's all_reduce) are graph nodes, so a traced training step on two replicas equals one
-// replica on the global batch. Each case runs in its own process (CTest), so each configures
-// its logical CPUs first.
+// tf::function inside strategy.run, and strategy.run inside tf::function: every replica traces
+// its own graph once (its device is part of the signature) and runs it at each step; the
+// all-reduces inside (the optimizer's, a replica's all_reduce) are graph nodes, so a traced
+// training step on two replicas equals one replica on the global batch. Each case runs in its own
+// process (CTest), so each configures its logical CPUs first.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -19,6 +21,7 @@
 #include <tapeflow/data.hpp>
 #include <tapeflow/distribute.hpp>
 #include <tapeflow/distribute/replica_context.hpp>
+#include <tapeflow/function/control_flow.hpp>
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/keras/layers/dense.hpp>
 #include <tapeflow/keras/sequential.hpp>
@@ -36,56 +39,69 @@ using tapeflow_test::logical_cpus;
 using tapeflow_test::max_abs_diff;
 using tapeflow_test::seed_mlp;
 
+// The seed MLP trained by two replicas on two logical CPUs, and by one replica on the whole
+// batch each step (eager): the two must agree.
+struct ReplicatedTraining {
+  static constexpr std::int64_t global_batch = 32;
+  static constexpr int steps = 5;
+  std::pair<tf::Tensor<float, 2>, tf::Tensor<std::int32_t, 1>> data =
+      tapeflow_test::seed_mlp_batch(global_batch * steps, 3);
+  tf::keras::losses::SparseCategoricalCrossentropy loss_fn{{.from_logits = true}};
+  decltype(seed_mlp()) single = tapeflow_test::seed_mlp_trained_on_global_batches(
+      data.first, data.second, global_batch, steps);
+  dist::MirroredStrategy strategy;
+  dist::StrategyScope scope = strategy.scope();
+  decltype(seed_mlp()) model = seed_mlp();
+  tf::keras::optimizers::Adam opt{{.learning_rate = 1e-3}};
+
+  // One replica's step on its rows: its share of the global batch's mean loss.
+  tf::Tensor<float, 0> replica_step(const tf::Tensor<float, 2>& bx,
+                                    const tf::Tensor<std::int32_t, 1>& by) {
+    tf::GradientTape tape;
+    auto mean_loss = loss_fn(tf::AnyTensor(by), tf::AnyTensor(model(bx)));
+    auto loss = mean_loss * (float(bx.dims()[0]) / float(global_batch));
+    tape.stop();
+    auto vars = model.trainable_variables();
+    opt.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
+    return loss;
+  }
+  auto batches() {
+    return strategy.experimental_distribute_dataset(
+        tf::data::from_tensor_slices(data.first, data.second) | tf::data::batch(global_batch));
+  }
+  void check_equals_single() {
+    CHECK(opt.iterations() == steps);
+    const auto a = single.trainable_variables();
+    const auto b = model.trainable_variables();
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      INFO(b[i].name());
+      CHECK(max_abs_diff(a[i].value(), b[i].value()) <= 1e-5f);
+      CHECK(max_abs_diff(b[i].copy_value(0), b[i].copy_value(1)) == 0.0f);
+    }
+  }
+};
+
 TEST_CASE("a tf::function training step inside strategy.run equals one replica on the global batch",
           "[distribute]") {
   logical_cpus(2);
-  constexpr std::int64_t global_batch = 32;
-  constexpr int steps = 5;
-  auto [x, y] = tapeflow_test::seed_mlp_batch(global_batch * steps, 3);
-  auto loss_fn = tf::keras::losses::SparseCategoricalCrossentropy({.from_logits = true});
-  // One replica, eager, the whole batch each step.
-  auto single = tapeflow_test::seed_mlp_trained_on_global_batches(x, y, global_batch, steps);
-
+  ReplicatedTraining t;
   // Two replicas, each calling one tf::function on its half of the batch.
-  dist::MirroredStrategy strategy;
-  auto scope = strategy.scope();
-  auto model = seed_mlp();
-  tf::keras::optimizers::Adam opt({.learning_rate = 1e-3});
-  auto train_step = tf::function(
-      [&](const tf::Tensor<float, 2>& bx, const tf::Tensor<std::int32_t, 1>& by) {
-        tf::GradientTape tape;
-        auto mean_loss = loss_fn(tf::AnyTensor(by), tf::AnyTensor(model(bx)));
-        auto loss = mean_loss * (float(bx.dims()[0]) / float(global_batch));
-        tape.stop();
-        auto vars = model.trainable_variables();
-        opt.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
-        return loss;
-      },
-      {.name = "train_step"});
-  auto ds = tf::data::from_tensor_slices(x, y) | tf::data::batch(global_batch);
+  auto train_step =
+      tf::function([&](const tf::Tensor<float, 2>& bx,
+                       const tf::Tensor<std::int32_t, 1>& by) { return t.replica_step(bx, by); },
+                   {.name = "train_step"});
   int step = 0;
-  for (const auto& batch : strategy.experimental_distribute_dataset(ds)) {
-    auto losses = strategy.run(
-        [&](const auto& xy) {
-          const auto& [bx, by] = xy;
-          return train_step(bx, by);
-        },
-        batch);
-    (void)strategy.reduce(dist::ReduceOp::sum, losses);
+  for (const auto& batch : t.batches()) {
+    auto losses = t.strategy.run(
+        [&](const auto& xy) { return train_step(std::get<0>(xy), std::get<1>(xy)); }, batch);
+    (void)t.strategy.reduce(dist::ReduceOp::sum, losses);
     ++step;
   }
-  REQUIRE(step == steps);
+  REQUIRE(step == t.steps);
   // One graph per replica (device), each traced once and run at every step.
   CHECK(train_step.trace_count() == 2);
-  CHECK(opt.iterations() == steps);
-  const auto a = single.trainable_variables();
-  const auto b = model.trainable_variables();
-  REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    INFO(b[i].name());
-    CHECK(max_abs_diff(a[i].value(), b[i].value()) <= 1e-5f);
-    CHECK(max_abs_diff(b[i].copy_value(0), b[i].copy_value(1)) == 0.0f);
-  }
+  t.check_equals_single();
 }
 
 TEST_CASE("a replica's all_reduce in a tf::function runs at every call with that call's values",
@@ -114,13 +130,103 @@ TEST_CASE("a replica's all_reduce in a tf::function runs at every call with that
   }
 }
 
-TEST_CASE("strategy.run inside a tf::function being traced is a clear error", "[distribute]") {
+TEST_CASE("strategy.run inside a tf::function equals one replica on the global batch",
+          "[distribute]") {
+  logical_cpus(2);
+  ReplicatedTraining t;
+  // TensorFlow's custom training loop: the distributed step is the tf::function.
+  int traces = 0;
+  auto replica_step = [&](const auto& xy) {
+    ++traces;
+    return t.replica_step(std::get<0>(xy), std::get<1>(xy));
+  };
+  auto distributed_step = tf::function(
+      [&](const auto& batch) {
+        auto losses = t.strategy.run(replica_step, batch);
+        return t.strategy.reduce(dist::ReduceOp::sum, losses);
+      },
+      {.name = "distributed_train_step"});
+  std::vector<float> losses;
+  for (const auto& batch : t.batches()) {
+    losses.push_back(distributed_step(batch).item());
+  }
+  REQUIRE(losses.size() == std::size_t(t.steps));
+  CHECK(distributed_step.trace_count() == 1);
+  CHECK(traces == 2);  // each replica traced the step once, on its own thread
+  CHECK(losses.back() < losses.front());
+  t.check_equals_single();
+  // One node runs the replicas, each replica's graph holding its own step.
+  const auto& nodes = distributed_step.concrete_functions()[0]->graph().nodes;
+  auto is_run = [](const auto& n) { return n.op == "StrategyRun"; };
+  REQUIRE(std::ranges::count_if(nodes, is_run) == 1);
+  CHECK(std::ranges::find_if(nodes, is_run)->functions.size() == 2);
+}
+
+TEST_CASE("a replica's all_reduce in a traced strategy.run runs at every call with its values",
+          "[distribute]") {
+  logical_cpus(2);
+  dist::MirroredStrategy strategy;
+  auto summed = tf::function([&](const dist::PerReplica<tf::Tensor<float, 1>>& v) {
+    auto out = strategy.run(
+        [](const tf::Tensor<float, 1>& mine) {
+          return dist::get_replica_context()->all_reduce(dist::ReduceOp::sum, mine * 2.0f);
+        },
+        v);
+    return std::tuple{out.values[0], out.values[1]};
+  });
+  for (int call = 0; call < 3; ++call) {
+    const dist::PerReplica<tf::Tensor<float, 1>> v{
+        {tf::constant<float>({float(call), 1.0f}), tf::constant<float>({float(1 + call), 1.0f})}};
+    const auto [first, second] = summed(v);
+    // 2 * call + 2 * (1 + call), and 2 + 2, on both replicas.
+    CHECK(first.numpy() == std::vector<float>{float(2 + 4 * call), 4.0f});
+    CHECK(second.numpy() == std::vector<float>{float(2 + 4 * call), 4.0f});
+  }
+  CHECK(summed.trace_count() == 1);
+  const auto& nodes = summed.concrete_functions()[0]->graph().nodes;
+  const auto run_node =
+      std::ranges::find_if(nodes, [](const auto& n) { return n.op == "StrategyRun"; });
+  REQUIRE(run_node != nodes.end());
+  for (const auto& replica : run_node->functions) {
+    CHECK(std::ranges::count_if(replica->optimized_graph().nodes,
+                                [](const auto& n) { return n.op == "CollectiveReduceV2"; }) == 1);
+  }
+  // A PerReplica of the wrong size is refused before anything is traced.
+  const dist::PerReplica<tf::Tensor<float, 1>> one{{tf::constant<float>({1.0f})}};
+  CHECK_THROWS_AS(summed(one), tf::invalid_argument);
+}
+
+TEST_CASE("a traced strategy.run of a function returning nothing runs at every call",
+          "[distribute]") {
+  logical_cpus(2);
+  dist::MirroredStrategy strategy;
+  auto scope = strategy.scope();
+  tf::Variable<float, 0> counter(0.0f);
+  auto step = tf::function([&](const dist::PerReplica<tf::Tensor<float, 0>>& by) {
+    strategy.run([&](const tf::Tensor<float, 0>& mine) { counter.assign_add(mine); }, by);
+  });
+  const dist::PerReplica<tf::Tensor<float, 0>> by{
+      {tf::Tensor<float, 0>(1.0f), tf::Tensor<float, 0>(2.0f)}};
+  for (int call = 0; call < 3; ++call) {
+    step(by);
+  }
+  CHECK(step.trace_count() == 1);
+  // Each replica added its own value to its own copy at every call (no pass pruned the node).
+  CHECK(counter.copy_value(0).item() == 3.0f);
+  CHECK(counter.copy_value(1).item() == 6.0f);
+}
+
+TEST_CASE("strategy.run inside a traced tf::cond is a clear error", "[distribute]") {
   logical_cpus(2);
   dist::MirroredStrategy strategy;
   auto outer = tf::function([&](const tf::Tensor<float, 1>& v) {
-    return strategy.run([&] { return v * 2.0f; }).values[0];
+    return tf::cond(
+        tf::reduce_sum(v) > 0.0f, [&] { return strategy.run([&] { return v * 2.0f; }).values[0]; },
+        [&] { return v; });
   });
   CHECK_THROWS_AS(outer(tf::constant<float>({1.0f})), tf::unimplemented);
+  CHECK_THROWS_WITH(outer(tf::constant<float>({1.0f})),
+                    Catch::Contains("inside tf::cond or tf::while_loop"));
 }
 
 }  // namespace test_distribute_function_in_replicas

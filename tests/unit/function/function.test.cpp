@@ -184,6 +184,41 @@ TEST_CASE("tuples, pairs and tensors computed from arguments", "[function][funct
   CHECK_THAT(text, Catch::Contains("BatchMatMulV2[adj_x=false, adj_y=false](arg0, arg1)"));
 }
 
+TEST_CASE("tuples and lists of tensors are arguments keyed on each tensor",
+          "[function][function]") {
+  int traces = 0;
+  auto f = tf::function([&](const std::tuple<tf::Tensor<float, 1>, tf::Tensor<std::int32_t, 0>>& xy,
+                            const std::vector<tf::Tensor<float, 1>>& more) {
+    ++traces;
+    auto total = std::get<0>(xy) * tf::cast<float>(std::get<1>(xy));
+    for (const auto& m : more) {
+      total = total + m;
+    }
+    return total;
+  });
+  const std::vector<tf::Tensor<float, 1>> two{tf::constant<float>({1, 2}),
+                                              tf::constant<float>({3, 4})};
+  CHECK(f(std::tuple{tf::constant<float>({1, 1}), tf::constant<std::int32_t>(2)}, two).numpy() ==
+        std::vector<float>{6, 8});
+  // New values of the same signature reuse the trace: the tensors are arguments, not constants.
+  CHECK(f(std::tuple{tf::constant<float>({2, 3}), tf::constant<std::int32_t>(3)}, two).numpy() ==
+        std::vector<float>{10, 15});
+  CHECK(traces == 1);
+  CHECK(f.concrete_functions()[0]->graph().arg_slots.size() == 4);
+  // A list's length and each tensor's shape are part of the key.
+  const std::vector<tf::Tensor<float, 1>> three{two[0], two[1], tf::constant<float>({1, 1})};
+  CHECK(f(std::tuple{tf::constant<float>({1, 1}), tf::constant<std::int32_t>(1)}, three).numpy() ==
+        std::vector<float>{6, 8});
+  CHECK(f(std::tuple{tf::constant<float>({1, 1, 1}), tf::constant<std::int32_t>(1)},
+          std::vector<tf::Tensor<float, 1>>{tf::constant<float>({0, 0, 0})})
+            .numpy() == std::vector<float>{1, 1, 1});
+  CHECK(traces == 3);
+  REQUIRE(f.retrace_reasons().size() == 2);
+  CHECK_THAT(f.retrace_reasons()[0],
+             Catch::StartsWith("argument 1 (a list): value list of 2 -> list of 3"));
+  CHECK_THAT(f.retrace_reasons()[1], Catch::StartsWith("argument 0, tensor 0: shape (2,) -> (3,)"));
+}
+
 TEST_CASE("AnyTensor arguments and results trace on their dtype and shape",
           "[function][function]") {
   int traces = 0;
