@@ -5,7 +5,8 @@
 //
 //   Mirrored2x1:   MirroredStrategy over CPU:0 and CPU:1, 32 examples per replica, each
 //                  replica with its logical CPU's share of the pool (1 thread of 2);
-//                  ...Traced: the same step as a tf::function around strategy.run;
+//                  ...FunctionInRun: the replicas call the step as a tf::function;
+//                  ...RunInFunction: the same step as a tf::function around strategy.run;
 //   Single1Thread: one replica, the whole batch, 1 intra-op thread;
 //   Single2Threads: one replica, the whole batch, the whole pool (2 threads).
 //
@@ -79,10 +80,13 @@ void step(Model& model, tf::keras::optimizers::Optimizer& optimizer, const tf::T
   optimizer.apply_gradients(tf::keras::gradient(tape, loss, vars), vars);
 }
 
-// `traced`: the distributed step is a tf::function with strategy.run inside (TensorFlow's
-// custom-loop nesting), so each replica runs its traced graph.
+// How a step is traced: not at all; the replicas' step is a tf::function called inside
+// strategy.run; the distributed step is a tf::function with strategy.run inside (TensorFlow's
+// custom-loop nesting). Traced steps all-reduce each gradient on its own (one graph node each).
+enum class Tracing { eager, inside_run, around_run };
+
 template <class Make>
-void mirrored(benchmark::State& state, Make make, bool traced = false) {
+void mirrored(benchmark::State& state, Make make, Tracing tracing = Tracing::eager) {
   tf::distribute::MirroredStrategy strategy;
   auto scope = strategy.scope();
   auto model = make();
@@ -95,8 +99,21 @@ void mirrored(benchmark::State& state, Make make, bool traced = false) {
     strategy.run([&](const auto& xy) { step(model, optimizer, std::get<0>(xy), std::get<1>(xy)); },
                  batch);
   };
+  auto traced_replica_step =
+      tf::function([&](const tf::Tensor<float, 4>& x, const tf::Tensor<std::int32_t, 1>& y) {
+        step(model, optimizer, x, y);
+      });
   auto traced_step = tf::function(distributed_step);
-  auto run = [&] { traced ? traced_step(per_replica) : distributed_step(per_replica); };
+  auto run = [&] {
+    if (tracing == Tracing::around_run) {
+      traced_step(per_replica);
+    } else if (tracing == Tracing::inside_run) {
+      strategy.run([&](const auto& xy) { traced_replica_step(std::get<0>(xy), std::get<1>(xy)); },
+                   per_replica);
+    } else {
+      distributed_step(per_replica);
+    }
+  };
   run();
   for (auto _ : state) {
     run();
@@ -119,20 +136,32 @@ void single(benchmark::State& state, Make make, int threads) {
 }
 
 void BM_MlpMirrored2x1(benchmark::State& state) { mirrored(state, make_mlp); }
-void BM_MlpMirrored2x1Traced(benchmark::State& state) { mirrored(state, make_mlp, true); }
+void BM_MlpMirrored2x1FunctionInRun(benchmark::State& state) {
+  mirrored(state, make_mlp, Tracing::inside_run);
+}
+void BM_MlpMirrored2x1RunInFunction(benchmark::State& state) {
+  mirrored(state, make_mlp, Tracing::around_run);
+}
 void BM_MlpSingle1Thread(benchmark::State& state) { single(state, make_mlp, 1); }
 void BM_MlpSingle2Threads(benchmark::State& state) { single(state, make_mlp, 0); }
 void BM_CnnMirrored2x1(benchmark::State& state) { mirrored(state, make_cnn); }
-void BM_CnnMirrored2x1Traced(benchmark::State& state) { mirrored(state, make_cnn, true); }
+void BM_CnnMirrored2x1FunctionInRun(benchmark::State& state) {
+  mirrored(state, make_cnn, Tracing::inside_run);
+}
+void BM_CnnMirrored2x1RunInFunction(benchmark::State& state) {
+  mirrored(state, make_cnn, Tracing::around_run);
+}
 void BM_CnnSingle1Thread(benchmark::State& state) { single(state, make_cnn, 1); }
 void BM_CnnSingle2Threads(benchmark::State& state) { single(state, make_cnn, 0); }
 
 BENCHMARK(BM_MlpMirrored2x1)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_MlpMirrored2x1Traced)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MlpMirrored2x1FunctionInRun)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MlpMirrored2x1RunInFunction)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MlpSingle1Thread)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MlpSingle2Threads)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_CnnMirrored2x1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_CnnMirrored2x1Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CnnMirrored2x1FunctionInRun)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CnnMirrored2x1RunInFunction)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CnnSingle1Thread)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CnnSingle2Threads)->Unit(benchmark::kMillisecond)->UseRealTime();
 
