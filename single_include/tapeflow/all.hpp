@@ -36835,7 +36835,7 @@ class Optimizer : public train::Trackable {
       const bool traced =
           std::ranges::any_of(grads, [](const AnyTensor& g) { return g.is_symbolic(); });
       const std::vector<AnyTensor> summed =
-          traced ? all_reduce_traced(*replica, grads, vars)
+          traced ? all_reduce_traced(grads, vars)
                  : all_reduce_gradients(*replica,
                                         owned != nullptr
                                             ? std::move(*owned)
@@ -36874,22 +36874,52 @@ class Optimizer : public train::Trackable {
     s_->iter.assign_add(Tensor<std::int64_t, 0>(1));
   }
 
-  // In a tf::function traced inside strategy.run: one all-reduce node (CollectiveReduceV2) per
-  // gradient, last variable first, which each call of the graph runs in program order. Every
-  // replica traces the same code, so every replica's graph has the same gradients and calls.
-  static std::vector<AnyTensor> all_reduce_traced(distribute::ReplicaContext& replica,
-                                                  std::span<const AnyTensor> grads,
+  // In a tf::function traced inside strategy.run: one graph node (GradientAllReduce) that at
+  // each call sums the gradients as the eager step does, in packs (all_reduce_gradients), not
+  // one rendezvous per gradient. Every replica traces the same code, so every replica's graph
+  // has the same gradients and the same node.
+  static std::vector<AnyTensor> all_reduce_traced(std::span<const AnyTensor> grads,
                                                   std::span<const AnyVariable> vars) {
-    std::vector<AnyTensor> out(grads.size());
-    for (std::size_t i = grads.size(); i-- > 0;) {
+    detail::trace::Graph& graph = *detail::trace::active();
+    detail::trace::GraphNode node;
+    node.op = "GradientAllReduce";
+    node.stateful = true;  // talks to the other replicas
+    node.export_error =
+        "apply_gradients under a strategy: the gradients' all-reduce needs the replicas of "
+        "strategy.run, which a TensorFlow graph does not have";
+    std::vector<std::size_t> engaged;
+    std::vector<AnyTensor> outputs;
+    std::vector<AnyVariable> reduced_vars;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
       if (grads[i].engaged()) {
-        out[i] = detail::visit_rank<0, 5>(
-            vars[i].rank(), "apply_gradients: variable '" + vars[i].name() + "'",
-            [&]<std::size_t R>() -> AnyTensor {
-              return replica.all_reduce(distribute::ReduceOp::sum,
-                                        grads[i].unchecked_as<float, R>());
-            });
+        engaged.push_back(i);
+        node.inputs.push_back(graph.slot_of(grads[i]));
+        outputs.push_back(AnyTensor::symbolic(grads[i].dtype(), grads[i].shape()));
+        reduced_vars.push_back(vars[i]);
       }
+    }
+    std::vector<AnyTensor> out(grads.size());
+    if (engaged.empty()) {
+      return out;
+    }
+    auto stash = std::make_shared<std::vector<AnyTensor>>();
+    node.run = [reduced_vars, stash](std::span<const AnyTensor> values) -> AnyTensor {
+      auto* replica = distribute::get_replica_context();
+      if (replica == nullptr) {
+        throw failed_precondition(
+            "GradientAllReduce: a graph traced inside strategy.run ran outside it");
+      }
+      std::vector<AnyTensor> summed = all_reduce_gradients(
+          *replica, std::vector<AnyTensor>(values.begin(), values.end()), reduced_vars);
+      AnyTensor first = summed[0];
+      if (summed.size() > 1) {
+        *stash = std::move(summed);  // for the nodes of results 1..n-1; the last one clears it
+      }
+      return first;
+    };
+    detail::cf::append(graph, std::move(node), outputs, stash);
+    for (std::size_t k = 0; k < engaged.size(); ++k) {
+      out[engaged[k]] = outputs[k];
     }
     return out;
   }
