@@ -4,6 +4,7 @@
 // training step on two replicas equals one replica on the global batch. Each case runs in its own
 // process (CTest), so each configures its logical CPUs first.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -135,7 +136,7 @@ TEST_CASE("strategy.run inside a tf::function equals one replica on the global b
   logical_cpus(2);
   ReplicatedTraining t;
   // TensorFlow's custom training loop: the distributed step is the tf::function.
-  int traces = 0;
+  std::atomic<int> traces = 0;  // the replicas trace on their own threads, together
   auto replica_step = [&](const auto& xy) {
     ++traces;
     return t.replica_step(std::get<0>(xy), std::get<1>(xy));
