@@ -8270,8 +8270,22 @@ struct GradSpec {
       make_run;
 };
 
+/// What the run of a node `append`ed with `stash` returns: result 0 (empty when there is
+/// none), with all results left in `stash` when the output nodes of results 1..n-1 need them
+/// (the last of those clears it, so no buffer stays held between calls).
+inline AnyTensor hand_out(std::vector<AnyTensor> results, std::vector<AnyTensor>& stash) {
+  if (results.empty()) {
+    return AnyTensor{};
+  }
+  AnyTensor first = results[0];
+  if (results.size() > 1) {
+    stash = std::move(results);
+  }
+  return first;
+}
+
 /// Appends the node (and output nodes for results 1..n-1); `stash` receives all results at
-/// run time. Returns the node's index.
+/// run time (hand_out). Returns the node's index.
 inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
                           const std::vector<AnyTensor>& outputs,
                           const std::shared_ptr<std::vector<AnyTensor>>& stash) {
@@ -13204,13 +13218,9 @@ void append_if(trace::Graph& outer, std::int32_t pred_slot,
   added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                stash](std::span<const AnyTensor> values) -> AnyTensor {
     const bool take = values[0].unchecked_as<bool, 0>().item();
-    auto outs = take ? run_with(*then_fn, {}, values, where_then)
-                     : run_with(*else_fn, {}, values, where_else);
-    if (outs.empty()) {
-      return AnyTensor{};
-    }
-    *stash = outs;
-    return outs[0];
+    return hand_out(take ? run_with(*then_fn, {}, values, where_then)
+                         : run_with(*else_fn, {}, values, where_else),
+                    *stash);
   };
   if (!tape::active().empty() && !sources.empty()) {
     record_if_gradient(outer, index, outer_outs, std::move(sources), fns, where, num_inputs);
@@ -13466,10 +13476,7 @@ void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>&
         out.push_back(var_g[v].engaged() ? var_g[v]
                                          : zeros_of(var_ports[v].dtype, var_ports[v].shape));
       }
-      if (out.size() > 1) {
-        *stash = out;
-      }
-      return out[0];
+      return hand_out(std::move(out), *stash);
     });
   };
   if (record_on_tapes(spec)) {
@@ -13562,8 +13569,7 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
       }
       vars = std::move(next);
     }
-    *stash = vars;
-    return vars[0];
+    return detail::cf::hand_out(std::move(vars), *stash);
   };
   for (const auto* g : {&cond_fn_graph->graph(), &body_fn_graph->graph()}) {
     outer->variable_reads.insert(outer->variable_reads.end(), g->variable_reads.begin(),

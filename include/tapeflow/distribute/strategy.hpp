@@ -497,14 +497,7 @@ class Strategy {
         all.insert(all.end(), std::make_move_iterator(out.begin()),
                    std::make_move_iterator(out.end()));
       }
-      if (all.empty()) {
-        return AnyTensor{};
-      }
-      AnyTensor first = all[0];
-      if (all.size() > 1) {
-        *stash = std::move(all);  // for the nodes of results 1..n-1; the last one clears it
-      }
-      return first;
+      return cf::hand_out(std::move(all), *stash);
     };
     if constexpr (!std::is_void_v<Result>) {
       return symbolic;

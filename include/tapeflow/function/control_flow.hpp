@@ -311,13 +311,9 @@ void append_if(trace::Graph& outer, std::int32_t pred_slot,
   added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                stash](std::span<const AnyTensor> values) -> AnyTensor {
     const bool take = values[0].unchecked_as<bool, 0>().item();
-    auto outs = take ? run_with(*then_fn, {}, values, where_then)
-                     : run_with(*else_fn, {}, values, where_else);
-    if (outs.empty()) {
-      return AnyTensor{};
-    }
-    *stash = outs;
-    return outs[0];
+    return hand_out(take ? run_with(*then_fn, {}, values, where_then)
+                         : run_with(*else_fn, {}, values, where_else),
+                    *stash);
   };
   if (!tape::active().empty() && !sources.empty()) {
     record_if_gradient(outer, index, outer_outs, std::move(sources), fns, where, num_inputs);
@@ -573,10 +569,7 @@ void record_while_gradient(trace::Graph* outer, const std::vector<std::int32_t>&
         out.push_back(var_g[v].engaged() ? var_g[v]
                                          : zeros_of(var_ports[v].dtype, var_ports[v].shape));
       }
-      if (out.size() > 1) {
-        *stash = out;
-      }
-      return out[0];
+      return hand_out(std::move(out), *stash);
     });
   };
   if (record_on_tapes(spec)) {
@@ -669,8 +662,7 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
       }
       vars = std::move(next);
     }
-    *stash = vars;
-    return vars[0];
+    return detail::cf::hand_out(std::move(vars), *stash);
   };
   for (const auto* g : {&cond_fn_graph->graph(), &body_fn_graph->graph()}) {
     outer->variable_reads.insert(outer->variable_reads.end(), g->variable_reads.begin(),

@@ -245,13 +245,10 @@ class Optimizer : public train::Trackable {
         throw failed_precondition(
             "GradientAllReduce: a graph traced inside strategy.run ran outside it");
       }
-      std::vector<AnyTensor> summed = all_reduce_gradients(
-          *replica, std::vector<AnyTensor>(values.begin(), values.end()), reduced_vars);
-      AnyTensor first = summed[0];
-      if (summed.size() > 1) {
-        *stash = std::move(summed);  // for the nodes of results 1..n-1; the last one clears it
-      }
-      return first;
+      return detail::cf::hand_out(
+          all_reduce_gradients(*replica, std::vector<AnyTensor>(values.begin(), values.end()),
+                               reduced_vars),
+          *stash);
     };
     detail::cf::append(graph, std::move(node), outputs, stash);
     for (std::size_t k = 0; k < engaged.size(); ++k) {

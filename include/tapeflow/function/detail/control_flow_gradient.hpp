@@ -174,8 +174,22 @@ struct GradSpec {
       make_run;
 };
 
+/// What the run of a node `append`ed with `stash` returns: result 0 (empty when there is
+/// none), with all results left in `stash` when the output nodes of results 1..n-1 need them
+/// (the last of those clears it, so no buffer stays held between calls).
+inline AnyTensor hand_out(std::vector<AnyTensor> results, std::vector<AnyTensor>& stash) {
+  if (results.empty()) {
+    return AnyTensor{};
+  }
+  AnyTensor first = results[0];
+  if (results.size() > 1) {
+    stash = std::move(results);
+  }
+  return first;
+}
+
 /// Appends the node (and output nodes for results 1..n-1); `stash` receives all results at
-/// run time. Returns the node's index.
+/// run time (hand_out). Returns the node's index.
 inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
                           const std::vector<AnyTensor>& outputs,
                           const std::shared_ptr<std::vector<AnyTensor>>& stash) {
