@@ -141,6 +141,9 @@
 // Kernel loops (GEMM, convolution micro-kernels): no-alias pointers, fully unrolled tiles.
 #define TAPEFLOW_RESTRICT __restrict__
 #define TAPEFLOW_UNROLL _Pragma("GCC unroll 16")
+// Elementwise runs: inlines the whole Eigen expression, so a packet math function (tanh's
+// rational polynomial) is interleaved across the unrolled packets instead of called per packet.
+#define TAPEFLOW_FLATTEN __attribute__((flatten))
 #else
 #define TAPEFLOW_ALWAYS_INLINE inline
 #define TAPEFLOW_NOINLINE
@@ -149,6 +152,7 @@
 #define TAPEFLOW_UNLIKELY(x) (x)
 #define TAPEFLOW_RESTRICT
 #define TAPEFLOW_UNROLL
+#define TAPEFLOW_FLATTEN
 #endif
 
 // Marks a declaration whose feature is compiled out (TAPEFLOW_WITH_ZLIB=0, ...): naming it is
@@ -16730,9 +16734,28 @@ using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Inde
 template <class T>
 using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
 
+// Flattened: the whole Eigen expression is inlined, so an op's packet math (tanh's rational
+// polynomial) interleaves across the unrolled packets instead of being one call per packet.
+// A run of at least one packet whose length is no multiple of it ends with one packet over a
+// copy of its last `packet` inputs, not Eigen's scalar loop: a transcendental op's scalar path
+// costs about a packet's time per element. So every element of such a run takes the packet
+// path, wherever the run is split (threads, fused chunks: Note [Fusion] keeps their runs at
+// least 16 long); a run shorter than a packet (a single value) stays scalar, as TensorFlow's: a
+// scalar's exp is std::exp's. The copy is taken first, so `out` may be `x` (in place).
 template <class U, class T, class Rule>
-void unary_run(U* out, const T* x, std::int64_t n) {
-  VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
+TAPEFLOW_FLATTEN void unary_run(U* out, const T* x, std::int64_t n) {
+  constexpr std::int64_t packet = Eigen::internal::packet_traits<T>::size;
+  const std::int64_t body = n / packet * packet;
+  if (packet == 1 || body == n || body == 0) {
+    VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
+    return;
+  }
+  alignas(64) T last_in[packet];
+  alignas(64) U last_out[packet];
+  std::copy_n(x + (n - packet), packet, last_in);
+  VecMap<U>(out, body) = Rule{}(ConstVecMap<T>(x, body));
+  VecMap<U>(last_out, packet) = Rule{}(ConstVecMap<T>(last_in, packet));
+  std::copy_n(last_out + (body + packet - n), n - body, out + body);
 }
 
 // A broadcast value is copied into a small buffer so every case evaluates the same (map, map)
@@ -19260,8 +19283,11 @@ class Executor {
     for (std::size_t s = 0; s < last_use_.size(); ++s) {
       if (last_use_[s] >= 0) {
         releases_[static_cast<std::size_t>(last_use_[s])].push_back(static_cast<std::int32_t>(s));
+      } else {
+        residual_.push_back(static_cast<std::int32_t>(s));
       }
     }
+    plan_group_releases();
   }
 
   /// The graph it runs.
@@ -19296,10 +19322,8 @@ class Executor {
         if (observer != nullptr) {
           observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
         }
-        for (std::size_t k = group.begin; k < group.end; ++k) {
-          for (auto slot : releases_[k]) {
-            values[static_cast<std::size_t>(slot)].reset();
-          }
+        for (auto slot : group.releases) {
+          values[static_cast<std::size_t>(slot)].reset();
         }
         n = group.end - 1;
         continue;
@@ -19330,6 +19354,7 @@ class Executor {
       const bool again = std::find(it + 1, out_slots.end(), *it) != out_slots.end();
       outputs.push_back(again ? value : std::move(value));
     }
+    held.release(residual_);
     return outputs;
   }
 
@@ -19344,7 +19369,9 @@ class Executor {
 
  private:
   // One run's value per slot. The vectors are kept per thread for the next run (a nested run,
-  // a control-flow body, takes another), so a call allocates none; they go back empty.
+  // a control-flow body, takes another), so a call allocates none; they go back empty. A run
+  // that ends normally has released every slot but the few `release` names (constants,
+  // outputs, values nothing reads), so only those are reset; one that throws resets them all.
   struct SlotValues {
     explicit SlotValues(std::size_t slots) {
       auto& spare = pool();
@@ -19357,8 +19384,10 @@ class Executor {
     SlotValues(const SlotValues&) = delete;
     SlotValues& operator=(const SlotValues&) = delete;
     ~SlotValues() {
-      for (auto& value : values) {
-        value.reset();
+      if (!released) {
+        for (auto& value : values) {
+          value.reset();
+        }
       }
       auto& spare = pool();
       if (spare.size() < 8) {
@@ -19368,11 +19397,18 @@ class Executor {
         }
       }
     }
+    void release(std::span<const std::int32_t> remaining) {
+      for (auto slot : remaining) {
+        values[static_cast<std::size_t>(slot)].reset();
+      }
+      released = true;
+    }
     static std::vector<std::vector<AnyTensor>>& pool() {
       thread_local std::vector<std::vector<AnyTensor>> spare;
       return spare;
     }
     std::vector<AnyTensor> values;
+    bool released = false;
   };
 
   // Note [Fusion]: consecutive elementwise nodes over the same element count (operands of that
@@ -19406,14 +19442,18 @@ class Executor {
     std::vector<Operand> operands;  // per node input, in order
     std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
     std::int64_t chunk = 0;         // elements per pass through the chain
+    std::int64_t chunks = 0;        // passes; the last one may be longer (`span`)
+    std::int64_t span = 0;          // elements each row, splat, scalar and tile holds
     std::int32_t num_scalars = 0;   // run-time single-value operands
     std::int32_t num_repeated = 0;  // repeated operands
     std::int64_t unit = 16;         // chunk starts are multiples of it
     std::vector<std::size_t> inputs_per_node;
-    std::vector<std::int32_t> row;    // per node: its scratch row, -1 when materialised
-    std::vector<std::int32_t> donor;  // per node: a slot whose buffer it may write, or -1
-    std::int32_t num_rows = 0;        // rows are reused once their value is dead
-    std::int32_t reduce_input = -1;   // node in group a fused reduction (node end - 1) reads
+    std::vector<std::int32_t> row;       // per node: its scratch row, -1 when materialised
+    std::vector<std::int32_t> donor;     // per node: a slot whose buffer it may write, or -1
+    std::int32_t num_rows = 0;           // rows are reused once their value is dead
+    std::int32_t reduce_input = -1;      // node in group a fused reduction (node end - 1) reads
+    std::vector<std::int32_t> written;   // nodes whose value is materialised, in order
+    std::vector<std::int32_t> releases;  // slots holding a value that dies in the group
     [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
   };
   // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
@@ -19422,6 +19462,9 @@ class Executor {
   static constexpr std::int64_t min_fused_chunk = 256;
   static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
   static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
+  // A last chunk shorter than this joins the one before: every run but a whole tensor's of
+  // fewer elements then spans at least one packet, as eager's runs do (unary_run's tail).
+  static constexpr std::int64_t min_last_chunk = 16;
 
   void find_fusion_groups() {
     const auto& nodes = graph_->nodes;
@@ -19551,12 +19594,19 @@ class Executor {
       if (group.chunk < n) {  // every chunk but the last is whole units
         group.chunk = std::max(group.unit, group.chunk / group.unit * group.unit);
       }
+      group.chunks = (n + group.chunk - 1) / group.chunk;
+      group.span = group.chunk;
+      if (const std::int64_t rest = n % group.chunk;
+          group.chunks > 1 && rest > 0 && rest < min_last_chunk) {
+        --group.chunks;
+        group.span = group.chunk + rest;
+      }
       // Raw bytes of the group's dtype in a double array (aligned for both).
-      group.splat.resize(splats.size() * static_cast<std::size_t>(group.chunk) * width /
-                         sizeof(double));
+      const std::size_t splat_bytes = splats.size() * static_cast<std::size_t>(group.span) * width;
+      group.splat.resize((splat_bytes + sizeof(double) - 1) / sizeof(double));
       auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
       for (const void* value : splats) {
-        for (std::int64_t e = 0; e < group.chunk; ++e, bytes += width) {
+        for (std::int64_t e = 0; e < group.span; ++e, bytes += width) {
           std::memcpy(bytes, value, width);
         }
       }
@@ -19664,6 +19714,30 @@ class Executor {
     }
   }
 
+  // Each group's release list: the slots whose last reader is in it, less the values that live
+  // only in scratch rows (never in `values`); the per-run loop then touches no empty slot.
+  void plan_group_releases() {
+    std::vector<bool> in_rows(static_cast<std::size_t>(graph_->num_slots), false);
+    for (auto& group : groups_) {
+      for (std::size_t k = 0; k < group.chain_size(); ++k) {
+        if (group.materialize[k]) {
+          group.written.push_back(static_cast<std::int32_t>(k));
+        } else {
+          in_rows[static_cast<std::size_t>(graph_->nodes[group.begin + k].output)] = true;
+        }
+      }
+    }
+    for (auto& group : groups_) {
+      for (std::size_t k = group.begin; k < group.end; ++k) {
+        for (auto slot : releases_[k]) {
+          if (!in_rows[static_cast<std::size_t>(slot)]) {
+            group.releases.push_back(slot);
+          }
+        }
+      }
+    }
+  }
+
   // Scratch rows by liveness (a linear scan): a chain keeps only a few values alive at a time,
   // so its working set stays a few KiB in L1 however long the chain is.
   static void assign_rows(FusionGroup& group) {
@@ -19721,8 +19795,9 @@ class Executor {
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
-    scalars.resize(static_cast<std::size_t>(group.num_scalars * chunk));
-    tiles.resize(static_cast<std::size_t>(group.num_repeated * chunk));
+    const std::int64_t span = group.span;
+    scalars.resize(static_cast<std::size_t>(group.num_scalars * span));
+    tiles.resize(static_cast<std::size_t>(group.num_repeated * span));
     std::size_t next_scalar = 0;
     std::size_t next_tile = 0;
     for (std::size_t q = 0; q < group.operands.size(); ++q) {
@@ -19731,41 +19806,40 @@ class Executor {
         source[q] =
             static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
       } else if (operand.kind == OperandKind::constant) {
-        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * chunk;
+        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
       } else if (operand.kind == OperandKind::scalar) {
-        T* splat = scalars.data() + next_scalar++ * chunk;
+        T* splat = scalars.data() + next_scalar++ * span;
         std::fill_n(
-            splat, chunk,
+            splat, span,
             *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
         source[q] = splat;
       } else if (operand.kind == OperandKind::repeated) {
         // Chunks start at multiples of the period, so every chunk reads the same tile.
-        T* tile = tiles.data() + next_tile++ * chunk;
+        T* tile = tiles.data() + next_tile++ * span;
         const T* from =
             static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-        for (std::int64_t e = 0; e < chunk; e += operand.period) {
-          std::copy_n(from, std::min(operand.period, chunk - e), tile + e);
+        for (std::int64_t e = 0; e < span; e += operand.period) {
+          std::copy_n(from, std::min(operand.period, span - e), tile + e);
         }
         source[q] = tile;
       }
     }
-    for (std::size_t k = 0; k < count; ++k) {
-      if (group.materialize[k]) {
-        const auto& node = nodes[group.begin + k];
-        AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
-        const std::int32_t donor = group.donor[k];
-        AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
-        if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
-            from->shape() == node.shape) {
-          slot = std::move(*from);  // in place: the sources above keep pointing at it
-          out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
-        } else {
-          slot = allocate_any(group.dtype, node.shape);
-          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
-        }
+    for (const auto written : group.written) {
+      const auto k = static_cast<std::size_t>(written);
+      const auto& node = nodes[group.begin + k];
+      AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
+      const std::int32_t donor = group.donor[k];
+      AnyTensor* from = donor >= 0 ? &values[static_cast<std::size_t>(donor)] : nullptr;
+      if (from != nullptr && from->sole_owner() && from->dtype() == group.dtype &&
+          from->shape() == node.shape) {
+        slot = std::move(*from);  // in place: the sources above keep pointing at it
+        out_data[k] = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
+      } else {
+        slot = allocate_any(group.dtype, node.shape);
+        out_data[k] = static_cast<T*>(slot.mutable_raw_data());
       }
     }
-    const std::int64_t chunks = (group.elements + chunk - 1) / chunk;
+    const std::int64_t chunks = group.chunks;
     const T* const* sources = source.data();
     T* const* outs = out_data.data();
     T* const partial_data = partials.data();  // the caller's: workers name their own buffers
@@ -19773,15 +19847,15 @@ class Executor {
     backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
       thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
       const auto rows = static_cast<std::size_t>(group.num_rows);
-      if (scratch.size() < rows * static_cast<std::size_t>(chunk)) {
-        scratch.resize(rows * static_cast<std::size_t>(chunk));
+      if (scratch.size() < rows * static_cast<std::size_t>(span)) {
+        scratch.resize(rows * static_cast<std::size_t>(span));
       }
       auto row_of = [&](std::size_t k) {
-        return scratch.data() + static_cast<std::size_t>(group.row[k] * chunk);
+        return scratch.data() + static_cast<std::size_t>(group.row[k] * span);
       };
       for (std::int64_t c = cb; c < ce; ++c) {
         const std::int64_t start = c * chunk;
-        const std::int64_t len = std::min(chunk, group.elements - start);
+        const std::int64_t len = c + 1 == chunks ? group.elements - start : chunk;
         std::size_t q = 0;
         for (std::size_t k = 0; k < count; ++k) {
           const auto& node = nodes[group.begin + k];
@@ -19829,6 +19903,7 @@ class Executor {
   std::unordered_set<std::int32_t> is_output_;
   std::vector<std::int32_t> last_use_;
   std::vector<std::vector<std::int32_t>> releases_;
+  std::vector<std::int32_t> residual_;  // slots no node releases: reset when a run ends
 };
 
 }  // namespace detail

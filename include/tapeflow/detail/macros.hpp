@@ -47,6 +47,9 @@
 // Kernel loops (GEMM, convolution micro-kernels): no-alias pointers, fully unrolled tiles.
 #define TAPEFLOW_RESTRICT __restrict__
 #define TAPEFLOW_UNROLL _Pragma("GCC unroll 16")
+// Elementwise runs: inlines the whole Eigen expression, so a packet math function (tanh's
+// rational polynomial) is interleaved across the unrolled packets instead of called per packet.
+#define TAPEFLOW_FLATTEN __attribute__((flatten))
 #else
 #define TAPEFLOW_ALWAYS_INLINE inline
 #define TAPEFLOW_NOINLINE
@@ -55,6 +58,7 @@
 #define TAPEFLOW_UNLIKELY(x) (x)
 #define TAPEFLOW_RESTRICT
 #define TAPEFLOW_UNROLL
+#define TAPEFLOW_FLATTEN
 #endif
 
 // Marks a declaration whose feature is compiled out (TAPEFLOW_WITH_ZLIB=0, ...): naming it is

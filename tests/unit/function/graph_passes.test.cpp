@@ -221,6 +221,35 @@ TEST_CASE("a fused output writes over an input that dies there", "[function][pas
   CHECK(values_of(thrice) == values_of(a * 3.0f));
 }
 
+TEST_CASE("a call holds no tensor once it returns", "[function][passes]") {
+  // The executor resets at the end of a run only the slots no node releases (constants,
+  // outputs, values nothing reads); every other value must already be gone, fused or not.
+  auto body = [](const tf::Tensor<float, 2>& x) {
+    auto h = tf::matmul(x, x);
+    auto unread = tf::exp(h) * 3.0f;  // kept where pruning is off
+    (void)unread;
+    return std::tuple{tf::tanh(h * 0.5f) + x, h - 1.0f, h};
+  };
+  auto x = tf::random::uniform<float>({32, 32}, {.seed = 4});
+  for (const Options& options :
+       {Options{}, Options{.remapping = false}, Options{.disable_model_pruning = true},
+        Options{.disable_meta_optimizer = true}}) {
+    OptionsScope scope(options);
+    auto f = tf::function(body);
+    (void)f(x);  // trace outside the measurement
+    tf::config::experimental::reset_memory_stats("CPU:0");
+    const auto before = tf::config::experimental::get_memory_info("CPU:0").current;
+    tf::detail::devices::host_accounting.store(true);
+    {
+      auto [y, z, h] = f(x);
+      CHECK(tf::config::experimental::get_memory_info("CPU:0").current > before);
+      CHECK(values_of(h) == values_of(tf::matmul(x, x)));
+    }
+    tf::detail::devices::host_accounting.store(false);
+    CHECK(tf::config::experimental::get_memory_info("CPU:0").current == before);
+  }
+}
+
 TEST_CASE("an outside tape differentiates through captured constants", "[function][passes]") {
   // Folded in the optimized graph; a recording tape runs the graph as traced and sees them.
   auto c = tf::constant(3.0f);

@@ -37,6 +37,52 @@ TEST_CASE("unary and binary runs, including a broadcast value") {
   CHECK_FALSE(out[2]);
 }
 
+// Runs of every length around the packet widths (whole packets, then one more packet over the
+// last inputs), apart and in place.
+TEST_CASE("unary runs of every length up to 70 apart and in place") {
+  for (std::int64_t n = 1; n <= 70; ++n) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    std::vector<double> xd(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = -3.0f + 0.37f * static_cast<float>(i);
+      xd[i] = x[i];
+    }
+    std::vector<float> y(x.size() + 1, -7.0f);  // one past the end must stay untouched
+    td::unary_run<float, float, tf::ops::Tanh::ElementRule>(y.data(), x.data(), n);
+    std::vector<float> in_place = x;
+    td::unary_run<float, float, tf::ops::Tanh::ElementRule>(in_place.data(), in_place.data(), n);
+    td::unary_run<double, double, tf::ops::Exp::ElementRule>(xd.data(), xd.data(), n);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      INFO("n = " << n << " element " << i);
+      CHECK(y[i] == Approx(std::tanh(x[i])).margin(1e-6));
+      CHECK(in_place[i] == y[i]);
+      CHECK(xd[i] == Approx(std::exp(static_cast<double>(x[i]))).epsilon(1e-12));
+    }
+    CHECK(y.back() == -7.0f);
+  }
+  // A single value takes Eigen's scalar path, as in TensorFlow: exp(1) is std::exp(1).
+  double one = 1.0;
+  td::unary_run<double, double, tf::ops::Exp::ElementRule>(&one, &one, 1);
+  CHECK(one == std::exp(1.0));
+  // Runs of at least a packet put every element through packets (exp's differ from std::exp in
+  // the last bits), so where such runs split a tensor changes nothing: 1030 values whole, and
+  // in runs of 9 (Eigen's scalar loop would take each run's last value alone).
+  std::vector<double> v(1030);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = std::sin(static_cast<double>(i)) * 5.0;
+  }
+  std::vector<double> whole(v.size());
+  std::vector<double> split(v.size());
+  td::unary_run<double, double, tf::ops::Exp::ElementRule>(whole.data(), v.data(), 1030);
+  for (std::int64_t start = 0; start < 1030; start += 9) {
+    const std::int64_t len = start + 18 > 1030 ? 1030 - start : 9;  // the last run 13 long
+    td::unary_run<double, double, tf::ops::Exp::ElementRule>(split.data() + start, v.data() + start,
+                                                             len);
+    start += len - 9;
+  }
+  CHECK(whole == split);
+}
+
 TEST_CASE("middle-axis reductions over [rows, red, inner]") {
   const std::vector<double> in = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // [2, 3, 2]
   std::vector<double> out(4);

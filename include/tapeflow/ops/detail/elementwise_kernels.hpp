@@ -19,9 +19,28 @@ using VecMap = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::Inde
 template <class T>
 using ConstVecMap = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::Index>>;
 
+// Flattened: the whole Eigen expression is inlined, so an op's packet math (tanh's rational
+// polynomial) interleaves across the unrolled packets instead of being one call per packet.
+// A run of at least one packet whose length is no multiple of it ends with one packet over a
+// copy of its last `packet` inputs, not Eigen's scalar loop: a transcendental op's scalar path
+// costs about a packet's time per element. So every element of such a run takes the packet
+// path, wherever the run is split (threads, fused chunks: Note [Fusion] keeps their runs at
+// least 16 long); a run shorter than a packet (a single value) stays scalar, as TensorFlow's: a
+// scalar's exp is std::exp's. The copy is taken first, so `out` may be `x` (in place).
 template <class U, class T, class Rule>
-void unary_run(U* out, const T* x, std::int64_t n) {
-  VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
+TAPEFLOW_FLATTEN void unary_run(U* out, const T* x, std::int64_t n) {
+  constexpr std::int64_t packet = Eigen::internal::packet_traits<T>::size;
+  const std::int64_t body = n / packet * packet;
+  if (packet == 1 || body == n || body == 0) {
+    VecMap<U>(out, n) = Rule{}(ConstVecMap<T>(x, n));
+    return;
+  }
+  alignas(64) T last_in[packet];
+  alignas(64) U last_out[packet];
+  std::copy_n(x + (n - packet), packet, last_in);
+  VecMap<U>(out, body) = Rule{}(ConstVecMap<T>(x, body));
+  VecMap<U>(last_out, packet) = Rule{}(ConstVecMap<T>(last_in, packet));
+  std::copy_n(last_out + (body + packet - n), n - body, out + body);
 }
 
 // A broadcast value is copied into a small buffer so every case evaluates the same (map, map)
