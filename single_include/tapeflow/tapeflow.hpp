@@ -2687,6 +2687,7 @@ TAPEFLOW_END_NAMESPACE
 // Running an op: the one path every op call takes (see Note [One definition per op]).
 // IWYU pragma: private, include <tapeflow/ops.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -3799,35 +3800,12 @@ class ThreadPool {
       body(std::int64_t{0}, n);
       return;
     }
-    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
-    // A plain function pointer over the caller's body (no std::function): cheaper to
-    // instantiate per call site, and no allocation.
+    // A plain function pointer over the caller's body (no std::function): no allocation, and
+    // all but this trampoline is compiled once, not once per call site (compile time).
     auto* body_ptr = &body;
-    Job job([](void* ctx, std::int64_t b,
-               std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
-            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks);
-    bool any_sleeping = false;
-    {
-      std::lock_guard lock(mutex_);
-      current_ = &job;
-      caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
-      any_sleeping = sleepers_ > 0;
-    }
-    if (any_sleeping) {
-      wake_.notify_all();
-    }
-    job.work(mutex_);
-    await([&] { return job.finished.load(std::memory_order_acquire) == job.chunks; });
-    {
-      // No worker can enter the job once it is unpublished; those inside are leaving it.
-      std::lock_guard lock(mutex_);
-      current_ = nullptr;
-    }
-    await([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
-    if (job.error) {
-      std::rethrow_exception(job.error);
-    }
+    run_chunks([](void* ctx, std::int64_t b,
+                  std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
+               const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks);
   }
 
   /// The process-wide pool, sized to the machine (`std::thread::hardware_concurrency`).
@@ -3964,6 +3942,36 @@ class ThreadPool {
       finished.fetch_add(completed, std::memory_order_release);
     }
   };
+
+  // The part of parallel_for that does not depend on the body: publish the job, take a share,
+  // wait for the workers, rethrow a chunk's exception.
+  TAPEFLOW_NOINLINE void run_chunks(void (*call)(void*, std::int64_t, std::int64_t), void* context,
+                                    std::int64_t n, std::int64_t chunks) {
+    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
+    Job job(call, context, n, chunks);
+    bool any_sleeping = false;
+    {
+      std::lock_guard lock(mutex_);
+      current_ = &job;
+      caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      any_sleeping = sleepers_ > 0;
+    }
+    if (any_sleeping) {
+      wake_.notify_all();
+    }
+    job.work(mutex_);
+    await([&] { return job.finished.load(std::memory_order_acquire) == job.chunks; });
+    {
+      // No worker can enter the job once it is unpublished; those inside are leaving it.
+      std::lock_guard lock(mutex_);
+      current_ = nullptr;
+    }
+    await([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
+    if (job.error) {
+      std::rethrow_exception(job.error);
+    }
+  }
 
   void worker_loop(int /*index*/) {
     std::uint64_t seen = 0;
@@ -4427,32 +4435,51 @@ constexpr bool is_stateful_op() {
 template <class Out>
 constexpr bool records_gradient = floating_element<typename Out::value_type>;
 
+/// Makes an op's tape node in a recorder's arena: record()'s one typed step.
+using MakeTapeNode = tape::Node* (*)(tape::Recorder&, std::size_t num_ids, const void* context);
+
+/// The part of record() that does not depend on the op's types, compiled once (compile time):
+/// for each active recorder that watches one of `ids`, a node made by `make`, its ids set.
+TAPEFLOW_NOINLINE inline void record_node(std::span<const std::int64_t> ids, std::int64_t out_id,
+                                          MakeTapeNode make, const void* context) {
+  for (tape::Recorder* recorder : tape::active()) {
+    if (recorder->paused > 0) {
+      continue;
+    }
+    bool wanted = false;
+    for (std::int64_t const id : ids) {
+      wanted = recorder->wants(id) || wanted;  // every id: wants() may watch a variable
+    }
+    if (!wanted) {
+      continue;
+    }
+    tape::Node* node = make(*recorder, ids.size(), context);
+    node->out_id = out_id;
+    std::copy(ids.begin(), ids.end(), const_cast<std::int64_t*>(node->in_ids));
+    recorder->watch(out_id);
+  }
+}
+
 /// Appends a node to each active recorder that watches one of the inputs.
 template <class Op, class Out, class... In>
 void record(const Op& op, const Out& out, const In&... in) {
   if constexpr (!records_gradient<Out> || stops_gradient<Op>()) {
     return;
   } else {
-    for (tape::Recorder* recorder : tape::active()) {
-      if (recorder->paused > 0) {
-        continue;
-      }
-      bool wanted = false;
-      std::size_t num_ids = 0;
-      auto visit = [&](const auto& t) {
-        wanted = recorder->wants(t.id()) || wanted;
-        ++num_ids;
-      };
-      (for_each_tensor(in, visit), ...);
-      if (!wanted) {
-        continue;
-      }
-      auto* node = recorder->template emplace<OpNode<Op, Out, In...>>(num_ids, op, out, in...);
-      node->out_id = out.id();
-      std::size_t k = 0;
-      auto* ids = const_cast<std::int64_t*>(node->in_ids);
-      (for_each_tensor(in, [&](const auto& t) { ids[k++] = t.id(); }), ...);
-      recorder->watch(out.id());
+    auto make = [&](tape::Recorder& recorder, std::size_t num_ids) -> tape::Node* {
+      return recorder.template emplace<OpNode<Op, Out, In...>>(num_ids, op, out, in...);
+    };
+    MakeTapeNode const make_fn = [](tape::Recorder& recorder, std::size_t num_ids,
+                                    const void* context) -> tape::Node* {
+      return (*static_cast<const decltype(make)*>(context))(recorder, num_ids);
+    };
+    if constexpr ((is_tensor_list<In>::value || ...)) {
+      std::vector<std::int64_t> ids;
+      (for_each_tensor(in, [&ids](const auto& t) { ids.push_back(t.id()); }), ...);
+      record_node(ids, out.id(), make_fn, &make);
+    } else {
+      std::array<std::int64_t, sizeof...(In)> const ids{in.id()...};
+      record_node(ids, out.id(), make_fn, &make);
     }
   }
 }
@@ -4571,6 +4598,11 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
                                              bool fused_rows,
                                              trace::GraphNode::FusedReduction fused_reduction,
                                              bool stateful, std::int64_t out_id) {
+  if (devices::DeviceId const d = devices::scope_device();
+      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
+    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+    fused_reduction = {};
+  }
   node.op = std::string(op);
   node.stateful = stateful;
   node.dtype = dtype;
@@ -4622,11 +4654,6 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
                 requires { Op::template fused_reduction<OutT>(); }) {
     fused_reduction = Op::template fused_reduction<OutT>();
-  }
-  if (devices::DeviceId const d = devices::scope_device();
-      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
-    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
-    fused_reduction = {};
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
@@ -7448,8 +7475,9 @@ struct Reshape {
   /// TensorFlow's `shape` input, held here as `dims`.
   [[nodiscard]] GraphInputs graph_inputs() const { return {{"shape", detail::int32_vector(dims)}}; }
 
-  template <class T, std::size_t R>
-  std::array<std::int64_t, OutRank> resolve(const Tensor<T, R>& x) const {
+  /// The output dims for an input of `n` elements and shape `from` (not a template over the
+  /// input's type: compiled once per output rank).
+  std::array<std::int64_t, OutRank> resolve(std::int64_t n, const Shape& from) const {
     std::int64_t known = 1;
     int unknown = -1;
     for (std::size_t i = 0; i < OutRank; ++i) {
@@ -7463,16 +7491,15 @@ struct Reshape {
       }
     }
     auto out = dims;
-    std::int64_t const n = x.num_elements();
     if (unknown >= 0) {
       if (known == 0 || n % known != 0) {
-        throw invalid_argument("Reshape: cannot reshape a tensor of shape " +
-                               x.shape().to_string() + " (" + std::to_string(n) +
-                               " elements) into " + Shape(dims).to_string());
+        throw invalid_argument("Reshape: cannot reshape a tensor of shape " + from.to_string() +
+                               " (" + std::to_string(n) + " elements) into " +
+                               Shape(dims).to_string());
       }
       out[static_cast<std::size_t>(unknown)] = n / known;
     } else if (known != n) {
-      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() +
+      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + from.to_string() +
                              " (" + std::to_string(n) + " elements) into " +
                              Shape(dims).to_string() + " (" + std::to_string(known) + " elements)");
     }
@@ -7480,7 +7507,8 @@ struct Reshape {
   }
   template <class T, std::size_t R>
   Tensor<T, OutRank> forward(const Tensor<T, R>& x) const {
-    return detail::tensor_access::wrap<T, OutRank>(detail::tensor_access::buffer(x), resolve(x),
+    return detail::tensor_access::wrap<T, OutRank>(detail::tensor_access::buffer(x),
+                                                   resolve(x.num_elements(), x.shape()),
                                                    detail::new_tensor_id());
   }
   template <class T, std::size_t R>

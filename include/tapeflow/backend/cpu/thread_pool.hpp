@@ -77,35 +77,12 @@ class ThreadPool {
       body(std::int64_t{0}, n);
       return;
     }
-    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
-    // A plain function pointer over the caller's body (no std::function): cheaper to
-    // instantiate per call site, and no allocation.
+    // A plain function pointer over the caller's body (no std::function): no allocation, and
+    // all but this trampoline is compiled once, not once per call site (compile time).
     auto* body_ptr = &body;
-    Job job([](void* ctx, std::int64_t b,
-               std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
-            const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks);
-    bool any_sleeping = false;
-    {
-      std::lock_guard lock(mutex_);
-      current_ = &job;
-      caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
-      any_sleeping = sleepers_ > 0;
-    }
-    if (any_sleeping) {
-      wake_.notify_all();
-    }
-    job.work(mutex_);
-    await([&] { return job.finished.load(std::memory_order_acquire) == job.chunks; });
-    {
-      // No worker can enter the job once it is unpublished; those inside are leaving it.
-      std::lock_guard lock(mutex_);
-      current_ = nullptr;
-    }
-    await([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
-    if (job.error) {
-      std::rethrow_exception(job.error);
-    }
+    run_chunks([](void* ctx, std::int64_t b,
+                  std::int64_t e) { (*static_cast<decltype(body_ptr)>(ctx))(b, e); },
+               const_cast<void*>(static_cast<const void*>(body_ptr)), n, chunks);
   }
 
   /// The process-wide pool, sized to the machine (`std::thread::hardware_concurrency`).
@@ -242,6 +219,36 @@ class ThreadPool {
       finished.fetch_add(completed, std::memory_order_release);
     }
   };
+
+  // The part of parallel_for that does not depend on the body: publish the job, take a share,
+  // wait for the workers, rethrow a chunk's exception.
+  TAPEFLOW_NOINLINE void run_chunks(void (*call)(void*, std::int64_t, std::int64_t), void* context,
+                                    std::int64_t n, std::int64_t chunks) {
+    std::lock_guard run_lock(run_mutex_);  // one parallel_for at a time across caller threads
+    Job job(call, context, n, chunks);
+    bool any_sleeping = false;
+    {
+      std::lock_guard lock(mutex_);
+      current_ = &job;
+      caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      any_sleeping = sleepers_ > 0;
+    }
+    if (any_sleeping) {
+      wake_.notify_all();
+    }
+    job.work(mutex_);
+    await([&] { return job.finished.load(std::memory_order_acquire) == job.chunks; });
+    {
+      // No worker can enter the job once it is unpublished; those inside are leaving it.
+      std::lock_guard lock(mutex_);
+      current_ = nullptr;
+    }
+    await([&] { return job.workers_inside.load(std::memory_order_acquire) == 0; });
+    if (job.error) {
+      std::rethrow_exception(job.error);
+    }
+  }
 
   void worker_loop(int /*index*/) {
     std::uint64_t seen = 0;

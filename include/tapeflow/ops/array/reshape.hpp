@@ -31,8 +31,9 @@ struct Reshape {
   /// TensorFlow's `shape` input, held here as `dims`.
   [[nodiscard]] GraphInputs graph_inputs() const { return {{"shape", detail::int32_vector(dims)}}; }
 
-  template <class T, std::size_t R>
-  std::array<std::int64_t, OutRank> resolve(const Tensor<T, R>& x) const {
+  /// The output dims for an input of `n` elements and shape `from` (not a template over the
+  /// input's type: compiled once per output rank).
+  std::array<std::int64_t, OutRank> resolve(std::int64_t n, const Shape& from) const {
     std::int64_t known = 1;
     int unknown = -1;
     for (std::size_t i = 0; i < OutRank; ++i) {
@@ -46,16 +47,15 @@ struct Reshape {
       }
     }
     auto out = dims;
-    std::int64_t const n = x.num_elements();
     if (unknown >= 0) {
       if (known == 0 || n % known != 0) {
-        throw invalid_argument("Reshape: cannot reshape a tensor of shape " +
-                               x.shape().to_string() + " (" + std::to_string(n) +
-                               " elements) into " + Shape(dims).to_string());
+        throw invalid_argument("Reshape: cannot reshape a tensor of shape " + from.to_string() +
+                               " (" + std::to_string(n) + " elements) into " +
+                               Shape(dims).to_string());
       }
       out[static_cast<std::size_t>(unknown)] = n / known;
     } else if (known != n) {
-      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + x.shape().to_string() +
+      throw invalid_argument("Reshape: cannot reshape a tensor of shape " + from.to_string() +
                              " (" + std::to_string(n) + " elements) into " +
                              Shape(dims).to_string() + " (" + std::to_string(known) + " elements)");
     }
@@ -63,7 +63,8 @@ struct Reshape {
   }
   template <class T, std::size_t R>
   Tensor<T, OutRank> forward(const Tensor<T, R>& x) const {
-    return detail::tensor_access::wrap<T, OutRank>(detail::tensor_access::buffer(x), resolve(x),
+    return detail::tensor_access::wrap<T, OutRank>(detail::tensor_access::buffer(x),
+                                                   resolve(x.num_elements(), x.shape()),
                                                    detail::new_tensor_id());
   }
   template <class T, std::size_t R>

@@ -2,6 +2,7 @@
 // IWYU pragma: private, include <tapeflow/ops.hpp>
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -163,32 +164,51 @@ constexpr bool is_stateful_op() {
 template <class Out>
 constexpr bool records_gradient = floating_element<typename Out::value_type>;
 
+/// Makes an op's tape node in a recorder's arena: record()'s one typed step.
+using MakeTapeNode = tape::Node* (*)(tape::Recorder&, std::size_t num_ids, const void* context);
+
+/// The part of record() that does not depend on the op's types, compiled once (compile time):
+/// for each active recorder that watches one of `ids`, a node made by `make`, its ids set.
+TAPEFLOW_NOINLINE inline void record_node(std::span<const std::int64_t> ids, std::int64_t out_id,
+                                          MakeTapeNode make, const void* context) {
+  for (tape::Recorder* recorder : tape::active()) {
+    if (recorder->paused > 0) {
+      continue;
+    }
+    bool wanted = false;
+    for (std::int64_t const id : ids) {
+      wanted = recorder->wants(id) || wanted;  // every id: wants() may watch a variable
+    }
+    if (!wanted) {
+      continue;
+    }
+    tape::Node* node = make(*recorder, ids.size(), context);
+    node->out_id = out_id;
+    std::copy(ids.begin(), ids.end(), const_cast<std::int64_t*>(node->in_ids));
+    recorder->watch(out_id);
+  }
+}
+
 /// Appends a node to each active recorder that watches one of the inputs.
 template <class Op, class Out, class... In>
 void record(const Op& op, const Out& out, const In&... in) {
   if constexpr (!records_gradient<Out> || stops_gradient<Op>()) {
     return;
   } else {
-    for (tape::Recorder* recorder : tape::active()) {
-      if (recorder->paused > 0) {
-        continue;
-      }
-      bool wanted = false;
-      std::size_t num_ids = 0;
-      auto visit = [&](const auto& t) {
-        wanted = recorder->wants(t.id()) || wanted;
-        ++num_ids;
-      };
-      (for_each_tensor(in, visit), ...);
-      if (!wanted) {
-        continue;
-      }
-      auto* node = recorder->template emplace<OpNode<Op, Out, In...>>(num_ids, op, out, in...);
-      node->out_id = out.id();
-      std::size_t k = 0;
-      auto* ids = const_cast<std::int64_t*>(node->in_ids);
-      (for_each_tensor(in, [&](const auto& t) { ids[k++] = t.id(); }), ...);
-      recorder->watch(out.id());
+    auto make = [&](tape::Recorder& recorder, std::size_t num_ids) -> tape::Node* {
+      return recorder.template emplace<OpNode<Op, Out, In...>>(num_ids, op, out, in...);
+    };
+    MakeTapeNode const make_fn = [](tape::Recorder& recorder, std::size_t num_ids,
+                                    const void* context) -> tape::Node* {
+      return (*static_cast<const decltype(make)*>(context))(recorder, num_ids);
+    };
+    if constexpr ((is_tensor_list<In>::value || ...)) {
+      std::vector<std::int64_t> ids;
+      (for_each_tensor(in, [&ids](const auto& t) { ids.push_back(t.id()); }), ...);
+      record_node(ids, out.id(), make_fn, &make);
+    } else {
+      std::array<std::int64_t, sizeof...(In)> const ids{in.id()...};
+      record_node(ids, out.id(), make_fn, &make);
     }
   }
 }
@@ -307,6 +327,11 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
                                              bool fused_rows,
                                              trace::GraphNode::FusedReduction fused_reduction,
                                              bool stateful, std::int64_t out_id) {
+  if (devices::DeviceId const d = devices::scope_device();
+      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
+    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
+    fused_reduction = {};
+  }
   node.op = std::string(op);
   node.stateful = stateful;
   node.dtype = dtype;
@@ -358,11 +383,6 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
                 requires { Op::template fused_reduction<OutT>(); }) {
     fused_reduction = Op::template fused_reduction<OutT>();
-  }
-  if (devices::DeviceId const d = devices::scope_device();
-      d > 0 && devices::backend_of(d) != backend::cpu_backend) {
-    fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
-    fused_reduction = {};
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
