@@ -11898,6 +11898,7 @@ TAPEFLOW_END_NAMESPACE
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12151,6 +12152,10 @@ class Graph {
   /// graph (after the declared ones), and `captured` keeps the parent's slot for each.
   Graph* parent = nullptr;
   std::vector<std::int32_t> captured;
+  /// Set while several threads trace sub-graphs of this graph at once (strategy.run's
+  /// replicas, Note [strategy.run in a trace]): their captures through this graph, which may
+  /// add arguments to it and to its own parents, hold this lock.
+  std::mutex* capture_lock = nullptr;
   /// The tensor id of each captured argument (the enclosing trace's symbolic tensor).
   std::vector<std::int64_t> captured_ids;
   /// Variables read while tracing this graph (tf::cond / tf::while_loop add those their
@@ -12197,7 +12202,14 @@ class Graph {
       return it->second;
     }
     if (t.is_symbolic() && parent != nullptr) {
-      std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
+      std::int32_t outer = 0;
+      {
+        std::unique_lock<std::mutex> lock;
+        if (parent->capture_lock != nullptr) {
+          lock = std::unique_lock(*parent->capture_lock);
+        }
+        outer = parent->slot_of(t);  // throws if no enclosing trace owns it
+      }
       std::int32_t slot = new_slot(t.id());
       arg_slots.push_back(slot);
       arg_dtypes_.push_back(t.dtype());
@@ -14384,6 +14396,7 @@ TAPEFLOW_END_NAMESPACE
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ranges>
 #include <span>
@@ -24042,11 +24055,6 @@ class Strategy {
   auto run_traced(tapeflow::detail::trace::Graph& outer, F& fn, const Args&... args) const {
     namespace trace = tapeflow::detail::trace;
     namespace cf = tapeflow::detail::cf;
-    if (outer.parent != nullptr) {
-      throw unimplemented(
-          "strategy.run inside tf::cond or tf::while_loop of a traced function: call it in the "
-          "function's body, or call strategy.run outside the branch");
-    }
     const auto n = static_cast<std::size_t>(s_->num_local_replicas());
     std::vector<std::unique_ptr<trace::Graph>> graphs;
     for (std::size_t r = 0; r < n; ++r) {
@@ -24054,6 +24062,14 @@ class Strategy {
     }
     using Results = std::conditional_t<std::is_void_v<Result>, int, Result>;
     std::vector<std::optional<Results>> results(n);
+    // The replicas trace at once; a capture from `outer` may add to it (and, inside a cond
+    // branch or loop body, to the graphs around it), so captures through it take turns.
+    std::mutex capture_lock;
+    struct LockCaptures {
+      trace::Graph& graph;
+      ~LockCaptures() { graph.capture_lock = nullptr; }
+    } const lock_captures{outer};
+    outer.capture_lock = &capture_lock;
     s_->run_replicas([&](int r) {
       trace::Graph& graph = *graphs[std::size_t(r)];
       const trace::Scope scope(&graph);

@@ -2715,6 +2715,7 @@ TAPEFLOW_END_NAMESPACE
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -2968,6 +2969,10 @@ class Graph {
   /// graph (after the declared ones), and `captured` keeps the parent's slot for each.
   Graph* parent = nullptr;
   std::vector<std::int32_t> captured;
+  /// Set while several threads trace sub-graphs of this graph at once (strategy.run's
+  /// replicas, Note [strategy.run in a trace]): their captures through this graph, which may
+  /// add arguments to it and to its own parents, hold this lock.
+  std::mutex* capture_lock = nullptr;
   /// The tensor id of each captured argument (the enclosing trace's symbolic tensor).
   std::vector<std::int64_t> captured_ids;
   /// Variables read while tracing this graph (tf::cond / tf::while_loop add those their
@@ -3014,7 +3019,14 @@ class Graph {
       return it->second;
     }
     if (t.is_symbolic() && parent != nullptr) {
-      std::int32_t outer = parent->slot_of(t);  // throws if no enclosing trace owns it
+      std::int32_t outer = 0;
+      {
+        std::unique_lock<std::mutex> lock;
+        if (parent->capture_lock != nullptr) {
+          lock = std::unique_lock(*parent->capture_lock);
+        }
+        outer = parent->slot_of(t);  // throws if no enclosing trace owns it
+      }
       std::int32_t slot = new_slot(t.id());
       arg_slots.push_back(slot);
       arg_dtypes_.push_back(t.dtype());

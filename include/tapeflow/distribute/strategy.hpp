@@ -24,6 +24,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ranges>
 #include <span>
@@ -434,11 +435,6 @@ class Strategy {
   auto run_traced(tapeflow::detail::trace::Graph& outer, F& fn, const Args&... args) const {
     namespace trace = tapeflow::detail::trace;
     namespace cf = tapeflow::detail::cf;
-    if (outer.parent != nullptr) {
-      throw unimplemented(
-          "strategy.run inside tf::cond or tf::while_loop of a traced function: call it in the "
-          "function's body, or call strategy.run outside the branch");
-    }
     const auto n = static_cast<std::size_t>(s_->num_local_replicas());
     std::vector<std::unique_ptr<trace::Graph>> graphs;
     for (std::size_t r = 0; r < n; ++r) {
@@ -446,6 +442,14 @@ class Strategy {
     }
     using Results = std::conditional_t<std::is_void_v<Result>, int, Result>;
     std::vector<std::optional<Results>> results(n);
+    // The replicas trace at once; a capture from `outer` may add to it (and, inside a cond
+    // branch or loop body, to the graphs around it), so captures through it take turns.
+    std::mutex capture_lock;
+    struct LockCaptures {
+      trace::Graph& graph;
+      ~LockCaptures() { graph.capture_lock = nullptr; }
+    } const lock_captures{outer};
+    outer.capture_lock = &capture_lock;
     s_->run_replicas([&](int r) {
       trace::Graph& graph = *graphs[std::size_t(r)];
       const trace::Scope scope(&graph);

@@ -223,17 +223,68 @@ TEST_CASE("a traced strategy.run of a function returning nothing runs at every c
   CHECK(counter.copy_value(1).item() == 6.0f);
 }
 
-TEST_CASE("strategy.run inside a traced tf::cond is a clear error", "[distribute]") {
+TEST_CASE("strategy.run inside a traced tf::cond runs in the branch taken", "[distribute]") {
   logical_cpus(2);
   dist::MirroredStrategy strategy;
   auto outer = tf::function([&](const tf::Tensor<float, 1>& v) {
+    // Both replicas capture `scaled` and `total` from the function's body through the branch,
+    // on their own threads at once.
+    auto scaled = v * 3.0f;
+    auto total = tf::reduce_sum(v);
     return tf::cond(
-        tf::reduce_sum(v) > 0.0f, [&] { return strategy.run([&] { return v * 2.0f; }).values[0]; },
+        total > 0.0f,
+        [&] {
+          auto mine = strategy.run([&] {
+            return dist::get_replica_context()->all_reduce(dist::ReduceOp::sum, scaled + total);
+          });
+          return mine.values[0] + mine.values[1];
+        },
         [&] { return v; });
   });
-  CHECK_THROWS_AS(outer(tf::constant<float>({1.0f})), tf::unimplemented);
-  CHECK_THROWS_WITH(outer(tf::constant<float>({1.0f})),
-                    Catch::Contains("inside tf::cond or tf::while_loop"));
+  // Each replica's all-reduce gives 2 * (3v + sum(v)); the branch adds the two replicas' values.
+  CHECK(outer(tf::constant<float>({1.0f, 2.0f})).numpy() == std::vector<float>{24.0f, 36.0f});
+  CHECK(outer(tf::constant<float>({-1.0f, -2.0f})).numpy() == std::vector<float>{-1.0f, -2.0f});
+  CHECK(outer(tf::constant<float>({2.0f, 0.0f})).numpy() == std::vector<float>{32.0f, 8.0f});
+  CHECK(outer.trace_count() == 1);
+  // The function holds one If node; its true branch holds the StrategyRun node.
+  const auto& nodes = outer.concrete_functions()[0]->graph().nodes;
+  const auto if_node = std::ranges::find_if(nodes, [](const auto& n) { return n.op == "If"; });
+  REQUIRE(if_node != nodes.end());
+  REQUIRE(if_node->functions.size() == 2);
+  CHECK(std::ranges::count_if(if_node->functions[0]->graph().nodes,
+                              [](const auto& n) { return n.op == "StrategyRun"; }) == 1);
+}
+
+TEST_CASE("strategy.run inside a traced tf::while_loop runs at every iteration", "[distribute]") {
+  logical_cpus(2);
+  dist::MirroredStrategy strategy;
+  auto scope = strategy.scope();
+  tf::Variable<float, 0> counter(0.0f);
+  // TensorFlow's several-steps-per-call loop: strategy.run in the body of a loop over steps.
+  auto steps = tf::function(
+      [&](const tf::Tensor<std::int32_t, 0>& n, const dist::PerReplica<tf::Tensor<float, 0>>& by) {
+        return tf::while_loop([&](const tf::Tensor<std::int32_t, 0>& i) { return i < n; },
+                              [&](const tf::Tensor<std::int32_t, 0>& i) {
+                                strategy.run(
+                                    [&](const tf::Tensor<float, 0>& mine) {
+                                      counter.assign_add(dist::get_replica_context()->all_reduce(
+                                          dist::ReduceOp::sum, mine));
+                                    },
+                                    by);
+                                return i + 1;
+                              },
+                              tf::Tensor<std::int32_t, 0>(0));
+      });
+  const dist::PerReplica<tf::Tensor<float, 0>> by{
+      {tf::Tensor<float, 0>(1.0f), tf::Tensor<float, 0>(2.0f)}};
+  CHECK(steps(tf::Tensor<std::int32_t, 0>(3), by).item() == 3);
+  // Each iteration adds the replicas' sum (3) to each replica's copy.
+  CHECK(counter.copy_value(0).item() == 9.0f);
+  CHECK(counter.copy_value(1).item() == 9.0f);
+  CHECK(steps(tf::Tensor<std::int32_t, 0>(2), by).item() == 2);
+  CHECK(counter.copy_value(0).item() == 15.0f);
+  CHECK(counter.copy_value(1).item() == 15.0f);
+  CHECK(steps.trace_count() == 1);
 }
 
 }  // namespace test_distribute_function_in_replicas
