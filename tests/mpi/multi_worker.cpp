@@ -9,6 +9,7 @@
 // the survivor lives to report) kill or hang worker 1 mid-training and require worker 0's typed
 // error, naming worker 1, within the timeout.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <seed_mlp_data.hpp>
@@ -33,6 +35,7 @@
 #include <tapeflow/distribute/file_paths.hpp>
 #include <tapeflow/distribute/mpi_collective.hpp>
 #include <tapeflow/distribute/multi_worker_mirrored_strategy.hpp>
+#include <tapeflow/function/function.hpp>
 #include <tapeflow/io/tfrecord_writer.hpp>
 #include <tapeflow/keras/callbacks/tensorboard.hpp>
 #include <tapeflow/keras/initializers.hpp>
@@ -276,6 +279,48 @@ void equivalence_case() {
   }
   std::printf("equivalence: %d steps, final loss %.6f (one replica %.6f)\n", steps, last_total,
               single_losses.back());
+}
+
+// strategy.reduce inside a tf::function: the sums over the workers are CollectiveReduceV2 nodes,
+// run at every call (new values, same trace), and equal the eager reduce. The workers' batches
+// differ in rows, so the mean over axis 0 needs every worker's row count at run time.
+void traced_reduce_case() {
+  dist::MultiWorkerMirroredStrategy strategy({.timeout = 30s});
+  const int rank = strategy.cluster_resolver().rank;
+  rank_for_messages = rank;
+  auto reduce_all = [&](const dist::PerReplica<tf::Tensor<float, 2>>& rows,
+                        const dist::PerReplica<tf::Tensor<float, 1>>& flat) {
+    auto doubled = strategy.run([](const tf::Tensor<float, 2>& mine) { return mine * 2.0f; }, rows);
+    return std::tuple{strategy.reduce(dist::ReduceOp::sum, doubled, 0),
+                      strategy.reduce(dist::ReduceOp::mean, doubled, 0),
+                      strategy.reduce(dist::ReduceOp::sum, flat),
+                      strategy.reduce(dist::ReduceOp::mean, flat)};
+  };
+  auto traced = tf::function(reduce_all);
+  for (int call = 1; call <= 3; ++call) {
+    // Worker 0 holds 3 rows of `call`, worker 1 one row of 2 * `call`.
+    const float v = float(call) * float(rank + 1);
+    const auto rows = tf::fill<float, 2>(std::array<std::int64_t, 2>{rank == 0 ? 3 : 1, 2}, v);
+    const dist::PerReplica<tf::Tensor<float, 2>> by_rows{{rows}};
+    const dist::PerReplica<tf::Tensor<float, 1>> by_flat{{tf::constant<float>({v, 10.0f * v})}};
+    const auto [sum_rows, mean_rows, sum_flat, mean_flat] = traced(by_rows, by_flat);
+    // Doubled rows: 3 of 2c and 1 of 4c, summed 10c, over 4 rows 2.5c; flat: c + 2c = 3c.
+    const float c = float(call);
+    EXPECT((sum_rows.numpy() == std::vector<float>{10.0f * c, 10.0f * c}));
+    EXPECT((mean_rows.numpy() == std::vector<float>{2.5f * c, 2.5f * c}));
+    EXPECT((sum_flat.numpy() == std::vector<float>{3.0f * c, 30.0f * c}));
+    EXPECT((mean_flat.numpy() == std::vector<float>{1.5f * c, 15.0f * c}));
+    const auto [eager_sum, eager_mean, eager_flat, eager_flat_mean] = reduce_all(by_rows, by_flat);
+    EXPECT(eager_sum.numpy() == sum_rows.numpy());
+    EXPECT(eager_mean.numpy() == mean_rows.numpy());
+    EXPECT(eager_flat.numpy() == sum_flat.numpy());
+    EXPECT(eager_flat_mean.numpy() == mean_flat.numpy());
+  }
+  EXPECT(traced.trace_count() == 1);
+  // Four sums over the workers and the rows' count: five collective nodes.
+  const auto& nodes = traced.concrete_functions()[0]->graph().nodes;
+  EXPECT(std::ranges::count_if(nodes, [](const auto& n) { return n.op == "CollectiveReduceV2"; }) ==
+         5);
 }
 
 // Model.fit under the strategy's scope equals fit on one replica (weights, loss, accuracy).
@@ -766,6 +811,7 @@ int main(int argc, char** argv) {
       {"fault_kill", [] { fault_case(true); }},
       {"fault_hang", [] { fault_case(false); }},
       {"fault_inside", fault_inside_case},
+      {"traced_reduce", traced_reduce_case},
   };
   const std::string name = argc > 1 ? argv[1] : "";
   const auto it = cases.find(name);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -168,15 +169,19 @@ namespace ops {
 /// merge two of them. Gradient: replica r's input reaches every replica's output, so it
 /// receives the same all-reduce of the replicas' incoming gradients (the mean's 1/n included).
 /// Exported graphs cannot hold it: TensorFlow's op needs group and instance keys that only a
-/// distributed runtime assigns.
+/// distributed runtime assigns. In cross-replica context (`strategy.reduce` of a
+/// MultiWorkerMirroredStrategy) `across_workers` sums over the workers instead.
 struct CollectiveReduceV2 {
+  /// Sums tensors over the workers in place (the strategy's collective).
+  using WorkersSum = std::function<void(std::span<AnyTensor>)>;
   static constexpr std::string_view name = "CollectiveReduceV2";
   static constexpr bool stateful = true;  // talks to the other replicas
   distribute::ReduceOp reduction = distribute::ReduceOp::sum;
+  std::shared_ptr<const WorkersSum> across_workers;  ///< null: the calling replica's collective
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& x) const {
-    if (distribute::get_replica_context() == nullptr) {
+    if (across_workers == nullptr && distribute::get_replica_context() == nullptr) {
       throw failed_precondition("CollectiveReduceV2: all_reduce of a tensor of shape " +
                                 x.shape().to_string() +
                                 " outside strategy.run (there is no replica to reduce over)");
@@ -186,8 +191,12 @@ struct CollectiveReduceV2 {
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
     AnyTensor reduced(x);
-    distribute::get_replica_context()->collective().all_reduce(std::span<AnyTensor>(&reduced, 1),
-                                                               reduction);
+    if (across_workers != nullptr) {
+      (*across_workers)(std::span<AnyTensor>(&reduced, 1));
+    } else {
+      distribute::get_replica_context()->collective().all_reduce(std::span<AnyTensor>(&reduced, 1),
+                                                                 reduction);
+    }
     // A fresh output (its own id for tapes) rather than the collective's buffer, which may be
     // x's own.
     std::copy_n(static_cast<const T*>(reduced.raw_data()), x.num_elements(),
@@ -195,7 +204,7 @@ struct CollectiveReduceV2 {
   }
   template <class T, std::size_t R>
   Tensor<T, R> gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
-    return tapeflow::detail::execute(CollectiveReduceV2{reduction}, dy);
+    return tapeflow::detail::execute(CollectiveReduceV2{reduction, across_workers}, dy);
   }
 };
 

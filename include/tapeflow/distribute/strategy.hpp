@@ -56,6 +56,7 @@
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/function/graph.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
+#include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
 #include <tapeflow/ops/state/variable.hpp>
 
@@ -369,9 +370,8 @@ class Strategy {
     Tensor<T, R - 1> total =
         sum_of(value, [&](const Tensor<T, R>& v) { return tapeflow::reduce_sum(v, axis); });
     if (op == ReduceOp::mean && s_->num_workers > 1) {
-      AnyTensor all_rows{Tensor<std::int64_t, 0>(rows)};
-      s_->all_reduce_across_workers(std::span<AnyTensor>(&all_rows, 1));
-      rows = all_rows.as<std::int64_t, 0>().item();
+      // Every worker's rows: an op, so a trace counts them at each call, not once.
+      return total / tapeflow::cast<T>(across_workers(Tensor<std::int64_t, 0>(rows)));
     }
     return op == ReduceOp::mean ? total / static_cast<T>(rows) : total;
   }
@@ -559,17 +559,15 @@ class Strategy {
     for (std::size_t r = 1; r < value.size(); ++r) {
       total = total + each(value.values[r]);  // replica order: the same bits every run
     }
-    if (s_->num_workers > 1 && tapeflow::detail::trace::active() != nullptr) {
-      throw unimplemented(
-          "Strategy::reduce inside a tf::function across workers: return the PerReplica "
-          "values from the function and reduce them outside it");
-    }
-    if (s_->num_workers > 1) {
-      AnyTensor across(total);
-      s_->all_reduce_across_workers(std::span<AnyTensor>(&across, 1));
-      total = across.template as<typename decltype(total)::value_type, decltype(total)::rank_v>();
-    }
-    return total;
+    return s_->num_workers > 1 ? across_workers(total) : total;
+  }
+  // `value` summed over the workers, as a CollectiveReduceV2 op: eager, or a node of the
+  // function being traced (which then sums over the workers at each call).
+  template <class T, std::size_t R>
+  Tensor<T, R> across_workers(const Tensor<T, R>& value) const {
+    auto sum = std::make_shared<const ops::CollectiveReduceV2::WorkersSum>(
+        [state = s_](std::span<AnyTensor> values) { state->all_reduce_across_workers(values); });
+    return tapeflow::detail::execute(ops::CollectiveReduceV2{ReduceOp::sum, std::move(sum)}, value);
   }
 };
 
