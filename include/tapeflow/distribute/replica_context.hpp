@@ -214,7 +214,7 @@ namespace distribute {
 
 template <class T, std::size_t R>
 Tensor<T, R> ReplicaContext::all_reduce(ReduceOp op, const Tensor<T, R>& value) {
-  return tapeflow::detail::execute(ops::CollectiveReduceV2{op}, value);
+  return tapeflow::detail::execute(ops::CollectiveReduceV2{op, nullptr}, value);
 }
 
 template <class F>
