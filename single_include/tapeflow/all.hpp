@@ -14967,6 +14967,7 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15617,15 +15618,19 @@ namespace ops {
 /// merge two of them. Gradient: replica r's input reaches every replica's output, so it
 /// receives the same all-reduce of the replicas' incoming gradients (the mean's 1/n included).
 /// Exported graphs cannot hold it: TensorFlow's op needs group and instance keys that only a
-/// distributed runtime assigns.
+/// distributed runtime assigns. In cross-replica context (`strategy.reduce` of a
+/// MultiWorkerMirroredStrategy) `across_workers` sums over the workers instead.
 struct CollectiveReduceV2 {
+  /// Sums tensors over the workers in place (the strategy's collective).
+  using WorkersSum = std::function<void(std::span<AnyTensor>)>;
   static constexpr std::string_view name = "CollectiveReduceV2";
   static constexpr bool stateful = true;  // talks to the other replicas
   distribute::ReduceOp reduction = distribute::ReduceOp::sum;
+  std::shared_ptr<const WorkersSum> across_workers;  ///< null: the calling replica's collective
 
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& x) const {
-    if (distribute::get_replica_context() == nullptr) {
+    if (across_workers == nullptr && distribute::get_replica_context() == nullptr) {
       throw failed_precondition("CollectiveReduceV2: all_reduce of a tensor of shape " +
                                 x.shape().to_string() +
                                 " outside strategy.run (there is no replica to reduce over)");
@@ -15635,8 +15640,12 @@ struct CollectiveReduceV2 {
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& out, const Tensor<T, R>& x) const {
     AnyTensor reduced(x);
-    distribute::get_replica_context()->collective().all_reduce(std::span<AnyTensor>(&reduced, 1),
-                                                               reduction);
+    if (across_workers != nullptr) {
+      (*across_workers)(std::span<AnyTensor>(&reduced, 1));
+    } else {
+      distribute::get_replica_context()->collective().all_reduce(std::span<AnyTensor>(&reduced, 1),
+                                                                 reduction);
+    }
     // A fresh output (its own id for tapes) rather than the collective's buffer, which may be
     // x's own.
     std::copy_n(static_cast<const T*>(reduced.raw_data()), x.num_elements(),
@@ -15644,7 +15653,7 @@ struct CollectiveReduceV2 {
   }
   template <class T, std::size_t R>
   Tensor<T, R> gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, R>&) const {
-    return tapeflow::detail::execute(CollectiveReduceV2{reduction}, dy);
+    return tapeflow::detail::execute(CollectiveReduceV2{reduction, across_workers}, dy);
   }
 };
 
@@ -15654,7 +15663,7 @@ namespace distribute {
 
 template <class T, std::size_t R>
 Tensor<T, R> ReplicaContext::all_reduce(ReduceOp op, const Tensor<T, R>& value) {
-  return tapeflow::detail::execute(ops::CollectiveReduceV2{op}, value);
+  return tapeflow::detail::execute(ops::CollectiveReduceV2{op, nullptr}, value);
 }
 
 template <class F>
@@ -23989,9 +23998,8 @@ class Strategy {
     Tensor<T, R - 1> total =
         sum_of(value, [&](const Tensor<T, R>& v) { return tapeflow::reduce_sum(v, axis); });
     if (op == ReduceOp::mean && s_->num_workers > 1) {
-      AnyTensor all_rows{Tensor<std::int64_t, 0>(rows)};
-      s_->all_reduce_across_workers(std::span<AnyTensor>(&all_rows, 1));
-      rows = all_rows.as<std::int64_t, 0>().item();
+      // Every worker's rows: an op, so a trace counts them at each call, not once.
+      return total / tapeflow::cast<T>(across_workers(Tensor<std::int64_t, 0>(rows)));
     }
     return op == ReduceOp::mean ? total / static_cast<T>(rows) : total;
   }
@@ -24179,17 +24187,15 @@ class Strategy {
     for (std::size_t r = 1; r < value.size(); ++r) {
       total = total + each(value.values[r]);  // replica order: the same bits every run
     }
-    if (s_->num_workers > 1 && tapeflow::detail::trace::active() != nullptr) {
-      throw unimplemented(
-          "Strategy::reduce inside a tf::function across workers: return the PerReplica "
-          "values from the function and reduce them outside it");
-    }
-    if (s_->num_workers > 1) {
-      AnyTensor across(total);
-      s_->all_reduce_across_workers(std::span<AnyTensor>(&across, 1));
-      total = across.template as<typename decltype(total)::value_type, decltype(total)::rank_v>();
-    }
-    return total;
+    return s_->num_workers > 1 ? across_workers(total) : total;
+  }
+  // `value` summed over the workers, as a CollectiveReduceV2 op: eager, or a node of the
+  // function being traced (which then sums over the workers at each call).
+  template <class T, std::size_t R>
+  Tensor<T, R> across_workers(const Tensor<T, R>& value) const {
+    auto sum = std::make_shared<const ops::CollectiveReduceV2::WorkersSum>(
+        [state = s_](std::span<AnyTensor> values) { state->all_reduce_across_workers(values); });
+    return tapeflow::detail::execute(ops::CollectiveReduceV2{ReduceOp::sum, std::move(sum)}, value);
   }
 };
 
