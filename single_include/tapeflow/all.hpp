@@ -13132,12 +13132,16 @@ void for_each_tensor(const X& x, Fun&& f) {
   }
 }
 
+[[noreturn]] TAPEFLOW_COLD inline void throw_input_without_value(std::string_view op) {
+  throw failed_precondition(std::string(op) +
+                            ": an input tensor holds no value (default-constructed)");
+}
+
 template <class Op>
 void require_inputs(const Op&, const auto&... in) {
   auto check = [](const auto& t) {
     if (!t.has_value()) {
-      throw failed_precondition(std::string(Op::name) +
-                                ": an input tensor holds no value (default-constructed)");
+      throw_input_without_value(Op::name);  // out of line: one copy, not one per op
     }
   };
   (for_each_tensor(in, check), ...);

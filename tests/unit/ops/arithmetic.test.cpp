@@ -94,4 +94,11 @@ TEST_CASE("arithmetic gradients", "[ops][arithmetic]") {
   check_gradients([](const auto& x) { return 3.0 - 2.0 * x / 4.0; }, a);
 }
 
+TEST_CASE("an op on a tensor without value is a typed error naming the op", "[ops]") {
+  const tf::Tensor<float, 1> none;
+  const auto x = tf::constant<float>({1, 2});
+  CHECK_THROWS_AS(x + none, tf::failed_precondition);
+  CHECK_THROWS_WITH(none * x, Catch::Contains("Mul: an input tensor holds no value"));
+}
+
 }  // namespace test_ops_arithmetic
