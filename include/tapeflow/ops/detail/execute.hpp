@@ -450,6 +450,20 @@ devices::DeviceId preferred_device(const Op& op) {
   }
 }
 
+/// The part of run_registered_kernel that does not depend on the op's types, compiled once:
+/// a device outside host memory gets copies of inputs held elsewhere (as TensorFlow copies
+/// eager inputs to the op's device; host-memory devices read them in place), then the kernel
+/// writes into `result`.
+TAPEFLOW_NOINLINE inline void run_erased_kernel(ErasedKernel kernel, const void* op,
+                                                AnyTensor result, std::vector<AnyTensor>& inputs) {
+  if (devices::device_memory(devices::allocation_device()) != nullptr) {
+    for (auto& t : inputs) {
+      t = t.on_allocation_device();
+    }
+  }
+  kernel(op, result, inputs);
+}
+
 /// Runs `op`'s kernel of a registered backend (ops/kernel_registry.hpp), its inputs and output
 /// type-erased. Placement checked the kernel exists. Cold: the CPU path is the common one.
 template <class Op, class Out, class... In>
@@ -457,21 +471,10 @@ TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId ba
                                              const In&... in) {
   std::vector<AnyTensor> inputs;
   inputs.reserve((list_size(in) + ... + std::size_t{0}));
-  // A device outside host memory gets copies of inputs held elsewhere, as TensorFlow copies
-  // eager inputs to the op's device; host-memory devices read them in place.
-  bool const copy_inputs = devices::device_memory(devices::allocation_device()) != nullptr;
-  (void)copy_inputs;  // ops without inputs
-  (for_each_tensor(in,
-                   [&inputs, copy_inputs](const auto& t) {
-                     if (copy_inputs) {
-                       inputs.emplace_back(tensor_access::on_allocation_device(t));
-                     } else {
-                       inputs.emplace_back(t);
-                     }
-                   }),
-   ...);
-  AnyTensor result(out);  // shares out's buffer: the kernel writes the op's result there
-  registered_kernel<Op>(backend)(&op, result, inputs);
+  // push_back of AnyTensor, not emplace_back of each tensor type: one vector growth path.
+  (for_each_tensor(in, [&inputs](const auto& t) { inputs.push_back(AnyTensor(t)); }), ...);
+  // `result` shares out's buffer: the kernel writes the op's result there.
+  run_erased_kernel(registered_kernel<Op>(backend), &op, AnyTensor(out), inputs);
 }
 
 /// Runs `op` on tensor inputs: placement, shape rule, allocation, the kernel of the op's
