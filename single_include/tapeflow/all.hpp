@@ -6846,10 +6846,7 @@ class AnyTensor {
   template <class T, std::size_t Rank>
   [[nodiscard]] Tensor<T, Rank> as() const {
     if (!holds<T, Rank>()) {
-      throw invalid_argument("AnyTensor::as<" + std::string(dtype_traits<T>::name) + ", " +
-                             std::to_string(Rank) + ">(): holds a " +
-                             std::string(dtype_name(dtype_)) + " tensor of shape " +
-                             shape_.to_string());
+      throw_not_held(dtype_v<T>, Rank);
     }
     return unchecked_as<T, Rank>();
   }
@@ -6885,6 +6882,13 @@ class AnyTensor {
   }
 
  private:
+  // as()'s error, out of line: one copy, not one per type asked for (compile time).
+  [[noreturn]] TAPEFLOW_COLD void throw_not_held(DType want, std::size_t rank) const {
+    throw invalid_argument("AnyTensor::as<" + std::string(dtype_name(want)) + ", " +
+                           std::to_string(rank) + ">(): holds a " +
+                           std::string(dtype_name(dtype_)) + " tensor of shape " +
+                           shape_.to_string());
+  }
   DType dtype_ = DType::invalid;
   Shape shape_;
   detail::Buffer* buffer_ = nullptr;
@@ -11799,9 +11803,11 @@ TAPEFLOW_END_NAMESPACE
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 // ---- begin <tapeflow/ops/detail/broadcast.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_DETAIL_BROADCAST_HPP
@@ -13640,9 +13646,111 @@ std::string int_list_text(std::array<I, N> const& values) {
   return text + (N == 1 ? ",)" : ")");
 }
 
+/// A box copy's geometry, rank-erased (each array's first `rank` entries are used).
+struct StridedBox {
+  std::size_t rank = 0;
+  std::array<std::int64_t, max_rank> src_dims{}, src_begin{}, src_step{}, dst_dims{}, dst_begin{},
+      dst_step{}, size{};
+};
+
+/// Moves `run` elements of `Size` bytes each (a trivially copyable type's elements as bytes).
+template <std::size_t Size>
+struct BytesMover {
+  static void move(const void* src, std::int64_t from, void* dst, std::int64_t to,
+                   std::int64_t run) {
+    auto const* s = static_cast<const std::byte*>(src) + from * std::int64_t{Size};
+    auto* d = static_cast<std::byte*>(dst) + to * std::int64_t{Size};
+    if (run == 1) {
+      std::memcpy(d, s, Size);  // a constant size: one load and store
+    } else {
+      std::memcpy(d, s, static_cast<std::size_t>(run) * Size);
+    }
+  }
+};
+/// Moves `run` elements of a type that is not trivially copyable (strings) by assignment.
+template <class T>
+struct TypedMover {
+  static void move(const void* src, std::int64_t from, void* dst, std::int64_t to,
+                   std::int64_t run) {
+    std::copy_n(static_cast<const T*>(src) + from, run, static_cast<T*>(dst) + to);
+  }
+};
+
+/// copy_strided_box's work, compiled once per element size rather than per dtype and rank.
+template <class Mover>
+void copy_strided_box_erased(const void* src, void* dst, const StridedBox& box) {
+  std::size_t const R = box.rank;
+  std::int64_t n = 1;
+  for (std::size_t a = 0; a < R; ++a) {
+    n *= box.size[a];
+  }
+  if (n == 0) {
+    return;
+  }
+  if (R == 0) {
+    Mover::move(src, 0, dst, 0, 1);
+    return;
+  }
+  const auto& size = box.size;
+  const auto& src_step = box.src_step;
+  const auto& dst_step = box.dst_step;
+  std::array<std::int64_t, max_rank> src_stride{};
+  std::array<std::int64_t, max_rank> dst_stride{};
+  src_stride[R - 1] = 1;
+  dst_stride[R - 1] = 1;
+  for (std::size_t a = R - 1; a-- > 0;) {
+    src_stride[a] = src_stride[a + 1] * box.src_dims[a + 1];
+    dst_stride[a] = dst_stride[a + 1] * box.dst_dims[a + 1];
+  }
+  // Trailing axes copied whole in both tensors merge into one contiguous run.
+  std::size_t t = R - 1;
+  std::int64_t inner = 1;
+  while (t > 0 && size[t] == box.src_dims[t] && size[t] == box.dst_dims[t] && src_step[t] == 1 &&
+         dst_step[t] == 1) {
+    inner *= size[t];
+    --t;
+  }
+  bool const contiguous = src_step[t] == 1 && dst_step[t] == 1;
+  std::size_t const row_axes = contiguous ? t : t + 1;  // axes iterated one by one
+  std::int64_t const run = contiguous ? size[t] * inner : inner;
+  std::int64_t src_origin = 0;
+  std::int64_t dst_origin = 0;
+  for (std::size_t a = 0; a < R; ++a) {
+    src_origin += box.src_begin[a] * src_stride[a];
+    dst_origin += box.dst_begin[a] * dst_stride[a];
+  }
+  std::int64_t const rows = n / run;
+  backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
+                             [&](std::int64_t s, std::int64_t e) {
+                               std::array<std::int64_t, max_rank> idx{};
+                               std::int64_t rest = s;
+                               std::int64_t so = src_origin;
+                               std::int64_t d_o = dst_origin;
+                               for (std::size_t a = row_axes; a-- > 0;) {
+                                 idx[a] = rest % size[a];
+                                 rest /= size[a];
+                                 so += idx[a] * src_step[a] * src_stride[a];
+                                 d_o += idx[a] * dst_step[a] * dst_stride[a];
+                               }
+                               for (std::int64_t r = s; r < e; ++r) {
+                                 Mover::move(src, so, dst, d_o, run);
+                                 for (std::size_t a = row_axes; a-- > 0;) {
+                                   so += src_step[a] * src_stride[a];
+                                   d_o += dst_step[a] * dst_stride[a];
+                                   if (++idx[a] < size[a]) {
+                                     break;
+                                   }
+                                   so -= idx[a] * src_step[a] * src_stride[a];
+                                   d_o -= idx[a] * dst_step[a] * dst_stride[a];
+                                   idx[a] = 0;
+                                 }
+                               }
+                             });
+}
+
 /// Copies a box of `size` elements: element idx goes from src at `src_begin + idx * src_step`
 /// to dst at `dst_begin + idx * dst_step` (per axis; steps may be negative). Contiguous runs are
-/// copied with std::copy_n, so any element type (strings included) works.
+/// copied whole; elements of any type (strings included) work.
 template <class T, std::size_t R>
 void copy_strided_box(T const* src, std::array<std::int64_t, R> const& src_dims,
                       std::array<std::int64_t, R> const& src_begin,
@@ -13651,69 +13759,20 @@ void copy_strided_box(T const* src, std::array<std::int64_t, R> const& src_dims,
                       std::array<std::int64_t, R> const& dst_begin,
                       std::array<std::int64_t, R> const& dst_step,
                       std::array<std::int64_t, R> const& size) {
-  std::int64_t const n = product(size);
-  if (n == 0) {
-    return;
-  }
-  if constexpr (R == 0) {
-    dst[0] = src[0];
+  static_assert(R <= max_rank);
+  StridedBox box;
+  box.rank = R;
+  std::copy_n(src_dims.begin(), R, box.src_dims.begin());
+  std::copy_n(src_begin.begin(), R, box.src_begin.begin());
+  std::copy_n(src_step.begin(), R, box.src_step.begin());
+  std::copy_n(dst_dims.begin(), R, box.dst_dims.begin());
+  std::copy_n(dst_begin.begin(), R, box.dst_begin.begin());
+  std::copy_n(dst_step.begin(), R, box.dst_step.begin());
+  std::copy_n(size.begin(), R, box.size.begin());
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    copy_strided_box_erased<BytesMover<sizeof(T)>>(src, dst, box);
   } else {
-    std::array<std::int64_t, R> src_stride{};
-    std::array<std::int64_t, R> dst_stride{};
-    src_stride[R - 1] = 1;
-    dst_stride[R - 1] = 1;
-    for (std::size_t a = R - 1; a-- > 0;) {
-      src_stride[a] = src_stride[a + 1] * src_dims[a + 1];
-      dst_stride[a] = dst_stride[a + 1] * dst_dims[a + 1];
-    }
-    // Trailing axes copied whole in both tensors merge into one contiguous run.
-    std::size_t t = R - 1;
-    std::int64_t inner = 1;
-    while (t > 0 && size[t] == src_dims[t] && size[t] == dst_dims[t] && src_step[t] == 1 &&
-           dst_step[t] == 1) {
-      inner *= size[t];
-      --t;
-    }
-    bool const contiguous = src_step[t] == 1 && dst_step[t] == 1;
-    std::size_t const row_axes = contiguous ? t : t + 1;  // axes iterated one by one
-    std::int64_t const run = contiguous ? size[t] * inner : inner;
-    std::int64_t src_origin = 0;
-    std::int64_t dst_origin = 0;
-    for (std::size_t a = 0; a < R; ++a) {
-      src_origin += src_begin[a] * src_stride[a];
-      dst_origin += dst_begin[a] * dst_stride[a];
-    }
-    std::int64_t const rows = n / run;
-    backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
-                               [&](std::int64_t s, std::int64_t e) {
-                                 std::array<std::int64_t, R> idx{};
-                                 std::int64_t rest = s;
-                                 std::int64_t so = src_origin;
-                                 std::int64_t d_o = dst_origin;
-                                 for (std::size_t a = row_axes; a-- > 0;) {
-                                   idx[a] = rest % size[a];
-                                   rest /= size[a];
-                                   so += idx[a] * src_step[a] * src_stride[a];
-                                   d_o += idx[a] * dst_step[a] * dst_stride[a];
-                                 }
-                                 for (std::int64_t r = s; r < e; ++r) {
-                                   if (run == 1) {
-                                     dst[d_o] = src[so];
-                                   } else {
-                                     std::copy_n(src + so, run, dst + d_o);
-                                   }
-                                   for (std::size_t a = row_axes; a-- > 0;) {
-                                     so += src_step[a] * src_stride[a];
-                                     d_o += dst_step[a] * dst_stride[a];
-                                     if (++idx[a] < size[a]) {
-                                       break;
-                                     }
-                                     so -= idx[a] * src_step[a] * src_stride[a];
-                                     d_o -= idx[a] * dst_step[a] * dst_stride[a];
-                                     idx[a] = 0;
-                                   }
-                                 }
-                               });
+    copy_strided_box_erased<TypedMover<T>>(src, dst, box);
   }
 }
 

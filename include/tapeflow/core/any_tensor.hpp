@@ -163,10 +163,7 @@ class AnyTensor {
   template <class T, std::size_t Rank>
   [[nodiscard]] Tensor<T, Rank> as() const {
     if (!holds<T, Rank>()) {
-      throw invalid_argument("AnyTensor::as<" + std::string(dtype_traits<T>::name) + ", " +
-                             std::to_string(Rank) + ">(): holds a " +
-                             std::string(dtype_name(dtype_)) + " tensor of shape " +
-                             shape_.to_string());
+      throw_not_held(dtype_v<T>, Rank);
     }
     return unchecked_as<T, Rank>();
   }
@@ -202,6 +199,13 @@ class AnyTensor {
   }
 
  private:
+  // as()'s error, out of line: one copy, not one per type asked for (compile time).
+  [[noreturn]] TAPEFLOW_COLD void throw_not_held(DType want, std::size_t rank) const {
+    throw invalid_argument("AnyTensor::as<" + std::string(dtype_name(want)) + ", " +
+                           std::to_string(rank) + ">(): holds a " +
+                           std::string(dtype_name(dtype_)) + " tensor of shape " +
+                           shape_.to_string());
+  }
   DType dtype_ = DType::invalid;
   Shape shape_;
   detail::Buffer* buffer_ = nullptr;

@@ -24,7 +24,7 @@ TEST_CASE("AnyTensor erases and recovers types", "[core][any_tensor]") {
   CHECK(back.data() == t.data());
   CHECK(back.id() == t.id());
   CHECK_THROWS_WITH((any.as<std::int32_t, 2>()),
-                    Catch::Contains("int32") && Catch::Contains("float32"));
+                    "AnyTensor::as<int32, 2>(): holds a float32 tensor of shape (2, 2)");
   CHECK_THROWS_AS((any.as<float, 1>()), tf::invalid_argument);
   std::ostringstream os;
   os << tf::AnyTensor(tf::constant<std::int64_t>({1, 2}));
