@@ -148,4 +148,30 @@ TEST_CASE("strided_slice gradients match numerical ones, to second order",
   CHECK(gg->numpy() == std::vector<double>{6, 0, 18, 0, 30});
 }
 
+TEST_CASE("strided slices with steps on several axes match an index loop", "[ops][slice]") {
+  // Rows of one axis (a fixed step per row) and rows of several axes take different loops.
+  std::vector<float> values(4 * 5 * 6);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = float(i);
+  }
+  auto x = tf::from_vector<float, 3>(values, {4, 5, 6});
+  auto y = tf::strided_slice(x, {3, 0, 5}, {0, 5, 0}, {-2, 2, -3});
+  REQUIRE(y.dims() == std::array<std::int64_t, 3>{2, 3, 2});
+  for (std::int64_t i = 0; i < 2; ++i) {
+    for (std::int64_t j = 0; j < 3; ++j) {
+      for (std::int64_t k = 0; k < 2; ++k) {
+        CHECK(y(i, j, k) == float((3 - 2 * i) * 30 + 2 * j * 6 + (5 - 3 * k)));
+      }
+    }
+  }
+  auto m =
+      tf::from_vector<float, 2>(std::vector<float>(values.begin(), values.begin() + 24), {4, 6});
+  auto rows = tf::strided_slice(m, {3, 0}, {0, 6}, {-2, 1});  // whole rows, backwards
+  CHECK(rows.numpy() == std::vector<float>{18, 19, 20, 21, 22, 23, 6, 7, 8, 9, 10, 11});
+  auto cells = tf::strided_slice(m, {3, 4}, {0, 0}, {-1, -2});
+  CHECK(cells.numpy() == std::vector<float>{22, 20, 16, 14, 10, 8});
+  auto column = tf::slice(m, {1, 2}, {3, 1});
+  CHECK(column.numpy() == std::vector<float>{8, 14, 20});
+}
+
 }  // namespace test_ops_slice

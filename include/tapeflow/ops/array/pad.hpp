@@ -118,32 +118,40 @@ void copy_strided_box_erased(const void* src, void* dst, const StridedBox& box) 
     dst_origin += box.dst_begin[a] * dst_stride[a];
   }
   std::int64_t const rows = n / run;
-  backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / run),
-                             [&](std::int64_t s, std::int64_t e) {
-                               std::array<std::int64_t, max_rank> idx{};
-                               std::int64_t rest = s;
-                               std::int64_t so = src_origin;
-                               std::int64_t d_o = dst_origin;
-                               for (std::size_t a = row_axes; a-- > 0;) {
-                                 idx[a] = rest % size[a];
-                                 rest /= size[a];
-                                 so += idx[a] * src_step[a] * src_stride[a];
-                                 d_o += idx[a] * dst_step[a] * dst_stride[a];
-                               }
-                               for (std::int64_t r = s; r < e; ++r) {
-                                 Mover::move(src, so, dst, d_o, run);
-                                 for (std::size_t a = row_axes; a-- > 0;) {
-                                   so += src_step[a] * src_stride[a];
-                                   d_o += dst_step[a] * dst_stride[a];
-                                   if (++idx[a] < size[a]) {
-                                     break;
-                                   }
-                                   so -= idx[a] * src_step[a] * src_stride[a];
-                                   d_o -= idx[a] * dst_step[a] * dst_stride[a];
-                                   idx[a] = 0;
-                                 }
-                               }
-                             });
+  backend::cpu::parallel_for(
+      rows, std::max<std::int64_t>(1, parallel_grain / run), [&](std::int64_t s, std::int64_t e) {
+        if (row_axes == 1) {  // one axis of rows: fixed steps
+          std::int64_t const src_row = src_step[0] * src_stride[0];
+          std::int64_t const dst_row = dst_step[0] * dst_stride[0];
+          for (std::int64_t r = s; r < e; ++r) {
+            Mover::move(src, src_origin + r * src_row, dst, dst_origin + r * dst_row, run);
+          }
+          return;
+        }
+        std::array<std::int64_t, max_rank> idx{};
+        std::int64_t rest = s;
+        std::int64_t so = src_origin;
+        std::int64_t d_o = dst_origin;
+        for (std::size_t a = row_axes; a-- > 0;) {
+          idx[a] = rest % size[a];
+          rest /= size[a];
+          so += idx[a] * src_step[a] * src_stride[a];
+          d_o += idx[a] * dst_step[a] * dst_stride[a];
+        }
+        for (std::int64_t r = s; r < e; ++r) {
+          Mover::move(src, so, dst, d_o, run);
+          for (std::size_t a = row_axes; a-- > 0;) {
+            so += src_step[a] * src_stride[a];
+            d_o += dst_step[a] * dst_stride[a];
+            if (++idx[a] < size[a]) {
+              break;
+            }
+            so -= idx[a] * src_step[a] * src_stride[a];
+            d_o -= idx[a] * dst_step[a] * dst_stride[a];
+            idx[a] = 0;
+          }
+        }
+      });
 }
 
 /// Copies a box of `size` elements: element idx goes from src at `src_begin + idx * src_step`
