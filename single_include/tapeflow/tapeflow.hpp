@@ -4610,19 +4610,18 @@ void set_export_metadata(trace::GraphNode& node, const Op& op,
 }
 
 /// The part of a traced node that does not depend on the op's types: compiled once, not once
-/// per op (tracing is cold; Note [Tracing]). `node` arrives with its export metadata set.
-TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNode node,
-                                             std::string_view op, DType dtype, const Shape& shape,
-                                             std::vector<std::int32_t> inputs, trace::NodeFn run,
-                                             decltype(trace::GraphNode::fused_kernel) fused,
-                                             bool fused_rows,
-                                             trace::GraphNode::FusedReduction fused_reduction,
-                                             bool stateful, std::int64_t out_id) {
+/// per op (tracing is cold; Note [Tracing]). Returns the node, for its export metadata.
+TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
+    trace::Graph& graph, std::string_view op, DType dtype, const Shape& shape,
+    std::vector<std::int32_t> inputs, trace::NodeFn run,
+    decltype(trace::GraphNode::fused_kernel) fused, bool fused_rows,
+    trace::GraphNode::FusedReduction fused_reduction, bool stateful, std::int64_t out_id) {
   if (devices::DeviceId const d = devices::scope_device();
       d > 0 && devices::backend_of(d) != backend::cpu_backend) {
     fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
     fused_reduction = {};
   }
+  trace::GraphNode node;
   node.op = std::string(op);
   node.stateful = stateful;
   node.dtype = dtype;
@@ -4633,6 +4632,7 @@ TAPEFLOW_COLD inline void append_traced_node(trace::Graph& graph, trace::GraphNo
   node.fused_rows = fused != nullptr && fused_rows;
   node.fused_reduction = fused_reduction;
   graph.add_node(std::move(node), out_id);
+  return graph.nodes.back();
 }
 
 /// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
@@ -4657,8 +4657,6 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   using Out = decltype(out);
   using OutT = typename Out::value_type;
   const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
-  trace::GraphNode node;
-  set_export_metadata<Out>(node, op, sizes, in...);
   decltype(trace::GraphNode::fused_kernel) fused = nullptr;
   bool fused_rows = false;
   if constexpr (std::is_floating_point_v<OutT> &&
@@ -4677,8 +4675,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
-  append_traced_node(
-      graph, std::move(node), Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
+  trace::GraphNode& node = append_traced_node(
+      graph, Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
       [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
         std::array<std::size_t, sizeof...(In)> offsets{};
         for (std::size_t i = 1; i < sizes.size(); ++i) {
@@ -4689,6 +4687,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
         }(std::index_sequence_for<In...>{});
       },
       fused, fused_rows, fused_reduction, is_stateful_op<Op>(), out.id());
+  set_export_metadata<Out>(node, op, sizes, in...);
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }
