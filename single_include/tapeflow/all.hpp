@@ -28022,43 +28022,56 @@ TAPEFLOW_END_NAMESPACE
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
-/// out = min(max(x, 0), 6) over n elements (a NaN input gives 0 here, as comparisons read it).
+/// out = min(max(x, 0), 6) over elements [b, e), on this thread (a NaN input gives 0 here, as
+/// comparisons read it).
+template <class T>
+TAPEFLOW_ALWAYS_INLINE void relu6_run(const T* x, T* out, std::int64_t b, std::int64_t e) {
+  std::int64_t i = b;
+  using Vec = backend::cpu::GenericVec<T>;
+  using V = typename Vec::V;
+  V const six = Vec::broadcast(T(6));
+  for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+    V const v = Vec::load(x + i);
+    V const low = v > V{} ? v : V{};
+    Vec::store(out + i, low < six ? low : six);
+  }
+  for (; i < e; ++i) {
+    T const low = x[i] > T(0) ? x[i] : T(0);
+    out[i] = low < T(6) ? low : T(6);
+  }
+}
+
+/// out = min(max(x, 0), 6) over n elements.
 template <class T>
 void relu6_kernel(const T* x, T* out, std::int64_t n) {
-  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    std::int64_t i = b;
-    using Vec = backend::cpu::GenericVec<T>;
-    using V = typename Vec::V;
-    V const six = Vec::broadcast(T(6));
-    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
-      V const v = Vec::load(x + i);
-      V const low = v > V{} ? v : V{};
-      Vec::store(out + i, low < six ? low : six);
-    }
-    for (; i < e; ++i) {
-      T const low = x[i] > T(0) ? x[i] : T(0);
-      out[i] = low < T(6) ? low : T(6);
-    }
-  });
+  backend::cpu::parallel_for(n, parallel_grain,
+                             [&](std::int64_t b, std::int64_t e) { relu6_run(x, out, b, e); });
+}
+
+/// out = 0 < features < 6 ? gradients : 0 over elements [b, e), on this thread.
+template <class T>
+TAPEFLOW_ALWAYS_INLINE void relu6_grad_run(const T* gradients, const T* features, T* out,
+                                           std::int64_t b, std::int64_t e) {
+  std::int64_t i = b;
+  using Vec = backend::cpu::GenericVec<T>;
+  using V = typename Vec::V;
+  V const six = Vec::broadcast(T(6));
+  for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+    V const f = Vec::load(features + i);
+    V const g = Vec::load(gradients + i);
+    V const inside = f > V{} ? g : V{};
+    Vec::store(out + i, f < six ? inside : V{});
+  }
+  for (; i < e; ++i) {
+    out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
+  }
 }
 
 /// out = 0 < features < 6 ? gradients : 0 over n elements.
 template <class T>
 void relu6_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
   backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    std::int64_t i = b;
-    using Vec = backend::cpu::GenericVec<T>;
-    using V = typename Vec::V;
-    V const six = Vec::broadcast(T(6));
-    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
-      V const f = Vec::load(features + i);
-      V const g = Vec::load(gradients + i);
-      V const inside = f > V{} ? g : V{};
-      Vec::store(out + i, f < six ? inside : V{});
-    }
-    for (; i < e; ++i) {
-      out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
-    }
+    relu6_grad_run(gradients, features, out, b, e);
   });
 }
 
@@ -28072,6 +28085,14 @@ struct Relu6Grad {
   static constexpr std::string_view name = "Relu6Grad";
   static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
+  /// One run of n outputs for the executor's fused chains (Note [Fusion]); both operands are
+  /// whole runs, as the op's shapes agree.
+  template <class T>
+  static void fused_kernel(void* out, const void* gradients, bool, const void* features, bool,
+                           std::int64_t n) {
+    detail::relu6_grad_run(static_cast<const T*>(gradients), static_cast<const T*>(features),
+                           static_cast<T*>(out), 0, n);
+  }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
     static_assert(floating_element<T>, "Relu6Grad: operands must be float or double");
@@ -28100,6 +28121,12 @@ struct Relu6 {
   static constexpr std::string_view name = "Relu6";
   static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output argument
+  /// One run of n outputs for the executor's fused chains (Note [Fusion]).
+  template <class T>
+  static void fused_kernel(void* out, const void* features, bool, const void*, bool,
+                           std::int64_t n) {
+    detail::relu6_run(static_cast<const T*>(features), static_cast<T*>(out), 0, n);
+  }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& features) const {
     static_assert(floating_element<T>, "tf::nn::relu6(x): x must be float or double");
@@ -30185,7 +30212,7 @@ TAPEFLOW_END_NAMESPACE
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
 // r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs:
 //   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
-//   dscale = sum(dy * xhat), xhat being this op with scale 1 and offset 0
+//   dscale = FusedBatchNormScaleGradV3(dy, x, scale, mean, variance) = sum(dy * xhat)
 //   doffset = sum(dy)
 
 #include <algorithm>
@@ -30433,6 +30460,29 @@ void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* sc
   channel_affine(x, rows, c, a.data(), b.data(), y);
 }
 
+/// sum(dy) and sum(dy * (x - m)) by channel over [rows, c], in one pass over dy and x.
+template <class T>
+std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::int64_t rows,
+                                                 std::int64_t c, std::vector<double> const& m) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::vector<T> const neg_mean = negated<T>(m);
+  T const* const nm = neg_mean.data();
+  return channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
+    T const* g = dy + r * c;
+    T const* in = x + r * c;
+    add_terms(
+        acc[0], c, [&](std::int64_t i) { return Vec::load(g + i); },
+        [&](std::int64_t i) { return g[i]; });
+    add_terms(
+        acc[1], c,
+        [&](std::int64_t i) {
+          return Vec::fma(Vec::load(g + i), Vec::add(Vec::load(in + i), Vec::load(nm + i)),
+                          Vec::zero());
+        },
+        [&](std::int64_t i) { return g[i] * (in[i] + nm[i]); });
+  });
+}
+
 /// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
 /// Training: the batch's moments, then one pass for sum(dy) and sum(dy * (x - m)), then
 /// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
@@ -30454,23 +30504,7 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
   std::vector<double> const& m = moments[0];
   std::vector<double> const& v = moments[1];
   using Vec = typename backend::cpu::VecFor<T>::type;
-  std::vector<T> const neg_mean = negated<T>(m);
-  T const* const nm = neg_mean.data();
-  // One pass for sum(dy) and sum(dy * (x - m)).
-  auto const sums = channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
-    T const* g = dy + r * c;
-    T const* in = x + r * c;
-    add_terms(
-        acc[0], c, [&](std::int64_t i) { return Vec::load(g + i); },
-        [&](std::int64_t i) { return g[i]; });
-    add_terms(
-        acc[1], c,
-        [&](std::int64_t i) {
-          return Vec::fma(Vec::load(g + i), Vec::add(Vec::load(in + i), Vec::load(nm + i)),
-                          Vec::zero());
-        },
-        [&](std::int64_t i) { return g[i] * (in[i] + nm[i]); });
-  });
+  auto const sums = gradient_sums(dy, x, rows, c, m);
   std::vector<double> const& sum_dy = sums[0];
   std::vector<double> const& sum_dyc = sums[1];
   double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
@@ -30503,6 +30537,25 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
       }
     }
   });
+}
+
+/// FusedBatchNormGradV3's scale_backprop over [rows, c]: sum(dy * (x - m)) / sqrt(v + eps) by
+/// channel, with (m, v) the batch's moments when `is_training`, else `mean` and `variance`: one
+/// pass over x and dy after the moments (sum(dy * xhat) in ops would write xhat and the product).
+template <class T>
+void fused_batch_norm_scale_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                                 T const* mean, T const* variance, double epsilon, bool is_training,
+                                 T* dscale) {
+  std::array<std::vector<double>, 2> mv;
+  if (is_training) {
+    mv = batch_moments(x, rows, c);
+  } else {
+    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
+  }
+  auto const sum_dyc = gradient_sums(dy, x, rows, c, mv[0])[1];
+  for (std::size_t i = 0; i < sum_dyc.size(); ++i) {
+    dscale[i] = static_cast<T>(sum_dyc[i] / std::sqrt(mv[1][i] + epsilon));
+  }
 }
 
 }  // namespace detail::nn_impl
@@ -30596,6 +30649,51 @@ TAPEFLOW_BEGIN_NAMESPACE
 
 namespace ops {
 
+/// The scale gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
+/// `scale_backprop`): sum(dy * xhat) over every axis but the last, xhat = (x - m) / sqrt(v + eps)
+/// with (m, v) the batch's moments in training mode, else the mean and variance inputs. Inputs as
+/// FusedBatchNormGradV3's (scale is not read).
+///
+/// Its gradient, for an incoming u [C]: dscale is sum(dy * xhat), so d/d(dy) = u * xhat, which is
+/// FusedBatchNormV3 with scale u and offset 0, and d/dx is the x gradient of sum(dy * u * xhat),
+/// which is FusedBatchNormGradV3 with scale u.
+struct FusedBatchNormScaleGradV3 {
+  static constexpr std::string_view name = "FusedBatchNormGradV3";
+  static constexpr std::string_view type_attr = "T";
+  static constexpr std::string_view output_arg = "scale_backprop";
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+  bool is_training = true;
+
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const& dy, Tensor<T, R> const& x,
+                                        Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                                        Tensor<T, 1> const& variance) const {
+    return FusedBatchNormGradV3{epsilon, is_training}.attributes(dy, x, scale, mean, variance);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, 1> infer(Tensor<T, R> const& dy, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    (void)FusedBatchNormGradV3{epsilon, is_training}.infer(dy, x, scale, mean, variance);
+    return {{x.dims()[R - 1]}};
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, 1>& dscale, Tensor<T, R> const& dy, Tensor<T, R> const& x,
+               Tensor<T, 1> const&, Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm_scale_grad(
+        dy.data(), x.data(), rows, c, mean.data(), variance.data(), static_cast<double>(epsilon),
+        is_training, detail::tensor_access::mutable_data(dscale));
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, 1> const& u, Tensor<T, 1> const&, Tensor<T, R> const& dy,
+                Tensor<T, R> const& x, Tensor<T, 1> const&, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance) const;
+};
+
 /// Batch normalization of an NHWC tensor by channel (TensorFlow op "FusedBatchNormV3", its
 /// output `y`): inputs x [N, H, W, C], scale, offset, mean, variance [C]; `is_training` uses
 /// the batch's statistics instead of mean and variance.
@@ -30648,14 +30746,30 @@ struct FusedBatchNormV3 {
                                  mean, variance);
         },
         [=]() -> Tensor<T, 1> {
-          // (x - m) * r is this op with scale 1 and offset 0.
-          auto const xhat =
-              detail::execute(op, x, ones_like(scale), zeros_like(scale), mean, variance);
-          return reduce_sum(dy * xhat, axes);
+          return detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy, x,
+                                 scale, mean, variance);
         },
         [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
   }
 };
+
+template <class T, std::size_t R>
+auto FusedBatchNormScaleGradV3::gradient(Tensor<T, 1> const& u, Tensor<T, 1> const&,
+                                         Tensor<T, R> const& dy, Tensor<T, R> const& x,
+                                         Tensor<T, 1> const&, Tensor<T, 1> const& mean,
+                                         Tensor<T, 1> const& variance) const {
+  float const eps = epsilon;
+  bool const training = is_training;
+  return std::tuple{
+      [=]() -> Tensor<T, R> {
+        return detail::execute(FusedBatchNormV3{eps, training}, x, u, zeros_like(u), mean,
+                               variance);
+      },
+      [=]() -> Tensor<T, R> {
+        return detail::execute(FusedBatchNormGradV3{eps, training}, dy, x, u, mean, variance);
+      },
+      no_gradient, no_gradient, no_gradient};
+}
 
 }  // namespace ops
 

@@ -221,6 +221,34 @@ TEST_CASE("a fused output writes over an input that dies there", "[function][pas
   CHECK(values_of(thrice) == values_of(a * 3.0f));
 }
 
+TEST_CASE("Relu6 and Relu6Grad join fused chains", "[function][passes]") {
+  // MobileNet's activation and its gradient run in chains like the other elementwise ops, with
+  // the eager kernels' results: values past both clamps, and NaN (0, as comparisons read it).
+  auto body = [](const tf::Tensor<float, 2>& x) {
+    tf::GradientTape tape;
+    tape.watch(x);
+    auto y = tf::nn::relu6(x * 4.0f) + 1.0f;
+    auto dx = tape.gradient(tf::reduce_sum(y * y), x);
+    return std::tuple{y, *dx * 0.5f};
+  };
+  auto x = tf::random::uniform<float>({37, 29}, {.minval = -3.0f, .maxval = 3.0f, .seed = 3});
+  auto values = x.numpy();
+  values[5] = std::nanf("");
+  x = tf::constant<float, 2>(std::span<const float>(values), x.dims());
+  const auto [y_eager, dx_eager] = body(x);
+  auto f = tf::function(body);
+  const auto [y, dx] = f(x);
+  CHECK(bitwise_equal(y, y_eager));
+  CHECK(bitwise_equal(dx, dx_eager));
+  const auto listing = f.concrete_functions()[0]->to_string(true);
+  CHECK_THAT(listing, Catch::Contains("Relu6Grad"));
+  // The loss is no output, so it is pruned, and every node left is elementwise: the forward
+  // and backward ops run as one chain, Relu6 and Relu6Grad in it.
+  const auto& cf = *f.concrete_functions()[0];
+  INFO(listing);
+  CHECK(cf.fused_chains() == std::vector<std::size_t>{cf.optimized_graph().nodes.size()});
+}
+
 TEST_CASE("a call holds no tensor once it returns", "[function][passes]") {
   // The executor resets at the end of a run only the slots no node releases (constants,
   // outputs, values nothing reads); every other value must already be gone, fused or not.
@@ -303,7 +331,7 @@ Program random_program(std::mt19937& rng) {
     std::uniform_int_distribution<int> pick(0, values - 1);
     // Half the steps continue the latest value: chains let neutral ops meet signed zeros.
     const int a = std::bernoulli_distribution(0.5)(rng) ? values - 1 : pick(rng);
-    Program::Step s{std::uniform_int_distribution<int>(0, 15)(rng), a, pick(rng)};
+    Program::Step s{std::uniform_int_distribution<int>(0, 16)(rng), a, pick(rng)};
     if (s.op == 13 && !p.steps.empty()) {  // repeat an earlier step: a common subexpression
       s = p.steps[std::uniform_int_distribution<std::size_t>(0, p.steps.size() - 1)(rng)];
     }
@@ -364,6 +392,9 @@ std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run
         break;
       case 15:  // a row known only at run time
         v.push_back(a * tf::reduce_mean(b, 0) - tf::reduce_max(a, 0));
+        break;
+      case 16:  // Relu6 and, in the gradient, Relu6Grad: both clamps are reached
+        v.push_back(tf::nn::relu6(a * tf::constant(4.0f)));
         break;
       default:
         v.push_back(a * tf::constant(-0.0f));

@@ -18,7 +18,7 @@
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
 // r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs:
 //   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
-//   dscale = sum(dy * xhat), xhat being this op with scale 1 and offset 0
+//   dscale = FusedBatchNormScaleGradV3(dy, x, scale, mean, variance) = sum(dy * xhat)
 //   doffset = sum(dy)
 #pragma once
 
@@ -48,6 +48,51 @@
 TAPEFLOW_BEGIN_NAMESPACE
 
 namespace ops {
+
+/// The scale gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
+/// `scale_backprop`): sum(dy * xhat) over every axis but the last, xhat = (x - m) / sqrt(v + eps)
+/// with (m, v) the batch's moments in training mode, else the mean and variance inputs. Inputs as
+/// FusedBatchNormGradV3's (scale is not read).
+///
+/// Its gradient, for an incoming u [C]: dscale is sum(dy * xhat), so d/d(dy) = u * xhat, which is
+/// FusedBatchNormV3 with scale u and offset 0, and d/dx is the x gradient of sum(dy * u * xhat),
+/// which is FusedBatchNormGradV3 with scale u.
+struct FusedBatchNormScaleGradV3 {
+  static constexpr std::string_view name = "FusedBatchNormGradV3";
+  static constexpr std::string_view type_attr = "T";
+  static constexpr std::string_view output_arg = "scale_backprop";
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+  bool is_training = true;
+
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const& dy, Tensor<T, R> const& x,
+                                        Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                                        Tensor<T, 1> const& variance) const {
+    return FusedBatchNormGradV3{epsilon, is_training}.attributes(dy, x, scale, mean, variance);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, 1> infer(Tensor<T, R> const& dy, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    (void)FusedBatchNormGradV3{epsilon, is_training}.infer(dy, x, scale, mean, variance);
+    return {{x.dims()[R - 1]}};
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, 1>& dscale, Tensor<T, R> const& dy, Tensor<T, R> const& x,
+               Tensor<T, 1> const&, Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm_scale_grad(
+        dy.data(), x.data(), rows, c, mean.data(), variance.data(), static_cast<double>(epsilon),
+        is_training, detail::tensor_access::mutable_data(dscale));
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, 1> const& u, Tensor<T, 1> const&, Tensor<T, R> const& dy,
+                Tensor<T, R> const& x, Tensor<T, 1> const&, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance) const;
+};
 
 /// Batch normalization of an NHWC tensor by channel (TensorFlow op "FusedBatchNormV3", its
 /// output `y`): inputs x [N, H, W, C], scale, offset, mean, variance [C]; `is_training` uses
@@ -101,14 +146,30 @@ struct FusedBatchNormV3 {
                                  mean, variance);
         },
         [=]() -> Tensor<T, 1> {
-          // (x - m) * r is this op with scale 1 and offset 0.
-          auto const xhat =
-              detail::execute(op, x, ones_like(scale), zeros_like(scale), mean, variance);
-          return reduce_sum(dy * xhat, axes);
+          return detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy, x,
+                                 scale, mean, variance);
         },
         [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
   }
 };
+
+template <class T, std::size_t R>
+auto FusedBatchNormScaleGradV3::gradient(Tensor<T, 1> const& u, Tensor<T, 1> const&,
+                                         Tensor<T, R> const& dy, Tensor<T, R> const& x,
+                                         Tensor<T, 1> const&, Tensor<T, 1> const& mean,
+                                         Tensor<T, 1> const& variance) const {
+  float const eps = epsilon;
+  bool const training = is_training;
+  return std::tuple{
+      [=]() -> Tensor<T, R> {
+        return detail::execute(FusedBatchNormV3{eps, training}, x, u, zeros_like(u), mean,
+                               variance);
+      },
+      [=]() -> Tensor<T, R> {
+        return detail::execute(FusedBatchNormGradV3{eps, training}, dy, x, u, mean, variance);
+      },
+      no_gradient, no_gradient, no_gradient};
+}
 
 }  // namespace ops
 

@@ -27,43 +27,56 @@
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
 
-/// out = min(max(x, 0), 6) over n elements (a NaN input gives 0 here, as comparisons read it).
+/// out = min(max(x, 0), 6) over elements [b, e), on this thread (a NaN input gives 0 here, as
+/// comparisons read it).
+template <class T>
+TAPEFLOW_ALWAYS_INLINE void relu6_run(const T* x, T* out, std::int64_t b, std::int64_t e) {
+  std::int64_t i = b;
+  using Vec = backend::cpu::GenericVec<T>;
+  using V = typename Vec::V;
+  V const six = Vec::broadcast(T(6));
+  for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+    V const v = Vec::load(x + i);
+    V const low = v > V{} ? v : V{};
+    Vec::store(out + i, low < six ? low : six);
+  }
+  for (; i < e; ++i) {
+    T const low = x[i] > T(0) ? x[i] : T(0);
+    out[i] = low < T(6) ? low : T(6);
+  }
+}
+
+/// out = min(max(x, 0), 6) over n elements.
 template <class T>
 void relu6_kernel(const T* x, T* out, std::int64_t n) {
-  backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    std::int64_t i = b;
-    using Vec = backend::cpu::GenericVec<T>;
-    using V = typename Vec::V;
-    V const six = Vec::broadcast(T(6));
-    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
-      V const v = Vec::load(x + i);
-      V const low = v > V{} ? v : V{};
-      Vec::store(out + i, low < six ? low : six);
-    }
-    for (; i < e; ++i) {
-      T const low = x[i] > T(0) ? x[i] : T(0);
-      out[i] = low < T(6) ? low : T(6);
-    }
-  });
+  backend::cpu::parallel_for(n, parallel_grain,
+                             [&](std::int64_t b, std::int64_t e) { relu6_run(x, out, b, e); });
+}
+
+/// out = 0 < features < 6 ? gradients : 0 over elements [b, e), on this thread.
+template <class T>
+TAPEFLOW_ALWAYS_INLINE void relu6_grad_run(const T* gradients, const T* features, T* out,
+                                           std::int64_t b, std::int64_t e) {
+  std::int64_t i = b;
+  using Vec = backend::cpu::GenericVec<T>;
+  using V = typename Vec::V;
+  V const six = Vec::broadcast(T(6));
+  for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
+    V const f = Vec::load(features + i);
+    V const g = Vec::load(gradients + i);
+    V const inside = f > V{} ? g : V{};
+    Vec::store(out + i, f < six ? inside : V{});
+  }
+  for (; i < e; ++i) {
+    out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
+  }
 }
 
 /// out = 0 < features < 6 ? gradients : 0 over n elements.
 template <class T>
 void relu6_grad_kernel(const T* gradients, const T* features, T* out, std::int64_t n) {
   backend::cpu::parallel_for(n, parallel_grain, [&](std::int64_t b, std::int64_t e) {
-    std::int64_t i = b;
-    using Vec = backend::cpu::GenericVec<T>;
-    using V = typename Vec::V;
-    V const six = Vec::broadcast(T(6));
-    for (; i + Vec::kLanes <= e; i += Vec::kLanes) {
-      V const f = Vec::load(features + i);
-      V const g = Vec::load(gradients + i);
-      V const inside = f > V{} ? g : V{};
-      Vec::store(out + i, f < six ? inside : V{});
-    }
-    for (; i < e; ++i) {
-      out[i] = features[i] > T(0) && features[i] < T(6) ? gradients[i] : T(0);
-    }
+    relu6_grad_run(gradients, features, out, b, e);
   });
 }
 
@@ -77,6 +90,14 @@ struct Relu6Grad {
   static constexpr std::string_view name = "Relu6Grad";
   static constexpr std::string_view type_attr = "T";           ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "backprops";  ///< TensorFlow's output argument
+  /// One run of n outputs for the executor's fused chains (Note [Fusion]); both operands are
+  /// whole runs, as the op's shapes agree.
+  template <class T>
+  static void fused_kernel(void* out, const void* gradients, bool, const void* features, bool,
+                           std::int64_t n) {
+    detail::relu6_grad_run(static_cast<const T*>(gradients), static_cast<const T*>(features),
+                           static_cast<T*>(out), 0, n);
+  }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& gradients, const Tensor<T, R>& features) const {
     static_assert(floating_element<T>, "Relu6Grad: operands must be float or double");
@@ -105,6 +126,12 @@ struct Relu6 {
   static constexpr std::string_view name = "Relu6";
   static constexpr std::string_view type_attr = "T";             ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "activations";  ///< TensorFlow's output argument
+  /// One run of n outputs for the executor's fused chains (Note [Fusion]).
+  template <class T>
+  static void fused_kernel(void* out, const void* features, bool, const void*, bool,
+                           std::int64_t n) {
+    detail::relu6_run(static_cast<const T*>(features), static_cast<T*>(out), 0, n);
+  }
   template <class T, std::size_t R>
   OutSpec<T, R> infer(const Tensor<T, R>& features) const {
     static_assert(floating_element<T>, "tf::nn::relu6(x): x must be float or double");

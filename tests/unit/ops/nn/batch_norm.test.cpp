@@ -317,6 +317,97 @@ TEST_CASE("FusedBatchNormGradV3 gradients (second order of batch norm)", "[ops][
   }
 }
 
+TEST_CASE("FusedBatchNormScaleGradV3 matches the definition", "[ops][nn][batch_norm]") {
+  // dscale = sum over rows of dy * (x - m) / sqrt(v + eps) per channel, (m, v) the batch's
+  // moments in training, the inputs in inference; 33 channels take the vector path and the tail.
+  std::array<std::int64_t, 4> const dims{4, 7, 9, 33};
+  auto const c = dims[3];
+  auto x = test_data<4>(dims, 90);
+  auto dy = test_data<4>(dims, 91);
+  auto scale = test_data<1>({c}, 92);
+  auto mean = test_data<1>({c}, 93);
+  auto var = tf::abs(test_data<1>({c}, 94)) + 0.5;
+  double const eps = double(1e-3f);
+  auto const xs = x.numpy();
+  auto const gs = dy.numpy();
+  auto const rows = static_cast<std::int64_t>(xs.size()) / c;
+  for (bool training : {true, false}) {
+    INFO("training " << training);
+    auto const dscale = tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, training}, dy,
+                                            x, scale, mean, var);
+    REQUIRE(dscale.dims() == std::array<std::int64_t, 1>{c});
+    for (std::int64_t k = 0; k < c; ++k) {
+      auto at = [&](std::vector<double> const& v, std::int64_t r) {
+        return v[static_cast<std::size_t>(r * c + k)];
+      };
+      double m = mean.values()[static_cast<std::size_t>(k)];
+      double v = var.values()[static_cast<std::size_t>(k)];
+      if (training) {
+        m = 0;
+        v = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          m += at(xs, r) / double(rows);
+        }
+        for (std::int64_t r = 0; r < rows; ++r) {
+          v += (at(xs, r) - m) * (at(xs, r) - m) / double(rows);
+        }
+      }
+      double want = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        want += at(gs, r) * (at(xs, r) - m) / std::sqrt(v + eps);
+      }
+      CHECK(dscale.values()[static_cast<std::size_t>(k)] == Approx(want).margin(1e-12));
+    }
+  }
+  // The scale gradient of fused_batch_norm is this op: equal to sum(dy * xhat) in ops.
+  auto const xhat = tf::nn::fused_batch_norm(x, tf::ones_like(scale), tf::zeros_like(scale), mean,
+                                             var, {.is_training = true});
+  int const axes[3] = {0, 1, 2};
+  auto const in_ops = tf::reduce_sum(dy * xhat, axes);
+  tf::GradientTape tape;
+  tape.watch(scale);
+  auto const y = tf::nn::fused_batch_norm(x, scale, mean, mean, var, {.is_training = true});
+  auto const g = tape.gradient(tf::reduce_sum(y * dy), scale);
+  REQUIRE(g.has_value());
+  for (std::int64_t k = 0; k < c; ++k) {
+    CHECK(g->values()[static_cast<std::size_t>(k)] ==
+          Approx(in_ops.values()[static_cast<std::size_t>(k)]).margin(1e-12));
+  }
+  auto other = test_data<4>({4, 7, 9, 32}, 95);
+  CHECK_THROWS_WITH(
+      tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{}, other, x, scale, mean, var),
+      Catch::Contains("FusedBatchNormGradV3: y_backprop of shape"));
+}
+
+TEST_CASE("FusedBatchNormScaleGradV3 gradients (second order of batch norm's scale)",
+          "[ops][nn][batch_norm]") {
+  auto x = test_data<4>({2, 2, 3, 3}, 96);
+  auto dy = test_data<4>({2, 2, 3, 3}, 97);
+  auto scale = test_data<1>({3}, 98) + 1.5;
+  auto mean = test_data<1>({3}, 99);
+  auto var = tf::abs(test_data<1>({3}, 100)) + 0.5;
+  for (bool training : {true, false}) {
+    INFO("training " << training);
+    check_gradients(
+        [&](auto const& g, auto const& xv) {
+          return tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, training}, g, xv,
+                                     scale, mean, var);
+        },
+        dy, x);
+  }
+  // Through the first gradient: d/dx of sum(w * dL/dscale), the tape's second order.
+  auto w = test_data<1>({3}, 101);
+  check_gradients(
+      [&](auto const& xv) {
+        tf::GradientTape inner;
+        inner.watch(scale);
+        auto y = tf::nn::fused_batch_norm(xv, scale, mean, mean, var);
+        auto g = inner.gradient(tf::reduce_sum(y * y * y), scale);
+        return *g * w;
+      },
+      x);
+}
+
 TEST_CASE("fused_batch_norm: no gradient for mean and variance and errors",
           "[ops][nn][batch_norm]") {
   auto x = test_data<4>({2, 2, 2, 3}, 60);

@@ -210,6 +210,29 @@ void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* sc
   channel_affine(x, rows, c, a.data(), b.data(), y);
 }
 
+/// sum(dy) and sum(dy * (x - m)) by channel over [rows, c], in one pass over dy and x.
+template <class T>
+std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::int64_t rows,
+                                                 std::int64_t c, std::vector<double> const& m) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::vector<T> const neg_mean = negated<T>(m);
+  T const* const nm = neg_mean.data();
+  return channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
+    T const* g = dy + r * c;
+    T const* in = x + r * c;
+    add_terms(
+        acc[0], c, [&](std::int64_t i) { return Vec::load(g + i); },
+        [&](std::int64_t i) { return g[i]; });
+    add_terms(
+        acc[1], c,
+        [&](std::int64_t i) {
+          return Vec::fma(Vec::load(g + i), Vec::add(Vec::load(in + i), Vec::load(nm + i)),
+                          Vec::zero());
+        },
+        [&](std::int64_t i) { return g[i] * (in[i] + nm[i]); });
+  });
+}
+
 /// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
 /// Training: the batch's moments, then one pass for sum(dy) and sum(dy * (x - m)), then
 /// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
@@ -231,23 +254,7 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
   std::vector<double> const& m = moments[0];
   std::vector<double> const& v = moments[1];
   using Vec = typename backend::cpu::VecFor<T>::type;
-  std::vector<T> const neg_mean = negated<T>(m);
-  T const* const nm = neg_mean.data();
-  // One pass for sum(dy) and sum(dy * (x - m)).
-  auto const sums = channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
-    T const* g = dy + r * c;
-    T const* in = x + r * c;
-    add_terms(
-        acc[0], c, [&](std::int64_t i) { return Vec::load(g + i); },
-        [&](std::int64_t i) { return g[i]; });
-    add_terms(
-        acc[1], c,
-        [&](std::int64_t i) {
-          return Vec::fma(Vec::load(g + i), Vec::add(Vec::load(in + i), Vec::load(nm + i)),
-                          Vec::zero());
-        },
-        [&](std::int64_t i) { return g[i] * (in[i] + nm[i]); });
-  });
+  auto const sums = gradient_sums(dy, x, rows, c, m);
   std::vector<double> const& sum_dy = sums[0];
   std::vector<double> const& sum_dyc = sums[1];
   double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
@@ -280,6 +287,25 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
       }
     }
   });
+}
+
+/// FusedBatchNormGradV3's scale_backprop over [rows, c]: sum(dy * (x - m)) / sqrt(v + eps) by
+/// channel, with (m, v) the batch's moments when `is_training`, else `mean` and `variance`: one
+/// pass over x and dy after the moments (sum(dy * xhat) in ops would write xhat and the product).
+template <class T>
+void fused_batch_norm_scale_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                                 T const* mean, T const* variance, double epsilon, bool is_training,
+                                 T* dscale) {
+  std::array<std::vector<double>, 2> mv;
+  if (is_training) {
+    mv = batch_moments(x, rows, c);
+  } else {
+    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
+  }
+  auto const sum_dyc = gradient_sums(dy, x, rows, c, mv[0])[1];
+  for (std::size_t i = 0; i < sum_dyc.size(); ++i) {
+    dscale[i] = static_cast<T>(sum_dyc[i] / std::sqrt(mv[1][i] + epsilon));
+  }
 }
 
 }  // namespace detail::nn_impl
