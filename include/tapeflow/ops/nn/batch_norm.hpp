@@ -12,8 +12,9 @@
 // reduce_mean, as Keras 3's `ops.moments` does.
 //
 // Kernel (ops/nn/detail/batch_norm_kernels.hpp): x viewed as [rows, C]; the statistics are
-// summed in double, in two passes (mean, then squared deviations), then one pass
-// y = x * a + b with a = scale / sqrt(var + eps), b = offset - mean * a per channel.
+// one read of x (per cached chunk of rows: its mean, then squared deviations; chunks merged in
+// double), then one pass y = x * a + b with a = scale / sqrt(var + eps), b = offset - mean * a
+// per channel.
 //
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
 // r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs:

@@ -300,6 +300,37 @@ TEST_CASE("batch_moments sums across chunk and block boundaries", "[ops][nn][bat
   }
 }
 
+TEST_CASE("batch_moments: a large mean and a small spread lose nothing", "[ops][nn][batch_norm]") {
+  // x = 10000 + noise of spread ~0.1 (variance ~1e-2), with one outlying row first: one-pass
+  // sums of squares would cancel to noise; chunked two-pass sums merged in double do not.
+  for (std::int64_t c : {1, 16, 40}) {
+    INFO("channels " << c);
+    std::int64_t const rows = tf::detail::nn_impl::batch_norm_block_rows(c) * 3 + 17;
+    std::vector<float> x(static_cast<std::size_t>(rows * c));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(10000.0 + double((i * 37 + 11) % 97) / 400.0);
+    }
+    for (std::int64_t k = 0; k < c; ++k) {
+      x[static_cast<std::size_t>(k)] = 10100.0f;
+    }
+    auto const mv = tf::detail::nn_impl::batch_moments(x.data(), rows, c);
+    for (std::int64_t k = 0; k < c; ++k) {
+      double m = 0, v = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        m += double(x[static_cast<std::size_t>(r * c + k)]);
+      }
+      m /= double(rows);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double const d = double(x[static_cast<std::size_t>(r * c + k)]) - m;
+        v += d * d;
+      }
+      v /= double(rows);
+      CHECK(mv[0][static_cast<std::size_t>(k)] == Approx(m).epsilon(1e-7));  // float chunk sums
+      CHECK(mv[1][static_cast<std::size_t>(k)] == Approx(v).epsilon(1e-4));
+    }
+  }
+}
+
 TEST_CASE("FusedBatchNormGradV3 gradients (second order of batch norm)", "[ops][nn][batch_norm]") {
   auto x = test_data<4>({2, 2, 3, 3}, 80);
   auto dy = test_data<4>({2, 2, 3, 3}, 81);

@@ -3,7 +3,8 @@
 //
 // Statistics are summed in double per fixed block of rows (the blocks do not depend on the
 // thread count, and their partial sums are added in order, so results do not depend on thread
-// timing); the mean and the squared deviations take two passes (no cancellation). Outputs are
+// timing); the moments read x once, in chunks whose mean and squared deviations take two passes
+// from cache (no cancellation). Outputs are
 // one multiply-add pass per element with per-channel coefficients.
 // IWYU pragma: private, include <tapeflow/ops/nn/batch_norm.hpp>
 #pragma once
@@ -57,62 +58,81 @@ inline std::int64_t batch_norm_block_rows(std::int64_t c) {
 /// double additions cost little.
 inline constexpr std::int64_t batch_norm_chunk_rows = 64;
 
-/// Per-channel sums over the rows of [rows, c] data: `row_terms(r, acc)` adds row r's terms to
-/// the N arrays `acc[n]` of c values of T. Chunks of rows add up in T (vectors), then in double,
-/// block by block in order.
-template <class T, std::size_t N, class RowTerms>
+/// out[i] = sum over rows [0, rows) of term(r * c + i) by channel i of [rows, c] data: channels
+/// a vector at a time, down the rows in four register accumulators (a row-by-row update of
+/// out would wait on its own store at every row). `vec(e, i)` gives the terms of elements e..
+/// (a vector; channels i..), `one(e, i)` the term of element e, of channel i (the channels
+/// past the last full vector).
+template <class T, class VecTerm, class OneTerm>
+TAPEFLOW_ALWAYS_INLINE void column_sums(std::int64_t rows, std::int64_t c, T* out, VecTerm vec,
+                                        OneTerm one) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::int64_t i = 0;
+  for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
+    auto a0 = Vec::zero();
+    auto a1 = Vec::zero();
+    auto a2 = Vec::zero();
+    auto a3 = Vec::zero();
+    std::int64_t e = i;
+    std::int64_t r = 0;
+    for (; r + 4 <= rows; r += 4, e += 4 * c) {
+      a0 = Vec::add(a0, vec(e, i));
+      a1 = Vec::add(a1, vec(e + c, i));
+      a2 = Vec::add(a2, vec(e + 2 * c, i));
+      a3 = Vec::add(a3, vec(e + 3 * c, i));
+    }
+    for (; r < rows; ++r, e += c) {
+      a0 = Vec::add(a0, vec(e, i));
+    }
+    Vec::store(out + i, Vec::add(Vec::add(a0, a1), Vec::add(a2, a3)));
+  }
+  for (; i < c; ++i) {
+    T sum = T(0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      sum += one(r * c + i, i);
+    }
+    out[i] = sum;
+  }
+}
+
+/// Per-channel sums over the rows of [rows, c] data: `terms(chunk, first_row, rows)` writes
+/// the sums of rows [first_row, first_row + rows) to the N arrays `chunk[n]` of c values of T
+/// (column_sums). Chunks of rows add up in T (vectors), then in double, block by block in order.
+template <class T, std::size_t N, class ChunkTerms>
 std::array<std::vector<double>, N> channel_sums(std::int64_t rows, std::int64_t c,
-                                                RowTerms row_terms) {
+                                                ChunkTerms terms) {
   std::int64_t const block = batch_norm_block_rows(c);
   std::int64_t const blocks = (rows + block - 1) / block;
   auto const cs = static_cast<std::size_t>(c);
   std::vector<double> partial(static_cast<std::size_t>(blocks) * N * cs, 0.0);
   backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
     std::vector<T> chunk(N * cs);
-    std::array<T*, N> acc;
+    std::array<T*, N> sums;
     for (std::size_t n = 0; n < N; ++n) {
-      acc[n] = chunk.data() + n * cs;
+      sums[n] = chunk.data() + n * cs;
     }
     for (std::int64_t b = b0; b < b1; ++b) {
       double* out = partial.data() + static_cast<std::size_t>(b) * N * cs;
       std::int64_t const end = std::min(rows, (b + 1) * block);
       for (std::int64_t r0 = b * block; r0 < end; r0 += batch_norm_chunk_rows) {
-        std::fill(chunk.begin(), chunk.end(), T(0));
-        std::int64_t const r1 = std::min(end, r0 + batch_norm_chunk_rows);
-        for (std::int64_t r = r0; r < r1; ++r) {
-          row_terms(r, acc);
-        }
+        terms(sums, r0, std::min(end, r0 + batch_norm_chunk_rows) - r0);
         for (std::size_t k = 0; k < chunk.size(); ++k) {
           out[k] += static_cast<double>(chunk[k]);
         }
       }
     }
   });
-  std::array<std::vector<double>, N> sums;
+  std::array<std::vector<double>, N> totals;
   for (std::size_t n = 0; n < N; ++n) {
-    sums[n].assign(cs, 0.0);
+    totals[n].assign(cs, 0.0);
     for (std::int64_t b = 0; b < blocks; ++b) {
       double const* in = partial.data() + (static_cast<std::size_t>(b) * N + n) * cs;
       for (std::size_t i = 0; i < cs; ++i) {
-        sums[n][i] += in[i];
+        totals[n][i] += in[i];
       }
     }
   }
-  return sums;
-}
-
-/// acc[i] += term(i) over c channels: `vec(i)` gives the term of lanes i.. as a vector of T,
-/// `one(i)` the term of channel i alone (the tail past the last full vector).
-template <class T, class VecTerm, class OneTerm>
-TAPEFLOW_ALWAYS_INLINE void add_terms(T* acc, std::int64_t c, VecTerm vec, OneTerm one) {
-  using Vec = typename backend::cpu::VecFor<T>::type;
-  std::int64_t i = 0;
-  for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
-    Vec::store(acc + i, Vec::add(Vec::load(acc + i), vec(i)));
-  }
-  for (; i < c; ++i) {
-    acc[i] += one(i);
-  }
+  return totals;
 }
 
 /// -m[i] for each channel, in the tensor's type (what the deviation passes add).
@@ -125,40 +145,98 @@ std::vector<T> negated(std::vector<double> const& m) {
   return out;
 }
 
-/// The batch's per-channel mean and biased variance of x [rows, c], in two passes (mean, then
-/// squared deviations: no cancellation).
+/// Rows of a moments chunk: its two passes read it from memory once, then from cache (about
+/// 8K elements, 8 to 64 rows).
+inline std::int64_t batch_moments_chunk_rows(std::int64_t c) {
+  return std::clamp<std::int64_t>(8192 / std::max<std::int64_t>(c, 1), 8, batch_norm_chunk_rows);
+}
+
+/// The batch's per-channel mean and biased variance of x [rows, c], reading x once: each chunk
+/// of rows takes two passes (its mean, then squared deviations from it, from cache: no
+/// cancellation), and chunks then blocks are merged in order in double (Chan et al.'s pairwise
+/// update), so results depend on neither thread count nor timing.
 template <class T>
 std::array<std::vector<double>, 2> batch_moments(T const* x, std::int64_t rows, std::int64_t c) {
   using Vec = typename backend::cpu::VecFor<T>::type;
-  double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
-  std::vector<double> m =
-      channel_sums<T, 1>(rows, c, [&](std::int64_t r, std::array<T*, 1> const& acc) {
-        T const* row = x + r * c;
-        add_terms(
-            acc[0], c, [&](std::int64_t i) { return Vec::load(row + i); },
-            [&](std::int64_t i) { return row[i]; });
-      })[0];
-  for (double& sum : m) {
-    sum /= count;
-  }
-  std::vector<T> const neg_mean = negated<T>(m);
-  T const* const nm = neg_mean.data();
-  std::vector<double> v =
-      channel_sums<T, 1>(rows, c, [&](std::int64_t r, std::array<T*, 1> const& acc) {
-        T const* row = x + r * c;
-        add_terms(
-            acc[0], c,
-            [&](std::int64_t i) {
-              auto const d = Vec::add(Vec::load(row + i), Vec::load(nm + i));
+  auto const cs = static_cast<std::size_t>(c);
+  std::int64_t const block = batch_norm_block_rows(c);
+  std::int64_t const blocks = (rows + block - 1) / block;
+  std::int64_t const chunk_rows = batch_moments_chunk_rows(c);
+  // Per block: the mean and the sum of squared deviations of each channel.
+  std::vector<double> partial(static_cast<std::size_t>(blocks) * 2 * cs, 0.0);
+  // Merges (n_b, mean_b, m2_b) into (n_a, mean, m2): Chan et al.'s update.
+  auto merge = [cs](double n_a, double* mean, double* m2, double n_b, double const* mean_b,
+                    double const* m2_b) {
+    double const n = n_a + n_b;
+    for (std::size_t i = 0; i < cs; ++i) {
+      double const delta = mean_b[i] - mean[i];
+      mean[i] += delta * n_b / n;
+      m2[i] += m2_b[i] + delta * delta * n_a * n_b / n;
+    }
+  };
+  backend::cpu::parallel_for(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+    std::vector<T> sum(cs), neg_mean(cs), sq(cs);
+    std::vector<double> chunk_mean(cs), chunk_m2(cs);
+    for (std::int64_t b = b0; b < b1; ++b) {
+      double* mean = partial.data() + static_cast<std::size_t>(b) * 2 * cs;
+      double* m2 = mean + cs;
+      double n_a = 0;
+      std::int64_t const end = std::min(rows, (b + 1) * block);
+      for (std::int64_t r0 = b * block; r0 < end; r0 += chunk_rows) {
+        std::int64_t const r1 = std::min(end, r0 + chunk_rows);
+        auto const n = static_cast<double>(r1 - r0);
+        T const* const chunk = x + r0 * c;
+        column_sums(
+            r1 - r0, c, sum.data(),
+            [chunk](std::int64_t e, std::int64_t) { return Vec::load(chunk + e); },
+            [chunk](std::int64_t e, std::int64_t) { return chunk[e]; });
+        for (std::size_t i = 0; i < cs; ++i) {
+          neg_mean[i] = static_cast<T>(-(static_cast<double>(sum[i]) / n));
+        }
+        T const* const nm = neg_mean.data();
+        column_sums(
+            r1 - r0, c, sq.data(),
+            [chunk, nm](std::int64_t e, std::int64_t i) {
+              auto const d = Vec::add(Vec::load(chunk + e), Vec::load(nm + i));
               return Vec::fma(d, d, Vec::zero());
             },
-            [&](std::int64_t i) {
-              T const d = row[i] + nm[i];
+            [chunk, nm](std::int64_t e, std::int64_t i) {
+              T const d = chunk[e] + nm[i];
               return d * d;
             });
-      })[0];
+        // Deviations were taken from the rounded mean -nm: sum (x - mu)^2 = sq - n (mu + nm)^2.
+        for (std::size_t i = 0; i < cs; ++i) {
+          double const mu = static_cast<double>(sum[i]) / n;
+          double const off = mu + static_cast<double>(nm[i]);
+          chunk_mean[i] = mu;
+          chunk_m2[i] = std::max(0.0, static_cast<double>(sq[i]) - n * off * off);
+        }
+        if (n_a == 0) {
+          std::copy(chunk_mean.begin(), chunk_mean.end(), mean);
+          std::copy(chunk_m2.begin(), chunk_m2.end(), m2);
+        } else {
+          merge(n_a, mean, m2, n, chunk_mean.data(), chunk_m2.data());
+        }
+        n_a += n;
+      }
+    }
+  });
+  std::vector<double> m(cs, 0.0);
+  std::vector<double> v(cs, 0.0);
+  double n_a = 0;
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    double const* mean_b = partial.data() + static_cast<std::size_t>(b) * 2 * cs;
+    auto const n_b = static_cast<double>(std::min(rows, (b + 1) * block) - b * block);
+    if (n_a == 0) {
+      std::copy(mean_b, mean_b + cs, m.begin());
+      std::copy(mean_b + cs, mean_b + 2 * cs, v.begin());
+    } else {
+      merge(n_a, m.data(), v.data(), n_b, mean_b, mean_b + cs);
+    }
+    n_a += n_b;
+  }
   for (double& s : v) {
-    s /= count;
+    s /= std::max(n_a, 1.0);
   }
   return {std::move(m), std::move(v)};
 }
@@ -217,20 +295,21 @@ std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::i
   using Vec = typename backend::cpu::VecFor<T>::type;
   std::vector<T> const neg_mean = negated<T>(m);
   T const* const nm = neg_mean.data();
-  return channel_sums<T, 2>(rows, c, [&](std::int64_t r, std::array<T*, 2> const& acc) {
-    T const* g = dy + r * c;
-    T const* in = x + r * c;
-    add_terms(
-        acc[0], c, [&](std::int64_t i) { return Vec::load(g + i); },
-        [&](std::int64_t i) { return g[i]; });
-    add_terms(
-        acc[1], c,
-        [&](std::int64_t i) {
-          return Vec::fma(Vec::load(g + i), Vec::add(Vec::load(in + i), Vec::load(nm + i)),
-                          Vec::zero());
-        },
-        [&](std::int64_t i) { return g[i] * (in[i] + nm[i]); });
-  });
+  return channel_sums<T, 2>(
+      rows, c, [&](std::array<T*, 2> const& sums, std::int64_t r0, std::int64_t n) {
+        T const* g = dy + r0 * c;
+        T const* in = x + r0 * c;
+        column_sums(
+            n, c, sums[0], [g](std::int64_t e, std::int64_t) { return Vec::load(g + e); },
+            [g](std::int64_t e, std::int64_t) { return g[e]; });
+        column_sums(
+            n, c, sums[1],
+            [g, in, nm](std::int64_t e, std::int64_t i) {
+              return Vec::fma(Vec::load(g + e), Vec::add(Vec::load(in + e), Vec::load(nm + i)),
+                              Vec::zero());
+            },
+            [g, in, nm](std::int64_t e, std::int64_t i) { return g[e] * (in[e] + nm[i]); });
+      });
 }
 
 /// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
