@@ -1,6 +1,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -85,6 +86,22 @@ double max_diff(std::vector<float> const& got, std::vector<float> const& want) {
     d = std::max(d, std::abs(double(got[i]) - double(want[i])));
   }
   return d;
+}
+
+// Channel k's mean and biased variance of float data [rows, c], two passes in double.
+std::pair<double, double> channel_moments(std::vector<float> const& x, std::int64_t c,
+                                          std::int64_t k) {
+  auto const rows = static_cast<std::int64_t>(x.size()) / c;
+  double m = 0, v = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    m += double(x[static_cast<std::size_t>(r * c + k)]);
+  }
+  m /= double(rows);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double const d = double(x[static_cast<std::size_t>(r * c + k)]) - m;
+    v += d * d;
+  }
+  return {m, v / double(rows)};
 }
 
 }  // namespace
@@ -284,16 +301,7 @@ TEST_CASE("batch_moments sums across chunk and block boundaries", "[ops][nn][bat
     }
     auto const mv = tf::detail::nn_impl::batch_moments(x.data(), rows, c);
     for (std::int64_t k = 0; k < c; ++k) {
-      double m = 0, v = 0;
-      for (std::int64_t r = 0; r < rows; ++r) {
-        m += double(x[static_cast<std::size_t>(r * c + k)]);
-      }
-      m /= double(rows);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        double const d = double(x[static_cast<std::size_t>(r * c + k)]) - m;
-        v += d * d;
-      }
-      v /= double(rows);
+      auto const [m, v] = channel_moments(x, c, k);
       CHECK(mv[0][static_cast<std::size_t>(k)] == Approx(m).epsilon(1e-6));
       CHECK(mv[1][static_cast<std::size_t>(k)] == Approx(v).epsilon(1e-5));
     }
@@ -315,16 +323,7 @@ TEST_CASE("batch_moments: a large mean and a small spread lose nothing", "[ops][
     }
     auto const mv = tf::detail::nn_impl::batch_moments(x.data(), rows, c);
     for (std::int64_t k = 0; k < c; ++k) {
-      double m = 0, v = 0;
-      for (std::int64_t r = 0; r < rows; ++r) {
-        m += double(x[static_cast<std::size_t>(r * c + k)]);
-      }
-      m /= double(rows);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        double const d = double(x[static_cast<std::size_t>(r * c + k)]) - m;
-        v += d * d;
-      }
-      v /= double(rows);
+      auto const [m, v] = channel_moments(x, c, k);
       CHECK(mv[0][static_cast<std::size_t>(k)] == Approx(m).epsilon(1e-7));  // float chunk sums
       CHECK(mv[1][static_cast<std::size_t>(k)] == Approx(v).epsilon(1e-4));
     }
