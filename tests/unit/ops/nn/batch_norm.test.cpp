@@ -88,9 +88,9 @@ double max_diff(std::vector<float> const& got, std::vector<float> const& want) {
   return d;
 }
 
-// Channel k's mean and biased variance of float data [rows, c], two passes in double.
-std::pair<double, double> channel_moments(std::vector<float> const& x, std::int64_t c,
-                                          std::int64_t k) {
+// Channel k's mean and biased variance of data [rows, c], two passes in double.
+template <typename T>
+std::pair<double, double> channel_moments(std::vector<T> const& x, std::int64_t c, std::int64_t k) {
   auto const rows = static_cast<std::int64_t>(x.size()) / c;
   double m = 0, v = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -103,6 +103,31 @@ std::pair<double, double> channel_moments(std::vector<float> const& x, std::int6
   }
   return {m, v / double(rows)};
 }
+
+// The gradient ops' inputs (dy, x, scale, mean, variance) from seeds seed..seed + 4, and x and dy
+// as doubles for the references.
+struct GradInputs {
+  tf::Tensor<double, 4> x, dy;
+  tf::Tensor<double, 1> scale, mean, var;
+  std::int64_t c;
+  std::vector<double> xs, gs;
+};
+GradInputs grad_inputs(std::array<std::int64_t, 4> dims, std::uint32_t seed) {
+  auto const c = dims[3];
+  GradInputs in{test_data<4>(dims, seed),
+                test_data<4>(dims, seed + 1),
+                test_data<1>({c}, seed + 2),
+                test_data<1>({c}, seed + 3),
+                tf::abs(test_data<1>({c}, seed + 4)) + 0.5,
+                c,
+                {},
+                {}};
+  in.xs = in.x.numpy();
+  in.gs = in.dy.numpy();
+  return in;
+}
+// 33 channels take the vector path and the scalar tail.
+constexpr std::array<std::int64_t, 4> kGradDims{4, 7, 9, 33};
 
 }  // namespace
 
@@ -244,38 +269,31 @@ TEST_CASE("fused_batch_norm: second order in training mode", "[ops][nn][batch_no
 
 TEST_CASE("FusedBatchNormGradV3 matches the definition", "[ops][nn][batch_norm]") {
   // dx = s * r * (g - mean(g) - (x - m) * r^2 * mean(g * (x - m))) per channel in training,
-  // g * s * r in inference; 33 channels take the vector path and the scalar tail.
-  std::array<std::int64_t, 4> const dims{4, 7, 9, 33};
-  auto const c = dims[3];
-  auto x = test_data<4>(dims, 70);
-  auto dy = test_data<4>(dims, 71);
-  auto scale = test_data<1>({c}, 72);
-  auto mean = test_data<1>({c}, 73);
-  auto var = tf::abs(test_data<1>({c}, 74)) + 0.5;
+  // g * s * r in inference.
+  auto const in = grad_inputs(kGradDims, 70);
+  auto const& xs = in.xs;
+  auto const& gs = in.gs;
+  auto const c = in.c;
   double const eps = double(1e-3f);
-  auto const xs = x.numpy();
-  auto const gs = dy.numpy();
   auto const rows = static_cast<std::int64_t>(xs.size()) / c;
   for (bool training : {true, false}) {
     INFO("training " << training);
-    auto dx = tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, dy, x, scale,
-                                  mean, var);
+    auto dx = tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, in.dy, in.x,
+                                  in.scale, in.mean, in.var);
     for (std::int64_t k = 0; k < c; ++k) {
       auto at = [&](std::vector<double> const& v, std::int64_t r) {
         return v[static_cast<std::size_t>(r * c + k)];
       };
-      double m = 0, v = 0, gm = 0, gc = 0;
+      auto const [m, v] = channel_moments(xs, c, k);
+      double const gm = channel_moments(gs, c, k).first;
+      double gc = 0;
       for (std::int64_t r = 0; r < rows; ++r) {
-        m += at(xs, r) / double(rows);
-        gm += at(gs, r) / double(rows);
-      }
-      for (std::int64_t r = 0; r < rows; ++r) {
-        v += (at(xs, r) - m) * (at(xs, r) - m) / double(rows);
         gc += at(gs, r) * (at(xs, r) - m) / double(rows);
       }
-      double const s = scale.values()[static_cast<std::size_t>(k)];
-      double const rs = training ? 1 / std::sqrt(v + eps)
-                                 : 1 / std::sqrt(var.values()[static_cast<std::size_t>(k)] + eps);
+      double const s = in.scale.values()[static_cast<std::size_t>(k)];
+      double const rs = training
+                            ? 1 / std::sqrt(v + eps)
+                            : 1 / std::sqrt(in.var.values()[static_cast<std::size_t>(k)] + eps);
       for (std::int64_t r = 0; r < rows; ++r) {
         double const want = training ? s * rs * (at(gs, r) - gm - (at(xs, r) - m) * rs * rs * gc)
                                      : at(gs, r) * s * rs;
@@ -285,7 +303,7 @@ TEST_CASE("FusedBatchNormGradV3 matches the definition", "[ops][nn][batch_norm]"
   }
   auto other = test_data<4>({4, 7, 9, 32}, 75);
   CHECK_THROWS_WITH(
-      tf::detail::execute(tf::ops::FusedBatchNormGradV3{}, other, x, scale, mean, var),
+      tf::detail::execute(tf::ops::FusedBatchNormGradV3{}, other, in.x, in.scale, in.mean, in.var),
       Catch::Contains("FusedBatchNormGradV3: y_backprop of shape"));
 }
 
@@ -331,11 +349,12 @@ TEST_CASE("batch_moments: a large mean and a small spread lose nothing", "[ops][
 }
 
 TEST_CASE("FusedBatchNormGradV3 gradients (second order of batch norm)", "[ops][nn][batch_norm]") {
-  auto x = test_data<4>({2, 2, 3, 3}, 80);
-  auto dy = test_data<4>({2, 2, 3, 3}, 81);
-  auto scale = test_data<1>({3}, 82) + 1.5;
-  auto mean = test_data<1>({3}, 83);
-  auto var = tf::abs(test_data<1>({3}, 84)) + 0.5;
+  auto const in = grad_inputs({2, 2, 3, 3}, 80);
+  auto const& x = in.x;
+  auto const& dy = in.dy;
+  auto const& mean = in.mean;
+  auto const& var = in.var;
+  auto const scale = in.scale + 1.5;
   for (bool training : {true, false}) {
     INFO("training " << training);
     check_gradients(
@@ -349,39 +368,26 @@ TEST_CASE("FusedBatchNormGradV3 gradients (second order of batch norm)", "[ops][
 
 TEST_CASE("FusedBatchNormScaleGradV3 matches the definition", "[ops][nn][batch_norm]") {
   // dscale = sum over rows of dy * (x - m) / sqrt(v + eps) per channel, (m, v) the batch's
-  // moments in training, the inputs in inference; 33 channels take the vector path and the tail.
-  std::array<std::int64_t, 4> const dims{4, 7, 9, 33};
-  auto const c = dims[3];
-  auto x = test_data<4>(dims, 90);
-  auto dy = test_data<4>(dims, 91);
-  auto scale = test_data<1>({c}, 92);
-  auto mean = test_data<1>({c}, 93);
-  auto var = tf::abs(test_data<1>({c}, 94)) + 0.5;
+  // moments in training, the inputs in inference.
+  auto const in = grad_inputs(kGradDims, 90);
+  auto const& xs = in.xs;
+  auto const& gs = in.gs;
+  auto const c = in.c;
   double const eps = double(1e-3f);
-  auto const xs = x.numpy();
-  auto const gs = dy.numpy();
   auto const rows = static_cast<std::int64_t>(xs.size()) / c;
   for (bool training : {true, false}) {
     INFO("training " << training);
-    auto const dscale = tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, training}, dy,
-                                            x, scale, mean, var);
+    auto const dscale = tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, training},
+                                            in.dy, in.x, in.scale, in.mean, in.var);
     REQUIRE(dscale.dims() == std::array<std::int64_t, 1>{c});
     for (std::int64_t k = 0; k < c; ++k) {
       auto at = [&](std::vector<double> const& v, std::int64_t r) {
         return v[static_cast<std::size_t>(r * c + k)];
       };
-      double m = mean.values()[static_cast<std::size_t>(k)];
-      double v = var.values()[static_cast<std::size_t>(k)];
-      if (training) {
-        m = 0;
-        v = 0;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          m += at(xs, r) / double(rows);
-        }
-        for (std::int64_t r = 0; r < rows; ++r) {
-          v += (at(xs, r) - m) * (at(xs, r) - m) / double(rows);
-        }
-      }
+      auto const [m, v] = training
+                              ? channel_moments(xs, c, k)
+                              : std::pair{double(in.mean.values()[static_cast<std::size_t>(k)]),
+                                          double(in.var.values()[static_cast<std::size_t>(k)])};
       double want = 0;
       for (std::int64_t r = 0; r < rows; ++r) {
         want += at(gs, r) * (at(xs, r) - m) / std::sqrt(v + eps);
@@ -390,32 +396,35 @@ TEST_CASE("FusedBatchNormScaleGradV3 matches the definition", "[ops][nn][batch_n
     }
   }
   // The scale gradient of fused_batch_norm is this op: equal to sum(dy * xhat) in ops.
-  auto const xhat = tf::nn::fused_batch_norm(x, tf::ones_like(scale), tf::zeros_like(scale), mean,
-                                             var, {.is_training = true});
+  auto const xhat =
+      tf::nn::fused_batch_norm(in.x, tf::ones_like(in.scale), tf::zeros_like(in.scale), in.mean,
+                               in.var, {.is_training = true});
   int const axes[3] = {0, 1, 2};
-  auto const in_ops = tf::reduce_sum(dy * xhat, axes);
+  auto const in_ops = tf::reduce_sum(in.dy * xhat, axes);
   tf::GradientTape tape;
-  tape.watch(scale);
-  auto const y = tf::nn::fused_batch_norm(x, scale, mean, mean, var, {.is_training = true});
-  auto const g = tape.gradient(tf::reduce_sum(y * dy), scale);
+  tape.watch(in.scale);
+  auto const y =
+      tf::nn::fused_batch_norm(in.x, in.scale, in.mean, in.mean, in.var, {.is_training = true});
+  auto const g = tape.gradient(tf::reduce_sum(y * in.dy), in.scale);
   REQUIRE(g.has_value());
   for (std::int64_t k = 0; k < c; ++k) {
     CHECK(g->values()[static_cast<std::size_t>(k)] ==
           Approx(in_ops.values()[static_cast<std::size_t>(k)]).margin(1e-12));
   }
   auto other = test_data<4>({4, 7, 9, 32}, 95);
-  CHECK_THROWS_WITH(
-      tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{}, other, x, scale, mean, var),
-      Catch::Contains("FusedBatchNormGradV3: y_backprop of shape"));
+  CHECK_THROWS_WITH(tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{}, other, in.x, in.scale,
+                                        in.mean, in.var),
+                    Catch::Contains("FusedBatchNormGradV3: y_backprop of shape"));
 }
 
 TEST_CASE("FusedBatchNormScaleGradV3 gradients (second order of batch norm's scale)",
           "[ops][nn][batch_norm]") {
-  auto x = test_data<4>({2, 2, 3, 3}, 96);
-  auto dy = test_data<4>({2, 2, 3, 3}, 97);
-  auto scale = test_data<1>({3}, 98) + 1.5;
-  auto mean = test_data<1>({3}, 99);
-  auto var = tf::abs(test_data<1>({3}, 100)) + 0.5;
+  auto const in = grad_inputs({2, 2, 3, 3}, 96);
+  auto const& x = in.x;
+  auto const& dy = in.dy;
+  auto const& mean = in.mean;
+  auto const& var = in.var;
+  auto scale = in.scale + 1.5;
   for (bool training : {true, false}) {
     INFO("training " << training);
     check_gradients(
