@@ -235,6 +235,12 @@ function(tapeflow_add_example name)
   if(TARGET tapeflow_keras_io)  # Keras 3 weights files (model.load_weights of .weights.h5)
     target_link_libraries(example_${name} PRIVATE tapeflow::keras_io)
   endif()
+  # The precompiled op instantiations where they are built, as a CMake user links them for
+  # faster builds: a third of each example's compile time, the largest part of CI's build
+  # (bench/RESULTS.md). The header-only path is what the Clang run and single-header tests build.
+  if(TARGET tapeflow::instantiations)
+    target_link_libraries(example_${name} PRIVATE tapeflow::instantiations)
+  endif()
   set_target_properties(example_${name} PROPERTIES
     OUTPUT_NAME ${name} RUNTIME_OUTPUT_DIRECTORY "${tapeflow_BINARY_DIR}/examples")
   if(TAPEFLOW_TESTS_ENABLED)

@@ -533,7 +533,7 @@ struct MpiCollective::Impl {
         reduce_in_place(receive.data(), packed_elements, dtype);
         offset = 0;
         for (const std::size_t i : packed) {
-          AnyTensor result = detail::uninitialized(dtype, tensors[i].shape());
+          AnyTensor result = AnyTensor::uninitialized(dtype, tensors[i].shape());
           const auto bytes = static_cast<std::size_t>(result.num_elements()) * each;
           if (bytes != 0) {
             std::memcpy(result.mutable_raw_data(), receive.data() + offset, bytes);
@@ -568,7 +568,7 @@ struct MpiCollective::Impl {
     check_values(tensors, "broadcast");
     for (auto& t : tensors) {
       const std::size_t each = element_size(t.dtype());
-      AnyTensor out = rank == root ? t : detail::uninitialized(t.dtype(), t.shape());
+      AnyTensor out = rank == root ? t : AnyTensor::uninitialized(t.dtype(), t.shape());
       // The root sends from its own tensor, which the operation leaves as it is.
       void* bytes = rank == root ? const_cast<void*>(t.raw_data()) : out.mutable_raw_data();
       chunked(t.num_elements(), each, "broadcast", [&](std::size_t offset, int count) {
@@ -610,7 +610,7 @@ struct MpiCollective::Impl {
             " (worker " + std::to_string(rank) + " passed " + describe({&t, 1}) + ")");
       }
       std::vector<std::int64_t> dims(h + 2, h + 2 + h[1]);
-      out.push_back(detail::uninitialized(t.dtype(), Shape(dims)));
+      out.push_back(AnyTensor::uninitialized(t.dtype(), Shape(dims)));
       const auto bytes = out.back().num_elements() * std::int64_t(element_size(t.dtype()));
       if (total + bytes > std::numeric_limits<int>::max()) {
         throw invalid_argument("MPI all_gather: " + std::to_string(total + bytes) +

@@ -273,7 +273,7 @@ void each_tensor(NcclState& s, int rank, const char* what, std::span<AnyTensor> 
   const std::vector<AnyTensor> in = s.agree(rank, what, tensors, operation, reduce);
   std::vector<AnyTensor> out;
   for (const auto& t : in) {
-    out.push_back(uninitialized(t.dtype(), t.shape()));
+    out.push_back(AnyTensor::uninitialized(t.dtype(), t.shape()));
   }
   s.run(rank, what, [&](ncclComm_t comm, cudaStream_t stream) {
     for (std::size_t i = 0; i < in.size(); ++i) {
@@ -470,14 +470,14 @@ std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
   auto& device = *s.memory[std::size_t(rank_)];
   AnyTensor padded = in;
   if (in.num_elements() != most) {
-    padded = detail::uninitialized(in.dtype(), Shape(std::vector<std::int64_t>{most}));
+    padded = AnyTensor::uninitialized(in.dtype(), Shape(std::vector<std::int64_t>{most}));
     if (in.num_elements() > 0) {
       device.copy_on_device(padded.mutable_device_data(), in.device_data(),
                             static_cast<std::size_t>(in.num_elements()) * each);
     }
   }
   AnyTensor gathered =
-      detail::uninitialized(in.dtype(), Shape(std::vector<std::int64_t>{most * s.size()}));
+      AnyTensor::uninitialized(in.dtype(), Shape(std::vector<std::int64_t>{most * s.size()}));
   if (most > 0) {
     s.run(rank_, "all_gather", [&](ncclComm_t comm, cudaStream_t stream) {
       (void)ncclAllGather(padded.device_data(), gathered.mutable_device_data(),
@@ -487,7 +487,7 @@ std::vector<AnyTensor> NcclCollective::all_gather(const AnyTensor& t) {
   }
   std::vector<AnyTensor> out;
   for (int r = 0; r < s.size(); ++r) {
-    AnyTensor piece = detail::uninitialized(in.dtype(), shapes[std::size_t(r)]);
+    AnyTensor piece = AnyTensor::uninitialized(in.dtype(), shapes[std::size_t(r)]);
     const auto bytes = static_cast<std::size_t>(piece.num_elements()) * each;
     if (bytes > 0) {
       device.copy_on_device(piece.mutable_device_data(),

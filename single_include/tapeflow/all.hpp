@@ -6754,6 +6754,22 @@ class AnyTensor {
     t.id_ = detail::new_tensor_id() | detail::symbolic_id_bit;
     return t;
   }
+  /// A new tensor of `dtype` and `shape` where new buffers go now (Note [Placement]), numeric
+  /// elements unset and strings empty, as Tensor::uninitialized. Allocated flat and given the
+  /// shape: one instantiation per dtype, not per dtype and rank (compile time).
+  [[nodiscard]] static AnyTensor uninitialized(DType dtype, const Shape& shape) {
+    for (std::size_t i = 0; i < shape.rank(); ++i) {
+      if (shape[i] < 0) {
+        throw invalid_argument("AnyTensor::uninitialized: negative dimension in shape " +
+                               shape.to_string());
+      }
+    }
+    return visit_dtype(dtype, [&]<class T>() {
+      AnyTensor out(Tensor<T, 1>::uninitialized({shape.num_elements()}));
+      out.shape_ = shape;
+      return out;
+    });
+  }
   /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
   void reset() noexcept {
     if (buffer_ != nullptr) {
@@ -6834,6 +6850,22 @@ class AnyTensor {
       out.shape_ = shape_;
       return out;
     });
+  }
+
+  /// The same elements under `shape` (as many elements), as a new tensor to a tape: no copy
+  /// and no op, so neither a tape nor a trace sees it. For rank-independent library code on
+  /// values no gradient flows into (distribute's batch split); programs use tf::reshape.
+  [[nodiscard]] AnyTensor with_shape(const Shape& shape) const {
+    if (shape.num_elements() != num_elements() || !has_value()) {
+      throw invalid_argument("AnyTensor::with_shape: a " + std::string(dtype_name(dtype_)) +
+                             " tensor of shape " + shape_.to_string() +
+                             (has_value() ? "" : " without a value") + " cannot be viewed as " +
+                             shape.to_string());
+    }
+    AnyTensor out(*this);
+    out.shape_ = shape;
+    out.id_ = detail::new_tensor_id();
+    return out;
   }
 
   /// Whether this holds a `Tensor<T, Rank>`.
@@ -6962,61 +6994,9 @@ TAPEFLOW_END_NAMESPACE
 #include <type_traits>
 #include <vector>
 
-// ---- begin <tapeflow/core/visit_rank.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VISIT_RANK_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VISIT_RANK_HPP
-// `detail::visit_rank<Min, Max>(rank, what, f)`: the one dispatch from a rank known at run time
-// (an AnyTensor's, a file's) to code templated on it, within the library's one rank limit
-// `max_rank` (core/shape.hpp).
-
-#include <cstddef>
-#include <string>
-#include <string_view>
-
-
-TAPEFLOW_BEGIN_NAMESPACE
-namespace detail {
-
-template <std::size_t R, std::size_t Max, class F>
-decltype(auto) visit_rank_from(std::size_t rank, F& f) {
-  if constexpr (R == Max) {
-    return f.template operator()<R>();
-  } else {
-    if (rank == R) {
-      return f.template operator()<R>();
-    }
-    return visit_rank_from<R + 1, Max>(rank, f);
-  }
-}
-
-/// Calls `f.template operator()<R>()` with R == rank. Each rank in [Min, Max] is one more
-/// instantiation of `f`, so callers name the ranges they support; a rank outside it throws
-/// invalid_argument "<what>: rank N is not supported (Min to Max)". `f` returns one type for
-/// every R.
-template <std::size_t Min = 0, std::size_t Max = max_rank, class F>
-decltype(auto) visit_rank(std::size_t rank, std::string_view what, F&& f) {
-  static_assert(Min <= Max && Max <= max_rank, "visit_rank: ranks must lie in [0, max_rank]");
-  if (rank < Min || rank > Max) {
-    throw invalid_argument(std::string(what) + ": rank " + std::to_string(rank) +
-                           " is not supported (" + std::to_string(Min) + " to " +
-                           std::to_string(Max) + ")");
-  }
-  return visit_rank_from<Min, Max>(rank, f);
-}
-
-}  // namespace detail
-TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VISIT_RANK_HPP
-// ---- end <tapeflow/core/visit_rank.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data::detail {
-
-/// Calls `f.template operator()<R>()` for `rank` in [0, max_rank].
-template <class F>
-decltype(auto) with_any_rank(std::size_t rank, F&& f) {
-  return ::tapeflow::detail::visit_rank(rank, "tf::data", f);
-}
 
 /// "float32 tensor of shape (2, 3)".
 inline std::string describe_any(const AnyTensor& t) {
@@ -7045,15 +7025,7 @@ template <class Tag>
 struct any_element {
   /// A new tensor of `dtype` and `dims` (numeric elements uninitialised, strings empty).
   static AnyTensor make_any(DType dtype, std::span<const std::int64_t> dims) {
-    return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-      return with_any_rank(dims.size(), [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> d{};
-        if constexpr (R > 0) {  // a rank-0 array has no storage (GCC warns on a null memmove)
-          std::copy(dims.begin(), dims.end(), d.begin());
-        }
-        return AnyTensor(Tensor<T, R>::uninitialized(d));
-      });
-    });
+    return AnyTensor::uninitialized(dtype, Shape(dims));
   }
 
   /// Element `i` along dim 0.
@@ -14242,13 +14214,17 @@ inline std::pair<std::int64_t, std::int64_t> replica_rows(std::int64_t rows, int
   return {std::min(rows, per * r), std::min(rows, per * (r + 1))};
 }
 
+[[noreturn]] inline void throw_scalar_split() {
+  throw invalid_argument(
+      "tf::distribute: a scalar in a batch cannot be split across replicas; batch the dataset "
+      "first");
+}
+
 /// Replica `r`'s rows of `x` (a Slice op: it runs on the device in scope).
 template <class T, std::size_t R>
 Tensor<T, R> replica_piece(const Tensor<T, R>& x, int n, int r) {
   if constexpr (R == 0) {
-    throw invalid_argument(
-        "tf::distribute: a scalar in a batch cannot be split across replicas; batch the "
-        "dataset first");
+    throw_scalar_split();
   } else {
     const auto [first, last] = replica_rows(x.dims()[0], n, r);
     std::array<std::int64_t, R> begin{};
@@ -14259,11 +14235,32 @@ Tensor<T, R> replica_piece(const Tensor<T, R>& x, int n, int r) {
   }
 }
 
+/// Replica `r`'s rows of a batch of any dtype and rank: its elements viewed as a [rows, rest]
+/// matrix, sliced, and viewed back. One Slice<2> per dtype, not a Slice<R> per dtype and rank
+/// with their tape, trace and gradient paths (a fifth of a Keras program's compile time). The
+/// views are no ops: a batch being split is a dataset's element or fit's input, which no
+/// gradient flows into and no trace holds.
 inline AnyTensor replica_piece(const AnyTensor& x, int n, int r) {
+  if (x.rank() == 0) {
+    throw_scalar_split();
+  }
+  if (!x.has_value()) {
+    throw invalid_argument("tf::distribute: the batch to split across replicas (" +
+                           std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
+                           ") has no value; split batches outside tf::function");
+  }
+  const std::int64_t rows = x.shape()[0];
+  std::int64_t rest = 1;
+  for (std::size_t i = 1; i < x.rank(); ++i) {
+    rest *= x.shape()[i];
+  }
+  const std::int64_t first = replica_rows(rows, n, r).first;
+  Shape piece_shape = x.shape();
+  piece_shape[0] = replica_rows(rows, n, r).second - first;
   return visit_dtype(x.dtype(), [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(
-        x.rank(), "tf::distribute batch split",
-        [&]<std::size_t R>() -> AnyTensor { return AnyTensor(replica_piece(x.as<T, R>(), n, r)); });
+    const auto matrix = x.with_shape(Shape{rows, rest}).as<T, 2>();
+    return AnyTensor(tapeflow::slice(matrix, {first, 0}, {piece_shape[0], rest}))
+        .with_shape(piece_shape);
   });
 }
 
@@ -14657,10 +14654,9 @@ TAPEFLOW_END_NAMESPACE
 // ---- begin <tapeflow/distribute/detail/collective_tensors.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_COLLECTIVE_TENSORS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_DISTRIBUTE_DETAIL_COLLECTIVE_TENSORS_HPP
-// What the collectives' implementations share (in-process, MPI, NCCL): fresh result tensors,
-// and the signature of an operation's tensors that the replicas compare before moving bytes.
+// What the collectives' implementations share (in-process, MPI, NCCL): the signature of an
+// operation's tensors that the replicas compare before moving bytes.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -14668,19 +14664,6 @@ TAPEFLOW_END_NAMESPACE
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute::detail {
-
-/// A new tensor of `dtype` and `shape`, elements unset, on the device new buffers go to now.
-inline AnyTensor uninitialized(DType dtype, const Shape& shape) {
-  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(shape.rank(), "collective", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = shape[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
-}
 
 /// What replicas must agree on before an operation: `extra` (the operation), the tensors'
 /// count, dtypes (-1 without a value) and shapes, hashed (FNV-1a). Non-negative, so a
@@ -14832,7 +14815,7 @@ struct GroupState {
         }
         continue;
       }
-      AnyTensor out = uninitialized(column[0]->dtype(), column[0]->shape());
+      AnyTensor out = AnyTensor::uninitialized(column[0]->dtype(), column[0]->shape());
       switch (out.dtype()) {
         case DType::float32:
           reduce_into<float>(out, column, op);
@@ -16629,6 +16612,52 @@ class GradientTape {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_AUTODIFF_GRADIENT_TAPE_HPP
 // ---- end <tapeflow/autodiff/gradient_tape.hpp>
+// ---- begin <tapeflow/core/visit_rank.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VISIT_RANK_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VISIT_RANK_HPP
+// `detail::visit_rank<Min, Max>(rank, what, f)`: the one dispatch from a rank known at run time
+// (an AnyTensor's, a file's) to code templated on it, within the library's one rank limit
+// `max_rank` (core/shape.hpp).
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+template <std::size_t R, std::size_t Max, class F>
+decltype(auto) visit_rank_from(std::size_t rank, F& f) {
+  if constexpr (R == Max) {
+    return f.template operator()<R>();
+  } else {
+    if (rank == R) {
+      return f.template operator()<R>();
+    }
+    return visit_rank_from<R + 1, Max>(rank, f);
+  }
+}
+
+/// Calls `f.template operator()<R>()` with R == rank. Each rank in [Min, Max] is one more
+/// instantiation of `f`, so callers name the ranges they support; a rank outside it throws
+/// invalid_argument "<what>: rank N is not supported (Min to Max)". `f` returns one type for
+/// every R.
+template <std::size_t Min = 0, std::size_t Max = max_rank, class F>
+decltype(auto) visit_rank(std::size_t rank, std::string_view what, F&& f) {
+  static_assert(Min <= Max && Max <= max_rank, "visit_rank: ranks must lie in [0, max_rank]");
+  if (rank < Min || rank > Max) {
+    throw invalid_argument(std::string(what) + ": rank " + std::to_string(rank) +
+                           " is not supported (" + std::to_string(Min) + " to " +
+                           std::to_string(Max) + ")");
+  }
+  return visit_rank_from<Min, Max>(rank, f);
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_VISIT_RANK_HPP
+// ---- end <tapeflow/core/visit_rank.hpp>
 // ---- begin <tapeflow/ops/math/arithmetic.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_MATH_ARITHMETIC_HPP
@@ -35259,21 +35288,17 @@ inline AnyTensor take_rows(const AnyTensor& src, std::span<const std::int64_t> r
     if constexpr (!std::is_arithmetic_v<T>) {
       throw invalid_argument("tf::keras: string inputs are not supported by fit/evaluate/predict");
     } else {
-      return with_rank(src.rank(), "tf::keras batching", [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> dims{};
-        for (std::size_t i = 0; i < R; ++i) {
-          dims[i] = src.shape()[i];
-        }
-        const std::int64_t row = dims[0] == 0 ? 0 : src.num_elements() / dims[0];
-        dims[0] = std::int64_t(rows.size());
-        auto out = Tensor<T, R>::uninitialized(dims);
-        T* o = tensor_access::mutable_data(out);
-        const T* s = static_cast<const T*>(src.raw_data());
-        for (std::size_t r = 0; r < rows.size(); ++r) {
-          std::memcpy(o + std::int64_t(r) * row, s + rows[r] * row, sizeof(T) * std::size_t(row));
-        }
-        return out;
-      });
+      // Flat, then given the batch's shape: one loop per dtype, not per dtype and rank.
+      Shape shape = src.shape();
+      const std::int64_t row = shape[0] == 0 ? 0 : src.num_elements() / shape[0];
+      shape[0] = std::int64_t(rows.size());
+      auto out = Tensor<T, 1>::uninitialized({shape.num_elements()});
+      T* o = tensor_access::mutable_data(out);
+      const T* s = static_cast<const T*>(src.raw_data());
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        std::memcpy(o + std::int64_t(r) * row, s + rows[r] * row, sizeof(T) * std::size_t(row));
+      }
+      return AnyTensor(out).with_shape(shape);
     }
   });
 }
@@ -35328,24 +35353,18 @@ inline AnyTensor concat_rows(const std::vector<AnyTensor>& parts) {
     if constexpr (!std::is_arithmetic_v<T>) {
       throw invalid_argument("tf::keras: string outputs are not supported by predict");
     } else {
-      return with_rank(first.rank(), "tf::keras predict", [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> dims{};
-        for (std::size_t i = 0; i < R; ++i) {
-          dims[i] = first.shape()[i];
-        }
-        std::int64_t total = 0;
-        for (const auto& p : parts) {
-          total += p.shape()[0];
-        }
-        dims[0] = total;
-        auto out = Tensor<T, R>::uninitialized(dims);
-        T* o = tensor_access::mutable_data(out);
-        for (const auto& p : parts) {
-          std::memcpy(o, p.raw_data(), sizeof(T) * std::size_t(p.num_elements()));
-          o += p.num_elements();
-        }
-        return out;
-      });
+      Shape shape = first.shape();
+      shape[0] = 0;
+      for (const auto& p : parts) {
+        shape[0] += p.shape()[0];
+      }
+      auto out = Tensor<T, 1>::uninitialized({shape.num_elements()});
+      T* o = tensor_access::mutable_data(out);
+      for (const auto& p : parts) {
+        std::memcpy(o, p.raw_data(), sizeof(T) * std::size_t(p.num_elements()));
+        o += p.num_elements();
+      }
+      return AnyTensor(out).with_shape(shape);
     }
   });
 }

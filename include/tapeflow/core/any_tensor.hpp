@@ -71,6 +71,22 @@ class AnyTensor {
     t.id_ = detail::new_tensor_id() | detail::symbolic_id_bit;
     return t;
   }
+  /// A new tensor of `dtype` and `shape` where new buffers go now (Note [Placement]), numeric
+  /// elements unset and strings empty, as Tensor::uninitialized. Allocated flat and given the
+  /// shape: one instantiation per dtype, not per dtype and rank (compile time).
+  [[nodiscard]] static AnyTensor uninitialized(DType dtype, const Shape& shape) {
+    for (std::size_t i = 0; i < shape.rank(); ++i) {
+      if (shape[i] < 0) {
+        throw invalid_argument("AnyTensor::uninitialized: negative dimension in shape " +
+                               shape.to_string());
+      }
+    }
+    return visit_dtype(dtype, [&]<class T>() {
+      AnyTensor out(Tensor<T, 1>::uninitialized({shape.num_elements()}));
+      out.shape_ = shape;
+      return out;
+    });
+  }
   /// Drops the value, as assigning `AnyTensor{}` does, without building a temporary.
   void reset() noexcept {
     if (buffer_ != nullptr) {
@@ -151,6 +167,22 @@ class AnyTensor {
       out.shape_ = shape_;
       return out;
     });
+  }
+
+  /// The same elements under `shape` (as many elements), as a new tensor to a tape: no copy
+  /// and no op, so neither a tape nor a trace sees it. For rank-independent library code on
+  /// values no gradient flows into (distribute's batch split); programs use tf::reshape.
+  [[nodiscard]] AnyTensor with_shape(const Shape& shape) const {
+    if (shape.num_elements() != num_elements() || !has_value()) {
+      throw invalid_argument("AnyTensor::with_shape: a " + std::string(dtype_name(dtype_)) +
+                             " tensor of shape " + shape_.to_string() +
+                             (has_value() ? "" : " without a value") + " cannot be viewed as " +
+                             shape.to_string());
+    }
+    AnyTensor out(*this);
+    out.shape_ = shape;
+    out.id_ = detail::new_tensor_id();
+    return out;
   }
 
   /// Whether this holds a `Tensor<T, Rank>`.

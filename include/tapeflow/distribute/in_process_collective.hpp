@@ -30,7 +30,6 @@
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/distribute/collective.hpp>
 #include <tapeflow/distribute/detail/collective_tensors.hpp>
@@ -160,7 +159,7 @@ struct GroupState {
         }
         continue;
       }
-      AnyTensor out = uninitialized(column[0]->dtype(), column[0]->shape());
+      AnyTensor out = AnyTensor::uninitialized(column[0]->dtype(), column[0]->shape());
       switch (out.dtype()) {
         case DType::float32:
           reduce_into<float>(out, column, op);

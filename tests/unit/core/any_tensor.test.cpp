@@ -57,6 +57,35 @@ TEST_CASE("unshared_raw_data writes in place only where no other handle sees it"
   CHECK(tf::AnyTensor().unshared_raw_data() == nullptr);
 }
 
+TEST_CASE("uninitialized and with_shape make tensors of any rank without an op",
+          "[core][any_tensor]") {
+  const auto fresh = tf::AnyTensor::uninitialized(tf::DType::int32, tf::Shape{2, 3});
+  CHECK(fresh.dtype() == tf::DType::int32);
+  CHECK(fresh.shape() == tf::Shape{2, 3});
+  CHECK(fresh.has_value());
+  CHECK(fresh.holds<std::int32_t, 2>());
+  const auto scalar = tf::AnyTensor::uninitialized(tf::DType::float64, tf::Shape{});
+  CHECK(scalar.holds<double, 0>());
+  CHECK(tf::AnyTensor::uninitialized(tf::DType::float32, tf::Shape{0, 4}).num_elements() == 0);
+  const auto words = tf::AnyTensor::uninitialized(tf::DType::string, tf::Shape{2, 1, 1});
+  CHECK(words.as<std::string, 3>().values()[1].empty());  // strings start empty
+  CHECK_THROWS_WITH(tf::AnyTensor::uninitialized(tf::DType::float32, tf::Shape{2, -1}),
+                    "AnyTensor::uninitialized: negative dimension in shape (2, None)");
+
+  const tf::AnyTensor m(tf::constant<float>({{1, 2, 3}, {4, 5, 6}}));
+  const auto v = m.with_shape(tf::Shape{3, 1, 2});
+  CHECK(v.shape() == tf::Shape{3, 1, 2});
+  CHECK(v.raw_data() == m.raw_data());  // the same elements, no copy
+  CHECK(v.id() != m.id());              // a new tensor to a tape
+  CHECK(m.shape() == tf::Shape{2, 3});
+  CHECK_THROWS_WITH(m.with_shape(tf::Shape{4}),
+                    "AnyTensor::with_shape: a float32 tensor of shape (2, 3) cannot be viewed as "
+                    "(4,)");
+  CHECK_THROWS_WITH(
+      tf::AnyTensor::symbolic(tf::DType::float32, tf::Shape{2}).with_shape(tf::Shape{2, 1}),
+      Catch::Contains("without a value cannot be viewed"));
+}
+
 TEST_CASE("reset drops the value and leaves other handles theirs", "[core][any_tensor]") {
   const auto kept = tf::constant<float>({1, 2, 3});
   tf::AnyTensor any(kept);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -141,6 +142,38 @@ TEST_CASE(
   CHECK(dist::get_strategy().num_replicas_in_sync() == 1);
   CHECK_THROWS_AS(dist::MirroredStrategy({.devices = {"/cpu:0", "/cpu:0"}}), tf::invalid_argument);
   CHECK_THROWS_AS(dist::MirroredStrategy({.devices = {"/cpu:7"}}), tf::invalid_argument);
+}
+
+TEST_CASE("a batch of any dtype and rank splits by rows", "[distribute]") {
+  using dist::detail::replica_piece;
+  std::vector<int> v(24);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<int>(i);
+  }
+  const tf::AnyTensor x(tf::constant<int, 3>(v, {4, 3, 2}));
+  // 4 rows over 3 replicas: 2, 2 and none.
+  const auto p0 = replica_piece(x, 3, 0);
+  const auto p1 = replica_piece(x, 3, 1);
+  const auto p2 = replica_piece(x, 3, 2);
+  CHECK(p0.shape() == tf::Shape{2, 3, 2});
+  CHECK(p1.shape() == tf::Shape{2, 3, 2});
+  CHECK(p2.shape() == tf::Shape{0, 3, 2});
+  CHECK(std::ranges::equal(p0.as<int, 3>().values(), std::span(v).first(12)));
+  CHECK(std::ranges::equal(p1.as<int, 3>().values(), std::span(v).last(12)));
+  CHECK(p0.id() != x.id());
+  CHECK(x.shape() == tf::Shape{4, 3, 2});  // the batch itself is untouched
+  const tf::AnyTensor words(tf::constant<std::string>({"a", "bc", "d"}));
+  CHECK(replica_piece(words, 2, 1).as<std::string, 1>().values()[0] == "d");
+  CHECK(replica_piece(words, 2, 1).shape() == tf::Shape{1});
+  const tf::AnyTensor wide(tf::constant<float, 5>({1, 2, 3, 4}, {2, 1, 1, 1, 2}));
+  CHECK(floats(replica_piece(wide, 2, 1)) == std::vector<float>{3, 4});
+  CHECK(replica_piece(wide, 2, 1).shape() == tf::Shape{1, 1, 1, 1, 2});
+  CHECK_THROWS_WITH(replica_piece(tf::AnyTensor(tf::constant(1.0f)), 2, 0),
+                    Catch::Contains("a scalar in a batch cannot be split"));
+  CHECK_THROWS_WITH(replica_piece(tf::AnyTensor::symbolic(tf::DType::float32, {4, 2}), 2, 0),
+                    Catch::Contains("has no value; split batches outside tf::function"));
+  CHECK_THROWS_WITH(x.with_shape(tf::Shape{5, 5}),
+                    Catch::Contains("shape (4, 3, 2) cannot be viewed as (5, 5)"));
 }
 
 TEST_CASE("the batch-split rule and AnyCollective over the in-process collective", "[distribute]") {

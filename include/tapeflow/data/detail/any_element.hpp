@@ -21,18 +21,11 @@
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/data/element.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace data::detail {
-
-/// Calls `f.template operator()<R>()` for `rank` in [0, max_rank].
-template <class F>
-decltype(auto) with_any_rank(std::size_t rank, F&& f) {
-  return ::tapeflow::detail::visit_rank(rank, "tf::data", f);
-}
 
 /// "float32 tensor of shape (2, 3)".
 inline std::string describe_any(const AnyTensor& t) {
@@ -61,15 +54,7 @@ template <class Tag>
 struct any_element {
   /// A new tensor of `dtype` and `dims` (numeric elements uninitialised, strings empty).
   static AnyTensor make_any(DType dtype, std::span<const std::int64_t> dims) {
-    return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-      return with_any_rank(dims.size(), [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> d{};
-        if constexpr (R > 0) {  // a rank-0 array has no storage (GCC warns on a null memmove)
-          std::copy(dims.begin(), dims.end(), d.begin());
-        }
-        return AnyTensor(Tensor<T, R>::uninitialized(d));
-      });
-    });
+    return AnyTensor::uninitialized(dtype, Shape(dims));
   }
 
   /// Element `i` along dim 0.

@@ -1,8 +1,7 @@
-// What the collectives' implementations share (in-process, MPI, NCCL): fresh result tensors,
-// and the signature of an operation's tensors that the replicas compare before moving bytes.
+// What the collectives' implementations share (in-process, MPI, NCCL): the signature of an
+// operation's tensors that the replicas compare before moving bytes.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -11,24 +10,10 @@
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace distribute::detail {
-
-/// A new tensor of `dtype` and `shape`, elements unset, on the device new buffers go to now.
-inline AnyTensor uninitialized(DType dtype, const Shape& shape) {
-  return visit_dtype(dtype, [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(shape.rank(), "collective", [&]<std::size_t R>() {
-      std::array<std::int64_t, R> dims{};
-      for (std::size_t i = 0; i < R; ++i) {
-        dims[i] = shape[i];
-      }
-      return AnyTensor(Tensor<T, R>::uninitialized(dims));
-    });
-  });
-}
 
 /// What replicas must agree on before an operation: `extra` (the operation), the tensors'
 /// count, dtypes (-1 without a value) and shapes, hashed (FNV-1a). Non-negative, so a

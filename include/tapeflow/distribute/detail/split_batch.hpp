@@ -12,9 +12,10 @@
 #include <utility>
 
 #include <tapeflow/core/any_tensor.hpp>
+#include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
-#include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/array/slice.hpp>
 
@@ -27,13 +28,17 @@ inline std::pair<std::int64_t, std::int64_t> replica_rows(std::int64_t rows, int
   return {std::min(rows, per * r), std::min(rows, per * (r + 1))};
 }
 
+[[noreturn]] inline void throw_scalar_split() {
+  throw invalid_argument(
+      "tf::distribute: a scalar in a batch cannot be split across replicas; batch the dataset "
+      "first");
+}
+
 /// Replica `r`'s rows of `x` (a Slice op: it runs on the device in scope).
 template <class T, std::size_t R>
 Tensor<T, R> replica_piece(const Tensor<T, R>& x, int n, int r) {
   if constexpr (R == 0) {
-    throw invalid_argument(
-        "tf::distribute: a scalar in a batch cannot be split across replicas; batch the "
-        "dataset first");
+    throw_scalar_split();
   } else {
     const auto [first, last] = replica_rows(x.dims()[0], n, r);
     std::array<std::int64_t, R> begin{};
@@ -44,11 +49,32 @@ Tensor<T, R> replica_piece(const Tensor<T, R>& x, int n, int r) {
   }
 }
 
+/// Replica `r`'s rows of a batch of any dtype and rank: its elements viewed as a [rows, rest]
+/// matrix, sliced, and viewed back. One Slice<2> per dtype, not a Slice<R> per dtype and rank
+/// with their tape, trace and gradient paths (a fifth of a Keras program's compile time). The
+/// views are no ops: a batch being split is a dataset's element or fit's input, which no
+/// gradient flows into and no trace holds.
 inline AnyTensor replica_piece(const AnyTensor& x, int n, int r) {
+  if (x.rank() == 0) {
+    throw_scalar_split();
+  }
+  if (!x.has_value()) {
+    throw invalid_argument("tf::distribute: the batch to split across replicas (" +
+                           std::string(dtype_name(x.dtype())) + ", shape " + x.shape().to_string() +
+                           ") has no value; split batches outside tf::function");
+  }
+  const std::int64_t rows = x.shape()[0];
+  std::int64_t rest = 1;
+  for (std::size_t i = 1; i < x.rank(); ++i) {
+    rest *= x.shape()[i];
+  }
+  const std::int64_t first = replica_rows(rows, n, r).first;
+  Shape piece_shape = x.shape();
+  piece_shape[0] = replica_rows(rows, n, r).second - first;
   return visit_dtype(x.dtype(), [&]<class T>() -> AnyTensor {
-    return tapeflow::detail::visit_rank(
-        x.rank(), "tf::distribute batch split",
-        [&]<std::size_t R>() -> AnyTensor { return AnyTensor(replica_piece(x.as<T, R>(), n, r)); });
+    const auto matrix = x.with_shape(Shape{rows, rest}).as<T, 2>();
+    return AnyTensor(tapeflow::slice(matrix, {first, 0}, {piece_shape[0], rest}))
+        .with_shape(piece_shape);
   });
 }
 

@@ -13,6 +13,7 @@
 
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/errors.hpp>
+#include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/visit_rank.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -35,21 +36,17 @@ inline AnyTensor take_rows(const AnyTensor& src, std::span<const std::int64_t> r
     if constexpr (!std::is_arithmetic_v<T>) {
       throw invalid_argument("tf::keras: string inputs are not supported by fit/evaluate/predict");
     } else {
-      return with_rank(src.rank(), "tf::keras batching", [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> dims{};
-        for (std::size_t i = 0; i < R; ++i) {
-          dims[i] = src.shape()[i];
-        }
-        const std::int64_t row = dims[0] == 0 ? 0 : src.num_elements() / dims[0];
-        dims[0] = std::int64_t(rows.size());
-        auto out = Tensor<T, R>::uninitialized(dims);
-        T* o = tensor_access::mutable_data(out);
-        const T* s = static_cast<const T*>(src.raw_data());
-        for (std::size_t r = 0; r < rows.size(); ++r) {
-          std::memcpy(o + std::int64_t(r) * row, s + rows[r] * row, sizeof(T) * std::size_t(row));
-        }
-        return out;
-      });
+      // Flat, then given the batch's shape: one loop per dtype, not per dtype and rank.
+      Shape shape = src.shape();
+      const std::int64_t row = shape[0] == 0 ? 0 : src.num_elements() / shape[0];
+      shape[0] = std::int64_t(rows.size());
+      auto out = Tensor<T, 1>::uninitialized({shape.num_elements()});
+      T* o = tensor_access::mutable_data(out);
+      const T* s = static_cast<const T*>(src.raw_data());
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        std::memcpy(o + std::int64_t(r) * row, s + rows[r] * row, sizeof(T) * std::size_t(row));
+      }
+      return AnyTensor(out).with_shape(shape);
     }
   });
 }
@@ -104,24 +101,18 @@ inline AnyTensor concat_rows(const std::vector<AnyTensor>& parts) {
     if constexpr (!std::is_arithmetic_v<T>) {
       throw invalid_argument("tf::keras: string outputs are not supported by predict");
     } else {
-      return with_rank(first.rank(), "tf::keras predict", [&]<std::size_t R>() -> AnyTensor {
-        std::array<std::int64_t, R> dims{};
-        for (std::size_t i = 0; i < R; ++i) {
-          dims[i] = first.shape()[i];
-        }
-        std::int64_t total = 0;
-        for (const auto& p : parts) {
-          total += p.shape()[0];
-        }
-        dims[0] = total;
-        auto out = Tensor<T, R>::uninitialized(dims);
-        T* o = tensor_access::mutable_data(out);
-        for (const auto& p : parts) {
-          std::memcpy(o, p.raw_data(), sizeof(T) * std::size_t(p.num_elements()));
-          o += p.num_elements();
-        }
-        return out;
-      });
+      Shape shape = first.shape();
+      shape[0] = 0;
+      for (const auto& p : parts) {
+        shape[0] += p.shape()[0];
+      }
+      auto out = Tensor<T, 1>::uninitialized({shape.num_elements()});
+      T* o = tensor_access::mutable_data(out);
+      for (const auto& p : parts) {
+        std::memcpy(o, p.raw_data(), sizeof(T) * std::size_t(p.num_elements()));
+        o += p.num_elements();
+      }
+      return AnyTensor(out).with_shape(shape);
     }
   });
 }
