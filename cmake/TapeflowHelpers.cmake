@@ -4,6 +4,7 @@
 #   tapeflow_dev_flags                  INTERFACE target: warnings, -Werror, -march=native, -ftime-trace
 #   tapeflow_add_unit_tests([DIRECTORY <dir>])   tests/<dir>/<module>/**/<entity>.test.cpp (dir: unit)
 #   tapeflow_add_static_tests()          tests/static/**/*.cpp, compile-only
+#     (these two and the next link tapeflow_test_flags, which tests/CMakeLists.txt defines first)
 #   tapeflow_add_fail_tests()            tests/fail/**/*.cpp, must not compile
 #   tapeflow_add_example(<name> SOURCES <src>...)
 #   tapeflow_add_example_test(<name> [NAME <test>] [ARGS <arg>...] [PASS_REGULAR_EXPRESSION <re>...]
@@ -132,7 +133,7 @@ include("@_CATCH_DISCOVER_TESTS_SCRIPT@")
     endif()
     string(MAKE_C_IDENTIFIER "test_${id}" target)
     add_executable(${target} ${sources_${module}})
-    target_link_libraries(${target} PRIVATE tapeflow::tapeflow tapeflow_catch_main tapeflow_dev_flags)
+    target_link_libraries(${target} PRIVATE tapeflow::tapeflow tapeflow_catch_main tapeflow_test_flags)
     if(module STREQUAL "cuda")
       target_link_libraries(${target} PRIVATE tapeflow::cuda)
       if(TARGET tapeflow_nccl)  # the NCCL collective's cases say "skipped" without it
@@ -179,7 +180,7 @@ function(tapeflow_add_static_tests)
   file(GLOB_RECURSE files CONFIGURE_DEPENDS "${tapeflow_SOURCE_DIR}/tests/static/*.cpp")
   if(files)
     add_library(tapeflow_static_tests OBJECT ${files})
-    target_link_libraries(tapeflow_static_tests PRIVATE tapeflow::tapeflow tapeflow_dev_flags)
+    target_link_libraries(tapeflow_static_tests PRIVATE tapeflow::tapeflow tapeflow_test_flags)
   endif()
 endfunction()
 
@@ -210,7 +211,7 @@ function(tapeflow_add_fail_tests)
     endif()
     foreach(suffix IN ITEMS "" "_sanity")
       add_library(${target}${suffix} OBJECT EXCLUDE_FROM_ALL "${file}")
-      target_link_libraries(${target}${suffix} PRIVATE tapeflow::tapeflow tapeflow_dev_flags)
+      target_link_libraries(${target}${suffix} PRIVATE tapeflow::tapeflow tapeflow_test_flags)
     endforeach()
     target_compile_definitions(${target}_sanity PRIVATE TAPEFLOW_FAIL_TEST_SANITY)
     add_test(NAME "fail/${id}"

@@ -15,6 +15,7 @@
 
 #include <tapeflow/keras.hpp>
 #include <tapeflow/saved_model.hpp>
+#include <tapeflow/saved_model/detail/loader.hpp>  // detail::Interpreter, even when precompiled
 #include <tapeflow/saved_model/detail/op_table.hpp>
 #include <tapeflow/saved_model/load.hpp>
 #include <tapeflow/saved_model/loaded_model.hpp>
