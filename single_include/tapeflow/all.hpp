@@ -14254,9 +14254,10 @@ inline AnyTensor replica_piece(const AnyTensor& x, int n, int r) {
   for (std::size_t i = 1; i < x.rank(); ++i) {
     rest *= x.shape()[i];
   }
-  const std::int64_t first = replica_rows(rows, n, r).first;
+  const std::pair<std::int64_t, std::int64_t> piece_rows = replica_rows(rows, n, r);
+  const std::int64_t first = piece_rows.first;  // no structured binding: the lambda uses it
   Shape piece_shape = x.shape();
-  piece_shape[0] = replica_rows(rows, n, r).second - first;
+  piece_shape[0] = piece_rows.second - first;
   return visit_dtype(x.dtype(), [&]<class T>() -> AnyTensor {
     const auto matrix = x.with_shape(Shape{rows, rest}).as<T, 2>();
     return AnyTensor(tapeflow::slice(matrix, {first, 0}, {piece_shape[0], rest}))
