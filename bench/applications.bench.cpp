@@ -3,13 +3,18 @@
 // 32 (`train_step`: forward in training mode, gradients of SparseCategoricalCrossentropy, SGD
 // update), each on inputs already in memory. The TensorFlow peer times the same three cases:
 //   bench/applications.sh [BUILD_DIR] [PYTHON]   (TensorFlow, tapeflow, TensorFlow again)
+// Also the model's largest ZeroPadding2D (block_1_pad: [n, 112, 112, 96] -> [n, 113, 113, 96])
+// against a one-thread memcpy of its input, in bytes read and written per second.
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include <tapeflow/keras/applications/mobilenet_v2.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/optimizers.hpp>
+#include <tapeflow/ops/array/pad.hpp>
 #include <tapeflow/ops/random/random.hpp>
 
 namespace tf = tapeflow;
@@ -59,6 +64,29 @@ BENCHMARK(BM_MobileNetV2TrainStep)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);
+
+void BM_MobileNetV2Block1Pad(benchmark::State& state) {
+  const auto x = tf::random::uniform<float>({state.range(0), 112, 112, 96}, {.seed = 2});
+  const auto y = tf::pad(x, {{0, 0}, {0, 1}, {0, 1}, {0, 0}});  // warm-up: the output's block
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tf::pad(x, {{0, 0}, {0, 1}, {0, 1}, {0, 0}}));
+  }
+  state.SetBytesProcessed(state.iterations() * (x.num_elements() + y.num_elements()) *
+                          std::int64_t{sizeof(float)});
+}
+BENCHMARK(BM_MobileNetV2Block1Pad)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_MemcpyPeer(benchmark::State& state) {  // the same input bytes, copied by one thread
+  const std::size_t bytes = std::size_t(state.range(0)) * 112 * 112 * 96 * sizeof(float);
+  std::vector<char> from(bytes, 1);
+  std::vector<char> to(bytes, 0);
+  for (auto _ : state) {
+    std::memcpy(to.data(), from.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * std::int64_t(2 * bytes));
+}
+BENCHMARK(BM_MemcpyPeer)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

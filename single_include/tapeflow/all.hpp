@@ -11766,7 +11766,7 @@ TAPEFLOW_END_NAMESPACE
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_ARRAY_PAD_HPP
 // pad(x, paddings, constant_value): surrounds a tensor with a constant (TensorFlow: `tf.pad`,
-// ops "Pad" and "PadV2"). Also the strided box copy that slice, pad and strided_slice share.
+// ops "Pad" and "PadV2"). Also the strided box copy that slice and strided_slice share.
 //
 // Pad's gradient is a Slice and Slice's gradient is a Pad: each header includes the other, and
 // the ops refer to each other only inside templates (see the forward declarations below).
@@ -13767,6 +13767,66 @@ void copy_box(T const* src, std::array<std::int64_t, R> const& src_dims,
   copy_strided_box(src, src_dims, src_begin, ones, dst, dst_dims, dst_begin, ones, size);
 }
 
+/// A pad's geometry, rank-erased (each array's first `rank` entries are used).
+struct PadBox {
+  std::size_t rank = 0;
+  std::array<std::int64_t, max_rank> src_dims{}, dst_dims{}, before{};
+};
+
+/// Pad's output in one parallel pass that writes each element once: a row along the last axis
+/// is either all `value` or `value` around a row of `src`. (Filling the whole output and then
+/// copying `src` over it wrote the interior twice, the fill on one thread: 4% of MobileNetV2's
+/// inference at batch 32.) One instantiation per element type, for every rank.
+template <class T>
+void pad_rows(T const* src, T* dst, PadBox const& box, T const& value) {
+  std::size_t const R = box.rank;
+  if (R == 0) {
+    dst[0] = src[0];
+    return;
+  }
+  std::int64_t const row = box.dst_dims[R - 1];
+  std::int64_t rows = 1;
+  for (std::size_t a = 0; a + 1 < R; ++a) {
+    rows *= box.dst_dims[a];
+  }
+  if (row == 0 || rows == 0) {
+    return;
+  }
+  std::array<std::int64_t, max_rank> src_stride{};
+  src_stride[R - 1] = 1;
+  for (std::size_t a = R - 1; a-- > 0;) {
+    src_stride[a] = src_stride[a + 1] * box.src_dims[a + 1];
+  }
+  std::int64_t const lead = box.before[R - 1];
+  std::int64_t const width = box.src_dims[R - 1];
+  auto write_rows = [&](std::int64_t s, std::int64_t e) {
+    for (std::int64_t r = s; r < e; ++r) {
+      T* d = dst + r * row;
+      // The row's index along the leading axes, last axis first; outside src on any of them,
+      // the row is all padding.
+      std::int64_t rest = r;
+      std::int64_t from = 0;
+      bool inside = true;
+      for (std::size_t a = R - 1; a-- > 0;) {
+        std::int64_t const i = rest % box.dst_dims[a] - box.before[a];
+        rest /= box.dst_dims[a];
+        inside = inside && i >= 0 && i < box.src_dims[a];
+        from += i * src_stride[a];
+      }
+      if (!inside) {
+        std::fill_n(d, row, value);
+        continue;
+      }
+      std::fill_n(d, lead, value);
+      if (width > 0) {  // an empty src may have no data pointer to offset
+        std::copy_n(src + from, width, d + lead);
+      }
+      std::fill_n(d + lead + width, row - lead - width, value);
+    }
+  };
+  backend::cpu::parallel_for(rows, std::max<std::int64_t>(1, parallel_grain / row), write_rows);
+}
+
 /// Shared rules of Pad and PadV2.
 template <std::size_t R>
 struct PadRule {
@@ -13805,13 +13865,14 @@ struct PadRule {
   }
   template <class T>
   void fill_and_copy(Tensor<T, R>& out, Tensor<T, R> const& x, T const& value) const {
-    T* o = tensor_access::mutable_data(out);
-    std::fill_n(o, out.num_elements(), value);
-    std::array<std::int64_t, R> before{};
+    PadBox box;
+    box.rank = R;
     for (std::size_t a = 0; a < R; ++a) {
-      before[a] = paddings[a][0];
+      box.src_dims[a] = x.dims()[a];
+      box.dst_dims[a] = out.dims()[a];
+      box.before[a] = paddings[a][0];
     }
-    copy_box(x.data(), x.dims(), std::array<std::int64_t, R>{}, o, out.dims(), before, x.dims());
+    pad_rows(x.data(), tensor_access::mutable_data(out), box, value);
   }
   /// The gradient: the slice of dy where x was copied.
   template <class T>

@@ -59,6 +59,61 @@ TEST_CASE("pad works for string, bool, uint8 and variables", "[ops][pad]") {
   CHECK(tf::pad(v, {{1, 0}}).numpy() == std::vector<float>{0, 1, 2});
 }
 
+// Each output element against its definition: x's element where the index minus the leading
+// padding lies inside x, else the constant. Sizes reach several parallel tasks (rows of 1 to
+// 40 elements, up to ~300,000 elements), and the paddings include none, leading axes only
+// and the last axis only.
+template <class T, std::size_t R>
+void check_pad_definition(std::array<std::int64_t, R> dims,
+                          std::array<std::array<std::int64_t, 2>, R> paddings, T value, auto make) {
+  auto x = tf::Tensor<T, R>::uninitialized(dims);
+  T* xs = tf::detail::tensor_access::mutable_data(x);
+  for (std::int64_t i = 0; i < x.num_elements(); ++i) {
+    xs[i] = make(i);
+  }
+  auto y = tf::pad(x, paddings, value);
+  std::array<std::int64_t, R> out{};
+  for (std::size_t a = 0; a < R; ++a) {
+    out[a] = dims[a] + paddings[a][0] + paddings[a][1];
+  }
+  REQUIRE(y.dims() == out);
+  std::int64_t wrong = 0;
+  for (std::int64_t k = 0; k < y.num_elements(); ++k) {
+    std::int64_t rest = k;
+    std::int64_t from = 0;
+    std::int64_t stride = 1;
+    bool inside = true;
+    for (std::size_t a = R; a-- > 0;) {
+      std::int64_t const i = rest % out[a] - paddings[a][0];
+      rest /= out[a];
+      inside = inside && i >= 0 && i < dims[a];
+      from += i * stride;
+      stride *= dims[a];
+    }
+    wrong += y.data()[k] != (inside ? xs[from] : value);
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("pad writes every element by its definition at any rank and size", "[ops][pad]") {
+  auto number = [](std::int64_t i) { return static_cast<float>(i % 1000) + 0.5f; };
+  check_pad_definition<float, 1>({100000}, {{{3, 5}}}, -1.0f, number);
+  check_pad_definition<float, 2>({3000, 1}, {{{0, 0}, {1, 2}}}, 0.0f, number);
+  check_pad_definition<float, 2>({1000, 40}, {{{2, 1}, {0, 0}}}, 7.0f, number);
+  check_pad_definition<float, 3>({50, 60, 30}, {{{1, 0}, {0, 2}, {3, 1}}}, 0.0f, number);
+  check_pad_definition<float, 4>({4, 37, 37, 24}, {{{0, 0}, {0, 1}, {0, 1}, {0, 0}}}, 0.0f, number);
+  check_pad_definition<float, 4>({2, 5, 6, 7}, {{{1, 1}, {2, 0}, {0, 3}, {1, 1}}}, 2.0f, number);
+  check_pad_definition<double, 5>({2, 3, 4, 5, 6}, {{{1, 0}, {0, 1}, {2, 2}, {0, 0}, {1, 0}}}, 0.0,
+                                  [](std::int64_t i) { return static_cast<double>(i) * 0.25; });
+  check_pad_definition<std::int64_t, 3>({20, 30, 40}, {{{0, 0}, {0, 0}, {0, 0}}}, 0,
+                                        [](std::int64_t i) { return i; });
+  check_pad_definition<std::string, 3>({30, 40, 5}, {{{1, 2}, {0, 1}, {2, 0}}}, "pad",
+                                       [](std::int64_t i) { return std::to_string(i); });
+  // Empty inputs: every element is the constant.
+  check_pad_definition<float, 2>({0, 5}, {{{2, 1}, {1, 1}}}, 3.0f, number);
+  check_pad_definition<float, 2>({4, 0}, {{{0, 0}, {2, 3}}}, 3.0f, number);
+}
+
 TEST_CASE("pad rejects negative paddings", "[ops][pad]") {
   auto x = tf::zeros<float>({2, 3});
   CHECK_THROWS_AS(tf::pad(x, {{0, 0}, {-1, 0}}), tf::invalid_argument);
