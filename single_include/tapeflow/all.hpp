@@ -33771,46 +33771,50 @@ void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const
 }
 
 /// dx[n, iy, ix, c] = sum over the windows and m that read it of dy[.., c * M + m] * w[.., c, m]
-/// (a scatter; each task owns whole images).
+/// (a scatter; each task owns whole images and zeroes each image's dx just before its scatter,
+/// in parallel and while it is in cache, not all of dx on one thread first).
 template <class T>
 void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy,
                               T* dx) {
   std::int64_t const c = g.c;
   std::int64_t const cm = c * mult;
-  std::fill_n(dx, g.n * g.h * g.w * c, T(0));
+  std::int64_t const image = g.h * g.w * c;
   backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
-    for_each_depthwise_window(g, n0 * g.oh, n1 * g.oh,
-                              [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
-                                  std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
-                                T const* d = dy + o * cm;
-                                if (mult == 1) {
-                                  for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
-                                    Block grad;
-                                    grad.load(d + i);
-                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                        grad.fma_into(
-                                            dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
-                                            w + (ky * g.kw + kx) * c + i);
+    for (std::int64_t n = n0; n < n1; ++n) {
+      std::fill_n(dx + n * image, image, T(0));
+      for_each_depthwise_window(g, n * g.oh, (n + 1) * g.oh,
+                                [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                    std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                  T const* d = dy + o * cm;
+                                  if (mult == 1) {
+                                    for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+                                      Block grad;
+                                      grad.load(d + i);
+                                      for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                        for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                          grad.fma_into(
+                                              dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
+                                              w + (ky * g.kw + kx) * c + i);
+                                        }
                                       }
-                                    }
-                                  });
-                                  return;
-                                }
-                                for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                  for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                    T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                                    T const* f = w + (ky * g.kw + kx) * cm;
-                                    for (std::int64_t i = 0; i < c; ++i) {
-                                      T sum = 0;
-                                      for (std::int64_t m = 0; m < mult; ++m) {
-                                        sum += d[i * mult + m] * f[i * mult + m];
+                                    });
+                                    return;
+                                  }
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                      T const* f = w + (ky * g.kw + kx) * cm;
+                                      for (std::int64_t i = 0; i < c; ++i) {
+                                        T sum = 0;
+                                        for (std::int64_t m = 0; m < mult; ++m) {
+                                          sum += d[i * mult + m] * f[i * mult + m];
+                                        }
+                                        in[i] += sum;
                                       }
-                                      in[i] += sum;
                                     }
                                   }
-                                }
-                              });
+                                });
+    }
   });
 }
 
@@ -34756,19 +34760,23 @@ void max_pool_grad(Window2D const& g, T const* x, T const* dy, T* dx) {
       return;
     }
   }
-  std::fill_n(dx, g.n * g.h * g.w * g.c, T(0));
+  std::int64_t const image = g.h * g.w * g.c;
   backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
-    max_pool_argmax(g, x, n0 * g.oh, n1 * g.oh,
-                    [&](std::int64_t o, std::int64_t i) { dx[i] += dy[o]; });
+    for (std::int64_t n = n0; n < n1; ++n) {  // each image zeroed in its task, then scattered
+      std::fill_n(dx + n * image, image, T(0));
+      max_pool_argmax(g, x, n * g.oh, (n + 1) * g.oh,
+                      [&](std::int64_t o, std::int64_t i) { dx[i] += dy[o]; });
+    }
   });
 }
 
 /// out = gather of g at each window's argmax (shaped like the pooled output).
 template <class T>
 void max_pool_grad_grad(Window2D const& geometry, T const* x, T const* g, T* out) {
-  std::fill_n(out, geometry.n * geometry.oh * geometry.ow * geometry.c, T(0));
+  std::int64_t const row = geometry.ow * geometry.c;
   backend::cpu::parallel_for(
       geometry.n * geometry.oh, pool_grain(geometry), [&](std::int64_t r0, std::int64_t r1) {
+        std::fill_n(out + r0 * row, (r1 - r0) * row, T(0));  // this task's output rows
         max_pool_argmax(geometry, x, r0, r1,
                         [&](std::int64_t o, std::int64_t i) { out[o] = g[i]; });
       });
@@ -34803,30 +34811,34 @@ void avg_pool(Window2D const& g, T const* x, T* y) {
   });
 }
 
-/// dx: each window spreads dy / count evenly over its input elements.
+/// dx: each window spreads dy / count evenly over its input elements (each image zeroed in its
+/// task, then scattered).
 template <class T>
 void avg_pool_grad(Window2D const& g, T const* dy, T* dx) {
   std::int64_t const c = g.c;
   std::int64_t const row = g.w * c;
-  std::fill_n(dx, g.n * g.h * g.w * g.c, T(0));
+  std::int64_t const image = g.h * row;
   backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
-    for_each_window(g, n0 * g.oh, n1 * g.oh,
-                    [&](std::int64_t o, std::int64_t in, std::int64_t ky0, std::int64_t ky1,
-                        std::int64_t kx0, std::int64_t kx1) {
-                      std::int64_t const count = (ky1 - ky0) * (kx1 - kx0);
-                      if (count == 0) {
-                        return;
-                      }
-                      T const scale = T(1) / static_cast<T>(count);
-                      for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                        for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                          T* d = dx + (in + ky * row + kx * c);
-                          for (std::int64_t i = 0; i < c; ++i) {
-                            d[i] += dy[o + i] * scale;
+    for (std::int64_t n = n0; n < n1; ++n) {
+      std::fill_n(dx + n * image, image, T(0));
+      for_each_window(g, n * g.oh, (n + 1) * g.oh,
+                      [&](std::int64_t o, std::int64_t in, std::int64_t ky0, std::int64_t ky1,
+                          std::int64_t kx0, std::int64_t kx1) {
+                        std::int64_t const count = (ky1 - ky0) * (kx1 - kx0);
+                        if (count == 0) {
+                          return;
+                        }
+                        T const scale = T(1) / static_cast<T>(count);
+                        for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                          for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                            T* d = dx + (in + ky * row + kx * c);
+                            for (std::int64_t i = 0; i < c; ++i) {
+                              d[i] += dy[o + i] * scale;
+                            }
                           }
                         }
-                      }
-                    });
+                      });
+    }
   });
 }
 

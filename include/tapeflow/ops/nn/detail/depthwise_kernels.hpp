@@ -180,46 +180,50 @@ void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const
 }
 
 /// dx[n, iy, ix, c] = sum over the windows and m that read it of dy[.., c * M + m] * w[.., c, m]
-/// (a scatter; each task owns whole images).
+/// (a scatter; each task owns whole images and zeroes each image's dx just before its scatter,
+/// in parallel and while it is in cache, not all of dx on one thread first).
 template <class T>
 void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy,
                               T* dx) {
   std::int64_t const c = g.c;
   std::int64_t const cm = c * mult;
-  std::fill_n(dx, g.n * g.h * g.w * c, T(0));
+  std::int64_t const image = g.h * g.w * c;
   backend::cpu::parallel_for(g.n, 1, [&](std::int64_t n0, std::int64_t n1) {
-    for_each_depthwise_window(g, n0 * g.oh, n1 * g.oh,
-                              [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
-                                  std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
-                                T const* d = dy + o * cm;
-                                if (mult == 1) {
-                                  for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
-                                    Block grad;
-                                    grad.load(d + i);
-                                    for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                      for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                        grad.fma_into(
-                                            dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
-                                            w + (ky * g.kw + kx) * c + i);
+    for (std::int64_t n = n0; n < n1; ++n) {
+      std::fill_n(dx + n * image, image, T(0));
+      for_each_depthwise_window(g, n * g.oh, (n + 1) * g.oh,
+                                [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                    std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                                  T const* d = dy + o * cm;
+                                  if (mult == 1) {
+                                    for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+                                      Block grad;
+                                      grad.load(d + i);
+                                      for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                        for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                          grad.fma_into(
+                                              dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
+                                              w + (ky * g.kw + kx) * c + i);
+                                        }
                                       }
-                                    }
-                                  });
-                                  return;
-                                }
-                                for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                                  for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                                    T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                                    T const* f = w + (ky * g.kw + kx) * cm;
-                                    for (std::int64_t i = 0; i < c; ++i) {
-                                      T sum = 0;
-                                      for (std::int64_t m = 0; m < mult; ++m) {
-                                        sum += d[i * mult + m] * f[i * mult + m];
+                                    });
+                                    return;
+                                  }
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      T* in = dx + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                      T const* f = w + (ky * g.kw + kx) * cm;
+                                      for (std::int64_t i = 0; i < c; ++i) {
+                                        T sum = 0;
+                                        for (std::int64_t m = 0; m < mult; ++m) {
+                                          sum += d[i * mult + m] * f[i * mult + m];
+                                        }
+                                        in[i] += sum;
                                       }
-                                      in[i] += sum;
                                     }
                                   }
-                                }
-                              });
+                                });
+    }
   });
 }
 
