@@ -960,11 +960,12 @@ TAPEFLOW_END_NAMESPACE
 // tensors the aligned allocation costs more than the arithmetic, and for large ones the kernel's
 // fresh zeroed pages cost more than the arithmetic. Freed blocks of up to 256 MiB go to a
 // per-thread cache by power-of-two size class and are reused by the next allocation of that
-// class. The cache holds at most 2 GiB or an eighth of physical memory, whichever is less: a
-// MobileNetV2 training step at batch 32 frees and reallocates about that much each step (TF's
-// own allocator keeps everything it ever allocated). The cache holds raw memory, shared by every
-// logical device whose memory is the host's; each device's accounting lives in its backend instance
-// (backend/cpu/cpu_backend.hpp).
+// class. The cache holds at most 4 GiB or a quarter of physical memory, whichever is less: a
+// MobileNetV2 training step at batch 32 frees and reallocates more than 2 GiB each step, and
+// with a 2 GiB bound it took a fresh page about 6,000 times a step and ran 12-14% slower, at
+// the same peak resident memory (bench/RESULTS.md; TF's own allocator keeps everything it ever
+// allocated). The cache holds raw memory, shared by every logical device whose memory is the
+// host's; each device's accounting lives in its backend instance (backend/cpu/cpu_backend.hpp).
 //
 // Blocks of 8 MiB and more are aligned to 2 MiB and, on Linux, marked for transparent huge
 // pages (madvise): a fresh 150 MB activation (MobileNetV2's at batch 32) then costs ~75 page
@@ -1015,15 +1016,15 @@ inline std::align_val_t block_alignment(std::size_t block) noexcept {
 /// One thread's freed blocks by size class, bounded in bytes and in blocks per class.
 class BlockCache {
  public:
-  /// Bytes the cache holds at most: 2 GiB, or an eighth of physical memory if less.
+  /// Bytes the cache holds at most: 4 GiB, or a quarter of physical memory if less.
   static std::size_t max_bytes() noexcept {
     static std::size_t const bound = [] {
-      std::size_t const cap = std::size_t{2} << 30;
+      std::size_t const cap = std::size_t{4} << 30;
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
       long const pages = ::sysconf(_SC_PHYS_PAGES);
       long const page = ::sysconf(_SC_PAGESIZE);
       if (pages > 0 && page > 0) {
-        return std::min(cap, static_cast<std::size_t>(pages) / 8 * static_cast<std::size_t>(page));
+        return std::min(cap, static_cast<std::size_t>(pages) / 4 * static_cast<std::size_t>(page));
       }
 #endif
       return cap;

@@ -21,7 +21,7 @@ TEST_CASE("requests round up to power-of-two classes from 128 B to 256 MiB", "[b
   CHECK(host::class_bytes(host::class_of(4064)) == 4096);
   CHECK(host::class_bytes(host::class_of(std::size_t{256} << 20)) == (std::size_t{256} << 20));
   CHECK(host::class_of((std::size_t{256} << 20) + 1) == -1);  // past the largest: not cached
-  CHECK(host::BlockCache::max_bytes() <= (std::size_t{2} << 30));
+  CHECK(host::BlockCache::max_bytes() <= (std::size_t{4} << 30));
   CHECK(host::BlockCache::max_bytes() >= (std::size_t{64} << 20));
 }
 
