@@ -12116,6 +12116,22 @@ struct GraphNode {
     void (*finish)(void* out, const void* partials, std::int64_t n) = nullptr;
   };
   FusedReduction fused_reduction;
+  /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and
+  /// b computed from their other inputs (batch normalization in inference mode): a fused chain
+  /// streams x and repeats a and b like a bias (Note [Fusion]).
+  struct FusedAffine {
+    /// Writes a and b (`c` values each) from the raw data of the inputs after x.
+    void (*coefficients)(const void* const* params, std::int64_t c, double attribute, void* a,
+                         void* b) = nullptr;
+    double attribute = 0;  // the op attribute they depend on (FusedBatchNormV3: epsilon)
+    /// y = x * a + b over n elements, a and b given per element; y may be x.
+    void (*kernel)(void* y, const void* x, const void* a, const void* b, std::int64_t n) = nullptr;
+  };
+  FusedAffine fused_affine;
+  /// Whether the op's CPU kernel takes an output epilogue: a fused chain that reads its output
+  /// then runs on it while it is in cache (Note [Output epilogues] in
+  /// backend/cpu/output_epilogue.hpp).
+  bool output_epilogue = false;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.
@@ -13231,6 +13247,17 @@ constexpr bool is_stateful_op() {
   }
 }
 
+/// Whether an op's CPU kernel takes an output epilogue: its `output_epilogue` member (default
+/// no; Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
+template <class Op>
+constexpr bool output_epilogue_op() {
+  if constexpr (requires { Op::output_epilogue; }) {
+    return Op::output_epilogue;
+  } else {
+    return false;
+  }
+}
+
 template <class Out>
 constexpr bool records_gradient = floating_element<typename Out::value_type>;
 
@@ -13394,11 +13421,14 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
     trace::Graph& graph, std::string_view op, DType dtype, const Shape& shape,
     std::vector<std::int32_t> inputs, trace::NodeFn run,
     decltype(trace::GraphNode::fused_kernel) fused, bool fused_rows,
-    trace::GraphNode::FusedReduction fused_reduction, bool stateful, std::int64_t out_id) {
+    trace::GraphNode::FusedReduction fused_reduction, trace::GraphNode::FusedAffine fused_affine,
+    bool output_epilogue, bool stateful, std::int64_t out_id) {
   if (devices::DeviceId const d = devices::scope_device();
       d > 0 && devices::backend_of(d) != backend::cpu_backend) {
     fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
     fused_reduction = {};
+    fused_affine = {};
+    output_epilogue = false;
   }
   trace::GraphNode node;
   node.op = std::string(op);
@@ -13410,6 +13440,8 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
   node.fused_kernel = fused;
   node.fused_rows = fused != nullptr && fused_rows;
   node.fused_reduction = fused_reduction;
+  node.fused_affine = fused_affine;
+  node.output_epilogue = output_epilogue;
   graph.add_node(std::move(node), out_id);
   return graph.nodes.back();
 }
@@ -13452,6 +13484,10 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { Op::template fused_reduction<OutT>(); }) {
     fused_reduction = Op::template fused_reduction<OutT>();
   }
+  trace::GraphNode::FusedAffine fused_affine;
+  if constexpr (std::is_floating_point_v<OutT> && requires { op.template fused_affine<OutT>(); }) {
+    fused_affine = op.template fused_affine<OutT>();
+  }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
   trace::GraphNode& node = append_traced_node(
@@ -13465,7 +13501,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, fused_rows, fused_reduction, is_stateful_op<Op>(), out.id());
+      fused, fused_rows, fused_reduction, fused_affine, output_epilogue_op<Op>(),
+      is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
@@ -19443,6 +19480,78 @@ TAPEFLOW_END_NAMESPACE
 #include <utility>
 #include <vector>
 
+// ---- begin <tapeflow/backend/cpu/output_epilogue.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_OUTPUT_EPILOGUE_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_OUTPUT_EPILOGUE_HPP
+// Note [Output epilogues]: work that a traced graph runs on an op's output while the kernel's
+// writes are still in cache. The executor (function/detail/executor.hpp) offers one to the
+// next kernel run on its thread when a fused chain reads the op's output (a convolution followed
+// by batch normalization and its activation); a kernel that can take it calls it on each range
+// of its output as soon as that range is final, so the chain's pass reads from cache instead of
+// memory. Kernels that cannot (another code path, another backend) leave it, and the executor
+// runs the chain after the op as usual. Only kernels that say so in their op
+// (`static constexpr bool output_epilogue = true`) are offered one.
+
+#include <cstdint>
+#include <numeric>
+#include <utility>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
+/// Work on ranges of a kernel's output, called from any of the kernel's threads.
+struct OutputEpilogue {
+  /// Runs on output elements [start, start + n) of `output` (the kernel's output buffer).
+  void (*run)(const void* context, void* output, std::int64_t start, std::int64_t n) = nullptr;
+  const void* context = nullptr;  ///< what `run` works with
+  std::int64_t elements = 0;      ///< the output's element count it was offered for
+  std::int64_t unit = 1;          ///< every range starts at a multiple of it
+};
+
+namespace detail {
+inline thread_local const OutputEpilogue* offered_epilogue = nullptr;
+}  // namespace detail
+
+/// Offers `epilogue` to the next kernel that takes one on this thread, until the scope ends.
+class OfferedEpilogue {
+ public:
+  /// Offers `epilogue` (which must outlive the scope).
+  explicit OfferedEpilogue(const OutputEpilogue& epilogue) noexcept
+      : saved_(std::exchange(detail::offered_epilogue, &epilogue)) {}
+  OfferedEpilogue(const OfferedEpilogue&) = delete;
+  OfferedEpilogue& operator=(const OfferedEpilogue&) = delete;
+  ~OfferedEpilogue() { detail::offered_epilogue = saved_; }
+  /// Whether a kernel took it.
+  [[nodiscard]] bool taken() const noexcept { return detail::offered_epilogue == nullptr; }
+
+ private:
+  const OutputEpilogue* saved_;
+};
+
+/// The epilogue offered for an output of `elements` elements, or null; taking it obliges the
+/// kernel to call it exactly once on every element of its output, after the element is final,
+/// in ranges that start at multiples of its `unit` (any length).
+[[nodiscard]] inline const OutputEpilogue* take_output_epilogue(std::int64_t elements) noexcept {
+  const OutputEpilogue* offered = detail::offered_epilogue;
+  if (offered == nullptr || offered->elements != elements) {
+    return nullptr;
+  }
+  detail::offered_epilogue = nullptr;
+  return offered;
+}
+
+/// How many rows of `row_elements` elements a range must hold, a multiple of, so that ranges of
+/// whole rows start at multiples of `unit`.
+[[nodiscard]] inline std::int64_t epilogue_row_multiple(std::int64_t unit,
+                                                        std::int64_t row_elements) noexcept {
+  return unit / std::gcd(unit, std::max<std::int64_t>(row_elements, 1));
+}
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_OUTPUT_EPILOGUE_HPP
+// ---- end <tapeflow/backend/cpu/output_epilogue.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -19490,6 +19599,7 @@ class Executor {
       is_output_.insert(slot);
     }
     read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
+    deferred_.assign(graph_->nodes.size(), false);
     if (fuse) {
       find_fusion_groups();
       mark_values_read();
@@ -19530,12 +19640,33 @@ class Executor {
       while (next_group < groups_.size() && groups_[next_group].begin < n) {
         ++next_group;
       }
+      if (fuse && deferred_[n]) {
+        continue;  // runs with the chain that reads its output (Note [Output epilogues])
+      }
       if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
+        // A group with a producer runs it too: the chain may be its output epilogue.
         const auto& group = groups_[next_group];
+        const auto producer = static_cast<std::size_t>(group.producer);
+        inputs.clear();
+        if (group.producer >= 0) {
+          for (auto slot : graph_->nodes[producer].inputs) {
+            inputs.push_back(values[static_cast<std::size_t>(slot)]);
+          }
+        }
         const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
-        run_group(group, values);
+        run_group(group, values, inputs);
         if (observer != nullptr) {
-          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
+          const std::int64_t end = trace::now_ns();
+          if (group.producer >= 0) {
+            observer->ran(owner, *graph_, producer, producer + 1, start, end);
+          }
+          observer->ran(owner, *graph_, group.begin, group.end, start, end);
+        }
+        if (group.producer >= 0) {
+          inputs.clear();
+          for (auto slot : releases_[producer]) {
+            values[static_cast<std::size_t>(slot)].reset();
+          }
         }
         for (auto slot : group.releases) {
           values[static_cast<std::size_t>(slot)].reset();
@@ -19571,6 +19702,13 @@ class Executor {
     }
     held.release(residual_);
     return outputs;
+  }
+
+  /// How many fused chains the op before them may run as its output epilogue (Note [Output
+  /// epilogues] in backend/cpu/output_epilogue.hpp).
+  [[nodiscard]] std::size_t output_epilogues() const {
+    return static_cast<std::size_t>(std::count_if(
+        groups_.begin(), groups_.end(), [](const FusionGroup& g) { return g.producer >= 0; }));
   }
 
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
@@ -19635,13 +19773,18 @@ class Executor {
   // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
   // output writes over an input that dies there when nothing else holds that input's buffer (in
   // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
-  // of one. Where one node input of a fused group comes from, decided once when the graph is built.
+  // of one. A node whose output is x * a + b by channel (batch normalization in inference mode,
+  // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
+  // other inputs and repeated like a bias, so the normalization and the activation after it make
+  // one pass over the convolution's output. Where one node input of a fused group comes from,
+  // decided once when the graph is built.
   enum class OperandKind : std::uint8_t {
-    local,     // an earlier node of the group: its row of the per-thread scratch
-    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
-    scalar,    // a single value known only at run time (an argument): broadcast per run
-    vector,    // a full-length value: read in place
-    repeated,  // a value repeated along leading axes (a bias): tiled to a chunk per run
+    local,      // an earlier node of the group: its row of the per-thread scratch
+    constant,   // a single-value graph constant: row `index` of `splat` holds it broadcast
+    scalar,     // a single value known only at run time (an argument): broadcast per run
+    vector,     // a full-length value: read in place
+    repeated,   // a value repeated along leading axes (a bias): tiled to a chunk per run
+    parameter,  // an input a fused affine node's coefficients are computed from (never streamed)
   };
   struct Operand {
     OperandKind kind = OperandKind::vector;
@@ -19660,7 +19803,7 @@ class Executor {
     std::int64_t chunks = 0;        // passes; the last one may be longer (`span`)
     std::int64_t span = 0;          // elements each row, splat, scalar and tile holds
     std::int32_t num_scalars = 0;   // run-time single-value operands
-    std::int32_t num_repeated = 0;  // repeated operands
+    std::int32_t num_repeated = 0;  // repeated operands, and two per fused affine node
     std::int64_t unit = 16;         // chunk starts are multiples of it
     std::vector<std::size_t> inputs_per_node;
     std::vector<std::int32_t> row;       // per node: its scratch row, -1 when materialised
@@ -19669,6 +19812,11 @@ class Executor {
     std::int32_t reduce_input = -1;      // node in group a fused reduction (node end - 1) reads
     std::vector<std::int32_t> written;   // nodes whose value is materialised, in order
     std::vector<std::int32_t> releases;  // slots holding a value that dies in the group
+    // The node just before the group when its kernel may run the chain as an output epilogue
+    // (Note [Output epilogues]): the chain reads its output, which has the chain's length.
+    std::int32_t producer = -1;
+    std::int32_t producer_slot = -1;
+    std::vector<bool> onto_producer;  // per node: written over the producer's output buffer
     [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
   };
   // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
@@ -19706,11 +19854,25 @@ class Executor {
     // chain's chunks whole multiples of its length (`unit`, updated when k joins).
     auto fusible = [&](std::size_t k, std::int64_t n, DType dtype, std::int64_t& unit) {
       const auto& node = nodes[k];
-      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
+      const bool affine = node.fused_affine.kernel != nullptr;
+      if ((node.fused_kernel == nullptr && !affine) || node.output < 0 || node.dtype != dtype ||
           node.shape.num_elements() != n || n <= 1) {
         return false;
       }
       std::int64_t joined = unit;
+      if (affine) {  // x streams; the coefficients repeat with the channels
+        const std::int64_t c = node.shape.rank() == 0 ? 1 : node.shape[node.shape.rank() - 1];
+        if (node.inputs.size() < 3 || elements[static_cast<std::size_t>(node.inputs[0])] != n ||
+            c < 1 || c == n) {
+          return false;
+        }
+        joined = std::lcm(joined, c);
+        if (joined > max_fused_chunk) {
+          return false;
+        }
+        unit = joined;
+        return true;
+      }
       for (auto slot : node.inputs) {
         const std::int64_t e = elements[static_cast<std::size_t>(slot)];
         if (e == n || e == 1) {
@@ -19764,7 +19926,14 @@ class Executor {
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                     static_cast<std::size_t>(last) >= group.end);
         group.inputs_per_node.push_back(nodes[k].inputs.size());
-        for (auto in : nodes[k].inputs) {
+        const bool affine = nodes[k].fused_affine.kernel != nullptr;
+        group.num_repeated += affine ? 2 : 0;
+        for (std::size_t m = 0; m < nodes[k].inputs.size(); ++m) {
+          const std::int32_t in = nodes[k].inputs[m];
+          if (affine && m > 0) {
+            group.operands.push_back({OperandKind::parameter, in});
+            continue;
+          }
           Operand operand{OperandKind::vector, in};
           for (std::size_t p = i; p < k; ++p) {
             if (nodes[p].output == in) {
@@ -19798,6 +19967,7 @@ class Executor {
       }
       assign_rows(group);
       assign_donors(group);
+      find_producer(group);
       const auto buffers = static_cast<std::int64_t>(group.num_rows + group.num_scalars +
                                                      group.num_repeated + splats.size());
       group.chunk = max_fused_chunk;
@@ -19815,6 +19985,9 @@ class Executor {
           group.chunks > 1 && rest > 0 && rest < min_last_chunk) {
         --group.chunks;
         group.span = group.chunk + rest;
+      }
+      if (group.producer >= 0) {  // an epilogue range's short end joins the piece before it
+        group.span = std::max(group.span, group.chunk + min_last_chunk - 1);
       }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       const std::size_t splat_bytes = splats.size() * static_cast<std::size_t>(group.span) * width;
@@ -19880,7 +20053,7 @@ class Executor {
       if (next_group < groups_.size() && groups_[next_group].begin == n) {
         for (const Operand& operand : groups_[next_group].operands) {
           if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar ||
-              operand.kind == OperandKind::repeated) {
+              operand.kind == OperandKind::repeated || operand.kind == OperandKind::parameter) {
             read_from_values_[static_cast<std::size_t>(operand.index)] = true;
           }
         }
@@ -19925,6 +20098,58 @@ class Executor {
           taken.push_back(slot);
           break;
         }
+      }
+    }
+  }
+
+  // The node whose kernel may run the group as its output epilogue (Note [Output epilogues]):
+  // one that says it can, whose output the group reads in full. It may come a few nodes before
+  // the group (the variable reads of a batch normalization come between): it then runs at the
+  // group, after them, which changes nothing when none of them reads its output or is the last
+  // reader of one of its inputs, and it is not stateful. A materialised node whose donor is its
+  // output writes over it (nobody else holds a kernel's fresh output).
+  void find_producer(FusionGroup& group) {
+    const auto& nodes = graph_->nodes;
+    group.onto_producer.assign(group.chain_size(), false);
+    constexpr std::size_t max_between = 8;
+    const std::size_t first = group.begin > max_between + 1 ? group.begin - max_between - 1 : 0;
+    std::int32_t found = -1;
+    for (std::size_t p = group.begin; p-- > first && found < 0;) {
+      const auto& node = nodes[p];
+      if (!node.output_epilogue || node.stateful || deferred_[p] || node.output < 0 ||
+          node.dtype != group.dtype || node.shape.num_elements() != group.elements ||
+          std::none_of(group.operands.begin(), group.operands.end(), [&](const Operand& o) {
+            return o.kind == OperandKind::vector && o.index == node.output;
+          })) {
+        continue;
+      }
+      bool movable = true;
+      for (std::size_t m = p + 1; m < group.begin && movable; ++m) {
+        for (auto slot : nodes[m].inputs) {
+          movable = movable && slot != node.output;
+        }
+      }
+      for (auto slot : node.inputs) {
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        movable = movable && !(last > static_cast<std::int32_t>(p) &&
+                               last < static_cast<std::int32_t>(group.begin));
+      }
+      if (movable) {
+        found = static_cast<std::int32_t>(p);
+      }
+    }
+    if (found < 0) {
+      return;
+    }
+    const auto& producer = nodes[static_cast<std::size_t>(found)];
+    group.producer = found;
+    group.producer_slot = producer.output;
+    deferred_[static_cast<std::size_t>(found)] = true;
+    for (std::size_t k = 0; k < group.chain_size(); ++k) {
+      group.onto_producer[k] =
+          group.donor[k] == producer.output && nodes[group.begin + k].shape == producer.shape;
+      if (group.donor[k] == producer.output && !group.onto_producer[k]) {
+        group.donor[k] = -1;
       }
     }
   }
@@ -19992,8 +20217,92 @@ class Executor {
     }
   }
 
+  // One run of a group: where each operand and materialised value lives. Values read from or
+  // written over the producer's output are null here and resolved against `produced`, which
+  // exists only once the producer's kernel has allocated it.
   template <class T>
-  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+  struct ChainRun {
+    const Executor* executor = nullptr;
+    const FusionGroup* group = nullptr;
+    const trace::GraphNode* reduction = nullptr;
+    const T* const* sources = nullptr;  // per operand: vector base, splat or tile
+    T* const* outs = nullptr;           // per node: its materialised tensor's data
+    T* partials = nullptr;              // a fused reduction's, each written once
+  };
+
+  template <class T>
+  static T* chain_scratch(std::size_t size) {
+    thread_local std::vector<T> scratch;  // a group's rows; reused, never zeroed
+    if (scratch.size() < size) {
+      scratch.resize(size);
+    }
+    return scratch.data();
+  }
+
+  // Elements [start, start + len) through the whole chain, on this thread.
+  template <class T>
+  void run_chunk(const ChainRun<T>& run, T* produced, std::int64_t start, std::int64_t len,
+                 T* scratch) const {
+    const FusionGroup& group = *run.group;
+    const auto& nodes = graph_->nodes;
+    auto value_of = [&](std::size_t k) {  // where node k's value of this chunk lives
+      if (run.outs[k] != nullptr) {
+        return run.outs[k] + start;
+      }
+      return group.onto_producer[k] ? produced + start
+                                    : scratch + static_cast<std::size_t>(group.row[k] * group.span);
+    };
+    std::size_t q = 0;
+    for (std::size_t k = 0; k < group.chain_size(); ++k) {
+      const auto& node = nodes[group.begin + k];
+      const void* operand[3] = {nullptr, nullptr, nullptr};
+      for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
+        const Operand& from = group.operands[q];
+        if (m >= 3) {  // a fused affine node's other parameters: in its coefficients only
+          continue;
+        }
+        if (from.kind == OperandKind::local) {
+          operand[m] = value_of(static_cast<std::size_t>(from.index));
+        } else if (from.kind == OperandKind::vector) {
+          operand[m] = (run.sources[q] != nullptr ? run.sources[q] : produced) + start;
+        } else {
+          operand[m] = run.sources[q];
+        }
+      }
+      // A materialised value is written straight into its tensor and read from there.
+      T* out = value_of(k);
+      if (node.fused_affine.kernel != nullptr) {
+        node.fused_affine.kernel(out, operand[0], operand[1], operand[2], len);
+      } else {
+        node.fused_kernel(out, operand[0], true, operand[1], true, len);
+      }
+    }
+    if (run.reduction != nullptr) {
+      run.reduction->fused_reduction.accumulate(
+          run.partials, value_of(static_cast<std::size_t>(group.reduce_input)), start, len);
+    }
+  }
+
+  // The chain as a producer's output epilogue: elements [start, start + n) are final.
+  template <class T>
+  static void run_epilogue(const void* context, void* output, std::int64_t start, std::int64_t n) {
+    const auto& run = *static_cast<const ChainRun<T>*>(context);
+    const FusionGroup& group = *run.group;
+    T* const scratch = chain_scratch<T>(static_cast<std::size_t>(group.num_rows * group.span));
+    const std::int64_t end = start + n;
+    for (std::int64_t e = start; e < end;) {
+      std::int64_t len = std::min(group.chunk, end - e);
+      if (end == group.elements && end - e - len < min_last_chunk) {
+        len = end - e;  // the tensor's short end joins this piece, as in a plain run
+      }
+      run.executor->run_chunk(run, static_cast<T*>(output), e, len, scratch);
+      e += len;
+    }
+  }
+
+  template <class T>
+  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values,
+                       std::span<const AnyTensor> producer_inputs) const {
     const auto& nodes = graph_->nodes;
     const std::size_t count = group.chain_size();
     // Per-thread buffers reused across runs: no allocation per call.
@@ -20015,32 +20324,55 @@ class Executor {
     tiles.resize(static_cast<std::size_t>(group.num_repeated * span));
     std::size_t next_scalar = 0;
     std::size_t next_tile = 0;
-    for (std::size_t q = 0; q < group.operands.size(); ++q) {
-      const Operand& operand = group.operands[q];
-      if (operand.kind == OperandKind::vector) {
-        source[q] =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-      } else if (operand.kind == OperandKind::constant) {
-        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
-      } else if (operand.kind == OperandKind::scalar) {
-        T* splat = scalars.data() + next_scalar++ * span;
-        std::fill_n(
-            splat, span,
-            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
-        source[q] = splat;
-      } else if (operand.kind == OperandKind::repeated) {
-        // Chunks start at multiples of the period, so every chunk reads the same tile.
-        T* tile = tiles.data() + next_tile++ * span;
-        const T* from =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-        for (std::int64_t e = 0; e < span; e += operand.period) {
-          std::copy_n(from, std::min(operand.period, span - e), tile + e);
+    // Chunks start at multiples of every repeated period, so every chunk reads the same tile.
+    auto tile_of = [&](const T* from, std::int64_t period) {
+      T* tile = tiles.data() + next_tile++ * span;
+      for (std::int64_t e = 0; e < span; e += period) {
+        std::copy_n(from, std::min(period, span - e), tile + e);
+      }
+      return tile;
+    };
+    std::size_t q = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t first = q;
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        const Operand& operand = group.operands[q];
+        auto slot_data = [&] {
+          return static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+        };
+        if (operand.kind == OperandKind::vector) {  // the producer's output: not made yet
+          source[q] = operand.index == group.producer_slot ? nullptr : slot_data();
+        } else if (operand.kind == OperandKind::constant) {
+          source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
+        } else if (operand.kind == OperandKind::scalar) {
+          T* splat = scalars.data() + next_scalar++ * span;
+          std::fill_n(splat, span, *slot_data());
+          source[q] = splat;
+        } else if (operand.kind == OperandKind::repeated) {
+          source[q] = tile_of(slot_data(), operand.period);
         }
-        source[q] = tile;
+      }
+      const auto& node = nodes[group.begin + k];
+      if (node.fused_affine.kernel != nullptr) {  // a and b take the first two parameters' places
+        thread_local std::vector<const void*> params;
+        thread_local std::vector<T> coefficients;
+        params.clear();
+        for (std::size_t p = first + 1; p < q; ++p) {
+          params.push_back(values[static_cast<std::size_t>(group.operands[p].index)].raw_data());
+        }
+        const std::int64_t c = node.shape[node.shape.rank() - 1];
+        coefficients.resize(static_cast<std::size_t>(2 * c));
+        node.fused_affine.coefficients(params.data(), c, node.fused_affine.attribute,
+                                       coefficients.data(), coefficients.data() + c);
+        source[first + 1] = tile_of(coefficients.data(), c);
+        source[first + 2] = tile_of(coefficients.data() + c, c);
       }
     }
     for (const auto written : group.written) {
       const auto k = static_cast<std::size_t>(written);
+      if (group.onto_producer[k]) {
+        continue;  // takes the producer's tensor once it exists
+      }
       const auto& node = nodes[group.begin + k];
       AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
       const std::int32_t donor = group.donor[k];
@@ -20054,49 +20386,48 @@ class Executor {
         out_data[k] = static_cast<T*>(slot.mutable_raw_data());
       }
     }
-    const std::int64_t chunks = group.chunks;
-    const T* const* sources = source.data();
-    T* const* outs = out_data.data();
-    T* const partial_data = partials.data();  // the caller's: workers name their own buffers
-    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
-    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
-      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
-      const auto rows = static_cast<std::size_t>(group.num_rows);
-      if (scratch.size() < rows * static_cast<std::size_t>(span)) {
-        scratch.resize(rows * static_cast<std::size_t>(span));
+    const ChainRun<T> run{this, &group, reduction, source.data(), out_data.data(), partials.data()};
+    T* produced = nullptr;
+    bool done = false;  // the producer's kernel ran the chain
+    if (group.producer >= 0) {
+      const backend::cpu::OutputEpilogue epilogue{&run_epilogue<T>, &run, group.elements,
+                                                  group.unit};
+      AnyTensor out;
+      {
+        const backend::cpu::OfferedEpilogue offer(epilogue);
+        out = nodes[static_cast<std::size_t>(group.producer)].run(producer_inputs);
+        done = offer.taken();
       }
-      auto row_of = [&](std::size_t k) {
-        return scratch.data() + static_cast<std::size_t>(group.row[k] * span);
-      };
-      for (std::int64_t c = cb; c < ce; ++c) {
-        const std::int64_t start = c * chunk;
-        const std::int64_t len = c + 1 == chunks ? group.elements - start : chunk;
-        std::size_t q = 0;
-        for (std::size_t k = 0; k < count; ++k) {
-          const auto& node = nodes[group.begin + k];
-          const void* operand[2] = {nullptr, nullptr};
-          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
-            const Operand& from = group.operands[q];
-            if (from.kind == OperandKind::local) {
-              const std::size_t p = static_cast<std::size_t>(from.index);
-              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
-            } else if (from.kind == OperandKind::vector) {
-              operand[m] = sources[q] + start;
-            } else {
-              operand[m] = sources[q];
-            }
-          }
-          // A materialised value is written straight into its tensor and read from there.
-          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
-          node.fused_kernel(out, operand[0], true, operand[1], true, len);
+      AnyTensor& held = values[static_cast<std::size_t>(group.producer_slot)];
+      held = std::move(out);
+      produced = static_cast<T*>(const_cast<void*>(held.raw_data()));
+      for (const auto written : group.written) {
+        const auto k = static_cast<std::size_t>(written);
+        if (!group.onto_producer[k]) {
+          continue;
         }
-        if (reduction != nullptr) {
-          const auto p = static_cast<std::size_t>(group.reduce_input);
-          reduction->fused_reduction.accumulate(
-              partial_data, outs[p] != nullptr ? outs[p] + start : row_of(p), start, len);
+        AnyTensor& slot = values[static_cast<std::size_t>(nodes[group.begin + k].output)];
+        if (done || held.sole_owner()) {  // a kernel's fresh output: nobody else holds it
+          slot = std::move(held);
+          produced = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
+        } else {
+          slot = allocate_any(group.dtype, nodes[group.begin + k].shape);
+          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
         }
       }
-    });
+    }
+    if (!done) {
+      const std::int64_t chunks = group.chunks;
+      const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
+      backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
+        T* const scratch = chain_scratch<T>(static_cast<std::size_t>(group.num_rows * span));
+        for (std::int64_t c = cb; c < ce; ++c) {
+          const std::int64_t start = c * chunk;
+          const std::int64_t len = c + 1 == chunks ? group.elements - start : chunk;
+          run_chunk(run, produced, start, len, scratch);
+        }
+      });
+    }
     if (reduction != nullptr) {
       AnyTensor out = allocate_any(group.dtype, reduction->shape);
       reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
@@ -20104,16 +20435,18 @@ class Executor {
     }
   }
 
-  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values,
+                 std::span<const AnyTensor> producer_inputs) const {
     if (group.dtype == DType::float32) {
-      run_group_typed<float>(group, values);
+      run_group_typed<float>(group, values, producer_inputs);
     } else {
-      run_group_typed<double>(group, values);
+      run_group_typed<double>(group, values, producer_inputs);
     }
   }
 
   const trace::Graph* graph_;
   std::vector<FusionGroup> groups_;
+  std::vector<bool> deferred_;          // per node: runs with the group it is the producer of
   std::vector<bool> read_from_values_;  // per slot, for a fused run
   std::unordered_set<std::int32_t> is_output_;
   std::vector<std::int32_t> last_use_;
@@ -20755,6 +21088,11 @@ class ConcreteFunction {
   /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
     return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
+  }
+  /// How many of them the op before them may run on its output while that is in cache
+  /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
+  [[nodiscard]] std::size_t output_epilogues() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
   }
   /// The graph's nodes as traced, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
@@ -30584,26 +30922,51 @@ std::array<std::vector<double>, 2> batch_moments(T const* x, std::int64_t rows, 
   return {std::move(m), std::move(v)};
 }
 
-/// out = in * a + b by channel over [rows, c] (a, b: c values), in explicit vectors: the
-/// compiler's own would check the four arrays for overlap per row.
+/// y = x * a + b over n elements (a and b given per element), every element through the same
+/// vector multiply-add, the ragged end too (in a zero-padded packet): an element's bits do not
+/// depend on where a run starts, so a traced chain that runs this on its chunks gets eager's
+/// values (Note [Fusion] in function/detail/executor.hpp). `y` may be `x`.
+template <class T>
+TAPEFLOW_ALWAYS_INLINE void affine_run(T const* x, T const* a, T const* b, T* y, std::int64_t n) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::int64_t i = 0;
+  for (; i + Vec::kLanes <= n; i += Vec::kLanes) {
+    Vec::store(y + i, Vec::fma(Vec::load(x + i), Vec::load(a + i), Vec::load(b + i)));
+  }
+  if (i < n) {
+    T in[3][Vec::kLanes] = {};
+    auto const rest = static_cast<std::size_t>(n - i);
+    std::copy_n(x + i, rest, in[0]);
+    std::copy_n(a + i, rest, in[1]);
+    std::copy_n(b + i, rest, in[2]);
+    Vec::store(in[0], Vec::fma(Vec::load(in[0]), Vec::load(in[1]), Vec::load(in[2])));
+    std::copy_n(in[0], rest, y + i);
+  }
+}
+
+/// out = in * a + b by channel over [rows, c] (a, b: c values).
 template <class T>
 void channel_affine(T const* in, std::int64_t rows, std::int64_t c, T const* a, T const* b,
                     T* out) {
   std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
   backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
-    using Vec = typename backend::cpu::VecFor<T>::type;
     for (std::int64_t r = r0; r < r1; ++r) {
-      T const* x = in + r * c;
-      T* y = out + r * c;
-      std::int64_t i = 0;
-      for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
-        Vec::store(y + i, Vec::fma(Vec::load(x + i), Vec::load(a + i), Vec::load(b + i)));
-      }
-      for (; i < c; ++i) {
-        y[i] = x[i] * a[i] + b[i];
-      }
+      affine_run(in + r * c, a, b, out + r * c, c);
     }
   });
+}
+
+/// The inference-mode coefficients of batch normalization by channel: y = x * a + b with
+/// a = scale / sqrt(variance + epsilon) and b = offset - mean * a, computed in double.
+template <class T, class Stat>
+void batch_norm_coefficients(std::int64_t c, T const* scale, T const* offset, Stat const* mean,
+                             Stat const* variance, double epsilon, T* a, T* b) {
+  for (std::int64_t i = 0; i < c; ++i) {
+    double const r = 1.0 / std::sqrt(static_cast<double>(variance[i]) + epsilon);
+    a[i] = static_cast<T>(static_cast<double>(scale[i]) * r);
+    b[i] = static_cast<T>(static_cast<double>(offset[i]) -
+                          static_cast<double>(mean[i]) * static_cast<double>(scale[i]) * r);
+  }
 }
 
 /// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
@@ -30612,21 +30975,14 @@ template <class T>
 void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
                       T const* offset, T const* mean, T const* variance, double epsilon,
                       bool is_training, T* y) {
-  std::array<std::vector<double>, 2> mv;
-  if (is_training) {
-    mv = batch_moments(x, rows, c);
-  } else {
-    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
-  }
-  std::vector<double> const& m = mv[0];
-  std::vector<double> const& v = mv[1];
   std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    double const r = 1.0 / std::sqrt(v[i] + epsilon);
-    a[i] = static_cast<T>(static_cast<double>(scale[i]) * r);
-    b[i] =
-        static_cast<T>(static_cast<double>(offset[i]) - m[i] * static_cast<double>(scale[i]) * r);
+  if (is_training) {
+    auto const mv = batch_moments(x, rows, c);
+    batch_norm_coefficients(c, scale, offset, mv[0].data(), mv[1].data(), epsilon, a.data(),
+                            b.data());
+  } else {
+    batch_norm_coefficients(c, scale, offset, mean, variance, epsilon, a.data(), b.data());
   }
   channel_affine(x, rows, c, a.data(), b.data(), y);
 }
@@ -30895,6 +31251,27 @@ struct FusedBatchNormV3 {
     detail::nn_impl::check_batch_norm_operands<T, R>(
         name, is_training, x.dims(), {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
+  }
+  /// In inference mode y = x * a + b by channel, with the coefficients the kernel computes: a
+  /// traced chain runs it that way, with the activation after it (Note [Fusion]).
+  template <class T>
+  [[nodiscard]] detail::trace::GraphNode::FusedAffine fused_affine() const {
+    if (is_training) {
+      return {};
+    }
+    return {.coefficients =
+                [](void const* const* params, std::int64_t c, double eps, void* a, void* b) {
+                  detail::nn_impl::batch_norm_coefficients(
+                      c, static_cast<T const*>(params[0]), static_cast<T const*>(params[1]),
+                      static_cast<T const*>(params[2]), static_cast<T const*>(params[3]), eps,
+                      static_cast<T*>(a), static_cast<T*>(b));
+                },
+            .attribute = static_cast<double>(epsilon),
+            .kernel =
+                [](void* y, void const* x, void const* a, void const* b, std::int64_t n) {
+                  detail::nn_impl::affine_run(static_cast<T const*>(x), static_cast<T const*>(a),
+                                              static_cast<T const*>(b), static_cast<T*>(y), n);
+                }};
   }
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& y, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
@@ -32614,12 +32991,23 @@ inline int conv_threads(double macs, std::int64_t max_chunks) {
       std::max<std::int64_t>(1, std::min({std::int64_t{pool}, by_work, max_chunks})));
 }
 
+/// Whether conv_forward_matrix runs a plain GEMM: no taps, or a pointwise convolution whose
+/// packed filter outgrows the L2 block (the GEMM's blocking then reads it fewer times).
+template <class T>
+bool conv_runs_gemm(Window2D const& g, std::int64_t out_channels) {
+  std::int64_t const k = g.kh * g.kw * g.c;
+  std::int64_t const nr = gemm_impl::Config<T>::kNR;
+  std::int64_t const packed = k * ((out_channels + nr - 1) / nr * nr) * std::int64_t{sizeof(T)};
+  return k == 0 || (is_pointwise(g) && packed > gemm_impl::kL2BlockBytes);
+}
+
 /// y [N*OH*OW, O] = im2col(x) * b, b the row-major [KH*KW*C, O] filter matrix, without an
 /// im2col matrix: the filter is packed once, then the threads claim tiles of MR output pixels
-/// and run the convolution micro-kernel on the zero-padded input.
+/// and run the convolution micro-kernel on the zero-padded input. Each claim's rows go to
+/// `epilogue` (if any) as soon as they are final (Note [Output epilogues]).
 template <class T>
-void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* x, T const* b,
-                         T* y) {
+void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* x, T const* b, T* y,
+                         backend::cpu::OutputEpilogue const* epilogue = nullptr) {
   using Cfg = gemm_impl::Config<T>;
   constexpr int MR = Cfg::kMR;
   constexpr int NR = Cfg::kNR;
@@ -32631,7 +33019,7 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
   if (rows == 0 || n == 0) {
     return;
   }
-  if (is_pointwise(g) || k == 0) {
+  if (conv_runs_gemm<T>(g, n)) {
     gemm(false, false, rows, n, k, x, k, b, n, y, n);
     return;
   }
@@ -32648,8 +33036,13 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
   gemm_impl::pack_b<T, NR>(false, b, n, k, n, bpack);
   std::int64_t const tiles = (rows + MR - 1) / MR;
   // Tiles per claim: ~2M multiply-adds, so claiming costs nothing and late threads still help.
+  // An epilogue's ranges start at multiples of its unit: claims are whole multiples of tiles.
+  std::int64_t const claim_multiple =
+      epilogue == nullptr ? 1 : backend::cpu::epilogue_row_multiple(epilogue->unit, MR * n);
   std::int64_t const group =
-      std::max<std::int64_t>(1, 2000000 / std::max<std::int64_t>(1, MR * k * n));
+      (std::max<std::int64_t>(1, 2000000 / std::max<std::int64_t>(1, MR * k * n)) + claim_multiple -
+       1) /
+      claim_multiple * claim_multiple;
   std::int64_t const groups = (tiles + group - 1) / group;
   std::int64_t const pixels = g.oh * g.ow;
   std::atomic<std::int64_t> next{0};
@@ -32692,6 +33085,9 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
           }
         }
       }
+      if (epilogue != nullptr) {
+        epilogue->run(epilogue->context, y, first * n, (last - first) * n);
+      }
     }
   };
   int const threads = conv_threads(static_cast<double>(rows) * static_cast<double>(k * n), groups);
@@ -32707,7 +33103,11 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
 template <class T>
 void conv2d_forward(Window2D const& g, std::int64_t out_channels, T const* x, T const* filter,
                     T* y) {
-  conv_forward_matrix(g, out_channels, x, filter, y);
+  backend::cpu::OutputEpilogue const* const epilogue =
+      conv_runs_gemm<T>(g, out_channels)
+          ? nullptr
+          : backend::cpu::take_output_epilogue(g.n * g.oh * g.ow * out_channels);
+  conv_forward_matrix(g, out_channels, x, filter, y, epilogue);
 }
 
 /// dx = conv2d_backprop_input(filter, dy).
@@ -32989,6 +33389,8 @@ struct Conv2DBackpropFilter;
 /// (TensorFlow op "Conv2D"; strictly a cross-correlation, as in TensorFlow).
 struct Conv2D : ConvWindow {
   static constexpr std::string_view name = "Conv2D";
+  /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
+  static constexpr bool output_epilogue = true;
 
   template <class T, std::size_t R, std::size_t F>
   OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {
@@ -33729,45 +34131,72 @@ TAPEFLOW_ALWAYS_INLINE void for_each_channel_block(std::int64_t c, Body&& body) 
   }
 }
 
-/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
+/// depthwise_forward's output rows (image, output row) [r0, r1), on this thread.
 template <class T>
-void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+void depthwise_forward_rows(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y,
+                            std::int64_t r0, std::int64_t r1) {
   std::int64_t const c = g.c;
   std::int64_t const cm = c * mult;
+  for_each_depthwise_window(g, r0, r1,
+                            [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                              T* out = y + o * cm;
+                              if (mult == 1) {
+                                for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+                                  Block acc;
+                                  acc.zero();
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      acc.fma(x + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
+                                              w + (ky * g.kw + kx) * c + i);
+                                    }
+                                  }
+                                  acc.store(out + i);
+                                });
+                                return;
+                              }
+                              std::fill_n(out, cm, T(0));
+                              for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                  T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                  T const* f = w + (ky * g.kw + kx) * cm;
+                                  for (std::int64_t i = 0; i < c; ++i) {
+                                    for (std::int64_t m = 0; m < mult; ++m) {
+                                      out[i * mult + m] += in[i] * f[i * mult + m];
+                                    }
+                                  }
+                                }
+                              }
+                            });
+}
+
+/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m]. Rows go to an
+/// offered epilogue (Note [Output epilogues]) as soon as they are final, in ranges of about
+/// 64 KiB that are whole multiples of `block` rows.
+template <class T>
+void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+  std::int64_t const cm = g.c * mult;
+  std::int64_t const rows = g.n * g.oh;
+  std::int64_t const row_elements = g.ow * cm;
+  backend::cpu::OutputEpilogue const* const epilogue =
+      backend::cpu::take_output_epilogue(rows * row_elements);
+  std::int64_t const block =
+      epilogue == nullptr ? 1 : backend::cpu::epilogue_row_multiple(epilogue->unit, row_elements);
+  std::int64_t const step =
+      epilogue == nullptr ? rows
+                          : block * std::max<std::int64_t>(
+                                        1, 16384 / std::max<std::int64_t>(1, block * row_elements));
   backend::cpu::parallel_for(
-      g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
-        for_each_depthwise_window(
-            g, r0, r1,
-            [&](std::int64_t o, std::int64_t in0, std::int64_t ky0, std::int64_t ky1,
-                std::int64_t kx0, std::int64_t kx1) {
-              T* out = y + o * cm;
-              if (mult == 1) {
-                for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
-                  Block acc;
-                  acc.zero();
-                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                      acc.fma(x + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
-                              w + (ky * g.kw + kx) * c + i);
-                    }
-                  }
-                  acc.store(out + i);
-                });
-                return;
-              }
-              std::fill_n(out, cm, T(0));
-              for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                  T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                  T const* f = w + (ky * g.kw + kx) * cm;
-                  for (std::int64_t i = 0; i < c; ++i) {
-                    for (std::int64_t m = 0; m < mult; ++m) {
-                      out[i * mult + m] += in[i] * f[i * mult + m];
-                    }
-                  }
-                }
-              }
-            });
+      (rows + block - 1) / block, std::max<std::int64_t>(1, depthwise_grain(g, cm) / block),
+      [&](std::int64_t b0, std::int64_t b1) {
+        std::int64_t const last = std::min(rows, b1 * block);
+        for (std::int64_t r0 = b0 * block; r0 < last; r0 += step) {
+          std::int64_t const r1 = std::min(last, r0 + step);
+          depthwise_forward_rows(g, mult, x, w, y, r0, r1);
+          if (epilogue != nullptr) {
+            epilogue->run(epilogue->context, y, r0 * row_elements, (r1 - r0) * row_elements);
+          }
+        }
       });
 }
 
@@ -33926,6 +34355,8 @@ struct DepthwiseConv2dNativeBackpropFilter;
 /// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
 struct DepthwiseConv2dNative : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNative";
+  /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
+  static constexpr bool output_epilogue = true;
 
   template <class T, std::size_t R, std::size_t F>
   OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {

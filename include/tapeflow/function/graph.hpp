@@ -165,6 +165,11 @@ class ConcreteFunction {
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
     return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
   }
+  /// How many of them the op before them may run on its output while that is in cache
+  /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
+  [[nodiscard]] std::size_t output_epilogues() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
+  }
   /// The graph's nodes as traced, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
     return traced_->nodes;

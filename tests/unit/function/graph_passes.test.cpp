@@ -1,6 +1,7 @@
 // The graph passes (Note [Graph passes]): what each does, that each can be turned off, that side
 // effects and outside tapes see the graph as traced, and that random programs give bitwise the
 // same values and gradients with and without them.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -247,6 +248,115 @@ TEST_CASE("Relu6 and Relu6Grad join fused chains", "[function][passes]") {
   const auto& cf = *f.concrete_functions()[0];
   INFO(listing);
   CHECK(cf.fused_chains() == std::vector<std::size_t>{cf.optimized_graph().nodes.size()});
+}
+
+TEST_CASE("batch normalization in inference mode joins fused chains", "[function][passes]") {
+  // FusedBatchNormV3 with moving statistics is x * a + b by channel: in a trace it runs in one
+  // pass with the activation and the residual sum after it, with eager's bits, whatever the
+  // channel count (vectors and ragged ends, periods up to a chunk) and chunk boundaries.
+  auto check = [](std::int64_t n, std::int64_t h, std::int64_t c, bool fuses) {
+    INFO("x [" << n << ", " << h << ", " << h << ", " << c << "]");
+    auto channel = [c](float lo, float hi, std::uint64_t seed) {
+      return tf::random::uniform<float>({c}, {.minval = lo, .maxval = hi, .seed = seed});
+    };
+    const auto gamma = channel(0.5f, 2.0f, 1);
+    const auto beta = channel(-1.0f, 1.0f, 2);
+    tf::Variable<float, 1> mean(channel(-0.5f, 0.5f, 3));
+    tf::Variable<float, 1> variance(channel(0.1f, 3.0f, 4));
+    auto body = [&](const tf::Tensor<float, 4>& x) {
+      auto y = tf::nn::fused_batch_norm(x, gamma, beta, mean, variance,
+                                        {.epsilon = 1e-3f, .is_training = false});
+      return std::tuple{tf::nn::relu6(y) + x, y};
+    };
+    const auto x = tf::random::uniform<float>({n, h, h, c}, {.minval = -4, .maxval = 4, .seed = 5});
+    auto f = tf::function(body);
+    for (int call = 0; call < 2; ++call) {  // the coefficients follow the variables
+      const auto [out_eager, y_eager] = body(x);
+      const auto [out, y] = f(x);
+      CHECK(values_of(out) == values_of(out_eager));
+      CHECK(values_of(y) == values_of(y_eager));
+      mean.assign(mean * 0.5f + 0.25f);
+      variance.assign(variance * 2.0f);
+    }
+    const auto& cf = *f.concrete_functions()[0];
+    INFO(cf.to_string(true));
+    const auto chains = cf.fused_chains();
+    const bool joined = std::find(chains.begin(), chains.end(), 3u) != chains.end();
+    CHECK(joined == fuses);
+  };
+  check(2, 5, 24, true);  // two vectors less half of one per row
+  check(3, 4, 5, true);   // fewer channels than a vector
+  check(1, 3, 1, true);
+  check(4, 30, 48, true);    // many chunks, on both threads
+  check(2, 20, 144, true);   // a period that is no power of two
+  check(1, 10, 960, true);   // the longest MobileNetV2 period that fits a chunk
+  check(1, 4, 1280, false);  // a period longer than a chunk: the op runs on its own
+  // Training mode normalizes with the batch's statistics: never a chain member.
+  auto train = tf::function([](const tf::Tensor<float, 4>& x) {
+    const auto ones = tf::ones<float>({8});
+    return tf::nn::relu6(tf::nn::fused_batch_norm(x, ones, ones * 0.0f, ones, ones));
+  });
+  const auto x = tf::random::uniform<float>({2, 3, 3, 8}, {.seed = 6});
+  CHECK(values_of(train(x)) == values_of(tf::nn::relu6(tf::nn::fused_batch_norm(
+                                   x, tf::ones<float>({8}), tf::zeros<float>({8}),
+                                   tf::ones<float>({8}), tf::ones<float>({8})))));
+  for (auto size : train.concrete_functions()[0]->fused_chains()) {
+    CHECK(size == 1);
+  }
+}
+
+TEST_CASE("a convolution runs the chain after it as its output epilogue", "[function][passes]") {
+  // MobileNetV2's blocks: convolution, batch normalization, Relu6. The chain runs on each range
+  // of the convolution's output as soon as the kernel has written it (Note [Output epilogues]),
+  // writing over that output, with eager's bits: 3x3 and pointwise convolutions, depthwise ones
+  // with stride 2, channel counts that are and are not multiples of a vector.
+  struct Case {
+    const char* kind;
+    std::int64_t n, h, c_in, c_out;
+  };
+  for (const Case& k : {Case{"conv3x3", 2, 9, 3, 24}, Case{"conv1x1", 3, 7, 16, 5},
+                        Case{"conv1x1", 2, 28, 24, 144}, Case{"depthwise", 2, 13, 24, 24},
+                        Case{"depthwise", 1, 30, 144, 144}, Case{"depthwise", 2, 5, 3, 3}}) {
+    INFO(k.kind << " x [" << k.n << ", " << k.h << ", " << k.h << ", " << k.c_in << "] -> "
+                << k.c_out << " channels");
+    const bool depthwise = std::string(k.kind) == "depthwise";
+    const std::int64_t taps = std::string(k.kind) == "conv1x1" ? 1 : 3;
+    const auto w = tf::random::uniform<float>({taps, taps, k.c_in, depthwise ? 1 : k.c_out},
+                                              {.minval = -0.5f, .maxval = 0.5f, .seed = 7});
+    auto channel = [&](float lo, float hi, std::uint64_t seed) {
+      return tf::random::uniform<float>({k.c_out}, {.minval = lo, .maxval = hi, .seed = seed});
+    };
+    const auto gamma = channel(0.5f, 2.0f, 8);
+    const auto beta = channel(-1.0f, 1.0f, 9);
+    // Variables, as in Keras: their reads come between the convolution and the chain.
+    tf::Variable<float, 1> mean(channel(-0.5f, 0.5f, 10));
+    tf::Variable<float, 1> variance(channel(0.1f, 3.0f, 11));
+    auto body = [&](const tf::Tensor<float, 4>& x) {
+      auto h = depthwise ? tf::nn::depthwise_conv2d(x, w, {.strides = 2, .padding = "SAME"})
+                         : tf::nn::conv2d(x, w, {.strides = 1, .padding = "SAME"});
+      return tf::nn::relu6(
+          tf::nn::fused_batch_norm(h, gamma, beta, mean, variance, {.is_training = false}) * 2.0f);
+    };
+    const auto x = tf::random::uniform<float>({k.n, k.h, k.h, k.c_in},
+                                              {.minval = -2, .maxval = 2, .seed = 12});
+    auto f = tf::function(body);
+    CHECK(values_of(f(x)) == values_of(body(x)));
+    CHECK(values_of(f(x)) == values_of(body(x)));  // buffers reused from the first call
+    CHECK(f.concrete_functions()[0]->output_epilogues() == 1);
+  }
+  // The convolution's output read after the chain too: the chain writes elsewhere.
+  const auto w = tf::random::uniform<float>({3, 3, 4, 8}, {.seed = 13});
+  const auto x = tf::random::uniform<float>({2, 6, 6, 4}, {.seed = 14});
+  auto both = [&](const tf::Tensor<float, 4>& in) {
+    auto h = tf::nn::conv2d(in, w, {.strides = 1, .padding = "SAME"});
+    return std::tuple{tf::nn::relu6(h * 3.0f), h};
+  };
+  auto f = tf::function(both);
+  const auto [chain, h] = f(x);
+  const auto [chain_eager, h_eager] = both(x);
+  CHECK(values_of(chain) == values_of(chain_eager));
+  CHECK(values_of(h) == values_of(h_eager));
+  CHECK(f.concrete_functions()[0]->output_epilogues() == 1);
 }
 
 TEST_CASE("a call holds no tensor once it returns", "[function][passes]") {

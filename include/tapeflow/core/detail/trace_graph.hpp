@@ -137,6 +137,22 @@ struct GraphNode {
     void (*finish)(void* out, const void* partials, std::int64_t n) = nullptr;
   };
   FusedReduction fused_reduction;
+  /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and
+  /// b computed from their other inputs (batch normalization in inference mode): a fused chain
+  /// streams x and repeats a and b like a bias (Note [Fusion]).
+  struct FusedAffine {
+    /// Writes a and b (`c` values each) from the raw data of the inputs after x.
+    void (*coefficients)(const void* const* params, std::int64_t c, double attribute, void* a,
+                         void* b) = nullptr;
+    double attribute = 0;  // the op attribute they depend on (FusedBatchNormV3: epsilon)
+    /// y = x * a + b over n elements, a and b given per element; y may be x.
+    void (*kernel)(void* y, const void* x, const void* a, const void* b, std::int64_t n) = nullptr;
+  };
+  FusedAffine fused_affine;
+  /// Whether the op's CPU kernel takes an output epilogue: a fused chain that reads its output
+  /// then runs on it while it is in cache (Note [Output epilogues] in
+  /// backend/cpu/output_epilogue.hpp).
+  bool output_epilogue = false;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.

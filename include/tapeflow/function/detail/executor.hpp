@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <tapeflow/backend/cpu/output_epilogue.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
@@ -68,6 +69,7 @@ class Executor {
       is_output_.insert(slot);
     }
     read_from_values_.assign(static_cast<std::size_t>(graph_->num_slots), true);
+    deferred_.assign(graph_->nodes.size(), false);
     if (fuse) {
       find_fusion_groups();
       mark_values_read();
@@ -108,12 +110,33 @@ class Executor {
       while (next_group < groups_.size() && groups_[next_group].begin < n) {
         ++next_group;
       }
+      if (fuse && deferred_[n]) {
+        continue;  // runs with the chain that reads its output (Note [Output epilogues])
+      }
       if (fuse && next_group < groups_.size() && groups_[next_group].begin == n) {
+        // A group with a producer runs it too: the chain may be its output epilogue.
         const auto& group = groups_[next_group];
+        const auto producer = static_cast<std::size_t>(group.producer);
+        inputs.clear();
+        if (group.producer >= 0) {
+          for (auto slot : graph_->nodes[producer].inputs) {
+            inputs.push_back(values[static_cast<std::size_t>(slot)]);
+          }
+        }
         const std::int64_t start = observer != nullptr ? trace::now_ns() : 0;
-        run_group(group, values);
+        run_group(group, values, inputs);
         if (observer != nullptr) {
-          observer->ran(owner, *graph_, group.begin, group.end, start, trace::now_ns());
+          const std::int64_t end = trace::now_ns();
+          if (group.producer >= 0) {
+            observer->ran(owner, *graph_, producer, producer + 1, start, end);
+          }
+          observer->ran(owner, *graph_, group.begin, group.end, start, end);
+        }
+        if (group.producer >= 0) {
+          inputs.clear();
+          for (auto slot : releases_[producer]) {
+            values[static_cast<std::size_t>(slot)].reset();
+          }
         }
         for (auto slot : group.releases) {
           values[static_cast<std::size_t>(slot)].reset();
@@ -149,6 +172,13 @@ class Executor {
     }
     held.release(residual_);
     return outputs;
+  }
+
+  /// How many fused chains the op before them may run as its output epilogue (Note [Output
+  /// epilogues] in backend/cpu/output_epilogue.hpp).
+  [[nodiscard]] std::size_t output_epilogues() const {
+    return static_cast<std::size_t>(std::count_if(
+        groups_.begin(), groups_.end(), [](const FusionGroup& g) { return g.producer >= 0; }));
   }
 
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
@@ -213,13 +243,18 @@ class Executor {
   // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
   // output writes over an input that dies there when nothing else holds that input's buffer (in
   // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
-  // of one. Where one node input of a fused group comes from, decided once when the graph is built.
+  // of one. A node whose output is x * a + b by channel (batch normalization in inference mode,
+  // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
+  // other inputs and repeated like a bias, so the normalization and the activation after it make
+  // one pass over the convolution's output. Where one node input of a fused group comes from,
+  // decided once when the graph is built.
   enum class OperandKind : std::uint8_t {
-    local,     // an earlier node of the group: its row of the per-thread scratch
-    constant,  // a single-value graph constant: row `index` of `splat` holds it broadcast
-    scalar,    // a single value known only at run time (an argument): broadcast per run
-    vector,    // a full-length value: read in place
-    repeated,  // a value repeated along leading axes (a bias): tiled to a chunk per run
+    local,      // an earlier node of the group: its row of the per-thread scratch
+    constant,   // a single-value graph constant: row `index` of `splat` holds it broadcast
+    scalar,     // a single value known only at run time (an argument): broadcast per run
+    vector,     // a full-length value: read in place
+    repeated,   // a value repeated along leading axes (a bias): tiled to a chunk per run
+    parameter,  // an input a fused affine node's coefficients are computed from (never streamed)
   };
   struct Operand {
     OperandKind kind = OperandKind::vector;
@@ -238,7 +273,7 @@ class Executor {
     std::int64_t chunks = 0;        // passes; the last one may be longer (`span`)
     std::int64_t span = 0;          // elements each row, splat, scalar and tile holds
     std::int32_t num_scalars = 0;   // run-time single-value operands
-    std::int32_t num_repeated = 0;  // repeated operands
+    std::int32_t num_repeated = 0;  // repeated operands, and two per fused affine node
     std::int64_t unit = 16;         // chunk starts are multiples of it
     std::vector<std::size_t> inputs_per_node;
     std::vector<std::int32_t> row;       // per node: its scratch row, -1 when materialised
@@ -247,6 +282,11 @@ class Executor {
     std::int32_t reduce_input = -1;      // node in group a fused reduction (node end - 1) reads
     std::vector<std::int32_t> written;   // nodes whose value is materialised, in order
     std::vector<std::int32_t> releases;  // slots holding a value that dies in the group
+    // The node just before the group when its kernel may run the chain as an output epilogue
+    // (Note [Output epilogues]): the chain reads its output, which has the chain's length.
+    std::int32_t producer = -1;
+    std::int32_t producer_slot = -1;
+    std::vector<bool> onto_producer;  // per node: written over the producer's output buffer
     [[nodiscard]] std::size_t chain_size() const { return end - begin - (reduce_input >= 0); }
   };
   // A chunk's rows, splats and scalars should fit a 32 KiB L1 with room for the streamed
@@ -284,11 +324,25 @@ class Executor {
     // chain's chunks whole multiples of its length (`unit`, updated when k joins).
     auto fusible = [&](std::size_t k, std::int64_t n, DType dtype, std::int64_t& unit) {
       const auto& node = nodes[k];
-      if (node.fused_kernel == nullptr || node.output < 0 || node.dtype != dtype ||
+      const bool affine = node.fused_affine.kernel != nullptr;
+      if ((node.fused_kernel == nullptr && !affine) || node.output < 0 || node.dtype != dtype ||
           node.shape.num_elements() != n || n <= 1) {
         return false;
       }
       std::int64_t joined = unit;
+      if (affine) {  // x streams; the coefficients repeat with the channels
+        const std::int64_t c = node.shape.rank() == 0 ? 1 : node.shape[node.shape.rank() - 1];
+        if (node.inputs.size() < 3 || elements[static_cast<std::size_t>(node.inputs[0])] != n ||
+            c < 1 || c == n) {
+          return false;
+        }
+        joined = std::lcm(joined, c);
+        if (joined > max_fused_chunk) {
+          return false;
+        }
+        unit = joined;
+        return true;
+      }
       for (auto slot : node.inputs) {
         const std::int64_t e = elements[static_cast<std::size_t>(slot)];
         if (e == n || e == 1) {
@@ -342,7 +396,14 @@ class Executor {
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                     static_cast<std::size_t>(last) >= group.end);
         group.inputs_per_node.push_back(nodes[k].inputs.size());
-        for (auto in : nodes[k].inputs) {
+        const bool affine = nodes[k].fused_affine.kernel != nullptr;
+        group.num_repeated += affine ? 2 : 0;
+        for (std::size_t m = 0; m < nodes[k].inputs.size(); ++m) {
+          const std::int32_t in = nodes[k].inputs[m];
+          if (affine && m > 0) {
+            group.operands.push_back({OperandKind::parameter, in});
+            continue;
+          }
           Operand operand{OperandKind::vector, in};
           for (std::size_t p = i; p < k; ++p) {
             if (nodes[p].output == in) {
@@ -376,6 +437,7 @@ class Executor {
       }
       assign_rows(group);
       assign_donors(group);
+      find_producer(group);
       const auto buffers = static_cast<std::int64_t>(group.num_rows + group.num_scalars +
                                                      group.num_repeated + splats.size());
       group.chunk = max_fused_chunk;
@@ -393,6 +455,9 @@ class Executor {
           group.chunks > 1 && rest > 0 && rest < min_last_chunk) {
         --group.chunks;
         group.span = group.chunk + rest;
+      }
+      if (group.producer >= 0) {  // an epilogue range's short end joins the piece before it
+        group.span = std::max(group.span, group.chunk + min_last_chunk - 1);
       }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       const std::size_t splat_bytes = splats.size() * static_cast<std::size_t>(group.span) * width;
@@ -458,7 +523,7 @@ class Executor {
       if (next_group < groups_.size() && groups_[next_group].begin == n) {
         for (const Operand& operand : groups_[next_group].operands) {
           if (operand.kind == OperandKind::vector || operand.kind == OperandKind::scalar ||
-              operand.kind == OperandKind::repeated) {
+              operand.kind == OperandKind::repeated || operand.kind == OperandKind::parameter) {
             read_from_values_[static_cast<std::size_t>(operand.index)] = true;
           }
         }
@@ -503,6 +568,58 @@ class Executor {
           taken.push_back(slot);
           break;
         }
+      }
+    }
+  }
+
+  // The node whose kernel may run the group as its output epilogue (Note [Output epilogues]):
+  // one that says it can, whose output the group reads in full. It may come a few nodes before
+  // the group (the variable reads of a batch normalization come between): it then runs at the
+  // group, after them, which changes nothing when none of them reads its output or is the last
+  // reader of one of its inputs, and it is not stateful. A materialised node whose donor is its
+  // output writes over it (nobody else holds a kernel's fresh output).
+  void find_producer(FusionGroup& group) {
+    const auto& nodes = graph_->nodes;
+    group.onto_producer.assign(group.chain_size(), false);
+    constexpr std::size_t max_between = 8;
+    const std::size_t first = group.begin > max_between + 1 ? group.begin - max_between - 1 : 0;
+    std::int32_t found = -1;
+    for (std::size_t p = group.begin; p-- > first && found < 0;) {
+      const auto& node = nodes[p];
+      if (!node.output_epilogue || node.stateful || deferred_[p] || node.output < 0 ||
+          node.dtype != group.dtype || node.shape.num_elements() != group.elements ||
+          std::none_of(group.operands.begin(), group.operands.end(), [&](const Operand& o) {
+            return o.kind == OperandKind::vector && o.index == node.output;
+          })) {
+        continue;
+      }
+      bool movable = true;
+      for (std::size_t m = p + 1; m < group.begin && movable; ++m) {
+        for (auto slot : nodes[m].inputs) {
+          movable = movable && slot != node.output;
+        }
+      }
+      for (auto slot : node.inputs) {
+        const auto last = last_use_[static_cast<std::size_t>(slot)];
+        movable = movable && !(last > static_cast<std::int32_t>(p) &&
+                               last < static_cast<std::int32_t>(group.begin));
+      }
+      if (movable) {
+        found = static_cast<std::int32_t>(p);
+      }
+    }
+    if (found < 0) {
+      return;
+    }
+    const auto& producer = nodes[static_cast<std::size_t>(found)];
+    group.producer = found;
+    group.producer_slot = producer.output;
+    deferred_[static_cast<std::size_t>(found)] = true;
+    for (std::size_t k = 0; k < group.chain_size(); ++k) {
+      group.onto_producer[k] =
+          group.donor[k] == producer.output && nodes[group.begin + k].shape == producer.shape;
+      if (group.donor[k] == producer.output && !group.onto_producer[k]) {
+        group.donor[k] = -1;
       }
     }
   }
@@ -570,8 +687,92 @@ class Executor {
     }
   }
 
+  // One run of a group: where each operand and materialised value lives. Values read from or
+  // written over the producer's output are null here and resolved against `produced`, which
+  // exists only once the producer's kernel has allocated it.
   template <class T>
-  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+  struct ChainRun {
+    const Executor* executor = nullptr;
+    const FusionGroup* group = nullptr;
+    const trace::GraphNode* reduction = nullptr;
+    const T* const* sources = nullptr;  // per operand: vector base, splat or tile
+    T* const* outs = nullptr;           // per node: its materialised tensor's data
+    T* partials = nullptr;              // a fused reduction's, each written once
+  };
+
+  template <class T>
+  static T* chain_scratch(std::size_t size) {
+    thread_local std::vector<T> scratch;  // a group's rows; reused, never zeroed
+    if (scratch.size() < size) {
+      scratch.resize(size);
+    }
+    return scratch.data();
+  }
+
+  // Elements [start, start + len) through the whole chain, on this thread.
+  template <class T>
+  void run_chunk(const ChainRun<T>& run, T* produced, std::int64_t start, std::int64_t len,
+                 T* scratch) const {
+    const FusionGroup& group = *run.group;
+    const auto& nodes = graph_->nodes;
+    auto value_of = [&](std::size_t k) {  // where node k's value of this chunk lives
+      if (run.outs[k] != nullptr) {
+        return run.outs[k] + start;
+      }
+      return group.onto_producer[k] ? produced + start
+                                    : scratch + static_cast<std::size_t>(group.row[k] * group.span);
+    };
+    std::size_t q = 0;
+    for (std::size_t k = 0; k < group.chain_size(); ++k) {
+      const auto& node = nodes[group.begin + k];
+      const void* operand[3] = {nullptr, nullptr, nullptr};
+      for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
+        const Operand& from = group.operands[q];
+        if (m >= 3) {  // a fused affine node's other parameters: in its coefficients only
+          continue;
+        }
+        if (from.kind == OperandKind::local) {
+          operand[m] = value_of(static_cast<std::size_t>(from.index));
+        } else if (from.kind == OperandKind::vector) {
+          operand[m] = (run.sources[q] != nullptr ? run.sources[q] : produced) + start;
+        } else {
+          operand[m] = run.sources[q];
+        }
+      }
+      // A materialised value is written straight into its tensor and read from there.
+      T* out = value_of(k);
+      if (node.fused_affine.kernel != nullptr) {
+        node.fused_affine.kernel(out, operand[0], operand[1], operand[2], len);
+      } else {
+        node.fused_kernel(out, operand[0], true, operand[1], true, len);
+      }
+    }
+    if (run.reduction != nullptr) {
+      run.reduction->fused_reduction.accumulate(
+          run.partials, value_of(static_cast<std::size_t>(group.reduce_input)), start, len);
+    }
+  }
+
+  // The chain as a producer's output epilogue: elements [start, start + n) are final.
+  template <class T>
+  static void run_epilogue(const void* context, void* output, std::int64_t start, std::int64_t n) {
+    const auto& run = *static_cast<const ChainRun<T>*>(context);
+    const FusionGroup& group = *run.group;
+    T* const scratch = chain_scratch<T>(static_cast<std::size_t>(group.num_rows * group.span));
+    const std::int64_t end = start + n;
+    for (std::int64_t e = start; e < end;) {
+      std::int64_t len = std::min(group.chunk, end - e);
+      if (end == group.elements && end - e - len < min_last_chunk) {
+        len = end - e;  // the tensor's short end joins this piece, as in a plain run
+      }
+      run.executor->run_chunk(run, static_cast<T*>(output), e, len, scratch);
+      e += len;
+    }
+  }
+
+  template <class T>
+  void run_group_typed(const FusionGroup& group, std::vector<AnyTensor>& values,
+                       std::span<const AnyTensor> producer_inputs) const {
     const auto& nodes = graph_->nodes;
     const std::size_t count = group.chain_size();
     // Per-thread buffers reused across runs: no allocation per call.
@@ -593,32 +794,55 @@ class Executor {
     tiles.resize(static_cast<std::size_t>(group.num_repeated * span));
     std::size_t next_scalar = 0;
     std::size_t next_tile = 0;
-    for (std::size_t q = 0; q < group.operands.size(); ++q) {
-      const Operand& operand = group.operands[q];
-      if (operand.kind == OperandKind::vector) {
-        source[q] =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-      } else if (operand.kind == OperandKind::constant) {
-        source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
-      } else if (operand.kind == OperandKind::scalar) {
-        T* splat = scalars.data() + next_scalar++ * span;
-        std::fill_n(
-            splat, span,
-            *static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data()));
-        source[q] = splat;
-      } else if (operand.kind == OperandKind::repeated) {
-        // Chunks start at multiples of the period, so every chunk reads the same tile.
-        T* tile = tiles.data() + next_tile++ * span;
-        const T* from =
-            static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
-        for (std::int64_t e = 0; e < span; e += operand.period) {
-          std::copy_n(from, std::min(operand.period, span - e), tile + e);
+    // Chunks start at multiples of every repeated period, so every chunk reads the same tile.
+    auto tile_of = [&](const T* from, std::int64_t period) {
+      T* tile = tiles.data() + next_tile++ * span;
+      for (std::int64_t e = 0; e < span; e += period) {
+        std::copy_n(from, std::min(period, span - e), tile + e);
+      }
+      return tile;
+    };
+    std::size_t q = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t first = q;
+      for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
+        const Operand& operand = group.operands[q];
+        auto slot_data = [&] {
+          return static_cast<const T*>(values[static_cast<std::size_t>(operand.index)].raw_data());
+        };
+        if (operand.kind == OperandKind::vector) {  // the producer's output: not made yet
+          source[q] = operand.index == group.producer_slot ? nullptr : slot_data();
+        } else if (operand.kind == OperandKind::constant) {
+          source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
+        } else if (operand.kind == OperandKind::scalar) {
+          T* splat = scalars.data() + next_scalar++ * span;
+          std::fill_n(splat, span, *slot_data());
+          source[q] = splat;
+        } else if (operand.kind == OperandKind::repeated) {
+          source[q] = tile_of(slot_data(), operand.period);
         }
-        source[q] = tile;
+      }
+      const auto& node = nodes[group.begin + k];
+      if (node.fused_affine.kernel != nullptr) {  // a and b take the first two parameters' places
+        thread_local std::vector<const void*> params;
+        thread_local std::vector<T> coefficients;
+        params.clear();
+        for (std::size_t p = first + 1; p < q; ++p) {
+          params.push_back(values[static_cast<std::size_t>(group.operands[p].index)].raw_data());
+        }
+        const std::int64_t c = node.shape[node.shape.rank() - 1];
+        coefficients.resize(static_cast<std::size_t>(2 * c));
+        node.fused_affine.coefficients(params.data(), c, node.fused_affine.attribute,
+                                       coefficients.data(), coefficients.data() + c);
+        source[first + 1] = tile_of(coefficients.data(), c);
+        source[first + 2] = tile_of(coefficients.data() + c, c);
       }
     }
     for (const auto written : group.written) {
       const auto k = static_cast<std::size_t>(written);
+      if (group.onto_producer[k]) {
+        continue;  // takes the producer's tensor once it exists
+      }
       const auto& node = nodes[group.begin + k];
       AnyTensor& slot = values[static_cast<std::size_t>(node.output)];
       const std::int32_t donor = group.donor[k];
@@ -632,49 +856,48 @@ class Executor {
         out_data[k] = static_cast<T*>(slot.mutable_raw_data());
       }
     }
-    const std::int64_t chunks = group.chunks;
-    const T* const* sources = source.data();
-    T* const* outs = out_data.data();
-    T* const partial_data = partials.data();  // the caller's: workers name their own buffers
-    const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
-    backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
-      thread_local std::vector<T> scratch;  // group.num_rows rows; reused, never zeroed
-      const auto rows = static_cast<std::size_t>(group.num_rows);
-      if (scratch.size() < rows * static_cast<std::size_t>(span)) {
-        scratch.resize(rows * static_cast<std::size_t>(span));
+    const ChainRun<T> run{this, &group, reduction, source.data(), out_data.data(), partials.data()};
+    T* produced = nullptr;
+    bool done = false;  // the producer's kernel ran the chain
+    if (group.producer >= 0) {
+      const backend::cpu::OutputEpilogue epilogue{&run_epilogue<T>, &run, group.elements,
+                                                  group.unit};
+      AnyTensor out;
+      {
+        const backend::cpu::OfferedEpilogue offer(epilogue);
+        out = nodes[static_cast<std::size_t>(group.producer)].run(producer_inputs);
+        done = offer.taken();
       }
-      auto row_of = [&](std::size_t k) {
-        return scratch.data() + static_cast<std::size_t>(group.row[k] * span);
-      };
-      for (std::int64_t c = cb; c < ce; ++c) {
-        const std::int64_t start = c * chunk;
-        const std::int64_t len = c + 1 == chunks ? group.elements - start : chunk;
-        std::size_t q = 0;
-        for (std::size_t k = 0; k < count; ++k) {
-          const auto& node = nodes[group.begin + k];
-          const void* operand[2] = {nullptr, nullptr};
-          for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
-            const Operand& from = group.operands[q];
-            if (from.kind == OperandKind::local) {
-              const std::size_t p = static_cast<std::size_t>(from.index);
-              operand[m] = outs[p] != nullptr ? outs[p] + start : row_of(p);
-            } else if (from.kind == OperandKind::vector) {
-              operand[m] = sources[q] + start;
-            } else {
-              operand[m] = sources[q];
-            }
-          }
-          // A materialised value is written straight into its tensor and read from there.
-          T* out = outs[k] != nullptr ? outs[k] + start : row_of(k);
-          node.fused_kernel(out, operand[0], true, operand[1], true, len);
+      AnyTensor& held = values[static_cast<std::size_t>(group.producer_slot)];
+      held = std::move(out);
+      produced = static_cast<T*>(const_cast<void*>(held.raw_data()));
+      for (const auto written : group.written) {
+        const auto k = static_cast<std::size_t>(written);
+        if (!group.onto_producer[k]) {
+          continue;
         }
-        if (reduction != nullptr) {
-          const auto p = static_cast<std::size_t>(group.reduce_input);
-          reduction->fused_reduction.accumulate(
-              partial_data, outs[p] != nullptr ? outs[p] + start : row_of(p), start, len);
+        AnyTensor& slot = values[static_cast<std::size_t>(nodes[group.begin + k].output)];
+        if (done || held.sole_owner()) {  // a kernel's fresh output: nobody else holds it
+          slot = std::move(held);
+          produced = static_cast<T*>(slot.unshared_raw_data());  // a new tensor id
+        } else {
+          slot = allocate_any(group.dtype, nodes[group.begin + k].shape);
+          out_data[k] = static_cast<T*>(slot.mutable_raw_data());
         }
       }
-    });
+    }
+    if (!done) {
+      const std::int64_t chunks = group.chunks;
+      const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
+      backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
+        T* const scratch = chain_scratch<T>(static_cast<std::size_t>(group.num_rows * span));
+        for (std::int64_t c = cb; c < ce; ++c) {
+          const std::int64_t start = c * chunk;
+          const std::int64_t len = c + 1 == chunks ? group.elements - start : chunk;
+          run_chunk(run, produced, start, len, scratch);
+        }
+      });
+    }
     if (reduction != nullptr) {
       AnyTensor out = allocate_any(group.dtype, reduction->shape);
       reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
@@ -682,16 +905,18 @@ class Executor {
     }
   }
 
-  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values) const {
+  void run_group(const FusionGroup& group, std::vector<AnyTensor>& values,
+                 std::span<const AnyTensor> producer_inputs) const {
     if (group.dtype == DType::float32) {
-      run_group_typed<float>(group, values);
+      run_group_typed<float>(group, values, producer_inputs);
     } else {
-      run_group_typed<double>(group, values);
+      run_group_typed<double>(group, values, producer_inputs);
     }
   }
 
   const trace::Graph* graph_;
   std::vector<FusionGroup> groups_;
+  std::vector<bool> deferred_;          // per node: runs with the group it is the producer of
   std::vector<bool> read_from_values_;  // per slot, for a fused run
   std::unordered_set<std::int32_t> is_output_;
   std::vector<std::int32_t> last_use_;

@@ -165,6 +165,17 @@ constexpr bool is_stateful_op() {
   }
 }
 
+/// Whether an op's CPU kernel takes an output epilogue: its `output_epilogue` member (default
+/// no; Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
+template <class Op>
+constexpr bool output_epilogue_op() {
+  if constexpr (requires { Op::output_epilogue; }) {
+    return Op::output_epilogue;
+  } else {
+    return false;
+  }
+}
+
 template <class Out>
 constexpr bool records_gradient = floating_element<typename Out::value_type>;
 
@@ -328,11 +339,14 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
     trace::Graph& graph, std::string_view op, DType dtype, const Shape& shape,
     std::vector<std::int32_t> inputs, trace::NodeFn run,
     decltype(trace::GraphNode::fused_kernel) fused, bool fused_rows,
-    trace::GraphNode::FusedReduction fused_reduction, bool stateful, std::int64_t out_id) {
+    trace::GraphNode::FusedReduction fused_reduction, trace::GraphNode::FusedAffine fused_affine,
+    bool output_epilogue, bool stateful, std::int64_t out_id) {
   if (devices::DeviceId const d = devices::scope_device();
       d > 0 && devices::backend_of(d) != backend::cpu_backend) {
     fused = nullptr;  // fused chains are CPU kernels: a trace for another backend runs its own
     fused_reduction = {};
+    fused_affine = {};
+    output_epilogue = false;
   }
   trace::GraphNode node;
   node.op = std::string(op);
@@ -344,6 +358,8 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
   node.fused_kernel = fused;
   node.fused_rows = fused != nullptr && fused_rows;
   node.fused_reduction = fused_reduction;
+  node.fused_affine = fused_affine;
+  node.output_epilogue = output_epilogue;
   graph.add_node(std::move(node), out_id);
   return graph.nodes.back();
 }
@@ -386,6 +402,10 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                 requires { Op::template fused_reduction<OutT>(); }) {
     fused_reduction = Op::template fused_reduction<OutT>();
   }
+  trace::GraphNode::FusedAffine fused_affine;
+  if constexpr (std::is_floating_point_v<OutT> && requires { op.template fused_affine<OutT>(); }) {
+    fused_affine = op.template fused_affine<OutT>();
+  }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
   trace::GraphNode& node = append_traced_node(
@@ -399,7 +419,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
           return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
         }(std::index_sequence_for<In...>{});
       },
-      fused, fused_rows, fused_reduction, is_stateful_op<Op>(), out.id());
+      fused, fused_rows, fused_reduction, fused_affine, output_epilogue_op<Op>(),
+      is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically

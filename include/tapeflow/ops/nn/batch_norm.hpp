@@ -34,6 +34,7 @@
 #include <vector>
 
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
@@ -124,6 +125,27 @@ struct FusedBatchNormV3 {
     detail::nn_impl::check_batch_norm_operands<T, R>(
         name, is_training, x.dims(), {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
+  }
+  /// In inference mode y = x * a + b by channel, with the coefficients the kernel computes: a
+  /// traced chain runs it that way, with the activation after it (Note [Fusion]).
+  template <class T>
+  [[nodiscard]] detail::trace::GraphNode::FusedAffine fused_affine() const {
+    if (is_training) {
+      return {};
+    }
+    return {.coefficients =
+                [](void const* const* params, std::int64_t c, double eps, void* a, void* b) {
+                  detail::nn_impl::batch_norm_coefficients(
+                      c, static_cast<T const*>(params[0]), static_cast<T const*>(params[1]),
+                      static_cast<T const*>(params[2]), static_cast<T const*>(params[3]), eps,
+                      static_cast<T*>(a), static_cast<T*>(b));
+                },
+            .attribute = static_cast<double>(epsilon),
+            .kernel =
+                [](void* y, void const* x, void const* a, void const* b, std::int64_t n) {
+                  detail::nn_impl::affine_run(static_cast<T const*>(x), static_cast<T const*>(a),
+                                              static_cast<T const*>(b), static_cast<T*>(y), n);
+                }};
   }
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& y, Tensor<T, R> const& x, Tensor<T, 1> const& scale,

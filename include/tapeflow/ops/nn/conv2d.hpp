@@ -82,6 +82,8 @@ struct Conv2DBackpropFilter;
 /// (TensorFlow op "Conv2D"; strictly a cross-correlation, as in TensorFlow).
 struct Conv2D : ConvWindow {
   static constexpr std::string_view name = "Conv2D";
+  /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
+  static constexpr bool output_epilogue = true;
 
   template <class T, std::size_t R, std::size_t F>
   OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {

@@ -48,6 +48,8 @@ struct DepthwiseConv2dNativeBackpropFilter;
 /// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
 struct DepthwiseConv2dNative : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNative";
+  /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
+  static constexpr bool output_epilogue = true;
 
   template <class T, std::size_t R, std::size_t F>
   OutSpec<T, 4> infer(Tensor<T, R> const& input, Tensor<T, F> const& filter) const {

@@ -241,26 +241,51 @@ std::array<std::vector<double>, 2> batch_moments(T const* x, std::int64_t rows, 
   return {std::move(m), std::move(v)};
 }
 
-/// out = in * a + b by channel over [rows, c] (a, b: c values), in explicit vectors: the
-/// compiler's own would check the four arrays for overlap per row.
+/// y = x * a + b over n elements (a and b given per element), every element through the same
+/// vector multiply-add, the ragged end too (in a zero-padded packet): an element's bits do not
+/// depend on where a run starts, so a traced chain that runs this on its chunks gets eager's
+/// values (Note [Fusion] in function/detail/executor.hpp). `y` may be `x`.
+template <class T>
+TAPEFLOW_ALWAYS_INLINE void affine_run(T const* x, T const* a, T const* b, T* y, std::int64_t n) {
+  using Vec = typename backend::cpu::VecFor<T>::type;
+  std::int64_t i = 0;
+  for (; i + Vec::kLanes <= n; i += Vec::kLanes) {
+    Vec::store(y + i, Vec::fma(Vec::load(x + i), Vec::load(a + i), Vec::load(b + i)));
+  }
+  if (i < n) {
+    T in[3][Vec::kLanes] = {};
+    auto const rest = static_cast<std::size_t>(n - i);
+    std::copy_n(x + i, rest, in[0]);
+    std::copy_n(a + i, rest, in[1]);
+    std::copy_n(b + i, rest, in[2]);
+    Vec::store(in[0], Vec::fma(Vec::load(in[0]), Vec::load(in[1]), Vec::load(in[2])));
+    std::copy_n(in[0], rest, y + i);
+  }
+}
+
+/// out = in * a + b by channel over [rows, c] (a, b: c values).
 template <class T>
 void channel_affine(T const* in, std::int64_t rows, std::int64_t c, T const* a, T const* b,
                     T* out) {
   std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
   backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
-    using Vec = typename backend::cpu::VecFor<T>::type;
     for (std::int64_t r = r0; r < r1; ++r) {
-      T const* x = in + r * c;
-      T* y = out + r * c;
-      std::int64_t i = 0;
-      for (; i + Vec::kLanes <= c; i += Vec::kLanes) {
-        Vec::store(y + i, Vec::fma(Vec::load(x + i), Vec::load(a + i), Vec::load(b + i)));
-      }
-      for (; i < c; ++i) {
-        y[i] = x[i] * a[i] + b[i];
-      }
+      affine_run(in + r * c, a, b, out + r * c, c);
     }
   });
+}
+
+/// The inference-mode coefficients of batch normalization by channel: y = x * a + b with
+/// a = scale / sqrt(variance + epsilon) and b = offset - mean * a, computed in double.
+template <class T, class Stat>
+void batch_norm_coefficients(std::int64_t c, T const* scale, T const* offset, Stat const* mean,
+                             Stat const* variance, double epsilon, T* a, T* b) {
+  for (std::int64_t i = 0; i < c; ++i) {
+    double const r = 1.0 / std::sqrt(static_cast<double>(variance[i]) + epsilon);
+    a[i] = static_cast<T>(static_cast<double>(scale[i]) * r);
+    b[i] = static_cast<T>(static_cast<double>(offset[i]) -
+                          static_cast<double>(mean[i]) * static_cast<double>(scale[i]) * r);
+  }
 }
 
 /// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
@@ -269,21 +294,14 @@ template <class T>
 void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
                       T const* offset, T const* mean, T const* variance, double epsilon,
                       bool is_training, T* y) {
-  std::array<std::vector<double>, 2> mv;
-  if (is_training) {
-    mv = batch_moments(x, rows, c);
-  } else {
-    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
-  }
-  std::vector<double> const& m = mv[0];
-  std::vector<double> const& v = mv[1];
   std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    double const r = 1.0 / std::sqrt(v[i] + epsilon);
-    a[i] = static_cast<T>(static_cast<double>(scale[i]) * r);
-    b[i] =
-        static_cast<T>(static_cast<double>(offset[i]) - m[i] * static_cast<double>(scale[i]) * r);
+  if (is_training) {
+    auto const mv = batch_moments(x, rows, c);
+    batch_norm_coefficients(c, scale, offset, mv[0].data(), mv[1].data(), epsilon, a.data(),
+                            b.data());
+  } else {
+    batch_norm_coefficients(c, scale, offset, mean, variance, epsilon, a.data(), b.data());
   }
   channel_affine(x, rows, c, a.data(), b.data(), y);
 }

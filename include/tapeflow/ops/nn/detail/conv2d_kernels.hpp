@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #endif
 
+#include <tapeflow/backend/cpu/output_epilogue.hpp>
 #include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -254,12 +255,23 @@ inline int conv_threads(double macs, std::int64_t max_chunks) {
       std::max<std::int64_t>(1, std::min({std::int64_t{pool}, by_work, max_chunks})));
 }
 
+/// Whether conv_forward_matrix runs a plain GEMM: no taps, or a pointwise convolution whose
+/// packed filter outgrows the L2 block (the GEMM's blocking then reads it fewer times).
+template <class T>
+bool conv_runs_gemm(Window2D const& g, std::int64_t out_channels) {
+  std::int64_t const k = g.kh * g.kw * g.c;
+  std::int64_t const nr = gemm_impl::Config<T>::kNR;
+  std::int64_t const packed = k * ((out_channels + nr - 1) / nr * nr) * std::int64_t{sizeof(T)};
+  return k == 0 || (is_pointwise(g) && packed > gemm_impl::kL2BlockBytes);
+}
+
 /// y [N*OH*OW, O] = im2col(x) * b, b the row-major [KH*KW*C, O] filter matrix, without an
 /// im2col matrix: the filter is packed once, then the threads claim tiles of MR output pixels
-/// and run the convolution micro-kernel on the zero-padded input.
+/// and run the convolution micro-kernel on the zero-padded input. Each claim's rows go to
+/// `epilogue` (if any) as soon as they are final (Note [Output epilogues]).
 template <class T>
-void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* x, T const* b,
-                         T* y) {
+void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* x, T const* b, T* y,
+                         backend::cpu::OutputEpilogue const* epilogue = nullptr) {
   using Cfg = gemm_impl::Config<T>;
   constexpr int MR = Cfg::kMR;
   constexpr int NR = Cfg::kNR;
@@ -271,7 +283,7 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
   if (rows == 0 || n == 0) {
     return;
   }
-  if (is_pointwise(g) || k == 0) {
+  if (conv_runs_gemm<T>(g, n)) {
     gemm(false, false, rows, n, k, x, k, b, n, y, n);
     return;
   }
@@ -288,8 +300,13 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
   gemm_impl::pack_b<T, NR>(false, b, n, k, n, bpack);
   std::int64_t const tiles = (rows + MR - 1) / MR;
   // Tiles per claim: ~2M multiply-adds, so claiming costs nothing and late threads still help.
+  // An epilogue's ranges start at multiples of its unit: claims are whole multiples of tiles.
+  std::int64_t const claim_multiple =
+      epilogue == nullptr ? 1 : backend::cpu::epilogue_row_multiple(epilogue->unit, MR * n);
   std::int64_t const group =
-      std::max<std::int64_t>(1, 2000000 / std::max<std::int64_t>(1, MR * k * n));
+      (std::max<std::int64_t>(1, 2000000 / std::max<std::int64_t>(1, MR * k * n)) + claim_multiple -
+       1) /
+      claim_multiple * claim_multiple;
   std::int64_t const groups = (tiles + group - 1) / group;
   std::int64_t const pixels = g.oh * g.ow;
   std::atomic<std::int64_t> next{0};
@@ -332,6 +349,9 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
           }
         }
       }
+      if (epilogue != nullptr) {
+        epilogue->run(epilogue->context, y, first * n, (last - first) * n);
+      }
     }
   };
   int const threads = conv_threads(static_cast<double>(rows) * static_cast<double>(k * n), groups);
@@ -347,7 +367,11 @@ void conv_forward_matrix(Window2D const& g, std::int64_t out_channels, T const* 
 template <class T>
 void conv2d_forward(Window2D const& g, std::int64_t out_channels, T const* x, T const* filter,
                     T* y) {
-  conv_forward_matrix(g, out_channels, x, filter, y);
+  backend::cpu::OutputEpilogue const* const epilogue =
+      conv_runs_gemm<T>(g, out_channels)
+          ? nullptr
+          : backend::cpu::take_output_epilogue(g.n * g.oh * g.ow * out_channels);
+  conv_forward_matrix(g, out_channels, x, filter, y, epilogue);
 }
 
 /// dx = conv2d_backprop_input(filter, dy).

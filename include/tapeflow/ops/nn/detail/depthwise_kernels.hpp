@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <tapeflow/backend/cpu/output_epilogue.hpp>
 #include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -137,45 +138,72 @@ TAPEFLOW_ALWAYS_INLINE void for_each_channel_block(std::int64_t c, Body&& body) 
   }
 }
 
-/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m].
+/// depthwise_forward's output rows (image, output row) [r0, r1), on this thread.
 template <class T>
-void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+void depthwise_forward_rows(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y,
+                            std::int64_t r0, std::int64_t r1) {
   std::int64_t const c = g.c;
   std::int64_t const cm = c * mult;
+  for_each_depthwise_window(g, r0, r1,
+                            [&](std::int64_t o, std::int64_t in0, std::int64_t ky0,
+                                std::int64_t ky1, std::int64_t kx0, std::int64_t kx1) {
+                              T* out = y + o * cm;
+                              if (mult == 1) {
+                                for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
+                                  Block acc;
+                                  acc.zero();
+                                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                      acc.fma(x + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
+                                              w + (ky * g.kw + kx) * c + i);
+                                    }
+                                  }
+                                  acc.store(out + i);
+                                });
+                                return;
+                              }
+                              std::fill_n(out, cm, T(0));
+                              for (std::int64_t ky = ky0; ky < ky1; ++ky) {
+                                for (std::int64_t kx = kx0; kx < kx1; ++kx) {
+                                  T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
+                                  T const* f = w + (ky * g.kw + kx) * cm;
+                                  for (std::int64_t i = 0; i < c; ++i) {
+                                    for (std::int64_t m = 0; m < mult; ++m) {
+                                      out[i * mult + m] += in[i] * f[i * mult + m];
+                                    }
+                                  }
+                                }
+                              }
+                            });
+}
+
+/// y[n, oy, ox, c * M + m] = sum over taps of x[n, iy, ix, c] * w[ky, kx, c, m]. Rows go to an
+/// offered epilogue (Note [Output epilogues]) as soon as they are final, in ranges of about
+/// 64 KiB that are whole multiples of `block` rows.
+template <class T>
+void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y) {
+  std::int64_t const cm = g.c * mult;
+  std::int64_t const rows = g.n * g.oh;
+  std::int64_t const row_elements = g.ow * cm;
+  backend::cpu::OutputEpilogue const* const epilogue =
+      backend::cpu::take_output_epilogue(rows * row_elements);
+  std::int64_t const block =
+      epilogue == nullptr ? 1 : backend::cpu::epilogue_row_multiple(epilogue->unit, row_elements);
+  std::int64_t const step =
+      epilogue == nullptr ? rows
+                          : block * std::max<std::int64_t>(
+                                        1, 16384 / std::max<std::int64_t>(1, block * row_elements));
   backend::cpu::parallel_for(
-      g.n * g.oh, depthwise_grain(g, cm), [&](std::int64_t r0, std::int64_t r1) {
-        for_each_depthwise_window(
-            g, r0, r1,
-            [&](std::int64_t o, std::int64_t in0, std::int64_t ky0, std::int64_t ky1,
-                std::int64_t kx0, std::int64_t kx1) {
-              T* out = y + o * cm;
-              if (mult == 1) {
-                for_each_channel_block<T>(c, [&]<class Block>(std::int64_t i) {
-                  Block acc;
-                  acc.zero();
-                  for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                    for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                      acc.fma(x + (in0 + ky * g.dh * g.w + kx * g.dw) * c + i,
-                              w + (ky * g.kw + kx) * c + i);
-                    }
-                  }
-                  acc.store(out + i);
-                });
-                return;
-              }
-              std::fill_n(out, cm, T(0));
-              for (std::int64_t ky = ky0; ky < ky1; ++ky) {
-                for (std::int64_t kx = kx0; kx < kx1; ++kx) {
-                  T const* in = x + (in0 + ky * g.dh * g.w + kx * g.dw) * c;
-                  T const* f = w + (ky * g.kw + kx) * cm;
-                  for (std::int64_t i = 0; i < c; ++i) {
-                    for (std::int64_t m = 0; m < mult; ++m) {
-                      out[i * mult + m] += in[i] * f[i * mult + m];
-                    }
-                  }
-                }
-              }
-            });
+      (rows + block - 1) / block, std::max<std::int64_t>(1, depthwise_grain(g, cm) / block),
+      [&](std::int64_t b0, std::int64_t b1) {
+        std::int64_t const last = std::min(rows, b1 * block);
+        for (std::int64_t r0 = b0 * block; r0 < last; r0 += step) {
+          std::int64_t const r1 = std::min(last, r0 + step);
+          depthwise_forward_rows(g, mult, x, w, y, r0, r1);
+          if (epilogue != nullptr) {
+            epilogue->run(epilogue->context, y, r0 * row_elements, (r1 - r0) * row_elements);
+          }
+        }
       });
 }
 
