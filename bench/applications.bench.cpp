@@ -1,7 +1,8 @@
 // tf.keras.applications.MobileNetV2 (224x224x3, 1000 classes, random weights) in tapeflow:
-// inference of batch 1 and batch 32 (`model(x)`, inference mode) and one training step of batch
-// 32 (`train_step`: forward in training mode, gradients of SparseCategoricalCrossentropy, SGD
-// update), each on inputs already in memory. The TensorFlow peer times the same three cases:
+// inference of batch 1 and batch 32 (`model(x)`, inference mode, eagerly and as a tf::function
+// as the peer runs it) and one training step of batch 32 (`train_step`: forward in training
+// mode, gradients of SparseCategoricalCrossentropy, SGD update), each on inputs already in
+// memory. The TensorFlow peer times the same three cases:
 //   bench/applications.sh [BUILD_DIR] [PYTHON]   (TensorFlow, tapeflow, TensorFlow again)
 // Also the model's largest ZeroPadding2D (block_1_pad: [n, 112, 112, 96] -> [n, 113, 113, 96])
 // against a one-thread memcpy of its input, in bytes read and written per second.
@@ -11,6 +12,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <tapeflow/function/function.hpp>
 #include <tapeflow/keras/applications/mobilenet_v2.hpp>
 #include <tapeflow/keras/losses.hpp>
 #include <tapeflow/keras/optimizers.hpp>
@@ -36,6 +38,25 @@ void BM_MobileNetV2Inference(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_MobileNetV2Inference)
+    ->Arg(1)
+    ->Arg(32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
+
+// The same inference as a tf::function, as the TensorFlow peer runs it: its graph passes fuse
+// each batch normalization with the activation after it.
+void BM_MobileNetV2InferenceTraced(benchmark::State& state) {
+  apps::MobileNetV2 model;
+  const auto x = images(state.range(0));
+  auto infer = tf::function([&model](const tf::Tensor<float, 4>& in) { return model(in); });
+  (void)infer(x);  // warm-up: the trace, buffers, thread pool
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(infer(x));
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_MobileNetV2InferenceTraced)
     ->Arg(1)
     ->Arg(32)
     ->Unit(benchmark::kMillisecond)
