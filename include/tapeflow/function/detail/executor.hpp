@@ -719,8 +719,9 @@ class Executor {
       if (run.outs[k] != nullptr) {
         return run.outs[k] + start;
       }
-      return group.onto_producer[k] ? produced + start
-                                    : scratch + static_cast<std::size_t>(group.row[k] * group.span);
+      // Materialised values without a tensor of their own write over the producer's output.
+      const std::int32_t row = group.row[k];
+      return row >= 0 ? scratch + static_cast<std::size_t>(row * group.span) : produced + start;
     };
     std::size_t q = 0;
     for (std::size_t k = 0; k < group.chain_size(); ++k) {
