@@ -9184,31 +9184,27 @@ class Executor {
         return false;
       }
       std::int64_t joined = unit;
+      auto repeats = [&](std::int64_t period) {  // chunks must hold whole periods
+        joined = std::lcm(joined, period);
+        return joined <= max_fused_chunk;
+      };
       if (affine) {  // x streams; the coefficients repeat with the channels
         const std::int64_t c = node.shape.rank() == 0 ? 1 : node.shape[node.shape.rank() - 1];
         if (node.inputs.size() < 3 || elements[static_cast<std::size_t>(node.inputs[0])] != n ||
-            c < 1 || c == n) {
+            c < 1 || c == n || !repeats(c)) {
           return false;
         }
-        joined = std::lcm(joined, c);
-        if (joined > max_fused_chunk) {
-          return false;
-        }
-        unit = joined;
-        return true;
-      }
-      for (auto slot : node.inputs) {
-        const std::int64_t e = elements[static_cast<std::size_t>(slot)];
-        if (e == n || e == 1) {
-          continue;
-        }
-        const Shape* s = shape[static_cast<std::size_t>(slot)];
-        if (!node.fused_rows || s == nullptr || !repeats_along_leading_axes(*s, node.shape)) {
-          return false;
-        }
-        joined = std::lcm(joined, e);
-        if (joined > max_fused_chunk) {
-          return false;
+      } else {
+        for (auto slot : node.inputs) {
+          const std::int64_t e = elements[static_cast<std::size_t>(slot)];
+          if (e == n || e == 1) {
+            continue;
+          }
+          const Shape* s = shape[static_cast<std::size_t>(slot)];
+          if (!node.fused_rows || s == nullptr || !repeats_along_leading_axes(*s, node.shape) ||
+              !repeats(e)) {
+            return false;
+          }
         }
       }
       unit = joined;
