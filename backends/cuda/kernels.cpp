@@ -511,6 +511,14 @@ struct kernel<ops::Pow, backend::cuda::Backend> {
   }
 };
 template <>
+struct kernel<ops::SquaredDifference, backend::cuda::Backend> {
+  static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
+  static void run(const ops::SquaredDifference&, AnyTensor& out, std::span<const AnyTensor> in) {
+    backend::cuda::run_binary<detail::scalar_math::SquaredDifference>(ops::SquaredDifference::name,
+                                                                       out, in);
+  }
+};
+template <>
 struct kernel<ops::Maximum, backend::cuda::Backend> {
   static constexpr std::array dtypes = backend::cuda::elementwise_dtypes;
   static void run(const ops::Maximum&, AnyTensor& out, std::span<const AnyTensor> in) {
@@ -668,6 +676,7 @@ void register_kernels(BackendId id) {
   register_kernel<ops::Sigmoid, Backend>(id);
   register_kernel<ops::ReluGrad, Backend>(id);
   register_kernel<ops::Pow, Backend>(id);
+  register_kernel<ops::SquaredDifference, Backend>(id);
   register_kernel<ops::Maximum, Backend>(id);
   register_kernel<ops::Minimum, Backend>(id);
   register_kernel<ops::Equal, Backend>(id);

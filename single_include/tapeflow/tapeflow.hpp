@@ -6365,6 +6365,13 @@ struct Sub {
     return x - y;
   }
 };
+/// (x - y) * (x - y)
+struct SquaredDifference {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    return (x - y) * (x - y);
+  }
+};
 /// x * y
 struct Mul {
   template <class X, class Y>
@@ -6656,6 +6663,22 @@ struct Sub : BinaryElementwise<Sub> {
   }
 };
 
+/// (a - b)^2 elementwise (TensorFlow op "SquaredDifference"): one pass and no temporary where
+/// subtract-then-square takes two (tf.nn.moments' variance, BatchNormalization's).
+struct SquaredDifference : BinaryElementwise<SquaredDifference> {
+  static constexpr std::string_view name = "SquaredDifference";
+  static constexpr bool fused_rows = true;  // IEEE rounds both steps exactly
+  static auto expr(const auto& x, const auto& y) {
+    return detail::scalar_math::SquaredDifference{}(x, y);
+  }
+  template <class T, std::size_t R, std::size_t A, std::size_t B>
+  auto gradient(const Tensor<T, R>& dy, const Tensor<T, R>&, const Tensor<T, A>& a,
+                const Tensor<T, B>& b) const {
+    return std::tuple{[=] { return detail::unbroadcast(dy * (a - b) * T(2), a.dims()); },
+                      [=] { return detail::unbroadcast(dy * (b - a) * T(2), b.dims()); }};
+  }
+};
+
 struct Mul : BinaryElementwise<Mul> {
   static constexpr std::string_view name = "Mul";
   static constexpr bool fused_rows = true;  // IEEE rounds it exactly
@@ -6848,6 +6871,18 @@ template <class X, class Y>
 auto minimum(const X& a, const Y& b) {
   return detail::binary<ops::Minimum>(a, b);
 }
+
+namespace math {
+/// (a - b)^2 elementwise with broadcasting, in one pass (TensorFlow:
+/// `tf.math.squared_difference`).
+///
+///     auto variance = tf::reduce_mean(tf::math::squared_difference(x, mean), 0);
+template <class X, class Y>
+  requires detail::binary_operands<X, Y>
+auto squared_difference(const X& a, const Y& b) {
+  return detail::binary<ops::SquaredDifference>(a, b);
+}
+}  // namespace math
 
 /// Elementwise a + b with NumPy broadcasting (tf.add); throws invalid_argument for shapes that do
 /// not broadcast.

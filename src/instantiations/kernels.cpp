@@ -90,7 +90,7 @@ void emit_precompiled_kernels() {
   using namespace ops;  // NOLINT(google-build-using-namespace): the op list reads as names
   keep_unary_ops(
       op_list<Neg, Exp, Log, Sqrt, Square, Sign, Abs, Tanh, Sigmoid, Relu>{});
-  keep_binary_ops(op_list<Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, NotEqual, Less,
+  keep_binary_ops(op_list<Add, Sub, SquaredDifference, Mul, Div, Pow, Maximum, Minimum, Equal, NotEqual, Less,
                           LessEqual, Greater, GreaterEqual, LogicalAnd, LogicalOr>{});
   // fused chains of binary ops run through binary_run<T, T, Rule> for floating T, kept above.
   keep_numeric(element_types{});

@@ -165,6 +165,11 @@ TEST_CASE("GPU maximum, minimum, comparisons and casts equal the CPU's", "[gpu]"
   auto minimum = [](const auto& x, const auto& y) { return tf::minimum(x, y); };
   compare_binary<float>(D2{70, 33}, D1{33}, maximum);
   compare_binary<std::int64_t>(D2{70, 33}, D2{70, 33}, minimum);
+  auto squared_difference = [](const auto& x, const auto& y) {
+    return tf::math::squared_difference(x, y);
+  };
+  compare_binary<float>(D2{70, 33}, D1{33}, squared_difference);
+  compare_binary<std::int32_t>(D2{70, 33}, D2{70, 33}, squared_difference);
   auto pow = [](const auto& x, const auto& y) { return tf::pow(tf::abs(x), y); };
   auto on_cpu = pow(random_tensor<double>(D2{30, 7}, 75), random_tensor<double>(D1{7}, 76));
   {

@@ -4,6 +4,8 @@
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/cast.hpp>
+#include <tapeflow/ops/math/unary.hpp>
+#include <tapeflow/ops/random/random.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
 namespace test_ops_arithmetic {
@@ -22,6 +24,14 @@ TEST_CASE("arithmetic values and scalar operands", "[ops][arithmetic]") {
   CHECK(tf::pow(a, 2.0f).numpy() == std::vector<float>{1, 4, 9, 16});
   CHECK(tf::maximum(a, 2.5f).numpy() == std::vector<float>{2.5f, 2.5f, 3, 4});
   CHECK(tf::minimum(a, 2.5f).numpy() == std::vector<float>{1, 2, 2.5f, 2.5f});
+  CHECK(tf::math::squared_difference(a, 2.5f).numpy() ==
+        std::vector<float>{2.25f, 0.25f, 0.25f, 2.25f});
+  CHECK(tf::math::squared_difference(tf::constant<std::int32_t>({1, -3}), 2).numpy() ==
+        std::vector<std::int32_t>{1, 25});
+  // One rounding of the difference, one of its square: subtract-then-square's bits, in one op.
+  const auto x = tf::random::uniform<float>({1000}, {.minval = -100, .maxval = 100, .seed = 1});
+  const auto y = tf::random::uniform<float>({1000}, {.seed = 2});
+  CHECK(tf::math::squared_difference(x, y).numpy() == tf::square(x - y).numpy());
   auto i = tf::constant<std::int32_t>({7, -7});
   CHECK((i / 2).numpy() == std::vector<std::int32_t>{3, -3});
   CHECK_THROWS_WITH(i / 0, Catch::Contains("division by zero"));
@@ -91,6 +101,10 @@ TEST_CASE("arithmetic gradients", "[ops][arithmetic]") {
   check_gradients([](const auto& x, const auto& y) { return tf::pow(x, y); }, positive, a);
   check_gradients([](const auto& x, const auto& y) { return tf::maximum(x, y); }, a, b);
   check_gradients([](const auto& x, const auto& y) { return tf::minimum(x, y); }, col, row);
+  check_gradients([](const auto& x, const auto& y) { return tf::math::squared_difference(x, y); },
+                  a, row);
+  check_gradients([](const auto& x, const auto& y) { return tf::math::squared_difference(x, y); },
+                  col, b);
   check_gradients([](const auto& x) { return 3.0 - 2.0 * x / 4.0; }, a);
 }
 

@@ -38,6 +38,13 @@ struct Sub {
     return x - y;
   }
 };
+/// (x - y) * (x - y)
+struct SquaredDifference {
+  template <class X, class Y>
+  TAPEFLOW_HOST_DEVICE constexpr auto operator()(const X& x, const Y& y) const {
+    return (x - y) * (x - y);
+  }
+};
 /// x * y
 struct Mul {
   template <class X, class Y>
