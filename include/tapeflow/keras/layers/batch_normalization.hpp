@@ -176,7 +176,7 @@ class BatchNormalization : public Layer<BatchNormalization> {
   // The mean and biased variance of `flat` [rows, C] over its rows.
   static std::pair<Tensor<float, 1>, Tensor<float, 1>> local_moments(const Tensor<float, 2>& flat) {
     auto mean = reduce_mean(flat, 0);
-    return {mean, reduce_mean(square(flat - mean), 0)};
+    return {mean, reduce_mean(math::squared_difference(flat, mean), 0)};
   }
   // The global batch's mean and biased variance of `flat` [rows, C]: one all-reduce of this
   // replica's [sum, sum of squares, rows], differentiable, so each replica's gradients see
