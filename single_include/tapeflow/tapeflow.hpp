@@ -8851,6 +8851,7 @@ TAPEFLOW_END_NAMESPACE
 // runs the chain after the op as usual. Only kernels that say so in their op
 // (`static constexpr bool output_epilogue = true`) are offered one.
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <utility>

@@ -8,6 +8,7 @@
 // (`static constexpr bool output_epilogue = true`) are offered one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <utility>
