@@ -15792,7 +15792,12 @@ TAPEFLOW_END_NAMESPACE
 // TensorFlow's op has six outputs (y, the batch statistics and three reserve spaces); an op
 // here has one, so this op is `y` alone (TensorFlow's first output, what export refers to).
 // Who needs the batch statistics (BatchNormalization's moving averages) computes them with
-// reduce_mean, as Keras 3's `ops.moments` does.
+// reduce_mean, as Keras 3's `ops.moments` does, and may then hand them to the op in training
+// mode as its mean and variance with `batch_moments_given`: the kernel normalizes with them
+// instead of computing them again, and the gradient passes them on as TensorFlow's reserve
+// spaces. TensorFlow's op ignores those inputs in training mode and computes the same moments,
+// so an exported graph means the same; the flag is not one of its attributes. Without the
+// flag the gradient computes the moments once, in ops, for both gradient kernels.
 //
 // Kernel (ops/nn/detail/batch_norm_kernels.hpp): x viewed as [rows, C]; the statistics are
 // one read of x (per cached chunk of rows: its mean, then squared deviations; chunks merged in
@@ -15800,7 +15805,8 @@ TAPEFLOW_END_NAMESPACE
 // per channel.
 //
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
-// r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs:
+// r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs (both
+// passed to the gradient ops as their mean and variance):
 //   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
 //   dscale = FusedBatchNormScaleGradV3(dy, x, scale, mean, variance) = sum(dy * xhat)
 //   doffset = sum(dy)
@@ -15825,10 +15831,12 @@ TAPEFLOW_END_NAMESPACE
 // Per channel, with M rows, g = dy, s = scale, eps = epsilon:
 //   training:  m, v the batch's mean and biased variance of x, c = x - m, r = 1 / sqrt(v + eps)
 //              dx = s * r * (g - mean(g) - c * r^2 * mean(g * c))
-//   inference: dx = g * s / sqrt(variance + eps)   (mean and variance are the inputs)
-// Unlike TensorFlow's, the op recomputes the batch moments from x in training mode instead of
-// reading them from reserve spaces (FusedBatchNormV3 here has only its `y` output), so its
-// mean and variance inputs are used in inference mode only and may then be empty.
+//   inference: dx = g * s / sqrt(variance + eps)
+// In both modes m and v are the mean and variance inputs. In training mode they must be x's
+// batch moments, the values TensorFlow's op reads from its reserve spaces 1 and 2 (here
+// FusedBatchNormV3's gradient passes them: ops/nn/batch_norm.hpp), so the op never recomputes
+// them; they get no gradient, and the second-order formulas below account for their
+// dependence on x.
 //
 // Its own gradient (second order) for an incoming u = d(loss)/d(dx):
 //   d/dg = FusedBatchNormGradV3(u, x, s)            (dx is linear in g)
@@ -15869,9 +15877,10 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
 
 /// Checks the operands of FusedBatchNormV3: x [N, H, W, C], four vectors of C (mean and
-/// variance may be empty in training mode, as TensorFlow allows).
+/// variance may be empty when `statistics_unused`: FusedBatchNormV3 in training mode, as
+/// TensorFlow allows, unless they are given as the batch's moments).
 template <class T, std::size_t R>
-void check_batch_norm_operands(std::string_view op, bool is_training,
+void check_batch_norm_operands(std::string_view op, bool statistics_unused,
                                std::array<std::int64_t, R> const& x,
                                std::array<std::array<std::int64_t, 1>, 4> const& params) {
   static_assert(floating_element<T>, "tf::nn::fused_batch_norm: x must be float or double");
@@ -15879,7 +15888,7 @@ void check_batch_norm_operands(std::string_view op, bool is_training,
   std::int64_t const c = x[R - 1];
   char const* const names[4] = {"scale", "offset", "mean", "variance"};
   for (std::size_t i = 0; i < 4; ++i) {
-    bool const may_be_empty = is_training && i >= 2;
+    bool const may_be_empty = statistics_unused && i >= 2;
     if (params[i][0] != c && !(may_be_empty && params[i][0] == 0)) {
       throw invalid_argument(std::string(op) + ": " + names[i] + " has " +
                              std::to_string(params[i][0]) + " elements but x of shape " +
@@ -15973,16 +15982,6 @@ std::array<std::vector<double>, N> channel_sums(std::int64_t rows, std::int64_t 
     }
   }
   return totals;
-}
-
-/// -m[i] for each channel, in the tensor's type (what the deviation passes add).
-template <class T>
-std::vector<T> negated(std::vector<double> const& m) {
-  std::vector<T> out(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    out[i] = static_cast<T>(-m[i]);
-  }
-  return out;
 }
 
 /// Rows of a moments chunk: its two passes read it from memory once, then from cache (about
@@ -16129,14 +16128,14 @@ void batch_norm_coefficients(std::int64_t c, T const* scale, T const* offset, St
 }
 
 /// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
-/// batch's mean and biased variance when `is_training`, else the given ones.
+/// batch's mean and biased variance when `compute_moments`, else the given ones.
 template <class T>
 void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
                       T const* offset, T const* mean, T const* variance, double epsilon,
-                      bool is_training, T* y) {
+                      bool compute_moments, T* y) {
   std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
-  if (is_training) {
+  if (compute_moments) {
     auto const mv = batch_moments(x, rows, c);
     batch_norm_coefficients(c, scale, offset, mv[0].data(), mv[1].data(), epsilon, a.data(),
                             b.data());
@@ -16146,22 +16145,29 @@ void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* sc
   channel_affine(x, rows, c, a.data(), b.data(), y);
 }
 
-/// sum(dy) and sum(dy * (x - m)) by channel over [rows, c], in one pass over dy and x.
-template <class T>
-std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::int64_t rows,
-                                                 std::int64_t c, std::vector<double> const& m) {
+/// sum(dy * (x - m)) by channel over [rows, c], and sum(dy) first when `Sums` is 2, in one pass
+/// over dy and x.
+template <std::size_t Sums, class T>
+std::array<std::vector<double>, Sums> gradient_sums(T const* dy, T const* x, std::int64_t rows,
+                                                    std::int64_t c, T const* mean) {
+  static_assert(Sums == 1 || Sums == 2);
   using Vec = typename backend::cpu::VecFor<T>::type;
-  std::vector<T> const neg_mean = negated<T>(m);
+  std::vector<T> neg_mean(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < neg_mean.size(); ++i) {
+    neg_mean[i] = -mean[i];
+  }
   T const* const nm = neg_mean.data();
-  return channel_sums<T, 2>(
-      rows, c, [&](std::array<T*, 2> const& sums, std::int64_t r0, std::int64_t n) {
+  return channel_sums<T, Sums>(
+      rows, c, [&](std::array<T*, Sums> const& sums, std::int64_t r0, std::int64_t n) {
         T const* g = dy + r0 * c;
         T const* in = x + r0 * c;
+        if constexpr (Sums == 2) {
+          column_sums(
+              n, c, sums[0], [g](std::int64_t e, std::int64_t) { return Vec::load(g + e); },
+              [g](std::int64_t e, std::int64_t) { return g[e]; });
+        }
         column_sums(
-            n, c, sums[0], [g](std::int64_t e, std::int64_t) { return Vec::load(g + e); },
-            [g](std::int64_t e, std::int64_t) { return g[e]; });
-        column_sums(
-            n, c, sums[1],
+            n, c, sums[Sums - 1],
             [g, in, nm](std::int64_t e, std::int64_t i) {
               return Vec::fma(Vec::load(g + e), Vec::add(Vec::load(in + e), Vec::load(nm + i)),
                               Vec::zero());
@@ -16171,12 +16177,12 @@ std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::i
 }
 
 /// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
-/// Training: the batch's moments, then one pass for sum(dy) and sum(dy * (x - m)), then
+/// Training, with the batch's moments given: one pass for sum(dy) and sum(dy * (x - m)), then
 /// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
 template <class T>
 void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
-                           T const* scale, T const* variance, double epsilon, bool is_training,
-                           T* dx) {
+                           T const* scale, T const* mean, T const* variance, double epsilon,
+                           bool is_training, T* dx) {
   std::vector<T> a(static_cast<std::size_t>(c));
   if (!is_training) {
     std::vector<T> zero(static_cast<std::size_t>(c), T(0));
@@ -16187,23 +16193,20 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
     channel_affine(dy, rows, c, a.data(), zero.data(), dx);
     return;
   }
-  auto const moments = batch_moments(x, rows, c);
-  std::vector<double> const& m = moments[0];
-  std::vector<double> const& v = moments[1];
   using Vec = typename backend::cpu::VecFor<T>::type;
-  auto const sums = gradient_sums(dy, x, rows, c, m);
+  auto const sums = gradient_sums<2>(dy, x, rows, c, mean);
   std::vector<double> const& sum_dy = sums[0];
   std::vector<double> const& sum_dyc = sums[1];
   double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
   std::vector<T> b(static_cast<std::size_t>(c));
   std::vector<T> k(static_cast<std::size_t>(c));
   for (std::size_t i = 0; i < a.size(); ++i) {
-    double const r = 1.0 / std::sqrt(v[i] + epsilon);
+    double const r = 1.0 / std::sqrt(static_cast<double>(variance[i]) + epsilon);
     double const sr = static_cast<double>(scale[i]) * r;
     double const bx = -sr * r * r * sum_dyc[i] / count;
     a[i] = static_cast<T>(sr);
     b[i] = static_cast<T>(bx);
-    k[i] = static_cast<T>(-sr * sum_dy[i] / count - bx * m[i]);
+    k[i] = static_cast<T>(-sr * sum_dy[i] / count - bx * static_cast<double>(mean[i]));
   }
   std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
   backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
@@ -16227,21 +16230,14 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
 }
 
 /// FusedBatchNormGradV3's scale_backprop over [rows, c]: sum(dy * (x - m)) / sqrt(v + eps) by
-/// channel, with (m, v) the batch's moments when `is_training`, else `mean` and `variance`: one
-/// pass over x and dy after the moments (sum(dy * xhat) in ops would write xhat and the product).
+/// channel, with (m, v) the mean and variance given (the batch's in training mode): one pass over
+/// x and dy (sum(dy * xhat) in ops would write xhat and the product).
 template <class T>
 void fused_batch_norm_scale_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
-                                 T const* mean, T const* variance, double epsilon, bool is_training,
-                                 T* dscale) {
-  std::array<std::vector<double>, 2> mv;
-  if (is_training) {
-    mv = batch_moments(x, rows, c);
-  } else {
-    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
-  }
-  auto const sum_dyc = gradient_sums(dy, x, rows, c, mv[0])[1];
+                                 T const* mean, T const* variance, double epsilon, T* dscale) {
+  auto const sum_dyc = gradient_sums<1>(dy, x, rows, c, mean)[0];
   for (std::size_t i = 0; i < sum_dyc.size(); ++i) {
-    dscale[i] = static_cast<T>(sum_dyc[i] / std::sqrt(mv[1][i] + epsilon));
+    dscale[i] = static_cast<T>(sum_dyc[i] / std::sqrt(static_cast<double>(variance[i]) + epsilon));
   }
 }
 
@@ -16254,8 +16250,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
 
 /// The input gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
-/// `x_backprop`): inputs y_backprop and x [N, H, W, C], scale, mean, variance [C] (mean and
-/// variance only read in inference mode; see the header comment).
+/// `x_backprop`): inputs y_backprop and x [N, H, W, C], scale, mean, variance [C] (in training
+/// mode x's batch moments; see the header comment).
 struct FusedBatchNormGradV3 {
   static constexpr std::string_view name = "FusedBatchNormGradV3";
   static constexpr std::string_view type_attr = "T";
@@ -16283,16 +16279,17 @@ struct FusedBatchNormGradV3 {
     }
     // scale fills the check's offset slot too: FusedBatchNormV3's operands but offset.
     detail::nn_impl::check_batch_norm_operands<T, R>(
-        name, is_training, x.dims(), {scale.dims(), scale.dims(), mean.dims(), variance.dims()});
+        name, false, x.dims(), {scale.dims(), scale.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
   }
 
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& dx, Tensor<T, R> const& dy, Tensor<T, R> const& x,
-               Tensor<T, 1> const& scale, Tensor<T, 1> const&, Tensor<T, 1> const& variance) const {
+               Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+               Tensor<T, 1> const& variance) const {
     std::int64_t const c = x.dims()[R - 1];
     std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
-    detail::nn_impl::fused_batch_norm_grad(dy.data(), x.data(), rows, c, scale.data(),
+    detail::nn_impl::fused_batch_norm_grad(dy.data(), x.data(), rows, c, scale.data(), mean.data(),
                                            variance.data(), static_cast<double>(epsilon),
                                            is_training, detail::tensor_access::mutable_data(dx));
   }
@@ -16311,8 +16308,8 @@ struct FusedBatchNormGradV3 {
           }
           auto const count =
               static_cast<T>(x.num_elements() / std::max<std::int64_t>(x.dims()[R - 1], 1));
-          auto const c = x - reduce_mean(x, axes);
-          auto const r = T(1) / sqrt(reduce_mean(square(c), axes) + static_cast<T>(op.epsilon));
+          auto const c = x - mean;
+          auto const r = T(1) / sqrt(variance + static_cast<T>(op.epsilon));
           auto const g = dy - reduce_mean(dy, axes);
           auto const p = reduce_sum(u * g, axes);
           auto const cg = reduce_mean(dy * c, axes);
@@ -16338,7 +16335,7 @@ namespace ops {
 
 /// The scale gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
 /// `scale_backprop`): sum(dy * xhat) over every axis but the last, xhat = (x - m) / sqrt(v + eps)
-/// with (m, v) the batch's moments in training mode, else the mean and variance inputs. Inputs as
+/// with (m, v) the mean and variance inputs (x's batch moments in training mode). Inputs as
 /// FusedBatchNormGradV3's (scale is not read).
 ///
 /// Its gradient, for an incoming u [C]: dscale is sum(dy * xhat), so d/d(dy) = u * xhat, which is
@@ -16370,9 +16367,9 @@ struct FusedBatchNormScaleGradV3 {
                Tensor<T, 1> const&, Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
     std::int64_t const c = x.dims()[R - 1];
     std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
-    detail::nn_impl::fused_batch_norm_scale_grad(
-        dy.data(), x.data(), rows, c, mean.data(), variance.data(), static_cast<double>(epsilon),
-        is_training, detail::tensor_access::mutable_data(dscale));
+    detail::nn_impl::fused_batch_norm_scale_grad(dy.data(), x.data(), rows, c, mean.data(),
+                                                 variance.data(), static_cast<double>(epsilon),
+                                                 detail::tensor_access::mutable_data(dscale));
   }
 
   template <class T, std::size_t R>
@@ -16383,13 +16380,16 @@ struct FusedBatchNormScaleGradV3 {
 
 /// Batch normalization of an NHWC tensor by channel (TensorFlow op "FusedBatchNormV3", its
 /// output `y`): inputs x [N, H, W, C], scale, offset, mean, variance [C]; `is_training` uses
-/// the batch's statistics instead of mean and variance.
+/// the batch's statistics instead of mean and variance, unless `batch_moments_given` says that
+/// mean and variance are those statistics (see the header comment).
 struct FusedBatchNormV3 {
   static constexpr std::string_view name = "FusedBatchNormV3";
   static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute (x, y)
   static constexpr std::string_view output_arg = "y";  ///< TensorFlow's first output
   float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
   bool is_training = true;
+  /// Training mode: mean and variance are x's batch moments, already computed by the caller.
+  bool batch_moments_given = false;
 
   /// TensorFlow's attributes: `U` (the parameters' dtype, x's here), epsilon, NHWC, mode.
   /// `exponential_avg_factor` stays 1: the op does not update running statistics.
@@ -16408,7 +16408,8 @@ struct FusedBatchNormV3 {
   OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& offset,
                       Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
     detail::nn_impl::check_batch_norm_operands<T, R>(
-        name, is_training, x.dims(), {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
+        name, is_training && !batch_moments_given, x.dims(),
+        {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
   }
   /// In inference mode y = x * a + b by channel, with the coefficients the kernel computes: a
@@ -16439,7 +16440,8 @@ struct FusedBatchNormV3 {
     std::int64_t const c = x.dims()[R - 1];
     std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
     detail::nn_impl::fused_batch_norm(x.data(), rows, c, scale.data(), offset.data(), mean.data(),
-                                      variance.data(), static_cast<double>(epsilon), is_training,
+                                      variance.data(), static_cast<double>(epsilon),
+                                      is_training && !batch_moments_given,
                                       detail::tensor_access::mutable_data(y));
   }
   template <class T, std::size_t R>
@@ -16448,14 +16450,21 @@ struct FusedBatchNormV3 {
                 Tensor<T, 1> const& variance) const {
     FusedBatchNormV3 const op = *this;
     int const axes[3] = {0, 1, 2};
+    // The moments both gradient kernels read: the inputs, or the batch's computed once here.
+    Tensor<T, 1> m = mean;
+    Tensor<T, 1> v = variance;
+    if (is_training && !batch_moments_given) {
+      m = reduce_mean(x, axes);
+      v = reduce_mean(math::squared_difference(x, m), axes);
+    }
     return std::tuple{
         [=]() -> Tensor<T, R> {
-          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale,
-                                 mean, variance);
+          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale, m,
+                                 v);
         },
         [=]() -> Tensor<T, 1> {
           return detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy, x,
-                                 scale, mean, variance);
+                                 scale, m, v);
         },
         [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
   }
@@ -16470,8 +16479,8 @@ auto FusedBatchNormScaleGradV3::gradient(Tensor<T, 1> const& u, Tensor<T, 1> con
   bool const training = is_training;
   return std::tuple{
       [=]() -> Tensor<T, R> {
-        return detail::execute(FusedBatchNormV3{eps, training}, x, u, zeros_like(u), mean,
-                               variance);
+        return detail::execute(FusedBatchNormV3{eps, training, /*batch_moments_given=*/true}, x, u,
+                               zeros_like(u), mean, variance);
       },
       [=]() -> Tensor<T, R> {
         return detail::execute(FusedBatchNormGradV3{eps, training}, dy, x, u, mean, variance);
@@ -16480,6 +16489,23 @@ auto FusedBatchNormScaleGradV3::gradient(Tensor<T, 1> const& u, Tensor<T, 1> con
 }
 
 }  // namespace ops
+
+namespace detail {
+/// Runs `op` on x of rank 2 to 4, viewed as [rows, 1, 1, C] below rank 4 (a free reshape).
+template <class T, std::size_t R>
+Tensor<T, R> batch_norm_any_rank(ops::FusedBatchNormV3 const& op, Tensor<T, R> const& x,
+                                 Tensor<T, 1> const& scale, Tensor<T, 1> const& offset,
+                                 Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) {
+  if constexpr (R == 4) {
+    return execute(op, x, scale, offset, mean, variance);
+  } else {
+    auto const c = x.dims()[R - 1];
+    auto const y = execute(op, reshape(x, std::array<std::int64_t, 4>{-1, 1, 1, c}), scale, offset,
+                           mean, variance);
+    return reshape(y, x.dims());
+  }
+}
+}  // namespace detail
 
 namespace nn {
 
@@ -16523,18 +16549,10 @@ tensor_type_of<X> fused_batch_norm(X const& x, Scale const& scale, Offset const&
                     std::same_as<T, value_type_of<Mean>> &&
                     std::same_as<T, value_type_of<Variance>>,
                 "tf::nn::fused_batch_norm: all operands must have x's dtype");
-  ops::FusedBatchNormV3 const op{options.epsilon, options.is_training};
-  auto const& in = detail::as_tensor(x);
-  if constexpr (R == 4) {
-    return detail::execute(op, in, detail::as_tensor(scale), detail::as_tensor(offset),
-                           detail::as_tensor(mean), detail::as_tensor(variance));
-  } else {
-    auto const c = in.dims()[R - 1];
-    auto const y = detail::execute(op, reshape(in, std::array<std::int64_t, 4>{-1, 1, 1, c}),
-                                   detail::as_tensor(scale), detail::as_tensor(offset),
-                                   detail::as_tensor(mean), detail::as_tensor(variance));
-    return reshape(y, in.dims());
-  }
+  return detail::batch_norm_any_rank(ops::FusedBatchNormV3{options.epsilon, options.is_training},
+                                     detail::as_tensor(x), detail::as_tensor(scale),
+                                     detail::as_tensor(offset), detail::as_tensor(mean),
+                                     detail::as_tensor(variance));
 }
 
 }  // namespace nn

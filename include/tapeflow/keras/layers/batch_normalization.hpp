@@ -154,8 +154,8 @@ class BatchNormalization : public Layer<BatchNormalization> {
       // Keras 3: moments over every axis but the features (biased variance), then the moving
       // averages in its order of operations.
       auto flat = reshape(x, std::array<std::int64_t, 2>{-1, c});
-      // Locally, the moments only feed the moving averages (FusedBatchNormV3 normalizes with
-      // its own): a tape need not keep their full-size intermediates for a gradient.
+      // Locally, the moments feed FusedBatchNormV3, which gives them no gradient (its own
+      // gradient accounts for them): a tape need not keep their full-size intermediates.
       auto [mean, variance] = replicas != nullptr ? global_moments(*replicas, flat)
                                                   : local_moments(stop_gradient(flat));
       const auto momentum = static_cast<float>(options_.momentum);
@@ -167,6 +167,10 @@ class BatchNormalization : public Layer<BatchNormalization> {
         auto inv = gamma / sqrt(variance + options_.epsilon);
         return x * inv + (beta - mean * inv);
       }
+      // The op normalizes with these moments and its gradient reuses them: computed once.
+      return tapeflow::detail::batch_norm_any_rank(
+          ops::FusedBatchNormV3{options_.epsilon, true, /*batch_moments_given=*/true}, x, gamma,
+          beta, mean, variance);
     }
     return nn::fused_batch_norm(x, gamma, beta, moving_mean_, moving_variance_,
                                 {.epsilon = options_.epsilon, .is_training = use_batch});

@@ -9,7 +9,12 @@
 // TensorFlow's op has six outputs (y, the batch statistics and three reserve spaces); an op
 // here has one, so this op is `y` alone (TensorFlow's first output, what export refers to).
 // Who needs the batch statistics (BatchNormalization's moving averages) computes them with
-// reduce_mean, as Keras 3's `ops.moments` does.
+// reduce_mean, as Keras 3's `ops.moments` does, and may then hand them to the op in training
+// mode as its mean and variance with `batch_moments_given`: the kernel normalizes with them
+// instead of computing them again, and the gradient passes them on as TensorFlow's reserve
+// spaces. TensorFlow's op ignores those inputs in training mode and computes the same moments,
+// so an exported graph means the same; the flag is not one of its attributes. Without the
+// flag the gradient computes the moments once, in ops, for both gradient kernels.
 //
 // Kernel (ops/nn/detail/batch_norm_kernels.hpp): x viewed as [rows, C]; the statistics are
 // one read of x (per cached chunk of rows: its mean, then squared deviations; chunks merged in
@@ -17,7 +22,8 @@
 // per channel.
 //
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
-// r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs:
+// r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs (both
+// passed to the gradient ops as their mean and variance):
 //   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
 //   dscale = FusedBatchNormScaleGradV3(dy, x, scale, mean, variance) = sum(dy * xhat)
 //   doffset = sum(dy)
@@ -53,7 +59,7 @@ namespace ops {
 
 /// The scale gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
 /// `scale_backprop`): sum(dy * xhat) over every axis but the last, xhat = (x - m) / sqrt(v + eps)
-/// with (m, v) the batch's moments in training mode, else the mean and variance inputs. Inputs as
+/// with (m, v) the mean and variance inputs (x's batch moments in training mode). Inputs as
 /// FusedBatchNormGradV3's (scale is not read).
 ///
 /// Its gradient, for an incoming u [C]: dscale is sum(dy * xhat), so d/d(dy) = u * xhat, which is
@@ -85,9 +91,9 @@ struct FusedBatchNormScaleGradV3 {
                Tensor<T, 1> const&, Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
     std::int64_t const c = x.dims()[R - 1];
     std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
-    detail::nn_impl::fused_batch_norm_scale_grad(
-        dy.data(), x.data(), rows, c, mean.data(), variance.data(), static_cast<double>(epsilon),
-        is_training, detail::tensor_access::mutable_data(dscale));
+    detail::nn_impl::fused_batch_norm_scale_grad(dy.data(), x.data(), rows, c, mean.data(),
+                                                 variance.data(), static_cast<double>(epsilon),
+                                                 detail::tensor_access::mutable_data(dscale));
   }
 
   template <class T, std::size_t R>
@@ -98,13 +104,16 @@ struct FusedBatchNormScaleGradV3 {
 
 /// Batch normalization of an NHWC tensor by channel (TensorFlow op "FusedBatchNormV3", its
 /// output `y`): inputs x [N, H, W, C], scale, offset, mean, variance [C]; `is_training` uses
-/// the batch's statistics instead of mean and variance.
+/// the batch's statistics instead of mean and variance, unless `batch_moments_given` says that
+/// mean and variance are those statistics (see the header comment).
 struct FusedBatchNormV3 {
   static constexpr std::string_view name = "FusedBatchNormV3";
   static constexpr std::string_view type_attr = "T";   ///< TensorFlow's dtype attribute (x, y)
   static constexpr std::string_view output_arg = "y";  ///< TensorFlow's first output
   float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
   bool is_training = true;
+  /// Training mode: mean and variance are x's batch moments, already computed by the caller.
+  bool batch_moments_given = false;
 
   /// TensorFlow's attributes: `U` (the parameters' dtype, x's here), epsilon, NHWC, mode.
   /// `exponential_avg_factor` stays 1: the op does not update running statistics.
@@ -123,7 +132,8 @@ struct FusedBatchNormV3 {
   OutSpec<T, R> infer(Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& offset,
                       Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) const {
     detail::nn_impl::check_batch_norm_operands<T, R>(
-        name, is_training, x.dims(), {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
+        name, is_training && !batch_moments_given, x.dims(),
+        {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
   }
   /// In inference mode y = x * a + b by channel, with the coefficients the kernel computes: a
@@ -154,7 +164,8 @@ struct FusedBatchNormV3 {
     std::int64_t const c = x.dims()[R - 1];
     std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
     detail::nn_impl::fused_batch_norm(x.data(), rows, c, scale.data(), offset.data(), mean.data(),
-                                      variance.data(), static_cast<double>(epsilon), is_training,
+                                      variance.data(), static_cast<double>(epsilon),
+                                      is_training && !batch_moments_given,
                                       detail::tensor_access::mutable_data(y));
   }
   template <class T, std::size_t R>
@@ -163,14 +174,21 @@ struct FusedBatchNormV3 {
                 Tensor<T, 1> const& variance) const {
     FusedBatchNormV3 const op = *this;
     int const axes[3] = {0, 1, 2};
+    // The moments both gradient kernels read: the inputs, or the batch's computed once here.
+    Tensor<T, 1> m = mean;
+    Tensor<T, 1> v = variance;
+    if (is_training && !batch_moments_given) {
+      m = reduce_mean(x, axes);
+      v = reduce_mean(math::squared_difference(x, m), axes);
+    }
     return std::tuple{
         [=]() -> Tensor<T, R> {
-          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale,
-                                 mean, variance);
+          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale, m,
+                                 v);
         },
         [=]() -> Tensor<T, 1> {
           return detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy, x,
-                                 scale, mean, variance);
+                                 scale, m, v);
         },
         [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
   }
@@ -185,8 +203,8 @@ auto FusedBatchNormScaleGradV3::gradient(Tensor<T, 1> const& u, Tensor<T, 1> con
   bool const training = is_training;
   return std::tuple{
       [=]() -> Tensor<T, R> {
-        return detail::execute(FusedBatchNormV3{eps, training}, x, u, zeros_like(u), mean,
-                               variance);
+        return detail::execute(FusedBatchNormV3{eps, training, /*batch_moments_given=*/true}, x, u,
+                               zeros_like(u), mean, variance);
       },
       [=]() -> Tensor<T, R> {
         return detail::execute(FusedBatchNormGradV3{eps, training}, dy, x, u, mean, variance);
@@ -195,6 +213,23 @@ auto FusedBatchNormScaleGradV3::gradient(Tensor<T, 1> const& u, Tensor<T, 1> con
 }
 
 }  // namespace ops
+
+namespace detail {
+/// Runs `op` on x of rank 2 to 4, viewed as [rows, 1, 1, C] below rank 4 (a free reshape).
+template <class T, std::size_t R>
+Tensor<T, R> batch_norm_any_rank(ops::FusedBatchNormV3 const& op, Tensor<T, R> const& x,
+                                 Tensor<T, 1> const& scale, Tensor<T, 1> const& offset,
+                                 Tensor<T, 1> const& mean, Tensor<T, 1> const& variance) {
+  if constexpr (R == 4) {
+    return execute(op, x, scale, offset, mean, variance);
+  } else {
+    auto const c = x.dims()[R - 1];
+    auto const y = execute(op, reshape(x, std::array<std::int64_t, 4>{-1, 1, 1, c}), scale, offset,
+                           mean, variance);
+    return reshape(y, x.dims());
+  }
+}
+}  // namespace detail
 
 namespace nn {
 
@@ -238,18 +273,10 @@ tensor_type_of<X> fused_batch_norm(X const& x, Scale const& scale, Offset const&
                     std::same_as<T, value_type_of<Mean>> &&
                     std::same_as<T, value_type_of<Variance>>,
                 "tf::nn::fused_batch_norm: all operands must have x's dtype");
-  ops::FusedBatchNormV3 const op{options.epsilon, options.is_training};
-  auto const& in = detail::as_tensor(x);
-  if constexpr (R == 4) {
-    return detail::execute(op, in, detail::as_tensor(scale), detail::as_tensor(offset),
-                           detail::as_tensor(mean), detail::as_tensor(variance));
-  } else {
-    auto const c = in.dims()[R - 1];
-    auto const y = detail::execute(op, reshape(in, std::array<std::int64_t, 4>{-1, 1, 1, c}),
-                                   detail::as_tensor(scale), detail::as_tensor(offset),
-                                   detail::as_tensor(mean), detail::as_tensor(variance));
-    return reshape(y, in.dims());
-  }
+  return detail::batch_norm_any_rank(ops::FusedBatchNormV3{options.epsilon, options.is_training},
+                                     detail::as_tensor(x), detail::as_tensor(scale),
+                                     detail::as_tensor(offset), detail::as_tensor(mean),
+                                     detail::as_tensor(variance));
 }
 
 }  // namespace nn

@@ -5,10 +5,12 @@
 // Per channel, with M rows, g = dy, s = scale, eps = epsilon:
 //   training:  m, v the batch's mean and biased variance of x, c = x - m, r = 1 / sqrt(v + eps)
 //              dx = s * r * (g - mean(g) - c * r^2 * mean(g * c))
-//   inference: dx = g * s / sqrt(variance + eps)   (mean and variance are the inputs)
-// Unlike TensorFlow's, the op recomputes the batch moments from x in training mode instead of
-// reading them from reserve spaces (FusedBatchNormV3 here has only its `y` output), so its
-// mean and variance inputs are used in inference mode only and may then be empty.
+//   inference: dx = g * s / sqrt(variance + eps)
+// In both modes m and v are the mean and variance inputs. In training mode they must be x's
+// batch moments, the values TensorFlow's op reads from its reserve spaces 1 and 2 (here
+// FusedBatchNormV3's gradient passes them: ops/nn/batch_norm.hpp), so the op never recomputes
+// them; they get no gradient, and the second-order formulas below account for their
+// dependence on x.
 //
 // Its own gradient (second order) for an incoming u = d(loss)/d(dx):
 //   d/dg = FusedBatchNormGradV3(u, x, s)            (dx is linear in g)
@@ -39,8 +41,8 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {
 
 /// The input gradient of FusedBatchNormV3 (TensorFlow op "FusedBatchNormGradV3", its output
-/// `x_backprop`): inputs y_backprop and x [N, H, W, C], scale, mean, variance [C] (mean and
-/// variance only read in inference mode; see the header comment).
+/// `x_backprop`): inputs y_backprop and x [N, H, W, C], scale, mean, variance [C] (in training
+/// mode x's batch moments; see the header comment).
 struct FusedBatchNormGradV3 {
   static constexpr std::string_view name = "FusedBatchNormGradV3";
   static constexpr std::string_view type_attr = "T";
@@ -68,16 +70,17 @@ struct FusedBatchNormGradV3 {
     }
     // scale fills the check's offset slot too: FusedBatchNormV3's operands but offset.
     detail::nn_impl::check_batch_norm_operands<T, R>(
-        name, is_training, x.dims(), {scale.dims(), scale.dims(), mean.dims(), variance.dims()});
+        name, false, x.dims(), {scale.dims(), scale.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
   }
 
   template <class T, std::size_t R>
   void compute(Tensor<T, R>& dx, Tensor<T, R> const& dy, Tensor<T, R> const& x,
-               Tensor<T, 1> const& scale, Tensor<T, 1> const&, Tensor<T, 1> const& variance) const {
+               Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+               Tensor<T, 1> const& variance) const {
     std::int64_t const c = x.dims()[R - 1];
     std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
-    detail::nn_impl::fused_batch_norm_grad(dy.data(), x.data(), rows, c, scale.data(),
+    detail::nn_impl::fused_batch_norm_grad(dy.data(), x.data(), rows, c, scale.data(), mean.data(),
                                            variance.data(), static_cast<double>(epsilon),
                                            is_training, detail::tensor_access::mutable_data(dx));
   }
@@ -96,8 +99,8 @@ struct FusedBatchNormGradV3 {
           }
           auto const count =
               static_cast<T>(x.num_elements() / std::max<std::int64_t>(x.dims()[R - 1], 1));
-          auto const c = x - reduce_mean(x, axes);
-          auto const r = T(1) / sqrt(reduce_mean(square(c), axes) + static_cast<T>(op.epsilon));
+          auto const c = x - mean;
+          auto const r = T(1) / sqrt(variance + static_cast<T>(op.epsilon));
           auto const g = dy - reduce_mean(dy, axes);
           auto const p = reduce_sum(u * g, axes);
           auto const cg = reduce_mean(dy * c, axes);

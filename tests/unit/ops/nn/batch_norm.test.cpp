@@ -126,6 +126,20 @@ GradInputs grad_inputs(std::array<std::int64_t, 4> dims, std::uint32_t seed) {
   in.gs = in.dy.numpy();
   return in;
 }
+// x's batch mean and biased variance by channel, in ops (what the gradient ops take in training
+// mode), or `mean` and `var` in inference mode.
+template <class T>
+std::pair<tf::Tensor<T, 1>, tf::Tensor<T, 1>> moments_for(bool training, tf::Tensor<T, 4> const& x,
+                                                          tf::Tensor<T, 1> const& mean,
+                                                          tf::Tensor<T, 1> const& var) {
+  if (!training) {
+    return {mean, var};
+  }
+  int const axes[3] = {0, 1, 2};
+  auto m = tf::reduce_mean(x, axes);
+  return {m, tf::reduce_mean(tf::math::squared_difference(x, m), axes)};
+}
+
 // 33 channels take the vector path and the scalar tail.
 constexpr std::array<std::int64_t, 4> kGradDims{4, 7, 9, 33};
 
@@ -278,8 +292,9 @@ TEST_CASE("FusedBatchNormGradV3 matches the definition", "[ops][nn][batch_norm]"
   auto const rows = static_cast<std::int64_t>(xs.size()) / c;
   for (bool training : {true, false}) {
     INFO("training " << training);
+    auto const mv = moments_for(training, in.x, in.mean, in.var);
     auto dx = tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, in.dy, in.x,
-                                  in.scale, in.mean, in.var);
+                                  in.scale, mv.first, mv.second);
     for (std::int64_t k = 0; k < c; ++k) {
       auto at = [&](std::vector<double> const& v, std::int64_t r) {
         return v[static_cast<std::size_t>(r * c + k)];
@@ -359,8 +374,10 @@ TEST_CASE("FusedBatchNormGradV3 gradients (second order of batch norm)", "[ops][
     INFO("training " << training);
     check_gradients(
         [&](auto const& g, auto const& xv, auto const& s) {
-          return tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, g, xv, s, mean,
-                                     var);
+          // In training the moments follow x, as they do where FusedBatchNormV3 passes them.
+          auto const mv = moments_for(training, xv, mean, var);
+          return tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, training}, g, xv, s,
+                                     mv.first, mv.second);
         },
         dy, x, scale);
   }
@@ -377,8 +394,9 @@ TEST_CASE("FusedBatchNormScaleGradV3 matches the definition", "[ops][nn][batch_n
   auto const rows = static_cast<std::int64_t>(xs.size()) / c;
   for (bool training : {true, false}) {
     INFO("training " << training);
+    auto const mv = moments_for(training, in.x, in.mean, in.var);
     auto const dscale = tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, training},
-                                            in.dy, in.x, in.scale, in.mean, in.var);
+                                            in.dy, in.x, in.scale, mv.first, mv.second);
     REQUIRE(dscale.dims() == std::array<std::int64_t, 1>{c});
     for (std::int64_t k = 0; k < c; ++k) {
       auto at = [&](std::vector<double> const& v, std::int64_t r) {
@@ -429,8 +447,9 @@ TEST_CASE("FusedBatchNormScaleGradV3 gradients (second order of batch norm's sca
     INFO("training " << training);
     check_gradients(
         [&](auto const& g, auto const& xv) {
+          auto const mv = moments_for(training, xv, mean, var);
           return tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, training}, g, xv,
-                                     scale, mean, var);
+                                     scale, mv.first, mv.second);
         },
         dy, x);
   }
@@ -466,6 +485,60 @@ TEST_CASE("fused_batch_norm: no gradient for mean and variance and errors",
   CHECK_THROWS_WITH(
       tf::nn::fused_batch_norm(x, wrong, v, p, v),
       Catch::Contains("FusedBatchNormV3: scale has 4 elements") && Catch::Contains("3 channels"));
+}
+
+TEST_CASE("FusedBatchNormV3 given the batch moments equals it computing them",
+          "[ops][nn][batch_norm]") {
+  // Keras' BatchNormalization hands the op the moments it computed for its moving averages: the
+  // output and every gradient must be what the op computes without them.
+  auto const in = grad_inputs(kGradDims, 110);
+  auto const offset = test_data<1>({in.c}, 115);
+  auto const mv = moments_for(true, in.x, in.mean, in.var);
+  tf::GradientTape tape({.persistent = true});
+  tape.watch(in.x);
+  tape.watch(in.scale);
+  tape.watch(offset);
+  auto const y = tf::detail::execute(tf::ops::FusedBatchNormV3{1e-3f, true}, in.x, in.scale, offset,
+                                     in.mean, in.var);
+  auto const y_given = tf::detail::execute(tf::ops::FusedBatchNormV3{1e-3f, true, true}, in.x,
+                                           in.scale, offset, mv.first, mv.second);
+  for (std::size_t i = 0; i < in.xs.size(); ++i) {
+    CHECK(y_given.values()[i] == Approx(y.values()[i]).margin(1e-12));
+  }
+  auto const loss = tf::reduce_sum(y * in.dy);
+  auto const loss_given = tf::reduce_sum(y_given * in.dy);
+  auto const dx = tape.gradient(loss, in.x);
+  auto const dx_given = tape.gradient(loss_given, in.x);
+  REQUIRE((dx.has_value() && dx_given.has_value()));
+  for (std::size_t i = 0; i < in.xs.size(); ++i) {
+    CHECK(dx_given->values()[i] == Approx(dx->values()[i]).margin(1e-12));
+  }
+  for (auto const& wrt : {in.scale, offset}) {
+    auto const g = tape.gradient(loss, wrt);
+    auto const g_given = tape.gradient(loss_given, wrt);
+    REQUIRE((g.has_value() && g_given.has_value()));
+    for (std::int64_t k = 0; k < in.c; ++k) {
+      CHECK(g_given->values()[static_cast<std::size_t>(k)] ==
+            Approx(g->values()[static_cast<std::size_t>(k)]).margin(1e-12));
+    }
+  }
+  // Numerically, with the moments following x as the caller computes them.
+  auto const small = grad_inputs({2, 2, 3, 3}, 120);
+  check_gradients(
+      [&](auto const& xv, auto const& s) {
+        auto const m = moments_for(true, xv, small.mean, small.var);
+        return tf::detail::execute(tf::ops::FusedBatchNormV3{1e-3f, true, true}, xv, s, small.mean,
+                                   m.first, m.second);
+      },
+      small.x, small.scale);
+  // Given moments must be there; the gradient ops always read theirs.
+  auto const empty = tf::zeros<double>({0});
+  CHECK_THROWS_WITH(tf::detail::execute(tf::ops::FusedBatchNormV3{1e-3f, true, true}, in.x,
+                                        in.scale, offset, empty, empty),
+                    Catch::Contains("FusedBatchNormV3: mean has 0 elements"));
+  CHECK_THROWS_WITH(tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, true}, in.dy, in.x,
+                                        in.scale, empty, empty),
+                    Catch::Contains("FusedBatchNormGradV3: mean has 0 elements"));
 }
 
 }  // namespace test_ops_nn_batch_norm

@@ -29,9 +29,10 @@ TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
 
 /// Checks the operands of FusedBatchNormV3: x [N, H, W, C], four vectors of C (mean and
-/// variance may be empty in training mode, as TensorFlow allows).
+/// variance may be empty when `statistics_unused`: FusedBatchNormV3 in training mode, as
+/// TensorFlow allows, unless they are given as the batch's moments).
 template <class T, std::size_t R>
-void check_batch_norm_operands(std::string_view op, bool is_training,
+void check_batch_norm_operands(std::string_view op, bool statistics_unused,
                                std::array<std::int64_t, R> const& x,
                                std::array<std::array<std::int64_t, 1>, 4> const& params) {
   static_assert(floating_element<T>, "tf::nn::fused_batch_norm: x must be float or double");
@@ -39,7 +40,7 @@ void check_batch_norm_operands(std::string_view op, bool is_training,
   std::int64_t const c = x[R - 1];
   char const* const names[4] = {"scale", "offset", "mean", "variance"};
   for (std::size_t i = 0; i < 4; ++i) {
-    bool const may_be_empty = is_training && i >= 2;
+    bool const may_be_empty = statistics_unused && i >= 2;
     if (params[i][0] != c && !(may_be_empty && params[i][0] == 0)) {
       throw invalid_argument(std::string(op) + ": " + names[i] + " has " +
                              std::to_string(params[i][0]) + " elements but x of shape " +
@@ -133,16 +134,6 @@ std::array<std::vector<double>, N> channel_sums(std::int64_t rows, std::int64_t 
     }
   }
   return totals;
-}
-
-/// -m[i] for each channel, in the tensor's type (what the deviation passes add).
-template <class T>
-std::vector<T> negated(std::vector<double> const& m) {
-  std::vector<T> out(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    out[i] = static_cast<T>(-m[i]);
-  }
-  return out;
 }
 
 /// Rows of a moments chunk: its two passes read it from memory once, then from cache (about
@@ -289,14 +280,14 @@ void batch_norm_coefficients(std::int64_t c, T const* scale, T const* offset, St
 }
 
 /// y = scale * (x - mean) / sqrt(variance + epsilon) + offset over x [rows, c], with the
-/// batch's mean and biased variance when `is_training`, else the given ones.
+/// batch's mean and biased variance when `compute_moments`, else the given ones.
 template <class T>
 void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
                       T const* offset, T const* mean, T const* variance, double epsilon,
-                      bool is_training, T* y) {
+                      bool compute_moments, T* y) {
   std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
-  if (is_training) {
+  if (compute_moments) {
     auto const mv = batch_moments(x, rows, c);
     batch_norm_coefficients(c, scale, offset, mv[0].data(), mv[1].data(), epsilon, a.data(),
                             b.data());
@@ -306,22 +297,29 @@ void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* sc
   channel_affine(x, rows, c, a.data(), b.data(), y);
 }
 
-/// sum(dy) and sum(dy * (x - m)) by channel over [rows, c], in one pass over dy and x.
-template <class T>
-std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::int64_t rows,
-                                                 std::int64_t c, std::vector<double> const& m) {
+/// sum(dy * (x - m)) by channel over [rows, c], and sum(dy) first when `Sums` is 2, in one pass
+/// over dy and x.
+template <std::size_t Sums, class T>
+std::array<std::vector<double>, Sums> gradient_sums(T const* dy, T const* x, std::int64_t rows,
+                                                    std::int64_t c, T const* mean) {
+  static_assert(Sums == 1 || Sums == 2);
   using Vec = typename backend::cpu::VecFor<T>::type;
-  std::vector<T> const neg_mean = negated<T>(m);
+  std::vector<T> neg_mean(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < neg_mean.size(); ++i) {
+    neg_mean[i] = -mean[i];
+  }
   T const* const nm = neg_mean.data();
-  return channel_sums<T, 2>(
-      rows, c, [&](std::array<T*, 2> const& sums, std::int64_t r0, std::int64_t n) {
+  return channel_sums<T, Sums>(
+      rows, c, [&](std::array<T*, Sums> const& sums, std::int64_t r0, std::int64_t n) {
         T const* g = dy + r0 * c;
         T const* in = x + r0 * c;
+        if constexpr (Sums == 2) {
+          column_sums(
+              n, c, sums[0], [g](std::int64_t e, std::int64_t) { return Vec::load(g + e); },
+              [g](std::int64_t e, std::int64_t) { return g[e]; });
+        }
         column_sums(
-            n, c, sums[0], [g](std::int64_t e, std::int64_t) { return Vec::load(g + e); },
-            [g](std::int64_t e, std::int64_t) { return g[e]; });
-        column_sums(
-            n, c, sums[1],
+            n, c, sums[Sums - 1],
             [g, in, nm](std::int64_t e, std::int64_t i) {
               return Vec::fma(Vec::load(g + e), Vec::add(Vec::load(in + e), Vec::load(nm + i)),
                               Vec::zero());
@@ -331,12 +329,12 @@ std::array<std::vector<double>, 2> gradient_sums(T const* dy, T const* x, std::i
 }
 
 /// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
-/// Training: the batch's moments, then one pass for sum(dy) and sum(dy * (x - m)), then
+/// Training, with the batch's moments given: one pass for sum(dy) and sum(dy * (x - m)), then
 /// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
 template <class T>
 void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
-                           T const* scale, T const* variance, double epsilon, bool is_training,
-                           T* dx) {
+                           T const* scale, T const* mean, T const* variance, double epsilon,
+                           bool is_training, T* dx) {
   std::vector<T> a(static_cast<std::size_t>(c));
   if (!is_training) {
     std::vector<T> zero(static_cast<std::size_t>(c), T(0));
@@ -347,23 +345,20 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
     channel_affine(dy, rows, c, a.data(), zero.data(), dx);
     return;
   }
-  auto const moments = batch_moments(x, rows, c);
-  std::vector<double> const& m = moments[0];
-  std::vector<double> const& v = moments[1];
   using Vec = typename backend::cpu::VecFor<T>::type;
-  auto const sums = gradient_sums(dy, x, rows, c, m);
+  auto const sums = gradient_sums<2>(dy, x, rows, c, mean);
   std::vector<double> const& sum_dy = sums[0];
   std::vector<double> const& sum_dyc = sums[1];
   double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
   std::vector<T> b(static_cast<std::size_t>(c));
   std::vector<T> k(static_cast<std::size_t>(c));
   for (std::size_t i = 0; i < a.size(); ++i) {
-    double const r = 1.0 / std::sqrt(v[i] + epsilon);
+    double const r = 1.0 / std::sqrt(static_cast<double>(variance[i]) + epsilon);
     double const sr = static_cast<double>(scale[i]) * r;
     double const bx = -sr * r * r * sum_dyc[i] / count;
     a[i] = static_cast<T>(sr);
     b[i] = static_cast<T>(bx);
-    k[i] = static_cast<T>(-sr * sum_dy[i] / count - bx * m[i]);
+    k[i] = static_cast<T>(-sr * sum_dy[i] / count - bx * static_cast<double>(mean[i]));
   }
   std::int64_t const grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(c, 1));
   backend::cpu::parallel_for(rows, grain, [&](std::int64_t r0, std::int64_t r1) {
@@ -387,21 +382,14 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
 }
 
 /// FusedBatchNormGradV3's scale_backprop over [rows, c]: sum(dy * (x - m)) / sqrt(v + eps) by
-/// channel, with (m, v) the batch's moments when `is_training`, else `mean` and `variance`: one
-/// pass over x and dy after the moments (sum(dy * xhat) in ops would write xhat and the product).
+/// channel, with (m, v) the mean and variance given (the batch's in training mode): one pass over
+/// x and dy (sum(dy * xhat) in ops would write xhat and the product).
 template <class T>
 void fused_batch_norm_scale_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
-                                 T const* mean, T const* variance, double epsilon, bool is_training,
-                                 T* dscale) {
-  std::array<std::vector<double>, 2> mv;
-  if (is_training) {
-    mv = batch_moments(x, rows, c);
-  } else {
-    mv = {std::vector<double>(mean, mean + c), std::vector<double>(variance, variance + c)};
-  }
-  auto const sum_dyc = gradient_sums(dy, x, rows, c, mv[0])[1];
+                                 T const* mean, T const* variance, double epsilon, T* dscale) {
+  auto const sum_dyc = gradient_sums<1>(dy, x, rows, c, mean)[0];
   for (std::size_t i = 0; i < sum_dyc.size(); ++i) {
-    dscale[i] = static_cast<T>(sum_dyc[i] / std::sqrt(mv[1][i] + epsilon));
+    dscale[i] = static_cast<T>(sum_dyc[i] / std::sqrt(static_cast<double>(variance[i]) + epsilon));
   }
 }
 
