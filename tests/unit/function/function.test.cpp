@@ -479,6 +479,60 @@ TEST_CASE("a sum or mean of a fused chain's value joins the chain", "[function][
   CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{1, 1});
 }
 
+TEST_CASE("a sum or mean over leading axes of a fused chain's value joins the chain",
+          "[function][function]") {
+  // A batch's variance by channel ([rows, C] -> [C]) and a bias gradient ([N, H, W, C] -> [C]):
+  // the chain's value is summed block by block, bitwise the op's (Note [Leading-axis sums]).
+  auto body = [](const auto& x) {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    auto flat = tf::reshape(x, std::array<std::int64_t, 2>{-1, x.dims()[3]});
+    auto mean = tf::reduce_mean(flat, 0);  // of an argument: no chain
+    auto variance = tf::reduce_mean(tf::math::squared_difference(flat, mean), 0);
+    auto y = tf::nn::relu(x * static_cast<T>(0.5) - static_cast<T>(0.25));
+    int const axes[3] = {0, 1, 2};
+    return std::tuple{mean, variance, y, tf::reduce_sum(y * x, axes)};
+  };
+  auto same = [](auto a, auto b) {
+    using T = decltype(a);
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    return std::bit_cast<Bits>(a) == std::bit_cast<Bits>(b);
+  };
+  auto check = [&]<class T>(std::int64_t rows, std::int64_t c, bool fuses) {
+    INFO("rows = " << rows << " channels = " << c);
+    auto f = tf::function([&](const tf::Tensor<T, 4>& x) { return body(x); });
+    auto x = tf::reshape(
+        tf::random::uniform<T>({rows * c}, {.minval = T(-2), .maxval = T(2), .seed = 8}),
+        std::array<std::int64_t, 4>{rows, 1, 1, c});
+    auto traced = f(x);
+    auto eager = body(x);
+    auto sum_rows_ref = std::vector<double>(static_cast<std::size_t>(c), 0.0);
+    for (std::size_t i = 0; i < x.values().size(); ++i) {
+      sum_rows_ref[i % static_cast<std::size_t>(c)] += double(x.values()[i]);
+    }
+    for (std::int64_t k = 0; k < c; ++k) {
+      auto const i = static_cast<std::size_t>(k);
+      CHECK(same(std::get<0>(traced).values()[i], std::get<0>(eager).values()[i]));
+      CHECK(same(std::get<1>(traced).values()[i], std::get<1>(eager).values()[i]));
+      CHECK(same(std::get<3>(traced).values()[i], std::get<3>(eager).values()[i]));
+      CHECK(double(std::get<0>(eager).values()[i]) ==
+            Approx(sum_rows_ref[i] / double(rows)).margin(1e-5));
+    }
+    const auto chains = f.concrete_functions()[0]->fused_chains();
+    // squared_difference and its mean; *, -, relu, * and the sum (relu's value is returned).
+    // Past 1024 channels neither the repeated mean (but of one row: not repeated) nor the
+    // blocks fit a chunk.
+    auto const unfused = rows == 1 ? std::vector<std::size_t>{1, 4} : std::vector<std::size_t>{4};
+    CHECK(chains == (fuses ? std::vector<std::size_t>{2, 5} : unfused));
+  };
+  for (std::int64_t rows : {1, 15, 16, 17, 64, 65, 1000, 3333}) {
+    for (std::int64_t c : {3, 32, 96, 960}) {
+      check.template operator()<float>(rows, c, true);
+    }
+    check.template operator()<double>(rows, 33, true);
+    check.template operator()<float>(rows, 1500, false);  // blocks of 16 rows would not fit L2
+  }
+}
+
 TEST_CASE("a bias add joins the chain of its activation", "[function][function]") {
   // A value repeated along leading axes (a bias: [C] to [N, C], [W, C] to [N, H, W, C]) is
   // tiled into a chunk whose length is a multiple of it; adds, subtractions, products and

@@ -1,5 +1,8 @@
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <gradient_check.hpp>
@@ -111,6 +114,52 @@ TEST_CASE("sums of every element add fixed blocks in order", "[ops][reduce]") {
   CHECK(tf::reduce_mean(x, {0, 2}).item() == tf::reduce_mean(tf::reshape(x, {-1})).item());
   CHECK(std::isnan(tf::reduce_mean(tf::zeros<float>({0, 3})).item()));
   CHECK(tf::reduce_sum(tf::zeros<float>({0, 3})).item() == 0.0f);
+}
+
+TEST_CASE("sums over leading axes add fixed blocks of rows in order", "[ops][reduce]") {
+  // Note [Leading-axis sums]: blocks of a multiple of 16 rows (688 for 3 columns, 16 for 960)
+  // summed into partial rows, added in block order. A chain's chunks of whole blocks, in any
+  // order, give the same bits; empty and one-block inputs need no partials.
+  for (std::int64_t inner : {3, 33, 960}) {
+    std::int64_t const block_rows = tf::detail::leading_sum_block_rows(inner);
+    CHECK(block_rows % 16 == 0);
+    for (std::int64_t rows :
+         {std::int64_t{1}, block_rows - 1, block_rows, block_rows + 1, 3 * block_rows + 5}) {
+      INFO("inner = " << inner << " rows = " << rows);
+      auto x = tf::cast<float>(test_data<2>({rows, inner}, 31));
+      auto const sum = tf::reduce_sum(x, 0);
+      auto const mean = tf::reduce_mean(x, 0);
+      std::vector<double> exact(static_cast<std::size_t>(inner), 0.0);
+      for (std::size_t i = 0; i < x.values().size(); ++i) {
+        exact[i % static_cast<std::size_t>(inner)] += double(x.values()[i]);
+      }
+      for (std::int64_t k = 0; k < inner; ++k) {
+        auto const i = static_cast<std::size_t>(k);
+        CHECK(sum.values()[i] == Approx(exact[i]).margin(1e-3));
+        CHECK(mean.values()[i] == sum.values()[i] / static_cast<float>(rows));
+      }
+      // Blocks accumulated in reverse order, two at a time: the op's bits.
+      std::int64_t const n = rows * inner;
+      std::int64_t const block = block_rows * inner;
+      std::vector<float> partials(
+          static_cast<std::size_t>(tf::detail::leading_sum_partials(n, inner)));
+      std::int64_t const blocks = (rows + block_rows - 1) / block_rows;
+      for (std::int64_t b = (blocks - 1) / 2 * 2; b >= 0; b -= 2) {
+        std::int64_t const start = b * block;
+        tf::detail::leading_sum_accumulate(partials.data(), x.data() + start, start,
+                                           std::min(n - start, 2 * block), inner);
+      }
+      std::vector<float> out(static_cast<std::size_t>(inner));
+      tf::detail::leading_sum_finish(out.data(), partials.data(), n, inner);
+      CHECK(out == sum.numpy());
+    }
+  }
+  // [N, H, W, C] over N, H and W, as a bias gradient reduces.
+  auto y = tf::cast<double>(test_data<4>({3, 7, 5, 4}, 32));
+  int const axes[3] = {0, 1, 2};
+  CHECK(tf::reduce_sum(y, axes).numpy() ==
+        tf::reduce_sum(tf::reshape(y, std::array<std::int64_t, 2>{-1, 4}), 0).numpy());
+  CHECK(tf::reduce_sum(tf::zeros<float>({0, 5}), 0).numpy() == std::vector<float>(5, 0.0f));
 }
 
 }  // namespace test_ops_reduce

@@ -124,17 +124,19 @@ struct GraphNode {
                        std::int64_t n) = nullptr;
   /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
   bool fused_rows = false;
-  /// Set for reductions a fused chain may end in when they reduce every element (Note
-  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk.
+  /// Set for reductions a fused chain may end in: sums and means of every element, or of leading
+  /// axes ([rows, inner] -> [inner]) (Note [Fusion]): the op's own kernel, split into blocks a
+  /// chain produces chunk by chunk.
   struct FusedReduction {
     std::int64_t block = 0;  // chunk starts must be multiples of it
+    std::int64_t inner = 1;  // values of the output (1: a sum of every element)
     /// Values of partial results `accumulate` writes for `n` input elements.
-    std::int64_t (*partials)(std::int64_t n) = nullptr;
+    std::int64_t (*partials)(std::int64_t n, std::int64_t inner) = nullptr;
     /// Writes the partial results of input elements [start, start + n), read from `in`.
-    void (*accumulate)(void* partials, const void* in, std::int64_t start,
-                       std::int64_t n) = nullptr;
-    /// The op's one output value from the partial results of all `n` input elements.
-    void (*finish)(void* out, const void* partials, std::int64_t n) = nullptr;
+    void (*accumulate)(void* partials, const void* in, std::int64_t start, std::int64_t n,
+                       std::int64_t inner) = nullptr;
+    /// The op's `inner` output values from the partial results of all `n` input elements.
+    void (*finish)(void* out, const void* partials, std::int64_t n, std::int64_t inner) = nullptr;
   };
   FusedReduction fused_reduction;
   /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and

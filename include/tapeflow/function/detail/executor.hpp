@@ -238,9 +238,10 @@ class Executor {
   // count, single values, or, for ops that round exactly, values repeated along leading axes
   // such as a bias) run as one pass over chunks small enough to stay in L1, instead of
   // one pass over memory (and one allocation) per op. Intermediate values used only inside
-  // the chain are never materialised. A sum or mean of every element of a chain's value that
-  // follows the chain joins it: each chunk adds its blocks (Note [Full sums] in
-  // ops/reduce/reduce.hpp), so the summed value need not be written out either. A materialised
+  // the chain are never materialised. A sum or mean of every element of a chain's value, or of
+  // its leading axes ([rows, C] -> [C]), that follows the chain joins it: each chunk adds its
+  // blocks (Notes [Full sums] and [Leading-axis sums] in ops/reduce/reduce.hpp), so the summed
+  // value need not be written out either. A materialised
   // output writes over an input that dies there when nothing else holds that input's buffer (in
   // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
   // of one. A node whose output is x * a + b by channel (batch normalization in inference mode,
@@ -293,6 +294,9 @@ class Executor {
   // operands; long chunks pay each kernel's call and loop tail once per 1024 elements, not 4x.
   static constexpr std::int64_t max_fused_chunk = 1024;
   static constexpr std::int64_t min_fused_chunk = 256;
+  // A chain ending in a reduction runs chunks of whole reduction blocks (2K elements and more for
+  // leading-axis sums, Note [Leading-axis sums]), in L2 up to this.
+  static constexpr std::int64_t max_reduction_unit = 16384;
   static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
   static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
   // A last chunk shorter than this joins the one before: every run but a whole tensor's of
@@ -376,7 +380,7 @@ class Executor {
       group.reduce_input = fused_reduction_input(i, j, n);
       if (group.reduce_input >= 0) {
         const std::int64_t with_blocks = std::lcm(unit, nodes[j].fused_reduction.block);
-        if (with_blocks > max_fused_chunk) {
+        if (with_blocks > max_reduction_unit) {
           group.reduce_input = -1;
         } else {
           unit = with_blocks;
@@ -498,7 +502,8 @@ class Executor {
     }
     const auto& node = nodes[end];
     if (node.fused_reduction.accumulate == nullptr || node.inputs.size() != 1 || node.output < 0 ||
-        node.dtype != nodes[begin].dtype || node.shape.num_elements() != 1) {
+        node.dtype != nodes[begin].dtype ||
+        node.shape.num_elements() != node.fused_reduction.inner) {
       return -1;
     }
     for (std::size_t k = begin; k < end; ++k) {
@@ -746,7 +751,8 @@ class Executor {
     }
     if (run.reduction != nullptr) {
       run.reduction->fused_reduction.accumulate(
-          run.partials, value_of(static_cast<std::size_t>(group.reduce_input)), start, len);
+          run.partials, value_of(static_cast<std::size_t>(group.reduce_input)), start, len,
+          run.reduction->fused_reduction.inner);
     }
   }
 
@@ -780,8 +786,8 @@ class Executor {
     thread_local std::vector<T> tiles;          // repeated operands, one chunk each
     const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
     if (reduction != nullptr) {
-      partials.resize(
-          static_cast<std::size_t>(reduction->fused_reduction.partials(group.elements)));
+      partials.resize(static_cast<std::size_t>(
+          reduction->fused_reduction.partials(group.elements, reduction->fused_reduction.inner)));
     }
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
@@ -897,7 +903,8 @@ class Executor {
     }
     if (reduction != nullptr) {
       AnyTensor out = allocate_any(group.dtype, reduction->shape);
-      reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements);
+      reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements,
+                                        reduction->fused_reduction.inner);
       values[static_cast<std::size_t>(reduction->output)] = std::move(out);
     }
   }

@@ -399,8 +399,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   trace::GraphNode::FusedReduction fused_reduction;
   if constexpr (std::is_floating_point_v<OutT> && sizeof...(In) == 1 &&
                 (std::is_same_v<typename In::value_type, OutT> && ...) &&
-                requires { Op::template fused_reduction<OutT>(); }) {
-    fused_reduction = Op::template fused_reduction<OutT>();
+                requires { op.template fused_reduction<OutT>(in...); }) {
+    fused_reduction = op.template fused_reduction<OutT>(in...);
   }
   trace::GraphNode::FusedAffine fused_affine;
   if constexpr (std::is_floating_point_v<OutT> && requires { op.template fused_affine<OutT>(); }) {

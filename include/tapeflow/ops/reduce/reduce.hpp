@@ -132,11 +132,88 @@ void sum_rows(const T* in, std::int64_t rows, std::int64_t inner, T* out) {
   }
 }
 
-/// [outer, red, inner] -> [outer, inner] sums with inner > 1: whole outer slices per thread,
-/// or, when there are fewer slices than threads, each slice's rows split into one fixed run per
-/// thread whose partial sums are added in order (results do not depend on thread timing).
+// Note [Leading-axis sums]: a sum over leading axes ([rows, inner] -> [inner], inner > 1) runs
+// in blocks of leading_sum_block_rows(inner) rows, each summed by sum_rows into its own row of
+// partial sums; the partial rows then add up in block order. Blocks run in parallel and results
+// depend on neither thread count nor timing. A fused chain that ends in the sum
+// (function/detail/executor.hpp) produces the blocks chunk by chunk through these same
+// functions, so its result is bitwise the op's: a batch's mean and variance by channel, or a
+// bias gradient, then never write their elementwise input out.
+
+/// Rows per block: a multiple of 16 (the partial rows cost at most 1/16 more traffic, and a
+/// block is whole 16-element units and whole rows, so a chain repeating a [inner] operand
+/// chunks by blocks), and about 2K elements or more, which a fused chain's chunk holds whole.
+inline std::int64_t leading_sum_block_rows(std::int64_t inner) noexcept {
+  std::int64_t const rows = std::max<std::int64_t>(16, 2048 / std::max<std::int64_t>(inner, 1));
+  return (rows + 15) / 16 * 16;
+}
+
+/// Partial values leading_sum_accumulate writes for `n` elements ([n / inner, inner]).
+inline std::int64_t leading_sum_partials(std::int64_t n, std::int64_t inner) noexcept {
+  std::int64_t const block = leading_sum_block_rows(inner) * inner;
+  return (n + block - 1) / block * inner;
+}
+
+/// The partial rows of the blocks of elements [start, start + n) (`start` a multiple of the
+/// block, `n` of inner), read from `in`, into their places in `partials`.
+template <class T>
+void leading_sum_accumulate(T* partials, const T* in, std::int64_t start, std::int64_t n,
+                            std::int64_t inner) {
+  std::int64_t const block = leading_sum_block_rows(inner) * inner;
+  for (std::int64_t b = 0; b < n; b += block) {
+    std::int64_t const len = std::min(block, n - b);
+    sum_rows(in + b, len / inner, inner, partials + (start + b) / block * inner);
+  }
+}
+
+/// The `inner` sums of `n` elements from their blocks' partial rows, added in block order.
+template <class T>
+void leading_sum_finish(T* out, const T* partials, std::int64_t n, std::int64_t inner) {
+  std::int64_t const rows = leading_sum_partials(n, inner) / inner;
+  if (rows == 0) {
+    std::fill_n(out, inner, T{});
+    return;
+  }
+  std::copy_n(partials, inner, out);
+  for (std::int64_t r = 1; r < rows; ++r) {
+    const T* p = partials + r * inner;
+    for (std::int64_t k = 0; k < inner; ++k) {
+      out[k] = static_cast<T>(out[k] + p[k]);
+    }
+  }
+}
+
+/// out[0, inner) = the sums of the `rows` rows of [rows, inner], by Note [Leading-axis sums].
+template <class T>
+void leading_sum(const T* in, T* out, std::int64_t rows, std::int64_t inner) {
+  std::int64_t const block_rows = leading_sum_block_rows(inner);
+  if (rows <= block_rows) {  // one block: its partial row is the result (no allocation)
+    sum_rows(in, rows, inner, out);
+    return;
+  }
+  std::int64_t const n = rows * inner;
+  std::vector<T> partials(static_cast<std::size_t>(leading_sum_partials(n, inner)));
+  std::int64_t const blocks = (rows + block_rows - 1) / block_rows;
+  std::int64_t const block = block_rows * inner;
+  backend::cpu::parallel_for(blocks, std::max<std::int64_t>(1, parallel_grain / block),
+                             [&](std::int64_t b0, std::int64_t b1) {
+                               std::int64_t const start = b0 * block;
+                               leading_sum_accumulate(partials.data(), in + start, start,
+                                                      std::min(n, b1 * block) - start, inner);
+                             });
+  leading_sum_finish(out, partials.data(), n, inner);
+}
+
+/// [outer, red, inner] -> [outer, inner] sums with inner > 1: one slice by Note [Leading-axis
+/// sums]; else whole outer slices per thread, or, when there are fewer slices than threads, each
+/// slice's rows split into one fixed run per thread whose partial sums are added in order (results
+/// do not depend on thread timing).
 template <class T>
 void sum_middle(const T* in, T* out, std::int64_t outer, std::int64_t red, std::int64_t inner) {
+  if (outer == 1) {
+    leading_sum(in, out, red, inner);
+    return;
+  }
   std::int64_t const per_outer = red * inner;
   int const threads = backend::cpu::ThreadPool::global().num_threads();
   if (outer >= threads || per_outer < 2 * parallel_grain) {
@@ -337,23 +414,80 @@ struct Reduce {
     return static_cast<T>(sum / static_cast<T>(count));
   }
 
-  /// What a fused chain ending in this reduction calls when it reduces every element (Note
-  /// [Full sums]); sums and means only.
-  template <class T>
+  /// The values of the output when this reduction of `dims` sums leading axes only ([rows,
+  /// inner] -> [inner], inner > 1: one contiguous run of reduced axes with nothing longer than 1
+  /// before it, the case compute() gives Note [Leading-axis sums]), else 0.
+  template <std::size_t R>
+  [[nodiscard]] std::int64_t leading_inner(const std::array<std::int64_t, R>& dims) const {
+    if (num_axes == 0) {
+      return 0;
+    }
+    std::size_t const first = static_cast<std::size_t>(axes[0]);
+    std::size_t const last = static_cast<std::size_t>(axes[num_axes - 1]);
+    if (last - first + 1 != num_axes) {
+      return 0;  // not one run: compute() reduces the runs one after another
+    }
+    std::int64_t outer = 1;
+    std::int64_t inner = 1;
+    for (std::size_t i = 0; i < first; ++i) {
+      outer *= dims[i];
+    }
+    for (std::size_t i = last + 1; i < R; ++i) {
+      inner *= dims[i];
+    }
+    return outer == 1 && inner > 1 ? inner : 0;
+  }
+
+  /// What a fused chain ending in this reduction of `x` calls: for a sum of every element (Note
+  /// [Full sums]) or of leading axes (Note [Leading-axis sums]); sums and means only, else empty.
+  template <class T, std::size_t R>
     requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
-  static detail::trace::GraphNode::FusedReduction fused_reduction() {
+  [[nodiscard]] detail::trace::GraphNode::FusedReduction fused_reduction(
+      const Tensor<T, R>& x) const {
+    bool every_element = true;
+    for (std::size_t i = 0; i < R; ++i) {
+      every_element = every_element && (reduced(i) || x.dims()[i] == 1);
+    }
+    if (every_element) {
+      return {
+          .block = detail::full_sum_block,
+          .inner = 1,
+          .partials = [](std::int64_t n, std::int64_t) { return detail::full_sum_partials(n); },
+          .accumulate =
+              [](void* partials, const void* in, std::int64_t start, std::int64_t n, std::int64_t) {
+                detail::full_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
+                                            start, n);
+              },
+          .finish =
+              [](void* out, const void* partials, std::int64_t n, std::int64_t) {
+                T const sum = detail::full_sum_finish(static_cast<const T*>(partials), n);
+                *static_cast<T*>(out) = Kind == ReduceKind::mean ? mean_of(sum, n) : sum;
+              },
+      };
+    }
+    std::int64_t const inner = leading_inner(x.dims());
+    if (inner == 0) {
+      return {};
+    }
     return {
-        .block = detail::full_sum_block,
-        .partials = &detail::full_sum_partials,
+        .block = detail::leading_sum_block_rows(inner) * inner,
+        .inner = inner,
+        .partials = &detail::leading_sum_partials,
         .accumulate =
-            [](void* partials, const void* in, std::int64_t start, std::int64_t n) {
-              detail::full_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
-                                          start, n);
+            [](void* partials, const void* in, std::int64_t start, std::int64_t n,
+               std::int64_t columns) {
+              detail::leading_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
+                                             start, n, columns);
             },
         .finish =
-            [](void* out, const void* partials, std::int64_t n) {
-              T const sum = detail::full_sum_finish(static_cast<const T*>(partials), n);
-              *static_cast<T*>(out) = Kind == ReduceKind::mean ? mean_of(sum, n) : sum;
+            [](void* out, const void* partials, std::int64_t n, std::int64_t columns) {
+              T* const sums = static_cast<T*>(out);
+              detail::leading_sum_finish(sums, static_cast<const T*>(partials), n, columns);
+              if constexpr (Kind == ReduceKind::mean) {
+                for (std::int64_t k = 0; k < columns; ++k) {
+                  sums[k] = mean_of(sums[k], n / columns);
+                }
+              }
             },
     };
   }
