@@ -2994,7 +2994,7 @@ struct GraphNode {
   };
   FusedReduction fused_reduction;
   /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and
-  /// b computed from their other inputs (batch normalization in inference mode): a fused chain
+  /// b computed from their other inputs (batch normalization with known statistics): a fused chain
   /// streams x and repeats a and b like a bias (Note [Fusion]).
   struct FusedAffine {
     /// Writes a and b (`c` values each) from the raw data of the inputs after x.
@@ -9270,7 +9270,7 @@ class Executor {
   // value need not be written out either. A materialised
   // output writes over an input that dies there when nothing else holds that input's buffer (in
   // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
-  // of one. A node whose output is x * a + b by channel (batch normalization in inference mode,
+  // of one. A node whose output is x * a + b by channel (batch normalization with known statistics,
   // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
   // other inputs and repeated like a bias, so the normalization and the activation after it make
   // one pass over the convolution's output. Where one node input of a fused group comes from,
@@ -16555,11 +16555,12 @@ struct FusedBatchNormV3 {
         {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
   }
-  /// In inference mode y = x * a + b by channel, with the coefficients the kernel computes: a
-  /// traced chain runs it that way, with the activation after it (Note [Fusion]).
+  /// With the mean and variance known (inference mode, or the batch's moments given), y = x * a
+  /// + b by channel, with the coefficients the kernel computes: a traced chain runs it that way,
+  /// with the activation after it (Note [Fusion]).
   template <class T>
   [[nodiscard]] detail::trace::GraphNode::FusedAffine fused_affine() const {
-    if (is_training) {
+    if (is_training && !batch_moments_given) {
       return {};
     }
     return {.coefficients =

@@ -291,7 +291,7 @@ TEST_CASE("batch normalization in inference mode joins fused chains", "[function
   check(2, 20, 144, true);   // a period that is no power of two
   check(1, 10, 960, true);   // the longest MobileNetV2 period that fits a chunk
   check(1, 4, 1280, false);  // a period longer than a chunk: the op runs on its own
-  // Training mode normalizes with the batch's statistics: never a chain member.
+  // Training mode computing the batch's statistics itself: never a chain member.
   auto train = tf::function([](const tf::Tensor<float, 4>& x) {
     const auto ones = tf::ones<float>({8});
     return tf::nn::relu6(tf::nn::fused_batch_norm(x, ones, ones * 0.0f, ones, ones));
@@ -303,6 +303,39 @@ TEST_CASE("batch normalization in inference mode joins fused chains", "[function
   for (auto size : train.concrete_functions()[0]->fused_chains()) {
     CHECK(size == 1);
   }
+  // Given the batch's moments (Keras' BatchNormalization when training), it is x * a + b again:
+  // a chain member, with eager's bits, gradients included.
+  auto step = [](bool given) {
+    return [given](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 1>& gamma) {
+      int const axes[3] = {0, 1, 2};
+      tf::GradientTape tape;
+      tape.watch(x);
+      tape.watch(gamma);
+      const auto mean = tf::reduce_mean(x, axes);
+      const auto variance = tf::reduce_mean(tf::math::squared_difference(x, mean), axes);
+      const auto y = tf::nn::relu6(
+          tf::detail::batch_norm_any_rank(tf::ops::FusedBatchNormV3{1e-3f, true, given}, x, gamma,
+                                          tf::zeros_like(gamma), mean, variance));
+      auto [dx, dgamma] = tape.gradient(tf::reduce_sum(y * x), x, gamma);
+      return std::tuple{y, *dx, *dgamma};
+    };
+  };
+  const auto xs = tf::random::uniform<float>({2, 5, 5, 24}, {.minval = -3, .maxval = 3, .seed = 7});
+  const auto gamma = tf::random::uniform<float>({24}, {.minval = 0.5f, .maxval = 2, .seed = 8});
+  std::size_t fused_nodes[2] = {0, 0};
+  for (bool given : {false, true}) {
+    INFO("moments given " << given);
+    auto f = tf::function(step(given));
+    const auto [y, dx, dgamma] = f(xs, gamma);
+    const auto [y_eager, dx_eager, dgamma_eager] = step(given)(xs, gamma);
+    CHECK(values_of(y) == values_of(y_eager));
+    CHECK(values_of(dx) == values_of(dx_eager));
+    CHECK(values_of(dgamma) == values_of(dgamma_eager));
+    for (auto size : f.concrete_functions()[0]->fused_chains()) {
+      fused_nodes[given] += size;
+    }
+  }
+  CHECK(fused_nodes[1] == fused_nodes[0] + 1);  // the normalization joined Relu6's chain
 }
 
 TEST_CASE("a convolution runs the chain after it as its output epilogue", "[function][passes]") {

@@ -140,7 +140,7 @@ struct GraphNode {
   };
   FusedReduction fused_reduction;
   /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and
-  /// b computed from their other inputs (batch normalization in inference mode): a fused chain
+  /// b computed from their other inputs (batch normalization with known statistics): a fused chain
   /// streams x and repeats a and b like a bias (Note [Fusion]).
   struct FusedAffine {
     /// Writes a and b (`c` values each) from the raw data of the inputs after x.

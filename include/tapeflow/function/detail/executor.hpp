@@ -244,7 +244,7 @@ class Executor {
   // value need not be written out either. A materialised
   // output writes over an input that dies there when nothing else holds that input's buffer (in
   // place, as TensorFlow's kernels forward an input buffer), so a lone elementwise node is a group
-  // of one. A node whose output is x * a + b by channel (batch normalization in inference mode,
+  // of one. A node whose output is x * a + b by channel (batch normalization with known statistics,
   // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
   // other inputs and repeated like a bias, so the normalization and the activation after it make
   // one pass over the convolution's output. Where one node input of a fused group comes from,

@@ -136,11 +136,12 @@ struct FusedBatchNormV3 {
         {scale.dims(), offset.dims(), mean.dims(), variance.dims()});
     return {x.dims()};
   }
-  /// In inference mode y = x * a + b by channel, with the coefficients the kernel computes: a
-  /// traced chain runs it that way, with the activation after it (Note [Fusion]).
+  /// With the mean and variance known (inference mode, or the batch's moments given), y = x * a
+  /// + b by channel, with the coefficients the kernel computes: a traced chain runs it that way,
+  /// with the activation after it (Note [Fusion]).
   template <class T>
   [[nodiscard]] detail::trace::GraphNode::FusedAffine fused_affine() const {
-    if (is_training) {
+    if (is_training && !batch_moments_given) {
       return {};
     }
     return {.coefficients =
