@@ -18868,6 +18868,17 @@ struct Reduce {
     return static_cast<T>(sum / static_cast<T>(count));
   }
 
+  /// Whether every axis of `dims` longer than 1 is reduced (Note [Full sums]).
+  template <std::size_t R>
+  [[nodiscard]] bool reduces_every_element(const std::array<std::int64_t, R>& dims) const {
+    for (std::size_t i = 0; i < R; ++i) {
+      if (!reduced(i) && dims[i] != 1) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /// The values of the output when this reduction of `dims` sums leading axes only ([rows,
   /// inner] -> [inner], inner > 1: one contiguous run of reduced axes with nothing longer than 1
   /// before it, the case compute() gives Note [Leading-axis sums]), else 0.
@@ -18898,11 +18909,7 @@ struct Reduce {
     requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
   [[nodiscard]] detail::trace::GraphNode::FusedReduction fused_reduction(
       const Tensor<T, R>& x) const {
-    bool every_element = true;
-    for (std::size_t i = 0; i < R; ++i) {
-      every_element = every_element && (reduced(i) || x.dims()[i] == 1);
-    }
-    if (every_element) {
+    if (reduces_every_element(x.dims())) {
       return {
           .block = detail::full_sum_block,
           .inner = 1,
@@ -18950,11 +18957,7 @@ struct Reduce {
   void compute(Tensor<T, OutRank>& out, const Tensor<T, R>& x) const {
     if constexpr (std::is_floating_point_v<T> &&
                   (Kind == ReduceKind::sum || Kind == ReduceKind::mean)) {
-      bool every_element = true;  // every axis longer than 1 is reduced
-      for (std::size_t i = 0; i < R; ++i) {
-        every_element = every_element && (reduced(i) || x.dims()[i] == 1);
-      }
-      if (every_element && x.num_elements() > 0) {
+      if (reduces_every_element(x.dims()) && x.num_elements() > 0) {
         T const sum = detail::full_sum(x.data(), x.num_elements());
         detail::tensor_access::mutable_data(out)[0] =
             Kind == ReduceKind::mean ? mean_of(sum, x.num_elements()) : sum;

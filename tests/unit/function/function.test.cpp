@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -17,6 +18,15 @@
 namespace test_function_function {
 
 namespace tf = tapeflow;
+
+namespace {
+// Whether two floating-point values have the same bits.
+template <class T>
+bool same(T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  return std::bit_cast<Bits>(a) == std::bit_cast<Bits>(b);
+}
+}  // namespace
 
 TEST_CASE("traces once per signature - the body runs only while tracing", "[function][function]") {
   std::ostringstream out;
@@ -442,11 +452,6 @@ TEST_CASE("a sum or mean of a fused chain's value joins the chain", "[function][
     auto z = y * y;
     return std::tuple{y, tf::reduce_sum(z), tf::reduce_mean(tf::exp(y), {0, 1}, tf::keepdims)};
   };
-  auto same = [](auto a, auto b) {
-    using T = decltype(a);
-    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-    return std::bit_cast<Bits>(a) == std::bit_cast<Bits>(b);
-  };
   auto check = [&]<class T>(std::int64_t rows) {
     INFO("rows = " << rows);
     auto f = tf::function([&](const tf::Tensor<T, 2>& x) { return body(x); });
@@ -491,11 +496,6 @@ TEST_CASE("a sum or mean over leading axes of a fused chain's value joins the ch
     auto y = tf::nn::relu(x * static_cast<T>(0.5) - static_cast<T>(0.25));
     int const axes[3] = {0, 1, 2};
     return std::tuple{mean, variance, y, tf::reduce_sum(y * x, axes)};
-  };
-  auto same = [](auto a, auto b) {
-    using T = decltype(a);
-    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-    return std::bit_cast<Bits>(a) == std::bit_cast<Bits>(b);
   };
   auto check = [&]<class T>(std::int64_t rows, std::int64_t c, bool fuses) {
     INFO("rows = " << rows << " channels = " << c);
