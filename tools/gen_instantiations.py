@@ -77,6 +77,7 @@ def combos():
         yield "ops::FusedBatchNormV3", [T(t, 4)] + [T(t, 1)] * 4
         yield "ops::FusedBatchNormGradV3", [T(t, 4)] * 2 + [T(t, 1)] * 3
         yield "ops::FusedBatchNormScaleGradV3", [T(t, 4)] * 2 + [T(t, 1)] * 3
+        yield "ops::FusedBatchNormGradGivenSumsV3", [T(t, 4)] * 2 + [T(t, 1)] * 5
         for r in (2, 4):
             yield "ops::Relu6", [T(t, r)]
     # Variable reads and writes, and the optimizers' updates (every program with a Variable or

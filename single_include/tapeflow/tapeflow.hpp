@@ -15953,15 +15953,21 @@ TAPEFLOW_END_NAMESPACE
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
 // r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs (both
 // passed to the gradient ops as their mean and variance):
-//   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
 //   dscale = FusedBatchNormScaleGradV3(dy, x, scale, mean, variance) = sum(dy * xhat)
 //   doffset = sum(dy)
+//   dx = FusedBatchNormGradGivenSumsV3(dy, x, scale, mean, variance, dscale, doffset) in
+//        training, FusedBatchNormGradV3(dy, x, scale, mean, variance) in inference
+//        (ops/nn/batch_norm_grad.hpp)
+// dx's op needs dscale and doffset's sums, so it takes them (computed once, whichever of the
+// three gradients the tape asks for first) rather than summing dy and x again.
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -15972,7 +15978,8 @@ TAPEFLOW_END_NAMESPACE
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_GRAD_HPP
 // The input gradient of batch normalization (TensorFlow op "FusedBatchNormGradV3", its output
 // `x_backprop`), channels last: what FusedBatchNormV3's gradient (ops/nn/batch_norm.hpp) runs
-// for dx, in three passes over x and dy where the same formula in other ops takes a dozen.
+// for dx, in three passes over x and dy where the same formula in other ops takes a dozen, or
+// two given the channel sums that dscale and doffset are (FusedBatchNormGradGivenSumsV3).
 //
 // Per channel, with M rows, g = dy, s = scale, eps = epsilon:
 //   training:  m, v the batch's mean and biased variance of x, c = x - m, r = 1 / sqrt(v + eps)
@@ -15993,8 +16000,10 @@ TAPEFLOW_END_NAMESPACE
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 // ---- begin <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
@@ -16322,28 +16331,17 @@ std::array<std::vector<double>, Sums> gradient_sums(T const* dy, T const* x, std
       });
 }
 
-/// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
-/// Training, with the batch's moments given: one pass for sum(dy) and sum(dy * (x - m)), then
-/// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
+/// Training-mode x_backprop over [rows, c] from the channel sums sum(dy) and sum(dy * (x - m))
+/// (formulas: ops/nn/batch_norm_grad.hpp): dx = dy * a + x * b + k by channel, one multiply-add
+/// pass over dy and x.
 template <class T>
-void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
-                           T const* scale, T const* mean, T const* variance, double epsilon,
-                           bool is_training, T* dx) {
-  std::vector<T> a(static_cast<std::size_t>(c));
-  if (!is_training) {
-    std::vector<T> zero(static_cast<std::size_t>(c), T(0));
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      a[i] = static_cast<T>(static_cast<double>(scale[i]) /
-                            std::sqrt(static_cast<double>(variance[i]) + epsilon));
-    }
-    channel_affine(dy, rows, c, a.data(), zero.data(), dx);
-    return;
-  }
+void batch_norm_grad_from_sums(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                               T const* scale, T const* mean, T const* variance, double epsilon,
+                               std::vector<double> const& sum_dy,
+                               std::vector<double> const& sum_dyc, T* dx) {
   using Vec = typename backend::cpu::VecFor<T>::type;
-  auto const sums = gradient_sums<2>(dy, x, rows, c, mean);
-  std::vector<double> const& sum_dy = sums[0];
-  std::vector<double> const& sum_dyc = sums[1];
   double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
+  std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
   std::vector<T> k(static_cast<std::size_t>(c));
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -16373,6 +16371,44 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
       }
     }
   });
+}
+
+/// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
+/// Training, with the batch's moments given: one pass for sum(dy) and sum(dy * (x - m)), then
+/// the multiply-add pass of batch_norm_grad_from_sums.
+template <class T>
+void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                           T const* scale, T const* mean, T const* variance, double epsilon,
+                           bool is_training, T* dx) {
+  if (!is_training) {
+    std::vector<T> a(static_cast<std::size_t>(c));
+    std::vector<T> zero(static_cast<std::size_t>(c), T(0));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<T>(static_cast<double>(scale[i]) /
+                            std::sqrt(static_cast<double>(variance[i]) + epsilon));
+    }
+    channel_affine(dy, rows, c, a.data(), zero.data(), dx);
+    return;
+  }
+  auto const sums = gradient_sums<2>(dy, x, rows, c, mean);
+  batch_norm_grad_from_sums(dy, x, rows, c, scale, mean, variance, epsilon, sums[0], sums[1], dx);
+}
+
+/// The same x_backprop given FusedBatchNormGradV3's other outputs, scale_backprop =
+/// sum(dy * (x - m)) / sqrt(v + eps) and offset_backprop = sum(dy): the multiply-add pass alone.
+template <class T>
+void fused_batch_norm_grad_given_sums(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                                      T const* scale, T const* mean, T const* variance,
+                                      T const* scale_backprop, T const* offset_backprop,
+                                      double epsilon, T* dx) {
+  std::vector<double> sum_dy(static_cast<std::size_t>(c));
+  std::vector<double> sum_dyc(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < sum_dy.size(); ++i) {
+    sum_dy[i] = static_cast<double>(offset_backprop[i]);
+    sum_dyc[i] = static_cast<double>(scale_backprop[i]) *
+                 std::sqrt(static_cast<double>(variance[i]) + epsilon);
+  }
+  batch_norm_grad_from_sums(dy, x, rows, c, scale, mean, variance, epsilon, sum_dy, sum_dyc, dx);
 }
 
 /// FusedBatchNormGradV3's scale_backprop over [rows, c]: sum(dy * (x - m)) / sqrt(v + eps) by
@@ -16467,6 +16503,74 @@ struct FusedBatchNormGradV3 {
           return reduce_sum(u * detail::execute(op, dy, x, ones_like(scale), mean, variance), axes);
         },
         no_gradient, no_gradient};
+  }
+};
+
+/// FusedBatchNormGradV3's x_backprop in training mode given that op's other two outputs,
+/// scale_backprop = sum(dy * xhat) and offset_backprop = sum(dy) by channel: inputs as
+/// FusedBatchNormGradV3's (mean and variance x's batch moments), then those two [C]. dx is then
+/// one pass over dy and x; FusedBatchNormGradV3 first sums them in a pass of its own.
+/// FusedBatchNormV3's gradient computes both sums anyway, for scale and offset, and hands them
+/// over (ops/nn/batch_norm.hpp, Note [Batch-norm gradient sums] in MAINTAINERS.md). The two must
+/// be those functions of dy and x, as the moments must be x's: they get no gradient, and the
+/// gradient for dy, x and scale is FusedBatchNormGradV3's, which accounts for them.
+struct FusedBatchNormGradGivenSumsV3 {
+  static constexpr std::string_view name = "FusedBatchNormGradV3";
+  static constexpr std::string_view type_attr = "T";
+  static constexpr std::string_view output_arg = "x_backprop";
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+
+  /// TensorFlow's op computes scale_backprop and offset_backprop as outputs; none takes them in.
+  [[nodiscard]] std::string export_error() const {
+    return "FusedBatchNormGradV3 given its scale_backprop and offset_backprop (the x gradient "
+           "of a traced batch normalization) has no TensorFlow form";
+  }
+
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const& dy, Tensor<T, R> const& x,
+                                        Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                                        Tensor<T, 1> const& variance, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&) const {
+    return FusedBatchNormGradV3{epsilon, true}.attributes(dy, x, scale, mean, variance);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(Tensor<T, R> const& dy, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance,
+                      Tensor<T, 1> const& scale_backprop,
+                      Tensor<T, 1> const& offset_backprop) const {
+    auto spec = FusedBatchNormGradV3{epsilon, true}.infer(dy, x, scale, mean, variance);
+    std::int64_t const c = x.dims()[R - 1];
+    for (auto const& [label, given] : {std::pair{"scale_backprop", scale_backprop.dims()[0]},
+                                       std::pair{"offset_backprop", offset_backprop.dims()[0]}}) {
+      if (given != c) {
+        throw invalid_argument(std::string(name) + ": " + label + " has " + std::to_string(given) +
+                               " elements but x of shape " + Shape(x.dims()).to_string() + " has " +
+                               std::to_string(c) + " channels");
+      }
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& dx, Tensor<T, R> const& dy, Tensor<T, R> const& x,
+               Tensor<T, 1> const& scale, Tensor<T, 1> const& mean, Tensor<T, 1> const& variance,
+               Tensor<T, 1> const& scale_backprop, Tensor<T, 1> const& offset_backprop) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm_grad_given_sums(
+        dy.data(), x.data(), rows, c, scale.data(), mean.data(), variance.data(),
+        scale_backprop.data(), offset_backprop.data(), static_cast<double>(epsilon),
+        detail::tensor_access::mutable_data(dx));
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& u, Tensor<T, R> const& dx, Tensor<T, R> const& dy,
+                Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance, Tensor<T, 1> const&, Tensor<T, 1> const&) const {
+    return std::tuple_cat(
+        FusedBatchNormGradV3{epsilon, true}.gradient(u, dx, dy, x, scale, mean, variance),
+        std::tuple{no_gradient, no_gradient});
   }
 };
 
@@ -16604,16 +16708,33 @@ struct FusedBatchNormV3 {
       m = reduce_mean(x, axes);
       v = reduce_mean(math::squared_difference(x, m), axes);
     }
+    // dscale and doffset, each computed at most once: dx's op in training mode reads both.
+    struct ChannelGradients {
+      std::optional<Tensor<T, 1>> scale, offset;
+    };
+    auto const channel = std::make_shared<ChannelGradients>();
+    auto const scale_gradient = [=]() -> Tensor<T, 1> {
+      if (!channel->scale) {
+        channel->scale = detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy,
+                                         x, scale, m, v);
+      }
+      return *channel->scale;
+    };
+    auto const offset_gradient = [=]() -> Tensor<T, 1> {
+      if (!channel->offset) {
+        channel->offset = reduce_sum(dy, axes);
+      }
+      return *channel->offset;
+    };
     return std::tuple{
         [=]() -> Tensor<T, R> {
-          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale, m,
-                                 v);
+          if (!op.is_training) {
+            return detail::execute(FusedBatchNormGradV3{op.epsilon, false}, dy, x, scale, m, v);
+          }
+          return detail::execute(FusedBatchNormGradGivenSumsV3{op.epsilon}, dy, x, scale, m, v,
+                                 scale_gradient(), offset_gradient());
         },
-        [=]() -> Tensor<T, 1> {
-          return detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy, x,
-                                 scale, m, v);
-        },
-        [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
+        scale_gradient, offset_gradient, no_gradient, no_gradient};
   }
 };
 

@@ -166,28 +166,30 @@ template execute_result_t<ops::Transpose<4>, Tensor<float, 4>>
 execute<ops::Transpose<4>, Tensor<float, 4>>(const ops::Transpose<4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>
 execute<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>(const ops::DepthwiseConv2dNative&, const Tensor<float, 4>&, const Tensor<float, 4>&);
-template execute_result_t<ops::Relu6, Tensor<float, 2>>
-execute<ops::Relu6, Tensor<float, 2>>(const ops::Relu6&, const Tensor<float, 2>&);
-template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::add>, Tensor<float, 0>>
-execute<ops::VariableUpdateOp<float, 0, VariableUpdate::add>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::add>&, const Tensor<float, 0>&);
-template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::add>, Tensor<float, 1>>
-execute<ops::VariableUpdateOp<float, 1, VariableUpdate::add>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::add>&, const Tensor<float, 1>&);
-template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 1>&);
-template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::add>, Tensor<float, 2>>
-execute<ops::VariableUpdateOp<float, 2, VariableUpdate::add>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::add>&, const Tensor<float, 2>&);
-template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 2>&);
-template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::add>, Tensor<float, 3>>
-execute<ops::VariableUpdateOp<float, 3, VariableUpdate::add>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::add>&, const Tensor<float, 3>&);
-template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 3>&);
-template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::add>, Tensor<float, 4>>
-execute<ops::VariableUpdateOp<float, 4, VariableUpdate::add>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::add>&, const Tensor<float, 4>&);
-template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+template execute_result_t<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
+execute<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormGradGivenSumsV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>
+execute<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::assign>&, const Tensor<float, 0>&);
+template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
+execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>
+execute<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::assign>&, const Tensor<float, 1>&);
+template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>
+execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 1>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>
+execute<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::assign>&, const Tensor<float, 2>&);
+template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>
+execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 2>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>
+execute<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::assign>&, const Tensor<float, 3>&);
+template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>
+execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 3>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>
+execute<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::assign>&, const Tensor<float, 4>&);
+template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>
+execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 4>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>
+execute<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>(const ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>&, const Tensor<std::int64_t, 0>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE

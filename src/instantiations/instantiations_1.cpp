@@ -166,28 +166,28 @@ template execute_result_t<ops::Conv2D, Tensor<float, 4>, Tensor<float, 4>>
 execute<ops::Conv2D, Tensor<float, 4>, Tensor<float, 4>>(const ops::Conv2D&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::FusedBatchNormV3, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
 execute<ops::FusedBatchNormV3, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormV3&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
-template execute_result_t<ops::Relu6, Tensor<float, 4>>
-execute<ops::Relu6, Tensor<float, 4>>(const ops::Relu6&, const Tensor<float, 4>&);
-template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::sub>, Tensor<float, 0>>
-execute<ops::VariableUpdateOp<float, 0, VariableUpdate::sub>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::sub>&, const Tensor<float, 0>&);
-template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::sub>, Tensor<float, 1>>
-execute<ops::VariableUpdateOp<float, 1, VariableUpdate::sub>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::sub>&, const Tensor<float, 1>&);
-template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 1>&);
-template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::sub>, Tensor<float, 2>>
-execute<ops::VariableUpdateOp<float, 2, VariableUpdate::sub>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::sub>&, const Tensor<float, 2>&);
-template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 2>&);
-template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::sub>, Tensor<float, 3>>
-execute<ops::VariableUpdateOp<float, 3, VariableUpdate::sub>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::sub>&, const Tensor<float, 3>&);
-template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 3>&);
-template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::sub>, Tensor<float, 4>>
-execute<ops::VariableUpdateOp<float, 4, VariableUpdate::sub>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::sub>&, const Tensor<float, 4>&);
-template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+template execute_result_t<ops::Relu6, Tensor<float, 2>>
+execute<ops::Relu6, Tensor<float, 2>>(const ops::Relu6&, const Tensor<float, 2>&);
+template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::add>, Tensor<float, 0>>
+execute<ops::VariableUpdateOp<float, 0, VariableUpdate::add>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::add>&, const Tensor<float, 0>&);
+template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
+execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::add>, Tensor<float, 1>>
+execute<ops::VariableUpdateOp<float, 1, VariableUpdate::add>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::add>&, const Tensor<float, 1>&);
+template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>
+execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::add>, Tensor<float, 2>>
+execute<ops::VariableUpdateOp<float, 2, VariableUpdate::add>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::add>&, const Tensor<float, 2>&);
+template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>
+execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::add>, Tensor<float, 3>>
+execute<ops::VariableUpdateOp<float, 3, VariableUpdate::add>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::add>&, const Tensor<float, 3>&);
+template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>
+execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::add>, Tensor<float, 4>>
+execute<ops::VariableUpdateOp<float, 4, VariableUpdate::add>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::add>&, const Tensor<float, 4>&);
+template execute_result_t<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>
+execute<ops::ResourceApplyAdam, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyAdam&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE

@@ -166,28 +166,28 @@ template execute_result_t<ops::MaxPool, Tensor<float, 4>>
 execute<ops::MaxPool, Tensor<float, 4>>(const ops::MaxPool&, const Tensor<float, 4>&);
 template execute_result_t<ops::FusedBatchNormGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
 execute<ops::FusedBatchNormGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormGradV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
-template execute_result_t<ops::ReadVariableOp<float, 0>>
-execute<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
-template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 0>&);
-template execute_result_t<ops::ReadVariableOp<float, 1>>
-execute<ops::ReadVariableOp<float, 1>>(const ops::ReadVariableOp<float, 1>&);
-template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 1>&);
-template execute_result_t<ops::ReadVariableOp<float, 2>>
-execute<ops::ReadVariableOp<float, 2>>(const ops::ReadVariableOp<float, 2>&);
-template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 2>&);
-template execute_result_t<ops::ReadVariableOp<float, 3>>
-execute<ops::ReadVariableOp<float, 3>>(const ops::ReadVariableOp<float, 3>&);
-template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 3>&);
-template execute_result_t<ops::ReadVariableOp<float, 4>>
-execute<ops::ReadVariableOp<float, 4>>(const ops::ReadVariableOp<float, 4>&);
-template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 4>&);
-template execute_result_t<ops::ReadVariableOp<std::int64_t, 0>>
-execute<ops::ReadVariableOp<std::int64_t, 0>>(const ops::ReadVariableOp<std::int64_t, 0>&);
+template execute_result_t<ops::Relu6, Tensor<float, 4>>
+execute<ops::Relu6, Tensor<float, 4>>(const ops::Relu6&, const Tensor<float, 4>&);
+template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::sub>, Tensor<float, 0>>
+execute<ops::VariableUpdateOp<float, 0, VariableUpdate::sub>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::sub>&, const Tensor<float, 0>&);
+template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
+execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::sub>, Tensor<float, 1>>
+execute<ops::VariableUpdateOp<float, 1, VariableUpdate::sub>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::sub>&, const Tensor<float, 1>&);
+template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>
+execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::sub>, Tensor<float, 2>>
+execute<ops::VariableUpdateOp<float, 2, VariableUpdate::sub>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::sub>&, const Tensor<float, 2>&);
+template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>
+execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::sub>, Tensor<float, 3>>
+execute<ops::VariableUpdateOp<float, 3, VariableUpdate::sub>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::sub>&, const Tensor<float, 3>&);
+template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>
+execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::sub>, Tensor<float, 4>>
+execute<ops::VariableUpdateOp<float, 4, VariableUpdate::sub>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::sub>&, const Tensor<float, 4>&);
+template execute_result_t<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>
+execute<ops::ResourceApplyRMSProp, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyRMSProp&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE

@@ -166,28 +166,28 @@ template execute_result_t<ops::AvgPool, Tensor<float, 4>>
 execute<ops::AvgPool, Tensor<float, 4>>(const ops::AvgPool&, const Tensor<float, 4>&);
 template execute_result_t<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
 execute<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormScaleGradV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
-template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>
-execute<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::assign>&, const Tensor<float, 0>&);
-template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>
-execute<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::assign>&, const Tensor<float, 1>&);
-template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 1>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>
-execute<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::assign>&, const Tensor<float, 2>&);
-template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 2>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>
-execute<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::assign>&, const Tensor<float, 3>&);
-template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 3>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>
-execute<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::assign>&, const Tensor<float, 4>&);
-template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 4>&, const Tensor<float, 0>&);
-template execute_result_t<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>
-execute<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>(const ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>&, const Tensor<std::int64_t, 0>&);
+template execute_result_t<ops::ReadVariableOp<float, 0>>
+execute<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+template execute_result_t<ops::ReadVariableOp<float, 1>>
+execute<ops::ReadVariableOp<float, 1>>(const ops::ReadVariableOp<float, 1>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+template execute_result_t<ops::ReadVariableOp<float, 2>>
+execute<ops::ReadVariableOp<float, 2>>(const ops::ReadVariableOp<float, 2>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+template execute_result_t<ops::ReadVariableOp<float, 3>>
+execute<ops::ReadVariableOp<float, 3>>(const ops::ReadVariableOp<float, 3>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+template execute_result_t<ops::ReadVariableOp<float, 4>>
+execute<ops::ReadVariableOp<float, 4>>(const ops::ReadVariableOp<float, 4>&);
+template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>
+execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+template execute_result_t<ops::ReadVariableOp<std::int64_t, 0>>
+execute<ops::ReadVariableOp<std::int64_t, 0>>(const ops::ReadVariableOp<std::int64_t, 0>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE

@@ -338,6 +338,44 @@ TEST_CASE("batch normalization in inference mode joins fused chains", "[function
   CHECK(fused_nodes[1] == fused_nodes[0] + 1);  // the normalization joined Relu6's chain
 }
 
+TEST_CASE("a traced batch normalization's x gradient reads its scale and offset gradients",
+          "[function][passes]") {
+  // Note [Batch-norm gradient sums]: dx's op takes dscale and doffset, the channel sums it would
+  // otherwise compute again, and the function returns those same values.
+  auto body = [](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 1>& gamma,
+                 const tf::Tensor<float, 1>& beta) {
+    tf::GradientTape tape;
+    tape.watch(x);
+    tape.watch(gamma);
+    tape.watch(beta);
+    const auto y =
+        tf::nn::fused_batch_norm(x, gamma, beta, tf::zeros_like(gamma), tf::ones_like(gamma));
+    auto [dx, dgamma, dbeta] = tape.gradient(tf::reduce_sum(y * x), x, gamma, beta);
+    return std::tuple{*dx, *dgamma, *dbeta};
+  };
+  auto step = tf::function(body);
+  const auto x = tf::random::uniform<float>({2, 4, 4, 8}, {.minval = -2, .maxval = 2, .seed = 9});
+  const auto gamma = tf::random::uniform<float>({8}, {.minval = 0.5f, .maxval = 2, .seed = 10});
+  const auto beta = tf::random::uniform<float>({8}, {.seed = 11});
+  const auto [dx, dgamma, dbeta] = step(x, gamma, beta);
+  const auto& graph = step.concrete_functions()[0]->graph();
+  std::vector<const tf::detail::trace::GraphNode*> dx_nodes;
+  for (const auto& node : graph.nodes) {
+    if (node.op == "FusedBatchNormGradV3" && node.inputs.size() == 7) {
+      dx_nodes.push_back(&node);
+    }
+  }
+  REQUIRE(dx_nodes.size() == 1);
+  CHECK(dx_nodes[0]->inputs[5] == graph.output_slots[1]);  // dgamma
+  CHECK(dx_nodes[0]->inputs[6] == graph.output_slots[2]);  // dbeta
+  CHECK_THAT(dx_nodes[0]->export_error, Catch::Contains("has no TensorFlow form"));
+  // Eager computes the same values the same way.
+  const auto [ex, egamma, ebeta] = body(x, gamma, beta);
+  CHECK(values_of(dx) == values_of(ex));
+  CHECK(values_of(dgamma) == values_of(egamma));
+  CHECK(values_of(dbeta) == values_of(ebeta));
+}
+
 TEST_CASE("a convolution runs the chain after it as its output epilogue", "[function][passes]") {
   // MobileNetV2's blocks: convolution, batch normalization, Relu6. The chain runs on each range
   // of the convolution's output as soon as the kernel has written it (Note [Output epilogues]),

@@ -671,6 +671,8 @@ extern template execute_result_t<ops::FusedBatchNormGradV3, Tensor<float, 4>, Te
 execute<ops::FusedBatchNormGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormGradV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 extern template execute_result_t<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
 execute<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormScaleGradV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+extern template execute_result_t<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
+execute<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormGradGivenSumsV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 extern template execute_result_t<ops::Relu6, Tensor<float, 2>>
 execute<ops::Relu6, Tensor<float, 2>>(const ops::Relu6&, const Tensor<float, 2>&);
 extern template execute_result_t<ops::Relu6, Tensor<float, 4>>

@@ -24,9 +24,13 @@
 // Gradient (no gradient for mean and variance, as in TensorFlow), with xhat = (x - m) * r,
 // r = 1 / sqrt(v + eps) and (m, v) the batch's moments in training, else the inputs (both
 // passed to the gradient ops as their mean and variance):
-//   dx = FusedBatchNormGradV3(dy, x, scale, mean, variance)   (ops/nn/batch_norm_grad.hpp)
 //   dscale = FusedBatchNormScaleGradV3(dy, x, scale, mean, variance) = sum(dy * xhat)
 //   doffset = sum(dy)
+//   dx = FusedBatchNormGradGivenSumsV3(dy, x, scale, mean, variance, dscale, doffset) in
+//        training, FusedBatchNormGradV3(dy, x, scale, mean, variance) in inference
+//        (ops/nn/batch_norm_grad.hpp)
+// dx's op needs dscale and doffset's sums, so it takes them (computed once, whichever of the
+// three gradients the tape asks for first) rather than summing dy and x again.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +38,8 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -182,16 +188,33 @@ struct FusedBatchNormV3 {
       m = reduce_mean(x, axes);
       v = reduce_mean(math::squared_difference(x, m), axes);
     }
+    // dscale and doffset, each computed at most once: dx's op in training mode reads both.
+    struct ChannelGradients {
+      std::optional<Tensor<T, 1>> scale, offset;
+    };
+    auto const channel = std::make_shared<ChannelGradients>();
+    auto const scale_gradient = [=]() -> Tensor<T, 1> {
+      if (!channel->scale) {
+        channel->scale = detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy,
+                                         x, scale, m, v);
+      }
+      return *channel->scale;
+    };
+    auto const offset_gradient = [=]() -> Tensor<T, 1> {
+      if (!channel->offset) {
+        channel->offset = reduce_sum(dy, axes);
+      }
+      return *channel->offset;
+    };
     return std::tuple{
         [=]() -> Tensor<T, R> {
-          return detail::execute(FusedBatchNormGradV3{op.epsilon, op.is_training}, dy, x, scale, m,
-                                 v);
+          if (!op.is_training) {
+            return detail::execute(FusedBatchNormGradV3{op.epsilon, false}, dy, x, scale, m, v);
+          }
+          return detail::execute(FusedBatchNormGradGivenSumsV3{op.epsilon}, dy, x, scale, m, v,
+                                 scale_gradient(), offset_gradient());
         },
-        [=]() -> Tensor<T, 1> {
-          return detail::execute(FusedBatchNormScaleGradV3{op.epsilon, op.is_training}, dy, x,
-                                 scale, m, v);
-        },
-        [=]() -> Tensor<T, 1> { return reduce_sum(dy, axes); }, no_gradient, no_gradient};
+        scale_gradient, offset_gradient, no_gradient, no_gradient};
   }
 };
 

@@ -1,6 +1,7 @@
 // The input gradient of batch normalization (TensorFlow op "FusedBatchNormGradV3", its output
 // `x_backprop`), channels last: what FusedBatchNormV3's gradient (ops/nn/batch_norm.hpp) runs
-// for dx, in three passes over x and dy where the same formula in other ops takes a dozen.
+// for dx, in three passes over x and dy where the same formula in other ops takes a dozen, or
+// two given the channel sums that dscale and doffset are (FusedBatchNormGradGivenSumsV3).
 //
 // Per channel, with M rows, g = dy, s = scale, eps = epsilon:
 //   training:  m, v the batch's mean and biased variance of x, c = x - m, r = 1 / sqrt(v + eps)
@@ -22,8 +23,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -112,6 +115,74 @@ struct FusedBatchNormGradV3 {
           return reduce_sum(u * detail::execute(op, dy, x, ones_like(scale), mean, variance), axes);
         },
         no_gradient, no_gradient};
+  }
+};
+
+/// FusedBatchNormGradV3's x_backprop in training mode given that op's other two outputs,
+/// scale_backprop = sum(dy * xhat) and offset_backprop = sum(dy) by channel: inputs as
+/// FusedBatchNormGradV3's (mean and variance x's batch moments), then those two [C]. dx is then
+/// one pass over dy and x; FusedBatchNormGradV3 first sums them in a pass of its own.
+/// FusedBatchNormV3's gradient computes both sums anyway, for scale and offset, and hands them
+/// over (ops/nn/batch_norm.hpp, Note [Batch-norm gradient sums] in MAINTAINERS.md). The two must
+/// be those functions of dy and x, as the moments must be x's: they get no gradient, and the
+/// gradient for dy, x and scale is FusedBatchNormGradV3's, which accounts for them.
+struct FusedBatchNormGradGivenSumsV3 {
+  static constexpr std::string_view name = "FusedBatchNormGradV3";
+  static constexpr std::string_view type_attr = "T";
+  static constexpr std::string_view output_arg = "x_backprop";
+  float epsilon = 1e-3f;  ///< added to the variance (TensorFlow's attribute, float)
+
+  /// TensorFlow's op computes scale_backprop and offset_backprop as outputs; none takes them in.
+  [[nodiscard]] std::string export_error() const {
+    return "FusedBatchNormGradV3 given its scale_backprop and offset_backprop (the x gradient "
+           "of a traced batch normalization) has no TensorFlow form";
+  }
+
+  template <class T, std::size_t R>
+  [[nodiscard]] OpAttributes attributes(Tensor<T, R> const& dy, Tensor<T, R> const& x,
+                                        Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                                        Tensor<T, 1> const& variance, Tensor<T, 1> const&,
+                                        Tensor<T, 1> const&) const {
+    return FusedBatchNormGradV3{epsilon, true}.attributes(dy, x, scale, mean, variance);
+  }
+
+  template <class T, std::size_t R>
+  OutSpec<T, R> infer(Tensor<T, R> const& dy, Tensor<T, R> const& x, Tensor<T, 1> const& scale,
+                      Tensor<T, 1> const& mean, Tensor<T, 1> const& variance,
+                      Tensor<T, 1> const& scale_backprop,
+                      Tensor<T, 1> const& offset_backprop) const {
+    auto spec = FusedBatchNormGradV3{epsilon, true}.infer(dy, x, scale, mean, variance);
+    std::int64_t const c = x.dims()[R - 1];
+    for (auto const& [label, given] : {std::pair{"scale_backprop", scale_backprop.dims()[0]},
+                                       std::pair{"offset_backprop", offset_backprop.dims()[0]}}) {
+      if (given != c) {
+        throw invalid_argument(std::string(name) + ": " + label + " has " + std::to_string(given) +
+                               " elements but x of shape " + Shape(x.dims()).to_string() + " has " +
+                               std::to_string(c) + " channels");
+      }
+    }
+    return spec;
+  }
+
+  template <class T, std::size_t R>
+  void compute(Tensor<T, R>& dx, Tensor<T, R> const& dy, Tensor<T, R> const& x,
+               Tensor<T, 1> const& scale, Tensor<T, 1> const& mean, Tensor<T, 1> const& variance,
+               Tensor<T, 1> const& scale_backprop, Tensor<T, 1> const& offset_backprop) const {
+    std::int64_t const c = x.dims()[R - 1];
+    std::int64_t const rows = c == 0 ? 0 : x.num_elements() / c;
+    detail::nn_impl::fused_batch_norm_grad_given_sums(
+        dy.data(), x.data(), rows, c, scale.data(), mean.data(), variance.data(),
+        scale_backprop.data(), offset_backprop.data(), static_cast<double>(epsilon),
+        detail::tensor_access::mutable_data(dx));
+  }
+
+  template <class T, std::size_t R>
+  auto gradient(Tensor<T, R> const& u, Tensor<T, R> const& dx, Tensor<T, R> const& dy,
+                Tensor<T, R> const& x, Tensor<T, 1> const& scale, Tensor<T, 1> const& mean,
+                Tensor<T, 1> const& variance, Tensor<T, 1> const&, Tensor<T, 1> const&) const {
+    return std::tuple_cat(
+        FusedBatchNormGradV3{epsilon, true}.gradient(u, dx, dy, x, scale, mean, variance),
+        std::tuple{no_gradient, no_gradient});
   }
 };
 

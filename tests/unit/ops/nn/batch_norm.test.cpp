@@ -9,6 +9,7 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/nn/batch_norm.hpp>
 #include <tapeflow/ops/nn/batch_norm_grad.hpp>
 #include <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
@@ -539,6 +540,80 @@ TEST_CASE("FusedBatchNormV3 given the batch moments equals it computing them",
   CHECK_THROWS_WITH(tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, true}, in.dy, in.x,
                                         in.scale, empty, empty),
                     Catch::Contains("FusedBatchNormGradV3: mean has 0 elements"));
+}
+
+TEST_CASE("FusedBatchNormGradGivenSumsV3 equals FusedBatchNormGradV3 given its sums",
+          "[ops][nn][batch_norm]") {
+  // FusedBatchNormV3's gradient hands dx's op the scale and offset gradients it computed: the
+  // result must be what FusedBatchNormGradV3 computes summing dy and x itself.
+  auto const in = grad_inputs(kGradDims, 130);
+  int const axes[3] = {0, 1, 2};
+  auto const mv = moments_for(true, in.x, in.mean, in.var);
+  auto const want = tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, true}, in.dy, in.x,
+                                        in.scale, mv.first, mv.second);
+  auto const dscale = tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, true}, in.dy,
+                                          in.x, in.scale, mv.first, mv.second);
+  auto const doffset = tf::reduce_sum(in.dy, axes);
+  auto const got = tf::detail::execute(tf::ops::FusedBatchNormGradGivenSumsV3{1e-3f}, in.dy, in.x,
+                                       in.scale, mv.first, mv.second, dscale, doffset);
+  for (std::size_t i = 0; i < in.xs.size(); ++i) {
+    CHECK(got.values()[i] == Approx(want.values()[i]).margin(1e-12));
+  }
+  // float: the sums come rounded to float, dx stays within a few ulps of the op's.
+  auto const xf = tf::cast<float>(in.x);
+  auto const dyf = tf::cast<float>(in.dy);
+  auto const sf = tf::cast<float>(in.scale);
+  auto const mf = moments_for(true, xf, tf::cast<float>(in.mean), tf::cast<float>(in.var));
+  auto const want_f = tf::detail::execute(tf::ops::FusedBatchNormGradV3{1e-3f, true}, dyf, xf, sf,
+                                          mf.first, mf.second);
+  auto const got_f = tf::detail::execute(
+      tf::ops::FusedBatchNormGradGivenSumsV3{1e-3f}, dyf, xf, sf, mf.first, mf.second,
+      tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, true}, dyf, xf, sf, mf.first,
+                          mf.second),
+      tf::reduce_sum(dyf, axes));
+  CHECK(max_diff(got_f.numpy(), want_f.numpy()) < 1e-5);
+  // The sums must have one element per channel.
+  auto const wrong = test_data<1>({in.c + 1}, 135);
+  CHECK_THROWS_WITH(tf::detail::execute(tf::ops::FusedBatchNormGradGivenSumsV3{1e-3f}, in.dy, in.x,
+                                        in.scale, mv.first, mv.second, dscale, wrong),
+                    Catch::Contains("FusedBatchNormGradV3: offset_backprop has 34 elements") &&
+                        Catch::Contains("33 channels"));
+  CHECK_THROWS_WITH(tf::detail::execute(tf::ops::FusedBatchNormGradGivenSumsV3{1e-3f}, in.dy, in.x,
+                                        in.scale, mv.first, mv.second, wrong, doffset),
+                    Catch::Contains("FusedBatchNormGradV3: scale_backprop has 34 elements"));
+}
+
+TEST_CASE("FusedBatchNormGradGivenSumsV3 gradients (second order of batch norm)",
+          "[ops][nn][batch_norm]") {
+  // Its gradient is FusedBatchNormGradV3's, for the sums as for the moments: numerically right
+  // when, as in FusedBatchNormV3's gradient, they are computed from dy and x.
+  auto const in = grad_inputs({2, 2, 3, 3}, 140);
+  auto const scale = in.scale + 1.5;
+  int const axes[3] = {0, 1, 2};
+  check_gradients(
+      [&](auto const& g, auto const& xv, auto const& s) {
+        auto const mv = moments_for(true, xv, in.mean, in.var);
+        auto const dscale = tf::detail::execute(tf::ops::FusedBatchNormScaleGradV3{1e-3f, true}, g,
+                                                xv, s, mv.first, mv.second);
+        return tf::detail::execute(tf::ops::FusedBatchNormGradGivenSumsV3{1e-3f}, g, xv, s,
+                                   mv.first, mv.second, dscale, tf::reduce_sum(g, axes));
+      },
+      in.dy, in.x, scale);
+  // Through a whole training-mode normalization, with the moments given (Keras) or not.
+  auto const offset = test_data<1>({in.c}, 145);
+  for (bool given : {false, true}) {
+    INFO("moments given " << given);
+    check_gradients(
+        [&](auto const& xv) {
+          tf::GradientTape inner;
+          inner.watch(xv);
+          auto const mv = moments_for(true, xv, in.mean, in.var);
+          auto const y = tf::detail::execute(tf::ops::FusedBatchNormV3{1e-3f, true, given}, xv,
+                                             scale, offset, mv.first, mv.second);
+          return *inner.gradient(tf::reduce_sum(y * y * y), xv);
+        },
+        in.x);
+  }
 }
 
 }  // namespace test_ops_nn_batch_norm

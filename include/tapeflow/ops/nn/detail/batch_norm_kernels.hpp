@@ -328,28 +328,17 @@ std::array<std::vector<double>, Sums> gradient_sums(T const* dy, T const* x, std
       });
 }
 
-/// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
-/// Training, with the batch's moments given: one pass for sum(dy) and sum(dy * (x - m)), then
-/// dx = dy * a + x * b + k by channel, all three folded into one multiply-add pass.
+/// Training-mode x_backprop over [rows, c] from the channel sums sum(dy) and sum(dy * (x - m))
+/// (formulas: ops/nn/batch_norm_grad.hpp): dx = dy * a + x * b + k by channel, one multiply-add
+/// pass over dy and x.
 template <class T>
-void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
-                           T const* scale, T const* mean, T const* variance, double epsilon,
-                           bool is_training, T* dx) {
-  std::vector<T> a(static_cast<std::size_t>(c));
-  if (!is_training) {
-    std::vector<T> zero(static_cast<std::size_t>(c), T(0));
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      a[i] = static_cast<T>(static_cast<double>(scale[i]) /
-                            std::sqrt(static_cast<double>(variance[i]) + epsilon));
-    }
-    channel_affine(dy, rows, c, a.data(), zero.data(), dx);
-    return;
-  }
+void batch_norm_grad_from_sums(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                               T const* scale, T const* mean, T const* variance, double epsilon,
+                               std::vector<double> const& sum_dy,
+                               std::vector<double> const& sum_dyc, T* dx) {
   using Vec = typename backend::cpu::VecFor<T>::type;
-  auto const sums = gradient_sums<2>(dy, x, rows, c, mean);
-  std::vector<double> const& sum_dy = sums[0];
-  std::vector<double> const& sum_dyc = sums[1];
   double const count = static_cast<double>(std::max<std::int64_t>(rows, 1));
+  std::vector<T> a(static_cast<std::size_t>(c));
   std::vector<T> b(static_cast<std::size_t>(c));
   std::vector<T> k(static_cast<std::size_t>(c));
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -379,6 +368,44 @@ void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int6
       }
     }
   });
+}
+
+/// FusedBatchNormGradV3's x_backprop over [rows, c] (formulas: ops/nn/batch_norm_grad.hpp).
+/// Training, with the batch's moments given: one pass for sum(dy) and sum(dy * (x - m)), then
+/// the multiply-add pass of batch_norm_grad_from_sums.
+template <class T>
+void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                           T const* scale, T const* mean, T const* variance, double epsilon,
+                           bool is_training, T* dx) {
+  if (!is_training) {
+    std::vector<T> a(static_cast<std::size_t>(c));
+    std::vector<T> zero(static_cast<std::size_t>(c), T(0));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<T>(static_cast<double>(scale[i]) /
+                            std::sqrt(static_cast<double>(variance[i]) + epsilon));
+    }
+    channel_affine(dy, rows, c, a.data(), zero.data(), dx);
+    return;
+  }
+  auto const sums = gradient_sums<2>(dy, x, rows, c, mean);
+  batch_norm_grad_from_sums(dy, x, rows, c, scale, mean, variance, epsilon, sums[0], sums[1], dx);
+}
+
+/// The same x_backprop given FusedBatchNormGradV3's other outputs, scale_backprop =
+/// sum(dy * (x - m)) / sqrt(v + eps) and offset_backprop = sum(dy): the multiply-add pass alone.
+template <class T>
+void fused_batch_norm_grad_given_sums(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                                      T const* scale, T const* mean, T const* variance,
+                                      T const* scale_backprop, T const* offset_backprop,
+                                      double epsilon, T* dx) {
+  std::vector<double> sum_dy(static_cast<std::size_t>(c));
+  std::vector<double> sum_dyc(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < sum_dy.size(); ++i) {
+    sum_dy[i] = static_cast<double>(offset_backprop[i]);
+    sum_dyc[i] = static_cast<double>(scale_backprop[i]) *
+                 std::sqrt(static_cast<double>(variance[i]) + epsilon);
+  }
+  batch_norm_grad_from_sums(dy, x, rows, c, scale, mean, variance, epsilon, sum_dy, sum_dyc, dx);
 }
 
 /// FusedBatchNormGradV3's scale_backprop over [rows, c]: sum(dy * (x - m)) / sqrt(v + eps) by
