@@ -473,15 +473,17 @@ TEST_CASE("a sum or mean of a fused chain's value joins the chain", "[function][
     check.template operator()<float>(rows);
     check.template operator()<double>(rows);
   }
-  // A partial reduction, or a sum of an argument, stays out of the chain.
+  // A sum of an argument, or a max, stays out of the chain; a sum of rows joins (the test
+  // after the next).
   auto g = tf::function([](const tf::Tensor<float, 2>& x) {
     return std::tuple{tf::reduce_sum(tf::exp(x), 1), tf::reduce_sum(x), tf::reduce_max(x * x)};
   });
   auto x = tf::random::uniform<float>({50, 40}, {.seed = 6});
   auto [rows, total, max] = g(x);
+  CHECK(rows.numpy() == tf::reduce_sum(tf::exp(x), 1).numpy());
   CHECK(total.item() == tf::reduce_sum(x).item());
   CHECK(max.item() == tf::reduce_max(x * x).item());
-  CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{1, 1});
+  CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{2, 1});
 }
 
 TEST_CASE("a sum or mean over leading axes of a fused chain's value joins the chain",
@@ -531,6 +533,64 @@ TEST_CASE("a sum or mean over leading axes of a fused chain's value joins the ch
     check.template operator()<double>(rows, 33, true);
     check.template operator()<float>(rows, 1500, false);  // blocks of 16 rows would not fit L2
   }
+}
+
+TEST_CASE("a sum or mean over trailing axes of a fused chain's value joins the chain",
+          "[function][function]") {
+  // A row's squared norm or mean ([rows, red] -> [rows], here [rows, 1, red] over its last two
+  // axes and [rows, red] over its last): each chunk holds whole rows, summed by the op's own row
+  // kernel, so results are bitwise eager's however the chain is chunked or threaded.
+  auto body = [](const auto& x) {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    auto y = tf::nn::relu(x * static_cast<T>(0.5) - static_cast<T>(0.25));
+    int const last_two[2] = {1, 2};
+    auto norm = tf::reduce_sum(y * x, last_two);  // before the Reshape, which ends a chain
+    auto flat = tf::reshape(x, std::array<std::int64_t, 2>{x.dims()[0], -1});
+    return std::tuple{y, norm,
+                      tf::reduce_mean(tf::math::squared_difference(flat, static_cast<T>(1)), 1)};
+  };
+  auto check = [&]<class T>(std::int64_t rows, std::int64_t red, bool fuses) {
+    INFO("rows = " << rows << " row length = " << red);
+    auto f = tf::function([&](const tf::Tensor<T, 3>& x) { return body(x); });
+    auto x = tf::reshape(
+        tf::random::uniform<T>({rows * red}, {.minval = T(-2), .maxval = T(2), .seed = 9}),
+        std::array<std::int64_t, 3>{rows, 1, red});
+    auto traced = f(x);
+    auto eager = body(x);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      auto const i = static_cast<std::size_t>(r);
+      CHECK(same(std::get<1>(traced).values()[i], std::get<1>(eager).values()[i]));
+      CHECK(same(std::get<2>(traced).values()[i], std::get<2>(eager).values()[i]));
+      double want = 0;
+      for (std::int64_t k = 0; k < red; ++k) {
+        double const v = double(x.values()[static_cast<std::size_t>(r * red + k)]);
+        want += (v - 1) * (v - 1);
+      }
+      CHECK(double(std::get<2>(eager).values()[i]) == Approx(want / double(red)).epsilon(1e-5));
+    }
+    CHECK(std::get<0>(traced).numpy() == std::get<0>(eager).numpy());
+    // *, -, relu, * and the sum (relu's value is returned); squared_difference and its mean.
+    // A row whose length and 16's least common multiple passes 16K elements stays out.
+    const auto chains = f.concrete_functions()[0]->fused_chains();
+    CHECK(chains == (fuses ? std::vector<std::size_t>{5, 2} : std::vector<std::size_t>{4, 1}));
+  };
+  for (std::int64_t rows : {2, 3, 17, 64, 333}) {
+    for (std::int64_t red : {2, 10, 16, 100, 784, 1000}) {
+      check.template operator()<float>(rows, red, true);
+    }
+    check.template operator()<double>(rows, 33, true);
+    check.template operator()<float>(rows, 1025, false);
+  }
+  // One row is a sum of every element; a run of reduced axes that does not reach the last one
+  // is neither: both as before.
+  auto g = tf::function([](const tf::Tensor<float, 3>& x) {
+    int const middle[1] = {1};
+    return tf::reduce_sum(tf::exp(x), middle);
+  });
+  const auto x = tf::random::uniform<float>({4, 8, 16}, {.seed = 10});
+  int const middle[1] = {1};
+  CHECK(g(x).numpy() == tf::reduce_sum(tf::exp(x), middle).numpy());
+  CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{1});
 }
 
 TEST_CASE("a bias add joins the chain of its activation", "[function][function]") {

@@ -124,19 +124,21 @@ struct GraphNode {
                        std::int64_t n) = nullptr;
   /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
   bool fused_rows = false;
-  /// Set for reductions a fused chain may end in: sums and means of every element, or of leading
-  /// axes ([rows, inner] -> [inner]) (Note [Fusion]): the op's own kernel, split into blocks a
-  /// chain produces chunk by chunk.
+  /// Set for reductions a fused chain may end in: sums and means of every element, of leading
+  /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
+  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks
+  /// get this struct for its block and inner.
   struct FusedReduction {
     std::int64_t block = 0;  // chunk starts must be multiples of it
     std::int64_t inner = 1;  // values of the output (1: a sum of every element)
     /// Values of partial results `accumulate` writes for `n` input elements.
-    std::int64_t (*partials)(std::int64_t n, std::int64_t inner) = nullptr;
+    std::int64_t (*partials)(std::int64_t n, const FusedReduction& self) = nullptr;
     /// Writes the partial results of input elements [start, start + n), read from `in`.
     void (*accumulate)(void* partials, const void* in, std::int64_t start, std::int64_t n,
-                       std::int64_t inner) = nullptr;
+                       const FusedReduction& self) = nullptr;
     /// The op's `inner` output values from the partial results of all `n` input elements.
-    void (*finish)(void* out, const void* partials, std::int64_t n, std::int64_t inner) = nullptr;
+    void (*finish)(void* out, const void* partials, std::int64_t n,
+                   const FusedReduction& self) = nullptr;
   };
   FusedReduction fused_reduction;
   /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and

@@ -752,7 +752,7 @@ class Executor {
     if (run.reduction != nullptr) {
       run.reduction->fused_reduction.accumulate(
           run.partials, value_of(static_cast<std::size_t>(group.reduce_input)), start, len,
-          run.reduction->fused_reduction.inner);
+          run.reduction->fused_reduction);
     }
   }
 
@@ -787,7 +787,7 @@ class Executor {
     const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
     if (reduction != nullptr) {
       partials.resize(static_cast<std::size_t>(
-          reduction->fused_reduction.partials(group.elements, reduction->fused_reduction.inner)));
+          reduction->fused_reduction.partials(group.elements, reduction->fused_reduction)));
     }
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
@@ -904,7 +904,7 @@ class Executor {
     if (reduction != nullptr) {
       AnyTensor out = allocate_any(group.dtype, reduction->shape);
       reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements,
-                                        reduction->fused_reduction.inner);
+                                        reduction->fused_reduction);
       values[static_cast<std::size_t>(reduction->output)] = std::move(out);
     }
   }

@@ -449,26 +449,79 @@ struct Reduce {
     return outer == 1 && inner > 1 ? inner : 0;
   }
 
+  /// The rows of the output when this reduction of `dims` sums trailing axes only ([rows, red]
+  /// -> [rows], rows > 1, red > 1: one contiguous run of reduced axes with nothing longer than 1
+  /// after it, which compute() reduces row by row), else 0.
+  template <std::size_t R>
+  [[nodiscard]] std::int64_t trailing_rows(const std::array<std::int64_t, R>& dims) const {
+    if (num_axes == 0) {
+      return 0;
+    }
+    std::size_t const first = static_cast<std::size_t>(axes[0]);
+    std::size_t const last = static_cast<std::size_t>(axes[num_axes - 1]);
+    if (last - first + 1 != num_axes) {
+      return 0;
+    }
+    std::int64_t outer = 1;
+    std::int64_t red = 1;
+    for (std::size_t i = 0; i < R; ++i) {
+      if (i < first) {
+        outer *= dims[i];
+      } else if (i <= last) {
+        red *= dims[i];
+      } else if (dims[i] != 1) {
+        return 0;
+      }
+    }
+    return outer > 1 && red > 1 ? outer : 0;
+  }
+
   /// What a fused chain ending in this reduction of `x` calls: for a sum of every element (Note
-  /// [Full sums]) or of leading axes (Note [Leading-axis sums]); sums and means only, else empty.
+  /// [Full sums]), of leading axes (Note [Leading-axis sums]) or of trailing axes (each chunk
+  /// holds whole rows, which compute()'s row kernel sums); sums and means only, else empty.
   template <class T, std::size_t R>
     requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
   [[nodiscard]] detail::trace::GraphNode::FusedReduction fused_reduction(
       const Tensor<T, R>& x) const {
+    using Hooks = detail::trace::GraphNode::FusedReduction;
     if (reduces_every_element(x.dims())) {
       return {
           .block = detail::full_sum_block,
           .inner = 1,
-          .partials = [](std::int64_t n, std::int64_t) { return detail::full_sum_partials(n); },
+          .partials = [](std::int64_t n, const Hooks&) { return detail::full_sum_partials(n); },
           .accumulate =
-              [](void* partials, const void* in, std::int64_t start, std::int64_t n, std::int64_t) {
+              [](void* partials, const void* in, std::int64_t start, std::int64_t n, const Hooks&) {
                 detail::full_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
                                             start, n);
               },
           .finish =
-              [](void* out, const void* partials, std::int64_t n, std::int64_t) {
+              [](void* out, const void* partials, std::int64_t n, const Hooks&) {
                 T const sum = detail::full_sum_finish(static_cast<const T*>(partials), n);
                 *static_cast<T*>(out) = Kind == ReduceKind::mean ? mean_of(sum, n) : sum;
+              },
+      };
+    }
+    if (std::int64_t const rows = trailing_rows(x.dims()); rows > 0) {
+      return {
+          .block = x.num_elements() / rows,  // a row: chunks hold whole rows
+          .inner = rows,
+          .partials = [](std::int64_t, const Hooks& self) { return self.inner; },
+          .accumulate =
+              [](void* partials, const void* in, std::int64_t start, std::int64_t n,
+                 const Hooks& self) {
+                detail::reduce_middle_run<Kind>(static_cast<const T*>(in),
+                                                static_cast<T*>(partials) + start / self.block,
+                                                n / self.block, self.block, 1);
+              },
+          .finish =
+              [](void* out, const void* partials, std::int64_t, const Hooks& self) {
+                T* const values = static_cast<T*>(out);
+                std::copy_n(static_cast<const T*>(partials), self.inner, values);
+                if constexpr (Kind == ReduceKind::mean) {
+                  for (std::int64_t k = 0; k < self.inner; ++k) {
+                    values[k] = mean_of(values[k], self.block);
+                  }
+                }
               },
       };
     }
@@ -479,16 +532,18 @@ struct Reduce {
     return {
         .block = detail::leading_sum_block_rows(inner) * inner,
         .inner = inner,
-        .partials = &detail::leading_sum_partials,
+        .partials = [](std::int64_t n,
+                       const Hooks& self) { return detail::leading_sum_partials(n, self.inner); },
         .accumulate =
             [](void* partials, const void* in, std::int64_t start, std::int64_t n,
-               std::int64_t columns) {
+               const Hooks& self) {
               detail::leading_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
-                                             start, n, columns);
+                                             start, n, self.inner);
             },
         .finish =
-            [](void* out, const void* partials, std::int64_t n, std::int64_t columns) {
+            [](void* out, const void* partials, std::int64_t n, const Hooks& self) {
               T* const sums = static_cast<T*>(out);
+              std::int64_t const columns = self.inner;
               detail::leading_sum_finish(sums, static_cast<const T*>(partials), n, columns);
               if constexpr (Kind == ReduceKind::mean) {
                 for (std::int64_t k = 0; k < columns; ++k) {
