@@ -2978,19 +2978,21 @@ struct GraphNode {
                        std::int64_t n) = nullptr;
   /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
   bool fused_rows = false;
-  /// Set for reductions a fused chain may end in: sums and means of every element, or of leading
-  /// axes ([rows, inner] -> [inner]) (Note [Fusion]): the op's own kernel, split into blocks a
-  /// chain produces chunk by chunk.
+  /// Set for reductions a fused chain may end in: sums and means of every element, of leading
+  /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
+  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks
+  /// get this struct for its block and inner.
   struct FusedReduction {
     std::int64_t block = 0;  // chunk starts must be multiples of it
     std::int64_t inner = 1;  // values of the output (1: a sum of every element)
     /// Values of partial results `accumulate` writes for `n` input elements.
-    std::int64_t (*partials)(std::int64_t n, std::int64_t inner) = nullptr;
+    std::int64_t (*partials)(std::int64_t n, const FusedReduction& self) = nullptr;
     /// Writes the partial results of input elements [start, start + n), read from `in`.
     void (*accumulate)(void* partials, const void* in, std::int64_t start, std::int64_t n,
-                       std::int64_t inner) = nullptr;
+                       const FusedReduction& self) = nullptr;
     /// The op's `inner` output values from the partial results of all `n` input elements.
-    void (*finish)(void* out, const void* partials, std::int64_t n, std::int64_t inner) = nullptr;
+    void (*finish)(void* out, const void* partials, std::int64_t n,
+                   const FusedReduction& self) = nullptr;
   };
   FusedReduction fused_reduction;
   /// Set for ops whose output is, by channel (the last axis), x * a + b with per-channel a and
@@ -7571,6 +7573,7 @@ TAPEFLOW_END_NAMESPACE
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -8145,50 +8148,90 @@ struct Reduce {
     return true;
   }
 
-  /// The values of the output when this reduction of `dims` sums leading axes only ([rows,
-  /// inner] -> [inner], inner > 1: one contiguous run of reduced axes with nothing longer than 1
-  /// before it, the case compute() gives Note [Leading-axis sums]), else 0.
+  /// The element counts [outer, reduced, inner] of `dims` when the reduced axes are one
+  /// contiguous run, else nothing (compute() then reduces the runs one after another).
   template <std::size_t R>
-  [[nodiscard]] std::int64_t leading_inner(const std::array<std::int64_t, R>& dims) const {
+  [[nodiscard]] std::optional<std::array<std::int64_t, 3>> one_run(
+      const std::array<std::int64_t, R>& dims) const {
     if (num_axes == 0) {
-      return 0;
+      return std::nullopt;
     }
     std::size_t const first = static_cast<std::size_t>(axes[0]);
     std::size_t const last = static_cast<std::size_t>(axes[num_axes - 1]);
     if (last - first + 1 != num_axes) {
-      return 0;  // not one run: compute() reduces the runs one after another
+      return std::nullopt;
     }
-    std::int64_t outer = 1;
-    std::int64_t inner = 1;
-    for (std::size_t i = 0; i < first; ++i) {
-      outer *= dims[i];
+    std::array<std::int64_t, 3> counts{1, 1, 1};
+    for (std::size_t i = 0; i < R; ++i) {
+      counts[i < first ? 0 : i <= last ? 1 : 2] *= dims[i];
     }
-    for (std::size_t i = last + 1; i < R; ++i) {
-      inner *= dims[i];
-    }
-    return outer == 1 && inner > 1 ? inner : 0;
+    return counts;
+  }
+
+  /// The values of the output when this reduction of `dims` sums leading axes only ([rows,
+  /// inner] -> [inner], inner > 1: nothing longer than 1 before the run, the case compute()
+  /// gives Note [Leading-axis sums]), else 0.
+  template <std::size_t R>
+  [[nodiscard]] std::int64_t leading_inner(const std::array<std::int64_t, R>& dims) const {
+    auto const run = one_run(dims);
+    return run && (*run)[0] == 1 && (*run)[2] > 1 ? (*run)[2] : 0;
+  }
+
+  /// The rows of the output when this reduction of `dims` sums trailing axes only ([rows, red]
+  /// -> [rows], rows > 1, red > 1: nothing longer than 1 after the run, which compute() reduces
+  /// row by row), else 0.
+  template <std::size_t R>
+  [[nodiscard]] std::int64_t trailing_rows(const std::array<std::int64_t, R>& dims) const {
+    auto const run = one_run(dims);
+    return run && (*run)[0] > 1 && (*run)[1] > 1 && (*run)[2] == 1 ? (*run)[0] : 0;
   }
 
   /// What a fused chain ending in this reduction of `x` calls: for a sum of every element (Note
-  /// [Full sums]) or of leading axes (Note [Leading-axis sums]); sums and means only, else empty.
+  /// [Full sums]), of leading axes (Note [Leading-axis sums]) or of trailing axes (each chunk
+  /// holds whole rows, which compute()'s row kernel sums); sums and means only, else empty.
   template <class T, std::size_t R>
     requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
   [[nodiscard]] detail::trace::GraphNode::FusedReduction fused_reduction(
       const Tensor<T, R>& x) const {
+    using Hooks = detail::trace::GraphNode::FusedReduction;
     if (reduces_every_element(x.dims())) {
       return {
           .block = detail::full_sum_block,
           .inner = 1,
-          .partials = [](std::int64_t n, std::int64_t) { return detail::full_sum_partials(n); },
+          .partials = [](std::int64_t n, const Hooks&) { return detail::full_sum_partials(n); },
           .accumulate =
-              [](void* partials, const void* in, std::int64_t start, std::int64_t n, std::int64_t) {
+              [](void* partials, const void* in, std::int64_t start, std::int64_t n, const Hooks&) {
                 detail::full_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
                                             start, n);
               },
           .finish =
-              [](void* out, const void* partials, std::int64_t n, std::int64_t) {
+              [](void* out, const void* partials, std::int64_t n, const Hooks&) {
                 T const sum = detail::full_sum_finish(static_cast<const T*>(partials), n);
                 *static_cast<T*>(out) = Kind == ReduceKind::mean ? mean_of(sum, n) : sum;
+              },
+      };
+    }
+    if (std::int64_t const rows = trailing_rows(x.dims()); rows > 0) {
+      return {
+          .block = x.num_elements() / rows,  // a row: chunks hold whole rows
+          .inner = rows,
+          .partials = [](std::int64_t, const Hooks& self) { return self.inner; },
+          .accumulate =
+              [](void* partials, const void* in, std::int64_t start, std::int64_t n,
+                 const Hooks& self) {
+                detail::reduce_middle_run<Kind>(static_cast<const T*>(in),
+                                                static_cast<T*>(partials) + start / self.block,
+                                                n / self.block, self.block, 1);
+              },
+          .finish =
+              [](void* out, const void* partials, std::int64_t, const Hooks& self) {
+                T* const values = static_cast<T*>(out);
+                std::copy_n(static_cast<const T*>(partials), self.inner, values);
+                if constexpr (Kind == ReduceKind::mean) {
+                  for (std::int64_t k = 0; k < self.inner; ++k) {
+                    values[k] = mean_of(values[k], self.block);
+                  }
+                }
               },
       };
     }
@@ -8199,16 +8242,18 @@ struct Reduce {
     return {
         .block = detail::leading_sum_block_rows(inner) * inner,
         .inner = inner,
-        .partials = &detail::leading_sum_partials,
+        .partials = [](std::int64_t n,
+                       const Hooks& self) { return detail::leading_sum_partials(n, self.inner); },
         .accumulate =
             [](void* partials, const void* in, std::int64_t start, std::int64_t n,
-               std::int64_t columns) {
+               const Hooks& self) {
               detail::leading_sum_accumulate(static_cast<T*>(partials), static_cast<const T*>(in),
-                                             start, n, columns);
+                                             start, n, self.inner);
             },
         .finish =
-            [](void* out, const void* partials, std::int64_t n, std::int64_t columns) {
+            [](void* out, const void* partials, std::int64_t n, const Hooks& self) {
               T* const sums = static_cast<T*>(out);
+              std::int64_t const columns = self.inner;
               detail::leading_sum_finish(sums, static_cast<const T*>(partials), n, columns);
               if constexpr (Kind == ReduceKind::mean) {
                 for (std::int64_t k = 0; k < columns; ++k) {
@@ -9781,7 +9826,7 @@ class Executor {
     if (run.reduction != nullptr) {
       run.reduction->fused_reduction.accumulate(
           run.partials, value_of(static_cast<std::size_t>(group.reduce_input)), start, len,
-          run.reduction->fused_reduction.inner);
+          run.reduction->fused_reduction);
     }
   }
 
@@ -9816,7 +9861,7 @@ class Executor {
     const trace::GraphNode* reduction = group.reduce_input >= 0 ? &nodes[group.end - 1] : nullptr;
     if (reduction != nullptr) {
       partials.resize(static_cast<std::size_t>(
-          reduction->fused_reduction.partials(group.elements, reduction->fused_reduction.inner)));
+          reduction->fused_reduction.partials(group.elements, reduction->fused_reduction)));
     }
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
@@ -9933,7 +9978,7 @@ class Executor {
     if (reduction != nullptr) {
       AnyTensor out = allocate_any(group.dtype, reduction->shape);
       reduction->fused_reduction.finish(out.mutable_raw_data(), partials.data(), group.elements,
-                                        reduction->fused_reduction.inner);
+                                        reduction->fused_reduction);
       values[static_cast<std::size_t>(reduction->output)] = std::move(out);
     }
   }

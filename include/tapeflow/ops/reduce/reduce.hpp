@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -425,55 +426,42 @@ struct Reduce {
     return true;
   }
 
-  /// The values of the output when this reduction of `dims` sums leading axes only ([rows,
-  /// inner] -> [inner], inner > 1: one contiguous run of reduced axes with nothing longer than 1
-  /// before it, the case compute() gives Note [Leading-axis sums]), else 0.
+  /// The element counts [outer, reduced, inner] of `dims` when the reduced axes are one
+  /// contiguous run, else nothing (compute() then reduces the runs one after another).
   template <std::size_t R>
-  [[nodiscard]] std::int64_t leading_inner(const std::array<std::int64_t, R>& dims) const {
+  [[nodiscard]] std::optional<std::array<std::int64_t, 3>> one_run(
+      const std::array<std::int64_t, R>& dims) const {
     if (num_axes == 0) {
-      return 0;
+      return std::nullopt;
     }
     std::size_t const first = static_cast<std::size_t>(axes[0]);
     std::size_t const last = static_cast<std::size_t>(axes[num_axes - 1]);
     if (last - first + 1 != num_axes) {
-      return 0;  // not one run: compute() reduces the runs one after another
+      return std::nullopt;
     }
-    std::int64_t outer = 1;
-    std::int64_t inner = 1;
-    for (std::size_t i = 0; i < first; ++i) {
-      outer *= dims[i];
+    std::array<std::int64_t, 3> counts{1, 1, 1};
+    for (std::size_t i = 0; i < R; ++i) {
+      counts[i < first ? 0 : i <= last ? 1 : 2] *= dims[i];
     }
-    for (std::size_t i = last + 1; i < R; ++i) {
-      inner *= dims[i];
-    }
-    return outer == 1 && inner > 1 ? inner : 0;
+    return counts;
+  }
+
+  /// The values of the output when this reduction of `dims` sums leading axes only ([rows,
+  /// inner] -> [inner], inner > 1: nothing longer than 1 before the run, the case compute()
+  /// gives Note [Leading-axis sums]), else 0.
+  template <std::size_t R>
+  [[nodiscard]] std::int64_t leading_inner(const std::array<std::int64_t, R>& dims) const {
+    auto const run = one_run(dims);
+    return run && (*run)[0] == 1 && (*run)[2] > 1 ? (*run)[2] : 0;
   }
 
   /// The rows of the output when this reduction of `dims` sums trailing axes only ([rows, red]
-  /// -> [rows], rows > 1, red > 1: one contiguous run of reduced axes with nothing longer than 1
-  /// after it, which compute() reduces row by row), else 0.
+  /// -> [rows], rows > 1, red > 1: nothing longer than 1 after the run, which compute() reduces
+  /// row by row), else 0.
   template <std::size_t R>
   [[nodiscard]] std::int64_t trailing_rows(const std::array<std::int64_t, R>& dims) const {
-    if (num_axes == 0) {
-      return 0;
-    }
-    std::size_t const first = static_cast<std::size_t>(axes[0]);
-    std::size_t const last = static_cast<std::size_t>(axes[num_axes - 1]);
-    if (last - first + 1 != num_axes) {
-      return 0;
-    }
-    std::int64_t outer = 1;
-    std::int64_t red = 1;
-    for (std::size_t i = 0; i < R; ++i) {
-      if (i < first) {
-        outer *= dims[i];
-      } else if (i <= last) {
-        red *= dims[i];
-      } else if (dims[i] != 1) {
-        return 0;
-      }
-    }
-    return outer > 1 && red > 1 ? outer : 0;
+    auto const run = one_run(dims);
+    return run && (*run)[0] > 1 && (*run)[1] > 1 && (*run)[2] == 1 ? (*run)[0] : 0;
   }
 
   /// What a fused chain ending in this reduction of `x` calls: for a sum of every element (Note
