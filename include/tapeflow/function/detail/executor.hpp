@@ -461,8 +461,8 @@ class Executor {
       }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       const std::size_t splat_bytes = splats.size() * static_cast<std::size_t>(group.span) * width;
-      group.splat.resize((splat_bytes + sizeof(double) - 1) / sizeof(double));
-      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
+      group.splat.resize((splat_bytes + sizeof(double) - 1) / sizeof(double) + splat_pad);
+      auto* bytes = const_cast<std::byte*>(aligned_splats<std::byte>(group));
       for (const void* value : splats) {
         for (std::int64_t e = 0; e < group.span; ++e, bytes += width) {
           std::memcpy(bytes, value, width);
@@ -701,13 +701,31 @@ class Executor {
     T* partials = nullptr;              // a fused reduction's, each written once
   };
 
+  // `size` elements of `buffer` from a 64-byte boundary: rows and splats are read and written
+  // in whole packets, and a packet that crosses a cache line costs two accesses.
+  template <class T>
+  static T* aligned_elements(std::vector<T>& buffer, std::size_t size) {
+    constexpr std::size_t line = 64;
+    if (buffer.size() < size + line / sizeof(T)) {
+      buffer.resize(size + line / sizeof(T));
+    }
+    const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+    return buffer.data() + (line - address % line) % line / sizeof(T);
+  }
+
+  // A group's splat rows from the first 64-byte boundary of its storage (`splat_pad` spare).
+  static constexpr std::size_t splat_pad = 64 / sizeof(double);
+  template <class T>
+  static const T* aligned_splats(const FusionGroup& group) {
+    const auto address = reinterpret_cast<std::uintptr_t>(group.splat.data());
+    return reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(group.splat.data()) +
+                                      (64 - address % 64) % 64);
+  }
+
   template <class T>
   static T* chain_scratch(std::size_t size) {
     thread_local std::vector<T> scratch;  // a group's rows; reused, never zeroed
-    if (scratch.size() < size) {
-      scratch.resize(size);
-    }
-    return scratch.data();
+    return aligned_elements(scratch, size);
   }
 
   // Elements [start, start + len) through the whole chain, on this thread.
@@ -793,13 +811,16 @@ class Executor {
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
     const std::int64_t span = group.span;
-    scalars.resize(static_cast<std::size_t>(group.num_scalars * span));
-    tiles.resize(static_cast<std::size_t>(group.num_repeated * span));
+    T* const scalar_rows =
+        aligned_elements(scalars, static_cast<std::size_t>(group.num_scalars * span));
+    T* const tile_rows =
+        aligned_elements(tiles, static_cast<std::size_t>(group.num_repeated * span));
     std::size_t next_scalar = 0;
     std::size_t next_tile = 0;
+    const T* const splats = aligned_splats<T>(group);
     // Chunks start at multiples of every repeated period, so every chunk reads the same tile.
     auto tile_of = [&](const T* from, std::int64_t period) {
-      T* tile = tiles.data() + next_tile++ * span;
+      T* tile = tile_rows + next_tile++ * span;
       for (std::int64_t e = 0; e < span; e += period) {
         std::copy_n(from, std::min(period, span - e), tile + e);
       }
@@ -816,9 +837,9 @@ class Executor {
         if (operand.kind == OperandKind::vector) {  // the producer's output: not made yet
           source[q] = operand.index == group.producer_slot ? nullptr : slot_data();
         } else if (operand.kind == OperandKind::constant) {
-          source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
+          source[q] = splats + operand.index * span;
         } else if (operand.kind == OperandKind::scalar) {
-          T* splat = scalars.data() + next_scalar++ * span;
+          T* splat = scalar_rows + next_scalar++ * span;
           std::fill_n(splat, span, *slot_data());
           source[q] = splat;
         } else if (operand.kind == OperandKind::repeated) {
