@@ -430,6 +430,100 @@ TEST_CASE("a convolution runs the chain after it as its output epilogue", "[func
   CHECK(f.concrete_functions()[0]->output_epilogues() == 1);
 }
 
+TEST_CASE("a Pad before convolutions folds into their windows", "[function][passes]") {
+  // Note [Padding folding]: MobileNetV2's ZeroPadding2D before a VALID depthwise convolution with
+  // stride 2, and a Conv2D the same way; in a training step the filter gradient reads the padded
+  // value too, and folds as well. Values and gradients are eager's, bitwise.
+  struct Case {
+    const char* kind;
+    std::int64_t h, c, stride, taps;
+    std::int64_t top, bottom, left, right;
+  };
+  // A 1x1 window padded below and to the right only is no plain matrix product.
+  for (const Case& k :
+       {Case{"depthwise", 9, 24, 2, 3, 0, 1, 0, 1}, Case{"depthwise", 8, 5, 1, 3, 1, 1, 2, 0},
+        Case{"conv2d", 9, 3, 2, 3, 1, 1, 1, 1}, Case{"conv2d", 7, 4, 1, 3, 0, 2, 3, 1},
+        Case{"conv2d", 5, 8, 1, 1, 0, 1, 0, 1}}) {
+    INFO(k.kind << " h " << k.h << " c " << k.c << " stride " << k.stride << " taps " << k.taps);
+    const bool depthwise = std::string(k.kind) == "depthwise";
+    const auto w = tf::random::uniform<float>({k.taps, k.taps, k.c, depthwise ? 1 : 6},
+                                              {.minval = -0.5f, .maxval = 0.5f, .seed = 21});
+    auto body = [&](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 4>& filter) {
+      tf::GradientTape tape;
+      tape.watch(filter);
+      const auto padded = tf::pad(x, {{0, 0}, {k.top, k.bottom}, {k.left, k.right}, {0, 0}});
+      const auto y =
+          depthwise ? tf::nn::depthwise_conv2d(padded, filter, {.strides = k.stride})
+                    : tf::nn::conv2d(padded, filter, {.strides = k.stride, .padding = "VALID"});
+      auto dw = tape.gradient(tf::reduce_sum(y * y), filter);
+      return std::tuple{y, *dw};
+    };
+    const auto x =
+        tf::random::uniform<float>({2, k.h, k.h, k.c}, {.minval = -2, .maxval = 2, .seed = 22});
+    auto f = tf::function(body);
+    const auto [y, dw] = f(x, w);
+    const auto [ey, edw] = body(x, w);
+    CHECK(values_of(y) == values_of(ey));
+    CHECK(values_of(dw) == values_of(edw));
+    CHECK(report_of(f).paddings_folded == 1);
+    const auto& graph = f.concrete_functions()[0]->optimized_graph();
+    CHECK(std::none_of(graph.nodes.begin(), graph.nodes.end(),
+                       [](const auto& node) { return node.op == "Pad"; }));
+    int explicit_nodes = 0;
+    for (const auto& node : graph.nodes) {
+      for (const auto& [name, value] : node.attrs) {
+        explicit_nodes += name == "padding" && value == tf::AttrValue("EXPLICIT") ? 1 : 0;
+      }
+    }
+    CHECK(explicit_nodes == 2);  // the convolution and its filter gradient
+    CHECK_THAT(optimized_listing(f), Catch::Contains("explicit_paddings"));
+    // The graph as traced keeps the Pad (export and TensorBoard's "before" show it).
+    CHECK_THAT(f.concrete_functions()[0]->to_string(), Catch::Contains("Pad"));
+  }
+}
+
+TEST_CASE("a Pad stays where a reader cannot take it", "[function][passes]") {
+  const auto w = tf::random::uniform<float>({3, 3, 4, 1}, {.seed = 23});
+  const auto x = tf::random::uniform<float>({1, 6, 6, 4}, {.seed = 24});
+  auto folded = [](const auto& f) { return report_of(f).paddings_folded; };
+  // The padded value is also returned.
+  auto returned = tf::function([&](const tf::Tensor<float, 4>& in) {
+    auto padded = tf::pad(in, {{0, 0}, {1, 1}, {1, 1}, {0, 0}});
+    return std::tuple{tf::nn::depthwise_conv2d(padded, w), padded};
+  });
+  (void)returned(x);
+  CHECK(folded(returned) == 0);
+  // Another op reads it too.
+  auto shared = tf::function([&](const tf::Tensor<float, 4>& in) {
+    auto padded = tf::pad(in, {{0, 0}, {1, 1}, {1, 1}, {0, 0}});
+    return tf::reduce_sum(tf::nn::depthwise_conv2d(padded, w)) + tf::reduce_sum(padded);
+  });
+  (void)shared(x);
+  CHECK(folded(shared) == 0);
+  // Padded channels, or a SAME convolution (which pads by itself).
+  const auto w5 = tf::random::uniform<float>({3, 3, 5, 1}, {.seed = 25});
+  auto channels = tf::function([&](const tf::Tensor<float, 4>& in) {
+    return tf::nn::depthwise_conv2d(tf::pad(in, {{0, 0}, {1, 1}, {1, 1}, {0, 1}}), w5);
+  });
+  (void)channels(x);
+  CHECK(folded(channels) == 0);
+  auto same = tf::function([&](const tf::Tensor<float, 4>& in) {
+    return tf::nn::depthwise_conv2d(tf::pad(in, {{0, 0}, {1, 1}, {1, 1}, {0, 0}}), w,
+                                    {.padding = "SAME"});
+  });
+  CHECK(values_of(same(x)) ==
+        values_of(tf::nn::depthwise_conv2d(tf::pad(x, {{0, 0}, {1, 1}, {1, 1}, {0, 0}}), w,
+                                           {.padding = "SAME"})));
+  CHECK(folded(same) == 0);
+  // remapping off.
+  const OptionsScope off({.remapping = false});
+  auto plain = tf::function([&](const tf::Tensor<float, 4>& in) {
+    return tf::nn::depthwise_conv2d(tf::pad(in, {{0, 0}, {1, 1}, {1, 1}, {0, 0}}), w);
+  });
+  (void)plain(x);
+  CHECK(folded(plain) == 0);
+}
+
 TEST_CASE("a call holds no tensor once it returns", "[function][passes]") {
   // The executor resets at the end of a run only the slots no node releases (constants,
   // outputs, values nothing reads); every other value must already be gone, fused or not.

@@ -133,19 +133,24 @@ TEST_CASE("keras/applications: MobileNetV2 runs at 96x96") {
 TEST_CASE("keras/applications: traced inference equals the eager call bitwise") {
   // In a tf::function each batch normalization joins the chain after it, which the convolution
   // before runs on its output (Note [Output epilogues]); ResNet50's widest pointwise
-  // convolutions run the GEMM and leave their chains to run after them.
+  // convolutions run the GEMM and leave their chains to run after them. Paddings fold into
+  // convolutions (Note [Padding folding]).
   const auto x = tf::random::uniform<float>({2, 96, 96, 3}, {.minval = -1, .maxval = 1, .seed = 3});
   apps::MobileNetV2 mobilenet({.input_shape = {{96, 96, 3}}, .alpha = 0.35, .classes = 10});
   auto traced_mobilenet =
       tf::function([&](const tf::Tensor<float, 4>& in) { return mobilenet(in).as<float, 2>(); });
   CHECK(traced_mobilenet(x).to_vector() == mobilenet(x).as<float, 2>().to_vector());
   CHECK(traced_mobilenet.concrete_functions()[0]->output_epilogues() >= 50);
+  // Its four ZeroPadding2D layers fold into the stride-2 depthwise convolutions after them.
+  CHECK(traced_mobilenet.concrete_functions()[0]->optimization_report().paddings_folded == 4);
   apps::ResNet50 resnet({.input_shape = {{32, 32, 3}}, .include_top = false, .pooling = "avg"});
   const auto small = tf::random::uniform<float>({1, 32, 32, 3}, {.seed = 4});
   auto traced_resnet =
       tf::function([&](const tf::Tensor<float, 4>& in) { return resnet(in).as<float, 2>(); });
   CHECK(traced_resnet(small).to_vector() == resnet(small).as<float, 2>().to_vector());
   CHECK(traced_resnet.concrete_functions()[0]->output_epilogues() >= 40);
+  // The padding before conv1 folds; the one before the max pooling stays.
+  CHECK(traced_resnet.concrete_functions()[0]->optimization_report().paddings_folded == 1);
 }
 
 TEST_CASE("keras/applications: ResNet50 has Keras's layers weights and parameter count") {

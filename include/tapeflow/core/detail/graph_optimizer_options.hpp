@@ -23,7 +23,8 @@ struct Options {
   bool arithmetic_optimization = true;
   /// Removes Identity nodes.
   bool dependency_optimization = true;
-  /// Runs chains of elementwise ops as one fused pass over cache-sized blocks.
+  /// Runs chains of elementwise ops as one fused pass over cache-sized blocks, and folds a Pad
+  /// of rows and columns into the VALID convolutions that read it (EXPLICIT padding).
   bool remapping = true;
   /// Keeps nodes that no output, side effect or variable update needs.
   bool disable_model_pruning = false;

@@ -10,8 +10,10 @@
 // IWYU pragma: private, include <tapeflow/function/function.hpp>
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -157,6 +159,12 @@ struct GraphNode {
   /// then runs on it while it is in cache (Note [Output epilogues] in
   /// backend/cpu/output_epilogue.hpp).
   bool output_epilogue = false;
+  /// Set for convolutions whose first input is the convolution's input: makes this node the same
+  /// op with zero padding {top, bottom, left, right} of that input in its window (TensorFlow's
+  /// EXPLICIT padding), so it can read the input unpadded; false, and unchanged, when the op
+  /// cannot (Note [Padding folding] in function/detail/graph_passes.hpp).
+  std::function<bool(GraphNode& self, const std::array<std::int64_t, 4>& paddings)>
+      absorb_input_padding;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.

@@ -4,8 +4,8 @@
 // Note [Graph passes]. The passes know ops only through what every node carries (Note [One
 // definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
 // They change which nodes run and which slot a node reads; they never renumber slots or change
-// a node's kernel, so every value still comes from the op's one definition, and results are
-// bitwise those of the graph as traced.
+// a node's kernel (but padding folding, below), so every value still comes from the op's one
+// definition, and results are bitwise those of the graph as traced.
 // - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
 //   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
 //   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
@@ -29,11 +29,15 @@
 //   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
 //   that undoes it: the node reads through to x, when its dtype and shape are x's.
 // - Identity removal (`dependency_optimization`).
+// - Padding folding (`remapping`, Note [Padding folding] below): the one pass that changes a
+//   node's op, into the same op with TensorFlow's EXPLICIT padding, through the node's own
+//   `absorb_input_padding` (the op's definition makes the new node, as when it was traced).
 // A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
 // its gradients see every op, captured constants included.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -58,9 +62,12 @@ struct GraphOptimizationReport {
   std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
   std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
   std::int64_t identities_removed = 0;     ///< Identity nodes read through
+  std::int64_t paddings_folded = 0;        ///< Pad nodes their convolutions took in
   /// Whether any pass changed the graph.
   [[nodiscard]] bool changed() const noexcept {
-    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
+    return pruned + constants_folded + common_subexpressions + simplified + identities_removed +
+               paddings_folded >
+           0;
   }
 };
 
@@ -163,6 +170,9 @@ class Optimizer {
       if (options_.dependency_optimization) {
         remove_identities();
       }
+      if (options_.remapping) {
+        fold_paddings();
+      }
       if (!options_.disable_model_pruning) {
         prune();
       }
@@ -184,7 +194,9 @@ class Optimizer {
   [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
     return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
            report_.common_subexpressions != r.common_subexpressions ||
-           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
+           report_.simplified != r.simplified ||
+           report_.identities_removed != r.identities_removed ||
+           report_.paddings_folded != r.paddings_folded;
   }
 
   void index_slots() {
@@ -401,6 +413,60 @@ class Optimizer {
       }
     }
     return true;
+  }
+
+  // Note [Padding folding]: a Pad of zeros around the rows and columns of an NHWC value, read
+  // only as the input of convolutions that can take the padding into their window (VALID
+  // Conv2D and DepthwiseConv2dNative, and their filter gradients: `absorb_input_padding`),
+  // leaves the graph; each reader becomes the same op with TensorFlow's EXPLICIT padding over
+  // the unpadded value, so nothing copies the padded tensor. The kernels skip taps outside the
+  // input where they would have multiplied a zero: sums are those of the padded input, bitwise
+  // but for the sign of a sum that is zero. All readers fold or none does.
+  void fold_paddings() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& pad = g_.nodes[n];
+      if (pad.op != "Pad" || !is_pure(pad) || is_dead(n) || pad.inputs.size() != 1 ||
+          pad.shape.rank() != 4 || pinned_[static_cast<std::size_t>(pad.output)] ||
+          pad.const_inputs.size() != 1) {
+        continue;
+      }
+      const AnyTensor& p = pad.const_inputs[0].second;
+      if (p.dtype() != DType::int32 || !(p.shape() == Shape({4, 2}))) {
+        continue;
+      }
+      const auto* pairs = static_cast<const std::int32_t*>(p.raw_data());
+      if (pairs[0] != 0 || pairs[1] != 0 || pairs[6] != 0 || pairs[7] != 0) {
+        continue;  // only rows and columns
+      }
+      const std::array<std::int64_t, 4> paddings{pairs[2], pairs[3], pairs[4], pairs[5]};
+      std::vector<std::size_t> readers;
+      std::vector<trace::GraphNode> folded;
+      bool all = true;
+      for (std::size_t k = n + 1; k < g_.nodes.size() && all; ++k) {
+        const auto& node = g_.nodes[k];
+        const auto reads = std::count(node.inputs.begin(), node.inputs.end(), pad.output);
+        if (reads == 0 || is_dead(k)) {
+          continue;
+        }
+        all = reads == 1 && node.inputs[0] == pad.output && node.absorb_input_padding &&
+              node.dtype == pad.dtype;
+        if (all) {
+          folded.push_back(node);
+          all = folded.back().absorb_input_padding(folded.back(), paddings);
+          readers.push_back(k);
+        }
+      }
+      if (!all || readers.empty()) {
+        continue;
+      }
+      for (std::size_t i = 0; i < readers.size(); ++i) {
+        folded[i].inputs[0] = pad.inputs[0];
+        g_.nodes[readers[i]] = std::move(folded[i]);
+      }
+      dead_.push_back(n);
+      ++report_.paddings_folded;
+    }
+    drop_dead();
   }
 
   void remove_identities() {

@@ -364,6 +364,21 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
   return graph.nodes.back();
 }
 
+/// What a traced node of `op` runs: `op` on its inputs' values (`sizes`: values per input).
+template <class Op, class... In>
+TAPEFLOW_COLD trace::NodeFn traced_node_fn(const Op& op,
+                                           const std::array<std::size_t, sizeof...(In)>& sizes) {
+  return [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
+    std::array<std::size_t, sizeof...(In)> offsets{};
+    for (std::size_t i = 1; i < sizes.size(); ++i) {
+      offsets[i] = offsets[i - 1] + sizes[i - 1];
+    }
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
+    }(std::index_sequence_for<In...>{});
+  };
+}
+
 /// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
 /// Cold: tracing runs once per signature, so this is compiled for size, not speed.
 template <class Op, class... In>
@@ -408,20 +423,23 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
-  trace::GraphNode& node = append_traced_node(
-      graph, Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
-      [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
-        std::array<std::size_t, sizeof...(In)> offsets{};
-        for (std::size_t i = 1; i < sizes.size(); ++i) {
-          offsets[i] = offsets[i - 1] + sizes[i - 1];
-        }
-        return [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
-        }(std::index_sequence_for<In...>{});
-      },
-      fused, fused_rows, fused_reduction, fused_affine, output_epilogue_op<Op>(),
-      is_stateful_op<Op>(), out.id());
+  trace::GraphNode& node =
+      append_traced_node(graph, Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
+                         traced_node_fn<Op, In...>(op, sizes), fused, fused_rows, fused_reduction,
+                         fused_affine, output_epilogue_op<Op>(), is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
+  if constexpr (requires { Op::folds_input_padding; }) {
+    node.absorb_input_padding = [op, sizes](trace::GraphNode& self,
+                                            const std::array<std::int64_t, 4>& paddings) {
+      Op padded = op;
+      if (!padded.absorb_input_padding(paddings)) {
+        return false;
+      }
+      self.run = traced_node_fn<Op, In...>(padded, sizes);
+      self.attrs = padded.attributes();
+      return true;
+    };
+  }
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }

@@ -82,6 +82,9 @@ struct Conv2DBackpropFilter;
 /// (TensorFlow op "Conv2D"; strictly a cross-correlation, as in TensorFlow).
 struct Conv2D : ConvWindow {
   static constexpr std::string_view name = "Conv2D";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
   static constexpr bool output_epilogue = true;
 
@@ -142,6 +145,9 @@ struct Conv2DBackpropInput : ConvWindow {
 /// `filter_sizes`, is the attribute `filter_sizes` here).
 struct Conv2DBackpropFilter : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropFilter";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
   std::array<std::int64_t, 4> filter_sizes{};
 

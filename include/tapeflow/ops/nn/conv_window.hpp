@@ -3,8 +3,10 @@
 // kernel, so a convolution op includes only its own.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,14 +27,37 @@ struct ConvWindow {
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
   nn::Size2D dilations = 1;
+  /// TensorFlow's padding "EXPLICIT": rows and columns of zeros {top, bottom, left, right} around
+  /// the input, in place of `padding`. Graph passes set it when they fold a Pad into the
+  /// convolution that reads it (Note [Padding folding] in function/detail/graph_passes.hpp).
+  std::optional<std::array<std::int64_t, 4>> explicit_paddings;
   static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations; with explicit paddings,
+  /// eight entries, a {before, after} pair per NHWC axis).
   [[nodiscard]] OpAttributes attributes() const {
-    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
-            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
-            {"data_format", "NHWC"}};
+    OpAttributes attrs{{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
+                       {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+                       {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
+                       {"data_format", "NHWC"}};
+    if (explicit_paddings) {
+      auto const& p = *explicit_paddings;
+      attrs[1].second = "EXPLICIT";
+      attrs.emplace_back("explicit_paddings",
+                         std::vector<std::int64_t>{0, 0, p[0], p[1], p[2], p[3], 0, 0});
+    }
+    return attrs;
+  }
+  /// Takes zero padding {top, bottom, left, right} of the first input into the window, when the
+  /// window pads nothing itself (VALID): the same op then reads the unpadded input. False, and
+  /// unchanged, otherwise.
+  bool absorb_input_padding(std::array<std::int64_t, 4> const& paddings) {
+    if (padding != nn::Padding::valid || explicit_paddings ||
+        std::any_of(paddings.begin(), paddings.end(), [](std::int64_t p) { return p < 0; })) {
+      return false;
+    }
+    explicit_paddings = paddings;
+    return true;
   }
 };
 
@@ -56,8 +81,20 @@ inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window
                            " does not match the filter's input depth " + std::to_string(filter[2]) +
                            what);
   }
-  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
-                   window.strides, window.dilations, window.padding);
+  if (!window.explicit_paddings) {
+    return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
+                     window.strides, window.dilations, window.padding);
+  }
+  // VALID over the input with its zeros; the kernels read the zeros as taps outside the input.
+  auto const& p = *window.explicit_paddings;
+  Window2D g =
+      window_2d(op, what, input[0], input[1] + p[0] + p[1], input[2] + p[2] + p[3], input[3],
+                {filter[0], filter[1]}, window.strides, window.dilations, nn::Padding::valid);
+  g.h = input[1];
+  g.w = input[2];
+  g.pad_top = p[0];
+  g.pad_left = p[2];
+  return g;
 }
 
 /// Checks that `dy` has the shape the forward convolution produces.

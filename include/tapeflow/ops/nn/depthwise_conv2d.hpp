@@ -48,6 +48,9 @@ struct DepthwiseConv2dNativeBackpropFilter;
 /// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
 struct DepthwiseConv2dNative : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNative";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
   static constexpr bool output_epilogue = true;
 
@@ -109,6 +112,9 @@ struct DepthwiseConv2dNativeBackpropInput : ConvWindow {
 /// input, `filter_sizes`, is a member here).
 struct DepthwiseConv2dNativeBackpropFilter : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropFilter";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
   std::array<std::int64_t, 4> filter_sizes{};        ///< the filter's shape
 

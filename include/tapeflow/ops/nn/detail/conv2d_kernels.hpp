@@ -40,9 +40,11 @@ T* conv_scratch(int slot, std::int64_t count) {
   return b.data();
 }
 
-/// Whether the convolution is a plain matrix product (1x1 window, stride 1, no padding).
+/// Whether the convolution is a plain matrix product (1x1 window, stride 1, no padding; explicit
+/// padding may pad the bottom or right alone).
 inline bool is_pointwise(Window2D const& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0;
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 &&
+         g.oh == g.h && g.ow == g.w;
 }
 
 /// Range [first, last) of window taps k whose position `origin + k * step` lies in [0, size).
