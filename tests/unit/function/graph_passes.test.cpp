@@ -433,7 +433,9 @@ TEST_CASE("a convolution runs the chain after it as its output epilogue", "[func
 TEST_CASE("a Pad before convolutions folds into their windows", "[function][passes]") {
   // Note [Padding folding]: MobileNetV2's ZeroPadding2D before a VALID depthwise convolution with
   // stride 2, and a Conv2D the same way; in a training step the filter gradient reads the padded
-  // value too, and folds as well. Values and gradients are eager's, bitwise.
+  // value too, and folds as well, and the depthwise input gradient computes the unpadded rows and
+  // columns only (Pad's gradient, a Slice, folds into it). Values and gradients are eager's,
+  // bitwise.
   struct Case {
     const char* kind;
     std::int64_t h, c, stride, taps;
@@ -450,32 +452,37 @@ TEST_CASE("a Pad before convolutions folds into their windows", "[function][pass
                                               {.minval = -0.5f, .maxval = 0.5f, .seed = 21});
     auto body = [&](const tf::Tensor<float, 4>& x, const tf::Tensor<float, 4>& filter) {
       tf::GradientTape tape;
+      tape.watch(x);
       tape.watch(filter);
       const auto padded = tf::pad(x, {{0, 0}, {k.top, k.bottom}, {k.left, k.right}, {0, 0}});
       const auto y =
           depthwise ? tf::nn::depthwise_conv2d(padded, filter, {.strides = k.stride})
                     : tf::nn::conv2d(padded, filter, {.strides = k.stride, .padding = "VALID"});
-      auto dw = tape.gradient(tf::reduce_sum(y * y), filter);
-      return std::tuple{y, *dw};
+      auto [dx, dw] = tape.gradient(tf::reduce_sum(y * y), x, filter);
+      return std::tuple{y, *dx, *dw};
     };
     const auto x =
         tf::random::uniform<float>({2, k.h, k.h, k.c}, {.minval = -2, .maxval = 2, .seed = 22});
     auto f = tf::function(body);
-    const auto [y, dw] = f(x, w);
-    const auto [ey, edw] = body(x, w);
+    const auto [y, dx, dw] = f(x, w);
+    const auto [ey, edx, edw] = body(x, w);
     CHECK(values_of(y) == values_of(ey));
+    CHECK(values_of(dx) == values_of(edx));
     CHECK(values_of(dw) == values_of(edw));
     CHECK(report_of(f).paddings_folded == 1);
+    CHECK(report_of(f).crops_folded == (depthwise ? 1 : 0));
     const auto& graph = f.concrete_functions()[0]->optimized_graph();
     CHECK(std::none_of(graph.nodes.begin(), graph.nodes.end(),
                        [](const auto& node) { return node.op == "Pad"; }));
+    CHECK(std::none_of(graph.nodes.begin(), graph.nodes.end(),
+                       [&](const auto& node) { return depthwise && node.op == "Slice"; }));
     int explicit_nodes = 0;
     for (const auto& node : graph.nodes) {
       for (const auto& [name, value] : node.attrs) {
         explicit_nodes += name == "padding" && value == tf::AttrValue("EXPLICIT") ? 1 : 0;
       }
     }
-    CHECK(explicit_nodes == 2);  // the convolution and its filter gradient
+    CHECK(explicit_nodes == (depthwise ? 3 : 2));  // the convolution and its gradients
     CHECK_THAT(optimized_listing(f), Catch::Contains("explicit_paddings"));
     // The graph as traced keeps the Pad (export and TensorBoard's "before" show it).
     CHECK_THAT(f.concrete_functions()[0]->to_string(), Catch::Contains("Pad"));

@@ -2,6 +2,7 @@
 // gives (tests/data/keras_applications/reference.py writes the golden files: TensorFlow 2.21,
 // Keras 3.15), their parameter counts, forward shapes and argument errors.
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,8 @@
 #include <tapeflow/keras/applications/mobilenet_v2.hpp>
 #include <tapeflow/keras/applications/resnet50.hpp>
 #include <tapeflow/keras/applications/vgg16.hpp>
+#include <tapeflow/keras/losses.hpp>
+#include <tapeflow/keras/optimizers.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/random/random.hpp>
 #include <tapeflow/train/trackable.hpp>
@@ -151,6 +154,46 @@ TEST_CASE("keras/applications: traced inference equals the eager call bitwise") 
   CHECK(traced_resnet.concrete_functions()[0]->output_epilogues() >= 40);
   // The padding before conv1 folds; the one before the max pooling stays.
   CHECK(traced_resnet.concrete_functions()[0]->optimization_report().paddings_folded == 1);
+}
+
+TEST_CASE("keras/applications: MobileNetV2's traced training step equals the eager one bitwise") {
+  // The traced step folds the four ZeroPadding2D layers into the depthwise convolutions, their
+  // filter gradients and input gradients (Note [Padding folding]); batch normalization trains.
+  apps::MobileNetV2 eager({.input_shape = {{32, 32, 3}}, .alpha = 0.35, .classes = 10});
+  apps::MobileNetV2 traced({.input_shape = {{32, 32, 3}}, .alpha = 0.35, .classes = 10});
+  auto compile = [](auto& model, bool run_eagerly) {
+    model.compile({.optimizer = tf::keras::optimizers::SGD({.learning_rate = 0.05}),
+                   .loss = tf::keras::losses::SparseCategoricalCrossentropy(),
+                   .run_eagerly = run_eagerly});
+  };
+  compile(eager, true);
+  compile(traced, false);
+  const tf::AnyTensor x(
+      tf::random::uniform<float>({4, 32, 32, 3}, {.minval = -1, .maxval = 1, .seed = 5}));
+  const tf::AnyTensor y(tf::constant<std::int32_t>({1, 7, 3, 3}));
+  (void)eager.train_step(x, y);  // builds the weights
+  (void)traced.train_step(x, y);
+  auto eager_vars = eager.variables();
+  auto traced_vars = traced.variables();
+  REQUIRE(eager_vars.size() == traced_vars.size());
+  for (std::size_t i = 0; i < eager_vars.size(); ++i) {
+    traced_vars[i].assign(eager_vars[i].value());
+  }
+  for (int step = 0; step < 2; ++step) {
+    CHECK(eager.train_step(x, y) == traced.train_step(x, y));
+  }
+  REQUIRE(traced.train_function() != nullptr);
+  const auto& report = traced.train_function()->concrete_functions()[0]->optimization_report();
+  CHECK(report.paddings_folded == 4);
+  CHECK(report.crops_folded == 4);
+  for (std::size_t i = 0; i < eager_vars.size(); ++i) {
+    INFO(eager_vars[i].name());
+    const auto a = eager_vars[i].value();
+    const auto b = traced_vars[i].value();
+    REQUIRE(a.shape() == b.shape());
+    CHECK(std::memcmp(a.raw_data(), b.raw_data(),
+                      static_cast<std::size_t>(a.num_elements()) * sizeof(float)) == 0);
+  }
 }
 
 TEST_CASE("keras/applications: ResNet50 has Keras's layers weights and parameter count") {

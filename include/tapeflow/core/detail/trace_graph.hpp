@@ -165,6 +165,12 @@ struct GraphNode {
   /// cannot (Note [Padding folding] in function/detail/graph_passes.hpp).
   std::function<bool(GraphNode& self, const std::array<std::int64_t, 4>& paddings)>
       absorb_input_padding;
+  /// Set for convolutions' input gradients: makes this node the same op computing only rows and
+  /// columns [begin, begin + size) of its value (the gradient of the unpadded input when a Pad
+  /// folded into the convolution); false, and unchanged, when the op cannot.
+  std::function<bool(GraphNode& self, const std::array<std::int64_t, 4>& begin,
+                     const std::array<std::int64_t, 4>& size)>
+      absorb_output_crop;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.

@@ -31,7 +31,8 @@
 // - Identity removal (`dependency_optimization`).
 // - Padding folding (`remapping`, Note [Padding folding] below): the one pass that changes a
 //   node's op, into the same op with TensorFlow's EXPLICIT padding, through the node's own
-//   `absorb_input_padding` (the op's definition makes the new node, as when it was traced).
+//   `absorb_input_padding` or `absorb_output_crop` (the op's definition makes the new node, as
+//   when it was traced).
 // A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
 // its gradients see every op, captured constants included.
 #pragma once
@@ -63,10 +64,11 @@ struct GraphOptimizationReport {
   std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
   std::int64_t identities_removed = 0;     ///< Identity nodes read through
   std::int64_t paddings_folded = 0;        ///< Pad nodes their convolutions took in
+  std::int64_t crops_folded = 0;           ///< Slice nodes (Pad's gradient) input gradients took in
   /// Whether any pass changed the graph.
   [[nodiscard]] bool changed() const noexcept {
     return pruned + constants_folded + common_subexpressions + simplified + identities_removed +
-               paddings_folded >
+               paddings_folded + crops_folded >
            0;
   }
 };
@@ -172,6 +174,7 @@ class Optimizer {
       }
       if (options_.remapping) {
         fold_paddings();
+        fold_crops();
       }
       if (!options_.disable_model_pruning) {
         prune();
@@ -196,7 +199,7 @@ class Optimizer {
            report_.common_subexpressions != r.common_subexpressions ||
            report_.simplified != r.simplified ||
            report_.identities_removed != r.identities_removed ||
-           report_.paddings_folded != r.paddings_folded;
+           report_.paddings_folded != r.paddings_folded || report_.crops_folded != r.crops_folded;
   }
 
   void index_slots() {
@@ -421,7 +424,9 @@ class Optimizer {
   // leaves the graph; each reader becomes the same op with TensorFlow's EXPLICIT padding over
   // the unpadded value, so nothing copies the padded tensor. The kernels skip taps outside the
   // input where they would have multiplied a zero: sums are those of the padded input, bitwise
-  // but for the sign of a sum that is zero. All readers fold or none does.
+  // but for the sign of a sum that is zero. All readers fold or none does. In a training step
+  // Pad's gradient, a Slice of the convolution's input gradient, folds the same way
+  // (`fold_crops`): the input gradient's op then computes only the unpadded rows and columns.
   void fold_paddings() {
     for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
       const auto& pad = g_.nodes[n];
@@ -467,6 +472,64 @@ class Optimizer {
       ++report_.paddings_folded;
     }
     drop_dead();
+  }
+
+  // A Slice of rows and columns of an input gradient that only it reads (Note [Padding folding]).
+  void fold_crops() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& slice = g_.nodes[n];
+      if (slice.op != "Slice" || !is_pure(slice) || is_dead(n) || slice.inputs.size() != 1 ||
+          slice.shape.rank() != 4 || slice.const_inputs.size() != 2) {
+        continue;
+      }
+      const std::int64_t p = slot(slice.inputs[0]).producer;
+      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+        continue;
+      }
+      auto& grad = g_.nodes[static_cast<std::size_t>(p)];
+      std::array<std::int64_t, 4> begin{};
+      std::array<std::int64_t, 4> size{};
+      if (!grad.absorb_output_crop || grad.dtype != slice.dtype ||
+          pinned_[static_cast<std::size_t>(grad.output)] || readers(grad.output) != 1 ||
+          !int32_quad(slice.const_inputs[0].second, begin) ||
+          !int32_quad(slice.const_inputs[1].second, size)) {
+        continue;
+      }
+      trace::GraphNode cropped = grad;
+      if (!cropped.absorb_output_crop(cropped, begin, size) || !(cropped.shape == slice.shape)) {
+        continue;
+      }
+      // The input gradient writes the Slice's slot (which may be an output); its own slot, which
+      // only the Slice read, is left without a producer or a reader.
+      slot(grad.output).producer = -1;
+      slot(slice.output).producer = p;
+      grad = std::move(cropped);
+      grad.output = slice.output;
+      dead_.push_back(n);
+      ++report_.crops_folded;
+    }
+    drop_dead();
+  }
+
+  // How many inputs of live nodes read slot `s`.
+  [[nodiscard]] std::int64_t readers(std::int32_t s) const {
+    std::int64_t count = 0;
+    for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
+      if (!is_dead(k)) {
+        count += std::count(g_.nodes[k].inputs.begin(), g_.nodes[k].inputs.end(), s);
+      }
+    }
+    return count;
+  }
+
+  // The four values of an int32 [4] constant.
+  static bool int32_quad(const AnyTensor& t, std::array<std::int64_t, 4>& out) {
+    if (t.dtype() != DType::int32 || !(t.shape() == Shape({4}))) {
+      return false;
+    }
+    const auto* values = static_cast<const std::int32_t*>(t.raw_data());
+    std::copy_n(values, 4, out.begin());
+    return true;
   }
 
   void remove_identities() {

@@ -440,6 +440,21 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
       return true;
     };
   }
+  if constexpr (requires(Op o, std::array<std::int64_t, 4> a) { o.absorb_output_crop(a, a); }) {
+    node.absorb_output_crop = [op, sizes](trace::GraphNode& self,
+                                          const std::array<std::int64_t, 4>& begin,
+                                          const std::array<std::int64_t, 4>& size) {
+      Op cropped = op;
+      if (!cropped.absorb_output_crop(begin, size)) {
+        return false;
+      }
+      self.run = traced_node_fn<Op, In...>(cropped, sizes);
+      self.attrs = cropped.attributes();
+      self.const_inputs = cropped.graph_inputs();
+      self.shape = Shape(size);
+      return true;
+    };
+  }
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }

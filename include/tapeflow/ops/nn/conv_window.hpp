@@ -59,6 +59,25 @@ struct ConvWindow {
     explicit_paddings = paddings;
     return true;
   }
+  /// For an input gradient whose output is the gradient of an input of `input_sizes`: takes a
+  /// crop of that output to rows and columns [begin, begin + size) (Pad's gradient) into the
+  /// window, as the padding of the smaller input, when the window pads nothing itself (VALID)
+  /// and the crop keeps every image and channel. False, and unchanged, otherwise.
+  bool take_output_crop(std::array<std::int64_t, 4>& input_sizes,
+                        std::array<std::int64_t, 4> const& begin,
+                        std::array<std::int64_t, 4> const& size) {
+    std::array<std::int64_t, 4> paddings{};
+    for (std::size_t axis = 1; axis < 3; ++axis) {
+      paddings[2 * (axis - 1)] = begin[axis];
+      paddings[2 * (axis - 1) + 1] = input_sizes[axis] - begin[axis] - size[axis];
+    }
+    if (begin[0] != 0 || begin[3] != 0 || size[0] != input_sizes[0] || size[3] != input_sizes[3] ||
+        size[1] < 0 || size[2] < 0 || !absorb_input_padding(paddings)) {
+      return false;
+    }
+    input_sizes = size;
+    return true;
+  }
 };
 
 }  // namespace ops
