@@ -14,6 +14,9 @@
 #include <catch2/catch.hpp>
 
 #include <tapeflow/keras.hpp>
+#include <tapeflow/ops/array/pad.hpp>
+#include <tapeflow/ops/nn/conv2d.hpp>
+#include <tapeflow/ops/random/random.hpp>
 #include <tapeflow/saved_model.hpp>
 #include <tapeflow/saved_model/detail/loader.hpp>  // detail::Interpreter, even when precompiled
 #include <tapeflow/saved_model/detail/op_table.hpp>
@@ -152,6 +155,30 @@ std::string unimplemented_text(const sm::detail::FunctionDef& f) {
   return "";
 }
 }  // namespace
+
+TEST_CASE("the op table's Conv2D takes TensorFlow's explicit padding") {
+  // `tf.nn.conv2d(x, w, strides=1, padding=[[0, 0], [1, 2], [0, 1], [0, 0]])` in a graph:
+  // padding "EXPLICIT" and a pair per NHWC axis in explicit_paddings.
+  const auto& entry = sm::detail::op_table().at("Conv2D");
+  tf::detail::graph_proto::Attributes attrs;
+  attrs.values = {{"strides", std::vector<std::int64_t>{1, 1, 1, 1}},
+                  {"padding", "EXPLICIT"},
+                  {"explicit_paddings", std::vector<std::int64_t>{0, 0, 1, 2, 0, 1, 0, 0}}};
+  const auto x = tf::random::uniform<float>({1, 4, 5, 2}, {.seed = 1});
+  const auto w = tf::random::uniform<float>({3, 2, 2, 3}, {.seed = 2});
+  const std::vector<tf::AnyTensor> in{tf::AnyTensor(x), tf::AnyTensor(w)};
+  const auto out = entry.run(in, sm::detail::NodeAttrs(attrs, entry.defaults));
+  REQUIRE(out.size() == 1);
+  const auto expected = tf::nn::conv2d(tf::pad(x, {{0, 0}, {1, 2}, {0, 1}, {0, 0}}), w);
+  CHECK(out[0].as<float, 4>().to_vector() == expected.to_vector());
+  // Padding the batch axis is TensorFlow's error too.
+  attrs.values[2].second = std::vector<std::int64_t>{1, 0, 1, 2, 0, 1, 0, 0};
+  CHECK_THROWS_WITH(entry.run(in, sm::detail::NodeAttrs(attrs, entry.defaults)),
+                    Catch::Contains("batch or channel"));
+  attrs.values[2].second = std::vector<std::int64_t>{0, 0, 1, 2};
+  CHECK_THROWS_WITH(entry.run(in, sm::detail::NodeAttrs(attrs, entry.defaults)),
+                    Catch::Contains("8 values"));
+}
 
 TEST_CASE("our exporter's files load and give the model's outputs") {
   Mlp model;

@@ -52,10 +52,12 @@ namespace nn {
 ///
 ///     tf::nn::conv2d(x, w, {.strides = 2, .padding = "SAME"});
 ///     tf::nn::conv2d(x, w, {.padding = tf::nn::Padding::same, .dilations = {2, 2}});
+///     tf::nn::conv2d(x, w, {.padding = {{0, 0}, {1, 2}, {1, 2}, {0, 0}}});  // explicit
 struct Conv2DOptions {
   /// Step of the window along height and width.
   Size2D strides = 1;
-  /// "SAME" (output = ceil(input / stride)) or "VALID" (no padding, the default as in Keras).
+  /// "SAME" (output = ceil(input / stride)), "VALID" (no padding, the default as in Keras), or
+  /// explicit pairs `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}` (TensorFlow's list form).
   PaddingArg padding = Padding::valid;
   /// Spacing between filter taps (atrous convolution); 1 = dense.
   Size2D dilations = 1;
@@ -247,7 +249,7 @@ Tensor<value_type_of<Input>, 4> conv2d(Input const& input, Filters const& filter
                 "tf::nn::conv2d(input, filters): input and filters must be float or double");
   ops::Conv2D op;
   op.strides = options.strides;
-  op.padding = options.padding;
+  op.set_padding(options.padding);
   op.dilations = options.dilations;
   return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
                                    tapeflow::detail::as_tensor(filters));

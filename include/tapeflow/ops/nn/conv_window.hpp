@@ -30,7 +30,7 @@ struct ConvWindow {
   /// TensorFlow's padding "EXPLICIT": rows and columns of zeros {top, bottom, left, right} around
   /// the input, in place of `padding`. Graph passes set it when they fold a Pad into the
   /// convolution that reads it (Note [Padding folding] in function/detail/graph_passes.hpp).
-  std::optional<std::array<std::int64_t, 4>> explicit_paddings;
+  std::optional<std::array<std::int64_t, 4>> explicit_paddings = std::nullopt;
   static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
   /// TensorFlow's attributes (NHWC, four-entry strides and dilations; with explicit paddings,
@@ -47,6 +47,11 @@ struct ConvWindow {
                          std::vector<std::int64_t>{0, 0, p[0], p[1], p[2], p[3], 0, 0});
     }
     return attrs;
+  }
+  /// Sets the padding from a user's argument: "SAME", "VALID" or TensorFlow's explicit pairs.
+  void set_padding(nn::PaddingArg const& arg) {
+    explicit_paddings = arg.explicit_paddings();
+    padding = explicit_paddings ? nn::Padding::valid : arg.value();
   }
   /// Takes zero padding {top, bottom, left, right} of the first input into the window, when the
   /// window pads nothing itself (VALID): the same op then reads the unpadded input. False, and

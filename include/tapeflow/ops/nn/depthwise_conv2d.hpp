@@ -200,9 +200,11 @@ namespace nn {
 /// Keyword arguments of `tf::nn::depthwise_conv2d` (TensorFlow: `strides`, `padding`,
 /// `dilations`, for height and width).
 struct DepthwiseConv2DOptions {
-  Size2D strides = 1;                   ///< step of the window along height and width
-  PaddingArg padding = Padding::valid;  ///< "SAME" or "VALID" (the default, as in Keras)
-  Size2D dilations = 1;                 ///< spacing between filter taps; 1 = dense
+  Size2D strides = 1;  ///< step of the window along height and width
+  /// "SAME", "VALID" (the default, as in Keras), or explicit pairs
+  /// `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}` (TensorFlow's list form).
+  PaddingArg padding = Padding::valid;
+  Size2D dilations = 1;  ///< spacing between filter taps; 1 = dense
 };
 
 /// Depthwise 2-D convolution (TensorFlow: `tf.nn.depthwise_conv2d(input, filter, strides,
@@ -228,7 +230,7 @@ Tensor<value_type_of<Input>, 4> depthwise_conv2d(Input const& input, Filter cons
                 "dtype");
   ops::DepthwiseConv2dNative op;
   op.strides = options.strides;
-  op.padding = options.padding;
+  op.set_padding(options.padding);
   op.dilations = options.dilations;
   return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
                                    tapeflow::detail::as_tensor(filter));

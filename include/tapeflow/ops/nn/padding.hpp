@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,7 +26,9 @@ namespace nn {
 enum class Padding { valid, same };
 
 /// A padding argument: `tf::nn::Padding::same` or TensorFlow's spelling, `"SAME"` / `"VALID"`
-/// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
+/// (lowercase as Keras writes it is accepted too), or, for the convolutions, TensorFlow's
+/// explicit list `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}`. Throws invalid_argument for
+/// other strings.
 class PaddingArg {
  public:
   /// The given padding.
@@ -33,11 +37,49 @@ class PaddingArg {
   PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
   /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
   PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
+  /// TensorFlow's explicit padding, a {before, after} pair per NHWC axis, written as its list:
+  /// `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}`, rows and columns of zeros around the
+  /// input. Only the convolutions (`tf::nn::conv2d`, `tf::nn::depthwise_conv2d`) take it.
+  /// Throws invalid_argument for a negative amount or padding of the batch or channel axis.
+  PaddingArg(std::array<std::int64_t, 2> batch, std::array<std::int64_t, 2> rows,
+             std::array<std::int64_t, 2> columns, std::array<std::int64_t, 2> channels)
+      : value_(Padding::valid), explicit_({rows[0], rows[1], columns[0], columns[1]}) {
+    std::array<std::array<std::int64_t, 2>, 4> const pairs{batch, rows, columns, channels};
+    std::string text = "[";
+    for (std::size_t a = 0; a < 4; ++a) {
+      text += (a > 0 ? ", [" : "[") + std::to_string(pairs[a][0]) + ", " +
+              std::to_string(pairs[a][1]) + "]";
+    }
+    text += "]";
+    for (auto const& pair : pairs) {
+      if (pair[0] < 0 || pair[1] < 0) {
+        throw invalid_argument("tf::nn: explicit padding must be non-negative, got " + text);
+      }
+    }
+    if (batch != std::array<std::int64_t, 2>{} || channels != std::array<std::int64_t, 2>{}) {
+      throw invalid_argument(
+          "tf::nn: explicit padding of the batch or channel axis is not supported (NHWC), got " +
+          text);
+    }
+  }
 
-  /// The padding chosen.
-  [[nodiscard]] Padding value() const noexcept { return value_; }
-  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
-  operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
+  /// The padding chosen; throws invalid_argument for explicit padding, which only the
+  /// convolutions take (they read `explicit_paddings()` first).
+  [[nodiscard]] Padding value() const {
+    if (explicit_) {
+      throw invalid_argument(
+          "tf::nn: explicit padding is taken by tf::nn::conv2d and tf::nn::depthwise_conv2d "
+          "only; this op takes \"SAME\" or \"VALID\"");
+    }
+    return value_;
+  }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected); as
+  /// value().
+  operator Padding() const { return value(); }  // NOLINT(google-explicit-constructor)
+  /// {top, bottom, left, right} for explicit padding; empty for "SAME" and "VALID".
+  [[nodiscard]] std::optional<std::array<std::int64_t, 4>> explicit_paddings() const noexcept {
+    return explicit_;
+  }
 
  private:
   static Padding parse(std::string_view text) {
@@ -51,6 +93,7 @@ class PaddingArg {
                            std::string(text) + "\"");
   }
   Padding value_;
+  std::optional<std::array<std::int64_t, 4>> explicit_;
 };
 
 /// "SAME" or "VALID", as TensorFlow writes the attribute.

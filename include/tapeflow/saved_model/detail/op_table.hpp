@@ -372,7 +372,7 @@ inline Outs reshape_op(std::span<const AnyTensor> in, const NodeAttrs&) {
   })};
 }
 
-/// Conv2D (NHWC, no explicit paddings): Keras' Conv2D layer.
+/// Conv2D (NHWC): Keras' Conv2D layer, and `tf.nn.conv2d` with explicit padding.
 inline Outs conv_2d(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   if (attrs.get<std::string>("data_format") != "NHWC") {
     throw unimplemented("data_format " + attrs.get<std::string>("data_format") + " (only NHWC)");
@@ -380,9 +380,21 @@ inline Outs conv_2d(std::span<const AnyTensor> in, const NodeAttrs& attrs) {
   if (in[1].dtype() != DType::float32 || in[1].rank() != 4) {
     dispatch::not_admitted(in[1], "float32 HWIO filters");
   }
+  const std::string padding = attrs.get<std::string>("padding");
+  auto padding_arg = [&]() -> nn::PaddingArg {
+    if (padding != "EXPLICIT") {
+      return std::string_view(padding);
+    }
+    const auto pairs = attrs.get<std::vector<std::int64_t>>("explicit_paddings");
+    if (pairs.size() != 8) {
+      throw invalid_argument("explicit_paddings must hold 8 values (a pair per NHWC axis), got " +
+                             std::to_string(pairs.size()));
+    }
+    return {{pairs[0], pairs[1]}, {pairs[2], pairs[3]}, {pairs[4], pairs[5]}, {pairs[6], pairs[7]}};
+  };
   const nn::Conv2DOptions options{
       .strides = dispatch::hw_of(attrs.get<std::vector<std::int64_t>>("strides"), "strides"),
-      .padding = std::string_view(attrs.get<std::string>("padding")),
+      .padding = padding_arg(),
       .dilations = dispatch::hw_of(attrs.get<std::vector<std::int64_t>>("dilations"), "dilations")};
   return {dispatch::float_of(ranks<4>{}, in[0], [&](const auto& x) -> AnyTensor {
     return nn::conv2d(x, in[1].unchecked_as<float, 4>(), options);

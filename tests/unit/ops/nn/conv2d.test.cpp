@@ -8,7 +8,10 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/ops/array/pad.hpp>
+#include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/nn/conv2d.hpp>
+#include <tapeflow/ops/reduce/reduce.hpp>
 
 // Each test file has its namespace: tests build as unity batches (cmake/TapeflowHelpers.cmake).
 namespace test_ops_nn_conv2d {
@@ -268,6 +271,67 @@ TEST_CASE("conv2d on the thread pool agrees with one image at a time", "[ops][nn
   check({12, 16, 16, 16}, {3, 3, 16, 32}, 82);
   // 32 channels: the filter gradient reads B's rows straight from the image.
   check({4, 8, 8, 32}, {3, 3, 32, 40}, 84);
+}
+
+TEST_CASE("conv2d with explicit padding is conv2d of the padded input", "[ops][nn][conv2d]") {
+  // TensorFlow's list form of `padding`. Windows that reach past the padding's rows, pads wider
+  // than the window (the input gradient then leaves the rotated-filter path), a 1x1 window
+  // padded below and right, many channels at stride 1 (that rotated path).
+  struct Explicit {
+    Dims input, filter;
+    std::int64_t stride, dilation;
+    std::int64_t top, bottom, left, right;
+  };
+  std::vector<Explicit> const cases{
+      {{2, 6, 7, 3}, {3, 3, 3, 4}, 1, 1, 1, 2, 0, 1},
+      {{1, 7, 6, 2}, {3, 2, 2, 3}, 2, 1, 0, 1, 2, 0},
+      {{1, 5, 5, 2}, {3, 3, 2, 2}, 1, 1, 4, 0, 3, 3},
+      {{1, 4, 5, 3}, {1, 1, 3, 2}, 1, 1, 0, 1, 0, 2},
+      {{1, 5, 4, 12}, {3, 3, 12, 9}, 1, 2, 2, 1, 1, 2},
+      {{1, 5, 4, 12}, {2, 2, 12, 5}, 1, 1, 3, 0, 0, 3},
+  };
+  std::uint32_t seed = 90;
+  for (auto const& k : cases) {
+    INFO(tf::Shape(k.input).to_string()
+         << " * " << tf::Shape(k.filter).to_string() << " pads " << k.top << " " << k.bottom << " "
+         << k.left << " " << k.right);
+    auto x = test_data<4>(k.input, seed++);
+    auto w = test_data<4>(k.filter, seed++);
+    const tf::nn::Conv2DOptions options{
+        .strides = k.stride,
+        .padding = {{0, 0}, {k.top, k.bottom}, {k.left, k.right}, {0, 0}},
+        .dilations = k.dilation};
+    auto padded = tf::pad(x, {{0, 0}, {k.top, k.bottom}, {k.left, k.right}, {0, 0}});
+    auto y = tf::nn::conv2d(x, w, options);
+    auto expected = tf::nn::conv2d(padded, w, {.strides = k.stride, .dilations = k.dilation});
+    REQUIRE(y.dims() == expected.dims());
+    CHECK(y.numpy() == expected.numpy());
+    // Numerical gradients in both arguments (the input gradient skips the padding).
+    check_gradients([&](auto const& a, auto const& b) { return tf::nn::conv2d(a, b, options); }, x,
+                    w);
+  }
+  CHECK(tf::nn::conv2d(test_data<4>({1, 3, 3, 1}, 1), test_data<4>({1, 1, 1, 1}, 2), 1,
+                       {{0, 0}, {1, 1}, {1, 1}, {0, 0}})
+            .dims() == Dims{1, 5, 5, 1});
+  // The batch and channel axes take none; amounts are non-negative; other ops take none.
+  auto x = tf::zeros<float>({1, 5, 5, 2});
+  auto w = tf::zeros<float>({3, 3, 2, 2});
+  CHECK_THROWS_WITH(tf::nn::conv2d(x, w, {.padding = {{1, 0}, {1, 1}, {1, 1}, {0, 0}}}),
+                    Catch::Contains("batch or channel") && Catch::Contains("[[1, 0], [1, 1]"));
+  CHECK_THROWS_WITH(tf::nn::conv2d(x, w, {.padding = {{0, 0}, {1, -1}, {1, 1}, {0, 0}}}),
+                    Catch::Contains("non-negative"));
+  const tf::nn::PaddingArg explicit_padding{{0, 0}, {1, 1}, {1, 1}, {0, 0}};
+  CHECK_THROWS_WITH(tf::nn::conv2d_transpose(tf::zeros<float>({1, 5, 5, 2}), w, {1, 5, 5, 2}, 1,
+                                             explicit_padding),
+                    Catch::Contains("explicit padding is taken by tf::nn::conv2d"));
+  // The op's TensorFlow attributes.
+  tf::ops::Conv2D op;
+  op.set_padding(explicit_padding);
+  const auto attrs = op.attributes();
+  CHECK(attrs[1].second == tf::AttrValue("EXPLICIT"));
+  REQUIRE(attrs.size() == 5);
+  CHECK(attrs[4].first == "explicit_paddings");
+  CHECK(attrs[4].second == tf::AttrValue(std::vector<std::int64_t>{0, 0, 1, 1, 1, 1, 0, 0}));
 }
 
 TEST_CASE("conv2d errors", "[ops][nn][conv2d]") {

@@ -9,6 +9,7 @@
 
 #include <tapeflow/autodiff/gradient_tape.hpp>
 #include <tapeflow/core/constant.hpp>
+#include <tapeflow/ops/array/pad.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/cast.hpp>
 #include <tapeflow/ops/nn/conv_window.hpp>
@@ -276,6 +277,44 @@ TEST_CASE("the depthwise kernels' channel blocks cover every channel once",
     CHECK(std::count(visits.begin(), visits.end(), 1) == c);
     CHECK(wide == (c >= 4 * Vec::kLanes ? 1 : 0));
   }
+}
+
+TEST_CASE("depthwise_conv2d with explicit padding is depthwise_conv2d of the padded input",
+          "[ops][nn][depthwise_conv2d]") {
+  // TensorFlow's list form of `padding`; pads wider than the window leave outputs that see only
+  // zeros. Values equal the padded form exactly (a skipped tap adds a zero product there).
+  struct Explicit {
+    Dims input, filter;
+    std::int64_t stride;
+    std::int64_t top, bottom, left, right;
+  };
+  std::vector<Explicit> const cases{
+      {{2, 7, 7, 3}, {3, 3, 3, 1}, 2, 0, 1, 0, 1},
+      {{1, 6, 5, 20}, {3, 3, 20, 1}, 1, 1, 2, 2, 0},
+      {{1, 5, 6, 2}, {3, 2, 2, 2}, 1, 4, 0, 1, 3},
+  };
+  std::uint32_t seed = 70;
+  for (auto const& k : cases) {
+    INFO(tf::Shape(k.input).to_string()
+         << " * " << tf::Shape(k.filter).to_string() << " pads " << k.top << " " << k.bottom << " "
+         << k.left << " " << k.right);
+    auto x = test_data<4>(k.input, seed++);
+    auto w = test_data<4>(k.filter, seed++);
+    const tf::nn::DepthwiseConv2DOptions options{
+        .strides = k.stride, .padding = {{0, 0}, {k.top, k.bottom}, {k.left, k.right}, {0, 0}}};
+    auto padded = tf::pad(x, {{0, 0}, {k.top, k.bottom}, {k.left, k.right}, {0, 0}});
+    auto y = tf::nn::depthwise_conv2d(x, w, options);
+    auto expected = tf::nn::depthwise_conv2d(padded, w, {.strides = k.stride});
+    REQUIRE(y.dims() == expected.dims());
+    CHECK(y.numpy() == expected.numpy());
+    check_gradients(
+        [&](auto const& a, auto const& b) { return tf::nn::depthwise_conv2d(a, b, options); }, x,
+        w);
+  }
+  CHECK_THROWS_WITH(
+      tf::nn::depthwise_conv2d(tf::zeros<float>({1, 4, 4, 2}), tf::zeros<float>({3, 3, 2, 1}),
+                               {.padding = {{0, 0}, {1, 1}, {1, 1}, {1, 0}}}),
+      Catch::Contains("batch or channel"));
 }
 
 TEST_CASE("depthwise_conv2d errors", "[ops][nn][depthwise_conv2d]") {

@@ -391,7 +391,10 @@ void conv2d_backprop_input(Window2D const& g, std::int64_t out_channels, T const
   // C >= 3/4 of a whole number of panels (C = 1 would use 1/32 of each tile).
   constexpr std::int64_t kNR = gemm_impl::Config<T>::kNR;
   bool const wide = 4 * g.c >= 3 * ((g.c + kNR - 1) / kNR * kNR);
-  if (g.sh == 1 && g.sw == 1 && wide) {
+  // The rotated convolution pads dilation * (K - 1) - pad: explicit padding wider than the
+  // window (TensorFlow allows it) would make that negative, so col2im takes it.
+  bool const rotatable = g.pad_top <= g.dh * (g.kh - 1) && g.pad_left <= g.dw * (g.kw - 1);
+  if (g.sh == 1 && g.sw == 1 && wide && rotatable) {
     // dx[n, iy, ix, c] = sum over (ky, kx, o) of dy[n, iy + ky * dh - pad_top, ...] *
     // filter[ky, kx, c, o] = a stride-1 convolution of dy (padding dilation * (K - 1) - pad)
     // with rotated[ky', kx', o, c] = filter[KH-1-ky', KW-1-kx', c, o].
