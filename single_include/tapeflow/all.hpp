@@ -2640,7 +2640,8 @@ struct Options {
   bool arithmetic_optimization = true;
   /// Removes Identity nodes.
   bool dependency_optimization = true;
-  /// Runs chains of elementwise ops as one fused pass over cache-sized blocks.
+  /// Runs chains of elementwise ops as one fused pass over cache-sized blocks, and folds a Pad
+  /// of rows and columns into the VALID convolutions that read it (EXPLICIT padding).
   bool remapping = true;
   /// Keeps nodes that no output, side effect or variable update needs.
   bool disable_model_pruning = false;
@@ -11874,8 +11875,10 @@ TAPEFLOW_END_NAMESPACE
 // which keeps side effects (print, assign) ordered.
 // IWYU pragma: private, include <tapeflow/function/function.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -12136,6 +12139,18 @@ struct GraphNode {
   /// then runs on it while it is in cache (Note [Output epilogues] in
   /// backend/cpu/output_epilogue.hpp).
   bool output_epilogue = false;
+  /// Set for convolutions whose first input is the convolution's input: makes this node the same
+  /// op with zero padding {top, bottom, left, right} of that input in its window (TensorFlow's
+  /// EXPLICIT padding), so it can read the input unpadded; false, and unchanged, when the op
+  /// cannot (Note [Padding folding] in function/detail/graph_passes.hpp).
+  std::function<bool(GraphNode& self, const std::array<std::int64_t, 4>& paddings)>
+      absorb_input_padding;
+  /// Set for convolutions' input gradients: makes this node the same op computing only rows and
+  /// columns [begin, begin + size) of its value (the gradient of the unpadded input when a Pad
+  /// folded into the convolution); false, and unchanged, when the op cannot.
+  std::function<bool(GraphNode& self, const std::array<std::int64_t, 4>& begin,
+                     const std::array<std::int64_t, 4>& size)>
+      absorb_output_crop;
 };
 
 /// A traced function body. Value slots: arguments first, then constants and node outputs.
@@ -13450,6 +13465,21 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
   return graph.nodes.back();
 }
 
+/// What a traced node of `op` runs: `op` on its inputs' values (`sizes`: values per input).
+template <class Op, class... In>
+TAPEFLOW_COLD trace::NodeFn traced_node_fn(const Op& op,
+                                           const std::array<std::size_t, sizeof...(In)>& sizes) {
+  return [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
+    std::array<std::size_t, sizeof...(In)> offsets{};
+    for (std::size_t i = 1; i < sizes.size(); ++i) {
+      offsets[i] = offsets[i - 1] + sizes[i - 1];
+    }
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
+    }(std::index_sequence_for<In...>{});
+  };
+}
+
 /// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
 /// Cold: tracing runs once per signature, so this is compiled for size, not speed.
 template <class Op, class... In>
@@ -13494,20 +13524,38 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }
   std::vector<std::int32_t> inputs;
   (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
-  trace::GraphNode& node = append_traced_node(
-      graph, Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
-      [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
-        std::array<std::size_t, sizeof...(In)> offsets{};
-        for (std::size_t i = 1; i < sizes.size(); ++i) {
-          offsets[i] = offsets[i - 1] + sizes[i - 1];
-        }
-        return [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
-        }(std::index_sequence_for<In...>{});
-      },
-      fused, fused_rows, fused_reduction, fused_affine, output_epilogue_op<Op>(),
-      is_stateful_op<Op>(), out.id());
+  trace::GraphNode& node =
+      append_traced_node(graph, Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
+                         traced_node_fn<Op, In...>(op, sizes), fused, fused_rows, fused_reduction,
+                         fused_affine, output_epilogue_op<Op>(), is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
+  if constexpr (requires { Op::folds_input_padding; }) {
+    node.absorb_input_padding = [op, sizes](trace::GraphNode& self,
+                                            const std::array<std::int64_t, 4>& paddings) {
+      Op padded = op;
+      if (!padded.absorb_input_padding(paddings)) {
+        return false;
+      }
+      self.run = traced_node_fn<Op, In...>(padded, sizes);
+      self.attrs = padded.attributes();
+      return true;
+    };
+  }
+  if constexpr (requires(Op o, std::array<std::int64_t, 4> a) { o.absorb_output_crop(a, a); }) {
+    node.absorb_output_crop = [op, sizes](trace::GraphNode& self,
+                                          const std::array<std::int64_t, 4>& begin,
+                                          const std::array<std::int64_t, 4>& size) {
+      Op cropped = op;
+      if (!cropped.absorb_output_crop(begin, size)) {
+        return false;
+      }
+      self.run = traced_node_fn<Op, In...>(cropped, sizes);
+      self.attrs = cropped.attributes();
+      self.const_inputs = cropped.graph_inputs();
+      self.shape = Shape(size);
+      return true;
+    };
+  }
   if (!tape::active().empty()) {
     record(op, out, in...);  // a GradientTape inside the traced body records symbolically
   }
@@ -20211,8 +20259,8 @@ class Executor {
       }
       // Raw bytes of the group's dtype in a double array (aligned for both).
       const std::size_t splat_bytes = splats.size() * static_cast<std::size_t>(group.span) * width;
-      group.splat.resize((splat_bytes + sizeof(double) - 1) / sizeof(double));
-      auto* bytes = reinterpret_cast<std::byte*>(group.splat.data());
+      group.splat.resize((splat_bytes + sizeof(double) - 1) / sizeof(double) + splat_pad);
+      auto* bytes = const_cast<std::byte*>(aligned_splats<std::byte>(group));
       for (const void* value : splats) {
         for (std::int64_t e = 0; e < group.span; ++e, bytes += width) {
           std::memcpy(bytes, value, width);
@@ -20451,13 +20499,31 @@ class Executor {
     T* partials = nullptr;              // a fused reduction's, each written once
   };
 
+  // `size` elements of `buffer` from a 64-byte boundary: rows and splats are read and written
+  // in whole packets, and a packet that crosses a cache line costs two accesses.
+  template <class T>
+  static T* aligned_elements(std::vector<T>& buffer, std::size_t size) {
+    constexpr std::size_t line = 64;
+    if (buffer.size() < size + line / sizeof(T)) {
+      buffer.resize(size + line / sizeof(T));
+    }
+    const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+    return buffer.data() + (line - address % line) % line / sizeof(T);
+  }
+
+  // A group's splat rows from the first 64-byte boundary of its storage (`splat_pad` spare).
+  static constexpr std::size_t splat_pad = 64 / sizeof(double);
+  template <class T>
+  static const T* aligned_splats(const FusionGroup& group) {
+    const auto address = reinterpret_cast<std::uintptr_t>(group.splat.data());
+    return reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(group.splat.data()) +
+                                      (64 - address % 64) % 64);
+  }
+
   template <class T>
   static T* chain_scratch(std::size_t size) {
     thread_local std::vector<T> scratch;  // a group's rows; reused, never zeroed
-    if (scratch.size() < size) {
-      scratch.resize(size);
-    }
-    return scratch.data();
+    return aligned_elements(scratch, size);
   }
 
   // Elements [start, start + len) through the whole chain, on this thread.
@@ -20543,13 +20609,16 @@ class Executor {
     source.assign(group.operands.size(), nullptr);
     const std::int64_t chunk = group.chunk;
     const std::int64_t span = group.span;
-    scalars.resize(static_cast<std::size_t>(group.num_scalars * span));
-    tiles.resize(static_cast<std::size_t>(group.num_repeated * span));
+    T* const scalar_rows =
+        aligned_elements(scalars, static_cast<std::size_t>(group.num_scalars * span));
+    T* const tile_rows =
+        aligned_elements(tiles, static_cast<std::size_t>(group.num_repeated * span));
     std::size_t next_scalar = 0;
     std::size_t next_tile = 0;
+    const T* const splats = aligned_splats<T>(group);
     // Chunks start at multiples of every repeated period, so every chunk reads the same tile.
     auto tile_of = [&](const T* from, std::int64_t period) {
-      T* tile = tiles.data() + next_tile++ * span;
+      T* tile = tile_rows + next_tile++ * span;
       for (std::int64_t e = 0; e < span; e += period) {
         std::copy_n(from, std::min(period, span - e), tile + e);
       }
@@ -20566,9 +20635,9 @@ class Executor {
         if (operand.kind == OperandKind::vector) {  // the producer's output: not made yet
           source[q] = operand.index == group.producer_slot ? nullptr : slot_data();
         } else if (operand.kind == OperandKind::constant) {
-          source[q] = reinterpret_cast<const T*>(group.splat.data()) + operand.index * span;
+          source[q] = splats + operand.index * span;
         } else if (operand.kind == OperandKind::scalar) {
-          T* splat = scalars.data() + next_scalar++ * span;
+          T* splat = scalar_rows + next_scalar++ * span;
           std::fill_n(splat, span, *slot_data());
           source[q] = splat;
         } else if (operand.kind == OperandKind::repeated) {
@@ -20691,8 +20760,8 @@ TAPEFLOW_END_NAMESPACE
 // Note [Graph passes]. The passes know ops only through what every node carries (Note [One
 // definition per op]): its TensorFlow name, attributes, constant inputs, `stateful`, and `run`.
 // They change which nodes run and which slot a node reads; they never renumber slots or change
-// a node's kernel, so every value still comes from the op's one definition, and results are
-// bitwise those of the graph as traced.
+// a node's kernel (but padding folding, below), so every value still comes from the op's one
+// definition, and results are bitwise those of the graph as traced.
 // - A node is *pure* when it is a TensorFlow op (output_arg set) with an output, not stateful,
 //   and calls no sub-graph. Only pure nodes are removed, merged or evaluated early: stateful
 //   nodes (variables, prints, random), control flow and tapeflow's own bookkeeping nodes (which
@@ -20716,10 +20785,15 @@ TAPEFLOW_END_NAMESPACE
 //   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
 //   that undoes it: the node reads through to x, when its dtype and shape are x's.
 // - Identity removal (`dependency_optimization`).
+// - Padding folding (`remapping`, Note [Padding folding] below): the one pass that changes a
+//   node's op, into the same op with TensorFlow's EXPLICIT padding, through the node's own
+//   `absorb_input_padding` or `absorb_output_crop` (the op's definition makes the new node, as
+//   when it was traced).
 // A GradientTape recording a call runs the graph as traced instead (ConcreteFunction::run), so
 // its gradients see every op, captured constants included.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20738,9 +20812,13 @@ struct GraphOptimizationReport {
   std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
   std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
   std::int64_t identities_removed = 0;     ///< Identity nodes read through
+  std::int64_t paddings_folded = 0;        ///< Pad nodes their convolutions took in
+  std::int64_t crops_folded = 0;           ///< Slice nodes (Pad's gradient) input gradients took in
   /// Whether any pass changed the graph.
   [[nodiscard]] bool changed() const noexcept {
-    return pruned + constants_folded + common_subexpressions + simplified + identities_removed > 0;
+    return pruned + constants_folded + common_subexpressions + simplified + identities_removed +
+               paddings_folded + crops_folded >
+           0;
   }
 };
 
@@ -20843,6 +20921,10 @@ class Optimizer {
       if (options_.dependency_optimization) {
         remove_identities();
       }
+      if (options_.remapping) {
+        fold_paddings();
+        fold_crops();
+      }
       if (!options_.disable_model_pruning) {
         prune();
       }
@@ -20864,7 +20946,9 @@ class Optimizer {
   [[nodiscard]] bool changed_since(const GraphOptimizationReport& r) const {
     return report_.pruned != r.pruned || report_.constants_folded != r.constants_folded ||
            report_.common_subexpressions != r.common_subexpressions ||
-           report_.simplified != r.simplified || report_.identities_removed != r.identities_removed;
+           report_.simplified != r.simplified ||
+           report_.identities_removed != r.identities_removed ||
+           report_.paddings_folded != r.paddings_folded || report_.crops_folded != r.crops_folded;
   }
 
   void index_slots() {
@@ -21080,6 +21164,120 @@ class Optimizer {
         return false;
       }
     }
+    return true;
+  }
+
+  // Note [Padding folding]: a Pad of zeros around the rows and columns of an NHWC value, read
+  // only as the input of convolutions that can take the padding into their window (VALID
+  // Conv2D and DepthwiseConv2dNative, and their filter gradients: `absorb_input_padding`),
+  // leaves the graph; each reader becomes the same op with TensorFlow's EXPLICIT padding over
+  // the unpadded value, so nothing copies the padded tensor. The kernels skip taps outside the
+  // input where they would have multiplied a zero: sums are those of the padded input, bitwise
+  // but for the sign of a sum that is zero. All readers fold or none does. In a training step
+  // Pad's gradient, a Slice of the convolution's input gradient, folds the same way
+  // (`fold_crops`): the input gradient's op then computes only the unpadded rows and columns.
+  void fold_paddings() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& pad = g_.nodes[n];
+      if (pad.op != "Pad" || !is_pure(pad) || is_dead(n) || pad.inputs.size() != 1 ||
+          pad.shape.rank() != 4 || pinned_[static_cast<std::size_t>(pad.output)] ||
+          pad.const_inputs.size() != 1) {
+        continue;
+      }
+      const AnyTensor& p = pad.const_inputs[0].second;
+      if (p.dtype() != DType::int32 || !(p.shape() == Shape({4, 2}))) {
+        continue;
+      }
+      const auto* pairs = static_cast<const std::int32_t*>(p.raw_data());
+      if (pairs[0] != 0 || pairs[1] != 0 || pairs[6] != 0 || pairs[7] != 0) {
+        continue;  // only rows and columns
+      }
+      const std::array<std::int64_t, 4> paddings{pairs[2], pairs[3], pairs[4], pairs[5]};
+      std::vector<std::size_t> readers;
+      std::vector<trace::GraphNode> folded;
+      bool all = true;
+      for (std::size_t k = n + 1; k < g_.nodes.size() && all; ++k) {
+        const auto& node = g_.nodes[k];
+        const auto reads = std::count(node.inputs.begin(), node.inputs.end(), pad.output);
+        if (reads == 0 || is_dead(k)) {
+          continue;
+        }
+        all = reads == 1 && node.inputs[0] == pad.output && node.absorb_input_padding &&
+              node.dtype == pad.dtype;
+        if (all) {
+          folded.push_back(node);
+          all = folded.back().absorb_input_padding(folded.back(), paddings);
+          readers.push_back(k);
+        }
+      }
+      if (!all || readers.empty()) {
+        continue;
+      }
+      for (std::size_t i = 0; i < readers.size(); ++i) {
+        folded[i].inputs[0] = pad.inputs[0];
+        g_.nodes[readers[i]] = std::move(folded[i]);
+      }
+      dead_.push_back(n);
+      ++report_.paddings_folded;
+    }
+    drop_dead();
+  }
+
+  // A Slice of rows and columns of an input gradient that only it reads (Note [Padding folding]).
+  void fold_crops() {
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      const auto& slice = g_.nodes[n];
+      if (slice.op != "Slice" || !is_pure(slice) || is_dead(n) || slice.inputs.size() != 1 ||
+          slice.shape.rank() != 4 || slice.const_inputs.size() != 2) {
+        continue;
+      }
+      const std::int64_t p = slot(slice.inputs[0]).producer;
+      if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+        continue;
+      }
+      auto& grad = g_.nodes[static_cast<std::size_t>(p)];
+      std::array<std::int64_t, 4> begin{};
+      std::array<std::int64_t, 4> size{};
+      if (!grad.absorb_output_crop || grad.dtype != slice.dtype ||
+          pinned_[static_cast<std::size_t>(grad.output)] || readers(grad.output) != 1 ||
+          !int32_quad(slice.const_inputs[0].second, begin) ||
+          !int32_quad(slice.const_inputs[1].second, size)) {
+        continue;
+      }
+      trace::GraphNode cropped = grad;
+      if (!cropped.absorb_output_crop(cropped, begin, size) || !(cropped.shape == slice.shape)) {
+        continue;
+      }
+      // The input gradient writes the Slice's slot (which may be an output); its own slot, which
+      // only the Slice read, is left without a producer or a reader.
+      slot(grad.output).producer = -1;
+      slot(slice.output).producer = p;
+      grad = std::move(cropped);
+      grad.output = slice.output;
+      dead_.push_back(n);
+      ++report_.crops_folded;
+    }
+    drop_dead();
+  }
+
+  // How many inputs of live nodes read slot `s`.
+  [[nodiscard]] std::int64_t readers(std::int32_t s) const {
+    std::int64_t count = 0;
+    for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
+      if (!is_dead(k)) {
+        count += std::count(g_.nodes[k].inputs.begin(), g_.nodes[k].inputs.end(), s);
+      }
+    }
+    return count;
+  }
+
+  // The four values of an int32 [4] constant.
+  static bool int32_quad(const AnyTensor& t, std::array<std::int64_t, 4>& out) {
+    if (t.dtype() != DType::int32 || !(t.shape() == Shape({4}))) {
+      return false;
+    }
+    const auto* values = static_cast<const std::int32_t*>(t.raw_data());
+    std::copy_n(values, 4, out.begin());
     return true;
   }
 
@@ -31989,8 +32187,10 @@ TAPEFLOW_END_NAMESPACE
 // backprops): TensorFlow's window attributes and the geometry and shape checks, without any
 // kernel, so a convolution op includes only its own.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32003,7 +32203,9 @@ TAPEFLOW_END_NAMESPACE
 // padding arithmetic.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32021,7 +32223,9 @@ namespace nn {
 enum class Padding { valid, same };
 
 /// A padding argument: `tf::nn::Padding::same` or TensorFlow's spelling, `"SAME"` / `"VALID"`
-/// (lowercase as Keras writes it is accepted too). Throws invalid_argument for other strings.
+/// (lowercase as Keras writes it is accepted too), or, for the convolutions, TensorFlow's
+/// explicit list `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}`. Throws invalid_argument for
+/// other strings.
 class PaddingArg {
  public:
   /// The given padding.
@@ -32030,11 +32234,49 @@ class PaddingArg {
   PaddingArg(std::string_view text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
   /// Parses "SAME"/"VALID" (or "same"/"valid"); throws invalid_argument otherwise.
   PaddingArg(char const* text) : value_(parse(text)) {}  // NOLINT(google-explicit-constructor)
+  /// TensorFlow's explicit padding, a {before, after} pair per NHWC axis, written as its list:
+  /// `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}`, rows and columns of zeros around the
+  /// input. Only the convolutions (`tf::nn::conv2d`, `tf::nn::depthwise_conv2d`) take it.
+  /// Throws invalid_argument for a negative amount or padding of the batch or channel axis.
+  PaddingArg(std::array<std::int64_t, 2> batch, std::array<std::int64_t, 2> rows,
+             std::array<std::int64_t, 2> columns, std::array<std::int64_t, 2> channels)
+      : value_(Padding::valid), explicit_({rows[0], rows[1], columns[0], columns[1]}) {
+    std::array<std::array<std::int64_t, 2>, 4> const pairs{batch, rows, columns, channels};
+    std::string text = "[";
+    for (std::size_t a = 0; a < 4; ++a) {
+      text += (a > 0 ? ", [" : "[") + std::to_string(pairs[a][0]) + ", " +
+              std::to_string(pairs[a][1]) + "]";
+    }
+    text += "]";
+    for (auto const& pair : pairs) {
+      if (pair[0] < 0 || pair[1] < 0) {
+        throw invalid_argument("tf::nn: explicit padding must be non-negative, got " + text);
+      }
+    }
+    if (batch != std::array<std::int64_t, 2>{} || channels != std::array<std::int64_t, 2>{}) {
+      throw invalid_argument(
+          "tf::nn: explicit padding of the batch or channel axis is not supported (NHWC), got " +
+          text);
+    }
+  }
 
-  /// The padding chosen.
-  [[nodiscard]] Padding value() const noexcept { return value_; }
-  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected).
-  operator Padding() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
+  /// The padding chosen; throws invalid_argument for explicit padding, which only the
+  /// convolutions take (they read `explicit_paddings()` first).
+  [[nodiscard]] Padding value() const {
+    if (explicit_) {
+      throw invalid_argument(
+          "tf::nn: explicit padding is taken by tf::nn::conv2d and tf::nn::depthwise_conv2d "
+          "only; this op takes \"SAME\" or \"VALID\"");
+    }
+    return value_;
+  }
+  /// The padding chosen (implicit, so a PaddingArg passes where a Padding is expected); as
+  /// value().
+  operator Padding() const { return value(); }  // NOLINT(google-explicit-constructor)
+  /// {top, bottom, left, right} for explicit padding; empty for "SAME" and "VALID".
+  [[nodiscard]] std::optional<std::array<std::int64_t, 4>> explicit_paddings() const noexcept {
+    return explicit_;
+  }
 
  private:
   static Padding parse(std::string_view text) {
@@ -32048,6 +32290,7 @@ class PaddingArg {
                            std::string(text) + "\"");
   }
   Padding value_;
+  std::optional<std::array<std::int64_t, 4>> explicit_;
 };
 
 /// "SAME" or "VALID", as TensorFlow writes the attribute.
@@ -32167,14 +32410,61 @@ struct ConvWindow {
   nn::Size2D strides = 1;
   nn::Padding padding = nn::Padding::valid;
   nn::Size2D dilations = 1;
+  /// TensorFlow's padding "EXPLICIT": rows and columns of zeros {top, bottom, left, right} around
+  /// the input, in place of `padding`. Graph passes set it when they fold a Pad into the
+  /// convolution that reads it (Note [Padding folding] in function/detail/graph_passes.hpp).
+  std::optional<std::array<std::int64_t, 4>> explicit_paddings = std::nullopt;
   static constexpr std::string_view type_attr = "T";        ///< TensorFlow's dtype attribute
   static constexpr std::string_view output_arg = "output";  ///< TensorFlow's output argument
-  /// TensorFlow's attributes (NHWC, four-entry strides and dilations).
+  /// TensorFlow's attributes (NHWC, four-entry strides and dilations; with explicit paddings,
+  /// eight entries, a {before, after} pair per NHWC axis).
   [[nodiscard]] OpAttributes attributes() const {
-    return {{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
-            {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
-            {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
-            {"data_format", "NHWC"}};
+    OpAttributes attrs{{"strides", std::vector<std::int64_t>{1, strides.h, strides.w, 1}},
+                       {"padding", padding == nn::Padding::same ? "SAME" : "VALID"},
+                       {"dilations", std::vector<std::int64_t>{1, dilations.h, dilations.w, 1}},
+                       {"data_format", "NHWC"}};
+    if (explicit_paddings) {
+      auto const& p = *explicit_paddings;
+      attrs[1].second = "EXPLICIT";
+      attrs.emplace_back("explicit_paddings",
+                         std::vector<std::int64_t>{0, 0, p[0], p[1], p[2], p[3], 0, 0});
+    }
+    return attrs;
+  }
+  /// Sets the padding from a user's argument: "SAME", "VALID" or TensorFlow's explicit pairs.
+  void set_padding(nn::PaddingArg const& arg) {
+    explicit_paddings = arg.explicit_paddings();
+    padding = explicit_paddings ? nn::Padding::valid : arg.value();
+  }
+  /// Takes zero padding {top, bottom, left, right} of the first input into the window, when the
+  /// window pads nothing itself (VALID): the same op then reads the unpadded input. False, and
+  /// unchanged, otherwise.
+  bool absorb_input_padding(std::array<std::int64_t, 4> const& paddings) {
+    if (padding != nn::Padding::valid || explicit_paddings ||
+        std::any_of(paddings.begin(), paddings.end(), [](std::int64_t p) { return p < 0; })) {
+      return false;
+    }
+    explicit_paddings = paddings;
+    return true;
+  }
+  /// For an input gradient whose output is the gradient of an input of `input_sizes`: takes a
+  /// crop of that output to rows and columns [begin, begin + size) (Pad's gradient) into the
+  /// window, as the padding of the smaller input, when the window pads nothing itself (VALID)
+  /// and the crop keeps every image and channel. False, and unchanged, otherwise.
+  bool take_output_crop(std::array<std::int64_t, 4>& input_sizes,
+                        std::array<std::int64_t, 4> const& begin,
+                        std::array<std::int64_t, 4> const& size) {
+    std::array<std::int64_t, 4> paddings{};
+    for (std::size_t axis = 1; axis < 3; ++axis) {
+      paddings[2 * (axis - 1)] = begin[axis];
+      paddings[2 * (axis - 1) + 1] = input_sizes[axis] - begin[axis] - size[axis];
+    }
+    if (begin[0] != 0 || begin[3] != 0 || size[0] != input_sizes[0] || size[3] != input_sizes[3] ||
+        size[1] < 0 || size[2] < 0 || !absorb_input_padding(paddings)) {
+      return false;
+    }
+    input_sizes = size;
+    return true;
   }
 };
 
@@ -32198,8 +32488,20 @@ inline Window2D conv_geometry(std::string_view op, ops::ConvWindow const& window
                            " does not match the filter's input depth " + std::to_string(filter[2]) +
                            what);
   }
-  return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
-                   window.strides, window.dilations, window.padding);
+  if (!window.explicit_paddings) {
+    return window_2d(op, what, input[0], input[1], input[2], input[3], {filter[0], filter[1]},
+                     window.strides, window.dilations, window.padding);
+  }
+  // VALID over the input with its zeros; the kernels read the zeros as taps outside the input.
+  auto const& p = *window.explicit_paddings;
+  Window2D g =
+      window_2d(op, what, input[0], input[1] + p[0] + p[1], input[2] + p[2] + p[3], input[3],
+                {filter[0], filter[1]}, window.strides, window.dilations, nn::Padding::valid);
+  g.h = input[1];
+  g.w = input[2];
+  g.pad_top = p[0];
+  g.pad_left = p[2];
+  return g;
 }
 
 /// Checks that `dy` has the shape the forward convolution produces.
@@ -33144,9 +33446,11 @@ T* conv_scratch(int slot, std::int64_t count) {
   return b.data();
 }
 
-/// Whether the convolution is a plain matrix product (1x1 window, stride 1, no padding).
+/// Whether the convolution is a plain matrix product (1x1 window, stride 1, no padding; explicit
+/// padding may pad the bottom or right alone).
 inline bool is_pointwise(Window2D const& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0;
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 &&
+         g.oh == g.h && g.ow == g.w;
 }
 
 /// Range [first, last) of window taps k whose position `origin + k * step` lies in [0, size).
@@ -33493,7 +33797,10 @@ void conv2d_backprop_input(Window2D const& g, std::int64_t out_channels, T const
   // C >= 3/4 of a whole number of panels (C = 1 would use 1/32 of each tile).
   constexpr std::int64_t kNR = gemm_impl::Config<T>::kNR;
   bool const wide = 4 * g.c >= 3 * ((g.c + kNR - 1) / kNR * kNR);
-  if (g.sh == 1 && g.sw == 1 && wide) {
+  // The rotated convolution pads dilation * (K - 1) - pad: explicit padding wider than the
+  // window (TensorFlow allows it) would make that negative, so col2im takes it.
+  bool const rotatable = g.pad_top <= g.dh * (g.kh - 1) && g.pad_left <= g.dw * (g.kw - 1);
+  if (g.sh == 1 && g.sw == 1 && wide && rotatable) {
     // dx[n, iy, ix, c] = sum over (ky, kx, o) of dy[n, iy + ky * dh - pad_top, ...] *
     // filter[ky, kx, c, o] = a stride-1 convolution of dy (padding dilation * (K - 1) - pad)
     // with rotated[ky', kx', o, c] = filter[KH-1-ky', KW-1-kx', c, o].
@@ -33727,10 +34034,12 @@ namespace nn {
 ///
 ///     tf::nn::conv2d(x, w, {.strides = 2, .padding = "SAME"});
 ///     tf::nn::conv2d(x, w, {.padding = tf::nn::Padding::same, .dilations = {2, 2}});
+///     tf::nn::conv2d(x, w, {.padding = {{0, 0}, {1, 2}, {1, 2}, {0, 0}}});  // explicit
 struct Conv2DOptions {
   /// Step of the window along height and width.
   Size2D strides = 1;
-  /// "SAME" (output = ceil(input / stride)) or "VALID" (no padding, the default as in Keras).
+  /// "SAME" (output = ceil(input / stride)), "VALID" (no padding, the default as in Keras), or
+  /// explicit pairs `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}` (TensorFlow's list form).
   PaddingArg padding = Padding::valid;
   /// Spacing between filter taps (atrous convolution); 1 = dense.
   Size2D dilations = 1;
@@ -33757,6 +34066,9 @@ struct Conv2DBackpropFilter;
 /// (TensorFlow op "Conv2D"; strictly a cross-correlation, as in TensorFlow).
 struct Conv2D : ConvWindow {
   static constexpr std::string_view name = "Conv2D";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
   static constexpr bool output_epilogue = true;
 
@@ -33785,6 +34097,12 @@ struct Conv2DBackpropInput : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropInput";
   static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
   std::array<std::int64_t, 4> input_sizes{};
+  /// Its output cropped to rows and columns (Pad's gradient) is this op for the smaller input
+  /// (Note [Padding folding]).
+  bool absorb_output_crop(std::array<std::int64_t, 4> const& begin,
+                          std::array<std::int64_t, 4> const& size) {
+    return take_output_crop(input_sizes, begin, size);
+  }
 
   /// TensorFlow's `input_sizes` input, held here as a member.
   [[nodiscard]] GraphInputs graph_inputs() const {
@@ -33817,6 +34135,9 @@ struct Conv2DBackpropInput : ConvWindow {
 /// `filter_sizes`, is the attribute `filter_sizes` here).
 struct Conv2DBackpropFilter : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropFilter";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
   std::array<std::int64_t, 4> filter_sizes{};
 
@@ -33916,7 +34237,7 @@ Tensor<value_type_of<Input>, 4> conv2d(Input const& input, Filters const& filter
                 "tf::nn::conv2d(input, filters): input and filters must be float or double");
   ops::Conv2D op;
   op.strides = options.strides;
-  op.padding = options.padding;
+  op.set_padding(options.padding);
   op.dilations = options.dilations;
   return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
                                    tapeflow::detail::as_tensor(filters));
@@ -34723,6 +35044,9 @@ struct DepthwiseConv2dNativeBackpropFilter;
 /// [N, OH, OW, C * M] (TensorFlow op "DepthwiseConv2dNative").
 struct DepthwiseConv2dNative : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNative";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   /// Its CPU kernel takes an offered output epilogue (Note [Output epilogues]).
   static constexpr bool output_epilogue = true;
 
@@ -34751,6 +35075,12 @@ struct DepthwiseConv2dNativeBackpropInput : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropInput";
   static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
   std::array<std::int64_t, 4> input_sizes{};         ///< the input's shape
+  /// Its output cropped to rows and columns (Pad's gradient) is this op for the smaller input
+  /// (Note [Padding folding]).
+  bool absorb_output_crop(std::array<std::int64_t, 4> const& begin,
+                          std::array<std::int64_t, 4> const& size) {
+    return take_output_crop(input_sizes, begin, size);
+  }
 
   /// TensorFlow's `input_sizes` input, held here as a member.
   [[nodiscard]] GraphInputs graph_inputs() const {
@@ -34784,6 +35114,9 @@ struct DepthwiseConv2dNativeBackpropInput : ConvWindow {
 /// input, `filter_sizes`, is a member here).
 struct DepthwiseConv2dNativeBackpropFilter : ConvWindow {
   static constexpr std::string_view name = "DepthwiseConv2dNativeBackpropFilter";
+  /// Its first input is the convolution's input: a Pad that feeds it may fold into its window
+  /// (ConvWindow::absorb_input_padding, Note [Padding folding]).
+  static constexpr bool folds_input_padding = true;
   static constexpr std::size_t graph_inputs_at = 1;  ///< TensorFlow's: input, filter_sizes, ...
   std::array<std::int64_t, 4> filter_sizes{};        ///< the filter's shape
 
@@ -34863,9 +35196,11 @@ namespace nn {
 /// Keyword arguments of `tf::nn::depthwise_conv2d` (TensorFlow: `strides`, `padding`,
 /// `dilations`, for height and width).
 struct DepthwiseConv2DOptions {
-  Size2D strides = 1;                   ///< step of the window along height and width
-  PaddingArg padding = Padding::valid;  ///< "SAME" or "VALID" (the default, as in Keras)
-  Size2D dilations = 1;                 ///< spacing between filter taps; 1 = dense
+  Size2D strides = 1;  ///< step of the window along height and width
+  /// "SAME", "VALID" (the default, as in Keras), or explicit pairs
+  /// `{{0, 0}, {top, bottom}, {left, right}, {0, 0}}` (TensorFlow's list form).
+  PaddingArg padding = Padding::valid;
+  Size2D dilations = 1;  ///< spacing between filter taps; 1 = dense
 };
 
 /// Depthwise 2-D convolution (TensorFlow: `tf.nn.depthwise_conv2d(input, filter, strides,
@@ -34891,7 +35226,7 @@ Tensor<value_type_of<Input>, 4> depthwise_conv2d(Input const& input, Filter cons
                 "dtype");
   ops::DepthwiseConv2dNative op;
   op.strides = options.strides;
-  op.padding = options.padding;
+  op.set_padding(options.padding);
   op.dilations = options.dilations;
   return tapeflow::detail::execute(op, tapeflow::detail::as_tensor(input),
                                    tapeflow::detail::as_tensor(filter));
