@@ -115,6 +115,12 @@ struct Conv2DBackpropInput : ConvWindow {
   static constexpr std::string_view name = "Conv2DBackpropInput";
   static constexpr std::size_t graph_inputs_at = 0;  ///< `input_sizes` is TensorFlow's first
   std::array<std::int64_t, 4> input_sizes{};
+  /// Its output cropped to rows and columns (Pad's gradient) is this op for the smaller input
+  /// (Note [Padding folding]).
+  bool absorb_output_crop(std::array<std::int64_t, 4> const& begin,
+                          std::array<std::int64_t, 4> const& size) {
+    return take_output_crop(input_sizes, begin, size);
+  }
 
   /// TensorFlow's `input_sizes` input, held here as a member.
   [[nodiscard]] GraphInputs graph_inputs() const {
