@@ -4733,6 +4733,19 @@ TAPEFLOW_COLD trace::NodeFn traced_node_fn(const Op& op,
   };
 }
 
+/// Makes `self` a node of `op`, a changed copy of the op it was traced with (a graph pass's
+/// rewrite, Note [Padding folding]): what it runs and the attributes and constant inputs that
+/// export and TensorBoard show.
+template <class Op, class... In>
+TAPEFLOW_COLD void rebuild_traced_node(trace::GraphNode& self, const Op& op,
+                                       const std::array<std::size_t, sizeof...(In)>& sizes) {
+  self.run = traced_node_fn<Op, In...>(op, sizes);
+  self.attrs = op.attributes();
+  if constexpr (requires { op.graph_inputs(); }) {
+    self.const_inputs = op.graph_inputs();
+  }
+}
+
 /// Appends `op` to the graph being traced and returns its symbolic output (Note [Tracing]).
 /// Cold: tracing runs once per signature, so this is compiled for size, not speed.
 template <class Op, class... In>
@@ -4789,8 +4802,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
       if (!padded.absorb_input_padding(paddings)) {
         return false;
       }
-      self.run = traced_node_fn<Op, In...>(padded, sizes);
-      self.attrs = padded.attributes();
+      rebuild_traced_node<Op, In...>(self, padded, sizes);
       return true;
     };
   }
@@ -4802,9 +4814,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
       if (!cropped.absorb_output_crop(begin, size)) {
         return false;
       }
-      self.run = traced_node_fn<Op, In...>(cropped, sizes);
-      self.attrs = cropped.attributes();
-      self.const_inputs = cropped.graph_inputs();
+      rebuild_traced_node<Op, In...>(self, cropped, sizes);
       self.shape = Shape(size);
       return true;
     };
