@@ -703,23 +703,25 @@ class Executor {
 
   // `size` elements of `buffer` from a 64-byte boundary: rows and splats are read and written
   // in whole packets, and a packet that crosses a cache line costs two accesses.
+  static constexpr std::size_t cache_line = 64;
+  // The bytes from `p` to the next 64-byte boundary.
+  static std::size_t to_line(const void* p) noexcept {
+    return (cache_line - reinterpret_cast<std::uintptr_t>(p) % cache_line) % cache_line;
+  }
   template <class T>
   static T* aligned_elements(std::vector<T>& buffer, std::size_t size) {
-    constexpr std::size_t line = 64;
-    if (buffer.size() < size + line / sizeof(T)) {
-      buffer.resize(size + line / sizeof(T));
+    if (buffer.size() < size + cache_line / sizeof(T)) {
+      buffer.resize(size + cache_line / sizeof(T));
     }
-    const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
-    return buffer.data() + (line - address % line) % line / sizeof(T);
+    return buffer.data() + to_line(buffer.data()) / sizeof(T);
   }
 
   // A group's splat rows from the first 64-byte boundary of its storage (`splat_pad` spare).
-  static constexpr std::size_t splat_pad = 64 / sizeof(double);
+  static constexpr std::size_t splat_pad = cache_line / sizeof(double);
   template <class T>
   static const T* aligned_splats(const FusionGroup& group) {
-    const auto address = reinterpret_cast<std::uintptr_t>(group.splat.data());
     return reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(group.splat.data()) +
-                                      (64 - address % 64) % 64);
+                                      to_line(group.splat.data()));
   }
 
   template <class T>
