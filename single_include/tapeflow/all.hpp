@@ -12106,6 +12106,9 @@ struct GraphNode {
                        std::int64_t n) = nullptr;
   /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
   bool fused_rows = false;
+  /// Whether `fused_kernel` only copies its input (a Reshape, a view of the same elements): a
+  /// chain takes such a node only between two others (Note [Fusion]).
+  bool fused_copy = false;
   /// Set for reductions a fused chain may end in: sums and means of every element, of leading
   /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
   /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks
@@ -13542,6 +13545,9 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                          traced_node_fn<Op, In...>(op, sizes), fused, fused_rows, fused_reduction,
                          fused_affine, output_epilogue_op<Op>(), is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
+  if constexpr (requires { Op::fused_copy; }) {
+    node.fused_copy = fused != nullptr && Op::fused_copy;
+  }
   if constexpr (requires { Op::folds_input_padding; }) {
     node.absorb_input_padding = [op, sizes](trace::GraphNode& self,
                                             const std::array<std::int64_t, 4>& paddings) {
@@ -18379,6 +18385,7 @@ TAPEFLOW_END_NAMESPACE
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -18439,6 +18446,17 @@ struct Reshape {
   auto gradient(const Tensor<T, OutRank>& dy, const Tensor<T, OutRank>&,
                 const Tensor<T, R>& x) const {
     return detail::execute(Reshape<R>{x.dims()}, dy);
+  }
+
+  /// A fused elementwise chain (Note [Fusion]) goes on through a reshape, which keeps the
+  /// elements in their order: in the chain it copies its chunk of them.
+  static constexpr bool fused_copy = true;
+  /// One run of n outputs for the executor's fused chains: a copy.
+  template <class T>
+  static void fused_kernel(void* out, const void* x, bool, const void*, bool, std::int64_t n) {
+    if (out != x) {
+      std::memcpy(out, x, static_cast<std::size_t>(n) * sizeof(T));
+    }
   }
 };
 
@@ -20055,8 +20073,12 @@ class Executor {
   // of one. A node whose output is x * a + b by channel (batch normalization with known statistics,
   // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
   // other inputs and repeated like a bias, so the normalization and the activation after it make
-  // one pass over the convolution's output. Where one node input of a fused group comes from,
-  // decided once when the graph is built.
+  // one pass over the convolution's output. A reshape between two chain nodes joins the chain
+  // (`GraphNode::fused_copy`: the elements keep their order), so `reshape(a * b, s) + c` and the
+  // gradients' reshapes stay one pass. Read only inside the chain it is a view there too: its
+  // readers read its input's row and it never runs; read after the chain it copies each chunk
+  // into its tensor. At either end of a chain it stays outside, the view it is eagerly. Where
+  // one node input of a fused group comes from, decided once when the graph is built.
   enum class OperandKind : std::uint8_t {
     local,      // an earlier node of the group: its row of the per-thread scratch
     constant,   // a single-value graph constant: row `index` of `splat` holds it broadcast
@@ -20076,6 +20098,7 @@ class Executor {
     std::int64_t elements = 0;
     DType dtype = DType::invalid;
     std::vector<bool> materialize;  // per node of the group
+    std::vector<bool> view;         // per node: a copy whose readers read its input; never runs
     std::vector<Operand> operands;  // per node input, in order
     std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
     std::int64_t chunk = 0;         // elements per pass through the chain
@@ -20180,6 +20203,19 @@ class Executor {
       while (j < nodes.size() && fusible(j, n, nodes[i].dtype, unit)) {
         ++j;
       }
+      // Copies (a Reshape) join only between two other nodes: at an end of a chain one would
+      // turn a view, which costs nothing, into a pass over the elements.
+      const std::size_t run_end = j;
+      while (j > i && nodes[j - 1].fused_copy) {
+        --j;
+      }
+      while (i < j && nodes[i].fused_copy) {
+        ++i;
+      }
+      if (i == j) {
+        i = run_end;
+        continue;
+      }
       // One node is a group too: it may then write in place (Note [Fusion]).
       FusionGroup group;
       group.begin = i;
@@ -20203,11 +20239,19 @@ class Executor {
         const auto last = last_use_[static_cast<std::size_t>(slot)];
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                     static_cast<std::size_t>(last) >= group.end);
+        // A copy only the chain reads is a view there too: its readers read its input instead.
+        group.view.push_back(nodes[k].fused_copy && !group.materialize.back() &&
+                             group.reduce_input != static_cast<std::int32_t>(k - i));
         group.inputs_per_node.push_back(nodes[k].inputs.size());
         const bool affine = nodes[k].fused_affine.kernel != nullptr;
         group.num_repeated += affine ? 2 : 0;
         for (std::size_t m = 0; m < nodes[k].inputs.size(); ++m) {
-          const std::int32_t in = nodes[k].inputs[m];
+          std::int32_t in = nodes[k].inputs[m];
+          for (std::size_t p = k; p-- > i;) {
+            if (nodes[p].output == in && group.view[p - i]) {
+              in = nodes[p].inputs[0];  // and on back, through a view of a view
+            }
+          }
           if (affine && m > 0) {
             group.operands.push_back({OperandKind::parameter, in});
             continue;
@@ -20466,7 +20510,7 @@ class Executor {
     std::size_t q = 0;  // operands are stored per node, in input order
     for (std::size_t k = 0; k < count; ++k) {
       for (std::size_t m = 0; m < group.inputs_per_node[k]; ++m, ++q) {
-        if (group.operands[q].kind == OperandKind::local) {
+        if (group.operands[q].kind == OperandKind::local && !group.view[k]) {
           const auto p = static_cast<std::size_t>(group.operands[q].index);
           reads[k].push_back(p);
           last_read[p] = k;
@@ -20479,7 +20523,7 @@ class Executor {
     std::vector<std::int32_t> free_rows;
     group.row.assign(count, -1);
     for (std::size_t k = 0; k < count; ++k) {
-      if (!group.materialize[k]) {
+      if (!group.materialize[k] && !group.view[k]) {
         if (free_rows.empty()) {
           free_rows.push_back(group.num_rows++);
         }
@@ -20555,6 +20599,10 @@ class Executor {
     std::size_t q = 0;
     for (std::size_t k = 0; k < group.chain_size(); ++k) {
       const auto& node = nodes[group.begin + k];
+      if (group.view[k]) {
+        q += node.inputs.size();
+        continue;
+      }
       const void* operand[3] = {nullptr, nullptr, nullptr};
       for (std::size_t m = 0; m < node.inputs.size(); ++m, ++q) {
         const Operand& from = group.operands[q];

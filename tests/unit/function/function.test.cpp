@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -407,6 +408,65 @@ TEST_CASE("fused chains read run-time scalars and keep intermediates used later"
   }
   CHECK(f.trace_count() == 1);
   REQUIRE(f.concrete_functions()[0]->fused_chains().size() == 1);
+}
+
+TEST_CASE("a Reshape between elementwise ops joins their chain", "[function][function]") {
+  // Forward and gradient: the chain goes on through both reshapes (a bias of 4 after the
+  // first), and the gradient's reshapes sit inside its chain too. Results are the eager ones,
+  // bitwise: a reshape moves no element.
+  auto b = tf::random::uniform<float>({4}, {.minval = -1.0f, .maxval = 1.0f, .seed = 2});
+  auto body = [&](const tf::Tensor<float, 2>& x) {
+    auto y = tf::tanh(x * 2.0f);
+    auto z = tf::reshape(y, {60, 4}) + b;
+    return tf::reshape(z, {240}) * 3.0f;
+  };
+  auto gradient_of = [&](const tf::Tensor<float, 2>& x) {
+    tf::GradientTape tape;
+    tape.watch(x);
+    auto loss = tf::reduce_sum(tf::square(body(x)));
+    return *tape.gradient(loss, x);
+  };
+  auto f = tf::function(body);
+  auto g = tf::function(gradient_of);
+  auto x = tf::random::uniform<float>({6, 40}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
+  const auto traced_value = f(x);
+  const auto eager_value = body(x);
+  const auto traced = traced_value.values();
+  const auto eager = eager_value.values();
+  REQUIRE(traced.size() == eager.size());
+  for (std::size_t i = 0; i < traced.size(); ++i) {
+    REQUIRE(std::bit_cast<std::uint32_t>(traced[i]) == std::bit_cast<std::uint32_t>(eager[i]));
+  }
+  CHECK(f.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{6});
+  const auto traced_grad_value = g(x);
+  const auto eager_grad_value = gradient_of(x);
+  const auto traced_grad = traced_grad_value.values();
+  const auto eager_grad = eager_grad_value.values();
+  REQUIRE(traced_grad.size() == eager_grad.size());
+  for (std::size_t i = 0; i < traced_grad.size(); ++i) {
+    REQUIRE(std::bit_cast<std::uint32_t>(traced_grad[i]) ==
+            std::bit_cast<std::uint32_t>(eager_grad[i]));
+  }
+  // The whole gradient graph, forward and backward with their four reshapes, is one chain.
+  CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{14});
+
+  // At a chain's ends a reshape stays a view: it neither joins nor makes a chain of its own.
+  auto ends = tf::function([](const tf::Tensor<float, 2>& x) {
+    return tf::reshape(tf::exp(tf::reshape(x, {240})) * 2.0f, {4, 60});
+  });
+  const auto ended_value = ends(x);
+  const auto ended_eager_value = tf::reshape(tf::exp(tf::reshape(x, {240})) * 2.0f, {4, 60});
+  const auto ended = ended_value.values();
+  const auto ended_eager = ended_eager_value.values();
+  for (std::size_t i = 0; i < ended.size(); ++i) {
+    REQUIRE(std::bit_cast<std::uint32_t>(ended[i]) == std::bit_cast<std::uint32_t>(ended_eager[i]));
+  }
+  CHECK(ends.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{2});
+  auto lone = tf::function([](const tf::Tensor<float, 2>& x) { return tf::reshape(x, {240}); });
+  const auto lone_value = lone(x);
+  CHECK(std::equal(lone_value.values().begin(), lone_value.values().end(), x.values().begin(),
+                   x.values().end()));
+  CHECK(lone.concrete_functions()[0]->fused_chains().empty());
 }
 
 TEST_CASE("fused chains agree with eager execution at every chunk size", "[function][function]") {

@@ -589,10 +589,10 @@ TEST_CASE("variable updates and reads keep their order", "[function][passes]") {
 }
 
 // A random program over a [2, 3] or [67, 45] argument: elementwise ops, neutral constants,
-// repeats, reshapes, transposes, identities and rows repeated along the first axis; it returns two
-// of its values and the gradient of their sum with respect to the argument, taken by a tape inside
-// the traced body (the sums end fused chains: over the larger argument, in several blocks and
-// chunks).
+// repeats, reshapes (to the same shape, and through another one inside a chain), transposes,
+// identities and rows repeated along the first axis; it returns two of its values and the
+// gradient of their sum with respect to the argument, taken by a tape inside the traced body
+// (the sums end fused chains: over the larger argument, in several blocks and chunks).
 struct Program {
   struct Step {
     int op;
@@ -612,7 +612,7 @@ Program random_program(std::mt19937& rng) {
     std::uniform_int_distribution<int> pick(0, values - 1);
     // Half the steps continue the latest value: chains let neutral ops meet signed zeros.
     const int a = std::bernoulli_distribution(0.5)(rng) ? values - 1 : pick(rng);
-    Program::Step s{std::uniform_int_distribution<int>(0, 16)(rng), a, pick(rng)};
+    Program::Step s{std::uniform_int_distribution<int>(0, 17)(rng), a, pick(rng)};
     if (s.op == 13 && !p.steps.empty()) {  // repeat an earlier step: a common subexpression
       s = p.steps[std::uniform_int_distribution<std::size_t>(0, p.steps.size() - 1)(rng)];
     }
@@ -677,6 +677,13 @@ std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run
       case 16:  // Relu6 and, in the gradient, Relu6Grad: both clamps are reached
         v.push_back(tf::nn::relu6(a * tf::constant(4.0f)));
         break;
+      case 17: {  // through another shape of the same elements, with a bias in that shape
+        const auto& d = x.dims();
+        auto bias = tf::range<float>(1.0f, static_cast<float>(d[0]) + 1.0f, 1.0f);
+        v.push_back(
+            tf::reshape(tf::reshape(a, {d[1], d[0]}) * tf::constant(1.5f) + bias, {d[0], d[1]}));
+        break;
+      }
       default:
         v.push_back(a * tf::constant(-0.0f));
         break;  // -0 where a > 0
