@@ -1,7 +1,12 @@
 // tf::function against eager execution: (a) a chain of 50 small elementwise ops, alone and
-// ending in a sum (which joins the fused chain; 1000 and 262144 elements), (b) an MNIST
-// MLP training step (784 -> 100 relu -> 10, batch 50, SGD), with the bytes one step takes above
-// what it starts with (counter peak_KiB), (c) a cached call doing no work.
+// ending in a sum (which joins the fused chain; 1000 and 262144 elements), the chain's kernels
+// alone, and a chain through two reshapes with its gradient, (b) an MNIST MLP training step
+// (784 -> 100 relu -> 10, batch 50, SGD), with the bytes one step takes above what it starts
+// with (counter peak_KiB), (c) a cached call doing no work.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include <benchmark/benchmark.h>
 
 #include <tapeflow/config/memory_info.hpp>
@@ -45,6 +50,39 @@ void BM_ChainTraced(benchmark::State& state) {
 }
 BENCHMARK(BM_ChainTraced);
 
+// The chain's kernels alone: the ops' own fused kernels called in sequence over rows that stay
+// in L1, constants as splat rows, as a traced chain calls them. The floor for BM_ChainTraced,
+// whose executor adds the rest; eager adds each op's dispatch and allocation instead.
+void BM_ChainKernelsOnly(benchmark::State& state) {
+  constexpr std::int64_t n = 1000;
+  auto x = tf::random::uniform<float>({n}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
+  std::vector<float> storage(4 * 1024 + 16);
+  float* const rows =
+      storage.data() +
+      (16 - reinterpret_cast<std::uintptr_t>(storage.data()) % 64 / sizeof(float)) % 16;
+  float* const r0 = rows;
+  float* const r1 = rows + 1024;
+  float* const point_nine = rows + 2048;
+  float* const point_one = rows + 3072;
+  std::fill_n(point_nine, n, 0.9f);
+  std::fill_n(point_one, n, 0.1f);
+  const float* const xs = x.data();
+  for (auto _ : state) {
+    const float* y = xs;
+    for (int i = 0; i < 10; ++i) {
+      tf::ops::Mul::fused_kernel<float>(r0, y, true, point_nine, true, n);
+      tf::ops::Add::fused_kernel<float>(r1, r0, true, point_one, true, n);
+      tf::ops::Tanh::fused_kernel<float>(r0, r1, true, nullptr, true, n);
+      tf::ops::Sub::fused_kernel<float>(r1, r0, true, xs, true, n);
+      tf::ops::Mul::fused_kernel<float>(r0, r1, true, xs, true, n);
+      y = r0;
+    }
+    benchmark::DoNotOptimize(r0);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_ChainKernelsOnly);
+
 void BM_ChainSumEager(benchmark::State& state) {
   auto x = tf::random::uniform<float>({state.range(0)}, {.minval = -1.0f, .maxval = 1.0f});
   for (auto _ : state) {
@@ -64,6 +102,39 @@ void BM_ChainSumTraced(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ChainSumTraced)->Arg(1000)->Arg(1 << 18);
+
+// An elementwise chain through two reshapes (a bias in the middle shape), value and gradient:
+// 256 x 1024 floats, 1 MiB a value.
+tf::Tensor<float, 2> reshaped_chain_gradient(const tf::Tensor<float, 2>& x,
+                                             const tf::Tensor<float, 1>& bias) {
+  tf::GradientTape tape;
+  tape.watch(x);
+  auto y = tf::tanh(x * 2.0f);
+  auto z = tf::reshape(tf::reshape(y, {1024, 256}) + bias, {256 * 1024}) * 3.0f;
+  return *tape.gradient(tf::reduce_sum(tf::square(z)), x);
+}
+
+void BM_ReshapedChainEager(benchmark::State& state) {
+  auto x = tf::random::uniform<float>({256, 1024}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
+  auto bias = tf::random::uniform<float>({256}, {.seed = 2});
+  for (auto _ : state) {
+    auto g = reshaped_chain_gradient(x, bias);
+    benchmark::DoNotOptimize(g.data());
+  }
+}
+BENCHMARK(BM_ReshapedChainEager)->Unit(benchmark::kMicrosecond);
+
+void BM_ReshapedChainTraced(benchmark::State& state) {
+  auto x = tf::random::uniform<float>({256, 1024}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
+  auto bias = tf::random::uniform<float>({256}, {.seed = 2});
+  auto f = tf::function(reshaped_chain_gradient);
+  benchmark::DoNotOptimize(f(x, bias).data());  // trace once
+  for (auto _ : state) {
+    auto g = f(x, bias);
+    benchmark::DoNotOptimize(g.data());
+  }
+}
+BENCHMARK(BM_ReshapedChainTraced)->Unit(benchmark::kMicrosecond);
 
 // The peak bytes of the tensors one more call of `step` allocates. Host accounting is on only
 // with several logical CPUs (Note [Backends]); it is switched on for this call alone, so only
