@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -429,24 +428,17 @@ TEST_CASE("a Reshape between elementwise ops joins their chain", "[function][fun
   auto f = tf::function(body);
   auto g = tf::function(gradient_of);
   auto x = tf::random::uniform<float>({6, 40}, {.minval = -1.0f, .maxval = 1.0f, .seed = 1});
-  const auto traced_value = f(x);
-  const auto eager_value = body(x);
-  const auto traced = traced_value.values();
-  const auto eager = eager_value.values();
-  REQUIRE(traced.size() == eager.size());
-  for (std::size_t i = 0; i < traced.size(); ++i) {
-    REQUIRE(std::bit_cast<std::uint32_t>(traced[i]) == std::bit_cast<std::uint32_t>(eager[i]));
-  }
+  auto require_bitwise_equal = [](const auto& traced, const auto& eager) {
+    REQUIRE(traced.shape() == eager.shape());
+    const auto a = traced.values();
+    const auto b = eager.values();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      REQUIRE(std::bit_cast<std::uint32_t>(a[i]) == std::bit_cast<std::uint32_t>(b[i]));
+    }
+  };
+  require_bitwise_equal(f(x), body(x));
   CHECK(f.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{6});
-  const auto traced_grad_value = g(x);
-  const auto eager_grad_value = gradient_of(x);
-  const auto traced_grad = traced_grad_value.values();
-  const auto eager_grad = eager_grad_value.values();
-  REQUIRE(traced_grad.size() == eager_grad.size());
-  for (std::size_t i = 0; i < traced_grad.size(); ++i) {
-    REQUIRE(std::bit_cast<std::uint32_t>(traced_grad[i]) ==
-            std::bit_cast<std::uint32_t>(eager_grad[i]));
-  }
+  require_bitwise_equal(g(x), gradient_of(x));
   // The whole gradient graph, forward and backward with their four reshapes, is one chain.
   CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{14});
 
@@ -454,18 +446,10 @@ TEST_CASE("a Reshape between elementwise ops joins their chain", "[function][fun
   auto ends = tf::function([](const tf::Tensor<float, 2>& x) {
     return tf::reshape(tf::exp(tf::reshape(x, {240})) * 2.0f, {4, 60});
   });
-  const auto ended_value = ends(x);
-  const auto ended_eager_value = tf::reshape(tf::exp(tf::reshape(x, {240})) * 2.0f, {4, 60});
-  const auto ended = ended_value.values();
-  const auto ended_eager = ended_eager_value.values();
-  for (std::size_t i = 0; i < ended.size(); ++i) {
-    REQUIRE(std::bit_cast<std::uint32_t>(ended[i]) == std::bit_cast<std::uint32_t>(ended_eager[i]));
-  }
+  require_bitwise_equal(ends(x), tf::reshape(tf::exp(tf::reshape(x, {240})) * 2.0f, {4, 60}));
   CHECK(ends.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{2});
   auto lone = tf::function([](const tf::Tensor<float, 2>& x) { return tf::reshape(x, {240}); });
-  const auto lone_value = lone(x);
-  CHECK(std::equal(lone_value.values().begin(), lone_value.values().end(), x.values().begin(),
-                   x.values().end()));
+  require_bitwise_equal(lone(x), tf::reshape(x, {240}));
   CHECK(lone.concrete_functions()[0]->fused_chains().empty());
 }
 
