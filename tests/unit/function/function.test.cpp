@@ -450,6 +450,22 @@ TEST_CASE("a Reshape between elementwise ops joins their chain", "[function][fun
   CHECK(ends.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{2});
   auto lone = tf::function([](const tf::Tensor<float, 2>& x) { return tf::reshape(x, {240}); });
   require_bitwise_equal(lone(x), tf::reshape(x, {240}));
+
+  // Inside a chain, a reshape of a value from outside it (an argument) is read in place; one
+  // whose value is also returned writes it out.
+  auto outside = [](const tf::Tensor<float, 2>& x, const tf::Tensor<float, 1>& v) {
+    auto y = tf::tanh(x * 2.0f);
+    auto r = tf::reshape(v, {6, 40});  // traced after the chain began: inside it
+    auto s = tf::reshape(y + r, {240});
+    return std::tuple{s * 3.0f, s};
+  };
+  auto h = tf::function(outside);
+  auto v = tf::random::uniform<float>({240}, {.seed = 3});
+  const auto [traced_out, traced_s] = h(x, v);
+  const auto [eager_out, eager_s] = outside(x, v);
+  require_bitwise_equal(traced_out, eager_out);
+  require_bitwise_equal(traced_s, eager_s);
+  CHECK(h.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{6});
   CHECK(lone.concrete_functions()[0]->fused_chains().empty());
 }
 
