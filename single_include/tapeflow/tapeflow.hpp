@@ -2980,9 +2980,11 @@ struct GraphNode {
                        std::int64_t n) = nullptr;
   /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
   bool fused_rows = false;
-  /// Whether `fused_kernel` only copies its input (a Reshape, a view of the same elements): a
-  /// chain takes such a node only between two others (Note [Fusion]).
-  bool fused_copy = false;
+  /// Whether the value is the input's elements in their order under this node's shape, whatever
+  /// the input's shape (a Reshape): a fused chain takes such a node only between two others, as a
+  /// copy (`fused_kernel`) or a view (Note [Fusion]), and a chain of them reads its first one's
+  /// input (Note [Graph passes]).
+  bool same_elements = false;
   /// Set for reductions a fused chain may end in: sums and means of every element, of leading
   /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
   /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks
@@ -4798,8 +4800,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                          traced_node_fn<Op, In...>(op, sizes), fused, fused_rows, fused_reduction,
                          fused_affine, output_epilogue_op<Op>(), is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
-  if constexpr (requires { Op::fused_copy; }) {
-    node.fused_copy = fused != nullptr && Op::fused_copy;
+  if constexpr (requires { Op::same_elements; }) {
+    node.same_elements = Op::same_elements;
   }
   if constexpr (requires { Op::folds_input_padding; }) {
     node.absorb_input_padding = [op, sizes](trace::GraphNode& self,
@@ -7713,9 +7715,10 @@ struct Reshape {
     return detail::execute(Reshape<R>{x.dims()}, dy);
   }
 
-  /// A fused elementwise chain (Note [Fusion]) goes on through a reshape, which keeps the
-  /// elements in their order: in the chain it copies its chunk of them.
-  static constexpr bool fused_copy = true;
+  /// The value is the input's elements in their order, whatever the input's shape: a fused
+  /// elementwise chain (Note [Fusion]) goes on through a reshape, copying its chunk of them, and
+  /// the graph passes fold a reshape of a reshape into one (Note [Graph passes]).
+  static constexpr bool same_elements = true;
   /// One run of n outputs for the executor's fused chains: a copy.
   template <class T>
   static void fused_kernel(void* out, const void* x, bool, const void*, bool, std::int64_t n) {
@@ -9043,7 +9046,8 @@ struct Options {
   /// Evaluates, at trace time, nodes whose inputs are all constants (results up to 10 MiB).
   bool constant_folding = true;
   /// Common-subexpression elimination and algebraic simplification (x * 1, x - 0, x / 1,
-  /// transpose of a transpose, reshape or cast to what the value already is).
+  /// transpose of a transpose, reshape of a reshape, reshape or cast to what the value already
+  /// is).
   bool arithmetic_optimization = true;
   /// Removes Identity nodes.
   bool dependency_optimization = true;
@@ -9398,7 +9402,7 @@ class Executor {
   // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
   // other inputs and repeated like a bias, so the normalization and the activation after it make
   // one pass over the convolution's output. A reshape between two chain nodes joins the chain
-  // (`GraphNode::fused_copy`: the elements keep their order), so `reshape(a * b, s) + c` and the
+  // (`GraphNode::same_elements`: the elements keep their order), so `reshape(a * b, s) + c` and the
   // gradients' reshapes stay one pass. Read only inside the chain it is a view there too: its
   // readers read its input's row and it never runs; read after the chain it copies each chunk
   // into its tensor. At either end of a chain it stays outside, the view it is eagerly. Where
@@ -9530,10 +9534,10 @@ class Executor {
       // Copies (a Reshape) join only between two other nodes: at an end of a chain one would
       // turn a view, which costs nothing, into a pass over the elements.
       const std::size_t run_end = j;
-      while (j > i && nodes[j - 1].fused_copy) {
+      while (j > i && nodes[j - 1].same_elements) {
         --j;
       }
-      while (i < j && nodes[i].fused_copy) {
+      while (i < j && nodes[i].same_elements) {
         ++i;
       }
       if (i == j) {
@@ -9564,7 +9568,7 @@ class Executor {
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                     static_cast<std::size_t>(last) >= group.end);
         // A copy only the chain reads is a view there too: its readers read its input instead.
-        group.view.push_back(nodes[k].fused_copy && !group.materialize.back() &&
+        group.view.push_back(nodes[k].same_elements && !group.materialize.back() &&
                              group.reduce_input != static_cast<std::int32_t>(k - i));
         group.inputs_per_node.push_back(nodes[k].inputs.size());
         const bool affine = nodes[k].fused_affine.kernel != nullptr;
@@ -10160,14 +10164,15 @@ TAPEFLOW_END_NAMESPACE
 //   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
 //   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
 // - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
-//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
-//   fields are what export writes, so they are the whole op only where TensorFlow can express
-//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
-//   is never merged.
+//   constant inputs, dtype, shape and input slots, equal graph constants being one slot) reads
+//   the earlier one's value instead. Those fields are what export writes, so they are the whole
+//   op only where TensorFlow can express it: a node with an `export_error` (Softmax over a
+//   non-last axis keeps the axis as a member) is never merged.
 // - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
 //   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
 //   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
-//   that undoes it: the node reads through to x, when its dtype and shape are x's.
+//   that undoes it: the node reads through to x, when its dtype and shape are x's. A Reshape of a
+//   Reshape reads the inner one's input (and reads through when that has its shape).
 // - Identity removal (`dependency_optimization`).
 // - Padding folding (`remapping`, Note [Padding folding] below): the one pass that changes a
 //   node's op, into the same op with TensorFlow's EXPLICIT padding, through the node's own
@@ -10181,7 +10186,10 @@ TAPEFLOW_END_NAMESPACE
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -10210,6 +10218,8 @@ namespace detail {
 namespace passes {
 
 inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
+/// Graph constants larger than this are not compared with others for CSE (they are hashed whole).
+inline constexpr std::size_t max_merged_bytes = std::size_t{1} << 20;
 
 inline bool is_pure(const trace::GraphNode& node) {
   return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
@@ -10443,9 +10453,38 @@ class Optimizer {
       const std::int32_t to = simplified_input(node);
       if (to >= 0 && same_type(n, to) && read_through(n, to)) {
         ++report_.simplified;
+      } else if (read_past_reshape(n)) {
+        ++report_.simplified;
       }
     }
     drop_dead();
+  }
+
+  // A node whose value is its input's elements in order (`GraphNode::same_elements`, a Reshape)
+  // reading another such node reads that one's input instead, as grappler folds Reshape(Reshape(x,
+  // s1), s2) into Reshape(x, s2); the one read past dies unless something else reads it. The node
+  // still runs its op on the shape it was traced with: its run views the new input that way first.
+  bool read_past_reshape(std::size_t n) {
+    auto& node = g_.nodes[n];
+    if (!node.same_elements || node.inputs.size() != 1) {
+      return false;
+    }
+    const std::int64_t p = slot(node.inputs[0]).producer;
+    if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+      return false;
+    }
+    const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
+    if (!inner.same_elements || !is_pure(inner) || inner.inputs.size() != 1 ||
+        inner.dtype != node.dtype) {
+      return false;
+    }
+    node.run = [run = std::move(node.run),
+                traced = inner.shape](std::span<const AnyTensor> values) -> AnyTensor {
+      const AnyTensor viewed = values[0].with_shape(traced);
+      return run(std::span<const AnyTensor>(&viewed, 1));
+    };
+    node.inputs[0] = inner.inputs[0];
+    return true;
   }
 
   // The slot node's value equals, or -1.
@@ -10507,7 +10546,53 @@ class Optimizer {
     return -1;
   }
 
+  // Equal graph constants become one slot (each `x * 2.0f` captures a 2 of its own), so nodes
+  // reading equal constants compare equal below, as TensorFlow's equal Const nodes merge. Equal
+  // means the same dtype, shape and bytes (+0 and -0 differ); constants over `max_merged_bytes`
+  // are left alone, which bounds what a trace hashes.
+  void merge_equal_constants() {
+    std::unordered_map<std::size_t, std::vector<std::int32_t>> by_hash;
+    std::vector<std::int32_t> canonical(static_cast<std::size_t>(g_.num_slots), -1);
+    bool any = false;
+    for (const auto& [s, value] : g_.constants) {
+      const auto bytes = static_cast<std::size_t>(value.num_elements()) * dtype_size(value.dtype());
+      if (value.dtype() == DType::string || !value.has_value() || bytes > max_merged_bytes) {
+        continue;
+      }
+      const std::size_t hash = std::hash<std::string_view>{}(std::string_view(
+                                   static_cast<const char*>(value.raw_data()), bytes)) ^
+                               (static_cast<std::size_t>(value.dtype()) << 1U) ^
+                               std::hash<std::string>{}(value.shape().to_string());
+      auto& bucket = by_hash[hash];
+      for (auto earlier : bucket) {
+        if (same_value(*slot(earlier).constant, value)) {
+          canonical[static_cast<std::size_t>(s)] = earlier;
+          any = true;
+          break;
+        }
+      }
+      if (canonical[static_cast<std::size_t>(s)] < 0) {
+        bucket.push_back(s);
+      }
+    }
+    if (!any) {
+      return;
+    }
+    std::vector<bool> merged(canonical.size(), false);
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      for (auto& in : g_.nodes[n].inputs) {
+        const std::int32_t to = canonical[static_cast<std::size_t>(in)];
+        if (to >= 0 && !is_dead(n)) {
+          report_.common_subexpressions += merged[static_cast<std::size_t>(in)] ? 0 : 1;
+          merged[static_cast<std::size_t>(in)] = true;
+          in = to;
+        }
+      }
+    }
+  }
+
   void eliminate_common_subexpressions() {
+    merge_equal_constants();
     // Candidates share op and inputs; the full comparison runs only within those buckets.
     std::unordered_map<std::string, std::vector<std::size_t>> seen;
     for (std::size_t n = 0; n < g_.nodes.size(); ++n) {

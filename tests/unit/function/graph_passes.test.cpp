@@ -55,6 +55,19 @@ std::string optimized_listing(const auto& f) { return f.concrete_functions()[0]-
 const tf::GraphOptimizationReport& report_of(const auto& f) {
   return f.concrete_functions()[0]->optimization_report();
 }
+
+// How many nodes of `op` the listing shows, and the line of the last one.
+std::pair<int, std::string> nodes_of(const std::string& listing, const std::string& op) {
+  std::istringstream lines(listing);
+  std::pair<int, std::string> found{0, ""};
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("= " + op + "[") != std::string::npos ||
+        line.find("= " + op + "(") != std::string::npos) {
+      found = {found.first + 1, line};
+    }
+  }
+  return found;
+}
 }  // namespace
 
 TEST_CASE("pruning drops what no output needs and keeps side effects", "[function][passes]") {
@@ -107,6 +120,33 @@ TEST_CASE("common subexpressions run once", "[function][passes]") {
   CHECK(f.concrete_functions()[0]->optimized_graph().nodes.size() == 3);
 }
 
+TEST_CASE("nodes reading equal constants merge", "[function][passes]") {
+  // Each 2.0f is a constant of its own; equal ones are one, so the second x * 2 and its exp go.
+  auto f = tf::function([](const tf::Tensor<float, 1>& x) {
+    return tf::exp(x * 2.0f) + tf::exp(x * 2.0f) + x * tf::constant<float>({2.0f, 2.0f});
+  });
+  auto x = tf::constant<float>({0.25f, -2.0f});
+  CHECK(values_of(f(x)) ==
+        values_of(tf::exp(x * 2.0f) + tf::exp(x * 2.0f) + x * tf::constant<float>({2.0f, 2.0f})));
+  const auto listing = optimized_listing(f);
+  INFO(listing);
+  CHECK(nodes_of(listing, "Exp").first == 1);
+  CHECK(nodes_of(listing, "Mul").first == 2);      // a [2] constant is not the scalar 2
+  CHECK(report_of(f).common_subexpressions == 3);  // the constant, then Mul and Exp
+
+  // +0 and -0 are different constants, as are 2 in float and 2 in double.
+  auto g = tf::function([](const tf::Tensor<float, 1>& x) { return x * 0.0f - x * -0.0f; });
+  CHECK(values_of(g(x)) == values_of(x * 0.0f - x * -0.0f));
+  CHECK(nodes_of(optimized_listing(g), "Mul").first == 2);
+  CHECK(report_of(g).common_subexpressions == 0);
+  auto h = tf::function([](const tf::Tensor<double, 1>& x) {
+    return x * 2.0 + tf::cast<double>(tf::cast<float>(x) * 2.0f);
+  });
+  auto xd = tf::constant<double>({0.1, 3.0});
+  CHECK(values_of(h(xd)) == values_of(xd * 2.0 + tf::cast<double>(tf::cast<float>(xd) * 2.0f)));
+  CHECK(nodes_of(optimized_listing(h), "Mul").first == 2);
+}
+
 TEST_CASE("ops TensorFlow cannot express are never merged", "[function][passes]") {
   // Softmax keeps its axis as a member that no attribute shows (its export_error says so).
   auto f = tf::function(
@@ -138,6 +178,72 @@ TEST_CASE("algebraic simplification reads through neutral ops", "[function][pass
   auto g = tf::function([](const tf::Tensor<float, 2>& x) { return x * 1.0f + 0.0f; });
   auto minus_zero = tf::constant<float>({{-0.0f}});
   CHECK_FALSE(std::signbit(g(minus_zero).values()[0]));
+}
+
+TEST_CASE("a reshape of a reshape reads the first one's input", "[function][passes]") {
+  const auto through_three_shapes = [](const tf::Tensor<float, 2>& x) {
+    auto y = tf::reshape(tf::reshape(tf::reshape(x * 2.0f, {-1}), {2, 3, 2}), {3, 4});
+    tf::GradientTape tape;
+    tape.watch(x);
+    auto z = tf::reshape(tf::reshape(tf::reshape(x * 2.0f, {-1}), {2, 3, 2}), {3, 4});
+    auto dx = tape.gradient(tf::reduce_sum(z * z), x);
+    return std::tuple{y + 1.0f, *dx};
+  };
+  auto f = tf::function(through_three_shapes);
+  auto x = tf::random::uniform<float>({4, 3}, {.minval = -1.0f, .maxval = 1.0f, .seed = 3});
+  auto [y, dx] = f(x);
+  auto [y_eager, dx_eager] = through_three_shapes(x);
+  CHECK(y.dims() == std::array<std::int64_t, 2>{3, 4});
+  CHECK(values_of(y) == values_of(y_eager));
+  CHECK(values_of(dx) == values_of(dx_eager));
+  const auto listing = optimized_listing(f);
+  INFO(listing);
+  // Each chain of three is one Reshape reading the product (y's and z's, which CSE then merges),
+  // and the gradient's three reshapes back are one too.
+  CHECK(nodes_of(listing, "Reshape").first == 2);
+  CHECK_THAT(listing, Catch::Contains("Reshape[shape=[3, 4]](Mul)"));
+  CHECK(report_of(f).simplified >= 6);
+  const auto traced = f.concrete_functions()[0]->to_string();
+  CHECK(nodes_of(traced, "Reshape").first == 10);  // as traced (export, TensorBoard): 1 more in the
+                                                   // sum's gradient, which constant folding takes
+
+  // Back to the input's shape, the one Reshape left reads through.
+  auto back = tf::function([](const tf::Tensor<float, 2>& x) {
+    return tf::reshape(tf::reshape(x, {-1}), {4, 3}) + 1.0f;
+  });
+  CHECK(values_of(back(x)) == values_of(x + 1.0f));
+  CHECK(nodes_of(optimized_listing(back), "Reshape").first == 0);
+
+  // A reshape something else reads stays; the one after it still reads past it.
+  auto shared = tf::function([](const tf::Tensor<float, 2>& x) {
+    auto flat = tf::reshape(x - 1.0f, {-1});
+    return std::tuple{tf::exp(flat), tf::reshape(flat, {2, 6}) * 3.0f};
+  });
+  auto [e, m] = shared(x);
+  CHECK(values_of(e) == values_of(tf::exp(tf::reshape(x - 1.0f, {-1}))));
+  CHECK(values_of(m) == values_of(tf::reshape(x - 1.0f, {2, 6}) * 3.0f));
+  const auto shared_listing = optimized_listing(shared);
+  INFO(shared_listing);
+  const auto [count, last] = nodes_of(shared_listing, "Reshape");
+  CHECK(count == 2);
+  CHECK_THAT(last, Catch::Contains("(Sub"));
+  CHECK(report_of(shared).simplified == 1);
+
+  // Integers fold the same way (no fused chain takes them).
+  auto ints = tf::function([](const tf::Tensor<std::int32_t, 2>& x) {
+    return tf::reshape(tf::reshape(x, {2, 2, 3}), {6, 2}) * 3;
+  });
+  auto xi = tf::constant<std::int32_t>({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {10, 11, 12}});
+  auto yi = ints(xi);
+  CHECK(yi.dims() == std::array<std::int64_t, 2>{6, 2});
+  CHECK(values_of(yi) == std::vector<std::int32_t>{3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36});
+  CHECK(nodes_of(optimized_listing(ints), "Reshape").first == 1);
+
+  // With arithmetic_optimization off both stay.
+  OptionsScope scope({.arithmetic_optimization = false});
+  auto plain = tf::function(through_three_shapes);
+  (void)plain(x);
+  CHECK(nodes_of(optimized_listing(plain), "Reshape").first == 9);
 }
 
 TEST_CASE("each pass turns off with TensorFlow's option names", "[function][passes]") {
@@ -612,7 +718,7 @@ Program random_program(std::mt19937& rng) {
     std::uniform_int_distribution<int> pick(0, values - 1);
     // Half the steps continue the latest value: chains let neutral ops meet signed zeros.
     const int a = std::bernoulli_distribution(0.5)(rng) ? values - 1 : pick(rng);
-    Program::Step s{std::uniform_int_distribution<int>(0, 17)(rng), a, pick(rng)};
+    Program::Step s{std::uniform_int_distribution<int>(0, 18)(rng), a, pick(rng)};
     if (s.op == 13 && !p.steps.empty()) {  // repeat an earlier step: a common subexpression
       s = p.steps[std::uniform_int_distribution<std::size_t>(0, p.steps.size() - 1)(rng)];
     }
@@ -682,6 +788,12 @@ std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run
         auto bias = tf::range<float>(1.0f, static_cast<float>(d[0]) + 1.0f, 1.0f);
         v.push_back(
             tf::reshape(tf::reshape(a, {d[1], d[0]}) * tf::constant(1.5f) + bias, {d[0], d[1]}));
+        break;
+      }
+      case 18: {  // flat, then the other shape, then back: the passes fold the reshapes
+        const auto& d = x.dims();
+        auto turned = tf::reshape(tf::reshape(a, {-1}), {d[1], d[0]});
+        v.push_back(tf::reshape(turned * tf::constant(0.5f), {-1, d[1]}));
         break;
       }
       default:

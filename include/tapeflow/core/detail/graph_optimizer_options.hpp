@@ -19,7 +19,8 @@ struct Options {
   /// Evaluates, at trace time, nodes whose inputs are all constants (results up to 10 MiB).
   bool constant_folding = true;
   /// Common-subexpression elimination and algebraic simplification (x * 1, x - 0, x / 1,
-  /// transpose of a transpose, reshape or cast to what the value already is).
+  /// transpose of a transpose, reshape of a reshape, reshape or cast to what the value already
+  /// is).
   bool arithmetic_optimization = true;
   /// Removes Identity nodes.
   bool dependency_optimization = true;

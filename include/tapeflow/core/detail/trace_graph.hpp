@@ -126,9 +126,11 @@ struct GraphNode {
                        std::int64_t n) = nullptr;
   /// Whether `fused_kernel` may take an operand repeated along leading axes (a bias).
   bool fused_rows = false;
-  /// Whether `fused_kernel` only copies its input (a Reshape, a view of the same elements): a
-  /// chain takes such a node only between two others (Note [Fusion]).
-  bool fused_copy = false;
+  /// Whether the value is the input's elements in their order under this node's shape, whatever
+  /// the input's shape (a Reshape): a fused chain takes such a node only between two others, as a
+  /// copy (`fused_kernel`) or a view (Note [Fusion]), and a chain of them reads its first one's
+  /// input (Note [Graph passes]).
+  bool same_elements = false;
   /// Set for reductions a fused chain may end in: sums and means of every element, of leading
   /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
   /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks

@@ -248,7 +248,7 @@ class Executor {
   // `GraphNode::fused_affine`) joins a chain too: a and b are computed once per run from its
   // other inputs and repeated like a bias, so the normalization and the activation after it make
   // one pass over the convolution's output. A reshape between two chain nodes joins the chain
-  // (`GraphNode::fused_copy`: the elements keep their order), so `reshape(a * b, s) + c` and the
+  // (`GraphNode::same_elements`: the elements keep their order), so `reshape(a * b, s) + c` and the
   // gradients' reshapes stay one pass. Read only inside the chain it is a view there too: its
   // readers read its input's row and it never runs; read after the chain it copies each chunk
   // into its tensor. At either end of a chain it stays outside, the view it is eagerly. Where
@@ -380,10 +380,10 @@ class Executor {
       // Copies (a Reshape) join only between two other nodes: at an end of a chain one would
       // turn a view, which costs nothing, into a pass over the elements.
       const std::size_t run_end = j;
-      while (j > i && nodes[j - 1].fused_copy) {
+      while (j > i && nodes[j - 1].same_elements) {
         --j;
       }
-      while (i < j && nodes[i].fused_copy) {
+      while (i < j && nodes[i].same_elements) {
         ++i;
       }
       if (i == j) {
@@ -414,7 +414,7 @@ class Executor {
         group.materialize.push_back(is_output_.count(slot) > 0 || last < 0 ||
                                     static_cast<std::size_t>(last) >= group.end);
         // A copy only the chain reads is a view there too: its readers read its input instead.
-        group.view.push_back(nodes[k].fused_copy && !group.materialize.back() &&
+        group.view.push_back(nodes[k].same_elements && !group.materialize.back() &&
                              group.reduce_input != static_cast<std::int32_t>(k - i));
         group.inputs_per_node.push_back(nodes[k].inputs.size());
         const bool affine = nodes[k].fused_affine.kernel != nullptr;

@@ -20,14 +20,15 @@
 //   TensorFlow's grappler). Graph constants are captured values, so folding also freezes
 //   computations on captured tensors: TensorFlow's tensors are immutable and so are captures.
 // - CSE (`arithmetic_optimization`): a pure node equal to an earlier one (same op, attributes,
-//   constant inputs, dtype, shape and input slots) reads the earlier one's value instead. Those
-//   fields are what export writes, so they are the whole op only where TensorFlow can express
-//   it: a node with an `export_error` (Softmax over a non-last axis keeps the axis as a member)
-//   is never merged.
+//   constant inputs, dtype, shape and input slots, equal graph constants being one slot) reads
+//   the earlier one's value instead. Those fields are what export writes, so they are the whole
+//   op only where TensorFlow can express it: a node with an `export_error` (Softmax over a
+//   non-last axis keeps the axis as a member) is never merged.
 // - Simplification (`arithmetic_optimization`): x * 1, 1 * x, x / 1, x - (+0), x + (-0)
 //   (floating point x + (+0) is not x when x is -0), integer x + 0 and x - 0, Cast to its input's
 //   dtype, Reshape to its input's shape, Transpose by the identity permutation or of a Transpose
-//   that undoes it: the node reads through to x, when its dtype and shape are x's.
+//   that undoes it: the node reads through to x, when its dtype and shape are x's. A Reshape of a
+//   Reshape reads the inner one's input (and reads through when that has its shape).
 // - Identity removal (`dependency_optimization`).
 // - Padding folding (`remapping`, Note [Padding folding] below): the one pass that changes a
 //   node's op, into the same op with TensorFlow's EXPLICIT padding, through the node's own
@@ -42,7 +43,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -77,6 +81,8 @@ namespace detail {
 namespace passes {
 
 inline constexpr std::int64_t max_folded_bytes = std::int64_t{10} << 20;
+/// Graph constants larger than this are not compared with others for CSE (they are hashed whole).
+inline constexpr std::size_t max_merged_bytes = std::size_t{1} << 20;
 
 inline bool is_pure(const trace::GraphNode& node) {
   return !node.stateful && node.output >= 0 && node.functions.empty() && !node.output_arg.empty() &&
@@ -310,9 +316,38 @@ class Optimizer {
       const std::int32_t to = simplified_input(node);
       if (to >= 0 && same_type(n, to) && read_through(n, to)) {
         ++report_.simplified;
+      } else if (read_past_reshape(n)) {
+        ++report_.simplified;
       }
     }
     drop_dead();
+  }
+
+  // A node whose value is its input's elements in order (`GraphNode::same_elements`, a Reshape)
+  // reading another such node reads that one's input instead, as grappler folds Reshape(Reshape(x,
+  // s1), s2) into Reshape(x, s2); the one read past dies unless something else reads it. The node
+  // still runs its op on the shape it was traced with: its run views the new input that way first.
+  bool read_past_reshape(std::size_t n) {
+    auto& node = g_.nodes[n];
+    if (!node.same_elements || node.inputs.size() != 1) {
+      return false;
+    }
+    const std::int64_t p = slot(node.inputs[0]).producer;
+    if (p < 0 || is_dead(static_cast<std::size_t>(p))) {
+      return false;
+    }
+    const auto& inner = g_.nodes[static_cast<std::size_t>(p)];
+    if (!inner.same_elements || !is_pure(inner) || inner.inputs.size() != 1 ||
+        inner.dtype != node.dtype) {
+      return false;
+    }
+    node.run = [run = std::move(node.run),
+                traced = inner.shape](std::span<const AnyTensor> values) -> AnyTensor {
+      const AnyTensor viewed = values[0].with_shape(traced);
+      return run(std::span<const AnyTensor>(&viewed, 1));
+    };
+    node.inputs[0] = inner.inputs[0];
+    return true;
   }
 
   // The slot node's value equals, or -1.
@@ -374,7 +409,53 @@ class Optimizer {
     return -1;
   }
 
+  // Equal graph constants become one slot (each `x * 2.0f` captures a 2 of its own), so nodes
+  // reading equal constants compare equal below, as TensorFlow's equal Const nodes merge. Equal
+  // means the same dtype, shape and bytes (+0 and -0 differ); constants over `max_merged_bytes`
+  // are left alone, which bounds what a trace hashes.
+  void merge_equal_constants() {
+    std::unordered_map<std::size_t, std::vector<std::int32_t>> by_hash;
+    std::vector<std::int32_t> canonical(static_cast<std::size_t>(g_.num_slots), -1);
+    bool any = false;
+    for (const auto& [s, value] : g_.constants) {
+      const auto bytes = static_cast<std::size_t>(value.num_elements()) * dtype_size(value.dtype());
+      if (value.dtype() == DType::string || !value.has_value() || bytes > max_merged_bytes) {
+        continue;
+      }
+      const std::size_t hash = std::hash<std::string_view>{}(std::string_view(
+                                   static_cast<const char*>(value.raw_data()), bytes)) ^
+                               (static_cast<std::size_t>(value.dtype()) << 1U) ^
+                               std::hash<std::string>{}(value.shape().to_string());
+      auto& bucket = by_hash[hash];
+      for (auto earlier : bucket) {
+        if (same_value(*slot(earlier).constant, value)) {
+          canonical[static_cast<std::size_t>(s)] = earlier;
+          any = true;
+          break;
+        }
+      }
+      if (canonical[static_cast<std::size_t>(s)] < 0) {
+        bucket.push_back(s);
+      }
+    }
+    if (!any) {
+      return;
+    }
+    std::vector<bool> merged(canonical.size(), false);
+    for (std::size_t n = 0; n < g_.nodes.size(); ++n) {
+      for (auto& in : g_.nodes[n].inputs) {
+        const std::int32_t to = canonical[static_cast<std::size_t>(in)];
+        if (to >= 0 && !is_dead(n)) {
+          report_.common_subexpressions += merged[static_cast<std::size_t>(in)] ? 0 : 1;
+          merged[static_cast<std::size_t>(in)] = true;
+          in = to;
+        }
+      }
+    }
+  }
+
   void eliminate_common_subexpressions() {
+    merge_equal_constants();
     // Candidates share op and inputs; the full comparison runs only within those buckets.
     std::unordered_map<std::string, std::vector<std::size_t>> seen;
     for (std::size_t n = 0; n < g_.nodes.size(); ++n) {

@@ -74,9 +74,10 @@ struct Reshape {
     return detail::execute(Reshape<R>{x.dims()}, dy);
   }
 
-  /// A fused elementwise chain (Note [Fusion]) goes on through a reshape, which keeps the
-  /// elements in their order: in the chain it copies its chunk of them.
-  static constexpr bool fused_copy = true;
+  /// The value is the input's elements in their order, whatever the input's shape: a fused
+  /// elementwise chain (Note [Fusion]) goes on through a reshape, copying its chunk of them, and
+  /// the graph passes fold a reshape of a reshape into one (Note [Graph passes]).
+  static constexpr bool same_elements = true;
   /// One run of n outputs for the executor's fused chains: a copy.
   template <class T>
   static void fused_kernel(void* out, const void* x, bool, const void*, bool, std::int64_t n) {

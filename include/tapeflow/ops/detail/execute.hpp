@@ -441,8 +441,8 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
                          traced_node_fn<Op, In...>(op, sizes), fused, fused_rows, fused_reduction,
                          fused_affine, output_epilogue_op<Op>(), is_stateful_op<Op>(), out.id());
   set_export_metadata<Out>(node, op, sizes, in...);
-  if constexpr (requires { Op::fused_copy; }) {
-    node.fused_copy = fused != nullptr && Op::fused_copy;
+  if constexpr (requires { Op::same_elements; }) {
+    node.same_elements = Op::same_elements;
   }
   if constexpr (requires { Op::folds_input_padding; }) {
     node.absorb_input_padding = [op, sizes](trace::GraphNode& self,
