@@ -1,6 +1,6 @@
 // The graph passes (Note [Graph passes]): what each does, that each can be turned off, that side
-// effects and outside tapes see the graph as traced, and that random programs give bitwise the
-// same values and gradients with and without them.
+// effects and outside tapes see the graph as traced, and that random programs (float, double
+// and int32, of many shapes) give bitwise the same values and gradients with and without them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -46,9 +48,10 @@ std::vector<T> values_of(const tf::Tensor<T, R>& t) {
   return {t.values().begin(), t.values().end()};
 }
 
-bool bitwise_equal(const tf::Tensor<float, 2>& a, const tf::Tensor<float, 2>& b) {
+template <class T, std::size_t R>
+bool bitwise_equal(const tf::Tensor<T, R>& a, const tf::Tensor<T, R>& b) {
   return a.shape() == b.shape() &&
-         std::memcmp(a.values().data(), b.values().data(), a.values().size() * sizeof(float)) == 0;
+         std::memcmp(a.values().data(), b.values().data(), a.values().size() * sizeof(T)) == 0;
 }
 
 std::string optimized_listing(const auto& f) { return f.concrete_functions()[0]->to_string(true); }
@@ -694,8 +697,8 @@ TEST_CASE("variable updates and reads keep their order", "[function][passes]") {
   CHECK(report_of(f).common_subexpressions == 0);
 }
 
-// A random program over a [2, 3] or [67, 45] argument: elementwise ops, neutral constants,
-// repeats, reshapes (to the same shape, and through another one inside a chain), transposes,
+// A random program over a 2-D argument: elementwise ops, neutral constants, repeats, reshapes
+// (to the same shape, through another one inside a chain, and chains of them), transposes,
 // identities and rows repeated along the first axis; it returns two of its values and the
 // gradient of their sum with respect to the argument, taken by a tape inside the traced body
 // (the sums end fused chains: over the larger argument, in several blocks and chunks).
@@ -729,111 +732,173 @@ Program random_program(std::mt19937& rng) {
   return p;
 }
 
-std::tuple<tf::Tensor<float, 2>, tf::Tensor<float, 2>, tf::Tensor<float, 2>> run_program(
-    const Program& p, const tf::Tensor<float, 2>& x) {
+// Runs `p` on x of element type T. Integer programs take the steps that keep to integers (and
+// cannot overflow in 14 steps: at most a doubling each); their gradient is zeros.
+template <class T>
+std::tuple<tf::Tensor<T, 2>, tf::Tensor<T, 2>, tf::Tensor<T, 2>> run_program(
+    const Program& p, const tf::Tensor<T, 2>& x) {
+  constexpr bool real = std::is_floating_point_v<T>;
+  const auto c = [](double value) { return tf::constant(static_cast<T>(value)); };
+  const auto& d = x.dims();
   tf::GradientTape tape;
-  tape.watch(x);
-  std::vector<tf::Tensor<float, 2>> v{x};
+  if constexpr (real) {
+    tape.watch(x);
+  }
+  std::vector<tf::Tensor<T, 2>> v{x};
   for (const auto& s : p.steps) {
     const auto& a = v[static_cast<std::size_t>(s.a)];
     const auto& b = v[static_cast<std::size_t>(s.b)];
+    const auto row = tf::range<T>(T{1}, static_cast<T>(d[1] + 1), T{1});
     switch (s.op) {
       case 0:
         v.push_back(a + b);
         break;
       case 1:
-        v.push_back(a * b);
+        if constexpr (real) {
+          v.push_back(a * b);
+        } else {
+          v.push_back(a - b);
+        }
         break;
       case 2:
         v.push_back(a - b);
         break;
       case 3:
-        v.push_back(a * tf::constant(1.0f));
+        v.push_back(a * c(1));
         break;
       case 4:
-        v.push_back(a + tf::constant(0.0f));
+        v.push_back(a + c(0));
         break;
       case 5:
-        v.push_back(a - tf::constant(0.0f));
+        v.push_back(a - c(0));
         break;
       case 6:
-        v.push_back(a / tf::constant(1.0f));
+        if constexpr (real) {
+          v.push_back(a / c(1));
+        } else {
+          v.push_back(c(1) * a);
+        }
         break;
       case 7:
         v.push_back(tf::identity(a));
         break;
       case 8:
-        v.push_back(tf::exp(a * tf::constant(0.25f)));
+        if constexpr (real) {
+          v.push_back(tf::exp(a * c(0.25)));
+        } else {
+          v.push_back(b + a);
+        }
         break;
       case 9:
-        v.push_back(tf::reshape(a, {x.dims()[0], x.dims()[1]}));
+        v.push_back(tf::reshape(a, {d[0], d[1]}));
         break;
       case 10:
         v.push_back(tf::transpose(tf::transpose(a)));
         break;
       case 11:
-        v.push_back(tf::tanh(a) * (tf::constant(2.0f) * tf::constant(0.5f)));
+        if constexpr (real) {
+          v.push_back(tf::tanh(a) * (c(2) * c(0.5)));
+        } else {
+          v.push_back(a * (c(2) - c(1)));
+        }
         break;
       case 14:  // a bias: a constant row repeated along the first axis
-        v.push_back(a + tf::range<float>(1.0f, static_cast<float>(x.dims()[1]) + 1.0f, 1.0f));
+        v.push_back(a + row);
         break;
       case 15:  // a row known only at run time
-        v.push_back(a * tf::reduce_mean(b, 0) - tf::reduce_max(a, 0));
+        if constexpr (real) {
+          v.push_back(a * tf::reduce_mean(b, 0) - tf::reduce_max(a, 0));
+        } else {
+          v.push_back(a - tf::reduce_max(a, 0));
+        }
         break;
       case 16:  // Relu6 and, in the gradient, Relu6Grad: both clamps are reached
-        v.push_back(tf::nn::relu6(a * tf::constant(4.0f)));
+        if constexpr (real) {
+          v.push_back(tf::nn::relu6(a * c(4)));
+        } else {
+          v.push_back(tf::maximum(a, c(0)));
+        }
         break;
       case 17: {  // through another shape of the same elements, with a bias in that shape
-        const auto& d = x.dims();
-        auto bias = tf::range<float>(1.0f, static_cast<float>(d[0]) + 1.0f, 1.0f);
+        auto bias = tf::range<T>(T{1}, static_cast<T>(d[0] + 1), T{1});
         v.push_back(
-            tf::reshape(tf::reshape(a, {d[1], d[0]}) * tf::constant(1.5f) + bias, {d[0], d[1]}));
+            tf::reshape(tf::reshape(a, {d[1], d[0]}) * c(real ? 1.5 : 1) + bias, {d[0], d[1]}));
         break;
       }
       case 18: {  // flat, then the other shape, then back: the passes fold the reshapes
-        const auto& d = x.dims();
         auto turned = tf::reshape(tf::reshape(a, {-1}), {d[1], d[0]});
-        v.push_back(tf::reshape(turned * tf::constant(0.5f), {-1, d[1]}));
+        v.push_back(tf::reshape(turned * c(real ? 0.5 : 1), {-1, d[1]}));
         break;
       }
       default:
-        v.push_back(a * tf::constant(-0.0f));
-        break;  // -0 where a > 0
+        v.push_back(a * c(real ? -0.0 : 0));  // -0 where a > 0
+        break;
     }
   }
   const auto& y0 = v[static_cast<std::size_t>(p.out0)];
   const auto& y1 = v[static_cast<std::size_t>(p.out1)];
-  auto dx = tape.gradient(tf::reduce_sum(y0) + tf::reduce_sum(y1), x);
-  return {y0, y1, dx.has_value() ? *dx : tf::zeros_like(x)};
+  if constexpr (real) {
+    auto dx = tape.gradient(tf::reduce_sum(y0) + tf::reduce_sum(y1), x);
+    return {y0, y1, dx.has_value() ? *dx : tf::zeros_like(x)};
+  } else {
+    return {y0, y1, tf::zeros_like(x)};
+  }
 }
 
-TEST_CASE("random programs: the passes change no value and no gradient", "[function][passes]") {
-  std::mt19937 rng(20261127);
+// `trials` random programs on T, optimized against unoptimized; returns how many the passes
+// changed. Shapes: `shape(trial)`.
+template <class T>
+int check_random_programs(std::uint32_t seed, int trials, auto shape) {
+  std::mt19937 rng(seed);
   int changed = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < trials; ++trial) {
     const Program p = random_program(rng);
-    auto body = [&p](const tf::Tensor<float, 2>& x) { return run_program(p, x); };
-    const std::int64_t rows = trial % 3 == 0 ? 67 : 2;
-    const std::int64_t columns = trial % 3 == 0 ? 45 : 3;
+    auto body = [&p](const tf::Tensor<T, 2>& x) { return run_program(p, x); };
+    const std::pair<std::int64_t, std::int64_t> dims = shape(trial, rng);
+    const std::int64_t rows = dims.first;
+    const std::int64_t columns = dims.second;
     auto optimized = tf::function(body);
     auto plain = [&] {
       OptionsScope scope({.disable_meta_optimizer = true});
       auto f = tf::function(body);
-      (void)f(tf::zeros<float>({rows, columns}));  // traced now, with the passes off
+      (void)f(tf::zeros<T>({rows, columns}));  // traced now, with the passes off
       return f;
     }();
-    auto x = tf::random::uniform<float>({rows, columns},
-                                        {.minval = -2.0f, .maxval = 2.0f, .seed = trial});
+    auto x = [&] {
+      if constexpr (std::is_floating_point_v<T>) {
+        return tf::random::uniform<T>({rows, columns}, {.minval = -2, .maxval = 2, .seed = trial});
+      } else {
+        return tf::random::uniform<T>({rows, columns}, {.minval = -3, .maxval = 4, .seed = trial});
+      }
+    }();
     auto [a0, a1, ag] = optimized(x);
     auto [b0, b1, bg] = plain(x);
-    INFO("trial " << trial << "\n" << optimized.concrete_functions()[0]->to_string());
+    INFO("trial " << trial << " of [" << rows << ", " << columns << "]\n"
+                  << optimized.concrete_functions()[0]->to_string());
     REQUIRE(bitwise_equal(a0, b0));
     REQUIRE(bitwise_equal(a1, b1));
     REQUIRE(bitwise_equal(ag, bg));
     changed += report_of(optimized).changed() ? 1 : 0;
     CHECK_FALSE(report_of(plain).changed());
   }
+  return changed;
+}
+
+TEST_CASE("random programs: the passes change no value and no gradient", "[function][passes]") {
+  // float on two shapes (the larger one is several chunks and sum blocks) ...
+  const int changed = check_random_programs<float>(20261127, 300, [](int trial, std::mt19937&) {
+    return trial % 3 == 0 ? std::pair<std::int64_t, std::int64_t>{67, 45}
+                          : std::pair<std::int64_t, std::int64_t>{2, 3};
+  });
   CHECK(changed > 200);  // the programs exercise the passes
+  // ... and double and int32 on random shapes, ragged chunk ends included.
+  const auto any_shape = [](int, std::mt19937& rng) {
+    return std::pair<std::int64_t, std::int64_t>{
+        std::uniform_int_distribution<std::int64_t>(1, 90)(rng),
+        std::uniform_int_distribution<std::int64_t>(1, 70)(rng)};
+  };
+  CHECK(check_random_programs<double>(20261206, 80, any_shape) > 50);
+  CHECK(check_random_programs<std::int32_t>(20261207, 80, any_shape) > 50);
 }
 
 }  // namespace test_function_graph_passes
