@@ -748,7 +748,6 @@ std::tuple<tf::Tensor<T, 2>, tf::Tensor<T, 2>, tf::Tensor<T, 2>> run_program(
   for (const auto& s : p.steps) {
     const auto& a = v[static_cast<std::size_t>(s.a)];
     const auto& b = v[static_cast<std::size_t>(s.b)];
-    const auto row = tf::range<T>(T{1}, static_cast<T>(d[1] + 1), T{1});
     switch (s.op) {
       case 0:
         v.push_back(a + b);
@@ -803,7 +802,7 @@ std::tuple<tf::Tensor<T, 2>, tf::Tensor<T, 2>, tf::Tensor<T, 2>> run_program(
         }
         break;
       case 14:  // a bias: a constant row repeated along the first axis
-        v.push_back(a + row);
+        v.push_back(a + tf::range<T>(T{1}, static_cast<T>(d[1] + 1), T{1}));
         break;
       case 15:  // a row known only at run time
         if constexpr (real) {
