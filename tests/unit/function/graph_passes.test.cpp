@@ -639,6 +639,53 @@ TEST_CASE("a Pad stays where a reader cannot take it", "[function][passes]") {
   CHECK(folded(plain) == 0);
 }
 
+TEST_CASE("a long chain over one chunk is cut into a piece per thread", "[function][passes]") {
+  using tf::detail::FusedChunks;
+  using tf::detail::split_for_threads;
+  const auto cut = [](FusedChunks planned, std::int64_t elements, std::int64_t unit,
+                      std::int64_t task, int threads) {
+    const FusedChunks c = split_for_threads(planned, elements, unit, task, threads);
+    return std::pair<std::int64_t, std::int64_t>{c.chunk, c.chunks};
+  };
+  using Cut = std::pair<std::int64_t, std::int64_t>;
+  // 1000 elements at 327 a task: one piece per thread, of whole packets, none under a task.
+  CHECK(cut({1024, 1}, 1000, 16, 327, 2) == Cut{512, 2});
+  CHECK(cut({1024, 1}, 1000, 16, 327, 4) == Cut{336, 3});
+  CHECK(cut({1024, 1}, 1000, 256, 327, 2) == Cut{512, 2});  // ending in a sum: whole blocks
+  // A short end joins the piece before; where that leaves one piece, the plan stands.
+  CHECK(cut({1280, 1}, 1030, 256, 256, 4) == Cut{512, 2});
+  CHECK(cut({576, 1}, 520, 256, 256, 2) == Cut{576, 1});
+  // The plan stands on one thread, under two tasks' work, and where it has several chunks
+  // (their tasks then take whole chunks).
+  CHECK(cut({1024, 1}, 1000, 16, 327, 1) == Cut{1024, 1});
+  CHECK(cut({1024, 1}, 1000, 16, 8192, 2) == Cut{1024, 1});
+  CHECK(cut({1024, 3}, 3015, 16, 327, 2) == Cut{1024, 3});
+  CHECK(cut({4096, 1}, 4000, 4096, 256, 2) == Cut{4096, 1});  // a unit longer than a piece
+
+  // Traced, such chains give eager's bits, the ragged ends and a fused sum included.
+  const int threads = tf::backend::cpu::ThreadPool::global().num_threads();
+  if (threads < 2) {
+    WARN("one thread: the chains below run unsplit");
+  }
+  auto chain = [](const auto& x) {
+    auto y = x;
+    for (int i = 0; i < 10; ++i) {
+      y = x * tf::tanh(y * 0.9f + 0.1f) - x;
+    }
+    return y;
+  };
+  auto traced = tf::function([&](const tf::Tensor<float, 1>& x) {
+    return std::make_tuple(chain(x), tf::reduce_sum(chain(x * 2.0f)));
+  });
+  for (const std::int64_t n : {1000, 1001, 1023, 1024, 700, 520}) {
+    auto x = tf::random::uniform<float>({n}, {.minval = -2.0f, .maxval = 2.0f, .seed = 7});
+    auto [y, s] = traced(x);
+    INFO(n << " elements");
+    CHECK(bitwise_equal(y, chain(x)));
+    CHECK(bitwise_equal(s, tf::reduce_sum(chain(x * 2.0f))));
+  }
+}
+
 TEST_CASE("a call holds no tensor once it returns", "[function][passes]") {
   // The executor resets at the end of a run only the slots no node releases (constants,
   // outputs, values nothing reads); every other value must already be gone, fused or not.

@@ -47,6 +47,32 @@ inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
   return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
 }
 
+/// How a fused chain's elements are cut into chunks: `chunks` of `chunk` elements, the last one
+/// holding the rest (Note [Fusion]).
+struct FusedChunks {
+  std::int64_t chunk = 0;
+  std::int64_t chunks = 0;
+};
+
+/// The cut for one run on `threads` threads: the planned one, or, where the whole tensor is
+/// one planned chunk holding at least two tasks' work (`task_elements` each), one piece per
+/// thread, of whole `unit`s (a piece of fewer than 16 elements at the end joins the one
+/// before). The planned chunk's rows hold the whole tensor, so any such piece fits them.
+inline FusedChunks split_for_threads(FusedChunks planned, std::int64_t elements, std::int64_t unit,
+                                     std::int64_t task_elements, int threads) {
+  constexpr std::int64_t min_last_piece = 16;
+  const std::int64_t pieces = std::min<std::int64_t>(threads, elements / task_elements);
+  if (planned.chunks != 1 || pieces < 2) {
+    return planned;
+  }
+  const std::int64_t chunk = ((elements + pieces - 1) / pieces + unit - 1) / unit * unit;
+  std::int64_t chunks = (elements + chunk - 1) / chunk;
+  if (chunks > 1 && elements - (chunks - 1) * chunk < min_last_piece) {
+    --chunks;
+  }
+  return chunks > 1 ? FusedChunks{chunk, chunks} : planned;
+}
+
 /// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
 class Executor {
  public:
@@ -271,16 +297,17 @@ class Executor {
     std::size_t end = 0;  // exclusive
     std::int64_t elements = 0;
     DType dtype = DType::invalid;
-    std::vector<bool> materialize;  // per node of the group
-    std::vector<bool> view;         // per node: a copy whose readers read its input; never runs
-    std::vector<Operand> operands;  // per node input, in order
-    std::vector<double> splat;      // distinct constant operands, one chunk each (raw bytes)
-    std::int64_t chunk = 0;         // elements per pass through the chain
-    std::int64_t chunks = 0;        // passes; the last one may be longer (`span`)
-    std::int64_t span = 0;          // elements each row, splat, scalar and tile holds
-    std::int32_t num_scalars = 0;   // run-time single-value operands
-    std::int32_t num_repeated = 0;  // repeated operands, and two per fused affine node
-    std::int64_t unit = 16;         // chunk starts are multiples of it
+    std::vector<bool> materialize;   // per node of the group
+    std::vector<bool> view;          // per node: a copy whose readers read its input; never runs
+    std::vector<Operand> operands;   // per node input, in order
+    std::vector<double> splat;       // distinct constant operands, one chunk each (raw bytes)
+    std::int64_t chunk = 0;          // elements per pass through the chain
+    std::int64_t chunks = 0;         // passes; the last one may be longer (`span`)
+    std::int64_t span = 0;           // elements each row, splat, scalar and tile holds
+    std::int32_t num_scalars = 0;    // run-time single-value operands
+    std::int32_t num_repeated = 0;   // repeated operands, and two per fused affine node
+    std::int64_t unit = 16;          // chunk starts are multiples of it
+    std::int64_t task_elements = 0;  // a parallel task's least share (Note [Fusion])
     std::vector<std::size_t> inputs_per_node;
     std::vector<std::int32_t> row;       // per node: its scratch row, -1 when materialised
     std::vector<std::int32_t> donor;     // per node: a slot whose buffer it may write, or -1
@@ -303,7 +330,13 @@ class Executor {
   // leading-axis sums, Note [Leading-axis sums]), in L2 up to this.
   static constexpr std::int64_t max_reduction_unit = 16384;
   static constexpr std::int64_t fused_scratch_budget = 24 * 1024;
-  static constexpr std::int64_t fused_task_elements = 8192;  // per parallel_for task
+  // A parallel task gets at least about this many kernel-elements, 1.5 us or more of even the
+  // cheapest kernels (a hand-off costs ~0.5 us): a chain of k kernels splits at 24K / k
+  // elements, within these bounds, so a long chain of a thousand elements uses every thread,
+  // while a short one pays no hand-off.
+  static constexpr std::int64_t fused_task_work = 24 * 1024;
+  static constexpr std::int64_t fused_task_elements = 8192;
+  static constexpr std::int64_t min_task_elements = 256;
   // A last chunk shorter than this joins the one before: every run but a whole tensor's of
   // fewer elements then spans at least one packet, as eager's runs do (unary_run's tail).
   static constexpr std::int64_t min_last_chunk = 16;
@@ -476,6 +509,10 @@ class Executor {
         group.chunk = std::max(group.unit, group.chunk / group.unit * group.unit);
       }
       group.chunks = (n + group.chunk - 1) / group.chunk;
+      const auto kernels = static_cast<std::int64_t>(
+          std::count(group.view.begin(), group.view.end(), false) + (group.reduce_input >= 0));
+      group.task_elements = std::clamp(fused_task_work / std::max<std::int64_t>(1, kernels),
+                                       min_task_elements, fused_task_elements);
       group.span = group.chunk;
       if (const std::int64_t rest = n % group.chunk;
           group.chunks > 1 && rest > 0 && rest < min_last_chunk) {
@@ -841,7 +878,6 @@ class Executor {
     }
     out_data.assign(count, nullptr);
     source.assign(group.operands.size(), nullptr);
-    const std::int64_t chunk = group.chunk;
     const std::int64_t span = group.span;
     T* const scalar_rows =
         aligned_elements(scalars, static_cast<std::size_t>(group.num_scalars * span));
@@ -943,8 +979,12 @@ class Executor {
       }
     }
     if (!done) {
-      const std::int64_t chunks = group.chunks;
-      const std::int64_t grain = std::max<std::int64_t>(1, fused_task_elements / chunk);
+      const FusedChunks cut =
+          split_for_threads({group.chunk, group.chunks}, group.elements, group.unit,
+                            group.task_elements, backend::cpu::ThreadPool::global().num_threads());
+      const std::int64_t chunk = cut.chunk;
+      const std::int64_t chunks = cut.chunks;
+      const std::int64_t grain = std::max<std::int64_t>(1, group.task_elements / chunk);
       backend::cpu::parallel_for(chunks, grain, [&](std::int64_t cb, std::int64_t ce) {
         T* const scratch = chain_scratch<T>(static_cast<std::size_t>(group.num_rows * span));
         for (std::int64_t c = cb; c < ce; ++c) {
