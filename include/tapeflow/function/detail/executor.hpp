@@ -47,6 +47,11 @@ inline AnyTensor allocate_any(DType dtype, const Shape& shape) {
   return allocate_any_typed<float>(shape, std::make_index_sequence<max_rank + 1>{});
 }
 
+/// A fused chain's last chunk shorter than this joins the one before: every run but a whole
+/// tensor's of fewer elements then spans at least one packet, as eager's runs do (unary_run's
+/// tail).
+inline constexpr std::int64_t min_last_chunk = 16;
+
 /// How a fused chain's elements are cut into chunks: `chunks` of `chunk` elements, the last one
 /// holding the rest (Note [Fusion]).
 struct FusedChunks {
@@ -56,18 +61,17 @@ struct FusedChunks {
 
 /// The cut for one run on `threads` threads: the planned one, or, where the whole tensor is
 /// one planned chunk holding at least two tasks' work (`task_elements` each), one piece per
-/// thread, of whole `unit`s (a piece of fewer than 16 elements at the end joins the one
-/// before). The planned chunk's rows hold the whole tensor, so any such piece fits them.
+/// thread, of whole `unit`s (a short end joins the piece before, as a planned chunk's does). The
+/// planned chunk's rows hold the whole tensor, so any such piece fits them.
 inline FusedChunks split_for_threads(FusedChunks planned, std::int64_t elements, std::int64_t unit,
                                      std::int64_t task_elements, int threads) {
-  constexpr std::int64_t min_last_piece = 16;
   const std::int64_t pieces = std::min<std::int64_t>(threads, elements / task_elements);
   if (planned.chunks != 1 || pieces < 2) {
     return planned;
   }
   const std::int64_t chunk = ((elements + pieces - 1) / pieces + unit - 1) / unit * unit;
   std::int64_t chunks = (elements + chunk - 1) / chunk;
-  if (chunks > 1 && elements - (chunks - 1) * chunk < min_last_piece) {
+  if (chunks > 1 && elements - (chunks - 1) * chunk < min_last_chunk) {
     --chunks;
   }
   return chunks > 1 ? FusedChunks{chunk, chunks} : planned;
@@ -337,9 +341,6 @@ class Executor {
   static constexpr std::int64_t fused_task_work = 24 * 1024;
   static constexpr std::int64_t fused_task_elements = 8192;
   static constexpr std::int64_t min_task_elements = 256;
-  // A last chunk shorter than this joins the one before: every run but a whole tensor's of
-  // fewer elements then spans at least one packet, as eager's runs do (unary_run's tail).
-  static constexpr std::int64_t min_last_chunk = 16;
 
   void find_fusion_groups() {
     const auto& nodes = graph_->nodes;
