@@ -198,6 +198,12 @@ void BM_MlpStepTraced(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * 50);
   count_peak_memory(state, [&] { return step(x, y); });
+  // Its memory plan (Note [Memory plan]): the block the step's buffers share, and the most
+  // bytes of them alive at once.
+  const auto plan = step.concrete_functions()[0]->memory_plan();
+  state.counters["plan_block_KiB"] = static_cast<double>(plan.block_bytes) / 1024.0;
+  state.counters["plan_live_KiB"] = static_cast<double>(plan.live_bytes_peak) / 1024.0;
+  state.counters["plan_buffers"] = static_cast<double>(plan.placed_buffers);
 }
 BENCHMARK(BM_MlpStepTraced)->Unit(benchmark::kMicrosecond);
 

@@ -2644,6 +2644,10 @@ struct Options {
   /// Runs chains of elementwise ops as one fused pass over cache-sized blocks, and folds a Pad
   /// of rows and columns into the VALID convolutions that read it (EXPLICIT padding).
   bool remapping = true;
+  /// Places the buffers a call allocates in one block per function, at offsets planned from
+  /// the first call's buffers and when each was released (TensorFlow's RewriterConfig names
+  /// its memory rewrites so; Note [Memory plan] in MAINTAINERS.md).
+  bool memory_optimization = true;
   /// Keeps nodes that no output, side effect or variable update needs.
   bool disable_model_pruning = false;
   /// Turns every pass above off.
@@ -3263,6 +3267,60 @@ TAPEFLOW_END_NAMESPACE
 #include <string>
 #include <type_traits>
 
+// ---- begin <tapeflow/core/detail/buffer_arena.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_BUFFER_ARENA_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_BUFFER_ARENA_HPP
+// IWYU pragma: private, include <tapeflow/core/tensor.hpp>
+// Where a thread's new buffers go while a traced function's call runs (Note [Memory plan] in
+// MAINTAINERS.md): Buffer::allocate asks the thread's active arena first, and a buffer it
+// placed gives its memory back to it. The plans themselves live in the function module.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Memory for the buffers one thread allocates while the arena is active. Each buffer it
+/// places holds a reference to it, so it outlives them; they are released from any thread.
+class BufferArena {
+ public:
+  BufferArena() = default;
+  BufferArena(const BufferArena&) = delete;
+  BufferArena& operator=(const BufferArena&) = delete;
+  virtual ~BufferArena() = default;
+
+  /// Memory for a buffer of `bytes` (its header included), 64-byte aligned, numbered `slot`;
+  /// null where the caller should take it from the heap.
+  virtual void* place(std::size_t bytes, std::int32_t& slot) = 0;
+  /// The buffer placed as `slot` at `memory` is gone.
+  virtual void released(void* memory, std::size_t bytes, std::int32_t slot) noexcept = 0;
+
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete this;
+    }
+  }
+  /// Whether the caller's reference is the only one: no buffer it placed is alive.
+  [[nodiscard]] bool unique() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
+
+ private:
+  std::atomic<std::int64_t> refs_{1};
+};
+
+/// The calling thread's active arena, or null (the heap).
+inline BufferArena*& active_buffer_arena() noexcept {
+  thread_local BufferArena* arena = nullptr;
+  return arena;
+}
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_BUFFER_ARENA_HPP
+// ---- end <tapeflow/core/detail/buffer_arena.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -3282,8 +3340,10 @@ struct Buffer {
   devices::DeviceId device = 0;                 // where it lives (Note [Placement])
   bool charged = false;                         // counted in its device's memory figures
   std::atomic<bool> host_dirty{false};          // the host copy is newer than the device's
+  std::int32_t arena_slot = -1;                 // its number in `arena`
   std::byte* device_elements = nullptr;         // the elements in device memory, or null
   std::atomic<std::byte*> host_view{nullptr};   // the host copy of device elements, or null
+  BufferArena* arena = nullptr;                 // where its memory came from, or null: the heap
 
   /// Whether the elements live in device memory.
   [[nodiscard]] bool on_device() const noexcept { return device_elements != nullptr; }
@@ -3356,12 +3416,27 @@ struct Buffer {
       }
     }
     // Host-memory devices: their CPU backend instance accounts the bytes where accounting is
-    // on (Note [Backends]).
-    void* raw = backend::cpu::host_memory::allocate(bytes);
+    // on (Note [Backends]). A traced call's arena places what it planned (Note [Memory plan]).
+    void* raw = nullptr;
+    std::int32_t slot = -1;
+    BufferArena* arena = nullptr;
+    if constexpr (trivial) {
+      arena = active_buffer_arena();
+      if (arena != nullptr) [[unlikely]] {
+        raw = arena->place(bytes, slot);
+      }
+    }
+    if (raw == nullptr) {
+      raw = backend::cpu::host_memory::allocate(bytes);
+    }
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
     buffer->allocated_bytes = bytes;
     buffer->device = device;
+    if (slot >= 0) {
+      buffer->arena = arena;
+      buffer->arena_slot = slot;
+    }
     if (devices::host_accounting.load(std::memory_order_relaxed)) [[unlikely]] {
       devices::host(device).charge(bytes);
       buffer->charged = true;
@@ -3405,7 +3480,13 @@ struct Buffer {
     if (self->charged) [[unlikely]] {
       devices::host(self->device).discharge(bytes);
     }
+    BufferArena* const arena = self->arena;
+    const std::int32_t slot = self->arena_slot;
     self->~Buffer();
+    if (arena != nullptr) [[unlikely]] {
+      arena->released(self, bytes, slot);
+      return;
+    }
     backend::cpu::host_memory::deallocate(self, bytes);
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
@@ -19774,6 +19855,7 @@ TAPEFLOW_END_NAMESPACE
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <unordered_set>
 #include <utility>
@@ -19852,6 +19934,444 @@ class OfferedEpilogue {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_OUTPUT_EPILOGUE_HPP
 // ---- end <tapeflow/backend/cpu/output_epilogue.hpp>
+// ---- begin <tapeflow/function/detail/memory_plan.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_MEMORY_PLAN_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_MEMORY_PLAN_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// A traced function's static memory plan (Note [Memory plan] in MAINTAINERS.md): its second
+// call records the buffers its thread allocates and when each is released; offsets in one
+// block are planned from those lifetimes; later calls place the same buffers in that block,
+// kept across calls while no buffer placed in it is alive.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <span>
+#include <utility>
+#include <vector>
+
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define TAPEFLOW_ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define TAPEFLOW_ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#define TAPEFLOW_ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define TAPEFLOW_ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#endif
+#endif
+#ifndef TAPEFLOW_ARENA_POISON  // AddressSanitizer still sees overruns between planned buffers
+#define TAPEFLOW_ARENA_POISON(p, n) ((void)(p), (void)(n))
+#define TAPEFLOW_ARENA_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// One buffer of a recorded call: its bytes and the events (allocations and releases, counted
+/// in order) that began and ended its life; `end` -1: it outlived the call (an output, a
+/// variable's new value), so it is never planned. `offset` is its place in the block, or -1.
+struct PlannedBuffer {
+  std::size_t bytes = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = -1;
+  std::int64_t offset = -1;
+};
+
+/// Gives each buffer that ended within the call an offset such that two whose lives overlap
+/// never share a byte: the largest first, each at the lowest offset free through its life
+/// (greedy by size). Offsets and sizes are multiples of 64 bytes. Returns the block's bytes.
+inline std::size_t assign_offsets(std::vector<PlannedBuffer>& buffers) {
+  auto rounded = [](std::size_t bytes) { return (bytes + 63) / 64 * 64; };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    buffers[i].offset = -1;
+    if (buffers[i].end >= 0) {
+      order.push_back(i);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return buffers[a].bytes > buffers[b].bytes;
+  });
+  std::vector<std::size_t> placed;  // by offset
+  std::vector<std::pair<std::size_t, std::size_t>> busy;
+  std::size_t total = 0;
+  for (std::size_t i : order) {
+    const auto& b = buffers[i];
+    busy.clear();
+    for (std::size_t j : placed) {
+      const auto& p = buffers[j];
+      if (p.begin < b.end && b.begin < p.end) {
+        busy.emplace_back(static_cast<std::size_t>(p.offset),
+                          static_cast<std::size_t>(p.offset) + rounded(p.bytes));
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    std::size_t offset = 0;
+    for (const auto& [from, to] : busy) {
+      if (from >= offset + rounded(b.bytes)) {
+        break;
+      }
+      offset = std::max(offset, to);
+    }
+    buffers[i].offset = static_cast<std::int64_t>(offset);
+    total = std::max(total, offset + rounded(b.bytes));
+    placed.push_back(i);
+  }
+  return total;
+}
+
+/// The first call's arena: buffers come from the heap, and their lives are written down.
+class AllocationRecorder final : public BufferArena {
+ public:
+  void* place(std::size_t bytes, std::int32_t& slot) override {
+    std::lock_guard lock(mutex_);
+    if (buffers_.size() >= max_buffers) {
+      too_many_ = true;
+      return nullptr;
+    }
+    buffers_.push_back({.bytes = bytes, .begin = clock_++});    // first: it may throw
+    void* memory = backend::cpu::host_memory::allocate(bytes);  // unreleased if this throws
+    slot = static_cast<std::int32_t>(buffers_.size() - 1);
+    retain();
+    return memory;
+  }
+  void released(void* memory, std::size_t bytes, std::int32_t slot) noexcept override {
+    {
+      std::lock_guard lock(mutex_);
+      buffers_[static_cast<std::size_t>(slot)].end = clock_++;
+    }
+    backend::cpu::host_memory::deallocate(memory, bytes);
+    release();
+  }
+  /// The call's buffers as they stand at its end; empty if there were too many to plan.
+  std::vector<PlannedBuffer> recorded() {
+    std::lock_guard lock(mutex_);
+    return too_many_ ? std::vector<PlannedBuffer>{} : buffers_;
+  }
+
+  /// A call allocating more buffers than this is not planned (planning is quadratic in them).
+  static constexpr std::size_t max_buffers = 4096;
+
+ private:
+  std::mutex mutex_;
+  std::vector<PlannedBuffer> buffers_;
+  std::int64_t clock_ = 0;
+  bool too_many_ = false;
+};
+
+/// A plan's offsets, and for each planned buffer the earlier ones sharing its bytes (which
+/// must be gone before it is placed).
+struct MemoryLayout {
+  std::vector<Shape> arg_shapes;  // of the recorded call: calls with others take the heap
+  std::vector<PlannedBuffer> buffers;
+  std::size_t block_bytes = 0;
+  std::vector<std::size_t> sharers_begin;  // buffer i's sharers: [begin[i], begin[i + 1])
+  std::vector<std::int32_t> sharers;
+
+  /// Plans `recorded`; false if nothing would be placed, or its sharers are too many to check.
+  bool plan(std::vector<PlannedBuffer> recorded) {
+    buffers = std::move(recorded);
+    block_bytes = assign_offsets(buffers);
+    sharers_begin.assign(1, 0);
+    sharers.clear();
+    auto end_of = [&](const PlannedBuffer& b) {
+      return b.offset + static_cast<std::int64_t>((b.bytes + 63) / 64 * 64);
+    };
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      const auto& b = buffers[i];
+      for (std::size_t j = 0; b.offset >= 0 && j < i; ++j) {
+        const auto& p = buffers[j];
+        if (p.offset >= 0 && p.offset < end_of(b) && b.offset < end_of(p)) {
+          sharers.push_back(static_cast<std::int32_t>(j));
+        }
+      }
+      if (sharers.size() > max_sharers) {
+        return false;
+      }
+      sharers_begin.push_back(sharers.size());
+    }
+    return block_bytes > 0;
+  }
+
+  /// Whether a call on `args` is the recorded one's kind.
+  [[nodiscard]] bool fits(std::span<const AnyTensor> args) const noexcept {
+    return std::equal(args.begin(), args.end(), arg_shapes.begin(), arg_shapes.end(),
+                      [](const AnyTensor& a, const Shape& s) { return a.shape() == s; });
+  }
+
+  static constexpr std::size_t max_sharers = std::size_t{1} << 20;
+};
+
+/// A later call's arena: one block, each planned buffer at its offset. A call whose buffers
+/// differ from the recorded ones (in number, size or life) gets the heap for those that do not
+/// fit, and is marked diverged.
+class PlannedArena final : public BufferArena {
+ public:
+  PlannedArena(std::shared_ptr<const MemoryLayout> layout, std::uint64_t generation)
+      : generation_(generation),
+        layout_(std::move(layout)),
+        live_(std::make_unique<std::atomic<bool>[]>(layout_->buffers.size())),
+        block_(static_cast<std::byte*>(backend::cpu::host_memory::allocate(layout_->block_bytes))) {
+    TAPEFLOW_ARENA_POISON(block_, layout_->block_bytes);
+  }
+  ~PlannedArena() override {
+    TAPEFLOW_ARENA_UNPOISON(block_, layout_->block_bytes);
+    backend::cpu::host_memory::deallocate(block_, layout_->block_bytes);
+  }
+
+  /// Starts a call: the caller holds the only reference (no buffer placed before is alive).
+  void start_call() noexcept {
+    next_ = 0;
+    diverged_ = false;
+  }
+  /// Whether this call's buffers differed from the plan.
+  [[nodiscard]] bool diverged() const noexcept { return diverged_; }
+  [[nodiscard]] const MemoryLayout& layout() const noexcept { return *layout_; }
+  /// Which of its owner's plans it follows.
+  [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+
+  void* place(std::size_t bytes, std::int32_t& slot) override {
+    const std::size_t k = next_++;
+    const auto& buffers = layout_->buffers;
+    if (k >= buffers.size() || buffers[k].bytes != bytes) {
+      diverged_ = true;
+      return nullptr;
+    }
+    if (buffers[k].offset < 0) {
+      return nullptr;  // it outlives calls: the heap's
+    }
+    for (std::size_t s = layout_->sharers_begin[k]; s < layout_->sharers_begin[k + 1]; ++s) {
+      if (live_[static_cast<std::size_t>(layout_->sharers[s])].load(std::memory_order_acquire)) {
+        diverged_ = true;  // an earlier buffer lives longer than planned
+        return nullptr;
+      }
+    }
+    live_[k].store(true, std::memory_order_relaxed);
+    slot = static_cast<std::int32_t>(k);
+    retain();
+    TAPEFLOW_ARENA_UNPOISON(block_ + buffers[k].offset, bytes);
+    return block_ + buffers[k].offset;
+  }
+  void released(void* memory, std::size_t bytes, std::int32_t slot) noexcept override {
+    TAPEFLOW_ARENA_POISON(memory, bytes);
+    live_[static_cast<std::size_t>(slot)].store(false, std::memory_order_release);
+    release();
+  }
+
+ private:
+  std::uint64_t generation_;
+  std::shared_ptr<const MemoryLayout> layout_;
+  std::unique_ptr<std::atomic<bool>[]> live_;
+  std::byte* block_;
+  std::size_t next_ = 0;  // the calling thread's alone
+  bool diverged_ = false;
+};
+
+/// What a function's memory plan holds (ConcreteFunction::memory_plan).
+struct MemoryPlanInfo {
+  /// Whether later calls place their buffers in a planned block.
+  bool planned = false;
+  /// The block's bytes, and how many buffers of a call it holds.
+  std::size_t block_bytes = 0;
+  std::size_t placed_buffers = 0;
+  /// The most bytes of planned buffers alive at once in the recorded call: the least any
+  /// block could be.
+  std::size_t live_bytes_peak = 0;
+  /// Buffers of a call that outlive it (outputs, variables' new values): from the heap.
+  std::size_t heap_buffers = 0;
+  /// Calls that allocated otherwise than planned (data-dependent shapes), and whether that
+  /// turned planning off.
+  std::int64_t diverged_calls = 0;
+  bool off = false;
+};
+
+/// One executor's plan: recorded on a call, replayed by later ones. Calls may run on several
+/// threads at once: each takes a block no other call holds.
+class MemoryPlan {
+ public:
+  MemoryPlan() = default;
+  MemoryPlan(const MemoryPlan&) = delete;
+  MemoryPlan& operator=(const MemoryPlan&) = delete;
+  ~MemoryPlan() {
+    if (BufferArena* idle = idle_.exchange(nullptr)) {
+      idle->release();
+    }
+  }
+
+  /// For the length of one call: the calling thread's buffers go to this plan's arena (the
+  /// previous arena, an outer call's, comes back at the end).
+  class CallScope {
+   public:
+    CallScope(MemoryPlan& plan, std::span<const AnyTensor> args)
+        : plan_(plan), previous_(active_buffer_arena()) {
+      arena_ = plan.begin_call(args, planned_);
+      active_buffer_arena() = arena_;
+    }
+    CallScope(const CallScope&) = delete;
+    CallScope& operator=(const CallScope&) = delete;
+    ~CallScope() {
+      active_buffer_arena() = previous_;
+      if (arena_ != nullptr) {
+        plan_.end_call(arena_, planned_, std::uncaught_exceptions() > uncaught_);
+      }
+    }
+
+   private:
+    MemoryPlan& plan_;
+    BufferArena* previous_;
+    BufferArena* arena_ = nullptr;
+    bool planned_ = false;
+    int uncaught_ = std::uncaught_exceptions();
+  };
+
+  [[nodiscard]] MemoryPlanInfo info() const {
+    std::lock_guard lock(mutex_);
+    MemoryPlanInfo out;
+    out.planned = layout_ != nullptr;
+    out.off = off_;
+    out.diverged_calls = diverged_calls_;
+    if (layout_) {
+      out.block_bytes = layout_->block_bytes;
+      std::vector<std::pair<std::int64_t, std::int64_t>> events;  // (when, +-bytes)
+      for (const auto& b : layout_->buffers) {
+        (b.offset >= 0 ? out.placed_buffers : out.heap_buffers) += 1;
+        if (b.offset >= 0) {
+          events.emplace_back(b.begin, static_cast<std::int64_t>(b.bytes));
+          events.emplace_back(b.end, -static_cast<std::int64_t>(b.bytes));
+        }
+      }
+      std::sort(events.begin(), events.end());
+      std::int64_t live = 0;
+      for (const auto& [when, delta] : events) {
+        live += delta;
+        out.live_bytes_peak = std::max(out.live_bytes_peak, static_cast<std::size_t>(live));
+      }
+    }
+    return out;
+  }
+
+  /// Diverged calls after which planning stops (a plan is recorded anew after each before).
+  static constexpr std::int64_t max_diverged_calls = 2;
+  /// Calls run on the heap before one is recorded: a first call often does what later ones
+  /// do not (copies a variable's shared value before its first update, fills caches).
+  static constexpr std::int64_t unrecorded_first_calls = 1;
+
+ private:
+  // The arena for a call on `args` starting now, or null: the heap (planning is off, another
+  // thread is recording, or the arguments' shapes are not the recorded call's).
+  BufferArena* begin_call(std::span<const AnyTensor> args, bool& planned) {
+    if (ready_.load(std::memory_order_acquire)) {
+      PlannedArena* arena = idle_.exchange(nullptr, std::memory_order_acq_rel);
+      if (arena != nullptr && (!arena->unique() || arena->generation() != generation_.load())) {
+        arena->release();  // a buffer placed in it lives on (it goes when that does), or a
+        arena = nullptr;   // newer plan replaced its own
+      }
+      if (arena == nullptr) {
+        std::lock_guard lock(mutex_);
+        if (!layout_) {
+          return nullptr;
+        }
+        arena = new PlannedArena(layout_, generation_.load());
+      }
+      if (!arena->layout().fits(args)) [[unlikely]] {  // e.g. a relaxed shape's short batch
+        keep_idle(arena);
+        return nullptr;
+      }
+      arena->start_call();
+      planned = true;
+      return arena;
+    }
+    if (off_.load(std::memory_order_relaxed)) {
+      return nullptr;  // e.g. a function with no buffers to plan: no lock per call
+    }
+    std::lock_guard lock(mutex_);
+    if (off_ || recording_ || unrecorded_calls_++ < unrecorded_first_calls) {
+      return nullptr;
+    }
+    recording_ = true;
+    recorded_shapes_.clear();
+    for (const auto& a : args) {
+      recorded_shapes_.push_back(a.shape());
+    }
+    return new AllocationRecorder;
+  }
+
+  void end_call(BufferArena* arena, bool planned, bool failed) noexcept {
+    if (planned) {
+      auto* placed = static_cast<PlannedArena*>(arena);
+      if (placed->diverged()) [[unlikely]] {
+        diverged(placed);
+        return;
+      }
+      keep_idle(placed);
+      return;
+    }
+    auto* recorder = static_cast<AllocationRecorder*>(arena);
+    try {
+      if (!failed) {
+        auto layout = std::make_shared<MemoryLayout>();
+        const bool worth_it = layout->plan(recorder->recorded());
+        std::lock_guard lock(mutex_);
+        layout->arg_shapes = std::move(recorded_shapes_);
+        if (worth_it) {
+          layout_ = std::move(layout);
+          ready_.store(true, std::memory_order_release);
+        } else {
+          off_ = true;
+        }
+      }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): no plan, so calls keep the heap
+    }
+    {
+      std::lock_guard lock(mutex_);
+      recording_ = false;
+    }
+    recorder->release();
+  }
+
+  void keep_idle(PlannedArena* arena) noexcept {
+    if (PlannedArena* other = idle_.exchange(arena, std::memory_order_acq_rel)) {
+      other->release();  // two calls ran at once: keep one block
+    }
+  }
+
+  void diverged(PlannedArena* arena) noexcept {
+    arena->release();
+    std::lock_guard lock(mutex_);
+    ++diverged_calls_;
+    generation_.fetch_add(1);
+    ready_.store(false, std::memory_order_release);
+    layout_.reset();
+    off_ = diverged_calls_ >= max_diverged_calls;
+    if (PlannedArena* idle = idle_.exchange(nullptr, std::memory_order_acq_rel)) {
+      idle->release();
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::atomic<bool> ready_{false};
+  std::atomic<std::uint64_t> generation_{0};  // of layout_
+  std::atomic<PlannedArena*> idle_{nullptr};  // a block no call holds
+  std::shared_ptr<const MemoryLayout> layout_;
+  bool recording_ = false;
+  std::int64_t unrecorded_calls_ = 0;
+  std::vector<Shape> recorded_shapes_;
+  std::atomic<bool> off_{false};
+  std::int64_t diverged_calls_ = 0;
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_MEMORY_PLAN_HPP
+// ---- end <tapeflow/function/detail/memory_plan.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {
@@ -19910,8 +20430,10 @@ inline FusedChunks split_for_threads(FusedChunks planned, std::int64_t elements,
 /// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
 class Executor {
  public:
-  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
-  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
+  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains;
+  /// `plan_memory`: fused runs place their buffers by a memory plan (Note [Memory plan]).
+  Executor(const trace::Graph& graph, bool fuse, bool plan_memory = false)
+      : graph_(&graph), plan_memory_(plan_memory) {
     // Last node reading each slot; outputs and constants are never released.
     last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
     for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
@@ -19953,6 +20475,11 @@ class Executor {
   /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
   std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
                              bool fuse, trace::Observer* observer) const {
+    // Before `held`: the values it releases at the end go back to the plan's arena.
+    std::optional<MemoryPlan::CallScope> planned;
+    if (fuse && plan_memory_) {
+      planned.emplace(memory_plan_, args);
+    }
     SlotValues held(static_cast<std::size_t>(graph_->num_slots));
     std::vector<AnyTensor>& values = held.values;
     for (const auto& [slot, value] : graph_->constants) {
@@ -20040,6 +20567,9 @@ class Executor {
     return static_cast<std::size_t>(std::count_if(
         groups_.begin(), groups_.end(), [](const FusionGroup& g) { return g.producer >= 0; }));
   }
+
+  /// What its memory plan holds (Note [Memory plan]).
+  [[nodiscard]] MemoryPlanInfo memory_plan() const { return memory_plan_.info(); }
 
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
@@ -20843,6 +21373,8 @@ class Executor {
   }
 
   const trace::Graph* graph_;
+  bool plan_memory_;
+  mutable MemoryPlan memory_plan_;  // calls on any thread record and replay it
   std::vector<FusionGroup> groups_;
   std::vector<bool> deferred_;          // per node: runs with the group it is the producer of
   std::vector<bool> read_from_values_;  // per slot, for a fused run
@@ -21652,6 +22184,7 @@ class ConcreteFunction {
       : traced_(std::move(graph)), name_(std::move(name)) {
     const auto options = detail::graph_optimizer_options();
     const bool fuse = options.remapping && !options.disable_meta_optimizer;
+    const bool plan_memory = options.memory_optimization && !options.disable_meta_optimizer;
     auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
     std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
     for (const auto& node : traced_->nodes) {
@@ -21662,9 +22195,10 @@ class ConcreteFunction {
     report_ = detail::optimize_graph(*optimized, options, std::move(captured));
     if (report_.changed()) {
       optimized_ = std::move(optimized);
-      optimized_executor_.emplace(*optimized_, fuse);
+      optimized_executor_.emplace(*optimized_, fuse, plan_memory);
     }
-    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
+    // Fused and planned only when it runs untaped.
+    traced_executor_.emplace(*traced_, fuse && !optimized_, plan_memory && !optimized_);
   }
 
   /// Runs the graph on the tensor arguments (in order) and returns its outputs.
@@ -21701,6 +22235,11 @@ class ConcreteFunction {
   /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
   [[nodiscard]] std::size_t output_epilogues() const {
     return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
+  }
+  /// The memory plan of the graph that runs untaped (Note [Memory plan] in MAINTAINERS.md):
+  /// recorded on its first call, after which calls place their buffers in one block.
+  [[nodiscard]] detail::MemoryPlanInfo memory_plan() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).memory_plan();
   }
   /// The graph's nodes as traced, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {

@@ -120,6 +120,7 @@ class ConcreteFunction {
       : traced_(std::move(graph)), name_(std::move(name)) {
     const auto options = detail::graph_optimizer_options();
     const bool fuse = options.remapping && !options.disable_meta_optimizer;
+    const bool plan_memory = options.memory_optimization && !options.disable_meta_optimizer;
     auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
     std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
     for (const auto& node : traced_->nodes) {
@@ -130,9 +131,10 @@ class ConcreteFunction {
     report_ = detail::optimize_graph(*optimized, options, std::move(captured));
     if (report_.changed()) {
       optimized_ = std::move(optimized);
-      optimized_executor_.emplace(*optimized_, fuse);
+      optimized_executor_.emplace(*optimized_, fuse, plan_memory);
     }
-    traced_executor_.emplace(*traced_, fuse && !optimized_);  // fused only when it runs untaped
+    // Fused and planned only when it runs untaped.
+    traced_executor_.emplace(*traced_, fuse && !optimized_, plan_memory && !optimized_);
   }
 
   /// Runs the graph on the tensor arguments (in order) and returns its outputs.
@@ -169,6 +171,11 @@ class ConcreteFunction {
   /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
   [[nodiscard]] std::size_t output_epilogues() const {
     return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
+  }
+  /// The memory plan of the graph that runs untaped (Note [Memory plan] in MAINTAINERS.md):
+  /// recorded on its first call, after which calls place their buffers in one block.
+  [[nodiscard]] detail::MemoryPlanInfo memory_plan() const {
+    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).memory_plan();
   }
   /// The graph's nodes as traced, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {

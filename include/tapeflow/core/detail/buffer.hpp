@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 
+#include <tapeflow/core/detail/buffer_arena.hpp>
 #include <tapeflow/core/detail/device_table.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
@@ -33,8 +34,10 @@ struct Buffer {
   devices::DeviceId device = 0;                 // where it lives (Note [Placement])
   bool charged = false;                         // counted in its device's memory figures
   std::atomic<bool> host_dirty{false};          // the host copy is newer than the device's
+  std::int32_t arena_slot = -1;                 // its number in `arena`
   std::byte* device_elements = nullptr;         // the elements in device memory, or null
   std::atomic<std::byte*> host_view{nullptr};   // the host copy of device elements, or null
+  BufferArena* arena = nullptr;                 // where its memory came from, or null: the heap
 
   /// Whether the elements live in device memory.
   [[nodiscard]] bool on_device() const noexcept { return device_elements != nullptr; }
@@ -107,12 +110,27 @@ struct Buffer {
       }
     }
     // Host-memory devices: their CPU backend instance accounts the bytes where accounting is
-    // on (Note [Backends]).
-    void* raw = backend::cpu::host_memory::allocate(bytes);
+    // on (Note [Backends]). A traced call's arena places what it planned (Note [Memory plan]).
+    void* raw = nullptr;
+    std::int32_t slot = -1;
+    BufferArena* arena = nullptr;
+    if constexpr (trivial) {
+      arena = active_buffer_arena();
+      if (arena != nullptr) [[unlikely]] {
+        raw = arena->place(bytes, slot);
+      }
+    }
+    if (raw == nullptr) {
+      raw = backend::cpu::host_memory::allocate(bytes);
+    }
     auto* buffer = new (raw) Buffer;
     buffer->count = count;
     buffer->allocated_bytes = bytes;
     buffer->device = device;
+    if (slot >= 0) {
+      buffer->arena = arena;
+      buffer->arena_slot = slot;
+    }
     if (devices::host_accounting.load(std::memory_order_relaxed)) [[unlikely]] {
       devices::host(device).charge(bytes);
       buffer->charged = true;
@@ -156,7 +174,13 @@ struct Buffer {
     if (self->charged) [[unlikely]] {
       devices::host(self->device).discharge(bytes);
     }
+    BufferArena* const arena = self->arena;
+    const std::int32_t slot = self->arena_slot;
     self->~Buffer();
+    if (arena != nullptr) [[unlikely]] {
+      arena->released(self, bytes, slot);
+      return;
+    }
     backend::cpu::host_memory::deallocate(self, bytes);
   }
   [[nodiscard]] bool unique() const noexcept { return refs.load(std::memory_order_acquire) == 1; }

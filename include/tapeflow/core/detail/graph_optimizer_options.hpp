@@ -27,6 +27,10 @@ struct Options {
   /// Runs chains of elementwise ops as one fused pass over cache-sized blocks, and folds a Pad
   /// of rows and columns into the VALID convolutions that read it (EXPLICIT padding).
   bool remapping = true;
+  /// Places the buffers a call allocates in one block per function, at offsets planned from
+  /// the first call's buffers and when each was released (TensorFlow's RewriterConfig names
+  /// its memory rewrites so; Note [Memory plan] in MAINTAINERS.md).
+  bool memory_optimization = true;
   /// Keeps nodes that no output, side effect or variable update needs.
   bool disable_model_pruning = false;
   /// Turns every pass above off.

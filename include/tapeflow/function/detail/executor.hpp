@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <unordered_set>
 #include <utility>
@@ -21,6 +22,7 @@
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/tensor.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/detail/memory_plan.hpp>
 #include <tapeflow/function/detail/observer.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -80,8 +82,10 @@ inline FusedChunks split_for_threads(FusedChunks planned, std::int64_t elements,
 /// Runs one graph; built once per graph (fusion groups, release points), then shared by calls.
 class Executor {
  public:
-  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains.
-  Executor(const trace::Graph& graph, bool fuse) : graph_(&graph) {
+  /// Plans `graph`, which must outlive the executor; `fuse` false: no fused chains;
+  /// `plan_memory`: fused runs place their buffers by a memory plan (Note [Memory plan]).
+  Executor(const trace::Graph& graph, bool fuse, bool plan_memory = false)
+      : graph_(&graph), plan_memory_(plan_memory) {
     // Last node reading each slot; outputs and constants are never released.
     last_use_.assign(static_cast<std::size_t>(graph_->num_slots), -1);
     for (std::size_t i = 0; i < graph_->nodes.size(); ++i) {
@@ -123,6 +127,11 @@ class Executor {
   /// `observer` (may be null) hears of each node or chain, reported as part of `owner`.
   std::vector<AnyTensor> run(const ConcreteFunction& owner, std::span<const AnyTensor> args,
                              bool fuse, trace::Observer* observer) const {
+    // Before `held`: the values it releases at the end go back to the plan's arena.
+    std::optional<MemoryPlan::CallScope> planned;
+    if (fuse && plan_memory_) {
+      planned.emplace(memory_plan_, args);
+    }
     SlotValues held(static_cast<std::size_t>(graph_->num_slots));
     std::vector<AnyTensor>& values = held.values;
     for (const auto& [slot, value] : graph_->constants) {
@@ -210,6 +219,9 @@ class Executor {
     return static_cast<std::size_t>(std::count_if(
         groups_.begin(), groups_.end(), [](const FusionGroup& g) { return g.producer >= 0; }));
   }
+
+  /// What its memory plan holds (Note [Memory plan]).
+  [[nodiscard]] MemoryPlanInfo memory_plan() const { return memory_plan_.info(); }
 
   /// Sizes (in nodes) of the fused elementwise chains (Note [Fusion]).
   [[nodiscard]] std::vector<std::size_t> fused_chains() const {
@@ -1013,6 +1025,8 @@ class Executor {
   }
 
   const trace::Graph* graph_;
+  bool plan_memory_;
+  mutable MemoryPlan memory_plan_;  // calls on any thread record and replay it
   std::vector<FusionGroup> groups_;
   std::vector<bool> deferred_;          // per node: runs with the group it is the producer of
   std::vector<bool> read_from_values_;  // per slot, for a fused run
