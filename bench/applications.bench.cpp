@@ -48,8 +48,15 @@ void BM_MobileNetV2Inference(benchmark::State& state) {
 // each batch normalization with the activation after it, and run that in the convolution.
 void BM_MobileNetV2InferenceTraced(benchmark::State& state) {
   apps::MobileNetV2 model;
-  time_inference(state, images(state.range(0)),
-                 tf::function([&model](const tf::Tensor<float, 4>& in) { return model(in); }));
+  auto infer = tf::function([&model](const tf::Tensor<float, 4>& in) { return model(in); });
+  time_inference(state, images(state.range(0)), infer);
+  // Its memory plan (Note [Memory plan]): the block its activations share, and the most bytes
+  // of them alive at once.
+  const auto plan = infer.concrete_functions()[0]->memory_plan();
+  state.counters["plan_block_MiB"] = static_cast<double>(plan.block_bytes) / (1 << 20);
+  state.counters["plan_live_MiB"] = static_cast<double>(plan.live_bytes_peak) / (1 << 20);
+  state.counters["plan_buffers"] = static_cast<double>(plan.placed_buffers);
+  state.counters["plan_diverged"] = static_cast<double>(plan.diverged_calls);
 }
 BENCHMARK(BM_MobileNetV2Inference)
     ->Arg(1)
