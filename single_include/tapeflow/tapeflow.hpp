@@ -9280,18 +9280,19 @@ TAPEFLOW_END_NAMESPACE
 #include <vector>
 
 
+// AddressSanitizer still sees overruns between planned buffers: free bytes stay poisoned.
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define TAPEFLOW_ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define TAPEFLOW_ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#define TAPEFLOW_ARENA_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
+#define TAPEFLOW_ARENA_ASAN 1
+#endif
+#endif
+#ifdef TAPEFLOW_ARENA_ASAN
 #include <sanitizer/asan_interface.h>
 #define TAPEFLOW_ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define TAPEFLOW_ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#endif
-#endif
-#ifndef TAPEFLOW_ARENA_POISON  // AddressSanitizer still sees overruns between planned buffers
+#else
 #define TAPEFLOW_ARENA_POISON(p, n) ((void)(p), (void)(n))
 #define TAPEFLOW_ARENA_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
