@@ -173,7 +173,7 @@ class ConcreteFunction {
     return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
   }
   /// The memory plan of the graph that runs untaped (Note [Memory plan] in MAINTAINERS.md):
-  /// recorded on its first call, after which calls place their buffers in one block.
+  /// recorded on its second call, after which calls place their buffers in one block.
   [[nodiscard]] detail::MemoryPlanInfo memory_plan() const {
     return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).memory_plan();
   }
