@@ -19984,13 +19984,22 @@ struct PlannedBuffer {
   std::int64_t begin = 0;
   std::int64_t end = -1;
   std::int64_t offset = -1;
+
+  /// The bytes it spans in a block: whole cache lines, so the next one starts aligned.
+  [[nodiscard]] std::size_t span() const noexcept {
+    constexpr std::size_t line = backend::cpu::host_memory::alignment;
+    return (bytes + line - 1) / line * line;
+  }
+  /// One past its last byte in the block.
+  [[nodiscard]] std::int64_t offset_end() const noexcept {
+    return offset + static_cast<std::int64_t>(span());
+  }
 };
 
 /// Gives each buffer that ended within the call an offset such that two whose lives overlap
 /// never share a byte: the largest first, each at the lowest offset free through its life
 /// (greedy by size). Offsets and sizes are multiples of 64 bytes. Returns the block's bytes.
 inline std::size_t assign_offsets(std::vector<PlannedBuffer>& buffers) {
-  auto rounded = [](std::size_t bytes) { return (bytes + 63) / 64 * 64; };
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     buffers[i].offset = -1;
@@ -20001,7 +20010,7 @@ inline std::size_t assign_offsets(std::vector<PlannedBuffer>& buffers) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return buffers[a].bytes > buffers[b].bytes;
   });
-  std::vector<std::size_t> placed;  // by offset
+  std::vector<std::size_t> placed;  // given an offset so far
   std::vector<std::pair<std::size_t, std::size_t>> busy;
   std::size_t total = 0;
   for (std::size_t i : order) {
@@ -20011,19 +20020,19 @@ inline std::size_t assign_offsets(std::vector<PlannedBuffer>& buffers) {
       const auto& p = buffers[j];
       if (p.begin < b.end && b.begin < p.end) {
         busy.emplace_back(static_cast<std::size_t>(p.offset),
-                          static_cast<std::size_t>(p.offset) + rounded(p.bytes));
+                          static_cast<std::size_t>(p.offset_end()));
       }
     }
     std::sort(busy.begin(), busy.end());
     std::size_t offset = 0;
     for (const auto& [from, to] : busy) {
-      if (from >= offset + rounded(b.bytes)) {
+      if (from >= offset + b.span()) {
         break;
       }
       offset = std::max(offset, to);
     }
     buffers[i].offset = static_cast<std::int64_t>(offset);
-    total = std::max(total, offset + rounded(b.bytes));
+    total = std::max(total, offset + b.span());
     placed.push_back(i);
   }
   return total;
@@ -20083,14 +20092,11 @@ struct MemoryLayout {
     block_bytes = assign_offsets(buffers);
     sharers_begin.assign(1, 0);
     sharers.clear();
-    auto end_of = [&](const PlannedBuffer& b) {
-      return b.offset + static_cast<std::int64_t>((b.bytes + 63) / 64 * 64);
-    };
     for (std::size_t i = 0; i < buffers.size(); ++i) {
       const auto& b = buffers[i];
       for (std::size_t j = 0; b.offset >= 0 && j < i; ++j) {
         const auto& p = buffers[j];
-        if (p.offset >= 0 && p.offset < end_of(b) && b.offset < end_of(p)) {
+        if (p.offset >= 0 && p.offset < b.offset_end() && b.offset < p.offset_end()) {
           sharers.push_back(static_cast<std::int32_t>(j));
         }
       }
