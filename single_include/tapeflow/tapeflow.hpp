@@ -15829,10 +15829,11 @@ TAPEFLOW_END_NAMESPACE
 //     row of the B micro-panel and broadcasts the MR values of the A micro-panel. The loop
 //     order keeps one A micro-panel (MR x KC, ~24 KB) resident in L1 while the B micro-panels
 //     of a KC x NC block stream from L2.
-//   * Threads: when all of op(B) packs into L2, the caller packs it once and the threads claim
-//     row groups from a counter (late threads just take fewer); otherwise each thread runs the
-//     whole algorithm on its own tile of C, with its own packed B block in its own core's L2.
-//     Neither scheme synchronizes beyond the pool's parallel_for.
+//   * Threads: when all of op(B) packs into L2 and C has many rows per thread, the caller packs
+//     op(B) once and the threads claim row groups from a counter (late threads just take
+//     fewer); otherwise each thread runs the whole algorithm on its own tile of C, packing its
+//     own blocks into its own core's L2 (Note [GEMM threads]). Neither scheme synchronizes
+//     beyond the pool's parallel_for.
 //   * Tiny products and matrix-vector shapes, which packing cannot pay for or the micro-tiles
 //     would mostly pad, take unpacked loops instead.
 
@@ -15879,6 +15880,10 @@ inline constexpr std::int64_t kL2BlockBytes = 384 * 1024;
 // parallel_for to a warm worker costs ~0.3 us, to one that slept ~8 us (2-vCPU KVM guest,
 // AMD EPYC Zen 4), so even a cold hand-off breaks even (MAINTAINERS.md, Note [CPU thread pool]).
 inline constexpr double kMinMacsPerThread = 1e6;
+
+// Rows of C per thread from which the threads share one packed op(B) (Note [GEMM threads]):
+// each other thread reads all of it from the packer's cache, a cost that only many rows repay.
+inline constexpr std::int64_t kSharedBRowsPerThread = 256;
 
 template <class T>
 struct Config {
@@ -16541,7 +16546,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
     }
     int const threads = static_cast<int>(
         std::clamp(work / kMinMacsPerThread, 1.0, static_cast<double>(pool.num_threads())));
-    if (threads > 1 && packed_b_fits_l2<T>(k, n)) {
+    if (threads > 1 && m >= kSharedBRowsPerThread * threads && packed_b_fits_l2<T>(k, n)) {
       gemm_shared_b(pr, m, n, pool, threads);
       return;
     }

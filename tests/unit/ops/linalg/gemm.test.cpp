@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <random>
@@ -193,18 +194,54 @@ TEMPLATE_TEST_CASE("gemm on matrix-vector shapes with compact strides", "[ops][g
 }
 
 TEST_CASE("gemm splits work over any number of threads", "[ops][gemm]") {
-  // 1 thread, an odd count, and more threads than the work can use. Two schemes: op(B) small
-  // enough to be packed once and shared (row groups claimed by the threads), and larger op(B)
-  // (one C tile per thread, split in m and n).
+  // 1 thread, an odd count, and more threads than the work can use. Both schemes (Note [GEMM
+  // threads]): a packed op(B) shared by tall products (from 256 rows of C per thread), and C
+  // tiles split in m, in n (few rows: the MNIST MLP's 50 x 784 by 784 x 100), and in both.
   for (int threads : {1, 3, 4, 16}) {
     ThreadPool pool(threads);
     std::uint32_t seed = 200;
-    check_gemm<float>(false, false, 300, 300, 150, false, pool, seed++);  // shared op(B)
+    check_gemm<float>(false, false, 2100, 100, 300, false, pool, seed++);  // shared op(B)
+    check_gemm<float>(true, false, 1100, 64, 50, true, pool, seed++);
+    check_gemm<float>(false, false, 300, 300, 150, false, pool, seed++);
+    check_gemm<float>(false, false, 50, 100, 784, false, pool, seed++);
     check_gemm<float>(true, true, 600, 70, 300, true, pool, seed++);
     check_gemm<double>(false, true, 1000, 30, 400, false, pool, seed++);
-    check_gemm<float>(false, true, 150, 700, 300, false, pool, seed++);  // per-thread tiles
+    check_gemm<float>(false, true, 150, 700, 300, false, pool, seed++);
     check_gemm<float>(true, false, 90, 40, 5000, true, pool, seed++);
     check_gemm<double>(true, true, 64, 500, 400, true, pool, seed++);
+  }
+}
+
+TEST_CASE("gemm results do not depend on the thread count", "[ops][gemm]") {
+  // Every element's sum runs in the same k order and KC slices whatever scheme and tile hold it
+  // (Note [GEMM threads]): bitwise equal results on 1, 2, 3 and 8 threads, the tall product
+  // sharing its packed op(B) on 2 or more.
+  struct Shape {
+    bool trans_a, trans_b;
+    std::int64_t m, n, k;
+  };
+  for (Shape const s : {Shape{false, false, 50, 100, 784}, Shape{true, false, 784, 100, 50},
+                        Shape{false, true, 77, 333, 1100}, Shape{true, true, 130, 45, 700},
+                        Shape{false, false, 2100, 100, 300}}) {
+    CAPTURE(s.trans_a, s.trans_b, s.m, s.n, s.k);
+    std::mt19937 rng(9);
+    auto const a =
+        s.trans_a ? random_matrix<float>(s.k, s.m, 1, rng) : random_matrix<float>(s.m, s.k, 1, rng);
+    auto const b =
+        s.trans_b ? random_matrix<float>(s.n, s.k, 2, rng) : random_matrix<float>(s.k, s.n, 2, rng);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3, 8}) {
+      ThreadPool pool(threads);
+      std::vector<float> c(static_cast<std::size_t>(s.m * s.n));
+      gemm<float>(s.trans_a, s.trans_b, s.m, s.n, s.k, a.data(), a.ld, b.data(), b.ld, c.data(),
+                  s.n, false, pool);
+      if (first.empty()) {
+        first = c;
+      } else {
+        CAPTURE(threads);
+        CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
+      }
+    }
   }
 }
 
