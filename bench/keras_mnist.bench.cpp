@@ -68,6 +68,13 @@ void train_steps_traced(benchmark::State& state, Model& model) {
   if (step.trace_count() != 1) {
     state.SkipWithError("retraced");
   }
+  // The step's memory plan (Note [Memory plan]): its block, the buffers placed there, and the
+  // buffers that outlive a call (the loss, the optimizer's state) from the heap.
+  const auto plan = step.concrete_functions()[0]->memory_plan();
+  state.counters["plan_block_KiB"] = static_cast<double>(plan.block_bytes) / 1024;
+  state.counters["plan_buffers"] = static_cast<double>(plan.placed_buffers);
+  state.counters["plan_heap_buffers"] = static_cast<double>(plan.heap_buffers);
+  state.counters["plan_diverged"] = static_cast<double>(plan.diverged_calls);
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
