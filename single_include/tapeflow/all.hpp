@@ -19998,7 +19998,8 @@ struct PlannedBuffer {
 
 /// Gives each buffer that ended within the call an offset such that two whose lives overlap
 /// never share a byte: the largest first, each at the lowest offset free through its life
-/// (greedy by size). Offsets and sizes are multiples of 64 bytes. Returns the block's bytes.
+/// (greedy by size). Offsets and spans are whole cache lines (PlannedBuffer::span). Returns the
+/// block's bytes.
 inline std::size_t assign_offsets(std::vector<PlannedBuffer>& buffers) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -33805,10 +33806,10 @@ bool packed_b_fits_l2(std::int64_t k, std::int64_t n) {
          static_cast<double>(kL2BlockBytes);
 }
 
-// Multi-threaded, for problems whose whole packed op(B) fits in L2: the caller packs op(B) once,
-// then every thread claims groups of rows from a shared counter and packs only its rows of A.
-// A thread that starts late (a pool worker that slept needs ~8 us to wake up) just claims fewer
-// groups instead of delaying the end, and nothing is packed twice; so mid-size products scale.
+// Multi-threaded, for tall problems (kSharedBRowsPerThread) whose whole packed op(B) fits in L2:
+// the caller packs op(B) once, then every thread claims groups of rows from a shared counter and
+// packs only its rows of A. A thread that starts late (a pool worker that slept needs ~8 us to
+// wake up) just claims fewer groups instead of delaying the end, and nothing is packed twice.
 template <class T>
 void gemm_shared_b(Problem<T> const& pr, std::int64_t m, std::int64_t n,
                    backend::cpu::ThreadPool& pool, int threads) {

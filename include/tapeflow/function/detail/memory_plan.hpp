@@ -65,7 +65,8 @@ struct PlannedBuffer {
 
 /// Gives each buffer that ended within the call an offset such that two whose lives overlap
 /// never share a byte: the largest first, each at the lowest offset free through its life
-/// (greedy by size). Offsets and sizes are multiples of 64 bytes. Returns the block's bytes.
+/// (greedy by size). Offsets and spans are whole cache lines (PlannedBuffer::span). Returns the
+/// block's bytes.
 inline std::size_t assign_offsets(std::vector<PlannedBuffer>& buffers) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < buffers.size(); ++i) {

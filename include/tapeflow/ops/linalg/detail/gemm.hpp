@@ -531,10 +531,10 @@ bool packed_b_fits_l2(std::int64_t k, std::int64_t n) {
          static_cast<double>(kL2BlockBytes);
 }
 
-// Multi-threaded, for problems whose whole packed op(B) fits in L2: the caller packs op(B) once,
-// then every thread claims groups of rows from a shared counter and packs only its rows of A.
-// A thread that starts late (a pool worker that slept needs ~8 us to wake up) just claims fewer
-// groups instead of delaying the end, and nothing is packed twice; so mid-size products scale.
+// Multi-threaded, for tall problems (kSharedBRowsPerThread) whose whole packed op(B) fits in L2:
+// the caller packs op(B) once, then every thread claims groups of rows from a shared counter and
+// packs only its rows of A. A thread that starts late (a pool worker that slept needs ~8 us to
+// wake up) just claims fewer groups instead of delaying the end, and nothing is packed twice.
 template <class T>
 void gemm_shared_b(Problem<T> const& pr, std::int64_t m, std::int64_t n,
                    backend::cpu::ThreadPool& pool, int threads) {
