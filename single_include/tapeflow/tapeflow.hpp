@@ -4469,16 +4469,16 @@ struct is_tensor_list : std::false_type {};
 template <class T, std::size_t R>
 struct is_tensor_list<std::vector<Tensor<T, R>>> : std::true_type {};
 
-/// Calls `f(tensor)` for a tensor input, or for each tensor of a list input.
-template <class X, class Fun>
-void for_each_tensor(const X& x, Fun&& f) {
-  if constexpr (is_tensor_list<X>::value) {
-    for (const auto& t : x) {
-      f(t);
-    }
-  } else {
-    f(x);
-  }
+/// The tensors of an input: a tensor input's one, or a list input's. The helpers below walk
+/// them; they are templates of the input type alone, not of a lambda per op and call site, so
+/// a program compiles each once per tensor type (compile time, Note [Tracing]).
+template <class X>
+std::span<const X> tensors_of(const X& x) noexcept {
+  return {&x, 1};
+}
+template <class T, std::size_t R>
+std::span<const Tensor<T, R>> tensors_of(const std::vector<Tensor<T, R>>& list) noexcept {
+  return list;
 }
 
 [[noreturn]] TAPEFLOW_COLD inline void throw_input_without_value(std::string_view op) {
@@ -4486,15 +4486,34 @@ void for_each_tensor(const X& x, Fun&& f) {
                             ": an input tensor holds no value (default-constructed)");
 }
 
+template <class X>
+void require_value(const X& x, std::string_view op) {
+  for (const auto& t : tensors_of(x)) {
+    if (!t.has_value()) {
+      throw_input_without_value(op);  // out of line: one copy, not one per op
+    }
+  }
+}
+
 template <class Op>
 void require_inputs(const Op&, const auto&... in) {
-  auto check = [](const auto& t) {
-    if (!t.has_value()) {
-      throw_input_without_value(Op::name);  // out of line: one copy, not one per op
-    }
-  };
-  (for_each_tensor(in, check), ...);
-  (void)check;  // ops without inputs (random) use no check
+  (require_value(in, Op::name), ...);
+}
+
+/// Appends the ids of an input's tensors.
+template <class X>
+void append_ids(std::vector<std::int64_t>& ids, const X& x) {
+  for (const auto& t : tensors_of(x)) {
+    ids.push_back(t.id());
+  }
+}
+
+/// Appends an input's tensors, type-erased.
+template <class X>
+void append_erased(std::vector<AnyTensor>& values, const X& x) {
+  for (const auto& t : tensors_of(x)) {
+    values.push_back(AnyTensor(t));  // push_back of AnyTensor: one vector growth path
+  }
 }
 
 template <class Op, class... In>
@@ -4519,6 +4538,16 @@ auto materialize(Entry&& entry) {
   } else {
     return std::forward<Entry>(entry);
   }
+}
+
+/// Whether the backprop needs the gradient of any of an input's tensors.
+template <class X>
+bool any_needed(const tape::Backprop& bp, const X& x) {
+  bool needed = false;
+  for (const auto& t : tensors_of(x)) {
+    needed = bp.needed(t.id()) || needed;
+  }
+  return needed;
 }
 
 template <class Op, class Out, class... In>
@@ -4566,9 +4595,7 @@ class OpNode final : public tape::Node {
       return;
     } else {
       const auto& input = std::get<I>(in_);
-      bool any_needed = false;
-      for_each_tensor(input, [&](const auto& t) { any_needed = any_needed || bp.needed(t.id()); });
-      if (!any_needed) {
+      if (!any_needed(bp, input)) {
         return;  // the lambda (if any) is never called: that gradient is not computed
       }
       auto grad = materialize<InI>(entry);
@@ -4655,7 +4682,7 @@ void record(const Op& op, const Out& out, const In&... in) {
     };
     if constexpr ((is_tensor_list<In>::value || ...)) {
       std::vector<std::int64_t> ids;
-      (for_each_tensor(in, [&ids](const auto& t) { ids.push_back(t.id()); }), ...);
+      (append_ids(ids, in), ...);
       record_node(ids, out.id(), make_fn, &make);
     } else {
       std::array<std::int64_t, sizeof...(In)> const ids{in.id()...};
@@ -4724,48 +4751,59 @@ constexpr DType type_attr_dtype() {
   }
 }
 
-/// Copies what graph export needs from the op into a traced node: attributes, type attribute,
-/// output argument, inputs held as members, variables, and why it cannot export, if so (Note
-/// [One definition per op]). `sizes` holds the number of tensors of each input.
-template <class Out, class Op, class... In>
-void set_export_metadata(trace::GraphNode& node, const Op& op,
-                         const std::array<std::size_t, sizeof...(In)>& sizes, const In&... in) {
-  if constexpr (requires { op.attributes(in...); }) {
-    node.attrs = op.attributes(in...);
-  } else if constexpr (requires { op.attributes(); }) {
+/// The export metadata of a traced node that depends on the op alone (Note [One definition
+/// per op]): attributes, type attribute, output argument, inputs held as members, variables,
+/// and why it cannot export, if so. Compiled once per op, not per input types (compile time).
+template <class Op>
+TAPEFLOW_COLD void set_op_metadata(trace::GraphNode& node, const Op& op) {
+  if constexpr (requires { op.attributes(); }) {
     node.attrs = op.attributes();
   }
   if constexpr (requires { Op::type_attr; }) {
     node.type_attr = std::string(Op::type_attr);
-    if (!node.type_attr.empty()) {
-      node.type_attr_dtype = type_attr_dtype<Out, In...>();
-    }
   }
   if constexpr (requires { Op::output_arg; }) {
     node.output_arg = std::string(Op::output_arg);
   }
-  node.const_inputs_at = 0;
-  for (std::size_t s : sizes) {
-    node.const_inputs_at += s;
-  }
   if constexpr (requires { op.graph_inputs(); }) {
     node.const_inputs = op.graph_inputs();
-    if constexpr (requires { Op::graph_inputs_at; }) {
-      static_assert(Op::graph_inputs_at <= sizeof...(In),
-                    "an op's graph_inputs_at must name one of its tensor inputs");
-      node.const_inputs_at = 0;
-      for (std::size_t i = 0; i < Op::graph_inputs_at; ++i) {
-        node.const_inputs_at += sizes[i];
-      }
-    }
   }
   if constexpr (requires { op.resources(); }) {
     node.resources = op.resources();
   }
-  if constexpr (requires { op.export_error(in...); }) {
-    node.export_error = op.export_error(in...);
-  } else if constexpr (requires { op.export_error(); }) {
+  if constexpr (requires { op.export_error(); }) {
     node.export_error = op.export_error();
+  }
+}
+
+/// Copies what graph export needs from the op into a traced node: set_op_metadata's, then what
+/// depends on the inputs (the type attribute's value, where inputs held as members go, and
+/// attributes or export errors of ops that read their inputs' types). `sizes` holds the number
+/// of tensors of each input.
+template <class Out, class Op, class... In>
+void set_export_metadata(trace::GraphNode& node, const Op& op,
+                         const std::array<std::size_t, sizeof...(In)>& sizes, const In&... in) {
+  set_op_metadata(node, op);
+  if constexpr (
+      requires { op.attributes(in...); } && !requires { op.attributes(); }) {
+    node.attrs = op.attributes(in...);
+  }
+  if (!node.type_attr.empty()) {
+    node.type_attr_dtype = type_attr_dtype<Out, In...>();
+  }
+  std::size_t inputs_before_members = sizeof...(In);
+  if constexpr (requires { Op::graph_inputs_at; }) {
+    static_assert(Op::graph_inputs_at <= sizeof...(In),
+                  "an op's graph_inputs_at must name one of its tensor inputs");
+    inputs_before_members = Op::graph_inputs_at;
+  }
+  node.const_inputs_at = 0;
+  for (std::size_t i = 0; i < inputs_before_members; ++i) {
+    node.const_inputs_at += sizes[i];
+  }
+  if constexpr (
+      requires { op.export_error(in...); } && !requires { op.export_error(); }) {
+    node.export_error = op.export_error(in...);
   }
 }
 
@@ -4800,19 +4838,36 @@ TAPEFLOW_COLD inline trace::GraphNode& append_traced_node(
   return graph.nodes.back();
 }
 
+/// Runs `op` on a traced node's input values (`sizes`: values per input).
+template <class Op, class... In>
+AnyTensor run_traced(const Op& op, const std::size_t* sizes, std::span<const AnyTensor> values) {
+  std::array<std::size_t, sizeof...(In)> offsets{};
+  for (std::size_t i = 1; i < sizeof...(In); ++i) {
+    offsets[i] = offsets[i - 1] + sizes[i - 1];
+  }
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
+  }(std::index_sequence_for<In...>{});
+}
+
+/// A traced node's run closure. Its type depends on the op alone, not on the input types, so a
+/// program compiles one NodeFn holder per op (compile time, Note [Tracing]).
+template <class Op>
+struct TracedRun {
+  Op op;
+  std::vector<std::size_t> sizes;
+  AnyTensor (*run)(const Op&, const std::size_t*, std::span<const AnyTensor>);
+  AnyTensor operator()(std::span<const AnyTensor> values) const {
+    return run(op, sizes.data(), values);
+  }
+};
+
 /// What a traced node of `op` runs: `op` on its inputs' values (`sizes`: values per input).
 template <class Op, class... In>
 TAPEFLOW_COLD trace::NodeFn traced_node_fn(const Op& op,
                                            const std::array<std::size_t, sizeof...(In)>& sizes) {
-  return [op, sizes](std::span<const AnyTensor> values) -> AnyTensor {
-    std::array<std::size_t, sizeof...(In)> offsets{};
-    for (std::size_t i = 1; i < sizes.size(); ++i) {
-      offsets[i] = offsets[i - 1] + sizes[i - 1];
-    }
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return AnyTensor(execute(op, rebuild<In>(values, offsets[I], sizes[I])...));
-    }(std::index_sequence_for<In...>{});
-  };
+  return TracedRun<Op>{op, std::vector<std::size_t>(sizes.begin(), sizes.end()),
+                       &run_traced<Op, In...>};
 }
 
 /// Makes `self` a node of `op`, a changed copy of the op it was traced with (a graph pass's
@@ -4825,6 +4880,14 @@ TAPEFLOW_COLD void rebuild_traced_node(trace::GraphNode& self, const Op& op,
   self.attrs = op.attributes();
   if constexpr (requires { op.graph_inputs(); }) {
     self.const_inputs = op.graph_inputs();
+  }
+}
+
+/// Appends the value slots of an input's tensors.
+template <class X>
+void append_slots(trace::Graph& graph, std::vector<std::int32_t>& slots, const X& x) {
+  for (const auto& t : tensors_of(x)) {
+    slots.push_back(graph.slot_of(t));
   }
 }
 
@@ -4871,7 +4934,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
     fused_affine = op.template fused_affine<OutT>();
   }
   std::vector<std::int32_t> inputs;
-  (for_each_tensor(in, [&](const auto& t) { inputs.push_back(graph.slot_of(t)); }), ...);
+  (append_slots(graph, inputs, in), ...);
   trace::GraphNode& node =
       append_traced_node(graph, Op::name, dtype_v<OutT>, out.shape(), std::move(inputs),
                          traced_node_fn<Op, In...>(op, sizes), fused, fused_rows, fused_reduction,
@@ -4911,18 +4974,19 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
 }
 
 /// The device of the first input holding a value (none without one).
+template <class X>
+devices::DeviceId input_device(const X& x) noexcept {
+  for (const auto& t : tensors_of(x)) {
+    if (const Buffer* b = tensor_access::buffer(t); b != nullptr) {
+      return b->device;
+    }
+  }
+  return devices::none;
+}
 template <class... In>
 devices::DeviceId first_input_device(const In&... in) noexcept {
   devices::DeviceId device = devices::none;
-  auto visit = [&device](const auto& t) {
-    if (device == devices::none) {
-      if (const Buffer* b = tensor_access::buffer(t); b != nullptr) {
-        device = b->device;
-      }
-    }
-  };
-  (for_each_tensor(in, visit), ...);
-  (void)visit;
+  ((device = device == devices::none ? input_device(in) : device), ...);
   return device;
 }
 
@@ -4931,13 +4995,10 @@ devices::DeviceId first_input_device(const In&... in) noexcept {
 template <class... In>
 DType first_input_dtype(const In&... in) noexcept {
   DType dtype = DType::invalid;
-  auto visit = [&dtype](const auto& t) {
-    if (dtype == DType::invalid) {
-      dtype = dtype_v<typename std::remove_cvref_t<decltype(t)>::value_type>;
-    }
-  };
-  (for_each_tensor(in, visit), ...);
-  (void)visit;
+  ((dtype = dtype == DType::invalid && !tensors_of(in).empty()
+                ? dtype_v<typename decltype(tensors_of(in))::value_type::value_type>
+                : dtype),
+   ...);
   return dtype;
 }
 
@@ -4973,8 +5034,7 @@ TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId ba
                                              const In&... in) {
   std::vector<AnyTensor> inputs;
   inputs.reserve((list_size(in) + ... + std::size_t{0}));
-  // push_back of AnyTensor, not emplace_back of each tensor type: one vector growth path.
-  (for_each_tensor(in, [&inputs](const auto& t) { inputs.push_back(AnyTensor(t)); }), ...);
+  (append_erased(inputs, in), ...);
   // `result` shares out's buffer: the kernel writes the op's result there.
   run_erased_kernel(registered_kernel<Op>(backend), &op, AnyTensor(out), inputs);
 }
