@@ -273,15 +273,6 @@ using execute_result_t = typename decltype(op_result_type<Op, In...>())::type;
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in);
 
-template <class X>
-std::size_t list_size(const X& x) {
-  if constexpr (is_tensor_list<X>::value) {
-    return x.size();
-  } else {
-    return 1;
-  }
-}
-
 // Rebuilds a typed input from the executor's value slots (Note [Tracing]).
 template <class X>
 X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t size) {
@@ -476,7 +467,7 @@ TAPEFLOW_COLD execute_result_t<Op, In...> trace_node(trace::Graph& graph, const 
   }();
   using Out = decltype(out);
   using OutT = typename Out::value_type;
-  const std::array<std::size_t, sizeof...(In)> sizes{list_size(in)...};
+  const std::array<std::size_t, sizeof...(In)> sizes{tensors_of(in).size()...};
   decltype(trace::GraphNode::fused_kernel) fused = nullptr;
   bool fused_rows = false;
   if constexpr (std::is_floating_point_v<OutT> &&
@@ -556,13 +547,15 @@ devices::DeviceId first_input_device(const In&... in) noexcept {
 
 /// The dtype of the first tensor among `in` (lists flattened), or DType::invalid: what a
 /// backend's kernel registration is keyed on (TensorFlow's type attribute, e.g. "T").
+template <class X>
+DType input_dtype(const X& x) noexcept {
+  using T = typename decltype(tensors_of(x))::value_type::value_type;
+  return tensors_of(x).empty() ? DType::invalid : dtype_v<T>;
+}
 template <class... In>
 DType first_input_dtype(const In&... in) noexcept {
   DType dtype = DType::invalid;
-  ((dtype = dtype == DType::invalid && !tensors_of(in).empty()
-                ? dtype_v<typename decltype(tensors_of(in))::value_type::value_type>
-                : dtype),
-   ...);
+  ((dtype = dtype == DType::invalid ? input_dtype(in) : dtype), ...);
   return dtype;
 }
 
@@ -597,7 +590,7 @@ template <class Op, class Out, class... In>
 TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId backend, Out& out,
                                              const In&... in) {
   std::vector<AnyTensor> inputs;
-  inputs.reserve((list_size(in) + ... + std::size_t{0}));
+  inputs.reserve((tensors_of(in).size() + ... + std::size_t{0}));
   (append_erased(inputs, in), ...);
   // `result` shares out's buffer: the kernel writes the op's result there.
   run_erased_kernel(registered_kernel<Op>(backend), &op, AnyTensor(out), inputs);
