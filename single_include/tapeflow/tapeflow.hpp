@@ -9144,10 +9144,8 @@ TAPEFLOW_END_NAMESPACE
 // ConcreteFunction: one traced graph of a tf::function, its executor and its text form
 // (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -9218,6 +9216,273 @@ inline config::optimizer::Options graph_optimizer_options() {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_CORE_DETAIL_GRAPH_OPTIMIZER_OPTIONS_HPP
 // ---- end <tapeflow/core/detail/graph_optimizer_options.hpp>
+// ---- begin <tapeflow/function/detail/graph_optimization_report.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_OPTIMIZATION_REPORT_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_OPTIMIZATION_REPORT_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// What the graph passes did to a traced function: apart from the passes, so that
+// ConcreteFunction's header does not parse them (function/detail/concrete_function_impl.hpp).
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
+struct GraphOptimizationReport {
+  std::int64_t pruned = 0;                 ///< nodes no output needed
+  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
+  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
+  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
+  std::int64_t identities_removed = 0;     ///< Identity nodes read through
+  std::int64_t paddings_folded = 0;        ///< Pad nodes their convolutions took in
+  std::int64_t crops_folded = 0;           ///< Slice nodes (Pad's gradient) input gradients took in
+  /// Whether any pass changed the graph.
+  [[nodiscard]] bool changed() const noexcept {
+    return pruned + constants_folded + common_subexpressions + simplified + identities_removed +
+               paddings_folded + crops_folded >
+           0;
+  }
+};
+
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_OPTIMIZATION_REPORT_HPP
+// ---- end <tapeflow/function/detail/graph_optimization_report.hpp>
+// ---- begin <tapeflow/function/detail/memory_plan_info.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_MEMORY_PLAN_INFO_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_MEMORY_PLAN_INFO_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// What a function's memory plan holds: apart from the plan, so that ConcreteFunction's header
+// does not parse it (function/detail/concrete_function_impl.hpp).
+
+#include <cstddef>
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// What a function's memory plan holds (ConcreteFunction::memory_plan).
+struct MemoryPlanInfo {
+  /// Whether later calls place their buffers in a planned block.
+  bool planned = false;
+  /// The block's bytes, and how many buffers of a call it holds.
+  std::size_t block_bytes = 0;
+  std::size_t placed_buffers = 0;
+  /// The most bytes of planned buffers alive at once in the recorded call: the least any
+  /// block could be.
+  std::size_t live_bytes_peak = 0;
+  /// Buffers of a call that outlive it (outputs, variables' new values): from the heap.
+  std::size_t heap_buffers = 0;
+  /// Calls that allocated otherwise than planned (data-dependent shapes), and whether that
+  /// turned planning off.
+  std::int64_t diverged_calls = 0;
+  bool off = false;
+};
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_MEMORY_PLAN_INFO_HPP
+// ---- end <tapeflow/function/detail/memory_plan_info.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+
+namespace detail {
+class Executor;  // function/detail/executor.hpp
+
+/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
+inline std::string element_text(const AnyTensor& t, std::int64_t i) {
+  const void* data = t.raw_data();
+  switch (t.dtype()) {
+    case DType::int32:
+      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
+    case DType::int64:
+      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
+    case DType::uint8:
+      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
+    case DType::bool_:
+      return static_cast<const bool*>(data)[i] ? "true" : "false";
+    case DType::float32:
+      return AttrValue(static_cast<const float*>(data)[i]).to_string();
+    case DType::float64:
+      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
+    case DType::string:
+      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
+    default:
+      return "?";
+  }
+}
+
+/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
+inline std::string const_input_text(const AnyTensor& t) {
+  if (!t.has_value()) {
+    return "?";
+  }
+  const Shape& shape = t.shape();
+  std::int64_t next = 0;
+  auto emit = [&](auto& self, std::size_t axis) -> std::string {
+    if (axis == shape.rank()) {
+      return element_text(t, next++);
+    }
+    std::string out = "[";
+    for (std::int64_t i = 0; i < shape[axis]; ++i) {
+      out += (i > 0 ? ", " : "") + self(self, axis + 1);
+    }
+    return out + "]";
+  };
+  return emit(emit, 0);
+}
+
+/// One node as ConcreteFunction::to_string and autograph::to_code show it:
+/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
+/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
+/// those functions' bodies instead).
+template <class InputName>
+std::string node_text(const trace::GraphNode& node, InputName&& input_name,
+                      bool function_attrs = true) {
+  std::string out = node.name + " = " + node.op;
+  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
+  // attributes here. Type attributes are left out: the output's dtype shows them.
+  std::string params;
+  for (const auto& attr : node.attrs) {
+    const auto& v = attr.second.value();
+    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
+        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
+      continue;
+    }
+    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
+  }
+  for (const auto& input : node.const_inputs) {
+    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
+  }
+  if (!params.empty()) {
+    out += "[" + params + "]";
+  }
+  out += "(";
+  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
+  }
+  out += ")";
+  if (node.output >= 0) {
+    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// A traced graph and how to run it. Nodes run in program order (keeping prints and
+/// assignments ordered); each value is released after its last use. The graph passes
+/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
+/// a GradientTape records the call, which then sees every op of the graph as traced.
+class ConcreteFunction {
+ public:
+  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
+  /// and plans the execution of both (fusion groups, when each value is released); `name` is
+  /// the tf::function's (FunctionOptions::name). Built by Function.
+  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name);
+  ~ConcreteFunction();
+  ConcreteFunction(const ConcreteFunction&) = delete;
+  ConcreteFunction& operator=(const ConcreteFunction&) = delete;
+
+  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
+  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const;
+
+  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const;
+  /// How many of them the op before them may run on its output while that is in cache
+  /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
+  [[nodiscard]] std::size_t output_epilogues() const;
+  /// The memory plan of the graph that runs untaped (Note [Memory plan] in MAINTAINERS.md):
+  /// recorded on its second call, after which calls place their buffers in one block.
+  [[nodiscard]] detail::MemoryPlanInfo memory_plan() const;
+  /// The graph's nodes as traced, in program (execution) order.
+  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
+    return traced_->nodes;
+  }
+  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
+  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
+  /// The graph that runs: the traced graph after the passes (the same graph when they changed
+  /// nothing). Slots keep their numbers; folded values join `constants`.
+  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
+    return optimized_ ? *optimized_ : *traced_;
+  }
+  /// What the passes did to this function's graph.
+  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
+    return report_;
+  }
+
+  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
+  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
+  [[nodiscard]] std::string to_string(bool optimized = false) const {
+    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
+    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
+    }
+    for (const auto& [slot, value] : graph_->constants) {
+      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
+    }
+    std::string out = "function " + name_ + "(";
+    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
+      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
+             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
+    }
+    out += ")\n";
+    for (const auto& node : graph_->nodes) {
+      if (node.output >= 0) {
+        slot_names[static_cast<std::size_t>(node.output)] = node.name;
+      }
+      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
+               return slot_names[static_cast<std::size_t>(slot)];
+             });
+      out += "\n";
+    }
+    out += "  return (";
+    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
+      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
+    }
+    out += ")\n";
+    return out;
+  }
+
+ private:
+  std::unique_ptr<detail::trace::Graph> traced_;
+  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
+  std::string name_;
+  GraphOptimizationReport report_;
+  // Behind pointers, so that this header need not parse the executor (see the end).
+  std::unique_ptr<detail::Executor> traced_executor_;
+  std::unique_ptr<detail::Executor> optimized_executor_;  // null: the passes changed nothing
+
+  [[nodiscard]] const detail::Executor& executor_that_runs() const noexcept {
+    return optimized_executor_ ? *optimized_executor_ : *traced_executor_;
+  }
+};
+
+TAPEFLOW_END_NAMESPACE
+
+// What builds and runs the graph: with TAPEFLOW_PRECOMPILED it comes compiled from
+// tapeflow::instantiations, and programs parse neither the executor nor the graph passes.
+// ---- begin <tapeflow/function/detail/concrete_function_impl.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONCRETE_FUNCTION_IMPL_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONCRETE_FUNCTION_IMPL_HPP
+// IWYU pragma: private, include <tapeflow/function/function.hpp>
+// ConcreteFunction's construction and calls: the graph passes and the executor behind it.
+// Header-only programs get them through function/graph.hpp; with TAPEFLOW_PRECOMPILED they
+// are compiled once in tapeflow::instantiations (src/instantiations/concrete_function.cpp),
+// so programs parse neither (MAINTAINERS.md, "tapeflow::instantiations").
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
 // ---- begin <tapeflow/function/detail/executor.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_EXECUTOR_HPP
@@ -9558,24 +9823,6 @@ class PlannedArena final : public BufferArena {
   std::byte* block_;
   std::size_t next_ = 0;  // the calling thread's alone
   bool diverged_ = false;
-};
-
-/// What a function's memory plan holds (ConcreteFunction::memory_plan).
-struct MemoryPlanInfo {
-  /// Whether later calls place their buffers in a planned block.
-  bool planned = false;
-  /// The block's bytes, and how many buffers of a call it holds.
-  std::size_t block_bytes = 0;
-  std::size_t placed_buffers = 0;
-  /// The most bytes of planned buffers alive at once in the recorded call: the least any
-  /// block could be.
-  std::size_t live_bytes_peak = 0;
-  /// Buffers of a call that outlive it (outputs, variables' new values): from the heap.
-  std::size_t heap_buffers = 0;
-  /// Calls that allocated otherwise than planned (data-dependent shapes), and whether that
-  /// turned planning off.
-  std::int64_t diverged_calls = 0;
-  bool off = false;
 };
 
 /// One executor's plan: recorded on a call, replayed by later ones. Calls may run on several
@@ -10831,23 +11078,6 @@ TAPEFLOW_END_NAMESPACE
 
 TAPEFLOW_BEGIN_NAMESPACE
 
-/// What the graph passes (tf::config::optimizer) did to one traced function, in nodes.
-struct GraphOptimizationReport {
-  std::int64_t pruned = 0;                 ///< nodes no output needed
-  std::int64_t constants_folded = 0;       ///< nodes evaluated at trace time
-  std::int64_t common_subexpressions = 0;  ///< nodes that repeated an earlier node
-  std::int64_t simplified = 0;             ///< x * 1, cast to the same dtype, ...
-  std::int64_t identities_removed = 0;     ///< Identity nodes read through
-  std::int64_t paddings_folded = 0;        ///< Pad nodes their convolutions took in
-  std::int64_t crops_folded = 0;           ///< Slice nodes (Pad's gradient) input gradients took in
-  /// Whether any pass changed the graph.
-  [[nodiscard]] bool changed() const noexcept {
-    return pruned + constants_folded + common_subexpressions + simplified + identities_removed +
-               paddings_folded + crops_folded >
-           0;
-  }
-};
-
 namespace detail {
 namespace passes {
 
@@ -11472,220 +11702,79 @@ TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_GRAPH_PASSES_HPP
 // ---- end <tapeflow/function/detail/graph_passes.hpp>
 
+// `inline` where a header defines them; the compiled source defines it empty, so that its
+// definitions are the program's.
+#ifndef TAPEFLOW_CONCRETE_FUNCTION_INLINE
+#define TAPEFLOW_CONCRETE_FUNCTION_INLINE inline
+#endif
+
 TAPEFLOW_BEGIN_NAMESPACE
 
-namespace detail {
-/// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
-inline std::string element_text(const AnyTensor& t, std::int64_t i) {
-  const void* data = t.raw_data();
-  switch (t.dtype()) {
-    case DType::int32:
-      return std::to_string(static_cast<const std::int32_t*>(data)[i]);
-    case DType::int64:
-      return std::to_string(static_cast<const std::int64_t*>(data)[i]);
-    case DType::uint8:
-      return std::to_string(static_cast<const std::uint8_t*>(data)[i]);
-    case DType::bool_:
-      return static_cast<const bool*>(data)[i] ? "true" : "false";
-    case DType::float32:
-      return AttrValue(static_cast<const float*>(data)[i]).to_string();
-    case DType::float64:
-      return AttrValue(static_cast<float>(static_cast<const double*>(data)[i])).to_string();
-    case DType::string:
-      return "\"" + static_cast<const std::string*>(data)[i] + "\"";
-    default:
-      return "?";
+/// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
+/// and plans the execution of both (fusion groups, when each value is released).
+TAPEFLOW_CONCRETE_FUNCTION_INLINE ConcreteFunction::ConcreteFunction(
+    std::unique_ptr<detail::trace::Graph> graph, std::string name)
+    : traced_(std::move(graph)), name_(std::move(name)) {
+  const auto options = detail::graph_optimizer_options();
+  const bool fuse = options.remapping && !options.disable_meta_optimizer;
+  const bool plan_memory = options.memory_optimization && !options.disable_meta_optimizer;
+  auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
+  std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
+  for (const auto& node : traced_->nodes) {
+    for (const auto& f : node.functions) {
+      captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
+    }
   }
+  report_ = detail::optimize_graph(*optimized, options, std::move(captured));
+  if (report_.changed()) {
+    optimized_ = std::move(optimized);
+    optimized_executor_ = std::make_unique<detail::Executor>(*optimized_, fuse, plan_memory);
+  }
+  // Fused and planned only when it runs untaped.
+  traced_executor_ =
+      std::make_unique<detail::Executor>(*traced_, fuse && !optimized_, plan_memory && !optimized_);
 }
 
-/// A constant input as ConcreteFunction::to_string shows it: `1`, `[2, 3]`, `[[0, 1], [2, 2]]`.
-inline std::string const_input_text(const AnyTensor& t) {
-  if (!t.has_value()) {
-    return "?";
+TAPEFLOW_CONCRETE_FUNCTION_INLINE ConcreteFunction::~ConcreteFunction() = default;
+
+TAPEFLOW_CONCRETE_FUNCTION_INLINE std::vector<AnyTensor> ConcreteFunction::run(
+    std::span<const AnyTensor> args) const {
+  detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
+  if (args.size() != traced_->arg_slots.size()) {
+    throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
+                           std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
+                           std::to_string(args.size()));
   }
-  const Shape& shape = t.shape();
-  std::int64_t next = 0;
-  auto emit = [&](auto& self, std::size_t axis) -> std::string {
-    if (axis == shape.rank()) {
-      return element_text(t, next++);
-    }
-    std::string out = "[";
-    for (std::int64_t i = 0; i < shape[axis]; ++i) {
-      out += (i > 0 ? ", " : "") + self(self, axis + 1);
-    }
-    return out + "]";
-  };
-  return emit(emit, 0);
+  // A GradientTape outside records ops as they run through detail::execute: it gets the graph
+  // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
+  const bool taped = !detail::tape::active().empty();
+  const detail::Executor& executor = taped ? *traced_executor_ : executor_that_runs();
+  // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
+  detail::trace::Observer* const observer =
+      detail::trace::observer().load(std::memory_order_acquire);
+  const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
+  auto outputs = executor.run(*this, args, !taped, observer);
+  if (observer != nullptr) {
+    observer->called(*this, call_start, detail::trace::now_ns());
+  }
+  return outputs;
 }
 
-/// One node as ConcreteFunction::to_string and autograph::to_code show it:
-/// `name = Op[attr=value, ...](inputs) -> dtype shape`. `input_name(slot)` names an input;
-/// `function_attrs` false leaves out the attributes naming a called function (to_code shows
-/// those functions' bodies instead).
-template <class InputName>
-std::string node_text(const trace::GraphNode& node, InputName&& input_name,
-                      bool function_attrs = true) {
-  std::string out = node.name + " = " + node.op;
-  // Attributes, then the inputs the op holds as members (Reshape's shape), which read as
-  // attributes here. Type attributes are left out: the output's dtype shows them.
-  std::string params;
-  for (const auto& attr : node.attrs) {
-    const auto& v = attr.second.value();
-    if (std::holds_alternative<DType>(v) || std::holds_alternative<std::vector<DType>>(v) ||
-        (!function_attrs && std::holds_alternative<FunctionName>(v))) {
-      continue;
-    }
-    params += (params.empty() ? "" : ", ") + attr.first + "=" + attr.second.to_string();
-  }
-  for (const auto& input : node.const_inputs) {
-    params += (params.empty() ? "" : ", ") + input.first + "=" + const_input_text(input.second);
-  }
-  if (!params.empty()) {
-    out += "[" + params + "]";
-  }
-  out += "(";
-  for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    out += (i ? ", " : "") + std::string(input_name(node.inputs[i]));
-  }
-  out += ")";
-  if (node.output >= 0) {
-    out += " -> " + std::string(dtype_name(node.dtype)) + node.shape.to_string();
-  }
-  return out;
+TAPEFLOW_CONCRETE_FUNCTION_INLINE std::vector<std::size_t> ConcreteFunction::fused_chains() const {
+  return executor_that_runs().fused_chains();
 }
 
-}  // namespace detail
+TAPEFLOW_CONCRETE_FUNCTION_INLINE std::size_t ConcreteFunction::output_epilogues() const {
+  return executor_that_runs().output_epilogues();
+}
 
-/// A traced graph and how to run it. Nodes run in program order (keeping prints and
-/// assignments ordered); each value is released after its last use. The graph passes
-/// (tf::config::optimizer) rewrite a copy of the graph as traced; the copy runs, except while
-/// a GradientTape records the call, which then sees every op of the graph as traced.
-class ConcreteFunction {
- public:
-  /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
-  /// and plans the execution of both (fusion groups, when each value is released); `name` is
-  /// the tf::function's (FunctionOptions::name). Built by Function.
-  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
-      : traced_(std::move(graph)), name_(std::move(name)) {
-    const auto options = detail::graph_optimizer_options();
-    const bool fuse = options.remapping && !options.disable_meta_optimizer;
-    const bool plan_memory = options.memory_optimization && !options.disable_meta_optimizer;
-    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
-    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
-    for (const auto& node : traced_->nodes) {
-      for (const auto& f : node.functions) {
-        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
-      }
-    }
-    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
-    if (report_.changed()) {
-      optimized_ = std::move(optimized);
-      optimized_executor_.emplace(*optimized_, fuse, plan_memory);
-    }
-    // Fused and planned only when it runs untaped.
-    traced_executor_.emplace(*traced_, fuse && !optimized_, plan_memory && !optimized_);
-  }
-
-  /// Runs the graph on the tensor arguments (in order) and returns its outputs.
-  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
-    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
-    if (args.size() != traced_->arg_slots.size()) {
-      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
-                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
-                             std::to_string(args.size()));
-    }
-    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
-    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
-    const bool taped = !detail::tape::active().empty();
-    const detail::Executor& executor =
-        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
-    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
-    detail::trace::Observer* const observer =
-        detail::trace::observer().load(std::memory_order_acquire);
-    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
-    auto outputs = executor.run(*this, args, !taped, observer);
-    if (observer != nullptr) {
-      observer->called(*this, call_start, detail::trace::now_ns());
-    }
-    return outputs;
-  }
-
-  /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
-  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
-  }
-  /// How many of them the op before them may run on its output while that is in cache
-  /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
-  [[nodiscard]] std::size_t output_epilogues() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
-  }
-  /// The memory plan of the graph that runs untaped (Note [Memory plan] in MAINTAINERS.md):
-  /// recorded on its second call, after which calls place their buffers in one block.
-  [[nodiscard]] detail::MemoryPlanInfo memory_plan() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).memory_plan();
-  }
-  /// The graph's nodes as traced, in program (execution) order.
-  [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
-    return traced_->nodes;
-  }
-  /// The traced graph itself (slots, arguments, constants, outputs), as exported and shown.
-  [[nodiscard]] const detail::trace::Graph& graph() const noexcept { return *traced_; }
-  /// The graph that runs: the traced graph after the passes (the same graph when they changed
-  /// nothing). Slots keep their numbers; folded values join `constants`.
-  [[nodiscard]] const detail::trace::Graph& optimized_graph() const noexcept {
-    return optimized_ ? *optimized_ : *traced_;
-  }
-  /// What the passes did to this function's graph.
-  [[nodiscard]] const GraphOptimizationReport& optimization_report() const noexcept {
-    return report_;
-  }
-
-  /// A readable listing: one line per node, "name = Op[attr=value](inputs) -> dtype shape";
-  /// of the graph as traced, or with `optimized` of the graph that runs (Note [Graph passes]).
-  [[nodiscard]] std::string to_string(bool optimized = false) const {
-    const detail::trace::Graph* graph_ = optimized ? &optimized_graph() : traced_.get();
-    std::vector<std::string> slot_names(static_cast<std::size_t>(graph_->num_slots));
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      slot_names[static_cast<std::size_t>(graph_->arg_slots[i])] = "arg" + std::to_string(i);
-    }
-    for (const auto& [slot, value] : graph_->constants) {
-      slot_names[static_cast<std::size_t>(slot)] = "Const" + std::to_string(slot);
-    }
-    std::string out = "function " + name_ + "(";
-    for (std::size_t i = 0; i < graph_->arg_slots.size(); ++i) {
-      out += (i ? ", " : "") + std::string("arg") + std::to_string(i) + ": " +
-             std::string(dtype_name(graph_->arg_dtypes()[i])) + graph_->arg_shapes()[i].to_string();
-    }
-    out += ")\n";
-    for (const auto& node : graph_->nodes) {
-      if (node.output >= 0) {
-        slot_names[static_cast<std::size_t>(node.output)] = node.name;
-      }
-      out += "  " + detail::node_text(node, [&](std::int32_t slot) -> const std::string& {
-               return slot_names[static_cast<std::size_t>(slot)];
-             });
-      out += "\n";
-    }
-    out += "  return (";
-    for (std::size_t i = 0; i < graph_->output_slots.size(); ++i) {
-      out += (i ? ", " : "") + slot_names[static_cast<std::size_t>(graph_->output_slots[i])];
-    }
-    out += ")\n";
-    return out;
-  }
-
- private:
-  std::unique_ptr<detail::trace::Graph> traced_;
-  std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
-  std::string name_;
-  GraphOptimizationReport report_;
-  std::optional<detail::Executor> traced_executor_;
-  std::optional<detail::Executor> optimized_executor_;
-};
+TAPEFLOW_CONCRETE_FUNCTION_INLINE detail::MemoryPlanInfo ConcreteFunction::memory_plan() const {
+  return executor_that_runs().memory_plan();
+}
 
 TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_DETAIL_CONCRETE_FUNCTION_IMPL_HPP
+// ---- end <tapeflow/function/detail/concrete_function_impl.hpp>
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_FUNCTION_GRAPH_HPP
 // ---- end <tapeflow/function/graph.hpp>
 

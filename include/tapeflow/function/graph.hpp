@@ -2,10 +2,8 @@
 // (TensorFlow: `ConcreteFunction`, `graph.as_graph_def()`).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -18,14 +16,14 @@
 #include <tapeflow/core/detail/trace_graph.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/detail/macros.hpp>
-#include <tapeflow/function/detail/executor.hpp>
-#include <tapeflow/function/detail/graph_passes.hpp>
-#include <tapeflow/function/detail/observer.hpp>
-#include <tapeflow/ops/detail/tape_record.hpp>
+#include <tapeflow/function/detail/graph_optimization_report.hpp>
+#include <tapeflow/function/detail/memory_plan_info.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 
 namespace detail {
+class Executor;  // function/detail/executor.hpp
+
 /// Element `i` of a small constant as text: "2", "0.5", "true", "\"a\"".
 inline std::string element_text(const AnyTensor& t, std::int64_t i) {
   const void* data = t.raw_data();
@@ -116,67 +114,24 @@ class ConcreteFunction {
   /// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
   /// and plans the execution of both (fusion groups, when each value is released); `name` is
   /// the tf::function's (FunctionOptions::name). Built by Function.
-  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name)
-      : traced_(std::move(graph)), name_(std::move(name)) {
-    const auto options = detail::graph_optimizer_options();
-    const bool fuse = options.remapping && !options.disable_meta_optimizer;
-    const bool plan_memory = options.memory_optimization && !options.disable_meta_optimizer;
-    auto optimized = std::make_unique<detail::trace::Graph>(*traced_);
-    std::vector<std::int32_t> captured;  // by the sub-graphs of control-flow nodes
-    for (const auto& node : traced_->nodes) {
-      for (const auto& f : node.functions) {
-        captured.insert(captured.end(), f->graph().captured.begin(), f->graph().captured.end());
-      }
-    }
-    report_ = detail::optimize_graph(*optimized, options, std::move(captured));
-    if (report_.changed()) {
-      optimized_ = std::move(optimized);
-      optimized_executor_.emplace(*optimized_, fuse, plan_memory);
-    }
-    // Fused and planned only when it runs untaped.
-    traced_executor_.emplace(*traced_, fuse && !optimized_, plan_memory && !optimized_);
-  }
+  ConcreteFunction(std::unique_ptr<detail::trace::Graph> graph, std::string name);
+  ~ConcreteFunction();
+  ConcreteFunction(const ConcreteFunction&) = delete;
+  ConcreteFunction& operator=(const ConcreteFunction&) = delete;
 
   /// Runs the graph on the tensor arguments (in order) and returns its outputs.
-  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const {
-    detail::trace::Suspend eager;  // nodes run eagerly, even when called from a trace
-    if (args.size() != traced_->arg_slots.size()) {
-      throw invalid_argument("ConcreteFunction '" + name_ + "': expects " +
-                             std::to_string(traced_->arg_slots.size()) + " tensor arguments, got " +
-                             std::to_string(args.size()));
-    }
-    // A GradientTape outside records ops as they run through detail::execute: it gets the graph
-    // as traced, node by node (fused chains bypass execute), like the eager code it stands for.
-    const bool taped = !detail::tape::active().empty();
-    const detail::Executor& executor =
-        taped || !optimized_executor_ ? *traced_executor_ : *optimized_executor_;
-    // Note [Trace observer]: null unless tf::summary::trace_on is profiling.
-    detail::trace::Observer* const observer =
-        detail::trace::observer().load(std::memory_order_acquire);
-    const std::int64_t call_start = observer != nullptr ? detail::trace::now_ns() : 0;
-    auto outputs = executor.run(*this, args, !taped, observer);
-    if (observer != nullptr) {
-      observer->called(*this, call_start, detail::trace::now_ns());
-    }
-    return outputs;
-  }
+  std::vector<AnyTensor> run(std::span<const AnyTensor> args) const;
 
   /// The tf::function's name (FunctionOptions::name), used in errors and graph export.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// Sizes (in nodes) of the fused elementwise chains of the graph that runs (Note [Fusion]).
-  [[nodiscard]] std::vector<std::size_t> fused_chains() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).fused_chains();
-  }
+  [[nodiscard]] std::vector<std::size_t> fused_chains() const;
   /// How many of them the op before them may run on its output while that is in cache
   /// (Note [Output epilogues] in backend/cpu/output_epilogue.hpp).
-  [[nodiscard]] std::size_t output_epilogues() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).output_epilogues();
-  }
+  [[nodiscard]] std::size_t output_epilogues() const;
   /// The memory plan of the graph that runs untaped (Note [Memory plan] in MAINTAINERS.md):
   /// recorded on its second call, after which calls place their buffers in one block.
-  [[nodiscard]] detail::MemoryPlanInfo memory_plan() const {
-    return (optimized_executor_ ? *optimized_executor_ : *traced_executor_).memory_plan();
-  }
+  [[nodiscard]] detail::MemoryPlanInfo memory_plan() const;
   /// The graph's nodes as traced, in program (execution) order.
   [[nodiscard]] const std::vector<detail::trace::GraphNode>& nodes() const noexcept {
     return traced_->nodes;
@@ -232,8 +187,19 @@ class ConcreteFunction {
   std::unique_ptr<detail::trace::Graph> optimized_;  // null: the passes changed nothing
   std::string name_;
   GraphOptimizationReport report_;
-  std::optional<detail::Executor> traced_executor_;
-  std::optional<detail::Executor> optimized_executor_;
+  // Behind pointers, so that this header need not parse the executor (see the end).
+  std::unique_ptr<detail::Executor> traced_executor_;
+  std::unique_ptr<detail::Executor> optimized_executor_;  // null: the passes changed nothing
+
+  [[nodiscard]] const detail::Executor& executor_that_runs() const noexcept {
+    return optimized_executor_ ? *optimized_executor_ : *traced_executor_;
+  }
 };
 
 TAPEFLOW_END_NAMESPACE
+
+// What builds and runs the graph: with TAPEFLOW_PRECOMPILED it comes compiled from
+// tapeflow::instantiations, and programs parse neither the executor nor the graph passes.
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/function/detail/concrete_function_impl.hpp>
+#endif

@@ -17,6 +17,7 @@
 
 #include <tapeflow/config/memory_info.hpp>
 #include <tapeflow/config/optimizer.hpp>
+#include <tapeflow/function/detail/executor.hpp>  // FusedChunks, split_for_threads
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/ops/logging/print.hpp>
 #include <tapeflow/tapeflow.hpp>

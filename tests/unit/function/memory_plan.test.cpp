@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include <tapeflow/config/optimizer.hpp>
+#include <tapeflow/function/detail/memory_plan.hpp>  // MemoryPlan, PlannedBuffer, assign_offsets
 #include <tapeflow/function/function.hpp>
 #include <tapeflow/tapeflow.hpp>
 

@@ -22,6 +22,7 @@
 #include <tapeflow/core/detail/buffer_arena.hpp>
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/function/detail/memory_plan_info.hpp>
 
 // AddressSanitizer still sees overruns between planned buffers: free bytes stay poisoned.
 #if defined(__SANITIZE_ADDRESS__)
@@ -248,24 +249,6 @@ class PlannedArena final : public BufferArena {
   std::byte* block_;
   std::size_t next_ = 0;  // the calling thread's alone
   bool diverged_ = false;
-};
-
-/// What a function's memory plan holds (ConcreteFunction::memory_plan).
-struct MemoryPlanInfo {
-  /// Whether later calls place their buffers in a planned block.
-  bool planned = false;
-  /// The block's bytes, and how many buffers of a call it holds.
-  std::size_t block_bytes = 0;
-  std::size_t placed_buffers = 0;
-  /// The most bytes of planned buffers alive at once in the recorded call: the least any
-  /// block could be.
-  std::size_t live_bytes_peak = 0;
-  /// Buffers of a call that outlive it (outputs, variables' new values): from the heap.
-  std::size_t heap_buffers = 0;
-  /// Calls that allocated otherwise than planned (data-dependent shapes), and whether that
-  /// turned planning off.
-  std::int64_t diverged_calls = 0;
-  bool off = false;
 };
 
 /// One executor's plan: recorded on a call, replayed by later ones. Calls may run on several
