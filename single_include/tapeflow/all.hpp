@@ -22386,8 +22386,6 @@ TAPEFLOW_END_NAMESPACE
 
 TAPEFLOW_BEGIN_NAMESPACE
 
-/// Takes a finished trace, optimizes a copy (the tf::config::optimizer options now in force)
-/// and plans the execution of both (fusion groups, when each value is released).
 TAPEFLOW_CONCRETE_FUNCTION_INLINE ConcreteFunction::ConcreteFunction(
     std::unique_ptr<detail::trace::Graph> graph, std::string name)
     : traced_(std::move(graph)), name_(std::move(name)) {
