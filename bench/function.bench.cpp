@@ -1,6 +1,7 @@
 // tf::function against eager execution: (a) a chain of 50 small elementwise ops, alone and
 // ending in a sum (which joins the fused chain; 1000 and 262144 elements), the chain's kernels
-// alone, and a chain through two reshapes with its gradient, (b) an MNIST MLP training step
+// alone, an activation averaged over middle axes (a pooling head), and a chain through two
+// reshapes with its gradient, (b) an MNIST MLP training step
 // (784 -> 100 relu -> 10, batch 50, SGD), with the bytes one step takes above what it starts
 // with (counter peak_KiB), (c) a cached call doing no work.
 #include <algorithm>
@@ -102,6 +103,49 @@ void BM_ChainSumTraced(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ChainSumTraced)->Arg(1000)->Arg(1 << 18);
+
+// A global average pooling head: an activation of an [N, 7, 7, C] feature map, averaged over
+// height and width (middle axes), as an [N, C] value; N x C = 50 x 32, 400 x 32, 50 x 256.
+tf::Tensor<float, 2> pooled_chain(const tf::Tensor<float, 4>& x) {
+  int const height_width[2] = {1, 2};
+  return tf::reduce_mean(tf::nn::relu(x * 0.5f - 0.25f), height_width);
+}
+
+void BM_PooledChainEager(benchmark::State& state) {
+  auto x = tf::random::uniform<float>({state.range(0), 7, 7, state.range(1)},
+                                      {.minval = -1.0f, .maxval = 1.0f});
+  for (auto _ : state) {
+    auto y = pooled_chain(x);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+BENCHMARK(BM_PooledChainEager)
+    ->Unit(benchmark::kMicrosecond)
+    ->Args({50, 32})
+    ->Args({400, 32})
+    ->Args({200, 64})
+    ->Args({100, 128})
+    ->Args({50, 256});
+
+void BM_PooledChainTraced(benchmark::State& state) {
+  auto x = tf::random::uniform<float>({state.range(0), 7, 7, state.range(1)},
+                                      {.minval = -1.0f, .maxval = 1.0f});
+  auto f = tf::function(pooled_chain);
+  benchmark::DoNotOptimize(f(x).data());  // trace once
+  for (auto _ : state) {
+    auto y = f(x);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["fused_ops"] =
+      static_cast<double>(f.concrete_functions()[0]->fused_chains().at(0));
+}
+BENCHMARK(BM_PooledChainTraced)
+    ->Unit(benchmark::kMicrosecond)
+    ->Args({50, 32})
+    ->Args({400, 32})
+    ->Args({200, 64})
+    ->Args({100, 128})
+    ->Args({50, 256});
 
 // An elementwise chain through two reshapes (a bias in the middle shape), value and gradient:
 // 256 x 1024 floats, 1 MiB a value.

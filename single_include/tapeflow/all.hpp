@@ -12194,12 +12194,13 @@ struct GraphNode {
   /// input (Note [Graph passes]).
   bool same_elements = false;
   /// Set for reductions a fused chain may end in: sums and means of every element, of leading
-  /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
-  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks
-  /// get this struct for its block and inner.
+  /// axes ([rows, inner] -> [inner]), of trailing ones ([inner, block] -> [inner]) or of middle
+  /// ones ([outer, red, columns] -> [outer, columns]) (Note [Fusion]): the op's own kernel, split
+  /// into blocks a chain produces chunk by chunk. The hooks get this struct for its sizes.
   struct FusedReduction {
-    std::int64_t block = 0;  // chunk starts must be multiples of it
-    std::int64_t inner = 1;  // values of the output (1: a sum of every element)
+    std::int64_t block = 0;    // chunk starts must be multiples of it
+    std::int64_t inner = 1;    // values of the output (1: a sum of every element)
+    std::int64_t columns = 1;  // output values one block of a middle-axis sum adds up to
     /// Values of partial results `accumulate` writes for `n` input elements.
     std::int64_t (*partials)(std::int64_t n, const FusedReduction& self) = nullptr;
     /// Writes the partial results of input elements [start, start + n), read from `in`.
@@ -19134,9 +19135,42 @@ struct Reduce {
     return run && (*run)[0] > 1 && (*run)[1] > 1 && (*run)[2] == 1 ? (*run)[0] : 0;
   }
 
+  /// A fused chain's chunks hold whole slices of a middle-axis sum: past this many elements
+  /// they leave L1, and the chain measured slower than writing its value out (bench/RESULTS.md).
+  static constexpr std::int64_t max_fused_slice = 2048;
+  static_assert(max_fused_slice < 2 * detail::parallel_grain);  // sum_middle sums it whole
+
+  /// The values each slice of the output has when this reduction of `dims` sums middle axes only
+  /// ([outer, red, columns] -> [outer, columns], each longer than 1) in slices a fused chain
+  /// takes whole (compute() sums each on its own, detail::sum_middle), else 0.
+  template <std::size_t R>
+  [[nodiscard]] std::int64_t middle_columns(const std::array<std::int64_t, R>& dims) const {
+    auto const run = one_run(dims);
+    return run && (*run)[0] > 1 && (*run)[1] > 1 && (*run)[2] > 1 &&
+                   (*run)[1] * (*run)[2] <= max_fused_slice
+               ? (*run)[2]
+               : 0;
+  }
+
+  /// A fused trailing or middle-axis reduction's output: its slices' sums as accumulated (a
+  /// block's `columns` values), divided by the reduced count for a mean.
+  template <class T>
+  static void finish_slices(void* out, const void* partials, std::int64_t,
+                            const detail::trace::GraphNode::FusedReduction& self) {
+    T* const values = static_cast<T*>(out);
+    std::copy_n(static_cast<const T*>(partials), self.inner, values);
+    if constexpr (Kind == ReduceKind::mean) {
+      for (std::int64_t k = 0; k < self.inner; ++k) {
+        values[k] = mean_of(values[k], self.block / self.columns);
+      }
+    }
+  }
+
   /// What a fused chain ending in this reduction of `x` calls: for a sum of every element (Note
-  /// [Full sums]), of leading axes (Note [Leading-axis sums]) or of trailing axes (each chunk
-  /// holds whole rows, which compute()'s row kernel sums); sums and means only, else empty.
+  /// [Full sums]), of leading axes (Note [Leading-axis sums]), of trailing axes (each chunk
+  /// holds whole rows, which compute()'s row kernel sums) or of middle axes (each chunk holds
+  /// whole [red, columns] slices, which compute()'s slice kernel sums); sums and means only,
+  /// else empty.
   template <class T, std::size_t R>
     requires(std::is_floating_point_v<T> && (Kind == ReduceKind::sum || Kind == ReduceKind::mean))
   [[nodiscard]] detail::trace::GraphNode::FusedReduction fused_reduction(
@@ -19171,16 +19205,27 @@ struct Reduce {
                                                 static_cast<T*>(partials) + start / self.block,
                                                 n / self.block, self.block, 1);
               },
-          .finish =
-              [](void* out, const void* partials, std::int64_t, const Hooks& self) {
-                T* const values = static_cast<T*>(out);
-                std::copy_n(static_cast<const T*>(partials), self.inner, values);
-                if constexpr (Kind == ReduceKind::mean) {
-                  for (std::int64_t k = 0; k < self.inner; ++k) {
-                    values[k] = mean_of(values[k], self.block);
-                  }
+          .finish = &finish_slices<T>,
+      };
+    }
+    if (std::int64_t const columns = middle_columns(x.dims()); columns > 0) {
+      std::int64_t const outer = x.num_elements() / (*one_run(x.dims()))[1] / columns;
+      return {
+          .block = x.num_elements() / outer,  // a [red, columns] slice: chunks hold whole slices
+          .inner = outer * columns,
+          .columns = columns,
+          .partials = [](std::int64_t, const Hooks& self) { return self.inner; },
+          .accumulate =
+              [](void* partials, const void* in, std::int64_t start, std::int64_t n,
+                 const Hooks& self) {
+                T* const sums = static_cast<T*>(partials) + start / self.block * self.columns;
+                for (std::int64_t s = 0; s < n / self.block; ++s) {
+                  detail::sum_rows(static_cast<const T*>(in) + s * self.block,
+                                   self.block / self.columns, self.columns,
+                                   sums + s * self.columns);
                 }
               },
+          .finish = &finish_slices<T>,
       };
     }
     std::int64_t const inner = leading_inner(x.dims());

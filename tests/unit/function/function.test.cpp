@@ -1,6 +1,8 @@
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -642,15 +644,68 @@ TEST_CASE("a sum or mean over trailing axes of a fused chain's value joins the c
     check.template operator()<double>(rows, 33, true);
     check.template operator()<float>(rows, 1025, false);
   }
-  // One row is a sum of every element; a run of reduced axes that does not reach the last one
-  // is neither: both as before.
+}
+
+TEST_CASE("a sum or mean over middle axes of a fused chain's value joins the chain",
+          "[function][function]") {
+  // [outer, red, columns] -> [outer, columns] (a pooled feature map's mean over height and
+  // width): each chunk holds whole [red, columns] slices, summed by the op's own slice kernel,
+  // so results are bitwise eager's however the chain is chunked or threaded.
+  auto body = [](const auto& x) {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    auto y = tf::nn::relu(x * static_cast<T>(0.5) - static_cast<T>(0.25));
+    int const height_width[2] = {1, 2};
+    int const height[1] = {1};
+    return std::tuple{y, tf::reduce_mean(y * x, height_width),
+                      tf::reduce_sum(tf::exp(x), height, tf::keepdims)};
+  };
+  auto check = [&]<class T>(std::int64_t outer, std::int64_t red, std::int64_t columns) {
+    INFO("outer = " << outer << " red = " << red << " columns = " << columns);
+    auto f = tf::function([&](const tf::Tensor<T, 4>& x) { return body(x); });
+    auto x = tf::reshape(tf::random::uniform<T>({outer * red * columns},
+                                                {.minval = T(-2), .maxval = T(2), .seed = 11}),
+                         std::array<std::int64_t, 4>{outer, red, 1, columns});
+    auto traced = f(x);
+    auto eager = body(x);
+    REQUIRE(std::get<1>(traced).shape() == tf::Shape{outer, columns});
+    REQUIRE(std::get<2>(traced).shape() == tf::Shape{outer, 1, 1, columns});
+    for (std::int64_t o = 0; o < outer; ++o) {
+      for (std::int64_t c = 0; c < columns; ++c) {
+        auto const i = static_cast<std::size_t>(o * columns + c);
+        CHECK(same(std::get<1>(traced).values()[i], std::get<1>(eager).values()[i]));
+        CHECK(same(std::get<2>(traced).values()[i], std::get<2>(eager).values()[i]));
+        double want = 0;
+        for (std::int64_t r = 0; r < red; ++r) {
+          want +=
+              std::exp(double(x.values()[static_cast<std::size_t>((o * red + r) * columns + c)]));
+        }
+        CHECK(double(std::get<2>(eager).values()[i]) == Approx(want).epsilon(1e-5));
+      }
+    }
+    CHECK(std::get<0>(traced).numpy() == std::get<0>(eager).numpy());
+    // *, -, relu, * and the mean (relu's value is returned); exp and its sum. A slice over 2048
+    // elements, or whose length and 16's least common multiple passes 16K, stays out.
+    bool const fuses = red * columns <= 2048 && std::lcm(red * columns, std::int64_t{16}) <= 16384;
+    const auto chains = f.concrete_functions()[0]->fused_chains();
+    CHECK(chains == (fuses ? std::vector<std::size_t>{5, 2} : std::vector<std::size_t>{4, 1}));
+  };
+  for (std::int64_t outer : {2, 3, 17, 50}) {
+    for (std::int64_t red : {2, 7, 49}) {
+      for (std::int64_t columns : {2, 16, 33, 40, 64}) {  // out: 49 x 33 (lcm), 49 x 64 (3,136)
+        check.template operator()<float>(outer, red, columns);
+      }
+      check.template operator()<double>(outer, red, 5);
+    }
+    check.template operator()<float>(outer, 49, 1280);  // MobileNetV2's pooling: 62,720, out
+  }
+  // Reduced axes that are not one run ({0, 2}) are none of these: as before.
   auto g = tf::function([](const tf::Tensor<float, 3>& x) {
-    int const middle[1] = {1};
-    return tf::reduce_sum(tf::exp(x), middle);
+    int const axes[2] = {0, 2};
+    return tf::reduce_sum(tf::exp(x), axes);
   });
   const auto x = tf::random::uniform<float>({4, 8, 16}, {.seed = 10});
-  int const middle[1] = {1};
-  CHECK(g(x).numpy() == tf::reduce_sum(tf::exp(x), middle).numpy());
+  int const axes[2] = {0, 2};
+  CHECK(g(x).numpy() == tf::reduce_sum(tf::exp(x), axes).numpy());
   CHECK(g.concrete_functions()[0]->fused_chains() == std::vector<std::size_t>{1});
 }
 

@@ -747,9 +747,10 @@ TEST_CASE("variable updates and reads keep their order", "[function][passes]") {
 
 // A random program over a 2-D argument: elementwise ops, neutral constants, repeats, reshapes
 // (to the same shape, through another one inside a chain, and chains of them), transposes,
-// identities and rows repeated along the first axis; it returns two of its values and the
-// gradient of their sum with respect to the argument, taken by a tape inside the traced body
-// (the sums end fused chains: over the larger argument, in several blocks and chunks).
+// identities, rows repeated along the first axis and means over a middle axis; it returns two
+// of its values and the gradient of their sum with respect to the argument, taken by a tape
+// inside the traced body (the sums end fused chains: over the larger argument, in several
+// blocks and chunks).
 struct Program {
   struct Step {
     int op;
@@ -769,7 +770,7 @@ Program random_program(std::mt19937& rng) {
     std::uniform_int_distribution<int> pick(0, values - 1);
     // Half the steps continue the latest value: chains let neutral ops meet signed zeros.
     const int a = std::bernoulli_distribution(0.5)(rng) ? values - 1 : pick(rng);
-    Program::Step s{std::uniform_int_distribution<int>(0, 18)(rng), a, pick(rng)};
+    Program::Step s{std::uniform_int_distribution<int>(0, 19)(rng), a, pick(rng)};
     if (s.op == 13 && !p.steps.empty()) {  // repeat an earlier step: a common subexpression
       s = p.steps[std::uniform_int_distribution<std::size_t>(0, p.steps.size() - 1)(rng)];
     }
@@ -877,6 +878,16 @@ std::tuple<tf::Tensor<T, 2>, tf::Tensor<T, 2>, tf::Tensor<T, 2>> run_program(
         v.push_back(tf::reshape(turned * c(real ? 0.5 : 1), {-1, d[1]}));
         break;
       }
+      case 19:  // a mean over a middle axis ([rows, columns, 20] -> [rows, 20]) ends a chain
+        if constexpr (real) {
+          int const middle[1] = {1};
+          auto spread = tf::reshape(a, {d[0], d[1], 1}) * tf::range<T>(T{1}, T{21}, T{1});
+          auto pooled = tf::reduce_mean(tf::tanh(spread * c(0.5)), middle);
+          v.push_back(a - tf::reduce_mean(pooled, 1, tf::keepdims));
+        } else {
+          v.push_back(b - a);
+        }
+        break;
       default:
         v.push_back(a * c(real ? -0.0 : 0));  // -0 where a > 0
         break;

@@ -132,12 +132,13 @@ struct GraphNode {
   /// input (Note [Graph passes]).
   bool same_elements = false;
   /// Set for reductions a fused chain may end in: sums and means of every element, of leading
-  /// axes ([rows, inner] -> [inner]) or of trailing ones ([inner, block] -> [inner]) (Note
-  /// [Fusion]): the op's own kernel, split into blocks a chain produces chunk by chunk. The hooks
-  /// get this struct for its block and inner.
+  /// axes ([rows, inner] -> [inner]), of trailing ones ([inner, block] -> [inner]) or of middle
+  /// ones ([outer, red, columns] -> [outer, columns]) (Note [Fusion]): the op's own kernel, split
+  /// into blocks a chain produces chunk by chunk. The hooks get this struct for its sizes.
   struct FusedReduction {
-    std::int64_t block = 0;  // chunk starts must be multiples of it
-    std::int64_t inner = 1;  // values of the output (1: a sum of every element)
+    std::int64_t block = 0;    // chunk starts must be multiples of it
+    std::int64_t inner = 1;    // values of the output (1: a sum of every element)
+    std::int64_t columns = 1;  // output values one block of a middle-axis sum adds up to
     /// Values of partial results `accumulate` writes for `n` input elements.
     std::int64_t (*partials)(std::int64_t n, const FusedReduction& self) = nullptr;
     /// Writes the partial results of input elements [start, start + n), read from `in`.
