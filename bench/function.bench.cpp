@@ -6,6 +6,7 @@
 // with (counter peak_KiB), (c) a cached call doing no work.
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -105,10 +106,18 @@ void BM_ChainSumTraced(benchmark::State& state) {
 BENCHMARK(BM_ChainSumTraced)->Arg(1000)->Arg(1 << 18);
 
 // A global average pooling head: an activation of an [N, 7, 7, C] feature map, averaged over
-// height and width (middle axes), as an [N, C] value; N x C = 50 x 32, 400 x 32, 50 x 256.
+// height and width (middle axes), as an [N, C] value.
 tf::Tensor<float, 2> pooled_chain(const tf::Tensor<float, 4>& x) {
   int const height_width[2] = {1, 2};
   return tf::reduce_mean(tf::nn::relu(x * 0.5f - 0.25f), height_width);
+}
+
+// N x C: slices of 1,568 (the two first), 3,136, 6,272 and 12,544 elements.
+void pooled_shapes(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMicrosecond);
+  for (const auto& [n, c] : {std::pair{50, 32}, {400, 32}, {200, 64}, {100, 128}, {50, 256}}) {
+    b->Args({n, c});
+  }
 }
 
 void BM_PooledChainEager(benchmark::State& state) {
@@ -119,13 +128,7 @@ void BM_PooledChainEager(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
   }
 }
-BENCHMARK(BM_PooledChainEager)
-    ->Unit(benchmark::kMicrosecond)
-    ->Args({50, 32})
-    ->Args({400, 32})
-    ->Args({200, 64})
-    ->Args({100, 128})
-    ->Args({50, 256});
+BENCHMARK(BM_PooledChainEager)->Apply(pooled_shapes);
 
 void BM_PooledChainTraced(benchmark::State& state) {
   auto x = tf::random::uniform<float>({state.range(0), 7, 7, state.range(1)},
@@ -139,13 +142,7 @@ void BM_PooledChainTraced(benchmark::State& state) {
   state.counters["fused_ops"] =
       static_cast<double>(f.concrete_functions()[0]->fused_chains().at(0));
 }
-BENCHMARK(BM_PooledChainTraced)
-    ->Unit(benchmark::kMicrosecond)
-    ->Args({50, 32})
-    ->Args({400, 32})
-    ->Args({200, 64})
-    ->Args({100, 128})
-    ->Args({50, 256});
+BENCHMARK(BM_PooledChainTraced)->Apply(pooled_shapes);
 
 // An elementwise chain through two reshapes (a bias in the middle shape), value and gradient:
 // 256 x 1024 floats, 1 MiB a value.
