@@ -469,16 +469,18 @@ struct Reduce {
   static constexpr std::int64_t max_fused_slice = 2048;
   static_assert(max_fused_slice < 2 * detail::parallel_grain);  // sum_middle sums it whole
 
-  /// The values each slice of the output has when this reduction of `dims` sums middle axes only
-  /// ([outer, red, columns] -> [outer, columns], each longer than 1) in slices a fused chain
-  /// takes whole (compute() sums each on its own, detail::sum_middle), else 0.
+  /// [outer, red, columns] when this reduction of `dims` sums middle axes only (each longer
+  /// than 1) in slices a fused chain takes whole (compute() sums each on its own,
+  /// detail::sum_middle), else nothing.
   template <std::size_t R>
-  [[nodiscard]] std::int64_t middle_columns(const std::array<std::int64_t, R>& dims) const {
+  [[nodiscard]] std::optional<std::array<std::int64_t, 3>> middle_run(
+      const std::array<std::int64_t, R>& dims) const {
     auto const run = one_run(dims);
-    return run && (*run)[0] > 1 && (*run)[1] > 1 && (*run)[2] > 1 &&
-                   (*run)[1] * (*run)[2] <= max_fused_slice
-               ? (*run)[2]
-               : 0;
+    if (run && (*run)[0] > 1 && (*run)[1] > 1 && (*run)[2] > 1 &&
+        (*run)[1] * (*run)[2] <= max_fused_slice) {
+      return run;
+    }
+    return std::nullopt;
   }
 
   /// A fused trailing or middle-axis reduction's output: its slices' sums as accumulated (a
@@ -537,12 +539,11 @@ struct Reduce {
           .finish = &finish_slices<T>,
       };
     }
-    if (std::int64_t const columns = middle_columns(x.dims()); columns > 0) {
-      std::int64_t const outer = x.num_elements() / (*one_run(x.dims()))[1] / columns;
+    if (auto const run = middle_run(x.dims())) {
       return {
-          .block = x.num_elements() / outer,  // a [red, columns] slice: chunks hold whole slices
-          .inner = outer * columns,
-          .columns = columns,
+          .block = (*run)[1] * (*run)[2],  // a [red, columns] slice: chunks hold whole slices
+          .inner = (*run)[0] * (*run)[2],
+          .columns = (*run)[2],
           .partials = [](std::int64_t, const Hooks& self) { return self.inner; },
           .accumulate =
               [](void* partials, const void* in, std::int64_t start, std::int64_t n,
