@@ -12872,22 +12872,18 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <tuple>
 
-// ---- begin <tapeflow/backend/cpu/simd.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
-// The CPU backend's SIMD layer: `VecFor<T>::type` wraps the widest vector this build targets,
-// with load, store, broadcast, add, subtract and multiply-add. x86 float/double use intrinsics
-// (guaranteed FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever
-// the target has (SSE2, NEON, ...). GEMM, convolution, pooling, reductions and a few elementwise
-// kernels share it; it includes no Eigen and no tensor types, so a kernel pays only for
-// <immintrin.h>.
+// ---- begin <tapeflow/backend/cpu/generic_vec.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_GENERIC_VEC_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_GENERIC_VEC_HPP
+// The CPU backend's portable SIMD vector: `GenericVec<T>`, built on the GCC/Clang vector
+// extensions, which lower to the widest vectors the build targets (AVX-512, AVX, SSE2, NEON, ...).
+// Kernels that only load, store, add and subtract use it: those operations round exactly, so
+// the results are those of the intrinsics in backend/cpu/simd.hpp (same width), and a header
+// that needs nothing more does not pay for <immintrin.h> (about 0.3 s of every compile with
+// -march=native). Kernels that need a guaranteed fused multiply-add use simd.hpp's VecFor.
 
 #include <cstring>
 #include <type_traits>
-
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-#include <immintrin.h>
-#endif
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -12937,87 +12933,10 @@ struct GenericVec {
   static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return acc + a * b; }
 };
 
-#if defined(__AVX512F__)
-/// The float SIMD vector operations on AVX-512: the GenericVec interface over `__m512` (16 lanes,
-/// fused multiply-add).
-struct VecF32 {
-  using V = __m512;
-  static constexpr int kLanes = 16;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_ps(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm512_loadu_ps(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
-};
-/// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
-/// fused multiply-add).
-struct VecF64 {
-  using V = __m512d;
-  static constexpr int kLanes = 8;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_pd(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm512_loadu_pd(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_pd(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
-};
-#elif defined(__AVX2__) && defined(__FMA__)
-/// The float SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256` (8 lanes,
-/// fused multiply-add).
-struct VecF32 {
-  using V = __m256;
-  static constexpr int kLanes = 8;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_ps(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm256_loadu_ps(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
-};
-/// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
-/// lanes, fused multiply-add).
-struct VecF64 {
-  using V = __m256d;
-  static constexpr int kLanes = 4;
-  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_pd(); }
-  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm256_loadu_pd(p); }
-  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
-  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
-  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_pd(a, b); }
-  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
-};
-#else
-/// The float SIMD vector operations: the generic vector-extension version on this target.
-using VecF32 = GenericVec<float>;
-/// The double SIMD vector operations: the generic vector-extension version on this target.
-using VecF64 = GenericVec<double>;
-#endif
-
-/// The SIMD vector type kernels use for `T`: GenericVec unless specialised below.
-template <class T>
-struct VecFor {
-  using type = GenericVec<T>;  ///< the vector operations for `T`
-};
-/// float: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
-template <>
-struct VecFor<float> {
-  using type = VecF32;  ///< the vector operations for float
-};
-/// double: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
-template <>
-struct VecFor<double> {
-  using type = VecF64;  ///< the vector operations for double
-};
-
 }  // namespace backend::cpu
 TAPEFLOW_END_NAMESPACE
-#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
-// ---- end <tapeflow/backend/cpu/simd.hpp>
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_GENERIC_VEC_HPP
+// ---- end <tapeflow/backend/cpu/generic_vec.hpp>
 // ---- begin <tapeflow/ops/op_concepts.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_OP_CONCEPTS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_OP_CONCEPTS_HPP
@@ -13151,7 +13070,7 @@ template <class T>
 void add_n_run(T* out, const T* a, bool a_vec, const T* b, bool b_vec, std::int64_t n) {
   std::int64_t i = 0;
   if constexpr (backend::cpu::kVectorizable<T>) {
-    using Ops = typename backend::cpu::VecFor<T>::type;
+    using Ops = backend::cpu::GenericVec<T>;
     constexpr int L = Ops::kLanes;
     if (a_vec && b_vec) {
       for (; i + L <= n; i += L) {
@@ -15459,7 +15378,7 @@ template <bool add, class T>
 void update_elements(T* v, const T* d, std::int64_t n) {
   std::int64_t i = 0;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    using Vec = typename backend::cpu::VecFor<T>::type;
+    using Vec = backend::cpu::GenericVec<T>;
     for (; i + Vec::kLanes <= n; i += Vec::kLanes) {
       const auto a = Vec::load(v + i);
       const auto b = Vec::load(d + i);
@@ -18723,7 +18642,7 @@ namespace detail {
 // the add latency); blocks of 256 rows are summed in registers, then added to out[j, j + W*L).
 template <int W, int C, class T>
 void sum_columns(const T* in, std::int64_t rows, std::int64_t inner, std::int64_t j, T* out) {
-  using Ops = typename backend::cpu::VecFor<T>::type;
+  using Ops = backend::cpu::GenericVec<T>;
   using V = typename Ops::V;
   constexpr int L = Ops::kLanes;
   constexpr std::int64_t kBlock = 256;
@@ -18784,7 +18703,7 @@ template <class T>
 void sum_rows(const T* in, std::int64_t rows, std::int64_t inner, T* out) {
   std::int64_t j = 0;
   if constexpr (backend::cpu::kVectorizable<T>) {
-    constexpr int L = backend::cpu::VecFor<T>::type::kLanes;
+    constexpr int L = backend::cpu::GenericVec<T>::kLanes;
     for (; j + 4 * L <= inner; j += 4 * L) {
       sum_columns<4, 2>(in, rows, inner, j, out);
     }
@@ -32041,27 +31960,21 @@ TAPEFLOW_END_NAMESPACE
 #include <tuple>
 #include <utility>
 
-// ---- begin <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
-#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
-#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
-// The kernels behind ops/nn/batch_norm.hpp (FusedBatchNormV3) and ops/nn/batch_norm_grad.hpp
-// (FusedBatchNormGradV3), channels last: raw pointers over x viewed as [rows, C].
-//
-// Statistics are summed in double per fixed block of rows (the blocks do not depend on the
-// thread count, and their partial sums are added in order, so results do not depend on thread
-// timing); the moments read x once, in chunks whose mean and squared deviations take two passes
-// from cache (no cancellation). Outputs are
-// one multiply-add pass per element with per-channel coefficients.
+// ---- begin <tapeflow/ops/nn/detail/batch_norm_kernels_fwd.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_FWD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_FWD_HPP
+// The declarations of the batch-norm kernels that the ops call (ops/nn/batch_norm.hpp,
+// ops/nn/batch_norm_grad.hpp), and the ops' operand check. The bodies, in
+// ops/nn/detail/batch_norm_kernels.hpp, need <immintrin.h> for their multiply-adds: header-only
+// programs get them through the ops' headers, while programs built with TAPEFLOW_PRECOMPILED
+// link their float and double specializations from tapeflow::instantiations.
 // IWYU pragma: private, include <tapeflow/ops/nn/batch_norm.hpp>
 
-#include <algorithm>
 #include <array>
-#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 
 TAPEFLOW_BEGIN_NAMESPACE
@@ -32087,6 +32000,171 @@ void check_batch_norm_operands(std::string_view op, bool statistics_unused,
     }
   }
 }
+
+/// y[i] = x[i] * a[i] + b[i] for i < n, every element through one vector multiply-add.
+template <class T>
+void affine_run(T const* x, T const* a, T const* b, T* y, std::int64_t n);
+
+/// The per-channel coefficients of y = x * a + b from scale, offset and the statistics.
+template <class T, class Stat>
+void batch_norm_coefficients(std::int64_t c, T const* scale, T const* offset, Stat const* mean,
+                             Stat const* variance, double epsilon, T* a, T* b);
+
+/// FusedBatchNormV3 over x as [rows, c]; with `compute_moments`, the batch's own moments.
+template <class T>
+void fused_batch_norm(T const* x, std::int64_t rows, std::int64_t c, T const* scale,
+                      T const* offset, T const* mean, T const* variance, double epsilon,
+                      bool compute_moments, T* y);
+
+/// FusedBatchNormGradV3's x gradient.
+template <class T>
+void fused_batch_norm_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                           T const* scale, T const* mean, T const* variance, double epsilon,
+                           bool is_training, T* dx);
+
+/// The x gradient given the scale and offset gradients (Note [Batch-norm gradient sums]).
+template <class T>
+void fused_batch_norm_grad_given_sums(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                                      T const* scale, T const* mean, T const* variance,
+                                      T const* scale_backprop, T const* offset_backprop,
+                                      double epsilon, T* dx);
+
+/// The scale gradient alone.
+template <class T>
+void fused_batch_norm_scale_grad(T const* dy, T const* x, std::int64_t rows, std::int64_t c,
+                                 T const* mean, T const* variance, double epsilon, T* dscale);
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_FWD_HPP
+// ---- end <tapeflow/ops/nn/detail/batch_norm_kernels_fwd.hpp>
+
+// The kernels' bodies; with TAPEFLOW_PRECOMPILED they come compiled from tapeflow::instantiations,
+// and programs do not parse <immintrin.h>.
+// ---- begin <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_BATCH_NORM_KERNELS_HPP
+// The kernels behind ops/nn/batch_norm.hpp (FusedBatchNormV3) and ops/nn/batch_norm_grad.hpp
+// (FusedBatchNormGradV3), channels last: raw pointers over x viewed as [rows, C].
+//
+// Statistics are summed in double per fixed block of rows (the blocks do not depend on the
+// thread count, and their partial sums are added in order, so results do not depend on thread
+// timing); the moments read x once, in chunks whose mean and squared deviations take two passes
+// from cache (no cancellation). Outputs are
+// one multiply-add pass per element with per-channel coefficients.
+// IWYU pragma: private, include <tapeflow/ops/nn/batch_norm.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// ---- begin <tapeflow/backend/cpu/simd.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
+// The CPU backend's SIMD layer: `VecFor<T>::type` wraps the widest vector this build targets,
+// with load, store, broadcast, add, subtract and multiply-add. x86 float/double use intrinsics
+// (guaranteed FMA); everything else uses the GCC/Clang vector extensions, which lower to whatever
+// the target has (SSE2, NEON, ...). GEMM, convolution and batch-norm kernels share it; it
+// includes no Eigen and no tensor types, so a kernel pays only for <immintrin.h>. Kernels that
+// need no multiply-add use GenericVec alone (backend/cpu/generic_vec.hpp) and skip that header.
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace backend::cpu {
+
+#if defined(__AVX512F__)
+/// The float SIMD vector operations on AVX-512: the GenericVec interface over `__m512` (16 lanes,
+/// fused multiply-add).
+struct VecF32 {
+  using V = __m512;
+  static constexpr int kLanes = 16;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_ps(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm512_loadu_ps(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm512_set1_ps(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+};
+/// The double SIMD vector operations on AVX-512: the GenericVec interface over `__m512d` (8 lanes,
+/// fused multiply-add).
+struct VecF64 {
+  using V = __m512d;
+  static constexpr int kLanes = 8;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm512_setzero_pd(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm512_loadu_pd(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm512_set1_pd(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm512_sub_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+/// The float SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256` (8 lanes,
+/// fused multiply-add).
+struct VecF32 {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_ps(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(float const* p) { return _mm256_loadu_ps(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(float x) { return _mm256_set1_ps(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+};
+/// The double SIMD vector operations on AVX2 + FMA: the GenericVec interface over `__m256d` (4
+/// lanes, fused multiply-add).
+struct VecF64 {
+  using V = __m256d;
+  static constexpr int kLanes = 4;
+  static TAPEFLOW_ALWAYS_INLINE V zero() { return _mm256_setzero_pd(); }
+  static TAPEFLOW_ALWAYS_INLINE V load(double const* p) { return _mm256_loadu_pd(p); }
+  static TAPEFLOW_ALWAYS_INLINE void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static TAPEFLOW_ALWAYS_INLINE V broadcast(double x) { return _mm256_set1_pd(x); }
+  static TAPEFLOW_ALWAYS_INLINE V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V sub(V a, V b) { return _mm256_sub_pd(a, b); }
+  static TAPEFLOW_ALWAYS_INLINE V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
+};
+#else
+/// The float SIMD vector operations: the generic vector-extension version on this target.
+using VecF32 = GenericVec<float>;
+/// The double SIMD vector operations: the generic vector-extension version on this target.
+using VecF64 = GenericVec<double>;
+#endif
+
+/// The SIMD vector type kernels use for `T`: GenericVec unless specialised below.
+template <class T>
+struct VecFor {
+  using type = GenericVec<T>;  ///< the vector operations for `T`
+};
+/// float: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
+template <>
+struct VecFor<float> {
+  using type = VecF32;  ///< the vector operations for float
+};
+/// double: AVX-512 or AVX2+FMA intrinsics where the build targets them, else GenericVec.
+template <>
+struct VecFor<double> {
+  using type = VecF64;  ///< the vector operations for double
+};
+
+}  // namespace backend::cpu
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_BACKEND_CPU_SIMD_HPP
+// ---- end <tapeflow/backend/cpu/simd.hpp>
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
 
 /// Rows of [rows, c] per statistics block: about 16k elements, whatever the thread count.
 inline std::int64_t batch_norm_block_rows(std::int64_t c) {
@@ -32614,6 +32692,9 @@ struct FusedBatchNormGradGivenSumsV3 {
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_BATCH_NORM_GRAD_HPP
 // ---- end <tapeflow/ops/nn/batch_norm_grad.hpp>
+
+// The kernels' bodies; with TAPEFLOW_PRECOMPILED they come compiled from tapeflow::instantiations,
+// and programs do not parse <immintrin.h>.
 
 TAPEFLOW_BEGIN_NAMESPACE
 
@@ -33440,6 +33521,43 @@ inline void check_out_backprop(std::string_view op, Window2D const& g, std::int6
 TAPEFLOW_END_NAMESPACE
 #endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_CONV_WINDOW_HPP
 // ---- end <tapeflow/ops/nn/conv_window.hpp>
+// ---- begin <tapeflow/ops/nn/detail/conv2d_kernels_fwd.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_FWD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_FWD_HPP
+// The declarations of the convolution kernels Conv2D and its backprops call (ops/nn/conv2d.hpp).
+// Their bodies, ops/nn/detail/conv2d_kernels.hpp, bring the GEMM's micro-kernels and
+// <immintrin.h>: header-only programs get them through conv2d.hpp, while programs built with
+// TAPEFLOW_PRECOMPILED link their float and double specializations from tapeflow::instantiations.
+// IWYU pragma: private, include <tapeflow/ops/nn/conv2d.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+/// y = conv2d(x, filter).
+template <class T>
+void conv2d_forward(Window2D const& g, std::int64_t out_channels, T const* x, T const* filter,
+                    T* y);
+
+/// dx = conv2d_backprop_input(filter, dy).
+template <class T>
+void conv2d_backprop_input(Window2D const& g, std::int64_t out_channels, T const* filter,
+                           T const* dy, T* dx);
+
+/// dfilter = conv2d_backprop_filter(x, dy).
+template <class T>
+void conv2d_backprop_filter(Window2D const& g, std::int64_t out_channels, T const* x, T const* dy,
+                            T* dfilter);
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_FWD_HPP
+// ---- end <tapeflow/ops/nn/detail/conv2d_kernels_fwd.hpp>
+
+// The kernels' bodies; with TAPEFLOW_PRECOMPILED they come compiled from tapeflow::instantiations,
+// and programs do not parse <immintrin.h>.
 // ---- begin <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_CONV2D_KERNELS_HPP
@@ -33499,6 +33617,34 @@ TAPEFLOW_END_NAMESPACE
 #include <immintrin.h>
 #endif
 
+// ---- begin <tapeflow/ops/linalg/detail/gemm_fwd.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_LINALG_DETAIL_GEMM_FWD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_LINALG_DETAIL_GEMM_FWD_HPP
+// The CPU GEMM's declaration, for callers that only call it (MatMul's kernel). Its body,
+// ops/linalg/detail/gemm.hpp, brings the micro-kernels and <immintrin.h>; header-only programs
+// get it through matmul.hpp, while programs built with TAPEFLOW_PRECOMPILED link its
+// specializations for every numeric element type from tapeflow::instantiations.
+// IWYU pragma: private, include <tapeflow/ops/linalg/matmul.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail {
+
+/// Row-major C[m x n] = op(A) * op(B) (+ C when `accumulate`), op = transpose when the flag is
+/// set. lda/ldb/ldc are row strides in elements of the matrices as stored. Runs on `pool`
+/// (threads split C into tiles); problems too small to pay for threads run on the caller.
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T const* a,
+          std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc,
+          bool accumulate = false,
+          backend::cpu::ThreadPool& pool = backend::cpu::ThreadPool::global());
+
+}  // namespace detail
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_LINALG_DETAIL_GEMM_FWD_HPP
+// ---- end <tapeflow/ops/linalg/detail/gemm_fwd.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {  // tapeflow::detail: op code inside namespace ops says detail::gemm
@@ -34154,14 +34300,11 @@ inline void thread_grid(std::int64_t m, std::int64_t n, int mr, int nr, int thre
 
 }  // namespace gemm_impl
 
-/// Row-major C[m x n] = op(A) * op(B) (+ C when `accumulate`), op = transpose when the flag is
-/// set. lda/ldb/ldc are row strides in elements of the matrices as stored. Runs on `pool`
-/// (threads split C into tiles); problems too small to pay for threads run on the caller.
+// Declared, with its defaults, in ops/linalg/detail/gemm_fwd.hpp.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T const* a,
-          std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc,
-          bool accumulate = false,
-          backend::cpu::ThreadPool& pool = backend::cpu::ThreadPool::global()) {
+          std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc, bool accumulate,
+          backend::cpu::ThreadPool& pool) {
   using namespace gemm_impl;
   if (m <= 0 || n <= 0) {
     return;
@@ -35321,6 +35464,9 @@ TAPEFLOW_END_NAMESPACE
 #include <tuple>
 
 
+// The GEMM's body; with TAPEFLOW_PRECOMPILED it comes compiled from tapeflow::instantiations,
+// and programs do not parse its micro-kernels and <immintrin.h>.
+
 TAPEFLOW_BEGIN_NAMESPACE
 
 /// Options of matmul (TensorFlow's keyword arguments).
@@ -35607,6 +35753,41 @@ TAPEFLOW_END_NAMESPACE
 #include <string_view>
 #include <tuple>
 
+// ---- begin <tapeflow/ops/nn/detail/depthwise_kernels_fwd.hpp>
+#ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_FWD_HPP
+#define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_FWD_HPP
+// The declarations of the depthwise convolution kernels (ops/nn/depthwise_conv2d.hpp). Their
+// bodies, ops/nn/detail/depthwise_kernels.hpp, need <immintrin.h>: header-only programs get them
+// through depthwise_conv2d.hpp, while programs built with TAPEFLOW_PRECOMPILED link their float
+// and double specializations from tapeflow::instantiations.
+// IWYU pragma: private, include <tapeflow/ops/nn/depthwise_conv2d.hpp>
+
+#include <cstdint>
+
+
+TAPEFLOW_BEGIN_NAMESPACE
+namespace detail::nn_impl {
+
+/// y = depthwise_conv2d(x, w), depth multiplier `mult`.
+template <class T>
+void depthwise_forward(Window2D const& g, std::int64_t mult, T const* x, T const* w, T* y);
+
+/// dx = depthwise_conv2d_backprop_input(w, dy).
+template <class T>
+void depthwise_backprop_input(Window2D const& g, std::int64_t mult, T const* w, T const* dy, T* dx);
+
+/// dw = depthwise_conv2d_backprop_filter(x, dy).
+template <class T>
+void depthwise_backprop_filter(Window2D const& g, std::int64_t mult, T const* x, T const* dy,
+                               T* dw);
+
+}  // namespace detail::nn_impl
+TAPEFLOW_END_NAMESPACE
+#endif  // TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_FWD_HPP
+// ---- end <tapeflow/ops/nn/detail/depthwise_kernels_fwd.hpp>
+
+// The kernels' bodies; with TAPEFLOW_PRECOMPILED they come compiled from tapeflow::instantiations,
+// and programs do not parse <immintrin.h>.
 // ---- begin <tapeflow/ops/nn/detail/depthwise_kernels.hpp>
 #ifndef TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_HPP
 #define TAPEFLOW_SINGLE_INCLUDE_TAPEFLOW_OPS_NN_DETAIL_DEPTHWISE_KERNELS_HPP

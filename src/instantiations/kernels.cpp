@@ -1,7 +1,7 @@
 // Part of tapeflow::instantiations (MAINTAINERS.md, "tapeflow::instantiations"): the Eigen
 // kernels of every built-in elementwise op, reduction, softmax and optimizer update, for every
-// dtype each op admits, and the tensor printer. Programs built with TAPEFLOW_PRECOMPILED see
-// only their declarations (no Eigen to parse) and link these.
+// dtype each op admits, the GEMM and the tensor printer. Programs built with TAPEFLOW_PRECOMPILED
+// see only their declarations (no Eigen or intrinsics to parse) and link these.
 #include <cstdint>
 
 #include <tapeflow/ops.hpp>
@@ -99,6 +99,56 @@ void emit_precompiled_kernels() {
   keep(&adam_block<float>);
   keep(&rmsprop_block<float>);
 }
+
+// The CPU GEMM (declared in ops/linalg/detail/gemm_fwd.hpp), for MatMul of every numeric type.
+#define TAPEFLOW_GEMM(T)                                                                   \
+  template void gemm<T>(bool, bool, std::int64_t, std::int64_t, std::int64_t, T const*,    \
+                        std::int64_t, T const*, std::int64_t, T*, std::int64_t, bool,      \
+                        backend::cpu::ThreadPool&);
+TAPEFLOW_GEMM(float)
+TAPEFLOW_GEMM(double)
+TAPEFLOW_GEMM(std::int32_t)
+TAPEFLOW_GEMM(std::uint8_t)
+TAPEFLOW_GEMM(std::int64_t)
+#undef TAPEFLOW_GEMM
+
+// The batch-norm kernels (declared in ops/nn/detail/batch_norm_kernels_fwd.hpp).
+#define TAPEFLOW_BATCH_NORM(T)                                                                  \
+  template void nn_impl::affine_run<T>(T const*, T const*, T const*, T*, std::int64_t);         \
+  template void nn_impl::batch_norm_coefficients<T, T>(std::int64_t, T const*, T const*,        \
+                                                       T const*, T const*, double, T*, T*);     \
+  template void nn_impl::fused_batch_norm<T>(T const*, std::int64_t, std::int64_t, T const*,    \
+                                             T const*, T const*, T const*, double, bool, T*);   \
+  template void nn_impl::fused_batch_norm_grad<T>(T const*, T const*, std::int64_t,            \
+                                                  std::int64_t, T const*, T const*, T const*,   \
+                                                  double, bool, T*);                            \
+  template void nn_impl::fused_batch_norm_grad_given_sums<T>(                                   \
+      T const*, T const*, std::int64_t, std::int64_t, T const*, T const*, T const*, T const*,   \
+      T const*, double, T*);                                                                    \
+  template void nn_impl::fused_batch_norm_scale_grad<T>(T const*, T const*, std::int64_t,      \
+                                                        std::int64_t, T const*, T const*,       \
+                                                        double, T*);
+TAPEFLOW_BATCH_NORM(float)
+TAPEFLOW_BATCH_NORM(double)
+#undef TAPEFLOW_BATCH_NORM
+
+// The convolution kernels (ops/nn/detail/conv2d_kernels_fwd.hpp, depthwise_kernels_fwd.hpp).
+#define TAPEFLOW_CONV(T)                                                                        \
+  template void nn_impl::conv2d_forward<T>(nn_impl::Window2D const&, std::int64_t, T const*, T const*,   \
+                                           T*);                                                 \
+  template void nn_impl::conv2d_backprop_input<T>(nn_impl::Window2D const&, std::int64_t, T const*,      \
+                                                  T const*, T*);                                \
+  template void nn_impl::conv2d_backprop_filter<T>(nn_impl::Window2D const&, std::int64_t, T const*,     \
+                                                   T const*, T*);                               \
+  template void nn_impl::depthwise_forward<T>(nn_impl::Window2D const&, std::int64_t, T const*, T const*, \
+                                              T*);                                              \
+  template void nn_impl::depthwise_backprop_input<T>(nn_impl::Window2D const&, std::int64_t, T const*,   \
+                                                     T const*, T*);                             \
+  template void nn_impl::depthwise_backprop_filter<T>(nn_impl::Window2D const&, std::int64_t, T const*,  \
+                                                      T const*, T*);
+TAPEFLOW_CONV(float)
+TAPEFLOW_CONV(double)
+#undef TAPEFLOW_CONV
 
 // The tensor printer (extern under TAPEFLOW_PRECOMPILED in core/detail/format.hpp).
 #define TAPEFLOW_PRINTING(T) \

@@ -16,8 +16,14 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/broadcast.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
-#include <tapeflow/ops/linalg/detail/gemm.hpp>
+#include <tapeflow/ops/linalg/detail/gemm_fwd.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>  // detail::unbroadcast (the gradient)
+
+// The GEMM's body; with TAPEFLOW_PRECOMPILED it comes compiled from tapeflow::instantiations,
+// and programs do not parse its micro-kernels and <immintrin.h>.
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/linalg/detail/gemm.hpp>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <tuple>
 
-#include <tapeflow/backend/cpu/simd.hpp>
+#include <tapeflow/backend/cpu/generic_vec.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/errors.hpp>
 #include <tapeflow/core/shape.hpp>
@@ -35,7 +35,7 @@ template <class T>
 void add_n_run(T* out, const T* a, bool a_vec, const T* b, bool b_vec, std::int64_t n) {
   std::int64_t i = 0;
   if constexpr (backend::cpu::kVectorizable<T>) {
-    using Ops = typename backend::cpu::VecFor<T>::type;
+    using Ops = backend::cpu::GenericVec<T>;
     constexpr int L = Ops::kLanes;
     if (a_vec && b_vec) {
       for (; i + L <= n; i += L) {

@@ -36,9 +36,15 @@
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/math/arithmetic.hpp>
 #include <tapeflow/ops/math/unary.hpp>
-#include <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
+#include <tapeflow/ops/nn/detail/batch_norm_kernels_fwd.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
 #include <tapeflow/ops/reduce/reduce.hpp>
+
+// The kernels' bodies; with TAPEFLOW_PRECOMPILED they come compiled from tapeflow::instantiations,
+// and programs do not parse <immintrin.h>.
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/nn/detail/batch_norm_kernels.hpp>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace ops {

@@ -41,9 +41,15 @@
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/detail/execute.hpp>
 #include <tapeflow/ops/nn/conv_window.hpp>
-#include <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
+#include <tapeflow/ops/nn/detail/conv2d_kernels_fwd.hpp>
 #include <tapeflow/ops/nn/padding.hpp>
 #include <tapeflow/ops/op_concepts.hpp>
+
+// The kernels' bodies; with TAPEFLOW_PRECOMPILED they come compiled from tapeflow::instantiations,
+// and programs do not parse <immintrin.h>.
+#ifndef TAPEFLOW_PRECOMPILED
+#include <tapeflow/ops/nn/detail/conv2d_kernels.hpp>
+#endif
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace nn {

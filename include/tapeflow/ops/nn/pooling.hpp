@@ -24,7 +24,7 @@
 #include <tuple>
 #include <vector>
 
-#include <tapeflow/backend/cpu/simd.hpp>
+#include <tapeflow/backend/cpu/generic_vec.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>

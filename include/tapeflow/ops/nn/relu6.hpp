@@ -13,7 +13,7 @@
 #include <string_view>
 #include <tuple>
 
-#include <tapeflow/backend/cpu/simd.hpp>
+#include <tapeflow/backend/cpu/generic_vec.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/errors.hpp>

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <tapeflow/backend/cpu/simd.hpp>
+#include <tapeflow/backend/cpu/generic_vec.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/core/constant.hpp>
 #include <tapeflow/core/detail/trace_graph.hpp>
@@ -52,7 +52,7 @@ namespace detail {
 // the add latency); blocks of 256 rows are summed in registers, then added to out[j, j + W*L).
 template <int W, int C, class T>
 void sum_columns(const T* in, std::int64_t rows, std::int64_t inner, std::int64_t j, T* out) {
-  using Ops = typename backend::cpu::VecFor<T>::type;
+  using Ops = backend::cpu::GenericVec<T>;
   using V = typename Ops::V;
   constexpr int L = Ops::kLanes;
   constexpr std::int64_t kBlock = 256;
@@ -113,7 +113,7 @@ template <class T>
 void sum_rows(const T* in, std::int64_t rows, std::int64_t inner, T* out) {
   std::int64_t j = 0;
   if constexpr (backend::cpu::kVectorizable<T>) {
-    constexpr int L = backend::cpu::VecFor<T>::type::kLanes;
+    constexpr int L = backend::cpu::GenericVec<T>::kLanes;
     for (; j + 4 * L <= inner; j += 4 * L) {
       sum_columns<4, 2>(in, rows, inner, j, out);
     }

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <tapeflow/backend/cpu/simd.hpp>
+#include <tapeflow/backend/cpu/generic_vec.hpp>
 #include <tapeflow/core/any_tensor.hpp>
 #include <tapeflow/core/dtype.hpp>
 #include <tapeflow/core/errors.hpp>
@@ -112,7 +112,7 @@ template <bool add, class T>
 void update_elements(T* v, const T* d, std::int64_t n) {
   std::int64_t i = 0;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    using Vec = typename backend::cpu::VecFor<T>::type;
+    using Vec = backend::cpu::GenericVec<T>;
     for (; i + Vec::kLanes <= n; i += Vec::kLanes) {
       const auto a = Vec::load(v + i);
       const auto b = Vec::load(d + i);

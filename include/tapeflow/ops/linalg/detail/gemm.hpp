@@ -38,6 +38,7 @@
 #include <tapeflow/backend/cpu/simd.hpp>
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/linalg/detail/gemm_fwd.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail {  // tapeflow::detail: op code inside namespace ops says detail::gemm
@@ -693,14 +694,11 @@ inline void thread_grid(std::int64_t m, std::int64_t n, int mr, int nr, int thre
 
 }  // namespace gemm_impl
 
-/// Row-major C[m x n] = op(A) * op(B) (+ C when `accumulate`), op = transpose when the flag is
-/// set. lda/ldb/ldc are row strides in elements of the matrices as stored. Runs on `pool`
-/// (threads split C into tiles); problems too small to pay for threads run on the caller.
+// Declared, with its defaults, in ops/linalg/detail/gemm_fwd.hpp.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T const* a,
-          std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc,
-          bool accumulate = false,
-          backend::cpu::ThreadPool& pool = backend::cpu::ThreadPool::global()) {
+          std::int64_t lda, T const* b, std::int64_t ldb, T* c, std::int64_t ldc, bool accumulate,
+          backend::cpu::ThreadPool& pool) {
   using namespace gemm_impl;
   if (m <= 0 || n <= 0) {
     return;

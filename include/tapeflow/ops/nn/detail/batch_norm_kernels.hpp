@@ -24,30 +24,10 @@
 #include <tapeflow/core/shape.hpp>
 #include <tapeflow/core/tensor_concepts.hpp>
 #include <tapeflow/detail/macros.hpp>
+#include <tapeflow/ops/nn/detail/batch_norm_kernels_fwd.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
-
-/// Checks the operands of FusedBatchNormV3: x [N, H, W, C], four vectors of C (mean and
-/// variance may be empty when `statistics_unused`: FusedBatchNormV3 in training mode, as
-/// TensorFlow allows, unless they are given as the batch's moments).
-template <class T, std::size_t R>
-void check_batch_norm_operands(std::string_view op, bool statistics_unused,
-                               std::array<std::int64_t, R> const& x,
-                               std::array<std::array<std::int64_t, 1>, 4> const& params) {
-  static_assert(floating_element<T>, "tf::nn::fused_batch_norm: x must be float or double");
-  static_assert(R == 4, "tf::nn::fused_batch_norm: x must be rank 4 (NHWC)");
-  std::int64_t const c = x[R - 1];
-  char const* const names[4] = {"scale", "offset", "mean", "variance"};
-  for (std::size_t i = 0; i < 4; ++i) {
-    bool const may_be_empty = statistics_unused && i >= 2;
-    if (params[i][0] != c && !(may_be_empty && params[i][0] == 0)) {
-      throw invalid_argument(std::string(op) + ": " + names[i] + " has " +
-                             std::to_string(params[i][0]) + " elements but x of shape " +
-                             Shape(x).to_string() + " has " + std::to_string(c) + " channels");
-    }
-  }
-}
 
 /// Rows of [rows, c] per statistics block: about 16k elements, whatever the thread count.
 inline std::int64_t batch_norm_block_rows(std::int64_t c) {

@@ -21,6 +21,7 @@
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/linalg/detail/gemm.hpp>
+#include <tapeflow/ops/nn/detail/conv2d_kernels_fwd.hpp>
 #include <tapeflow/ops/nn/detail/conv_micro_kernels.hpp>
 #include <tapeflow/ops/nn/padding.hpp>
 

@@ -26,6 +26,7 @@
 #include <tapeflow/backend/cpu/thread_pool.hpp>
 #include <tapeflow/detail/macros.hpp>
 #include <tapeflow/ops/nn/conv_window.hpp>
+#include <tapeflow/ops/nn/detail/depthwise_kernels_fwd.hpp>
 
 TAPEFLOW_BEGIN_NAMESPACE
 namespace detail::nn_impl {
