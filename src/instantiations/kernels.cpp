@@ -1,7 +1,8 @@
 // Part of tapeflow::instantiations (MAINTAINERS.md, "tapeflow::instantiations"): the Eigen
 // kernels of every built-in elementwise op, reduction, softmax and optimizer update, for every
-// dtype each op admits, the GEMM and the tensor printer. Programs built with TAPEFLOW_PRECOMPILED
-// see only their declarations (no Eigen or intrinsics to parse) and link these.
+// dtype each op admits, the GEMM, the batch-norm and convolution kernels, and the tensor printer.
+// Programs built with TAPEFLOW_PRECOMPILED see only their declarations (no Eigen or intrinsics to
+// parse) and link these.
 #include <cstdint>
 
 #include <tapeflow/ops.hpp>
@@ -56,6 +57,7 @@ void keep_numeric(type_list<T...> types) {
   (keep_casts_to<T>(types), ...);
   auto one = []<class E>() {
     if constexpr (numeric_element<E>) {
+      keep(&gemm<E>);  // declared in ops/linalg/detail/gemm_fwd.hpp, for MatMul
       keep(&reduce_middle_run<ops::ReduceKind::sum, E>);
       keep(&reduce_middle_run<ops::ReduceKind::mean, E>);
       keep(&reduce_middle_run<ops::ReduceKind::max, E>);
@@ -64,6 +66,19 @@ void keep_numeric(type_list<T...> types) {
     if constexpr (floating_element<E>) {
       keep(&nn_impl::softmax_kernel<false, E>);
       keep(&nn_impl::softmax_kernel<true, E>);
+      // declared in ops/nn/detail/{batch_norm,conv2d,depthwise}_kernels_fwd.hpp
+      keep(&nn_impl::affine_run<E>);
+      keep(&nn_impl::batch_norm_coefficients<E, E>);
+      keep(&nn_impl::fused_batch_norm<E>);
+      keep(&nn_impl::fused_batch_norm_grad<E>);
+      keep(&nn_impl::fused_batch_norm_grad_given_sums<E>);
+      keep(&nn_impl::fused_batch_norm_scale_grad<E>);
+      keep(&nn_impl::conv2d_forward<E>);
+      keep(&nn_impl::conv2d_backprop_input<E>);
+      keep(&nn_impl::conv2d_backprop_filter<E>);
+      keep(&nn_impl::depthwise_forward<E>);
+      keep(&nn_impl::depthwise_backprop_input<E>);
+      keep(&nn_impl::depthwise_backprop_filter<E>);
     }
   };
   (one.template operator()<T>(), ...);
@@ -99,56 +114,6 @@ void emit_precompiled_kernels() {
   keep(&adam_block<float>);
   keep(&rmsprop_block<float>);
 }
-
-// The CPU GEMM (declared in ops/linalg/detail/gemm_fwd.hpp), for MatMul of every numeric type.
-#define TAPEFLOW_GEMM(T)                                                                   \
-  template void gemm<T>(bool, bool, std::int64_t, std::int64_t, std::int64_t, T const*,    \
-                        std::int64_t, T const*, std::int64_t, T*, std::int64_t, bool,      \
-                        backend::cpu::ThreadPool&);
-TAPEFLOW_GEMM(float)
-TAPEFLOW_GEMM(double)
-TAPEFLOW_GEMM(std::int32_t)
-TAPEFLOW_GEMM(std::uint8_t)
-TAPEFLOW_GEMM(std::int64_t)
-#undef TAPEFLOW_GEMM
-
-// The batch-norm kernels (declared in ops/nn/detail/batch_norm_kernels_fwd.hpp).
-#define TAPEFLOW_BATCH_NORM(T)                                                                  \
-  template void nn_impl::affine_run<T>(T const*, T const*, T const*, T*, std::int64_t);         \
-  template void nn_impl::batch_norm_coefficients<T, T>(std::int64_t, T const*, T const*,        \
-                                                       T const*, T const*, double, T*, T*);     \
-  template void nn_impl::fused_batch_norm<T>(T const*, std::int64_t, std::int64_t, T const*,    \
-                                             T const*, T const*, T const*, double, bool, T*);   \
-  template void nn_impl::fused_batch_norm_grad<T>(T const*, T const*, std::int64_t,            \
-                                                  std::int64_t, T const*, T const*, T const*,   \
-                                                  double, bool, T*);                            \
-  template void nn_impl::fused_batch_norm_grad_given_sums<T>(                                   \
-      T const*, T const*, std::int64_t, std::int64_t, T const*, T const*, T const*, T const*,   \
-      T const*, double, T*);                                                                    \
-  template void nn_impl::fused_batch_norm_scale_grad<T>(T const*, T const*, std::int64_t,      \
-                                                        std::int64_t, T const*, T const*,       \
-                                                        double, T*);
-TAPEFLOW_BATCH_NORM(float)
-TAPEFLOW_BATCH_NORM(double)
-#undef TAPEFLOW_BATCH_NORM
-
-// The convolution kernels (ops/nn/detail/conv2d_kernels_fwd.hpp, depthwise_kernels_fwd.hpp).
-#define TAPEFLOW_CONV(T)                                                                        \
-  template void nn_impl::conv2d_forward<T>(nn_impl::Window2D const&, std::int64_t, T const*, T const*,   \
-                                           T*);                                                 \
-  template void nn_impl::conv2d_backprop_input<T>(nn_impl::Window2D const&, std::int64_t, T const*,      \
-                                                  T const*, T*);                                \
-  template void nn_impl::conv2d_backprop_filter<T>(nn_impl::Window2D const&, std::int64_t, T const*,     \
-                                                   T const*, T*);                               \
-  template void nn_impl::depthwise_forward<T>(nn_impl::Window2D const&, std::int64_t, T const*, T const*, \
-                                              T*);                                              \
-  template void nn_impl::depthwise_backprop_input<T>(nn_impl::Window2D const&, std::int64_t, T const*,   \
-                                                     T const*, T*);                             \
-  template void nn_impl::depthwise_backprop_filter<T>(nn_impl::Window2D const&, std::int64_t, T const*,  \
-                                                      T const*, T*);
-TAPEFLOW_CONV(float)
-TAPEFLOW_CONV(double)
-#undef TAPEFLOW_CONV
 
 // The tensor printer (extern under TAPEFLOW_PRECOMPILED in core/detail/format.hpp).
 #define TAPEFLOW_PRINTING(T) \
