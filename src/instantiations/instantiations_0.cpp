@@ -7,189 +7,189 @@ namespace detail {
 using ops::ReduceKind;
 // clang-format off
 template execute_result_t<ops::Add, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::Add, Tensor<float, 0>, Tensor<float, 0>>(const ops::Add&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Add, Tensor<float, 0>, Tensor<float, 0>>(const ops::Add&, const Tensor<float, 0>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Add, Tensor<float, 4>, Tensor<float, 4>>
-execute<ops::Add, Tensor<float, 4>, Tensor<float, 4>>(const ops::Add&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Add, Tensor<float, 4>, Tensor<float, 4>>(const ops::Add&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Add, Tensor<float, 4>, Tensor<float, 0>>
-execute<ops::Add, Tensor<float, 4>, Tensor<float, 0>>(const ops::Add&, const Tensor<float, 4>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Add, Tensor<float, 4>, Tensor<float, 0>>(const ops::Add&, const Tensor<float, 4>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Add, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::Add, Tensor<float, 0>, Tensor<float, 4>>(const ops::Add&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Add, Tensor<float, 0>, Tensor<float, 4>>(const ops::Add&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Add, Tensor<float, 1>, Tensor<float, 2>>
-execute<ops::Add, Tensor<float, 1>, Tensor<float, 2>>(const ops::Add&, const Tensor<float, 1>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Add, Tensor<float, 1>, Tensor<float, 2>>(const ops::Add&, const Tensor<float, 1>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Sub, Tensor<float, 1>, Tensor<float, 1>>
-execute<ops::Sub, Tensor<float, 1>, Tensor<float, 1>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Sub, Tensor<float, 1>, Tensor<float, 1>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Sub, Tensor<float, 1>, Tensor<float, 0>>
-execute<ops::Sub, Tensor<float, 1>, Tensor<float, 0>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Sub, Tensor<float, 1>, Tensor<float, 0>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Sub, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::Sub, Tensor<float, 0>, Tensor<float, 1>>(const ops::Sub&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Sub, Tensor<float, 0>, Tensor<float, 1>>(const ops::Sub&, const Tensor<float, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Sub, Tensor<float, 2>, Tensor<float, 1>>
-execute<ops::Sub, Tensor<float, 2>, Tensor<float, 1>>(const ops::Sub&, const Tensor<float, 2>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Sub, Tensor<float, 2>, Tensor<float, 1>>(const ops::Sub&, const Tensor<float, 2>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Sub, Tensor<float, 1>, Tensor<float, 3>>
-execute<ops::Sub, Tensor<float, 1>, Tensor<float, 3>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Sub, Tensor<float, 1>, Tensor<float, 3>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Mul, Tensor<float, 2>, Tensor<float, 2>>
-execute<ops::Mul, Tensor<float, 2>, Tensor<float, 2>>(const ops::Mul&, const Tensor<float, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Mul, Tensor<float, 2>, Tensor<float, 2>>(const ops::Mul&, const Tensor<float, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Mul, Tensor<float, 2>, Tensor<float, 0>>
-execute<ops::Mul, Tensor<float, 2>, Tensor<float, 0>>(const ops::Mul&, const Tensor<float, 2>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Mul, Tensor<float, 2>, Tensor<float, 0>>(const ops::Mul&, const Tensor<float, 2>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Mul, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::Mul, Tensor<float, 0>, Tensor<float, 2>>(const ops::Mul&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Mul, Tensor<float, 0>, Tensor<float, 2>>(const ops::Mul&, const Tensor<float, 0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Mul, Tensor<float, 3>, Tensor<float, 1>>
-execute<ops::Mul, Tensor<float, 3>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 3>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Mul, Tensor<float, 3>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 3>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Mul, Tensor<float, 1>, Tensor<float, 4>>
-execute<ops::Mul, Tensor<float, 1>, Tensor<float, 4>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Mul, Tensor<float, 1>, Tensor<float, 4>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Div, Tensor<float, 3>, Tensor<float, 3>>
-execute<ops::Div, Tensor<float, 3>, Tensor<float, 3>>(const ops::Div&, const Tensor<float, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Div, Tensor<float, 3>, Tensor<float, 3>>(const ops::Div&, const Tensor<float, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Div, Tensor<float, 3>, Tensor<float, 0>>
-execute<ops::Div, Tensor<float, 3>, Tensor<float, 0>>(const ops::Div&, const Tensor<float, 3>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Div, Tensor<float, 3>, Tensor<float, 0>>(const ops::Div&, const Tensor<float, 3>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Div, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::Div, Tensor<float, 0>, Tensor<float, 3>>(const ops::Div&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Div, Tensor<float, 0>, Tensor<float, 3>>(const ops::Div&, const Tensor<float, 0>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Div, Tensor<float, 4>, Tensor<float, 1>>
-execute<ops::Div, Tensor<float, 4>, Tensor<float, 1>>(const ops::Div&, const Tensor<float, 4>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Div, Tensor<float, 4>, Tensor<float, 1>>(const ops::Div&, const Tensor<float, 4>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Maximum, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::Maximum, Tensor<float, 0>, Tensor<float, 0>>(const ops::Maximum&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Maximum, Tensor<float, 0>, Tensor<float, 0>>(const ops::Maximum&, const Tensor<float, 0>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Maximum, Tensor<float, 4>, Tensor<float, 4>>
-execute<ops::Maximum, Tensor<float, 4>, Tensor<float, 4>>(const ops::Maximum&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Maximum, Tensor<float, 4>, Tensor<float, 4>>(const ops::Maximum&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Maximum, Tensor<float, 4>, Tensor<float, 0>>
-execute<ops::Maximum, Tensor<float, 4>, Tensor<float, 0>>(const ops::Maximum&, const Tensor<float, 4>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Maximum, Tensor<float, 4>, Tensor<float, 0>>(const ops::Maximum&, const Tensor<float, 4>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Maximum, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::Maximum, Tensor<float, 0>, Tensor<float, 4>>(const ops::Maximum&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Maximum, Tensor<float, 0>, Tensor<float, 4>>(const ops::Maximum&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Maximum, Tensor<float, 1>, Tensor<float, 2>>
-execute<ops::Maximum, Tensor<float, 1>, Tensor<float, 2>>(const ops::Maximum&, const Tensor<float, 1>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Maximum, Tensor<float, 1>, Tensor<float, 2>>(const ops::Maximum&, const Tensor<float, 1>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Minimum, Tensor<float, 1>, Tensor<float, 1>>
-execute<ops::Minimum, Tensor<float, 1>, Tensor<float, 1>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Minimum, Tensor<float, 1>, Tensor<float, 1>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Minimum, Tensor<float, 1>, Tensor<float, 0>>
-execute<ops::Minimum, Tensor<float, 1>, Tensor<float, 0>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Minimum, Tensor<float, 1>, Tensor<float, 0>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Minimum, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::Minimum, Tensor<float, 0>, Tensor<float, 1>>(const ops::Minimum&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Minimum, Tensor<float, 0>, Tensor<float, 1>>(const ops::Minimum&, const Tensor<float, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Minimum, Tensor<float, 2>, Tensor<float, 1>>
-execute<ops::Minimum, Tensor<float, 2>, Tensor<float, 1>>(const ops::Minimum&, const Tensor<float, 2>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Minimum, Tensor<float, 2>, Tensor<float, 1>>(const ops::Minimum&, const Tensor<float, 2>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Minimum, Tensor<float, 1>, Tensor<float, 3>>
-execute<ops::Minimum, Tensor<float, 1>, Tensor<float, 3>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Minimum, Tensor<float, 1>, Tensor<float, 3>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Pow, Tensor<float, 2>, Tensor<float, 2>>
-execute<ops::Pow, Tensor<float, 2>, Tensor<float, 2>>(const ops::Pow&, const Tensor<float, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Pow, Tensor<float, 2>, Tensor<float, 2>>(const ops::Pow&, const Tensor<float, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Pow, Tensor<float, 2>, Tensor<float, 0>>
-execute<ops::Pow, Tensor<float, 2>, Tensor<float, 0>>(const ops::Pow&, const Tensor<float, 2>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Pow, Tensor<float, 2>, Tensor<float, 0>>(const ops::Pow&, const Tensor<float, 2>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Pow, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::Pow, Tensor<float, 0>, Tensor<float, 2>>(const ops::Pow&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Pow, Tensor<float, 0>, Tensor<float, 2>>(const ops::Pow&, const Tensor<float, 0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Pow, Tensor<float, 3>, Tensor<float, 1>>
-execute<ops::Pow, Tensor<float, 3>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 3>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Pow, Tensor<float, 3>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 3>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Pow, Tensor<float, 1>, Tensor<float, 4>>
-execute<ops::Pow, Tensor<float, 1>, Tensor<float, 4>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Pow, Tensor<float, 1>, Tensor<float, 4>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Add, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 0>>
-execute<ops::Add, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 0>>(const ops::Add&, const Tensor<std::int32_t, 1>&, const Tensor<std::int32_t, 0>&);
+execute_precompiled<ops::Add, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 0>>(const ops::Add&, const Tensor<std::int32_t, 1>&, const Tensor<std::int32_t, 0>&);
 template execute_result_t<ops::Add, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 2>>
-execute<ops::Add, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 2>>(const ops::Add&, const Tensor<std::int64_t, 2>&, const Tensor<std::int64_t, 2>&);
+execute_precompiled<ops::Add, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 2>>(const ops::Add&, const Tensor<std::int64_t, 2>&, const Tensor<std::int64_t, 2>&);
 template execute_result_t<ops::Sub, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 1>>
-execute<ops::Sub, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 1>>(const ops::Sub&, const Tensor<std::int32_t, 1>&, const Tensor<std::int32_t, 1>&);
+execute_precompiled<ops::Sub, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 1>>(const ops::Sub&, const Tensor<std::int32_t, 1>&, const Tensor<std::int32_t, 1>&);
 template execute_result_t<ops::Sub, Tensor<std::int64_t, 0>, Tensor<std::int64_t, 0>>
-execute<ops::Sub, Tensor<std::int64_t, 0>, Tensor<std::int64_t, 0>>(const ops::Sub&, const Tensor<std::int64_t, 0>&, const Tensor<std::int64_t, 0>&);
+execute_precompiled<ops::Sub, Tensor<std::int64_t, 0>, Tensor<std::int64_t, 0>>(const ops::Sub&, const Tensor<std::int64_t, 0>&, const Tensor<std::int64_t, 0>&);
 template execute_result_t<ops::Sub, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 0>>
-execute<ops::Sub, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 0>>(const ops::Sub&, const Tensor<std::int64_t, 2>&, const Tensor<std::int64_t, 0>&);
+execute_precompiled<ops::Sub, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 0>>(const ops::Sub&, const Tensor<std::int64_t, 2>&, const Tensor<std::int64_t, 0>&);
 template execute_result_t<ops::Mul, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 0>>
-execute<ops::Mul, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 0>>(const ops::Mul&, const Tensor<std::int32_t, 1>&, const Tensor<std::int32_t, 0>&);
+execute_precompiled<ops::Mul, Tensor<std::int32_t, 1>, Tensor<std::int32_t, 0>>(const ops::Mul&, const Tensor<std::int32_t, 1>&, const Tensor<std::int32_t, 0>&);
 template execute_result_t<ops::Mul, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 2>>
-execute<ops::Mul, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 2>>(const ops::Mul&, const Tensor<std::int64_t, 2>&, const Tensor<std::int64_t, 2>&);
+execute_precompiled<ops::Mul, Tensor<std::int64_t, 2>, Tensor<std::int64_t, 2>>(const ops::Mul&, const Tensor<std::int64_t, 2>&, const Tensor<std::int64_t, 2>&);
 template execute_result_t<ops::Neg, Tensor<float, 1>>
-execute<ops::Neg, Tensor<float, 1>>(const ops::Neg&, const Tensor<float, 1>&);
+execute_precompiled<ops::Neg, Tensor<float, 1>>(const ops::Neg&, const Tensor<float, 1>&);
 template execute_result_t<ops::Exp, Tensor<float, 0>>
-execute<ops::Exp, Tensor<float, 0>>(const ops::Exp&, const Tensor<float, 0>&);
+execute_precompiled<ops::Exp, Tensor<float, 0>>(const ops::Exp&, const Tensor<float, 0>&);
 template execute_result_t<ops::Exp, Tensor<float, 4>>
-execute<ops::Exp, Tensor<float, 4>>(const ops::Exp&, const Tensor<float, 4>&);
+execute_precompiled<ops::Exp, Tensor<float, 4>>(const ops::Exp&, const Tensor<float, 4>&);
 template execute_result_t<ops::Log, Tensor<float, 3>>
-execute<ops::Log, Tensor<float, 3>>(const ops::Log&, const Tensor<float, 3>&);
+execute_precompiled<ops::Log, Tensor<float, 3>>(const ops::Log&, const Tensor<float, 3>&);
 template execute_result_t<ops::Sqrt, Tensor<float, 2>>
-execute<ops::Sqrt, Tensor<float, 2>>(const ops::Sqrt&, const Tensor<float, 2>&);
+execute_precompiled<ops::Sqrt, Tensor<float, 2>>(const ops::Sqrt&, const Tensor<float, 2>&);
 template execute_result_t<ops::Square, Tensor<float, 1>>
-execute<ops::Square, Tensor<float, 1>>(const ops::Square&, const Tensor<float, 1>&);
+execute_precompiled<ops::Square, Tensor<float, 1>>(const ops::Square&, const Tensor<float, 1>&);
 template execute_result_t<ops::Sign, Tensor<float, 0>>
-execute<ops::Sign, Tensor<float, 0>>(const ops::Sign&, const Tensor<float, 0>&);
+execute_precompiled<ops::Sign, Tensor<float, 0>>(const ops::Sign&, const Tensor<float, 0>&);
 template execute_result_t<ops::Sign, Tensor<float, 4>>
-execute<ops::Sign, Tensor<float, 4>>(const ops::Sign&, const Tensor<float, 4>&);
+execute_precompiled<ops::Sign, Tensor<float, 4>>(const ops::Sign&, const Tensor<float, 4>&);
 template execute_result_t<ops::Abs, Tensor<float, 3>>
-execute<ops::Abs, Tensor<float, 3>>(const ops::Abs&, const Tensor<float, 3>&);
+execute_precompiled<ops::Abs, Tensor<float, 3>>(const ops::Abs&, const Tensor<float, 3>&);
 template execute_result_t<ops::Tanh, Tensor<float, 2>>
-execute<ops::Tanh, Tensor<float, 2>>(const ops::Tanh&, const Tensor<float, 2>&);
+execute_precompiled<ops::Tanh, Tensor<float, 2>>(const ops::Tanh&, const Tensor<float, 2>&);
 template execute_result_t<ops::Sigmoid, Tensor<float, 1>>
-execute<ops::Sigmoid, Tensor<float, 1>>(const ops::Sigmoid&, const Tensor<float, 1>&);
+execute_precompiled<ops::Sigmoid, Tensor<float, 1>>(const ops::Sigmoid&, const Tensor<float, 1>&);
 template execute_result_t<ops::Relu, Tensor<float, 0>>
-execute<ops::Relu, Tensor<float, 0>>(const ops::Relu&, const Tensor<float, 0>&);
+execute_precompiled<ops::Relu, Tensor<float, 0>>(const ops::Relu&, const Tensor<float, 0>&);
 template execute_result_t<ops::Relu, Tensor<float, 4>>
-execute<ops::Relu, Tensor<float, 4>>(const ops::Relu&, const Tensor<float, 4>&);
+execute_precompiled<ops::Relu, Tensor<float, 4>>(const ops::Relu&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 2>>
-execute<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::sum, 1>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::sum, 1>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reduce<ReduceKind::sum, 2>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::sum, 2>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::sum, 2>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::sum, 2>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::sum, 2>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::sum, 2>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::sum, 2>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::sum, 2>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::sum, 2>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::sum, 2>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 1>, Tensor<float, 1>>
-execute<ops::Reduce<ReduceKind::mean, 1>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::mean, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 1>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::mean, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::mean, 0>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::mean, 0>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::mean, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::mean, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 4>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::mean, 4>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::mean, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 4>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::mean, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 2>>
-execute<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::max, 1>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::max, 1>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reduce<ReduceKind::max, 2>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::max, 2>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::max, 2>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::max, 2>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::max, 2>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::max, 2>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::max, 2>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::max, 2>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::max, 2>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::max, 2>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 1>, Tensor<float, 1>>
-execute<ops::Reduce<ReduceKind::min, 1>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::min, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 1>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::min, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::min, 0>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::min, 0>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::min, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::min, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 4>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::min, 4>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::min, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 4>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::min, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::AddN, Tensor<float, 3>, Tensor<float, 3>>
-execute<ops::AddN, Tensor<float, 3>, Tensor<float, 3>>(const ops::AddN&, const Tensor<float, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::AddN, Tensor<float, 3>, Tensor<float, 3>>(const ops::AddN&, const Tensor<float, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reshape<2>, Tensor<float, 0>>
-execute<ops::Reshape<2>, Tensor<float, 0>>(const ops::Reshape<2>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Reshape<2>, Tensor<float, 0>>(const ops::Reshape<2>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Reshape<1>, Tensor<float, 1>>
-execute<ops::Reshape<1>, Tensor<float, 1>>(const ops::Reshape<1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reshape<1>, Tensor<float, 1>>(const ops::Reshape<1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reshape<0>, Tensor<float, 2>>
-execute<ops::Reshape<0>, Tensor<float, 2>>(const ops::Reshape<0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reshape<0>, Tensor<float, 2>>(const ops::Reshape<0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reshape<4>, Tensor<float, 2>>
-execute<ops::Reshape<4>, Tensor<float, 2>>(const ops::Reshape<4>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reshape<4>, Tensor<float, 2>>(const ops::Reshape<4>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reshape<3>, Tensor<float, 3>>
-execute<ops::Reshape<3>, Tensor<float, 3>>(const ops::Reshape<3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reshape<3>, Tensor<float, 3>>(const ops::Reshape<3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reshape<2>, Tensor<float, 4>>
-execute<ops::Reshape<2>, Tensor<float, 4>>(const ops::Reshape<2>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reshape<2>, Tensor<float, 4>>(const ops::Reshape<2>&, const Tensor<float, 4>&);
 template execute_result_t<ops::MatMul, Tensor<float, 3>, Tensor<float, 3>>
-execute<ops::MatMul, Tensor<float, 3>, Tensor<float, 3>>(const ops::MatMul&, const Tensor<float, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::MatMul, Tensor<float, 3>, Tensor<float, 3>>(const ops::MatMul&, const Tensor<float, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::LogSoftmax, Tensor<float, 2>>
-execute<ops::LogSoftmax, Tensor<float, 2>>(const ops::LogSoftmax&, const Tensor<float, 2>&);
+execute_precompiled<ops::LogSoftmax, Tensor<float, 2>>(const ops::LogSoftmax&, const Tensor<float, 2>&);
 template execute_result_t<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int64_t, 1>>
-execute<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int64_t, 1>>(const ops::SparseSoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<std::int64_t, 1>&);
+execute_precompiled<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int64_t, 1>>(const ops::SparseSoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<std::int64_t, 1>&);
 template execute_result_t<ops::Transpose<4>, Tensor<float, 4>>
-execute<ops::Transpose<4>, Tensor<float, 4>>(const ops::Transpose<4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Transpose<4>, Tensor<float, 4>>(const ops::Transpose<4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>
-execute<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>(const ops::DepthwiseConv2dNative&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::DepthwiseConv2dNative, Tensor<float, 4>, Tensor<float, 4>>(const ops::DepthwiseConv2dNative&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
-execute<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormGradGivenSumsV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::FusedBatchNormGradGivenSumsV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormGradGivenSumsV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>
-execute<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::assign>&, const Tensor<float, 0>&);
+execute_precompiled<ops::VariableUpdateOp<float, 0, VariableUpdate::assign>, Tensor<float, 0>>(const ops::VariableUpdateOp<float, 0, VariableUpdate::assign>&, const Tensor<float, 0>&);
 template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+execute_precompiled<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 0>&, const Tensor<float, 0>&);
 template execute_result_t<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>
-execute<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::assign>&, const Tensor<float, 1>&);
+execute_precompiled<ops::VariableUpdateOp<float, 1, VariableUpdate::assign>, Tensor<float, 1>>(const ops::VariableUpdateOp<float, 1, VariableUpdate::assign>&, const Tensor<float, 1>&);
 template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 1>&, const Tensor<float, 0>&);
+execute_precompiled<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 1>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 1>&, const Tensor<float, 0>&);
 template execute_result_t<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>
-execute<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::assign>&, const Tensor<float, 2>&);
+execute_precompiled<ops::VariableUpdateOp<float, 2, VariableUpdate::assign>, Tensor<float, 2>>(const ops::VariableUpdateOp<float, 2, VariableUpdate::assign>&, const Tensor<float, 2>&);
 template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 2>&, const Tensor<float, 0>&);
+execute_precompiled<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 2>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 2>&, const Tensor<float, 0>&);
 template execute_result_t<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>
-execute<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::assign>&, const Tensor<float, 3>&);
+execute_precompiled<ops::VariableUpdateOp<float, 3, VariableUpdate::assign>, Tensor<float, 3>>(const ops::VariableUpdateOp<float, 3, VariableUpdate::assign>&, const Tensor<float, 3>&);
 template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 3>&, const Tensor<float, 0>&);
+execute_precompiled<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 3>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 3>&, const Tensor<float, 0>&);
 template execute_result_t<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>
-execute<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::assign>&, const Tensor<float, 4>&);
+execute_precompiled<ops::VariableUpdateOp<float, 4, VariableUpdate::assign>, Tensor<float, 4>>(const ops::VariableUpdateOp<float, 4, VariableUpdate::assign>&, const Tensor<float, 4>&);
 template execute_result_t<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>
-execute<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 4>&, const Tensor<float, 0>&);
+execute_precompiled<ops::ResourceApplyKerasMomentum, Tensor<float, 0>, Tensor<float, 4>, Tensor<float, 0>>(const ops::ResourceApplyKerasMomentum&, const Tensor<float, 0>&, const Tensor<float, 4>&, const Tensor<float, 0>&);
 template execute_result_t<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>
-execute<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>(const ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>&, const Tensor<std::int64_t, 0>&);
+execute_precompiled<ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>, Tensor<std::int64_t, 0>>(const ops::VariableUpdateOp<std::int64_t, 0, VariableUpdate::add>&, const Tensor<std::int64_t, 0>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE

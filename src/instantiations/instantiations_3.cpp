@@ -7,187 +7,187 @@ namespace detail {
 using ops::ReduceKind;
 // clang-format off
 template execute_result_t<ops::Add, Tensor<float, 3>, Tensor<float, 3>>
-execute<ops::Add, Tensor<float, 3>, Tensor<float, 3>>(const ops::Add&, const Tensor<float, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Add, Tensor<float, 3>, Tensor<float, 3>>(const ops::Add&, const Tensor<float, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Add, Tensor<float, 3>, Tensor<float, 0>>
-execute<ops::Add, Tensor<float, 3>, Tensor<float, 0>>(const ops::Add&, const Tensor<float, 3>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Add, Tensor<float, 3>, Tensor<float, 0>>(const ops::Add&, const Tensor<float, 3>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Add, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::Add, Tensor<float, 0>, Tensor<float, 3>>(const ops::Add&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Add, Tensor<float, 0>, Tensor<float, 3>>(const ops::Add&, const Tensor<float, 0>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Add, Tensor<float, 4>, Tensor<float, 1>>
-execute<ops::Add, Tensor<float, 4>, Tensor<float, 1>>(const ops::Add&, const Tensor<float, 4>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Add, Tensor<float, 4>, Tensor<float, 1>>(const ops::Add&, const Tensor<float, 4>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Sub, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::Sub, Tensor<float, 0>, Tensor<float, 0>>(const ops::Sub&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Sub, Tensor<float, 0>, Tensor<float, 0>>(const ops::Sub&, const Tensor<float, 0>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Sub, Tensor<float, 4>, Tensor<float, 4>>
-execute<ops::Sub, Tensor<float, 4>, Tensor<float, 4>>(const ops::Sub&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Sub, Tensor<float, 4>, Tensor<float, 4>>(const ops::Sub&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Sub, Tensor<float, 4>, Tensor<float, 0>>
-execute<ops::Sub, Tensor<float, 4>, Tensor<float, 0>>(const ops::Sub&, const Tensor<float, 4>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Sub, Tensor<float, 4>, Tensor<float, 0>>(const ops::Sub&, const Tensor<float, 4>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Sub, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::Sub, Tensor<float, 0>, Tensor<float, 4>>(const ops::Sub&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Sub, Tensor<float, 0>, Tensor<float, 4>>(const ops::Sub&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Sub, Tensor<float, 1>, Tensor<float, 2>>
-execute<ops::Sub, Tensor<float, 1>, Tensor<float, 2>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Sub, Tensor<float, 1>, Tensor<float, 2>>(const ops::Sub&, const Tensor<float, 1>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Mul, Tensor<float, 1>, Tensor<float, 1>>
-execute<ops::Mul, Tensor<float, 1>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Mul, Tensor<float, 1>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Mul, Tensor<float, 1>, Tensor<float, 0>>
-execute<ops::Mul, Tensor<float, 1>, Tensor<float, 0>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Mul, Tensor<float, 1>, Tensor<float, 0>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Mul, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::Mul, Tensor<float, 0>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Mul, Tensor<float, 0>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Mul, Tensor<float, 2>, Tensor<float, 1>>
-execute<ops::Mul, Tensor<float, 2>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 2>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Mul, Tensor<float, 2>, Tensor<float, 1>>(const ops::Mul&, const Tensor<float, 2>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Mul, Tensor<float, 1>, Tensor<float, 3>>
-execute<ops::Mul, Tensor<float, 1>, Tensor<float, 3>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Mul, Tensor<float, 1>, Tensor<float, 3>>(const ops::Mul&, const Tensor<float, 1>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Div, Tensor<float, 2>, Tensor<float, 2>>
-execute<ops::Div, Tensor<float, 2>, Tensor<float, 2>>(const ops::Div&, const Tensor<float, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Div, Tensor<float, 2>, Tensor<float, 2>>(const ops::Div&, const Tensor<float, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Div, Tensor<float, 2>, Tensor<float, 0>>
-execute<ops::Div, Tensor<float, 2>, Tensor<float, 0>>(const ops::Div&, const Tensor<float, 2>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Div, Tensor<float, 2>, Tensor<float, 0>>(const ops::Div&, const Tensor<float, 2>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Div, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::Div, Tensor<float, 0>, Tensor<float, 2>>(const ops::Div&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Div, Tensor<float, 0>, Tensor<float, 2>>(const ops::Div&, const Tensor<float, 0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Div, Tensor<float, 3>, Tensor<float, 1>>
-execute<ops::Div, Tensor<float, 3>, Tensor<float, 1>>(const ops::Div&, const Tensor<float, 3>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Div, Tensor<float, 3>, Tensor<float, 1>>(const ops::Div&, const Tensor<float, 3>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Div, Tensor<float, 1>, Tensor<float, 4>>
-execute<ops::Div, Tensor<float, 1>, Tensor<float, 4>>(const ops::Div&, const Tensor<float, 1>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Div, Tensor<float, 1>, Tensor<float, 4>>(const ops::Div&, const Tensor<float, 1>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Maximum, Tensor<float, 3>, Tensor<float, 3>>
-execute<ops::Maximum, Tensor<float, 3>, Tensor<float, 3>>(const ops::Maximum&, const Tensor<float, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Maximum, Tensor<float, 3>, Tensor<float, 3>>(const ops::Maximum&, const Tensor<float, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Maximum, Tensor<float, 3>, Tensor<float, 0>>
-execute<ops::Maximum, Tensor<float, 3>, Tensor<float, 0>>(const ops::Maximum&, const Tensor<float, 3>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Maximum, Tensor<float, 3>, Tensor<float, 0>>(const ops::Maximum&, const Tensor<float, 3>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Maximum, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::Maximum, Tensor<float, 0>, Tensor<float, 3>>(const ops::Maximum&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Maximum, Tensor<float, 0>, Tensor<float, 3>>(const ops::Maximum&, const Tensor<float, 0>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Maximum, Tensor<float, 4>, Tensor<float, 1>>
-execute<ops::Maximum, Tensor<float, 4>, Tensor<float, 1>>(const ops::Maximum&, const Tensor<float, 4>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Maximum, Tensor<float, 4>, Tensor<float, 1>>(const ops::Maximum&, const Tensor<float, 4>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Minimum, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::Minimum, Tensor<float, 0>, Tensor<float, 0>>(const ops::Minimum&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Minimum, Tensor<float, 0>, Tensor<float, 0>>(const ops::Minimum&, const Tensor<float, 0>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Minimum, Tensor<float, 4>, Tensor<float, 4>>
-execute<ops::Minimum, Tensor<float, 4>, Tensor<float, 4>>(const ops::Minimum&, const Tensor<float, 4>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Minimum, Tensor<float, 4>, Tensor<float, 4>>(const ops::Minimum&, const Tensor<float, 4>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Minimum, Tensor<float, 4>, Tensor<float, 0>>
-execute<ops::Minimum, Tensor<float, 4>, Tensor<float, 0>>(const ops::Minimum&, const Tensor<float, 4>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Minimum, Tensor<float, 4>, Tensor<float, 0>>(const ops::Minimum&, const Tensor<float, 4>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Minimum, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::Minimum, Tensor<float, 0>, Tensor<float, 4>>(const ops::Minimum&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Minimum, Tensor<float, 0>, Tensor<float, 4>>(const ops::Minimum&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Minimum, Tensor<float, 1>, Tensor<float, 2>>
-execute<ops::Minimum, Tensor<float, 1>, Tensor<float, 2>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Minimum, Tensor<float, 1>, Tensor<float, 2>>(const ops::Minimum&, const Tensor<float, 1>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Pow, Tensor<float, 1>, Tensor<float, 1>>
-execute<ops::Pow, Tensor<float, 1>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Pow, Tensor<float, 1>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Pow, Tensor<float, 1>, Tensor<float, 0>>
-execute<ops::Pow, Tensor<float, 1>, Tensor<float, 0>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Pow, Tensor<float, 1>, Tensor<float, 0>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Pow, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::Pow, Tensor<float, 0>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Pow, Tensor<float, 0>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Pow, Tensor<float, 2>, Tensor<float, 1>>
-execute<ops::Pow, Tensor<float, 2>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 2>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Pow, Tensor<float, 2>, Tensor<float, 1>>(const ops::Pow&, const Tensor<float, 2>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Pow, Tensor<float, 1>, Tensor<float, 3>>
-execute<ops::Pow, Tensor<float, 1>, Tensor<float, 3>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Pow, Tensor<float, 1>, Tensor<float, 3>>(const ops::Pow&, const Tensor<float, 1>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Add, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 2>>
-execute<ops::Add, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 2>>(const ops::Add&, const Tensor<std::int32_t, 2>&, const Tensor<std::int32_t, 2>&);
+execute_precompiled<ops::Add, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 2>>(const ops::Add&, const Tensor<std::int32_t, 2>&, const Tensor<std::int32_t, 2>&);
 template execute_result_t<ops::Add, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 1>>
-execute<ops::Add, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 1>>(const ops::Add&, const Tensor<std::int64_t, 1>&, const Tensor<std::int64_t, 1>&);
+execute_precompiled<ops::Add, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 1>>(const ops::Add&, const Tensor<std::int64_t, 1>&, const Tensor<std::int64_t, 1>&);
 template execute_result_t<ops::Sub, Tensor<std::int32_t, 0>, Tensor<std::int32_t, 0>>
-execute<ops::Sub, Tensor<std::int32_t, 0>, Tensor<std::int32_t, 0>>(const ops::Sub&, const Tensor<std::int32_t, 0>&, const Tensor<std::int32_t, 0>&);
+execute_precompiled<ops::Sub, Tensor<std::int32_t, 0>, Tensor<std::int32_t, 0>>(const ops::Sub&, const Tensor<std::int32_t, 0>&, const Tensor<std::int32_t, 0>&);
 template execute_result_t<ops::Sub, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 0>>
-execute<ops::Sub, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 0>>(const ops::Sub&, const Tensor<std::int32_t, 2>&, const Tensor<std::int32_t, 0>&);
+execute_precompiled<ops::Sub, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 0>>(const ops::Sub&, const Tensor<std::int32_t, 2>&, const Tensor<std::int32_t, 0>&);
 template execute_result_t<ops::Sub, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 0>>
-execute<ops::Sub, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 0>>(const ops::Sub&, const Tensor<std::int64_t, 1>&, const Tensor<std::int64_t, 0>&);
+execute_precompiled<ops::Sub, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 0>>(const ops::Sub&, const Tensor<std::int64_t, 1>&, const Tensor<std::int64_t, 0>&);
 template execute_result_t<ops::Mul, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 2>>
-execute<ops::Mul, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 2>>(const ops::Mul&, const Tensor<std::int32_t, 2>&, const Tensor<std::int32_t, 2>&);
+execute_precompiled<ops::Mul, Tensor<std::int32_t, 2>, Tensor<std::int32_t, 2>>(const ops::Mul&, const Tensor<std::int32_t, 2>&, const Tensor<std::int32_t, 2>&);
 template execute_result_t<ops::Mul, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 1>>
-execute<ops::Mul, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 1>>(const ops::Mul&, const Tensor<std::int64_t, 1>&, const Tensor<std::int64_t, 1>&);
+execute_precompiled<ops::Mul, Tensor<std::int64_t, 1>, Tensor<std::int64_t, 1>>(const ops::Mul&, const Tensor<std::int64_t, 1>&, const Tensor<std::int64_t, 1>&);
 template execute_result_t<ops::Neg, Tensor<float, 0>>
-execute<ops::Neg, Tensor<float, 0>>(const ops::Neg&, const Tensor<float, 0>&);
+execute_precompiled<ops::Neg, Tensor<float, 0>>(const ops::Neg&, const Tensor<float, 0>&);
 template execute_result_t<ops::Neg, Tensor<float, 4>>
-execute<ops::Neg, Tensor<float, 4>>(const ops::Neg&, const Tensor<float, 4>&);
+execute_precompiled<ops::Neg, Tensor<float, 4>>(const ops::Neg&, const Tensor<float, 4>&);
 template execute_result_t<ops::Exp, Tensor<float, 3>>
-execute<ops::Exp, Tensor<float, 3>>(const ops::Exp&, const Tensor<float, 3>&);
+execute_precompiled<ops::Exp, Tensor<float, 3>>(const ops::Exp&, const Tensor<float, 3>&);
 template execute_result_t<ops::Log, Tensor<float, 2>>
-execute<ops::Log, Tensor<float, 2>>(const ops::Log&, const Tensor<float, 2>&);
+execute_precompiled<ops::Log, Tensor<float, 2>>(const ops::Log&, const Tensor<float, 2>&);
 template execute_result_t<ops::Sqrt, Tensor<float, 1>>
-execute<ops::Sqrt, Tensor<float, 1>>(const ops::Sqrt&, const Tensor<float, 1>&);
+execute_precompiled<ops::Sqrt, Tensor<float, 1>>(const ops::Sqrt&, const Tensor<float, 1>&);
 template execute_result_t<ops::Square, Tensor<float, 0>>
-execute<ops::Square, Tensor<float, 0>>(const ops::Square&, const Tensor<float, 0>&);
+execute_precompiled<ops::Square, Tensor<float, 0>>(const ops::Square&, const Tensor<float, 0>&);
 template execute_result_t<ops::Square, Tensor<float, 4>>
-execute<ops::Square, Tensor<float, 4>>(const ops::Square&, const Tensor<float, 4>&);
+execute_precompiled<ops::Square, Tensor<float, 4>>(const ops::Square&, const Tensor<float, 4>&);
 template execute_result_t<ops::Sign, Tensor<float, 3>>
-execute<ops::Sign, Tensor<float, 3>>(const ops::Sign&, const Tensor<float, 3>&);
+execute_precompiled<ops::Sign, Tensor<float, 3>>(const ops::Sign&, const Tensor<float, 3>&);
 template execute_result_t<ops::Abs, Tensor<float, 2>>
-execute<ops::Abs, Tensor<float, 2>>(const ops::Abs&, const Tensor<float, 2>&);
+execute_precompiled<ops::Abs, Tensor<float, 2>>(const ops::Abs&, const Tensor<float, 2>&);
 template execute_result_t<ops::Tanh, Tensor<float, 1>>
-execute<ops::Tanh, Tensor<float, 1>>(const ops::Tanh&, const Tensor<float, 1>&);
+execute_precompiled<ops::Tanh, Tensor<float, 1>>(const ops::Tanh&, const Tensor<float, 1>&);
 template execute_result_t<ops::Sigmoid, Tensor<float, 0>>
-execute<ops::Sigmoid, Tensor<float, 0>>(const ops::Sigmoid&, const Tensor<float, 0>&);
+execute_precompiled<ops::Sigmoid, Tensor<float, 0>>(const ops::Sigmoid&, const Tensor<float, 0>&);
 template execute_result_t<ops::Sigmoid, Tensor<float, 4>>
-execute<ops::Sigmoid, Tensor<float, 4>>(const ops::Sigmoid&, const Tensor<float, 4>&);
+execute_precompiled<ops::Sigmoid, Tensor<float, 4>>(const ops::Sigmoid&, const Tensor<float, 4>&);
 template execute_result_t<ops::Relu, Tensor<float, 3>>
-execute<ops::Relu, Tensor<float, 3>>(const ops::Relu&, const Tensor<float, 3>&);
+execute_precompiled<ops::Relu, Tensor<float, 3>>(const ops::Relu&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::sum, 0>, Tensor<float, 2>>
-execute<ops::Reduce<ReduceKind::sum, 0>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::sum, 0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reduce<ReduceKind::sum, 0>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::sum, 0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::sum, 1>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::sum, 1>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::sum, 1>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::sum, 1>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::sum, 1>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 1>>
-execute<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::mean, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 0>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::mean, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 2>, Tensor<float, 2>>
-execute<ops::Reduce<ReduceKind::mean, 2>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::mean, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 2>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::mean, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 3>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::mean, 3>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::mean, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 3>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::mean, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::mean, 3>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::mean, 3>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::mean, 3>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::mean, 3>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::mean, 3>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::max, 0>, Tensor<float, 2>>
-execute<ops::Reduce<ReduceKind::max, 0>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::max, 0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reduce<ReduceKind::max, 0>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::max, 0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::max, 1>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::max, 1>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::max, 1>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::max, 1>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::max, 1>&, const Tensor<float, 4>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 1>>
-execute<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::min, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 0>, Tensor<float, 1>>(const ops::Reduce<ReduceKind::min, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 2>, Tensor<float, 2>>
-execute<ops::Reduce<ReduceKind::min, 2>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::min, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 2>, Tensor<float, 2>>(const ops::Reduce<ReduceKind::min, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 3>, Tensor<float, 3>>
-execute<ops::Reduce<ReduceKind::min, 3>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::min, 3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 3>, Tensor<float, 3>>(const ops::Reduce<ReduceKind::min, 3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reduce<ReduceKind::min, 3>, Tensor<float, 4>>
-execute<ops::Reduce<ReduceKind::min, 3>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::min, 3>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reduce<ReduceKind::min, 3>, Tensor<float, 4>>(const ops::Reduce<ReduceKind::min, 3>&, const Tensor<float, 4>&);
 template execute_result_t<ops::AddN, Tensor<float, 2>, Tensor<float, 2>>
-execute<ops::AddN, Tensor<float, 2>, Tensor<float, 2>>(const ops::AddN&, const Tensor<float, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::AddN, Tensor<float, 2>, Tensor<float, 2>>(const ops::AddN&, const Tensor<float, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reshape<1>, Tensor<float, 0>>
-execute<ops::Reshape<1>, Tensor<float, 0>>(const ops::Reshape<1>&, const Tensor<float, 0>&);
+execute_precompiled<ops::Reshape<1>, Tensor<float, 0>>(const ops::Reshape<1>&, const Tensor<float, 0>&);
 template execute_result_t<ops::Reshape<0>, Tensor<float, 1>>
-execute<ops::Reshape<0>, Tensor<float, 1>>(const ops::Reshape<0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reshape<0>, Tensor<float, 1>>(const ops::Reshape<0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reshape<4>, Tensor<float, 1>>
-execute<ops::Reshape<4>, Tensor<float, 1>>(const ops::Reshape<4>&, const Tensor<float, 1>&);
+execute_precompiled<ops::Reshape<4>, Tensor<float, 1>>(const ops::Reshape<4>&, const Tensor<float, 1>&);
 template execute_result_t<ops::Reshape<3>, Tensor<float, 2>>
-execute<ops::Reshape<3>, Tensor<float, 2>>(const ops::Reshape<3>&, const Tensor<float, 2>&);
+execute_precompiled<ops::Reshape<3>, Tensor<float, 2>>(const ops::Reshape<3>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Reshape<2>, Tensor<float, 3>>
-execute<ops::Reshape<2>, Tensor<float, 3>>(const ops::Reshape<2>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Reshape<2>, Tensor<float, 3>>(const ops::Reshape<2>&, const Tensor<float, 3>&);
 template execute_result_t<ops::Reshape<1>, Tensor<float, 4>>
-execute<ops::Reshape<1>, Tensor<float, 4>>(const ops::Reshape<1>&, const Tensor<float, 4>&);
+execute_precompiled<ops::Reshape<1>, Tensor<float, 4>>(const ops::Reshape<1>&, const Tensor<float, 4>&);
 template execute_result_t<ops::MatMul, Tensor<float, 2>, Tensor<float, 2>>
-execute<ops::MatMul, Tensor<float, 2>, Tensor<float, 2>>(const ops::MatMul&, const Tensor<float, 2>&, const Tensor<float, 2>&);
+execute_precompiled<ops::MatMul, Tensor<float, 2>, Tensor<float, 2>>(const ops::MatMul&, const Tensor<float, 2>&, const Tensor<float, 2>&);
 template execute_result_t<ops::Softmax, Tensor<float, 2>>
-execute<ops::Softmax, Tensor<float, 2>>(const ops::Softmax&, const Tensor<float, 2>&);
+execute_precompiled<ops::Softmax, Tensor<float, 2>>(const ops::Softmax&, const Tensor<float, 2>&);
 template execute_result_t<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int32_t, 1>>
-execute<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int32_t, 1>>(const ops::SparseSoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<std::int32_t, 1>&);
+execute_precompiled<ops::SparseSoftmaxCrossEntropyWithLogits, Tensor<float, 2>, Tensor<std::int32_t, 1>>(const ops::SparseSoftmaxCrossEntropyWithLogits&, const Tensor<float, 2>&, const Tensor<std::int32_t, 1>&);
 template execute_result_t<ops::Transpose<3>, Tensor<float, 3>>
-execute<ops::Transpose<3>, Tensor<float, 3>>(const ops::Transpose<3>&, const Tensor<float, 3>&);
+execute_precompiled<ops::Transpose<3>, Tensor<float, 3>>(const ops::Transpose<3>&, const Tensor<float, 3>&);
 template execute_result_t<ops::AvgPool, Tensor<float, 4>>
-execute<ops::AvgPool, Tensor<float, 4>>(const ops::AvgPool&, const Tensor<float, 4>&);
+execute_precompiled<ops::AvgPool, Tensor<float, 4>>(const ops::AvgPool&, const Tensor<float, 4>&);
 template execute_result_t<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>
-execute<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormScaleGradV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
+execute_precompiled<ops::FusedBatchNormScaleGradV3, Tensor<float, 4>, Tensor<float, 4>, Tensor<float, 1>, Tensor<float, 1>, Tensor<float, 1>>(const ops::FusedBatchNormScaleGradV3&, const Tensor<float, 4>&, const Tensor<float, 4>&, const Tensor<float, 1>&, const Tensor<float, 1>&, const Tensor<float, 1>&);
 template execute_result_t<ops::ReadVariableOp<float, 0>>
-execute<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
+execute_precompiled<ops::ReadVariableOp<float, 0>>(const ops::ReadVariableOp<float, 0>&);
 template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 0>&);
+execute_precompiled<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 0>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 0>&);
 template execute_result_t<ops::ReadVariableOp<float, 1>>
-execute<ops::ReadVariableOp<float, 1>>(const ops::ReadVariableOp<float, 1>&);
+execute_precompiled<ops::ReadVariableOp<float, 1>>(const ops::ReadVariableOp<float, 1>&);
 template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 1>&);
+execute_precompiled<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 1>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 1>&);
 template execute_result_t<ops::ReadVariableOp<float, 2>>
-execute<ops::ReadVariableOp<float, 2>>(const ops::ReadVariableOp<float, 2>&);
+execute_precompiled<ops::ReadVariableOp<float, 2>>(const ops::ReadVariableOp<float, 2>&);
 template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 2>&);
+execute_precompiled<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 2>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 2>&);
 template execute_result_t<ops::ReadVariableOp<float, 3>>
-execute<ops::ReadVariableOp<float, 3>>(const ops::ReadVariableOp<float, 3>&);
+execute_precompiled<ops::ReadVariableOp<float, 3>>(const ops::ReadVariableOp<float, 3>&);
 template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 3>&);
+execute_precompiled<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 3>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 3>&);
 template execute_result_t<ops::ReadVariableOp<float, 4>>
-execute<ops::ReadVariableOp<float, 4>>(const ops::ReadVariableOp<float, 4>&);
+execute_precompiled<ops::ReadVariableOp<float, 4>>(const ops::ReadVariableOp<float, 4>&);
 template execute_result_t<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>
-execute<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 4>&);
+execute_precompiled<ops::ResourceApplyGradientDescent, Tensor<float, 0>, Tensor<float, 4>>(const ops::ResourceApplyGradientDescent&, const Tensor<float, 0>&, const Tensor<float, 4>&);
 template execute_result_t<ops::ReadVariableOp<std::int64_t, 0>>
-execute<ops::ReadVariableOp<std::int64_t, 0>>(const ops::ReadVariableOp<std::int64_t, 0>&);
+execute_precompiled<ops::ReadVariableOp<std::int64_t, 0>>(const ops::ReadVariableOp<std::int64_t, 0>&);
 // clang-format on
 }  // namespace detail
 TAPEFLOW_END_NAMESPACE

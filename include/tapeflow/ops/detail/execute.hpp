@@ -273,6 +273,16 @@ using execute_result_t = typename decltype(op_result_type<Op, In...>())::type;
 template <class Op, class... In>
 execute_result_t<Op, In...> execute(const Op& op, const In&... in);
 
+// True for the specializations tapeflow::instantiations compiles (set in
+// ops/detail/precompiled.hpp under TAPEFLOW_PRECOMPILED): execute() then calls the library's
+// execute_precompiled. A flag per specialization costs the umbrella's parse far less than an
+// `extern template` per specialization, whose return type the compiler must work out for every
+// entry of the list, used or not (bench/RESULTS.md, issue 15).
+template <class Op, class... In>
+inline constexpr bool precompiled_v = false;
+template <class Op, class... In>
+execute_result_t<Op, In...> execute_precompiled(const Op& op, const In&... in);
+
 // Rebuilds a typed input from the executor's value slots (Note [Tracing]).
 template <class X>
 X rebuild(std::span<const AnyTensor> values, std::size_t offset, std::size_t size) {
@@ -596,10 +606,10 @@ TAPEFLOW_NOINLINE void run_registered_kernel(const Op& op, backend::BackendId ba
   run_erased_kernel(registered_kernel<Op>(backend), &op, AnyTensor(out), inputs);
 }
 
-/// Runs `op` on tensor inputs: placement, shape rule, allocation, the kernel of the op's
-/// device's backend, tape recording; or, while a tf::function traces, appends a graph node.
+/// execute()'s work: placement, shape rule, allocation, the kernel of the op's device's backend,
+/// tape recording; or, while a tf::function traces, a graph node.
 template <class Op, class... In>
-execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
+execute_result_t<Op, In...> run_or_trace(const Op& op, const In&... in) {
   if (trace::Graph* graph = trace::active(); graph != nullptr) {
     return trace_node(*graph, op, in...);
   }
@@ -636,6 +646,28 @@ execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
     return out;
   }
 }
+
+/// Runs `op` on tensor inputs: placement, shape rule, allocation, the kernel of the op's
+/// device's backend, tape recording; or, while a tf::function traces, appends a graph node.
+template <class Op, class... In>
+execute_result_t<Op, In...> execute(const Op& op, const In&... in) {
+  if constexpr (precompiled_v<Op, In...>) {
+    return execute_precompiled(op, in...);
+  } else {
+    return run_or_trace(op, in...);
+  }
+}
+
+#ifndef TAPEFLOW_PRECOMPILED
+// Defined for tapeflow::instantiations, which compiles the specializations that programs built
+// with TAPEFLOW_PRECOMPILED call. It must not call execute(): a program's execute<Op, In...> is
+// the forwarding branch above, and the linker keeps one execute<Op, In...> for the program and
+// the library alike, so the two would call each other forever.
+template <class Op, class... In>
+execute_result_t<Op, In...> execute_precompiled(const Op& op, const In&... in) {
+  return run_or_trace(op, in...);
+}
+#endif
 
 /// Shape text for error messages: "(2, 3)".
 template <std::size_t R>
