@@ -305,8 +305,8 @@ void append_if(trace::Graph& outer, std::int32_t pred_slot,
   std::shared_ptr<const ConcreteFunction> fns[2] = {
       std::make_shared<const ConcreteFunction>(std::move(graphs[0]), name + "_true"),
       std::make_shared<const ConcreteFunction>(std::move(graphs[1]), name + "_false")};
-  added.attrs = {{"then_branch", FunctionName{fns[0]->name()}},
-                 {"else_branch", FunctionName{fns[1]->name()}}};
+  added.attrs = OpAttributes{{"then_branch", FunctionName{fns[0]->name()}},
+                             {"else_branch", FunctionName{fns[1]->name()}}};
   added.functions = {fns[0], fns[1]};
   added.run = [then_fn = fns[0], else_fn = fns[1], where_then = where[0], where_else = where[1],
                stash](std::span<const AnyTensor> values) -> AnyTensor {
@@ -630,8 +630,8 @@ std::tuple<X...> traced_while(trace::Graph* outer_graph, CondFn& cond_fn, BodyFn
       std::make_shared<const ConcreteFunction>(std::move(cond_graph), added.name + "_cond");
   auto body_fn_graph =
       std::make_shared<const ConcreteFunction>(std::move(body_graph), added.name + "_body");
-  added.attrs = {{"cond", FunctionName{cond_fn_graph->name()}},
-                 {"body", FunctionName{body_fn_graph->name()}}};
+  added.attrs = OpAttributes{{"cond", FunctionName{cond_fn_graph->name()}},
+                             {"body", FunctionName{body_fn_graph->name()}}};
   added.functions = {cond_fn_graph, body_fn_graph};
   if (max >= 0) {
     added.attrs.emplace_back("maximum_iterations", AttrValue(max));

@@ -207,7 +207,7 @@ inline std::size_t append(trace::Graph& graph, trace::GraphNode node,
   for (std::size_t k = 1; k < outputs.size(); ++k) {
     trace::GraphNode extract;
     extract.op = out_op;
-    extract.attrs = {{"index", AttrValue(static_cast<std::int64_t>(k))}};
+    extract.attrs = OpAttributes{{"index", AttrValue(static_cast<std::int64_t>(k))}};
     extract.dtype = outputs[k].dtype();
     extract.shape = outputs[k].shape();
     extract.inputs = {out_slot};
