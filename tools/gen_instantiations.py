@@ -4,9 +4,9 @@
 MAINTAINERS.md, "tapeflow::instantiations": under TAPEFLOW_PRECOMPILED, headers flag the common
 `execute<Op, In...>` specializations (`precompiled_v`, include/tapeflow/ops/detail/precompiled.hpp)
 so that they call `execute_precompiled`, which the library's sources (src/instantiations/*.cpp)
-define once. A program linking the target then compiles
-neither those ops' kernels nor their tape nodes, graph nodes and gradients (the closure of ops
-a gradient calls is instantiated inside the library).
+define once. A program linking the target then compiles neither those ops' kernels nor their tape
+nodes, graph nodes and gradients (the closure of ops a gradient calls is instantiated inside the
+library).
 
 Usage: tools/gen_instantiations.py            rewrite the generated files
        tools/gen_instantiations.py --check    exit 1 when they are out of date (a CTest test)
